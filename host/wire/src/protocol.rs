@@ -1,0 +1,164 @@
+//! Requests from the controller to a shim session and the shim's responses.
+//!
+//! A session starts with [`Request::Hello`]; the shim answers [`Response::Hello`] with
+//! its own versions, and the controller refuses a shim whose version or protocol
+//! differs (the error names both). Every request gets exactly one response, in order.
+
+use crate::capability::Grant;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A request. Payloads (module bytes) travel raw in the frame, not in the header.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum Request {
+    /// Opens the session.
+    Hello {
+        /// Controller's sandball version.
+        version: String,
+        /// Controller's protocol number.
+        protocol: u32,
+    },
+    /// Asks whether the shim already holds a module.
+    HasModule {
+        /// Content address (lowercase hex sha256).
+        sha256: String,
+    },
+    /// Stores a module; the frame payload is the component's bytes. The shim checks
+    /// the sha256 before keeping it.
+    PutModule {
+        /// Content address the payload must have.
+        sha256: String,
+    },
+    /// Runs a stored module once.
+    Run {
+        /// Request id, echoed in the response.
+        id: u64,
+        /// Which module.
+        sha256: String,
+        /// Module name, for messages.
+        module: String,
+        /// The arguments, written as JSON to the module's stdin.
+        args: Value,
+        /// What the module may use.
+        grant: Grant,
+    },
+    /// Ends the session; the shim exits after answering.
+    Shutdown,
+}
+
+/// A response.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum Response {
+    /// Answer to [`Request::Hello`].
+    Hello {
+        /// Shim's sandball version.
+        version: String,
+        /// Shim's protocol number.
+        protocol: u32,
+        /// Fingerprint of the wasmtime engine (compiled code is cached under it).
+        engine: String,
+        /// Node operating system (`linux`, …).
+        os: String,
+        /// Node architecture (`x86_64`, …).
+        arch: String,
+    },
+    /// Answer to [`Request::HasModule`].
+    HasModule {
+        /// Whether the module is stored.
+        present: bool,
+    },
+    /// Answer to [`Request::PutModule`].
+    Stored {
+        /// The stored module's address.
+        sha256: String,
+    },
+    /// Answer to [`Request::Run`]; the frame payload is the module's stdout.
+    RunResult(RunResult),
+    /// The request could not be served (bad request, unknown module, I/O error).
+    Error {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// How one module run ended. The module's stdout is the frame payload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// The request id.
+    pub id: u64,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// What the module wrote to stderr (possibly truncated).
+    pub stderr: String,
+    /// Capabilities the module tried to use and was refused.
+    #[serde(default)]
+    pub denials: Vec<Denial>,
+    /// Time spent, in microseconds: instantiation plus run.
+    pub elapsed_us: u64,
+}
+
+/// How a module run ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Outcome {
+    /// `wasi:cli/run` returned; `code` is 0 for ok, 1 for an error return or an
+    /// explicit exit code.
+    Exited {
+        /// Exit code.
+        code: i32,
+    },
+    /// The module trapped (panic, unreachable, stack overflow, …).
+    Trapped {
+        /// The trap, as wasmtime describes it.
+        message: String,
+    },
+    /// The wall-time limit was reached and the module was interrupted.
+    TimedOut {
+        /// The limit, in milliseconds.
+        limit_ms: u64,
+    },
+    /// The module asked for more memory than its limit.
+    OutOfMemory {
+        /// The limit, in bytes.
+        limit_bytes: u64,
+    },
+    /// The module wrote more output than its limit.
+    OutputLimit {
+        /// The limit, in bytes.
+        limit_bytes: u64,
+    },
+}
+
+/// One refused use of a capability.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Denial {
+    /// The capability kind and target, e.g. `exec /bin/sh` or `fs write /etc/x`.
+    pub capability: String,
+    /// Why it was refused.
+    pub reason: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn requests_are_tagged_by_op() {
+        let r = Request::HasModule {
+            sha256: "ab".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({"op": "has-module", "sha256": "ab"})
+        );
+        let back: Response = serde_json::from_value(json!({
+            "op": "run-result", "id": 3, "outcome": {"kind": "exited", "code": 0},
+            "stderr": "", "elapsed_us": 75
+        }))
+        .unwrap();
+        assert!(matches!(back, Response::RunResult(RunResult { id: 3, .. })));
+    }
+}
