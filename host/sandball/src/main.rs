@@ -1,1 +1,5 @@
-fn main() {}
+//! The `sandball` command.
+
+fn main() {
+    std::process::exit(sandball::cli::main());
+}

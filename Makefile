@@ -1,0 +1,52 @@
+# sandball — the two commands a new user needs: `make run` and `make test`.
+# Everything else here is what those two install and build, cached between runs.
+
+CARGO       ?= cargo
+WASM_TARGET := wasm32-wasip2
+MODULES     := $(notdir $(wildcard modules-wasm/*))
+VENV        := target/venv
+ANSIBLE_PIN ?= ansible-core==2.19.*
+PROFILE_DIR := target/debug
+
+.PHONY: all setup modules build run test lint bench ansible clean
+
+all: build
+
+## setup: the Rust target for modules (rustup); nothing else is needed to build.
+setup:
+	@rustup target list --installed 2>/dev/null | grep -qx '$(WASM_TARGET)' || rustup target add $(WASM_TARGET)
+
+## modules: the built-in module components (small, optimised: they run on every node).
+modules: setup
+	$(CARGO) build --profile wasm --target $(WASM_TARGET) $(addprefix -p ,$(MODULES))
+
+## build: the controller and the shim (debug), plus the modules.
+build: modules
+	$(CARGO) build -p sandball -p sandball-shim
+
+## run: the example playbook against localhost.
+run: build
+	$(PROFILE_DIR)/sandball playbook -i examples/inventory.ini examples/site.yml
+
+## ansible: ansible-core from PyPI in a venv, the reference the tests and benchmarks compare against.
+ansible: $(VENV)/bin/ansible-playbook
+$(VENV)/bin/ansible-playbook:
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check '$(ANSIBLE_PIN)'
+
+## test: every test (unit, shim, end-to-end), plus format and lint checks.
+test: build ansible lint
+	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin $(CARGO) test --workspace
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+## bench: examples/bench against sandball (release) and ansible-playbook, same run.
+bench: setup ansible
+	$(CARGO) build --profile wasm --target $(WASM_TARGET) $(addprefix -p ,$(MODULES))
+	$(CARGO) build --release -p sandball -p sandball-shim
+	examples/bench/run.sh
+
+clean:
+	$(CARGO) clean

@@ -1,0 +1,207 @@
+//! WebAssembly component modules: where they are found, their sha256, their manifest.
+//!
+//! A component is shipped unchanged; its content address is the sha256 of its bytes and
+//! its manifest is read from the `sandball:manifest` custom section (so the sha256 covers
+//! it). Components are looked up by module name in the module directories, in order.
+
+use sandball_wire::MANIFEST_SECTION;
+use sandball_wire::manifest::Manifest;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// A component ready to ship: bytes, address and manifest.
+#[derive(Debug)]
+pub struct Component {
+    /// Module name (short form, e.g. `file`).
+    pub name: String,
+    /// Where it was loaded from.
+    pub path: PathBuf,
+    /// Lowercase hex sha256 of `bytes`.
+    pub sha256: String,
+    /// The component's bytes.
+    pub bytes: Arc<Vec<u8>>,
+    /// The embedded manifest.
+    pub manifest: Manifest,
+}
+
+/// Errors finding or reading a module.
+#[derive(Debug, thiserror::Error)]
+pub enum ModuleError {
+    /// No directory holds a component of that name.
+    #[error("couldn't resolve module/action '{name}'. Looked for {file} in: {searched}")]
+    NotFound {
+        /// The name as the task wrote it.
+        name: String,
+        /// The file name looked for.
+        file: String,
+        /// The directories searched.
+        searched: String,
+    },
+    /// The file could not be read.
+    #[error("cannot read module {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not a component with a valid manifest.
+    #[error("{path} is not a sandball module component: {reason}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// Short module name for a task's action: `ansible.builtin.file`, `ansible.legacy.file`
+/// and `file` all name the built-in `file`.
+pub fn short_name(action: &str) -> &str {
+    for prefix in ["ansible.builtin.", "ansible.legacy.", "sandball.builtin."] {
+        if let Some(rest) = action.strip_prefix(prefix) {
+            return rest;
+        }
+    }
+    action
+}
+
+/// Finds components by name in a list of directories and caches them for the run.
+#[derive(Debug)]
+pub struct ModuleStore {
+    dirs: Vec<PathBuf>,
+    loaded: Mutex<HashMap<String, Arc<Component>>>,
+}
+
+impl ModuleStore {
+    /// A store searching `dirs` in order.
+    pub fn new(dirs: Vec<PathBuf>) -> Self {
+        ModuleStore {
+            dirs,
+            loaded: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The default module directories: `$SANDBALL_MODULE_PATH` (colon-separated), then
+    /// `modules/` beside the `sandball` executable, then the build tree's
+    /// `target/wasm32-wasip2/wasm/` (for a `sandball` run from `target/<profile>/`).
+    pub fn default_dirs() -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = std::env::var_os("SANDBALL_MODULE_PATH")
+            .map(|v| std::env::split_paths(&v).collect())
+            .unwrap_or_default();
+        if let Some(exe_dir) = std::env::current_exe()
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+        {
+            dirs.push(exe_dir.join("modules"));
+            if let Some(target) = exe_dir.parent() {
+                dirs.push(target.join("wasm32-wasip2").join("wasm"));
+            }
+        }
+        dirs
+    }
+
+    /// Whether a component for `action` exists, without loading it.
+    pub fn exists(&self, action: &str) -> bool {
+        let file = format!("{}.wasm", short_name(action));
+        self.dirs.iter().any(|d| d.join(&file).is_file())
+    }
+
+    /// Loads (once per run) the component a task's action names.
+    pub fn get(&self, action: &str) -> Result<Arc<Component>, ModuleError> {
+        let name = short_name(action);
+        if let Some(c) = self.lock().get(name) {
+            return Ok(c.clone());
+        }
+        let file = format!("{name}.wasm");
+        let path = self
+            .dirs
+            .iter()
+            .map(|d| d.join(&file))
+            .find(|p| p.is_file())
+            .ok_or_else(|| ModuleError::NotFound {
+                name: action.to_string(),
+                file: file.clone(),
+                searched: self
+                    .dirs
+                    .iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
+        let component = Arc::new(load(name, &path)?);
+        self.lock().insert(name.to_string(), component.clone());
+        Ok(component)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Component>>> {
+        // A poisoned lock only means another thread panicked mid-insert; the map is
+        // still a valid cache.
+        self.loaded.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Reads a component file: bytes, sha256, manifest.
+pub fn load(name: &str, path: &Path) -> Result<Component, ModuleError> {
+    let bytes = std::fs::read(path).map_err(|source| ModuleError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let manifest = read_manifest(&bytes).map_err(|reason| ModuleError::Invalid {
+        path: path.to_path_buf(),
+        reason,
+    })?;
+    Ok(Component {
+        name: name.to_string(),
+        path: path.to_path_buf(),
+        sha256: hex::encode(Sha256::digest(&bytes)),
+        bytes: Arc::new(bytes),
+        manifest,
+    })
+}
+
+/// Finds and parses the manifest section anywhere in a component (it lives in the
+/// core module the component wraps).
+pub fn read_manifest(bytes: &[u8]) -> Result<Manifest, String> {
+    if !wasmparser::Parser::is_component(bytes) {
+        return Err("not a WebAssembly component".into());
+    }
+    for payload in wasmparser::Parser::new(0).parse_all(bytes) {
+        let payload = payload.map_err(|e| format!("malformed component: {e}"))?;
+        if let wasmparser::Payload::CustomSection(section) = payload
+            && section.name() == MANIFEST_SECTION
+        {
+            return Manifest::from_json(section.data()).map_err(|e| e.to_string());
+        }
+    }
+    Err(format!("no `{MANIFEST_SECTION}` custom section"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fqcn_names_resolve_to_built_ins() {
+        assert_eq!(short_name("ansible.builtin.file"), "file");
+        assert_eq!(short_name("ansible.legacy.copy"), "copy");
+        assert_eq!(short_name("ping"), "ping");
+        assert_eq!(short_name("community.general.foo"), "community.general.foo");
+    }
+
+    #[test]
+    fn missing_module_error_lists_where_it_looked() {
+        let store = ModuleStore::new(vec![PathBuf::from("/nonexistent/a")]);
+        let err = store.get("nosuch").unwrap_err().to_string();
+        assert!(err.contains("nosuch.wasm") && err.contains("/nonexistent/a"), "{err}");
+    }
+
+    #[test]
+    fn a_core_module_is_not_a_component() {
+        // The smallest core module: magic + version 1.
+        let core = b"\0asm\x01\0\0\0";
+        assert!(read_manifest(core).unwrap_err().contains("not a WebAssembly component"));
+    }
+}

@@ -1,0 +1,188 @@
+//! The command line: flags as Ansible users know them, and glue. The work happens in
+//! the library folders.
+//!
+//! Exit codes as Ansible's: 0 ok, 1 error, 2 a task failed, 4 a host was unreachable
+//! or the playbook could not be parsed, 5 bad options.
+
+mod adhoc;
+mod extra_vars;
+mod playbook;
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Runs Ansible-style playbooks with sandboxed WebAssembly modules.
+#[derive(Parser, Debug)]
+#[command(name = "sandball", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run playbooks (like ansible-playbook).
+    Playbook(playbook::PlaybookArgs),
+    /// Run one module on the hosts of a pattern (like ansible).
+    Run(adhoc::AdhocArgs),
+}
+
+/// Flags shared by `playbook` and `run`.
+#[derive(Args, Debug, Clone)]
+pub struct CommonArgs {
+    /// Inventory source: a file, a directory or a comma-separated host list (repeatable).
+    #[arg(short = 'i', long = "inventory", value_name = "INVENTORY")]
+    pub inventory: Vec<String>,
+    /// Limit the run to hosts matching this pattern.
+    #[arg(short = 'l', long = "limit", value_name = "SUBSET")]
+    pub limit: Option<String>,
+    /// Extra variables: `k=v k2=v2`, JSON or YAML text, or `@file` (repeatable).
+    #[arg(short = 'e', long = "extra-vars", value_name = "EXTRA_VARS")]
+    pub extra_vars: Vec<String>,
+    /// Check mode: report what would change, change nothing.
+    #[arg(short = 'C', long = "check")]
+    pub check: bool,
+    /// Show the differences in changed files and templates.
+    #[arg(short = 'D', long = "diff")]
+    pub diff: bool,
+    /// Number of hosts worked on at once.
+    #[arg(short = 'f', long = "forks", default_value_t = 50, value_name = "FORKS")]
+    pub forks: usize,
+    /// More output (-vvv shows module invocations, -vvvv debug logs).
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Extra directories to search for module components (prepended to the defaults).
+    #[arg(short = 'M', long = "module-path", value_name = "DIR")]
+    pub module_path: Vec<PathBuf>,
+}
+
+/// Parses the command line, runs, and returns the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 5 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let verbosity = match &cli.command {
+        Command::Playbook(a) => a.common.verbose,
+        Command::Run(a) => a.common.verbose,
+    };
+    init_logging(verbosity);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("ERROR! cannot start the runtime: {e}");
+            return 1;
+        }
+    };
+    let outcome = runtime.block_on(async {
+        match cli.command {
+            Command::Playbook(a) => playbook::run(a).await,
+            Command::Run(a) => adhoc::run(a).await,
+        }
+    });
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("ERROR! {}", e.message);
+            e.code
+        }
+    }
+}
+
+/// An error that ends the command, with its exit code.
+#[derive(Debug)]
+pub struct CliError {
+    /// Exit code.
+    pub code: i32,
+    /// What to print after `ERROR!`.
+    pub message: String,
+}
+
+impl CliError {
+    /// A parse error (exit 4).
+    pub fn parse(e: impl std::fmt::Display) -> Self {
+        CliError {
+            code: 4,
+            message: e.to_string(),
+        }
+    }
+
+    /// An option error (exit 5).
+    pub fn options(e: impl std::fmt::Display) -> Self {
+        CliError {
+            code: 5,
+            message: e.to_string(),
+        }
+    }
+
+    /// Any other error (exit 1).
+    pub fn other(e: impl std::fmt::Display) -> Self {
+        CliError {
+            code: 1,
+            message: e.to_string(),
+        }
+    }
+}
+
+fn init_logging(verbosity: u8) {
+    let default = if verbosity >= 4 { "sandball=debug" } else { "warn" };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SANDBALL_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Builds the shared run state from the common flags.
+pub(crate) fn build_run(
+    common: &CommonArgs,
+    callback: Box<dyn crate::plugins::callback::Callback>,
+    playbook_dir: Option<PathBuf>,
+    tags: Vec<String>,
+    skip_tags: Vec<String>,
+) -> Result<crate::executor::Run, CliError> {
+    use crate::executor::{Run, RunOptions};
+    let mut extra = serde_json::Map::new();
+    for e in &common.extra_vars {
+        extra.extend(extra_vars::parse(e)?);
+    }
+    let inventory = crate::inventory::Inventory::load(&common.inventory).map_err(CliError::parse)?;
+    for w in inventory.warnings() {
+        callback.warning(w);
+    }
+    let mut dirs = common.module_path.clone();
+    dirs.extend(crate::assemble::ModuleStore::default_dirs());
+    let options = RunOptions {
+        forks: common.forks,
+        check: common.check,
+        diff: common.diff,
+        verbosity: common.verbose,
+        limit: common.limit.clone(),
+        tags,
+        skip_tags,
+    };
+    let magic = crate::vars::Magic {
+        playbook_dir,
+        check_mode: common.check,
+        diff_mode: common.diff,
+        verbosity: common.verbose,
+    };
+    Ok(Run {
+        templar: crate::template::Templar::new(),
+        inventory,
+        modules: crate::assemble::ModuleStore::new(dirs),
+        vars: crate::vars::VariableManager::new(extra, magic),
+        callback,
+        stats: Default::default(),
+        sessions: crate::plugins::connection::pool::SessionPool::new(std::env::var("SANDBALL_CACHE_DIR").ok()),
+        options,
+    })
+}

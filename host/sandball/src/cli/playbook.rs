@@ -1,0 +1,62 @@
+//! `sandball playbook`: the ansible-playbook of sandball.
+
+use super::{CliError, CommonArgs, build_run};
+use crate::plugins::callback::default::DefaultCallback;
+use clap::Args;
+use std::path::PathBuf;
+
+/// Flags of `sandball playbook`.
+#[derive(Args, Debug)]
+pub struct PlaybookArgs {
+    /// Playbooks to run, in order.
+    #[arg(required = true, value_name = "PLAYBOOK")]
+    pub playbooks: Vec<PathBuf>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Only run plays and tasks tagged with these values (comma-separated, repeatable).
+    #[arg(short = 't', long = "tags", value_delimiter = ',')]
+    pub tags: Vec<String>,
+    /// Only run plays and tasks whose tags do not match these values.
+    #[arg(long = "skip-tags", value_delimiter = ',')]
+    pub skip_tags: Vec<String>,
+    /// Check the playbooks' syntax and exit.
+    #[arg(long = "syntax-check")]
+    pub syntax_check: bool,
+}
+
+/// Runs the playbooks; returns the exit code.
+pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
+    let mut books = Vec::new();
+    for path in &args.playbooks {
+        if !path.exists() {
+            return Err(CliError::options(format!(
+                "the playbook: {} could not be found",
+                path.display()
+            )));
+        }
+        books.push(crate::playbook::load(path).map_err(CliError::parse)?);
+    }
+    let callback = Box::new(DefaultCallback::stdout(args.common.verbose, args.common.diff));
+    for b in &books {
+        for w in &b.warnings {
+            crate::plugins::callback::Callback::warning(callback.as_ref(), w);
+        }
+    }
+    if args.syntax_check {
+        for p in &args.playbooks {
+            println!("\nplaybook: {}", p.display());
+        }
+        return Ok(0);
+    }
+    let dir = args
+        .playbooks
+        .first()
+        .and_then(|p| std::path::absolute(p).ok())
+        .and_then(|p| p.parent().map(|d| d.to_path_buf()));
+    let run = build_run(&args.common, callback, dir, args.tags, args.skip_tags)?;
+    let mut code = 0;
+    for book in &books {
+        code = run.playbook(book).await.map_err(CliError::parse)?;
+    }
+    Ok(code)
+}

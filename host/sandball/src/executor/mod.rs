@@ -1,0 +1,112 @@
+//! The executor: runs a playbook's plays over the inventory's hosts.
+//!
+//! [`play`] is the linear strategy (every host finishes a task before the next task
+//! starts, up to `forks` hosts at a time); [`task`] runs one task on one host (loops,
+//! `when`, the action, `register`, `changed_when`/`failed_when`, `until`); [`loops`]
+//! turns `loop`/`with_*` into items.
+
+pub mod loops;
+pub mod play;
+pub mod task;
+
+use crate::assemble::ModuleStore;
+use crate::inventory::Inventory;
+use crate::playbook::{Location, Playbook};
+use crate::plugins::callback::Callback;
+use crate::plugins::callback::stats::Stats;
+use crate::plugins::connection::pool::SessionPool;
+use crate::template::Templar;
+use crate::vars::VariableManager;
+
+/// Settings from the command line.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// `-f/--forks`: hosts in flight at once.
+    pub forks: usize,
+    /// `-C/--check`.
+    pub check: bool,
+    /// `-D/--diff`.
+    pub diff: bool,
+    /// `-v` count.
+    pub verbosity: u8,
+    /// `-l/--limit`.
+    pub limit: Option<String>,
+    /// `-t/--tags` (empty: all).
+    pub tags: Vec<String>,
+    /// `--skip-tags`.
+    pub skip_tags: Vec<String>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            forks: 50,
+            check: false,
+            diff: false,
+            verbosity: 0,
+            limit: None,
+            tags: vec![],
+            skip_tags: vec![],
+        }
+    }
+}
+
+/// Errors that stop a run before or between plays (task failures are results, not
+/// errors).
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// A task names an action nothing implements.
+    #[error("couldn't resolve module/action '{action}'. This often indicates a misspelling, missing collection, or incorrect module path.\n\nThe error appears to be in '{location}'.")]
+    UnknownAction {
+        /// The action.
+        action: String,
+        /// Where the task is.
+        location: Location,
+    },
+    /// A keyword or action sandball does not run yet.
+    #[error("{what} is not supported by sandball yet.\n\nThe error appears to be in '{location}'.")]
+    Unsupported {
+        /// What is missing.
+        what: String,
+        /// Where.
+        location: Location,
+    },
+    /// A host pattern could not be used.
+    #[error("{0}")]
+    Pattern(String),
+}
+
+/// Everything a run shares.
+pub struct Run {
+    /// Templating engine.
+    pub templar: Templar,
+    /// The inventory.
+    pub inventory: Inventory,
+    /// Where modules are found.
+    pub modules: ModuleStore,
+    /// Variables and per-host state.
+    pub vars: VariableManager,
+    /// Output.
+    pub callback: Box<dyn Callback>,
+    /// Recap counters.
+    pub stats: Stats,
+    /// Shim sessions.
+    pub sessions: SessionPool,
+    /// Command-line settings.
+    pub options: RunOptions,
+}
+
+impl Run {
+    /// Runs every play of a playbook, prints the recap and returns the exit code.
+    pub async fn playbook(&self, playbook: &Playbook) -> Result<i32, ExecError> {
+        for p in &playbook.plays {
+            play::check(self, p)?;
+        }
+        for p in &playbook.plays {
+            play::run(self, p).await?;
+        }
+        self.sessions.shutdown().await;
+        self.callback.recap(&self.stats);
+        Ok(self.stats.exit_code())
+    }
+}

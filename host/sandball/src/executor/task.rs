@@ -1,0 +1,548 @@
+//! One task on one host: loop items, `when`, templating the arguments, the action,
+//! `changed_when`/`failed_when`, `until`/`retries`, `register`, `no_log`, and the
+//! reports to the callback.
+
+use super::{Run, RunOptions, loops};
+use crate::assemble::Component;
+use crate::playbook::{Block, Play, Task};
+use crate::plugins::action::normal::{self, ModuleFlags};
+use crate::plugins::action::{self, ActionContext, controller_action, failed, truthy};
+use crate::plugins::callback::{Report, Status};
+use crate::plugins::connection::pool::{ConnectError, transport_for};
+use crate::plugins::connection::SessionError;
+use crate::policy;
+use crate::template::{OMIT, Vars};
+use crate::vars::PlayScope;
+use sandball_wire::capability::{CapabilityRequest, Grant};
+use serde_json::{Map, Value, json};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// The message that replaces a `no_log` result.
+pub const CENSORED: &str =
+    "the output has been hidden due to the fact that 'no_log: true' was specified for this result";
+
+/// What the enclosing blocks add to a task.
+#[derive(Default)]
+pub struct Inherited<'a> {
+    when: Vec<&'a Value>,
+    vars: Vec<&'a Map<String, Value>>,
+    tags: Vec<&'a str>,
+}
+
+impl<'a> Inherited<'a> {
+    /// The context inside a block.
+    pub fn with_block(&self, b: &'a Block) -> Inherited<'a> {
+        let mut inner = Inherited {
+            when: self.when.clone(),
+            vars: self.vars.clone(),
+            tags: self.tags.clone(),
+        };
+        inner.when.extend(b.when.iter());
+        inner.vars.push(&b.vars);
+        inner.tags.extend(b.tags.iter().map(String::as_str));
+        inner
+    }
+}
+
+/// How a task ended on a host, for the strategy.
+pub struct HostOutcome {
+    /// Final status.
+    pub status: Status,
+    /// A failure let through by `ignore_errors`.
+    pub ignored: bool,
+}
+
+/// Whether `-t`/`--skip-tags` select the task (`always` and `never` as Ansible).
+pub fn selected_by_tags(opts: &RunOptions, play: &Play, t: &Task, inherited: &Inherited<'_>) -> bool {
+    let tags: HashSet<&str> = play
+        .tags
+        .iter()
+        .chain(t.tags.iter())
+        .map(String::as_str)
+        .chain(inherited.tags.iter().copied())
+        .collect();
+    if opts.skip_tags.iter().any(|s| tags.contains(s.as_str()) || (s == "all")) {
+        return false;
+    }
+    if opts.tags.is_empty() || opts.tags.iter().any(|t| t == "all") {
+        return !tags.contains("never");
+    }
+    tags.contains("always")
+        || opts
+            .tags
+            .iter()
+            .any(|s| tags.contains(s.as_str()) || (s == "tagged" && !tags.is_empty()) || (s == "untagged" && tags.is_empty()))
+}
+
+/// Whether a handler was notified by name or by one of its `listen` topics.
+pub fn handler_matches(h: &Task, notified: &HashSet<String>) -> bool {
+    h.name.as_ref().is_some_and(|n| notified.contains(n)) || h.listen.iter().any(|l| notified.contains(l))
+}
+
+/// The task's banner name: its templated `name`, else its action.
+pub fn display_name(run: &Run, scope: &PlayScope<'_>, t: &Task, host: &str, inherited: &Inherited<'_>) -> String {
+    let Some(name) = &t.name else {
+        return t.action.clone();
+    };
+    if !name.contains("{{") {
+        return name.clone();
+    }
+    let vars = task_vars(run, scope, t, host, inherited);
+    match run.templar.template(&Value::String(name.clone()), &vars) {
+        Ok(Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => name.clone(),
+    }
+}
+
+fn task_vars(run: &Run, scope: &PlayScope<'_>, t: &Task, host: &str, inherited: &Inherited<'_>) -> Vars {
+    let mut layers = inherited.vars.clone();
+    layers.push(&t.vars);
+    run.vars.task_vars(&run.inventory, host, scope, &layers)
+}
+
+fn templated_bool(run: &Run, vars: &Vars, v: Option<&Value>, default: bool) -> Result<bool, String> {
+    match v {
+        None => Ok(default),
+        Some(v) => {
+            let t = run.templar.template(v, vars).map_err(|e| e.to_string())?;
+            truthy(Some(&t), default)
+        }
+    }
+}
+
+/// Runs a task on one host and reports it.
+pub async fn run_on_host(
+    run: &Run,
+    scope: &PlayScope<'_>,
+    t: &Task,
+    inherited: &Inherited<'_>,
+    host: &str,
+) -> HostOutcome {
+    let vars = task_vars(run, scope, t, host, inherited);
+    let no_log = templated_bool(run, &vars, t.no_log.as_ref(), false).unwrap_or(true);
+    let result = match &t.loop_ {
+        None => run_once(run, t, inherited, host, &vars, no_log).await,
+        Some(spec) => run_loop(run, t, inherited, host, &vars, spec, no_log).await,
+    };
+    if let Some(name) = &t.register {
+        run.vars.register(host, name, Value::Object(registered(&result)));
+    }
+    let status = Status::of(&result);
+    let ignored = status == Status::Failed
+        && match templated_bool(run, &vars, t.ignore_errors.as_ref(), false) {
+            Ok(b) => b,
+            Err(_) => false,
+        };
+    run.stats.record(host, status, ignored);
+    if t.loop_.is_none() {
+        let shown = if no_log { censor(&result) } else { result };
+        run.callback.result(&Report {
+            host,
+            action: &t.action,
+            status,
+            result: &shown,
+            item: None,
+            ignored,
+        });
+    } else if ignored {
+        run.callback.result(&Report {
+            host,
+            action: &t.action,
+            status,
+            result: &loop_summary(&result),
+            item: None,
+            ignored,
+        });
+    }
+    HostOutcome { status, ignored }
+}
+
+/// The result `register` stores: without internal keys.
+fn registered(result: &Map<String, Value>) -> Map<String, Value> {
+    result
+        .iter()
+        .filter(|(k, _)| !k.starts_with("_ansible_"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+fn loop_summary(result: &Map<String, Value>) -> Map<String, Value> {
+    result
+        .iter()
+        .filter(|(k, _)| k.as_str() != "results")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// What is shown of a `no_log` result.
+fn censor(result: &Map<String, Value>) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("censored".into(), Value::String(CENSORED.into()));
+    for k in ["changed", "failed", "skipped", "unreachable", "_ansible_verbose_always"] {
+        if let Some(v) = result.get(k) {
+            m.insert(k.into(), v.clone());
+        }
+    }
+    m
+}
+
+async fn run_loop(
+    run: &Run,
+    t: &Task,
+    inherited: &Inherited<'_>,
+    host: &str,
+    vars: &Vars,
+    spec: &Value,
+    no_log: bool,
+) -> Map<String, Value> {
+    let items = match run
+        .templar
+        .template(spec, vars)
+        .map_err(|e| format!("Error while resolving the loop: {e}"))
+        .and_then(|v| loops::items(&t.loop_kind, v))
+    {
+        Ok(items) => items,
+        Err(e) => return failed(e),
+    };
+    let control = t.loop_control.clone().unwrap_or_default();
+    let loop_var = control.loop_var.clone();
+    let mut results = Vec::with_capacity(items.len());
+    let (mut changed, mut any_failed, mut all_skipped) = (false, false, !items.is_empty());
+    for (index, item) in items.iter().enumerate() {
+        let mut item_vars = vars.clone();
+        item_vars.set_data(&loop_var, item.clone());
+        if let Some(iv) = &control.index_var {
+            item_vars.set_data(iv, json!(index));
+        }
+        item_vars.set_data("ansible_loop_var", Value::String(loop_var.clone()));
+        let mut r = run_once(run, t, inherited, host, &item_vars, no_log).await;
+        r.insert(loop_var.clone(), item.clone());
+        r.insert("ansible_loop_var".into(), Value::String(loop_var.clone()));
+        if let Some(iv) = &control.index_var {
+            r.insert(iv.clone(), json!(index));
+            r.insert("ansible_index_var".into(), Value::String(iv.clone()));
+        }
+        let status = Status::of(&r);
+        changed |= status == Status::Changed || r.get("changed").and_then(Value::as_bool) == Some(true);
+        any_failed |= status == Status::Failed;
+        all_skipped &= status == Status::Skipped;
+        let label = match &control.label {
+            Some(l) => match run.templar.template(l, &item_vars) {
+                Ok(v) => loops::label(&v),
+                Err(_) => loops::label(l),
+            },
+            None => loops::label(item),
+        };
+        let shown = if no_log { censor(&r) } else { r.clone() };
+        run.callback.result(&Report {
+            host,
+            action: &t.action,
+            status,
+            result: &shown,
+            item: Some(&label),
+            ignored: false,
+        });
+        results.push(Value::Object(r));
+    }
+    let mut m = Map::new();
+    m.insert("changed".into(), Value::Bool(changed));
+    m.insert(
+        "msg".into(),
+        Value::String(
+            if any_failed {
+                "One or more items failed"
+            } else {
+                "All items completed"
+            }
+            .into(),
+        ),
+    );
+    if any_failed {
+        m.insert("failed".into(), Value::Bool(true));
+    }
+    if all_skipped {
+        m.insert("skipped".into(), Value::Bool(true));
+    }
+    m.insert("results".into(), Value::Array(results));
+    m
+}
+
+/// One run of the task (one loop item, or the task itself), with `until` retries.
+async fn run_once(
+    run: &Run,
+    t: &Task,
+    inherited: &Inherited<'_>,
+    host: &str,
+    vars: &Vars,
+    no_log: bool,
+) -> Map<String, Value> {
+    for cond in inherited.when.iter().copied().chain(t.when.iter()) {
+        match run.templar.conditional(cond, vars) {
+            Ok(true) => {}
+            Ok(false) => {
+                return action::ok_with(json!({
+                    "skipped": true,
+                    "skip_reason": "Conditional result was False",
+                    "false_condition": cond,
+                }));
+            }
+            Err(e) => {
+                return failed(format!(
+                    "The conditional check '{}' failed. The error was: {e}\n\nThe error appears to be in '{}'.",
+                    cond_text(cond),
+                    t.location
+                ));
+            }
+        }
+    }
+    let Some(until) = &t.until else {
+        return attempt(run, t, host, vars, no_log).await;
+    };
+    let retries = match t.retries.as_ref().map(|r| run.templar.template(r, vars)) {
+        None => 3,
+        Some(Ok(v)) => v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())).unwrap_or(3),
+        Some(Err(e)) => return failed(e.to_string()),
+    };
+    let delay = match t.delay.as_ref().map(|r| run.templar.template(r, vars)) {
+        None => 5.0,
+        Some(Ok(v)) => v.as_f64().or_else(|| v.as_str().and_then(|s| s.parse().ok())).unwrap_or(5.0),
+        Some(Err(e)) => return failed(e.to_string()),
+    };
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let mut r = attempt(run, t, host, vars, no_log).await;
+        let mut check_vars = vars.clone();
+        bind_result(&mut check_vars, t, &r);
+        let done = run.templar.conditional(until, &check_vars).unwrap_or(false);
+        r.insert("attempts".into(), json!(attempts));
+        if done {
+            r.remove("failed");
+            return r;
+        }
+        if attempts > retries {
+            r.insert("failed".into(), Value::Bool(true));
+            r.insert("msg".into(), Value::String("Retries exceeded".into()));
+            return r;
+        }
+        run.callback.result(&Report {
+            host,
+            action: &t.action,
+            status: Status::Failed,
+            result: &action::ok_with(json!({"msg": format!("FAILED - RETRYING: [{host}]: {} ({} retries left).", t.name.as_deref().unwrap_or(&t.action), retries + 1 - attempts)})),
+            item: None,
+            ignored: true,
+        });
+        tokio::time::sleep(std::time::Duration::from_secs_f64(delay.max(0.0))).await;
+    }
+}
+
+fn cond_text(cond: &Value) -> String {
+    match cond {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Makes a result visible to `changed_when`/`failed_when`/`until` under the register
+/// name, as Ansible does.
+fn bind_result(vars: &mut Vars, t: &Task, r: &Map<String, Value>) {
+    if let Some(name) = &t.register {
+        vars.set_data(name, Value::Object(registered(r)));
+    }
+}
+
+/// The action itself, then `changed_when`/`failed_when`.
+async fn attempt(run: &Run, t: &Task, host: &str, vars: &Vars, no_log: bool) -> Map<String, Value> {
+    let mut result = match controller_action(&t.action) {
+        Some(name) => controller(run, t, name, vars),
+        None => module(run, t, host, vars, no_log).await,
+    };
+    if let Some(Value::Object(facts)) = result.get("ansible_facts") {
+        if controller_action(&t.action) == Some("set_fact") {
+            run.vars.set_facts(host, facts);
+        } else {
+            run.vars.add_module_facts(host, facts);
+        }
+    }
+    if result.get("unreachable").and_then(Value::as_bool) == Some(true) {
+        return result;
+    }
+    if !t.changed_when.is_empty() || !t.failed_when.is_empty() {
+        let mut check_vars = vars.clone();
+        bind_result(&mut check_vars, t, &result);
+        if !t.changed_when.is_empty() {
+            match all_true(run, &t.changed_when, &check_vars) {
+                Ok(b) => {
+                    result.insert("changed".into(), Value::Bool(b));
+                }
+                Err(e) => return failed(e),
+            }
+        }
+        if !t.failed_when.is_empty() {
+            match all_true(run, &t.failed_when, &check_vars) {
+                Ok(b) => {
+                    result.insert("failed_when_result".into(), Value::Bool(b));
+                    if b {
+                        result.insert("failed".into(), Value::Bool(true));
+                    } else {
+                        result.remove("failed");
+                    }
+                }
+                Err(e) => return failed(e),
+            }
+        }
+    }
+    if no_log {
+        result.insert("_ansible_no_log".into(), Value::Bool(true));
+    }
+    result
+}
+
+fn all_true(run: &Run, conds: &[Value], vars: &Vars) -> Result<bool, String> {
+    for c in conds {
+        match run.templar.conditional(c, vars) {
+            Ok(true) => {}
+            Ok(false) => return Ok(false),
+            Err(e) => {
+                return Err(format!(
+                    "The conditional check '{}' failed. The error was: {e}",
+                    cond_text(c)
+                ));
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// Arguments that an action evaluates itself, so they are not templated beforehand.
+fn raw_args(action: &str) -> &'static [&'static str] {
+    match action {
+        "debug" => &["var"],
+        "assert" => &["that", "fail_msg", "msg", "success_msg"],
+        _ => &[],
+    }
+}
+
+/// Templates the task's arguments (leaving those the action evaluates itself) and
+/// drops values that are `omit`.
+fn template_args(run: &Run, t: &Task, short: &str, vars: &Vars) -> Result<Map<String, Value>, String> {
+    let keep = raw_args(short);
+    let mut out = Map::new();
+    for (k, v) in &t.args {
+        let value = if keep.contains(&k.as_str()) {
+            v.clone()
+        } else {
+            run.templar.template(v, vars).map_err(|e| {
+                format!(
+                    "The task includes an option with an undefined variable or a template error. The error was: {e}\n\nThe error appears to be in '{}'.",
+                    t.location
+                )
+            })?
+        };
+        if let Some(v) = strip_omit(value) {
+            out.insert(k.clone(), v);
+        }
+    }
+    Ok(out)
+}
+
+fn strip_omit(v: Value) -> Option<Value> {
+    match v {
+        Value::String(s) if s == OMIT => None,
+        Value::Object(m) => Some(Value::Object(
+            m.into_iter().filter_map(|(k, v)| strip_omit(v).map(|v| (k, v))).collect(),
+        )),
+        Value::Array(a) => Some(Value::Array(a.into_iter().filter_map(strip_omit).collect())),
+        other => Some(other),
+    }
+}
+
+fn controller(run: &Run, t: &Task, name: &str, vars: &Vars) -> Map<String, Value> {
+    let args = match template_args(run, t, name, vars) {
+        Ok(a) => a,
+        Err(e) => return failed(e),
+    };
+    let ctx = ActionContext {
+        templar: &run.templar,
+        vars,
+        verbosity: run.options.verbosity,
+    };
+    action::run_controller(name, &ctx, &args)
+}
+
+fn unreachable(msg: String) -> Map<String, Value> {
+    action::ok_with(json!({"unreachable": true, "msg": msg}))
+}
+
+async fn module(run: &Run, t: &Task, host: &str, vars: &Vars, no_log: bool) -> Map<String, Value> {
+    let component: Arc<Component> = match run.modules.get(&t.action) {
+        Ok(c) => c,
+        Err(e) => return failed(e.to_string()),
+    };
+    let args = match template_args(run, t, &component.name, vars) {
+        Ok(a) => a,
+        Err(e) => return failed(e),
+    };
+    let check_mode = match templated_bool(run, vars, t.check_mode.as_ref(), run.options.check) {
+        Ok(b) => b,
+        Err(e) => return failed(e),
+    };
+    let diff = match templated_bool(run, vars, t.diff.as_ref(), run.options.diff) {
+        Ok(b) => b,
+        Err(e) => return failed(e),
+    };
+    let extra: Vec<CapabilityRequest> = match &t.capabilities {
+        None => vec![],
+        Some(v) => match run
+            .templar
+            .template(v, vars)
+            .map_err(|e| e.to_string())
+            .and_then(|v| policy::task_requests(&v).map_err(|e| e.to_string()))
+        {
+            Ok(r) => r,
+            Err(e) => return failed(format!("{e}\n\nThe error appears to be in '{}'.", t.location)),
+        },
+    };
+    let host_vars = run.inventory.host_vars(host);
+    let transport = match transport_for(host, &host_vars) {
+        Ok(tr) => tr,
+        Err(e) => return unreachable(e.to_string()),
+    };
+    let flags = ModuleFlags {
+        check_mode,
+        diff,
+        no_log,
+        verbosity: run.options.verbosity,
+    };
+    let slot = run.sessions.slot(host);
+    let mut guard = slot.lock().await;
+    if let Err(e) = run.sessions.ensure_open(&mut guard, &transport).await {
+        return match e {
+            ConnectError::Session(SessionError::Version { .. }) | ConnectError::Unsupported(_) => {
+                unreachable(e.to_string())
+            }
+            ConnectError::Session(e) => unreachable(format!("Failed to start the shim session: {e}")),
+        };
+    }
+    let Some(session) = guard.as_mut() else {
+        return unreachable("the shim session is not open".into());
+    };
+    let send = |args: Value, grant: Grant| async {
+        session.ensure_module(&component.sha256, &component.bytes).await?;
+        session.run(&component.sha256, &component.name, args, grant).await
+    };
+    match normal::run(&component, &args, &extra, flags, send).await {
+        Ok(r) => r,
+        Err(e) => {
+            // The session is unusable; the next task on this host starts a fresh one.
+            *guard = None;
+            failed(format!(
+                "MODULE FAILURE: the shim session on {host} failed while running {}: {e}",
+                component.name
+            ))
+        }
+    }
+}

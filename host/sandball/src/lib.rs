@@ -1,0 +1,22 @@
+//! sandball: runs Ansible-style playbooks from a Rust controller, with modules that are
+//! WebAssembly components run by a small shim on each node under a least-privilege
+//! grant.
+//!
+//! One folder per concept, named as Ansible users know them: [`inventory`],
+//! [`playbook`], [`template`], [`vars`], [`executor`], [`plugins`] (action, connection,
+//! callback), [`assemble`] (finding and preparing modules), [`policy`] (capability
+//! grants), [`cli`].
+
+pub mod assemble;
+pub mod cli;
+pub mod executor;
+pub mod inventory;
+pub mod playbook;
+pub mod plugins;
+pub mod policy;
+pub mod template;
+pub mod vars;
+
+/// The ansible-core version whose behaviour sandball follows; modules see it as
+/// `_ansible_version` and playbooks as `ansible_version`.
+pub const ANSIBLE_COMPAT_VERSION: &str = "2.19.0";

@@ -1,0 +1,59 @@
+//! `assert`: checks that expressions are true (`that`), with `fail_msg`/`msg`,
+//! `success_msg` and `quiet`.
+
+use super::{ActionContext, check_args, failed, ok_with, truthy};
+use serde_json::{Map, Value, json};
+
+/// Runs `assert`. `that` arrives untemplated: each entry is a conditional.
+pub fn run(ctx: &ActionContext<'_>, args: &Map<String, Value>) -> Map<String, Value> {
+    if let Err(e) = check_args("assert", args, &["that", "fail_msg", "msg", "success_msg", "quiet"]) {
+        return e;
+    }
+    let Some(that) = args.get("that") else {
+        return failed("conditional required in \"that\" string");
+    };
+    let conditions: Vec<Value> = match that {
+        Value::Array(v) => v.clone(),
+        other => vec![other.clone()],
+    };
+    let quiet = match truthy(args.get("quiet"), false) {
+        Ok(q) => q,
+        Err(e) => return failed(e),
+    };
+    let message = |key: &str| -> Option<Value> {
+        args.get(key).filter(|v| !v.is_null()).map(|v| {
+            ctx.templar
+                .template(v, ctx.vars)
+                .unwrap_or_else(|e| Value::String(e.to_string()))
+        })
+    };
+    for cond in &conditions {
+        match ctx.templar.conditional(cond, ctx.vars) {
+            Ok(true) => continue,
+            Ok(false) => {
+                let mut r = failed("Assertion failed");
+                if let Some(m) = message("fail_msg").or_else(|| message("msg")) {
+                    r.insert("msg".into(), m);
+                }
+                r.insert("assertion".into(), cond.clone());
+                r.insert("evaluated_to".into(), Value::Bool(false));
+                return r;
+            }
+            Err(e) => {
+                let text = match cond {
+                    Value::String(s) => s.clone(),
+                    v => v.to_string(),
+                };
+                return failed(format!("The conditional check '{text}' failed. The error was: {e}"));
+            }
+        }
+    }
+    let msg = message("success_msg").unwrap_or_else(|| json!("All assertions passed"));
+    let mut r = ok_with(json!({"msg": msg}));
+    if quiet {
+        r.insert("_ansible_verbose_always".into(), Value::Bool(false));
+    } else {
+        r.insert("_ansible_verbose_always".into(), Value::Bool(true));
+    }
+    r
+}

@@ -1,0 +1,44 @@
+//! `debug`: prints a message (`msg`) or a variable (`var`), at a minimum `verbosity`.
+
+use super::{ActionContext, check_args, failed, ok_with};
+use serde_json::{Map, Value, json};
+
+/// Runs `debug`. `msg` arrives templated; `var` is a variable name or expression,
+/// evaluated here.
+pub fn run(ctx: &ActionContext<'_>, args: &Map<String, Value>) -> Map<String, Value> {
+    if let Err(e) = check_args("debug", args, &["msg", "var", "verbosity"]) {
+        return e;
+    }
+    if args.contains_key("msg") && args.contains_key("var") {
+        return failed("'msg' and 'var' are incompatible options");
+    }
+    let verbosity = match args.get("verbosity") {
+        None => 0,
+        Some(v) => match v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())) {
+            Some(n) => n,
+            None => return failed(format!("verbosity must be an integer, got {v}")),
+        },
+    };
+    if (ctx.verbosity as u64) < verbosity {
+        return ok_with(json!({"skipped_reason": "Verbosity threshold not met.", "skipped": true}));
+    }
+    let mut result = ok_with(json!({"_ansible_verbose_always": true}));
+    match args.get("var") {
+        Some(Value::String(name)) => {
+            let value = match ctx.templar.evaluate(name, ctx.vars) {
+                Ok(v) => v,
+                Err(_) => Value::String("VARIABLE IS NOT DEFINED!".into()),
+            };
+            result.insert(name.clone(), value);
+        }
+        Some(other) => {
+            let key = other.to_string();
+            result.insert(key, other.clone());
+        }
+        None => {
+            let msg = args.get("msg").cloned().unwrap_or_else(|| json!("Hello world!"));
+            result.insert("msg".into(), msg);
+        }
+    }
+    result
+}

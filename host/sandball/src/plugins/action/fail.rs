@@ -1,0 +1,19 @@
+//! `fail`: fails the task with a custom message.
+
+use super::{check_args, failed};
+use serde_json::{Map, Value};
+
+/// Runs `fail`.
+pub fn run(args: &Map<String, Value>) -> Map<String, Value> {
+    if let Err(e) = check_args("fail", args, &["msg"]) {
+        return e;
+    }
+    let mut r = failed("");
+    r.insert(
+        "msg".into(),
+        args.get("msg")
+            .cloned()
+            .unwrap_or_else(|| Value::String("Failed as requested from task".into())),
+    );
+    r
+}

@@ -1,0 +1,222 @@
+//! The `normal` action: runs a module on the node through the host's shim session.
+//!
+//! Finds the component, adds the internal `_ansible_*` arguments, asks policy for the
+//! grant, makes sure the node holds the module, runs it, and turns what came back
+//! (JSON with junk around it, a trap, a timeout, a denial) into a task result.
+
+use super::failed;
+use crate::assemble::Component;
+use crate::plugins::connection::{RunReply, SessionError};
+use crate::policy;
+use sandball_wire::capability::CapabilityRequest;
+use sandball_wire::protocol::Outcome;
+use serde_json::{Map, Value, json};
+
+/// Settings that become internal arguments.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ModuleFlags {
+    /// `_ansible_check_mode`.
+    pub check_mode: bool,
+    /// `_ansible_diff`.
+    pub diff: bool,
+    /// `_ansible_no_log`.
+    pub no_log: bool,
+    /// `_ansible_verbosity`.
+    pub verbosity: u8,
+}
+
+/// The module's arguments plus the internal arguments every module receives.
+pub fn with_internal_args(module: &str, args: &Map<String, Value>, flags: ModuleFlags) -> Value {
+    let mut all = args.clone();
+    let internal = json!({
+        "_ansible_check_mode": flags.check_mode,
+        "_ansible_no_log": flags.no_log,
+        "_ansible_debug": false,
+        "_ansible_diff": flags.diff,
+        "_ansible_verbosity": flags.verbosity,
+        "_ansible_version": crate::ANSIBLE_COMPAT_VERSION,
+        "_ansible_module_name": module,
+        "_ansible_syslog_facility": "LOG_USER",
+        "_ansible_selinux_special_fs": ["fuse", "nfs", "vboxsf", "ramfs", "9p", "vfat"],
+        "_ansible_string_conversion_action": "warn",
+        "_ansible_socket": null,
+        "_ansible_shell_executable": "/bin/sh",
+        "_ansible_keep_remote_files": false,
+        "_ansible_tmpdir": null,
+        "_ansible_remote_tmp": "~/.ansible/tmp",
+        "_ansible_target_log_info": null,
+        "_ansible_ignore_unknown_opts": false,
+    });
+    if let Value::Object(m) = internal {
+        all.extend(m);
+    }
+    Value::Object(all)
+}
+
+/// Runs a component module with templated `args`; `send` delivers it to the host's
+/// session. A session error is returned as such: the session is then unusable.
+pub async fn run<F, Fut>(
+    component: &Component,
+    args: &Map<String, Value>,
+    task_capabilities: &[CapabilityRequest],
+    flags: ModuleFlags,
+    send: F,
+) -> Result<Map<String, Value>, SessionError>
+where
+    F: FnOnce(Value, sandball_wire::capability::Grant) -> Fut,
+    Fut: std::future::Future<Output = Result<RunReply, SessionError>>,
+{
+    let user_args = Value::Object(args.clone());
+    let grant = match policy::grant_for(&component.manifest, &user_args, task_capabilities) {
+        Ok(g) => g,
+        Err(e) => return Ok(failed(e.to_string())),
+    };
+    let reply = send(with_internal_args(&component.name, args, flags), grant).await?;
+    Ok(interpret(&component.name, reply))
+}
+
+/// Turns a run reply into a task result.
+pub fn interpret(module: &str, reply: RunReply) -> Map<String, Value> {
+    let stdout = String::from_utf8_lossy(&reply.stdout).into_owned();
+    let mut result = match &reply.outcome {
+        Outcome::Exited { code } => match parse_module_output(&stdout) {
+            Ok((mut m, junk)) => {
+                strip_internal_keys(&mut m);
+                if let Some(junk) = junk {
+                    push_warning(&mut m, format!("Module invocation had junk after the JSON data: {junk}"));
+                }
+                if *code != 0 && !m.contains_key("failed") {
+                    m.insert("failed".into(), Value::Bool(true));
+                }
+                m
+            }
+            Err(why) => {
+                let mut m = failed(format!("MODULE FAILURE: {why}\nSee stdout/stderr for the exact error"));
+                m.insert("module_stdout".into(), Value::String(stdout.clone()));
+                m.insert("module_stderr".into(), Value::String(reply.stderr.clone()));
+                m.insert("rc".into(), json!(code));
+                m
+            }
+        },
+        Outcome::Trapped { message } => {
+            let mut m = failed(format!("MODULE FAILURE: module {module} crashed: {message}"));
+            m.insert("module_stdout".into(), Value::String(stdout.clone()));
+            m.insert("module_stderr".into(), Value::String(reply.stderr.clone()));
+            m.insert("rc".into(), json!(1));
+            m
+        }
+        Outcome::TimedOut { limit_ms } => failed(format!(
+            "module {module} was stopped: it ran longer than its time limit of {} (limits.wall_time_ms = {limit_ms})",
+            human_ms(*limit_ms)
+        )),
+        Outcome::OutOfMemory { limit_bytes } => failed(format!(
+            "module {module} was stopped: it needed more memory than its limit of {} MiB (limits.memory_bytes = {limit_bytes})",
+            limit_bytes >> 20
+        )),
+        Outcome::OutputLimit { limit_bytes } => failed(format!(
+            "module {module} was stopped: it wrote more output than its limit of {} MiB (limits.output_bytes = {limit_bytes})",
+            limit_bytes >> 20
+        )),
+    };
+    if !reply.denials.is_empty() {
+        let list: Vec<Value> = reply
+            .denials
+            .iter()
+            .map(|d| json!({"capability": d.capability, "reason": d.reason}))
+            .collect();
+        result.insert("denials".into(), Value::Array(list));
+        if result.get("failed").and_then(Value::as_bool).unwrap_or(false) {
+            let first = &reply.denials[0];
+            let hint = policy::how_to_grant(&first.capability);
+            let msg = result
+                .get("msg")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            result.insert(
+                "msg".into(),
+                Value::String(format!(
+                    "{msg} (capability denied to module {module}: {}: {}; to grant it, {hint})",
+                    first.capability, first.reason
+                )),
+            );
+        }
+    }
+    result.entry("changed").or_insert(Value::Bool(false));
+    result
+}
+
+fn human_ms(ms: u64) -> String {
+    if ms % 1000 == 0 {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{ms} ms")
+    }
+}
+
+fn push_warning(m: &mut Map<String, Value>, w: String) {
+    match m.entry("warnings").or_insert_with(|| Value::Array(vec![])) {
+        Value::Array(a) => a.push(Value::String(w)),
+        other => *other = json!([w]),
+    }
+}
+
+/// Modules may not set internal keys: whatever `_ansible_*` keys a module returns are
+/// dropped (a module cannot forge, say, `_ansible_no_log: false`).
+fn strip_internal_keys(m: &mut Map<String, Value>) {
+    m.retain(|k, _| !k.starts_with("_ansible_"));
+}
+
+/// Finds the module's JSON object in its output, tolerating junk before and after it
+/// as Ansible does. Returns the object and the trailing junk, if any.
+pub fn parse_module_output(out: &str) -> Result<(Map<String, Value>, Option<String>), String> {
+    let start = out
+        .match_indices('{')
+        .map(|(i, _)| i)
+        .find(|&i| i == 0 || out[..i].ends_with('\n'))
+        .ok_or_else(|| "No start of json char found".to_string())?;
+    let mut stream = serde_json::Deserializer::from_str(&out[start..]).into_iter::<Value>();
+    match stream.next() {
+        Some(Ok(Value::Object(m))) => {
+            let rest = out[start + stream.byte_offset()..].trim();
+            Ok((m, (!rest.is_empty()).then(|| rest.to_string())))
+        }
+        Some(Ok(_)) => Err("module output is not a JSON object".into()),
+        Some(Err(e)) => Err(format!("module output is not valid JSON: {e}")),
+        None => Err("No start of json char found".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_is_found_among_junk() {
+        let (m, junk) = parse_module_output("warning: x\n{\"a\": 1}\ntrailing").unwrap();
+        assert_eq!(m["a"], 1);
+        assert_eq!(junk.as_deref(), Some("trailing"));
+        assert!(parse_module_output("no json here").unwrap_err().contains("No start"));
+        assert!(parse_module_output("{\"a\": ").is_err());
+    }
+
+    #[test]
+    fn modules_cannot_forge_internal_keys() {
+        let reply = RunReply {
+            outcome: Outcome::Exited { code: 0 },
+            stdout: br#"{"changed": true, "_ansible_no_log": false, "_ansible_verbose_always": true}"#.to_vec(),
+            stderr: String::new(),
+            denials: vec![],
+        };
+        let r = interpret("x", reply);
+        assert_eq!(r.get("_ansible_no_log"), None);
+        assert_eq!(r["changed"], true);
+    }
+
+    #[test]
+    fn internal_args_are_added() {
+        let a = with_internal_args("ping", &Map::new(), ModuleFlags { check_mode: true, ..Default::default() });
+        assert_eq!(a["_ansible_check_mode"], true);
+        assert_eq!(a["_ansible_module_name"], "ping");
+    }
+}

@@ -1,0 +1,51 @@
+//! `set_fact`: sets host variables for the rest of the run (arguments arrive templated).
+
+use super::{failed, ok_with, truthy};
+use serde_json::{Map, Value, json};
+
+/// Runs `set_fact`; the executor stores `ansible_facts` for the host.
+pub fn run(args: &Map<String, Value>) -> Map<String, Value> {
+    let mut facts = Map::new();
+    let mut cacheable = false;
+    for (k, v) in args {
+        if k == "cacheable" {
+            match truthy(Some(v), false) {
+                Ok(b) => cacheable = b,
+                Err(e) => return failed(e),
+            }
+            continue;
+        }
+        if !is_identifier(k) {
+            return failed(format!(
+                "The variable name '{k}' is not valid. Variables must start with a letter or underscore character, and contain only letters, numbers and underscores."
+            ));
+        }
+        facts.insert(k.clone(), v.clone());
+    }
+    if facts.is_empty() {
+        return failed("No key/value pairs provided, at least one is required for this action to succeed");
+    }
+    ok_with(json!({"ansible_facts": facts, "_ansible_facts_cacheable": cacheable}))
+}
+
+/// Whether a name can be a variable.
+pub fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sets_facts_and_rejects_bad_names() {
+        let r = run(json!({"a": 1, "cacheable": "no"}).as_object().unwrap());
+        assert_eq!(r["ansible_facts"], json!({"a": 1}));
+        let r = run(json!({"1a": 1}).as_object().unwrap());
+        assert_eq!(r["failed"], true);
+        let r = run(&Map::new());
+        assert_eq!(r["failed"], true);
+    }
+}

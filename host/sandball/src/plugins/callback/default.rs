@@ -1,0 +1,391 @@
+//! The default callback: output as `ansible-playbook` prints it (PLAY/TASK banners,
+//! `ok:`/`changed:`/`fatal:`/`skipping:` lines, `=> {…}` at `-v`, diffs with `-D`,
+//! PLAY RECAP), in colour when stdout is a terminal and `NO_COLOR` is unset.
+
+use super::stats::Stats;
+use super::{Callback, Report, Status};
+use serde_json::{Map, Value};
+use std::io::{IsTerminal, Write};
+use std::sync::Mutex;
+
+const WIDTH: usize = 80;
+
+/// Prints a run for people.
+pub struct DefaultCallback {
+    verbosity: u8,
+    diff: bool,
+    color: bool,
+    out: Mutex<Box<dyn Write + Send>>,
+}
+
+impl DefaultCallback {
+    /// Prints to stdout.
+    pub fn stdout(verbosity: u8, diff: bool) -> Self {
+        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        Self::new(Box::new(std::io::stdout()), verbosity, diff, color)
+    }
+
+    /// Prints to any writer.
+    pub fn new(out: Box<dyn Write + Send>, verbosity: u8, diff: bool, color: bool) -> Self {
+        DefaultCallback {
+            verbosity,
+            diff,
+            color,
+            out: Mutex::new(out),
+        }
+    }
+
+    fn emit(&self, text: &str) {
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        // Output errors (a closed pipe) must not abort the run.
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
+    }
+
+    fn paint(&self, text: &str, code: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+
+    fn banner(&self, text: &str) {
+        let stars = WIDTH.saturating_sub(text.chars().count()).max(3);
+        self.emit(&format!("\n{text} {}", "*".repeat(stars)));
+    }
+}
+
+/// The result as Ansible shows it: without internal keys, `invocation` below `-vvv`,
+/// and the diff (printed on its own).
+fn displayed(result: &Map<String, Value>, verbosity: u8) -> Map<String, Value> {
+    result
+        .iter()
+        .filter(|(k, _)| {
+            !k.starts_with("_ansible_")
+                && k.as_str() != "diff"
+                && (verbosity >= 3 || k.as_str() != "invocation")
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// Serialises like Python's `json.dumps(..., indent=4, sort_keys=True)`, or compact
+/// like `json.dumps(..., sort_keys=True)`.
+pub fn dump(value: &Map<String, Value>, pretty: bool) -> String {
+    let sorted: std::collections::BTreeMap<_, _> = value.iter().collect();
+    if pretty {
+        pretty_json(&sorted)
+    } else {
+        python_separators(&serde_json::to_string(&sorted).unwrap_or_default())
+    }
+}
+
+/// Pretty JSON with 4-space indentation.
+pub fn pretty_json<T: serde::Serialize>(value: &T) -> String {
+    let mut buf = Vec::new();
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+    if value.serialize(&mut ser).is_err() {
+        return String::new();
+    }
+    String::from_utf8(buf).unwrap_or_default()
+}
+
+/// Python's `json.dumps` puts a space after `:` and `,`; serde_json does not.
+fn python_separators(compact: &str) -> String {
+    let mut out = String::with_capacity(compact.len() + compact.len() / 8);
+    let mut in_str = false;
+    let mut escaped = false;
+    for c in compact.chars() {
+        out.push(c);
+        if in_str {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_str = false,
+                _ => {}
+            }
+        } else {
+            match c {
+                '"' => in_str = true,
+                ':' | ',' => out.push(' '),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// Renders an Ansible diff dict (or list of them) as a unified diff.
+pub fn render_diff(diff: &Value) -> String {
+    let items: Vec<&Value> = match diff {
+        Value::Array(v) => v.iter().collect(),
+        v => vec![v],
+    };
+    let mut out = String::new();
+    for d in items {
+        let Some(d) = d.as_object() else { continue };
+        if let Some(Value::String(p)) = d.get("prepared") {
+            out.push_str(p);
+            out.push('\n');
+            continue;
+        }
+        let text = |k: &str| match d.get(k) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(v) => Some(pretty_json(v) + "\n"),
+        };
+        let (Some(before), Some(after)) = (text("before"), text("after")) else {
+            continue;
+        };
+        if before == after {
+            continue;
+        }
+        let header = |k: &str, dflt: &str| {
+            d.get(k)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| dflt.to_string())
+        };
+        let diff = similar::TextDiff::from_lines(&before, &after);
+        let unified = diff
+            .unified_diff()
+            .context_radius(3)
+            .header(&header("before_header", "before"), &header("after_header", "after"))
+            .to_string();
+        out.push_str(&unified);
+    }
+    out
+}
+
+impl Callback for DefaultCallback {
+    fn play_start(&self, name: &str) {
+        self.banner(&format!("PLAY [{name}]"));
+    }
+
+    fn task_start(&self, name: &str, handler: bool) {
+        let kind = if handler { "RUNNING HANDLER" } else { "TASK" };
+        self.banner(&format!("{kind} [{name}]"));
+    }
+
+    fn no_more_hosts(&self) {
+        self.banner("NO MORE HOSTS LEFT");
+    }
+
+    fn result(&self, r: &Report<'_>) {
+        let shown = displayed(r.result, self.verbosity);
+        let verbose_always = r
+            .result
+                .get("_ansible_verbose_always")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+        let pretty = verbose_always || self.verbosity >= 3;
+        let item = r.item.map(|i| format!(" (item={i})")).unwrap_or_default();
+        if self.diff
+            && let Some(d) = r.result.get("diff")
+            && r.status == Status::Changed
+        {
+            let text = render_diff(d);
+            if !text.is_empty() {
+                self.emit(text.trim_end_matches('\n'));
+            }
+        }
+        let line = match r.status {
+            Status::Ok | Status::Changed => {
+                let (word, code) = if r.status == Status::Ok {
+                    ("ok", "0;32")
+                } else {
+                    ("changed", "0;33")
+                };
+                let mut line = format!("{word}: [{}]", r.host);
+                if r.item.is_some() {
+                    line.push_str(" =>");
+                    line.push_str(&item);
+                }
+                if verbose_always || self.verbosity >= 1 {
+                    line.push_str(" => ");
+                    line.push_str(&dump(&shown, pretty));
+                }
+                self.paint(&line, code)
+            }
+            Status::Skipped => {
+                let mut line = format!("skipping: [{}]", r.host);
+                if r.item.is_some() {
+                    line.push_str(" =>");
+                    line.push_str(&item);
+                }
+                if self.verbosity >= 1 {
+                    line.push_str(" => ");
+                    line.push_str(&dump(&shown, pretty));
+                }
+                self.paint(&line, "0;36")
+            }
+            Status::Failed => {
+                let head = if r.item.is_some() {
+                    format!("failed: [{}]{item} => ", r.host)
+                } else {
+                    format!("fatal: [{}]: FAILED! => ", r.host)
+                };
+                let mut line = format!("{head}{}", dump(&shown, pretty));
+                if let Some(Value::String(exc)) = r.result.get("exception")
+                    && self.verbosity >= 3
+                {
+                    line = format!("The full traceback is:\n{exc}\n{line}");
+                }
+                let mut painted = self.paint(&line, "0;31");
+                if r.ignored {
+                    painted.push('\n');
+                    painted.push_str(&self.paint("...ignoring", "0;36"));
+                }
+                painted
+            }
+            Status::Unreachable => self.paint(
+                &format!("fatal: [{}]: UNREACHABLE! => {}", r.host, dump(&shown, pretty)),
+                "0;31",
+            ),
+        };
+        self.emit(&line);
+        if let Some(Value::Array(ws)) = r.result.get("warnings") {
+            for w in ws.iter().filter_map(Value::as_str) {
+                self.warning(w);
+            }
+        }
+        if let Some(Value::Array(ds)) = r.result.get("deprecations") {
+            for d in ds {
+                if let Some(msg) = d.get("msg").and_then(Value::as_str) {
+                    self.deprecation(msg);
+                }
+            }
+        }
+    }
+
+    fn warning(&self, msg: &str) {
+        self.emit(&self.paint(&format!("[WARNING]: {msg}"), "1;35"));
+    }
+
+    fn deprecation(&self, msg: &str) {
+        self.emit(&self.paint(&format!("[DEPRECATION WARNING]: {msg}"), "1;35"));
+    }
+
+    fn recap(&self, stats: &Stats) {
+        self.banner("PLAY RECAP");
+        for (host, s) in stats.snapshot() {
+            let field = |name: &str, n: u32, code: &str| {
+                let text = format!("{name}={n:<4}");
+                if n > 0 { self.paint(&text, code) } else { text }
+            };
+            let host_code = if s.failed > 0 || s.unreachable > 0 {
+                "0;31"
+            } else if s.changed > 0 {
+                "0;33"
+            } else {
+                "0;32"
+            };
+            self.emit(&format!(
+                "{} : {} {} {} {} {} {} {}",
+                self.paint(&format!("{host:<26}"), host_code),
+                field("ok", s.ok, "0;32"),
+                field("changed", s.changed, "0;33"),
+                field("unreachable", s.unreachable, "0;31"),
+                field("failed", s.failed, "0;31"),
+                field("skipped", s.skipped, "0;36"),
+                field("rescued", s.rescued, "0;35"),
+                field("ignored", s.ignored, "0;35"),
+            ));
+        }
+        self.emit("");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::sync::Arc;
+
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn text(b: &Buf) -> String {
+        String::from_utf8(b.0.lock().unwrap().clone()).unwrap()
+    }
+
+    #[test]
+    fn lines_look_like_ansible() {
+        let buf = Buf::default();
+        let cb = DefaultCallback::new(Box::new(buf.clone()), 0, false, false);
+        cb.play_start("demo");
+        cb.task_start("ping", false);
+        let res = json!({"changed": false, "ping": "pong", "_ansible_no_log": false});
+        let res = res.as_object().unwrap();
+        cb.result(&Report {
+            host: "h1",
+            action: "ping",
+            status: Status::Ok,
+            result: res,
+            item: None,
+            ignored: false,
+        });
+        let fail = json!({"changed": false, "msg": "boom", "failed": true});
+        cb.result(&Report {
+            host: "h2",
+            action: "fail",
+            status: Status::Failed,
+            result: fail.as_object().unwrap(),
+            item: None,
+            ignored: true,
+        });
+        let out = text(&buf);
+        assert!(out.contains(&format!("\nPLAY [demo] {}\n", "*".repeat(69))), "{out}");
+        assert!(out.contains("\nok: [h1]\n"), "{out}");
+        assert!(
+            out.contains("fatal: [h2]: FAILED! => {\"changed\": false, \"failed\": true, \"msg\": \"boom\"}\n...ignoring"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn debug_results_are_pretty_and_internal_keys_hidden() {
+        let buf = Buf::default();
+        let cb = DefaultCallback::new(Box::new(buf.clone()), 0, false, false);
+        let res = json!({"msg": "hi", "_ansible_verbose_always": true, "invocation": {}});
+        cb.result(&Report {
+            host: "h",
+            action: "debug",
+            status: Status::Ok,
+            result: res.as_object().unwrap(),
+            item: None,
+            ignored: false,
+        });
+        assert_eq!(text(&buf), "ok: [h] => {\n    \"msg\": \"hi\"\n}\n");
+    }
+
+    #[test]
+    fn recap_pads_like_ansible() {
+        let buf = Buf::default();
+        let cb = DefaultCallback::new(Box::new(buf.clone()), 0, false, false);
+        let stats = Stats::default();
+        stats.record("localhost", Status::Changed, false);
+        cb.recap(&stats);
+        assert!(text(&buf).contains(
+            "localhost                  : ok=1    changed=1    unreachable=0    failed=0    skipped=0    rescued=0    ignored=0   \n"
+        ));
+    }
+
+    #[test]
+    fn diffs_render_unified() {
+        let d = render_diff(&json!({"before": {"path": "/x", "state": "absent"}, "after": {"path": "/x", "state": "touch"}}));
+        assert!(d.contains("--- before\n+++ after\n"), "{d}");
+        assert!(d.contains("-    \"state\": \"absent\"\n+    \"state\": \"touch\"\n"), "{d}");
+    }
+}

@@ -1,0 +1,102 @@
+//! The `minimal` callback, which ad-hoc runs (`sandball run`) use as `ansible` does:
+//! `host | SUCCESS => {…}`, and `host | CHANGED | rc=0 >>` with the output for commands.
+
+use super::default::dump;
+use super::stats::Stats;
+use super::{Callback, Report, Status};
+use serde_json::Value;
+use std::io::Write;
+use std::sync::Mutex;
+
+/// Prints one block per host result.
+pub struct MinimalCallback {
+    out: Mutex<Box<dyn Write + Send>>,
+}
+
+impl MinimalCallback {
+    /// Prints to stdout.
+    pub fn stdout() -> Self {
+        MinimalCallback {
+            out: Mutex::new(Box::new(std::io::stdout())),
+        }
+    }
+
+    fn emit(&self, text: &str) {
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
+    }
+}
+
+/// The block `ansible` prints for a result.
+pub fn render(host: &str, status: Status, result: &serde_json::Map<String, Value>) -> String {
+    let word = match status {
+        Status::Ok => "SUCCESS",
+        Status::Changed => "CHANGED",
+        Status::Failed => "FAILED",
+        Status::Skipped => "SKIPPED",
+        Status::Unreachable => "UNREACHABLE!",
+    };
+    let shown: serde_json::Map<String, Value> = result
+        .iter()
+        .filter(|(k, _)| !k.starts_with("_ansible_") && k.as_str() != "invocation")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if status == Status::Skipped {
+        return format!("{host} | SKIPPED");
+    }
+    if let (Some(rc), Some(stdout)) = (result.get("rc"), result.get("stdout").and_then(Value::as_str))
+        && status != Status::Unreachable
+    {
+        let mut text = format!("{host} | {word} | rc={rc} >>\n{stdout}");
+        if let Some(stderr) = result.get("stderr").and_then(Value::as_str)
+            && !stderr.is_empty()
+        {
+            text.push('\n');
+            text.push_str(stderr);
+        }
+        return text;
+    }
+    let word = if status == Status::Failed { "FAILED!" } else { word };
+    format!("{host} | {word} => {}", dump(&shown, true))
+}
+
+impl Callback for MinimalCallback {
+    fn play_start(&self, _name: &str) {}
+    fn task_start(&self, _name: &str, _handler: bool) {}
+    fn no_more_hosts(&self) {}
+
+    fn result(&self, r: &Report<'_>) {
+        self.emit(&render(r.host, r.status, r.result));
+    }
+
+    fn warning(&self, msg: &str) {
+        self.emit(&format!("[WARNING]: {msg}"));
+    }
+
+    fn deprecation(&self, msg: &str) {
+        self.emit(&format!("[DEPRECATION WARNING]: {msg}"));
+    }
+
+    fn recap(&self, _stats: &Stats) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn blocks_look_like_ansible_ad_hoc() {
+        let ping = json!({"changed": false, "ping": "pong"});
+        assert_eq!(
+            render("localhost", Status::Ok, ping.as_object().unwrap()),
+            "localhost | SUCCESS => {\n    \"changed\": false,\n    \"ping\": \"pong\"\n}"
+        );
+        let cmd = json!({"changed": true, "rc": 0, "stdout": "hi", "stderr": ""});
+        assert_eq!(
+            render("h", Status::Changed, cmd.as_object().unwrap()),
+            "h | CHANGED | rc=0 >>\nhi"
+        );
+    }
+}

@@ -1,0 +1,78 @@
+//! Callback plugins: what the user (or a machine) sees of a run.
+//!
+//! The executor reports events through [`Callback`]; [`default::DefaultCallback`] prints
+//! them as `ansible-playbook` does, and [`stats::Stats`] counts them for the recap.
+
+pub mod default;
+pub mod minimal;
+pub mod stats;
+
+use serde_json::{Map, Value};
+
+/// How a task (or one loop item) ended on a host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Ran, changed nothing.
+    Ok,
+    /// Ran and changed something.
+    Changed,
+    /// Failed.
+    Failed,
+    /// Skipped (`when` false, or check mode unsupported).
+    Skipped,
+    /// The host could not be reached.
+    Unreachable,
+}
+
+impl Status {
+    /// The status a result map describes.
+    pub fn of(result: &Map<String, Value>) -> Status {
+        let flag = |k| result.get(k).and_then(Value::as_bool).unwrap_or(false);
+        if flag("unreachable") {
+            Status::Unreachable
+        } else if flag("failed") {
+            Status::Failed
+        } else if flag("skipped") {
+            Status::Skipped
+        } else if flag("changed") {
+            Status::Changed
+        } else {
+            Status::Ok
+        }
+    }
+}
+
+/// One reported result.
+#[derive(Debug)]
+pub struct Report<'a> {
+    /// The host.
+    pub host: &'a str,
+    /// The task's action (e.g. `debug`), for action-specific display.
+    pub action: &'a str,
+    /// How it ended.
+    pub status: Status,
+    /// The result, already cleaned of secrets (`no_log`).
+    pub result: &'a Map<String, Value>,
+    /// The loop item label, for loop items.
+    pub item: Option<&'a str>,
+    /// A failure that `ignore_errors` let through.
+    pub ignored: bool,
+}
+
+/// Receives the events of a run.
+pub trait Callback: Send + Sync {
+    /// A play starts.
+    fn play_start(&self, name: &str);
+    /// A task starts (`handler` for handlers).
+    fn task_start(&self, name: &str, handler: bool);
+    /// Every host of the play failed or became unreachable.
+    fn no_more_hosts(&self);
+    /// A task finished on a host, or a loop item did.
+    fn result(&self, report: &Report<'_>);
+    /// A warning for the user.
+    fn warning(&self, msg: &str);
+    /// A deprecation notice.
+    fn deprecation(&self, msg: &str);
+    /// The run ended.
+    fn recap(&self, stats: &stats::Stats);
+}

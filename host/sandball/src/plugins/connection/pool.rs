@@ -1,0 +1,106 @@
+//! One shim session per host for the whole run, opened on first use and reopened
+//! after a session breaks (a crashed shim fails one task, not the rest of the run).
+
+use super::session::{Session, SessionError};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// How to reach a host, from its variables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// `ansible_connection: local`.
+    Local,
+}
+
+/// Errors choosing a transport.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// A connection plugin sandball does not have.
+    #[error("the '{0}' connection is not supported yet (supported: local)")]
+    Unsupported(String),
+    /// The session could not be opened.
+    #[error("{0}")]
+    Session(#[from] SessionError),
+}
+
+/// The transport a host's variables ask for. Ansible's implicit localhost and
+/// `ansible_connection: local` are local; everything else defaults to ssh.
+pub fn transport_for(host: &str, vars: &Map<String, Value>) -> Result<Transport, ConnectError> {
+    let conn = vars
+        .get("ansible_connection")
+        .and_then(Value::as_str)
+        .unwrap_or(if host == "localhost" { "local" } else { "ssh" });
+    match conn {
+        "local" | "ansible.builtin.local" => Ok(Transport::Local),
+        other => Err(ConnectError::Unsupported(other.to_string())),
+    }
+}
+
+type Slot = Arc<tokio::sync::Mutex<Option<Session>>>;
+
+/// The sessions of a run, one per host.
+#[derive(Default)]
+pub struct SessionPool {
+    cache_dir: Option<String>,
+    slots: Mutex<HashMap<String, Slot>>,
+}
+
+impl SessionPool {
+    /// A pool whose shims keep their cache in `cache_dir` (default `~/.sandball`).
+    pub fn new(cache_dir: Option<String>) -> Self {
+        SessionPool {
+            cache_dir,
+            slots: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The host's session slot; the caller holds its lock while it uses the session.
+    pub fn slot(&self, host: &str) -> Slot {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        slots.entry(host.to_string()).or_default().clone()
+    }
+
+    /// Opens a session for the host if the slot has none.
+    pub async fn ensure_open(
+        &self,
+        slot: &mut Option<Session>,
+        transport: &Transport,
+    ) -> Result<(), ConnectError> {
+        if slot.is_none() {
+            let session = match transport {
+                Transport::Local => super::local::open(self.cache_dir.as_deref()).await?,
+            };
+            *slot = Some(session);
+        }
+        Ok(())
+    }
+
+    /// Closes every session.
+    pub async fn shutdown(&self) {
+        let slots: Vec<Slot> = {
+            let mut map = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            map.drain().map(|(_, s)| s).collect()
+        };
+        for slot in slots {
+            if let Some(s) = slot.lock().await.take() {
+                s.shutdown().await;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn localhost_defaults_to_local_and_others_to_ssh() {
+        let none = Map::new();
+        assert_eq!(transport_for("localhost", &none).unwrap(), Transport::Local);
+        assert!(matches!(transport_for("web1", &none), Err(ConnectError::Unsupported(c)) if c == "ssh"));
+        let local = json!({"ansible_connection": "local"});
+        assert_eq!(transport_for("web1", local.as_object().unwrap()).unwrap(), Transport::Local);
+    }
+}

@@ -1,0 +1,233 @@
+//! One persistent shim session: the controller's side of the wire protocol.
+//!
+//! A session is opened once per host (and later per become user), says hello, uploads a
+//! module the first time it is needed (by sha256) and then runs tasks, one request and
+//! one response at a time.
+
+use sandball_wire::capability::Grant;
+use sandball_wire::frame::{self, FrameError};
+use sandball_wire::protocol::{Denial, Outcome, Request, Response};
+use sandball_wire::{PROTOCOL, VERSION};
+use serde_json::Value;
+use std::collections::HashSet;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// Errors of a session. Any of them makes the host's session unusable; the next task
+/// opens a fresh one.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The shim could not be started.
+    #[error("cannot start sandball-shim ({program}): {source}")]
+    Spawn {
+        /// The program run.
+        program: String,
+        /// Why it failed.
+        source: std::io::Error,
+    },
+    /// The stream broke or closed.
+    #[error("the shim session ended unexpectedly: {detail}")]
+    Broken {
+        /// What happened, with the shim's stderr when known.
+        detail: String,
+    },
+    /// The shim is another version.
+    #[error(
+        "sandball-shim version mismatch: controller is {ours} (protocol {our_protocol}), shim is {theirs} (protocol {their_protocol})"
+    )]
+    Version {
+        /// Controller version.
+        ours: String,
+        /// Controller protocol.
+        our_protocol: u32,
+        /// Shim version.
+        theirs: String,
+        /// Shim protocol.
+        their_protocol: u32,
+    },
+    /// The shim answered with an error.
+    #[error("sandball-shim: {0}")]
+    Remote(String),
+    /// The shim answered out of turn.
+    #[error("sandball-shim answered {0} out of turn")]
+    Unexpected(String),
+}
+
+impl From<FrameError> for SessionError {
+    fn from(e: FrameError) -> Self {
+        SessionError::Broken {
+            detail: e.to_string(),
+        }
+    }
+}
+
+/// What one module run returned.
+#[derive(Debug)]
+pub struct RunReply {
+    /// How the run ended.
+    pub outcome: Outcome,
+    /// The module's stdout.
+    pub stdout: Vec<u8>,
+    /// The module's stderr.
+    pub stderr: String,
+    /// Capabilities the module was refused.
+    pub denials: Vec<Denial>,
+}
+
+/// Facts the shim reported in its hello.
+#[derive(Clone, Debug)]
+pub struct NodeInfo {
+    /// Node OS.
+    pub os: String,
+    /// Node architecture.
+    pub arch: String,
+    /// wasmtime engine fingerprint.
+    pub engine: String,
+}
+
+/// A session over any byte stream pair.
+pub struct Session {
+    reader: Box<dyn AsyncRead + Unpin + Send>,
+    writer: Box<dyn AsyncWrite + Unpin + Send>,
+    /// Keeps the transport alive (child process, SSH channel) for the session's life.
+    _transport: Box<dyn Send + Sync>,
+    uploaded: HashSet<String>,
+    next_id: u64,
+    /// What the shim said about its node.
+    pub node: NodeInfo,
+}
+
+impl Session {
+    /// Says hello over a fresh stream and checks the shim's version.
+    pub async fn open(
+        reader: Box<dyn AsyncRead + Unpin + Send>,
+        writer: Box<dyn AsyncWrite + Unpin + Send>,
+        transport: Box<dyn Send + Sync>,
+    ) -> Result<Session, SessionError> {
+        let mut s = Session {
+            reader,
+            writer,
+            _transport: transport,
+            uploaded: HashSet::new(),
+            next_id: 1,
+            node: NodeInfo {
+                os: String::new(),
+                arch: String::new(),
+                engine: String::new(),
+            },
+        };
+        let hello = Request::Hello {
+            version: VERSION.to_string(),
+            protocol: PROTOCOL,
+        };
+        match s.call(&hello, &[]).await?.0 {
+            Response::Hello {
+                version,
+                protocol,
+                engine,
+                os,
+                arch,
+            } => {
+                if version != VERSION || protocol != PROTOCOL {
+                    return Err(SessionError::Version {
+                        ours: VERSION.into(),
+                        our_protocol: PROTOCOL,
+                        theirs: version,
+                        their_protocol: protocol,
+                    });
+                }
+                s.node = NodeInfo { os, arch, engine };
+                Ok(s)
+            }
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    async fn call(&mut self, req: &Request, payload: &[u8]) -> Result<(Response, Vec<u8>), SessionError> {
+        frame::asynchronous::write(&mut self.writer, req, payload).await?;
+        let f = frame::asynchronous::read::<Response, _>(&mut self.reader).await?;
+        match f.header {
+            Response::Error { message } => Err(SessionError::Remote(message)),
+            other => Ok((other, f.payload)),
+        }
+    }
+
+    /// Makes sure the shim holds a module, uploading it only if it has not got it.
+    pub async fn ensure_module(&mut self, sha256: &str, bytes: &[u8]) -> Result<(), SessionError> {
+        if self.uploaded.contains(sha256) {
+            return Ok(());
+        }
+        let present = match self
+            .call(
+                &Request::HasModule {
+                    sha256: sha256.to_string(),
+                },
+                &[],
+            )
+            .await?
+            .0
+        {
+            Response::HasModule { present } => present,
+            other => return Err(unexpected(&other)),
+        };
+        if !present {
+            match self
+                .call(
+                    &Request::PutModule {
+                        sha256: sha256.to_string(),
+                    },
+                    bytes,
+                )
+                .await?
+                .0
+            {
+                Response::Stored { .. } => {}
+                other => return Err(unexpected(&other)),
+            }
+        }
+        self.uploaded.insert(sha256.to_string());
+        Ok(())
+    }
+
+    /// Runs a module the shim holds.
+    pub async fn run(
+        &mut self,
+        sha256: &str,
+        module: &str,
+        args: Value,
+        grant: Grant,
+    ) -> Result<RunReply, SessionError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let req = Request::Run {
+            id,
+            sha256: sha256.to_string(),
+            module: module.to_string(),
+            args,
+            grant,
+        };
+        match self.call(&req, &[]).await? {
+            (Response::RunResult(r), stdout) if r.id == id => Ok(RunReply {
+                outcome: r.outcome,
+                stdout,
+                stderr: r.stderr,
+                denials: r.denials,
+            }),
+            (other, _) => Err(unexpected(&other)),
+        }
+    }
+
+    /// Asks the shim to exit.
+    pub async fn shutdown(mut self) {
+        // Best effort: the shim also exits when its stdin closes.
+        let _ = frame::asynchronous::write(&mut self.writer, &Request::Shutdown, &[]).await;
+        let _ = frame::asynchronous::read::<Response, _>(&mut self.reader).await;
+    }
+}
+
+fn unexpected(r: &Response) -> SessionError {
+    let name = serde_json::to_value(r)
+        .ok()
+        .and_then(|v| v.get("op").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_else(|| "?".into());
+    SessionError::Unexpected(name)
+}

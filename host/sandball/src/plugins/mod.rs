@@ -1,0 +1,6 @@
+//! Plugins, as Ansible names them: actions (what a task does on the controller),
+//! connections (how the controller reaches a node) and callbacks (what the user sees).
+
+pub mod action;
+pub mod callback;
+pub mod connection;

@@ -1,0 +1,105 @@
+//! Capability policy: what a module run is granted.
+//!
+//! Deny by default. A built-in component gets what its manifest requests, resolved
+//! against the task's arguments (e.g. `file path=/tmp/x` → read-write on `/tmp/x`'s
+//! directory), plus what the task's `capabilities:` keyword adds explicitly; nothing
+//! else. Everything a grant holds is built here, visibly, in one place.
+
+use sandball_wire::capability::{CapabilityRequest, Grant, ResolveError};
+use sandball_wire::manifest::Manifest;
+use serde_json::Value;
+
+/// Errors building a grant.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// A manifest or task request referred to arguments in a way that cannot resolve.
+    #[error("cannot resolve the capabilities of module {module}: {source}")]
+    Resolve {
+        /// Module name.
+        module: String,
+        /// The resolution error.
+        source: ResolveError,
+    },
+    /// The task's `capabilities:` keyword is not a list of capability entries.
+    #[error(
+        "invalid `capabilities:` on the task: {0} (expected a list like [{{kind: exec, program: /bin/ls}}, {{kind: fs, path: /srv, access: read, scope: tree}}])"
+    )]
+    Keyword(String),
+}
+
+/// Parses a task's `capabilities:` keyword (already templated).
+pub fn task_requests(value: &Value) -> Result<Vec<CapabilityRequest>, PolicyError> {
+    serde_json::from_value(value.clone()).map_err(|e| PolicyError::Keyword(e.to_string()))
+}
+
+/// The grant for one run of a module with these (templated) arguments.
+pub fn grant_for(
+    manifest: &Manifest,
+    args: &Value,
+    task_requests: &[CapabilityRequest],
+) -> Result<Grant, PolicyError> {
+    let mut grant = Grant::default();
+    let resolve = |source| PolicyError::Resolve {
+        module: manifest.name.clone(),
+        source,
+    };
+    grant
+        .add_requests(&manifest.capabilities, args)
+        .map_err(resolve)?;
+    grant.add_requests(task_requests, args).map_err(resolve)?;
+    Ok(grant)
+}
+
+/// How a denied capability can be granted, for error messages.
+pub fn how_to_grant(capability: &str) -> String {
+    let (kind, target) = capability.split_once(' ').unwrap_or((capability, ""));
+    let target = target.split_whitespace().last().unwrap_or(target);
+    let entry = match kind {
+        "exec" => format!("{{kind: exec, program: {target}}}"),
+        "env" => format!("{{kind: env, name: {target}}}"),
+        "net" => format!("{{kind: net, address: {target}}}"),
+        _ => format!("{{kind: fs, path: {target}, access: read-write}}"),
+    };
+    format!("add `capabilities: [{entry}]` to the task")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sandball_wire::capability::{Access, FsScope};
+    use serde_json::json;
+
+    fn manifest() -> Manifest {
+        serde_json::from_value(json!({
+            "name": "file",
+            "capabilities": [{"kind": "fs", "path": "$path", "access": "read-write"}]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn manifest_requests_are_scoped_to_arguments_and_nothing_else() {
+        let g = grant_for(&manifest(), &json!({"path": "/tmp/x"}), &[]).unwrap();
+        assert_eq!(g.fs.len(), 1);
+        assert_eq!(g.fs[0].path, "/tmp/x");
+        assert_eq!(g.fs[0].access, Access::ReadWrite);
+        assert_eq!(g.fs[0].scope, FsScope::Entry);
+        assert!(g.exec.is_empty() && g.env.is_empty() && g.net.is_empty());
+    }
+
+    #[test]
+    fn the_task_keyword_adds_explicit_grants() {
+        let extra = task_requests(&json!([{"kind": "exec", "program": "/bin/ls"}])).unwrap();
+        let g = grant_for(&manifest(), &json!({"path": "/tmp/x"}), &extra).unwrap();
+        assert_eq!(g.exec, vec!["/bin/ls"]);
+        assert!(task_requests(&json!({"exec": "x"})).is_err());
+    }
+
+    #[test]
+    fn denial_hints_name_the_keyword() {
+        assert_eq!(
+            how_to_grant("exec /bin/sh"),
+            "add `capabilities: [{kind: exec, program: /bin/sh}]` to the task"
+        );
+    }
+}

@@ -1,0 +1,171 @@
+//! Variables: the precedence of Ansible's variable sources and the per-host state a
+//! run accumulates (facts, `set_fact`, `register`).
+//!
+//! [`VariableManager::task_vars`] flattens, lowest precedence first: inventory
+//! (group then host vars), facts, play vars, block and task vars, `set_fact` and
+//! registered results, extra vars, then the magic variables. Values from the playbook,
+//! inventory and extra vars are *trusted* (templated when used); facts and module results
+//! are *data* (Ansible's unsafe: never templated).
+
+use crate::inventory::Inventory;
+use crate::template::Vars;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+/// What a run learned about one host.
+#[derive(Clone, Debug, Default)]
+struct HostState {
+    /// `ansible_facts` returned by modules.
+    facts: Map<String, Value>,
+    /// `set_fact` values and registered results.
+    set: Map<String, Value>,
+}
+
+/// Run-wide settings that show up as magic variables.
+#[derive(Clone, Debug, Default)]
+pub struct Magic {
+    /// `playbook_dir`.
+    pub playbook_dir: Option<PathBuf>,
+    /// `ansible_check_mode`.
+    pub check_mode: bool,
+    /// `ansible_diff_mode`.
+    pub diff_mode: bool,
+    /// `ansible_verbosity`.
+    pub verbosity: u8,
+}
+
+/// The variables of a run.
+pub struct VariableManager {
+    extra_vars: Map<String, Value>,
+    magic: Magic,
+    hosts: Mutex<HashMap<String, HostState>>,
+}
+
+/// The play-level context of one task.
+pub struct PlayScope<'a> {
+    /// `ansible_play_name`.
+    pub name: &'a str,
+    /// Play vars.
+    pub vars: &'a Map<String, Value>,
+    /// `ansible_play_hosts_all`.
+    pub hosts_all: &'a [String],
+    /// `ansible_play_hosts` (hosts still active).
+    pub hosts_active: &'a [String],
+}
+
+impl VariableManager {
+    /// A manager with `-e` extra vars and run settings.
+    pub fn new(extra_vars: Map<String, Value>, magic: Magic) -> Self {
+        VariableManager {
+            extra_vars,
+            magic,
+            hosts: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, HashMap<String, HostState>> {
+        self.hosts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records `set_fact` values (already templated; stored as data).
+    pub fn set_facts(&self, host: &str, values: &Map<String, Value>) {
+        let mut s = self.state();
+        let st = s.entry(host.to_string()).or_default();
+        for (k, v) in values {
+            st.set.insert(k.clone(), v.clone());
+        }
+    }
+
+    /// Records `ansible_facts` a module returned.
+    pub fn add_module_facts(&self, host: &str, facts: &Map<String, Value>) {
+        let mut s = self.state();
+        let st = s.entry(host.to_string()).or_default();
+        for (k, v) in facts {
+            st.facts.insert(k.clone(), v.clone());
+        }
+    }
+
+    /// Records a registered result.
+    pub fn register(&self, host: &str, name: &str, result: Value) {
+        let mut s = self.state();
+        s.entry(host.to_string())
+            .or_default()
+            .set
+            .insert(name.to_string(), result);
+    }
+
+    /// Only the extra vars (for templating play-level values such as `hosts`).
+    pub fn extra_vars_only(&self) -> Vars {
+        let mut vars = Vars::new();
+        for (k, v) in &self.extra_vars {
+            vars.set_trusted(k, v.clone());
+        }
+        vars
+    }
+
+    /// All variables for a task on a host.
+    pub fn task_vars(
+        &self,
+        inventory: &Inventory,
+        host: &str,
+        play: &PlayScope<'_>,
+        task_vars: &[&Map<String, Value>],
+    ) -> Vars {
+        let mut vars = Vars::new();
+        for (k, v) in inventory.host_vars(host) {
+            vars.set_trusted(&k, v);
+        }
+        let state = self.state().get(host).cloned().unwrap_or_default();
+        if !state.facts.is_empty() {
+            for (k, v) in &state.facts {
+                // Facts are also visible as top-level `ansible_*` variables.
+                let name = if k.starts_with("ansible_") {
+                    k.clone()
+                } else {
+                    format!("ansible_{k}")
+                };
+                vars.set_data(&name, v.clone());
+            }
+        }
+        vars.set_data("ansible_facts", Value::Object(state.facts));
+        for (k, v) in play.vars {
+            vars.set_trusted(k, v.clone());
+        }
+        for layer in task_vars {
+            for (k, v) in *layer {
+                vars.set_trusted(k, v.clone());
+            }
+        }
+        for (k, v) in state.set {
+            vars.set_data(&k, v);
+        }
+        for (k, v) in &self.extra_vars {
+            vars.set_trusted(k, v.clone());
+        }
+        for (k, v) in inventory.magic_vars(host) {
+            vars.set_data(&k, v);
+        }
+        vars.set_data("groups", Value::Object(inventory.groups_map()));
+        let m = &self.magic;
+        if let Some(dir) = &m.playbook_dir {
+            vars.set_data("playbook_dir", Value::String(dir.display().to_string()));
+        }
+        vars.set_data("ansible_check_mode", Value::Bool(m.check_mode));
+        vars.set_data("ansible_diff_mode", Value::Bool(m.diff_mode));
+        vars.set_data("ansible_verbosity", Value::from(m.verbosity));
+        vars.set_data("ansible_play_name", Value::String(play.name.to_string()));
+        let list = |h: &[String]| Value::Array(h.iter().cloned().map(Value::String).collect());
+        vars.set_data("ansible_play_hosts_all", list(play.hosts_all));
+        vars.set_data("ansible_play_hosts", list(play.hosts_active));
+        vars.set_data("ansible_play_batch", list(play.hosts_active));
+        vars.set_data("play_hosts", list(play.hosts_active));
+        vars.set_data("omit", Value::String(crate::template::OMIT.to_string()));
+        vars.set_data(
+            "ansible_version",
+            serde_json::json!({"full": crate::ANSIBLE_COMPAT_VERSION, "string": crate::ANSIBLE_COMPAT_VERSION}),
+        );
+        vars
+    }
+}
