@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# The benchmark: examples/bench/bench.yml (10 hosts x 80 tasks) under sandball and,
+# when the reference venv exists (`make ansible`), under ansible-playbook, with the
+# same inventory, playbook and forks. Prints wall times, time per task-host and the
+# ratio ansible/sandball. Exits non-zero if either run fails.
+#
+# Run from anywhere; `make bench` builds the release binaries first.
+# Environment: SANDBALL (default target/release/sandball), VENV (default target/venv),
+# FORKS (default 10).
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+
+SANDBALL=${SANDBALL:-target/release/sandball}
+VENV=${VENV:-target/venv}
+FORKS=${FORKS:-10}
+INVENTORY=examples/bench/inventory.ini
+PLAYBOOK=examples/bench/bench.yml
+HOSTS=10
+TASKS=80
+
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "run.sh: python3 is needed (it provides the monotonic clock)" >&2
+    exit 1
+fi
+if [ ! -x "$SANDBALL" ]; then
+    echo "run.sh: $SANDBALL not found; build it with: make bench" >&2
+    exit 1
+fi
+if [ ! -x target/release/sandball-shim ] && [ -z "${SANDBALL_SHIM:-}" ]; then
+    echo "run.sh: target/release/sandball-shim not found; build it with: make bench" >&2
+    exit 1
+fi
+export SANDBALL_SHIM=${SANDBALL_SHIM:-$ROOT/target/release/sandball-shim}
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/sandball-bench.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+# The shim's cache lives in the work dir: the first task pays for compiling the modules,
+# as it would on a fresh node.
+export SANDBALL_CACHE_DIR="$WORK/shim-cache"
+export NO_COLOR=1 ANSIBLE_NOCOLOR=1
+
+# Runs a command and writes its wall time in milliseconds, from the monotonic clock, to
+# the file $1; returns the command's exit status. Only the command itself is timed.
+TIMER='import subprocess, sys, time
+start = time.monotonic_ns()
+rc = subprocess.call(sys.argv[2:])
+with open(sys.argv[1], "w") as f:
+    f.write(str((time.monotonic_ns() - start) // 1000000))
+sys.exit(rc)'
+timed() {
+    python3 -c "$TIMER" "$@"
+}
+
+# Fails (returns 1) when a run's PLAY RECAP shows a failed or unreachable host.
+recap_clean() {
+    if ! grep -q '^PLAY RECAP' "$1"; then
+        echo "run.sh: no PLAY RECAP in $1" >&2
+        return 1
+    fi
+    if grep -E '(failed|unreachable)=[1-9]' "$1" >/dev/null; then
+        echo "run.sh: failures in the recap of $1:" >&2
+        sed -n '/^PLAY RECAP/,$p' "$1" >&2
+        return 1
+    fi
+}
+
+# Runs one tool: $1 = label, rest = command. Sets LAST_MS; returns non-zero on failure.
+timed_run() {
+    label=$1
+    shift
+    log="$WORK/$label.log"
+    mkdir -p "$WORK/$label-files"
+    echo "== $label: $*"
+    status=0
+    timed "$WORK/$label.ms" "$@" -e "bench_dir=$WORK/$label-files" >"$log" 2>&1 || status=$?
+    LAST_MS=$(cat "$WORK/$label.ms" 2>/dev/null || echo 0)
+    sed -n '/^PLAY RECAP/,$p' "$log"
+    if [ "$status" -ne 0 ]; then
+        echo "run.sh: $label exited with $status; the last lines of its output:" >&2
+        tail -n 30 "$log" >&2
+        return 1
+    fi
+    recap_clean "$log"
+}
+
+# "12345" ms -> "12.345 s"
+seconds() {
+    printf '%d.%03d s' $(( $1 / 1000 )) $(( $1 % 1000 ))
+}
+
+# Time per task-host in ms with three decimals.
+per_task_host() {
+    micros=$(( $1 * 1000 / (HOSTS * TASKS) ))
+    printf '%d.%03d ms' $(( micros / 1000 )) $(( micros % 1000 ))
+}
+
+failed=0
+
+sandball_ms=
+if timed_run sandball "$SANDBALL" playbook -i "$INVENTORY" "$PLAYBOOK" -f "$FORKS"; then
+    sandball_ms=$LAST_MS
+else
+    failed=1
+fi
+
+ansible_ms=
+if [ -x "$VENV/bin/ansible-playbook" ]; then
+    PY="$ROOT/$VENV/bin/python"
+    if ANSIBLE_PYTHON_INTERPRETER="$PY" ANSIBLE_HOST_KEY_CHECKING=False \
+        ANSIBLE_LOCAL_TEMP="$WORK/ansible-local" ANSIBLE_REMOTE_TEMP="$WORK/ansible-remote" \
+        ANSIBLE_RETRY_FILES_ENABLED=False \
+        timed_run ansible "$VENV/bin/ansible-playbook" -i "$INVENTORY" "$PLAYBOOK" -f "$FORKS" \
+            -e "ansible_python_interpreter=$PY"; then
+        ansible_ms=$LAST_MS
+    else
+        failed=1
+    fi
+else
+    echo "== ansible: $VENV/bin/ansible-playbook not found (make ansible); sandball only"
+fi
+
+echo
+echo "Benchmark: $HOSTS hosts x $TASKS tasks, forks $FORKS"
+if [ -n "$sandball_ms" ]; then
+    echo "  sandball:         $(seconds "$sandball_ms") wall, $(per_task_host "$sandball_ms") per task-host"
+fi
+if [ -n "$ansible_ms" ]; then
+    echo "  ansible-playbook: $(seconds "$ansible_ms") wall, $(per_task_host "$ansible_ms") per task-host"
+fi
+if [ -n "$sandball_ms" ] && [ -n "$ansible_ms" ]; then
+    # Ratio with two decimals, guarding against a zero sandball time.
+    denom=$(( sandball_ms > 0 ? sandball_ms : 1 ))
+    ratio=$(( ansible_ms * 100 / denom ))
+    printf '  ratio ansible/sandball: %d.%02d\n' $(( ratio / 100 )) $(( ratio % 100 ))
+fi
+exit "$failed"
