@@ -1,0 +1,143 @@
+//! What loading a playbook can report: a [`PlaybookError`] that stops the load, or a
+//! [`Warning`] that the load carries on past (a duplicate mapping key, as Ansible warns).
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::playbook::location::Location;
+
+/// Why a playbook could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum PlaybookError {
+    /// The playbook file could not be read (missing, unreadable, not UTF-8).
+    #[error("ERROR! could not read the playbook '{}': {source}", path.display())]
+    Read {
+        /// The file that was asked for.
+        path: PathBuf,
+        /// What the operating system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The playbook is wrong at a known place: bad YAML, a wrong type, an unknown keyword,
+    /// a task without an action…
+    #[error(
+        "ERROR! {message} in '{}': line {}, column {}{}",
+        location.file.display(),
+        location.line,
+        location.column,
+        excerpt_block(excerpt)
+    )]
+    Invalid {
+        /// What is wrong, without the position.
+        message: String,
+        /// Where it is wrong.
+        location: Location,
+        /// The offending source line (after the line before it, when that one is not
+        /// blank) and a caret under the column; empty when the position is past the end
+        /// of the text.
+        excerpt: String,
+    },
+}
+
+impl PlaybookError {
+    /// Where in the playbook the error is, when it is about the playbook's content.
+    pub fn location(&self) -> Option<&Location> {
+        match self {
+            Self::Read { .. } => None,
+            Self::Invalid { location, .. } => Some(location),
+        }
+    }
+}
+
+/// The excerpt as printed after the error's first line.
+fn excerpt_block(excerpt: &str) -> String {
+    if excerpt.is_empty() {
+        String::new()
+    } else {
+        format!("\n\n{excerpt}")
+    }
+}
+
+/// Something questionable the loader accepted, reported the way Ansible warns about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// What was found and what the loader did about it.
+    pub message: String,
+    /// Where it was found.
+    pub location: Location,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "[WARNING]: {} in '{}': line {}, column {}",
+            self.message,
+            self.location.file.display(),
+            self.location.line,
+            self.location.column
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn location() -> Location {
+        Location {
+            file: PathBuf::from("/p/site.yml"),
+            line: 3,
+            column: 5,
+        }
+    }
+
+    #[test]
+    fn invalid_displays_message_position_and_excerpt() {
+        let error = PlaybookError::Invalid {
+            message: "no module/action detected in task".into(),
+            location: location(),
+            excerpt: "  tasks:\n    - name: x\n    ^ here".into(),
+        };
+        assert_eq!(
+            error.to_string(),
+            "ERROR! no module/action detected in task in '/p/site.yml': line 3, column 5\n\n  tasks:\n    - name: x\n    ^ here"
+        );
+        assert_eq!(error.location(), Some(&location()));
+    }
+
+    #[test]
+    fn invalid_without_excerpt_is_one_line() {
+        let error = PlaybookError::Invalid {
+            message: "bad".into(),
+            location: location(),
+            excerpt: String::new(),
+        };
+        assert_eq!(error.to_string(), "ERROR! bad in '/p/site.yml': line 3, column 5");
+    }
+
+    #[test]
+    fn read_error_names_the_file() {
+        let error = PlaybookError::Read {
+            path: PathBuf::from("/nope.yml"),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "No such file"),
+        };
+        assert_eq!(
+            error.to_string(),
+            "ERROR! could not read the playbook '/nope.yml': No such file"
+        );
+        assert_eq!(error.location(), None);
+    }
+
+    #[test]
+    fn warning_displays_position() {
+        let warning = Warning {
+            message: "found a duplicate dict key 'a'".into(),
+            location: location(),
+        };
+        assert_eq!(
+            warning.to_string(),
+            "[WARNING]: found a duplicate dict key 'a' in '/p/site.yml': line 3, column 5"
+        );
+    }
+}

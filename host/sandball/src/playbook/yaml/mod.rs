@@ -1,0 +1,10 @@
+//! YAML as Ansible reads it: a marked node tree built from saphyr-parser events, typed by
+//! the YAML 1.1 rules of Ansible's loader.
+
+mod loader;
+mod node;
+mod resolver;
+
+pub(crate) use loader::{Document, load};
+pub(crate) use node::{Node, Yaml};
+pub use node::UNSAFE_KEY;
