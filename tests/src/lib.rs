@@ -1,1 +1,24 @@
-//! End-to-end tests live in `tests/tests/`; this crate only carries them.
+//! The end-to-end test harness: runs the real `sandball` and `sandball-shim` binaries
+//! (and, for comparison, `ansible-playbook`) on playbooks written to a temporary
+//! directory, and reads what they reported.
+//!
+//! - [`binaries`]: where the built binaries, modules and test fixtures are; a missing
+//!   one fails the test with the command that builds it;
+//! - [`sandbox`]: a temporary directory with an inventory, playbooks and the shim's
+//!   cache, and the commands run in it;
+//! - [`output`]: running a command with a time limit and what it printed;
+//! - [`recap`]: the PLAY RECAP counters per host;
+//! - [`tree`]: a snapshot of a directory tree, to show a run left it alone.
+//!
+//! The tests themselves are in `tests/`.
+
+pub mod binaries;
+pub mod output;
+pub mod recap;
+pub mod sandbox;
+pub mod tree;
+
+pub use binaries::Binaries;
+pub use output::Output;
+pub use recap::{HostRecap, parse_recap};
+pub use sandbox::{Invocation, Sandbox};

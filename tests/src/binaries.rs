@@ -1,0 +1,147 @@
+//! Where the binaries under test are. A missing binary, module or fixture fails the
+//! test with the command that builds it: the end-to-end tests never skip silently.
+//!
+//! Defaults, relative to the workspace's target dir (`$CARGO_TARGET_DIR` or `target/`):
+//! `debug/sandball`, `debug/sandball-shim`, the built-in modules in
+//! `wasm32-wasip2/wasm/` and the misbehaving test components in
+//! `fixtures/wasm32-wasip2/debug/`. `SANDBALL_BIN` and `SANDBALL_SHIM` override the two
+//! binaries.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The built-in modules the tests use.
+pub const BUILT_IN_MODULES: &[&str] = &["ping", "file", "stat", "copy", "command", "slurp"];
+
+/// The misbehaving components of `tests/fixtures/`, built by `make test-fixtures`.
+pub const FIXTURES: &[&str] = &["denied_reader", "trapper", "looper", "junk_printer"];
+
+/// The binaries and module directory the tests run.
+#[derive(Debug)]
+pub struct Binaries {
+    /// The controller.
+    pub sandball: PathBuf,
+    /// The node-side shim (passed to the controller as `SANDBALL_SHIM`).
+    pub shim: PathBuf,
+    /// The directory the controller finds the built-in modules in.
+    pub modules: PathBuf,
+}
+
+/// The workspace root (the parent of this crate).
+pub fn workspace_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+/// The cargo target directory the Makefile builds into.
+pub fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => workspace_root().join(dir),
+        None => workspace_root().join("target"),
+    }
+}
+
+impl Binaries {
+    /// The binaries under test. Panics, saying to run `make build`, when one is missing.
+    pub fn get() -> &'static Binaries {
+        static FOUND: OnceLock<Result<Binaries, String>> = OnceLock::new();
+        match FOUND.get_or_init(Binaries::find) {
+            Ok(b) => b,
+            Err(why) => panic!("{why}"),
+        }
+    }
+
+    fn find() -> Result<Binaries, String> {
+        let from_env = |var: &str, default: PathBuf| {
+            std::env::var_os(var).map(PathBuf::from).unwrap_or(default)
+        };
+        let debug = target_dir().join("debug");
+        let sandball = from_env("SANDBALL_BIN", debug.join("sandball"));
+        let shim = from_env("SANDBALL_SHIM", debug.join("sandball-shim"));
+        for (what, path) in [("the controller", &sandball), ("the shim", &shim)] {
+            if !path.is_file() {
+                return Err(missing(what, path, "make build"));
+            }
+        }
+        // Where the controller looks beside itself (see `ModuleStore::default_dirs`).
+        let exe_dir = sandball.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let candidates = [
+            exe_dir.join("modules"),
+            exe_dir
+                .parent()
+                .unwrap_or(Path::new("."))
+                .join("wasm32-wasip2")
+                .join("wasm"),
+        ];
+        let modules = candidates
+            .iter()
+            .find(|d| d.join("ping.wasm").is_file())
+            .cloned()
+            .unwrap_or_else(|| candidates[1].clone());
+        for m in BUILT_IN_MODULES {
+            let path = modules.join(format!("{m}.wasm"));
+            if !path.is_file() {
+                return Err(missing(
+                    &format!("the built-in module {m}"),
+                    &path,
+                    "make build",
+                ));
+            }
+        }
+        Ok(Binaries {
+            sandball,
+            shim,
+            modules,
+        })
+    }
+
+    /// The directory holding the test fixture components. Panics, saying to run
+    /// `make test-fixtures`, when one is missing.
+    pub fn fixtures() -> PathBuf {
+        let dir = target_dir()
+            .join("fixtures")
+            .join("wasm32-wasip2")
+            .join("debug");
+        for f in FIXTURES {
+            let path = dir.join(format!("{f}.wasm"));
+            assert!(
+                path.is_file(),
+                "{}",
+                missing(
+                    &format!("the test fixture {f}"),
+                    &path,
+                    "make test-fixtures"
+                )
+            );
+        }
+        dir
+    }
+}
+
+fn missing(what: &str, path: &Path, make: &str) -> String {
+    format!(
+        "sandball end-to-end tests: {what} is missing ({} not found); run `{make}` first \
+         (`make test` does it)",
+        path.display()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workspace_root_holds_the_makefile() {
+        assert!(workspace_root().join("Makefile").is_file());
+        assert!(target_dir().ends_with("target") || std::env::var_os("CARGO_TARGET_DIR").is_some());
+    }
+
+    #[test]
+    fn missing_binaries_name_the_build_command() {
+        let msg = missing("the shim", Path::new("/x/sandball-shim"), "make build");
+        assert!(
+            msg.contains("/x/sandball-shim") && msg.contains("`make build`"),
+            "{msg}"
+        );
+    }
+}

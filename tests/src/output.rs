@@ -1,0 +1,255 @@
+//! Running a command with a time limit, and what it printed.
+
+use crate::recap::{HostRecap, parse_recap};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::Read;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+/// How a finished command ended and what it printed.
+#[derive(Clone, Debug)]
+pub struct Output {
+    /// The command line, for messages.
+    pub command: String,
+    /// Exit code; `-N` when killed by signal N.
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+impl Output {
+    /// Runs `cmd` (stdin closed, in a process group of its own) and waits for it.
+    /// Panics, with what it printed so far, when it runs longer than `limit`, or when
+    /// it exits but leaves processes behind that keep its output open; the whole
+    /// process group is killed first.
+    pub fn run(mut cmd: Command, limit: Duration) -> Output {
+        let command = format!("{cmd:?}");
+        let start = Instant::now();
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {command}: {e}"));
+        let stdout = drain(child.stdout.take());
+        let stderr = drain(child.stderr.take());
+        let status = wait_for(&mut child, limit);
+        // Output still open after the exit means a child outlived the command.
+        let grace = Instant::now() + Duration::from_secs(if status.is_some() { 3 } else { 0 });
+        let left = || grace.saturating_duration_since(Instant::now());
+        let (out, err) = (stdout.recv_timeout(left()), stderr.recv_timeout(left()));
+        let lingering = out.is_err() || err.is_err();
+        if lingering || status.is_none() {
+            kill_group(&mut child);
+        }
+        let out = Output {
+            command,
+            code: status.map(exit_code).unwrap_or(-9),
+            // After the kill, whatever was captured arrives at once.
+            stdout: out.unwrap_or_else(|_| {
+                stdout
+                    .recv_timeout(Duration::from_secs(1))
+                    .unwrap_or_default()
+            }),
+            stderr: err.unwrap_or_else(|_| {
+                stderr
+                    .recv_timeout(Duration::from_secs(1))
+                    .unwrap_or_default()
+            }),
+            elapsed: start.elapsed(),
+        };
+        assert!(
+            status.is_some(),
+            "still running after {limit:?}, killed:\n{out}"
+        );
+        assert!(
+            !lingering,
+            "exited but left processes holding its output open (killed them):\n{out}"
+        );
+        out
+    }
+
+    /// The PLAY RECAP counters per host.
+    pub fn recap(&self) -> BTreeMap<String, HostRecap> {
+        parse_recap(&self.stdout)
+    }
+
+    /// The PLAY RECAP counters of one host; panics (showing the output) without them.
+    pub fn host(&self, host: &str) -> HostRecap {
+        match self.recap().get(host) {
+            Some(r) => *r,
+            None => panic!("no PLAY RECAP line for {host}:\n{self}"),
+        }
+    }
+
+    /// Asserts that this run's PLAY RECAP equals `reference`'s (the same playbook under
+    /// ansible-playbook), host by host.
+    pub fn assert_same_recap_as(&self, reference: &Output) -> &Self {
+        let (ours, theirs) = (self.recap(), reference.recap());
+        assert!(
+            !theirs.is_empty(),
+            "the reference run printed no recap:\n{reference}"
+        );
+        assert_eq!(
+            ours, theirs,
+            "recaps differ from ansible-playbook's (left: sandball, right: ansible)\n\
+             === sandball ===\n{self}\n=== ansible-playbook ===\n{reference}"
+        );
+        self
+    }
+
+    /// Asserts the exit code, showing the whole output when it differs.
+    pub fn assert_code(&self, code: i32) -> &Self {
+        assert_eq!(self.code, code, "unexpected exit code:\n{self}");
+        self
+    }
+
+    /// Asserts that nothing panicked: a bad input must give an error, not a crash.
+    pub fn assert_no_panic(&self) -> &Self {
+        assert!(
+            !self.stderr.contains("panicked") && !self.stdout.contains("panicked"),
+            "sandball panicked:\n{self}"
+        );
+        assert!(self.code >= 0, "killed by signal {}:\n{self}", -self.code);
+        self
+    }
+
+    /// Asserts that stdout contains `text`.
+    pub fn assert_stdout_has(&self, text: &str) -> &Self {
+        assert!(self.stdout.contains(text), "stdout lacks {text:?}:\n{self}");
+        self
+    }
+
+    /// Asserts that stderr contains `text`.
+    pub fn assert_stderr_has(&self, text: &str) -> &Self {
+        assert!(self.stderr.contains(text), "stderr lacks {text:?}:\n{self}");
+        self
+    }
+
+    /// The lines of stdout between the banner of the task named `task` and the next
+    /// banner (or the end).
+    pub fn task_lines(&self, task: &str) -> Vec<&str> {
+        let banner = format!("TASK [{task}]");
+        let mut lines = self.stdout.lines().skip_while(|l| !l.starts_with(&banner));
+        if lines.next().is_none() {
+            panic!("no task banner {banner:?}:\n{self}");
+        }
+        lines
+            .take_while(|l| !is_banner(l))
+            .filter(|l| !l.is_empty())
+            .collect()
+    }
+}
+
+/// A `PLAY [..]`, `TASK [..]`, `RUNNING HANDLER [..]` or `PLAY RECAP` banner line.
+fn is_banner(line: &str) -> bool {
+    ["PLAY [", "TASK [", "RUNNING HANDLER [", "PLAY RECAP"]
+        .iter()
+        .any(|p| line.starts_with(p))
+        && line.ends_with("***")
+}
+
+impl fmt::Display for Output {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "$ {}", self.command)?;
+        writeln!(f, "exit code {} after {:?}", self.code, self.elapsed)?;
+        writeln!(f, "--- stdout ---\n{}", self.stdout)?;
+        write!(f, "--- stderr ---\n{}", self.stderr)
+    }
+}
+
+fn exit_code(status: ExitStatus) -> i32 {
+    status
+        .code()
+        .unwrap_or_else(|| -status.signal().unwrap_or(0))
+}
+
+/// Reads a pipe to its end on a thread; the text arrives on the returned channel.
+fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut p) = pipe {
+            // A read error just ends the capture; the exit code still tells.
+            let _ = p.read_to_end(&mut buf);
+        }
+        let _ = tx.send(String::from_utf8_lossy(&buf).into_owned());
+    });
+    rx
+}
+
+fn wait_for(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            Ok(None) | Err(_) => return None,
+        }
+    }
+}
+
+/// Kills the child's whole process group (it leads one, see [`Output::run`]).
+fn kill_group(child: &mut Child) {
+    let group = format!("-{}", child.id());
+    // Best effort: the test fails anyway, this only avoids leaving processes behind.
+    let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+    let _ = child.wait();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Command {
+        let mut c = Command::new("/bin/sh");
+        c.args(["-c", script]);
+        c
+    }
+
+    #[test]
+    fn captures_both_streams_and_the_exit_code() {
+        let out = Output::run(
+            sh("echo out; echo err >&2; exit 3"),
+            Duration::from_secs(10),
+        );
+        assert_eq!(
+            (out.code, out.stdout.as_str(), out.stderr.as_str()),
+            (3, "out\n", "err\n")
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "still running after")]
+    fn a_command_over_its_limit_is_killed_with_its_children() {
+        Output::run(sh("sleep 30; echo"), Duration::from_millis(200));
+    }
+
+    #[test]
+    #[should_panic(expected = "left processes holding its output open")]
+    fn children_that_outlive_the_command_are_an_error() {
+        Output::run(sh("sleep 30 & echo started"), Duration::from_secs(5));
+    }
+
+    #[test]
+    fn task_lines_stop_at_the_next_banner() {
+        let out = Output {
+            command: String::new(),
+            code: 0,
+            stdout: "\nTASK [a] ****\nok: [h]\n\nTASK [b] ****\nchanged: [h]\n\nPLAY RECAP ****\n"
+                .into(),
+            stderr: String::new(),
+            elapsed: Duration::ZERO,
+        };
+        assert_eq!(out.task_lines("a"), vec!["ok: [h]"]);
+        assert_eq!(out.task_lines("b"), vec!["changed: [h]"]);
+    }
+}

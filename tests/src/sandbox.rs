@@ -1,0 +1,223 @@
+//! A temporary directory to run playbooks in: files the tests write (playbooks,
+//! inventories, data), the shim's cache (so tests never touch `~/.sandball`), and the
+//! commands that run `sandball` or `ansible-playbook` there.
+
+use crate::binaries::Binaries;
+use crate::output::Output;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+use tempfile::TempDir;
+
+/// How long one run may take before the test fails (debug builds compile the modules
+/// on first use).
+const DEFAULT_LIMIT: Duration = Duration::from_secs(240);
+
+/// A temporary directory, removed when dropped.
+pub struct Sandbox {
+    dir: TempDir,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Sandbox {
+    /// A fresh, empty sandbox.
+    pub fn new() -> Sandbox {
+        let dir = tempfile::Builder::new()
+            .prefix("sandball-e2e-")
+            .tempdir()
+            .unwrap_or_else(|e| panic!("cannot create a temporary directory: {e}"));
+        Sandbox { dir }
+    }
+
+    /// The sandbox directory.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// A subdirectory (created if needed).
+    pub fn dir(&self, name: &str) -> PathBuf {
+        let d = self.path().join(name);
+        std::fs::create_dir_all(&d)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", d.display()));
+        d
+    }
+
+    /// Writes a file (relative to the sandbox) and returns its path.
+    pub fn write(&self, name: &str, content: &str) -> PathBuf {
+        let p = self.path().join(name);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent)
+                .unwrap_or_else(|e| panic!("cannot create {}: {e}", parent.display()));
+        }
+        std::fs::write(&p, content).unwrap_or_else(|e| panic!("cannot write {}: {e}", p.display()));
+        p
+    }
+
+    /// Writes `inventory.ini` with these hosts, all on the local connection, in a group
+    /// `nodes`.
+    pub fn inventory(&self, hosts: &[&str]) -> PathBuf {
+        let mut text = String::from("[nodes]\n");
+        for h in hosts {
+            text.push_str(&format!("{h} ansible_connection=local\n"));
+        }
+        self.write("inventory.ini", &text)
+    }
+
+    /// `sandball playbook -i inventory.ini PLAYBOOK -e work=WORK EXTRA…`: a playbook of
+    /// the sandbox against its [`inventory`](Self::inventory), with `work` the directory
+    /// the playbook writes in.
+    pub fn play(&self, playbook: &Path, work: &Path, extra: &[&str]) -> Invocation {
+        self.sandball(self.play_args(playbook, work, extra, true))
+    }
+
+    /// The same playbook run as [`play`](Self::play), under ansible-playbook (see
+    /// [`ansible_playbook`](Self::ansible_playbook) for when it is `None`).
+    pub fn ansible_play(&self, playbook: &Path, work: &Path, extra: &[&str]) -> Option<Invocation> {
+        self.ansible_playbook(self.play_args(playbook, work, extra, false))
+    }
+
+    fn play_args(
+        &self,
+        playbook: &Path,
+        work: &Path,
+        extra: &[&str],
+        subcommand: bool,
+    ) -> Vec<String> {
+        let inventory = self.path().join("inventory.ini");
+        assert!(
+            inventory.is_file(),
+            "write the inventory first (Sandbox::inventory)"
+        );
+        let mut args: Vec<String> = Vec::new();
+        if subcommand {
+            args.push("playbook".into());
+        }
+        args.extend([
+            "-i".to_string(),
+            inventory.display().to_string(),
+            playbook.display().to_string(),
+            "-e".to_string(),
+            format!("work={}", work.display()),
+        ]);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args
+    }
+
+    /// `sandball ARGS…`, run in the sandbox with the shim under test and the shim's
+    /// cache inside the sandbox.
+    pub fn sandball<I, S>(&self, args: I) -> Invocation
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let bins = Binaries::get();
+        let mut cmd = Command::new(&bins.sandball);
+        cmd.args(args)
+            .current_dir(self.path())
+            .env("SANDBALL_SHIM", &bins.shim)
+            .env("SANDBALL_CACHE_DIR", self.path().join("shim-cache"))
+            .env("NO_COLOR", "1");
+        Invocation {
+            cmd,
+            limit: DEFAULT_LIMIT,
+        }
+    }
+
+    /// `ansible-playbook ARGS…` from `$ANSIBLE_BIN_DIR`, run in the sandbox with a
+    /// configuration of its own (no colour, no retry files, the venv's Python, its
+    /// temporary files in the sandbox). `None`, after saying why on stderr, when
+    /// `ANSIBLE_BIN_DIR` is unset; panics when it is set but holds no ansible-playbook.
+    pub fn ansible_playbook<I, S>(&self, args: I) -> Option<Invocation>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let Some(bin_dir) = std::env::var_os("ANSIBLE_BIN_DIR").map(PathBuf::from) else {
+            eprintln!(
+                "skipping the comparison with ansible-playbook: ANSIBLE_BIN_DIR is unset \
+                 (`make test` installs ansible-core into target/venv and sets it)"
+            );
+            return None;
+        };
+        let exe = bin_dir.join("ansible-playbook");
+        assert!(
+            exe.is_file(),
+            "ANSIBLE_BIN_DIR is set but {} does not exist; run `make ansible`",
+            exe.display()
+        );
+        let config = self.write("ansible.cfg", "[defaults]\n");
+        let mut cmd = Command::new(exe);
+        cmd.args(args)
+            .current_dir(self.path())
+            .env("ANSIBLE_CONFIG", config)
+            .env("ANSIBLE_HOME", self.path().join("ansible-home"))
+            .env("ANSIBLE_LOCAL_TEMP", self.path().join("ansible-local"))
+            .env("ANSIBLE_REMOTE_TEMP", self.path().join("ansible-remote"))
+            .env("ANSIBLE_PYTHON_INTERPRETER", bin_dir.join("python"))
+            .env("ANSIBLE_NOCOLOR", "1")
+            .env("ANSIBLE_RETRY_FILES_ENABLED", "0")
+            .env("ANSIBLE_LOCALHOST_WARNING", "0")
+            .env("ANSIBLE_DEPRECATION_WARNINGS", "0");
+        Some(Invocation {
+            cmd,
+            limit: DEFAULT_LIMIT,
+        })
+    }
+}
+
+/// A command ready to run.
+pub struct Invocation {
+    cmd: Command,
+    limit: Duration,
+}
+
+impl Invocation {
+    /// Sets an environment variable for the run.
+    pub fn env(mut self, key: &str, value: impl AsRef<OsStr>) -> Self {
+        self.cmd.env(key, value);
+        self
+    }
+
+    /// Changes the time limit of the run.
+    pub fn limit(mut self, limit: Duration) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// Runs it to the end.
+    pub fn run(self) -> Output {
+        Output::run(self.cmd, self.limit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inventories_put_every_host_on_the_local_connection() {
+        let sb = Sandbox::new();
+        let inv = sb.inventory(&["alpha", "beta"]);
+        let text = std::fs::read_to_string(inv).unwrap();
+        assert_eq!(
+            text,
+            "[nodes]\nalpha ansible_connection=local\nbeta ansible_connection=local\n"
+        );
+    }
+
+    #[test]
+    fn the_sandbox_disappears_when_dropped() {
+        let sb = Sandbox::new();
+        let path = sb.path().to_path_buf();
+        sb.write("a/b.txt", "x");
+        assert!(path.join("a/b.txt").is_file());
+        drop(sb);
+        assert!(!path.exists());
+    }
+}

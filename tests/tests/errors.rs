@@ -1,0 +1,180 @@
+//! Bad input gives a clear error and a non-zero exit, never a panic: a playbook that
+//! is not YAML, an unknown module, arguments of the wrong type or unknown ones.
+//! (Misbehaving modules are in `misbehaving.rs`.)
+
+use sandball_e2e::{HostRecap, Output, Sandbox};
+
+/// Asserts a parse-time error: exit 4, `ERROR!` on stderr with `file:line` (any of
+/// `lines`), nothing run.
+fn assert_parse_error(out: &Output, what: &str, lines: &[u32]) {
+    out.assert_no_panic().assert_code(4);
+    assert!(
+        out.stderr.trim_start().starts_with("ERROR!"),
+        "stderr must start with ERROR!:\n{out}"
+    );
+    out.assert_stderr_has(what);
+    assert!(
+        lines
+            .iter()
+            .any(|l| out.stderr.contains(&format!("play.yml:{l}"))),
+        "stderr names none of play.yml:{lines:?}:\n{out}"
+    );
+    assert!(
+        !out.stdout.contains("ok: ["),
+        "tasks ran despite the error:\n{out}"
+    );
+    assert!(out.recap().is_empty(), "a recap despite the error:\n{out}");
+}
+
+#[test]
+fn malformed_yaml_is_an_error_with_file_and_line() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let pb = sb.write(
+        "play.yml",
+        "- name: broken\n  hosts: all\n  tasks:\n    - debug:\n        msg: a: b\n",
+    );
+    let out = sb.play(&pb, &sb.dir("work"), &[]).run();
+    assert_parse_error(&out, "", &[5]);
+    // The reason is given, not just the place.
+    assert!(
+        out.stderr.to_lowercase().contains("yaml"),
+        "the error does not say it is YAML:\n{out}"
+    );
+}
+
+#[test]
+fn a_playbook_that_is_not_a_list_of_plays_is_an_error() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let pb = sb.write("play.yml", "hosts: all\ntasks:\n  - ping:\n");
+    let out = sb.play(&pb, &sb.dir("work"), &[]).run();
+    out.assert_no_panic().assert_code(4);
+    assert!(out.stderr.trim_start().starts_with("ERROR!"), "{out}");
+    out.assert_stderr_has("play.yml");
+}
+
+#[test]
+fn a_missing_playbook_is_an_error() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let out = sb
+        .play(&sb.path().join("nope.yml"), &sb.dir("work"), &[])
+        .run();
+    out.assert_no_panic();
+    assert_ne!(out.code, 0, "{out}");
+    out.assert_stderr_has("nope.yml");
+}
+
+#[test]
+fn an_unknown_module_is_an_error_before_anything_runs() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - ping:\n    - name: typo\n      pnig:\n",
+    );
+    let out = sb.play(&pb, &sb.dir("work"), &[]).run();
+    assert_parse_error(&out, "couldn't resolve module/action 'pnig'", &[5, 6]);
+}
+
+const BAD_ARGS: &str = r#"
+- name: bad arguments
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: not a boolean
+      stat:
+        path: "{{ work }}"
+        get_checksum: maybe
+      when: inventory_hostname == 'wrong_type'
+
+    - name: not a mode
+      file: path={{ work }}/x mode=[1] state=touch
+      when: inventory_hostname == 'bad_mode'
+
+    - name: no such argument
+      file:
+        path: "{{ work }}/y"
+        state: touch
+        foo: 1
+      when: inventory_hostname == 'unknown_arg'
+
+    - name: a list for a boolean
+      copy:
+        content: x
+        dest: "{{ work }}/z"
+        force: [1]
+      when: inventory_hostname == 'list_for_bool'
+"#;
+
+#[test]
+fn bad_module_arguments_fail_the_task_with_the_reason() {
+    let sb = Sandbox::new();
+    let hosts = ["wrong_type", "bad_mode", "unknown_arg", "list_for_bool"];
+    sb.inventory(&hosts);
+    let pb = sb.write("play.yml", BAD_ARGS);
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(2);
+
+    let fatal = |task: &str, host: &str| -> String {
+        let prefix = format!("fatal: [{host}]: FAILED! => ");
+        out.task_lines(task)
+            .into_iter()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} under {task:?}:\n{out}"))
+            .to_string()
+    };
+    let cases = [
+        (
+            "not a boolean",
+            "wrong_type",
+            "argument 'get_checksum' is of type str and we were unable to convert to bool",
+        ),
+        (
+            "not a mode",
+            "bad_mode",
+            "mode must be in octal or symbolic form",
+        ),
+        (
+            "no such argument",
+            "unknown_arg",
+            "Unsupported parameters for (file) module: foo",
+        ),
+        (
+            "a list for a boolean",
+            "list_for_bool",
+            "argument 'force' is of type list and we were unable to convert to bool",
+        ),
+    ];
+    for (task, host, msg) in cases {
+        let line = fatal(task, host);
+        assert!(
+            line.contains(msg),
+            "{host}: expected {msg:?} in\n{line}\n{out}"
+        );
+    }
+    for (i, host) in hosts.iter().enumerate() {
+        let skipped = i as u32;
+        assert_eq!(
+            out.host(host),
+            HostRecap {
+                failed: 1,
+                skipped,
+                ..HostRecap::default()
+            },
+            "{out}"
+        );
+    }
+    for f in ["x", "y", "z"] {
+        assert!(
+            !work.join(f).exists(),
+            "{f} was created by a task that failed:\n{out}"
+        );
+    }
+    let reference = sb.dir("ansible-work");
+    if let Some(theirs) = sb.ansible_play(&pb, &reference, &[]) {
+        out.assert_same_recap_as(&theirs.run());
+    }
+}

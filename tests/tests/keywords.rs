@@ -1,0 +1,261 @@
+//! Task keywords and exit codes: failures (exit 2, the other hosts go on),
+//! `ignore_errors`, `when`, loops, `register` with `is changed`, `failed_when`,
+//! `changed_when` and `no_log`, compared with ansible-playbook where it runs.
+
+use sandball_e2e::{HostRecap, Sandbox};
+
+const FAILURES: &str = r#"
+- name: failures
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: alpha fails
+      fail:
+        msg: alpha is broken
+      when: inventory_hostname == 'alpha'
+
+    - name: the others go on
+      ping:
+"#;
+
+#[test]
+fn a_failed_task_stops_its_host_only_and_exits_2() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta"]);
+    let pb = sb.write("play.yml", FAILURES);
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(2);
+    assert_eq!(
+        out.task_lines("alpha fails"),
+        vec![
+            "fatal: [alpha]: FAILED! => {\"changed\": false, \"msg\": \"alpha is broken\"}",
+            "skipping: [beta]"
+        ],
+        "{out}"
+    );
+    assert_eq!(
+        out.task_lines("the others go on"),
+        vec!["ok: [beta]"],
+        "{out}"
+    );
+    assert_eq!(
+        out.host("alpha"),
+        HostRecap {
+            failed: 1,
+            ..HostRecap::default()
+        },
+        "{out}"
+    );
+    assert_eq!(
+        out.host("beta"),
+        HostRecap {
+            ok: 1,
+            skipped: 1,
+            ..HostRecap::default()
+        },
+        "{out}"
+    );
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 2, "{theirs}");
+        out.assert_same_recap_as(&theirs);
+    }
+}
+
+#[test]
+fn a_green_run_exits_0() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - ping:\n",
+    );
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    assert_eq!(
+        out.host("localhost"),
+        HostRecap {
+            ok: 1,
+            ..HostRecap::default()
+        }
+    );
+    assert_eq!(out.task_lines("ping"), vec!["ok: [localhost]"]);
+}
+
+const KEYWORDS: &str = r#"
+- name: keywords
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: a failure that is ignored
+      fail:
+        msg: expected failure
+      ignore_errors: true
+
+    - name: a task whose condition is false
+      ping:
+      when: 1 == 2
+
+    - name: a loop
+      copy:
+        content: "{{ item }}\n"
+        dest: "{{ work }}/{{ item }}.txt"
+      loop: [a, b, c]
+      register: looped
+
+    - name: react to a change
+      debug:
+        msg: "the loop changed {{ looped.results | selectattr('changed') | list | length }} files"
+      when: looped is changed
+
+    - name: never changed
+      command: /bin/true
+      changed_when: false
+
+    - name: a non-zero exit that is fine
+      command: /bin/false
+      register: f
+      failed_when: f.rc != 1
+
+    - name: a success that counts as a failure
+      command: /bin/echo boom
+      register: b
+      failed_when: "'boom' in b.stdout"
+      ignore_errors: true
+
+    - name: a secret message
+      debug:
+        msg: "the password is hunter2"
+      no_log: true
+
+    - name: a secret file
+      copy:
+        content: "hunter2\n"
+        dest: "{{ work }}/secret.txt"
+      no_log: true
+
+    - name: a secret failure
+      fail:
+        msg: "hunter2 is wrong"
+      no_log: true
+      ignore_errors: true
+"#;
+
+const CENSORED: &str = "\"censored\": \"the output has been hidden due to the fact that 'no_log: true' was specified for this result\"";
+
+#[test]
+fn keywords_behave_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let pb = sb.write("play.yml", KEYWORDS);
+    let work = sb.dir("work");
+
+    let first = sb.play(&pb, &work, &[]).run();
+    first.assert_no_panic().assert_code(0);
+    assert_eq!(
+        first.host("localhost"),
+        HostRecap {
+            ok: 9,
+            changed: 4,
+            skipped: 1,
+            ignored: 3,
+            ..HostRecap::default()
+        },
+        "{first}"
+    );
+    assert_eq!(
+        first.task_lines("a failure that is ignored"),
+        vec![
+            "fatal: [localhost]: FAILED! => {\"changed\": false, \"msg\": \"expected failure\"}",
+            "...ignoring"
+        ],
+        "{first}"
+    );
+    assert_eq!(
+        first.task_lines("a task whose condition is false"),
+        vec!["skipping: [localhost]"]
+    );
+    assert_eq!(
+        first.task_lines("a loop"),
+        vec![
+            "changed: [localhost] => (item=a)",
+            "changed: [localhost] => (item=b)",
+            "changed: [localhost] => (item=c)"
+        ],
+        "{first}"
+    );
+    for item in ["a", "b", "c"] {
+        assert_eq!(
+            std::fs::read_to_string(work.join(format!("{item}.txt"))).unwrap(),
+            format!("{item}\n")
+        );
+    }
+    first.assert_stdout_has("\"msg\": \"the loop changed 3 files\"");
+    assert_eq!(first.task_lines("never changed"), vec!["ok: [localhost]"]);
+    assert_eq!(
+        first.task_lines("a non-zero exit that is fine"),
+        vec!["changed: [localhost]"]
+    );
+    let boom = first.task_lines("a success that counts as a failure");
+    assert!(
+        boom[0].starts_with("fatal: [localhost]: FAILED! => {")
+            && boom[0].contains("\"failed_when_result\": true"),
+        "{first}"
+    );
+    assert_eq!(boom.last(), Some(&"...ignoring"));
+    assert_eq!(
+        std::fs::read_to_string(work.join("secret.txt")).unwrap(),
+        "hunter2\n"
+    );
+
+    // Second run: the loop changes nothing, so the reaction is skipped.
+    let second = sb.play(&pb, &work, &["-v"]).run();
+    second.assert_no_panic().assert_code(0);
+    assert_eq!(
+        second.host("localhost"),
+        HostRecap {
+            ok: 8,
+            changed: 2,
+            skipped: 2,
+            ignored: 3,
+            ..HostRecap::default()
+        },
+        "{second}"
+    );
+    assert_eq!(
+        second.task_lines("react to a change"),
+        vec!["skipping: [localhost]"],
+        "{second}"
+    );
+
+    // no_log hides arguments and results, even failures, at any verbosity.
+    assert_eq!(
+        second.task_lines("a secret message"),
+        vec![format!("ok: [localhost] => {{{CENSORED}}}")],
+        "{second}"
+    );
+    let failure = second.task_lines("a secret failure");
+    assert!(
+        failure[0].starts_with("fatal: [localhost]: FAILED! => {") && failure[0].contains(CENSORED),
+        "{second}"
+    );
+    let loud = sb.play(&pb, &work, &["-vvv"]).run();
+    loud.assert_no_panic().assert_code(0);
+    for run in [&first, &second, &loud] {
+        assert!(
+            !run.stdout.contains("hunter2") && !run.stderr.contains("hunter2"),
+            "no_log leaked:\n{run}"
+        );
+    }
+
+    let reference = sb.dir("ansible-work");
+    if let Some(theirs) = sb.ansible_play(&pb, &reference, &[]) {
+        first.assert_same_recap_as(&theirs.run());
+        let theirs = sb
+            .ansible_play(&pb, &reference, &["-v"])
+            .expect("ansible ran once already");
+        second.assert_same_recap_as(&theirs.run());
+    }
+}
