@@ -1,7 +1,6 @@
-//! What loading a playbook can report: a [`PlaybookError`] that stops the load, or a
-//! [`Warning`] that the load carries on past (a duplicate mapping key, as Ansible warns).
+//! Why a playbook could not be loaded: [`PlaybookError`], which says what is wrong and
+//! where, quoting the offending line as Ansible does.
 
-use std::fmt;
 use std::path::PathBuf;
 
 use crate::playbook::location::Location;
@@ -58,28 +57,6 @@ fn excerpt_block(excerpt: &str) -> String {
     }
 }
 
-/// Something questionable the loader accepted, reported the way Ansible warns about it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Warning {
-    /// What was found and what the loader did about it.
-    pub message: String,
-    /// Where it was found.
-    pub location: Location,
-}
-
-impl fmt::Display for Warning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "[WARNING]: {} in '{}': line {}, column {}",
-            self.message,
-            self.location.file.display(),
-            self.location.line,
-            self.location.column
-        )
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,17 +104,5 @@ mod tests {
             "ERROR! could not read the playbook '/nope.yml': No such file"
         );
         assert_eq!(error.location(), None);
-    }
-
-    #[test]
-    fn warning_displays_position() {
-        let warning = Warning {
-            message: "found a duplicate dict key 'a'".into(),
-            location: location(),
-        };
-        assert_eq!(
-            warning.to_string(),
-            "[WARNING]: found a duplicate dict key 'a' in '/p/site.yml': line 3, column 5"
-        );
     }
 }

@@ -1,9 +1,9 @@
 //! The text of one playbook file and its name, turning positions in it into
-//! [`Location`]s, errors that quote the offending line, and warnings.
+//! [`Location`]s, errors that quote the offending line, and the place a warning names.
 
 use std::path::{Path, PathBuf};
 
-use crate::playbook::error::{PlaybookError, Warning};
+use crate::playbook::error::PlaybookError;
 use crate::playbook::location::Location;
 
 /// A position in the source text; line and column count from 1, columns in characters.
@@ -59,12 +59,14 @@ impl SourceFile {
         }
     }
 
-    /// A warning about the content at `mark`.
-    pub(crate) fn warning(&self, mark: Mark, message: impl Into<String>) -> Warning {
-        Warning {
-            message: message.into(),
-            location: self.location(mark),
-        }
+    /// Where `mark` is, in words, for warnings: `in 'file': line L, column C`.
+    pub(crate) fn place(&self, mark: Mark) -> String {
+        format!(
+            "in '{}': line {}, column {}",
+            self.path.display(),
+            mark.line,
+            mark.column
+        )
     }
 
     /// The line at `mark`, preceded by the line before it when that one is not blank,
@@ -154,10 +156,11 @@ mod tests {
     }
 
     #[test]
-    fn warning_has_the_location() {
+    fn place_says_where() {
         let file = source("a: 1\n");
-        let warning = file.warning(Mark { line: 1, column: 1 }, "dup");
-        assert_eq!(warning.location.to_string(), "/p/site.yml:1:1");
-        assert_eq!(warning.message, "dup");
+        assert_eq!(
+            file.place(Mark { line: 1, column: 2 }),
+            "in '/p/site.yml': line 1, column 2"
+        );
     }
 }

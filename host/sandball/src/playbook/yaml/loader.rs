@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Tag};
 use serde_json::Value;
 
-use crate::playbook::error::{PlaybookError, Warning};
+use crate::playbook::error::PlaybookError;
 use crate::playbook::source::{Mark, SourceFile};
 use crate::playbook::yaml::node::{Node, Yaml};
 use crate::playbook::yaml::resolver;
@@ -26,8 +26,8 @@ const MAX_ALIAS_NODES: usize = 1_000_000;
 pub(crate) struct Document {
     /// The document's root node.
     pub(crate) root: Option<Node>,
-    /// Duplicate keys and the like.
-    pub(crate) warnings: Vec<Warning>,
+    /// Duplicate keys and the like, each saying where.
+    pub(crate) warnings: Vec<String>,
 }
 
 /// Parses the text of `source` as one YAML document.
@@ -165,7 +165,7 @@ struct Builder<'s> {
     alias_nodes: usize,
     documents: usize,
     root: Option<Node>,
-    warnings: Vec<Warning>,
+    warnings: Vec<String>,
 }
 
 impl Builder<'_> {
@@ -363,14 +363,12 @@ impl Builder<'_> {
             match index.get(&KeyId::of(&key)) {
                 Some(&at) => {
                     if is_explicit && explicitly_set[at] {
-                        self.warnings.push(self.source.warning(
-                            key.mark,
-                            format!(
-                                "found a duplicate dict key '{}' in the mapping starting at line {}, column {}; using the last defined value only",
-                                key.key_text(),
-                                mark.line,
-                                mark.column
-                            ),
+                        self.warnings.push(format!(
+                            "found a duplicate dict key '{}' {}; using the last defined value only (the mapping starts at line {}, column {})",
+                            key.key_text(),
+                            self.source.place(key.mark),
+                            mark.line,
+                            mark.column
                         ));
                     }
                     explicitly_set[at] |= is_explicit;
@@ -520,11 +518,11 @@ mod tests {
             panic!("should load")
         };
         assert_eq!(document.root.map(|root| root.to_json()), Some(json!({"a": 3, "b": 2})));
-        assert_eq!(document.warnings.len(), 1);
-        assert_eq!(document.warnings[0].location.to_string(), "t.yml:3:1");
         assert_eq!(
-            document.warnings[0].message,
-            "found a duplicate dict key 'a' in the mapping starting at line 1, column 1; using the last defined value only"
+            document.warnings,
+            vec![
+                "found a duplicate dict key 'a' in 't.yml': line 3, column 1; using the last defined value only (the mapping starts at line 1, column 1)"
+            ]
         );
     }
 
