@@ -12,10 +12,10 @@ use crate::playbook::yaml::{Node, Yaml};
 
 /// Python's reserved words, which Ansible refuses as variable names.
 const PYTHON_KEYWORDS: &[&str] = &[
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
-    "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
-    "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return",
-    "try", "while", "with", "yield",
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
 ];
 
 /// Whether `name` can be a variable name: an ASCII identifier that is not a Python
@@ -128,7 +128,10 @@ impl<'a> Fields<'a> {
         match self.entries.iter().find(|entry| !known(entry.name)) {
             Some(entry) => Err(self.error_at(
                 entry.key.mark,
-                format!("'{}' is not a valid attribute for a {}", entry.name, self.owner),
+                format!(
+                    "'{}' is not a valid attribute for a {}",
+                    entry.name, self.owner
+                ),
             )),
             None => Ok(()),
         }
@@ -151,7 +154,10 @@ impl<'a> Fields<'a> {
             Some(text) => Ok(Some(text)),
             None => Err(self.error_at(
                 node.mark,
-                format!("the field '{name}' should be a string, got {}", node.describe()),
+                format!(
+                    "the field '{name}' should be a string, got {}",
+                    node.describe()
+                ),
             )),
         }
     }
@@ -201,7 +207,10 @@ impl<'a> Fields<'a> {
         let Some(items) = node.as_seq() else {
             return Err(self.error_at(
                 node.mark,
-                format!("the field '{name}' must be {expected}, got {}", node.describe()),
+                format!(
+                    "the field '{name}' must be {expected}, got {}",
+                    node.describe()
+                ),
             ));
         };
         items
@@ -314,7 +323,12 @@ mod tests {
     }
 
     fn first_line(error: PlaybookError) -> String {
-        error.to_string().lines().next().unwrap_or_default().to_owned()
+        error
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned()
     }
 
     #[test]
@@ -338,14 +352,18 @@ mod tests {
         let error = with_fields("name: x\n1: y\n", |fields| fields.err());
         assert_eq!(
             error.map(first_line).as_deref(),
-            Some("ERROR! the keywords of a Task must be strings, got an integer (1) in 'f.yml': line 2, column 1")
+            Some(
+                "ERROR! the keywords of a Task must be strings, got an integer (1) in 'f.yml': line 2, column 1"
+            )
         );
     }
 
     #[test]
     fn unknown_keywords_are_named_at_their_key() {
         let error = with_fields("name: x\nfoo: 1\n", |fields| {
-            fields.and_then(|f| f.reject_unknown(|name| name == "name")).err()
+            fields
+                .and_then(|f| f.reject_unknown(|name| name == "name"))
+                .err()
         });
         assert_eq!(
             error.map(first_line).as_deref(),
@@ -363,7 +381,9 @@ mod tests {
             assert_eq!(fields.string("zz").ok().flatten(), None);
             assert_eq!(
                 fields.string("c").err().map(first_line).as_deref(),
-                Some("ERROR! the field 'c' should be a string, got a list in 'f.yml': line 3, column 4")
+                Some(
+                    "ERROR! the field 'c' should be a string, got a list in 'f.yml': line 3, column 4"
+                )
             );
             assert_eq!(fields.value("e"), Some(json!({"x": 1})));
             assert_eq!(fields.value("d"), None);
@@ -379,8 +399,14 @@ mod tests {
             "notify: restart x\nlisten: [a, 2]\ntags: 'a, b ,c'\nbad: {x: 1}\nnested: [[a]]\n",
             |fields| {
                 let Ok(fields) = fields else { panic!("fields") };
-                assert_eq!(fields.name_list("notify").ok(), Some(vec!["restart x".to_owned()]));
-                assert_eq!(fields.name_list("listen").ok(), Some(vec!["a".to_owned(), "2".to_owned()]));
+                assert_eq!(
+                    fields.name_list("notify").ok(),
+                    Some(vec!["restart x".to_owned()])
+                );
+                assert_eq!(
+                    fields.name_list("listen").ok(),
+                    Some(vec!["a".to_owned(), "2".to_owned()])
+                );
                 assert_eq!(fields.name_list("none").ok(), Some(vec![]));
                 assert_eq!(
                     fields.tags().ok(),
@@ -388,60 +414,111 @@ mod tests {
                 );
                 assert_eq!(
                     fields.name_list("bad").err().map(first_line).as_deref(),
-                    Some("ERROR! the field 'bad' must be a string or a list of strings, got a mapping in 'f.yml': line 4, column 6")
+                    Some(
+                        "ERROR! the field 'bad' must be a string or a list of strings, got a mapping in 'f.yml': line 4, column 6"
+                    )
                 );
                 assert_eq!(
                     fields.name_list("nested").err().map(first_line).as_deref(),
-                    Some("ERROR! the field 'nested' must be a string or a list of strings, but an item is a list in 'f.yml': line 5, column 10")
+                    Some(
+                        "ERROR! the field 'nested' must be a string or a list of strings, but an item is a list in 'f.yml': line 5, column 10"
+                    )
                 );
             },
         );
         with_fields("tags: [a, 1, true]\n", |fields| {
             let tags = fields.and_then(|f| f.tags()).ok();
-            assert_eq!(tags, Some(vec!["a".to_owned(), "1".to_owned(), "True".to_owned()]));
+            assert_eq!(
+                tags,
+                Some(vec!["a".to_owned(), "1".to_owned(), "True".to_owned()])
+            );
         });
         with_fields("tags: 5\n", |fields| {
             let error = fields.and_then(|f| f.tags()).err().map(first_line);
             assert_eq!(
                 error.as_deref(),
-                Some("ERROR! the field 'tags' must be a list or a comma-separated string, got an integer in 'f.yml': line 1, column 7")
+                Some(
+                    "ERROR! the field 'tags' must be a list or a comma-separated string, got an integer in 'f.yml': line 1, column 7"
+                )
             );
         });
     }
 
     #[test]
     fn conditionals_become_lists() {
-        with_fields("when: x is defined\nchanged_when: false\nfailed_when: [a, b]\nbad: [{x: 1}]\n", |fields| {
-            let Ok(fields) = fields else { panic!("fields") };
-            assert_eq!(fields.conditionals("when").ok(), Some(vec![json!("x is defined")]));
-            assert_eq!(fields.conditionals("changed_when").ok(), Some(vec![json!(false)]));
-            assert_eq!(fields.conditionals("failed_when").ok(), Some(vec![json!("a"), json!("b")]));
-            assert_eq!(fields.conditionals("missing").ok(), Some(vec![]));
-            assert_eq!(
-                fields.conditionals("bad").err().map(first_line).as_deref(),
-                Some("ERROR! the field 'bad' must be a conditional (a string or a boolean) or a list of them, got a mapping in 'f.yml': line 4, column 7")
-            );
-        });
+        with_fields(
+            "when: x is defined\nchanged_when: false\nfailed_when: [a, b]\nbad: [{x: 1}]\n",
+            |fields| {
+                let Ok(fields) = fields else { panic!("fields") };
+                assert_eq!(
+                    fields.conditionals("when").ok(),
+                    Some(vec![json!("x is defined")])
+                );
+                assert_eq!(
+                    fields.conditionals("changed_when").ok(),
+                    Some(vec![json!(false)])
+                );
+                assert_eq!(
+                    fields.conditionals("failed_when").ok(),
+                    Some(vec![json!("a"), json!("b")])
+                );
+                assert_eq!(fields.conditionals("missing").ok(), Some(vec![]));
+                assert_eq!(
+                    fields.conditionals("bad").err().map(first_line).as_deref(),
+                    Some(
+                        "ERROR! the field 'bad' must be a conditional (a string or a boolean) or a list of them, got a mapping in 'f.yml': line 4, column 7"
+                    )
+                );
+            },
+        );
     }
 
     #[test]
     fn vars_from_a_mapping_or_a_list_of_mappings() {
         with_fields("vars: {a: 1, b: [x]}\n", |fields| {
-            assert_eq!(fields.and_then(|f| f.vars()).ok(), Some(json!({"a": 1, "b": ["x"]}).as_object().cloned().unwrap_or_default()));
+            assert_eq!(
+                fields.and_then(|f| f.vars()).ok(),
+                Some(
+                    json!({"a": 1, "b": ["x"]})
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default()
+                )
+            );
         });
         with_fields("vars: [{a: 1}, {a: 2, b: 3}]\n", |fields| {
-            assert_eq!(fields.and_then(|f| f.vars()).ok(), Some(json!({"a": 2, "b": 3}).as_object().cloned().unwrap_or_default()));
+            assert_eq!(
+                fields.and_then(|f| f.vars()).ok(),
+                Some(
+                    json!({"a": 2, "b": 3})
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default()
+                )
+            );
         });
         with_fields("vars: x\n", |fields| {
             assert_eq!(
-                fields.and_then(|f| f.vars()).err().map(first_line).as_deref(),
-                Some("ERROR! vars in a Task must be a mapping or a list of mappings, got a string in 'f.yml': line 1, column 7")
+                fields
+                    .and_then(|f| f.vars())
+                    .err()
+                    .map(first_line)
+                    .as_deref(),
+                Some(
+                    "ERROR! vars in a Task must be a mapping or a list of mappings, got a string in 'f.yml': line 1, column 7"
+                )
             );
         });
         with_fields("vars:\n  ok: 1\n  not-ok: 2\n", |fields| {
             assert_eq!(
-                fields.and_then(|f| f.vars()).err().map(first_line).as_deref(),
-                Some("ERROR! invalid variable name in vars specified for Task: 'not-ok' is not a valid variable name in 'f.yml': line 3, column 3")
+                fields
+                    .and_then(|f| f.vars())
+                    .err()
+                    .map(first_line)
+                    .as_deref(),
+                Some(
+                    "ERROR! invalid variable name in vars specified for Task: 'not-ok' is not a valid variable name in 'f.yml': line 3, column 3"
+                )
             );
         });
     }
@@ -450,10 +527,15 @@ mod tests {
     fn register_must_be_a_variable_name() {
         with_fields("register: out\nbad: my-out\n", |fields| {
             let Ok(fields) = fields else { panic!("fields") };
-            assert_eq!(fields.identifier("register").ok().flatten().as_deref(), Some("out"));
+            assert_eq!(
+                fields.identifier("register").ok().flatten().as_deref(),
+                Some("out")
+            );
             assert_eq!(
                 fields.identifier("bad").err().map(first_line).as_deref(),
-                Some("ERROR! invalid variable name in 'bad' specified: 'my-out' in 'f.yml': line 2, column 6")
+                Some(
+                    "ERROR! invalid variable name in 'bad' specified: 'my-out' in 'f.yml': line 2, column 6"
+                )
             );
         });
     }

@@ -90,7 +90,10 @@ mod tests {
             location: location(),
             excerpt: String::new(),
         };
-        assert_eq!(error.to_string(), "ERROR! bad in '/p/site.yml': line 3, column 5");
+        assert_eq!(
+            error.to_string(),
+            "ERROR! bad in '/p/site.yml': line 3, column 5"
+        );
     }
 
     #[test]

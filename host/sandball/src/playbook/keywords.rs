@@ -99,7 +99,9 @@ pub(crate) fn is_task_keyword(name: &str) -> bool {
         || IN_TASK_LISTS.contains(&name)
         || TASK.contains(&name)
         || name == "listen"
-        || name.strip_prefix("with_").is_some_and(|lookup| !lookup.is_empty())
+        || name
+            .strip_prefix("with_")
+            .is_some_and(|lookup| !lookup.is_empty())
 }
 
 /// Whether `name` is one of the keys that make a mapping a block.
@@ -113,7 +115,14 @@ mod tests {
 
     #[test]
     fn plays() {
-        for name in ["hosts", "tasks", "become", "capabilities", "serial", "vars_files"] {
+        for name in [
+            "hosts",
+            "tasks",
+            "become",
+            "capabilities",
+            "serial",
+            "vars_files",
+        ] {
             assert!(is_play_keyword(name), "{name}");
         }
         for name in ["when", "loop", "register", "block", "notify"] {
@@ -123,7 +132,15 @@ mod tests {
 
     #[test]
     fn blocks() {
-        for name in ["block", "rescue", "always", "when", "notify", "delegate_to", "become"] {
+        for name in [
+            "block",
+            "rescue",
+            "always",
+            "when",
+            "notify",
+            "delegate_to",
+            "become",
+        ] {
             assert!(is_block_keyword(name), "{name}");
         }
         for name in ["loop", "register", "hosts", "with_items", "debug"] {
@@ -133,10 +150,25 @@ mod tests {
 
     #[test]
     fn tasks() {
-        for name in ["register", "loop", "with_items", "with_fileglob", "listen", "async", "local_action", "capabilities"] {
+        for name in [
+            "register",
+            "loop",
+            "with_items",
+            "with_fileglob",
+            "listen",
+            "async",
+            "local_action",
+            "capabilities",
+        ] {
             assert!(is_task_keyword(name), "{name}");
         }
-        for name in ["debug", "ansible.builtin.command", "hosts", "block", "with_"] {
+        for name in [
+            "debug",
+            "ansible.builtin.command",
+            "hosts",
+            "block",
+            "with_",
+        ] {
             assert!(!is_task_keyword(name), "{name}");
         }
     }

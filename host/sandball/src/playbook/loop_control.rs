@@ -150,7 +150,9 @@ pub(crate) fn loop_control(task: &Fields<'_>) -> Result<Option<LoopControl>, Pla
     let fields = Fields::new(task.source(), node, "LoopControl")?;
     fields.reject_unknown(|name| LOOP_CONTROL_KEYWORDS.contains(&name))?;
     Ok(Some(LoopControl {
-        loop_var: fields.string("loop_var")?.unwrap_or_else(|| "item".to_owned()),
+        loop_var: fields
+            .string("loop_var")?
+            .unwrap_or_else(|| "item".to_owned()),
         index_var: fields.string("index_var")?,
         label: fields.value("label"),
         pause: fields.value("pause"),
@@ -172,7 +174,10 @@ mod tests {
 
     fn on_task<T>(text: &str, check: impl FnOnce(&Fields<'_>) -> T) -> T {
         let source = SourceFile::new(Path::new("l.yml"), text);
-        let Ok(yaml::Document { root: Some(root), .. }) = yaml::load(&source) else {
+        let Ok(yaml::Document {
+            root: Some(root), ..
+        }) = yaml::load(&source)
+        else {
             panic!("bad test YAML")
         };
         match Fields::new(&source, &root, "Task") {
@@ -182,27 +187,59 @@ mod tests {
     }
 
     fn first_line(error: PlaybookError) -> String {
-        error.to_string().lines().next().unwrap_or_default().to_owned()
+        error
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned()
     }
 
     #[test]
     fn kinds_from_keywords() {
         assert_eq!(LoopKind::from_keyword("loop"), Some(LoopKind::Loop));
-        assert_eq!(LoopKind::from_keyword("with_items"), Some(LoopKind::WithItems));
-        assert_eq!(LoopKind::from_keyword("with_list"), Some(LoopKind::WithList));
-        assert_eq!(LoopKind::from_keyword("with_dict"), Some(LoopKind::WithDict));
-        assert_eq!(LoopKind::from_keyword("with_indexed_items"), Some(LoopKind::WithIndexedItems));
-        assert_eq!(LoopKind::from_keyword("with_sequence"), Some(LoopKind::WithSequence));
-        assert_eq!(LoopKind::from_keyword("with_nested"), Some(LoopKind::WithNested));
-        assert_eq!(LoopKind::from_keyword("with_together"), Some(LoopKind::WithTogether));
-        assert_eq!(LoopKind::from_keyword("with_subelements"), Some(LoopKind::WithSubelements));
+        assert_eq!(
+            LoopKind::from_keyword("with_items"),
+            Some(LoopKind::WithItems)
+        );
+        assert_eq!(
+            LoopKind::from_keyword("with_list"),
+            Some(LoopKind::WithList)
+        );
+        assert_eq!(
+            LoopKind::from_keyword("with_dict"),
+            Some(LoopKind::WithDict)
+        );
+        assert_eq!(
+            LoopKind::from_keyword("with_indexed_items"),
+            Some(LoopKind::WithIndexedItems)
+        );
+        assert_eq!(
+            LoopKind::from_keyword("with_sequence"),
+            Some(LoopKind::WithSequence)
+        );
+        assert_eq!(
+            LoopKind::from_keyword("with_nested"),
+            Some(LoopKind::WithNested)
+        );
+        assert_eq!(
+            LoopKind::from_keyword("with_together"),
+            Some(LoopKind::WithTogether)
+        );
+        assert_eq!(
+            LoopKind::from_keyword("with_subelements"),
+            Some(LoopKind::WithSubelements)
+        );
         assert_eq!(
             LoopKind::from_keyword("with_fileglob"),
             Some(LoopKind::WithLookup("fileglob".to_owned()))
         );
         assert_eq!(LoopKind::from_keyword("with_"), None);
         assert_eq!(LoopKind::from_keyword("name"), None);
-        assert_eq!(LoopKind::WithLookup("lines".to_owned()).lookup(), Some("lines"));
+        assert_eq!(
+            LoopKind::WithLookup("lines".to_owned()).lookup(),
+            Some("lines")
+        );
         assert_eq!(LoopKind::WithItems.lookup(), Some("items"));
         assert_eq!(LoopKind::Loop.lookup(), None);
     }
@@ -210,10 +247,16 @@ mod tests {
     #[test]
     fn finds_the_loop() {
         on_task("debug: var=item\nwith_items: [1, [2]]\n", |task| {
-            assert_eq!(task_loop(task).ok(), Some(Some((json!([1, [2]]), LoopKind::WithItems))));
+            assert_eq!(
+                task_loop(task).ok(),
+                Some(Some((json!([1, [2]]), LoopKind::WithItems)))
+            );
         });
         on_task("debug: var=item\nloop: \"{{ xs }}\"\n", |task| {
-            assert_eq!(task_loop(task).ok(), Some(Some((json!("{{ xs }}"), LoopKind::Loop))));
+            assert_eq!(
+                task_loop(task).ok(),
+                Some(Some((json!("{{ xs }}"), LoopKind::Loop)))
+            );
         });
         on_task("debug: var=item\nloop:\n", |task| {
             assert_eq!(task_loop(task).ok(), Some(None));
@@ -234,22 +277,27 @@ mod tests {
         on_task("debug: var=item\nwith_dict:\n", |task| {
             assert_eq!(
                 task_loop(task).err().map(first_line).as_deref(),
-                Some("ERROR! you must specify a value when using with_dict in 'l.yml': line 2, column 1")
+                Some(
+                    "ERROR! you must specify a value when using with_dict in 'l.yml': line 2, column 1"
+                )
             );
         });
     }
 
     #[test]
     fn loop_control_defaults_and_keys() {
-        on_task("loop_control:\n  index_var: i\n  label: \"{{ item.name }}\"\n  pause: 2\n  extended: true\n  break_when: done\n", |task| {
-            let control = loop_control(task).ok().flatten().unwrap_or_default();
-            assert_eq!(control.loop_var, "item");
-            assert_eq!(control.index_var.as_deref(), Some("i"));
-            assert_eq!(control.label, Some(json!("{{ item.name }}")));
-            assert_eq!(control.pause, Some(json!(2)));
-            assert_eq!(control.extended, Some(json!(true)));
-            assert_eq!(control.break_when, vec![json!("done")]);
-        });
+        on_task(
+            "loop_control:\n  index_var: i\n  label: \"{{ item.name }}\"\n  pause: 2\n  extended: true\n  break_when: done\n",
+            |task| {
+                let control = loop_control(task).ok().flatten().unwrap_or_default();
+                assert_eq!(control.loop_var, "item");
+                assert_eq!(control.index_var.as_deref(), Some("i"));
+                assert_eq!(control.label, Some(json!("{{ item.name }}")));
+                assert_eq!(control.pause, Some(json!(2)));
+                assert_eq!(control.extended, Some(json!(true)));
+                assert_eq!(control.break_when, vec![json!("done")]);
+            },
+        );
         on_task("loop_control: {loop_var: outer}\n", |task| {
             let control = loop_control(task).ok().flatten().unwrap_or_default();
             assert_eq!(control.loop_var, "outer");
@@ -265,13 +313,17 @@ mod tests {
         on_task("loop_control: {loop_vars: x}\n", |task| {
             assert_eq!(
                 loop_control(task).err().map(first_line).as_deref(),
-                Some("ERROR! 'loop_vars' is not a valid attribute for a LoopControl in 'l.yml': line 1, column 16")
+                Some(
+                    "ERROR! 'loop_vars' is not a valid attribute for a LoopControl in 'l.yml': line 1, column 16"
+                )
             );
         });
         on_task("loop_control: item\n", |task| {
             assert_eq!(
                 loop_control(task).err().map(first_line).as_deref(),
-                Some("ERROR! a LoopControl must be a mapping, got a string in 'l.yml': line 1, column 15")
+                Some(
+                    "ERROR! a LoopControl must be a mapping, got a string in 'l.yml': line 1, column 15"
+                )
             );
         });
     }

@@ -1,10 +1,340 @@
-//! Playbook loading (temporary while building).
+//! Playbooks, loaded as Ansible 2.19 loads them: the YAML file (typed by Ansible's YAML
+//! 1.1 rules, duplicate keys warned about) becomes plays, blocks, tasks and handlers,
+//! each keyword checked and typed, every object carrying the `file:line:column` where
+//! it starts. No templating happens here: values stay raw JSON for the executor.
+//!
+//! Not resolved here (later work): `import_playbook` (reported as not supported yet),
+//! `include_*`/`import_*` tasks (kept as actions), `roles:` (kept as [`RoleRef`]s), and
+//! `!vault` values (an error).
+
 mod attribute;
+mod block;
 mod error;
 mod keywords;
 mod location;
 mod loop_control;
 mod mod_args;
+mod play;
+mod role;
 mod source;
 mod splitter;
+mod task;
 mod yaml;
+
+use std::path::{Path, PathBuf};
+
+pub use block::{Block, TaskItem};
+pub use error::PlaybookError;
+pub use location::Location;
+pub use loop_control::{LoopControl, LoopKind};
+pub use play::Play;
+pub use role::RoleRef;
+pub use task::Task;
+pub use yaml::UNSAFE_KEY;
+
+use source::SourceFile;
+
+/// A loaded playbook.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Playbook {
+    /// The file it was loaded from.
+    pub path: PathBuf,
+    /// Its plays, in order.
+    pub plays: Vec<Play>,
+    /// What the loader warned about (duplicate mapping keys…), each saying where; a
+    /// callback prints them after `[WARNING]: `.
+    pub warnings: Vec<String>,
+}
+
+/// The keys that make a playbook entry an `import_playbook`.
+const IMPORT_PLAYBOOK: &[&str] = &[
+    "import_playbook",
+    "ansible.builtin.import_playbook",
+    "ansible.legacy.import_playbook",
+];
+
+/// Loads the playbook file at `path`.
+pub fn load(path: &Path) -> Result<Playbook, PlaybookError> {
+    let text = std::fs::read_to_string(path).map_err(|source| PlaybookError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    load_str(&text, path)
+}
+
+/// Loads a playbook from `text`, naming it `path` in locations and errors.
+pub fn load_str(text: &str, path: &Path) -> Result<Playbook, PlaybookError> {
+    let source = SourceFile::new(path, text);
+    let yaml::Document { root, warnings } = yaml::load(&source)?;
+    let start = source::Mark { line: 1, column: 1 };
+    let Some(root) = root.filter(|root| !root.is_null()) else {
+        return Err(source.error(start, "empty playbook, nothing to do"));
+    };
+    let Some(entries) = root.as_seq() else {
+        return Err(source.error(
+            root.mark,
+            format!(
+                "a playbook must be a list of plays, got {} instead",
+                root.describe()
+            ),
+        ));
+    };
+    if entries.is_empty() {
+        return Err(source.error(root.mark, "a playbook must contain at least one play"));
+    }
+    let plays = entries
+        .iter()
+        .map(|entry| {
+            let Some(keys) = entry.as_map() else {
+                return Err(source.error(
+                    entry.mark,
+                    format!(
+                        "a playbook entry must be a play or an 'import_playbook', got {}",
+                        entry.describe()
+                    ),
+                ));
+            };
+            let import = keys.iter().find(|(key, _)| {
+                key.as_str()
+                    .is_some_and(|name| IMPORT_PLAYBOOK.contains(&name))
+            });
+            if let Some((key, _)) = import {
+                return Err(source.error(key.mark, "import_playbook is not supported yet"));
+            }
+            Play::parse(&source, entry)
+        })
+        .collect::<Result<Vec<Play>, PlaybookError>>()?;
+    Ok(Playbook {
+        path: path.to_path_buf(),
+        plays,
+        warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    const SITE: &str = "\
+---
+# a comment
+- name: Configure web servers
+  hosts: webservers
+  become: yes
+  vars:
+    http_port: 80
+    max_clients: 200
+  tasks:
+    - name: ensure apache is at the latest version
+      ansible.builtin.yum:
+        name: httpd
+        state: latest
+
+    - name: write the apache config file
+      template: src=/srv/httpd.j2 dest=/etc/httpd.conf
+      notify:
+        - restart apache
+
+    - block:
+        - command: /bin/false
+      rescue:
+        - debug: msg=recovered
+      when: ansible_os_family == 'RedHat'
+
+  handlers:
+    - name: restart apache
+      service:
+        name: httpd
+        state: restarted
+
+- hosts: databases
+  gather_facts: false
+  tasks:
+    - shell: echo {{ item }} chdir=/tmp
+      with_items: [a, b]
+";
+
+    fn loaded(text: &str) -> Playbook {
+        load_str(text, Path::new("/srv/site.yml")).unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    fn error(text: &str) -> String {
+        match load_str(text, Path::new("/srv/site.yml")) {
+            Ok(book) => panic!("expected an error, loaded {book:?}"),
+            Err(error) => error.to_string(),
+        }
+    }
+
+    fn task(item: &TaskItem) -> &Task {
+        match item {
+            TaskItem::Task(task) => task,
+            TaskItem::Block(block) => panic!("not a task: {block:?}"),
+        }
+    }
+
+    #[test]
+    fn loads_plays_tasks_blocks_and_handlers_with_locations() {
+        let book = loaded(SITE);
+        assert_eq!(book.path, Path::new("/srv/site.yml"));
+        assert!(book.warnings.is_empty());
+        assert_eq!(book.plays.len(), 2);
+        let web = &book.plays[0];
+        assert_eq!(web.name.as_deref(), Some("Configure web servers"));
+        assert_eq!(web.hosts, "webservers");
+        assert_eq!(web.become_, Some(json!(true)));
+        assert_eq!(
+            Value::Object(web.vars.clone()),
+            json!({"http_port": 80, "max_clients": 200})
+        );
+        assert_eq!(web.location.to_string(), "/srv/site.yml:3:3");
+        let yum = task(&web.tasks[0]);
+        assert_eq!(yum.action, "ansible.builtin.yum");
+        assert_eq!(
+            Value::Object(yum.args.clone()),
+            json!({"name": "httpd", "state": "latest"})
+        );
+        assert_eq!(yum.location.to_string(), "/srv/site.yml:10:7");
+        let template = task(&web.tasks[1]);
+        assert_eq!(
+            Value::Object(template.args.clone()),
+            json!({"src": "/srv/httpd.j2", "dest": "/etc/httpd.conf"})
+        );
+        assert_eq!(template.notify, vec!["restart apache".to_owned()]);
+        assert_eq!(template.location.to_string(), "/srv/site.yml:15:7");
+        let TaskItem::Block(block) = &web.tasks[2] else {
+            panic!("third item is a block")
+        };
+        assert_eq!(block.location.to_string(), "/srv/site.yml:20:7");
+        assert_eq!(block.when, vec![json!("ansible_os_family == 'RedHat'")]);
+        assert_eq!(
+            task(&block.rescue[0]).location.to_string(),
+            "/srv/site.yml:23:11"
+        );
+        let handler = task(&web.handlers[0]);
+        assert_eq!(handler.name.as_deref(), Some("restart apache"));
+        assert_eq!(handler.location.to_string(), "/srv/site.yml:27:7");
+        let db = &book.plays[1];
+        assert_eq!(db.gather_facts, Some(json!(false)));
+        let shell = task(&db.tasks[0]);
+        assert_eq!(shell.loop_kind, LoopKind::WithItems);
+        assert_eq!(shell.loop_, Some(json!(["a", "b"])));
+        assert_eq!(
+            Value::Object(shell.args.clone()),
+            json!({"chdir": "/tmp", "_raw_params": "echo {{ item }}"})
+        );
+    }
+
+    #[test]
+    fn load_reads_the_file() {
+        let mut file = tempfile::NamedTempFile::new().unwrap_or_else(|e| panic!("{e}"));
+        file.write_all(b"- hosts: all\n  tasks:\n    - ping:\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let book = load(file.path()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(book.path, file.path());
+        assert_eq!(
+            task(&book.plays[0].tasks[0]).location.to_string(),
+            format!("{}:3:7", file.path().display())
+        );
+    }
+
+    #[test]
+    fn a_missing_file_is_a_read_error() {
+        let missing = Path::new("/nonexistent/dir/site.yml");
+        let Err(error) = load(missing) else {
+            panic!("loaded a missing file")
+        };
+        assert!(matches!(error, PlaybookError::Read { .. }));
+        assert!(
+            error
+                .to_string()
+                .starts_with("ERROR! could not read the playbook '/nonexistent/dir/site.yml': ")
+        );
+    }
+
+    #[test]
+    fn duplicate_keys_are_warnings_and_the_last_value_wins() {
+        let book = loaded("- hosts: all\n  tasks:\n    - debug: msg=one\n      debug: msg=two\n");
+        assert_eq!(
+            task(&book.plays[0].tasks[0]).args.get("msg"),
+            Some(&json!("two"))
+        );
+        assert_eq!(
+            book.warnings,
+            vec!["found a duplicate dict key 'debug' in '/srv/site.yml': line 4, column 7; using the last defined value only (the mapping starts at line 3, column 7)".to_owned()]
+        );
+    }
+
+    #[test]
+    fn errors_quote_the_offending_line() {
+        assert_eq!(
+            error(
+                "- hosts: all\n  tasks:\n    - name: two actions\n      debug: msg=a\n      command: ls\n"
+            ),
+            "ERROR! conflicting action statements: debug, command in '/srv/site.yml': line 5, column 7\n\n      debug: msg=a\n      command: ls\n      ^ here"
+        );
+        assert_eq!(
+            error("- hosts: all\n  tasks:\n    - name: nothing to do\n"),
+            "ERROR! no module/action detected in task in '/srv/site.yml': line 3, column 7\n\n  tasks:\n    - name: nothing to do\n      ^ here"
+        );
+    }
+
+    #[test]
+    fn playbook_shape_errors() {
+        assert_eq!(
+            error(""),
+            "ERROR! empty playbook, nothing to do in '/srv/site.yml': line 1, column 1"
+        );
+        assert!(error("# nothing\n").starts_with(
+            "ERROR! empty playbook, nothing to do in '/srv/site.yml': line 1, column 1"
+        ));
+        assert!(error("hosts: all\n").starts_with(
+            "ERROR! a playbook must be a list of plays, got a mapping instead in '/srv/site.yml': line 1, column 1"
+        ));
+        assert!(error("[]\n").starts_with(
+            "ERROR! a playbook must contain at least one play in '/srv/site.yml': line 1, column 1"
+        ));
+        assert!(error("- hosts: all\n- site.yml\n").starts_with(
+            "ERROR! a playbook entry must be a play or an 'import_playbook', got a string in '/srv/site.yml': line 2, column 3"
+        ));
+        assert!(error("- hosts: all\n- name: more\n  ansible.builtin.import_playbook: other.yml\n").starts_with(
+            "ERROR! import_playbook is not supported yet in '/srv/site.yml': line 3, column 3"
+        ));
+        assert!(error("- import_playbook: other.yml\n").starts_with(
+            "ERROR! import_playbook is not supported yet in '/srv/site.yml': line 1, column 3"
+        ));
+    }
+
+    #[test]
+    fn yaml_errors_say_where() {
+        assert_eq!(
+            error("- hosts: all\n  tasks:\n    - debug: msg=x\n   - ping:\n"),
+            "ERROR! YAML syntax error: while parsing a block mapping, did not find expected key in '/srv/site.yml': line 4, column 4\n\n    - debug: msg=x\n   - ping:\n   ^ here"
+        );
+        assert!(error("- hosts: all\n  vars:\n    a: !vault |\n      $ANSIBLE_VAULT;1.1;AES256\n")
+            .starts_with("ERROR! vault-encrypted values (!vault) are not supported yet in '/srv/site.yml': line 4"));
+    }
+
+    #[test]
+    fn yaml_values_are_typed_like_ansible() {
+        let book = loaded(
+            "- hosts: all\n  vars:\n    a: yes\n    b: 'no'\n    c: 0644\n    d: 0o644\n    e: 1.0\n    f: ~\n    g: !unsafe '{{ raw }}'\n    h: 0x1F\n",
+        );
+        assert_eq!(
+            Value::Object(book.plays[0].vars.clone()),
+            json!({"a": true, "b": "no", "c": 420, "d": "0o644", "e": 1.0, "f": null,
+                   "g": {UNSAFE_KEY: "{{ raw }}"}, "h": 31})
+        );
+    }
+
+    #[test]
+    fn hosts_lists_are_joined() {
+        assert_eq!(
+            loaded("- hosts:\n    - web\n    - db:&prod\n").plays[0].hosts,
+            "web,db:&prod"
+        );
+    }
+}

@@ -10,7 +10,7 @@ use crate::playbook::attribute::{Entry, Fields};
 use crate::playbook::error::PlaybookError;
 use crate::playbook::keywords::is_task_keyword;
 use crate::playbook::source::Mark;
-use crate::playbook::splitter::{parse_kv, split_args};
+use crate::playbook::splitter::{SplitError, parse_kv, split_args};
 use crate::playbook::yaml::{Node, Yaml};
 
 /// Actions, by short name, that accept words which are not `key=value` pairs.
@@ -41,6 +41,16 @@ pub(crate) struct Action {
     pub(crate) args: Map<String, Value>,
     /// Whether the task used `local_action:` (and so runs delegated to localhost).
     pub(crate) local: bool,
+}
+
+/// An action found in the task, before its arguments are checked and merged.
+struct Found {
+    /// The action as written.
+    name: String,
+    /// Its own arguments.
+    args: Map<String, Value>,
+    /// Where its arguments are written.
+    mark: Mark,
 }
 
 /// The action name without Ansible's own collection prefixes.
@@ -76,8 +86,7 @@ fn is_template(text: &str) -> bool {
 /// Finds the task's action and builds its arguments.
 pub(crate) fn parse_action(task: &Fields<'_>) -> Result<Action, PlaybookError> {
     let base = args_keyword(task)?;
-    // (name, its arguments, where its arguments are)
-    let mut found: Option<(String, Map<String, Value>, Mark)> = None;
+    let mut found: Option<Found> = None;
     if let Some(entry) = task.entry("action") {
         found = module_string_form(task, entry)?;
     }
@@ -91,17 +100,32 @@ pub(crate) fn parse_action(task: &Fields<'_>) -> Result<Action, PlaybookError> {
         }
         found = module_string_form(task, entry)?;
     }
-    for entry in task.entries().iter().filter(|entry| !is_task_keyword(entry.name)) {
-        if let Some((name, ..)) = &found {
+    for entry in task
+        .entries()
+        .iter()
+        .filter(|entry| !is_task_keyword(entry.name))
+    {
+        if let Some(first) = &found {
             return Err(task.error_at(
                 entry.key.mark,
-                format!("conflicting action statements: {name}, {}", entry.name),
+                format!(
+                    "conflicting action statements: {}, {}",
+                    first.name, entry.name
+                ),
             ));
         }
-        let args = action_args(task, entry.name, entry.value)?;
-        found = Some((entry.name.to_owned(), args, entry.value.mark));
+        found = Some(Found {
+            name: entry.name.to_owned(),
+            args: action_args(task, entry.name, entry.value)?,
+            mark: entry.value.mark,
+        });
     }
-    let Some((name, own, mark)) = found else {
+    let Some(Found {
+        name,
+        args: own,
+        mark,
+    }) = found
+    else {
         return Err(task.error("no module/action detected in task"));
     };
     if !is_free_form(&name)
@@ -165,7 +189,10 @@ fn args_keyword(task: &Fields<'_>) -> Result<Map<String, Value>, PlaybookError> 
         (Yaml::Map(_), _) => Ok(object(node)),
         (_, Some(text)) if is_template(text) => {
             let mut args = Map::new();
-            args.insert("_variable_params".to_owned(), Value::String(text.to_owned()));
+            args.insert(
+                "_variable_params".to_owned(),
+                Value::String(text.to_owned()),
+            );
             Ok(args)
         }
         _ => Err(task.error_at(
@@ -215,18 +242,24 @@ fn unexpected_type(task: &Fields<'_>, node: &Node) -> PlaybookError {
 fn module_string_form(
     task: &Fields<'_>,
     entry: &Entry<'_>,
-) -> Result<Option<(String, Map<String, Value>, Mark)>, PlaybookError> {
+) -> Result<Option<Found>, PlaybookError> {
     let node = entry.value;
+    let split_error = |error: SplitError| task.error_at(node.mark, error.to_string());
     let (module, mut args) = match &node.value {
         Yaml::Map(entries) => {
-            let Some((_, module)) = entries.iter().find(|(key, _)| key.as_str() == Some("module"))
+            let Some((_, module)) = entries
+                .iter()
+                .find(|(key, _)| key.as_str() == Some("module"))
             else {
                 return Ok(None);
             };
             let Some(text) = module.as_str() else {
                 return Err(task.error_at(
                     module.mark,
-                    format!("the module name should be a string, got {}", module.describe()),
+                    format!(
+                        "the module name should be a string, got {}",
+                        module.describe()
+                    ),
                 ));
             };
             let mut args = object(node);
@@ -238,21 +271,16 @@ fn module_string_form(
             None => return Err(unexpected_type(task, node)),
         },
     };
-    let split = |text: &str| split_args(text).map_err(|error| task.error_at(node.mark, error.to_string()));
-    let words = split(module)?;
+    let words = split_args(module).map_err(split_error)?;
     let Some((name, rest)) = words.split_first() else {
         return Err(task.error_at(node.mark, "no module/action detected in task"));
     };
     let name = name.trim().to_owned();
-    let inline = parse_kv(&rest.join(" "), is_free_form(&name))
-        .map_err(|error| task.error_at(node.mark, error.to_string()))?;
-    args.extend(inline);
+    args.extend(parse_kv(&rest.join(" "), is_free_form(&name)).map_err(split_error)?);
     if let Some(extra) = args.shift_remove("args") {
         match extra {
             Value::Object(map) => args.extend(map),
-            Value::String(text) => args.extend(
-                parse_kv(&text, false).map_err(|error| task.error_at(node.mark, error.to_string()))?,
-            ),
+            Value::String(text) => args.extend(parse_kv(&text, false).map_err(split_error)?),
             _ => {
                 return Err(task.error_at(
                     node.mark,
@@ -261,7 +289,11 @@ fn module_string_form(
             }
         }
     }
-    Ok(Some((name, args, node.mark)))
+    Ok(Some(Found {
+        name,
+        args,
+        mark: node.mark,
+    }))
 }
 
 #[cfg(test)]
@@ -276,12 +308,22 @@ mod tests {
 
     fn action_of(text: &str) -> Result<Action, String> {
         let source = SourceFile::new(Path::new("m.yml"), text);
-        let Ok(yaml::Document { root: Some(root), .. }) = yaml::load(&source) else {
+        let Ok(yaml::Document {
+            root: Some(root), ..
+        }) = yaml::load(&source)
+        else {
             panic!("bad test YAML")
         };
         Fields::new(&source, &root, "Task")
             .and_then(|fields| parse_action(&fields))
-            .map_err(|error| error.to_string().lines().next().unwrap_or_default().to_owned())
+            .map_err(|error| {
+                error
+                    .to_string()
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned()
+            })
     }
 
     fn ok(text: &str) -> (String, Value, bool) {
@@ -302,7 +344,11 @@ mod tests {
     fn mapping_arguments_stay_typed() {
         assert_eq!(
             ok("name: t\nansible.builtin.file:\n  path: /x\n  mode: 0644\n  force: yes\n"),
-            ("ansible.builtin.file".into(), json!({"path": "/x", "mode": 420, "force": true}), false)
+            (
+                "ansible.builtin.file".into(),
+                json!({"path": "/x", "mode": 420, "force": true}),
+                false
+            )
         );
     }
 
@@ -310,9 +356,16 @@ mod tests {
     fn string_arguments_are_key_value_strings() {
         assert_eq!(
             ok("file: path=/x state=touch mode=0644\n"),
-            ("file".into(), json!({"path": "/x", "state": "touch", "mode": "0644"}), false)
+            (
+                "file".into(),
+                json!({"path": "/x", "state": "touch", "mode": "0644"}),
+                false
+            )
         );
-        assert_eq!(ok("debug: msg=\"hello there\"\n").1, json!({"msg": "hello there"}));
+        assert_eq!(
+            ok("debug: msg=\"hello there\"\n").1,
+            json!({"msg": "hello there"})
+        );
         assert_eq!(ok("ping:\n").1, json!({}));
     }
 
@@ -327,16 +380,28 @@ mod tests {
             json!({"creates": "/y", "_raw_params": "ls -l name=x"})
         );
         assert_eq!(ok("raw: uptime\n").1, json!({"_raw_params": "uptime"}));
-        assert_eq!(ok("ansible.windows.win_shell: dir\n").1, json!({"_raw_params": "dir"}));
+        assert_eq!(
+            ok("ansible.windows.win_shell: dir\n").1,
+            json!({"_raw_params": "dir"})
+        );
     }
 
     #[test]
     fn raw_param_actions_take_words_and_pairs() {
-        assert_eq!(ok("meta: flush_handlers\n").1, json!({"_raw_params": "flush_handlers"}));
-        assert_eq!(ok("include_tasks: other.yml\n").1, json!({"_raw_params": "other.yml"}));
+        assert_eq!(
+            ok("meta: flush_handlers\n").1,
+            json!({"_raw_params": "flush_handlers"})
+        );
+        assert_eq!(
+            ok("include_tasks: other.yml\n").1,
+            json!({"_raw_params": "other.yml"})
+        );
         assert_eq!(ok("set_fact: a=1 b=two\n").1, json!({"a": "1", "b": "two"}));
         assert_eq!(ok("include_role: name=web\n").1, json!({"name": "web"}));
-        assert_eq!(ok("ansible.builtin.include_vars: vars.yml\n").1, json!({"_raw_params": "vars.yml"}));
+        assert_eq!(
+            ok("ansible.builtin.include_vars: vars.yml\n").1,
+            json!({"_raw_params": "vars.yml"})
+        );
     }
 
     #[test]
@@ -371,11 +436,19 @@ mod tests {
     fn action_keyword_forms() {
         assert_eq!(
             ok("action: file path=/x state=absent\n"),
-            ("file".into(), json!({"path": "/x", "state": "absent"}), false)
+            (
+                "file".into(),
+                json!({"path": "/x", "state": "absent"}),
+                false
+            )
         );
         assert_eq!(
             ok("action:\n  module: copy dest=/a\n  content: hi\n  args: {mode: '0600'}\n"),
-            ("copy".into(), json!({"content": "hi", "dest": "/a", "mode": "0600"}), false)
+            (
+                "copy".into(),
+                json!({"content": "hi", "dest": "/a", "mode": "0600"}),
+                false
+            )
         );
         assert_eq!(
             ok("action: shell echo hi chdir=/tmp\n").1,

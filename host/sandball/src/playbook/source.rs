@@ -31,11 +31,6 @@ impl SourceFile {
         }
     }
 
-    /// The file's name as given.
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// The file's text.
     pub(crate) fn text(&self) -> &str {
         &self.text
@@ -152,7 +147,6 @@ mod tests {
     fn byte_order_mark_is_dropped() {
         let file = source("\u{feff}a: 1\n");
         assert_eq!(file.text(), "a: 1\n");
-        assert_eq!(file.path(), Path::new("/p/site.yml"));
     }
 
     #[test]

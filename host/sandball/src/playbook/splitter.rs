@@ -55,14 +55,15 @@ pub(crate) fn split_args(args: &str) -> Result<Vec<String>, SplitError> {
             if quote.is_some() && !was_quoted && !in_jinja {
                 words.push(token.to_owned());
                 placed = true;
-            } else if in_jinja || quote.is_some() || was_quoted {
-                if let Some(last) = words.last_mut() {
-                    if index > 0 {
-                        last.push(' ');
-                    }
-                    last.push_str(token);
-                    placed = true;
+            } else if (in_jinja || quote.is_some() || was_quoted)
+                && let Some(last) = words.last_mut()
+            {
+                // inside quotes or Jinja: part of the word being built
+                if index > 0 {
+                    last.push(' ');
                 }
+                last.push_str(token);
+                placed = true;
             }
             for (depth, (open, close)) in depths.iter_mut().zip(JINJA_PAIRS) {
                 let before = *depth;
@@ -210,7 +211,11 @@ fn escape_at(rest: &[char]) -> Option<(char, usize)> {
         'u' => hex(4),
         'x' => hex(2),
         '0'..='7' => {
-            let digits = rest.iter().take(3).take_while(|c| ('0'..='7').contains(*c)).count();
+            let digits = rest
+                .iter()
+                .take(3)
+                .take_while(|c| ('0'..='7').contains(*c))
+                .count();
             let text: String = rest[..digits].iter().collect();
             let code = u32::from_str_radix(&text, 8).ok()?;
             Some((char::from_u32(code)?, digits))
@@ -252,9 +257,18 @@ mod tests {
     fn splits_on_spaces_keeping_quotes_and_jinja() {
         assert_eq!(split("a=b c=d"), ["a=b", "c=d"]);
         assert_eq!(split("a=\"b c\" d"), ["a=\"b c\"", "d"]);
-        assert_eq!(split("msg='it is {{ x }}' y=1"), ["msg='it is {{ x }}'", "y=1"]);
-        assert_eq!(split("msg={{ a | default('b c') }} z"), ["msg={{ a | default('b c') }}", "z"]);
-        assert_eq!(split("a={% if x %}1{% endif %} b"), ["a={% if x %}1{% endif %}", "b"]);
+        assert_eq!(
+            split("msg='it is {{ x }}' y=1"),
+            ["msg='it is {{ x }}'", "y=1"]
+        );
+        assert_eq!(
+            split("msg={{ a | default('b c') }} z"),
+            ["msg={{ a | default('b c') }}", "z"]
+        );
+        assert_eq!(
+            split("a={% if x %}1{% endif %} b"),
+            ["a={% if x %}1{% endif %}", "b"]
+        );
         assert_eq!(split("a={# note here #} b"), ["a={# note here #}", "b"]);
         assert_eq!(split("a=\"x  y\""), ["a=\"x  y\""]);
         assert_eq!(split("a=1  b=2"), ["a=1 ", "b=2"]);
@@ -290,10 +304,19 @@ mod tests {
             kv("path=/tmp/x state=touch mode=0644", false),
             json!({"path": "/tmp/x", "state": "touch", "mode": "0644"})
         );
-        assert_eq!(kv("msg=\"hello world\"", false), json!({"msg": "hello world"}));
+        assert_eq!(
+            kv("msg=\"hello world\"", false),
+            json!({"msg": "hello world"})
+        );
         assert_eq!(kv("msg='a=b c'", false), json!({"msg": "a=b c"}));
-        assert_eq!(kv("msg=\"{{ a }} = {{ b }}\"", false), json!({"msg": "{{ a }} = {{ b }}"}));
-        assert_eq!(kv("msg={{ x | join(' ') }}", false), json!({"msg": "{{ x | join(' ') }}"}));
+        assert_eq!(
+            kv("msg=\"{{ a }} = {{ b }}\"", false),
+            json!({"msg": "{{ a }} = {{ b }}"})
+        );
+        assert_eq!(
+            kv("msg={{ x | join(' ') }}", false),
+            json!({"msg": "{{ x | join(' ') }}"})
+        );
         assert_eq!(kv("a=1 a=2", false), json!({"a": "2"}));
         assert_eq!(kv("empty=", false), json!({"empty": ""}));
         assert_eq!(kv("q=\"\"", false), json!({"q": ""}));
@@ -302,15 +325,27 @@ mod tests {
     #[test]
     fn decodes_escapes_in_pairs() {
         assert_eq!(kv("msg=a\\nb", false), json!({"msg": "a\nb"}));
-        assert_eq!(kv("msg=\"say \\\"hi\\\"\"", false), json!({"msg": "say \"hi\""}));
+        assert_eq!(
+            kv("msg=\"say \\\"hi\\\"\"", false),
+            json!({"msg": "say \"hi\""})
+        );
         assert_eq!(kv("msg=\\x41\\u00e9\\101", false), json!({"msg": "AéA"}));
-        assert_eq!(kv("path=C:\\Users\\x", false), json!({"path": "C:\\Users\\x"}));
+        assert_eq!(
+            kv("path=C:\\Users\\x", false),
+            json!({"path": "C:\\Users\\x"})
+        );
     }
 
     #[test]
     fn words_that_are_not_pairs_become_raw_params() {
-        assert_eq!(kv("flush_handlers", false), json!({"_raw_params": "flush_handlers"}));
-        assert_eq!(kv("foo.yml a=1", false), json!({"a": "1", "_raw_params": "foo.yml"}));
+        assert_eq!(
+            kv("flush_handlers", false),
+            json!({"_raw_params": "flush_handlers"})
+        );
+        assert_eq!(
+            kv("foo.yml a=1", false),
+            json!({"a": "1", "_raw_params": "foo.yml"})
+        );
         assert_eq!(kv("=x", false), json!({"_raw_params": "=x"}));
         assert_eq!(kv("a\\=b", false), json!({"_raw_params": "a=b"}));
     }
@@ -327,7 +362,10 @@ mod tests {
         );
         assert_eq!(kv("ls\n-l", true), json!({"_raw_params": "ls\n-l"}));
         assert_eq!(
-            kv("cat stdin=x stdin_add_newline=no strip_empty_ends=no executable=/bin/bash removes=/y warn=no", true),
+            kv(
+                "cat stdin=x stdin_add_newline=no strip_empty_ends=no executable=/bin/bash removes=/y warn=no",
+                true
+            ),
             json!({"stdin": "x", "stdin_add_newline": "no", "strip_empty_ends": "no", "executable": "/bin/bash", "removes": "/y", "warn": "no", "_raw_params": "cat"})
         );
         assert_eq!(kv("echo \\n", true), json!({"_raw_params": "echo \\n"}));

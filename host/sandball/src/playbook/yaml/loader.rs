@@ -101,7 +101,7 @@ enum KeySlot {
     /// No key read yet.
     Empty,
     /// The key was a plain `<<`: the value is merged in.
-    Merge(Mark),
+    Merge,
     /// An ordinary key.
     Key(Node),
 }
@@ -182,9 +182,13 @@ impl Builder<'_> {
                 Ok(())
             }
             Event::Scalar(text, style, anchor, tag) => {
-                if self.expects_key() && style == ScalarStyle::Plain && tag.is_none() && text == "<<" {
+                if self.expects_key()
+                    && style == ScalarStyle::Plain
+                    && tag.is_none()
+                    && text == "<<"
+                {
                     if let Some(Frame::Map { key, .. }) = self.stack.last_mut() {
-                        *key = KeySlot::Merge(mark);
+                        *key = KeySlot::Merge;
                     }
                     return Ok(());
                 }
@@ -292,7 +296,9 @@ impl Builder<'_> {
             Some(TagKind::Unsafe) => Yaml::Unsafe(text.into_owned()),
             Some(TagKind::Vault) => return Err(self.source.error(mark, VAULT_UNSUPPORTED)),
             Some(TagKind::Other(name)) => {
-                return Err(self.source.error(mark, format!("unknown YAML tag '{name}'")));
+                return Err(self
+                    .source
+                    .error(mark, format!("unknown YAML tag '{name}'")));
             }
         };
         Ok(Node { value, mark })
@@ -315,9 +321,9 @@ impl Builder<'_> {
                 format!("the YAML tag '!!{kind}' is not supported on {what}"),
             )),
             Some(TagKind::Vault) => Err(self.source.error(mark, VAULT_UNSUPPORTED)),
-            Some(TagKind::Other(name)) => {
-                Err(self.source.error(mark, format!("unknown YAML tag '{name}'")))
-            }
+            Some(TagKind::Other(name)) => Err(self
+                .source
+                .error(mark, format!("unknown YAML tag '{name}'"))),
         }
     }
 
@@ -351,7 +357,12 @@ impl Builder<'_> {
 
     /// The mapping of merged-in entries overridden by explicit ones; a key written twice
     /// keeps its first place and its last value, with a warning.
-    fn mapping(&mut self, explicit: Vec<(Node, Node)>, merged: Vec<(Node, Node)>, mark: Mark) -> Node {
+    fn mapping(
+        &mut self,
+        explicit: Vec<(Node, Node)>,
+        merged: Vec<(Node, Node)>,
+        mark: Mark,
+    ) -> Node {
         let mut entries: Vec<(Node, Node)> = Vec::with_capacity(merged.len() + explicit.len());
         let mut explicitly_set: Vec<bool> = Vec::with_capacity(entries.capacity());
         let mut index: HashMap<KeyId, usize> = HashMap::new();
@@ -418,7 +429,7 @@ impl Builder<'_> {
                     ));
                 }
                 KeySlot::Key(name) => explicit.push((name, node)),
-                KeySlot::Merge(_) => merged.extend(merge_entries(source, node)?),
+                KeySlot::Merge => merged.extend(merge_entries(source, node)?),
             },
         }
         Ok(())
@@ -495,7 +506,10 @@ mod tests {
     fn keeps_marks_on_keys_and_values() {
         let document = parse("- hosts: all\n  tasks:\n    - debug: msg=hi\n").ok();
         let root = document.and_then(|document| document.root);
-        let Some(play) = root.as_ref().and_then(Node::as_seq).and_then(|plays| plays.first())
+        let Some(play) = root
+            .as_ref()
+            .and_then(Node::as_seq)
+            .and_then(|plays| plays.first())
         else {
             panic!("no play");
         };
@@ -504,12 +518,22 @@ mod tests {
             panic!("play is not a mapping")
         };
         assert_eq!(entries[1].0.mark, Mark { line: 2, column: 3 });
-        let task = &entries[1].1.as_seq().map(<[Node]>::to_vec).unwrap_or_default()[0];
+        let task = &entries[1]
+            .1
+            .as_seq()
+            .map(<[Node]>::to_vec)
+            .unwrap_or_default()[0];
         assert_eq!(task.mark, Mark { line: 3, column: 7 });
         let Some(task_entries) = task.as_map() else {
             panic!("task is not a mapping")
         };
-        assert_eq!(task_entries[0].1.mark, Mark { line: 3, column: 14 });
+        assert_eq!(
+            task_entries[0].1.mark,
+            Mark {
+                line: 3,
+                column: 14
+            }
+        );
     }
 
     #[test]
@@ -517,7 +541,10 @@ mod tests {
         let Ok(document) = parse("a: 1\nb: 2\na: 3\n") else {
             panic!("should load")
         };
-        assert_eq!(document.root.map(|root| root.to_json()), Some(json!({"a": 3, "b": 2})));
+        assert_eq!(
+            document.root.map(|root| root.to_json()),
+            Some(json!({"a": 3, "b": 2}))
+        );
         assert_eq!(
             document.warnings,
             vec![
@@ -565,7 +592,12 @@ mod tests {
 
     #[test]
     fn empty_text_has_no_document() {
-        assert!(parse("# only a comment\n").ok().and_then(|d| d.root).is_none());
+        assert!(
+            parse("# only a comment\n")
+                .ok()
+                .and_then(|d| d.root)
+                .is_none()
+        );
         assert_eq!(json_of("---\n"), Value::Null);
     }
 
@@ -582,10 +614,14 @@ mod tests {
         assert!(error_of("a: !vault |\n  $ANSIBLE_VAULT\n").starts_with(
             "ERROR! vault-encrypted values (!vault) are not supported yet in 't.yml': line 2, column 3"
         ));
-        assert!(error_of("a: !custom x\n")
-            .starts_with("ERROR! unknown YAML tag '!custom' in 't.yml': line 1, column 12"));
-        assert!(error_of("a: !!int ten\n")
-            .starts_with("ERROR! 'ten' is not an integer in 't.yml': line 1, column 10"));
+        assert!(
+            error_of("a: !custom x\n")
+                .starts_with("ERROR! unknown YAML tag '!custom' in 't.yml': line 1, column 12")
+        );
+        assert!(
+            error_of("a: !!int ten\n")
+                .starts_with("ERROR! 'ten' is not an integer in 't.yml': line 1, column 10")
+        );
         assert!(error_of("a: !!set {x}\n").starts_with(
             "ERROR! the YAML tag '!!set' is not supported on a mapping in 't.yml': line 1, column 10"
         ));

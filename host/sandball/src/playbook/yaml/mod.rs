@@ -6,5 +6,5 @@ mod node;
 mod resolver;
 
 pub(crate) use loader::{Document, load};
-pub(crate) use node::{Node, Yaml};
 pub use node::UNSAFE_KEY;
+pub(crate) use node::{Node, Yaml};

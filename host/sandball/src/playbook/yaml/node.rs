@@ -185,7 +185,10 @@ mod tests {
     #[test]
     fn converts_to_json_with_unsafe_wrapped() {
         let node = at(Yaml::Map(vec![
-            (scalar(json!("a")), at(Yaml::Seq(vec![scalar(json!(1)), scalar(Value::Null)]))),
+            (
+                scalar(json!("a")),
+                at(Yaml::Seq(vec![scalar(json!(1)), scalar(Value::Null)])),
+            ),
             (scalar(json!(true)), at(Yaml::Unsafe("{{ x }}".into()))),
             (scalar(json!(3)), scalar(json!(1.5))),
         ]));

@@ -34,7 +34,9 @@ pub(crate) fn explicit(kind: &str, text: &str) -> Result<Value, String> {
         },
         "int" => int_value(text).ok_or_else(|| format!("'{text}' is not an integer")),
         "float" => float_value(text).ok_or_else(|| format!("'{text}' is not a float")),
-        other => Err(format!("the YAML tag '!!{other}' is not supported on a scalar")),
+        other => Err(format!(
+            "the YAML tag '!!{other}' is not supported on a scalar"
+        )),
     }
 }
 
@@ -219,10 +221,14 @@ mod tests {
 
     #[test]
     fn yaml_1_1_booleans() {
-        for text in ["yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE"] {
+        for text in [
+            "yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE",
+        ] {
             assert_eq!(implicit(text), json!(true), "{text}");
         }
-        for text in ["no", "No", "NO", "off", "Off", "OFF", "false", "False", "FALSE"] {
+        for text in [
+            "no", "No", "NO", "off", "Off", "OFF", "false", "False", "FALSE",
+        ] {
             assert_eq!(implicit(text), json!(false), "{text}");
         }
         for text in ["y", "n", "yEs", "tRUE"] {
@@ -246,12 +252,17 @@ mod tests {
         assert_eq!(implicit("1:30"), json!(90));
         assert_eq!(implicit("1__:2"), json!(62));
         assert_eq!(implicit("190:20:30"), json!(685_230));
-        assert_eq!(implicit("18446744073709551615"), json!(18_446_744_073_709_551_615u64));
+        assert_eq!(
+            implicit("18446744073709551615"),
+            json!(18_446_744_073_709_551_615u64)
+        );
     }
 
     #[test]
     fn things_that_look_numeric_but_stay_strings() {
-        for text in ["0o755", "08", "0x", "1e3", "1.0e3", "-.5", "1:60", "0:30", "1.2.3", "12a", "+-1"] {
+        for text in [
+            "0o755", "08", "0x", "1e3", "1.0e3", "-.5", "1:60", "0:30", "1.2.3", "12a", "+-1",
+        ] {
             assert_eq!(implicit(text), json!(text), "{text}");
         }
     }
@@ -289,8 +300,14 @@ mod tests {
         assert_eq!(explicit("bool", "On"), Ok(json!(true)));
         assert_eq!(explicit("null", "anything"), Ok(Value::Null));
         assert_eq!(explicit("timestamp", "2001-12-14"), Ok(json!("2001-12-14")));
-        assert_eq!(explicit("int", "ten"), Err("'ten' is not an integer".to_owned()));
-        assert_eq!(explicit("bool", "maybe"), Err("'maybe' is not a boolean".to_owned()));
+        assert_eq!(
+            explicit("int", "ten"),
+            Err("'ten' is not an integer".to_owned())
+        );
+        assert_eq!(
+            explicit("bool", "maybe"),
+            Err("'maybe' is not a boolean".to_owned())
+        );
         assert_eq!(explicit("float", "x"), Err("'x' is not a float".to_owned()));
         assert_eq!(
             explicit("binary", "AAAA"),

@@ -1,0 +1,331 @@
+//! Lists of tasks and the blocks among them: a `block:` (with its `rescue:` and
+//! `always:` sections) groups tasks under shared keywords; any other mapping in a task
+//! list is a task.
+
+use serde_json::{Map, Value};
+
+use crate::playbook::attribute::Fields;
+use crate::playbook::error::PlaybookError;
+use crate::playbook::keywords::{is_block_keyword, is_block_section};
+use crate::playbook::location::Location;
+use crate::playbook::source::SourceFile;
+use crate::playbook::task::Task;
+use crate::playbook::yaml::Node;
+
+/// One entry of a task list.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskItem {
+    /// A task (a handler, in a play's `handlers`).
+    Task(Box<Task>),
+    /// A block of tasks.
+    Block(Box<Block>),
+}
+
+/// A `block:` with its `rescue:` and `always:` sections and the keywords its tasks
+/// inherit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    /// `name`.
+    pub name: Option<String>,
+    /// The tasks of `block:`.
+    pub block: Vec<TaskItem>,
+    /// The tasks of `rescue:`, run when a task of `block:` fails.
+    pub rescue: Vec<TaskItem>,
+    /// The tasks of `always:`, run in any case.
+    pub always: Vec<TaskItem>,
+    /// `when`, added to each task's own.
+    pub when: Vec<Value>,
+    /// `vars`.
+    pub vars: Map<String, Value>,
+    /// `tags`.
+    pub tags: Vec<String>,
+    /// `notify`.
+    pub notify: Vec<String>,
+    /// `ignore_errors`.
+    pub ignore_errors: Option<Value>,
+    /// `ignore_unreachable`.
+    pub ignore_unreachable: Option<Value>,
+    /// `no_log`.
+    pub no_log: Option<Value>,
+    /// `check_mode`.
+    pub check_mode: Option<Value>,
+    /// `diff`.
+    pub diff: Option<Value>,
+    /// `become`.
+    pub become_: Option<Value>,
+    /// `become_user`.
+    pub become_user: Option<Value>,
+    /// `become_method`.
+    pub become_method: Option<Value>,
+    /// `become_flags`.
+    pub become_flags: Option<Value>,
+    /// `become_exe`.
+    pub become_exe: Option<Value>,
+    /// `environment`.
+    pub environment: Option<Value>,
+    /// `connection`.
+    pub connection: Option<Value>,
+    /// `remote_user`.
+    pub remote_user: Option<Value>,
+    /// `port`.
+    pub port: Option<Value>,
+    /// `timeout`.
+    pub timeout: Option<Value>,
+    /// `throttle`.
+    pub throttle: Option<Value>,
+    /// `any_errors_fatal`.
+    pub any_errors_fatal: Option<Value>,
+    /// `run_once`.
+    pub run_once: Option<Value>,
+    /// `delegate_to`.
+    pub delegate_to: Option<Value>,
+    /// `delegate_facts`.
+    pub delegate_facts: Option<Value>,
+    /// `debugger`.
+    pub debugger: Option<Value>,
+    /// `collections`.
+    pub collections: Option<Value>,
+    /// `module_defaults`.
+    pub module_defaults: Option<Value>,
+    /// `capabilities`: sandball's capability grant changes for the block's tasks.
+    pub capabilities: Option<Value>,
+    /// Where the block starts.
+    pub location: Location,
+}
+
+impl Block {
+    /// Reads a block from its mapping; its tasks are handlers when `handler` is set.
+    fn parse(source: &SourceFile, node: &Node, handler: bool) -> Result<Block, PlaybookError> {
+        let fields = Fields::new(source, node, "Block")?;
+        fields.reject_unknown(is_block_keyword)?;
+        let section = |name: &str| task_items(source, fields.node(name), name, handler);
+        Ok(Block {
+            name: fields.string("name")?,
+            block: section("block")?,
+            rescue: section("rescue")?,
+            always: section("always")?,
+            when: fields.conditionals("when")?,
+            vars: fields.vars()?,
+            tags: fields.tags()?,
+            notify: fields.name_list("notify")?,
+            ignore_errors: fields.value("ignore_errors"),
+            ignore_unreachable: fields.value("ignore_unreachable"),
+            no_log: fields.value("no_log"),
+            check_mode: fields.value("check_mode"),
+            diff: fields.value("diff"),
+            become_: fields.value("become"),
+            become_user: fields.value("become_user"),
+            become_method: fields.value("become_method"),
+            become_flags: fields.value("become_flags"),
+            become_exe: fields.value("become_exe"),
+            environment: fields.value("environment"),
+            connection: fields.value("connection"),
+            remote_user: fields.value("remote_user"),
+            port: fields.value("port"),
+            timeout: fields.value("timeout"),
+            throttle: fields.value("throttle"),
+            any_errors_fatal: fields.value("any_errors_fatal"),
+            run_once: fields.value("run_once"),
+            delegate_to: fields.value("delegate_to"),
+            delegate_facts: fields.value("delegate_facts"),
+            debugger: fields.value("debugger"),
+            collections: fields.value("collections"),
+            module_defaults: fields.value("module_defaults"),
+            capabilities: fields.value("capabilities"),
+            location: fields.location(),
+        })
+    }
+}
+
+/// Reads the task list under keyword `field` (`tasks`, `handlers`, `block`…): absent or
+/// null is empty; each entry is a block if it has a `block`, `rescue` or `always` key,
+/// else a task (a handler when `handler` is set).
+pub(crate) fn task_items(
+    source: &SourceFile,
+    node: Option<&Node>,
+    field: &str,
+    handler: bool,
+) -> Result<Vec<TaskItem>, PlaybookError> {
+    let Some(node) = node.filter(|node| !node.is_null()) else {
+        return Ok(Vec::new());
+    };
+    let what = if handler { "handler" } else { "task" };
+    let Some(items) = node.as_seq() else {
+        return Err(source.error(
+            node.mark,
+            format!(
+                "the field '{field}' must be a list of {what}s, got {}",
+                node.describe()
+            ),
+        ));
+    };
+    items
+        .iter()
+        .map(|item| {
+            let Some(entries) = item.as_map() else {
+                return Err(source.error(
+                    item.mark,
+                    format!(
+                        "a {what} in '{field}' must be a mapping, got {}",
+                        item.describe()
+                    ),
+                ));
+            };
+            let is_block = entries
+                .iter()
+                .any(|(key, _)| key.as_str().is_some_and(is_block_section));
+            Ok(if is_block {
+                TaskItem::Block(Box::new(Block::parse(source, item, handler)?))
+            } else {
+                TaskItem::Task(Box::new(Task::parse(source, item, handler)?))
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::playbook::yaml;
+
+    fn items(text: &str, handler: bool) -> Result<Vec<TaskItem>, String> {
+        let source = SourceFile::new(Path::new("b.yml"), text);
+        let Ok(yaml::Document { root, .. }) = yaml::load(&source) else {
+            panic!("bad test YAML")
+        };
+        task_items(&source, root.as_ref(), "tasks", handler).map_err(|error| {
+            error
+                .to_string()
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        })
+    }
+
+    fn block_of(item: &TaskItem) -> &Block {
+        match item {
+            TaskItem::Block(block) => block,
+            TaskItem::Task(task) => panic!("not a block: {task:?}"),
+        }
+    }
+
+    fn task_of(item: &TaskItem) -> &Task {
+        match item {
+            TaskItem::Task(task) => task,
+            TaskItem::Block(block) => panic!("not a task: {block:?}"),
+        }
+    }
+
+    #[test]
+    fn blocks_with_sections_and_keywords() {
+        let list = items(
+            "- name: outer
+  when: go
+  become: true
+  vars: {a: 1}
+  tags: [b]
+  notify: h
+  block:
+    - debug: msg=one
+    - block:
+        - command: /bin/false
+      rescue:
+        - debug: msg=rescued
+  rescue:
+    - debug: msg=r
+  always:
+    - debug: msg=a
+- debug: msg=after
+",
+            false,
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(list.len(), 2);
+        let outer = block_of(&list[0]);
+        assert_eq!(outer.name.as_deref(), Some("outer"));
+        assert_eq!(outer.when, vec![json!("go")]);
+        assert_eq!(outer.become_, Some(json!(true)));
+        assert_eq!(Value::Object(outer.vars.clone()), json!({"a": 1}));
+        assert_eq!(outer.tags, vec!["b".to_owned()]);
+        assert_eq!(outer.notify, vec!["h".to_owned()]);
+        assert_eq!(outer.location.to_string(), "b.yml:1:3");
+        assert_eq!(outer.block.len(), 2);
+        assert_eq!(task_of(&outer.block[0]).location.to_string(), "b.yml:8:7");
+        let inner = block_of(&outer.block[1]);
+        assert_eq!(task_of(&inner.block[0]).action, "command");
+        assert_eq!(
+            task_of(&inner.rescue[0]).location.to_string(),
+            "b.yml:12:11"
+        );
+        assert!(inner.always.is_empty());
+        assert_eq!(task_of(&outer.rescue[0]).args.get("msg"), Some(&json!("r")));
+        assert_eq!(task_of(&outer.always[0]).args.get("msg"), Some(&json!("a")));
+        assert_eq!(task_of(&list[1]).location.to_string(), "b.yml:17:3");
+    }
+
+    #[test]
+    fn rescue_alone_makes_a_block() {
+        let list = items("- rescue:\n    - debug:\n", false).unwrap_or_default();
+        assert!(block_of(&list[0]).block.is_empty());
+        assert_eq!(block_of(&list[0]).rescue.len(), 1);
+    }
+
+    #[test]
+    fn tasks_inside_handler_blocks_are_handlers() {
+        let list = items("- block:\n    - debug:\n      listen: x\n", true).unwrap_or_default();
+        assert_eq!(
+            task_of(&block_of(&list[0]).block[0]).listen,
+            vec!["x".to_owned()]
+        );
+    }
+
+    #[test]
+    fn empty_and_null_lists() {
+        assert_eq!(items("", false), Ok(vec![]));
+        assert_eq!(items("~\n", false), Ok(vec![]));
+        assert_eq!(items("[]\n", false), Ok(vec![]));
+    }
+
+    #[test]
+    fn errors_say_what_and_where() {
+        assert_eq!(
+            items("debug: msg=x\n", false),
+            Err("ERROR! the field 'tasks' must be a list of tasks, got a mapping in 'b.yml': line 1, column 1".to_owned())
+        );
+        assert_eq!(
+            items("- debug: msg=x\n- just a string\n", false),
+            Err("ERROR! a task in 'tasks' must be a mapping, got a string in 'b.yml': line 2, column 3".to_owned())
+        );
+        assert_eq!(
+            items("- [a]\n", true),
+            Err("ERROR! a handler in 'tasks' must be a mapping, got a list in 'b.yml': line 1, column 3".to_owned())
+        );
+        assert_eq!(
+            items("- block:\n    - debug:\n  loop: [1]\n", false),
+            Err(
+                "ERROR! 'loop' is not a valid attribute for a Block in 'b.yml': line 3, column 3"
+                    .to_owned()
+            )
+        );
+        assert_eq!(
+            items("- block:\n    - debug:\n  debug: msg=x\n", false),
+            Err(
+                "ERROR! 'debug' is not a valid attribute for a Block in 'b.yml': line 3, column 3"
+                    .to_owned()
+            )
+        );
+        assert_eq!(
+            items("- block: nope\n", false),
+            Err("ERROR! the field 'block' must be a list of tasks, got a string in 'b.yml': line 1, column 10".to_owned())
+        );
+        assert_eq!(
+            items("- block:\n    - name: nothing\n", false),
+            Err("ERROR! no module/action detected in task in 'b.yml': line 2, column 7".to_owned())
+        );
+    }
+}

@@ -1,0 +1,387 @@
+//! A task: its action and arguments, and every task keyword with the type Ansible gives
+//! it. Values stay raw JSON (templating is the executor's work).
+
+use serde_json::{Map, Value};
+
+use crate::playbook::attribute::Fields;
+use crate::playbook::error::PlaybookError;
+use crate::playbook::location::Location;
+use crate::playbook::loop_control::{self, LoopControl, LoopKind};
+use crate::playbook::mod_args;
+use crate::playbook::source::SourceFile;
+use crate::playbook::yaml::Node;
+
+/// One task (or handler) of a play, a block or a role.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    /// `name`.
+    pub name: Option<String>,
+    /// The action as written: `file`, `ansible.builtin.file`, `debug`, `include_tasks`…
+    pub action: String,
+    /// The action's arguments: a mapping stays typed, a `key=value` string gives strings;
+    /// free-form text is in `_raw_params`, and a templated argument string that must
+    /// give a mapping at run time is in `_variable_params`.
+    pub args: Map<String, Value>,
+    /// `register`: a valid variable name.
+    pub register: Option<String>,
+    /// `when`: strings or booleans; a single value is a one-element list.
+    pub when: Vec<Value>,
+    /// The loop's value, from `loop:` or a `with_<lookup>:` keyword.
+    pub loop_: Option<Value>,
+    /// Which keyword `loop_` came from (`Loop` when there is no loop).
+    pub loop_kind: LoopKind,
+    /// `loop_control`.
+    pub loop_control: Option<LoopControl>,
+    /// `ignore_errors`.
+    pub ignore_errors: Option<Value>,
+    /// `ignore_unreachable`.
+    pub ignore_unreachable: Option<Value>,
+    /// `changed_when`, as a list of conditionals.
+    pub changed_when: Vec<Value>,
+    /// `failed_when`, as a list of conditionals.
+    pub failed_when: Vec<Value>,
+    /// `no_log`.
+    pub no_log: Option<Value>,
+    /// `vars`.
+    pub vars: Map<String, Value>,
+    /// `tags`; a comma-separated string is split.
+    pub tags: Vec<String>,
+    /// `check_mode`.
+    pub check_mode: Option<Value>,
+    /// `diff`.
+    pub diff: Option<Value>,
+    /// `delegate_to`; `localhost` for a `local_action:`.
+    pub delegate_to: Option<Value>,
+    /// `delegate_facts`.
+    pub delegate_facts: Option<Value>,
+    /// `run_once`.
+    pub run_once: Option<Value>,
+    /// `notify`: handler names or topics; one string is a one-element list.
+    pub notify: Vec<String>,
+    /// `listen` (handlers only): the topics the handler answers to.
+    pub listen: Vec<String>,
+    /// `until`.
+    pub until: Option<Value>,
+    /// `retries`.
+    pub retries: Option<Value>,
+    /// `delay`.
+    pub delay: Option<Value>,
+    /// `environment`.
+    pub environment: Option<Value>,
+    /// `become`.
+    pub become_: Option<Value>,
+    /// `become_user`.
+    pub become_user: Option<Value>,
+    /// `become_method`.
+    pub become_method: Option<Value>,
+    /// `become_flags`.
+    pub become_flags: Option<Value>,
+    /// `become_exe`.
+    pub become_exe: Option<Value>,
+    /// `connection`.
+    pub connection: Option<Value>,
+    /// `remote_user`.
+    pub remote_user: Option<Value>,
+    /// `port`.
+    pub port: Option<Value>,
+    /// `timeout`.
+    pub timeout: Option<Value>,
+    /// `throttle`.
+    pub throttle: Option<Value>,
+    /// `any_errors_fatal`.
+    pub any_errors_fatal: Option<Value>,
+    /// `async`.
+    pub async_: Option<Value>,
+    /// `poll`.
+    pub poll: Option<Value>,
+    /// `collections`.
+    pub collections: Option<Value>,
+    /// `module_defaults`.
+    pub module_defaults: Option<Value>,
+    /// `debugger`.
+    pub debugger: Option<Value>,
+    /// `capabilities`: sandball's per-task changes to the capability grant.
+    pub capabilities: Option<Value>,
+    /// Where the task starts.
+    pub location: Location,
+}
+
+impl Task {
+    /// Reads a task (a handler with `handler`) from its mapping.
+    pub(crate) fn parse(
+        source: &SourceFile,
+        node: &Node,
+        handler: bool,
+    ) -> Result<Task, PlaybookError> {
+        let fields = Fields::new(source, node, if handler { "Handler" } else { "Task" })?;
+        let action = mod_args::parse_action(&fields)?;
+        if !handler {
+            fields.reject_unknown(|name| name != "listen")?;
+        }
+        let (loop_, loop_kind) = match loop_control::task_loop(&fields)? {
+            Some((value, kind)) => (Some(value), kind),
+            None => (None, LoopKind::Loop),
+        };
+        let delegate_to = if action.local {
+            Some(Value::String("localhost".to_owned()))
+        } else {
+            fields.value("delegate_to")
+        };
+        Ok(Task {
+            name: fields.string("name")?,
+            action: action.name,
+            args: action.args,
+            register: fields.identifier("register")?,
+            when: fields.conditionals("when")?,
+            loop_,
+            loop_kind,
+            loop_control: loop_control::loop_control(&fields)?,
+            ignore_errors: fields.value("ignore_errors"),
+            ignore_unreachable: fields.value("ignore_unreachable"),
+            changed_when: fields.conditionals("changed_when")?,
+            failed_when: fields.conditionals("failed_when")?,
+            no_log: fields.value("no_log"),
+            vars: fields.vars()?,
+            tags: fields.tags()?,
+            check_mode: fields.value("check_mode"),
+            diff: fields.value("diff"),
+            delegate_to,
+            delegate_facts: fields.value("delegate_facts"),
+            run_once: fields.value("run_once"),
+            notify: fields.name_list("notify")?,
+            listen: fields.name_list("listen")?,
+            until: fields.value("until"),
+            retries: fields.value("retries"),
+            delay: fields.value("delay"),
+            environment: fields.value("environment"),
+            become_: fields.value("become"),
+            become_user: fields.value("become_user"),
+            become_method: fields.value("become_method"),
+            become_flags: fields.value("become_flags"),
+            become_exe: fields.value("become_exe"),
+            connection: fields.value("connection"),
+            remote_user: fields.value("remote_user"),
+            port: fields.value("port"),
+            timeout: fields.value("timeout"),
+            throttle: fields.value("throttle"),
+            any_errors_fatal: fields.value("any_errors_fatal"),
+            async_: fields.value("async"),
+            poll: fields.value("poll"),
+            collections: fields.value("collections"),
+            module_defaults: fields.value("module_defaults"),
+            debugger: fields.value("debugger"),
+            capabilities: fields.value("capabilities"),
+            location: fields.location(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::playbook::yaml;
+
+    fn parse(text: &str, handler: bool) -> Result<Task, String> {
+        let source = SourceFile::new(Path::new("/p/t.yml"), text);
+        let Ok(yaml::Document {
+            root: Some(root), ..
+        }) = yaml::load(&source)
+        else {
+            panic!("bad test YAML")
+        };
+        Task::parse(&source, &root, handler).map_err(|error| {
+            error
+                .to_string()
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        })
+    }
+
+    fn task(text: &str) -> Task {
+        parse(text, false).unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    #[test]
+    fn reads_every_keyword() {
+        let t = task(
+            "name: Install it
+ansible.builtin.package:
+  name: nginx
+register: out
+when: ansible_os_family == 'Debian'
+with_items: [a, b]
+loop_control: {loop_var: pkg}
+ignore_errors: yes
+ignore_unreachable: true
+changed_when: false
+failed_when: [out.rc != 0, out.rc != 2]
+no_log: true
+vars: {x: 1}
+tags: install,web
+check_mode: no
+diff: true
+delegate_to: other
+delegate_facts: true
+run_once: true
+notify: restart nginx
+until: out is success
+retries: 3
+delay: 1
+environment: {A: b}
+become: true
+become_user: root
+become_method: sudo
+become_flags: -H
+become_exe: sudo
+connection: local
+remote_user: admin
+port: 2222
+timeout: 10
+throttle: 2
+any_errors_fatal: true
+async: 60
+poll: 0
+collections: [community.general]
+module_defaults: {}
+debugger: on_failed
+capabilities: {network: true}
+",
+        );
+        assert_eq!(t.name.as_deref(), Some("Install it"));
+        assert_eq!(t.action, "ansible.builtin.package");
+        assert_eq!(Value::Object(t.args), json!({"name": "nginx"}));
+        assert_eq!(t.register.as_deref(), Some("out"));
+        assert_eq!(t.when, vec![json!("ansible_os_family == 'Debian'")]);
+        assert_eq!(t.loop_, Some(json!(["a", "b"])));
+        assert_eq!(t.loop_kind, LoopKind::WithItems);
+        assert_eq!(
+            t.loop_control.map(|control| control.loop_var).as_deref(),
+            Some("pkg")
+        );
+        assert_eq!(t.ignore_errors, Some(json!(true)));
+        assert_eq!(t.ignore_unreachable, Some(json!(true)));
+        assert_eq!(t.changed_when, vec![json!(false)]);
+        assert_eq!(
+            t.failed_when,
+            vec![json!("out.rc != 0"), json!("out.rc != 2")]
+        );
+        assert_eq!(t.no_log, Some(json!(true)));
+        assert_eq!(Value::Object(t.vars), json!({"x": 1}));
+        assert_eq!(t.tags, vec!["install".to_owned(), "web".to_owned()]);
+        assert_eq!(t.check_mode, Some(json!(false)));
+        assert_eq!(t.diff, Some(json!(true)));
+        assert_eq!(t.delegate_to, Some(json!("other")));
+        assert_eq!(t.delegate_facts, Some(json!(true)));
+        assert_eq!(t.run_once, Some(json!(true)));
+        assert_eq!(t.notify, vec!["restart nginx".to_owned()]);
+        assert!(t.listen.is_empty());
+        assert_eq!(t.until, Some(json!("out is success")));
+        assert_eq!(t.retries, Some(json!(3)));
+        assert_eq!(t.delay, Some(json!(1)));
+        assert_eq!(t.environment, Some(json!({"A": "b"})));
+        assert_eq!(t.become_, Some(json!(true)));
+        assert_eq!(t.become_user, Some(json!("root")));
+        assert_eq!(t.become_method, Some(json!("sudo")));
+        assert_eq!(t.become_flags, Some(json!("-H")));
+        assert_eq!(t.become_exe, Some(json!("sudo")));
+        assert_eq!(t.connection, Some(json!("local")));
+        assert_eq!(t.remote_user, Some(json!("admin")));
+        assert_eq!(t.port, Some(json!(2222)));
+        assert_eq!(t.timeout, Some(json!(10)));
+        assert_eq!(t.throttle, Some(json!(2)));
+        assert_eq!(t.any_errors_fatal, Some(json!(true)));
+        assert_eq!(t.async_, Some(json!(60)));
+        assert_eq!(t.poll, Some(json!(0)));
+        assert_eq!(t.collections, Some(json!(["community.general"])));
+        assert_eq!(t.module_defaults, Some(json!({})));
+        assert_eq!(t.debugger, Some(json!("on_failed")));
+        assert_eq!(t.capabilities, Some(json!({"network": true})));
+        assert_eq!(t.location.to_string(), "/p/t.yml:1:1");
+    }
+
+    #[test]
+    fn a_minimal_task_has_empty_keywords() {
+        let t = task("ping:\n");
+        assert_eq!(t.action, "ping");
+        assert!(t.args.is_empty());
+        assert_eq!(t.name, None);
+        assert_eq!(t.loop_, None);
+        assert_eq!(t.loop_kind, LoopKind::Loop);
+        assert!(t.when.is_empty() && t.tags.is_empty() && t.notify.is_empty());
+        assert_eq!(t.become_, None);
+        assert_eq!(t.delegate_to, None);
+    }
+
+    #[test]
+    fn local_action_delegates_to_localhost() {
+        let t = task("local_action: command hostname\ndelegate_to: elsewhere\n");
+        assert_eq!(t.action, "command");
+        assert_eq!(t.delegate_to, Some(json!("localhost")));
+    }
+
+    #[test]
+    fn when_takes_booleans_and_lists() {
+        assert_eq!(task("debug:\nwhen: true\n").when, vec![json!(true)]);
+        assert_eq!(
+            task("debug:\nwhen: [a, false]\n").when,
+            vec![json!("a"), json!(false)]
+        );
+        assert_eq!(
+            parse("debug:\nwhen: {a: 1}\n", false),
+            Err("ERROR! the field 'when' must be a conditional (a string or a boolean) or a list of them, got a mapping in '/p/t.yml': line 2, column 7".to_owned())
+        );
+    }
+
+    #[test]
+    fn listen_is_for_handlers_only() {
+        let handler = parse(
+            "name: restart\nservice: name=x state=restarted\nlisten: web changed\n",
+            true,
+        );
+        assert_eq!(
+            handler.map(|h| h.listen),
+            Ok(vec!["web changed".to_owned()])
+        );
+        assert_eq!(
+            parse("debug:\nlisten: x\n", false),
+            Err("ERROR! 'listen' is not a valid attribute for a Task in '/p/t.yml': line 2, column 1".to_owned())
+        );
+    }
+
+    #[test]
+    fn wrong_types_say_where() {
+        assert_eq!(
+            parse("name: [a]\ndebug:\n", false),
+            Err("ERROR! the field 'name' should be a string, got a list in '/p/t.yml': line 1, column 7".to_owned())
+        );
+        assert_eq!(
+            parse("debug:\nregister: 1x\n", false),
+            Err("ERROR! invalid variable name in 'register' specified: '1x' in '/p/t.yml': line 2, column 11".to_owned())
+        );
+        assert_eq!(
+            parse("debug:\nnotify: {a: b}\n", false),
+            Err("ERROR! the field 'notify' must be a string or a list of strings, got a mapping in '/p/t.yml': line 2, column 9".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_handler_names_itself_in_errors() {
+        assert_eq!(
+            parse("name: x\n", true),
+            Err(
+                "ERROR! no module/action detected in task in '/p/t.yml': line 1, column 1"
+                    .to_owned()
+            )
+        );
+        assert_eq!(
+            parse("debug:\nvars: [1]\n", true),
+            Err("ERROR! vars in a Handler must be a mapping or a list of mappings, got an integer in '/p/t.yml': line 2, column 8".to_owned())
+        );
+    }
+}
