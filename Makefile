@@ -8,7 +8,7 @@ VENV        := target/venv
 ANSIBLE_PIN ?= ansible-core==2.19.*
 PROFILE_DIR := target/debug
 
-.PHONY: all setup modules build run test lint bench ansible clean
+.PHONY: all setup modules build run test test-fixtures lint bench ansible clean
 
 all: build
 
@@ -34,8 +34,13 @@ $(VENV)/bin/ansible-playbook:
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check '$(ANSIBLE_PIN)'
 
+## test-fixtures: misbehaving module components the end-to-end tests load (tests/fixtures,
+## a workspace of its own, built into target/fixtures).
+test-fixtures: setup
+	cd tests/fixtures && CARGO_TARGET_DIR=$(CURDIR)/target/fixtures $(CARGO) build --release --target $(WASM_TARGET)
+
 ## test: every test (unit, shim, end-to-end), plus format and lint checks.
-test: build ansible lint
+test: build ansible test-fixtures lint
 	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin $(CARGO) test --workspace
 
 lint:

@@ -4,7 +4,7 @@
 //! Defaults, relative to the workspace's target dir (`$CARGO_TARGET_DIR` or `target/`):
 //! `debug/sandball`, `debug/sandball-shim`, the built-in modules in
 //! `wasm32-wasip2/wasm/` and the misbehaving test components in
-//! `fixtures/wasm32-wasip2/debug/`. `SANDBALL_BIN` and `SANDBALL_SHIM` override the two
+//! `fixtures/wasm32-wasip2/release/`. `SANDBALL_BIN` and `SANDBALL_SHIM` override the two
 //! binaries.
 
 use std::path::{Path, PathBuf};
@@ -101,7 +101,7 @@ impl Binaries {
         let dir = target_dir()
             .join("fixtures")
             .join("wasm32-wasip2")
-            .join("debug");
+            .join("release");
         for f in FIXTURES {
             let path = dir.join(format!("{f}.wasm"));
             assert!(
