@@ -1,5 +1,6 @@
 //! Why a playbook could not be loaded: [`PlaybookError`], which says what is wrong and
-//! where, quoting the offending line as Ansible does.
+//! where (in words, and as `file:line:column` on an `Origin:` line as Ansible 2.19
+//! prints it), quoting the offending line.
 
 use std::path::PathBuf;
 
@@ -20,7 +21,7 @@ pub enum PlaybookError {
     /// The playbook is wrong at a known place: bad YAML, a wrong type, an unknown keyword,
     /// a task without an action…
     #[error(
-        "ERROR! {message} in '{}': line {}, column {}{}",
+        "ERROR! {message} in '{}': line {}, column {}\nOrigin: {location}{}",
         location.file.display(),
         location.line,
         location.column,
@@ -78,13 +79,13 @@ mod tests {
         };
         assert_eq!(
             error.to_string(),
-            "ERROR! no module/action detected in task in '/p/site.yml': line 3, column 5\n\n  tasks:\n    - name: x\n    ^ here"
+            "ERROR! no module/action detected in task in '/p/site.yml': line 3, column 5\nOrigin: /p/site.yml:3:5\n\n  tasks:\n    - name: x\n    ^ here"
         );
         assert_eq!(error.location(), Some(&location()));
     }
 
     #[test]
-    fn invalid_without_excerpt_is_one_line() {
+    fn invalid_without_excerpt_ends_with_the_origin() {
         let error = PlaybookError::Invalid {
             message: "bad".into(),
             location: location(),
@@ -92,7 +93,7 @@ mod tests {
         };
         assert_eq!(
             error.to_string(),
-            "ERROR! bad in '/p/site.yml': line 3, column 5"
+            "ERROR! bad in '/p/site.yml': line 3, column 5\nOrigin: /p/site.yml:3:5"
         );
     }
 

@@ -274,11 +274,11 @@ mod tests {
             error(
                 "- hosts: all\n  tasks:\n    - name: two actions\n      debug: msg=a\n      command: ls\n"
             ),
-            "ERROR! conflicting action statements: debug, command in '/srv/site.yml': line 5, column 7\n\n      debug: msg=a\n      command: ls\n      ^ here"
+            "ERROR! conflicting action statements: debug, command in '/srv/site.yml': line 5, column 7\nOrigin: /srv/site.yml:5:7\n\n      debug: msg=a\n      command: ls\n      ^ here"
         );
         assert_eq!(
             error("- hosts: all\n  tasks:\n    - name: nothing to do\n"),
-            "ERROR! no module/action detected in task in '/srv/site.yml': line 3, column 7\n\n  tasks:\n    - name: nothing to do\n      ^ here"
+            "ERROR! no module/action detected in task in '/srv/site.yml': line 3, column 7\nOrigin: /srv/site.yml:3:7\n\n  tasks:\n    - name: nothing to do\n      ^ here"
         );
     }
 
@@ -286,7 +286,7 @@ mod tests {
     fn playbook_shape_errors() {
         assert_eq!(
             error(""),
-            "ERROR! empty playbook, nothing to do in '/srv/site.yml': line 1, column 1"
+            "ERROR! empty playbook, nothing to do in '/srv/site.yml': line 1, column 1\nOrigin: /srv/site.yml:1:1"
         );
         assert!(error("# nothing\n").starts_with(
             "ERROR! empty playbook, nothing to do in '/srv/site.yml': line 1, column 1"
@@ -312,7 +312,7 @@ mod tests {
     fn yaml_errors_say_where() {
         assert_eq!(
             error("- hosts: all\n  tasks:\n    - debug: msg=x\n   - ping:\n"),
-            "ERROR! YAML syntax error: while parsing a block mapping, did not find expected key in '/srv/site.yml': line 4, column 4\n\n    - debug: msg=x\n   - ping:\n   ^ here"
+            "ERROR! YAML syntax error: while parsing a block mapping, did not find expected key in '/srv/site.yml': line 4, column 4\nOrigin: /srv/site.yml:4:4\n\n    - debug: msg=x\n   - ping:\n   ^ here"
         );
         assert!(error("- hosts: all\n  vars:\n    a: !vault |\n      $ANSIBLE_VAULT;1.1;AES256\n")
             .starts_with("ERROR! vault-encrypted values (!vault) are not supported yet in '/srv/site.yml': line 4"));

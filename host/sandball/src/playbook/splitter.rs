@@ -116,7 +116,7 @@ fn block_depth(token: &str, depth: usize, open: &str, close: &str) -> usize {
 }
 
 /// Joins words back into one string: a space between words, none after a newline.
-pub(crate) fn join_args(words: &[String]) -> String {
+fn join_args(words: &[String]) -> String {
     let mut joined = String::new();
     for word in words {
         if !joined.is_empty() && !joined.ends_with('\n') {
@@ -165,7 +165,7 @@ fn unescaped_equals(word: &str) -> Option<usize> {
 }
 
 /// `text` without the matching quotes around it, unless the closing one is escaped.
-pub(crate) fn unquote(text: &str) -> &str {
+fn unquote(text: &str) -> &str {
     let bytes = text.as_bytes();
     match bytes {
         [first, .., before_last, last]

@@ -158,6 +158,8 @@ impl KeyId {
     }
 }
 
+/// Turns the parser's events into nodes, one collection frame per open sequence or
+/// mapping.
 struct Builder<'s> {
     source: &'s SourceFile,
     stack: Vec<Frame>,
@@ -605,7 +607,7 @@ mod tests {
     fn syntax_errors_say_where() {
         assert_eq!(
             error_of("a: 1\n  b: 2\n"),
-            "ERROR! YAML syntax error: mapping values are not allowed in this context in 't.yml': line 2, column 4\n\na: 1\n  b: 2\n   ^ here"
+            "ERROR! YAML syntax error: mapping values are not allowed in this context in 't.yml': line 2, column 4\nOrigin: t.yml:2:4\n\na: 1\n  b: 2\n   ^ here"
         );
     }
 
