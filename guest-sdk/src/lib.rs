@@ -1,1 +1,69 @@
+//! Write sandball modules in Rust: the `AnsibleModule` of WebAssembly.
+//!
+//! A module is a `wasm32-wasip2` binary whose `main` calls [`run`] with its manifest
+//! (embedded by [`manifest!`]) and a body. [`run`] reads the task arguments as JSON on
+//! stdin, validates and converts them against the manifest's argument spec (types,
+//! aliases, defaults, choices, dependencies, suboptions, `no_log`), handles check mode,
+//! calls the body with a [`Module`] and prints the result as one JSON object on stdout.
+//!
+//! ```text
+//! use sandball_guest_sdk::prelude::*;
+//! sandball_guest_sdk::manifest!("../manifest.json");
+//! fn main() {
+//!     sandball_guest_sdk::run(MANIFEST, |m: &mut Module| {
+//!         let data = m.get_str("data").unwrap_or("pong").to_string();
+//!         Ok(json_map!({"ping": data}))
+//!     })
+//! }
+//! ```
+//!
+//! The same body runs natively through [`execute`], which is how modules are tested:
+//!
+//! ```
+//! use sandball_guest_sdk::prelude::*;
+//! let manifest = r#"{"name": "ping", "argument_spec": {"data": {"default": "pong"}}}"#;
+//! let out = sandball_guest_sdk::execute(manifest, br#"{}"#, &|_| None, |m: &mut Module| {
+//!     Ok(json_map!({"ping": m.get_str("data")}))
+//! });
+//! assert_eq!(out.result["ping"], json!("pong"));
+//! assert_eq!(out.result["changed"], json!(false));
+//! ```
+//!
+//! - [`args`]: argument validation (usable on its own, e.g. by the controller);
+//! - [`files`]: file common arguments, modes, checksums, atomic writes;
+//! - [`host`]: the sandball host interface (running programs, POSIX metadata).
 
+pub mod args;
+mod diff;
+mod fail;
+pub mod files;
+pub mod host;
+mod manifest;
+mod module;
+mod result;
+mod run;
+
+pub use diff::Diff;
+pub use fail::{Fail, describe_io_error};
+pub use module::Module;
+pub use result::Outcome;
+pub use run::{execute, run};
+pub use serde_json::{self, Map, Value, json};
+
+/// Builds a `Map<String, Value>` from a JSON object literal, like [`json!`] does a
+/// [`Value`]: `json_map!({"changed": true, "path": path})`.
+#[macro_export]
+macro_rules! json_map {
+    ({ $($body:tt)* }) => {
+        match $crate::serde_json::json!({ $($body)* }) {
+            $crate::Value::Object(map) => map,
+            // `json!` of an object literal is always an object.
+            _ => $crate::Map::new(),
+        }
+    };
+}
+
+/// Everything a module's `main.rs` usually needs.
+pub mod prelude {
+    pub use crate::{Diff, Fail, Map, Module, Value, files, host, json, json_map};
+}

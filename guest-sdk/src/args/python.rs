@@ -1,0 +1,280 @@
+//! Python's view of JSON values, for messages and conversions that must read as
+//! Ansible's: `str()`, `repr()`, `type()` names, `json.dumps()` and `==`.
+
+use serde_json::Value;
+use std::fmt::Write;
+
+/// `type(value)` as Python prints it, e.g. `<class 'str'>`.
+pub fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "<class 'NoneType'>",
+        Value::Bool(_) => "<class 'bool'>",
+        Value::Number(n) if n.is_f64() => "<class 'float'>",
+        Value::Number(_) => "<class 'int'>",
+        Value::String(_) => "<class 'str'>",
+        Value::Array(_) => "<class 'list'>",
+        Value::Object(_) => "<class 'dict'>",
+    }
+}
+
+/// `str(value)`: text as is, everything else as `repr()`.
+pub fn py_str(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => py_repr(other),
+    }
+}
+
+/// `repr(value)`: `'text'`, `True`, `None`, `1.0`, `['a', 1]`, `{'k': 'v'}`.
+pub fn py_repr(value: &Value) -> String {
+    let mut out = String::new();
+    write_repr(&mut out, value);
+    out
+}
+
+fn write_repr(out: &mut String, value: &Value) {
+    match value {
+        Value::Null => out.push_str("None"),
+        Value::Bool(true) => out.push_str("True"),
+        Value::Bool(false) => out.push_str("False"),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() => out.push_str(&float_repr(f)),
+            _ => out.push_str(&n.to_string()),
+        },
+        Value::String(s) => write_str_repr(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_repr(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_str_repr(out, k);
+                out.push_str(": ");
+                write_repr(out, v);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn write_str_repr(out: &mut String, s: &str) {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+}
+
+/// Python's `repr(float)`: the shortest text that reads back to the same number, with a
+/// `.0` on integral values and an exponent outside `1e-4 <= |x| < 1e16`.
+pub fn float_repr(f: f64) -> String {
+    if f.is_nan() {
+        return "nan".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0.0" } else { "0.0" }.into();
+    }
+    // `{:e}` gives the shortest round-trip digits: "1.5e-5", "1e20", "-1.2345e2".
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    if (-4..16).contains(&exp) {
+        let point = exp + 1; // digits before the decimal point
+        if point <= 0 {
+            format!("{sign}0.{}{digits}", "0".repeat((-point) as usize))
+        } else if point as usize >= digits.len() {
+            format!(
+                "{sign}{digits}{}.0",
+                "0".repeat(point as usize - digits.len())
+            )
+        } else {
+            let (int, frac) = digits.split_at(point as usize);
+            format!("{sign}{int}.{frac}")
+        }
+    } else {
+        let (first, rest) = digits.split_at(1);
+        let frac = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
+        let esign = if exp < 0 { '-' } else { '+' };
+        format!("{sign}{first}{frac}e{esign}{:02}", exp.abs())
+    }
+}
+
+/// Python's `json.dumps(value)` with its default `", "` and `": "` separators and
+/// non-ASCII characters escaped as `\uXXXX`.
+pub fn json_dumps(value: &Value) -> String {
+    let mut out = String::new();
+    write_json(&mut out, value);
+    out
+}
+
+fn write_json(out: &mut String, value: &Value) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() => out.push_str(&float_repr(f)),
+            _ => out.push_str(&n.to_string()),
+        },
+        Value::String(s) => write_json_str(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_json(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_json_str(out, k);
+                out.push_str(": ");
+                write_json(out, v);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn write_json_str(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if c.is_ascii() && (c as u32) >= 0x20 => out.push(c),
+            c => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    let _ = write!(out, "\\u{unit:04x}");
+                }
+            }
+        }
+    }
+    out.push('"');
+}
+
+/// Python's `a == b`: numbers compare by value (`1 == 1.0`) and booleans as 0 and 1.
+pub fn py_eq(a: &Value, b: &Value) -> bool {
+    fn num(v: &Value) -> Option<f64> {
+        match v {
+            Value::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
+            Value::Number(n) => n.as_f64(),
+            _ => None,
+        }
+    }
+    match (a, b) {
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| py_eq(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| py_eq(v, w)))
+        }
+        _ => match (num(a), num(b)) {
+            (Some(x), Some(y)) => x == y,
+            _ => a == b,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn str_and_repr_read_like_python() {
+        assert_eq!(py_str(&json!("a b")), "a b");
+        assert_eq!(py_str(&json!(true)), "True");
+        assert_eq!(py_str(&json!(null)), "None");
+        assert_eq!(py_str(&json!(42)), "42");
+        assert_eq!(py_str(&json!(1.0)), "1.0");
+        assert_eq!(
+            py_str(&json!(["a", 1, false, null, {"k": "it's"}])),
+            r#"['a', 1, False, None, {'k': "it's"}]"#
+        );
+        assert_eq!(py_repr(&json!("a'b\"c\n")), r#"'a\'b"c\n'"#);
+    }
+
+    #[test]
+    fn floats_print_like_python() {
+        assert_eq!(float_repr(1.5), "1.5");
+        assert_eq!(float_repr(100.0), "100.0");
+        assert_eq!(float_repr(0.1), "0.1");
+        assert_eq!(float_repr(0.0001), "0.0001");
+        assert_eq!(float_repr(0.00001), "1e-05");
+        assert_eq!(float_repr(1e16), "1e+16");
+        assert_eq!(float_repr(1234567890123456.0), "1234567890123456.0");
+        assert_eq!(float_repr(-2.5e-7), "-2.5e-07");
+        assert_eq!(float_repr(-0.0), "-0.0");
+    }
+
+    #[test]
+    fn type_names_and_json_dumps() {
+        assert_eq!(type_name(&json!([])), "<class 'list'>");
+        assert_eq!(type_name(&json!(1.5)), "<class 'float'>");
+        assert_eq!(type_name(&json!(1)), "<class 'int'>");
+        assert_eq!(
+            json_dumps(&json!({"a": [1, 2.0, "é"], "b": null})),
+            r#"{"a": [1, 2.0, "\u00e9"], "b": null}"#
+        );
+    }
+
+    #[test]
+    fn equality_follows_python() {
+        assert!(py_eq(&json!(1), &json!(1.0)));
+        assert!(py_eq(&json!(true), &json!(1)));
+        assert!(!py_eq(&json!("1"), &json!(1)));
+        assert!(py_eq(&json!({"a": [1]}), &json!({"a": [1.0]})));
+    }
+}

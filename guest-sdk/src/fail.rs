@@ -1,0 +1,126 @@
+//! [`Fail`]: how a module reports failure (`failed: true`, a message and any extra
+//! fields such as `rc` or `stdout`), with clear messages for host and I/O errors.
+
+use crate::host::HostError;
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// A module failure: becomes `{"failed": true, "msg": ..., <fields>}`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fail {
+    msg: String,
+    fields: Map<String, Value>,
+}
+
+impl Fail {
+    /// A failure with `msg`.
+    pub fn new(msg: impl Into<String>) -> Self {
+        Fail {
+            msg: msg.into(),
+            fields: Map::new(),
+        }
+    }
+
+    /// Adds a field to the failed result (e.g. `rc`, `stdout`, `path`).
+    pub fn with(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.fields.insert(key.into(), value.into());
+        self
+    }
+
+    /// The message.
+    pub fn msg(&self) -> &str {
+        &self.msg
+    }
+
+    /// The extra fields.
+    pub fn fields(&self) -> &Map<String, Value> {
+        &self.fields
+    }
+
+    /// The failed result without `invocation`: `failed`, `msg`, then the fields.
+    pub(crate) fn into_result(self) -> Map<String, Value> {
+        let mut result = Map::new();
+        result.insert("failed".into(), Value::Bool(true));
+        result.insert("msg".into(), Value::String(self.msg));
+        for (k, v) in self.fields {
+            if k != "failed" && k != "msg" {
+                result.insert(k, v);
+            }
+        }
+        result
+    }
+}
+
+impl fmt::Display for Fail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.msg)
+    }
+}
+
+impl std::error::Error for Fail {}
+
+impl From<HostError> for Fail {
+    fn from(e: HostError) -> Self {
+        let fail = Fail::new(e.message);
+        if e.denied {
+            fail.with("denied", true)
+        } else if e.errno != 0 {
+            fail.with("errno", e.errno)
+        } else {
+            fail
+        }
+    }
+}
+
+/// The errno WASI uses when a path lies outside every directory the module was granted.
+#[cfg(target_os = "wasi")]
+const ENOTCAPABLE: i32 = 76;
+
+/// Describes an I/O error, naming a missing capability as such: under WASI, touching a
+/// path outside the granted directories fails with `ENOTCAPABLE`.
+pub fn describe_io_error(e: &std::io::Error) -> String {
+    #[cfg(target_os = "wasi")]
+    if e.raw_os_error() == Some(ENOTCAPABLE) {
+        return "access not granted to this module (capability denied): grant it in the policy"
+            .into();
+    }
+    e.to_string()
+}
+
+impl From<std::io::Error> for Fail {
+    fn from(e: std::io::Error) -> Self {
+        Fail::new(describe_io_error(&e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fields_follow_the_message() {
+        let r = Fail::new("boom")
+            .with("rc", 2)
+            .with("stdout", "out")
+            .into_result();
+        assert_eq!(
+            Value::Object(r),
+            json!({"failed": true, "msg": "boom", "rc": 2, "stdout": "out"})
+        );
+    }
+
+    #[test]
+    fn converts_host_and_io_errors() {
+        let f: Fail = HostError {
+            denied: true,
+            errno: 0,
+            message: "exec of rm not granted".into(),
+        }
+        .into();
+        assert_eq!(f.msg(), "exec of rm not granted");
+        assert_eq!(f.fields()["denied"], json!(true));
+        let f: Fail = std::io::Error::from_raw_os_error(2).into();
+        assert!(f.msg().contains("No such file or directory"), "{}", f.msg());
+    }
+}
