@@ -1,7 +1,9 @@
 //! `sandball playbook`: the ansible-playbook of sandball.
 
 use super::{CliError, CommonArgs, build_run};
+use crate::plugins::callback::Callback;
 use crate::plugins::callback::default::DefaultCallback;
+use crate::plugins::callback::jsonl::JsonlCallback;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -22,6 +24,10 @@ pub struct PlaybookArgs {
     /// Check the playbooks' syntax and exit.
     #[arg(long = "syntax-check")]
     pub syntax_check: bool,
+    /// Output format: `default` (as ansible-playbook prints) or `jsonl` (one JSON
+    /// object per event, for machines). Defaults to `$ANSIBLE_STDOUT_CALLBACK`.
+    #[arg(long = "output", value_name = "FORMAT", env = "ANSIBLE_STDOUT_CALLBACK", default_value = "default")]
+    pub output: String,
 }
 
 /// Runs the playbooks; returns the exit code.
@@ -36,10 +42,20 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
         }
         books.push(crate::playbook::load(path).map_err(CliError::parse)?);
     }
-    let callback = Box::new(DefaultCallback::stdout(args.common.verbose, args.common.diff));
+    let callback: Box<dyn Callback> = match args.output.as_str() {
+        "default" | "ansible.builtin.default" => {
+            Box::new(DefaultCallback::stdout(args.common.verbose, args.common.diff))
+        }
+        "jsonl" => Box::new(JsonlCallback::stdout()),
+        other => {
+            return Err(CliError::options(format!(
+                "unknown output format '{other}' (choose default or jsonl)"
+            )));
+        }
+    };
     for b in &books {
         for w in &b.warnings {
-            crate::plugins::callback::Callback::warning(callback.as_ref(), w);
+            callback.warning(w);
         }
     }
     if args.syntax_check {

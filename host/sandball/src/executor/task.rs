@@ -131,10 +131,7 @@ pub async fn run_on_host(
     }
     let status = Status::of(&result);
     let ignored = status == Status::Failed
-        && match templated_bool(run, &vars, t.ignore_errors.as_ref(), false) {
-            Ok(b) => b,
-            Err(_) => false,
-        };
+        && templated_bool(run, &vars, t.ignore_errors.as_ref(), false).unwrap_or_default();
     run.stats.record(host, status, ignored);
     if t.loop_.is_none() {
         let shown = if no_log { censor(&result) } else { result };
@@ -417,6 +414,9 @@ fn all_true(run: &Run, conds: &[Value], vars: &Vars) -> Result<bool, String> {
     Ok(true)
 }
 
+/// Where the loader keeps arguments given as one template.
+const VARIABLE_PARAMS: &str = "_variable_params";
+
 /// Arguments that an action evaluates itself, so they are not templated beforehand.
 fn raw_args(action: &str) -> &'static [&'static str] {
     match action {
@@ -431,7 +431,21 @@ fn raw_args(action: &str) -> &'static [&'static str] {
 fn template_args(run: &Run, t: &Task, short: &str, vars: &Vars) -> Result<Map<String, Value>, String> {
     let keep = raw_args(short);
     let mut out = Map::new();
-    for (k, v) in &t.args {
+    // `module: "{{ a_dict }}"` (or `args: "{{ a_dict }}"`): the template gives the
+    // arguments; arguments written out beside it win.
+    if let Some(params) = t.args.get(VARIABLE_PARAMS) {
+        match run.templar.template(params, vars) {
+            Ok(Value::Object(m)) => out.extend(m),
+            Ok(other) => {
+                return Err(format!(
+                    "the arguments of the task must be a mapping, the template gave {other}\n\nThe error appears to be in '{}'.",
+                    t.location
+                ));
+            }
+            Err(e) => return Err(format!("{e}\n\nThe error appears to be in '{}'.", t.location)),
+        }
+    }
+    for (k, v) in t.args.iter().filter(|(k, _)| k.as_str() != VARIABLE_PARAMS) {
         let value = if keep.contains(&k.as_str()) {
             v.clone()
         } else {
@@ -530,9 +544,10 @@ async fn module(run: &Run, t: &Task, host: &str, vars: &Vars, no_log: bool) -> M
     let Some(session) = guard.as_mut() else {
         return unreachable("the shim session is not open".into());
     };
-    let send = |args: Value, grant: Grant| async {
-        session.ensure_module(&component.sha256, &component.bytes).await?;
-        session.run(&component.sha256, &component.name, args, grant).await
+    let comp: &Component = &component;
+    let send = move |args: Value, grant: Grant| async move {
+        session.ensure_module(&comp.sha256, &comp.bytes).await?;
+        session.run(&comp.sha256, &comp.name, args, grant).await
     };
     match normal::run(&component, &args, &extra, flags, send).await {
         Ok(r) => r,

@@ -111,6 +111,24 @@ pub fn load_str(text: &str, path: &Path) -> Result<Playbook, PlaybookError> {
     })
 }
 
+/// Loads a YAML (or JSON) data document typed as Ansible's loader types it, for vars
+/// files and `-e @file`. An empty document is `null`.
+pub fn load_data(text: &str, path: &Path) -> Result<serde_json::Value, PlaybookError> {
+    let source = SourceFile::new(path, text);
+    let yaml::Document { root, .. } = yaml::load(&source)?;
+    Ok(root.map(|r| r.to_json()).unwrap_or(serde_json::Value::Null))
+}
+
+/// Reads `key=value` pairs as Ansible does for `-e` and module argument strings
+/// (quotes removed, escapes decoded). Words that are not pairs are an error.
+pub fn parse_kv(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let pairs = splitter::parse_kv(text, false).map_err(|e| e.to_string())?;
+    if let Some(raw) = pairs.get("_raw_params") {
+        return Err(format!("not key=value pairs: {raw}"));
+    }
+    Ok(pairs)
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write;

@@ -9,7 +9,7 @@ pub mod normal;
 pub mod set_fact;
 
 use crate::template::{Templar, Vars};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// Actions handled on the controller, by short name.
 pub const CONTROLLER_ACTIONS: &[&str] = &["debug", "assert", "set_fact", "fail"];
@@ -99,6 +99,7 @@ pub fn ok_with(fields: Value) -> Map<String, Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn controller_actions_resolve_by_fqcn() {

@@ -147,7 +147,7 @@ pub fn interpret(module: &str, reply: RunReply) -> Map<String, Value> {
 }
 
 fn human_ms(ms: u64) -> String {
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else {
         format!("{ms} ms")

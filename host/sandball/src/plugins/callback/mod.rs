@@ -4,6 +4,7 @@
 //! them as `ansible-playbook` does, and [`stats::Stats`] counts them for the recap.
 
 pub mod default;
+pub mod jsonl;
 pub mod minimal;
 pub mod stats;
 
