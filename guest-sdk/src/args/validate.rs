@@ -564,7 +564,11 @@ mod tests {
             &ctx,
         );
         assert!(v.errors.is_empty());
-        assert_eq!(v.params["foo"], json!(1), "unknown arguments are kept when ignored");
+        assert_eq!(
+            v.params["foo"],
+            json!(1),
+            "unknown arguments are kept when ignored"
+        );
     }
 
     #[test]
@@ -684,7 +688,11 @@ mod tests {
             first_error(m.clone(), json!({"top": {"bogus": 1}})),
             "Unsupported parameters for (m) module: top.bogus. Supported parameters include: flag, name (n)."
         );
-        let errors: Vec<String> = run(m, json!({"users": ["x"]})).errors.into_iter().map(|e| e.message).collect();
+        let errors: Vec<String> = run(m, json!({"users": ["x"]}))
+            .errors
+            .into_iter()
+            .map(|e| e.message)
+            .collect();
         assert_eq!(
             errors,
             vec![

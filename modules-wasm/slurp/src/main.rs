@@ -1,0 +1,86 @@
+//! The `slurp` module: reads a file on the node and returns its content base64-encoded
+//! (`content`, `encoding: base64`, `source`), as Ansible's `slurp` does. It only needs
+//! read access to `src`.
+
+use base64::Engine;
+use sandball_guest_sdk::prelude::*;
+use std::io;
+
+sandball_guest_sdk::manifest!("../manifest.json");
+
+/// Reads `src`, refusing directories (which some platforms let one open).
+fn read_file(src: &str) -> io::Result<Vec<u8>> {
+    if std::fs::metadata(src)?.is_dir() {
+        return Err(io::ErrorKind::IsADirectory.into());
+    }
+    std::fs::read(src)
+}
+
+/// The module body.
+fn slurp(m: &mut Module) -> Result<Map<String, Value>, Fail> {
+    let src = m.get_str("src").unwrap_or_default().to_string();
+    let content = read_file(&src).map_err(|e| {
+        Fail::new(match e.kind() {
+            io::ErrorKind::NotFound => format!("file not found: {src}"),
+            io::ErrorKind::PermissionDenied => format!("file is not readable: {src}"),
+            io::ErrorKind::IsADirectory => {
+                format!("source is a directory and must be a file: {src}")
+            }
+            _ => format!(
+                "unable to slurp file: {}",
+                sandball_guest_sdk::describe_io_error(&e)
+            ),
+        })
+    })?;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(content);
+    Ok(json_map!({"content": encoded, "source": src, "encoding": "base64"}))
+}
+
+fn main() {
+    sandball_guest_sdk::run(MANIFEST, slurp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slurp_args(args: Value) -> sandball_guest_sdk::Outcome {
+        let input = args.to_string();
+        sandball_guest_sdk::execute(MANIFEST, input.as_bytes(), &|_| None, slurp)
+    }
+
+    #[test]
+    fn returns_base64_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("motd");
+        std::fs::write(&p, b"hello\n\x00\xff").unwrap();
+        let p = p.to_string_lossy().into_owned();
+        let out = slurp_args(json!({"path": p}));
+        assert!(!out.failed, "{:?}", out.result);
+        assert_eq!(out.result["content"], json!("aGVsbG8KAP8="));
+        assert_eq!(out.result["encoding"], json!("base64"));
+        assert_eq!(out.result["source"], json!(p));
+        assert_eq!(out.result["changed"], json!(false));
+        assert_eq!(out.result["invocation"]["module_args"], json!({"src": p}));
+    }
+
+    #[test]
+    fn missing_files_and_directories_fail() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope").to_string_lossy().into_owned();
+        let out = slurp_args(json!({"src": missing}));
+        assert!(out.failed);
+        assert_eq!(
+            out.result["msg"],
+            json!(format!("file not found: {missing}"))
+        );
+        let d = dir.path().to_string_lossy().into_owned();
+        let out = slurp_args(json!({"src": d}));
+        assert_eq!(
+            out.result["msg"],
+            json!(format!("source is a directory and must be a file: {d}"))
+        );
+        let out = slurp_args(json!({}));
+        assert_eq!(out.result["msg"], json!("missing required arguments: src"));
+    }
+}

@@ -1,0 +1,232 @@
+//! The `stat` module: what `stat(2)` says about a path, in the shape of Ansible's
+//! `stat` result (`exists`, `mode`, the `is*` flags, owner and group ids and names,
+//! times, permission bits, `checksum` for regular files, `lnk_source`/`lnk_target` for
+//! links), or `{exists: false}`. It only needs read access to `path`.
+//!
+//! `get_mime` and `get_attributes` are accepted and ignored: they would run `file` and
+//! `lsattr`, which the module is not granted.
+
+use sandball_guest_sdk::files::{HashAlgorithm, digest_file, realpath};
+use sandball_guest_sdk::host::{FileKind, FileStat};
+use sandball_guest_sdk::prelude::*;
+
+sandball_guest_sdk::manifest!("../manifest.json");
+
+/// Whether the module can read `path` (of kind `kind`): tried for real on files and
+/// directories; taken from the permission bits for devices, pipes and sockets, which
+/// opening could block on or disturb.
+fn readable(path: &str, st: &FileStat) -> bool {
+    match st.kind {
+        FileKind::File => std::fs::File::open(path).is_ok(),
+        FileKind::Directory => std::fs::read_dir(path).is_ok(),
+        _ => st.mode & 0o444 != 0,
+    }
+}
+
+/// The fields of Ansible's `stat` result that come from the metadata alone.
+fn metadata_fields(path: &str, st: &FileStat) -> Map<String, Value> {
+    let bit = |b: u32| Value::Bool(st.mode & b != 0);
+    json_map!({
+        "exists": true,
+        "path": path,
+        "mode": format!("{:04o}", st.mode),
+        "isdir": st.kind == FileKind::Directory,
+        "ischr": st.kind == FileKind::CharDevice,
+        "isblk": st.kind == FileKind::BlockDevice,
+        "isreg": st.kind == FileKind::File,
+        "isfifo": st.kind == FileKind::Fifo,
+        "islnk": st.kind == FileKind::Symlink,
+        "issock": st.kind == FileKind::Socket,
+        "uid": st.uid,
+        "gid": st.gid,
+        "size": st.size,
+        "inode": st.inode,
+        "dev": st.dev,
+        "nlink": st.nlink,
+        "atime": st.atime,
+        "mtime": st.mtime,
+        "ctime": st.ctime,
+        "wusr": bit(0o200),
+        "rusr": bit(0o400),
+        "xusr": bit(0o100),
+        "wgrp": bit(0o020),
+        "rgrp": bit(0o040),
+        "xgrp": bit(0o010),
+        "woth": bit(0o002),
+        "roth": bit(0o004),
+        "xoth": bit(0o001),
+        "isuid": bit(0o4000),
+        "isgid": bit(0o2000),
+    })
+}
+
+/// The module body.
+fn stat(m: &mut Module) -> Result<Map<String, Value>, Fail> {
+    let path = m.get_str("path").unwrap_or_default().to_string();
+    let Some(st) = host::stat(&path, m.get_bool("follow"))? else {
+        return Ok(json_map!({"changed": false, "stat": {"exists": false}}));
+    };
+    let mut out = metadata_fields(&path, &st);
+    // Access is judged on what the path finally names, as access(2) does.
+    let target = match st.kind {
+        FileKind::Symlink => host::stat(&path, true).ok().flatten(),
+        _ => Some(st),
+    };
+    let is_readable = target.as_ref().is_some_and(|t| readable(&path, t));
+    // The host interface has no access(2): writing and executing are judged from the
+    // permission bits (any class), which is what root gets and close for the owner.
+    let target_mode = target.as_ref().map_or(0, |t| t.mode);
+    out.insert("readable".into(), Value::Bool(is_readable));
+    out.insert(
+        "writeable".into(),
+        Value::Bool(target.is_some() && target_mode & 0o222 != 0),
+    );
+    out.insert("executable".into(), Value::Bool(target_mode & 0o111 != 0));
+    if st.kind == FileKind::Symlink {
+        out.insert("lnk_source".into(), Value::from(realpath(&path)));
+        let link = std::fs::read_link(&path)?;
+        out.insert(
+            "lnk_target".into(),
+            Value::from(link.to_string_lossy().into_owned()),
+        );
+    }
+    if let Some(name) = host::user_name(st.uid) {
+        out.insert("pw_name".into(), Value::from(name));
+    }
+    if let Some(name) = host::group_name(st.gid) {
+        out.insert("gr_name".into(), Value::from(name));
+    }
+    if st.kind == FileKind::File && is_readable && m.get_bool("get_checksum") {
+        let algorithm: HashAlgorithm = m
+            .get_str("checksum_algorithm")
+            .unwrap_or("sha1")
+            .parse()
+            .map_err(Fail::new)?;
+        out.insert(
+            "checksum".into(),
+            Value::from(digest_file(&path, algorithm)?),
+        );
+    }
+    Ok(json_map!({"changed": false, "stat": out}))
+}
+
+fn main() {
+    sandball_guest_sdk::run(MANIFEST, stat)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stat_args(args: Value) -> sandball_guest_sdk::Outcome {
+        let input = args.to_string();
+        sandball_guest_sdk::execute(MANIFEST, input.as_bytes(), &|_| None, stat)
+    }
+
+    #[test]
+    fn regular_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f").to_string_lossy().into_owned();
+        std::fs::write(&p, b"hello\n").unwrap();
+        host::chmod(&p, 0o4754).unwrap();
+        let out = stat_args(json!({"path": p}));
+        assert!(!out.failed, "{:?}", out.result);
+        let s = &out.result["stat"];
+        assert_eq!(s["exists"], json!(true));
+        assert_eq!(s["mode"], json!("4754"));
+        assert_eq!(s["isreg"], json!(true));
+        assert_eq!(s["isdir"], json!(false));
+        assert_eq!(s["size"], json!(6));
+        assert_eq!(
+            s["checksum"],
+            json!("f572d396fae9206628714fb2ce00f72e94f2258f")
+        );
+        assert_eq!(
+            (s["rusr"].clone(), s["wusr"].clone(), s["xusr"].clone()),
+            (json!(true), json!(true), json!(true))
+        );
+        assert_eq!(
+            (s["rgrp"].clone(), s["wgrp"].clone(), s["xgrp"].clone()),
+            (json!(true), json!(false), json!(true))
+        );
+        assert_eq!(
+            (s["roth"].clone(), s["woth"].clone(), s["xoth"].clone()),
+            (json!(true), json!(false), json!(false))
+        );
+        assert_eq!(
+            (s["isuid"].clone(), s["isgid"].clone()),
+            (json!(true), json!(false))
+        );
+        assert_eq!(
+            (
+                s["readable"].clone(),
+                s["writeable"].clone(),
+                s["executable"].clone()
+            ),
+            (json!(true), json!(true), json!(true))
+        );
+        assert!(s["pw_name"].is_string() && s["gr_name"].is_string() && s["mtime"].is_f64());
+        assert!(s.get("lnk_source").is_none());
+        let out = stat_args(json!({"path": p, "checksum_algorithm": "sha256", "get_mime": false}));
+        assert_eq!(
+            out.result["stat"]["checksum"],
+            json!("5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03")
+        );
+        let out = stat_args(json!({"path": p, "get_checksum": false}));
+        assert!(out.result["stat"].get("checksum").is_none());
+    }
+
+    #[test]
+    fn missing_path() {
+        let out = stat_args(json!({"path": "/nonexistent/sandball"}));
+        assert!(!out.failed);
+        assert_eq!(out.result["stat"], json!({"exists": false}));
+        assert_eq!(out.result["changed"], json!(false));
+    }
+
+    #[test]
+    fn links_with_and_without_follow() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let target = root.join("t").to_string_lossy().into_owned();
+        let link = root.join("l").to_string_lossy().into_owned();
+        std::fs::write(&target, b"x").unwrap();
+        host::symlink("t", &link).unwrap();
+        let out = stat_args(json!({"path": link}));
+        let s = &out.result["stat"];
+        assert_eq!(s["islnk"], json!(true));
+        assert_eq!(s["isreg"], json!(false));
+        assert_eq!(s["lnk_target"], json!("t"));
+        assert_eq!(s["lnk_source"], json!(target));
+        assert!(s.get("checksum").is_none(), "links have no checksum");
+        let out = stat_args(json!({"path": link, "follow": true}));
+        let s = &out.result["stat"];
+        assert_eq!(
+            (s["islnk"].clone(), s["isreg"].clone()),
+            (json!(false), json!(true))
+        );
+        assert!(s["checksum"].is_string());
+    }
+
+    #[test]
+    fn directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_string_lossy().into_owned();
+        let out = stat_args(json!({"name": d}));
+        let s = &out.result["stat"];
+        assert_eq!(s["isdir"], json!(true));
+        assert_eq!(s["readable"], json!(true));
+        assert!(s.get("checksum").is_none());
+    }
+
+    #[test]
+    fn bad_algorithm_is_refused() {
+        let out = stat_args(json!({"path": "/", "checksum_algorithm": "crc32"}));
+        assert_eq!(
+            out.result["msg"],
+            json!(
+                "value of checksum_algorithm must be one of: md5, sha1, sha224, sha256, sha384, sha512, got: crc32"
+            )
+        );
+    }
+}
