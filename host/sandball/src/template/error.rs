@@ -1,0 +1,186 @@
+//! Errors of templating, worded as Ansible words them ("'foo' is undefined"), each naming
+//! the template or expression that failed and, for multi-line templates, the line.
+
+use std::fmt;
+
+/// Longest excerpt of a template quoted in an error message.
+const EXCERPT_CHARS: usize = 200;
+
+/// Why templating a value failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TemplateError {
+    /// A variable or attribute the template uses is not defined.
+    #[error("{detail}{}", Context(template, *line))]
+    Undefined {
+        /// What is undefined, e.g. `'foo' is undefined`.
+        detail: String,
+        /// The template or expression being evaluated.
+        template: String,
+        /// The line of the template, for templates of several lines.
+        line: Option<usize>,
+    },
+    /// The template is not valid Jinja.
+    #[error("template syntax error: {detail}{}", Context(template, *line))]
+    Syntax {
+        /// The parser's complaint.
+        detail: String,
+        /// The template or expression being parsed.
+        template: String,
+        /// The line of the template, for templates of several lines.
+        line: Option<usize>,
+    },
+    /// Evaluation failed: a filter or test refused its input, an operation did not apply
+    /// to its operands, a variable refers to itself.
+    #[error("{detail}{}", Context(template, *line))]
+    Render {
+        /// What went wrong.
+        detail: String,
+        /// The template or expression being evaluated.
+        template: String,
+        /// The line of the template, for templates of several lines.
+        line: Option<usize>,
+    },
+    /// A conditional (`when`, `that`, `failed_when`, ...) is not an expression that can be
+    /// evaluated.
+    #[error("invalid conditional {condition:?}: {detail}")]
+    Conditional {
+        /// The conditional as written.
+        condition: String,
+        /// Why it cannot be evaluated.
+        detail: String,
+    },
+}
+
+impl TemplateError {
+    /// Wraps an error of minijinja raised while evaluating `template`.
+    pub(crate) fn from_engine(err: &minijinja::Error, template: &str) -> TemplateError {
+        let detail = engine_detail(err);
+        let template = template.to_string();
+        let line = if template.contains('\n') {
+            err.line()
+        } else {
+            None
+        };
+        match err.kind() {
+            minijinja::ErrorKind::UndefinedError => TemplateError::Undefined {
+                detail,
+                template,
+                line,
+            },
+            minijinja::ErrorKind::SyntaxError
+            | minijinja::ErrorKind::BadEscape
+            | minijinja::ErrorKind::InvalidDelimiter => TemplateError::Syntax {
+                detail,
+                template,
+                line,
+            },
+            _ => TemplateError::Render {
+                detail,
+                template,
+                line,
+            },
+        }
+    }
+
+    /// Adds an explanation to the detail of the error (e.g. why a variable is undefined).
+    pub(crate) fn with_note(mut self, note: &str) -> TemplateError {
+        match &mut self {
+            TemplateError::Undefined { detail, .. }
+            | TemplateError::Syntax { detail, .. }
+            | TemplateError::Render { detail, .. }
+            | TemplateError::Conditional { detail, .. } => {
+                detail.push_str("; ");
+                detail.push_str(note);
+            }
+        }
+        self
+    }
+}
+
+/// The message of an engine error in Ansible's words: minijinja quotes undefined names
+/// with backticks, Ansible with single quotes.
+pub(crate) fn engine_detail(err: &minijinja::Error) -> String {
+    let detail = match err.detail() {
+        Some(detail) => detail.to_string(),
+        None => err.kind().to_string(),
+    };
+    match err.kind() {
+        minijinja::ErrorKind::UndefinedError => detail.replace('`', "'"),
+        _ => detail,
+    }
+}
+
+/// Formats the template excerpt and line that close every message.
+struct Context<'a>(&'a str, Option<usize>);
+
+impl fmt::Display for Context<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Context(template, line) = *self;
+        let excerpt: String = template.chars().take(EXCERPT_CHARS).collect();
+        let ellipsis = if excerpt.len() < template.len() {
+            "..."
+        } else {
+            ""
+        };
+        match line {
+            Some(line) => write!(f, " (line {line} of template {excerpt:?}{ellipsis})"),
+            None => write!(f, " (in template {excerpt:?}{ellipsis})"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undefined_names_are_quoted_like_ansible() {
+        let mut env = minijinja::Environment::new();
+        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        env.set_debug(true);
+        let err = env.render_str("{{ foo }}", ()).unwrap_err();
+        let err = TemplateError::from_engine(&err, "{{ foo }}");
+        assert!(matches!(err, TemplateError::Undefined { .. }));
+        assert_eq!(
+            err.to_string(),
+            "'foo' is undefined (in template \"{{ foo }}\")"
+        );
+    }
+
+    #[test]
+    fn multi_line_templates_name_the_line() {
+        let mut env = minijinja::Environment::new();
+        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        env.set_debug(true);
+        let source = "a\nb {{ nope }}";
+        let err = env.render_str(source, ()).unwrap_err();
+        let err = TemplateError::from_engine(&err, source);
+        assert_eq!(
+            err.to_string(),
+            "'nope' is undefined (line 2 of template \"a\\nb {{ nope }}\")"
+        );
+    }
+
+    #[test]
+    fn syntax_errors_are_their_own_kind() {
+        let env = minijinja::Environment::new();
+        let err = env.render_str("{{ foo", ()).unwrap_err();
+        let err = TemplateError::from_engine(&err, "{{ foo");
+        assert!(matches!(err, TemplateError::Syntax { .. }), "{err}");
+        assert!(err.to_string().starts_with("template syntax error: "));
+    }
+
+    #[test]
+    fn long_templates_are_cut_in_messages() {
+        let template = "x".repeat(500);
+        let err = TemplateError::Render {
+            detail: "boom".into(),
+            template: template.clone(),
+            line: None,
+        };
+        let text = err.to_string();
+        assert!(text.len() < 300);
+        assert!(text.ends_with("...)"));
+        assert!(err.with_note("why").to_string().starts_with("boom; why"));
+    }
+}

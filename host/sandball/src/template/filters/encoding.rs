@@ -1,0 +1,121 @@
+//! Encoding and digest filters: `b64encode`, `b64decode`, `hash`, `checksum`, `md5`,
+//! `sha1`. Non-string input is digested as its Python `str()`, as Ansible does.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use md5::Md5;
+use minijinja::{Environment, Error, ErrorKind, State, Value};
+use sha1::Sha1;
+use sha2::{Digest, Sha224, Sha256, Sha384, Sha512};
+
+use crate::template::python::text_arg;
+
+pub(super) fn register(env: &mut Environment<'static>) {
+    env.add_filter("b64encode", b64encode);
+    env.add_filter("b64decode", b64decode);
+    env.add_filter("hash", hash);
+    env.add_filter("checksum", |state: &State, value: &Value| {
+        hash(state, value, None)
+    });
+    env.add_filter("sha1", |state: &State, value: &Value| {
+        hash(state, value, None)
+    });
+    env.add_filter("md5", |state: &State, value: &Value| {
+        hash(state, value, Some("md5".into()))
+    });
+}
+
+fn b64encode(state: &State, value: &Value) -> Result<String, Error> {
+    Ok(STANDARD.encode(text_arg(state, value)?))
+}
+
+/// Python's `b64decode`: characters outside the alphabet (line breaks) are skipped, the
+/// padding must be right, and the result must be UTF-8 text.
+fn b64decode(state: &State, value: &Value) -> Result<String, Error> {
+    let text = text_arg(state, value)?;
+    let cleaned: String = text
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '='))
+        .collect();
+    let bytes = STANDARD.decode(cleaned).map_err(|err| {
+        Error::new(
+            ErrorKind::InvalidOperation,
+            format!("b64decode: invalid base64 input: {err}"),
+        )
+    })?;
+    String::from_utf8(bytes).map_err(|_| {
+        Error::new(
+            ErrorKind::InvalidOperation,
+            "b64decode: the decoded data is not UTF-8 text",
+        )
+    })
+}
+
+/// `hash(hashtype='sha1')`: the hex digest of the value.
+fn hash(state: &State, value: &Value, hashtype: Option<String>) -> Result<String, Error> {
+    let data = text_arg(state, value)?;
+    let hashtype = hashtype.unwrap_or_else(|| "sha1".into());
+    let digest = match hashtype.to_ascii_lowercase().as_str() {
+        "md5" => hex::encode(Md5::digest(&data)),
+        "sha1" => hex::encode(Sha1::digest(&data)),
+        "sha224" => hex::encode(Sha224::digest(&data)),
+        "sha256" => hex::encode(Sha256::digest(&data)),
+        "sha384" => hex::encode(Sha384::digest(&data)),
+        "sha512" => hex::encode(Sha512::digest(&data)),
+        _ => {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!(
+                    "hash: unsupported hash type {hashtype:?} (supported: md5, sha1, sha224, sha256, sha384, sha512)"
+                ),
+            ));
+        }
+    };
+    Ok(digest)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::template::filters::testing::{error, eval};
+    use serde_json::json;
+
+    #[test]
+    fn base64() {
+        assert_eq!(eval("'hello' | b64encode"), json!("aGVsbG8="));
+        assert_eq!(eval("'aGVsbG8=' | b64decode"), json!("hello"));
+        assert_eq!(eval("'aGVs\\nbG8=' | b64decode"), json!("hello"));
+        assert_eq!(eval("'héllo' | b64encode | b64decode"), json!("héllo"));
+        assert!(error("'aGVsbG8' | b64decode").contains("invalid base64"));
+        assert!(error("'/w==' | b64decode").contains("not UTF-8"));
+    }
+
+    #[test]
+    fn digests() {
+        assert_eq!(
+            eval("'hello' | hash('md5')"),
+            json!("5d41402abc4b2a76b9719d911017c592")
+        );
+        assert_eq!(
+            eval("'hello' | md5"),
+            json!("5d41402abc4b2a76b9719d911017c592")
+        );
+        assert_eq!(
+            eval("'hello' | hash"),
+            json!("aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d")
+        );
+        assert_eq!(
+            eval("'hello' | sha1"),
+            json!("aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d")
+        );
+        assert_eq!(
+            eval("'hello' | checksum"),
+            json!("aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d")
+        );
+        assert_eq!(
+            eval("'hello' | hash('sha256')"),
+            json!("2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824")
+        );
+        assert_eq!(eval("123 | md5"), eval("'123' | md5"));
+        assert!(error("'x' | hash('whirlpool')").contains("unsupported hash type"));
+    }
+}

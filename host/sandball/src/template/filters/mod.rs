@@ -1,0 +1,62 @@
+//! Ansible's filters, added to (or replacing) minijinja's builtin Jinja filters.
+
+pub(crate) mod collections;
+mod encoding;
+mod json;
+mod path;
+mod regex;
+pub(crate) mod strings;
+mod types;
+mod yaml;
+
+use minijinja::Environment;
+
+/// Adds every filter (and the `dict` global, which Ansible's Jinja accepts pairs for).
+pub(crate) fn register(env: &mut Environment<'static>) {
+    collections::register(env);
+    encoding::register(env);
+    json::register(env);
+    path::register(env);
+    regex::register(env);
+    strings::register(env);
+    types::register(env);
+    yaml::register(env);
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Renders filter expressions with the full environment, for the filter tests.
+
+    use serde_json::Value;
+
+    use crate::template::{Templar, Vars};
+
+    /// Evaluates `expr` with no variables.
+    pub(crate) fn eval(expr: &str) -> Value {
+        eval_with(expr, &Vars::new())
+    }
+
+    /// Evaluates `expr` against `vars`.
+    pub(crate) fn eval_with(expr: &str, vars: &Vars) -> Value {
+        match Templar::new().evaluate(expr, vars) {
+            Ok(value) => value,
+            Err(err) => panic!("{expr}: {err}"),
+        }
+    }
+
+    /// The error message of evaluating `expr`.
+    pub(crate) fn error(expr: &str) -> String {
+        match Templar::new().evaluate(expr, &Vars::new()) {
+            Ok(value) => panic!("{expr} succeeded with {value}"),
+            Err(err) => err.to_string(),
+        }
+    }
+
+    /// Renders `source` as text with no variables.
+    pub(crate) fn render(source: &str) -> String {
+        match Templar::new().render(source, &Vars::new()) {
+            Ok(text) => text,
+            Err(err) => panic!("{source}: {err}"),
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! Regular-expression filters with Python `re` semantics: `regex_replace`,
+//! `regex_search`, `regex_findall`, `regex_escape`.
+
+use minijinja::value::{Kwargs, Rest};
+use minijinja::{Environment, Error, ErrorKind, State, Value};
+
+use crate::template::pyregex::{self, Anchor};
+use crate::template::python::text_arg;
+
+pub(super) fn register(env: &mut Environment<'static>) {
+    env.add_filter("regex_replace", regex_replace);
+    env.add_filter("regex_search", regex_search);
+    env.add_filter("regex_findall", regex_findall);
+    env.add_filter("regex_escape", regex_escape);
+}
+
+/// The `ignorecase` and `multiline` flags every regex filter takes by keyword.
+fn flags(kwargs: &Kwargs) -> Result<(bool, bool), Error> {
+    Ok((
+        kwargs.get::<Option<bool>>("ignorecase")?.unwrap_or(false),
+        kwargs.get::<Option<bool>>("multiline")?.unwrap_or(false),
+    ))
+}
+
+/// `regex_replace(pattern, replacement='', ignorecase=False, multiline=False, count=0,
+/// mandatory_count=0)`: `re.sub` (all matches when `count` is 0).
+fn regex_replace(
+    state: &State,
+    value: &Value,
+    pattern: String,
+    replacement: Option<String>,
+    kwargs: Kwargs,
+) -> Result<String, Error> {
+    let text = text_arg(state, value)?;
+    let replacement = match replacement {
+        Some(r) => r,
+        None => kwargs
+            .get::<Option<String>>("replacement")?
+            .unwrap_or_default(),
+    };
+    let (ignorecase, multiline) = flags(&kwargs)?;
+    let count = kwargs.get::<Option<usize>>("count")?.unwrap_or(0);
+    let mandatory_count = kwargs.get::<Option<usize>>("mandatory_count")?.unwrap_or(0);
+    kwargs.assert_all_used()?;
+    let regex = pyregex::compile(&pattern, ignorecase, multiline, Anchor::Search)?;
+    let replacement = pyregex::replacement(&replacement)?;
+    if mandatory_count > 0 {
+        let found = regex.find_iter(&text).count();
+        let made = if count > 0 { found.min(count) } else { found };
+        if made != mandatory_count {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!(
+                    "regex_replace: {made} replacements made, but mandatory_count is {mandatory_count}"
+                ),
+            ));
+        }
+    }
+    Ok(regex
+        .replacen(&text, count, replacement.as_str())
+        .into_owned())
+}
+
+/// `regex_search(pattern, '\\1', '\\g<name>', ..., ignorecase=False, multiline=False)`:
+/// the first match, or the listed groups of it; `none` when nothing matches.
+fn regex_search(
+    state: &State,
+    value: &Value,
+    pattern: String,
+    groups: Rest<String>,
+    kwargs: Kwargs,
+) -> Result<Value, Error> {
+    let text = text_arg(state, value)?;
+    let (ignorecase, multiline) = flags(&kwargs)?;
+    kwargs.assert_all_used()?;
+    let regex = pyregex::compile(&pattern, ignorecase, multiline, Anchor::Search)?;
+    let Some(captures) = regex.captures(&text) else {
+        return Ok(Value::from(()));
+    };
+    if groups.is_empty() {
+        return Ok(Value::from(captures.get(0).map_or("", |m| m.as_str())));
+    }
+    let mut found = Vec::with_capacity(groups.len());
+    for group in groups.iter() {
+        let matched = if let Some(name) =
+            group.strip_prefix("\\g<").and_then(|g| g.strip_suffix('>'))
+        {
+            match name.parse::<usize>() {
+                Ok(index) => captures.get(index),
+                Err(_) => captures.name(name),
+            }
+        } else if let Some(index) = group
+            .strip_prefix('\\')
+            .and_then(|g| g.parse::<usize>().ok())
+        {
+            captures.get(index)
+        } else {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!(
+                    "regex_search: unknown argument {group:?} (expected '\\\\N' or '\\\\g<name>')"
+                ),
+            ));
+        };
+        found.push(matched.map_or(Value::from(()), |m| Value::from(m.as_str())));
+    }
+    Ok(Value::from(found))
+}
+
+/// `regex_findall(pattern, multiline=False, ignorecase=False)`: `re.findall` — the
+/// matches, or the group of each (one group), or the groups of each (several).
+fn regex_findall(
+    state: &State,
+    value: &Value,
+    pattern: String,
+    kwargs: Kwargs,
+) -> Result<Value, Error> {
+    let text = text_arg(state, value)?;
+    let (ignorecase, multiline) = flags(&kwargs)?;
+    kwargs.assert_all_used()?;
+    let regex = pyregex::compile(&pattern, ignorecase, multiline, Anchor::Search)?;
+    let groups = regex.captures_len() - 1;
+    let group_text = |captures: &regex::Captures, index: usize| {
+        Value::from(captures.get(index).map_or("", |m| m.as_str()))
+    };
+    let found = regex
+        .captures_iter(&text)
+        .map(|captures| match groups {
+            0 => group_text(&captures, 0),
+            1 => group_text(&captures, 1),
+            _ => Value::from(
+                (1..=groups)
+                    .map(|i| group_text(&captures, i))
+                    .collect::<Vec<_>>(),
+            ),
+        })
+        .collect::<Vec<_>>();
+    Ok(Value::from(found))
+}
+
+/// `regex_escape(re_type='python')`: the text as a pattern matching itself.
+fn regex_escape(state: &State, value: &Value, re_type: Option<String>) -> Result<String, Error> {
+    let text = text_arg(state, value)?;
+    match re_type.as_deref().unwrap_or("python") {
+        "python" => Ok(pyregex::escape_python(&text)),
+        "posix_basic" => Ok(pyregex::escape_posix_basic(&text)),
+        other => Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!("regex_escape: unsupported re_type {other:?} (supported: python, posix_basic)"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::template::filters::testing::{error, eval};
+    use serde_json::json;
+
+    #[test]
+    fn replace() {
+        assert_eq!(
+            eval("'ansible' | regex_replace('^a.*i(.*)$', 'a\\\\1')"),
+            json!("able")
+        );
+        assert_eq!(
+            eval("'foobar' | regex_replace('^f.*o(.*)$', '\\\\1')"),
+            json!("bar")
+        );
+        assert_eq!(
+            eval(
+                "'localhost:80' | regex_replace('^(?P<host>.+):(?P<port>\\\\d+)$', '\\\\g<host>, \\\\g<port>')"
+            ),
+            json!("localhost, 80")
+        );
+        assert_eq!(
+            eval("'aaa' | regex_replace('a', 'b', count=2)"),
+            json!("bba")
+        );
+        assert_eq!(
+            eval("'ABC' | regex_replace('b', 'x', ignorecase=true)"),
+            json!("AxC")
+        );
+        assert_eq!(
+            eval("'a\\nb' | regex_replace('^', '# ', multiline=true)"),
+            json!("# a\n# b")
+        );
+        assert_eq!(eval("'path/to' | regex_replace('/', '')"), json!("pathto"));
+        assert_eq!(eval("123 | regex_replace('1', 'x')"), json!("x23"));
+        assert!(
+            error("'aa' | regex_replace('a', 'b', mandatory_count=1)").contains("mandatory_count")
+        );
+        assert!(error("'a' | regex_replace('(', 'b')").contains("invalid regular expression"));
+    }
+
+    #[test]
+    fn search() {
+        assert_eq!(
+            eval("'server1/database42' | regex_search('database[0-9]+')"),
+            json!("database42")
+        );
+        assert_eq!(eval("'ab' | regex_search('x')"), json!(null));
+        assert_eq!(
+            eval(
+                "'server1/database42' | regex_search('server([0-9]+)/database([0-9]+)', '\\\\1', '\\\\2')"
+            ),
+            json!(["1", "42"])
+        );
+        assert_eq!(
+            eval("'a=1' | regex_search('(?P<k>\\\\w)=(?P<v>\\\\d)', '\\\\g<v>')"),
+            json!(["1"])
+        );
+        assert_eq!(
+            eval("'FOO' | regex_search('foo', ignorecase=true)"),
+            json!("FOO")
+        );
+        assert!(error("'a' | regex_search('a', 'x')").contains("unknown argument"));
+    }
+
+    #[test]
+    fn findall() {
+        assert_eq!(
+            eval("'a1b22c333' | regex_findall('[0-9]+')"),
+            json!(["1", "22", "333"])
+        );
+        assert_eq!(
+            eval("'k1=v1 k2=v2' | regex_findall('(\\\\w+)=')"),
+            json!(["k1", "k2"])
+        );
+        assert_eq!(
+            eval("'k1=v1 k2=v2' | regex_findall('(\\\\w+)=(\\\\w+)')"),
+            json!([["k1", "v1"], ["k2", "v2"]])
+        );
+        assert_eq!(eval("'x' | regex_findall('y')"), json!([]));
+    }
+
+    #[test]
+    fn escape() {
+        assert_eq!(
+            eval("'^f.*o(.*)$' | regex_escape"),
+            json!("\\^f\\.\\*o\\(\\.\\*\\)\\$")
+        );
+        assert_eq!(
+            eval("'^f.*o(.*)$' | regex_escape('posix_basic')"),
+            json!("\\^f\\.\\*o(\\.\\*)\\$")
+        );
+        assert!(error("'a' | regex_escape('posix_extended')").contains("unsupported re_type"));
+    }
+}

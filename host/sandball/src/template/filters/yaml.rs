@@ -1,0 +1,484 @@
+//! YAML filters: `to_yaml`, `to_nice_yaml`, `from_yaml`, `from_yaml_all`.
+//!
+//! The emitter writes what PyYAML's `yaml.dump` writes for Ansible's settings: keys
+//! sorted, block style (`to_nice_yaml`, indent 4, sequences in mappings not indented,
+//! `-   key: v` items) or block style with collections of scalars in flow style
+//! (`to_yaml`), scalars plain unless they would read back as something else. Two
+//! differences remain: strings with line breaks are written double-quoted on one line,
+//! and long lines are not folded at 80 columns; the YAML reads back to the same data.
+//! Parsing uses saphyr's YAML 1.2 core schema (so `yes` stays a string).
+
+use minijinja::value::{Kwargs, ValueKind};
+use minijinja::{Environment, Error, ErrorKind, State, Value};
+use saphyr::{LoadableYamlNode, Scalar, Yaml};
+
+use crate::template::convert::{ensure_defined, invalid};
+
+pub(super) fn register(env: &mut Environment<'static>) {
+    env.add_filter("to_yaml", to_yaml);
+    env.add_filter("to_nice_yaml", to_nice_yaml);
+    env.add_filter("from_yaml", from_yaml);
+    env.add_filter("from_yaml_all", from_yaml_all);
+}
+
+/// `to_yaml(indent=2, default_flow_style=None)`.
+fn to_yaml(state: &State, value: &Value, kwargs: Kwargs) -> Result<String, Error> {
+    ensure_defined(state, value)?;
+    let indent = kwargs.get::<Option<usize>>("indent")?.unwrap_or(2);
+    // PyYAML's `default_flow_style=None` puts collections of scalars in flow style;
+    // `False` never uses flow style.
+    let flow_leaves = !matches!(kwargs.get::<Option<Value>>("default_flow_style")?, Some(v) if v.kind() == ValueKind::Bool && !v.is_true());
+    kwargs.assert_all_used()?;
+    Emitter::new(indent, flow_leaves).document(value)
+}
+
+/// `to_nice_yaml(indent=4)`: block style throughout.
+fn to_nice_yaml(
+    state: &State,
+    value: &Value,
+    indent: Option<usize>,
+    kwargs: Kwargs,
+) -> Result<String, Error> {
+    ensure_defined(state, value)?;
+    let indent = match indent {
+        Some(indent) => indent,
+        None => kwargs.get::<Option<usize>>("indent")?.unwrap_or(4),
+    };
+    kwargs.assert_all_used()?;
+    Emitter::new(indent, false).document(value)
+}
+
+/// Writes YAML as PyYAML does.
+struct Emitter {
+    indent: usize,
+    flow_leaves: bool,
+}
+
+/// Where a scalar is written: flow collections make more characters special.
+#[derive(Clone, Copy, PartialEq)]
+enum Context {
+    Block,
+    Flow,
+}
+
+impl Emitter {
+    fn new(indent: usize, flow_leaves: bool) -> Emitter {
+        Emitter {
+            indent: indent.clamp(2, 9),
+            flow_leaves,
+        }
+    }
+
+    fn document(&self, value: &Value) -> Result<String, Error> {
+        if !is_collection(value) {
+            let (text, plain) = scalar(value, Context::Block)?;
+            // PyYAML ends a document holding only a plain scalar explicitly.
+            return Ok(if plain {
+                format!("{text}\n...\n")
+            } else {
+                format!("{text}\n")
+            });
+        }
+        if is_empty_collection(value)? || (self.flow_leaves && is_leaf_collection(value)?) {
+            return Ok(format!("{}\n", flow(value)?));
+        }
+        let mut out = String::new();
+        self.block(value, 0, &mut out)?;
+        Ok(out)
+    }
+
+    /// Writes a non-empty collection in block style, its lines indented by `column`.
+    fn block(&self, value: &Value, column: usize, out: &mut String) -> Result<(), Error> {
+        if value.kind() == ValueKind::Map {
+            for (key, item) in sorted_entries(value)? {
+                out.push_str(&" ".repeat(column));
+                out.push_str(&scalar(&key, Context::Block)?.0);
+                out.push(':');
+                self.nested(&item, column, true, out)?;
+            }
+        } else {
+            for item in value.try_iter()?.checked() {
+                out.push_str(&" ".repeat(column));
+                out.push('-');
+                self.nested(&item?, column, false, out)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the value of a mapping entry or sequence item, after its `key:` or `-`.
+    fn nested(
+        &self,
+        item: &Value,
+        column: usize,
+        in_map: bool,
+        out: &mut String,
+    ) -> Result<(), Error> {
+        if !is_collection(item) {
+            out.push(' ');
+            out.push_str(&scalar(item, Context::Block)?.0);
+            out.push('\n');
+        } else if is_empty_collection(item)? || (self.flow_leaves && is_leaf_collection(item)?) {
+            out.push(' ');
+            out.push_str(&flow(item)?);
+            out.push('\n');
+        } else if in_map {
+            out.push('\n');
+            // Sequences in mappings are not indented; mappings are.
+            let child = if item.kind() == ValueKind::Map {
+                column + self.indent
+            } else {
+                column
+            };
+            self.block(item, child, out)?;
+        } else {
+            // The first line of a collection in a sequence item follows the dash.
+            let mut nested = String::new();
+            self.block(item, column + self.indent, &mut nested)?;
+            out.push_str(&" ".repeat(self.indent - 1));
+            out.push_str(&nested[column + self.indent..]);
+        }
+        Ok(())
+    }
+}
+
+fn is_collection(value: &Value) -> bool {
+    matches!(
+        value.kind(),
+        ValueKind::Map | ValueKind::Seq | ValueKind::Iterable
+    )
+}
+
+fn is_empty_collection(value: &Value) -> Result<bool, Error> {
+    Ok(value.try_iter()?.next().is_none())
+}
+
+/// A collection holding only scalars.
+fn is_leaf_collection(value: &Value) -> Result<bool, Error> {
+    if value.kind() == ValueKind::Map {
+        for key in value.try_iter()?.checked() {
+            if is_collection(&value.get_item(&key?)?) {
+                return Ok(false);
+            }
+        }
+    } else {
+        for item in value.try_iter()?.checked() {
+            if is_collection(&item?) {
+                return Ok(false);
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// The entries of a mapping, sorted by key as `yaml.dump` sorts them.
+fn sorted_entries(map: &Value) -> Result<Vec<(Value, Value)>, Error> {
+    let mut entries = Vec::new();
+    for key in map.try_iter()?.checked() {
+        let key = key?;
+        let item = map.get_item(&key)?;
+        entries.push((key, item));
+    }
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(entries)
+}
+
+/// A collection in flow style: `[a, b]`, `{a: 1}`.
+fn flow(value: &Value) -> Result<String, Error> {
+    let mut parts = Vec::new();
+    if value.kind() == ValueKind::Map {
+        for (key, item) in sorted_entries(value)? {
+            parts.push(format!(
+                "{}: {}",
+                scalar(&key, Context::Flow)?.0,
+                flow_item(&item)?
+            ));
+        }
+        Ok(format!("{{{}}}", parts.join(", ")))
+    } else {
+        for item in value.try_iter()?.checked() {
+            parts.push(flow_item(&item?)?);
+        }
+        Ok(format!("[{}]", parts.join(", ")))
+    }
+}
+
+fn flow_item(item: &Value) -> Result<String, Error> {
+    if is_collection(item) {
+        flow(item)
+    } else {
+        Ok(scalar(item, Context::Flow)?.0)
+    }
+}
+
+/// A scalar as YAML text, and whether it is plain (unquoted).
+fn scalar(value: &Value, context: Context) -> Result<(String, bool), Error> {
+    Ok(match value.kind() {
+        ValueKind::Undefined => {
+            return Err(Error::new(
+                ErrorKind::UndefinedError,
+                "cannot write an undefined value as YAML",
+            ));
+        }
+        ValueKind::Invalid => return Err(invalid(value)),
+        ValueKind::None => ("null".into(), true),
+        ValueKind::Bool => (if value.is_true() { "true" } else { "false" }.into(), true),
+        ValueKind::Number if value.is_integer() => (value.to_string(), true),
+        ValueKind::Number => (yaml_float(f64::try_from(value.clone())?), true),
+        ValueKind::String => string(value.as_str().unwrap_or_default(), context),
+        _ => string(&value.to_string(), context),
+    })
+}
+
+/// A float as PyYAML writes it: Python's repr, lowercase, `.0` before a bare exponent.
+fn yaml_float(f: f64) -> String {
+    if f.is_nan() {
+        return ".nan".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { ".inf" } else { "-.inf" }.into();
+    }
+    let repr = crate::template::python::py_float(f);
+    match repr.split_once('e') {
+        Some((mantissa, exponent)) if !mantissa.contains('.') => format!("{mantissa}.0e{exponent}"),
+        _ => repr,
+    }
+}
+
+/// A string: plain when PyYAML would write it plain, else single- or double-quoted.
+fn string(s: &str, context: Context) -> (String, bool) {
+    if s.chars().any(|c| c == '\n' || c == '\r' || is_special(c)) {
+        return (double_quoted(s), false);
+    }
+    if plain_allowed(s, context) {
+        return (s.to_string(), true);
+    }
+    (format!("'{}'", s.replace('\'', "''")), false)
+}
+
+/// Characters PyYAML only writes escaped in double quotes.
+fn is_special(c: char) -> bool {
+    let code = c as u32;
+    (code < 0x20 && c != '\t') || (0x7f..0xa0).contains(&code) || c == '\u{feff}'
+}
+
+fn double_quoted(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\0' => out.push_str("\\0"),
+            c if is_special(c) => {
+                let code = c as u32;
+                if code <= 0xff {
+                    out.push_str(&format!("\\x{code:02X}"));
+                } else {
+                    out.push_str(&format!("\\u{code:04X}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Whether a string can be written without quotes and still read back as that string.
+fn plain_allowed(s: &str, context: Context) -> bool {
+    if s.is_empty() || resolves_to_non_string(s) {
+        return false;
+    }
+    if s.starts_with(' ') || s.ends_with(' ') || s.starts_with("---") || s.starts_with("...") {
+        return false;
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let first = chars[0];
+    let followed_by_space = |i: usize| chars.get(i + 1).is_none_or(|c| *c == ' ' || *c == '\t');
+    if "#,[]{}&*!|>'\"%@`".contains(first) {
+        return false;
+    }
+    if "-?:".contains(first) && (followed_by_space(0) || context == Context::Flow) {
+        return false;
+    }
+    for (i, &c) in chars.iter().enumerate() {
+        if context == Context::Flow && ",?[]{}".contains(c) {
+            return false;
+        }
+        if c == ':' && (followed_by_space(i) || context == Context::Flow) {
+            return false;
+        }
+        if c == '#' && i > 0 && (chars[i - 1] == ' ' || chars[i - 1] == '\t') {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether YAML 1.1 (as PyYAML reads it) would read `s` as a bool, null, number, date,
+/// merge key or value key rather than a string.
+fn resolves_to_non_string(s: &str) -> bool {
+    const WORDS: [&str; 22] = [
+        "yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE",
+        "on", "On", "ON", "off", "Off", "OFF", "null", "Null", "NULL", "~",
+    ];
+    if WORDS.contains(&s) || s == "<<" || s == "=" {
+        return true;
+    }
+    static PATTERNS: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let pattern = PATTERNS.get_or_init(|| {
+        regex::Regex::new(concat!(
+            r"^(?:",
+            // int: binary, octal, decimal, hex, sexagesimal
+            r"[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+",
+            r"|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+",
+            // float
+            r"|[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?",
+            r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)",
+            // timestamp
+            r"|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}",
+            r"(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)?",
+            r")$"
+        ))
+        .ok()
+    });
+    pattern.as_ref().is_some_and(|re| re.is_match(s))
+}
+
+/// `from_yaml`: the value of a single-document YAML text; non-strings pass through.
+fn from_yaml(state: &State, value: &Value) -> Result<Value, Error> {
+    ensure_defined(state, value)?;
+    let Some(text) = value.as_str() else {
+        return Ok(value.clone());
+    };
+    let mut documents = load(text)?;
+    match documents.len() {
+        0 => Ok(Value::from(())),
+        1 => Ok(documents.remove(0)),
+        n => Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!("from_yaml: expected a single document, found {n} (use from_yaml_all)"),
+        )),
+    }
+}
+
+/// `from_yaml_all`: the values of every document of a YAML text.
+fn from_yaml_all(state: &State, value: &Value) -> Result<Value, Error> {
+    ensure_defined(state, value)?;
+    match value.as_str() {
+        Some(text) => Ok(Value::from(load(text)?)),
+        None => Ok(value.clone()),
+    }
+}
+
+fn load(text: &str) -> Result<Vec<Value>, Error> {
+    let documents = Yaml::load_from_str(text).map_err(|err| {
+        Error::new(
+            ErrorKind::InvalidOperation,
+            format!("from_yaml: invalid YAML: {err}"),
+        )
+    })?;
+    Ok(documents.iter().map(yaml_value).collect())
+}
+
+fn yaml_value(node: &Yaml) -> Value {
+    match node {
+        Yaml::Value(Scalar::Null) | Yaml::BadValue | Yaml::Alias(_) => Value::from(()),
+        Yaml::Value(Scalar::Boolean(b)) => Value::from(*b),
+        Yaml::Value(Scalar::Integer(i)) => Value::from(*i),
+        Yaml::Value(Scalar::FloatingPoint(f)) => Value::from(f.into_inner()),
+        Yaml::Value(Scalar::String(s)) => Value::from(s.as_ref()),
+        Yaml::Representation(s, _, _) => Value::from(s.as_ref()),
+        Yaml::Sequence(items) => Value::from(items.iter().map(yaml_value).collect::<Vec<_>>()),
+        Yaml::Mapping(map) => {
+            Value::from_pairs(map.iter().map(|(k, v)| (yaml_value(k), yaml_value(v))))
+        }
+        Yaml::Tagged(_, inner) => yaml_value(inner),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::template::filters::testing::{error, eval};
+    use serde_json::json;
+
+    #[test]
+    fn to_nice_yaml_like_pyyaml() {
+        assert_eq!(
+            eval("{'b': [1, 'two'], 'a': {'y': none, 'x': true}, 'c': [], 'd': {}} | to_nice_yaml"),
+            json!("a:\n    x: true\n    y: null\nb:\n- 1\n- two\nc: []\nd: {}\n")
+        );
+        assert_eq!(
+            eval("[{'name': 'n', 'v': 1}, [1, 2]] | to_nice_yaml"),
+            json!("-   name: n\n    v: 1\n-   - 1\n    - 2\n")
+        );
+        assert_eq!(
+            eval("[{'name': 'n', 'v': 1}] | to_nice_yaml(indent=2)"),
+            json!("- name: n\n  v: 1\n")
+        );
+    }
+
+    #[test]
+    fn to_yaml_uses_flow_for_leaf_collections() {
+        assert_eq!(
+            eval("{'a': 1, 'b': 'x'} | to_yaml"),
+            json!("{a: 1, b: x}\n")
+        );
+        assert_eq!(
+            eval("{'a': [1, 2], 'b': {'c': 'd'}, 'e': 1} | to_yaml"),
+            json!("a: [1, 2]\nb: {c: d}\ne: 1\n")
+        );
+        assert_eq!(eval("[{'a': 1}, 2] | to_yaml"), json!("- {a: 1}\n- 2\n"));
+        assert_eq!(eval("'abc' | to_yaml"), json!("abc\n...\n"));
+        assert_eq!(
+            eval("{'a': [1]} | to_yaml(default_flow_style=false)"),
+            json!("a:\n- 1\n")
+        );
+    }
+
+    #[test]
+    fn scalars_are_quoted_when_needed() {
+        let cases = [
+            ("''", "''\n"),
+            ("'yes'", "'yes'\n"),
+            ("'123'", "'123'\n"),
+            ("'1.5'", "'1.5'\n"),
+            ("'null'", "'null'\n"),
+            ("'2024-01-02'", "'2024-01-02'\n"),
+            ("'a: b'", "'a: b'\n"),
+            ("'- x'", "'- x'\n"),
+            ("'#x'", "'#x'\n"),
+            ("\"it's\"", "it's\n...\n"),
+            ("' pad'", "' pad'\n"),
+            ("'a\\nb'", "\"a\\nb\"\n"),
+            ("'a:b'", "a:b\n...\n"),
+            ("'x # y'", "'x # y'\n"),
+            ("1.0", "1.0\n...\n"),
+            ("1e20", "1.0e+20\n...\n"),
+        ];
+        for (expr, yaml) in cases {
+            assert_eq!(eval(&format!("{expr} | to_yaml")), json!(yaml), "{expr}");
+        }
+        assert_eq!(eval("['a,b', 'c'] | to_yaml"), json!("['a,b', c]\n"));
+    }
+
+    #[test]
+    fn from_yaml_parses() {
+        assert_eq!(
+            eval("'a: 1\\nb: [x, 2.5, true, null]\\nc: yes' | from_yaml"),
+            json!({"a": 1, "b": ["x", 2.5, true, null], "c": "yes"})
+        );
+        assert_eq!(eval("'' | from_yaml"), json!(null));
+        assert_eq!(
+            eval("'a: &x 1\\nb: *x' | from_yaml"),
+            json!({"a": 1, "b": 1})
+        );
+        assert_eq!(eval("'--- 1\\n--- 2\\n' | from_yaml_all"), json!([1, 2]));
+        assert!(error("'--- 1\\n--- 2\\n' | from_yaml").contains("single document"));
+        assert!(error("'a: [' | from_yaml").contains("invalid YAML"));
+        assert_eq!(eval("{'a': 1} | to_nice_yaml | from_yaml"), json!({"a": 1}));
+    }
+}

@@ -1,0 +1,94 @@
+//! Tests on collections: `subset`, `superset`, `contains`, and `sequence` as Jinja2 has
+//! it (strings, lists and dictionaries are sequences).
+
+use minijinja::value::ValueKind;
+use minijinja::{Environment, Error, ErrorKind, State, Value};
+
+use crate::template::convert::ensure_defined;
+use crate::template::filters::collections::Seen;
+
+pub(super) fn register(env: &mut Environment<'static>) {
+    env.add_test("subset", |state: &State, a: &Value, b: &Value| {
+        is_subset(state, a, b)
+    });
+    env.add_test("superset", |state: &State, a: &Value, b: &Value| {
+        is_subset(state, b, a)
+    });
+    env.add_test("contains", contains);
+    env.add_test("sequence", |value: &Value| {
+        matches!(
+            value.kind(),
+            ValueKind::String | ValueKind::Seq | ValueKind::Map
+        )
+    });
+}
+
+fn items(state: &State, value: &Value) -> Result<Vec<Value>, Error> {
+    ensure_defined(state, value)?;
+    value.try_iter()?.checked().collect()
+}
+
+/// Every item of `a` is in `b`.
+fn is_subset(state: &State, a: &Value, b: &Value) -> Result<bool, Error> {
+    let b = Seen::of(&items(state, b)?);
+    Ok(items(state, a)?.iter().all(|x| b.contains(x)))
+}
+
+/// `seq is contains(value)`: Python's `value in seq`.
+fn contains(state: &State, seq: &Value, value: &Value) -> Result<bool, Error> {
+    ensure_defined(state, seq)?;
+    ensure_defined(state, value)?;
+    match seq.kind() {
+        ValueKind::String => match value.as_str() {
+            Some(needle) => Ok(seq.as_str().unwrap_or_default().contains(needle)),
+            None => Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!("'in <string>' requires a string, not {}", value.kind()),
+            )),
+        },
+        ValueKind::Map => Ok(!seq.get_item(value)?.is_undefined()),
+        _ => Ok(items(state, seq)?.contains(value)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::template::filters::testing::eval;
+    use serde_json::json;
+
+    #[test]
+    fn sets() {
+        assert_eq!(eval("[1, 2] is subset([1, 2, 3])"), json!(true));
+        assert_eq!(eval("[1, 4] is subset([1, 2, 3])"), json!(false));
+        assert_eq!(eval("[1, 2, 3] is superset([3, 1])"), json!(true));
+        assert_eq!(eval("[1] is superset([2])"), json!(false));
+    }
+
+    #[test]
+    fn containment() {
+        assert_eq!(eval("[1, 2] is contains(2)"), json!(true));
+        assert_eq!(eval("[1, 2] is contains(3)"), json!(false));
+        assert_eq!(eval("'abc' is contains('b')"), json!(true));
+        assert_eq!(eval("{'a': 1} is contains('a')"), json!(true));
+        assert_eq!(
+            eval("[[1], [2]] | select('contains', 2) | list"),
+            json!([[2]])
+        );
+        assert_eq!(eval("2 is in [1, 2]"), json!(true));
+    }
+
+    #[test]
+    fn jinja_type_tests() {
+        assert_eq!(eval("'a' is sequence"), json!(true));
+        assert_eq!(eval("{} is sequence"), json!(true));
+        assert_eq!(eval("1 is sequence"), json!(false));
+        assert_eq!(eval("'a' is string"), json!(true));
+        assert_eq!(eval("1 is number"), json!(true));
+        assert_eq!(eval("1.5 is float"), json!(true));
+        assert_eq!(eval("1 is integer"), json!(true));
+        assert_eq!(eval("{} is mapping"), json!(true));
+        assert_eq!(eval("'ab' is iterable"), json!(true));
+        assert_eq!(eval("true is boolean"), json!(true));
+        assert_eq!(eval("none is none"), json!(true));
+    }
+}

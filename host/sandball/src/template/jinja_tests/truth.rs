@@ -1,0 +1,47 @@
+//! `truthy` and `falsy`: Python truthiness, optionally reading strings like `bool` does.
+
+use minijinja::value::{Kwargs, ValueKind};
+use minijinja::{Environment, Error, State, Value};
+
+use crate::template::convert::ensure_defined;
+
+pub(super) fn register(env: &mut Environment<'static>) {
+    env.add_test("truthy", truthy);
+    env.add_test("falsy", |state: &State, value: &Value, kwargs: Kwargs| {
+        truthy(state, value, kwargs).map(|t| !t)
+    });
+}
+
+/// `truthy(convert_bool=False)`.
+fn truthy(state: &State, value: &Value, kwargs: Kwargs) -> Result<bool, Error> {
+    ensure_defined(state, value)?;
+    let convert_bool = kwargs.get::<Option<bool>>("convert_bool")?.unwrap_or(false);
+    kwargs.assert_all_used()?;
+    if convert_bool && value.kind() == ValueKind::String {
+        let text = value.as_str().unwrap_or_default().to_lowercase();
+        if matches!(text.as_str(), "yes" | "on" | "1" | "true" | "y" | "t") {
+            return Ok(true);
+        }
+        if matches!(text.as_str(), "no" | "off" | "0" | "false" | "n" | "f") {
+            return Ok(false);
+        }
+    }
+    Ok(value.is_true())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::template::filters::testing::eval;
+    use serde_json::json;
+
+    #[test]
+    fn truthiness() {
+        assert_eq!(eval("'x' is truthy"), json!(true));
+        assert_eq!(eval("'' is truthy"), json!(false));
+        assert_eq!(eval("[] is falsy"), json!(true));
+        assert_eq!(eval("0 is falsy"), json!(true));
+        assert_eq!(eval("'no' is truthy"), json!(true));
+        assert_eq!(eval("'no' is truthy(convert_bool=true)"), json!(false));
+        assert_eq!(eval("'yes' is falsy(convert_bool=true)"), json!(false));
+    }
+}

@@ -1,0 +1,27 @@
+//! Templating: Ansible's Templar on minijinja.
+//!
+//! [`Templar`] renders the strings of a task (and evaluates `when`-style expressions)
+//! against the [`Vars`] of one task on one host. Variables from the playbook and
+//! inventory are *trusted*: their strings are templates, rendered lazily when used.
+//! Module results and facts are *data* (Ansible's "unsafe"): never templated again.
+//! The environment carries Ansible's filters and tests and its undefined semantics.
+
+mod convert;
+mod error;
+mod filters;
+mod jinja_tests;
+mod methods;
+mod pyregex;
+mod python;
+mod scope;
+mod templar;
+mod vars;
+mod view;
+
+pub use error::TemplateError;
+pub use templar::Templar;
+pub use vars::{Var, Vars};
+
+/// The value of Ansible's `omit` variable: a module argument templated to exactly this
+/// string must be removed from the module's arguments before the module runs.
+pub const OMIT: &str = "__omit_place_holder__5bb7c4b2d3f1a0e9c8d7";

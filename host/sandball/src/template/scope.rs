@@ -1,0 +1,260 @@
+//! The scope of one templating call: the root of the template context. Looking a name up
+//! yields its variable, whose trusted strings are rendered on first use (cached for the
+//! call), with a clear error when a variable refers back to itself.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use indexmap::IndexMap;
+use minijinja::value::{Enumerator, Object, ObjectRepr};
+use minijinja::{Environment, Error, ErrorKind, Value};
+
+use crate::template::error::engine_detail;
+use crate::template::vars::{Entry, Vars};
+use crate::template::view::{self, Path};
+
+/// Whether a string holds Jinja syntax and so must be rendered.
+pub(crate) fn is_template(s: &str) -> bool {
+    s.contains("{{") || s.contains("{%") || s.contains("{#")
+}
+
+/// The expression of a string that is exactly one `{{ expr }}` (whitespace around it and
+/// whitespace control markers allowed), whose value is then the expression's native value.
+pub(crate) fn single_expression(s: &str) -> Option<&str> {
+    let inner = s.trim().strip_prefix("{{")?.strip_suffix("}}")?;
+    let inner = inner.strip_prefix(['-', '+']).unwrap_or(inner);
+    let inner = inner.strip_suffix(['-', '+']).unwrap_or(inner);
+    // `{{ a }} {{ b }}` also starts and ends with braces: it is a single expression only
+    // if the inside parses as one (checked by the caller when compiling).
+    (!inner.trim().is_empty()).then_some(inner)
+}
+
+/// State shared by the scopes of one call (the task host's and other hosts' via `hostvars`).
+struct Shared {
+    env: Arc<Environment<'static>>,
+    /// The variables being rendered, innermost last, to detect self-reference.
+    active: Mutex<Vec<String>>,
+    /// Rendered trusted strings by path; `None` when they came out undefined.
+    cache: Mutex<HashMap<String, Option<Value>>>,
+    /// Why variables came out undefined, to explain a later "is undefined" error.
+    undefined_causes: Mutex<Vec<String>>,
+}
+
+/// The variables of one host during one templating call, as the root of the context.
+pub(crate) struct Scope {
+    shared: Arc<Shared>,
+    vars: Vars,
+    /// Prefix of paths in messages and cache keys: empty for the task's own host,
+    /// `hostvars['web1'].` for another host.
+    prefix: String,
+}
+
+impl fmt::Debug for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scope")
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Locks a mutex, ignoring poisoning: the guarded data stays consistent because no
+/// guard is held across code that can panic.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Scope {
+    /// The scope of one call rendering against `vars`.
+    pub(crate) fn new(env: Arc<Environment<'static>>, vars: &Vars) -> Arc<Scope> {
+        Arc::new(Scope {
+            shared: Arc::new(Shared {
+                env,
+                active: Mutex::new(Vec::new()),
+                cache: Mutex::new(HashMap::new()),
+                undefined_causes: Mutex::new(Vec::new()),
+            }),
+            vars: vars.clone(),
+            prefix: String::new(),
+        })
+    }
+
+    /// This scope as the root value of a template context.
+    pub(crate) fn root(self: &Arc<Self>) -> Value {
+        Value::from_dyn_object(self.clone())
+    }
+
+    /// Renders a string: a single `{{ expr }}` yields the expression's native value, any
+    /// other template renders to text.
+    pub(crate) fn render_str(self: &Arc<Self>, source: &str) -> Result<Value, Error> {
+        if let Some(expr) = single_expression(source)
+            && let Ok(compiled) = self.shared.env.compile_expression_owned(expr.to_string())
+        {
+            let value = compiled.eval(self.root())?;
+            if !value.is_undefined() {
+                return Ok(value);
+            }
+            // Printing an undefined value fails with an error naming the variable
+            // (strict undefined); the silent undefined of `x if false` prints nothing.
+        }
+        self.render_text(source).map(Value::from)
+    }
+
+    /// Renders a template to text.
+    pub(crate) fn render_text(self: &Arc<Self>, source: &str) -> Result<String, Error> {
+        let template = self
+            .shared
+            .env
+            .template_from_named_str("template", source)?;
+        template.render(self.root())
+    }
+
+    /// Evaluates a bare expression.
+    pub(crate) fn eval_expression(self: &Arc<Self>, expr: &str) -> Result<Value, Error> {
+        let compiled = self.shared.env.compile_expression_owned(expr.to_string())?;
+        compiled.eval(self.root())
+    }
+
+    /// Why variables used by the call came out undefined, for error messages.
+    pub(crate) fn undefined_causes(&self) -> Vec<String> {
+        lock(&self.shared.undefined_causes).clone()
+    }
+
+    /// The value of a trusted string found at `path`: rendered once per call. `None` if
+    /// rendering met an undefined variable, so that `is defined` and `default` treat the
+    /// variable as undefined, as Ansible does.
+    pub(crate) fn render_trusted(self: &Arc<Self>, path: &Path, source: &str) -> Option<Value> {
+        let key = format!("{}{}", self.prefix, path);
+        if let Some(cached) = lock(&self.shared.cache).get(&key) {
+            return cached.clone();
+        }
+        {
+            let mut active = lock(&self.shared.active);
+            if let Some(start) = active.iter().position(|name| *name == key) {
+                let mut chain = active[start..].to_vec();
+                chain.push(key);
+                return Some(Value::from(Error::new(
+                    ErrorKind::InvalidOperation,
+                    format!(
+                        "recursive loop detected in template: {}",
+                        chain.join(" -> ")
+                    ),
+                )));
+            }
+            active.push(key.clone());
+        }
+        let result = self.render_str(source);
+        lock(&self.shared.active).pop();
+        let value = match result {
+            Ok(value) => Some(value),
+            Err(err) if err.kind() == ErrorKind::UndefinedError => {
+                lock(&self.shared.undefined_causes).push(format!(
+                    "'{key}' is {source:?}, in which {}",
+                    engine_detail(&err)
+                ));
+                None
+            }
+            Err(err) => Some(Value::from(Error::new(
+                err.kind(),
+                format!(
+                    "while templating '{key}' ({source:?}): {}",
+                    engine_detail(&err)
+                ),
+            ))),
+        };
+        lock(&self.shared.cache).insert(key, value.clone());
+        value
+    }
+
+    /// The scope of another host, sharing this call's cache and loop detection.
+    fn host_scope(&self, host: &str, vars: &Vars) -> Scope {
+        Scope {
+            shared: self.shared.clone(),
+            vars: vars.clone(),
+            prefix: format!("hostvars[{host:?}]."),
+        }
+    }
+}
+
+impl Object for Scope {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        self.get_value_by_str(key.as_str()?)
+    }
+
+    fn get_value_by_str(self: &Arc<Self>, name: &str) -> Option<Value> {
+        match self.vars.entry(name) {
+            Some(Entry::Trusted(value)) => view::value_at(self, value, Path::root(name), true),
+            Some(Entry::Data(value)) => view::value_at(self, value, Path::root(name), false),
+            Some(Entry::Hosts(hosts)) => Some(Value::from_object(HostVars {
+                scope: self.clone(),
+                hosts: hosts.clone(),
+            })),
+            // Ansible's `vars`: all variables as one mapping, templated lazily too.
+            None if name == "vars" => Some(self.root()),
+            None => None,
+        }
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(self.vars.names().map(Value::from).collect())
+    }
+}
+
+/// `hostvars`: every host's variables, each looked up in that host's own scope.
+struct HostVars {
+    scope: Arc<Scope>,
+    hosts: Arc<IndexMap<String, Vars>>,
+}
+
+impl fmt::Debug for HostVars {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.hosts.keys()).finish()
+    }
+}
+
+impl Object for HostVars {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let host = key.as_str()?;
+        let vars = self.hosts.get(host)?;
+        Some(Value::from_object(self.scope.host_scope(host, vars)))
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(self.hosts.keys().map(Value::from).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_markers() {
+        assert!(is_template("a {{ b }}"));
+        assert!(is_template("{% if x %}y{% endif %}"));
+        assert!(is_template("{# note #}"));
+        assert!(!is_template("plain { text }"));
+    }
+
+    #[test]
+    fn single_expressions() {
+        assert_eq!(single_expression("{{ x }}"), Some(" x "));
+        assert_eq!(single_expression("  {{ x | int }}\n"), Some(" x | int "));
+        assert_eq!(single_expression("{{- x -}}"), Some(" x "));
+        assert_eq!(single_expression("a {{ x }}"), None);
+        assert_eq!(single_expression("{{ x }} b"), None);
+        assert_eq!(single_expression("{{  }}"), None);
+        // Decided by parsing the inside: `x }}{{ y` does not parse.
+        assert_eq!(single_expression("{{ x }}{{ y }}"), Some(" x }}{{ y "));
+    }
+}

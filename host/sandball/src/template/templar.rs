@@ -1,0 +1,592 @@
+//! The Templar: one configured minijinja environment (Ansible's filters, tests, strict
+//! undefined, Python text forms) and the operations the executor needs: template a
+//! task's values, evaluate an expression, evaluate a conditional.
+
+use std::sync::Arc;
+
+use minijinja::syntax::SyntaxConfig;
+use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
+
+use crate::template::OMIT;
+use crate::template::convert::to_json;
+use crate::template::error::TemplateError;
+use crate::template::scope::{Scope, is_template, single_expression};
+use crate::template::vars::Vars;
+use crate::template::{filters, jinja_tests, methods, python};
+
+/// Ansible's Templar on minijinja: renders values against the variables of one task on
+/// one host. Cheap to share: one instance serves every task and host.
+#[derive(Debug, Clone)]
+pub struct Templar {
+    env: Arc<Environment<'static>>,
+}
+
+impl Default for Templar {
+    fn default() -> Self {
+        Templar::new()
+    }
+}
+
+impl Templar {
+    /// A Templar with Ansible's filters, tests and settings: undefined variables are
+    /// errors, blocks trim the newline after them, a trailing newline is kept, nothing is
+    /// HTML-escaped, values print as Python prints them, and `omit` is defined.
+    pub fn new() -> Templar {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        // Debug mode names undefined variables in errors ("'foo' is undefined").
+        env.set_debug(true);
+        env.set_auto_escape_callback(|_| AutoEscape::None);
+        let syntax = SyntaxConfig::builder()
+            .trim_blocks(true)
+            .keep_trailing_newline(true)
+            .build();
+        // Only custom delimiters can make the build fail; the defaults are kept.
+        if let Ok(syntax) = syntax {
+            env.set_syntax(syntax);
+        }
+        env.set_formatter(python::format_output);
+        env.set_unknown_method_callback(methods::call_method);
+        env.add_global("omit", OMIT);
+        filters::register(&mut env);
+        jinja_tests::register(&mut env);
+        Templar { env: Arc::new(env) }
+    }
+
+    /// Templates every string in a JSON value, recursively through lists and mappings
+    /// (keys too). A string that is exactly one `{{ expr }}` yields the expression's
+    /// native value (number, list, mapping, bool...); other strings with `{{`, `{%` or
+    /// `{#` render to text; strings without them come back unchanged, without rendering.
+    pub fn template(
+        &self,
+        value: &serde_json::Value,
+        vars: &Vars,
+    ) -> Result<serde_json::Value, TemplateError> {
+        if !needs_templating(value) {
+            return Ok(value.clone());
+        }
+        let scope = Scope::new(self.env.clone(), vars);
+        template_value(&scope, value)
+    }
+
+    /// Renders a template to text, whatever its shape (for the `template` action).
+    pub fn render(&self, source: &str, vars: &Vars) -> Result<String, TemplateError> {
+        let scope = Scope::new(self.env.clone(), vars);
+        scope
+            .render_text(source)
+            .map_err(|err| engine_error(&scope, &err, source))
+    }
+
+    /// Evaluates a bare Jinja expression (as in `when`, `that`, `changed_when`,
+    /// `failed_when`) to a native value.
+    pub fn evaluate(&self, expr: &str, vars: &Vars) -> Result<serde_json::Value, TemplateError> {
+        let scope = Scope::new(self.env.clone(), vars);
+        let value = eval(&scope, expr)?;
+        native(&scope, &value, expr, &format!("{{{{ {expr} }}}}"))
+    }
+
+    /// Evaluates a conditional as Ansible evaluates `when`: a YAML bool is itself, a
+    /// string is an expression (one wrapped in `{{ }}` is accepted, without templating it
+    /// twice), a list holds when all its conditionals do, an empty conditional holds. The
+    /// result's truthiness is Jinja's; an undefined result is an error.
+    pub fn conditional(
+        &self,
+        cond: &serde_json::Value,
+        vars: &Vars,
+    ) -> Result<bool, TemplateError> {
+        match cond {
+            serde_json::Value::Null => Ok(true),
+            serde_json::Value::Bool(b) => Ok(*b),
+            serde_json::Value::Number(n) => Ok(n.as_f64().is_some_and(|f| f != 0.0)),
+            serde_json::Value::String(text) => {
+                let scope = Scope::new(self.env.clone(), vars);
+                conditional_str(&scope, text)
+            }
+            serde_json::Value::Array(items) => {
+                for item in items {
+                    if !self.conditional(item, vars)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            serde_json::Value::Object(_) => Err(TemplateError::Conditional {
+                condition: cond.to_string(),
+                detail: "a conditional must be a boolean, an expression or a list of them, not a mapping".into(),
+            }),
+        }
+    }
+}
+
+/// Whether any string (value or key) in `value` holds Jinja syntax.
+fn needs_templating(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::String(s) => is_template(s),
+        serde_json::Value::Array(items) => items.iter().any(needs_templating),
+        serde_json::Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| is_template(k) || needs_templating(v)),
+        _ => false,
+    }
+}
+
+fn template_value(
+    scope: &Arc<Scope>,
+    value: &serde_json::Value,
+) -> Result<serde_json::Value, TemplateError> {
+    Ok(match value {
+        serde_json::Value::String(s) if is_template(s) => {
+            let rendered = scope
+                .render_str(s)
+                .map_err(|err| engine_error(scope, &err, s))?;
+            native(scope, &rendered, s, s)?
+        }
+        serde_json::Value::Array(items) => serde_json::Value::Array(
+            items
+                .iter()
+                .map(|item| template_value(scope, item))
+                .collect::<Result<_, _>>()?,
+        ),
+        serde_json::Value::Object(map) => {
+            let mut out = serde_json::Map::with_capacity(map.len());
+            for (key, item) in map {
+                let key = if is_template(key) {
+                    scope
+                        .render_text(key)
+                        .map_err(|err| engine_error(scope, &err, key))?
+                } else {
+                    key.clone()
+                };
+                out.insert(key, template_value(scope, item)?);
+            }
+            serde_json::Value::Object(out)
+        }
+        other => other.clone(),
+    })
+}
+
+/// A conditional string: a bare expression, or one `{{ expr }}`.
+fn conditional_str(scope: &Arc<Scope>, text: &str) -> Result<bool, TemplateError> {
+    let expr = match single_expression(text) {
+        Some(inner) => inner,
+        None if is_template(text) => {
+            return Err(TemplateError::Conditional {
+                condition: text.into(),
+                detail: "conditionals are bare Jinja expressions; write it without embedded {{ }} or {% %}"
+                    .into(),
+            });
+        }
+        None if text.trim().is_empty() => return Ok(true),
+        None => text,
+    };
+    let value = eval(scope, expr)?;
+    if value.is_undefined() {
+        return Err(undefined_result(scope, expr, &format!("{{{{ {expr} }}}}")));
+    }
+    Ok(value.is_true())
+}
+
+fn eval(scope: &Arc<Scope>, expr: &str) -> Result<Value, TemplateError> {
+    scope
+        .eval_expression(expr)
+        .map_err(|err| engine_error(scope, &err, expr))
+}
+
+/// The JSON form of a native result of `template` (the text that produced it is `source`,
+/// and `as_template` is that text as a template that prints it).
+fn native(
+    scope: &Arc<Scope>,
+    value: &Value,
+    source: &str,
+    as_template: &str,
+) -> Result<serde_json::Value, TemplateError> {
+    if value.is_undefined() {
+        return Err(undefined_result(scope, source, as_template));
+    }
+    to_json(value).map_err(|err| engine_error(scope, &err, source))
+}
+
+/// The error for a result that is undefined. Printing the expression in strict mode
+/// fails with the engine's message naming the variable; that message is used.
+fn undefined_result(scope: &Arc<Scope>, source: &str, as_template: &str) -> TemplateError {
+    let err = match scope.render_text(as_template) {
+        Err(err) => err,
+        Ok(_) => minijinja::Error::new(
+            minijinja::ErrorKind::UndefinedError,
+            format!("'{}' is undefined", source.trim()),
+        ),
+    };
+    engine_error(scope, &err, source)
+}
+
+/// An engine error as a `TemplateError`, explained by the variables that came out
+/// undefined during the call when it is about an undefined value.
+fn engine_error(scope: &Arc<Scope>, err: &minijinja::Error, source: &str) -> TemplateError {
+    let mut error = TemplateError::from_engine(err, source);
+    if let TemplateError::Undefined { .. } = error {
+        for cause in scope.undefined_causes() {
+            error = error.with_note(&cause);
+        }
+    }
+    error
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn vars(pairs: serde_json::Value) -> Vars {
+        let mut vars = Vars::new();
+        if let serde_json::Value::Object(map) = pairs {
+            for (name, value) in map {
+                vars.set_trusted(&name, value);
+            }
+        }
+        vars
+    }
+
+    #[test]
+    fn plain_values_are_returned_unchanged() {
+        let t = Templar::new();
+        let value = json!({"a": [1, "two", {"three": null}], "b": "no { template }"});
+        assert_eq!(t.template(&value, &Vars::new()).unwrap(), value);
+    }
+
+    #[test]
+    fn single_expressions_keep_native_types() {
+        let t = Templar::new();
+        let v = vars(json!({"n": 3, "l": [1, 2], "d": {"k": "v"}, "s": "text", "b": true}));
+        let cases = [
+            ("{{ n }}", json!(3)),
+            ("{{ n + 1 }}", json!(4)),
+            ("  {{ l }}  ", json!([1, 2])),
+            ("{{ d }}", json!({"k": "v"})),
+            ("{{ b }}", json!(true)),
+            ("{{ s }}", json!("text")),
+            ("{{ none }}", json!(null)),
+            ("{{ {'a': {'b': 1}} }}", json!({"a": {"b": 1}})),
+            ("{{- n -}}", json!(3)),
+            ("{{ '1' }}", json!("1")),
+        ];
+        for (source, expected) in cases {
+            assert_eq!(
+                t.template(&json!(source), &v).unwrap(),
+                expected,
+                "{source}"
+            );
+        }
+    }
+
+    #[test]
+    fn other_templates_render_to_text() {
+        let t = Templar::new();
+        let v = vars(json!({"n": 3, "l": [1, "a"], "b": true, "x": null}));
+        let cases = [
+            ("n={{ n }}", "n=3"),
+            ("{{ n }}{{ n }}", "33"),
+            ("{{ l }} items", "[1, 'a'] items"),
+            ("{{ b }}!", "True!"),
+            ("[{{ x }}]", "[]"),
+            ("{% if b %}yes{% endif %}", "yes"),
+            ("{# c #}text", "text"),
+            ("{% for i in l %}\n{{ i }}\n{% endfor %}\n", "1\na\n"),
+            ("line\n", "line\n"),
+        ];
+        for (source, expected) in cases {
+            assert_eq!(
+                t.template(&json!(source), &v).unwrap(),
+                json!(expected),
+                "{source}"
+            );
+        }
+    }
+
+    #[test]
+    fn templates_walk_lists_maps_and_keys() {
+        let t = Templar::new();
+        let v = vars(json!({"name": "web", "port": 80}));
+        let value = json!({"{{ name }}_port": "{{ port }}", "list": ["{{ name }}", 1, {"x": "{{ port + 1 }}"}]});
+        assert_eq!(
+            t.template(&value, &v).unwrap(),
+            json!({"web_port": 80, "list": ["web", 1, {"x": 81}]})
+        );
+    }
+
+    #[test]
+    fn trusted_variables_render_lazily_and_recursively() {
+        let t = Templar::new();
+        let v = vars(json!({
+            "a": "{{ b }}",
+            "b": "{{ c * 2 }}",
+            "c": 21,
+            "nested": {"deep": ["{{ a }}", "x{{ c }}"]},
+            "msg": "a is {{ a }}"
+        }));
+        assert_eq!(t.template(&json!("{{ a }}"), &v).unwrap(), json!(42));
+        assert_eq!(
+            t.template(&json!("{{ nested }}"), &v).unwrap(),
+            json!({"deep": [42, "x21"]})
+        );
+        assert_eq!(
+            t.template(&json!("{{ nested.deep[1] }}"), &v).unwrap(),
+            json!("x21")
+        );
+        assert_eq!(
+            t.template(&json!("{{ msg }}"), &v).unwrap(),
+            json!("a is 42")
+        );
+        assert_eq!(t.evaluate("vars['a'] + 1", &v).unwrap(), json!(43));
+    }
+
+    #[test]
+    fn trusted_mapping_keys_are_templates() {
+        let t = Templar::new();
+        let v = vars(json!({"k": "key", "m": {"{{ k }}": "{{ k }}!"}}));
+        assert_eq!(
+            t.template(&json!("{{ m }}"), &v).unwrap(),
+            json!({"key": "key!"})
+        );
+        assert_eq!(t.evaluate("m.key", &v).unwrap(), json!("key!"));
+    }
+
+    #[test]
+    fn self_reference_is_an_error() {
+        let t = Templar::new();
+        let v = vars(json!({"a": "{{ b }}", "b": "{{ a }}", "c": {"x": "{{ c.x }}"}}));
+        let err = t.template(&json!("{{ a }}"), &v).unwrap_err().to_string();
+        assert!(
+            err.contains("recursive loop detected in template: a -> b -> a"),
+            "{err}"
+        );
+        let err = t.evaluate("c.x", &v).unwrap_err().to_string();
+        assert!(
+            err.contains("recursive loop detected in template: c.x -> c.x"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn data_is_never_templated_again() {
+        let t = Templar::new();
+        let mut v = Vars::new();
+        v.set_data(
+            "r",
+            json!({"stdout": "{{ lookup('pipe', 'id') }}", "rc": 0, "lines": ["{{ x }}"]}),
+        );
+        v.set_trusted("via", json!("{{ r.stdout }}"));
+        assert_eq!(
+            t.template(&json!("{{ r.stdout }}"), &v).unwrap(),
+            json!("{{ lookup('pipe', 'id') }}")
+        );
+        assert_eq!(
+            t.template(&json!("out: {{ r.stdout }}"), &v).unwrap(),
+            json!("out: {{ lookup('pipe', 'id') }}")
+        );
+        assert_eq!(
+            t.template(&json!("{{ via }}"), &v).unwrap(),
+            json!("{{ lookup('pipe', 'id') }}")
+        );
+        assert_eq!(
+            t.template(&json!("{{ r }}"), &v).unwrap(),
+            json!({"stdout": "{{ lookup('pipe', 'id') }}", "rc": 0, "lines": ["{{ x }}"]})
+        );
+        assert_eq!(t.evaluate("r.lines | first", &v).unwrap(), json!("{{ x }}"));
+    }
+
+    #[test]
+    fn undefined_variables_are_errors() {
+        let t = Templar::new();
+        let v = vars(json!({"d": {"a": 1}, "indirect": "{{ missing }}"}));
+        let err = t.template(&json!("{{ nope }}"), &v).unwrap_err();
+        assert!(matches!(err, TemplateError::Undefined { .. }));
+        assert_eq!(
+            err.to_string(),
+            "'nope' is undefined (in template \"{{ nope }}\")"
+        );
+        let err = t
+            .template(&json!("x {{ nope }}"), &v)
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("'nope' is undefined"), "{err}");
+        let err = t.template(&json!("{{ d.b }}"), &v).unwrap_err().to_string();
+        assert!(err.starts_with("'d.b' is undefined"), "{err}");
+        let err = t.evaluate("nope == 1", &v).unwrap_err().to_string();
+        assert!(err.starts_with("'nope' is undefined"), "{err}");
+        let err = t
+            .template(&json!("{{ indirect }}"), &v)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("'indirect' is undefined"), "{err}");
+        assert!(err.contains("'missing' is undefined"), "{err}");
+        let err = t
+            .template(&json!("{% for x in nope %}{% endfor %}"), &v)
+            .unwrap_err();
+        assert!(matches!(err, TemplateError::Undefined { .. }), "{err}");
+    }
+
+    #[test]
+    fn defined_tests_and_defaults_see_undefined() {
+        let t = Templar::new();
+        let v = vars(json!({"d": {"a": 1}, "indirect": "{{ missing }}", "n": null}));
+        assert_eq!(t.evaluate("nope is defined", &v).unwrap(), json!(false));
+        assert_eq!(t.evaluate("nope is undefined", &v).unwrap(), json!(true));
+        assert_eq!(t.evaluate("d.a is defined", &v).unwrap(), json!(true));
+        assert_eq!(t.evaluate("d.b is defined", &v).unwrap(), json!(false));
+        assert_eq!(t.evaluate("d['b'] | default(5)", &v).unwrap(), json!(5));
+        assert_eq!(t.evaluate("indirect is defined", &v).unwrap(), json!(false));
+        assert_eq!(
+            t.evaluate("indirect | default('fallback')", &v).unwrap(),
+            json!("fallback")
+        );
+        assert_eq!(t.evaluate("n is none", &v).unwrap(), json!(true));
+        assert_eq!(t.evaluate("d.a == d['a']", &v).unwrap(), json!(true));
+    }
+
+    #[test]
+    fn omit_is_a_placeholder() {
+        let t = Templar::new();
+        let args = json!({"path": "/x", "mode": "{{ mode | default(omit) }}"});
+        assert_eq!(
+            t.template(&args, &Vars::new()).unwrap(),
+            json!({"path": "/x", "mode": OMIT})
+        );
+        assert_eq!(t.evaluate("omit", &Vars::new()).unwrap(), json!(OMIT));
+    }
+
+    #[test]
+    fn conditionals_like_when() {
+        let t = Templar::new();
+        let v = vars(json!({"x": 1, "flag": "{{ x == 1 }}", "empty": [], "r": {"rc": 0}}));
+        let holds = |cond: serde_json::Value| t.conditional(&cond, &v).unwrap();
+        assert!(holds(json!(true)));
+        assert!(!holds(json!(false)));
+        assert!(holds(json!(null)));
+        assert!(holds(json!("x == 1")));
+        assert!(!holds(json!("x == 2")));
+        assert!(holds(json!("{{ x == 1 }}")));
+        assert!(holds(json!("flag")));
+        assert!(!holds(json!("empty")));
+        assert!(holds(json!("r.rc == 0 and x is defined")));
+        assert!(holds(json!(["x == 1", "flag"])));
+        assert!(!holds(json!(["x == 1", "x == 2"])));
+        assert!(holds(json!("not nope is defined")));
+        let err = t.conditional(&json!("nope"), &v).unwrap_err().to_string();
+        assert!(err.starts_with("'nope' is undefined"), "{err}");
+        let err = t
+            .conditional(&json!("nope == 'x'"), &v)
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("'nope' is undefined"), "{err}");
+        let err = t.conditional(&json!("{{ x }} == 1"), &v).unwrap_err();
+        assert!(matches!(err, TemplateError::Conditional { .. }));
+        assert!(t.conditional(&json!({"a": 1}), &v).is_err());
+    }
+
+    #[test]
+    fn syntax_errors_name_the_template() {
+        let t = Templar::new();
+        let err = t.template(&json!("{{ x + }}"), &Vars::new()).unwrap_err();
+        assert!(matches!(err, TemplateError::Syntax { .. }), "{err}");
+        assert!(err.to_string().contains("{{ x + }}"), "{err}");
+        let err = t.evaluate("x +", &Vars::new()).unwrap_err();
+        assert!(matches!(err, TemplateError::Syntax { .. }), "{err}");
+    }
+
+    #[test]
+    fn filter_errors_are_render_errors() {
+        let t = Templar::new();
+        let err = t
+            .template(&json!("{{ 'x' | no_such_filter }}"), &Vars::new())
+            .unwrap_err();
+        assert!(matches!(err, TemplateError::Render { .. }), "{err}");
+        assert!(err.to_string().contains("no_such_filter"), "{err}");
+    }
+
+    #[test]
+    fn hostvars_are_templated_in_their_host_scope() {
+        let t = Templar::new();
+        let mut web = Vars::new();
+        web.set_trusted("port", json!(8080));
+        web.set_trusted("url", json!("http://web:{{ port }}"));
+        let mut db = Vars::new();
+        db.set_trusted("port", json!(5432));
+        let hosts = indexmap::IndexMap::from([("web".to_string(), web), ("db".to_string(), db)]);
+        let mut v = Vars::new();
+        v.set_trusted("port", json!(22));
+        v.set_hostvars(hosts);
+        assert_eq!(
+            t.evaluate("hostvars['web'].url", &v).unwrap(),
+            json!("http://web:8080")
+        );
+        assert_eq!(t.evaluate("hostvars.db.port", &v).unwrap(), json!(5432));
+        assert_eq!(
+            t.evaluate("hostvars | list", &v).unwrap(),
+            json!(["web", "db"])
+        );
+        assert_eq!(
+            t.evaluate("hostvars['nope'] is defined", &v).unwrap(),
+            json!(false)
+        );
+        assert_eq!(t.evaluate("port", &v).unwrap(), json!(22));
+    }
+
+    #[test]
+    fn python_methods_work() {
+        let t = Templar::new();
+        let v = vars(json!({"d": {"a": 1}, "s": "a,b"}));
+        assert_eq!(
+            t.evaluate("d.items() | list", &v).unwrap(),
+            json!([["a", 1]])
+        );
+        assert_eq!(t.evaluate("s.split(',')", &v).unwrap(), json!(["a", "b"]));
+        assert_eq!(t.evaluate("d.get('z', 2)", &v).unwrap(), json!(2));
+    }
+
+    #[test]
+    fn render_is_always_text() {
+        let t = Templar::new();
+        let v = vars(json!({"n": 3}));
+        assert_eq!(t.render("{{ n }}", &v).unwrap(), "3");
+        assert_eq!(
+            t.render("a\n{% if n %}\nb\n{% endif %}\nc\n", &v).unwrap(),
+            "a\nb\nc\n"
+        );
+        let err = t.render("a\n{{ nope }}", &v).unwrap_err();
+        assert!(err.to_string().contains("line 2"), "{err}");
+    }
+
+    #[test]
+    fn a_task_host_is_cheap_with_thousands_of_variables() {
+        let t = Templar::new();
+        let mut v = Vars::new();
+        for i in 0..5000 {
+            v.set_trusted(&format!("var{i}"), json!(format!("{{{{ base }}}}-{i}")));
+        }
+        v.set_trusted("base", json!("b"));
+        v.set_data("facts", json!({"os": "linux", "cpus": 2}));
+        let args = json!({
+            "path": "/tmp/{{ var10 }}",
+            "mode": "0644",
+            "owner": "{{ facts.os }}",
+            "state": "{{ 'touch' if facts.cpus > 1 else 'file' }}",
+        });
+        let when = json!("facts.os == 'linux' and var1 is defined");
+        // Warm up, then time a batch of task-hosts.
+        t.template(&args, &v).unwrap();
+        let runs = 200;
+        let start = std::time::Instant::now();
+        for _ in 0..runs {
+            assert!(t.conditional(&when, &v).unwrap());
+            let out = t.template(&args, &v).unwrap();
+            assert_eq!(out["path"], json!("/tmp/b-10"));
+        }
+        let per_task = start.elapsed() / runs;
+        // About 50 µs in a release build; unoptimised test builds are about 7 times slower.
+        let bound = if cfg!(debug_assertions) { 5 } else { 1 };
+        assert!(
+            per_task < std::time::Duration::from_millis(bound),
+            "{per_task:?} per task-host"
+        );
+    }
+}
