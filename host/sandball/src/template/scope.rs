@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use indexmap::IndexMap;
@@ -66,10 +67,28 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The scope of one templating call. Dropping it empties the call's cache, whose values
+/// (views of variables) refer back to the scope and would otherwise keep it alive.
+pub(crate) struct Call(Arc<Scope>);
+
+impl Deref for Call {
+    type Target = Arc<Scope>;
+
+    fn deref(&self) -> &Arc<Scope> {
+        &self.0
+    }
+}
+
+impl Drop for Call {
+    fn drop(&mut self) {
+        lock(&self.0.shared.cache).clear();
+    }
+}
+
 impl Scope {
     /// The scope of one call rendering against `vars`.
-    pub(crate) fn new(env: Arc<Environment<'static>>, vars: &Vars) -> Arc<Scope> {
-        Arc::new(Scope {
+    pub(crate) fn new(env: Arc<Environment<'static>>, vars: &Vars) -> Call {
+        Call(Arc::new(Scope {
             shared: Arc::new(Shared {
                 env,
                 active: Mutex::new(Vec::new()),
@@ -78,7 +97,7 @@ impl Scope {
             }),
             vars: vars.clone(),
             prefix: String::new(),
-        })
+        }))
     }
 
     /// This scope as the root value of a template context.
@@ -237,6 +256,22 @@ impl Object for HostVars {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_call_releases_its_scope() {
+        let mut vars = Vars::new();
+        vars.set_trusted("d", serde_json::json!({"k": "v"}));
+        vars.set_trusted("alias", serde_json::json!("{{ d }}"));
+        let call = Scope::new(Arc::new(Environment::new()), &vars);
+        let value = call.eval_expression("alias.k").unwrap();
+        assert_eq!(value.as_str(), Some("v"));
+        let weak = Arc::downgrade(&call);
+        drop(call);
+        assert!(
+            weak.upgrade().is_none(),
+            "the cached view keeps the scope alive"
+        );
+    }
 
     #[test]
     fn template_markers() {
