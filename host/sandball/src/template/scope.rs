@@ -85,7 +85,7 @@ impl Drop for Call {
     }
 }
 
-impl Scope {
+impl Call {
     /// The scope of one call rendering against `vars`.
     pub(crate) fn new(env: Arc<Environment<'static>>, vars: &Vars) -> Call {
         Call(Arc::new(Scope {
@@ -99,7 +99,9 @@ impl Scope {
             prefix: String::new(),
         }))
     }
+}
 
+impl Scope {
     /// This scope as the root value of a template context.
     pub(crate) fn root(self: &Arc<Self>) -> Value {
         Value::from_dyn_object(self.clone())
@@ -262,7 +264,7 @@ mod tests {
         let mut vars = Vars::new();
         vars.set_trusted("d", serde_json::json!({"k": "v"}));
         vars.set_trusted("alias", serde_json::json!("{{ d }}"));
-        let call = Scope::new(Arc::new(Environment::new()), &vars);
+        let call = Call::new(Arc::new(Environment::new()), &vars);
         let value = call.eval_expression("alias.k").unwrap();
         assert_eq!(value.as_str(), Some("v"));
         let weak = Arc::downgrade(&call);

@@ -10,7 +10,7 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
 use crate::template::OMIT;
 use crate::template::convert::to_json;
 use crate::template::error::TemplateError;
-use crate::template::scope::{Scope, is_template, single_expression};
+use crate::template::scope::{Call, Scope, is_template, single_expression};
 use crate::template::vars::Vars;
 use crate::template::{filters, jinja_tests, methods, python};
 
@@ -65,13 +65,13 @@ impl Templar {
         if !needs_templating(value) {
             return Ok(value.clone());
         }
-        let scope = Scope::new(self.env.clone(), vars);
+        let scope = Call::new(self.env.clone(), vars);
         template_value(&scope, value)
     }
 
     /// Renders a template to text, whatever its shape (for the `template` action).
     pub fn render(&self, source: &str, vars: &Vars) -> Result<String, TemplateError> {
-        let scope = Scope::new(self.env.clone(), vars);
+        let scope = Call::new(self.env.clone(), vars);
         scope
             .render_text(source)
             .map_err(|err| engine_error(&scope, &err, source))
@@ -80,7 +80,7 @@ impl Templar {
     /// Evaluates a bare Jinja expression (as in `when`, `that`, `changed_when`,
     /// `failed_when`) to a native value.
     pub fn evaluate(&self, expr: &str, vars: &Vars) -> Result<serde_json::Value, TemplateError> {
-        let scope = Scope::new(self.env.clone(), vars);
+        let scope = Call::new(self.env.clone(), vars);
         let value = eval(&scope, expr)?;
         native(&scope, &value, expr, &format!("{{{{ {expr} }}}}"))
     }
@@ -99,7 +99,7 @@ impl Templar {
             serde_json::Value::Bool(b) => Ok(*b),
             serde_json::Value::Number(n) => Ok(n.as_f64().is_some_and(|f| f != 0.0)),
             serde_json::Value::String(text) => {
-                let scope = Scope::new(self.env.clone(), vars);
+                let scope = Call::new(self.env.clone(), vars);
                 conditional_str(&scope, text)
             }
             serde_json::Value::Array(items) => {
