@@ -1,0 +1,177 @@
+//! How inventory variables merge for one host, lowest precedence first, as Ansible's
+//! variable manager layers them: the `all` group, the host's other groups (by depth, then
+//! `ansible_group_priority`, then name; so children override parents), `group_vars/all`,
+//! `group_vars/<group>` in the same group order, the host's own variables, then
+//! `host_vars/<host>`. Also the per-host magic variables inventory provides.
+
+use super::address::is_ip_address;
+use super::data::{ALL, InventoryData};
+use super::vars_files::VarsFiles;
+use serde_json::{Map, Value};
+
+/// A host for variable purposes: one from the inventory, or the implicit localhost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostRef<'a> {
+    /// The inventory host at this index.
+    Inventory(usize),
+    /// The implicit localhost, under this name.
+    Implicit(&'a str),
+}
+
+/// The merged inventory variables of `host`.
+pub fn host_vars(data: &InventoryData, files: &VarsFiles, depths: &[usize], host: HostRef) -> Map<String, Value> {
+    let groups = sorted_groups(data, depths, host);
+    let mut vars = data.group_at(ALL).vars().clone();
+    for g in &groups {
+        vars.extend(data.group_at(*g).vars().clone());
+    }
+    for layer in files.group("all") {
+        vars.extend(layer.clone());
+    }
+    for g in &groups {
+        for layer in files.group(data.group_at(*g).name()) {
+            vars.extend(layer.clone());
+        }
+    }
+    let name = match host {
+        HostRef::Inventory(h) => {
+            vars.extend(data.host_at(h).vars().clone());
+            data.host_at(h).name()
+        }
+        HostRef::Implicit(name) => {
+            vars.insert("ansible_connection".into(), Value::String("local".into()));
+            name
+        }
+    };
+    for layer in files.host(name) {
+        vars.extend(layer.clone());
+    }
+    vars
+}
+
+/// The host's groups other than `all`, in merge order.
+fn sorted_groups(data: &InventoryData, depths: &[usize], host: HostRef) -> Vec<usize> {
+    let HostRef::Inventory(h) = host else {
+        return Vec::new();
+    };
+    let mut groups: Vec<usize> = data.host_groups(h).into_iter().filter(|g| *g != ALL).collect();
+    groups.sort_by(|a, b| {
+        let key = |g: usize| (depths[g], data.group_at(g).priority(), data.group_at(g).name());
+        key(*a).cmp(&key(*b))
+    });
+    groups
+}
+
+/// `inventory_hostname`, `inventory_hostname_short` (the name up to the first dot, or the
+/// whole of an IP address), `group_names` (sorted, without `all`; `ungrouped` included as
+/// Ansible does) and, for inventory hosts, `inventory_file` and `inventory_dir`.
+pub fn magic_vars(data: &InventoryData, host: HostRef) -> Map<String, Value> {
+    let name = match host {
+        HostRef::Inventory(h) => data.host_at(h).name(),
+        HostRef::Implicit(name) => name,
+    };
+    let short = if is_ip_address(name) { name } else { name.split('.').next().unwrap_or(name) };
+    let mut group_names: Vec<&str> = match host {
+        HostRef::Inventory(h) => data
+            .host_groups(h)
+            .into_iter()
+            .filter(|g| *g != ALL)
+            .map(|g| data.group_at(g).name())
+            .collect(),
+        HostRef::Implicit(_) => Vec::new(),
+    };
+    group_names.sort_unstable();
+    let mut vars = Map::new();
+    vars.insert("inventory_hostname".into(), Value::String(name.to_string()));
+    vars.insert("inventory_hostname_short".into(), Value::String(short.to_string()));
+    vars.insert(
+        "group_names".into(),
+        Value::Array(group_names.into_iter().map(|g| Value::String(g.to_string())).collect()),
+    );
+    if let HostRef::Inventory(h) = host {
+        let text = |s: Option<&str>| s.map_or(Value::Null, |s| Value::String(s.to_string()));
+        vars.insert("inventory_file".into(), text(data.host_at(h).inventory_file()));
+        vars.insert("inventory_dir".into(), text(data.host_at(h).inventory_dir()));
+    }
+    vars
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// all > parent > child, plus a sibling `other` at depth 1 with high priority and
+    /// `zeta` at depth 1 that sorts after `other` by name.
+    fn sample() -> (InventoryData, usize) {
+        let mut data = InventoryData::new();
+        for g in ["parent", "child", "other", "zeta"] {
+            data.add_group(g).unwrap();
+        }
+        data.add_child("parent", "child").unwrap();
+        let h = data.add_host("web1.example.com", Some("child"), Some(2222)).unwrap();
+        data.add_host("web1.example.com", Some("other"), None).unwrap();
+        data.add_host("web1.example.com", Some("zeta"), None).unwrap();
+        data.set_variable("all", "v", json!("all")).unwrap();
+        data.set_variable("all", "only_all", json!(1)).unwrap();
+        data.set_variable("parent", "v", json!("parent")).unwrap();
+        data.set_variable("child", "v", json!("child")).unwrap();
+        data.set_variable("other", "v", json!("other")).unwrap();
+        data.set_variable("other", "o", json!("other")).unwrap();
+        data.set_variable("zeta", "o", json!("zeta")).unwrap();
+        data.reconcile();
+        (data, h)
+    }
+
+    #[test]
+    fn deeper_groups_override_and_names_break_ties() {
+        let (data, h) = sample();
+        let vars = host_vars(&data, &VarsFiles::default(), &data.group_depths(), HostRef::Inventory(h));
+        assert_eq!(vars["v"], json!("child"));
+        assert_eq!(vars["o"], json!("zeta"));
+        assert_eq!(vars["only_all"], json!(1));
+        assert_eq!(vars["ansible_port"], json!(2222));
+    }
+
+    #[test]
+    fn priority_beats_name_within_a_depth() {
+        let (mut data, h) = sample();
+        data.set_variable("other", "ansible_group_priority", json!(5)).unwrap();
+        let vars = host_vars(&data, &VarsFiles::default(), &data.group_depths(), HostRef::Inventory(h));
+        assert_eq!(vars["o"], json!("other"));
+        assert!(!vars.contains_key("ansible_group_priority"));
+    }
+
+    #[test]
+    fn host_vars_override_group_vars() {
+        let (mut data, h) = sample();
+        data.set_variable("web1.example.com", "v", json!("host")).unwrap();
+        let vars = host_vars(&data, &VarsFiles::default(), &data.group_depths(), HostRef::Inventory(h));
+        assert_eq!(vars["v"], json!("host"));
+    }
+
+    #[test]
+    fn implicit_localhost_gets_all_vars_and_a_local_connection() {
+        let (data, _) = sample();
+        let vars = host_vars(&data, &VarsFiles::default(), &data.group_depths(), HostRef::Implicit("localhost"));
+        assert_eq!(vars["v"], json!("all"));
+        assert_eq!(vars["ansible_connection"], json!("local"));
+        let magic = magic_vars(&data, HostRef::Implicit("localhost"));
+        assert_eq!(magic["group_names"], json!([]));
+        assert!(!magic.contains_key("inventory_file"));
+    }
+
+    #[test]
+    fn magic_variables() {
+        let (data, h) = sample();
+        let magic = magic_vars(&data, HostRef::Inventory(h));
+        assert_eq!(magic["inventory_hostname"], json!("web1.example.com"));
+        assert_eq!(magic["inventory_hostname_short"], json!("web1"));
+        assert_eq!(magic["group_names"], json!(["child", "other", "parent", "zeta"]));
+        let mut data = InventoryData::new();
+        let ip = data.add_host("10.0.0.1", Some("ungrouped"), None).unwrap();
+        let magic = magic_vars(&data, HostRef::Inventory(ip));
+        assert_eq!(magic["inventory_hostname_short"], json!("10.0.0.1"));
+        assert_eq!(magic["group_names"], json!(["ungrouped"]));
+    }
+}
