@@ -1,0 +1,185 @@
+//! The node's cache directory (`~/.sandball` by default, mode 0700):
+//! `modules/<sha256>.wasm` holds the modules the controller sent, and
+//! `compiled/<sha256>-<engine>.cwasm` their code compiled by an engine with that
+//! fingerprint. Every file is written to a temporary file first and renamed into
+//! place, so a reader never sees half a file.
+
+use crate::error::ShimError;
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+
+/// The cache directory of one shim.
+#[derive(Clone, Debug)]
+pub struct Cache {
+    root: PathBuf,
+}
+
+/// Lowercase hex sha256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Checks that `sha` is a content address: 64 lowercase hex digits. Addresses become
+/// file names, so anything else is refused.
+pub fn check_sha(sha: &str) -> Result<(), ShimError> {
+    if sha.len() == 64
+        && sha
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
+        Ok(())
+    } else {
+        Err(ShimError::BadSha(sha.to_string()))
+    }
+}
+
+fn create_private_dir(path: &Path) -> Result<(), ShimError> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+        .map_err(|e| ShimError::io("create directory", path, e))
+}
+
+impl Cache {
+    /// Opens the cache at `root`, creating it and its subdirectories (mode 0700).
+    pub fn open(root: &Path) -> Result<Cache, ShimError> {
+        let cache = Cache {
+            root: root.to_path_buf(),
+        };
+        create_private_dir(&cache.root.join("modules"))?;
+        create_private_dir(&cache.root.join("compiled"))?;
+        Ok(cache)
+    }
+
+    /// The default cache directory: `.sandball` in the shim user's home.
+    pub fn default_root() -> PathBuf {
+        crate::paths::home_dir().join(".sandball")
+    }
+
+    /// The cache's root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Where the module with this address is stored.
+    pub fn module_path(&self, sha: &str) -> PathBuf {
+        self.root.join("modules").join(format!("{sha}.wasm"))
+    }
+
+    /// Where the module's code compiled by the engine with fingerprint `engine` is kept.
+    pub fn compiled_path(&self, sha: &str, engine: &str) -> PathBuf {
+        self.root
+            .join("compiled")
+            .join(format!("{sha}-{engine}.cwasm"))
+    }
+
+    /// Whether the module with this address is stored.
+    pub fn has_module(&self, sha: &str) -> bool {
+        self.module_path(sha).is_file()
+    }
+
+    /// Stores a module after checking that `bytes` hash to `sha`.
+    pub fn store_module(&self, sha: &str, bytes: &[u8]) -> Result<(), ShimError> {
+        check_sha(sha)?;
+        let actual = sha256_hex(bytes);
+        if actual != sha {
+            return Err(ShimError::ShaMismatch {
+                expected: sha.to_string(),
+                actual,
+            });
+        }
+        write_atomic(&self.module_path(sha), bytes)
+    }
+
+    /// Reads a stored module, checking that it still hashes to its address.
+    pub fn read_module(&self, sha: &str) -> Result<Vec<u8>, ShimError> {
+        let path = self.module_path(sha);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(ShimError::UnknownModule(sha.to_string()));
+            }
+            Err(e) => return Err(ShimError::io("read", path, e)),
+        };
+        let actual = sha256_hex(&bytes);
+        if actual != sha {
+            return Err(ShimError::ShaMismatch {
+                expected: sha.to_string(),
+                actual,
+            });
+        }
+        Ok(bytes)
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file (mode 0600) in the same
+/// directory and a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ShimError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .map_err(|e| ShimError::io("create a temporary file in", dir, e))?;
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.as_file().sync_data())
+        .map_err(|e| ShimError::io("write", tmp.path().to_path_buf(), e))?;
+    tmp.persist(path)
+        .map_err(|e| ShimError::io("rename a temporary file to", path, e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn layout_is_content_addressed_and_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("c");
+        let cache = Cache::open(&root).unwrap();
+        let sha = sha256_hex(b"module");
+        assert_eq!(
+            cache.module_path(&sha),
+            root.join(format!("modules/{sha}.wasm"))
+        );
+        assert_eq!(
+            cache.compiled_path(&sha, "e1"),
+            root.join(format!("compiled/{sha}-e1.cwasm"))
+        );
+        let mode = std::fs::metadata(&root).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        assert!(!cache.has_module(&sha));
+        cache.store_module(&sha, b"module").unwrap();
+        assert!(cache.has_module(&sha));
+        let mode = std::fs::metadata(cache.module_path(&sha))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(cache.read_module(&sha).unwrap(), b"module");
+    }
+
+    #[test]
+    fn wrong_sha_and_bad_addresses_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::open(dir.path()).unwrap();
+        let sha = sha256_hex(b"one");
+        let err = cache.store_module(&sha, b"two").unwrap_err();
+        assert!(matches!(err, ShimError::ShaMismatch { .. }), "{err}");
+        assert!(!cache.has_module(&sha));
+        assert!(matches!(
+            check_sha("../../etc/passwd"),
+            Err(ShimError::BadSha(_))
+        ));
+        assert!(matches!(
+            check_sha(&sha.to_uppercase()),
+            Err(ShimError::BadSha(_))
+        ));
+        assert!(matches!(
+            cache.read_module(&sha),
+            Err(ShimError::UnknownModule(_))
+        ));
+    }
+}

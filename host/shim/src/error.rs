@@ -1,0 +1,68 @@
+//! Errors of the shim: each becomes the message of an `Error` response (in a
+//! session) or of the one-shot `run` command, so each says what was wrong and where.
+
+use crate::sandbox::SandboxError;
+use std::path::PathBuf;
+
+/// An error serving one request.
+#[derive(Debug, thiserror::Error)]
+pub enum ShimError {
+    /// A file or directory operation on the node failed.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// What was being done ("create directory", "read", …).
+        action: &'static str,
+        /// The path it was done to.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A content address is not a lowercase hex sha256.
+    #[error("{0:?} is not a sha256 (64 lowercase hex digits)")]
+    BadSha(String),
+    /// A module's bytes do not hash to the address they were sent under.
+    #[error("module payload has sha256 {actual}, not the announced {expected}; it was not stored")]
+    ShaMismatch {
+        /// The announced address.
+        expected: String,
+        /// The payload's real sha256.
+        actual: String,
+    },
+    /// A run named a module this node does not hold.
+    #[error("module {0} is not stored on this node; send it with put-module first")]
+    UnknownModule(String),
+    /// The module is not a valid component, or wasmtime could not compile it.
+    #[error("cannot compile module {module}: {message}")]
+    Compile {
+        /// The module's name or address.
+        module: String,
+        /// wasmtime's explanation.
+        message: String,
+    },
+    /// The module imports something the shim does not provide, or does not export
+    /// `wasi:cli/run`.
+    #[error("cannot link module {module}: {message}")]
+    Link {
+        /// The module's name or address.
+        module: String,
+        /// wasmtime's explanation.
+        message: String,
+    },
+    /// The wasmtime engine could not be set up.
+    #[error("cannot set up the wasmtime engine: {0}")]
+    Engine(String),
+    /// The grant could not be turned into a sandbox.
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+}
+
+impl ShimError {
+    /// Builds an [`ShimError::Io`] for `action` on `path`.
+    pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        ShimError::Io {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+}

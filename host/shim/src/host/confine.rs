@@ -1,0 +1,339 @@
+//! Confining `posix` paths to the granted directories.
+//!
+//! A path is first resolved the way the kernel resolves it (symlinks followed
+//! component by component, `..` applied after them) to learn which granted directory
+//! it lies in and whether that directory's access is enough. The operation itself is
+//! then done through that directory's descriptor with cap-primitives' confined
+//! lookups, so a path that changes in between still cannot leave the directory.
+
+use crate::paths;
+use crate::sandbox::Region;
+use sandball_wire::capability::Access;
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::fs::File;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+/// Most symlinks followed while resolving one path (as Linux's `MAXSYMLINKS`).
+const MAX_SYMLINKS: usize = 40;
+
+/// The granted directories of one run, opened on first use.
+pub struct Confinement {
+    regions: Vec<Region>,
+    /// The regions' directories with every symlink resolved, computed on first use
+    /// (resolved paths are compared with these).
+    real_dirs: Option<Vec<PathBuf>>,
+    opened: Vec<Option<File>>,
+    home: PathBuf,
+}
+
+/// A path located inside a granted directory.
+pub struct Located<'a> {
+    /// The granted directory.
+    pub dir: &'a File,
+    /// The path below it (`.` for the directory itself); free of `..` and of
+    /// symlinks except, when not following, the final component.
+    pub rel: PathBuf,
+    /// The resolved absolute path, for messages.
+    pub resolved: PathBuf,
+}
+
+/// Why a path could not be located.
+#[derive(Debug)]
+pub enum LocateError {
+    /// The path resolves outside every granted directory with enough access.
+    Denied {
+        /// Where it resolves to.
+        resolved: PathBuf,
+        /// What the grant allows instead ([`Confinement::describe`]).
+        allowed: String,
+    },
+    /// Resolving it failed on the node.
+    Io(io::Error),
+}
+
+fn split(path: &Path) -> impl Iterator<Item = OsString> + '_ {
+    path.components().filter_map(|c| match c {
+        Component::Normal(n) => Some(n.to_os_string()),
+        Component::ParentDir => Some(OsString::from("..")),
+        Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
+    })
+}
+
+/// Resolves an absolute path as the kernel would, without opening anything:
+/// symlinks are followed (the final one only when `follow`), `..` goes up from
+/// where the symlinks led. Below a component that cannot be examined (missing, not
+/// a directory, no permission) the rest is joined as written, and the operation on
+/// it will report the real error.
+pub fn resolve(path: &Path, follow: bool) -> io::Result<PathBuf> {
+    let mut pending: VecDeque<OsString> = split(path).collect();
+    let mut out = PathBuf::from("/");
+    let mut hops = 0;
+    let mut unexamined: Option<io::Error> = None;
+    while let Some(name) = pending.pop_front() {
+        if name == ".." {
+            if let Some(e) = unexamined {
+                return Err(e);
+            }
+            out.pop();
+            continue;
+        }
+        let candidate = out.join(&name);
+        if unexamined.is_some() || (pending.is_empty() && !follow) {
+            out = candidate;
+            continue;
+        }
+        match std::fs::symlink_metadata(&candidate) {
+            Ok(m) if m.file_type().is_symlink() => {
+                hops += 1;
+                if hops > MAX_SYMLINKS {
+                    return Err(io::Error::from_raw_os_error(libc::ELOOP));
+                }
+                let target = std::fs::read_link(&candidate)?;
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                for part in split(&target).collect::<Vec<_>>().into_iter().rev() {
+                    pending.push_front(part);
+                }
+            }
+            Ok(_) => out = candidate,
+            Err(e) => {
+                unexamined = Some(e);
+                out = candidate;
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl Confinement {
+    /// The confinement of a run whose grant opened `regions`; relative paths and
+    /// `~` are taken from `home`.
+    pub fn new(regions: Vec<Region>, home: PathBuf) -> Self {
+        let opened = regions.iter().map(|_| None).collect();
+        Confinement {
+            regions,
+            real_dirs: None,
+            opened,
+            home,
+        }
+    }
+
+    /// What the grant allows, for denial messages.
+    pub fn describe(&self) -> String {
+        if self.regions.is_empty() {
+            return "the grant allows no filesystem access".to_string();
+        }
+        let mut parts = Vec::new();
+        for access in [Access::ReadWrite, Access::Read] {
+            let dirs: Vec<String> = self
+                .regions
+                .iter()
+                .filter(|r| r.access == access)
+                .map(|r| r.dir.display().to_string())
+                .collect();
+            if !dirs.is_empty() {
+                parts.push(format!("fs {access} on [{}]", dirs.join(", ")));
+            }
+        }
+        format!("the grant allows {}", parts.join(" and "))
+    }
+
+    /// Locates `path` (from the module) inside the granted directory that holds it
+    /// with at least `need` access, the most specific one when several do.
+    pub fn locate(
+        &mut self,
+        path: &str,
+        follow: bool,
+        need: Access,
+    ) -> Result<Located<'_>, LocateError> {
+        if path.is_empty() {
+            return Err(LocateError::Io(io::Error::from_raw_os_error(libc::ENOENT)));
+        }
+        let resolved =
+            resolve(&paths::from_home(path, &self.home), follow).map_err(LocateError::Io)?;
+        let regions = &self.regions;
+        let real_dirs = self.real_dirs.get_or_insert_with(|| {
+            regions
+                .iter()
+                .map(|r| std::fs::canonicalize(&r.dir).unwrap_or_else(|_| r.dir.clone()))
+                .collect()
+        });
+        let Some(index) = regions
+            .iter()
+            .zip(real_dirs.iter())
+            .enumerate()
+            .filter(|(_, (r, real))| r.access >= need && resolved.starts_with(real))
+            .max_by_key(|(_, (_, real))| real.components().count())
+            .map(|(i, _)| i)
+        else {
+            let allowed = self.describe();
+            return Err(LocateError::Denied { resolved, allowed });
+        };
+        let region = &regions[index];
+        let rel = match resolved.strip_prefix(&real_dirs[index]) {
+            Ok(r) if !r.as_os_str().is_empty() => r.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let dir = match &mut self.opened[index] {
+            Some(f) => f,
+            slot @ None => {
+                let f = cap_primitives::fs::open_ambient_dir(
+                    &region.dir,
+                    cap_primitives::ambient_authority(),
+                )
+                .map_err(LocateError::Io)?;
+                slot.insert(f)
+            }
+        };
+        Ok(Located { dir, rel, resolved })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cap_primitives::fs::FollowSymlinks;
+    use std::os::unix::fs::symlink;
+
+    struct Fixture {
+        _tmp: tempfile::TempDir,
+        base: PathBuf,
+    }
+
+    /// `base/granted/{file, sub/, inner -> file, abs -> base/granted/file,
+    /// out -> ../secret, up -> ..}` and `base/secret`.
+    fn fixture() -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let g = base.join("granted");
+        std::fs::create_dir_all(g.join("sub")).unwrap();
+        std::fs::write(g.join("file"), b"f").unwrap();
+        std::fs::write(base.join("secret"), b"s").unwrap();
+        symlink("file", g.join("inner")).unwrap();
+        symlink(g.join("file"), g.join("abs")).unwrap();
+        symlink("../secret", g.join("out")).unwrap();
+        symlink("..", g.join("up")).unwrap();
+        Fixture { _tmp: tmp, base }
+    }
+
+    fn confinement(f: &Fixture, access: Access) -> Confinement {
+        Confinement::new(
+            vec![Region {
+                dir: f.base.join("granted"),
+                access,
+                grant: "test".into(),
+            }],
+            f.base.clone(),
+        )
+    }
+
+    fn denied(r: Result<Located<'_>, LocateError>) -> PathBuf {
+        match r {
+            Err(LocateError::Denied { resolved, .. }) => resolved,
+            Err(LocateError::Io(e)) => panic!("io error {e}"),
+            Ok(l) => panic!("located {}", l.rel.display()),
+        }
+    }
+
+    #[test]
+    fn paths_inside_the_grant_are_located_relative_to_it() {
+        let f = fixture();
+        let mut c = confinement(&f, Access::ReadWrite);
+        let g = f.base.join("granted");
+        let l = c
+            .locate(g.join("sub/../file").to_str().unwrap(), true, Access::Read)
+            .unwrap();
+        assert_eq!(l.rel, PathBuf::from("file"));
+        let l = c
+            .locate(g.join("inner").to_str().unwrap(), true, Access::Read)
+            .unwrap();
+        assert_eq!(l.rel, PathBuf::from("file"));
+        // An absolute symlink that stays inside the grant is followed.
+        let l = c
+            .locate(g.join("abs").to_str().unwrap(), true, Access::Read)
+            .unwrap();
+        assert_eq!(l.rel, PathBuf::from("file"));
+        // Not following keeps the link itself.
+        let l = c
+            .locate(g.join("out").to_str().unwrap(), false, Access::Read)
+            .unwrap();
+        assert_eq!(l.rel, PathBuf::from("out"));
+        let l = c.locate(g.to_str().unwrap(), true, Access::Read).unwrap();
+        assert_eq!(l.rel, PathBuf::from("."));
+        // Relative paths are taken from home (here the fixture's base).
+        let l = c
+            .locate("granted/new-file", true, Access::ReadWrite)
+            .unwrap();
+        assert_eq!(l.rel, PathBuf::from("new-file"));
+    }
+
+    #[test]
+    fn dotdot_and_symlink_escapes_are_refused() {
+        let f = fixture();
+        let mut c = confinement(&f, Access::ReadWrite);
+        let g = f.base.join("granted");
+        let secret = f.base.join("secret");
+        assert_eq!(
+            denied(c.locate(g.join("../secret").to_str().unwrap(), true, Access::Read)),
+            secret
+        );
+        assert_eq!(
+            denied(c.locate(g.join("out").to_str().unwrap(), true, Access::Read)),
+            secret
+        );
+        assert_eq!(
+            denied(c.locate(g.join("up/secret").to_str().unwrap(), false, Access::Read)),
+            secret
+        );
+        assert_eq!(
+            denied(c.locate(
+                g.join("sub/../../secret").to_str().unwrap(),
+                false,
+                Access::Read
+            )),
+            secret
+        );
+    }
+
+    #[test]
+    fn read_only_grants_refuse_changes() {
+        let f = fixture();
+        let mut c = confinement(&f, Access::Read);
+        let file = f.base.join("granted/file");
+        assert!(c.locate(file.to_str().unwrap(), true, Access::Read).is_ok());
+        assert_eq!(
+            denied(c.locate(file.to_str().unwrap(), true, Access::ReadWrite)),
+            file
+        );
+        assert!(c.describe().contains("fs read on ["), "{}", c.describe());
+    }
+
+    #[test]
+    fn the_confined_operation_cannot_leave_the_directory() {
+        // Even handed a relative path that escapes (as a race could produce), the
+        // operation through the granted directory refuses it.
+        let f = fixture();
+        let mut c = confinement(&f, Access::Read);
+        let l = c
+            .locate(f.base.join("granted").to_str().unwrap(), true, Access::Read)
+            .unwrap();
+        for rel in ["out", "up/secret", "../secret"] {
+            let r = cap_primitives::fs::stat(l.dir, Path::new(rel), FollowSymlinks::Yes);
+            assert!(r.is_err(), "{rel} escaped");
+        }
+        assert!(cap_primitives::fs::stat(l.dir, Path::new("inner"), FollowSymlinks::Yes).is_ok());
+    }
+
+    #[test]
+    fn symlink_loops_end() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = tmp.path().join("a");
+        symlink(tmp.path().join("b"), &a).unwrap();
+        symlink(&a, tmp.path().join("b")).unwrap();
+        let e = resolve(&a, true).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ELOOP));
+    }
+}

@@ -1,0 +1,157 @@
+//! Which programs a grant allows `process.run` to start. A program is allowed when
+//! `argv[0]` is literally a granted entry, or when both are found (names without a
+//! `/` in `PATH`, others relative to the working directory) and are the same file.
+
+use std::ffi::OsStr;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// `PATH` used when the shim's environment has none.
+const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// A program found on the node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    /// The path to execute (as found, symlinks kept).
+    pub path: PathBuf,
+    /// The file it is, with every symlink resolved.
+    pub file: PathBuf,
+}
+
+/// The result of checking `argv[0]` against the grant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// Allowed; run this path.
+    Allowed(PathBuf),
+    /// Allowed by name, but there is no such program.
+    NotFound,
+    /// Not allowed.
+    Denied,
+}
+
+fn executable_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Finds a program the way a shell does: a name containing `/` is a path (relative
+/// ones are taken from `cwd`), others are looked up in `path_var`.
+pub fn find(name: &str, cwd: &Path, path_var: Option<&OsStr>) -> Option<Found> {
+    let found = |path: PathBuf| {
+        let file = std::fs::canonicalize(&path).ok()?;
+        Some(Found { path, file })
+    };
+    if name.is_empty() {
+        return None;
+    }
+    if name.contains('/') {
+        let path = cwd.join(name);
+        return if executable_file(&path) {
+            found(path)
+        } else {
+            None
+        };
+    }
+    let dirs = path_var.unwrap_or(OsStr::new(DEFAULT_PATH));
+    std::env::split_paths(dirs)
+        .map(|dir| cwd.join(dir).join(name))
+        .find(|p| executable_file(p))
+        .and_then(found)
+}
+
+/// Checks `argv0` against the granted programs.
+pub fn check(argv0: &str, granted: &[String], cwd: &Path, path_var: Option<&OsStr>) -> Check {
+    let found = find(argv0, cwd, path_var);
+    let literal = granted.iter().any(|g| g == argv0);
+    let same_file = || {
+        found.as_ref().is_some_and(|f| {
+            granted
+                .iter()
+                .any(|g| find(g, cwd, path_var).is_some_and(|gf| gf.file == f.file))
+        })
+    };
+    match found {
+        Some(f) if literal || same_file() => Check::Allowed(f.path),
+        None if literal => Check::NotFound,
+        _ => Check::Denied,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn program(dir: &Path, name: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, b"#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    #[test]
+    fn names_and_paths_of_the_same_program_match() {
+        let tmp = tempfile::tempdir().unwrap();
+        let bin = tmp.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let tool = program(&bin, "tool");
+        symlink(&tool, bin.join("alias")).unwrap();
+        let path = bin.as_os_str();
+        let granted = vec!["tool".to_string()];
+        assert_eq!(
+            check("tool", &granted, tmp.path(), Some(path)),
+            Check::Allowed(tool.clone())
+        );
+        assert_eq!(
+            check(tool.to_str().unwrap(), &granted, tmp.path(), Some(path)),
+            Check::Allowed(tool.clone())
+        );
+        // A symlink to the granted program is the same file.
+        assert_eq!(
+            check("alias", &granted, tmp.path(), Some(path)),
+            Check::Allowed(bin.join("alias"))
+        );
+        // Relative paths are taken from the working directory.
+        assert_eq!(
+            check("./bin/tool", &granted, tmp.path(), Some(path)),
+            Check::Allowed(tmp.path().join("./bin/tool"))
+        );
+    }
+
+    #[test]
+    fn other_programs_are_denied() {
+        let tmp = tempfile::tempdir().unwrap();
+        program(tmp.path(), "tool");
+        program(tmp.path(), "sh");
+        let path = tmp.path().as_os_str();
+        let granted = vec!["tool".to_string()];
+        assert_eq!(check("sh", &granted, tmp.path(), Some(path)), Check::Denied);
+        assert_eq!(
+            check("missing", &granted, tmp.path(), Some(path)),
+            Check::Denied
+        );
+        assert_eq!(check("", &granted, tmp.path(), Some(path)), Check::Denied);
+        assert_eq!(check("tool", &[], tmp.path(), Some(path)), Check::Denied);
+    }
+
+    #[test]
+    fn granted_names_that_do_not_exist_are_not_found() {
+        let tmp = tempfile::tempdir().unwrap();
+        let granted = vec!["nothere".to_string()];
+        assert_eq!(
+            check(
+                "nothere",
+                &granted,
+                tmp.path(),
+                Some(tmp.path().as_os_str())
+            ),
+            Check::NotFound
+        );
+    }
+
+    #[test]
+    fn non_executable_files_are_not_programs() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("data"), b"x").unwrap();
+        assert_eq!(find("data", tmp.path(), Some(tmp.path().as_os_str())), None);
+    }
+}

@@ -1,0 +1,103 @@
+//! The sandball host interface (`sandball:host`, world `module` of
+//! `guest-sdk/wit/sandball.wit`): what a module may ask of the node beyond WASI.
+//! Every call is checked against the run's grant; a refusal is returned to the
+//! module as an error with `denied` set, whose message names the capability and how
+//! to grant it, and is recorded as a [`Denial`] for the run's result.
+//!
+//! - [`exec`]: which programs a grant allows, found the way a shell finds them;
+//! - [`process`]: `process.run`, bounded by the run's deadline and output limit;
+//! - [`confine`]: resolving `posix` paths inside the granted directories;
+//! - [`posix`]: `posix.*` (stat, chmod, chown, symlink, set-times, users, umask);
+//! - [`users`]: the password and group databases.
+
+pub mod confine;
+pub mod exec;
+pub mod posix;
+pub mod process;
+pub mod users;
+
+use crate::sandbox::Region;
+use confine::Confinement;
+use sandball_wire::protocol::Denial;
+use std::path::PathBuf;
+use std::time::Instant;
+
+wasmtime::component::bindgen!({
+    path: "../../guest-sdk/wit",
+    world: "module",
+    imports: {
+        // Reaching the run's deadline inside `process.run` interrupts the module.
+        "sandball:host/process.run": trappable,
+    },
+});
+
+pub use sandball::host::types::Error as HostError;
+
+/// Per-run state of the host interface.
+pub struct HostState {
+    confinement: Confinement,
+    exec: Vec<String>,
+    deadline: Instant,
+    output_limit: usize,
+    denials: Vec<Denial>,
+}
+
+impl HostState {
+    /// State for one run: the granted directories, the granted programs, the
+    /// instant the run's wall time ends, and the output limit (per stream) of the
+    /// programs it runs.
+    pub fn new(
+        regions: Vec<Region>,
+        exec: Vec<String>,
+        home: PathBuf,
+        deadline: Instant,
+        output_limit: u64,
+    ) -> Self {
+        HostState {
+            confinement: Confinement::new(regions, home),
+            exec,
+            deadline,
+            output_limit: usize::try_from(output_limit).unwrap_or(usize::MAX),
+            denials: Vec::new(),
+        }
+    }
+
+    /// Takes the denials recorded so far.
+    pub fn take_denials(&mut self) -> Vec<Denial> {
+        std::mem::take(&mut self.denials)
+    }
+}
+
+/// Records a denial of `capability` and returns the error the module sees.
+fn deny(denials: &mut Vec<Denial>, capability: String, message: String) -> HostError {
+    denials.push(Denial {
+        capability,
+        reason: message.clone(),
+    });
+    HostError {
+        denied: true,
+        errno: 0,
+        message,
+    }
+}
+
+/// An error that is not a denial: the call failed on the node.
+fn failure(errno: i32, message: String) -> HostError {
+    HostError {
+        denied: false,
+        errno,
+        message,
+    }
+}
+
+/// An OS error of a call, with what was being done.
+fn os_failure(context: impl std::fmt::Display, e: &std::io::Error) -> HostError {
+    failure(e.raw_os_error().unwrap_or(0), format!("{context}: {e}"))
+}
+
+impl sandball::host::types::Host for HostState {}
+
+/// Quotes a list of granted items for a denial message: `[a, b]`, or `[]`.
+fn listing<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    format!("[{}]", items.collect::<Vec<_>>().join(", "))
+}

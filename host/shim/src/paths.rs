@@ -1,0 +1,80 @@
+//! Path handling shared by grants, host calls and the cache: the shim user's home
+//! directory, `~` and relative paths, and lexical normalisation.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::path::{Component, Path, PathBuf};
+
+/// The home directory of the user the shim runs as: `$HOME`, else the password
+/// database entry of the real user id, else `/`.
+pub fn home_dir() -> PathBuf {
+    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(home);
+    }
+    crate::host::users::home_of(rustix::process::getuid().as_raw())
+        .map(|h| PathBuf::from(OsString::from_vec(h)))
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// Makes `path` absolute: `~` and `~/…` are the home directory, other relative
+/// paths are taken relative to it. Nothing else changes: `..` and symlinks are left
+/// for whoever resolves the path.
+pub fn from_home(path: &str, home: &Path) -> PathBuf {
+    if path == "~" {
+        home.to_path_buf()
+    } else if let Some(rest) = path.strip_prefix("~/") {
+        home.join(rest)
+    } else {
+        home.join(path)
+    }
+}
+
+/// [`from_home`], normalised lexically.
+pub fn absolute(path: &str, home: &Path) -> PathBuf {
+    normalize(&from_home(path, home))
+}
+
+/// Removes `.` components, resolves `..` against the preceding component and drops
+/// trailing slashes, without touching the filesystem. `..` at the root stays at the
+/// root.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push("/");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tilde_and_relative_paths_are_taken_from_home() {
+        let home = Path::new("/home/ann");
+        assert_eq!(absolute("~", home), PathBuf::from("/home/ann"));
+        assert_eq!(absolute("~/x/y", home), PathBuf::from("/home/ann/x/y"));
+        assert_eq!(
+            absolute("notes.txt", home),
+            PathBuf::from("/home/ann/notes.txt")
+        );
+        assert_eq!(absolute("/etc/hosts", home), PathBuf::from("/etc/hosts"));
+        assert_eq!(from_home("a/../b", home), PathBuf::from("/home/ann/a/../b"));
+    }
+
+    #[test]
+    fn normalisation_is_lexical() {
+        assert_eq!(normalize(Path::new("/a/./b/../c/")), PathBuf::from("/a/c"));
+        assert_eq!(normalize(Path::new("/../../etc")), PathBuf::from("/etc"));
+        assert_eq!(normalize(Path::new("/")), PathBuf::from("/"));
+    }
+}
