@@ -64,7 +64,10 @@ pub enum AddressError {
 
 /// Splits `address` into host and port. Ranges (`web[1:3]`) are accepted only when
 /// `allow_ranges`; an IPv6 address takes a port only in brackets (`[::1]:22`).
-pub fn parse_address(address: &str, allow_ranges: bool) -> Result<(String, Option<u64>), AddressError> {
+pub fn parse_address(
+    address: &str,
+    allow_ranges: bool,
+) -> Result<(String, Option<u64>), AddressError> {
     let p = &*PATTERNS;
     let mut address = address.to_string();
     let mut port = None;
@@ -101,7 +104,10 @@ mod tests {
 
     #[test]
     fn hostnames_and_ports() {
-        assert_eq!(ok("web1.example.com", false), ("web1.example.com".into(), None));
+        assert_eq!(
+            ok("web1.example.com", false),
+            ("web1.example.com".into(), None)
+        );
         assert_eq!(ok("db:2200", false), ("db".into(), Some(2200)));
         assert_eq!(ok("10.0.0.1:22", false), ("10.0.0.1".into(), Some(22)));
         assert_eq!(ok("_svc", false), ("_svc".into(), None));
@@ -118,12 +124,18 @@ mod tests {
         assert_eq!(ok("[::1]:2222", false), ("::1".into(), Some(2222)));
         assert_eq!(ok("fe80::1:22", false), ("fe80::1:22".into(), None));
         assert!(parse_address("[::1]", false).is_err());
-        assert_eq!(ok("2001:db8::ff00:42:8329", false).0, "2001:db8::ff00:42:8329");
+        assert_eq!(
+            ok("2001:db8::ff00:42:8329", false).0,
+            "2001:db8::ff00:42:8329"
+        );
     }
 
     #[test]
     fn ranges_only_when_allowed() {
-        assert_eq!(ok("web[01:10].example.com", true), ("web[01:10].example.com".into(), None));
+        assert_eq!(
+            ok("web[01:10].example.com", true),
+            ("web[01:10].example.com".into(), None)
+        );
         assert_eq!(ok("db-[a:f]:2222", true), ("db-[a:f]".into(), Some(2222)));
         assert_eq!(ok("10.0.0.[1:5]", true).0, "10.0.0.[1:5]");
         assert_eq!(parse_address("web[1:3]", false), Err(AddressError::Range));

@@ -180,7 +180,12 @@ impl InventoryData {
 
     /// Adds a host if it is new (with `ansible_port` from `port`), and makes it a member
     /// of `group` when one is given. The port of an already known host is left alone.
-    pub fn add_host(&mut self, name: &str, group: Option<&str>, port: Option<u64>) -> Result<usize, DataError> {
+    pub fn add_host(
+        &mut self,
+        name: &str,
+        group: Option<&str>,
+        port: Option<u64>,
+    ) -> Result<usize, DataError> {
         if name.is_empty() {
             return Err(DataError("Invalid empty host name provided".into()));
         }
@@ -250,7 +255,9 @@ impl InventoryData {
             self.hosts[h].vars.insert(key.to_string(), value);
             Ok(())
         } else {
-            Err(DataError(format!("Could not identify group or host named {entity}")))
+            Err(DataError(format!(
+                "Could not identify group or host named {entity}"
+            )))
         }
     }
 
@@ -269,7 +276,10 @@ impl InventoryData {
 
     fn add_child_group(&mut self, parent: usize, child: usize) -> Result<bool, DataError> {
         if parent == child {
-            return Err(DataError(format!("can't add group {} to itself", self.groups[parent].name)));
+            return Err(DataError(format!(
+                "can't add group {} to itself",
+                self.groups[parent].name
+            )));
         }
         if self.groups[parent].children.contains(&child) {
             return Ok(false);
@@ -492,7 +502,10 @@ mod tests {
     use serde_json::json;
 
     fn names(data: &InventoryData, hosts: &[usize]) -> Vec<String> {
-        hosts.iter().map(|h| data.host_at(*h).name().to_string()).collect()
+        hosts
+            .iter()
+            .map(|h| data.host_at(*h).name().to_string())
+            .collect()
     }
 
     #[test]
@@ -523,7 +536,10 @@ mod tests {
         data.add_child("a", "b").unwrap();
         data.add_child("b", "c").unwrap();
         let e = data.add_child("c", "a").unwrap_err();
-        assert_eq!(e.to_string(), "Adding group 'a' as child to 'c' creates a recursive dependency loop.");
+        assert_eq!(
+            e.to_string(),
+            "Adding group 'a' as child to 'c' creates a recursive dependency loop."
+        );
         assert!(data.add_child("a", "a").is_err());
         assert!(data.add_child("a", "zzz").is_err());
     }
@@ -540,7 +556,10 @@ mod tests {
         data.reconcile();
         let ungrouped = data.group_hosts(UNGROUPED);
         assert_eq!(names(&data, &ungrouped), ["lonely", "in_all", "nowhere"]);
-        assert!(data.children_of(ALL).any(|g| data.group_at(g).name() == "web"));
+        assert!(
+            data.children_of(ALL)
+                .any(|g| data.group_at(g).name() == "web")
+        );
     }
 
     #[test]
@@ -572,20 +591,40 @@ mod tests {
         data.add_child("all", "c").unwrap();
         let d = data.group_depths();
         let depth = |n: &str| d[data.group_index(n).unwrap()];
-        assert_eq!((depth("all"), depth("ungrouped"), depth("a"), depth("b"), depth("c")), (0, 1, 1, 2, 3));
+        assert_eq!(
+            (
+                depth("all"),
+                depth("ungrouped"),
+                depth("a"),
+                depth("b"),
+                depth("c")
+            ),
+            (0, 1, 1, 2, 3)
+        );
     }
 
     #[test]
     fn group_priority_follows_python_int() {
         let mut data = InventoryData::new();
         data.add_group("g").unwrap();
-        data.set_variable("g", "ansible_group_priority", json!("10")).unwrap();
+        data.set_variable("g", "ansible_group_priority", json!("10"))
+            .unwrap();
         assert_eq!(data.group_at(2).priority(), 10);
-        assert!(!data.group_at(2).vars().contains_key("ansible_group_priority"));
-        data.set_variable("g", "ansible_group_priority", json!(null)).unwrap();
+        assert!(
+            !data
+                .group_at(2)
+                .vars()
+                .contains_key("ansible_group_priority")
+        );
+        data.set_variable("g", "ansible_group_priority", json!(null))
+            .unwrap();
         assert_eq!(data.group_at(2).priority(), 10);
-        assert!(data.set_variable("g", "ansible_group_priority", json!("high")).is_err());
-        data.set_variable("g", "ansible_group_priority", json!(2.9)).unwrap();
+        assert!(
+            data.set_variable("g", "ansible_group_priority", json!("high"))
+                .is_err()
+        );
+        data.set_variable("g", "ansible_group_priority", json!(2.9))
+            .unwrap();
         assert_eq!(data.group_at(2).priority(), 2);
     }
 

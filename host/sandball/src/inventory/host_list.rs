@@ -21,10 +21,15 @@ impl InventoryPlugin for HostListPlugin {
 
     fn parse(&self, source: &str, data: &mut InventoryData) -> Result<(), InventoryError> {
         for item in source.split(',').map(str::trim).filter(|h| !h.is_empty()) {
-            let (host, port) = parse_address(item, false).unwrap_or_else(|_| (item.to_string(), None));
+            let (host, port) =
+                parse_address(item, false).unwrap_or_else(|_| (item.to_string(), None));
             if data.host_index(&host).is_none() {
                 data.add_host(&host, Some("ungrouped"), port).map_err(|e| {
-                    InventoryError::parse(source, None, format!("Invalid data from string, could not parse: {e}"))
+                    InventoryError::parse(
+                        source,
+                        None,
+                        format!("Invalid data from string, could not parse: {e}"),
+                    )
                 })?;
             }
         }
@@ -51,7 +56,9 @@ mod tests {
     #[test]
     fn hosts_ports_and_ipv6() {
         let mut data = InventoryData::new();
-        HostListPlugin.parse(" a , b:2200,[::1]:22,::1,[::2],a,,web[1:2]", &mut data).unwrap();
+        HostListPlugin
+            .parse(" a , b:2200,[::1]:22,::1,[::2],a,,web[1:2]", &mut data)
+            .unwrap();
         let names: Vec<&str> = data.hosts().map(|h| h.name()).collect();
         assert_eq!(names, ["a", "b", "::1", "[::2]", "web[1:2]"]);
         let b = data.host_at(data.host_index("b").unwrap());

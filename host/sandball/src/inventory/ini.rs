@@ -31,13 +31,17 @@ impl InventoryPlugin for IniPlugin {
     }
 
     fn verify_file(&self, source: &str) -> bool {
-        let ext = Path::new(source).extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
+        let ext = Path::new(source)
+            .extension()
+            .map(|e| e.to_string_lossy().into_owned())
+            .unwrap_or_default();
         readable_file(source) && (ext.is_empty() || ext == "ini")
     }
 
     fn parse(&self, source: &str, data: &mut InventoryData) -> Result<(), InventoryError> {
         let bytes = read_source(source)?;
-        let lines = decode_lines(&bytes).map_err(|(line, e)| InventoryError::parse(source, Some(line), e))?;
+        let lines = decode_lines(&bytes)
+            .map_err(|(line, e)| InventoryError::parse(source, Some(line), e))?;
         IniParser {
             data,
             path: source,
@@ -52,12 +56,18 @@ impl InventoryPlugin for IniPlugin {
 /// still read when only comment lines have other bytes.
 fn decode_lines(bytes: &[u8]) -> Result<Vec<String>, (usize, String)> {
     if let Ok(text) = std::str::from_utf8(bytes) {
-        return Ok(python_splitlines(text).into_iter().map(str::to_string).collect());
+        return Ok(python_splitlines(text)
+            .into_iter()
+            .map(str::to_string)
+            .collect());
     }
     let mut lines = Vec::new();
     let mut rest = bytes;
     while !rest.is_empty() {
-        let end = rest.iter().position(|b| *b == b'\n' || *b == b'\r').unwrap_or(rest.len());
+        let end = rest
+            .iter()
+            .position(|b| *b == b'\n' || *b == b'\r')
+            .unwrap_or(rest.len());
         let line = &rest[..end];
         let skip = match (rest.get(end), rest.get(end + 1)) {
             (Some(b'\r'), Some(b'\n')) => 2,
@@ -68,7 +78,8 @@ fn decode_lines(bytes: &[u8]) -> Result<Vec<String>, (usize, String)> {
         if line.first().is_some_and(|b| *b == b'#' || *b == b';') {
             lines.push(String::new());
         } else {
-            let text = std::str::from_utf8(line).map_err(|e| (lines.len() + 1, format!("not valid UTF-8: {e}")))?;
+            let text = std::str::from_utf8(line)
+                .map_err(|e| (lines.len() + 1, format!("not valid UTF-8: {e}")))?;
             lines.push(text.to_string());
         }
     }
@@ -77,8 +88,20 @@ fn decode_lines(bytes: &[u8]) -> Result<Vec<String>, (usize, String)> {
 
 /// Python's `str.splitlines()`.
 fn python_splitlines(text: &str) -> Vec<&str> {
-    let is_break =
-        |c: char| matches!(c, '\n' | '\r' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}' | '\u{2029}');
+    let is_break = |c: char| {
+        matches!(
+            c,
+            '\n' | '\r'
+                | '\x0b'
+                | '\x0c'
+                | '\x1c'
+                | '\x1d'
+                | '\x1e'
+                | '\u{85}'
+                | '\u{2028}'
+                | '\u{2029}'
+        )
+    };
     let mut lines = Vec::new();
     let mut start = 0;
     let mut chars = text.char_indices().peekable();
@@ -141,7 +164,11 @@ impl IniParser<'_> {
                     "hosts" => State::Hosts,
                     "vars" => State::Vars,
                     "children" => State::Children,
-                    other => return Err(self.error(format!("Section [{group}:{other}] has unknown type: {other}"))),
+                    other => {
+                        return Err(self.error(format!(
+                            "Section [{group}:{other}] has unknown type: {other}"
+                        )));
+                    }
                 };
                 self.section(&group, state)?;
                 continue;
@@ -159,7 +186,9 @@ impl IniParser<'_> {
                         return Err(self.error(format!("Expected key=value, got: {line}")));
                     };
                     let value = self.value(v.trim())?;
-                    self.data.set_variable(&group, k.trim(), value).map_err(|e| self.error(e.0))?;
+                    self.data
+                        .set_variable(&group, k.trim(), value)
+                        .map_err(|e| self.error(e.0))?;
                 }
                 State::Children => {
                     let Some(m) = GROUP_NAME.captures(line) else {
@@ -167,12 +196,18 @@ impl IniParser<'_> {
                     };
                     let child = m[1].to_string();
                     if self.data.group_index(&child).is_some() {
-                        self.data.add_child(&group, &child).map_err(|e| self.error(e.0))?;
+                        self.data
+                            .add_child(&group, &child)
+                            .map_err(|e| self.error(e.0))?;
                     } else {
                         let line = self.line;
                         self.pending
                             .entry(child)
-                            .or_insert(Pending { line, state: State::Children, parents: Vec::new() })
+                            .or_insert(Pending {
+                                line,
+                                state: State::Children,
+                                parents: Vec::new(),
+                            })
                             .parents
                             .push(group.clone());
                     }
@@ -182,7 +217,9 @@ impl IniParser<'_> {
         if let Some((name, decl)) = self.pending.first() {
             self.line = decl.line;
             let message = match decl.state {
-                State::Vars => format!("Section [{name}:vars] not valid for undefined group '{name}'."),
+                State::Vars => {
+                    format!("Section [{name}:vars] not valid for undefined group '{name}'.")
+                }
                 _ => {
                     let parent = decl.parents.last().map(String::as_str).unwrap_or_default();
                     format!("Section [{parent}:children] includes undefined group '{name}'.")
@@ -198,7 +235,14 @@ impl IniParser<'_> {
         if self.data.group_index(group).is_none() {
             if state == State::Vars && !self.pending.contains_key(group) {
                 let line = self.line;
-                self.pending.insert(group.to_string(), Pending { line, state, parents: Vec::new() });
+                self.pending.insert(
+                    group.to_string(),
+                    Pending {
+                        line,
+                        state,
+                        parents: Vec::new(),
+                    },
+                );
             }
             self.data.add_group(group).map_err(|e| self.error(e.0))?;
         }
@@ -223,8 +267,14 @@ impl IniParser<'_> {
                 continue;
             };
             for parent in decl.parents {
-                self.data.add_child(&parent, &child).map_err(|e| self.error(e.0))?;
-                if self.pending.get(&parent).is_some_and(|p| p.state == State::Children) {
+                self.data
+                    .add_child(&parent, &child)
+                    .map_err(|e| self.error(e.0))?;
+                if self
+                    .pending
+                    .get(&parent)
+                    .is_some_and(|p| p.state == State::Children)
+                {
                     queue.push(parent);
                 }
             }
@@ -234,7 +284,8 @@ impl IniParser<'_> {
 
     /// A host line: a host pattern, then `key=value` variables.
     fn host_line(&mut self, group: &str, line: &str) -> Result<(), InventoryError> {
-        let tokens = shell_split(line).map_err(|e| self.error(format!("Error parsing host definition '{line}': {e}")))?;
+        let tokens = shell_split(line)
+            .map_err(|e| self.error(format!("Error parsing host definition '{line}': {e}")))?;
         let Some((pattern, assignments)) = tokens.split_first() else {
             return Err(self.error(format!("Expected a host definition, got: {line}")));
         };
@@ -252,11 +303,20 @@ impl IniParser<'_> {
         let mut vars = Map::new();
         for token in assignments {
             let Some((k, v)) = token.split_once('=') else {
-                return Err(self.error(format!("Expected key=value host variable assignment, got: {token}")));
+                return Err(self.error(format!(
+                    "Expected key=value host variable assignment, got: {token}"
+                )));
             };
             vars.insert(k.to_string(), self.value(v)?);
         }
-        populate_host_vars(self.data, &hosts, &vars, group, port, (self.path, Some(self.line)))
+        populate_host_vars(
+            self.data,
+            &hosts,
+            &vars,
+            group,
+            port,
+            (self.path, Some(self.line)),
+        )
     }
 
     /// A value typed as a Python literal, else kept as text.
@@ -285,7 +345,9 @@ mod tests {
 
     fn error(text: &str) -> String {
         let e = parse(text).unwrap_err().to_string();
-        e.split_once("/hosts:").map(|(_, rest)| rest.to_string()).unwrap_or(e)
+        e.split_once("/hosts:")
+            .map(|(_, rest)| rest.to_string())
+            .unwrap_or(e)
     }
 
     fn host_vars(data: &InventoryData, h: &str) -> Value {
@@ -298,7 +360,9 @@ mod tests {
 
     fn members(data: &InventoryData, g: &str) -> Vec<String> {
         let g = data.group_index(g).unwrap();
-        data.direct_hosts_of(g).map(|h| data.host_at(h).name().to_string()).collect()
+        data.direct_hosts_of(g)
+            .map(|h| data.host_at(h).name().to_string())
+            .collect()
     }
 
     #[test]
@@ -358,10 +422,15 @@ mod tests {
 
     #[test]
     fn children_may_be_declared_later() {
-        let data = parse("[top:children]\nmid\n[mid:children]\nleaf\n[leaf]\nh1\n[top:vars]\nv=1\n[mid]\n").unwrap();
+        let data = parse(
+            "[top:children]\nmid\n[mid:children]\nleaf\n[leaf]\nh1\n[top:vars]\nv=1\n[mid]\n",
+        )
+        .unwrap();
         let children = |g: &str| -> Vec<String> {
             let g = data.group_index(g).unwrap();
-            data.children_of(g).map(|c| data.group_at(c).name().to_string()).collect()
+            data.children_of(g)
+                .map(|c| data.group_at(c).name().to_string())
+                .collect()
         };
         assert_eq!(children("top"), ["mid"]);
         assert_eq!(children("mid"), ["leaf"]);
@@ -376,23 +445,53 @@ mod tests {
 
     #[test]
     fn undefined_groups_are_errors() {
-        assert_eq!(error("[p:children]\nnope\n"), "1: Section [p:children] includes undefined group 'nope'.".replace("1:", "2:"));
-        assert_eq!(error("h\n[nope:vars]\nx=1\n"), "2: Section [nope:vars] not valid for undefined group 'nope'.");
+        assert_eq!(
+            error("[p:children]\nnope\n"),
+            "1: Section [p:children] includes undefined group 'nope'.".replace("1:", "2:")
+        );
+        assert_eq!(
+            error("h\n[nope:vars]\nx=1\n"),
+            "2: Section [nope:vars] not valid for undefined group 'nope'."
+        );
     }
 
     #[test]
     fn line_errors() {
-        assert_eq!(error("[g:bogus]\n"), "1: Section [g:bogus] has unknown type: bogus");
+        assert_eq!(
+            error("[g:bogus]\n"),
+            "1: Section [g:bogus] has unknown type: bogus"
+        );
         assert!(error("[g x]\n").starts_with("1: Invalid section entry: '[g x]'."));
-        assert_eq!(error("[g]\nh a=1 b\n"), "2: Expected key=value host variable assignment, got: b");
-        assert_eq!(error("[g:vars]\nnovalue\n[g]\n"), "2: Expected key=value, got: novalue");
-        assert_eq!(error("[g:children]\na b\n"), "2: Expected group name, got: a b");
-        assert_eq!(error("\n\nh x='open\n"), "3: Error parsing host definition 'h x='open': No closing quotation");
-        assert!(error("h:\n").starts_with("1: Invalid host pattern 'h:' supplied, ending in ':' is not allowed"));
+        assert_eq!(
+            error("[g]\nh a=1 b\n"),
+            "2: Expected key=value host variable assignment, got: b"
+        );
+        assert_eq!(
+            error("[g:vars]\nnovalue\n[g]\n"),
+            "2: Expected key=value, got: novalue"
+        );
+        assert_eq!(
+            error("[g:children]\na b\n"),
+            "2: Expected group name, got: a b"
+        );
+        assert_eq!(
+            error("\n\nh x='open\n"),
+            "3: Error parsing host definition 'h x='open': No closing quotation"
+        );
+        assert!(
+            error("h:\n")
+                .starts_with("1: Invalid host pattern 'h:' supplied, ending in ':' is not allowed")
+        );
         assert!(error("---\nall:\n").starts_with("1: Invalid host pattern '---' supplied"));
-        assert_eq!(error("[g]\nh x=\"{[1]:2}\"\n"), "2: unhashable type: 'list'");
+        assert_eq!(
+            error("[g]\nh x=\"{[1]:2}\"\n"),
+            "2: unhashable type: 'list'"
+        );
         assert_eq!(error("web[1:]\n"), "1: host range must specify end value");
-        assert_eq!(error("[a:children]\nb\n[b:children]\na\n"), "4: Adding group 'a' as child to 'b' creates a recursive dependency loop.");
+        assert_eq!(
+            error("[a:children]\nb\n[b:children]\na\n"),
+            "4: Adding group 'a' as child to 'b' creates a recursive dependency loop."
+        );
     }
 
     #[test]
@@ -401,10 +500,14 @@ mod tests {
         let path = dir.path().join("hosts");
         std::fs::write(&path, b"# caf\xe9\nh1\n").unwrap();
         let mut data = InventoryData::new();
-        IniPlugin.parse(&path.display().to_string(), &mut data).unwrap();
+        IniPlugin
+            .parse(&path.display().to_string(), &mut data)
+            .unwrap();
         assert!(data.host_index("h1").is_some());
         std::fs::write(&path, b"h\xe9\n").unwrap();
-        let e = IniPlugin.parse(&path.display().to_string(), &mut InventoryData::new()).unwrap_err();
+        let e = IniPlugin
+            .parse(&path.display().to_string(), &mut InventoryData::new())
+            .unwrap_err();
         assert!(e.to_string().contains("hosts:1: not valid UTF-8"), "{e}");
     }
 

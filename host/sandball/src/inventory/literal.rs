@@ -19,7 +19,11 @@ pub fn literal_eval(text: &str) -> Result<Option<Value>, String> {
     let Some(tokens) = tokenize(source) else {
         return Ok(None);
     };
-    let mut parser = Parser { tokens, pos: 0, depth: 0 };
+    let mut parser = Parser {
+        tokens,
+        pos: 0,
+        depth: 0,
+    };
     let Some(node) = parser.top() else {
         return Ok(None);
     };
@@ -94,7 +98,9 @@ fn tokenize(src: &str) -> Option<Vec<Token>> {
             while i < chars.len() && chars[i] != '\n' {
                 i += 1;
             }
-        } else if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit)) {
+        } else if c.is_ascii_digit()
+            || (c == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit))
+        {
             let (token, next) = number(&chars, i)?;
             tokens.push(token);
             i = next;
@@ -146,7 +152,10 @@ fn digit_part(chars: &[char], mut i: usize, radix: u32) -> (String, usize) {
         if chars[i].is_digit(radix) {
             digits.push(chars[i]);
             i += 1;
-        } else if chars[i] == '_' && !digits.is_empty() && chars.get(i + 1).is_some_and(|d| d.is_digit(radix)) {
+        } else if chars[i] == '_'
+            && !digits.is_empty()
+            && chars.get(i + 1).is_some_and(|d| d.is_digit(radix))
+        {
             i += 1;
         } else {
             break;
@@ -234,7 +243,9 @@ fn string(chars: &[char], start: usize, prefix: &str) -> Option<(Token, usize)> 
     let mut out: Vec<u32> = Vec::new();
     loop {
         let c = *chars.get(i)?;
-        if c == quote && (!triple || (chars.get(i + 1) == Some(&quote) && chars.get(i + 2) == Some(&quote))) {
+        if c == quote
+            && (!triple || (chars.get(i + 1) == Some(&quote) && chars.get(i + 2) == Some(&quote)))
+        {
             i += if triple { 3 } else { 1 };
             break;
         }
@@ -302,7 +313,11 @@ fn string(chars: &[char], start: usize, prefix: &str) -> Option<(Token, usize)> 
     } else if bytes {
         Token::Bytes(out.iter().map(|b| (*b & 0xff) as u8).collect())
     } else {
-        Token::Str(out.iter().map(|c| char::from_u32(*c)).collect::<Option<String>>()?)
+        Token::Str(
+            out.iter()
+                .map(|c| char::from_u32(*c))
+                .collect::<Option<String>>()?,
+        )
     };
     Some((token, i))
 }
@@ -358,7 +373,10 @@ impl Parser {
             }
             items.push(self.single()?.value);
         }
-        Some(Node { value: Py::Tuple(items), kind: Kind::Other })
+        Some(Node {
+            value: Py::Tuple(items),
+            kind: Kind::Other,
+        })
     }
 
     /// One value: an atom, a signed number, or a real plus/minus an imaginary number.
@@ -377,7 +395,10 @@ impl Parser {
                 v @ (Py::Int(_) | Py::Float(_) | Py::Complex(..)) => v,
                 _ => return None,
             };
-            Node { value, kind: Kind::Signed }
+            Node {
+                value,
+                kind: Kind::Signed,
+            }
         } else {
             self.atom()?
         };
@@ -394,8 +415,15 @@ impl Parser {
         };
         match (right.kind, right.value) {
             (Kind::Constant, Py::Complex(re, im)) => {
-                let (re, im) = if negative { (real - re, -im) } else { (real + re, im) };
-                Some(Node { value: Py::Complex(re, im), kind: Kind::Other })
+                let (re, im) = if negative {
+                    (real - re, -im)
+                } else {
+                    (real + re, im)
+                };
+                Some(Node {
+                    value: Py::Complex(re, im),
+                    kind: Kind::Other,
+                })
             }
             _ => None,
         }
@@ -404,7 +432,12 @@ impl Parser {
     fn atom(&mut self) -> Option<Node> {
         let token = self.peek()?.clone();
         self.pos += 1;
-        let constant = |value| Some(Node { value, kind: Kind::Constant });
+        let constant = |value| {
+            Some(Node {
+                value,
+                kind: Kind::Constant,
+            })
+        };
         match token {
             Token::Int(i) => constant(Py::Int(i)),
             Token::Float(f) => constant(Py::Float(f)),
@@ -434,19 +467,34 @@ impl Parser {
                 constant(Py::Bytes(b))
             }
             Token::Name(name) => match name.as_str() {
-                "True" => Some(Node { value: Py::Bool(true), kind: Kind::Other }),
-                "False" => Some(Node { value: Py::Bool(false), kind: Kind::Other }),
-                "None" => Some(Node { value: Py::None, kind: Kind::Other }),
+                "True" => Some(Node {
+                    value: Py::Bool(true),
+                    kind: Kind::Other,
+                }),
+                "False" => Some(Node {
+                    value: Py::Bool(false),
+                    kind: Kind::Other,
+                }),
+                "None" => Some(Node {
+                    value: Py::None,
+                    kind: Kind::Other,
+                }),
                 "set" => {
                     self.eat('(')?;
                     self.eat(')')?;
-                    Some(Node { value: Py::Set(Vec::new()), kind: Kind::Other })
+                    Some(Node {
+                        value: Py::Set(Vec::new()),
+                        kind: Kind::Other,
+                    })
                 }
                 _ => None,
             },
             Token::Punct('(') => self.nested(|p| {
                 if p.eat(')').is_some() {
-                    return Some(Node { value: Py::Tuple(Vec::new()), kind: Kind::Other });
+                    return Some(Node {
+                        value: Py::Tuple(Vec::new()),
+                        kind: Kind::Other,
+                    });
                 }
                 let inner = p.values(Some(')'))?;
                 p.eat(')')?;
@@ -454,7 +502,10 @@ impl Parser {
             }),
             Token::Punct('[') => self.nested(|p| {
                 let items = p.sequence(']')?;
-                Some(Node { value: Py::List(items), kind: Kind::Other })
+                Some(Node {
+                    value: Py::List(items),
+                    kind: Kind::Other,
+                })
             }),
             Token::Punct('{') => self.nested(Parser::braces),
             Token::Punct(_) => None,
@@ -487,7 +538,10 @@ impl Parser {
     /// A dict or a set, after `{`.
     fn braces(&mut self) -> Option<Node> {
         if self.eat('}').is_some() {
-            return Some(Node { value: Py::Dict(Vec::new()), kind: Kind::Other });
+            return Some(Node {
+                value: Py::Dict(Vec::new()),
+                kind: Kind::Other,
+            });
         }
         let first = self.single()?.value;
         if self.eat(':').is_none() {
@@ -497,19 +551,28 @@ impl Parser {
             } else {
                 self.eat('}')?;
             }
-            return Some(Node { value: Py::Set(items), kind: Kind::Other });
+            return Some(Node {
+                value: Py::Set(items),
+                kind: Kind::Other,
+            });
         }
         let mut pairs = vec![(first, self.single()?.value)];
         while self.eat(',').is_some() {
             if self.eat('}').is_some() {
-                return Some(Node { value: Py::Dict(pairs), kind: Kind::Other });
+                return Some(Node {
+                    value: Py::Dict(pairs),
+                    kind: Kind::Other,
+                });
             }
             let key = self.single()?.value;
             self.eat(':')?;
             pairs.push((key, self.single()?.value));
         }
         self.eat('}')?;
-        Some(Node { value: Py::Dict(pairs), kind: Kind::Other })
+        Some(Node {
+            value: Py::Dict(pairs),
+            kind: Kind::Other,
+        })
     }
 }
 
@@ -525,7 +588,9 @@ fn type_name(v: &Py) -> &'static str {
 /// Python's hashability: lists, dicts and sets are not, nor tuples that hold one.
 fn check_hashable(v: &Py) -> Result<(), String> {
     match v {
-        Py::List(_) | Py::Dict(_) | Py::Set(_) => Err(format!("unhashable type: '{}'", type_name(v))),
+        Py::List(_) | Py::Dict(_) | Py::Set(_) => {
+            Err(format!("unhashable type: '{}'", type_name(v)))
+        }
         Py::Tuple(items) => items.iter().try_for_each(check_hashable),
         _ => Ok(()),
     }
@@ -545,7 +610,11 @@ fn complex_text(re: f64, im: f64) -> String {
     if re == 0.0 && re.is_sign_positive() {
         format!("{}j", complex_part(im))
     } else {
-        let sign = if im < 0.0 || (im == 0.0 && im.is_sign_negative()) { '-' } else { '+' };
+        let sign = if im < 0.0 || (im == 0.0 && im.is_sign_negative()) {
+            '-'
+        } else {
+            '+'
+        };
         format!("({}{sign}{}j)", complex_part(re), complex_part(im.abs()))
     }
 }
@@ -642,9 +711,30 @@ mod tests {
 
     #[test]
     fn not_literals_stay_text() {
-        for s in ["007", "1__0", "1_", "1abc", "--5", "-True", "1+2", "true", "yes", "FALSE", "hello world",
-            "x", "a.b", "[1, 2", "1 2", "", "f'x'", "{**a}", "1.2.3", "192.168.1.1", "'a' b'c'", "(1+2j)+1"]
-        {
+        for s in [
+            "007",
+            "1__0",
+            "1_",
+            "1abc",
+            "--5",
+            "-True",
+            "1+2",
+            "true",
+            "yes",
+            "FALSE",
+            "hello world",
+            "x",
+            "a.b",
+            "[1, 2",
+            "1 2",
+            "",
+            "f'x'",
+            "{**a}",
+            "1.2.3",
+            "192.168.1.1",
+            "'a' b'c'",
+            "(1+2j)+1",
+        ] {
             assert_eq!(eval(s), None, "{s}");
         }
     }
@@ -656,7 +746,10 @@ mod tests {
         assert_eq!(eval("'5'"), Some(json!("5")));
         assert_eq!(eval("\"a b\""), Some(json!("a b")));
         assert_eq!(eval("'a' \"b\""), Some(json!("ab")));
-        assert_eq!(eval(r"'tab\there\x41\u00e9\101'"), Some(json!("tab\there\u{41}é\u{41}")));
+        assert_eq!(
+            eval(r"'tab\there\x41\u00e9\101'"),
+            Some(json!("tab\there\u{41}é\u{41}"))
+        );
         assert_eq!(eval(r"r'\d+'"), Some(json!(r"\d+")));
         assert_eq!(eval(r"'\d'"), Some(json!(r"\d")));
         assert_eq!(eval("b'raw'"), Some(json!("raw")));
@@ -670,7 +763,10 @@ mod tests {
         assert_eq!(eval("(1, 2)"), Some(json!([1, 2])));
         assert_eq!(eval("1, 2,"), Some(json!([1, 2])));
         assert_eq!(eval("()"), Some(json!([])));
-        assert_eq!(eval("{'a': 1, 2: [3], True: None,}"), Some(json!({"a": 1, "2": [3], "true": null})));
+        assert_eq!(
+            eval("{'a': 1, 2: [3], True: None,}"),
+            Some(json!({"a": 1, "2": [3], "true": null}))
+        );
         assert_eq!(eval("{1, 2, 1}"), Some(json!([1, 2])));
         assert_eq!(eval("set()"), Some(json!([])));
         assert_eq!(eval("{}"), Some(json!({})));
@@ -691,7 +787,10 @@ mod tests {
 
     #[test]
     fn unhashable_keys_are_errors() {
-        assert_eq!(literal_eval("{[1]: 2}").unwrap_err(), "unhashable type: 'list'");
+        assert_eq!(
+            literal_eval("{[1]: 2}").unwrap_err(),
+            "unhashable type: 'list'"
+        );
         assert!(literal_eval("{(1, [2])}").is_err());
     }
 
@@ -699,7 +798,10 @@ mod tests {
     fn numbers_json_cannot_hold_stay_text() {
         assert_eq!(eval("123456789012345678901234567890"), None);
         assert_eq!(eval("1e400"), None);
-        assert_eq!(eval("18446744073709551615"), Some(json!(18446744073709551615u64)));
+        assert_eq!(
+            eval("18446744073709551615"),
+            Some(json!(18446744073709551615u64))
+        );
     }
 
     #[test]

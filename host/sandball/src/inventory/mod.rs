@@ -1,14 +1,259 @@
-//! temp
+//! Inventory: which hosts exist, how they are grouped, and their inventory variables, as
+//! Ansible builds them from `-i` sources.
+//!
+//! [`Inventory::load`] reads the sources with the enabled source plugins (one file per
+//! plugin: [`host_list`], [`yaml`], [`ini`]; tried in that order), reconciles the result
+//! ([`data`]), and reads `group_vars/` and `host_vars/` beside each source
+//! ([`vars_files`]). [`Inventory::select`] evaluates host patterns ([`pattern`]),
+//! [`Inventory::host_vars`] merges a host's variables ([`vars`]).
+
 pub mod address;
 pub mod data;
 pub mod error;
+pub mod fnmatch;
 pub mod host_list;
 pub mod ini;
 pub mod literal;
+pub mod pattern;
 pub mod plugin;
 pub mod range;
 pub mod shell_split;
+pub mod sources;
 pub mod vars;
 pub mod vars_files;
 pub mod yaml;
 pub mod yaml_load;
+
+pub use data::{Group, Host, InventoryData};
+pub use error::InventoryError;
+pub use sources::LoadOptions;
+
+use data::{ALL, is_localhost_name};
+use pattern::{Matched, Matcher, split_host_pattern};
+use serde_json::{Map, Value};
+use std::collections::HashSet;
+use std::sync::OnceLock;
+use vars::HostRef;
+use vars_files::VarsFiles;
+
+/// The hosts a pattern selected, and the warnings to show.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Selected {
+    /// Host names, in inventory order, without repeats.
+    pub hosts: Vec<String>,
+    /// Warnings (patterns that matched nothing, an empty inventory, ...).
+    pub warnings: Vec<String>,
+}
+
+/// A loaded inventory.
+#[derive(Debug)]
+pub struct Inventory {
+    data: InventoryData,
+    files: VarsFiles,
+    depths: Vec<usize>,
+    group_hosts: Vec<Vec<usize>>,
+    /// The implicit localhost's name, fixed by the first pattern that needed it.
+    implicit: OnceLock<String>,
+    warnings: Vec<String>,
+}
+
+impl Inventory {
+    /// Loads `sources` (paths, directories or host lists) with Ansible's default
+    /// strictness: a source that does not parse is a warning. No sources give an empty
+    /// inventory in which only the implicit localhost is available.
+    pub fn load(sources: &[String]) -> Result<Inventory, InventoryError> {
+        Self::load_with(sources, &LoadOptions::default())
+    }
+
+    /// Loads `sources` with the given strictness.
+    pub fn load_with(
+        sources: &[String],
+        options: &LoadOptions,
+    ) -> Result<Inventory, InventoryError> {
+        let mut data = InventoryData::new();
+        let used = sources::parse_sources(sources, &mut data, options)?;
+        let (files, file_warnings) = VarsFiles::load(&used, &data)?;
+        let mut warnings: Vec<String> = data.warnings().map(str::to_string).collect();
+        warnings.extend(file_warnings);
+        let depths = data.group_depths();
+        let group_hosts = (0..data.group_count())
+            .map(|g| data.group_hosts(g))
+            .collect();
+        Ok(Inventory {
+            data,
+            files,
+            depths,
+            group_hosts,
+            implicit: OnceLock::new(),
+            warnings,
+        })
+    }
+
+    /// Warnings from loading, each once, in order.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The hosts, groups and relationships.
+    pub fn data(&self) -> &InventoryData {
+        &self.data
+    }
+
+    fn matcher(&self) -> Matcher<'_> {
+        Matcher {
+            data: &self.data,
+            group_hosts: &self.group_hosts,
+            implicit: &self.implicit,
+        }
+    }
+
+    fn names(&self, hosts: &[Matched]) -> Vec<String> {
+        hosts
+            .iter()
+            .map(|h| match h {
+                Matched::Host(i) => self.data.host_at(*i).name().to_string(),
+                Matched::Implicit => self
+                    .implicit
+                    .get()
+                    .cloned()
+                    .unwrap_or_else(|| "localhost".into()),
+            })
+            .collect()
+    }
+
+    /// The hosts a play's `hosts:` pattern selects (`web:&prod:!web3`, `db[0]`, ...).
+    /// When the inventory has no hosts the result warns that only localhost is available.
+    pub fn select(&self, pattern: &str) -> Result<Selected, InventoryError> {
+        let mut warnings = Vec::new();
+        if self.group_hosts[ALL].is_empty() && !is_localhost_name(pattern) {
+            warnings.push(
+                "provided hosts list is empty, only localhost is available. Note that the implicit localhost does not match 'all'"
+                    .to_string(),
+            );
+        }
+        let hosts = self
+            .matcher()
+            .evaluate(&split_host_pattern(pattern), &mut warnings)?;
+        Ok(Selected {
+            hosts: self.names(&hosts),
+            warnings: dedup(warnings),
+        })
+    }
+
+    /// [`Self::select`] for a list of patterns (`hosts: [web, db]`): each item is split
+    /// like a single pattern and all are evaluated together.
+    pub fn select_list(&self, patterns: &[String]) -> Result<Selected, InventoryError> {
+        let mut warnings = Vec::new();
+        let split: Vec<String> = patterns
+            .iter()
+            .flat_map(|p| split_host_pattern(p))
+            .collect();
+        let hosts = self.matcher().evaluate(&split, &mut warnings)?;
+        Ok(Selected {
+            hosts: self.names(&hosts),
+            warnings: dedup(warnings),
+        })
+    }
+
+    /// Keeps the `hosts` that the `--limit` pattern also selects. `@file` reads patterns
+    /// from a file, one per line (a `.retry` file, for instance).
+    pub fn apply_limit(&self, hosts: &[String], limit: &str) -> Result<Selected, InventoryError> {
+        let mut patterns = Vec::new();
+        for p in split_host_pattern(limit) {
+            let Some(file) = p.strip_prefix('@') else {
+                patterns.push(p);
+                continue;
+            };
+            let path = std::path::Path::new(file);
+            let fail = |message: &str| InventoryError::LimitFile {
+                path: file.to_string(),
+                message: message.into(),
+            };
+            if !path.exists() {
+                return Err(fail("Unable to find limit file"));
+            }
+            if !path.is_file() {
+                return Err(fail(
+                    "Limit starting with \"@\" must be a file, not a directory",
+                ));
+            }
+            let text = std::fs::read_to_string(path).map_err(|error| InventoryError::Io {
+                path: file.to_string(),
+                error,
+            })?;
+            patterns.extend(text.split('\n').map(|l| l.trim().to_string()));
+        }
+        let mut warnings = Vec::new();
+        let allowed = self.matcher().evaluate(&patterns, &mut warnings)?;
+        let allowed: HashSet<String> = self.names(&allowed).into_iter().collect();
+        let hosts = hosts
+            .iter()
+            .filter(|h| allowed.contains(*h))
+            .cloned()
+            .collect();
+        Ok(Selected {
+            hosts,
+            warnings: dedup(warnings),
+        })
+    }
+
+    /// How `host` is known: an inventory host, or the implicit localhost for a
+    /// localhost name that no inventory host has.
+    fn host_ref<'a>(&self, host: &'a str) -> Option<HostRef<'a>> {
+        if let Some(i) = self.data.host_index(host) {
+            return Some(HostRef::Inventory(i));
+        }
+        if !is_localhost_name(host) {
+            return None;
+        }
+        Some(match self.data.localhost() {
+            Some(i) => HostRef::Inventory(i),
+            None => HostRef::Implicit(host),
+        })
+    }
+
+    /// The inventory variables of `host`, merged in Ansible's order (see [`vars`]); empty
+    /// for a host the inventory does not know.
+    pub fn host_vars(&self, host: &str) -> Map<String, Value> {
+        match self.host_ref(host) {
+            Some(h) => vars::host_vars(&self.data, &self.files, &self.depths, h),
+            None => Map::new(),
+        }
+    }
+
+    /// The magic variables inventory provides for `host`: `inventory_hostname`,
+    /// `inventory_hostname_short`, `group_names`, and for inventory hosts `inventory_file`
+    /// and `inventory_dir`. The caller places them in variable precedence.
+    pub fn magic_vars(&self, host: &str) -> Map<String, Value> {
+        match self.host_ref(host) {
+            Some(h) => vars::magic_vars(&self.data, h),
+            None => vars::magic_vars(&self.data, HostRef::Implicit(host)),
+        }
+    }
+
+    /// The `groups` magic variable: every group (`all` and `ungrouped` included) with its
+    /// hosts, descendants' hosts included.
+    pub fn groups_map(&self) -> Map<String, Value> {
+        self.data
+            .groups()
+            .zip(&self.group_hosts)
+            .map(|(g, hosts)| {
+                let names = hosts
+                    .iter()
+                    .map(|h| Value::String(self.data.host_at(*h).name().to_string()));
+                (g.name().to_string(), Value::Array(names.collect()))
+            })
+            .collect()
+    }
+}
+
+fn dedup(warnings: Vec<String>) -> Vec<String> {
+    let mut seen = HashSet::new();
+    warnings
+        .into_iter()
+        .filter(|w| seen.insert(w.clone()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

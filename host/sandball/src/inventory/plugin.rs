@@ -35,7 +35,10 @@ pub fn readable_file(path: &str) -> bool {
 
 /// Reads a source file.
 pub fn read_source(path: &str) -> Result<Vec<u8>, InventoryError> {
-    std::fs::read(path).map_err(|error| InventoryError::Io { path: path.to_string(), error })
+    std::fs::read(path).map_err(|error| InventoryError::Io {
+        path: path.to_string(),
+        error,
+    })
 }
 
 /// Adds `hosts` (to `group`, with `port`) and sets `vars` on each, as Ansible's

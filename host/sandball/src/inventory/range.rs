@@ -22,7 +22,9 @@ pub fn expand_hostname_range(line: &str) -> Result<Vec<String>, String> {
     let marked = line.replacen('[', "|", 1).replacen(']', "|", 1);
     let parts: Vec<&str> = marked.split('|').collect();
     let [head, range, tail] = parts[..] else {
-        return Err(format!("invalid host range in '{line}': expected one [begin:end] per bracket pair"));
+        return Err(format!(
+            "invalid host range in '{line}': expected one [begin:end] per bracket pair"
+        ));
     };
     let bounds: Vec<&str> = range.split(':').collect();
     if bounds.len() != 2 && bounds.len() != 3 {
@@ -34,7 +36,8 @@ pub fn expand_hostname_range(line: &str) -> Result<Vec<String>, String> {
         return Err("host range must specify end value".into());
     }
     let step_text = bounds.get(2).copied().unwrap_or("1");
-    let step: i64 = parse_python_int(step_text).ok_or_else(|| format!("invalid step in host range: '{step_text}'"))?;
+    let step: i64 = parse_python_int(step_text)
+        .ok_or_else(|| format!("invalid step in host range: '{step_text}'"))?;
     let width = if begin.starts_with('0') && begin.len() > 1 {
         if begin.len() != end.len() {
             return Err("host range must specify equal-length begin and end formats".into());
@@ -51,7 +54,9 @@ pub fn expand_hostname_range(line: &str) -> Result<Vec<String>, String> {
             letter_sequence(&ASCII_LETTERS[b..=e], step)
         }
         _ => {
-            let parse = |s: &str| parse_python_int(s).ok_or_else(|| format!("invalid host range bound: '{s}'"));
+            let parse = |s: &str| {
+                parse_python_int(s).ok_or_else(|| format!("invalid host range bound: '{s}'"))
+            };
             let (b, e) = (parse(begin)?, parse(end)?);
             if step == 0 {
                 return Err("host range step must not be zero".into());
@@ -106,7 +111,11 @@ fn parse_python_int(text: &str) -> Option<i64> {
         && !digits.ends_with('_')
         && !digits.contains("__")
         && digits.chars().all(|c| c.is_ascii_digit() || c == '_');
-    if valid { t.replace('_', "").parse().ok() } else { None }
+    if valid {
+        t.replace('_', "").parse().ok()
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -141,10 +150,26 @@ mod tests {
 
     #[test]
     fn bad_ranges_are_errors() {
-        assert!(expand_hostname_range("x[1:]").unwrap_err().contains("end value"));
-        assert!(expand_hostname_range("x[01:100]").unwrap_err().contains("equal-length"));
-        assert!(expand_hostname_range("x[1]").unwrap_err().contains("begin:end"));
-        assert!(expand_hostname_range("x[c:a]").unwrap_err().contains("begin <= end"));
+        assert!(
+            expand_hostname_range("x[1:]")
+                .unwrap_err()
+                .contains("end value")
+        );
+        assert!(
+            expand_hostname_range("x[01:100]")
+                .unwrap_err()
+                .contains("equal-length")
+        );
+        assert!(
+            expand_hostname_range("x[1]")
+                .unwrap_err()
+                .contains("begin:end")
+        );
+        assert!(
+            expand_hostname_range("x[c:a]")
+                .unwrap_err()
+                .contains("begin <= end")
+        );
         assert!(expand_hostname_range("x[1:a]").is_err());
         assert!(expand_hostname_range("x[1:3").is_err());
         assert!(expand_hostname_range("x[1:3:0]").is_err());
@@ -156,7 +181,13 @@ mod tests {
             expand_hostpattern("web[1:2]:2222").unwrap(),
             (vec!["web1".to_string(), "web2".to_string()], Some(2222))
         );
-        assert_eq!(expand_hostpattern("[::1]:22").unwrap(), (vec!["::1".to_string()], Some(22)));
-        assert_eq!(expand_hostpattern("odd name").unwrap(), (vec!["odd name".to_string()], None));
+        assert_eq!(
+            expand_hostpattern("[::1]:22").unwrap(),
+            (vec!["::1".to_string()], Some(22))
+        );
+        assert_eq!(
+            expand_hostpattern("odd name").unwrap(),
+            (vec!["odd name".to_string()], None)
+        );
     }
 }

@@ -84,7 +84,10 @@ mod tests {
     #[test]
     fn words_quotes_and_escapes() {
         assert_eq!(split("host a=1  b=2"), ["host", "a=1", "b=2"]);
-        assert_eq!(split(r#"h msg="hello world" q='it''s'"#), ["h", "msg=hello world", "q=its"]);
+        assert_eq!(
+            split(r#"h msg="hello world" q='it''s'"#),
+            ["h", "msg=hello world", "q=its"]
+        );
         assert_eq!(split(r#"h x="'5'" y='"6"'"#), ["h", "x='5'", "y=\"6\""]);
         assert_eq!(split(r#"h p="a\"b\\c\d""#), ["h", r#"p=a"b\c\d"#]);
         assert_eq!(split(r"h a\ b"), ["h", "a b"]);
@@ -97,7 +100,10 @@ mod tests {
         assert_eq!(split("h a=1 # comment"), ["h", "a=1"]);
         assert_eq!(split("h a=x#y"), ["h", "a=x"]);
         assert_eq!(split("h a='x#y'"), ["h", "a=x#y"]);
-        assert_eq!(split("h a=1 ; not a comment"), ["h", "a=1", ";", "not", "a", "comment"]);
+        assert_eq!(
+            split("h a=1 ; not a comment"),
+            ["h", "a=1", ";", "not", "a", "comment"]
+        );
     }
 
     #[test]

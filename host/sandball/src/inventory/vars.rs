@@ -19,7 +19,12 @@ pub enum HostRef<'a> {
 }
 
 /// The merged inventory variables of `host`.
-pub fn host_vars(data: &InventoryData, files: &VarsFiles, depths: &[usize], host: HostRef) -> Map<String, Value> {
+pub fn host_vars(
+    data: &InventoryData,
+    files: &VarsFiles,
+    depths: &[usize],
+    host: HostRef,
+) -> Map<String, Value> {
     let groups = sorted_groups(data, depths, host);
     let mut vars = data.group_at(ALL).vars().clone();
     for g in &groups {
@@ -54,9 +59,19 @@ fn sorted_groups(data: &InventoryData, depths: &[usize], host: HostRef) -> Vec<u
     let HostRef::Inventory(h) = host else {
         return Vec::new();
     };
-    let mut groups: Vec<usize> = data.host_groups(h).into_iter().filter(|g| *g != ALL).collect();
+    let mut groups: Vec<usize> = data
+        .host_groups(h)
+        .into_iter()
+        .filter(|g| *g != ALL)
+        .collect();
     groups.sort_by(|a, b| {
-        let key = |g: usize| (depths[g], data.group_at(g).priority(), data.group_at(g).name());
+        let key = |g: usize| {
+            (
+                depths[g],
+                data.group_at(g).priority(),
+                data.group_at(g).name(),
+            )
+        };
         key(*a).cmp(&key(*b))
     });
     groups
@@ -70,7 +85,11 @@ pub fn magic_vars(data: &InventoryData, host: HostRef) -> Map<String, Value> {
         HostRef::Inventory(h) => data.host_at(h).name(),
         HostRef::Implicit(name) => name,
     };
-    let short = if is_ip_address(name) { name } else { name.split('.').next().unwrap_or(name) };
+    let short = if is_ip_address(name) {
+        name
+    } else {
+        name.split('.').next().unwrap_or(name)
+    };
     let mut group_names: Vec<&str> = match host {
         HostRef::Inventory(h) => data
             .host_groups(h)
@@ -83,15 +102,29 @@ pub fn magic_vars(data: &InventoryData, host: HostRef) -> Map<String, Value> {
     group_names.sort_unstable();
     let mut vars = Map::new();
     vars.insert("inventory_hostname".into(), Value::String(name.to_string()));
-    vars.insert("inventory_hostname_short".into(), Value::String(short.to_string()));
+    vars.insert(
+        "inventory_hostname_short".into(),
+        Value::String(short.to_string()),
+    );
     vars.insert(
         "group_names".into(),
-        Value::Array(group_names.into_iter().map(|g| Value::String(g.to_string())).collect()),
+        Value::Array(
+            group_names
+                .into_iter()
+                .map(|g| Value::String(g.to_string()))
+                .collect(),
+        ),
     );
     if let HostRef::Inventory(h) = host {
         let text = |s: Option<&str>| s.map_or(Value::Null, |s| Value::String(s.to_string()));
-        vars.insert("inventory_file".into(), text(data.host_at(h).inventory_file()));
-        vars.insert("inventory_dir".into(), text(data.host_at(h).inventory_dir()));
+        vars.insert(
+            "inventory_file".into(),
+            text(data.host_at(h).inventory_file()),
+        );
+        vars.insert(
+            "inventory_dir".into(),
+            text(data.host_at(h).inventory_dir()),
+        );
     }
     vars
 }
@@ -109,9 +142,13 @@ mod tests {
             data.add_group(g).unwrap();
         }
         data.add_child("parent", "child").unwrap();
-        let h = data.add_host("web1.example.com", Some("child"), Some(2222)).unwrap();
-        data.add_host("web1.example.com", Some("other"), None).unwrap();
-        data.add_host("web1.example.com", Some("zeta"), None).unwrap();
+        let h = data
+            .add_host("web1.example.com", Some("child"), Some(2222))
+            .unwrap();
+        data.add_host("web1.example.com", Some("other"), None)
+            .unwrap();
+        data.add_host("web1.example.com", Some("zeta"), None)
+            .unwrap();
         data.set_variable("all", "v", json!("all")).unwrap();
         data.set_variable("all", "only_all", json!(1)).unwrap();
         data.set_variable("parent", "v", json!("parent")).unwrap();
@@ -126,7 +163,12 @@ mod tests {
     #[test]
     fn deeper_groups_override_and_names_break_ties() {
         let (data, h) = sample();
-        let vars = host_vars(&data, &VarsFiles::default(), &data.group_depths(), HostRef::Inventory(h));
+        let vars = host_vars(
+            &data,
+            &VarsFiles::default(),
+            &data.group_depths(),
+            HostRef::Inventory(h),
+        );
         assert_eq!(vars["v"], json!("child"));
         assert_eq!(vars["o"], json!("zeta"));
         assert_eq!(vars["only_all"], json!(1));
@@ -136,8 +178,14 @@ mod tests {
     #[test]
     fn priority_beats_name_within_a_depth() {
         let (mut data, h) = sample();
-        data.set_variable("other", "ansible_group_priority", json!(5)).unwrap();
-        let vars = host_vars(&data, &VarsFiles::default(), &data.group_depths(), HostRef::Inventory(h));
+        data.set_variable("other", "ansible_group_priority", json!(5))
+            .unwrap();
+        let vars = host_vars(
+            &data,
+            &VarsFiles::default(),
+            &data.group_depths(),
+            HostRef::Inventory(h),
+        );
         assert_eq!(vars["o"], json!("other"));
         assert!(!vars.contains_key("ansible_group_priority"));
     }
@@ -145,15 +193,26 @@ mod tests {
     #[test]
     fn host_vars_override_group_vars() {
         let (mut data, h) = sample();
-        data.set_variable("web1.example.com", "v", json!("host")).unwrap();
-        let vars = host_vars(&data, &VarsFiles::default(), &data.group_depths(), HostRef::Inventory(h));
+        data.set_variable("web1.example.com", "v", json!("host"))
+            .unwrap();
+        let vars = host_vars(
+            &data,
+            &VarsFiles::default(),
+            &data.group_depths(),
+            HostRef::Inventory(h),
+        );
         assert_eq!(vars["v"], json!("host"));
     }
 
     #[test]
     fn implicit_localhost_gets_all_vars_and_a_local_connection() {
         let (data, _) = sample();
-        let vars = host_vars(&data, &VarsFiles::default(), &data.group_depths(), HostRef::Implicit("localhost"));
+        let vars = host_vars(
+            &data,
+            &VarsFiles::default(),
+            &data.group_depths(),
+            HostRef::Implicit("localhost"),
+        );
         assert_eq!(vars["v"], json!("all"));
         assert_eq!(vars["ansible_connection"], json!("local"));
         let magic = magic_vars(&data, HostRef::Implicit("localhost"));
@@ -167,7 +226,10 @@ mod tests {
         let magic = magic_vars(&data, HostRef::Inventory(h));
         assert_eq!(magic["inventory_hostname"], json!("web1.example.com"));
         assert_eq!(magic["inventory_hostname_short"], json!("web1"));
-        assert_eq!(magic["group_names"], json!(["child", "other", "parent", "zeta"]));
+        assert_eq!(
+            magic["group_names"],
+            json!(["child", "other", "parent", "zeta"])
+        );
         let mut data = InventoryData::new();
         let ip = data.add_host("10.0.0.1", Some("ungrouped"), None).unwrap();
         let magic = magic_vars(&data, HostRef::Inventory(ip));

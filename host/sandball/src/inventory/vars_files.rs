@@ -29,7 +29,10 @@ pub struct VarsFiles {
 impl VarsFiles {
     /// Reads the files for every group and host of `data` (and the localhost names, for
     /// the implicit localhost) beside each of `sources`; returns them and any warnings.
-    pub fn load(sources: &[String], data: &InventoryData) -> Result<(VarsFiles, Vec<String>), InventoryError> {
+    pub fn load(
+        sources: &[String],
+        data: &InventoryData,
+    ) -> Result<(VarsFiles, Vec<String>), InventoryError> {
         let mut out = VarsFiles::default();
         let mut warnings = Vec::new();
         for source in sources {
@@ -76,13 +79,22 @@ fn entity_vars(
     let mut found = HashMap::new();
     if !dir.is_dir() {
         if dir.exists() {
-            let kind = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            warnings.push(format!("Found {kind} that is not a directory, skipping: {}", dir.display()));
+            let kind = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            warnings.push(format!(
+                "Found {kind} that is not a directory, skipping: {}",
+                dir.display()
+            ));
         }
         return Ok(found);
     }
     let listing: HashSet<String> = std::fs::read_dir(dir)
-        .map_err(|error| InventoryError::Io { path: dir.display().to_string(), error })?
+        .map_err(|error| InventoryError::Io {
+            path: dir.display().to_string(),
+            error,
+        })?
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
@@ -92,8 +104,10 @@ fn entity_vars(
         }
         let mut vars = Map::new();
         for file in vars_files_for(dir, &listing, &name)? {
-            let text = std::fs::read_to_string(&file)
-                .map_err(|error| InventoryError::Io { path: file.display().to_string(), error })?;
+            let text = std::fs::read_to_string(&file).map_err(|error| InventoryError::Io {
+                path: file.display().to_string(),
+                error,
+            })?;
             if let Some(map) = load_mapping(&text, &file.display().to_string())? {
                 vars.extend(map);
             }
@@ -106,11 +120,19 @@ fn entity_vars(
 }
 
 /// The files holding variables for `name` under `dir` (whose entries are `listing`).
-fn vars_files_for(dir: &Path, listing: &HashSet<String>, name: &str) -> Result<Vec<PathBuf>, InventoryError> {
+fn vars_files_for(
+    dir: &Path,
+    listing: &HashSet<String>,
+    name: &str,
+) -> Result<Vec<PathBuf>, InventoryError> {
     for ext in EXTENSIONS {
         let candidate = format!("{name}{ext}");
         let path = dir.join(&candidate);
-        let exists = if candidate.contains('/') { path.exists() } else { listing.contains(&candidate) };
+        let exists = if candidate.contains('/') {
+            path.exists()
+        } else {
+            listing.contains(&candidate)
+        };
         if !exists {
             continue;
         }
@@ -136,7 +158,10 @@ fn splitext_ext(name: &str) -> &str {
 /// Every vars file in `dir`, sorted, descending into subdirectories without an extension.
 fn directory_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), InventoryError> {
     let mut entries: Vec<String> = std::fs::read_dir(dir)
-        .map_err(|error| InventoryError::Io { path: dir.display().to_string(), error })?
+        .map_err(|error| InventoryError::Io {
+            path: dir.display().to_string(),
+            error,
+        })?
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
@@ -193,9 +218,17 @@ mod tests {
         let source = dir.path().join("hosts").display().to_string();
         let (files, warnings) = VarsFiles::load(&[source], &data).unwrap();
         assert!(warnings.is_empty());
-        assert_eq!(files.group("all").collect::<Vec<_>>(), [json!({"a": 1}).as_object().unwrap()]);
+        assert_eq!(
+            files.group("all").collect::<Vec<_>>(),
+            [json!({"a": 1}).as_object().unwrap()]
+        );
         let web: Vec<_> = files.group("web").collect();
-        assert_eq!(web, [json!({"x": "second", "y": 1, "z": "deep"}).as_object().unwrap()]);
+        assert_eq!(
+            web,
+            [json!({"x": "second", "y": 1, "z": "deep"})
+                .as_object()
+                .unwrap()]
+        );
     }
 
     #[test]
@@ -209,7 +242,10 @@ mod tests {
         let data = inventory_with(&[], &["web1.example.com", "empty"]);
         let source = dir.path().display().to_string();
         let (files, _) = VarsFiles::load(&[source, "a,b".into()], &data).unwrap();
-        assert_eq!(files.host("web1.example.com").next().unwrap()["port"], json!(8080));
+        assert_eq!(
+            files.host("web1.example.com").next().unwrap()["port"],
+            json!(8080)
+        );
         assert_eq!(files.host("localhost").next().unwrap()["who"], json!("me"));
         assert_eq!(files.host("empty").count(), 0);
     }
@@ -222,8 +258,13 @@ mod tests {
         fs::write(dir.path().join("group_vars/all"), "- a list\n").unwrap();
         let data = inventory_with(&[], &[]);
         let source = dir.path().display().to_string();
-        let err = VarsFiles::load(std::slice::from_ref(&source), &data).unwrap_err().to_string();
-        assert!(err.contains("group_vars/all:1: vars files must contain a dictionary"), "{err}");
+        let err = VarsFiles::load(std::slice::from_ref(&source), &data)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("group_vars/all:1: vars files must contain a dictionary"),
+            "{err}"
+        );
         fs::write(dir.path().join("group_vars/all"), "a: 1\n").unwrap();
         let (_, warnings) = VarsFiles::load(&[source], &data).unwrap();
         assert_eq!(warnings.len(), 1);

@@ -25,7 +25,10 @@ impl InventoryPlugin for YamlPlugin {
             return false;
         }
         let path = Path::new(source);
-        let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
         match path.extension() {
             None => true,
             // `a.` has the extension "." to Python, which is not a YAML one.
@@ -40,17 +43,33 @@ impl InventoryPlugin for YamlPlugin {
             .map_err(|e| InventoryError::parse(source, None, format!("not valid UTF-8: {e}")))?;
         let root = match load(&text, source)? {
             Some(node) if node.is_truthy() => node,
-            _ => return Err(InventoryError::parse(source, None, "Parsed empty YAML file")),
+            _ => {
+                return Err(InventoryError::parse(
+                    source,
+                    None,
+                    "Parsed empty YAML file",
+                ));
+            }
         };
         let NodeValue::Map(groups) = &root.value else {
             return Err(InventoryError::parse(
                 source,
                 root.line,
-                format!("YAML inventory has invalid structure, it should be a dictionary, got: {}", root.type_name()),
+                format!(
+                    "YAML inventory has invalid structure, it should be a dictionary, got: {}",
+                    root.type_name()
+                ),
             ));
         };
-        if groups.iter().any(|(k, v)| k.as_str() == Some("plugin") && v.is_truthy()) {
-            return Err(InventoryError::parse(source, root.line, "Plugin configuration YAML file, not YAML inventory"));
+        if groups
+            .iter()
+            .any(|(k, v)| k.as_str() == Some("plugin") && v.is_truthy())
+        {
+            return Err(InventoryError::parse(
+                source,
+                root.line,
+                "Plugin configuration YAML file, not YAML inventory",
+            ));
         }
         let mut parser = Parser { data, path: source };
         for (name, body) in groups {
@@ -86,11 +105,15 @@ impl Parser<'_> {
             NodeValue::Map(pairs) => pairs.as_slice(),
             _ if body.is_null() => &[],
             _ => {
-                self.data.warn(format!("Skipping '{name}' as this is not a valid group definition"));
+                self.data.warn(format!(
+                    "Skipping '{name}' as this is not a valid group definition"
+                ));
                 return Ok(name.to_string());
             }
         };
-        self.data.add_group(name).map_err(|e| self.error(name_node, format!("Unable to add group {name}: {e}")))?;
+        self.data
+            .add_group(name)
+            .map_err(|e| self.error(name_node, format!("Unable to add group {name}: {e}")))?;
         // A section may be a single name instead of a mapping: `hosts: web1`.
         let sections: Vec<(&Node, Node)> = pairs
             .iter()
@@ -98,7 +121,13 @@ impl Parser<'_> {
                 let value = match (key.as_str(), value.as_str()) {
                     (Some("vars" | "children" | "hosts"), Some(_)) => Node {
                         line: value.line,
-                        value: NodeValue::Map(vec![(value.clone(), Node { line: value.line, value: NodeValue::Scalar(Value::Null) })]),
+                        value: NodeValue::Map(vec![(
+                            value.clone(),
+                            Node {
+                                line: value.line,
+                                value: NodeValue::Scalar(Value::Null),
+                            },
+                        )]),
                     },
                     _ => value.clone(),
                 };
@@ -107,7 +136,10 @@ impl Parser<'_> {
             .collect();
         for (key, value) in &sections {
             let section = key.as_str().unwrap_or_default();
-            if matches!(section, "vars" | "children" | "hosts") && !matches!(value.value, NodeValue::Map(_)) && !value.is_null() {
+            if matches!(section, "vars" | "children" | "hosts")
+                && !matches!(value.value, NodeValue::Map(_))
+                && !value.is_null()
+            {
                 return Err(self.error(
                     value,
                     format!(
@@ -174,11 +206,21 @@ impl Parser<'_> {
             match vars.to_json() {
                 Value::Object(map) => map,
                 other => {
-                    return Err(self.error(vars, format!("Invalid data from file, expected dictionary and got:\n\n{other}")));
+                    return Err(self.error(
+                        vars,
+                        format!("Invalid data from file, expected dictionary and got:\n\n{other}"),
+                    ));
                 }
             }
         };
-        populate_host_vars(self.data, &hosts, &vars, group, port, (self.path, pattern.line))
+        populate_host_vars(
+            self.data,
+            &hosts,
+            &vars,
+            group,
+            port,
+            (self.path, pattern.line),
+        )
     }
 }
 
@@ -198,7 +240,9 @@ mod tests {
 
     fn group_hosts(data: &InventoryData, g: &str) -> Vec<String> {
         let g = data.group_index(g).unwrap();
-        data.direct_hosts_of(g).map(|h| data.host_at(h).name().to_string()).collect()
+        data.direct_hosts_of(g)
+            .map(|h| data.host_at(h).name().to_string())
+            .collect()
     }
 
     #[test]
@@ -221,7 +265,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(group_hosts(&data, "all"), ["solo"]);
-        assert_eq!(group_hosts(&data, "web"), ["web01.example.com", "web02.example.com"]);
+        assert_eq!(
+            group_hosts(&data, "web"),
+            ["web01.example.com", "web02.example.com"]
+        );
         assert_eq!(group_hosts(&data, "db"), ["db1"]);
         let web01 = data.host_at(data.host_index("web01.example.com").unwrap());
         assert_eq!(web01.vars()["ansible_port"], json!(2222));
@@ -237,23 +284,45 @@ mod tests {
 
     #[test]
     fn nulls_are_allowed_everywhere() {
-        let data = parse("ungrouped:\n  hosts:\n    a:\nempty:\nweb:\n  hosts:\n  vars:\n  children:\n").unwrap();
+        let data =
+            parse("ungrouped:\n  hosts:\n    a:\nempty:\nweb:\n  hosts:\n  vars:\n  children:\n")
+                .unwrap();
         assert!(data.group_index("empty").is_some());
         assert_eq!(group_hosts(&data, "ungrouped"), ["a"]);
     }
 
     #[test]
     fn non_mappings_where_mappings_are_needed() {
-        let e = parse("web:\n  hosts:\n    - a\n    - b\n").unwrap_err().to_string();
+        let e = parse("web:\n  hosts:\n    - a\n    - b\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.ends_with("hosts.yml:3: Invalid \"hosts\" entry for \"web\" group, requires a dictionary, found a list instead."), "{e}");
-        let e = parse("web:\n  hosts:\n    a: [1]\n").unwrap_err().to_string();
-        assert!(e.contains("hosts.yml:3: Invalid data from file, expected dictionary and got:"), "{e}");
+        let e = parse("web:\n  hosts:\n    a: [1]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("hosts.yml:3: Invalid data from file, expected dictionary and got:"),
+            "{e}"
+        );
         let e = parse("web:\n  hosts:\n    1:\n").unwrap_err().to_string();
-        assert!(e.contains("hosts.yml:3: Host pattern 1 must be a string."), "{e}");
+        assert!(
+            e.contains("hosts.yml:3: Host pattern 1 must be a string."),
+            "{e}"
+        );
         let e = parse("- a\n").unwrap_err().to_string();
         assert!(e.contains("it should be a dictionary, got: a list"), "{e}");
-        assert!(parse("").unwrap_err().to_string().contains("Parsed empty YAML file"));
-        assert!(parse("plugin: constructed\n").unwrap_err().to_string().contains("Plugin configuration"));
+        assert!(
+            parse("")
+                .unwrap_err()
+                .to_string()
+                .contains("Parsed empty YAML file")
+        );
+        assert!(
+            parse("plugin: constructed\n")
+                .unwrap_err()
+                .to_string()
+                .contains("Plugin configuration")
+        );
     }
 
     #[test]

@@ -93,7 +93,12 @@ impl Node {
         match &self.value {
             NodeValue::Scalar(v) => v.clone(),
             NodeValue::Seq(items) => Value::Array(items.iter().map(Node::to_json).collect()),
-            NodeValue::Map(pairs) => Value::Object(pairs.iter().map(|(k, v)| (k.key_text(), v.to_json())).collect()),
+            NodeValue::Map(pairs) => Value::Object(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.key_text(), v.to_json()))
+                    .collect(),
+            ),
         }
     }
 }
@@ -110,14 +115,22 @@ pub fn load(text: &str, path: &str) -> Result<Option<Node>, InventoryError> {
                 None => Err(InventoryError::parse(
                     path,
                     Some(e.marker().line()),
-                    format!("YAML syntax error: {} (column {})", e.info(), e.marker().col() + 1),
+                    format!(
+                        "YAML syntax error: {} (column {})",
+                        e.info(),
+                        e.marker().col() + 1
+                    ),
                 )),
             };
         }
     };
     if docs.len() > 1 {
         let line = docs.get(1).map(|d| d.span.start.line());
-        return Err(InventoryError::parse(path, line, "expected a single document in the stream"));
+        return Err(InventoryError::parse(
+            path,
+            line,
+            "expected a single document in the stream",
+        ));
     }
     let Some(doc) = docs.first() else {
         return Ok(None);
@@ -136,7 +149,12 @@ fn from_json(v: Value) -> Node {
         Value::Array(items) => NodeValue::Seq(items.into_iter().map(from_json).collect()),
         Value::Object(map) => NodeValue::Map(
             map.into_iter()
-                .map(|(k, v)| (Node::new(None, NodeValue::Scalar(Value::String(k))), from_json(v)))
+                .map(|(k, v)| {
+                    (
+                        Node::new(None, NodeValue::Scalar(Value::String(k))),
+                        from_json(v),
+                    )
+                })
                 .collect(),
         ),
         scalar => NodeValue::Scalar(scalar),
@@ -205,7 +223,10 @@ impl Converter<'_> {
                 }
                 let mut pairs: Vec<(Node, Node)> = Vec::with_capacity(merged.len() + own.len());
                 for (k, v) in merged.into_iter().chain(own) {
-                    match pairs.iter_mut().find(|(existing, _)| existing.value == k.value) {
+                    match pairs
+                        .iter_mut()
+                        .find(|(existing, _)| existing.value == k.value)
+                    {
                         Some(slot) => slot.1 = v,
                         None => pairs.push((k, v)),
                     }
@@ -216,13 +237,19 @@ impl Converter<'_> {
                 let tag = format!("{}{}", tag.handle, tag.suffix);
                 match &inner.data {
                     YamlData::Value(scalar) => self.scalar(node, scalar, Some(tag), lower),
-                    _ => Err(self.error(line, format!("could not determine a constructor for the tag '{tag}'"))),
+                    _ => Err(self.error(
+                        line,
+                        format!("could not determine a constructor for the tag '{tag}'"),
+                    )),
                 }
             }
             YamlData::Value(scalar) => self.scalar(node, scalar, None, lower),
             YamlData::Alias(_) | YamlData::BadValue | YamlData::Representation(..) => {
                 let raw = self.raw(node);
-                match raw.strip_prefix('*').and_then(|name| self.anchors.get(name)) {
+                match raw
+                    .strip_prefix('*')
+                    .and_then(|name| self.anchors.get(name))
+                {
                     Some(n) => Ok(n.clone()),
                     None => Err(self.error(line, format!("invalid value: {raw}"))),
                 }
@@ -273,7 +300,9 @@ impl Converter<'_> {
         };
         let plain = !decorations.block && !raw.starts_with(['\'', '"']);
         let value = match tag.as_deref() {
-            None if plain && self.json => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+            None if plain && self.json => {
+                serde_json::from_str(&text).unwrap_or(Value::String(text))
+            }
             None if plain => resolve_plain(&text).map_err(|e| self.error(line, e))?,
             None => Value::String(text),
             Some(t) => construct_tagged(t, &text).map_err(|e| self.error(line, e))?,
@@ -299,7 +328,9 @@ impl Converter<'_> {
                 i += 1;
                 continue;
             }
-            let token_end = (i..end).find(|j| self.chars[*j].is_whitespace()).unwrap_or(end);
+            let token_end = (i..end)
+                .find(|j| self.chars[*j].is_whitespace())
+                .unwrap_or(end);
             let token: String = self.chars[i..token_end].iter().collect();
             match c {
                 '#' | '%' if at_token_start => {
@@ -339,12 +370,16 @@ fn construct_tagged(tag: &str, text: &str) -> Result<Value, String> {
         Some("bool") => bool_value(text).map(Value::Bool).ok_or_else(|| bad("bool")),
         Some("int") => int_value(text).ok_or_else(|| bad("int")),
         Some("float") => float_value(text).ok_or_else(|| bad("float")),
-        Some(other) => Err(format!("could not determine a constructor for the tag '!!{other}'")),
+        Some(other) => Err(format!(
+            "could not determine a constructor for the tag '!!{other}'"
+        )),
         None if tag == "!unsafe" => Ok(Value::String(text.to_string())),
         None if tag == "!vault" || tag == "!vault-encrypted" => {
             Err("vault-encrypted values are not supported".to_string())
         }
-        None => Err(format!("could not determine a constructor for the tag '{tag}'")),
+        None => Err(format!(
+            "could not determine a constructor for the tag '{tag}'"
+        )),
     }
 }
 
@@ -402,7 +437,10 @@ fn split_sign(text: &str) -> (bool, String) {
     let cleaned = text.replace('_', "");
     match cleaned.strip_prefix('-') {
         Some(rest) => (true, rest.to_string()),
-        None => (false, cleaned.strip_prefix('+').unwrap_or(&cleaned).to_string()),
+        None => (
+            false,
+            cleaned.strip_prefix('+').unwrap_or(&cleaned).to_string(),
+        ),
     }
 }
 
@@ -419,9 +457,9 @@ fn int_value(text: &str) -> Option<Value> {
     } else if digits.starts_with('0') {
         i128::from_str_radix(&digits, 8).ok()?
     } else if digits.contains(':') {
-        digits
-            .split(':')
-            .try_fold(0i128, |acc, part| Some(acc.checked_mul(60)? + part.parse::<i128>().ok()?))?
+        digits.split(':').try_fold(0i128, |acc, part| {
+            Some(acc.checked_mul(60)? + part.parse::<i128>().ok()?)
+        })?
     } else {
         digits.parse().ok()?
     };
@@ -437,17 +475,24 @@ fn float_value(text: &str) -> Option<Value> {
     let (negative, digits) = split_sign(text);
     let digits = digits.to_ascii_lowercase();
     let magnitude: f64 = if digits.contains(':') {
-        digits.split(':').try_fold(0f64, |acc, part| Some(acc * 60.0 + part.parse::<f64>().ok()?))?
+        digits.split(':').try_fold(0f64, |acc, part| {
+            Some(acc * 60.0 + part.parse::<f64>().ok()?)
+        })?
     } else {
         digits.parse().ok()?
     };
     let f = if negative { -magnitude } else { magnitude };
-    Number::from_f64(f).filter(|_| f.is_finite()).map(Value::Number)
+    Number::from_f64(f)
+        .filter(|_| f.is_finite())
+        .map(Value::Number)
 }
 
 /// A YAML 1.1 timestamp as Python's `isoformat()` writes the date or datetime PyYAML builds.
 fn timestamp(c: &regex::Captures) -> Result<Value, String> {
-    let num = |i: usize| c.get(i).map_or(0, |m| m.as_str().parse::<u32>().unwrap_or(0));
+    let num = |i: usize| {
+        c.get(i)
+            .map_or(0, |m| m.as_str().parse::<u32>().unwrap_or(0))
+    };
     let (year, month, day) = (num(1), num(2), num(3));
     let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
     let days_in_month = match month {
@@ -470,7 +515,11 @@ fn timestamp(c: &regex::Captures) -> Result<Value, String> {
     }
     let mut out = format!("{date}T{hour:02}:{minute:02}:{second:02}");
     let fraction = c.get(7).map_or("", |m| m.as_str());
-    let micros: String = fraction.chars().chain(std::iter::repeat('0')).take(6).collect();
+    let micros: String = fraction
+        .chars()
+        .chain(std::iter::repeat('0'))
+        .take(6)
+        .collect();
     if micros != "000000" {
         out.push('.');
         out.push_str(&micros);
@@ -497,7 +546,10 @@ pub fn load_mapping(text: &str, path: &str) -> Result<Option<Map<String, Value>>
         _ => Err(InventoryError::parse(
             path,
             node.line,
-            format!("vars files must contain a dictionary, got {}", node.type_name()),
+            format!(
+                "vars files must contain a dictionary, got {}",
+                node.type_name()
+            ),
         )),
     }
 }
@@ -551,7 +603,9 @@ mod tests {
 
     #[test]
     fn timestamps_become_iso_text() {
-        let v = json_of("a: 2024-1-5\nb: 2001-12-14t21:59:43.10-05:00\nc: 2001-12-14 21:59:43.10 -5\nd: 2002-12-14T01:02:03Z\n");
+        let v = json_of(
+            "a: 2024-1-5\nb: 2001-12-14t21:59:43.10-05:00\nc: 2001-12-14 21:59:43.10 -5\nd: 2002-12-14T01:02:03Z\n",
+        );
         assert_eq!(
             v,
             json!({"a": "2024-01-05", "b": "2001-12-14T21:59:43.100000-05:00",
@@ -562,30 +616,51 @@ mod tests {
 
     #[test]
     fn json_files_use_json_numbers() {
-        assert_eq!(json_of(r#"{"a": 1e3, "b": [true, null], "c": "x"}"#), json!({"a": 1000.0, "b": [true, null], "c": "x"}));
+        assert_eq!(
+            json_of(r#"{"a": 1e3, "b": [true, null], "c": "x"}"#),
+            json!({"a": 1000.0, "b": [true, null], "c": "x"})
+        );
     }
 
     #[test]
     fn lines_are_kept() {
-        let node = load("# c\nall:\n  hosts:\n    a:\n", "t.yml").unwrap().unwrap();
-        let NodeValue::Map(pairs) = &node.value else { panic!() };
+        let node = load("# c\nall:\n  hosts:\n    a:\n", "t.yml")
+            .unwrap()
+            .unwrap();
+        let NodeValue::Map(pairs) = &node.value else {
+            panic!()
+        };
         assert_eq!(pairs[0].0.line, Some(2));
-        let NodeValue::Map(inner) = &pairs[0].1.value else { panic!() };
+        let NodeValue::Map(inner) = &pairs[0].1.value else {
+            panic!()
+        };
         assert_eq!(inner[0].0.line, Some(3));
     }
 
     #[test]
     fn errors_name_file_and_line() {
-        let e = load("a: 1\nb: [1, 2\n", "/x/h.yml").unwrap_err().to_string();
+        let e = load("a: 1\nb: [1, 2\n", "/x/h.yml")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("/x/h.yml:"), "{e}");
-        let e = load("a: !vault |\n  $ANSIBLE\n", "/x/h.yml").unwrap_err().to_string();
+        let e = load("a: !vault |\n  $ANSIBLE\n", "/x/h.yml")
+            .unwrap_err()
+            .to_string();
         // The block scalar starts on line 2.
         assert_eq!(e, "/x/h.yml:2: vault-encrypted values are not supported");
         let e = load("a: !foo 1\n", "/x/h.yml").unwrap_err().to_string();
-        assert!(e.contains("could not determine a constructor for the tag '!foo'"), "{e}");
+        assert!(
+            e.contains("could not determine a constructor for the tag '!foo'"),
+            "{e}"
+        );
         let e = load("--- 1\n--- 2\n", "/x/h.yml").unwrap_err().to_string();
         assert!(e.contains("single document"), "{e}");
-        assert!(load_mapping("- a\n", "/x/v.yml").unwrap_err().to_string().contains("dictionary"));
+        assert!(
+            load_mapping("- a\n", "/x/v.yml")
+                .unwrap_err()
+                .to_string()
+                .contains("dictionary")
+        );
     }
 
     #[test]

@@ -1,0 +1,337 @@
+//! Reading inventory sources (`-i` values) as Ansible's inventory manager does: a path is
+//! made absolute; a directory stands for every entry in it (sorted, recursively, skipping
+//! hidden files, `group_vars`, `host_vars`, `vars_plugins` and ignored extensions); anything
+//! else is offered to each enabled plugin in turn. A source no plugin parses is a warning
+//! unless the options make it an error.
+
+use super::data::{CurrentSource, InventoryData};
+use super::error::InventoryError;
+use super::plugin::enabled_plugins;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+/// Endings of directory entries that are never inventory (Ansible's `INVENTORY_IGNORE_EXTS`).
+pub const IGNORED_EXTENSIONS: [&str; 12] = [
+    ".pyc", ".pyo", ".swp", ".bak", "~", ".rpm", ".md", ".txt", ".rst", ".orig", ".cfg", ".retry",
+];
+
+/// Directory entries that are never inventory.
+const IGNORED_NAMES: [&str; 3] = ["host_vars", "group_vars", "vars_plugins"];
+
+/// How strict loading is about sources that do not parse.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LoadOptions {
+    /// Fail when no source at all could be parsed (`INVENTORY_UNPARSED_IS_FAILED`).
+    pub unparsed_is_failed: bool,
+    /// Fail when any source could not be parsed (`INVENTORY_ANY_UNPARSED_IS_FAILED`).
+    pub any_unparsed_is_failed: bool,
+}
+
+/// Parses every source into `data` and reconciles it; returns the sources as used (paths
+/// made absolute), for finding `group_vars/` and `host_vars/`.
+pub fn parse_sources(
+    sources: &[String],
+    data: &mut InventoryData,
+    options: &LoadOptions,
+) -> Result<Vec<String>, InventoryError> {
+    let mut used = Vec::new();
+    let mut parsed = false;
+    for source in sources.iter().filter(|s| !s.is_empty()) {
+        let source = if source.contains(',') {
+            source.clone()
+        } else {
+            absolute_path(source)
+        };
+        parsed |= parse_source(&source, data, options)?;
+        used.push(source);
+    }
+    if parsed {
+        data.reconcile();
+    } else if options.unparsed_is_failed {
+        return Err(InventoryError::NothingParsed);
+    } else {
+        data.warn("No inventory was parsed, only implicit localhost is available");
+    }
+    Ok(used)
+}
+
+fn ignored(name: &[u8]) -> bool {
+    name.starts_with(b".")
+        || IGNORED_NAMES.iter().any(|n| n.as_bytes() == name)
+        || IGNORED_EXTENSIONS
+            .iter()
+            .any(|e| name.ends_with(e.as_bytes()))
+}
+
+fn parse_source(
+    source: &str,
+    data: &mut InventoryData,
+    options: &LoadOptions,
+) -> Result<bool, InventoryError> {
+    let path = Path::new(source);
+    let mut parsed = false;
+    let mut failures = Vec::new();
+    if path.is_dir() {
+        let mut entries: Vec<_> = std::fs::read_dir(path)
+            .map_err(|error| InventoryError::Io {
+                path: source.to_string(),
+                error,
+            })?
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name())
+            .filter(|n| !ignored(n.as_bytes()))
+            .collect();
+        entries.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        for entry in entries {
+            let full = path.join(&entry).to_string_lossy().into_owned();
+            parsed |= parse_source(&full, data, options)?;
+        }
+    } else {
+        let dir = path
+            .is_file()
+            .then(|| path.parent().map(|p| p.to_string_lossy().into_owned()))
+            .flatten();
+        data.set_current_source(Some(CurrentSource {
+            file: source.to_string(),
+            dir,
+        }));
+        for plugin in enabled_plugins() {
+            if !plugin.verify_file(source) {
+                continue;
+            }
+            match plugin.parse(source, data) {
+                Ok(()) => {
+                    parsed = true;
+                    break;
+                }
+                Err(e) => failures.push(format!(
+                    "Failed to parse {source} with {} plugin: {e}",
+                    plugin.name()
+                )),
+            }
+        }
+        data.set_current_source(None);
+    }
+    if !parsed {
+        for f in &failures {
+            data.warn(format!("* {f}"));
+        }
+        if options.any_unparsed_is_failed {
+            return Err(InventoryError::Unparsed {
+                path: source.to_string(),
+                failures,
+            });
+        }
+        data.warn(format!("Unable to parse {source} as an inventory source"));
+    }
+    Ok(parsed)
+}
+
+/// `path` with `~` and `$VAR`/`${VAR}` expanded, made absolute against the current
+/// directory and normalised (`.`, `..` and repeated slashes removed) without following links.
+pub fn absolute_path(path: &str) -> String {
+    let expanded = expand_vars(&expand_user(path));
+    let joined = if Path::new(&expanded).is_absolute() {
+        PathBuf::from(&expanded)
+    } else {
+        std::env::current_dir().unwrap_or_default().join(&expanded)
+    };
+    let mut out = PathBuf::from("/");
+    for component in joined.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(part) => out.push(part),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out.to_string_lossy().into_owned()
+}
+
+fn expand_user(path: &str) -> String {
+    match (path.strip_prefix('~'), std::env::var("HOME")) {
+        (Some(rest), Ok(home)) if rest.is_empty() || rest.starts_with('/') => {
+            format!("{home}{rest}")
+        }
+        _ => path.to_string(),
+    }
+}
+
+/// `$NAME` and `${NAME}` replaced by environment variables; unknown ones are left as written.
+fn expand_vars(path: &str) -> String {
+    let mut out = String::new();
+    let mut rest = path;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let (name, len) = if let Some(braced) = after.strip_prefix('{') {
+            match braced.find('}') {
+                Some(end) => (&braced[..end], end + 2),
+                None => ("", 0),
+            }
+        } else {
+            let end = after
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            (&after[..end], end)
+        };
+        match std::env::var(name).ok().filter(|_| !name.is_empty()) {
+            Some(value) => out.push_str(&value),
+            None => out.push_str(&rest[i..i + 1 + len]),
+        }
+        rest = &rest[i + 1 + len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn names(data: &InventoryData) -> Vec<&str> {
+        data.hosts().map(|h| h.name()).collect()
+    }
+
+    #[test]
+    fn paths_are_made_absolute_and_normal() {
+        assert_eq!(absolute_path("/a/./b//c/../d"), "/a/b/d");
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(absolute_path("inv"), cwd.join("inv").to_string_lossy());
+        assert_eq!(
+            expand_vars("/x/$SANDBALL_SURELY_UNSET/${SANDBALL_SURELY_UNSET}"),
+            "/x/$SANDBALL_SURELY_UNSET/${SANDBALL_SURELY_UNSET}"
+        );
+        let home = std::env::var("HOME").unwrap();
+        assert_eq!(expand_vars("${HOME}/x"), format!("{home}/x"));
+        assert_eq!(expand_user("~/inv"), format!("{home}/inv"));
+    }
+
+    #[test]
+    fn directories_are_read_sorted_skipping_ignored_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        fs::write(d.join("20-b.ini"), "b\n").unwrap();
+        fs::write(d.join("10-a.yml"), "all:\n  hosts:\n    a:\n").unwrap();
+        fs::create_dir(d.join("30-sub")).unwrap();
+        fs::write(d.join("30-sub/c"), "c\n").unwrap();
+        for skipped in [
+            ".hidden",
+            "notes.txt",
+            "x.retry",
+            "y.bak",
+            "z~",
+            "old.orig",
+            "ansible.cfg",
+            "README.md",
+        ] {
+            fs::write(d.join(skipped), "skipped\n").unwrap();
+        }
+        fs::create_dir(d.join("group_vars")).unwrap();
+        fs::write(d.join("group_vars/all"), "x: 1\n").unwrap();
+        let mut data = InventoryData::new();
+        let used = parse_sources(
+            &[d.display().to_string()],
+            &mut data,
+            &LoadOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(names(&data), ["a", "b", "c"]);
+        assert_eq!(used, [d.display().to_string()]);
+        assert_eq!(
+            data.warnings().count(),
+            0,
+            "{:?}",
+            data.warnings().collect::<Vec<_>>()
+        );
+        let b = data.host_at(data.host_index("b").unwrap());
+        assert_eq!(
+            b.inventory_file(),
+            Some(d.join("20-b.ini").to_str().unwrap())
+        );
+        assert_eq!(b.inventory_dir(), Some(d.to_str().unwrap()));
+    }
+
+    #[test]
+    fn unparsable_sources_warn_by_default_and_fail_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let bad = dir.path().join("bad.ini");
+        fs::write(&bad, "[g]\nh x\n").unwrap();
+        let bad = bad.display().to_string();
+        let mut data = InventoryData::new();
+        parse_sources(
+            std::slice::from_ref(&bad),
+            &mut data,
+            &LoadOptions::default(),
+        )
+        .unwrap();
+        let w: Vec<&str> = data.warnings().collect();
+        assert_eq!(
+            w,
+            [
+                format!(
+                    "* Failed to parse {bad} with ini plugin: {bad}:2: Expected key=value host variable assignment, got: x"
+                ),
+                format!("Unable to parse {bad} as an inventory source"),
+                "No inventory was parsed, only implicit localhost is available".to_string(),
+            ]
+        );
+        let strict = LoadOptions {
+            any_unparsed_is_failed: true,
+            ..LoadOptions::default()
+        };
+        let e = parse_sources(
+            std::slice::from_ref(&bad),
+            &mut InventoryData::new(),
+            &strict,
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with(&format!(
+            "Completely failed to parse inventory source {bad}\n* Failed"
+        )));
+        let none = LoadOptions {
+            unparsed_is_failed: true,
+            ..LoadOptions::default()
+        };
+        let e = parse_sources(
+            &["/nonexistent/inventory".into()],
+            &mut InventoryData::new(),
+            &none,
+        )
+        .unwrap_err();
+        assert!(matches!(e, InventoryError::NothingParsed));
+    }
+
+    #[test]
+    fn yaml_that_fails_is_not_retried_as_ini_unless_extensionless() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hosts");
+        fs::write(&path, "[web]\nw1 port=8080\n").unwrap();
+        let mut data = InventoryData::new();
+        parse_sources(
+            &[path.display().to_string()],
+            &mut data,
+            &LoadOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(names(&data), ["w1"]);
+        assert_eq!(data.warnings().count(), 0);
+    }
+
+    #[test]
+    fn host_lists_are_not_paths() {
+        let mut data = InventoryData::new();
+        let used = parse_sources(
+            &["a,b".into(), String::new()],
+            &mut data,
+            &LoadOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(used, ["a,b"]);
+        assert_eq!(names(&data), ["a", "b"]);
+        assert_eq!(data.host_at(0).inventory_file(), Some("a,b"));
+        assert_eq!(data.host_at(0).inventory_dir(), None);
+    }
+}
