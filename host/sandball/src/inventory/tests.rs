@@ -310,3 +310,111 @@ fn select_list_splits_each_item() {
         .unwrap();
     assert_eq!(s.hosts, ["web2", "web3", "db1"]);
 }
+
+/// The shared corpus in `tests/inventories` (see its README).
+fn corpus(case: &str) -> Inventory {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/inventories");
+    Inventory::load(&[root.join(case).display().to_string()]).unwrap()
+}
+
+#[test]
+fn corpus_ini() {
+    let inv = corpus("ini/hosts.ini");
+    assert!(inv.warnings().is_empty(), "{:?}", inv.warnings());
+    assert_eq!(
+        hosts(&inv, "datacenter"),
+        [
+            "web01.example.com",
+            "web02.example.com",
+            "web03.example.com",
+            "web-canary.example.com",
+            "db-a.example.com",
+            "db-b.example.com",
+            "db-c.example.com",
+            "db-backup.example.com",
+        ]
+    );
+    assert_eq!(
+        hosts(&inv, "ungrouped"),
+        ["bastion.example.com", "10.0.0.5"]
+    );
+    assert_eq!(hosts(&inv, "legacy"), ["old1", "old3", "old5"]);
+    let web01 = inv.host_vars("web01.example.com");
+    assert_eq!(web01["maxconn"], json!(1024));
+    assert_eq!(web01["http_port"], json!(80));
+    assert_eq!(web01["role"], json!("web"));
+    assert_eq!(web01["tls"], json!(true));
+    assert_eq!(web01["dns_servers"], json!(["192.0.2.53", "192.0.2.54"]));
+    let canary = inv.host_vars("web-canary.example.com");
+    assert_eq!(canary["ansible_port"], json!(8022));
+    assert_eq!(canary["tags"], json!(["a", "b"]));
+    assert_eq!(canary["note"], json!("007"));
+    let backup = inv.host_vars("db-backup.example.com");
+    assert_eq!(backup["opts"], json!({"replica": true, "lag": null}));
+    assert_eq!(backup["retention_days"], json!(30));
+    assert_eq!(backup["pg_version"], json!(16));
+    assert_eq!(backup["pg_listen"], json!("*"));
+    assert_eq!(
+        backup["backup_window"],
+        json!("01:00-03:00   # kept as text, comment and all")
+    );
+    assert_eq!(backup["role"], json!("from_group_vars_all"));
+    assert_eq!(inv.host_vars("old1")["role"], json!("from_group_vars_all"));
+    assert_eq!(
+        inv.magic_vars("10.0.0.5")["inventory_hostname_short"],
+        json!("10.0.0.5")
+    );
+}
+
+#[test]
+fn corpus_yaml() {
+    let inv = corpus("yaml/hosts.yml");
+    assert_eq!(
+        hosts(&inv, "all"),
+        [
+            "control.example.com",
+            "198.51.100.7",
+            "app1.example.com",
+            "app2.example.com",
+            "app3.example.com",
+            "redis1.example.com",
+        ]
+    );
+    // Listed under `ungrouped` while parsing, then `control` joins it when reconciled.
+    assert_eq!(
+        hosts(&inv, "ungrouped"),
+        ["198.51.100.7", "control.example.com"]
+    );
+    let app1 = inv.host_vars("app1.example.com");
+    assert_eq!(app1["settings"], json!({"retries": 5, "verbose": false}));
+    assert_eq!(app1["port"], json!(15));
+    assert_eq!(app1["release"], json!("2024-05-01"));
+    assert_eq!(app1["region"], json!("default"));
+    assert_eq!(app1["app_user"], json!("deploy"));
+    let app3 = inv.host_vars("app3.example.com");
+    assert_eq!(app3["ansible_port"], json!(2200));
+    assert_eq!(app3["max_heap"], json!("2g"));
+    let ip = inv.host_vars("198.51.100.7");
+    assert_eq!(
+        (&ip["quoted"], &ip["on_off"]),
+        (&json!("yes"), &json!(true))
+    );
+    assert_eq!(inv.groups_map()["empty_group"], json!([]));
+    assert_eq!(
+        inv.magic_vars("app1.example.com")["group_names"],
+        json!(["app", "app_eu"])
+    );
+}
+
+#[test]
+fn corpus_directory() {
+    let inv = corpus("dir");
+    assert_eq!(
+        hosts(&inv, "logging"),
+        ["log1.example.com", "mon1.example.com", "mon2.example.com"]
+    );
+    let mon2 = inv.host_vars("mon2.example.com");
+    assert_eq!(mon2["scrape_interval"], json!(30));
+    assert_eq!(mon2["alert_email"], json!("ops@example.com"));
+    assert!(inv.warnings().is_empty(), "{:?}", inv.warnings());
+}
