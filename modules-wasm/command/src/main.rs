@@ -10,6 +10,9 @@ mod delta;
 mod glob;
 mod shlex;
 
+#[cfg(all(test, unix))]
+mod module_tests;
+
 use civil::{DateTime, since_epoch};
 use sandball_guest_sdk::args::expand_path;
 use sandball_guest_sdk::prelude::*;

@@ -17,9 +17,13 @@ mod stage;
 mod tree;
 mod validate;
 
+#[cfg(all(test, unix))]
+mod module_tests;
+
 use diff::{Side, content_diff};
 use sandball_guest_sdk::describe_io_error;
 use sandball_guest_sdk::files::{FileArgs, HashAlgorithm, path_info, realpath, sha1_file};
+use sandball_guest_sdk::host::{FileKind, FileStat};
 use sandball_guest_sdk::prelude::*;
 use source::Source;
 use stage::{Keep, Staged};
@@ -73,7 +77,7 @@ fn copy(m: &mut Module) -> Result<Map<String, Value>, Fail> {
             dest.push_str(name);
         }
         let dir = dirname(&dest);
-        if fs::metadata(&dir).is_err() {
+        if stat(&dir)?.is_none() {
             if m.check_mode() {
                 let mut result = Map::new();
                 result.insert(
@@ -87,7 +91,7 @@ fn copy(m: &mut Module) -> Result<Map<String, Value>, Fail> {
             make_parents(m, &args, &dir)?;
         }
     }
-    if Path::new(&dest).is_dir() {
+    if is_kind(&dest, FileKind::Directory)? {
         if is_content {
             return Err(Fail::new("can not use content with a dir as dest"));
         }
@@ -99,9 +103,15 @@ fn copy(m: &mut Module) -> Result<Map<String, Value>, Fail> {
     }
 
     let mut checksum_dest = None;
-    if fs::metadata(&dest).is_ok() {
+    if stat(&dest)?.is_some() {
         if m.get_bool("follow") && is_link(&dest) {
-            dest = realpath(&dest);
+            let target = realpath(&dest);
+            if target == dest {
+                return Err(Fail::new(format!(
+                    "cannot follow the symlink {dest}: its target cannot be read in the sandbox (an absolute target); use follow: false to replace the link"
+                )));
+            }
+            dest = target;
         }
         if !m.get_bool("force") {
             let mut result = Map::new();
@@ -111,12 +121,12 @@ fn copy(m: &mut Module) -> Result<Map<String, Value>, Fail> {
             result.insert("changed".into(), json!(false));
             return Ok(result);
         }
-        if Path::new(&dest).is_file() {
+        if is_kind(&dest, FileKind::File)? {
             checksum_dest = sha1_file(&dest).ok();
         }
     } else {
         let dir = dirname(&dest);
-        if fs::metadata(&dir).is_err() {
+        if stat(&dir)?.is_none() {
             return Err(Fail::new(format!(
                 "Destination directory {dir} does not exist"
             )));
@@ -131,7 +141,7 @@ fn copy(m: &mut Module) -> Result<Map<String, Value>, Fail> {
             diff = Some(file_diff(&dest, &source, is_content)?);
         }
         if !m.check_mode() {
-            if m.get_bool("backup") && fs::metadata(&dest).is_ok() {
+            if m.get_bool("backup") && stat(&dest)?.is_some() {
                 backup_file = Some(backup::backup_local(&dest)?);
             }
             put(m, &args, &source, &dest)?;
@@ -193,15 +203,13 @@ fn copy_directory(
     } else {
         format!("{}/{}", dest.trim_end_matches('/'), base_name(src))
     };
-    if let Ok(meta) = fs::metadata(dest)
-        && !meta.is_dir()
-    {
+    if stat(dest)?.is_some_and(|st| st.kind != FileKind::Directory) {
         return Err(Fail::new(format!(
             "Cannot copy the directory {src} to {dest}: {dest} is not a directory"
         )));
     }
     let mut result = Map::new();
-    if fs::metadata(&target).is_ok() && !m.get_bool("force") {
+    if stat(&target)?.is_some() && !m.get_bool("force") {
         result.insert("msg".into(), json!("file already exists"));
         result.insert("src".into(), json!(src));
         result.insert("dest".into(), json!(target));
@@ -210,7 +218,7 @@ fn copy_directory(
     }
     if !m.check_mode() {
         let top = dirname(&target);
-        if fs::metadata(&top).is_err() {
+        if stat(&top)?.is_none() {
             make_parents(m, args, &top)?;
         }
     }
@@ -227,7 +235,7 @@ fn copy_directory(
         set_owner: &set_owner,
     };
     let mut changed = copier.copy(src, &target)?;
-    if fs::metadata(&target).is_ok() {
+    if stat(&target)?.is_some() {
         changed = m.set_fs_attributes_if_different(args, &target, changed, None)?;
     }
     result.insert("dest".into(), json!(target));
@@ -244,7 +252,7 @@ fn copy_directory(
 fn make_parents(m: &Module, args: &FileArgs, dir: &str) -> Result<(), Fail> {
     let mut missing = Vec::new();
     let mut current = dir.to_string();
-    while !current.is_empty() && current != "/" && fs::metadata(&current).is_err() {
+    while !current.is_empty() && current != "/" && stat(&current)?.is_none() {
         missing.push(current.clone());
         current = dirname(&current);
     }
@@ -272,7 +280,11 @@ fn file_diff(dest: &str, source: &Source, is_content: bool) -> Result<Map<String
             describe_io_error(&e)
         ))
     };
-    let before = Side::read(dest).map_err(|e| read_fail(dest, e))?;
+    // A symlink the sandbox cannot follow shows as new content.
+    let before = match Side::read(dest) {
+        Err(_) if is_link(dest) => Side::Absent,
+        other => other.map_err(|e| read_fail(dest, e))?,
+    };
     let after = source.diff_side().map_err(|e| read_fail("the source", e))?;
     let header = match source.path() {
         Some(src) if !is_content => src,
@@ -292,7 +304,7 @@ fn source_mode(source: &Source) -> Result<Option<Value>, Fail> {
 /// Adds owner, group, mode, state and size of `path` when it exists (Ansible's
 /// `add_path_info`).
 fn add_path_info(result: &mut Map<String, Value>, path: &str) {
-    if fs::metadata(path).is_err() {
+    if !matches!(host::stat(path, true), Ok(Some(_))) {
         return;
     }
     for (k, v) in path_info(path) {
@@ -300,6 +312,18 @@ fn add_path_info(result: &mut Map<String, Value>, path: &str) {
             result.insert(k, v);
         }
     }
+}
+
+/// Metadata of `path` following symlinks, asked of the host (WASI cannot follow a
+/// symlink with an absolute target); `None` when nothing is there, a failure naming
+/// the capability when the grant does not cover it.
+fn stat(path: &str) -> Result<Option<FileStat>, Fail> {
+    Ok(host::stat(path, true)?)
+}
+
+/// Whether `path` is (through links) of the given kind.
+fn is_kind(path: &str, kind: FileKind) -> Result<bool, Fail> {
+    Ok(stat(path)?.is_some_and(|st| st.kind == kind))
 }
 
 fn is_link(path: &str) -> bool {

@@ -3,13 +3,14 @@
 //! Ansible), or brings an existing one's attributes in line — with `recurse`, those
 //! of everything below it too.
 
-use crate::state::{State, exists, get_state, initial_diff, is_link};
+use crate::state::{State, exists, get_state, initial_diff, is_dir, is_link};
 use crate::task::{Outcome, Task};
 use sandball_guest_sdk::describe_io_error;
 use sandball_guest_sdk::files::realpath;
 use sandball_guest_sdk::prelude::*;
 use std::fs;
 use std::io;
+use std::path::Path;
 
 /// Creates or updates the directory `task.path`.
 pub fn ensure_directory(task: &Task) -> Result<Outcome, Fail> {
@@ -45,35 +46,36 @@ pub fn ensure_directory(task: &Task) -> Result<Outcome, Fail> {
 }
 
 /// Creates every missing directory of `path` from the top, applying attributes to
-/// each one created, then the times to the last.
+/// each one created, then the times to the last. The missing ones are found from the
+/// bottom up, so ancestors the module cannot see (outside its grant) are never touched.
 fn create_all(task: &Task, path: &str, diff: &mut Diff) -> Result<bool, Fail> {
-    let mut changed = false;
-    let mut current = String::new();
-    for part in path.trim_matches('/').split('/') {
-        current = if current.is_empty() && !path.starts_with('/') {
-            part.to_string()
-        } else {
-            format!("{current}/{part}")
-        };
-        if fs::metadata(&current).is_ok() {
-            continue;
+    let mut missing = Vec::new();
+    let mut current = Path::new(path);
+    // Only what the host says is absent; what it may not show (outside the grant) is
+    // left alone.
+    while matches!(host::stat(&current.to_string_lossy(), true), Ok(None)) {
+        missing.push(current.to_string_lossy().into_owned());
+        match current.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => current = parent,
+            _ => break,
         }
+    }
+    let mut changed = false;
+    for dir in missing.iter().rev() {
         let issue = |e: String| {
             Fail::new(format!(
-                "There was an issue creating {current} as requested: {e}"
+                "There was an issue creating {dir} as requested: {e}"
             ))
             .with("path", path)
         };
-        match fs::create_dir(&current) {
+        match fs::create_dir(dir) {
             Ok(()) => changed = true,
             // Someone else made it meanwhile: fine as long as it is a directory.
-            Err(e)
-                if e.kind() == io::ErrorKind::AlreadyExists
-                    && fs::metadata(&current).is_ok_and(|m| m.is_dir()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && is_dir(dir) => {}
             Err(e) => return Err(issue(describe_io_error(&e))),
         }
         changed = task
-            .set_attributes(&current, changed, Some(diff))
+            .set_attributes(dir, changed, Some(&mut *diff))
             .map_err(|f| issue(f.msg().to_string()))?;
     }
     changed |= task.times.apply(path, false, Some(diff))?;

@@ -6,11 +6,12 @@
 //! writable: a `src` granted read-only can only be linked from the same directory.
 
 use crate::replace::replace_with;
-use crate::state::{State, exists, get_state, initial_diff, is_link};
+use crate::state::{State, exists, get_state, initial_diff, is_link, link_target, same_file};
 use crate::task::{Outcome, Task};
 use sandball_guest_sdk::describe_io_error;
 use sandball_guest_sdk::prelude::*;
 use std::fs;
+use std::io;
 
 /// Creates or corrects the hard link `task.path`.
 pub fn ensure_hardlink(task: &Task) -> Result<Outcome, Fail> {
@@ -38,24 +39,17 @@ pub fn ensure_hardlink(task: &Task) -> Result<Outcome, Fail> {
     };
     let changed = match (prev, src) {
         (State::Absent, _) => true,
-        (State::Link, Some(src)) => {
-            let old = fs::read_link(path)
-                .map(|t| t.to_string_lossy().into_owned())
-                .map_err(|e| {
-                    Fail::new(format!(
-                        "cannot read link {path}: {}",
-                        describe_io_error(&e)
-                    ))
-                })?;
-            if old != src {
+        (State::Link, Some(src)) => match link_target(path)? {
+            Some(old) if old == src => false,
+            Some(old) => {
                 diff.record("src", old, src);
                 true
-            } else {
-                false
             }
-        }
+            // A symlink is never a hard link; only its text could make Ansible keep it.
+            None => true,
+        },
         (State::Hard, Some(src)) => {
-            let differs = inode(path)? != inode(src)?;
+            let differs = !same_file(path, src);
             if differs && !task.force {
                 return Err(conflict(
                     "Cannot link, different hard link exists at destination",
@@ -70,7 +64,7 @@ pub fn ensure_hardlink(task: &Task) -> Result<Outcome, Fail> {
             true
         }
         (State::Directory, Some(src)) => {
-            if inode(path)? == inode(src)? {
+            if same_file(path, src) {
                 return Ok(Outcome::new("path", path, false));
             }
             if !task.force {
@@ -93,12 +87,12 @@ pub fn ensure_hardlink(task: &Task) -> Result<Outcome, Fail> {
             } else {
                 src.to_string()
             };
-            fs::hard_link(&target, path).map_err(|e| {
+            hard_link(&target, path).map_err(|e| {
                 Fail::new(format!("Error while linking: {}", describe_io_error(&e)))
                     .with("path", path)
             })?;
         } else {
-            replace_with(path, prev, |tmp| fs::hard_link(src, tmp))?;
+            replace_with(path, prev, |tmp| hard_link(src, tmp))?;
         }
     }
 
@@ -113,10 +107,19 @@ pub fn ensure_hardlink(task: &Task) -> Result<Outcome, Fail> {
     Ok(outcome.changed(changed).with_diff(diff))
 }
 
-/// The inode of `path` (following links), for "is this the same file" checks.
-fn inode(path: &str) -> Result<(u64, u64), Fail> {
-    match host::stat(path, true)? {
-        Some(st) => Ok((st.dev, st.inode)),
-        None => Err(Fail::new(format!("{path} does not exist")).with("path", path)),
-    }
+/// Links `src` as `path`, explaining the sandbox's extra condition when refused.
+fn hard_link(src: &str, path: &str) -> io::Result<()> {
+    fs::hard_link(src, path).map_err(|e| {
+        if e.kind() == io::ErrorKind::PermissionDenied {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "{} (in the sandbox a hard link needs read-write access to the directories of both src and path)",
+                    describe_io_error(&e)
+                ),
+            )
+        } else {
+            e
+        }
+    })
 }

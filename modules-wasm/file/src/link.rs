@@ -4,9 +4,10 @@
 //! host call, since WASI cannot create links with absolute targets.
 
 use crate::replace::replace_with;
-use crate::state::{State, exists, get_state, initial_diff, is_link};
+use crate::state::{
+    State, exists, get_state, initial_diff, is_dir, is_link, link_target, same_file,
+};
 use crate::task::{Outcome, Task};
-use sandball_guest_sdk::describe_io_error;
 use sandball_guest_sdk::prelude::*;
 use std::fs;
 use std::path::Path;
@@ -18,10 +19,10 @@ pub fn ensure_symlink(task: &Task) -> Result<Outcome, Fail> {
     let mut src = task.src.clone();
     // Without src, an existing link keeps its target (and attributes still apply).
     if src.is_none() && task.follow && is_link(path) && exists(path) {
-        src = read_link(path).ok();
+        src = link_target(path)?;
     }
 
-    let base = if !is_link(path) && fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+    let base = if !is_link(path) && is_dir(path) {
         path.to_string()
     } else {
         parent(path)
@@ -51,15 +52,15 @@ pub fn ensure_symlink(task: &Task) -> Result<Outcome, Fail> {
     let mut diff = initial_diff(path, "link", prev);
     let changed = match (prev, &src) {
         (State::Link, None) => false,
-        (State::Link, Some(src)) => {
-            let old = read_link(path)?;
-            if &old != src {
+        (State::Link, Some(src)) => match link_target(path)? {
+            Some(old) if &old == src => false,
+            Some(old) => {
                 diff.record("src", old, src.as_str());
                 true
-            } else {
-                false
             }
-        }
+            // Unreadable in the sandbox: the same target file means the same link.
+            None => !same_file(path, &join(&base, src)),
+        },
         (_, None) => return Err(Fail::new("src is required for creating new symlinks")),
         (_, Some(_)) => true,
     };
@@ -99,17 +100,6 @@ fn refuse(prev: State, path: &str) -> Fail {
         "refusing to convert from {prev} to symlink for {path}"
     ))
     .with("path", path)
-}
-
-fn read_link(path: &str) -> Result<String, Fail> {
-    fs::read_link(path)
-        .map(|t| t.to_string_lossy().into_owned())
-        .map_err(|e| {
-            Fail::new(format!(
-                "cannot read link {path}: {}",
-                describe_io_error(&e)
-            ))
-        })
 }
 
 /// The directory holding `path` (empty for a bare relative name).

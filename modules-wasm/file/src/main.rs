@@ -16,7 +16,7 @@ mod times;
 mod touch;
 
 #[cfg(all(test, unix))]
-mod tests;
+mod module_tests;
 
 use sandball_guest_sdk::files::FileArgs;
 use sandball_guest_sdk::prelude::*;
@@ -34,7 +34,12 @@ fn main() {
 }
 
 /// The module body: settle the path and state, then hand over to the state's handler.
+/// Failures that name an existing path report its attributes too, as in Ansible.
 fn file(m: &mut Module) -> Result<Map<String, Value>, Fail> {
+    manage(m).map_err(task::with_path_info)
+}
+
+fn manage(m: &mut Module) -> Result<Map<String, Value>, Fail> {
     let path = placed_path(m);
     let state = wanted_state(m, &path)?;
     if m.check_mode() && state != "absent" {
@@ -80,7 +85,7 @@ fn file(m: &mut Module) -> Result<Map<String, Value>, Fail> {
 fn placed_path(m: &Module) -> String {
     let path = m.get_str("path").unwrap_or_default().to_string();
     let in_dir_states = !matches!(m.get_str("state"), Some("link" | "absent"));
-    if !in_dir_states || !Path::new(&path).is_dir() {
+    if !in_dir_states || !state::is_dir(&path) {
         return path;
     }
     let basename = m

@@ -4,6 +4,7 @@
 //! starts from.
 
 use sandball_guest_sdk::describe_io_error;
+use sandball_guest_sdk::host::FileKind;
 use sandball_guest_sdk::prelude::*;
 use std::fmt;
 use std::fs;
@@ -43,30 +44,26 @@ impl fmt::Display for State {
     }
 }
 
-/// The current state of `path` (not following a final symlink).
+/// The current state of `path` (not following a final symlink), asked of the host:
+/// a path outside the grant is a denial naming the capability, not "absent".
 pub fn get_state(path: &str) -> Result<State, Fail> {
-    let meta = match fs::symlink_metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if is_missing(&e) => return Ok(State::Absent),
-        Err(e) => {
-            return Err(
-                Fail::new(format!("cannot inspect {path}: {}", describe_io_error(&e)))
-                    .with("path", path),
-            );
-        }
+    let st = match host::stat(path, false) {
+        Ok(Some(st)) => st,
+        Ok(None) => return Ok(State::Absent),
+        // A path under something that is not a directory does not exist either.
+        Err(e) if !e.denied && e.errno == ENOTDIR => return Ok(State::Absent),
+        Err(e) => return Err(Fail::from(e).with("path", path)),
     };
-    if meta.file_type().is_symlink() {
-        return Ok(State::Link);
-    }
-    if meta.is_dir() {
-        return Ok(State::Directory);
-    }
-    match host::stat(path, true)? {
-        Some(st) if st.nlink > 1 => Ok(State::Hard),
-        Some(_) => Ok(State::File),
-        None => Ok(State::Absent),
-    }
+    Ok(match st.kind {
+        FileKind::Symlink => State::Link,
+        FileKind::Directory => State::Directory,
+        _ if st.nlink > 1 => State::Hard,
+        _ => State::File,
+    })
 }
+
+/// `ENOTDIR` ("not a directory"), the same number on every POSIX system.
+const ENOTDIR: i32 = 20;
 
 /// Whether an error means "nothing there" (Python's `lexists` being false).
 pub fn is_missing(e: &io::Error) -> bool {
@@ -76,9 +73,38 @@ pub fn is_missing(e: &io::Error) -> bool {
     )
 }
 
-/// Whether `path` exists, following symlinks (Python's `os.path.exists`).
+/// Whether `path` exists, following symlinks (Python's `os.path.exists`). Asked of
+/// the host: WASI cannot follow a symlink whose target is absolute.
 pub fn exists(path: &str) -> bool {
-    fs::metadata(path).is_ok()
+    matches!(host::stat(path, true), Ok(Some(_)))
+}
+
+/// Whether `path` is a directory, following symlinks (Python's `os.path.isdir`).
+pub fn is_dir(path: &str) -> bool {
+    matches!(host::stat(path, true), Ok(Some(st)) if st.kind == FileKind::Directory)
+}
+
+/// The target of the symlink `path` as written, or `None` when the sandbox cannot
+/// read it: WASI refuses to read a symlink whose target is absolute, and the host
+/// interface has no `readlink` yet.
+pub fn link_target(path: &str) -> Result<Option<String>, Fail> {
+    match fs::read_link(path) {
+        Ok(target) => Ok(Some(target.to_string_lossy().into_owned())),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => Ok(None),
+        Err(e) => Err(Fail::new(format!(
+            "cannot read link {path}: {}",
+            describe_io_error(&e)
+        ))
+        .with("path", path)),
+    }
+}
+
+/// Whether two paths name the same file (same device and inode, following links).
+pub fn same_file(a: &str, b: &str) -> bool {
+    match (host::stat(a, true), host::stat(b, true)) {
+        (Ok(Some(x)), Ok(Some(y))) => (x.dev, x.inode) == (y.dev, y.inode),
+        _ => false,
+    }
 }
 
 /// Whether `path` is a symlink.

@@ -118,13 +118,37 @@ impl Outcome {
                 json!({"before": diff.before, "after": diff.after}),
             );
         }
-        if exists(&self.path) {
-            for (k, v) in path_info(&self.path) {
-                if k != "path" {
-                    result.insert(k, v);
-                }
-            }
+        for (k, v) in existing_path_info(&self.path) {
+            result.insert(k, v);
         }
         result
     }
+}
+
+/// A failure completed as Ansible's `fail_json` completes it: when it names a `path`
+/// (or `dest`) that exists, that path's owner, group, mode, state and size.
+pub fn with_path_info(fail: Fail) -> Fail {
+    let fields = fail.fields();
+    let Some(path) = fields
+        .get("path")
+        .or_else(|| fields.get("dest"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+    else {
+        return fail;
+    };
+    existing_path_info(&path)
+        .into_iter()
+        .fold(fail, |fail, (k, v)| fail.with(k, v))
+}
+
+/// `path_info` without the path itself, or nothing when the path does not exist
+/// (following links, as Python's `os.path.exists`).
+fn existing_path_info(path: &str) -> Map<String, Value> {
+    if !exists(path) {
+        return Map::new();
+    }
+    let mut info = path_info(path);
+    info.remove("path");
+    info
 }
