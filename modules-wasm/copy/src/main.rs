@@ -28,7 +28,6 @@ use sandball_guest_sdk::prelude::*;
 use source::Source;
 use stage::{Keep, Staged};
 use std::fs;
-use std::path::Path;
 use tree::TreeCopy;
 
 sandball_guest_sdk::manifest!("../manifest.json");
@@ -66,8 +65,9 @@ fn copy(m: &mut Module) -> Result<Map<String, Value>, Fail> {
     let is_content = matches!(source, Source::Content(_));
     let basename = m
         .get_str("_original_basename")
-        .map(str::to_string)
-        .or_else(|| source.path().map(base_name));
+        .or_else(|| source.path().map(base_name))
+        .unwrap_or_default()
+        .to_string();
 
     if dest.ends_with('/') {
         if is_content {
@@ -95,11 +95,7 @@ fn copy(m: &mut Module) -> Result<Map<String, Value>, Fail> {
         if is_content {
             return Err(Fail::new("can not use content with a dir as dest"));
         }
-        dest = format!(
-            "{}/{}",
-            dest.trim_end_matches('/'),
-            basename.unwrap_or_default()
-        );
+        dest = join(&dest, &basename);
     }
 
     let mut checksum_dest = None;
@@ -114,12 +110,7 @@ fn copy(m: &mut Module) -> Result<Map<String, Value>, Fail> {
             dest = target;
         }
         if !m.get_bool("force") {
-            let mut result = Map::new();
-            result.insert("msg".into(), json!("file already exists"));
-            result.insert("src".into(), json!(source.path()));
-            result.insert("dest".into(), json!(dest));
-            result.insert("changed".into(), json!(false));
-            return Ok(result);
+            return Ok(already_exists(source.path(), &dest));
         }
         if is_kind(&dest, FileKind::File)? {
             checksum_dest = sha1_file(&dest).ok();
@@ -208,13 +199,15 @@ fn copy_directory(
             "Cannot copy the directory {src} to {dest}: {dest} is not a directory"
         )));
     }
-    let mut result = Map::new();
-    if stat(&target)?.is_some() && !m.get_bool("force") {
-        result.insert("msg".into(), json!("file already exists"));
-        result.insert("src".into(), json!(src));
-        result.insert("dest".into(), json!(target));
-        result.insert("changed".into(), json!(false));
-        return Ok(result);
+    // Ansible reports (and applies mode to) dest, or dest/<name> when dest already is
+    // a directory.
+    let reported = if is_kind(dest, FileKind::Directory)? {
+        join(dest, base_name(src))
+    } else {
+        dest.to_string()
+    };
+    if stat(&reported)?.is_some() && !m.get_bool("force") {
+        return Ok(already_exists(Some(src), &reported));
     }
     if !m.check_mode() {
         let top = dirname(&target);
@@ -235,16 +228,28 @@ fn copy_directory(
         set_owner: &set_owner,
     };
     let mut changed = copier.copy(src, &target)?;
-    if stat(&target)?.is_some() {
-        changed = m.set_fs_attributes_if_different(args, &target, changed, None)?;
+    if stat(&reported)?.is_some() {
+        changed = m.set_fs_attributes_if_different(args, &reported, changed, None)?;
     }
-    result.insert("dest".into(), json!(target));
+    let mut result = Map::new();
+    result.insert("dest".into(), json!(reported));
     result.insert("src".into(), json!(src));
     result.insert("md5sum".into(), Value::Null);
     result.insert("checksum".into(), Value::Null);
     result.insert("changed".into(), json!(changed));
-    add_path_info(&mut result, &target);
+    add_path_info(&mut result, &reported);
     Ok(result)
+}
+
+/// The result of `force: false` when dest is already there.
+fn already_exists(src: Option<&str>, dest: &str) -> Map<String, Value> {
+    let mut result = Map::new();
+    result.insert("msg".into(), json!("file already exists"));
+    result.insert("src".into(), json!(src));
+    result.insert("dest".into(), json!(dest));
+    result.insert("changed".into(), json!(false));
+    add_path_info(&mut result, dest);
+    result
 }
 
 /// Creates `dir` and its missing parents; each new directory gets `directory_mode`
@@ -344,12 +349,19 @@ fn dirname(path: &str) -> String {
     }
 }
 
-/// The last component of `path`.
-fn base_name(path: &str) -> String {
-    Path::new(path)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
+/// What follows the last `/` of `path` (Python's `os.path.basename`: empty for a
+/// path ending in `/`).
+fn base_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// `name` inside `dir`, as Python's `os.path.join` puts it.
+fn join(dir: &str, name: &str) -> String {
+    if dir.ends_with('/') {
+        format!("{dir}{name}")
+    } else {
+        format!("{dir}/{name}")
+    }
 }
 
 #[cfg(test)]
@@ -364,5 +376,8 @@ mod tests {
         assert_eq!(dirname("/top"), "/");
         assert_eq!(dirname("name"), "");
         assert_eq!(base_name("/srv/files/app.conf"), "app.conf");
+        assert_eq!(base_name("/srv/files/"), "");
+        assert_eq!(join("/srv/", "x"), "/srv/x");
+        assert_eq!(join("/srv", ""), "/srv/");
     }
 }

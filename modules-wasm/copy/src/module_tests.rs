@@ -161,8 +161,8 @@ fn src_files_go_into_directories() {
     let src = tmp.path().join("app.conf");
     fs::write(&src, "hello\n").unwrap();
     fs::set_permissions(&src, fs::Permissions::from_mode(0o751)).unwrap();
-    let into = tmp.path().join("etc/app/");
-    let r = ok(json!({"dest": format!("{}/", s(&into)), "src": s(&src), "directory_mode": "0700"}));
+    let into = format!("{}/etc/app/", s(tmp.path()));
+    let r = ok(json!({"dest": into, "src": s(&src), "directory_mode": "0700"}));
     let placed = tmp.path().join("etc/app/app.conf");
     assert_eq!(r["dest"], json!(s(&placed)));
     assert_eq!(r["src"], json!(s(&src)));

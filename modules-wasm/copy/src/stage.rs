@@ -3,6 +3,7 @@
 //! attributes the destination should keep and is then renamed over it, so nobody
 //! ever sees half a file. A staged file that is not committed is removed.
 
+use sandball_guest_sdk::host::FileKind;
 use sandball_guest_sdk::prelude::*;
 use std::collections::hash_map::RandomState;
 use std::fs::{self, OpenOptions};
@@ -50,9 +51,11 @@ impl Staged {
     }
 
     /// Gives the staged file the attributes it should have, then renames it over
-    /// `dest`. A new destination gets mode 0666 minus the umask, as Ansible gives it.
+    /// `dest`. A new destination (or one that was a symlink) gets mode 0666 minus the
+    /// umask, as Ansible gives it.
     pub fn commit(mut self, dest: &str, keep: Keep<'_>) -> Result<(), Fail> {
-        let existing = host::stat(dest, true)?;
+        // A symlink being replaced by a file counts as a new file, as in Ansible.
+        let existing = host::stat(dest, false)?.filter(|st| st.kind != FileKind::Symlink);
         match keep {
             Keep::Destination => {
                 if let Some(st) = existing {
