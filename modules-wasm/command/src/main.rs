@@ -15,6 +15,7 @@ mod module_tests;
 
 use civil::{DateTime, since_epoch};
 use sandball_guest_sdk::args::expand_path;
+use sandball_guest_sdk::host::FileKind;
 use sandball_guest_sdk::prelude::*;
 use std::time::Duration;
 
@@ -45,18 +46,17 @@ fn command(m: &mut Module) -> Result<Map<String, Value>, Fail> {
 
     let chdir = m.get_str("chdir").map(str::to_string);
     if let Some(dir) = &chdir {
-        match std::fs::metadata(dir) {
-            Ok(meta) if meta.is_dir() => {}
-            Ok(_) => {
-                return Err(r.fail(format!(
-                    "Unable to change directory before execution: {dir} is not a directory"
-                )));
-            }
-            Err(e) => {
-                return Err(r.fail(format!(
-                    "Unable to change directory before execution: {dir}: {e}"
-                )));
-            }
+        // Asked of the host, which resolves the directory as the program will see it.
+        let problem = match host::stat(dir, true) {
+            Ok(Some(st)) if st.kind == FileKind::Directory => None,
+            Ok(Some(_)) => Some("not a directory".to_string()),
+            Ok(None) => Some("no such directory".to_string()),
+            Err(e) => Some(e.message),
+        };
+        if let Some(problem) = problem {
+            return Err(r.fail(format!(
+                "Unable to change directory before execution: {dir}: {problem}"
+            )));
         }
     }
 

@@ -18,12 +18,10 @@ mod touch;
 #[cfg(all(test, unix))]
 mod module_tests;
 
-use sandball_guest_sdk::files::FileArgs;
 use sandball_guest_sdk::prelude::*;
 use state::{State, get_state};
 use std::fs::File;
 use std::io::Read;
-use std::path::Path;
 use task::Task;
 use times::Times;
 
@@ -39,6 +37,7 @@ fn file(m: &mut Module) -> Result<Map<String, Value>, Fail> {
     manage(m).map_err(task::with_path_info)
 }
 
+/// Settles the path and the state, then runs the state's handler.
 fn manage(m: &mut Module) -> Result<Map<String, Value>, Fail> {
     let path = placed_path(m);
     let state = wanted_state(m, &path)?;
@@ -63,10 +62,7 @@ fn manage(m: &mut Module) -> Result<Map<String, Value>, Fail> {
         } else {
             Times::from_module(m, state == "touch")?
         },
-        args: FileArgs {
-            path: Some(path.clone()),
-            ..m.file_args()
-        },
+        args: m.file_args(),
         path,
     };
     let result = match state.as_str() {
@@ -88,15 +84,11 @@ fn placed_path(m: &Module) -> String {
     if !in_dir_states || !state::is_dir(&path) {
         return path;
     }
+    // Python's basename: what follows the last `/` (nothing for `dir/`).
     let basename = m
         .get_str("_original_basename")
-        .filter(|b| !b.is_empty())
-        .map(str::to_string)
-        .or_else(|| {
-            m.get_str("src")
-                .and_then(|s| Path::new(s).file_name())
-                .map(|n| n.to_string_lossy().into_owned())
-        });
+        .or_else(|| m.get_str("src").and_then(|s| s.rsplit('/').next()))
+        .filter(|b| !b.is_empty());
     match basename {
         Some(name) => format!("{}/{name}", path.trim_end_matches('/')),
         None => path,
