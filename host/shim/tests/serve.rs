@@ -1,0 +1,249 @@
+//! The session loop over in-memory streams: handshake, module upload and lookup,
+//! runs, bad requests and shutdown.
+
+mod common;
+
+use common::*;
+use sandball_shim::Runtime;
+use sandball_shim::cache::{Cache, sha256_hex};
+use sandball_shim::serve::{End, ServeError, serve};
+use sandball_wire::capability::Grant;
+use sandball_wire::frame::{self, Frame, FrameError};
+use sandball_wire::protocol::{Outcome, Request, Response};
+use sandball_wire::{PROTOCOL, VERSION};
+use serde_json::json;
+
+fn hello() -> Request {
+    Request::Hello {
+        version: VERSION.to_string(),
+        protocol: PROTOCOL,
+    }
+}
+
+fn encode(requests: &[(Request, &[u8])]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (r, payload) in requests {
+        out.extend(frame::encode(r, payload).unwrap());
+    }
+    out
+}
+
+fn decode(mut bytes: &[u8]) -> Vec<Frame<Response>> {
+    let mut out = Vec::new();
+    loop {
+        match frame::read::<Response, _>(&mut bytes) {
+            Ok(f) => out.push(f),
+            Err(FrameError::Closed) => return out,
+            Err(e) => panic!("bad response stream: {e}"),
+        }
+    }
+}
+
+fn session(input: &[u8]) -> (Result<End, ServeError>, Vec<Frame<Response>>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rt = Runtime::new(Cache::open(dir.path()).unwrap()).unwrap();
+    let mut output = Vec::new();
+    let end = serve(&mut rt, &mut &input[..], &mut output);
+    (end, decode(&output))
+}
+
+fn error_message(f: &Frame<Response>) -> &str {
+    match &f.header {
+        Response::Error { message } => message,
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_whole_session_answers_every_request_in_order() {
+    let module = component(HELLO);
+    let sha = sha256_hex(&module);
+    let wrong = sha256_hex(b"something else");
+    let run = |id| Request::Run {
+        id,
+        sha256: sha.clone(),
+        module: "hello".into(),
+        args: json!({}),
+        grant: Grant::default(),
+    };
+    let mut input = encode(&[
+        (hello(), &[]),
+        (
+            Request::HasModule {
+                sha256: sha.clone(),
+            },
+            &[],
+        ),
+        (
+            Request::PutModule {
+                sha256: wrong.clone(),
+            },
+            &module,
+        ),
+        (
+            Request::HasModule {
+                sha256: wrong.clone(),
+            },
+            &[],
+        ),
+        (
+            Request::PutModule {
+                sha256: sha.clone(),
+            },
+            &module,
+        ),
+        (
+            Request::HasModule {
+                sha256: sha.clone(),
+            },
+            &[],
+        ),
+        (run(5), &[]),
+        (run(6), &[]),
+    ]);
+    // A complete frame whose header is not a request.
+    input.extend(frame::encode(&json!({"op": "fly"}), &[]).unwrap());
+    input.extend(encode(&[
+        (
+            Request::HasModule {
+                sha256: "../etc".into(),
+            },
+            &[],
+        ),
+        (Request::Shutdown, &[]),
+        (
+            Request::HasModule {
+                sha256: sha.clone(),
+            },
+            &[],
+        ),
+    ]));
+
+    let (end, out) = session(&input);
+    assert_eq!(end.unwrap(), End::Shutdown);
+    assert_eq!(out.len(), 11, "one response per request up to shutdown");
+    match &out[0].header {
+        Response::Hello {
+            version,
+            protocol,
+            engine,
+            os,
+            arch,
+        } => {
+            assert_eq!((version.as_str(), *protocol), (VERSION, PROTOCOL));
+            assert_eq!(engine.len(), 32);
+            assert_eq!(os, std::env::consts::OS);
+            assert_eq!(arch, std::env::consts::ARCH);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(out[1].header, Response::HasModule { present: false });
+    assert!(error_message(&out[2]).contains("not the announced"));
+    assert_eq!(out[3].header, Response::HasModule { present: false });
+    assert_eq!(
+        out[4].header,
+        Response::Stored {
+            sha256: sha.clone()
+        }
+    );
+    assert_eq!(out[5].header, Response::HasModule { present: true });
+    for (f, id) in [(&out[6], 5), (&out[7], 6)] {
+        match &f.header {
+            Response::RunResult(r) => {
+                assert_eq!(r.id, id);
+                assert_eq!(r.outcome, Outcome::Exited { code: 0 });
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(f.payload, b"hello from wasm\n");
+    }
+    assert!(error_message(&out[8]).starts_with("bad request"));
+    assert!(error_message(&out[9]).contains("is not a sha256"));
+    assert!(matches!(out[10].header, Response::Hello { .. }));
+}
+
+#[test]
+fn runs_of_missing_modules_are_errors_and_the_session_goes_on() {
+    let input = encode(&[
+        (hello(), &[]),
+        (
+            Request::Run {
+                id: 1,
+                sha256: sha256_hex(b"absent"),
+                module: "ghost".into(),
+                args: json!({}),
+                grant: Grant::default(),
+            },
+            &[],
+        ),
+        (
+            Request::HasModule {
+                sha256: sha256_hex(b"x"),
+            },
+            &[],
+        ),
+    ]);
+    let (end, out) = session(&input);
+    assert_eq!(end.unwrap(), End::Closed);
+    assert_eq!(out.len(), 3);
+    let message = error_message(&out[1]);
+    assert!(message.starts_with("run 1 of ghost: module"), "{message}");
+    assert!(
+        message.contains("send it with put-module first"),
+        "{message}"
+    );
+    assert_eq!(out[2].header, Response::HasModule { present: false });
+}
+
+#[test]
+fn the_session_must_start_with_hello() {
+    let input = encode(&[
+        (
+            Request::HasModule {
+                sha256: sha256_hex(b"x"),
+            },
+            &[],
+        ),
+        (hello(), &[]),
+    ]);
+    let (end, out) = session(&input);
+    assert_eq!(end.unwrap(), End::Closed);
+    assert_eq!(error_message(&out[0]), "the session must start with hello");
+    assert!(matches!(out[1].header, Response::Hello { .. }));
+}
+
+#[test]
+fn another_version_is_refused_naming_both() {
+    let input = encode(&[
+        (
+            Request::Hello {
+                version: "0.0.9".into(),
+                protocol: 99,
+            },
+            &[],
+        ),
+        (hello(), &[]),
+    ]);
+    let (end, out) = session(&input);
+    assert!(matches!(end, Err(ServeError::VersionMismatch(_))));
+    assert_eq!(out.len(), 1, "the shim stops after refusing");
+    let message = error_message(&out[0]);
+    assert!(
+        message.contains("sandball 0.0.9 (protocol 99)"),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("sandball {VERSION} (protocol {PROTOCOL})")),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_broken_stream_ends_the_session_with_an_error() {
+    let mut input = encode(&[(hello(), &[])]);
+    let next = frame::encode(&Request::Shutdown, &[]).unwrap();
+    input.extend(&next[..next.len() - 3]);
+    let (end, out) = session(&input);
+    assert!(matches!(end, Err(ServeError::Frame(FrameError::Io(_)))));
+    assert_eq!(out.len(), 1);
+}
