@@ -72,24 +72,9 @@ impl From<HostError> for Fail {
     }
 }
 
-/// The errno WASI uses when a path lies outside every directory the module was granted.
-#[cfg(target_os = "wasi")]
-const ENOTCAPABLE: i32 = 76;
-
-/// Describes an I/O error, naming a missing capability as such: under WASI, touching a
-/// path outside the granted directories fails with `ENOTCAPABLE`.
-pub fn describe_io_error(e: &std::io::Error) -> String {
-    #[cfg(target_os = "wasi")]
-    if e.raw_os_error() == Some(ENOTCAPABLE) {
-        return "access not granted to this module (capability denied): grant it in the policy"
-            .into();
-    }
-    e.to_string()
-}
-
 impl From<std::io::Error> for Fail {
     fn from(e: std::io::Error) -> Self {
-        Fail::new(describe_io_error(&e))
+        Fail::new(crate::io_error::describe_io_error(&e))
     }
 }
 

@@ -38,13 +38,15 @@ mod diff;
 mod fail;
 pub mod files;
 pub mod host;
+mod io_error;
 mod manifest;
 mod module;
 mod result;
 mod run;
 
 pub use diff::Diff;
-pub use fail::{Fail, describe_io_error};
+pub use fail::Fail;
+pub use io_error::{describe_io_error, leaves_grant};
 pub use module::Module;
 pub use result::Outcome;
 pub use run::{execute, run};

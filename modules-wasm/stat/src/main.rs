@@ -6,20 +6,41 @@
 //! `get_mime` and `get_attributes` are accepted and ignored: they would run `file` and
 //! `lsattr`, which the module is not granted.
 
-use sandball_guest_sdk::files::{HashAlgorithm, digest_file, realpath};
+use sandball_guest_sdk::files::{HashAlgorithm, digest_reader, realpath};
 use sandball_guest_sdk::host::{FileKind, FileStat};
 use sandball_guest_sdk::prelude::*;
 
 sandball_guest_sdk::manifest!("../manifest.json");
 
-/// Whether the module can read `path` (of kind `kind`): tried for real on files and
-/// directories; taken from the permission bits for devices, pipes and sockets, which
-/// opening could block on or disturb.
-fn readable(path: &str, st: &FileStat) -> bool {
+/// What opening `path` for reading told: the open file, a refusal, or nothing certain.
+enum Access {
+    /// Opened (a regular file, kept to checksum it).
+    Readable(Option<std::fs::File>),
+    /// The OS refused or the path is gone.
+    Unreadable,
+    /// WASI would not follow the path (a symlink to an absolute path): unknown.
+    Unknown(std::io::Error),
+}
+
+/// Tries to read `path`, which `st` describes (after following links): files are
+/// opened, directories listed. Devices, pipes and sockets are not touched (opening
+/// could block or disturb them).
+fn try_read(path: &str, st: &FileStat) -> Option<Access> {
+    let classify = |e: std::io::Error| {
+        if sandball_guest_sdk::leaves_grant(&e) {
+            Access::Unknown(e)
+        } else {
+            Access::Unreadable
+        }
+    };
     match st.kind {
-        FileKind::File => std::fs::File::open(path).is_ok(),
-        FileKind::Directory => std::fs::read_dir(path).is_ok(),
-        _ => st.mode & 0o444 != 0,
+        FileKind::File => {
+            Some(std::fs::File::open(path).map_or_else(classify, |f| Access::Readable(Some(f))))
+        }
+        FileKind::Directory => {
+            Some(std::fs::read_dir(path).map_or_else(classify, |_| Access::Readable(None)))
+        }
+        _ => None,
     }
 }
 
@@ -72,23 +93,43 @@ fn stat(m: &mut Module) -> Result<Map<String, Value>, Fail> {
         FileKind::Symlink => host::stat(&path, true).ok().flatten(),
         _ => Some(st),
     };
-    let is_readable = target.as_ref().is_some_and(|t| readable(&path, t));
+    let target_mode = target.as_ref().map_or(0, |t| t.mode);
+    let access = target.as_ref().and_then(|t| try_read(&path, t));
+    let readable = match &access {
+        Some(Access::Readable(_)) => true,
+        Some(Access::Unreadable) => false,
+        Some(Access::Unknown(e)) => {
+            m.warn(format!(
+                "cannot open {path}: {}",
+                sandball_guest_sdk::describe_io_error(e)
+            ));
+            target_mode & 0o444 != 0
+        }
+        None => target.is_some() && target_mode & 0o444 != 0,
+    };
     // The host interface has no access(2): writing and executing are judged from the
     // permission bits (any class), which is what root gets and close for the owner.
-    let target_mode = target.as_ref().map_or(0, |t| t.mode);
-    out.insert("readable".into(), Value::Bool(is_readable));
+    out.insert("readable".into(), Value::Bool(readable));
     out.insert(
         "writeable".into(),
         Value::Bool(target.is_some() && target_mode & 0o222 != 0),
     );
     out.insert("executable".into(), Value::Bool(target_mode & 0o111 != 0));
     if st.kind == FileKind::Symlink {
-        out.insert("lnk_source".into(), Value::from(realpath(&path)));
-        let link = std::fs::read_link(&path)?;
-        out.insert(
-            "lnk_target".into(),
-            Value::from(link.to_string_lossy().into_owned()),
-        );
+        // WASI refuses to read a link to an absolute path (it would leave the grant).
+        match std::fs::read_link(&path) {
+            Ok(link) => {
+                out.insert("lnk_source".into(), Value::from(realpath(&path)));
+                out.insert(
+                    "lnk_target".into(),
+                    Value::from(link.to_string_lossy().into_owned()),
+                );
+            }
+            Err(e) => m.warn(format!(
+                "cannot read the symlink {path}: {}",
+                sandball_guest_sdk::describe_io_error(&e)
+            )),
+        }
     }
     if let Some(name) = host::user_name(st.uid) {
         out.insert("pw_name".into(), Value::from(name));
@@ -96,7 +137,9 @@ fn stat(m: &mut Module) -> Result<Map<String, Value>, Fail> {
     if let Some(name) = host::group_name(st.gid) {
         out.insert("gr_name".into(), Value::from(name));
     }
-    if st.kind == FileKind::File && is_readable && m.get_bool("get_checksum") {
+    // Like Ansible: a checksum only for a regular file (not a link to one, unless followed).
+    let wants_checksum = st.kind == FileKind::File && m.get_bool("get_checksum");
+    if let (Some(Access::Readable(Some(file))), true) = (access, wants_checksum) {
         let algorithm: HashAlgorithm = m
             .get_str("checksum_algorithm")
             .unwrap_or("sha1")
@@ -104,7 +147,7 @@ fn stat(m: &mut Module) -> Result<Map<String, Value>, Fail> {
             .map_err(Fail::new)?;
         out.insert(
             "checksum".into(),
-            Value::from(digest_file(&path, algorithm)?),
+            Value::from(digest_reader(file, algorithm)?),
         );
     }
     Ok(json_map!({"changed": false, "stat": out}))
