@@ -195,13 +195,20 @@ mod tests {
     fn missing_module_error_lists_where_it_looked() {
         let store = ModuleStore::new(vec![PathBuf::from("/nonexistent/a")]);
         let err = store.get("nosuch").unwrap_err().to_string();
-        assert!(err.contains("nosuch.wasm") && err.contains("/nonexistent/a"), "{err}");
+        assert!(
+            err.contains("nosuch.wasm") && err.contains("/nonexistent/a"),
+            "{err}"
+        );
     }
 
     #[test]
     fn a_core_module_is_not_a_component() {
         // The smallest core module: magic + version 1.
         let core = b"\0asm\x01\0\0\0";
-        assert!(read_manifest(core).unwrap_err().contains("not a WebAssembly component"));
+        assert!(
+            read_manifest(core)
+                .unwrap_err()
+                .contains("not a WebAssembly component")
+        );
     }
 }

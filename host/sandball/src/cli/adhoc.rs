@@ -25,7 +25,8 @@ pub struct AdhocArgs {
 /// Runs the module on the pattern's hosts; returns the exit code.
 pub async fn run(args: AdhocArgs) -> Result<i32, CliError> {
     let task_args = if args.args.trim_start().starts_with('{') {
-        serde_json::from_str(&args.args).map_err(|e| CliError::options(format!("-a is not valid JSON: {e}")))?
+        serde_json::from_str(&args.args)
+            .map_err(|e| CliError::options(format!("-a is not valid JSON: {e}")))?
     } else {
         json!(args.args)
     };
@@ -39,6 +40,12 @@ pub async fn run(args: AdhocArgs) -> Result<i32, CliError> {
     }])
     .to_string();
     let book = crate::playbook::load_str(&text, Path::new("<ad-hoc>")).map_err(CliError::parse)?;
-    let run = build_run(&args.common, Box::new(MinimalCallback::stdout()), None, vec![], vec![])?;
+    let run = build_run(
+        &args.common,
+        Box::new(MinimalCallback::stdout()),
+        None,
+        vec![],
+        vec![],
+    )?;
     run.playbook(&book).await.map_err(CliError::parse)
 }

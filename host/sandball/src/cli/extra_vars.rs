@@ -42,7 +42,10 @@ mod tests {
 
     #[test]
     fn reads_pairs_json_and_files() {
-        assert_eq!(parse("a=1 b='x y'").unwrap(), *json!({"a": "1", "b": "x y"}).as_object().unwrap());
+        assert_eq!(
+            parse("a=1 b='x y'").unwrap(),
+            *json!({"a": "1", "b": "x y"}).as_object().unwrap()
+        );
         assert_eq!(parse(r#"{"n": 2}"#).unwrap()["n"], 2);
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("v.yml");

@@ -46,7 +46,12 @@ pub struct CommonArgs {
     #[arg(short = 'D', long = "diff")]
     pub diff: bool,
     /// Number of hosts worked on at once.
-    #[arg(short = 'f', long = "forks", default_value_t = 50, value_name = "FORKS")]
+    #[arg(
+        short = 'f',
+        long = "forks",
+        default_value_t = 50,
+        value_name = "FORKS"
+    )]
     pub forks: usize,
     /// More output (-vvv shows module invocations, -vvvv debug logs).
     #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
@@ -132,7 +137,11 @@ impl CliError {
 }
 
 fn init_logging(verbosity: u8) {
-    let default = if verbosity >= 4 { "sandball=debug" } else { "warn" };
+    let default = if verbosity >= 4 {
+        "sandball=debug"
+    } else {
+        "warn"
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_env("SANDBALL_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
@@ -154,7 +163,8 @@ pub(crate) fn build_run(
     for e in &common.extra_vars {
         extra.extend(extra_vars::parse(e)?);
     }
-    let inventory = crate::inventory::Inventory::load(&common.inventory).map_err(CliError::parse)?;
+    let inventory =
+        crate::inventory::Inventory::load(&common.inventory).map_err(CliError::parse)?;
     for w in inventory.warnings() {
         callback.warning(w);
     }
@@ -182,7 +192,9 @@ pub(crate) fn build_run(
         vars: crate::vars::VariableManager::new(extra, magic),
         callback,
         stats: Default::default(),
-        sessions: crate::plugins::connection::pool::SessionPool::new(std::env::var("SANDBALL_CACHE_DIR").ok()),
+        sessions: crate::plugins::connection::pool::SessionPool::new(
+            std::env::var("SANDBALL_CACHE_DIR").ok(),
+        ),
         options,
     })
 }

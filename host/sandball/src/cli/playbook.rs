@@ -26,7 +26,12 @@ pub struct PlaybookArgs {
     pub syntax_check: bool,
     /// Output format: `default` (as ansible-playbook prints) or `jsonl` (one JSON
     /// object per event, for machines). Defaults to `$ANSIBLE_STDOUT_CALLBACK`.
-    #[arg(long = "output", value_name = "FORMAT", env = "ANSIBLE_STDOUT_CALLBACK", default_value = "default")]
+    #[arg(
+        long = "output",
+        value_name = "FORMAT",
+        env = "ANSIBLE_STDOUT_CALLBACK",
+        default_value = "default"
+    )]
     pub output: String,
 }
 
@@ -43,9 +48,10 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
         books.push(crate::playbook::load(path).map_err(CliError::parse)?);
     }
     let callback: Box<dyn Callback> = match args.output.as_str() {
-        "default" | "ansible.builtin.default" => {
-            Box::new(DefaultCallback::stdout(args.common.verbose, args.common.diff))
-        }
+        "default" | "ansible.builtin.default" => Box::new(DefaultCallback::stdout(
+            args.common.verbose,
+            args.common.diff,
+        )),
         "jsonl" => Box::new(JsonlCallback::stdout()),
         other => {
             return Err(CliError::options(format!(

@@ -31,7 +31,10 @@ pub fn items(kind: &LoopKind, value: Value) -> Result<Vec<Value>, String> {
             .map(|(i, v)| json!([i, v]))
             .collect()),
         LoopKind::WithDict => match value {
-            Value::Object(m) => Ok(m.into_iter().map(|(k, v)| json!({"key": k, "value": v})).collect()),
+            Value::Object(m) => Ok(m
+                .into_iter()
+                .map(|(k, v)| json!({"key": k, "value": v}))
+                .collect()),
             other => Err(format!("with_dict expects a dict, got {other}")),
         },
         other => Err(format!("{other:?} loops are not supported yet")),

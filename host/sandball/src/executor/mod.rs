@@ -56,7 +56,9 @@ impl Default for RunOptions {
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
     /// A task names an action nothing implements.
-    #[error("couldn't resolve module/action '{action}'. This often indicates a misspelling, missing collection, or incorrect module path.\n\nThe error appears to be in '{location}'.")]
+    #[error(
+        "couldn't resolve module/action '{action}'. This often indicates a misspelling, missing collection, or incorrect module path.\n\nThe error appears to be in '{location}'."
+    )]
     UnknownAction {
         /// The action.
         action: String,

@@ -16,7 +16,12 @@ use std::sync::Mutex;
 /// Checks, before anything runs, that every task can be run: its action exists and it
 /// uses no keyword sandball does not support yet.
 pub fn check(run: &Run, play: &Play) -> Result<(), ExecError> {
-    let sections = [&play.pre_tasks, &play.tasks, &play.post_tasks, &play.handlers];
+    let sections = [
+        &play.pre_tasks,
+        &play.tasks,
+        &play.post_tasks,
+        &play.handlers,
+    ];
     for items in sections {
         check_items(run, items)?;
     }
@@ -52,7 +57,8 @@ fn check_task(run: &Run, t: &Task) -> Result<(), ExecError> {
     if t.async_.is_some() {
         return Err(unsupported("`async`"));
     }
-    if matches!(&t.become_, Some(Value::Bool(true))) || matches!(&t.become_, Some(Value::String(_))) {
+    if matches!(&t.become_, Some(Value::Bool(true))) || matches!(&t.become_, Some(Value::String(_)))
+    {
         return Err(unsupported("`become`"));
     }
     if controller_action(&t.action).is_some() || run.modules.exists(&t.action) {
@@ -74,18 +80,27 @@ struct PlayState {
 pub async fn run(run: &Run, play: &Play) -> Result<(), ExecError> {
     let name = play.name.clone().unwrap_or_else(|| play.hosts.clone());
     run.callback.play_start(&name);
-    let pattern = match run
-        .templar
-        .template(&Value::String(play.hosts.clone()), &run.vars.extra_vars_only())
-    {
+    let pattern = match run.templar.template(
+        &Value::String(play.hosts.clone()),
+        &run.vars.extra_vars_only(),
+    ) {
         Ok(Value::String(s)) => s,
         Ok(Value::Array(v)) => v
             .iter()
-            .map(|h| h.as_str().map(str::to_string).unwrap_or_else(|| h.to_string()))
+            .map(|h| {
+                h.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| h.to_string())
+            })
             .collect::<Vec<_>>()
             .join(","),
         Ok(other) => other.to_string(),
-        Err(e) => return Err(ExecError::Pattern(format!("cannot template hosts '{}': {e}", play.hosts))),
+        Err(e) => {
+            return Err(ExecError::Pattern(format!(
+                "cannot template hosts '{}': {e}",
+                play.hosts
+            )));
+        }
     };
     let selected = run
         .inventory
@@ -98,9 +113,12 @@ pub async fn run(run: &Run, play: &Play) -> Result<(), ExecError> {
     if let Some(limit) = &run.options.limit {
         let limited = run
             .inventory
-            .select(limit)
+            .apply_limit(&hosts, limit)
             .map_err(|e| ExecError::Pattern(e.to_string()))?;
-        hosts.retain(|h| limited.hosts.contains(h));
+        for w in &limited.warnings {
+            run.callback.warning(w);
+        }
+        hosts = limited.hosts;
     }
     if hosts.is_empty() {
         run.callback.warning("no hosts matched, nothing to do");
@@ -197,8 +215,10 @@ async fn run_task(
         hosts_all: all,
         hosts_active: &hosts,
     };
-    run.callback
-        .task_start(&task::display_name(run, &scope, t, &hosts[0], inherited), handler);
+    run.callback.task_start(
+        &task::display_name(run, &scope, t, &hosts[0], inherited),
+        handler,
+    );
     let outcomes: Vec<(String, HostOutcome)> = futures::stream::iter(hosts.iter())
         .map(|h| async {
             let o = task::run_on_host(run, &scope, t, inherited, h).await;

@@ -8,8 +8,8 @@ use crate::playbook::{Block, Play, Task};
 use crate::plugins::action::normal::{self, ModuleFlags};
 use crate::plugins::action::{self, ActionContext, controller_action, failed, truthy};
 use crate::plugins::callback::{Report, Status};
-use crate::plugins::connection::pool::{ConnectError, transport_for};
 use crate::plugins::connection::SessionError;
+use crate::plugins::connection::pool::{ConnectError, transport_for};
 use crate::policy;
 use crate::template::{OMIT, Vars};
 use crate::vars::PlayScope;
@@ -54,7 +54,12 @@ pub struct HostOutcome {
 }
 
 /// Whether `-t`/`--skip-tags` select the task (`always` and `never` as Ansible).
-pub fn selected_by_tags(opts: &RunOptions, play: &Play, t: &Task, inherited: &Inherited<'_>) -> bool {
+pub fn selected_by_tags(
+    opts: &RunOptions,
+    play: &Play,
+    t: &Task,
+    inherited: &Inherited<'_>,
+) -> bool {
     let tags: HashSet<&str> = play
         .tags
         .iter()
@@ -62,26 +67,38 @@ pub fn selected_by_tags(opts: &RunOptions, play: &Play, t: &Task, inherited: &In
         .map(String::as_str)
         .chain(inherited.tags.iter().copied())
         .collect();
-    if opts.skip_tags.iter().any(|s| tags.contains(s.as_str()) || (s == "all")) {
+    if opts
+        .skip_tags
+        .iter()
+        .any(|s| tags.contains(s.as_str()) || (s == "all"))
+    {
         return false;
     }
     if opts.tags.is_empty() || opts.tags.iter().any(|t| t == "all") {
         return !tags.contains("never");
     }
     tags.contains("always")
-        || opts
-            .tags
-            .iter()
-            .any(|s| tags.contains(s.as_str()) || (s == "tagged" && !tags.is_empty()) || (s == "untagged" && tags.is_empty()))
+        || opts.tags.iter().any(|s| {
+            tags.contains(s.as_str())
+                || (s == "tagged" && !tags.is_empty())
+                || (s == "untagged" && tags.is_empty())
+        })
 }
 
 /// Whether a handler was notified by name or by one of its `listen` topics.
 pub fn handler_matches(h: &Task, notified: &HashSet<String>) -> bool {
-    h.name.as_ref().is_some_and(|n| notified.contains(n)) || h.listen.iter().any(|l| notified.contains(l))
+    h.name.as_ref().is_some_and(|n| notified.contains(n))
+        || h.listen.iter().any(|l| notified.contains(l))
 }
 
 /// The task's banner name: its templated `name`, else its action.
-pub fn display_name(run: &Run, scope: &PlayScope<'_>, t: &Task, host: &str, inherited: &Inherited<'_>) -> String {
+pub fn display_name(
+    run: &Run,
+    scope: &PlayScope<'_>,
+    t: &Task,
+    host: &str,
+    inherited: &Inherited<'_>,
+) -> String {
     let Some(name) = &t.name else {
         return t.action.clone();
     };
@@ -96,13 +113,24 @@ pub fn display_name(run: &Run, scope: &PlayScope<'_>, t: &Task, host: &str, inhe
     }
 }
 
-fn task_vars(run: &Run, scope: &PlayScope<'_>, t: &Task, host: &str, inherited: &Inherited<'_>) -> Vars {
+fn task_vars(
+    run: &Run,
+    scope: &PlayScope<'_>,
+    t: &Task,
+    host: &str,
+    inherited: &Inherited<'_>,
+) -> Vars {
     let mut layers = inherited.vars.clone();
     layers.push(&t.vars);
     run.vars.task_vars(&run.inventory, host, scope, &layers)
 }
 
-fn templated_bool(run: &Run, vars: &Vars, v: Option<&Value>, default: bool) -> Result<bool, String> {
+fn templated_bool(
+    run: &Run,
+    vars: &Vars,
+    v: Option<&Value>,
+    default: bool,
+) -> Result<bool, String> {
     match v {
         None => Ok(default),
         Some(v) => {
@@ -127,7 +155,8 @@ pub async fn run_on_host(
         Some(spec) => run_loop(run, t, inherited, host, &vars, spec, no_log).await,
     };
     if let Some(name) = &t.register {
-        run.vars.register(host, name, Value::Object(registered(&result)));
+        run.vars
+            .register(host, name, Value::Object(registered(&result)));
     }
     let status = Status::of(&result);
     let ignored = status == Status::Failed
@@ -177,7 +206,13 @@ fn loop_summary(result: &Map<String, Value>) -> Map<String, Value> {
 fn censor(result: &Map<String, Value>) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("censored".into(), Value::String(CENSORED.into()));
-    for k in ["changed", "failed", "skipped", "unreachable", "_ansible_verbose_always"] {
+    for k in [
+        "changed",
+        "failed",
+        "skipped",
+        "unreachable",
+        "_ansible_verbose_always",
+    ] {
         if let Some(v) = result.get(k) {
             m.insert(k.into(), v.clone());
         }
@@ -222,7 +257,8 @@ async fn run_loop(
             r.insert("ansible_index_var".into(), Value::String(iv.clone()));
         }
         let status = Status::of(&r);
-        changed |= status == Status::Changed || r.get("changed").and_then(Value::as_bool) == Some(true);
+        changed |=
+            status == Status::Changed || r.get("changed").and_then(Value::as_bool) == Some(true);
         any_failed |= status == Status::Failed;
         all_skipped &= status == Status::Skipped;
         let label = match &control.label {
@@ -299,12 +335,18 @@ async fn run_once(
     };
     let retries = match t.retries.as_ref().map(|r| run.templar.template(r, vars)) {
         None => 3,
-        Some(Ok(v)) => v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())).unwrap_or(3),
+        Some(Ok(v)) => v
+            .as_u64()
+            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+            .unwrap_or(3),
         Some(Err(e)) => return failed(e.to_string()),
     };
     let delay = match t.delay.as_ref().map(|r| run.templar.template(r, vars)) {
         None => 5.0,
-        Some(Ok(v)) => v.as_f64().or_else(|| v.as_str().and_then(|s| s.parse().ok())).unwrap_or(5.0),
+        Some(Ok(v)) => v
+            .as_f64()
+            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+            .unwrap_or(5.0),
         Some(Err(e)) => return failed(e.to_string()),
     };
     let mut attempts = 0;
@@ -428,7 +470,12 @@ fn raw_args(action: &str) -> &'static [&'static str] {
 
 /// Templates the task's arguments (leaving those the action evaluates itself) and
 /// drops values that are `omit`.
-fn template_args(run: &Run, t: &Task, short: &str, vars: &Vars) -> Result<Map<String, Value>, String> {
+fn template_args(
+    run: &Run,
+    t: &Task,
+    short: &str,
+    vars: &Vars,
+) -> Result<Map<String, Value>, String> {
     let keep = raw_args(short);
     let mut out = Map::new();
     // `module: "{{ a_dict }}"` (or `args: "{{ a_dict }}"`): the template gives the
@@ -442,7 +489,12 @@ fn template_args(run: &Run, t: &Task, short: &str, vars: &Vars) -> Result<Map<St
                     t.location
                 ));
             }
-            Err(e) => return Err(format!("{e}\n\nThe error appears to be in '{}'.", t.location)),
+            Err(e) => {
+                return Err(format!(
+                    "{e}\n\nThe error appears to be in '{}'.",
+                    t.location
+                ));
+            }
         }
     }
     for (k, v) in t.args.iter().filter(|(k, _)| k.as_str() != VARIABLE_PARAMS) {
@@ -467,7 +519,9 @@ fn strip_omit(v: Value) -> Option<Value> {
     match v {
         Value::String(s) if s == OMIT => None,
         Value::Object(m) => Some(Value::Object(
-            m.into_iter().filter_map(|(k, v)| strip_omit(v).map(|v| (k, v))).collect(),
+            m.into_iter()
+                .filter_map(|(k, v)| strip_omit(v).map(|v| (k, v)))
+                .collect(),
         )),
         Value::Array(a) => Some(Value::Array(a.into_iter().filter_map(strip_omit).collect())),
         other => Some(other),
@@ -517,7 +571,12 @@ async fn module(run: &Run, t: &Task, host: &str, vars: &Vars, no_log: bool) -> M
             .and_then(|v| policy::task_requests(&v).map_err(|e| e.to_string()))
         {
             Ok(r) => r,
-            Err(e) => return failed(format!("{e}\n\nThe error appears to be in '{}'.", t.location)),
+            Err(e) => {
+                return failed(format!(
+                    "{e}\n\nThe error appears to be in '{}'.",
+                    t.location
+                ));
+            }
         },
     };
     let host_vars = run.inventory.host_vars(host);
@@ -538,7 +597,9 @@ async fn module(run: &Run, t: &Task, host: &str, vars: &Vars, no_log: bool) -> M
             ConnectError::Session(SessionError::Version { .. }) | ConnectError::Unsupported(_) => {
                 unreachable(e.to_string())
             }
-            ConnectError::Session(e) => unreachable(format!("Failed to start the shim session: {e}")),
+            ConnectError::Session(e) => {
+                unreachable(format!("Failed to start the shim session: {e}"))
+            }
         };
     }
     let Some(session) = guard.as_mut() else {

@@ -6,7 +6,11 @@ use serde_json::{Map, Value, json};
 
 /// Runs `assert`. `that` arrives untemplated: each entry is a conditional.
 pub fn run(ctx: &ActionContext<'_>, args: &Map<String, Value>) -> Map<String, Value> {
-    if let Err(e) = check_args("assert", args, &["that", "fail_msg", "msg", "success_msg", "quiet"]) {
+    if let Err(e) = check_args(
+        "assert",
+        args,
+        &["that", "fail_msg", "msg", "success_msg", "quiet"],
+    ) {
         return e;
     }
     let Some(that) = args.get("that") else {
@@ -44,7 +48,9 @@ pub fn run(ctx: &ActionContext<'_>, args: &Map<String, Value>) -> Map<String, Va
                     Value::String(s) => s.clone(),
                     v => v.to_string(),
                 };
-                return failed(format!("The conditional check '{text}' failed. The error was: {e}"));
+                return failed(format!(
+                    "The conditional check '{text}' failed. The error was: {e}"
+                ));
             }
         }
     }

@@ -14,7 +14,10 @@ pub fn run(ctx: &ActionContext<'_>, args: &Map<String, Value>) -> Map<String, Va
     }
     let verbosity = match args.get("verbosity") {
         None => 0,
-        Some(v) => match v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())) {
+        Some(v) => match v
+            .as_u64()
+            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+        {
             Some(n) => n,
             None => return failed(format!("verbosity must be an integer, got {v}")),
         },
@@ -36,7 +39,10 @@ pub fn run(ctx: &ActionContext<'_>, args: &Map<String, Value>) -> Map<String, Va
             result.insert(key, other.clone());
         }
         None => {
-            let msg = args.get("msg").cloned().unwrap_or_else(|| json!("Hello world!"));
+            let msg = args
+                .get("msg")
+                .cloned()
+                .unwrap_or_else(|| json!("Hello world!"));
             result.insert("msg".into(), msg);
         }
     }

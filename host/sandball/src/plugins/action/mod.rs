@@ -41,7 +41,11 @@ pub struct ActionContext<'a> {
 
 /// Runs a controller-side action with its (templated, except where the action says
 /// otherwise) arguments.
-pub fn run_controller(name: &str, ctx: &ActionContext<'_>, args: &Map<String, Value>) -> Map<String, Value> {
+pub fn run_controller(
+    name: &str,
+    ctx: &ActionContext<'_>,
+    args: &Map<String, Value>,
+) -> Map<String, Value> {
     match name {
         "debug" => debug::run(ctx, args),
         "assert" => assert::run(ctx, args),
@@ -52,7 +56,11 @@ pub fn run_controller(name: &str, ctx: &ActionContext<'_>, args: &Map<String, Va
 }
 
 /// Checks that only known arguments were given, as Ansible's action plugins do.
-pub fn check_args(action: &str, args: &Map<String, Value>, allowed: &[&str]) -> Result<(), Map<String, Value>> {
+pub fn check_args(
+    action: &str,
+    args: &Map<String, Value>,
+    allowed: &[&str],
+) -> Result<(), Map<String, Value>> {
     let unknown: Vec<&str> = args
         .keys()
         .map(String::as_str)
@@ -110,7 +118,12 @@ mod tests {
     #[test]
     fn unknown_arguments_are_listed() {
         let args = json!({"msg": "x", "bogus": 1});
-        let err = check_args("debug", args.as_object().unwrap(), &["msg", "var", "verbosity"]).unwrap_err();
+        let err = check_args(
+            "debug",
+            args.as_object().unwrap(),
+            &["msg", "var", "verbosity"],
+        )
+        .unwrap_err();
         assert_eq!(
             err["msg"],
             "Unsupported parameters for (debug) module: bogus. Supported parameters include: msg, var, verbosity."

@@ -83,7 +83,10 @@ pub fn interpret(module: &str, reply: RunReply) -> Map<String, Value> {
             Ok((mut m, junk)) => {
                 strip_internal_keys(&mut m);
                 if let Some(junk) = junk {
-                    push_warning(&mut m, format!("Module invocation had junk after the JSON data: {junk}"));
+                    push_warning(
+                        &mut m,
+                        format!("Module invocation had junk after the JSON data: {junk}"),
+                    );
                 }
                 if *code != 0 && !m.contains_key("failed") {
                     m.insert("failed".into(), Value::Bool(true));
@@ -91,7 +94,9 @@ pub fn interpret(module: &str, reply: RunReply) -> Map<String, Value> {
                 m
             }
             Err(why) => {
-                let mut m = failed(format!("MODULE FAILURE: {why}\nSee stdout/stderr for the exact error"));
+                let mut m = failed(format!(
+                    "MODULE FAILURE: {why}\nSee stdout/stderr for the exact error"
+                ));
                 m.insert("module_stdout".into(), Value::String(stdout.clone()));
                 m.insert("module_stderr".into(), Value::String(reply.stderr.clone()));
                 m.insert("rc".into(), json!(code));
@@ -99,7 +104,9 @@ pub fn interpret(module: &str, reply: RunReply) -> Map<String, Value> {
             }
         },
         Outcome::Trapped { message } => {
-            let mut m = failed(format!("MODULE FAILURE: module {module} crashed: {message}"));
+            let mut m = failed(format!(
+                "MODULE FAILURE: module {module} crashed: {message}"
+            ));
             m.insert("module_stdout".into(), Value::String(stdout.clone()));
             m.insert("module_stderr".into(), Value::String(reply.stderr.clone()));
             m.insert("rc".into(), json!(1));
@@ -125,7 +132,11 @@ pub fn interpret(module: &str, reply: RunReply) -> Map<String, Value> {
             .map(|d| json!({"capability": d.capability, "reason": d.reason}))
             .collect();
         result.insert("denials".into(), Value::Array(list));
-        if result.get("failed").and_then(Value::as_bool).unwrap_or(false) {
+        if result
+            .get("failed")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+        {
             let first = &reply.denials[0];
             let hint = policy::how_to_grant(&first.capability);
             let msg = result
@@ -196,7 +207,11 @@ mod tests {
         let (m, junk) = parse_module_output("warning: x\n{\"a\": 1}\ntrailing").unwrap();
         assert_eq!(m["a"], 1);
         assert_eq!(junk.as_deref(), Some("trailing"));
-        assert!(parse_module_output("no json here").unwrap_err().contains("No start"));
+        assert!(
+            parse_module_output("no json here")
+                .unwrap_err()
+                .contains("No start")
+        );
         assert!(parse_module_output("{\"a\": ").is_err());
     }
 
@@ -204,7 +219,9 @@ mod tests {
     fn modules_cannot_forge_internal_keys() {
         let reply = RunReply {
             outcome: Outcome::Exited { code: 0 },
-            stdout: br#"{"changed": true, "_ansible_no_log": false, "_ansible_verbose_always": true}"#.to_vec(),
+            stdout:
+                br#"{"changed": true, "_ansible_no_log": false, "_ansible_verbose_always": true}"#
+                    .to_vec(),
             stderr: String::new(),
             denials: vec![],
         };
@@ -215,7 +232,14 @@ mod tests {
 
     #[test]
     fn internal_args_are_added() {
-        let a = with_internal_args("ping", &Map::new(), ModuleFlags { check_mode: true, ..Default::default() });
+        let a = with_internal_args(
+            "ping",
+            &Map::new(),
+            ModuleFlags {
+                check_mode: true,
+                ..Default::default()
+            },
+        );
         assert_eq!(a["_ansible_check_mode"], true);
         assert_eq!(a["_ansible_module_name"], "ping");
     }

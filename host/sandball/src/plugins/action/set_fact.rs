@@ -23,7 +23,9 @@ pub fn run(args: &Map<String, Value>) -> Map<String, Value> {
         facts.insert(k.clone(), v.clone());
     }
     if facts.is_empty() {
-        return failed("No key/value pairs provided, at least one is required for this action to succeed");
+        return failed(
+            "No key/value pairs provided, at least one is required for this action to succeed",
+        );
     }
     ok_with(json!({"ansible_facts": facts, "_ansible_facts_cacheable": cacheable}))
 }

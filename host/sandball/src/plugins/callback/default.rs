@@ -152,7 +152,10 @@ pub fn render_diff(diff: &Value) -> String {
         let unified = diff
             .unified_diff()
             .context_radius(3)
-            .header(&header("before_header", "before"), &header("after_header", "after"))
+            .header(
+                &header("before_header", "before"),
+                &header("after_header", "after"),
+            )
             .to_string();
         out.push_str(&unified);
     }
@@ -174,12 +177,16 @@ impl Callback for DefaultCallback {
     }
 
     fn result(&self, r: &Report<'_>) {
-        let shown = displayed(r.result, self.verbosity);
+        let mut shown = displayed(r.result, self.verbosity);
+        if crate::assemble::component::short_name(r.action) == "debug" {
+            // debug shows only what it was asked to print.
+            shown.remove("changed");
+        }
         let verbose_always = r
             .result
-                .get("_ansible_verbose_always")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
+            .get("_ansible_verbose_always")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         let pretty = verbose_always || self.verbosity >= 3;
         let item = r.item.map(|i| format!(" (item={i})")).unwrap_or_default();
         if self.diff
@@ -241,7 +248,11 @@ impl Callback for DefaultCallback {
                 painted
             }
             Status::Unreachable => self.paint(
-                &format!("fatal: [{}]: UNREACHABLE! => {}", r.host, dump(&shown, pretty)),
+                &format!(
+                    "fatal: [{}]: UNREACHABLE! => {}",
+                    r.host,
+                    dump(&shown, pretty)
+                ),
                 "0;31",
             ),
         };
@@ -346,7 +357,10 @@ mod tests {
             ignored: true,
         });
         let out = text(&buf);
-        assert!(out.contains(&format!("\nPLAY [demo] {}\n", "*".repeat(69))), "{out}");
+        assert!(
+            out.contains(&format!("\nPLAY [demo] {}\n", "*".repeat(69))),
+            "{out}"
+        );
         assert!(out.contains("\nok: [h1]\n"), "{out}");
         assert!(
             out.contains("fatal: [h2]: FAILED! => {\"changed\": false, \"failed\": true, \"msg\": \"boom\"}\n...ignoring"),
@@ -384,8 +398,13 @@ mod tests {
 
     #[test]
     fn diffs_render_unified() {
-        let d = render_diff(&json!({"before": {"path": "/x", "state": "absent"}, "after": {"path": "/x", "state": "touch"}}));
+        let d = render_diff(
+            &json!({"before": {"path": "/x", "state": "absent"}, "after": {"path": "/x", "state": "touch"}}),
+        );
         assert!(d.contains("--- before\n+++ after\n"), "{d}");
-        assert!(d.contains("-    \"state\": \"absent\"\n+    \"state\": \"touch\"\n"), "{d}");
+        assert!(
+            d.contains("-    \"state\": \"absent\"\n+    \"state\": \"touch\"\n"),
+            "{d}"
+        );
     }
 }

@@ -45,8 +45,10 @@ pub fn render(host: &str, status: Status, result: &serde_json::Map<String, Value
     if status == Status::Skipped {
         return format!("{host} | SKIPPED");
     }
-    if let (Some(rc), Some(stdout)) = (result.get("rc"), result.get("stdout").and_then(Value::as_str))
-        && status != Status::Unreachable
+    if let (Some(rc), Some(stdout)) = (
+        result.get("rc"),
+        result.get("stdout").and_then(Value::as_str),
+    ) && status != Status::Unreachable
     {
         let mut text = format!("{host} | {word} | rc={rc} >>\n{stdout}");
         if let Some(stderr) = result.get("stderr").and_then(Value::as_str)
@@ -57,7 +59,11 @@ pub fn render(host: &str, status: Status, result: &serde_json::Map<String, Value
         }
         return text;
     }
-    let word = if status == Status::Failed { "FAILED!" } else { word };
+    let word = if status == Status::Failed {
+        "FAILED!"
+    } else {
+        word
+    };
     format!("{host} | {word} => {}", dump(&shown, true))
 }
 

@@ -99,8 +99,13 @@ mod tests {
     fn localhost_defaults_to_local_and_others_to_ssh() {
         let none = Map::new();
         assert_eq!(transport_for("localhost", &none).unwrap(), Transport::Local);
-        assert!(matches!(transport_for("web1", &none), Err(ConnectError::Unsupported(c)) if c == "ssh"));
+        assert!(
+            matches!(transport_for("web1", &none), Err(ConnectError::Unsupported(c)) if c == "ssh")
+        );
         let local = json!({"ansible_connection": "local"});
-        assert_eq!(transport_for("web1", local.as_object().unwrap()).unwrap(), Transport::Local);
+        assert_eq!(
+            transport_for("web1", local.as_object().unwrap()).unwrap(),
+            Transport::Local
+        );
     }
 }

@@ -142,7 +142,11 @@ impl Session {
         }
     }
 
-    async fn call(&mut self, req: &Request, payload: &[u8]) -> Result<(Response, Vec<u8>), SessionError> {
+    async fn call(
+        &mut self,
+        req: &Request,
+        payload: &[u8],
+    ) -> Result<(Response, Vec<u8>), SessionError> {
         frame::asynchronous::write(&mut self.writer, req, payload).await?;
         let f = frame::asynchronous::read::<Response, _>(&mut self.reader).await?;
         match f.header {
