@@ -328,6 +328,29 @@ mod tests {
     }
 
     #[test]
+    fn granted_directories_reached_through_symlinks_match_resolved_paths() {
+        let f = fixture();
+        symlink(f.base.join("granted"), f.base.join("alias")).unwrap();
+        let mut c = Confinement::new(
+            vec![Region {
+                dir: f.base.join("alias"),
+                access: Access::Read,
+                grant: "test".into(),
+            }],
+            f.base.clone(),
+        );
+        let l = c
+            .locate(
+                f.base.join("alias/file").to_str().unwrap(),
+                true,
+                Access::Read,
+            )
+            .unwrap();
+        assert_eq!(l.rel, PathBuf::from("file"));
+        assert_eq!(l.resolved, f.base.join("granted/file"));
+    }
+
+    #[test]
     fn symlink_loops_end() {
         let tmp = tempfile::tempdir().unwrap();
         let a = tmp.path().join("a");

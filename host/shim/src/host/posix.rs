@@ -6,13 +6,12 @@
 use super::confine::{LocateError, Located};
 use super::sandball::host::posix::{FileKind, FileStat, Host};
 use super::{HostError, HostState, deny, failure, os_failure, users};
-use cap_primitives::fs::{
-    FollowSymlinks, MetadataExt, Permissions, PermissionsExt, SystemTimeSpec,
-};
-use rustix::fs::{AtFlags, Gid, Uid};
+use cap_primitives::fs::{FollowSymlinks, MetadataExt, Permissions, PermissionsExt};
+use rustix::fs::{AtFlags, Gid, Timespec, Timestamps, Uid};
 use sandball_wire::capability::Access;
+use std::ffi::OsStr;
+use std::fs::File;
 use std::path::Path;
-use std::time::{Duration, UNIX_EPOCH};
 
 fn kind_of(mode: u32) -> FileKind {
     match mode & libc::S_IFMT {
@@ -32,20 +31,46 @@ fn seconds(secs: i64, nanos: i64) -> f64 {
 }
 
 /// A time from the module: seconds since the epoch (negative before it); none is now.
-fn time_spec(t: Option<f64>) -> Result<SystemTimeSpec, String> {
+fn timespec(t: Option<f64>) -> Result<Timespec, String> {
     let Some(t) = t else {
-        return Ok(SystemTimeSpec::SymbolicNow);
+        return Ok(Timespec {
+            tv_sec: 0,
+            tv_nsec: rustix::fs::UTIME_NOW,
+        });
     };
-    let offset = Duration::try_from_secs_f64(t.abs()).map_err(|_| format!("{t} is not a time"))?;
-    let time = if t >= 0.0 {
-        UNIX_EPOCH.checked_add(offset)
-    } else {
-        UNIX_EPOCH.checked_sub(offset)
+    // About 31 million years either way: far inside i64 seconds, and exact to the ns
+    // for any date a file system stores.
+    if !t.is_finite() || t.abs() > 1e15 {
+        return Err(format!("{t} is not a time"));
     }
-    .ok_or_else(|| format!("{t} is out of range"))?;
-    Ok(SystemTimeSpec::Absolute(
-        cap_primitives::time::SystemTime::from_std(time),
-    ))
+    let whole = t.floor();
+    let nanos = ((t - whole) * 1e9).round() as i64;
+    let (secs, nanos) = if nanos >= 1_000_000_000 {
+        (whole as i64 + 1, nanos - 1_000_000_000)
+    } else {
+        (whole as i64, nanos)
+    };
+    Ok(Timespec {
+        tv_sec: secs,
+        tv_nsec: nanos,
+    })
+}
+
+/// Calls an `*at` operation on the located path's final component, through its
+/// parent directory opened inside the grant (the granted directory itself is `.`).
+fn at_parent<T>(
+    located: &Located<'_>,
+    op: impl FnOnce(&File, &OsStr) -> rustix::io::Result<T>,
+) -> std::io::Result<T> {
+    let (parent, name) = match (located.rel.parent(), located.rel.file_name()) {
+        (Some(parent), Some(name)) => (parent, name),
+        _ => return Ok(op(located.dir, OsStr::new("."))?),
+    };
+    if parent.as_os_str().is_empty() {
+        return Ok(op(located.dir, name)?);
+    }
+    let dir = cap_primitives::fs::open_dir(located.dir, parent)?;
+    Ok(op(&dir, name)?)
 }
 
 impl HostState {
@@ -129,25 +154,11 @@ impl Host for HostState {
         }
         let owner = uid.map(Uid::from_raw);
         let group = gid.map(Gid::from_raw);
-        let fail = |e: std::io::Error| os_failure(format!("chown {path}"), &e);
-        let (parent, name) = match (located.rel.parent(), located.rel.file_name()) {
-            (Some(parent), Some(name)) => (parent, name),
-            // The granted directory itself.
-            _ => {
-                return rustix::fs::chownat(located.dir, "", owner, group, AtFlags::EMPTY_PATH)
-                    .map_err(|e| fail(e.into()));
-            }
-        };
-        let opened;
-        let dir = if parent.as_os_str().is_empty() {
-            located.dir
-        } else {
-            opened = cap_primitives::fs::open_dir(located.dir, parent).map_err(fail)?;
-            &opened
-        };
         // The final component was resolved already; never follow it again.
-        rustix::fs::chownat(dir, name, owner, group, AtFlags::SYMLINK_NOFOLLOW)
-            .map_err(|e| fail(e.into()))
+        at_parent(&located, |dir, name| {
+            rustix::fs::chownat(dir, name, owner, group, AtFlags::SYMLINK_NOFOLLOW)
+        })
+        .map_err(|e| os_failure(format!("chown {path}"), &e))
     }
 
     fn symlink(&mut self, target: String, path: String) -> Result<(), HostError> {
@@ -164,11 +175,15 @@ impl Host for HostState {
         follow: bool,
     ) -> Result<(), HostError> {
         let bad_time = |m: String| failure(libc::EINVAL, format!("set-times {path}: {m}"));
-        let atime = time_spec(atime).map_err(bad_time)?;
-        let mtime = time_spec(mtime).map_err(bad_time)?;
+        let times = Timestamps {
+            last_access: timespec(atime).map_err(bad_time)?,
+            last_modification: timespec(mtime).map_err(bad_time)?,
+        };
         let located = self.locate_for("set-times", &path, follow, Access::ReadWrite)?;
-        cap_primitives::fs::set_times_nofollow(located.dir, &located.rel, Some(atime), Some(mtime))
-            .map_err(|e| os_failure(format!("set-times {path}"), &e))
+        at_parent(&located, |dir, name| {
+            rustix::fs::utimensat(dir, name, &times, AtFlags::SYMLINK_NOFOLLOW)
+        })
+        .map_err(|e| os_failure(format!("set-times {path}"), &e))
     }
 
     fn user_id(&mut self, name: String) -> Option<u32> {
@@ -192,5 +207,184 @@ impl Host for HostState {
         let mask = rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o022));
         rustix::process::umask(mask);
         mask.as_raw_mode()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::Region;
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::PathBuf;
+    use std::time::{Duration, Instant};
+
+    struct Fixture {
+        _tmp: tempfile::TempDir,
+        dir: PathBuf,
+    }
+
+    impl Fixture {
+        fn path(&self, name: &str) -> String {
+            self.dir.join(name).to_str().unwrap().to_string()
+        }
+    }
+
+    /// A directory with a file `f` (mode 0600) and a symlink `l -> f`.
+    fn fixture() -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::write(dir.join("f"), b"12345").unwrap();
+        std::fs::set_permissions(dir.join("f"), std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::os::unix::fs::symlink("f", dir.join("l")).unwrap();
+        Fixture { _tmp: tmp, dir }
+    }
+
+    fn state(f: &Fixture, access: Access) -> HostState {
+        HostState::new(
+            vec![Region {
+                dir: f.dir.clone(),
+                access,
+                grant: "test".into(),
+            }],
+            Vec::new(),
+            PathBuf::from("/"),
+            Instant::now() + Duration::from_secs(60),
+            1 << 20,
+        )
+    }
+
+    #[test]
+    fn stat_follows_or_not_and_missing_is_none() {
+        let f = fixture();
+        let mut s = state(&f, Access::Read);
+        let st = s.stat(f.path("l"), true).unwrap().unwrap();
+        assert_eq!(st.kind, FileKind::File);
+        assert_eq!((st.mode, st.size), (0o600, 5));
+        let st = s.stat(f.path("l"), false).unwrap().unwrap();
+        assert_eq!(st.kind, FileKind::Symlink);
+        assert!(s.stat(f.path("missing"), true).unwrap().is_none());
+        assert!(s.stat(f.path("missing/deeper"), true).unwrap().is_none());
+        assert_eq!(
+            s.stat(f.dir.to_str().unwrap().into(), true)
+                .unwrap()
+                .unwrap()
+                .kind,
+            FileKind::Directory
+        );
+    }
+
+    #[test]
+    fn reading_outside_the_grant_is_denied_with_how_to_grant_it() {
+        let f = fixture();
+        let mut s = state(&f, Access::Read);
+        let e = s.stat("/etc/hostname".into(), true).unwrap_err();
+        assert!(e.denied);
+        assert_eq!(
+            e.message,
+            format!(
+                "stat of /etc/hostname denied: the grant allows fs read on [{}]; grant it with a `capabilities:` entry fs read /etc/hostname",
+                f.dir.display()
+            )
+        );
+        assert_eq!(s.take_denials()[0].capability, "fs read /etc/hostname");
+    }
+
+    #[test]
+    fn changes_need_read_write() {
+        let f = fixture();
+        let mut s = state(&f, Access::Read);
+        let e = s.chmod(f.path("f"), 0o644).unwrap_err();
+        assert!(
+            e.denied && e.message.starts_with("chmod of "),
+            "{}",
+            e.message
+        );
+        let mut s = state(&f, Access::ReadWrite);
+        s.chmod(f.path("l"), 0o4755).unwrap();
+        let mode = std::fs::metadata(f.dir.join("f"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o7777, 0o4755);
+    }
+
+    #[test]
+    fn symlinks_may_point_anywhere() {
+        let f = fixture();
+        let mut s = state(&f, Access::ReadWrite);
+        s.symlink("/etc/passwd".into(), f.path("abs")).unwrap();
+        assert_eq!(
+            std::fs::read_link(f.dir.join("abs")).unwrap(),
+            PathBuf::from("/etc/passwd")
+        );
+        // Following it leads outside the grant.
+        let e = s.stat(f.path("abs"), true).unwrap_err();
+        assert!(
+            e.denied && e.message.contains("(which resolves to /etc/passwd)"),
+            "{}",
+            e.message
+        );
+        let e = s.symlink("x".into(), f.path("abs")).unwrap_err();
+        assert_eq!(e.errno, libc::EEXIST);
+    }
+
+    #[test]
+    fn times_are_set_or_now() {
+        let f = fixture();
+        let mut s = state(&f, Access::ReadWrite);
+        s.set_times(f.path("f"), Some(1_000_000_000.5), Some(-10.0), true)
+            .unwrap();
+        let st = s.stat(f.path("f"), true).unwrap().unwrap();
+        assert_eq!((st.atime, st.mtime), (1_000_000_000.5, -10.0));
+        s.set_times(f.dir.to_str().unwrap().into(), Some(5.0), Some(5.0), true)
+            .unwrap();
+        assert_eq!(
+            std::fs::metadata(&f.dir).unwrap().modified().unwrap(),
+            std::time::UNIX_EPOCH + Duration::from_secs(5)
+        );
+        s.set_times(f.path("l"), None, None, false).unwrap();
+        let link = s.stat(f.path("l"), false).unwrap().unwrap();
+        assert!(link.mtime > 1_600_000_000.0);
+        let e = s
+            .set_times(f.path("f"), Some(f64::NAN), None, true)
+            .unwrap_err();
+        assert_eq!(e.errno, libc::EINVAL);
+    }
+
+    #[test]
+    fn chown_changes_the_link_or_its_target() {
+        let f = fixture();
+        let mut s = state(&f, Access::ReadWrite);
+        let uid = rustix::process::getuid().as_raw();
+        let gid = rustix::process::getgid().as_raw();
+        s.chown(f.path("l"), Some(uid), Some(gid), false).unwrap();
+        s.chown(f.path("l"), None, Some(gid), true).unwrap();
+        s.chown(f.dir.to_str().unwrap().into(), Some(uid), None, true)
+            .unwrap();
+        let st = s.stat(f.path("f"), true).unwrap().unwrap();
+        assert_eq!((st.uid, st.gid), (uid, gid));
+        let e = s
+            .chown("/etc/hostname".into(), Some(uid), None, true)
+            .unwrap_err();
+        assert!(e.denied);
+    }
+
+    #[test]
+    fn umask_is_read_without_changing_it() {
+        let mut s = state(&fixture(), Access::Read);
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with("Umask:")).unwrap();
+        let expected = u32::from_str_radix(line.split_whitespace().nth(1).unwrap(), 8).unwrap();
+        assert_eq!(s.umask(), expected);
+        assert_eq!(s.umask(), expected);
+    }
+
+    #[test]
+    fn names_and_ids_are_looked_up() {
+        let mut s = state(&fixture(), Access::Read);
+        assert_eq!(s.user_id("root".into()), Some(0));
+        assert_eq!(s.user_name(0).as_deref(), Some("root"));
+        assert_eq!(s.group_id("no-such-group-sandball".into()), None);
+        assert!(s.group_name(0).is_some());
     }
 }

@@ -232,3 +232,100 @@ fn run_bounded(
         stderr,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(exec: &[&str], time: Duration, limit: u64) -> HostState {
+        HostState::new(
+            Vec::new(),
+            exec.iter().map(|s| s.to_string()).collect(),
+            PathBuf::from("/"),
+            Instant::now() + time,
+            limit,
+        )
+    }
+
+    fn cmd(argv: &[&str]) -> Command {
+        Command {
+            argv: argv.iter().map(|s| s.to_string()).collect(),
+            cwd: None,
+            stdin: None,
+            env: Vec::new(),
+        }
+    }
+
+    const MINUTE: Duration = Duration::from_secs(60);
+
+    #[test]
+    fn granted_programs_run_with_stdin_env_and_cwd() {
+        let mut s = state(&["sh"], MINUTE, 1 << 20);
+        let mut c = cmd(&["sh", "-c", "cat; echo \"$SANDBALL_X\"; pwd; echo err >&2"]);
+        c.stdin = Some(b"input\n".to_vec());
+        c.env = vec![("SANDBALL_X".into(), "forty-two".into())];
+        c.cwd = Some("/tmp".into());
+        let out = s.run(c).unwrap().unwrap();
+        assert_eq!(out.rc, 0);
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap(),
+            "input\nforty-two\n/tmp\n"
+        );
+        assert_eq!(out.stderr, b"err\n");
+        assert!(s.take_denials().is_empty());
+    }
+
+    #[test]
+    fn exit_codes_and_signals_are_reported() {
+        let mut s = state(&["sh"], MINUTE, 1 << 20);
+        assert_eq!(s.run(cmd(&["sh", "-c", "exit 3"])).unwrap().unwrap().rc, 3);
+        assert_eq!(
+            s.run(cmd(&["sh", "-c", "kill -9 $$"])).unwrap().unwrap().rc,
+            -1
+        );
+    }
+
+    #[test]
+    fn other_programs_are_denied_and_recorded() {
+        let mut s = state(&["ls"], MINUTE, 1 << 20);
+        let e = s.run(cmd(&["sh", "-c", "true"])).unwrap().unwrap_err();
+        assert!(e.denied);
+        assert_eq!(
+            e.message,
+            "exec of sh denied: the grant allows exec of [ls]; grant it with a `capabilities:` entry exec sh"
+        );
+        let denials = s.take_denials();
+        assert_eq!(denials.len(), 1);
+        assert_eq!(denials[0].capability, "exec sh");
+        let e = s.run(cmd(&[])).unwrap().unwrap_err();
+        assert_eq!((e.denied, e.errno), (false, libc::EINVAL));
+    }
+
+    #[test]
+    fn the_deadline_kills_the_program_and_interrupts_the_module() {
+        let mut s = state(&["sh"], Duration::from_millis(100), 1 << 20);
+        let started = Instant::now();
+        let e = s.run(cmd(&["sh", "-c", "sleep 30"])).unwrap_err();
+        assert!(
+            matches!(e.downcast_ref::<Trap>(), Some(Trap::Interrupt)),
+            "{e:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn output_beyond_the_limit_kills_the_program() {
+        let mut s = state(&["sh"], MINUTE, 1000);
+        let e = s
+            .run(cmd(&["sh", "-c", "while :; do echo xxxxxxxxxx; done"]))
+            .unwrap()
+            .unwrap_err();
+        assert!(!e.denied);
+        assert!(
+            e.message
+                .contains("more than the output limit of 1000 bytes"),
+            "{}",
+            e.message
+        );
+    }
+}
