@@ -351,7 +351,7 @@ mod tests {
         assert_eq!(m.argument_spec[0].0, "path");
         assert_eq!(m.argument_spec[0].1.kind, ArgType::Path);
         assert_eq!(m.argument_spec[1].1.kind, ArgType::Str);
-        assert_eq!(m.dependencies.required_if[1].any, true);
+        assert!(m.dependencies.required_if[1].any);
         assert_eq!(m.dependencies.required_by[0].1, vec!["group".to_string()]);
         let back = serde_json::to_value(&m).unwrap();
         assert_eq!(back["required_if"][0], json!(["state", "link", ["src"]]));
