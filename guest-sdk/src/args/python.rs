@@ -17,6 +17,14 @@ pub fn type_name(value: &Value) -> &'static str {
     }
 }
 
+/// The bare type name (`str`, `list`…), as ansible-core 2.19 writes it in "is of type"
+/// messages.
+pub fn short_type_name(value: &Value) -> &'static str {
+    type_name(value)
+        .trim_start_matches("<class '")
+        .trim_end_matches("'>")
+}
+
 /// `str(value)`: text as is, everything else as `repr()`.
 pub fn py_str(value: &Value) -> String {
     match value {

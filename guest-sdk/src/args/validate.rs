@@ -11,7 +11,7 @@ use super::dependencies::{check_dependencies, check_mutually_exclusive, check_re
 use super::deprecation::Deprecation;
 use super::error::{ArgError, ArgErrorKind};
 use super::no_log;
-use super::python::{py_eq, py_str, type_name};
+use super::python::{py_eq, py_str, short_type_name};
 use sandball_wire::manifest::{ArgSpec, ArgType, Dependencies};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
@@ -296,7 +296,7 @@ impl Walker<'_, '_> {
                     };
                     let message = format!(
                         "argument '{name}' is of type {}{found} and we were unable to convert to {}: {e}",
-                        type_name(value),
+                        short_type_name(value),
                         type_label(s.kind)
                     );
                     self.error(ArgErrorKind::Type, message);
@@ -324,7 +324,7 @@ impl Walker<'_, '_> {
                     };
                     let message = format!(
                         "Elements value for option '{name}'{found} is of type {} and we were unable to convert to {}: {e}",
-                        type_name(&item),
+                        short_type_name(&item),
                         type_label(kind)
                     );
                     self.error(ArgErrorKind::Type, message);
@@ -580,11 +580,11 @@ mod tests {
         }});
         assert_eq!(
             first_error(m.clone(), json!({"n": "many"})),
-            "argument 'n' is of type <class 'str'> and we were unable to convert to int: <class 'str'> cannot be converted to an int"
+            "argument 'n' is of type str and we were unable to convert to int: <class 'str'> cannot be converted to an int"
         );
         assert_eq!(
             first_error(m.clone(), json!({"ports": "80,x"})),
-            "Elements value for option 'ports' is of type <class 'str'> and we were unable to convert to int: <class 'str'> cannot be converted to an int"
+            "Elements value for option 'ports' is of type str and we were unable to convert to int: <class 'str'> cannot be converted to an int"
         );
         let v = run(m, json!({"ports": "80,443", "mode": 644}));
         assert_eq!(v.params["ports"], json!([80, 443]));
@@ -682,7 +682,7 @@ mod tests {
         );
         assert_eq!(
             first_error(m.clone(), json!({"users": [{"name": "a", "uid": "x"}]})),
-            "argument 'uid' is of type <class 'str'> found in 'users'. and we were unable to convert to int: <class 'str'> cannot be converted to an int"
+            "argument 'uid' is of type str found in 'users'. and we were unable to convert to int: <class 'str'> cannot be converted to an int"
         );
         assert_eq!(
             first_error(m.clone(), json!({"top": {"bogus": 1}})),
@@ -696,7 +696,7 @@ mod tests {
         assert_eq!(
             errors,
             vec![
-                "Elements value for option 'users' is of type <class 'str'> and we were unable to convert to dict: dictionary requested, could not parse JSON or key=value",
+                "Elements value for option 'users' is of type str and we were unable to convert to dict: dictionary requested, could not parse JSON or key=value",
                 "value of 'users' must be of type dict or list of dicts",
             ]
         );
