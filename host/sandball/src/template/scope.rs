@@ -20,10 +20,11 @@ pub(crate) fn is_template(s: &str) -> bool {
     s.contains("{{") || s.contains("{%") || s.contains("{#")
 }
 
-/// The expression of a string that is exactly one `{{ expr }}` (whitespace around it and
-/// whitespace control markers allowed), whose value is then the expression's native value.
+/// The expression of a string that is exactly one `{{ expr }}` (whitespace control
+/// markers allowed), whose value is then the expression's native value. Text around it,
+/// even a newline, makes the result text: `"{{ item }}\n"` renders to `"red\n"`.
 pub(crate) fn single_expression(s: &str) -> Option<&str> {
-    let inner = s.trim().strip_prefix("{{")?.strip_suffix("}}")?;
+    let inner = s.strip_prefix("{{")?.strip_suffix("}}")?;
     let inner = inner.strip_prefix(['-', '+']).unwrap_or(inner);
     let inner = inner.strip_suffix(['-', '+']).unwrap_or(inner);
     // `{{ a }} {{ b }}` also starts and ends with braces: it is a single expression only
@@ -286,7 +287,9 @@ mod tests {
     #[test]
     fn single_expressions() {
         assert_eq!(single_expression("{{ x }}"), Some(" x "));
-        assert_eq!(single_expression("  {{ x | int }}\n"), Some(" x | int "));
+        assert_eq!(single_expression("{{ x | int }}"), Some(" x | int "));
+        assert_eq!(single_expression("{{ x }}\n"), None);
+        assert_eq!(single_expression(" {{ x }}"), None);
         assert_eq!(single_expression("{{- x -}}"), Some(" x "));
         assert_eq!(single_expression("a {{ x }}"), None);
         assert_eq!(single_expression("{{ x }} b"), None);

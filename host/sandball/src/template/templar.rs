@@ -260,7 +260,8 @@ mod tests {
         let cases = [
             ("{{ n }}", json!(3)),
             ("{{ n + 1 }}", json!(4)),
-            ("  {{ l }}  ", json!([1, 2])),
+            ("{{ l }}", json!([1, 2])),
+            ("{{ n }}\n", json!("3\n")),
             ("{{ d }}", json!({"k": "v"})),
             ("{{ b }}", json!(true)),
             ("{{ s }}", json!("text")),

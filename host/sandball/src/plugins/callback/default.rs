@@ -51,7 +51,8 @@ impl DefaultCallback {
     }
 
     fn banner(&self, text: &str) {
-        let stars = WIDTH.saturating_sub(text.chars().count()).max(3);
+        // Lines are exactly WIDTH long, as Ansible draws them on an 80-column terminal.
+        let stars = WIDTH.saturating_sub(text.chars().count() + 1).max(3);
         self.emit(&format!("\n{text} {}", "*".repeat(stars)));
     }
 }
@@ -229,6 +230,8 @@ impl Callback for DefaultCallback {
                 self.paint(&line, "0;36")
             }
             Status::Failed => {
+                // The status line already says it failed.
+                shown.remove("failed");
                 let head = if r.item.is_some() {
                     format!("failed: [{}]{item} => ", r.host)
                 } else {
@@ -358,12 +361,12 @@ mod tests {
         });
         let out = text(&buf);
         assert!(
-            out.contains(&format!("\nPLAY [demo] {}\n", "*".repeat(69))),
+            out.contains(&format!("\nPLAY [demo] {}\n", "*".repeat(68))),
             "{out}"
         );
         assert!(out.contains("\nok: [h1]\n"), "{out}");
         assert!(
-            out.contains("fatal: [h2]: FAILED! => {\"changed\": false, \"failed\": true, \"msg\": \"boom\"}\n...ignoring"),
+            out.contains("fatal: [h2]: FAILED! => {\"changed\": false, \"msg\": \"boom\"}\n...ignoring"),
             "{out}"
         );
     }
@@ -389,7 +392,7 @@ mod tests {
         let buf = Buf::default();
         let cb = DefaultCallback::new(Box::new(buf.clone()), 0, false, false);
         let stats = Stats::default();
-        stats.record("localhost", Status::Changed, false);
+        stats.record("localhost", Status::Changed, false, true);
         cb.recap(&stats);
         assert!(text(&buf).contains(
             "localhost                  : ok=1    changed=1    unreachable=0    failed=0    skipped=0    rescued=0    ignored=0   \n"

@@ -31,8 +31,9 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// Counts one task result.
-    pub fn record(&self, host: &str, status: Status, ignored: bool) {
+    /// Counts one task result. `changed` matters for failures that were ignored: they
+    /// count as ok, and as changed when the result says so.
+    pub fn record(&self, host: &str, status: Status, ignored: bool, changed: bool) {
         let mut hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
         let s = hosts.entry(host.to_string()).or_default();
         match status {
@@ -45,7 +46,10 @@ impl Stats {
             Status::Unreachable => s.unreachable += 1,
             Status::Failed if ignored => {
                 s.ok += 1;
-                s.ignored += 1
+                s.ignored += 1;
+                if changed {
+                    s.changed += 1
+                }
             }
             Status::Failed => s.failed += 1,
         }
@@ -86,17 +90,18 @@ mod tests {
     #[test]
     fn changed_counts_as_ok_and_ignored_failures_do_not_fail() {
         let s = Stats::default();
-        s.record("b", Status::Changed, false);
-        s.record("a", Status::Failed, true);
+        s.record("b", Status::Changed, false, true);
+        s.record("a", Status::Failed, true, true);
         let snap = s.snapshot();
         assert_eq!(snap[0].0, "a");
         assert_eq!(snap[0].1.ignored, 1);
+        assert_eq!(snap[0].1.changed, 1);
         assert_eq!(snap[1].1.ok, 1);
         assert_eq!(snap[1].1.changed, 1);
         assert_eq!(s.exit_code(), 0);
-        s.record("a", Status::Failed, false);
+        s.record("a", Status::Failed, false, false);
         assert_eq!(s.exit_code(), 2);
-        s.record("c", Status::Unreachable, false);
+        s.record("c", Status::Unreachable, false, false);
         assert_eq!(s.exit_code(), 4);
     }
 }
