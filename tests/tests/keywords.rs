@@ -226,7 +226,7 @@ fn keywords_behave_as_in_ansible() {
     );
     assert_eq!(
         second.task_lines("react to a change"),
-        vec!["skipping: [localhost]"],
+        vec!["skipping: [localhost] => {\"false_condition\": \"looped is changed\"}"],
         "{second}"
     );
 

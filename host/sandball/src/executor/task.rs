@@ -173,7 +173,7 @@ pub async fn run_on_host(
             item: None,
             ignored,
         });
-    } else if ignored {
+    } else if ignored || status == Status::Skipped {
         run.callback.result(&Report {
             host,
             action: &t.action,
@@ -207,13 +207,7 @@ fn loop_summary(result: &Map<String, Value>) -> Map<String, Value> {
 fn censor(result: &Map<String, Value>) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("censored".into(), Value::String(CENSORED.into()));
-    for k in [
-        "changed",
-        "failed",
-        "skipped",
-        "unreachable",
-        "_ansible_verbose_always",
-    ] {
+    for k in ["changed", "failed", "skipped", "unreachable"] {
         if let Some(v) = result.get(k) {
             m.insert(k.into(), v.clone());
         }
@@ -287,6 +281,8 @@ async fn run_loop(
         Value::String(
             if any_failed {
                 "One or more items failed"
+            } else if all_skipped {
+                "All items skipped"
             } else {
                 "All items completed"
             }

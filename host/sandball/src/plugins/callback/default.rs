@@ -218,10 +218,16 @@ impl Callback for DefaultCallback {
                 self.paint(&line, code)
             }
             Status::Skipped => {
+                shown.remove("skipped");
+                if crate::assemble::component::short_name(r.action) == "debug" {
+                    shown.remove("skip_reason");
+                }
                 let mut line = format!("skipping: [{}]", r.host);
                 if r.item.is_some() {
                     line.push_str(" =>");
                     line.push_str(&item);
+                    // Ansible prints two spaces here.
+                    line.push(' ');
                 }
                 if self.verbosity >= 1 {
                     line.push_str(" => ");
