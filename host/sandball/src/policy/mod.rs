@@ -43,11 +43,35 @@ pub fn grant_for(
         module: manifest.name.clone(),
         source,
     };
+    let args = canonical_args(manifest, args);
     grant
-        .add_requests(&manifest.capabilities, args)
+        .add_requests(&manifest.capabilities, &args)
         .map_err(resolve)?;
-    grant.add_requests(task_requests, args).map_err(resolve)?;
+    grant.add_requests(task_requests, &args).map_err(resolve)?;
     Ok(grant)
+}
+
+/// The arguments under their canonical names: `$path` in a manifest must see a value
+/// given as `dest:` or `name:` when those are aliases of `path`.
+fn canonical_args(manifest: &Manifest, args: &Value) -> Value {
+    let Value::Object(given) = args else {
+        return args.clone();
+    };
+    let mut out = given.clone();
+    for (name, spec) in &manifest.argument_spec {
+        if out.contains_key(name) {
+            continue;
+        }
+        let alias_value = spec
+            .aliases
+            .iter()
+            .chain(spec.deprecated_aliases.iter().map(|d| &d.name))
+            .find_map(|a| given.get(a));
+        if let Some(v) = alias_value {
+            out.insert(name.clone(), v.clone());
+        }
+    }
+    Value::Object(out)
 }
 
 /// How a denied capability can be granted, for error messages.
@@ -85,6 +109,18 @@ mod tests {
         assert_eq!(g.fs[0].access, Access::ReadWrite);
         assert_eq!(g.fs[0].scope, FsScope::Entry);
         assert!(g.exec.is_empty() && g.env.is_empty() && g.net.is_empty());
+    }
+
+    #[test]
+    fn aliases_resolve_to_the_names_manifests_refer_to() {
+        let m: Manifest = serde_json::from_value(json!({
+            "name": "file",
+            "argument_spec": {"path": {"type": "path", "aliases": ["dest", "name"]}},
+            "capabilities": [{"kind": "fs", "path": "$path", "access": "read-write"}]
+        }))
+        .unwrap();
+        let g = grant_for(&m, &json!({"dest": "/srv/x"}), &[]).unwrap();
+        assert_eq!(g.fs[0].path, "/srv/x");
     }
 
     #[test]
