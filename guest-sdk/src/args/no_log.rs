@@ -30,13 +30,19 @@ pub fn collect(value: &Value, into: &mut BTreeSet<String>) {
 
 /// Masks `secrets` in a whole result. The result's own top-level keys (`changed`,
 /// `invocation`, …) are kept as they are; keys below them are masked like values.
+///
+/// The `diff` is left alone: it is only produced when the user asked for it (`--diff`)
+/// and shows file contents the user wrote, as Ansible's controller-side diffs do
+/// (`copy content=…`); a task's `no_log` still hides the whole result, diff included.
 pub fn mask_result(result: &mut Map<String, Value>, secrets: &BTreeSet<String>) {
     if secrets.is_empty() {
         return;
     }
     let ordered = longest_first(secrets);
-    for value in result.values_mut() {
-        mask_value(value, secrets, &ordered);
+    for (key, value) in result.iter_mut() {
+        if key != "diff" {
+            mask_value(value, secrets, &ordered);
+        }
     }
 }
 

@@ -161,7 +161,10 @@ pub async fn run_on_host(
     let status = Status::of(&result);
     let ignored = status == Status::Failed
         && templated_bool(run, &vars, t.ignore_errors.as_ref(), false).unwrap_or_default();
-    let changed = result.get("changed").and_then(Value::as_bool).unwrap_or(false);
+    let changed = result
+        .get("changed")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     run.stats.record(host, status, ignored, changed);
     if t.loop_.is_none() {
         let shown = if no_log { censor(&result) } else { result };

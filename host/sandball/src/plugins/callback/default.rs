@@ -143,11 +143,9 @@ pub fn render_diff(diff: &Value) -> String {
         if before == after {
             continue;
         }
-        let header = |k: &str, dflt: &str| {
-            d.get(k)
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| dflt.to_string())
+        let header = |k: &str, word: &str| match d.get(k).and_then(Value::as_str) {
+            Some(h) => format!("{word}: {h}"),
+            None => word.to_string(),
         };
         let diff = similar::TextDiff::from_lines(&before, &after);
         let unified = diff
@@ -372,7 +370,9 @@ mod tests {
         );
         assert!(out.contains("\nok: [h1]\n"), "{out}");
         assert!(
-            out.contains("fatal: [h2]: FAILED! => {\"changed\": false, \"msg\": \"boom\"}\n...ignoring"),
+            out.contains(
+                "fatal: [h2]: FAILED! => {\"changed\": false, \"msg\": \"boom\"}\n...ignoring"
+            ),
             "{out}"
         );
     }
