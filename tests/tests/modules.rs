@@ -88,7 +88,7 @@ const FILE_PLAY: &str = r#"
     - name: a symlink
       file:
         src: "{{ work }}/d/t"
-        dest: "{{ work }}/d/l"
+        path: "{{ work }}/d/l"
         state: link
 
     - name: remove a file
@@ -163,6 +163,59 @@ fn file_states_are_idempotent_except_touch() {
     );
     assert_eq!(second.task_lines("a symlink"), vec!["ok: [localhost]"]);
     assert_eq!(mode(&t), 0o600);
+}
+
+const ALIAS_PLAY: &str = r#"
+- name: argument aliases
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: file with dest
+      file:
+        dest: "{{ work }}/by-dest"
+        state: touch
+
+    - name: file with name
+      file:
+        name: "{{ work }}/by-name"
+        state: directory
+
+    - name: a link with src and dest
+      file:
+        src: "{{ work }}/by-dest"
+        dest: "{{ work }}/link"
+        state: link
+
+    - name: stat with name
+      stat:
+        name: "{{ work }}/by-dest"
+      register: s
+
+    - name: stat found it
+      assert:
+        that:
+          - s.stat.exists and s.stat.isreg
+"#;
+
+/// An alias (`dest`, `name` for `path`) must get the grant its canonical argument gets.
+#[test]
+fn argument_aliases_are_granted_like_their_argument() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let pb = sb.write("play.yml", ALIAS_PLAY);
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    assert_eq!(out.host("localhost"), counts(5, 3), "{out}");
+    assert!(work.join("by-dest").is_file() && work.join("by-name").is_dir());
+    assert_eq!(
+        std::fs::read_link(work.join("link")).unwrap(),
+        work.join("by-dest")
+    );
+    let reference = sb.dir("ansible-work");
+    if let Some(theirs) = sb.ansible_play(&pb, &reference, &[]) {
+        out.assert_same_recap_as(&theirs.run());
+    }
 }
 
 const COPY_PLAY: &str = r#"
