@@ -178,6 +178,7 @@ pub(crate) fn build_run(
         limit: common.limit.clone(),
         tags,
         skip_tags,
+        limits: crate::policy::limits_from_env().map_err(CliError::options)?,
     };
     let magic = crate::vars::Magic {
         playbook_dir,

@@ -35,6 +35,8 @@ pub struct RunOptions {
     pub tags: Vec<String>,
     /// `--skip-tags`.
     pub skip_tags: Vec<String>,
+    /// Resource limits of every module run.
+    pub limits: sandball_wire::capability::Limits,
 }
 
 impl Default for RunOptions {
@@ -47,6 +49,7 @@ impl Default for RunOptions {
             limit: None,
             tags: vec![],
             skip_tags: vec![],
+            limits: Default::default(),
         }
     }
 }

@@ -610,7 +610,7 @@ async fn module(run: &Run, t: &Task, host: &str, vars: &Vars, no_log: bool) -> M
         session.ensure_module(&comp.sha256, &comp.bytes).await?;
         session.run(&comp.sha256, &comp.name, args, grant).await
     };
-    match normal::run(&component, &args, &extra, flags, send).await {
+    match normal::run(&component, &args, &extra, run.options.limits, flags, send).await {
         Ok(r) => r,
         Err(e) => {
             // The session is unusable; the next task on this host starts a fresh one.

@@ -5,7 +5,7 @@
 //! directory), plus what the task's `capabilities:` keyword adds explicitly; nothing
 //! else. Everything a grant holds is built here, visibly, in one place.
 
-use sandball_wire::capability::{CapabilityRequest, Grant, ResolveError};
+use sandball_wire::capability::{CapabilityRequest, Grant, Limits, ResolveError};
 use sandball_wire::manifest::Manifest;
 use serde_json::Value;
 
@@ -20,7 +20,10 @@ pub enum PolicyError {
         /// The resolution error.
         source: ResolveError,
     },
-    /// The task's `capabilities:` keyword is not a list of capability entries.
+    /// A limit setting is not a number.
+    #[error("invalid limit: {0}")]
+    Limit(String),
+    /// The task's `capabilities:` keyword is malformed.
     #[error(
         "invalid `capabilities:` on the task: {0} (expected a list like [{{kind: exec, program: /bin/ls}}, {{kind: fs, path: /srv, access: read, scope: tree}}])"
     )]
@@ -37,8 +40,12 @@ pub fn grant_for(
     manifest: &Manifest,
     args: &Value,
     task_requests: &[CapabilityRequest],
+    limits: Limits,
 ) -> Result<Grant, PolicyError> {
-    let mut grant = Grant::default();
+    let mut grant = Grant {
+        limits,
+        ..Grant::default()
+    };
     let resolve = |source| PolicyError::Resolve {
         module: manifest.name.clone(),
         source,
@@ -74,6 +81,25 @@ fn canonical_args(manifest: &Manifest, args: &Value) -> Value {
     Value::Object(out)
 }
 
+/// Default limits, from `SANDBALL_WALL_TIME_MS`, `SANDBALL_MEMORY_BYTES` and
+/// `SANDBALL_OUTPUT_BYTES` where set.
+pub fn limits_from_env() -> Result<Limits, PolicyError> {
+    let mut limits = Limits::default();
+    for (var, slot) in [
+        ("SANDBALL_WALL_TIME_MS", &mut limits.wall_time_ms),
+        ("SANDBALL_MEMORY_BYTES", &mut limits.memory_bytes),
+        ("SANDBALL_OUTPUT_BYTES", &mut limits.output_bytes),
+    ] {
+        if let Ok(text) = std::env::var(var) {
+            *slot = text
+                .trim()
+                .parse()
+                .map_err(|_| PolicyError::Limit(format!("{var}={text} is not a whole number")))?;
+        }
+    }
+    Ok(limits)
+}
+
 /// How a denied capability can be granted, for error messages.
 pub fn how_to_grant(capability: &str) -> String {
     let (kind, target) = capability.split_once(' ').unwrap_or((capability, ""));
@@ -103,7 +129,13 @@ mod tests {
 
     #[test]
     fn manifest_requests_are_scoped_to_arguments_and_nothing_else() {
-        let g = grant_for(&manifest(), &json!({"path": "/tmp/x"}), &[]).unwrap();
+        let g = grant_for(
+            &manifest(),
+            &json!({"path": "/tmp/x"}),
+            &[],
+            Limits::default(),
+        )
+        .unwrap();
         assert_eq!(g.fs.len(), 1);
         assert_eq!(g.fs[0].path, "/tmp/x");
         assert_eq!(g.fs[0].access, Access::ReadWrite);
@@ -119,14 +151,20 @@ mod tests {
             "capabilities": [{"kind": "fs", "path": "$path", "access": "read-write"}]
         }))
         .unwrap();
-        let g = grant_for(&m, &json!({"dest": "/srv/x"}), &[]).unwrap();
+        let g = grant_for(&m, &json!({"dest": "/srv/x"}), &[], Limits::default()).unwrap();
         assert_eq!(g.fs[0].path, "/srv/x");
     }
 
     #[test]
     fn the_task_keyword_adds_explicit_grants() {
         let extra = task_requests(&json!([{"kind": "exec", "program": "/bin/ls"}])).unwrap();
-        let g = grant_for(&manifest(), &json!({"path": "/tmp/x"}), &extra).unwrap();
+        let g = grant_for(
+            &manifest(),
+            &json!({"path": "/tmp/x"}),
+            &extra,
+            Limits::default(),
+        )
+        .unwrap();
         assert_eq!(g.exec, vec!["/bin/ls"]);
         assert!(task_requests(&json!({"exec": "x"})).is_err());
     }

@@ -59,6 +59,7 @@ pub async fn run<F, Fut>(
     component: &Component,
     args: &Map<String, Value>,
     task_capabilities: &[CapabilityRequest],
+    limits: sandball_wire::capability::Limits,
     flags: ModuleFlags,
     send: F,
 ) -> Result<Map<String, Value>, SessionError>
@@ -67,7 +68,8 @@ where
     Fut: std::future::Future<Output = Result<RunReply, SessionError>>,
 {
     let user_args = Value::Object(args.clone());
-    let grant = match policy::grant_for(&component.manifest, &user_args, task_capabilities) {
+    let grant = match policy::grant_for(&component.manifest, &user_args, task_capabilities, limits)
+    {
         Ok(g) => g,
         Err(e) => return Ok(failed(e.to_string())),
     };
