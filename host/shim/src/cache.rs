@@ -7,7 +7,7 @@
 use crate::error::ShimError;
 use sha2::{Digest, Sha256};
 use std::io::Write;
-use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// The cache directory of one shim.
@@ -74,6 +74,27 @@ impl Cache {
         self.root
             .join("compiled")
             .join(format!("{sha}-{engine}.cwasm"))
+    }
+
+    /// Takes the lock that serialises compiling one module: shims of several hosts
+    /// starting together on one node would otherwise all compile it at once. The
+    /// lock is released when the returned file is dropped; a failure to lock only
+    /// costs a duplicate compile, so it is reported and ignored by the caller.
+    pub fn compile_lock(&self, sha: &str, engine: &str) -> Result<std::fs::File, ShimError> {
+        let path = self
+            .root
+            .join("compiled")
+            .join(format!("{sha}-{engine}.lock"));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| ShimError::io("open the compile lock", &path, e))?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| ShimError::io("lock", &path, e.into()))?;
+        Ok(file)
     }
 
     /// Whether the module with this address is stored.

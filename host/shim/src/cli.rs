@@ -5,7 +5,7 @@
 //!   runs a module once, prints its stdout and exits with its exit code;
 //! - `sandball-shim version`.
 
-use crate::cache::{self, Cache};
+use crate::cache::Cache;
 use crate::error::ShimError;
 use crate::runtime::Runtime;
 use crate::serve::{self, ServeError};
@@ -204,7 +204,7 @@ fn serve_stdio(cache_dir: Option<PathBuf>) -> ExitCode {
 }
 
 /// How a run ended, for a person.
-pub fn describe(outcome: &Outcome) -> String {
+fn describe(outcome: &Outcome) -> String {
     match outcome {
         Outcome::Exited { code } => format!("exited with code {code}"),
         Outcome::Trapped { message } => format!("trapped: {message}"),
@@ -244,9 +244,8 @@ fn run_once(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "module".to_string());
-    let sha = cache::sha256_hex(&bytes);
     let out = match runtime(cache_dir).and_then(|mut rt| {
-        rt.prepare(&sha, &name, Some(&bytes))?;
+        let sha = rt.load(&name, &bytes)?;
         rt.run(0, &sha, &name, &args, &grant)
     }) {
         Ok(out) => out,

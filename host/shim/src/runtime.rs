@@ -148,6 +148,13 @@ impl Runtime {
         bytes: Option<&[u8]>,
     ) -> Result<Component, ShimError> {
         let path = self.cache.compiled_path(sha, &self.fingerprint);
+        // Held until this shim has the component: another shim compiling the same
+        // module finishes first, and this one then loads its cached code.
+        let _lock = self
+            .cache
+            .compile_lock(sha, &self.fingerprint)
+            .map_err(|e| eprintln!("sandball-shim: warning: {e}"))
+            .ok();
         if path.is_file() {
             // SAFETY: the file was written by this shim (`compile`), in its private
             // cache directory, under this engine's fingerprint; wasmtime checks the
@@ -166,16 +173,16 @@ impl Runtime {
         }
     }
 
-    /// Makes the module ready to run (compiled and linked), once per process.
-    pub fn prepare(
+    /// The module ready to run (compiled and linked), once per process.
+    fn prepare(
         &mut self,
         sha: &str,
         module: &str,
         bytes: Option<&[u8]>,
-    ) -> Result<(), ShimError> {
+    ) -> Result<CommandPre<RunState>, ShimError> {
         cache::check_sha(sha)?;
-        if self.prepared.contains_key(sha) {
-            return Ok(());
+        if let Some(pre) = self.prepared.get(sha) {
+            return Ok(pre.clone());
         }
         let component = self.component(sha, module, bytes)?;
         let link_error = |e: wasmtime::Error| ShimError::Link {
@@ -187,8 +194,16 @@ impl Runtime {
             .instantiate_pre(&component)
             .and_then(CommandPre::new)
             .map_err(link_error)?;
-        self.prepared.insert(sha.to_string(), pre);
-        Ok(())
+        self.prepared.insert(sha.to_string(), pre.clone());
+        Ok(pre)
+    }
+
+    /// Makes a module given as bytes (not stored) ready to run, and returns its
+    /// content address for [`Runtime::run`].
+    pub fn load(&mut self, module: &str, bytes: &[u8]) -> Result<String, ShimError> {
+        let sha = cache::sha256_hex(bytes);
+        self.prepare(&sha, module, Some(bytes))?;
+        Ok(sha)
     }
 
     /// Runs a module once with `args` on its stdin and only what `grant` allows.
@@ -201,10 +216,7 @@ impl Runtime {
         grant: &Grant,
     ) -> Result<RunOutput, ShimError> {
         sandbox::check_supported(grant)?;
-        self.prepare(sha, module, None)?;
-        let Some(pre) = self.prepared.get(sha) else {
-            return Err(ShimError::UnknownModule(sha.to_string()));
-        };
+        let pre = self.prepare(sha, module, None)?;
         let regions = sandbox::regions(grant, &self.home)?;
         let limits = grant.limits;
         let pipes = OutputPipes::new(limits.output_bytes);

@@ -113,9 +113,10 @@ pub fn regions(grant: &Grant, home: &Path) -> Result<Vec<Region>, SandboxError> 
 
 /// Refuses grants the shim cannot enforce.
 pub fn check_supported(grant: &Grant) -> Result<(), SandboxError> {
-    match grant.net.first() {
-        Some(_) => Err(SandboxError::NetUnsupported(grant.net.join(", "))),
-        None => Ok(()),
+    if grant.net.is_empty() {
+        Ok(())
+    } else {
+        Err(SandboxError::NetUnsupported(grant.net.join(", ")))
     }
 }
 

@@ -21,8 +21,7 @@ fn runtime() -> (tempfile::TempDir, Runtime) {
 }
 
 fn run_with(rt: &mut Runtime, bytes: &[u8], args: Value, grant: &Grant) -> RunOutput {
-    let sha = sha256_hex(bytes);
-    rt.prepare(&sha, "test", Some(bytes)).unwrap();
+    let sha = rt.load("test", bytes).unwrap();
     rt.run(7, &sha, "test", &args, grant).unwrap()
 }
 
@@ -178,7 +177,7 @@ fn compiled_code_is_cached_on_disk_and_reused() {
     {
         let mut rt = Runtime::new(Cache::open(dir.path()).unwrap()).unwrap();
         assert!(!rt.has_module(&sha).unwrap());
-        rt.prepare(&sha, "hello", Some(&bytes)).unwrap();
+        assert_eq!(rt.load("hello", &bytes).unwrap(), sha);
         assert!(rt.cache().compiled_path(&sha, rt.fingerprint()).is_file());
     }
     // A new process finds the compiled code without the module being stored.
