@@ -109,8 +109,10 @@ impl Sandbox {
         args
     }
 
-    /// `sandball ARGS…`, run in the sandbox with the shim under test and the shim's
-    /// cache inside the sandbox.
+    /// `sandball ARGS…`, run in the sandbox with the shim under test. The shim's cache
+    /// is shared by all tests (`target/e2e-shim-cache`): it is content-addressed, so
+    /// sharing it is safe, and every module is compiled once per test run instead of
+    /// once per test (an unoptimised wasmtime takes seconds per module).
     pub fn sandball<I, S>(&self, args: I) -> Invocation
     where
         I: IntoIterator<Item = S>,
@@ -121,7 +123,10 @@ impl Sandbox {
         cmd.args(args)
             .current_dir(self.path())
             .env("SANDBALL_SHIM", &bins.shim)
-            .env("SANDBALL_CACHE_DIR", self.path().join("shim-cache"))
+            .env(
+                "SANDBALL_CACHE_DIR",
+                crate::binaries::workspace_root().join("target/e2e-shim-cache"),
+            )
             .env("NO_COLOR", "1");
         Invocation {
             cmd,
