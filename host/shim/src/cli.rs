@@ -189,6 +189,10 @@ fn serve_stdio(cache_dir: Option<PathBuf>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    match frames.try_clone() {
+        Ok(handle) => runtime.set_watchdog(crate::watchdog::Watchdog::start(handle)),
+        Err(e) => eprintln!("sandball-shim: warning: no watchdog for stuck modules: {e}"),
+    }
     let mut output = std::io::BufWriter::new(frames);
     match serve::serve(&mut runtime, &mut std::io::stdin().lock(), &mut output) {
         Ok(_) => ExitCode::SUCCESS,

@@ -11,7 +11,8 @@
 //! - [`sandbox`]: a grant's paths, preopened directories and WASI context;
 //! - [`outcome`]: resource limits of one run and how a run's end maps to an outcome;
 //! - [`host`]: the sandball host interface (`process`, `posix`) checked against the grant;
-//! - [`serve`]: the session loop.
+//! - [`serve`]: the session loop;
+//! - [`watchdog`]: ends a session whose module is stuck in a host call past its deadline.
 
 pub mod cache;
 pub mod cli;
@@ -24,6 +25,7 @@ pub mod paths;
 pub mod runtime;
 pub mod sandbox;
 pub mod serve;
+pub mod watchdog;
 
 pub use error::ShimError;
 pub use runtime::{RunOutput, Runtime};

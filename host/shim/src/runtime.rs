@@ -58,6 +58,7 @@ pub struct Runtime {
     home: PathBuf,
     prepared: HashMap<String, CommandPre<RunState>>,
     _ticker: Ticker,
+    watchdog: Option<crate::watchdog::Watchdog>,
 }
 
 impl Runtime {
@@ -80,6 +81,7 @@ impl Runtime {
             cache,
             home: crate::paths::home_dir(),
             prepared: HashMap::new(),
+            watchdog: None,
         })
     }
 
@@ -102,6 +104,11 @@ impl Runtime {
             os: std::env::consts::OS.to_string(),
             arch: std::env::consts::ARCH.to_string(),
         }
+    }
+
+    /// Has every later run watched for being stuck in a host call (serve mode).
+    pub fn set_watchdog(&mut self, watchdog: crate::watchdog::Watchdog) {
+        self.watchdog = Some(watchdog);
     }
 
     /// Whether the module can be run without sending it: it is linked already, or
@@ -250,9 +257,15 @@ impl Runtime {
         );
         store.limiter(|s| &mut s.memory);
         store.set_epoch_deadline(engine::deadline_ticks(limits.wall_time_ms));
+        if let Some(w) = &self.watchdog {
+            w.arm(id, limits.wall_time_ms);
+        }
         let result = pre
             .instantiate(&mut store)
             .and_then(|command| command.wasi_cli_run().call_run(&mut store));
+        if let Some(w) = &self.watchdog {
+            w.disarm();
+        }
         let elapsed_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
         let observed = Observed {
             memory_refused: store.data().memory.refused(),

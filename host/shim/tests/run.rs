@@ -119,6 +119,13 @@ fn output_up_to_the_limit_is_fine() {
 }
 
 #[test]
+fn there_is_no_network() {
+    let out = run(TCP, &Grant::default());
+    assert_eq!(out.result.outcome, Outcome::Exited { code: 0 });
+    assert_eq!(out.stdout, b"access-denied\n");
+}
+
+#[test]
 fn host_calls_outside_the_grant_are_denied_and_recorded() {
     let (_dir, mut rt) = runtime();
     let bytes = component_with_data(&chmod_body("/etc/hostname"), "/etc/hostname");

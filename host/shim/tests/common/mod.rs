@@ -1,5 +1,5 @@
 //! Test components written in WAT: one core module that can print to stdout, echo
-//! stdin, call `sandball:host/posix.chmod`, and whose `wasi:cli/run` body each test
+//! stdin, call `sandball:host/posix.chmod`, try to open a TCP socket, and whose `wasi:cli/run` body each test
 //! chooses.
 
 #![allow(dead_code)]
@@ -19,6 +19,14 @@ pub const GROW: &str =
     "(loop $l (br_if $l (i32.ne (memory.grow (i32.const 16)) (i32.const -1)))) (i32.const 0)";
 /// Writes 1 KiB to stdout 64 times.
 pub const FLOOD: &str = "(call $flood (i32.const 64)) (i32.const 0)";
+
+/// Tries to create a TCP socket and prints `access-denied` when refused so.
+pub const TCP: &str = "(call $tcp-create (i32.const 0) (i32.const 192))
+    (if (i32.and (i32.eq (i32.load8_u (i32.const 192)) (i32.const 1))
+                 (i32.eq (i32.load8_u (i32.const 196)) (i32.const 1)))
+      (then (call $print (i32.const 1040) (i32.const 14)))
+      (else (call $print (i32.const 1056) (i32.const 8))))
+    (i32.const 0)";
 
 /// A run body calling `posix.chmod(path, 0o644)` and printing the error message
 /// when it fails.
@@ -79,6 +87,35 @@ pub fn component_wat(body: &str, data: &str) -> String {
   ))
   (import "wasi:cli/stdin@0.2.0" (instance $stdin (type $stdin-inst)))
 
+  (type $network-inst (instance
+    (type $ec (enum "unknown" "access-denied" "not-supported" "invalid-argument" "out-of-memory"
+      "timeout" "concurrency-conflict" "not-in-progress" "would-block" "invalid-state"
+      "new-socket-limit" "address-not-bindable" "address-in-use" "remote-unreachable"
+      "connection-refused" "connection-reset" "connection-aborted" "datagram-too-large"
+      "name-unresolvable" "temporary-resolver-failure" "permanent-resolver-failure"))
+    (export "error-code" (type $ec-t (eq $ec)))
+    (type $af (enum "ipv4" "ipv6"))
+    (export "ip-address-family" (type $af-t (eq $af)))
+  ))
+  (import "wasi:sockets/network@0.2.0" (instance $network (type $network-inst)))
+  (alias export $network "error-code" (type $error-code))
+  (alias export $network "ip-address-family" (type $ip-af))
+  (type $tcp-inst (instance (export "tcp-socket" (type (sub resource)))))
+  (import "wasi:sockets/tcp@0.2.0" (instance $tcp (type $tcp-inst)))
+  (alias export $tcp "tcp-socket" (type $tcp-socket))
+  (type $tcp-create-inst (instance
+    (alias outer 1 $error-code (type $ec))
+    (export "error-code" (type $ec-t (eq $ec)))
+    (alias outer 1 $ip-af (type $af))
+    (export "ip-address-family" (type $af-t (eq $af)))
+    (alias outer 1 $tcp-socket (type $ts))
+    (export "tcp-socket" (type $ts-t (eq $ts)))
+    (type $own-ts (own $ts-t))
+    (type $create-result (result $own-ts (error $ec-t)))
+    (export "create-tcp-socket" (func (param "address-family" $af-t) (result $create-result)))
+  ))
+  (import "wasi:sockets/tcp-create-socket@0.2.0" (instance $tcp-create (type $tcp-create-inst)))
+
   (type $posix-inst (instance
     (type $error-rec (record (field "denied" bool) (field "errno" s32) (field "message" string)))
     (export "error" (type $error (eq $error-rec)))
@@ -107,6 +144,7 @@ pub fn component_wat(body: &str, data: &str) -> String {
   (core func $get-stdout (canon lower (func $stdout "get-stdout")))
   (core func $get-stdin (canon lower (func $stdin "get-stdin")))
   (core func $chmod (canon lower (func $posix "chmod") (memory $mem) (realloc $realloc) string-encoding=utf8))
+  (core func $tcp-create (canon lower (func $tcp-create "create-tcp-socket") (memory $mem)))
 
   (core module $Main
     (import "env" "memory" (memory 1))
@@ -115,8 +153,11 @@ pub fn component_wat(body: &str, data: &str) -> String {
     (import "host" "get-stdout" (func $get-stdout (result i32)))
     (import "host" "get-stdin" (func $get-stdin (result i32)))
     (import "host" "chmod" (func $chmod (param i32 i32 i32 i32)))
+    (import "host" "tcp-create" (func $tcp-create (param i32 i32)))
     (global $out (mut i32) (i32.const -1))
     (data (i32.const 1024) "hello from wasm\n")
+    (data (i32.const 1040) "access-denied\n")
+    (data (i32.const 1056) "allowed\n")
     (data (i32.const 2048) "{data}")
     (func $stdout (result i32)
       (if (i32.eq (global.get $out) (i32.const -1))
@@ -140,7 +181,8 @@ pub fn component_wat(body: &str, data: &str) -> String {
     (export "read" (func $read))
     (export "get-stdout" (func $get-stdout))
     (export "get-stdin" (func $get-stdin))
-    (export "chmod" (func $chmod)))
+    (export "chmod" (func $chmod))
+    (export "tcp-create" (func $tcp-create)))
   (core instance $env (export "memory" (memory $mem)))
   (core instance $main (instantiate $Main (with "env" (instance $env)) (with "host" (instance $host))))
 

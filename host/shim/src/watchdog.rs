@@ -1,0 +1,79 @@
+//! The watchdog of a serving shim: the wall-time limit interrupts a module only while
+//! it runs WebAssembly code (epoch interruption), not while it is blocked in a host
+//! call (a sleep, a poll). When a run overstays its deadline by [`GRACE`], the
+//! watchdog answers the run itself with a `timed-out` result and ends the process;
+//! the controller opens a fresh session for the next task.
+
+use sandball_wire::frame;
+use sandball_wire::protocol::{Outcome, Response, RunResult};
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long past its deadline a run may stay blocked in a host call.
+pub const GRACE: Duration = Duration::from_secs(1);
+
+/// Exit code of a shim ended by its watchdog.
+pub const EXIT_CODE: i32 = 4;
+
+#[derive(Debug)]
+struct Armed {
+    id: u64,
+    limit_ms: u64,
+    at: Instant,
+}
+
+/// Watches one run at a time.
+#[derive(Clone, Debug, Default)]
+pub struct Watchdog {
+    armed: Arc<Mutex<Option<Armed>>>,
+}
+
+impl Watchdog {
+    /// Starts the watchdog thread, which writes its frame to `out` (a handle on the
+    /// session's frame stream).
+    pub fn start(mut out: std::fs::File) -> Watchdog {
+        let dog = Watchdog::default();
+        let armed = dog.armed.clone();
+        std::thread::spawn(move || {
+            loop {
+                std::thread::sleep(Duration::from_millis(50));
+                let guard = armed.lock().unwrap_or_else(|e| e.into_inner());
+                let Some(a) = guard.as_ref() else { continue };
+                if Instant::now() < a.at {
+                    continue;
+                }
+                // The lock is held to the end: the session thread cannot answer the
+                // same run at the same time.
+                let result = RunResult {
+                    id: a.id,
+                    outcome: Outcome::TimedOut {
+                        limit_ms: a.limit_ms,
+                    },
+                    stderr:
+                        "the module was blocked in a host call past its time limit; the shim ended"
+                            .into(),
+                    denials: vec![],
+                    elapsed_us: (a.limit_ms + GRACE.as_millis() as u64) * 1000,
+                };
+                if let Ok(bytes) = frame::encode(&Response::RunResult(result), &[]) {
+                    let _ = out.write_all(&bytes);
+                    let _ = out.flush();
+                }
+                std::process::exit(EXIT_CODE);
+            }
+        });
+        dog
+    }
+
+    /// Watches run `id`, which may last `limit_ms`.
+    pub fn arm(&self, id: u64, limit_ms: u64) {
+        let at = Instant::now() + Duration::from_millis(limit_ms) + GRACE;
+        *self.armed.lock().unwrap_or_else(|e| e.into_inner()) = Some(Armed { id, limit_ms, at });
+    }
+
+    /// The run ended on its own.
+    pub fn disarm(&self) {
+        *self.armed.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
