@@ -611,7 +611,12 @@ async fn module(run: &Run, t: &Task, host: &str, vars: &Vars, no_log: bool) -> M
         session.run(&comp.sha256, &comp.name, args, grant).await
     };
     match normal::run(&component, &args, &extra, run.options.limits, flags, send).await {
-        Ok(r) => r,
+        Ok(r) => {
+            if normal::retires_session(&r) {
+                *guard = None;
+            }
+            r
+        }
         Err(e) => {
             // The session is unusable; the next task on this host starts a fresh one.
             *guard = None;

@@ -100,15 +100,24 @@ pub fn limits_from_env() -> Result<Limits, PolicyError> {
     Ok(limits)
 }
 
-/// How a denied capability can be granted, for error messages.
+/// How a denied capability can be granted, for error messages. `capability` is the
+/// shim's description: `exec PROGRAM`, `env NAME`, `net ADDRESS`, or
+/// `fs ACCESS PATH` (ACCESS `read` or `read-write`).
 pub fn how_to_grant(capability: &str) -> String {
-    let (kind, target) = capability.split_once(' ').unwrap_or((capability, ""));
-    let target = target.split_whitespace().last().unwrap_or(target);
-    let entry = match kind {
-        "exec" => format!("{{kind: exec, program: {target}}}"),
-        "env" => format!("{{kind: env, name: {target}}}"),
-        "net" => format!("{{kind: net, address: {target}}}"),
-        _ => format!("{{kind: fs, path: {target}, access: read-write}}"),
+    let words: Vec<&str> = capability.split_whitespace().collect();
+    let target = words.last().copied().unwrap_or_default();
+    let entry = match words.first().copied() {
+        Some("exec") => format!("{{kind: exec, program: {target}}}"),
+        Some("env") => format!("{{kind: env, name: {target}}}"),
+        Some("net") => format!("{{kind: net, address: {target}}}"),
+        _ => {
+            let access = if words.contains(&"read") && !words.contains(&"read-write") {
+                "read"
+            } else {
+                "read-write"
+            };
+            format!("{{kind: fs, path: {target}, access: {access}}}")
+        }
     };
     format!("add `capabilities: [{entry}]` to the task")
 }
@@ -170,10 +179,18 @@ mod tests {
     }
 
     #[test]
-    fn denial_hints_name_the_keyword() {
+    fn denial_hints_name_the_keyword_and_the_least_access() {
         assert_eq!(
             how_to_grant("exec /bin/sh"),
             "add `capabilities: [{kind: exec, program: /bin/sh}]` to the task"
+        );
+        assert_eq!(
+            how_to_grant("fs read /etc/hostname"),
+            "add `capabilities: [{kind: fs, path: /etc/hostname, access: read}]` to the task"
+        );
+        assert_eq!(
+            how_to_grant("fs read-write /srv/x"),
+            "add `capabilities: [{kind: fs, path: /srv/x, access: read-write}]` to the task"
         );
     }
 }

@@ -77,6 +77,15 @@ where
     Ok(interpret(&component.name, reply))
 }
 
+/// Whether a result shows the session should not be used again: a module stopped at
+/// its time limit may have been stuck in a host call, and then the shim ends itself.
+pub fn retires_session(result: &Map<String, Value>) -> bool {
+    result.get(TIMED_OUT).and_then(Value::as_bool) == Some(true)
+}
+
+/// Result key set on runs stopped at their time limit.
+pub const TIMED_OUT: &str = "timed_out";
+
 /// Turns a run reply into a task result.
 pub fn interpret(module: &str, reply: RunReply) -> Map<String, Value> {
     let stdout = String::from_utf8_lossy(&reply.stdout).into_owned();
@@ -114,10 +123,14 @@ pub fn interpret(module: &str, reply: RunReply) -> Map<String, Value> {
             m.insert("rc".into(), json!(1));
             m
         }
-        Outcome::TimedOut { limit_ms } => failed(format!(
-            "module {module} was stopped: it ran longer than its time limit of {} (limits.wall_time_ms = {limit_ms})",
-            human_ms(*limit_ms)
-        )),
+        Outcome::TimedOut { limit_ms } => {
+            let mut m = failed(format!(
+                "module {module} was stopped: it ran longer than its time limit of {} (limits.wall_time_ms = {limit_ms})",
+                human_ms(*limit_ms)
+            ));
+            m.insert(TIMED_OUT.into(), Value::Bool(true));
+            m
+        }
         Outcome::OutOfMemory { limit_bytes } => failed(format!(
             "module {module} was stopped: it needed more memory than its limit of {} MiB (limits.memory_bytes = {limit_bytes})",
             limit_bytes >> 20
@@ -146,11 +159,17 @@ pub fn interpret(module: &str, reply: RunReply) -> Map<String, Value> {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string();
+            // The module usually quotes the shim's reason already; say it once.
+            let said = if msg.contains(&first.reason) {
+                msg
+            } else {
+                format!("{msg}: {}", first.reason)
+            };
             result.insert(
                 "msg".into(),
                 Value::String(format!(
-                    "{msg} (capability denied to module {module}: {}: {}; to grant it, {hint})",
-                    first.capability, first.reason
+                    "{said} (module {module} was denied {}; to grant it, {hint})",
+                    first.capability
                 )),
             );
         }
