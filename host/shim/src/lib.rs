@@ -5,14 +5,17 @@
 //! speaking wire frames over stdin/stdout ([`serve`]) or once from the command line
 //! ([`cli`]).
 //!
-//! - [`cache`]: the node's cache directory (stored modules, compiled code);
-//! - [`engine`]: the one wasmtime engine, its fingerprint and its epoch ticker;
-//! - [`runtime`]: compiling and linking modules once, running them per request;
-//! - [`sandbox`]: a grant's paths, preopened directories and WASI context;
-//! - [`outcome`]: resource limits of one run and how a run's end maps to an outcome;
-//! - [`host`]: the sandball host interface (`process`, `posix`) checked against the grant;
+//! - [`cli`]: the command line (`serve`, `run`, `version`);
 //! - [`serve`]: the session loop;
-//! - [`watchdog`]: ends a session whose module is stuck in a host call past its deadline.
+//! - [`runtime`]: compiling and linking modules once, running them per request;
+//! - [`engine`]: the one wasmtime engine, its fingerprint and its epoch ticker;
+//! - [`cache`]: the node's cache directory (stored modules, compiled code);
+//! - [`sandbox`]: a grant's directories and the WASI context built from it;
+//! - [`limits`]: memory limiter and capped output pipes of one run;
+//! - [`outcome`]: how a run's end maps to an outcome;
+//! - [`host`]: the sandball host interface (`process`, `posix`) checked against the grant;
+//! - [`paths`]: home directory, `~`, lexical normalisation;
+//! - [`error`]: the shim's errors.
 
 pub mod cache;
 pub mod cli;
