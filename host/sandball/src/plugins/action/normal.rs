@@ -73,8 +73,9 @@ where
         Ok(g) => g,
         Err(e) => return Ok(failed(e.to_string())),
     };
+    let granted_fs: Vec<String> = grant.fs.iter().map(ToString::to_string).collect();
     let reply = send(with_internal_args(&component.name, args, flags), grant).await?;
-    Ok(interpret(&component.name, reply))
+    Ok(interpret(&component.name, reply, &granted_fs))
 }
 
 /// Whether a result shows the session should not be used again: a module stopped at
@@ -87,7 +88,7 @@ pub fn retires_session(result: &Map<String, Value>) -> bool {
 pub const TIMED_OUT: &str = "timed_out";
 
 /// Turns a run reply into a task result.
-pub fn interpret(module: &str, reply: RunReply) -> Map<String, Value> {
+pub fn interpret(module: &str, reply: RunReply, granted_fs: &[String]) -> Map<String, Value> {
     let stdout = String::from_utf8_lossy(&reply.stdout).into_owned();
     let mut result = match &reply.outcome {
         Outcome::Exited { code } => match parse_module_output(&stdout) {
@@ -140,6 +141,10 @@ pub fn interpret(module: &str, reply: RunReply) -> Map<String, Value> {
             limit_bytes >> 20
         )),
     };
+    let failed = result
+        .get("failed")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     if !reply.denials.is_empty() {
         let list: Vec<Value> = reply
             .denials
@@ -173,9 +178,51 @@ pub fn interpret(module: &str, reply: RunReply) -> Map<String, Value> {
                 )),
             );
         }
+    } else if failed && wasi_path_error(&result) {
+        explain_path_error(module, granted_fs, &mut result);
     }
     result.entry("changed").or_insert(Value::Bool(false));
     result
+}
+
+/// Whether a failure reads like WASI refusing or not finding a path: outside every
+/// granted directory a path does not exist for the module (ENOENT, 44), and `..` or
+/// an absolute symlink out of a granted directory is refused (EPERM, 63; ENOTCAPABLE, 76).
+fn wasi_path_error(result: &Map<String, Value>) -> bool {
+    let msg = result
+        .get("msg")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    ["(os error 44)", "(os error 63)", "(os error 76)"]
+        .iter()
+        .any(|code| msg.contains(code))
+}
+
+/// Adds what the module was granted and how to grant a path, naming the first
+/// absolute path the message mentions.
+fn explain_path_error(module: &str, granted_fs: &[String], result: &mut Map<String, Value>) {
+    let msg = result
+        .get("msg")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let path = msg
+        .split_whitespace()
+        .find(|w| w.starts_with('/'))
+        .map(|w| w.trim_end_matches([':', ',', ';', '.', ')', '\'']))
+        .unwrap_or("PATH");
+    let granted = if granted_fs.is_empty() {
+        "no filesystem access".to_string()
+    } else {
+        granted_fs.join(", ")
+    };
+    result.insert(
+        "msg".into(),
+        Value::String(format!(
+            "{msg} (module {module} can only see the paths its grant covers: {granted}; if {path} exists on the node, {})",
+            policy::how_to_grant(&format!("fs read {path}"))
+        )),
+    );
 }
 
 fn human_ms(ms: u64) -> String {
@@ -246,9 +293,29 @@ mod tests {
             stderr: String::new(),
             denials: vec![],
         };
-        let r = interpret("x", reply);
+        let r = interpret("x", reply, &[]);
         assert_eq!(r.get("_ansible_no_log"), None);
         assert_eq!(r["changed"], true);
+    }
+
+    #[test]
+    fn path_errors_say_what_was_granted_and_how_to_grant_more() {
+        let reply = RunReply {
+            outcome: Outcome::Exited { code: 1 },
+            stdout: br#"{"failed": true, "msg": "cannot read /etc/hostname: No such file or directory (os error 44)"}"#.to_vec(),
+            stderr: String::new(),
+            denials: vec![],
+        };
+        let r = interpret("reader", reply, &["fs read on /tmp (its directory)".into()]);
+        let msg = r["msg"].as_str().unwrap();
+        assert!(
+            msg.contains("module reader can only see the paths its grant covers: fs read on /tmp"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("{kind: fs, path: /etc/hostname, access: read}"),
+            "{msg}"
+        );
     }
 
     #[test]
