@@ -16,6 +16,29 @@ use std::sync::Mutex;
 /// Checks, before anything runs, that every task can be run: its action exists and it
 /// uses no keyword sandball does not support yet.
 pub fn check(run: &Run, play: &Play) -> Result<(), ExecError> {
+    let unsupported = |what: &str| ExecError::Unsupported {
+        what: what.to_string(),
+        location: play.location.clone(),
+    };
+    if !play.roles.is_empty() {
+        return Err(unsupported("`roles`"));
+    }
+    if !play.vars_files.is_empty() {
+        return Err(unsupported("`vars_files`"));
+    }
+    if is_on(&play.become_) {
+        return Err(unsupported("`become`"));
+    }
+    if play
+        .strategy
+        .as_ref()
+        .is_some_and(|s| s.as_str() != Some("linear"))
+    {
+        return Err(unsupported("a strategy other than `linear`"));
+    }
+    if play.serial.is_some() {
+        return Err(unsupported("`serial`"));
+    }
     let sections = [
         &play.pre_tasks,
         &play.tasks,
@@ -57,9 +80,12 @@ fn check_task(run: &Run, t: &Task) -> Result<(), ExecError> {
     if t.async_.is_some() {
         return Err(unsupported("`async`"));
     }
-    if matches!(&t.become_, Some(Value::Bool(true))) || matches!(&t.become_, Some(Value::String(_)))
-    {
+    if is_on(&t.become_) {
         return Err(unsupported("`become`"));
+    }
+    let short = crate::assemble::component::short_name(&t.action);
+    if UNSUPPORTED_ACTIONS.contains(&short) {
+        return Err(unsupported(&format!("the `{short}` action")));
     }
     if controller_action(&t.action).is_some() || run.modules.exists(&t.action) {
         return Ok(());
@@ -68,6 +94,34 @@ fn check_task(run: &Run, t: &Task) -> Result<(), ExecError> {
         action: t.action.clone(),
         location: t.location.clone(),
     })
+}
+
+/// Actions of the playbook language that later work brings.
+const UNSUPPORTED_ACTIONS: &[&str] = &[
+    "include_tasks",
+    "import_tasks",
+    "include_role",
+    "import_role",
+    "include_vars",
+    "include",
+    "meta",
+    "setup",
+    "gather_facts",
+    "add_host",
+    "group_by",
+];
+
+/// A keyword that is set and not false (a template counts as set: refusing is safer
+/// than running without, say, `become`).
+fn is_on(v: &Option<Value>) -> bool {
+    match v {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+        Some(Value::String(s)) => !matches!(
+            s.to_ascii_lowercase().as_str(),
+            "no" | "false" | "off" | "0" | ""
+        ),
+        Some(_) => true,
+    }
 }
 
 /// Per-play bookkeeping shared by the tasks of the play.
