@@ -18,4 +18,4 @@ pub use chattr::{file_attributes, set_attributes_if_different};
 pub use checksum::{HashAlgorithm, digest_file, digest_reader, sha1_file};
 pub use mode::{ModeError, resolve_mode, symbolic_mode};
 pub use path_info::path_info;
-pub use realpath::realpath;
+pub use realpath::{read_link, realpath};

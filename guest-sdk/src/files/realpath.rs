@@ -4,6 +4,19 @@
 
 use std::path::{Component, Path, PathBuf};
 
+/// The target of a symlink. WASI refuses to read a link whose target is absolute (it
+/// would lead out of the granted directories: EPERM); such a link is read through the
+/// sandball host interface instead, which checks the grant itself.
+pub fn read_link(path: &Path) -> std::io::Result<PathBuf> {
+    match std::fs::read_link(path) {
+        Err(e) if cfg!(target_os = "wasi") && crate::io_error::leaves_grant(&e) => {
+            let text = crate::host::readlink(&path.to_string_lossy())?;
+            Ok(PathBuf::from(text))
+        }
+        other => other,
+    }
+}
+
 /// Links followed before giving up (Linux's limit).
 const MAX_LINKS: usize = 40;
 
@@ -26,7 +39,7 @@ pub fn realpath(path: &str) -> String {
             continue;
         }
         let candidate = resolved.join(&part);
-        match std::fs::read_link(&candidate) {
+        match read_link(&candidate) {
             Ok(target) if links < MAX_LINKS => {
                 links += 1;
                 if target.is_absolute() {

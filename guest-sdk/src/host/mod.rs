@@ -124,6 +124,11 @@ pub fn stat(path: &str, follow: bool) -> Result<Option<FileStat>, HostError> {
     backend::stat(path, follow)
 }
 
+/// The text of the symlink at `path`, unchanged (relative or absolute).
+pub fn readlink(path: &str) -> Result<String, HostError> {
+    backend::readlink(path)
+}
+
 /// Sets permission bits (follows symlinks, as `chmod` does).
 pub fn chmod(path: &str, mode: u32) -> Result<(), HostError> {
     backend::chmod(path, mode)

@@ -136,6 +136,11 @@ pub(super) fn chown(
     result.map_err(|e| io_error("cannot chown", path, e))
 }
 
+pub(super) fn readlink(path: &str) -> Result<String, HostError> {
+    let target = fs::read_link(path).map_err(|e| io_error("cannot read the symlink", path, e))?;
+    Ok(target.to_string_lossy().into_owned())
+}
+
 pub(super) fn symlink(target: &str, path: &str) -> Result<(), HostError> {
     std::os::unix::fs::symlink(target, path).map_err(|e| io_error("cannot create symlink", path, e))
 }

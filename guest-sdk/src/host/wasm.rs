@@ -65,6 +65,10 @@ pub(super) fn stat(path: &str, follow: bool) -> Result<Option<FileStat>, HostErr
     Ok(posix::stat(path, follow)?.map(file_stat))
 }
 
+pub(super) fn readlink(path: &str) -> Result<String, HostError> {
+    Ok(posix::readlink(path)?)
+}
+
 pub(super) fn chmod(path: &str, mode: u32) -> Result<(), HostError> {
     Ok(posix::chmod(path, mode)?)
 }

@@ -6,7 +6,7 @@
 //! `get_mime` and `get_attributes` are accepted and ignored: they would run `file` and
 //! `lsattr`, which the module is not granted.
 
-use sandball_guest_sdk::files::{HashAlgorithm, digest_reader, realpath};
+use sandball_guest_sdk::files::{HashAlgorithm, digest_reader, read_link, realpath};
 use sandball_guest_sdk::host::{FileKind, FileStat};
 use sandball_guest_sdk::prelude::*;
 
@@ -116,8 +116,7 @@ fn stat(m: &mut Module) -> Result<Map<String, Value>, Fail> {
     );
     out.insert("executable".into(), Value::Bool(target_mode & 0o111 != 0));
     if st.kind == FileKind::Symlink {
-        // WASI refuses to read a link to an absolute path (it would leave the grant).
-        match std::fs::read_link(&path) {
+        match read_link(std::path::Path::new(&path)) {
             Ok(link) => {
                 out.insert("lnk_source".into(), Value::from(realpath(&path)));
                 out.insert(

@@ -161,6 +161,18 @@ impl Host for HostState {
         .map_err(|e| os_failure(format!("chown {path}"), &e))
     }
 
+    fn readlink(&mut self, path: String) -> Result<String, HostError> {
+        let located = self.locate_for("readlink", &path, false, Access::Read)?;
+        let target = cap_primitives::fs::read_link_contents(located.dir, &located.rel)
+            .map_err(|e| os_failure(format!("readlink {path}"), &e))?;
+        target.into_os_string().into_string().map_err(|raw| {
+            failure(
+                libc::EILSEQ,
+                format!("readlink {path}: the target {raw:?} is not UTF-8"),
+            )
+        })
+    }
+
     fn symlink(&mut self, target: String, path: String) -> Result<(), HostError> {
         let located = self.locate_for("symlink", &path, false, Access::ReadWrite)?;
         cap_primitives::fs::symlink_contents(&target, located.dir, &located.rel)
@@ -306,6 +318,19 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o7777, 0o4755);
+    }
+
+    #[test]
+    fn readlink_reads_absolute_targets_inside_the_grant_only() {
+        let f = fixture();
+        let mut s = state(&f, Access::Read);
+        std::os::unix::fs::symlink("/etc/passwd", f.dir.join("abs")).unwrap();
+        assert_eq!(s.readlink(f.path("abs")).unwrap(), "/etc/passwd");
+        assert_eq!(s.readlink(f.path("l")).unwrap(), "f");
+        let e = s.readlink("/etc/localtime".into()).unwrap_err();
+        assert!(e.denied, "{}", e.message);
+        let e = s.readlink(f.path("f")).unwrap_err();
+        assert!(!e.denied && e.errno == libc::EINVAL, "{}", e.message);
     }
 
     #[test]
