@@ -259,3 +259,56 @@ fn keywords_behave_as_in_ansible() {
         second.assert_same_recap_as(&theirs.run());
     }
 }
+
+const RETRIES: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: at once
+      command: /bin/true
+      register: ok_now
+      until: ok_now.rc == 0
+      retries: 3
+      delay: 0
+
+    - name: give up
+      command: /bin/false
+      register: r
+      until: r.rc == 0
+      retries: 2
+      delay: 0
+      ignore_errors: true
+"#;
+
+#[test]
+fn until_retries_until_the_condition_holds_then_gives_up() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let pb = sb.write("play.yml", RETRIES);
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    assert_eq!(
+        out.task_lines("at once"),
+        vec!["changed: [localhost]"],
+        "{out}"
+    );
+    let give_up = out.task_lines("give up");
+    assert_eq!(
+        give_up[..2],
+        [
+            "FAILED - RETRYING: [localhost]: give up (2 retries left).",
+            "FAILED - RETRYING: [localhost]: give up (1 retries left).",
+        ],
+        "{out}"
+    );
+    assert!(
+        give_up[2].starts_with("fatal: [localhost]: FAILED! => {")
+            && give_up[2].contains("\"msg\": \"non-zero return code\""),
+        "{out}"
+    );
+    assert_eq!(give_up.last(), Some(&"...ignoring"), "{out}");
+    if let Some(theirs) = sb.ansible_play(&pb, &sb.dir("ansible-work"), &[]) {
+        out.assert_same_recap_as(&theirs.run());
+    }
+}

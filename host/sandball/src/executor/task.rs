@@ -363,17 +363,15 @@ async fn run_once(
         }
         if attempts > retries {
             r.insert("failed".into(), Value::Bool(true));
-            r.insert("msg".into(), Value::String("Retries exceeded".into()));
+            r.entry("msg")
+                .or_insert_with(|| Value::String("Retries exceeded".into()));
             return r;
         }
-        run.callback.result(&Report {
+        run.callback.retrying(
             host,
-            action: &t.action,
-            status: Status::Failed,
-            result: &action::ok_with(json!({"msg": format!("FAILED - RETRYING: [{host}]: {} ({} retries left).", t.name.as_deref().unwrap_or(&t.action), retries + 1 - attempts)})),
-            item: None,
-            ignored: true,
-        });
+            t.name.as_deref().unwrap_or(&t.action),
+            retries + 1 - attempts,
+        );
         tokio::time::sleep(std::time::Duration::from_secs_f64(delay.max(0.0))).await;
     }
 }

@@ -278,6 +278,13 @@ impl Callback for DefaultCallback {
         }
     }
 
+    fn retrying(&self, host: &str, task: &str, retries_left: u64) {
+        self.emit(&self.paint(
+            &format!("FAILED - RETRYING: [{host}]: {task} ({retries_left} retries left)."),
+            "0;31",
+        ));
+    }
+
     fn warning(&self, msg: &str) {
         self.emit(&self.paint(&format!("[WARNING]: {msg}"), "1;35"));
     }

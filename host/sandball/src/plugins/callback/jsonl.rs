@@ -75,6 +75,12 @@ impl Callback for JsonlCallback {
         }));
     }
 
+    fn retrying(&self, host: &str, task: &str, retries_left: u64) {
+        self.emit(
+            json!({"event": "retrying", "host": host, "task": task, "retries_left": retries_left}),
+        );
+    }
+
     fn warning(&self, msg: &str) {
         self.emit(json!({"event": "warning", "msg": msg}));
     }

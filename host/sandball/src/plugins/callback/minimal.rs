@@ -76,6 +76,12 @@ impl Callback for MinimalCallback {
         self.emit(&render(r.host, r.status, r.result));
     }
 
+    fn retrying(&self, host: &str, task: &str, retries_left: u64) {
+        self.emit(&format!(
+            "FAILED - RETRYING: [{host}]: {task} ({retries_left} retries left)."
+        ));
+    }
+
     fn warning(&self, msg: &str) {
         self.emit(&format!("[WARNING]: {msg}"));
     }

@@ -70,6 +70,8 @@ pub trait Callback: Send + Sync {
     fn no_more_hosts(&self);
     /// A task finished on a host, or a loop item did.
     fn result(&self, report: &Report<'_>);
+    /// An `until` condition was not met; the task runs again.
+    fn retrying(&self, host: &str, task: &str, retries_left: u64);
     /// A warning for the user.
     fn warning(&self, msg: &str);
     /// A deprecation notice.
