@@ -8,6 +8,13 @@ use super::mode::resolve_mode;
 use crate::Fail;
 use crate::diff::Diff;
 use crate::host::{self, FileKind, FileStat};
+
+/// Which id of a file an ownership change sets.
+#[derive(Clone, Copy)]
+enum Id {
+    User,
+    Group,
+}
 use serde_json::Value;
 
 /// Ansible's rendering of a mode in diffs and results: `0644`, `04755`.
@@ -25,8 +32,18 @@ pub fn set_fs_attributes_if_different(
     check_mode: bool,
 ) -> Result<bool, Fail> {
     let target = Target { path, check_mode };
-    let mut changed = target.owner(args.owner.as_deref(), changed, diff.as_deref_mut())?;
-    changed = target.group(args.group.as_deref(), changed, diff.as_deref_mut())?;
+    let mut changed = target.set_id(
+        Id::User,
+        args.owner.as_deref(),
+        changed,
+        diff.as_deref_mut(),
+    )?;
+    changed = target.set_id(
+        Id::Group,
+        args.group.as_deref(),
+        changed,
+        diff.as_deref_mut(),
+    )?;
     changed = target.mode(args.mode.as_ref(), changed, diff.as_deref_mut())?;
     set_attributes_if_different(path, args.attributes.as_deref(), changed, diff, check_mode)
 }
@@ -67,60 +84,42 @@ impl Target<'_> {
         })
     }
 
-    fn owner(
+    /// Sets the owner (`Id::User`) or the group (`Id::Group`) when it differs.
+    fn set_id(
         &self,
-        owner: Option<&str>,
+        which: Id,
+        name: Option<&str>,
         changed: bool,
         diff: Option<&mut Diff>,
     ) -> Result<bool, Fail> {
-        let Some(owner) = owner else {
+        let Some(name) = name else {
             return Ok(changed);
         };
         if self.absent_in_check_mode()? {
             return Ok(true);
         }
         let st = self.lstat()?;
-        let uid = self.id(owner, host::user_id, "chown", "user")?;
-        if st.uid == uid {
+        let (lookup, command, what, key, current): (fn(&str) -> Option<u32>, _, _, _, _) =
+            match which {
+                Id::User => (host::user_id, "chown", "user", "owner", st.uid),
+                Id::Group => (host::group_id, "chgrp", "group", "group", st.gid),
+            };
+        let id = self.id(name, lookup, command, what)?;
+        if current == id {
             return Ok(changed);
         }
         if let Some(d) = diff {
-            d.record("owner", st.uid, uid);
+            d.record(key, current, id);
         }
         if self.check_mode {
             return Ok(true);
         }
-        host::chown(self.path, Some(uid), None, false).map_err(|e| {
-            Fail::new(format!("chown failed: {}", e.message)).with("path", self.path)
-        })?;
-        Ok(true)
-    }
-
-    fn group(
-        &self,
-        group: Option<&str>,
-        changed: bool,
-        diff: Option<&mut Diff>,
-    ) -> Result<bool, Fail> {
-        let Some(group) = group else {
-            return Ok(changed);
+        let (uid, gid) = match which {
+            Id::User => (Some(id), None),
+            Id::Group => (None, Some(id)),
         };
-        if self.absent_in_check_mode()? {
-            return Ok(true);
-        }
-        let st = self.lstat()?;
-        let gid = self.id(group, host::group_id, "chgrp", "group")?;
-        if st.gid == gid {
-            return Ok(changed);
-        }
-        if let Some(d) = diff {
-            d.record("group", st.gid, gid);
-        }
-        if self.check_mode {
-            return Ok(true);
-        }
-        host::chown(self.path, None, Some(gid), false).map_err(|e| {
-            Fail::new(format!("chgrp failed: {}", e.message)).with("path", self.path)
+        host::chown(self.path, uid, gid, false).map_err(|e| {
+            Fail::new(format!("{command} failed: {}", e.message)).with("path", self.path)
         })?;
         Ok(true)
     }
