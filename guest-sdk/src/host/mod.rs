@@ -129,6 +129,12 @@ pub fn readlink(path: &str) -> Result<String, HostError> {
     backend::readlink(path)
 }
 
+/// Whether this process may access `path` as access(2) answers (following symlinks):
+/// `mode` is R_OK=4, W_OK=2 and/or X_OK=1. A missing path is an error.
+pub fn access(path: &str, mode: u32) -> Result<bool, HostError> {
+    backend::access(path, mode)
+}
+
 /// Sets permission bits (follows symlinks, as `chmod` does).
 pub fn chmod(path: &str, mode: u32) -> Result<(), HostError> {
     backend::chmod(path, mode)

@@ -141,6 +141,19 @@ pub(super) fn readlink(path: &str) -> Result<String, HostError> {
     Ok(target.to_string_lossy().into_owned())
 }
 
+pub(super) fn access(path: &str, mode: u32) -> Result<bool, HostError> {
+    let c = c_string("cannot check access to", path)?;
+    // SAFETY: `c` is a valid NUL-terminated string for the duration of the call.
+    if unsafe { libc::access(c.as_ptr(), mode as libc::c_int) } == 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EACCES | libc::EPERM | libc::EROFS | libc::ETXTBSY) => Ok(false),
+        _ => Err(io_error("cannot check access to", path, e)),
+    }
+}
+
 pub(super) fn symlink(target: &str, path: &str) -> Result<(), HostError> {
     std::os::unix::fs::symlink(target, path).map_err(|e| io_error("cannot create symlink", path, e))
 }

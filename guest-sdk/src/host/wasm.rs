@@ -69,6 +69,10 @@ pub(super) fn readlink(path: &str) -> Result<String, HostError> {
     Ok(posix::readlink(path)?)
 }
 
+pub(super) fn access(path: &str, mode: u32) -> Result<bool, HostError> {
+    Ok(posix::access(path, mode)?)
+}
+
 pub(super) fn chmod(path: &str, mode: u32) -> Result<(), HostError> {
     Ok(posix::chmod(path, mode)?)
 }

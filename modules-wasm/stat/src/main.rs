@@ -12,38 +12,6 @@ use sandball_guest_sdk::prelude::*;
 
 sandball_guest_sdk::manifest!("../manifest.json");
 
-/// What opening `path` for reading told: the open file, a refusal, or nothing certain.
-enum Access {
-    /// Opened (a regular file, kept to checksum it).
-    Readable(Option<std::fs::File>),
-    /// The OS refused or the path is gone.
-    Unreadable,
-    /// WASI would not follow the path (a symlink to an absolute path): unknown.
-    Unknown(std::io::Error),
-}
-
-/// Tries to read `path`, which `st` describes (after following links): files are
-/// opened, directories listed. Devices, pipes and sockets are not touched (opening
-/// could block or disturb them).
-fn try_read(path: &str, st: &FileStat) -> Option<Access> {
-    let classify = |e: std::io::Error| {
-        if sandball_guest_sdk::leaves_grant(&e) {
-            Access::Unknown(e)
-        } else {
-            Access::Unreadable
-        }
-    };
-    match st.kind {
-        FileKind::File => {
-            Some(std::fs::File::open(path).map_or_else(classify, |f| Access::Readable(Some(f))))
-        }
-        FileKind::Directory => {
-            Some(std::fs::read_dir(path).map_or_else(classify, |_| Access::Readable(None)))
-        }
-        _ => None,
-    }
-}
-
 /// The fields of Ansible's `stat` result that come from the metadata alone.
 fn metadata_fields(path: &str, st: &FileStat) -> Map<String, Value> {
     let bit = |b: u32| Value::Bool(st.mode & b != 0);
@@ -88,33 +56,12 @@ fn stat(m: &mut Module) -> Result<Map<String, Value>, Fail> {
         return Ok(json_map!({"changed": false, "stat": {"exists": false}}));
     };
     let mut out = metadata_fields(&path, &st);
-    // Access is judged on what the path finally names, as access(2) does.
-    let target = match st.kind {
-        FileKind::Symlink => host::stat(&path, true).ok().flatten(),
-        _ => Some(st),
-    };
-    let target_mode = target.as_ref().map_or(0, |t| t.mode);
-    let access = target.as_ref().and_then(|t| try_read(&path, t));
-    let readable = match &access {
-        Some(Access::Readable(_)) => true,
-        Some(Access::Unreadable) => false,
-        Some(Access::Unknown(e)) => {
-            m.warn(format!(
-                "cannot open {path}: {}",
-                sandball_guest_sdk::describe_io_error(e)
-            ));
-            target_mode & 0o444 != 0
-        }
-        None => target.is_some() && target_mode & 0o444 != 0,
-    };
-    // The host interface has no access(2): writing and executing are judged from the
-    // permission bits (any class), which is what root gets and close for the owner.
-    out.insert("readable".into(), Value::Bool(readable));
-    out.insert(
-        "writeable".into(),
-        Value::Bool(target.is_some() && target_mode & 0o222 != 0),
-    );
-    out.insert("executable".into(), Value::Bool(target_mode & 0o111 != 0));
+    // As os.access answers for the module's user, on what the path finally names; a
+    // dangling link is none of them.
+    let may = |mode: u32| host::access(&path, mode).unwrap_or(false);
+    out.insert("readable".into(), Value::Bool(may(4)));
+    out.insert("writeable".into(), Value::Bool(may(2)));
+    out.insert("executable".into(), Value::Bool(may(1)));
     if st.kind == FileKind::Symlink {
         match read_link(std::path::Path::new(&path)) {
             Ok(link) => {
@@ -138,16 +85,24 @@ fn stat(m: &mut Module) -> Result<Map<String, Value>, Fail> {
     }
     // Like Ansible: a checksum only for a regular file (not a link to one, unless followed).
     let wants_checksum = st.kind == FileKind::File && m.get_bool("get_checksum");
-    if let (Some(Access::Readable(Some(file))), true) = (access, wants_checksum) {
+    if wants_checksum && out.get("readable") == Some(&Value::Bool(true)) {
         let algorithm: HashAlgorithm = m
             .get_str("checksum_algorithm")
             .unwrap_or("sha1")
             .parse()
             .map_err(Fail::new)?;
-        out.insert(
-            "checksum".into(),
-            Value::from(digest_reader(file, algorithm)?),
-        );
+        match std::fs::File::open(&path) {
+            Ok(file) => {
+                out.insert(
+                    "checksum".into(),
+                    Value::from(digest_reader(file, algorithm)?),
+                );
+            }
+            Err(e) => m.warn(format!(
+                "cannot open {path} to checksum it: {}",
+                sandball_guest_sdk::describe_io_error(&e)
+            )),
+        }
     }
     Ok(json_map!({"changed": false, "stat": out}))
 }

@@ -1,5 +1,6 @@
 //! `posix.*`: file metadata and changes WASI 0.2 does not offer, confined to the
-//! granted directories ([`super::confine`]). `stat` needs read access; `chmod`,
+//! granted directories ([`super::confine`]). `stat`, `readlink` and `access` need
+//! read access; `chmod`,
 //! `chown`, `symlink` and `set-times` need read-write access to where the path
 //! resolves (for `symlink`, to where the link itself is created).
 
@@ -7,7 +8,7 @@ use super::confine::{LocateError, Located};
 use super::sandball::host::posix::{FileKind, FileStat, Host};
 use super::{HostError, HostState, deny, failure, os_failure, users};
 use cap_primitives::fs::{FollowSymlinks, MetadataExt, Permissions, PermissionsExt};
-use rustix::fs::{AtFlags, Gid, Timespec, Timestamps, Uid};
+use rustix::fs::{Access as AccessType, AtFlags, Gid, Timespec, Timestamps, Uid};
 use sandball_wire::capability::Access;
 use std::ffi::OsStr;
 use std::fs::File;
@@ -54,6 +55,15 @@ fn timespec(t: Option<f64>) -> Result<Timespec, String> {
         tv_sec: secs,
         tv_nsec: nanos,
     })
+}
+
+/// Whether an error of access(2) means "not allowed" rather than a failure: no
+/// permission, a read-only file system, or a program being run (for writing).
+fn refuses_access(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EACCES | libc::EPERM | libc::EROFS | libc::ETXTBSY)
+    )
 }
 
 /// Calls an `*at` operation on the located path's final component, through its
@@ -173,6 +183,33 @@ impl Host for HostState {
         })
     }
 
+    fn access(&mut self, path: String, mode: u32) -> Result<bool, HostError> {
+        let Some(wanted) = AccessType::from_bits(mode) else {
+            return Err(failure(
+                libc::EINVAL,
+                format!(
+                    "access {path}: mode {mode:#o} is not a combination of R_OK, W_OK and X_OK"
+                ),
+            ));
+        };
+        let located = self.locate_for("access", &path, true, Access::Read)?;
+        // The final component was resolved already; never follow it again. Kernels
+        // before 5.8 lack faccessat2 (the flag): there the plain call follows it.
+        let checked = at_parent(&located, |dir, name| {
+            match rustix::fs::accessat(dir, name, wanted, AtFlags::SYMLINK_NOFOLLOW) {
+                Err(rustix::io::Errno::NOSYS) => {
+                    rustix::fs::accessat(dir, name, wanted, AtFlags::empty())
+                }
+                other => other,
+            }
+        });
+        match checked {
+            Ok(()) => Ok(true),
+            Err(e) if refuses_access(&e) => Ok(false),
+            Err(e) => Err(os_failure(format!("access {path}"), &e)),
+        }
+    }
+
     fn symlink(&mut self, target: String, path: String) -> Result<(), HostError> {
         let located = self.locate_for("symlink", &path, false, Access::ReadWrite)?;
         cap_primitives::fs::symlink_contents(&target, located.dir, &located.rel)
@@ -252,9 +289,14 @@ mod tests {
     }
 
     fn state(f: &Fixture, access: Access) -> HostState {
+        granting(&f.dir, access)
+    }
+
+    /// The host state of a run granted `access` on `dir` only.
+    fn granting(dir: &Path, access: Access) -> HostState {
         HostState::new(
             vec![Region {
-                dir: f.dir.clone(),
+                dir: dir.to_path_buf(),
                 access,
                 grant: "test".into(),
             }],
@@ -329,8 +371,88 @@ mod tests {
         assert_eq!(s.readlink(f.path("l")).unwrap(), "f");
         let e = s.readlink("/etc/localtime".into()).unwrap_err();
         assert!(e.denied, "{}", e.message);
+        assert_eq!(s.take_denials()[0].capability, "fs read /etc/localtime");
         let e = s.readlink(f.path("f")).unwrap_err();
         assert!(!e.denied && e.errno == libc::EINVAL, "{}", e.message);
+    }
+
+    /// A fixture whose grant is only its subdirectory `sub` (with `up -> ..` in it),
+    /// so that the fixture's own files lie outside the grant.
+    fn granted_sub(f: &Fixture) -> HostState {
+        std::fs::create_dir(f.dir.join("sub")).unwrap();
+        std::os::unix::fs::symlink("..", f.dir.join("sub/up")).unwrap();
+        granting(&f.dir.join("sub"), Access::ReadWrite)
+    }
+
+    #[test]
+    fn readlink_and_access_refuse_dotdot_and_symlink_escapes() {
+        let f = fixture();
+        let mut s = granted_sub(&f);
+        for path in [f.path("sub/../l"), f.path("sub/up/l")] {
+            let e = s.readlink(path.clone()).unwrap_err();
+            assert!(
+                e.denied
+                    && e.message
+                        .contains(&format!("(which resolves to {})", f.path("l"))),
+                "{path}: {}",
+                e.message
+            );
+            let e = s.access(path.clone(), 4).unwrap_err();
+            assert!(
+                e.denied && e.message.starts_with("access of "),
+                "{}",
+                e.message
+            );
+        }
+        // readlink is judged on the link itself, access on where the link leads.
+        let denied: Vec<String> = s.take_denials().into_iter().map(|d| d.capability).collect();
+        let (link, file) = (
+            format!("fs read {}", f.path("l")),
+            format!("fs read {}", f.path("f")),
+        );
+        assert_eq!(denied, [link.as_str(), &file, &link, &file]);
+    }
+
+    #[test]
+    fn access_answers_as_access2_inside_the_grant() {
+        let f = fixture();
+        // A read-only grant is enough to ask about writing.
+        let mut s = state(&f, Access::Read);
+        assert!(s.access(f.path("f"), 4 | 2).unwrap());
+        // 0600: nobody may execute it, not even root.
+        assert!(!s.access(f.path("f"), 1).unwrap());
+        // Symlinks are followed, as access(2) does.
+        assert!(!s.access(f.path("l"), 1).unwrap());
+        assert!(s.access(f.dir.to_str().unwrap().into(), 4 | 1).unwrap());
+        std::fs::write(f.dir.join("closed"), b"").unwrap();
+        std::fs::set_permissions(f.dir.join("closed"), std::fs::Permissions::from_mode(0o000))
+            .unwrap();
+        let root = rustix::process::getuid().is_root();
+        assert_eq!(s.access(f.path("closed"), 4).unwrap(), root);
+        let e = s.access(f.path("missing"), 4).unwrap_err();
+        assert!(!e.denied && e.errno == libc::ENOENT, "{}", e.message);
+        let e = s.access(f.path("f"), 8).unwrap_err();
+        assert!(!e.denied && e.errno == libc::EINVAL, "{}", e.message);
+        assert!(s.take_denials().is_empty());
+    }
+
+    #[test]
+    fn access_outside_the_grant_is_denied() {
+        let f = fixture();
+        let mut s = state(&f, Access::ReadWrite);
+        let e = s.access("/etc/hostname".into(), 4).unwrap_err();
+        assert!(e.denied, "{}", e.message);
+        assert_eq!(
+            e.message,
+            format!(
+                "access of /etc/hostname denied: the grant allows fs read-write on [{}]; grant it with a `capabilities:` entry fs read /etc/hostname",
+                f.dir.display()
+            )
+        );
+        assert_eq!(s.take_denials()[0].capability, "fs read /etc/hostname");
+        // A link inside the grant to a file outside it is judged where it leads.
+        s.symlink("/etc/hostname".into(), f.path("out")).unwrap();
+        assert!(s.access(f.path("out"), 4).unwrap_err().denied);
     }
 
     #[test]
