@@ -590,11 +590,11 @@ async fn module(run: &Run, t: &Task, host: &str, vars: &Vars, no_log: bool) -> M
     };
     let slot = run.sessions.slot(host);
     let mut guard = slot.lock().await;
-    if let Err(e) = run.sessions.ensure_open(&mut guard, &transport).await {
+    if let Err(e) = run.sessions.ensure_open(&mut guard, host, &transport).await {
         return match e {
-            ConnectError::Session(SessionError::Version { .. }) | ConnectError::Unsupported(_) => {
-                unreachable(e.to_string())
-            }
+            ConnectError::Session(SessionError::Version { .. })
+            | ConnectError::Unsupported(_)
+            | ConnectError::Connection(_) => unreachable(e.to_string()),
             ConnectError::Session(e) => {
                 unreachable(format!("Failed to start the shim session: {e}"))
             }

@@ -1,9 +1,12 @@
-//! The `local` connection: the node is the controller's own machine. The shim runs as
-//! a child process whose stdin/stdout carry the session.
+//! The `local` connection: the node is the controller's own machine. Commands run
+//! under `/bin/sh -c`; the shim runs as a child process whose stdin/stdout carry the
+//! session.
 
 use super::session::{Session, SessionError};
+use super::{ConnectionError, ExecOutput};
 use std::path::PathBuf;
 use std::process::Stdio;
+use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
 /// Where the shim binary is: `$SANDBALL_SHIM`, else `sandball-shim` beside the
@@ -18,27 +21,87 @@ pub fn shim_path() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("sandball-shim"))
 }
 
-/// Starts `sandball-shim serve` locally and opens a session with it.
-pub async fn open(cache_dir: Option<&str>) -> Result<Session, SessionError> {
-    let program = shim_path();
-    let mut cmd = Command::new(&program);
-    cmd.arg("serve");
-    if let Some(dir) = cache_dir {
-        cmd.arg("--cache-dir").arg(dir);
+/// The local connection (it holds nothing: every operation is a process or a file).
+pub struct Local;
+
+impl Local {
+    /// `/bin/sh -c cmd` with `stdin` fed in.
+    pub async fn exec_command(
+        &self,
+        cmd: &str,
+        stdin: Option<&[u8]>,
+    ) -> Result<ExecOutput, ConnectionError> {
+        let mut child = Command::new("/bin/sh")
+            .arg("-c")
+            .arg(cmd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(ConnectionError::io("cannot run /bin/sh"))?;
+        let input = stdin.unwrap_or_default().to_vec();
+        let mut pipe = child.stdin.take();
+        let feed = async move {
+            if let Some(p) = pipe.as_mut() {
+                // A command that does not read its input closes the pipe early.
+                let _ = p.write_all(&input).await;
+            }
+            drop(pipe);
+        };
+        let (_, out) = tokio::join!(feed, child.wait_with_output());
+        let out = out.map_err(ConnectionError::io("cannot run /bin/sh"))?;
+        Ok(ExecOutput {
+            rc: out.status.code().unwrap_or(-1),
+            stdout: out.stdout,
+            stderr: out.stderr,
+        })
     }
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true);
-    let mut child = cmd.spawn().map_err(|source| SessionError::Spawn {
-        program: program.display().to_string(),
-        source,
-    })?;
-    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(SessionError::Broken {
-            detail: "the shim's pipes were not set up".into(),
-        });
-    };
-    // The child is killed when the session (which owns it) drops.
-    Session::open(Box::new(stdout), Box::new(stdin), Box::new(child)).await
+
+    /// Writes a file.
+    pub async fn put_data(&self, data: &[u8], dest: &str) -> Result<(), ConnectionError> {
+        tokio::fs::write(expand_home(dest), data)
+            .await
+            .map_err(ConnectionError::io(format!("cannot write {dest}")))
+    }
+
+    /// Reads a file.
+    pub async fn read(&self, src: &str) -> Result<Vec<u8>, ConnectionError> {
+        tokio::fs::read(expand_home(src))
+            .await
+            .map_err(ConnectionError::io(format!("cannot read {src}")))
+    }
+
+    /// Starts `sandball-shim serve` locally and opens a session with it.
+    pub async fn open_session(&self, cache_dir: Option<&str>) -> Result<Session, SessionError> {
+        let program = shim_path();
+        let mut cmd = Command::new(&program);
+        cmd.arg("serve");
+        if let Some(dir) = cache_dir {
+            cmd.arg("--cache-dir").arg(expand_home(dir));
+        }
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().map_err(|source| SessionError::Spawn {
+            program: program.display().to_string(),
+            source,
+        })?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(SessionError::Broken {
+                detail: "the shim's pipes were not set up".into(),
+            });
+        };
+        // The child is killed when the session (which owns it) drops.
+        Session::open(Box::new(stdout), Box::new(stdin), Box::new(child)).await
+    }
+}
+
+/// `~/x` as the user's home joined with `x` (the shell is not involved here).
+fn expand_home(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(path),
+    }
 }

@@ -1,10 +1,159 @@
-//! Connection plugins: how the controller reaches a node and opens its shim session.
+//! Connection plugins: how the controller reaches a node.
 //!
-//! Every connection ends in the same place: a [`session::Session`] speaking wire frames
-//! to one `sandball-shim serve` process that stays up for the whole run.
+//! A [`Connection`] is what Ansible's connection plugins are: run a command on the node
+//! ([`Connection::exec_command`]), copy a file to it ([`Connection::put_file`]) or from
+//! it ([`Connection::fetch_file`]). On top of that it opens the node's shim session
+//! ([`Connection::open_session`]): a [`session::Session`] speaking wire frames to one
+//! `sandball-shim serve` process that stays up for the whole run.
+//!
+//! Commands are shell command lines (`/bin/sh -c` on the node); quote words with
+//! [`crate::plugins::shell::quote`].
 
 pub mod local;
 pub mod pool;
 pub mod session;
 
 pub use session::{RunReply, Session, SessionError};
+
+use std::path::Path;
+
+/// What a command run on the node gave back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecOutput {
+    /// Exit status (-1 when the command was killed by a signal).
+    pub rc: i32,
+    /// Its standard output.
+    pub stdout: Vec<u8>,
+    /// Its standard error.
+    pub stderr: Vec<u8>,
+}
+
+/// Errors of a connection.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectionError {
+    /// The node cannot be reached or authenticated: the host is UNREACHABLE.
+    #[error("Failed to connect to the host via {plugin}: {detail}")]
+    Unreachable {
+        /// The connection plugin (`ssh`, `local`).
+        plugin: &'static str,
+        /// What went wrong.
+        detail: String,
+    },
+    /// A local operation failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// Why it failed.
+        source: std::io::Error,
+    },
+    /// The node refused or broke an operation.
+    #[error("{0}")]
+    Remote(String),
+}
+
+impl ConnectionError {
+    fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ConnectionError {
+        let what = what.into();
+        move |source| ConnectionError::Io { what, source }
+    }
+}
+
+/// An open connection to one node.
+pub enum Connection {
+    /// The controller's own machine.
+    Local(local::Local),
+}
+
+impl Connection {
+    /// The plugin's name as Ansible spells it.
+    pub fn plugin(&self) -> &'static str {
+        match self {
+            Connection::Local(_) => "local",
+        }
+    }
+
+    /// Runs a shell command line on the node, feeding it `stdin` (none: empty), and
+    /// waits for it to end.
+    pub async fn exec_command(
+        &self,
+        cmd: &str,
+        stdin: Option<&[u8]>,
+    ) -> Result<ExecOutput, ConnectionError> {
+        match self {
+            Connection::Local(c) => c.exec_command(cmd, stdin).await,
+        }
+    }
+
+    /// Copies the controller's file `src` to `dest` on the node (a `~/` prefix is the
+    /// connection user's home).
+    pub async fn put_file(&self, src: &Path, dest: &str) -> Result<(), ConnectionError> {
+        let data = tokio::fs::read(src)
+            .await
+            .map_err(ConnectionError::io(format!(
+                "cannot read {}",
+                src.display()
+            )))?;
+        self.put_data(&data, dest).await
+    }
+
+    /// Writes `data` to the file `dest` on the node (a `~/` prefix is the connection
+    /// user's home).
+    pub async fn put_data(&self, data: &[u8], dest: &str) -> Result<(), ConnectionError> {
+        match self {
+            Connection::Local(c) => c.put_data(data, dest).await,
+        }
+    }
+
+    /// Copies the node's file `src` to `dest` on the controller.
+    pub async fn fetch_file(&self, src: &str, dest: &Path) -> Result<(), ConnectionError> {
+        let data = match self {
+            Connection::Local(c) => c.read(src).await?,
+        };
+        tokio::fs::write(dest, data)
+            .await
+            .map_err(ConnectionError::io(format!(
+                "cannot write {}",
+                dest.display()
+            )))
+    }
+
+    /// Starts `sandball-shim serve` on the node and opens a session with it. The shim
+    /// keeps its cache in `cache_dir` on the node (default `~/.sandball`).
+    pub async fn open_session(&self, cache_dir: Option<&str>) -> Result<Session, SessionError> {
+        match self {
+            Connection::Local(c) => c.open_session(cache_dir).await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn local_exec_put_fetch() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Connection::Local(local::Local);
+        let out = c
+            .exec_command(
+                "read x; echo \"got $x\"; echo err >&2; exit 3",
+                Some(b"hi\n"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(out.rc, 3);
+        assert_eq!(out.stdout, b"got hi\n");
+        assert_eq!(out.stderr, b"err\n");
+
+        let remote = dir.path().join("remote.txt");
+        let remote = remote.to_str().unwrap();
+        c.put_data(b"payload", remote).await.unwrap();
+        let back = dir.path().join("back.txt");
+        c.fetch_file(remote, &back).await.unwrap();
+        assert_eq!(std::fs::read(&back).unwrap(), b"payload");
+
+        let missing = c.fetch_file("/nonexistent/x", &back).await.unwrap_err();
+        assert!(missing.to_string().contains("/nonexistent/x"), "{missing}");
+    }
+}

@@ -1,7 +1,9 @@
-//! One shim session per host for the whole run, opened on first use and reopened
-//! after a session breaks (a crashed shim fails one task, not the rest of the run).
+//! One connection and one shim session per host for the whole run, opened on first use;
+//! a session is reopened after it breaks (a crashed shim fails one task, not the rest
+//! of the run).
 
 use super::session::{Session, SessionError};
+use super::{Connection, ConnectionError};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -19,6 +21,9 @@ pub enum ConnectError {
     /// A connection plugin sandball does not have.
     #[error("the '{0}' connection is not supported yet (supported: local)")]
     Unsupported(String),
+    /// The connection could not be opened.
+    #[error("{0}")]
+    Connection(#[from] ConnectionError),
     /// The session could not be opened.
     #[error("{0}")]
     Session(#[from] SessionError),
@@ -38,12 +43,14 @@ pub fn transport_for(host: &str, vars: &Map<String, Value>) -> Result<Transport,
 }
 
 type Slot = Arc<tokio::sync::Mutex<Option<Session>>>;
+type ConnectionSlot = Arc<tokio::sync::Mutex<Option<Arc<Connection>>>>;
 
-/// The sessions of a run, one per host.
+/// The connections and sessions of a run, one of each per host.
 #[derive(Default)]
 pub struct SessionPool {
     cache_dir: Option<String>,
     slots: Mutex<HashMap<String, Slot>>,
+    connections: Mutex<HashMap<String, ConnectionSlot>>,
 }
 
 impl SessionPool {
@@ -52,7 +59,29 @@ impl SessionPool {
         SessionPool {
             cache_dir,
             slots: Mutex::new(HashMap::new()),
+            connections: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The host's connection, opened on first use and shared by every task after.
+    pub async fn connection(
+        &self,
+        host: &str,
+        transport: &Transport,
+    ) -> Result<Arc<Connection>, ConnectError> {
+        let slot = {
+            let mut map = self.connections.lock().unwrap_or_else(|e| e.into_inner());
+            map.entry(host.to_string()).or_default().clone()
+        };
+        let mut guard = slot.lock().await;
+        if let Some(c) = guard.as_ref() {
+            return Ok(c.clone());
+        }
+        let conn = Arc::new(match transport {
+            Transport::Local => Connection::Local(super::local::Local),
+        });
+        *guard = Some(conn.clone());
+        Ok(conn)
     }
 
     /// The host's session slot; the caller holds its lock while it uses the session.
@@ -65,13 +94,12 @@ impl SessionPool {
     pub async fn ensure_open(
         &self,
         slot: &mut Option<Session>,
+        host: &str,
         transport: &Transport,
     ) -> Result<(), ConnectError> {
         if slot.is_none() {
-            let session = match transport {
-                Transport::Local => super::local::open(self.cache_dir.as_deref()).await?,
-            };
-            *slot = Some(session);
+            let conn = self.connection(host, transport).await?;
+            *slot = Some(conn.open_session(self.cache_dir.as_deref()).await?);
         }
         Ok(())
     }
@@ -87,6 +115,10 @@ impl SessionPool {
                 s.shutdown().await;
             }
         }
+        self.connections
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 }
 

@@ -22,14 +22,7 @@ fn quote(state: &State, value: &Value) -> Result<String, Error> {
     } else {
         text_arg(state, value)?
     };
-    if text.is_empty() {
-        return Ok("''".into());
-    }
-    let safe = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
-    if text.chars().all(safe) {
-        return Ok(text);
-    }
-    Ok(format!("'{}'", text.replace('\'', "'\"'\"'")))
+    Ok(crate::plugins::shell::quote(&text))
 }
 
 /// Jinja's `join(d='', attribute=None)`: the items (or an attribute of each) as Python

@@ -1,0 +1,55 @@
+//! The `sh` shell plugin: how commands sent over a connection are written for a POSIX
+//! shell on the node.
+
+/// The text as one shell word, as Python's `shlex.quote` writes it: unchanged when it
+/// holds only safe characters, else in single quotes.
+pub fn quote(text: &str) -> String {
+    if text.is_empty() {
+        return "''".into();
+    }
+    let safe = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
+    if text.chars().all(safe) {
+        return text.to_string();
+    }
+    format!("'{}'", text.replace('\'', "'\"'\"'"))
+}
+
+/// A command line of quoted words.
+pub fn join<S: AsRef<str>>(words: &[S]) -> String {
+    words
+        .iter()
+        .map(|w| quote(w.as_ref()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A path for the shell: a leading `~/` stays outside the quotes so the node's shell
+/// expands it to the connection user's home.
+pub fn quote_path(path: &str) -> String {
+    match path.strip_prefix("~/") {
+        Some(rest) => format!("~/{}", quote(rest)),
+        None if path == "~" => "~".into(),
+        None => quote(path),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_like_shlex() {
+        assert_eq!(quote(""), "''");
+        assert_eq!(quote("/usr/bin/env"), "/usr/bin/env");
+        assert_eq!(quote("a b"), "'a b'");
+        assert_eq!(quote("it's"), "'it'\"'\"'s'");
+        assert_eq!(join(&["echo", "a;b"]), "echo 'a;b'");
+    }
+
+    #[test]
+    fn home_stays_expandable() {
+        assert_eq!(quote_path("~/.sandball/x y"), "~/'.sandball/x y'");
+        assert_eq!(quote_path("/tmp/$x"), "'/tmp/$x'");
+        assert_eq!(quote_path("~"), "~");
+    }
+}
