@@ -6,6 +6,7 @@
 
 mod adhoc;
 mod extra_vars;
+mod inventory;
 mod playbook;
 
 use clap::{Args, Parser, Subcommand};
@@ -25,6 +26,8 @@ enum Command {
     Playbook(playbook::PlaybookArgs),
     /// Run one module on the hosts of a pattern (like ansible).
     Run(adhoc::AdhocArgs),
+    /// Show the inventory: hosts, groups and variables (like ansible-inventory).
+    Inventory(inventory::InventoryArgs),
 }
 
 /// Flags shared by `playbook` and `run`.
@@ -74,8 +77,13 @@ pub fn main() -> i32 {
     let verbosity = match &cli.command {
         Command::Playbook(a) => a.common.verbose,
         Command::Run(a) => a.common.verbose,
+        Command::Inventory(a) => a.verbose,
     };
     init_logging(verbosity);
+    let cli = match cli.command {
+        Command::Inventory(a) => return finish(inventory::run(a)),
+        other => other,
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -86,12 +94,17 @@ pub fn main() -> i32 {
             return 1;
         }
     };
-    let outcome = runtime.block_on(async {
-        match cli.command {
+    finish(runtime.block_on(async {
+        match cli {
             Command::Playbook(a) => playbook::run(a).await,
             Command::Run(a) => adhoc::run(a).await,
+            Command::Inventory(a) => inventory::run(a),
         }
-    });
+    }))
+}
+
+/// The exit code of a command's outcome, its error printed.
+fn finish(outcome: Result<i32, CliError>) -> i32 {
     match outcome {
         Ok(code) => code,
         Err(e) => {
@@ -163,8 +176,10 @@ pub(crate) fn build_run(
     for e in &common.extra_vars {
         extra.extend(extra_vars::parse(e)?);
     }
-    let inventory =
-        crate::inventory::Inventory::load(&common.inventory).map_err(CliError::parse)?;
+    let mut load = crate::inventory::LoadOptions::from_env();
+    load.playbook_dir.clone_from(&playbook_dir);
+    let inventory = crate::inventory::Inventory::load_with(&common.inventory, &load)
+        .map_err(CliError::parse)?;
     for w in inventory.warnings() {
         callback.warning(w);
     }

@@ -13,6 +13,7 @@ pub mod error;
 pub mod fnmatch;
 pub mod host_list;
 pub mod ini;
+pub mod listing;
 pub mod literal;
 pub mod pattern;
 pub mod plugin;
@@ -72,7 +73,8 @@ impl Inventory {
     ) -> Result<Inventory, InventoryError> {
         let mut data = InventoryData::new();
         let used = sources::parse_sources(sources, &mut data, options)?;
-        let (files, file_warnings) = VarsFiles::load(&used, &data)?;
+        let (files, file_warnings) =
+            VarsFiles::load(&used, options.playbook_dir.as_deref(), &data)?;
         let mut warnings: Vec<String> = data.warnings().map(str::to_string).collect();
         warnings.extend(file_warnings);
         let depths = data.group_depths();
@@ -219,6 +221,21 @@ impl Inventory {
             Some(h) => vars::host_vars(&self.data, &self.files, &self.depths, h),
             None => Map::new(),
         }
+    }
+
+    /// The variables of `host` itself: from its sources, then its `host_vars/` files
+    /// (what `ansible-inventory --export` shows); empty for an unknown host.
+    pub fn host_own_vars(&self, host: &str) -> Map<String, Value> {
+        match self.host_ref(host) {
+            Some(h) => vars::own_host_vars(&self.data, &self.files, h),
+            None => Map::new(),
+        }
+    }
+
+    /// The variables of group `g` itself: from its sources, then its `group_vars/` files,
+    /// and `ansible_group_priority` when it is not the default.
+    pub fn group_own_vars(&self, g: usize) -> Map<String, Value> {
+        vars::own_group_vars(&self.data, &self.files, g)
     }
 
     /// The magic variables inventory provides for `host`: `inventory_hostname`,

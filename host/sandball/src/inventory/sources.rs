@@ -18,13 +18,40 @@ pub const IGNORED_EXTENSIONS: [&str; 12] = [
 /// Directory entries that are never inventory.
 const IGNORED_NAMES: [&str; 3] = ["host_vars", "group_vars", "vars_plugins"];
 
-/// How strict loading is about sources that do not parse.
-#[derive(Clone, Copy, Debug, Default)]
+/// How sources are loaded: strictness about sources that do not parse, the cache, and
+/// the playbook directory whose `group_vars/` and `host_vars/` also apply.
+#[derive(Clone, Debug, Default)]
 pub struct LoadOptions {
     /// Fail when no source at all could be parsed (`INVENTORY_UNPARSED_IS_FAILED`).
     pub unparsed_is_failed: bool,
     /// Fail when any source could not be parsed (`INVENTORY_ANY_UNPARSED_IS_FAILED`).
     pub any_unparsed_is_failed: bool,
+    /// Ignore cached results of script and plugin sources and refresh them (`--flush-cache`).
+    pub flush_cache: bool,
+    /// The playbook's directory: its `group_vars/` and `host_vars/` override the inventory's.
+    pub playbook_dir: Option<PathBuf>,
+}
+
+impl LoadOptions {
+    /// The strictness Ansible's environment asks for: `ANSIBLE_INVENTORY_UNPARSED_FAILED`
+    /// and `ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED` (booleans as Ansible reads them).
+    pub fn from_env() -> Self {
+        LoadOptions {
+            unparsed_is_failed: env_flag("ANSIBLE_INVENTORY_UNPARSED_FAILED"),
+            any_unparsed_is_failed: env_flag("ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED"),
+            ..LoadOptions::default()
+        }
+    }
+}
+
+/// An environment variable read as an Ansible boolean (`1`, `yes`, `true`, `on`, `y`, `t`).
+pub fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "yes" | "y" | "true" | "t" | "on"
+        )
+    })
 }
 
 /// Parses every source into `data` and reconciles it; returns the sources as used (paths

@@ -54,6 +54,35 @@ pub fn host_vars(
     vars
 }
 
+/// The variables of `host` itself: its source's, then its `host_vars/` files'.
+pub fn own_host_vars(data: &InventoryData, files: &VarsFiles, host: HostRef) -> Map<String, Value> {
+    let (mut vars, name) = match host {
+        HostRef::Inventory(h) => (data.host_at(h).vars().clone(), data.host_at(h).name()),
+        HostRef::Implicit(name) => (Map::new(), name),
+    };
+    for layer in files.host(name) {
+        vars.extend(layer.clone());
+    }
+    vars
+}
+
+/// The variables of group `g` itself: its sources', then its `group_vars/` files', and
+/// `ansible_group_priority` when it is not 1.
+pub fn own_group_vars(data: &InventoryData, files: &VarsFiles, g: usize) -> Map<String, Value> {
+    let group = data.group_at(g);
+    let mut vars = group.vars().clone();
+    for layer in files.group(group.name()) {
+        vars.extend(layer.clone());
+    }
+    if group.priority() != 1 {
+        vars.insert(
+            "ansible_group_priority".into(),
+            Value::from(group.priority()),
+        );
+    }
+    vars
+}
+
 /// The host's groups other than `all`, in merge order.
 fn sorted_groups(data: &InventoryData, depths: &[usize], host: HostRef) -> Vec<usize> {
     let HostRef::Inventory(h) = host else {

@@ -28,13 +28,16 @@ pub struct VarsFiles {
 
 impl VarsFiles {
     /// Reads the files for every group and host of `data` (and the localhost names, for
-    /// the implicit localhost) beside each of `sources`; returns them and any warnings.
+    /// the implicit localhost) beside each of `sources`, then in `playbook_dir`; returns
+    /// them and any warnings.
     pub fn load(
         sources: &[String],
+        playbook_dir: Option<&Path>,
         data: &InventoryData,
     ) -> Result<(VarsFiles, Vec<String>), InventoryError> {
         let mut out = VarsFiles::default();
         let mut warnings = Vec::new();
+        let mut bases: Vec<PathBuf> = Vec::new();
         for source in sources {
             let path = Path::new(source);
             if source.contains(',') && !path.exists() {
@@ -45,7 +48,17 @@ impl VarsFiles {
             } else {
                 path.parent().map(Path::to_path_buf).unwrap_or_default()
             };
-            let base = std::fs::canonicalize(&dir).unwrap_or(dir);
+            bases.push(std::fs::canonicalize(&dir).unwrap_or(dir));
+        }
+        if let Some(dir) = playbook_dir {
+            let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+            // The playbook's files are read once, after the inventory's, even when the
+            // playbook sits beside the inventory.
+            if bases.last() != Some(&dir) {
+                bases.push(dir);
+            }
+        }
+        for base in bases {
             let groups = data.groups().map(|g| g.name().to_string());
             let hosts = data
                 .hosts()
@@ -216,7 +229,7 @@ mod tests {
         fs::write(dir.path().join("hosts"), "").unwrap();
         let data = inventory_with(&["web"], &[]);
         let source = dir.path().join("hosts").display().to_string();
-        let (files, warnings) = VarsFiles::load(&[source], &data).unwrap();
+        let (files, warnings) = VarsFiles::load(&[source], None, &data).unwrap();
         assert!(warnings.is_empty());
         assert_eq!(
             files.group("all").collect::<Vec<_>>(),
@@ -241,7 +254,7 @@ mod tests {
         fs::write(hv.join("empty.yml"), "").unwrap();
         let data = inventory_with(&[], &["web1.example.com", "empty"]);
         let source = dir.path().display().to_string();
-        let (files, _) = VarsFiles::load(&[source, "a,b".into()], &data).unwrap();
+        let (files, _) = VarsFiles::load(&[source, "a,b".into()], None, &data).unwrap();
         assert_eq!(
             files.host("web1.example.com").next().unwrap()["port"],
             json!(8080)
@@ -258,7 +271,7 @@ mod tests {
         fs::write(dir.path().join("group_vars/all"), "- a list\n").unwrap();
         let data = inventory_with(&[], &[]);
         let source = dir.path().display().to_string();
-        let err = VarsFiles::load(std::slice::from_ref(&source), &data)
+        let err = VarsFiles::load(std::slice::from_ref(&source), None, &data)
             .unwrap_err()
             .to_string();
         assert!(
@@ -266,7 +279,7 @@ mod tests {
             "{err}"
         );
         fs::write(dir.path().join("group_vars/all"), "a: 1\n").unwrap();
-        let (_, warnings) = VarsFiles::load(&[source], &data).unwrap();
+        let (_, warnings) = VarsFiles::load(&[source], None, &data).unwrap();
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].starts_with("Found host_vars that is not a directory, skipping: "));
     }

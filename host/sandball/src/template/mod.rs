@@ -24,4 +24,16 @@ pub use vars::{Var, Vars};
 
 /// The value of Ansible's `omit` variable: a module argument templated to exactly this
 /// string must be removed from the module's arguments before the module runs.
+/// Python's `str()` of a JSON value (`True`, `[1, 'a']`, `{'k': None}`), as Ansible shows
+/// values in text (e.g. `ansible-inventory --graph --vars`).
+pub fn python_str(value: &serde_json::Value) -> Result<String, TemplateError> {
+    python::py_str(&convert::from_json(value)).map_err(|e| TemplateError::from_engine(&e, ""))
+}
+
+/// A JSON value written as YAML the way PyYAML's `yaml.dump(..., default_flow_style=False)`
+/// writes it (keys sorted, block style, indent 2).
+pub fn yaml_dump(value: &serde_json::Value) -> Result<String, TemplateError> {
+    filters::yaml_dump(&convert::from_json(value)).map_err(|e| TemplateError::from_engine(&e, ""))
+}
+
 pub const OMIT: &str = "__omit_place_holder__5bb7c4b2d3f1a0e9c8d7";

@@ -48,6 +48,11 @@ fn to_nice_yaml(
     Emitter::new(indent, false).document(value)
 }
 
+/// `value` as PyYAML's `yaml.dump(value, default_flow_style=False)` writes it.
+pub(crate) fn yaml_dump(value: &Value) -> Result<String, Error> {
+    Emitter::new(2, false).document(value)
+}
+
 /// Writes YAML as PyYAML does.
 struct Emitter {
     indent: usize,

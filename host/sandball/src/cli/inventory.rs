@@ -1,0 +1,209 @@
+//! `sandball inventory`: the ansible-inventory of sandball. `--list` prints the JSON
+//! `ansible-inventory --list` prints (or YAML with `--yaml`), `--host` one host's
+//! variables, `--graph` the group tree, and `--list-hosts PATTERN` the hosts a pattern
+//! selects as `ansible PATTERN --list-hosts` shows them.
+
+use super::CliError;
+use crate::inventory::listing::{Listing, to_json_text};
+use crate::inventory::{Inventory, LoadOptions};
+use clap::Args;
+use std::path::PathBuf;
+
+/// Flags of `sandball inventory`.
+#[derive(Args, Debug)]
+pub struct InventoryArgs {
+    /// Inventory source: a file, a directory, a script or a comma-separated host list
+    /// (repeatable; merged in order).
+    #[arg(short = 'i', long = "inventory", value_name = "INVENTORY")]
+    pub inventory: Vec<String>,
+    /// Print every group and host, with host variables under `_meta.hostvars`.
+    #[arg(long = "list")]
+    pub list: bool,
+    /// Print the variables of one host.
+    #[arg(long = "host", value_name = "HOST")]
+    pub host: Option<String>,
+    /// Print the group tree, from `all` or from the given group.
+    #[arg(long = "graph", value_name = "GROUP", num_args = 0..=1, default_missing_value = "all")]
+    pub graph: Option<String>,
+    /// Print the hosts a pattern selects (as `ansible PATTERN --list-hosts`).
+    #[arg(long = "list-hosts", value_name = "PATTERN")]
+    pub list_hosts: Option<String>,
+    /// With `--graph`: show each host's and group's variables.
+    #[arg(long = "vars")]
+    pub vars: bool,
+    /// Each host's and group's own variables instead of the merged ones per host.
+    #[arg(long = "export")]
+    pub export: bool,
+    /// YAML instead of JSON.
+    #[arg(short = 'y', long = "yaml")]
+    pub yaml: bool,
+    /// Write to this file instead of standard output.
+    #[arg(long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Only these hosts (a host pattern, or `@file`).
+    #[arg(short = 'l', long = "limit", value_name = "SUBSET")]
+    pub limit: Option<String>,
+    /// Also read `group_vars/` and `host_vars/` beside this directory, as beside a playbook.
+    #[arg(long = "playbook-dir", value_name = "DIR")]
+    pub playbook_dir: Option<PathBuf>,
+    /// A source no plugin can parse is an error, not a warning
+    /// (`ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED`).
+    #[arg(long = "strict")]
+    pub strict: bool,
+    /// Ignore and refresh the cache of script and plugin sources.
+    #[arg(long = "flush-cache")]
+    pub flush_cache: bool,
+    /// More output.
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// Loads the inventory and prints what was asked; returns the exit code.
+pub fn run(args: InventoryArgs) -> Result<i32, CliError> {
+    let actions = [
+        args.list,
+        args.host.is_some(),
+        args.graph.is_some(),
+        args.list_hosts.is_some(),
+    ];
+    match actions.iter().filter(|a| **a).count() {
+        0 => {
+            return Err(CliError::options(
+                "No action selected, at least one of --host, --graph, --list or --list-hosts needs to be specified.",
+            ));
+        }
+        1 => {}
+        _ => {
+            return Err(CliError::options(
+                "Conflicting options used, only one of --host, --graph, --list or --list-hosts can be used at the same time.",
+            ));
+        }
+    }
+    let mut options = LoadOptions::from_env();
+    options.any_unparsed_is_failed |= args.strict;
+    options.flush_cache = args.flush_cache;
+    options.playbook_dir = args
+        .playbook_dir
+        .as_ref()
+        .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()));
+    let inventory = Inventory::load_with(&args.inventory, &options).map_err(CliError::other)?;
+    for w in inventory.warnings() {
+        warn(w);
+    }
+    let text = if let Some(pattern) = &args.list_hosts {
+        list_hosts(&inventory, pattern, args.limit.as_deref())?
+    } else if let Some(host) = &args.host {
+        if inventory.data().host_index(host).is_none()
+            && !crate::inventory::data::is_localhost_name(host)
+        {
+            return Err(CliError::options(
+                "You must pass a single valid host to --host parameter",
+            ));
+        }
+        let vars = if args.export {
+            inventory.host_own_vars(host)
+        } else {
+            inventory.host_vars(host)
+        };
+        format(&serde_json::Value::Object(vars), args.yaml)?
+    } else {
+        let hosts = subset(&inventory, args.limit.as_deref())?;
+        let listing = Listing::new(&inventory, &hosts, args.export);
+        if let Some(group) = &args.graph {
+            let Some(g) = inventory.data().group_index(group) else {
+                return Err(CliError::options(
+                    "Pattern must be valid group name when using --graph",
+                ));
+            };
+            listing.graph(g, args.vars)
+        } else if args.yaml {
+            format(&listing.yaml_tree(), true)?
+        } else {
+            to_json_text(&listing.json())
+        }
+    };
+    match &args.output {
+        Some(path) => write_atomically(path, &text)?,
+        None => println!("{text}"),
+    }
+    Ok(0)
+}
+
+fn warn(message: &str) {
+    eprintln!("[WARNING]: {message}");
+}
+
+/// The hosts of `all`, narrowed by `--limit`.
+fn subset(inventory: &Inventory, limit: Option<&str>) -> Result<Vec<String>, CliError> {
+    let all = inventory.select("all").map_err(CliError::options)?;
+    let Some(limit) = limit else {
+        return Ok(all.hosts);
+    };
+    let limited = inventory
+        .apply_limit(&all.hosts, limit)
+        .map_err(CliError::options)?;
+    for w in &limited.warnings {
+        warn(w);
+    }
+    Ok(limited.hosts)
+}
+
+/// `  hosts (N):` and the hosts, as `ansible PATTERN --list-hosts` prints them.
+fn list_hosts(
+    inventory: &Inventory,
+    pattern: &str,
+    limit: Option<&str>,
+) -> Result<String, CliError> {
+    let selected = inventory.select(pattern).map_err(CliError::options)?;
+    for w in &selected.warnings {
+        warn(w);
+    }
+    let mut hosts = selected.hosts;
+    if let Some(limit) = limit {
+        let limited = inventory
+            .apply_limit(&hosts, limit)
+            .map_err(CliError::options)?;
+        for w in &limited.warnings {
+            warn(w);
+        }
+        if limited.hosts.is_empty() {
+            return Err(CliError::other(
+                "Specified inventory, host pattern and/or --limit leaves us with no hosts to target.",
+            ));
+        }
+        hosts = limited.hosts;
+    }
+    let mut text = format!("  hosts ({}):", hosts.len());
+    for h in hosts {
+        text.push_str("\n    ");
+        text.push_str(&h);
+    }
+    Ok(text)
+}
+
+fn format(value: &serde_json::Value, yaml: bool) -> Result<String, CliError> {
+    if yaml {
+        let text = crate::template::yaml_dump(value).map_err(CliError::other)?;
+        Ok(text.trim_end_matches('\n').to_string())
+    } else {
+        Ok(to_json_text(value))
+    }
+}
+
+/// Writes `text` to `path` through a temporary file in the same directory.
+fn write_atomically(path: &std::path::Path, text: &str) -> Result<(), CliError> {
+    let fail = |e: std::io::Error| {
+        CliError::other(format!(
+            "Unable to write to destination file ({}): {e}",
+            path.display()
+        ))
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(fail)?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(fail)?;
+    tmp.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
+}

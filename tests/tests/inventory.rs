@@ -1,0 +1,410 @@
+//! Differential tests of `sandball inventory` against `ansible-inventory`: every case of
+//! the corpus in `tests/inventories/` (see its README) is read by both, and what they print
+//! must be the same data: `--list`, `--list --export`, `--graph --vars`, `--host` for the
+//! case's hosts, `--list --yaml` when asked, and for each pattern the hosts
+//! `ansible PATTERN --list-hosts` prints. JSON is compared parsed, without `_meta.profile`
+//! and with Ansible's `__ansible_unsafe` wrappers removed; a command that fails must fail
+//! in both (errors are compared by kind, not wording).
+//!
+//! ansible-inventory takes about a second a call, so the calls run on a few threads, and
+//! its answers are kept under `target/inventory-oracle/`, keyed by the case's files and
+//! the command, so a rerun only asks again for what changed.
+
+use sandball_e2e::binaries::{target_dir, workspace_root};
+use sandball_e2e::{Binaries, Output};
+use serde_json::Value;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// One case: a directory and what its `case.txt` file asks for.
+#[derive(Debug, Default, Clone)]
+struct Case {
+    name: String,
+    dir: PathBuf,
+    sources: Vec<String>,
+    hosts: Vec<String>,
+    patterns: Vec<String>,
+    limits: Vec<String>,
+    env: Vec<(String, String)>,
+    extra: Vec<String>,
+    yaml: bool,
+    /// Text both tools must print on stderr (a warning's stable part).
+    warns: Vec<String>,
+    /// Whether both must fail to load.
+    fails: bool,
+}
+
+/// Reads `dir/case.txt` (a `.txt` file, which inventory directories skip): `key: value` lines (`source`, `host`, `pattern`, `limit`, `env`,
+/// `arg`, `warns`, `yaml: true`, `fails: true`); `#` starts a comment line.
+fn read_case(dir: &Path) -> Case {
+    let spec = std::fs::read_to_string(dir.join("case.txt")).unwrap();
+    let mut case = Case {
+        name: dir.file_name().unwrap().to_string_lossy().into_owned(),
+        dir: dir.to_path_buf(),
+        ..Case::default()
+    };
+    for line in spec.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (key, value) = line
+            .split_once(':')
+            .unwrap_or_else(|| panic!("{}: bad line {line:?}", case.name));
+        let value = value.trim().to_string();
+        match key.trim() {
+            "source" => case.sources.push(value),
+            "host" => case.hosts.push(value),
+            "pattern" => case.patterns.push(value),
+            "limit" => case.limits.push(value),
+            "arg" => case.extra.push(value),
+            "warns" => case.warns.push(value),
+            "env" => {
+                let (k, v) = value.split_once('=').unwrap();
+                case.env.push((k.to_string(), v.to_string()));
+            }
+            "yaml" => case.yaml = value == "true",
+            "fails" => case.fails = value == "true",
+            other => panic!("{}: unknown key {other}", case.name),
+        }
+    }
+    assert!(!case.sources.is_empty(), "{}: no source", case.name);
+    case
+}
+
+/// Where ansible-core is, if the tests may compare with it.
+fn ansible_bin_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("ANSIBLE_BIN_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target_dir().join("venv/bin"));
+    if dir.join("ansible-inventory").is_file() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("ANSIBLE_BIN_DIR").is_none(),
+        "ANSIBLE_BIN_DIR is set but holds no ansible-inventory; run `make ansible`"
+    );
+    eprintln!(
+        "skipping the comparison with ansible-inventory: no target/venv and ANSIBLE_BIN_DIR \
+         is unset (`make test` installs ansible-core and sets it)"
+    );
+    None
+}
+
+/// One command to run the same way with both tools.
+#[derive(Clone, Debug)]
+struct Query {
+    /// What is compared and how.
+    kind: Kind,
+    /// Arguments after the sources.
+    args: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Json,
+    Yaml,
+    Text,
+    ListHosts,
+}
+
+fn queries(case: &Case) -> Vec<Query> {
+    let q = |kind, args: &[&str]| Query {
+        kind,
+        args: args.iter().map(|a| a.to_string()).collect(),
+    };
+    let mut out = vec![
+        q(Kind::Json, &["--list"]),
+        q(Kind::Json, &["--list", "--export"]),
+        q(Kind::Text, &["--graph", "--vars"]),
+    ];
+    if case.fails {
+        out.truncate(1);
+    }
+    if case.yaml {
+        out.push(q(Kind::Yaml, &["--list", "--yaml"]));
+    }
+    for h in &case.hosts {
+        out.push(q(Kind::Json, &["--host", h]));
+    }
+    for l in &case.limits {
+        out.push(q(Kind::Json, &["--list", "--limit", l]));
+    }
+    for p in &case.patterns {
+        out.push(q(Kind::ListHosts, &[p]));
+    }
+    out
+}
+
+/// A hash of every file of the case directory, its `case.txt` file included.
+fn case_fingerprint(dir: &Path) -> u64 {
+    fn walk(dir: &Path, hasher: &mut DefaultHasher) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            path.file_name().hash(hasher);
+            if path.is_dir() {
+                walk(&path, hasher);
+            } else {
+                std::fs::read(&path).unwrap_or_default().hash(hasher);
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::PermissionsExt;
+                    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+                    (mode & 0o111).hash(hasher);
+                }
+            }
+        }
+    }
+    let mut hasher = DefaultHasher::new();
+    walk(dir, &mut hasher);
+    hasher.finish()
+}
+
+/// The oracle's answer: exit code, stdout, stderr (cached on disk).
+fn oracle(bin: &Path, case: &Case, query: &Query) -> (i32, String, String) {
+    let mut cmd;
+    if query.kind == Kind::ListHosts {
+        cmd = Command::new(bin.join("ansible"));
+        cmd.arg(&query.args[0]).arg("--list-hosts");
+        for s in &case.sources {
+            cmd.arg("-i").arg(s);
+        }
+    } else {
+        cmd = Command::new(bin.join("ansible-inventory"));
+        for s in &case.sources {
+            cmd.arg("-i").arg(s);
+        }
+        cmd.args(&query.args);
+    }
+    cmd.args(&case.extra);
+    let mut hasher = DefaultHasher::new();
+    case_fingerprint(&case.dir).hash(&mut hasher);
+    format!(
+        "{:?}|{:?}|{:?}",
+        cmd.get_args().collect::<Vec<_>>(),
+        case.env,
+        cmd.get_program()
+    )
+    .hash(&mut hasher);
+    let cache = target_dir().join("inventory-oracle").join(format!(
+        "{}-{:016x}.json",
+        case.name,
+        hasher.finish()
+    ));
+    if let Ok(text) = std::fs::read_to_string(&cache)
+        && let Ok(Value::Array(v)) = serde_json::from_str::<Value>(&text)
+        && let [Value::Number(code), Value::String(out), Value::String(err)] = v.as_slice()
+    {
+        return (code.as_i64().unwrap_or(-1) as i32, out.clone(), err.clone());
+    }
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("ansible.cfg");
+    std::fs::write(&config, "[defaults]\n").unwrap();
+    cmd.current_dir(&case.dir)
+        .env("ANSIBLE_CONFIG", &config)
+        .env("ANSIBLE_HOME", home.path())
+        .env("ANSIBLE_LOCAL_TEMP", home.path().join("tmp"))
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_DEPRECATION_WARNINGS", "0");
+    for (k, v) in &case.env {
+        cmd.env(k, v);
+    }
+    let out = Output::run(cmd, Duration::from_secs(120));
+    std::fs::create_dir_all(cache.parent().unwrap()).unwrap();
+    let record = serde_json::json!([out.code, out.stdout, out.stderr]).to_string();
+    let tmp = cache.with_extension("tmp");
+    std::fs::write(&tmp, record).unwrap();
+    std::fs::rename(&tmp, &cache).unwrap();
+    (out.code, out.stdout, out.stderr)
+}
+
+fn sandball(case: &Case, query: &Query) -> Output {
+    let mut cmd = Command::new(&Binaries::get().sandball);
+    cmd.arg("inventory");
+    for s in &case.sources {
+        cmd.arg("-i").arg(s);
+    }
+    if query.kind == Kind::ListHosts {
+        cmd.arg("--list-hosts").arg(&query.args[0]);
+    } else {
+        cmd.args(&query.args);
+    }
+    cmd.args(&case.extra).current_dir(&case.dir);
+    for (k, v) in &case.env {
+        cmd.env(k, v);
+    }
+    Output::run(cmd, Duration::from_secs(60))
+}
+
+/// JSON without what the comparison ignores.
+fn normalize(value: Value, python: &str) -> Value {
+    match value {
+        Value::Object(mut map) => {
+            if map.len() == 1
+                && let Some(inner) = map.remove("__ansible_unsafe")
+            {
+                return normalize(inner, python);
+            }
+            if let Some(Value::Object(meta)) = map.get_mut("_meta") {
+                meta.remove("profile");
+            }
+            // The implicit localhost's interpreter is the Python running ansible itself.
+            if map
+                .get("ansible_python_interpreter")
+                .and_then(Value::as_str)
+                == Some(python)
+            {
+                map.remove("ansible_python_interpreter");
+            }
+            Value::Object(
+                map.into_iter()
+                    .map(|(k, v)| (k, normalize(v, python)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => {
+            Value::Array(items.into_iter().map(|v| normalize(v, python)).collect())
+        }
+        other => other,
+    }
+}
+
+fn parse(kind: Kind, text: &str, bin: &Path, what: &str) -> Result<Value, String> {
+    let real = std::fs::canonicalize(bin).unwrap_or_else(|_| bin.to_path_buf());
+    let python = real.join("python3").display().to_string();
+    Ok(match kind {
+        Kind::Json => normalize(
+            serde_json::from_str(text).map_err(|e| format!("{what}: not JSON ({e}):\n{text}"))?,
+            &python,
+        ),
+        Kind::Yaml => {
+            let mut child = Command::new(bin.join("python"))
+                .args([
+                    "-c",
+                    "import sys, json, yaml; print(json.dumps(yaml.safe_load(sys.stdin), default=lambda o: o.isoformat()))",
+                ])
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            std::io::Write::write_all(child.stdin.as_mut().unwrap(), text.as_bytes()).unwrap();
+            drop(child.stdin.take());
+            let out = child.wait_with_output().unwrap();
+            if !out.status.success() {
+                return Err(format!("{what}: not YAML:\n{text}"));
+            }
+            normalize(serde_json::from_slice(&out.stdout).unwrap(), &python)
+        }
+        Kind::Text | Kind::ListHosts => Value::String(text.trim_end().to_string()),
+    })
+}
+
+/// Compares one query; returns a description of the difference, if any.
+fn compare(bin: &Path, case: &Case, query: &Query) -> Option<String> {
+    let (code, out, err) = oracle(bin, case, query);
+    let ours = sandball(case, query);
+    let what = format!("case {} `{}`", case.name, query.args.join(" "));
+    if ours.stderr.contains("panicked") {
+        return Some(format!("{what}: sandball panicked:\n{}", ours.stderr));
+    }
+    if (code == 0) != (ours.code == 0) {
+        return Some(format!(
+            "{what}: ansible exited {code}, sandball {}\nansible stderr:\n{err}\nsandball stderr:\n{}\nsandball stdout:\n{}",
+            ours.code, ours.stderr, ours.stdout
+        ));
+    }
+    if case.fails && code == 0 {
+        return Some(format!(
+            "{what}: the case should fail but ansible accepted it"
+        ));
+    }
+    if code != 0 {
+        return None;
+    }
+    for w in &case.warns {
+        if !err.contains(w.as_str()) || !ours.stderr.contains(w.as_str()) {
+            return Some(format!(
+                "{what}: both should warn {w:?}\nansible stderr:\n{err}\nsandball stderr:\n{}",
+                ours.stderr
+            ));
+        }
+    }
+    let theirs = match parse(query.kind, &out, bin, &format!("{what} (ansible)")) {
+        Ok(v) => v,
+        Err(e) => return Some(e),
+    };
+    let mine = match parse(query.kind, &ours.stdout, bin, &format!("{what} (sandball)")) {
+        Ok(v) => v,
+        Err(e) => return Some(e),
+    };
+    (theirs != mine).then(|| {
+        let show = |v: &Value| match v {
+            Value::String(s) => s.clone(),
+            v => serde_json::to_string_pretty(v).unwrap(),
+        };
+        format!(
+            "{what}: outputs differ\n--- ansible\n{}\n--- sandball\n{}\nsandball stderr:\n{}",
+            show(&theirs),
+            show(&mine),
+            ours.stderr
+        )
+    })
+}
+
+#[test]
+fn sandball_inventory_prints_what_ansible_inventory_prints() {
+    let Some(bin) = ansible_bin_dir() else {
+        return;
+    };
+    let root = workspace_root().join("tests/inventories");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("case.txt").is_file())
+        .collect();
+    dirs.sort();
+    let only = std::env::var("INVENTORY_CASE").ok();
+    let work: Vec<(Case, Query)> = dirs
+        .iter()
+        .map(|d| read_case(d))
+        .filter(|c| only.as_deref().is_none_or(|o| c.name == o))
+        .flat_map(|c| queries(&c).into_iter().map(move |q| (c.clone(), q)))
+        .collect();
+    assert!(
+        !work.is_empty(),
+        "no inventory cases under {}",
+        root.display()
+    );
+    let queue = Mutex::new(work.into_iter());
+    let failures = Mutex::new(Vec::new());
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, 4);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                loop {
+                    let next = queue.lock().unwrap().next();
+                    let Some((case, query)) = next else { break };
+                    if let Some(f) = compare(&bin, &case, &query) {
+                        failures.lock().unwrap().push(f);
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(
+        failures.is_empty(),
+        "{} difference(s):\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
