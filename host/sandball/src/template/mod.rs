@@ -12,7 +12,7 @@ mod filters;
 mod jinja_tests;
 mod methods;
 mod pyregex;
-mod python;
+pub(crate) mod python;
 mod scope;
 mod templar;
 mod vars;

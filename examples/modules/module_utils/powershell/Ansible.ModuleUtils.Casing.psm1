@@ -1,0 +1,5 @@
+Function ConvertTo-TitleCase($Text) {
+    return $Text.Substring(0, 1).ToUpper() + $Text.Substring(1)
+}
+
+Export-ModuleMember -Function ConvertTo-TitleCase

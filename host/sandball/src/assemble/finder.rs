@@ -1,0 +1,377 @@
+//! The legacy module finder: where a task's module name leads when it is not a
+//! built-in component.
+//!
+//! Searched as Ansible searches: a short name or `ansible.legacy.<name>` looks in the
+//! library directories (`-M/--module-path`, `ANSIBLE_LIBRARY`, `library/` beside the
+//! playbook), then in the installed ansible-core's `ansible/modules`;
+//! `ansible.builtin.<name>` only in ansible-core; `<ns>.<coll>.<name>` in the collections
+//! paths (`ansible_collections/<ns>/<coll>/plugins/modules`). ansible-core is found
+//! from a configured directory, else by asking the controller's Python where its
+//! `ansible` package is.
+
+use super::module_utils::{self, CodeRoots};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+/// Where legacy modules and their code come from.
+#[derive(Clone, Debug, Default)]
+pub struct FinderConfig {
+    /// Library directories, in search order.
+    pub library: Vec<PathBuf>,
+    /// Directories holding `ansible_collections/`.
+    pub collections: Vec<PathBuf>,
+    /// Extra module_utils directories (`module_utils/` beside the playbook,
+    /// `ANSIBLE_MODULE_UTILS`).
+    pub module_utils: Vec<PathBuf>,
+    /// ansible-core's `ansible` package (or the site-packages holding it), if configured.
+    pub ansible_core: Option<PathBuf>,
+    /// The controller Python to ask for ansible-core when it is not configured.
+    pub python: Option<String>,
+}
+
+impl FinderConfig {
+    /// The configuration from the environment and the playbook's directory:
+    /// `ANSIBLE_LIBRARY`, `ANSIBLE_COLLECTIONS_PATH`, `ANSIBLE_MODULE_UTILS`,
+    /// `SANDBALL_ANSIBLE_CORE` (ansible-core's directory) and `SANDBALL_ANSIBLE_PYTHON`
+    /// (the Python whose ansible-core to use; default `python3`). `module_path` (from
+    /// `-M`) comes first.
+    pub fn from_env(module_path: &[PathBuf], playbook_dir: Option<&Path>) -> Self {
+        let paths = |var: &str| -> Vec<PathBuf> {
+            std::env::var_os(var)
+                .map(|v| std::env::split_paths(&v).collect())
+                .unwrap_or_default()
+        };
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let mut library = module_path.to_vec();
+        library.extend(paths("ANSIBLE_LIBRARY"));
+        let mut module_utils = paths("ANSIBLE_MODULE_UTILS");
+        let mut collections = paths("ANSIBLE_COLLECTIONS_PATH");
+        collections.extend(paths("ANSIBLE_COLLECTIONS_PATHS"));
+        if collections.is_empty() {
+            if let Some(h) = &home {
+                collections.push(h.join(".ansible/collections"));
+            }
+            collections.push(PathBuf::from("/usr/share/ansible/collections"));
+        }
+        if let Some(dir) = playbook_dir {
+            library.push(dir.join("library"));
+            module_utils.push(dir.join("module_utils"));
+            collections.insert(0, dir.join("collections"));
+        }
+        FinderConfig {
+            library,
+            collections,
+            module_utils,
+            ansible_core: std::env::var_os("SANDBALL_ANSIBLE_CORE").map(PathBuf::from),
+            python: std::env::var("SANDBALL_ANSIBLE_PYTHON").ok(),
+        }
+    }
+}
+
+/// Where a legacy module was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// A library directory.
+    Library,
+    /// ansible-core's own modules.
+    AnsibleCore,
+    /// A collection.
+    Collection,
+}
+
+/// A legacy module's source, found.
+#[derive(Debug)]
+pub struct LegacyModule {
+    /// The short name (`ping`).
+    pub name: String,
+    /// The Python module name it runs as (`ansible.modules.ping`,
+    /// `ansible_collections.ns.coll.plugins.modules.x`, `ansible.legacy.x`).
+    pub fqn: String,
+    /// The file.
+    pub path: PathBuf,
+    /// Its bytes.
+    pub bytes: Arc<Vec<u8>>,
+    /// Where it came from.
+    pub origin: Origin,
+}
+
+/// Errors finding a legacy module.
+#[derive(Debug, thiserror::Error)]
+pub enum FindError {
+    /// Nothing of that name anywhere.
+    #[error(
+        "couldn't resolve module/action '{name}'. This often indicates a misspelling, missing collection, or incorrect module path. Looked in: {searched}"
+    )]
+    NotFound {
+        /// The name as the task wrote it.
+        name: String,
+        /// Every directory searched.
+        searched: String,
+    },
+    /// The file could not be read.
+    #[error("cannot read module {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// Finds legacy modules; ansible-core is located once, on first need.
+#[derive(Debug)]
+pub struct LegacyFinder {
+    config: FinderConfig,
+    ansible: OnceLock<Option<PathBuf>>,
+}
+
+/// File extensions that are never a module (documentation, compiled Python).
+const NOT_MODULES: &[&str] = &["pyc", "pyo", "md", "rst", "yml", "yaml", "txt"];
+
+impl LegacyFinder {
+    /// A finder with this configuration.
+    pub fn new(config: FinderConfig) -> Self {
+        LegacyFinder {
+            config,
+            ansible: OnceLock::new(),
+        }
+    }
+
+    /// ansible-core's `ansible` package directory, if there is one.
+    pub fn ansible_core(&self) -> Option<&Path> {
+        self.ansible
+            .get_or_init(|| match &self.config.ansible_core {
+                Some(dir) => module_utils::ansible_package(dir),
+                None => ask_python(self.config.python.as_deref().unwrap_or("python3")),
+            })
+            .as_deref()
+    }
+
+    /// Where module_utils code comes from.
+    pub fn code_roots(&self) -> CodeRoots {
+        let ansible = self.ansible_core().map(Path::to_path_buf);
+        let mut collections = self.config.collections.clone();
+        // Collections installed beside ansible-core (the `ansible` package from PyPI).
+        if let Some(site) = ansible.as_deref().and_then(Path::parent) {
+            collections.push(site.to_path_buf());
+        }
+        CodeRoots {
+            ansible,
+            module_utils: self.config.module_utils.clone(),
+            collections,
+        }
+    }
+
+    /// Finds the module a task's action names.
+    pub fn find(&self, action: &str) -> Result<LegacyModule, FindError> {
+        let mut searched: Vec<PathBuf> = Vec::new();
+        let parts: Vec<&str> = action.split('.').collect();
+        let (short, scopes): (&str, &[Origin]) = match parts.as_slice() {
+            [name] => (name, &[Origin::Library, Origin::AnsibleCore]),
+            ["ansible", "legacy", name] => (name, &[Origin::Library, Origin::AnsibleCore]),
+            ["ansible", "builtin", name] => (name, &[Origin::AnsibleCore]),
+            [_, _, name] => (name, &[Origin::Collection]),
+            _ => {
+                return Err(FindError::NotFound {
+                    name: action.into(),
+                    searched: "nowhere: the name is neither short nor namespace.collection.module"
+                        .into(),
+                });
+            }
+        };
+        for origin in scopes {
+            let dirs: Vec<PathBuf> = match origin {
+                Origin::Library => self.config.library.clone(),
+                Origin::AnsibleCore => self
+                    .ansible_core()
+                    .map(|a| vec![a.join("modules")])
+                    .unwrap_or_default(),
+                Origin::Collection => self
+                    .code_roots()
+                    .collections
+                    .iter()
+                    .map(|c| {
+                        c.join("ansible_collections")
+                            .join(parts[0])
+                            .join(parts[1])
+                            .join("plugins/modules")
+                    })
+                    .collect(),
+            };
+            for dir in dirs {
+                if let Some(path) = module_file(&dir, short) {
+                    let bytes = std::fs::read(&path).map_err(|source| FindError::Read {
+                        path: path.clone(),
+                        source,
+                    })?;
+                    let fqn = match origin {
+                        Origin::Library => format!("ansible.legacy.{short}"),
+                        Origin::AnsibleCore => format!("ansible.modules.{short}"),
+                        Origin::Collection => format!(
+                            "ansible_collections.{}.{}.plugins.modules.{short}",
+                            parts[0], parts[1]
+                        ),
+                    };
+                    tracing::debug!(module = action, path = %path.display(), "found a legacy module");
+                    return Ok(LegacyModule {
+                        name: short.to_string(),
+                        fqn,
+                        path,
+                        bytes: Arc::new(bytes),
+                        origin: *origin,
+                    });
+                }
+                searched.push(dir);
+            }
+            if *origin == Origin::AnsibleCore && self.ansible_core().is_none() {
+                searched.push(PathBuf::from(format!(
+                    "(no ansible-core found: set SANDBALL_ANSIBLE_CORE, or SANDBALL_ANSIBLE_PYTHON to a Python that has it; {} has not)",
+                    self.config.python.as_deref().unwrap_or("python3")
+                )));
+            }
+        }
+        Err(FindError::NotFound {
+            name: action.into(),
+            searched: searched
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+    }
+}
+
+/// The module file for `name` in `dir`: `name` itself, else `name.<ext>` (first in
+/// name order), skipping documentation and compiled Python.
+fn module_file(dir: &Path, name: &str) -> Option<PathBuf> {
+    let exact = dir.join(name);
+    if exact.is_file() {
+        return Some(exact);
+    }
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_stem().and_then(|s| s.to_str()) == Some(name)
+                && p.extension()
+                    .and_then(|e| e.to_str())
+                    .is_some_and(|e| !NOT_MODULES.contains(&e))
+                && p.is_file()
+        })
+        .collect();
+    found.sort();
+    found.into_iter().next()
+}
+
+/// Asks a Python where its `ansible` package is.
+fn ask_python(python: &str) -> Option<PathBuf> {
+    let out = std::process::Command::new(python)
+        .args([
+            "-c",
+            "import os, ansible; print(os.path.dirname(ansible.__file__))",
+        ])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        tracing::debug!(python, "no ansible-core in this Python");
+        return None;
+    }
+    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    module_utils::ansible_package(&dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(p: &Path, text: &str) {
+        crate::assemble::test_write(p, "", text);
+    }
+
+    fn setup() -> (tempfile::TempDir, LegacyFinder) {
+        let d = tempfile::tempdir().unwrap();
+        let core = d.path().join("site/ansible");
+        write(&core.join("module_utils/basic.py"), "");
+        write(&core.join("modules/ping.py"), "# core ping\n");
+        write(&core.join("modules/stat.py"), "# core stat\n");
+        write(&d.path().join("lib/ping.sh"), "# library ping\n");
+        write(&d.path().join("lib/ping.md"), "docs\n");
+        write(
+            &d.path()
+                .join("colls/ansible_collections/ns/coll/plugins/modules/thing.py"),
+            "# thing\n",
+        );
+        let finder = LegacyFinder::new(FinderConfig {
+            library: vec![d.path().join("lib")],
+            collections: vec![d.path().join("colls")],
+            module_utils: vec![],
+            ansible_core: Some(d.path().join("site")),
+            python: None,
+        });
+        (d, finder)
+    }
+
+    #[test]
+    fn short_and_legacy_names_prefer_the_library() {
+        let (_d, f) = setup();
+        for name in ["ping", "ansible.legacy.ping"] {
+            let m = f.find(name).unwrap();
+            assert_eq!(m.origin, Origin::Library, "{name}");
+            assert_eq!(m.fqn, "ansible.legacy.ping");
+            assert_eq!(m.bytes.as_slice(), b"# library ping\n");
+        }
+        let m = f.find("stat").unwrap();
+        assert_eq!(m.origin, Origin::AnsibleCore);
+        assert_eq!(m.fqn, "ansible.modules.stat");
+    }
+
+    #[test]
+    fn builtin_means_ansible_core_only() {
+        let (_d, f) = setup();
+        let m = f.find("ansible.builtin.ping").unwrap();
+        assert_eq!(m.origin, Origin::AnsibleCore);
+        assert_eq!(m.bytes.as_slice(), b"# core ping\n");
+    }
+
+    #[test]
+    fn collections_by_fqcn() {
+        let (_d, f) = setup();
+        let m = f.find("ns.coll.thing").unwrap();
+        assert_eq!(m.origin, Origin::Collection);
+        assert_eq!(m.fqn, "ansible_collections.ns.coll.plugins.modules.thing");
+        assert!(f.find("thing").is_err());
+    }
+
+    #[test]
+    fn a_missing_module_lists_where_it_looked() {
+        let (d, f) = setup();
+        let err = f.find("nosuch").unwrap_err().to_string();
+        assert!(
+            err.contains("couldn't resolve module/action 'nosuch'"),
+            "{err}"
+        );
+        assert!(
+            err.contains(&d.path().join("lib").display().to_string()),
+            "{err}"
+        );
+        assert!(err.contains("site/ansible/modules"), "{err}");
+        let err = f.find("ns.other.x").unwrap_err().to_string();
+        assert!(
+            err.contains("ansible_collections/ns/other/plugins/modules"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn ansible_core_is_found_from_a_python() {
+        // Without ansible-core in the given Python, the error says how to configure it.
+        let f = LegacyFinder::new(FinderConfig {
+            python: Some("/nonexistent/python".into()),
+            ..Default::default()
+        });
+        let err = f.find("ansible.builtin.ping").unwrap_err().to_string();
+        assert!(err.contains("SANDBALL_ANSIBLE_CORE"), "{err}");
+    }
+}

@@ -1,0 +1,313 @@
+//! Assembling a legacy module for one run: its type decides the assembler, then the
+//! interpreter is settled, as module_common does it.
+//!
+//! New-style Python (and `#<<INCLUDE_ANSIBLE_MODULE_COMMON>>` after its substitution)
+//! becomes an Ansiballz script that can be piped to Python. JSONARGS and PowerShell go
+//! through the Module Replacer. WANT_JSON, binary and old-style modules are shipped
+//! unchanged with an args file. Last, a script's shebang is replaced with the host's
+//! `ansible_<name>_interpreter` when one is set (for `python`: the discovered or
+//! configured Python).
+
+use super::ansiballz::{self, AnsiballzError, ZipCache};
+use super::args_file;
+use super::finder::LegacyModule;
+use super::interpreter::{self, Shebang};
+use super::module_type::{self, ModuleType};
+use super::module_utils::CodeRoots;
+use super::powershell::{self, PowerShellError};
+use super::replacer::{self, Substitutions};
+use serde_json::{Map, Value};
+
+/// Errors assembling a legacy module.
+#[derive(Debug, thiserror::Error)]
+pub enum AssembleError {
+    /// Ansiballz failed.
+    #[error("{module}: {source}")]
+    Ansiballz {
+        /// The module.
+        module: String,
+        /// Why.
+        source: AnsiballzError,
+    },
+    /// PowerShell assembly failed.
+    #[error("{module}: {source}")]
+    PowerShell {
+        /// The module.
+        module: String,
+        /// Why.
+        source: PowerShellError,
+    },
+    /// A Python module whose name cannot be a Python module name.
+    #[error(
+        "module {0}: its name is not a valid Python module name, so Ansiballz cannot import it"
+    )]
+    BadName(String),
+}
+
+/// What the assemblers need besides the module.
+pub struct AssembleContext<'a> {
+    /// The arguments, internal ones included.
+    pub args: &'a Value,
+    /// The host's Python (configured or discovered).
+    pub python: &'a str,
+    /// The host's variables (for `ansible_<name>_interpreter`).
+    pub host_vars: &'a Map<String, Value>,
+    /// Where Ansiballz unpacks its zip on the node (`None`: Python's default).
+    pub tmpdir: Option<&'a str>,
+    /// Where module_utils come from.
+    pub roots: &'a CodeRoots,
+    /// Zips built in this run.
+    pub cache: &'a ZipCache,
+}
+
+/// A module ready to ship.
+#[derive(Debug)]
+pub struct Assembled {
+    /// Its type.
+    pub kind: ModuleType,
+    /// The file to put on the node (or to pipe to the interpreter).
+    pub payload: Vec<u8>,
+    /// The args file, for types that take one.
+    pub args_file: Option<Vec<u8>>,
+    /// The command that runs the payload file (`None`: the file runs itself).
+    pub interpreter: Option<String>,
+    /// Whether the payload may be piped to the interpreter's stdin.
+    pub pipelining: bool,
+    /// File name suffix on the node (`.py`, `.ps1`, or none).
+    pub suffix: &'static str,
+}
+
+/// Assembles `module` for one run.
+pub fn assemble(
+    module: &LegacyModule,
+    ctx: &AssembleContext<'_>,
+) -> Result<Assembled, AssembleError> {
+    let kind = module_type::detect(&module.bytes);
+    let subs = substitutions(ctx);
+    match kind {
+        ModuleType::NewStylePython | ModuleType::ModuleCommon => {
+            if !module
+                .fqn
+                .split('.')
+                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            {
+                return Err(AssembleError::BadName(module.name.clone()));
+            }
+            let source = if kind == ModuleType::ModuleCommon {
+                replacer::substitute(&String::from_utf8_lossy(&module.bytes), &subs).into_bytes()
+            } else {
+                module.bytes.to_vec()
+            };
+            let zip = ctx
+                .cache
+                .zip_b64(ctx.roots, &module.fqn, &source)
+                .map_err(|source| AssembleError::Ansiballz {
+                    module: module.name.clone(),
+                    source,
+                })?;
+            Ok(Assembled {
+                kind,
+                payload: ansiballz::script(ctx.python, &module.fqn, &zip, ctx.args, ctx.tmpdir),
+                args_file: None,
+                interpreter: Some(ctx.python.to_string()),
+                pipelining: true,
+                suffix: ".py",
+            })
+        }
+        ModuleType::PowerShell => {
+            let text = replacer::substitute(&String::from_utf8_lossy(&module.bytes), &subs);
+            let payload =
+                powershell::assemble(&module.name, &text, &ctx.args.to_string(), ctx.roots)
+                    .map_err(|source| AssembleError::PowerShell {
+                        module: module.name.clone(),
+                        source,
+                    })?;
+            let interpreter = ctx
+                .host_vars
+                .get("ansible_powershell_interpreter")
+                .and_then(Value::as_str)
+                .unwrap_or("pwsh -NoProfile -NonInteractive -File")
+                .to_string();
+            Ok(Assembled {
+                kind,
+                payload: payload.into_bytes(),
+                args_file: None,
+                interpreter: Some(interpreter),
+                pipelining: false,
+                suffix: ".ps1",
+            })
+        }
+        ModuleType::JsonArgs => {
+            let text = replacer::substitute(&String::from_utf8_lossy(&module.bytes), &subs);
+            Ok(script(kind, text.into_bytes(), None, ctx))
+        }
+        ModuleType::WantJson => Ok(script(
+            kind,
+            module.bytes.to_vec(),
+            Some(args_file::json(ctx.args)),
+            ctx,
+        )),
+        ModuleType::OldStyle => Ok(script(
+            kind,
+            module.bytes.to_vec(),
+            Some(args_file::old_style(ctx.args)),
+            ctx,
+        )),
+        ModuleType::Binary => Ok(Assembled {
+            kind,
+            payload: module.bytes.to_vec(),
+            args_file: Some(args_file::json(ctx.args)),
+            interpreter: None,
+            pipelining: false,
+            suffix: "",
+        }),
+    }
+}
+
+fn substitutions<'a>(ctx: &'a AssembleContext<'_>) -> Substitutions<'a> {
+    Substitutions {
+        args: ctx.args,
+        version: ctx
+            .args
+            .get("_ansible_version")
+            .and_then(Value::as_str)
+            .unwrap_or(crate::ANSIBLE_COMPAT_VERSION),
+        selinux_special_fs: &[],
+        syslog_facility: ctx
+            .args
+            .get("_ansible_syslog_facility")
+            .and_then(Value::as_str)
+            .unwrap_or("LOG_USER"),
+    }
+}
+
+/// A script module: its shebang settles the interpreter.
+fn script(
+    kind: ModuleType,
+    payload: Vec<u8>,
+    args_file: Option<Vec<u8>>,
+    ctx: &AssembleContext<'_>,
+) -> Assembled {
+    let (payload, interpreter) = match interpreter::shebang(&payload) {
+        Some(sb) => settle(&payload, &sb, ctx),
+        None => (payload, None),
+    };
+    Assembled {
+        kind,
+        payload,
+        args_file,
+        interpreter,
+        pipelining: false,
+        suffix: "",
+    }
+}
+
+/// The payload with its shebang replaced when the host sets the interpreter, and the
+/// command line that runs it.
+fn settle(payload: &[u8], sb: &Shebang, ctx: &AssembleContext<'_>) -> (Vec<u8>, Option<String>) {
+    let configured = ctx
+        .host_vars
+        .get(&sb.variable())
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| (sb.name() == "python").then(|| ctx.python.to_string()));
+    match configured {
+        Some(interp) => (
+            interpreter::replace_shebang(payload, sb, &interp),
+            Some(interp),
+        ),
+        None => {
+            let mut cmd = sb.interpreter.clone();
+            for a in &sb.args {
+                cmd.push(' ');
+                cmd.push_str(a);
+            }
+            (payload.to_vec(), Some(cmd))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assemble::finder::Origin;
+    use serde_json::json;
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    fn module(name: &str, src: &[u8]) -> LegacyModule {
+        LegacyModule {
+            name: name.into(),
+            fqn: format!("ansible.legacy.{name}"),
+            path: PathBuf::from(name),
+            bytes: Arc::new(src.to_vec()),
+            origin: Origin::Library,
+        }
+    }
+
+    fn run(m: &LegacyModule, host_vars: Value) -> Result<Assembled, AssembleError> {
+        let args = json!({"a": "b", "_ansible_version": "2.19.0"});
+        let roots = CodeRoots::default();
+        let cache = ZipCache::default();
+        let hv = host_vars.as_object().unwrap().clone();
+        assemble(
+            m,
+            &AssembleContext {
+                args: &args,
+                python: "/usr/bin/python3",
+                host_vars: &hv,
+                tmpdir: None,
+                roots: &roots,
+                cache: &cache,
+            },
+        )
+    }
+
+    #[test]
+    fn want_json_and_old_style_get_args_files_and_interpreters() {
+        let ruby = module("r", b"#!/usr/bin/ruby\n# WANT_JSON\n");
+        let a = run(&ruby, json!({"ansible_ruby_interpreter": "/opt/ruby"})).unwrap();
+        assert_eq!(a.kind, ModuleType::WantJson);
+        assert_eq!(a.payload, b"#!/opt/ruby\n# WANT_JSON\n");
+        assert_eq!(a.interpreter.as_deref(), Some("/opt/ruby"));
+        assert_eq!(
+            serde_json::from_slice::<Value>(a.args_file.as_ref().unwrap()).unwrap()["a"],
+            "b"
+        );
+        let a = run(&ruby, json!({})).unwrap();
+        assert_eq!(a.interpreter.as_deref(), Some("/usr/bin/ruby"));
+
+        let sh = module("s", b"#!/bin/sh\necho\n");
+        let a = run(&sh, json!({})).unwrap();
+        assert_eq!(a.kind, ModuleType::OldStyle);
+        assert!(String::from_utf8_lossy(a.args_file.as_ref().unwrap()).contains("a=b"));
+        // `python` in a shebang is the host's Python.
+        let py = module("p", b"#!/usr/bin/python\n# WANT_JSON\n");
+        let a = run(&py, json!({})).unwrap();
+        assert_eq!(a.payload, b"#!/usr/bin/python3\n# WANT_JSON\n");
+    }
+
+    #[test]
+    fn json_args_are_substituted() {
+        let m = module(
+            "j",
+            b"#!/usr/bin/python\nARGS = '''<<INCLUDE_ANSIBLE_MODULE_JSON_ARGS>>'''\n",
+        );
+        let a = run(&m, json!({})).unwrap();
+        assert_eq!(a.kind, ModuleType::JsonArgs);
+        assert!(a.args_file.is_none());
+        let text = String::from_utf8(a.payload).unwrap();
+        assert!(
+            text.contains(r#"ARGS = '''{"a":"b","_ansible_version":"2.19.0"}'''"#),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn binaries_run_themselves() {
+        let m = module("b", b"\x7fELF\x02\x01\x01\0");
+        let a = run(&m, json!({})).unwrap();
+        assert_eq!(a.kind, ModuleType::Binary);
+        assert!(a.interpreter.is_none() && a.args_file.is_some());
+    }
+}
