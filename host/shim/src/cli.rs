@@ -342,7 +342,8 @@ mod tests {
         let file = tmp.path().join("g.json");
         std::fs::write(&file, r#"{"exec": ["ls"]}"#).unwrap();
         let g: Grant = json_option("--grant", &format!("@{}", file.display())).unwrap();
-        assert_eq!(g.exec, vec!["ls"]);
+        assert_eq!(g.exec[0].program, "ls");
+        assert_eq!(g.exec[0].args, None);
         let e = json_option::<Grant>("--grant", "{").unwrap_err();
         assert!(e.to_string().starts_with("--grant is not valid"), "{e}");
     }

@@ -222,9 +222,9 @@ impl Runtime {
         args: &Value,
         grant: &Grant,
     ) -> Result<RunOutput, ShimError> {
-        sandbox::check_supported(grant)?;
         let pre = self.prepare(sha, module, None)?;
         let regions = sandbox::regions(grant, &self.home)?;
+        let network = sandbox::Network::from_grant(grant)?;
         let limits = grant.limits;
         let pipes = OutputPipes::new(limits.output_bytes);
         let stdin = args.to_string().into_bytes();
@@ -232,6 +232,7 @@ impl Runtime {
             module,
             grant,
             &regions,
+            &network,
             Stdio {
                 stdin,
                 stdout: pipes.stdout.clone(),
@@ -272,7 +273,8 @@ impl Runtime {
             output_overflowed: pipes.overflowed(),
         };
         let outcome = outcome::classify(&result, &limits, observed);
-        let denials = store.data_mut().host.take_denials();
+        let mut denials = store.data_mut().host.take_denials();
+        denials.extend(network.take_denials());
         drop(store);
         Ok(RunOutput {
             result: RunResult {

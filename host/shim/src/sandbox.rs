@@ -1,21 +1,24 @@
 //! A grant turned into a sandbox: the directories a module may use (each preopened
-//! for WASI at its own absolute path, and the confinement root of `posix` calls) and
-//! the WASI context of one run, built from the grant and nothing else.
+//! for WASI at its own absolute path, and the confinement root of `posix` calls), the
+//! network peers it may connect to, and the WASI context of one run, built from the
+//! grant and nothing else.
 
 use crate::paths;
-use sandball_wire::capability::{Access, FsGrant, FsScope, Grant};
+use sandball_wire::capability::{Access, FsGrant, FsScope, Grant, NetHost, NetPattern};
+use sandball_wire::protocol::Denial;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
+use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
 /// A grant the shim cannot turn into a sandbox.
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
-    /// The grant asks for network access, which the shim does not implement yet.
-    #[error(
-        "network grants are not supported yet: the grant asks for net {0}; remove the net capability or run the module without the shim"
-    )]
-    NetUnsupported(String),
+    /// A network grant is not a `host:port` pattern.
+    #[error("{0}")]
+    BadNet(#[from] sandball_wire::capability::NetPatternError),
     /// A tree grant names something that is not an existing directory.
     #[error("{grant}: {} is not an existing directory", path.display())]
     NotADirectory {
@@ -96,14 +99,14 @@ pub fn regions(grant: &Grant, home: &Path) -> Result<Vec<Region>, SandboxError> 
             });
         }
         match out.iter_mut().find(|r| r.dir == dir) {
-            Some(r) if r.access < fs.access => {
-                r.access = fs.access;
+            Some(r) if r.access < fs.access() => {
+                r.access = fs.access();
                 r.grant = fs.to_string();
             }
             Some(_) => {}
             None => out.push(Region {
                 dir,
-                access: fs.access,
+                access: fs.access(),
                 grant: fs.to_string(),
             }),
         }
@@ -111,12 +114,83 @@ pub fn regions(grant: &Grant, home: &Path) -> Result<Vec<Region>, SandboxError> 
     Ok(out)
 }
 
-/// Refuses grants the shim cannot enforce.
-pub fn check_supported(grant: &Grant) -> Result<(), SandboxError> {
-    if grant.net.is_empty() {
-        Ok(())
-    } else {
-        Err(SandboxError::NetUnsupported(grant.net.join(", ")))
+/// The TCP peers a grant allows, with host names resolved once per run, and the
+/// connections refused so far.
+#[derive(Clone, Default)]
+pub struct Network {
+    /// Each granted pattern as written, parsed, and the addresses of its host name.
+    allowed: Arc<Vec<(String, NetPattern, Vec<IpAddr>)>>,
+    denials: Arc<Mutex<Vec<Denial>>>,
+}
+
+impl Network {
+    /// Parses the grant's patterns and resolves the host names among them (a name
+    /// that does not resolve allows nothing).
+    pub fn from_grant(grant: &Grant) -> Result<Network, SandboxError> {
+        let mut allowed = Vec::new();
+        for text in &grant.net {
+            let pattern = NetPattern::parse(text)?;
+            let resolved = match &pattern.host {
+                NetHost::Name(name) => (name.as_str(), 0)
+                    .to_socket_addrs()
+                    .map(|addrs| addrs.map(|a| a.ip()).collect())
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            allowed.push((text.clone(), pattern, resolved));
+        }
+        Ok(Network {
+            allowed: Arc::new(allowed),
+            denials: Arc::default(),
+        })
+    }
+
+    /// Whether a socket may use `addr` for `usage`: connections to granted peers,
+    /// and the implicit bind to the wildcard address a connection makes first.
+    /// Listening, accepting and explicit binds are never granted; UDP is off.
+    pub fn allows(&self, addr: SocketAddr, usage: SocketAddrUse) -> bool {
+        match usage {
+            SocketAddrUse::TcpBind => {
+                !self.allowed.is_empty() && addr.ip().is_unspecified() && addr.port() == 0
+            }
+            SocketAddrUse::TcpConnect => {
+                let ok = self
+                    .allowed
+                    .iter()
+                    .any(|(_, p, resolved)| p.matches(addr, resolved));
+                if !ok {
+                    self.deny(addr, "connect to");
+                }
+                ok
+            }
+            SocketAddrUse::TcpListen | SocketAddrUse::TcpAccept => {
+                self.deny(addr, "listen on");
+                false
+            }
+            SocketAddrUse::UdpBind | SocketAddrUse::UdpSend | SocketAddrUse::UdpReceive => false,
+        }
+    }
+
+    fn deny(&self, addr: SocketAddr, what: &str) {
+        let granted: Vec<&str> = self.allowed.iter().map(|(t, _, _)| t.as_str()).collect();
+        let reason = if granted.is_empty() {
+            format!("network {what} {addr} denied: the grant allows no network connections")
+        } else {
+            format!(
+                "network {what} {addr} denied: the grant allows TCP connections to [{}] only",
+                granted.join(", ")
+            )
+        };
+        let mut denials = self.denials.lock().unwrap_or_else(|e| e.into_inner());
+        denials.push(Denial {
+            capability: format!("net {addr}"),
+            reason,
+        });
+    }
+
+    /// Takes the denials recorded so far.
+    pub fn take_denials(&self) -> Vec<Denial> {
+        std::mem::take(&mut *self.denials.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
@@ -133,21 +207,29 @@ pub struct Stdio {
 /// Builds the WASI context of one run: the regions preopened at their own paths
 /// (read-only or read-write), only the granted environment variables (with the
 /// shim's values; unset ones are left out), arguments `[module]`, the given stdio,
-/// and no network at all (no TCP, no UDP, no name lookup).
+/// no TCP unless the grant has `net` patterns (then every address is checked against
+/// `network`, which records refusals), no UDP, and name lookups only when the grant
+/// says `dns`.
 pub fn wasi_ctx(
     module: &str,
     grant: &Grant,
     regions: &[Region],
+    network: &Network,
     stdio: Stdio,
 ) -> Result<WasiCtx, SandboxError> {
     let mut b = WasiCtxBuilder::new();
+    let check = network.clone();
     b.arg(module)
         .stdin(MemoryInputPipe::new(stdio.stdin))
         .stdout(stdio.stdout)
         .stderr(stdio.stderr)
-        .allow_tcp(false)
+        .allow_tcp(!grant.net.is_empty())
+        .socket_addr_check(move |addr, usage| {
+            let ok = check.allows(addr, usage);
+            Box::pin(async move { ok })
+        })
         .allow_udp(false)
-        .allow_ip_name_lookup(false);
+        .allow_ip_name_lookup(grant.dns);
     for name in &grant.env {
         if let Ok(value) = std::env::var(name) {
             b.env(name, value);
@@ -179,7 +261,7 @@ mod tests {
     fn fs(path: &str, access: Access, scope: FsScope) -> FsGrant {
         FsGrant {
             path: path.to_string(),
-            access,
+            ops: access.into(),
             scope,
         }
     }
@@ -262,16 +344,30 @@ mod tests {
     }
 
     #[test]
-    fn network_grants_are_refused_clearly() {
+    fn network_grants_allow_their_peers_and_record_the_rest() {
+        let addr = |s: &str| s.parse::<SocketAddr>().unwrap();
+        let none = Network::from_grant(&Grant::default()).unwrap();
+        assert!(!none.allows(addr("0.0.0.0:0"), SocketAddrUse::TcpBind));
+        assert!(!none.allows(addr("127.0.0.1:80"), SocketAddrUse::TcpConnect));
         let grant = Grant {
-            net: vec!["example.org:443".into()],
+            net: vec!["127.0.0.1:8000-8001".into(), "localhost:9000".into()],
             ..Grant::default()
         };
-        let err = check_supported(&grant).unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("network grants are not supported yet")
-        );
-        assert!(check_supported(&Grant::default()).is_ok());
+        let net = Network::from_grant(&grant).unwrap();
+        assert!(net.allows(addr("0.0.0.0:0"), SocketAddrUse::TcpBind));
+        assert!(!net.allows(addr("0.0.0.0:8000"), SocketAddrUse::TcpBind));
+        assert!(net.allows(addr("127.0.0.1:8001"), SocketAddrUse::TcpConnect));
+        assert!(net.allows(addr("127.0.0.1:9000"), SocketAddrUse::TcpConnect));
+        assert!(!net.allows(addr("127.0.0.1:8002"), SocketAddrUse::TcpConnect));
+        assert!(!net.allows(addr("0.0.0.0:8000"), SocketAddrUse::TcpListen));
+        let denials = net.take_denials();
+        assert_eq!(denials.len(), 2);
+        assert_eq!(denials[0].capability, "net 127.0.0.1:8002");
+        assert!(net.take_denials().is_empty());
+        let bad = Grant {
+            net: vec!["no port".into()],
+            ..Grant::default()
+        };
+        assert!(Network::from_grant(&bad).is_err());
     }
 }

@@ -126,6 +126,17 @@ fn there_is_no_network() {
 }
 
 #[test]
+fn a_network_grant_allows_tcp_sockets() {
+    let grant = Grant {
+        net: vec!["127.0.0.1:9".into()],
+        ..Grant::default()
+    };
+    let out = run(TCP, &grant);
+    assert_eq!(out.result.outcome, Outcome::Exited { code: 0 });
+    assert_eq!(out.stdout, b"allowed\n");
+}
+
+#[test]
 fn host_calls_outside_the_grant_are_denied_and_recorded() {
     let (_dir, mut rt) = runtime();
     let bytes = component_with_data(&chmod_body("/etc/hostname"), "/etc/hostname");
@@ -154,7 +165,7 @@ fn host_calls_inside_the_grant_work() {
     let grant = Grant {
         fs: vec![FsGrant {
             path: path.to_string(),
-            access: Access::ReadWrite,
+            ops: Access::ReadWrite.into(),
             scope: FsScope::Entry,
         }],
         ..Grant::default()
@@ -197,23 +208,21 @@ fn compiled_code_is_cached_on_disk_and_reused() {
 }
 
 #[test]
-fn unknown_modules_and_network_grants_are_errors() {
+fn unknown_modules_and_bad_network_grants_are_errors() {
     let (_dir, mut rt) = runtime();
     let sha = sha256_hex(b"nothing");
     let err = rt
         .run(1, &sha, "m", &json!({}), &Grant::default())
         .unwrap_err();
     assert!(matches!(err, ShimError::UnknownModule(_)), "{err}");
+    let bytes = component(HELLO);
+    let sha = rt.load("m", &bytes).unwrap();
     let grant = Grant {
-        net: vec!["example.org:443".into()],
+        net: vec!["example.org".into()],
         ..Grant::default()
     };
     let err = rt.run(1, &sha, "m", &json!({}), &grant).unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("network grants are not supported yet"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("bad network pattern"), "{err}");
 }
 
 #[test]

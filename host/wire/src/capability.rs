@@ -4,12 +4,30 @@
 //! ([`CapabilityRequest`], e.g. read-write on `$path`); the controller *resolves* the
 //! requests against one task's arguments into a concrete [`Grant`], and the shim builds
 //! the module's WASI context from that grant and nothing else.
+//!
+//! The kinds, as written in manifests, policy files and the `capabilities:` keyword:
+//!
+//! - `fs`: a path, the operations on it (`ops: [read, write, create, remove]`, or the
+//!   shorthand `access: read | read-write`), and whether it is the entry itself or a
+//!   whole tree (`scope: entry | tree`, or `recursive: true`);
+//! - `exec`: a program (path or name looked up in `PATH`), optionally with a pattern
+//!   its arguments must match (`args: ["-l", "*"]`; `**` matches any remaining ones);
+//! - `net`: TCP connections to a `host:port` pattern (host `*`, an IP address, a CIDR
+//!   block or a name; port `*`, a number or a range `N-M`);
+//! - `dns`: name lookups;
+//! - `env`: one environment variable of the node, by name.
+//!
+//! Clocks and random numbers are always available; resource [`Limits`] (memory, wall
+//! time, output) bound every run. Strings may refer to module arguments: `$name`,
+//! `$name[N]` (one word) and `$name[N:]` (the words from N on).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
+use std::net::{IpAddr, SocketAddr};
 
-/// How much of a filesystem location a module may use.
+/// How much of a filesystem location a module may use, as the shim enforces it: WASI
+/// preopens are either read-only or read-write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Access {
@@ -17,6 +35,129 @@ pub enum Access {
     Read,
     /// Read, write, create, rename and remove.
     ReadWrite,
+}
+
+/// One filesystem operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FsOp {
+    /// Read files, list directories, look at metadata.
+    Read,
+    /// Change existing files and their metadata.
+    Write,
+    /// Create entries (files, directories, links).
+    Create,
+    /// Remove or rename entries.
+    Remove,
+}
+
+/// A set of filesystem operations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FsOps {
+    /// [`FsOp::Read`].
+    pub read: bool,
+    /// [`FsOp::Write`].
+    pub write: bool,
+    /// [`FsOp::Create`].
+    pub create: bool,
+    /// [`FsOp::Remove`].
+    pub remove: bool,
+}
+
+impl FsOps {
+    /// Read only.
+    pub const READ: FsOps = FsOps {
+        read: true,
+        write: false,
+        create: false,
+        remove: false,
+    };
+    /// Everything.
+    pub const ALL: FsOps = FsOps {
+        read: true,
+        write: true,
+        create: true,
+        remove: true,
+    };
+
+    /// The set holding these operations.
+    pub fn of(ops: &[FsOp]) -> FsOps {
+        let mut s = FsOps::default();
+        for op in ops {
+            match op {
+                FsOp::Read => s.read = true,
+                FsOp::Write => s.write = true,
+                FsOp::Create => s.create = true,
+                FsOp::Remove => s.remove = true,
+            }
+        }
+        s
+    }
+
+    /// The operations, in a fixed order.
+    pub fn list(self) -> Vec<FsOp> {
+        [
+            (self.read, FsOp::Read),
+            (self.write, FsOp::Write),
+            (self.create, FsOp::Create),
+            (self.remove, FsOp::Remove),
+        ]
+        .into_iter()
+        .filter_map(|(on, op)| on.then_some(op))
+        .collect()
+    }
+
+    /// The access the shim gives for these operations: anything beyond reading needs
+    /// a read-write preopen (WASI does not tell writing, creating and removing apart).
+    pub fn access(self) -> Access {
+        if self.write || self.create || self.remove {
+            Access::ReadWrite
+        } else {
+            Access::Read
+        }
+    }
+
+    /// Whether every operation of `other` is in this set.
+    pub fn covers(self, other: FsOps) -> bool {
+        (self.read || !other.read)
+            && (self.write || !other.write)
+            && (self.create || !other.create)
+            && (self.remove || !other.remove)
+    }
+
+    /// The operations in both sets.
+    pub fn intersect(self, other: FsOps) -> FsOps {
+        FsOps {
+            read: self.read && other.read,
+            write: self.write && other.write,
+            create: self.create && other.create,
+            remove: self.remove && other.remove,
+        }
+    }
+
+    /// The operations in either set.
+    pub fn union(self, other: FsOps) -> FsOps {
+        FsOps {
+            read: self.read || other.read,
+            write: self.write || other.write,
+            create: self.create || other.create,
+            remove: self.remove || other.remove,
+        }
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(self) -> bool {
+        self.list().is_empty()
+    }
+}
+
+impl From<Access> for FsOps {
+    fn from(a: Access) -> Self {
+        match a {
+            Access::Read => FsOps::READ,
+            Access::ReadWrite => FsOps::ALL,
+        }
+    }
 }
 
 /// Which part of the filesystem a path names.
@@ -28,53 +169,206 @@ pub enum FsScope {
     /// When that directory does not exist yet, its nearest existing ancestor is opened.
     #[default]
     Entry,
-    /// The path is a directory; it and everything below it.
+    /// The path is a directory; it and everything below it (`recursive: true`).
     Tree,
 }
 
-/// A capability as a manifest requests it. Strings may refer to module arguments:
-/// `$name` is the argument's value (each element when it is a list), `$name[0]` its
-/// first element (a string argument is split like a shell command line first).
+/// Filesystem access to one path: in a request the path may be an argument reference
+/// (`$path`); in a grant it is a path on the node (relative paths and `~` are resolved
+/// by the shim against the home directory of the user it runs as).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "FsWritten", into = "FsWritten")]
+pub struct FsGrant {
+    /// The path.
+    pub path: String,
+    /// The operations allowed on it.
+    pub ops: FsOps,
+    /// Entry or tree.
+    pub scope: FsScope,
+}
+
+impl FsGrant {
+    /// The access the shim enforces for this grant.
+    pub fn access(&self) -> Access {
+        self.ops.access()
+    }
+}
+
+/// `kind: fs` as written: `access` or `ops`, `scope` or `recursive`.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FsWritten {
+    path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    access: Option<Access>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ops: Option<Vec<FsOp>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    scope: Option<FsScope>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    recursive: Option<bool>,
+}
+
+impl TryFrom<FsWritten> for FsGrant {
+    type Error = String;
+    fn try_from(w: FsWritten) -> Result<Self, String> {
+        let ops = match (w.access, w.ops) {
+            (Some(_), Some(_)) => {
+                return Err(format!("fs {}: give `access` or `ops`, not both", w.path));
+            }
+            (Some(a), None) => FsOps::from(a),
+            (None, Some(ops)) if !ops.is_empty() => FsOps::of(&ops),
+            _ => {
+                return Err(format!(
+                    "fs {}: say what may be done: `access: read | read-write` or `ops: [read, write, create, remove]`",
+                    w.path
+                ));
+            }
+        };
+        let scope = match (w.scope, w.recursive) {
+            (Some(s), None) => s,
+            (None, Some(true)) => FsScope::Tree,
+            (None, Some(false) | None) => FsScope::Entry,
+            (Some(s), Some(r)) if (s == FsScope::Tree) == r => s,
+            (Some(_), Some(_)) => {
+                return Err(format!("fs {}: `scope` and `recursive` disagree", w.path));
+            }
+        };
+        Ok(FsGrant {
+            path: w.path,
+            ops,
+            scope,
+        })
+    }
+}
+
+impl From<FsGrant> for FsWritten {
+    fn from(g: FsGrant) -> Self {
+        // The shorthand when it says it all, the list otherwise.
+        let (access, ops) = if g.ops == FsOps::READ {
+            (Some(Access::Read), None)
+        } else if g.ops == FsOps::ALL {
+            (Some(Access::ReadWrite), None)
+        } else {
+            (None, Some(g.ops.list()))
+        };
+        FsWritten {
+            path: g.path,
+            access,
+            ops,
+            scope: Some(g.scope),
+            recursive: None,
+        }
+    }
+}
+
+/// Running a program through the sandball host interface. In a request, `program`
+/// and the argument patterns may refer to module arguments.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "ExecWritten")]
+pub struct ExecGrant {
+    /// Program path or name (names are looked up in the node's `PATH`).
+    pub program: String,
+    /// Patterns the arguments after the program must match, one per argument (`*`
+    /// and `?` within one argument; an element `**` matches any remaining arguments).
+    /// `None`: any arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Vec<String>>,
+}
+
+/// An exec grant is written as a map, or as just the program (any arguments).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ExecWritten {
+    Program(String),
+    Full {
+        program: String,
+        #[serde(default)]
+        args: Option<Vec<String>>,
+    },
+}
+
+impl From<ExecWritten> for ExecGrant {
+    fn from(w: ExecWritten) -> Self {
+        match w {
+            ExecWritten::Program(program) => ExecGrant {
+                program,
+                args: None,
+            },
+            ExecWritten::Full { program, args } => ExecGrant { program, args },
+        }
+    }
+}
+
+impl ExecGrant {
+    /// Whether `args` (the arguments after the program) match this grant's patterns.
+    pub fn allows_args(&self, args: &[String]) -> bool {
+        match &self.args {
+            None => true,
+            Some(patterns) => args_match(patterns, args),
+        }
+    }
+}
+
+fn args_match(patterns: &[String], args: &[String]) -> bool {
+    match patterns.split_first() {
+        None => args.is_empty(),
+        Some((p, rest)) if p == "**" => {
+            (0..=args.len()).any(|skip| args_match(rest, &args[skip..]))
+        }
+        Some((p, rest)) => match args.split_first() {
+            Some((a, more)) => glob(p, a) && args_match(rest, more),
+            None => false,
+        },
+    }
+}
+
+/// Matches `text` against a shell-style pattern: `*` any run of characters, `?` one.
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    // Classic two-pointer match with backtracking to the last `*`.
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// A capability as a manifest, a policy file or the `capabilities:` keyword writes
+/// it. Strings may refer to module arguments (see the module documentation).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum CapabilityRequest {
     /// Filesystem access to a path.
-    Fs {
-        /// Absolute path or argument reference.
-        path: String,
-        /// Read or read-write.
-        access: Access,
-        /// Entry (the default) or whole tree.
-        #[serde(default)]
-        scope: FsScope,
-    },
+    Fs(FsGrant),
     /// Running a program on the node through the sandball host interface.
-    Exec {
-        /// Program name or path, or an argument reference such as `$argv[0]`.
-        program: String,
-    },
+    Exec(ExecGrant),
     /// Reading one environment variable of the node.
     Env {
         /// Variable name.
         name: String,
     },
-    /// Opening network connections to `host:port`.
+    /// Opening TCP connections to `host:port`.
     Net {
         /// `host:port` pattern or argument reference.
         address: String,
     },
-}
-
-/// One concrete filesystem grant.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FsGrant {
-    /// Path on the node; relative paths and `~` are resolved by the shim against the
-    /// home directory of the user it runs as.
-    pub path: String,
-    /// Read or read-write.
-    pub access: Access,
-    /// Entry or tree.
-    pub scope: FsScope,
+    /// Looking up host names.
+    Dns,
 }
 
 /// Resource limits for one module run.
@@ -105,15 +399,18 @@ pub struct Grant {
     /// Filesystem locations.
     #[serde(default)]
     pub fs: Vec<FsGrant>,
-    /// Programs that may be run (names are looked up in the node's `PATH`).
+    /// Programs that may be run.
     #[serde(default)]
-    pub exec: Vec<String>,
+    pub exec: Vec<ExecGrant>,
     /// Environment variables passed through from the node.
     #[serde(default)]
     pub env: Vec<String>,
-    /// `host:port` patterns that may be connected to.
+    /// `host:port` patterns TCP connections may go to (see [`NetPattern`]).
     #[serde(default)]
     pub net: Vec<String>,
+    /// Whether host names may be looked up.
+    #[serde(default)]
+    pub dns: bool,
     /// Resource limits.
     #[serde(default)]
     pub limits: Limits,
@@ -122,8 +419,8 @@ pub struct Grant {
 /// Error resolving a request's argument reference.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ResolveError {
-    /// The reference is not `$name` or `$name[N]`.
-    #[error("bad argument reference {0:?} (expected $name or $name[N])")]
+    /// The reference is not `$name`, `$name[N]` or `$name[N:]`.
+    #[error("bad argument reference {0:?} (expected $name, $name[N] or $name[N:])")]
     BadReference(String),
     /// A string argument could not be split like a command line.
     #[error("argument {name} cannot be split into words (unbalanced quotes)")]
@@ -133,29 +430,38 @@ pub enum ResolveError {
     },
 }
 
+/// Which words of an argument a reference takes.
+enum Index {
+    All,
+    One(usize),
+    From(usize),
+}
+
 /// Expands one request string against module arguments. A literal yields itself;
 /// a reference to a missing or null argument yields nothing.
 pub fn expand(reference: &str, args: &Value) -> Result<Vec<String>, ResolveError> {
     let Some(rest) = reference.strip_prefix('$') else {
         return Ok(vec![reference.to_string()]);
     };
+    let bad = || ResolveError::BadReference(reference.to_string());
     let (name, index) = match rest.split_once('[') {
-        None => (rest, None),
+        None => (rest, Index::All),
         Some((name, idx)) => {
-            let n = idx
-                .strip_suffix(']')
-                .and_then(|i| i.parse::<usize>().ok())
-                .ok_or_else(|| ResolveError::BadReference(reference.to_string()))?;
-            (name, Some(n))
+            let idx = idx.strip_suffix(']').ok_or_else(bad)?;
+            let index = match idx.strip_suffix(':') {
+                Some(from) => Index::From(from.parse().map_err(|_| bad())?),
+                None => Index::One(idx.parse().map_err(|_| bad())?),
+            };
+            (name, index)
         }
     };
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return Err(ResolveError::BadReference(reference.to_string()));
+        return Err(bad());
     }
     let words: Vec<String> = match args.get(name) {
         None | Some(Value::Null) => return Ok(vec![]),
         Some(Value::Array(items)) => items.iter().map(scalar_text).collect(),
-        Some(Value::String(s)) if index.is_some() => {
+        Some(Value::String(s)) if !matches!(index, Index::All) => {
             shlex::split(s).ok_or_else(|| ResolveError::Unsplittable {
                 name: name.to_string(),
             })?
@@ -163,8 +469,9 @@ pub fn expand(reference: &str, args: &Value) -> Result<Vec<String>, ResolveError
         Some(v) => vec![scalar_text(v)],
     };
     Ok(match index {
-        None => words,
-        Some(i) => words.into_iter().nth(i).into_iter().collect(),
+        Index::All => words,
+        Index::One(i) => words.into_iter().nth(i).into_iter().collect(),
+        Index::From(i) => words.into_iter().skip(i).collect(),
     })
 }
 
@@ -175,9 +482,24 @@ fn scalar_text(v: &Value) -> String {
     }
 }
 
+impl CapabilityRequest {
+    /// Whether the request refers to module arguments (its grant depends on them).
+    pub fn refers_to_arguments(&self) -> bool {
+        match self {
+            CapabilityRequest::Fs(f) => f.path.starts_with('$'),
+            CapabilityRequest::Exec(e) => {
+                e.program.starts_with('$') || e.args.iter().flatten().any(|a| a.starts_with('$'))
+            }
+            CapabilityRequest::Env { name } => name.starts_with('$'),
+            CapabilityRequest::Net { address } => address.starts_with('$'),
+            CapabilityRequest::Dns => false,
+        }
+    }
+}
+
 impl Grant {
-    /// Resolves manifest requests against one task's arguments and adds the result to
-    /// this grant, without duplicates.
+    /// Resolves requests against one task's arguments and adds the result to this
+    /// grant, without duplicates.
     pub fn add_requests(
         &mut self,
         requests: &[CapabilityRequest],
@@ -185,35 +507,78 @@ impl Grant {
     ) -> Result<(), ResolveError> {
         for req in requests {
             match req {
-                CapabilityRequest::Fs {
-                    path,
-                    access,
-                    scope,
-                } => {
-                    for p in expand(path, args)? {
+                CapabilityRequest::Fs(fs) => {
+                    for p in expand(&fs.path, args)? {
                         if p.is_empty() {
                             continue;
                         }
                         let g = FsGrant {
                             path: p,
-                            access: *access,
-                            scope: *scope,
+                            ops: fs.ops,
+                            scope: fs.scope,
                         };
                         if !self.fs.contains(&g) {
                             self.fs.push(g);
                         }
                     }
                 }
-                CapabilityRequest::Exec { program } => {
-                    push_unique(&mut self.exec, expand(program, args)?)
+                CapabilityRequest::Exec(e) => {
+                    let args_pattern = match &e.args {
+                        None => None,
+                        Some(patterns) => {
+                            let mut out = Vec::new();
+                            for p in patterns {
+                                out.extend(expand(p, args)?);
+                            }
+                            Some(out)
+                        }
+                    };
+                    for program in expand(&e.program, args)? {
+                        let g = ExecGrant {
+                            program,
+                            args: args_pattern.clone(),
+                        };
+                        if !g.program.is_empty() && !self.exec.contains(&g) {
+                            self.exec.push(g);
+                        }
+                    }
                 }
                 CapabilityRequest::Env { name } => push_unique(&mut self.env, expand(name, args)?),
                 CapabilityRequest::Net { address } => {
                     push_unique(&mut self.net, expand(address, args)?)
                 }
+                CapabilityRequest::Dns => self.dns = true,
             }
         }
         Ok(())
+    }
+
+    /// Whether the grant allows nothing but clocks and random numbers.
+    pub fn is_empty(&self) -> bool {
+        self.fs.is_empty()
+            && self.exec.is_empty()
+            && self.env.is_empty()
+            && self.net.is_empty()
+            && !self.dns
+    }
+
+    /// The grant as a list of requests (each concrete), in kind order.
+    pub fn to_requests(&self) -> Vec<CapabilityRequest> {
+        let mut out: Vec<CapabilityRequest> =
+            self.fs.iter().cloned().map(CapabilityRequest::Fs).collect();
+        out.extend(self.exec.iter().cloned().map(CapabilityRequest::Exec));
+        out.extend(
+            self.env
+                .iter()
+                .map(|name| CapabilityRequest::Env { name: name.clone() }),
+        );
+        out.extend(self.net.iter().map(|address| CapabilityRequest::Net {
+            address: address.clone(),
+        }));
+        if self.dns {
+            out.push(CapabilityRequest::Dns);
+        }
+        out
     }
 }
 
@@ -222,6 +587,125 @@ fn push_unique(list: &mut Vec<String>, items: Vec<String>) {
         if !i.is_empty() && !list.contains(&i) {
             list.push(i);
         }
+    }
+}
+
+/// The host part of a [`NetPattern`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NetHost {
+    /// `*`: any address.
+    Any,
+    /// One address.
+    Ip(IpAddr),
+    /// An address block, `10.0.0.0/8`.
+    Cidr(IpAddr, u8),
+    /// A host name; the shim resolves it when it builds the run's sandbox.
+    Name(String),
+}
+
+/// A parsed `host:port` pattern: which TCP peers a module may connect to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetPattern {
+    /// Which hosts.
+    pub host: NetHost,
+    /// Lowest and highest port allowed.
+    pub ports: (u16, u16),
+}
+
+/// A `host:port` pattern that does not parse.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error(
+    "bad network pattern {0:?} (expected HOST:PORT: HOST `*`, an address, ADDRESS/BITS or a name, `[v6]` for IPv6; PORT `*`, N or N-M)"
+)]
+pub struct NetPatternError(pub String);
+
+impl NetPattern {
+    /// Parses `host:port`.
+    pub fn parse(text: &str) -> Result<NetPattern, NetPatternError> {
+        let bad = || NetPatternError(text.to_string());
+        let (host, port) = text.rsplit_once(':').ok_or_else(bad)?;
+        let ports = match port {
+            "*" => (0, u16::MAX),
+            p => match p.split_once('-') {
+                Some((lo, hi)) => (
+                    lo.parse().map_err(|_| bad())?,
+                    hi.parse().map_err(|_| bad())?,
+                ),
+                None => {
+                    let n = p.parse().map_err(|_| bad())?;
+                    (n, n)
+                }
+            },
+        };
+        if ports.0 > ports.1 {
+            return Err(bad());
+        }
+        let host = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host);
+        let host = if host == "*" {
+            NetHost::Any
+        } else if let Some((ip, bits)) = host.split_once('/') {
+            let ip: IpAddr = ip.parse().map_err(|_| bad())?;
+            let bits: u8 = bits.parse().map_err(|_| bad())?;
+            let max = if ip.is_ipv4() { 32 } else { 128 };
+            if bits > max {
+                return Err(bad());
+            }
+            NetHost::Cidr(ip, bits)
+        } else if let Ok(ip) = host.parse::<IpAddr>() {
+            NetHost::Ip(ip)
+        } else if !host.is_empty()
+            && host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+        {
+            NetHost::Name(host.to_ascii_lowercase())
+        } else {
+            return Err(bad());
+        };
+        Ok(NetPattern { host, ports })
+    }
+
+    /// Whether the pattern allows `addr`; `resolved` are the addresses of the
+    /// pattern's host name, when it has one.
+    pub fn matches(&self, addr: SocketAddr, resolved: &[IpAddr]) -> bool {
+        if addr.port() < self.ports.0 || addr.port() > self.ports.1 {
+            return false;
+        }
+        let ip = canonical_ip(addr.ip());
+        match &self.host {
+            NetHost::Any => true,
+            NetHost::Ip(a) => canonical_ip(*a) == ip,
+            NetHost::Cidr(net, bits) => in_block(ip, canonical_ip(*net), *bits),
+            NetHost::Name(_) => resolved.iter().any(|r| canonical_ip(*r) == ip),
+        }
+    }
+}
+
+/// IPv4-mapped IPv6 addresses compare as the IPv4 address they carry.
+fn canonical_ip(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6
+            .to_ipv4_mapped()
+            .map(IpAddr::V4)
+            .unwrap_or(IpAddr::V6(v6)),
+        v4 => v4,
+    }
+}
+
+fn in_block(ip: IpAddr, net: IpAddr, bits: u8) -> bool {
+    match (ip, net) {
+        (IpAddr::V4(a), IpAddr::V4(n)) => {
+            let mask = u32::MAX.checked_shl(32 - u32::from(bits)).unwrap_or(0);
+            u32::from(a) & mask == u32::from(n) & mask
+        }
+        (IpAddr::V6(a), IpAddr::V6(n)) => {
+            let mask = u128::MAX.checked_shl(128 - u32::from(bits)).unwrap_or(0);
+            u128::from(a) & mask == u128::from(n) & mask
+        }
+        _ => false,
     }
 }
 
@@ -234,11 +718,41 @@ impl fmt::Display for Access {
     }
 }
 
+impl fmt::Display for FsOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FsOp::Read => "read",
+            FsOp::Write => "write",
+            FsOp::Create => "create",
+            FsOp::Remove => "remove",
+        })
+    }
+}
+
+impl fmt::Display for FsOps {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == FsOps::ALL || *self == FsOps::READ {
+            return write!(f, "{}", self.access());
+        }
+        let names: Vec<String> = self.list().iter().map(ToString::to_string).collect();
+        f.write_str(&names.join("+"))
+    }
+}
+
 impl fmt::Display for FsGrant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.scope {
-            FsScope::Entry => write!(f, "fs {} on {} (its directory)", self.access, self.path),
-            FsScope::Tree => write!(f, "fs {} on {} (whole tree)", self.access, self.path),
+            FsScope::Entry => write!(f, "fs {} on {} (its directory)", self.ops, self.path),
+            FsScope::Tree => write!(f, "fs {} on {} (whole tree)", self.ops, self.path),
+        }
+    }
+}
+
+impl fmt::Display for ExecGrant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.args {
+            None => write!(f, "exec {}", self.program),
+            Some(a) => write!(f, "exec {} with arguments [{}]", self.program, a.join(", ")),
         }
     }
 }
@@ -246,22 +760,11 @@ impl fmt::Display for FsGrant {
 impl fmt::Display for CapabilityRequest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CapabilityRequest::Fs {
-                path,
-                access,
-                scope,
-            } => write!(
-                f,
-                "{}",
-                FsGrant {
-                    path: path.clone(),
-                    access: *access,
-                    scope: *scope
-                }
-            ),
-            CapabilityRequest::Exec { program } => write!(f, "exec {program}"),
+            CapabilityRequest::Fs(g) => write!(f, "{g}"),
+            CapabilityRequest::Exec(e) => write!(f, "{e}"),
             CapabilityRequest::Env { name } => write!(f, "env {name}"),
             CapabilityRequest::Net { address } => write!(f, "net {address}"),
+            CapabilityRequest::Dns => f.write_str("dns"),
         }
     }
 }
@@ -273,56 +776,149 @@ mod tests {
 
     #[test]
     fn expands_literals_arguments_lists_and_first_words() {
-        let args = json!({"path": "/tmp/x", "argv": ["/bin/echo", "hi"], "cmd": "'/usr/bin/my prog' -x", "n": null});
+        let args = json!({"path": "/tmp/x", "argv": ["/bin/echo", "hi", "there"], "cmd": "'/usr/bin/my prog' -x", "n": null});
         assert_eq!(expand("/proc", &args).unwrap(), vec!["/proc"]);
         assert_eq!(expand("$path", &args).unwrap(), vec!["/tmp/x"]);
         assert_eq!(expand("$argv[0]", &args).unwrap(), vec!["/bin/echo"]);
+        assert_eq!(expand("$argv[1:]", &args).unwrap(), vec!["hi", "there"]);
         assert_eq!(expand("$cmd[0]", &args).unwrap(), vec!["/usr/bin/my prog"]);
+        assert_eq!(expand("$cmd[1:]", &args).unwrap(), vec!["-x"]);
         assert!(expand("$missing", &args).unwrap().is_empty());
         assert!(expand("$n[0]", &args).unwrap().is_empty());
         assert_eq!(
             expand("$argv[x]", &args),
             Err(ResolveError::BadReference("$argv[x]".into()))
         );
+        assert!(expand("$argv[1", &args).is_err());
+    }
+
+    fn fs(path: &str, ops: FsOps) -> CapabilityRequest {
+        CapabilityRequest::Fs(FsGrant {
+            path: path.into(),
+            ops,
+            scope: FsScope::Entry,
+        })
     }
 
     #[test]
     fn grants_are_built_from_requests_without_duplicates() {
         let reqs = vec![
-            CapabilityRequest::Fs {
-                path: "$path".into(),
-                access: Access::ReadWrite,
-                scope: FsScope::Entry,
-            },
-            CapabilityRequest::Fs {
-                path: "$path".into(),
-                access: Access::ReadWrite,
-                scope: FsScope::Entry,
-            },
-            CapabilityRequest::Exec {
+            fs("$path", FsOps::ALL),
+            fs("$path", FsOps::ALL),
+            CapabilityRequest::Exec(ExecGrant {
                 program: "$argv[0]".into(),
-            },
+                args: Some(vec!["$argv[1:]".into()]),
+            }),
+            CapabilityRequest::Dns,
         ];
         let mut g = Grant::default();
-        g.add_requests(&reqs, &json!({"path": "/tmp/x", "argv": ["ls"]}))
+        g.add_requests(&reqs, &json!({"path": "/tmp/x", "argv": ["ls", "-l", "/"]}))
             .unwrap();
         assert_eq!(g.fs.len(), 1);
-        assert_eq!(g.exec, vec!["ls"]);
-        assert!(g.env.is_empty() && g.net.is_empty());
+        assert_eq!(
+            g.exec,
+            vec![ExecGrant {
+                program: "ls".into(),
+                args: Some(vec!["-l".into(), "/".into()])
+            }]
+        );
+        assert!(g.env.is_empty() && g.net.is_empty() && g.dns);
+        assert_eq!(g.to_requests().len(), 3);
     }
 
     #[test]
-    fn requests_read_from_manifest_json() {
+    fn requests_read_from_manifest_json_in_both_spellings() {
         let r: CapabilityRequest =
             serde_json::from_value(json!({"kind": "fs", "path": "$src", "access": "read"}))
                 .unwrap();
-        assert_eq!(
-            r,
-            CapabilityRequest::Fs {
-                path: "$src".into(),
-                access: Access::Read,
-                scope: FsScope::Entry
-            }
+        assert_eq!(r, fs("$src", FsOps::READ));
+        let r: CapabilityRequest = serde_json::from_value(
+            json!({"kind": "fs", "path": "/srv", "ops": ["read", "create"], "recursive": true}),
+        )
+        .unwrap();
+        let CapabilityRequest::Fs(g) = &r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(g.scope, FsScope::Tree);
+        assert_eq!(g.ops.list(), vec![FsOp::Read, FsOp::Create]);
+        assert_eq!(g.access(), Access::ReadWrite);
+        assert_eq!(r.to_string(), "fs read+create on /srv (whole tree)");
+        // Written back, then read again: the same.
+        let back: CapabilityRequest =
+            serde_json::from_value(serde_json::to_value(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
+        for bad in [
+            json!({"kind": "fs", "path": "/x"}),
+            json!({"kind": "fs", "path": "/x", "access": "read", "ops": ["read"]}),
+            json!({"kind": "fs", "path": "/x", "access": "read", "scope": "entry", "recursive": true}),
+            json!({"kind": "fs", "path": "/x", "access": "write"}),
+        ] {
+            assert!(
+                serde_json::from_value::<CapabilityRequest>(bad.clone()).is_err(),
+                "{bad}"
+            );
+        }
+        let e: Grant =
+            serde_json::from_value(json!({"exec": ["ls", {"program": "cat", "args": ["*"]}]}))
+                .unwrap();
+        assert_eq!(e.exec[0].args, None);
+        assert_eq!(e.exec[1].args, Some(vec!["*".to_string()]));
+    }
+
+    #[test]
+    fn argument_patterns_match_word_by_word() {
+        let g = ExecGrant {
+            program: "systemctl".into(),
+            args: Some(vec!["status".into(), "*.service".into(), "**".into()]),
+        };
+        let words = |s: &str| -> Vec<String> { s.split_whitespace().map(String::from).collect() };
+        assert!(g.allows_args(&words("status nginx.service")));
+        assert!(g.allows_args(&words("status nginx.service --no-pager -l")));
+        assert!(!g.allows_args(&words("stop nginx.service")));
+        assert!(!g.allows_args(&words("status")));
+        let exact = ExecGrant {
+            program: "ls".into(),
+            args: Some(vec![]),
+        };
+        assert!(exact.allows_args(&[]));
+        assert!(!exact.allows_args(&words("-l")));
+        assert!(glob("a*c?", "abbbcd"));
+        assert!(!glob("a*c", "abd"));
+        assert!(glob("*", ""));
+    }
+
+    #[test]
+    fn network_patterns_parse_and_match() {
+        let addr = |s: &str| s.parse::<SocketAddr>().unwrap();
+        let p = NetPattern::parse("127.0.0.1:8000-8080").unwrap();
+        assert!(p.matches(addr("127.0.0.1:8000"), &[]));
+        assert!(!p.matches(addr("127.0.0.1:9000"), &[]));
+        assert!(!p.matches(addr("127.0.0.2:8000"), &[]));
+        assert!(p.matches(addr("[::ffff:127.0.0.1]:8001"), &[]));
+        let block = NetPattern::parse("10.0.0.0/8:*").unwrap();
+        assert!(block.matches(addr("10.1.2.3:22"), &[]));
+        assert!(!block.matches(addr("11.1.2.3:22"), &[]));
+        let v6 = NetPattern::parse("[::1]:443").unwrap();
+        assert!(v6.matches(addr("[::1]:443"), &[]));
+        let name = NetPattern::parse("db.example.org:5432").unwrap();
+        assert_eq!(name.host, NetHost::Name("db.example.org".into()));
+        let ip: IpAddr = "192.0.2.7".parse().unwrap();
+        assert!(name.matches(addr("192.0.2.7:5432"), &[ip]));
+        assert!(!name.matches(addr("192.0.2.8:5432"), &[ip]));
+        assert!(
+            NetPattern::parse("*:*")
+                .unwrap()
+                .matches(addr("1.2.3.4:5"), &[])
         );
+        for bad in [
+            "nohost",
+            "h:port",
+            "1.2.3.4/40:1",
+            "h:9-1",
+            "bad host:1",
+            ":1",
+        ] {
+            assert!(NetPattern::parse(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -101,12 +101,17 @@ pub fn limits_from_env() -> Result<Limits, PolicyError> {
 }
 
 /// How a denied capability can be granted, for error messages. `capability` is the
-/// shim's description: `exec PROGRAM`, `env NAME`, `net ADDRESS`, or
+/// shim's description: `exec PROGRAM [ARGS…]`, `env NAME`, `net ADDRESS`, or
 /// `fs ACCESS PATH` (ACCESS `read` or `read-write`).
 pub fn how_to_grant(capability: &str) -> String {
     let words: Vec<&str> = capability.split_whitespace().collect();
     let target = words.last().copied().unwrap_or_default();
     let entry = match words.first().copied() {
+        Some("exec") if words.len() > 2 => format!(
+            "{{kind: exec, program: {}, args: [{}]}}",
+            words[1],
+            words[2..].join(", ")
+        ),
         Some("exec") => format!("{{kind: exec, program: {target}}}"),
         Some("env") => format!("{{kind: env, name: {target}}}"),
         Some("net") => format!("{{kind: net, address: {target}}}"),
@@ -147,7 +152,7 @@ mod tests {
         .unwrap();
         assert_eq!(g.fs.len(), 1);
         assert_eq!(g.fs[0].path, "/tmp/x");
-        assert_eq!(g.fs[0].access, Access::ReadWrite);
+        assert_eq!(g.fs[0].access(), Access::ReadWrite);
         assert_eq!(g.fs[0].scope, FsScope::Entry);
         assert!(g.exec.is_empty() && g.env.is_empty() && g.net.is_empty());
     }
@@ -174,7 +179,7 @@ mod tests {
             Limits::default(),
         )
         .unwrap();
-        assert_eq!(g.exec, vec!["/bin/ls"]);
+        assert_eq!(g.exec[0].program, "/bin/ls");
         assert!(task_requests(&json!({"exec": "x"})).is_err());
     }
 

@@ -1,7 +1,9 @@
 //! Which programs a grant allows `process.run` to start. A program is allowed when
 //! `argv[0]` is literally a granted entry, or when both are found (names without a
-//! `/` in `PATH`, others relative to the working directory) and are the same file.
+//! `/` in `PATH`, others relative to the working directory) and are the same file,
+//! and the arguments after it match that entry's argument patterns, if it has any.
 
+use sandball_wire::capability::ExecGrant;
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -25,8 +27,10 @@ pub enum Check {
     Allowed(PathBuf),
     /// Allowed by name, but there is no such program.
     NotFound,
-    /// Not allowed.
+    /// The program is not granted.
     Denied,
+    /// The program is granted, but not with these arguments.
+    ArgumentsDenied,
 }
 
 fn executable_file(path: &Path) -> bool {
@@ -58,21 +62,33 @@ pub fn find(name: &str, cwd: &Path, path_var: Option<&OsStr>) -> Option<Found> {
         .and_then(found)
 }
 
-/// Checks `argv0` against the granted programs.
-pub fn check(argv0: &str, granted: &[String], cwd: &Path, path_var: Option<&OsStr>) -> Check {
-    let found = find(argv0, cwd, path_var);
-    let literal = granted.iter().any(|g| g == argv0);
-    let same_file = || {
-        found.as_ref().is_some_and(|f| {
-            granted
-                .iter()
-                .any(|g| find(g, cwd, path_var).is_some_and(|gf| gf.file == f.file))
-        })
+/// Checks `argv` (program and arguments) against the granted programs.
+pub fn check(
+    argv: &[String],
+    granted: &[ExecGrant],
+    cwd: &Path,
+    path_var: Option<&OsStr>,
+) -> Check {
+    let Some((argv0, args)) = argv.split_first() else {
+        return Check::Denied;
     };
+    let found = find(argv0, cwd, path_var);
+    let same_program = |g: &&ExecGrant| {
+        g.program == *argv0
+            || found.as_ref().is_some_and(|f| {
+                find(&g.program, cwd, path_var).is_some_and(|gf| gf.file == f.file)
+            })
+    };
+    let matching: Vec<&ExecGrant> = granted.iter().filter(same_program).collect();
+    if matching.is_empty() {
+        return Check::Denied;
+    }
+    if !matching.iter().any(|g| g.allows_args(args)) {
+        return Check::ArgumentsDenied;
+    }
     match found {
-        Some(f) if literal || same_file() => Check::Allowed(f.path),
-        None if literal => Check::NotFound,
-        _ => Check::Denied,
+        Some(f) => Check::Allowed(f.path),
+        None => Check::NotFound,
     }
 }
 
@@ -88,6 +104,20 @@ mod tests {
         p
     }
 
+    fn grants(programs: &[&str]) -> Vec<ExecGrant> {
+        programs
+            .iter()
+            .map(|p| ExecGrant {
+                program: p.to_string(),
+                args: None,
+            })
+            .collect()
+    }
+
+    fn argv(words: &str) -> Vec<String> {
+        words.split_whitespace().map(String::from).collect()
+    }
+
     #[test]
     fn names_and_paths_of_the_same_program_match() {
         let tmp = tempfile::tempdir().unwrap();
@@ -96,23 +126,15 @@ mod tests {
         let tool = program(&bin, "tool");
         symlink(&tool, bin.join("alias")).unwrap();
         let path = bin.as_os_str();
-        let granted = vec!["tool".to_string()];
-        assert_eq!(
-            check("tool", &granted, tmp.path(), Some(path)),
-            Check::Allowed(tool.clone())
-        );
-        assert_eq!(
-            check(tool.to_str().unwrap(), &granted, tmp.path(), Some(path)),
-            Check::Allowed(tool.clone())
-        );
+        let granted = grants(&["tool"]);
+        let check = |words: &str| check(&argv(words), &granted, tmp.path(), Some(path));
+        assert_eq!(check("tool -x"), Check::Allowed(tool.clone()));
+        assert_eq!(check(tool.to_str().unwrap()), Check::Allowed(tool.clone()));
         // A symlink to the granted program is the same file.
-        assert_eq!(
-            check("alias", &granted, tmp.path(), Some(path)),
-            Check::Allowed(bin.join("alias"))
-        );
+        assert_eq!(check("alias"), Check::Allowed(bin.join("alias")));
         // Relative paths are taken from the working directory.
         assert_eq!(
-            check("./bin/tool", &granted, tmp.path(), Some(path)),
+            check("./bin/tool"),
             Check::Allowed(tmp.path().join("./bin/tool"))
         );
     }
@@ -123,24 +145,46 @@ mod tests {
         program(tmp.path(), "tool");
         program(tmp.path(), "sh");
         let path = tmp.path().as_os_str();
-        let granted = vec!["tool".to_string()];
-        assert_eq!(check("sh", &granted, tmp.path(), Some(path)), Check::Denied);
-        assert_eq!(
-            check("missing", &granted, tmp.path(), Some(path)),
-            Check::Denied
-        );
-        assert_eq!(check("", &granted, tmp.path(), Some(path)), Check::Denied);
-        assert_eq!(check("tool", &[], tmp.path(), Some(path)), Check::Denied);
+        let granted = grants(&["tool"]);
+        let check = |words: &str, granted: &[ExecGrant]| {
+            check(&argv(words), granted, tmp.path(), Some(path))
+        };
+        assert_eq!(check("sh", &granted), Check::Denied);
+        assert_eq!(check("missing", &granted), Check::Denied);
+        assert_eq!(check("", &granted), Check::Denied);
+        assert_eq!(check("tool", &[]), Check::Denied);
+    }
+
+    #[test]
+    fn arguments_must_match_the_patterns_of_the_grant() {
+        let tmp = tempfile::tempdir().unwrap();
+        let tool = program(tmp.path(), "tool");
+        let path = tmp.path().as_os_str();
+        let granted = vec![
+            ExecGrant {
+                program: "tool".into(),
+                args: Some(vec!["--list".into()]),
+            },
+            ExecGrant {
+                program: "tool".into(),
+                args: Some(vec!["--show".into(), "*".into()]),
+            },
+        ];
+        let check = |words: &str| check(&argv(words), &granted, tmp.path(), Some(path));
+        assert_eq!(check("tool --list"), Check::Allowed(tool.clone()));
+        assert_eq!(check("tool --show x"), Check::Allowed(tool.clone()));
+        assert_eq!(check("tool --delete x"), Check::ArgumentsDenied);
+        assert_eq!(check("tool --list extra"), Check::ArgumentsDenied);
+        assert_eq!(check("tool"), Check::ArgumentsDenied);
     }
 
     #[test]
     fn granted_names_that_do_not_exist_are_not_found() {
         let tmp = tempfile::tempdir().unwrap();
-        let granted = vec!["nothere".to_string()];
         assert_eq!(
             check(
-                "nothere",
-                &granted,
+                &argv("nothere"),
+                &grants(&["nothere"]),
                 tmp.path(),
                 Some(tmp.path().as_os_str())
             ),

@@ -18,6 +18,7 @@ pub mod users;
 
 use crate::sandbox::Region;
 use confine::Confinement;
+use sandball_wire::capability::ExecGrant;
 use sandball_wire::protocol::Denial;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -36,7 +37,7 @@ pub use sandball::host::types::Error as HostError;
 /// Per-run state of the host interface.
 pub struct HostState {
     confinement: Confinement,
-    exec: Vec<String>,
+    exec: Vec<ExecGrant>,
     deadline: Instant,
     output_limit: usize,
     denials: Vec<Denial>,
@@ -48,7 +49,7 @@ impl HostState {
     /// programs it runs.
     pub fn new(
         regions: Vec<Region>,
-        exec: Vec<String>,
+        exec: Vec<ExecGrant>,
         home: PathBuf,
         deadline: Instant,
         output_limit: u64,

@@ -33,7 +33,7 @@ impl Host for HostState {
             None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
         };
         let path_var = std::env::var_os("PATH");
-        let program = match exec::check(argv0, &self.exec, &cwd, path_var.as_deref()) {
+        let program = match exec::check(&cmd.argv, &self.exec, &cwd, path_var.as_deref()) {
             exec::Check::Allowed(p) => p,
             exec::Check::NotFound => {
                 return Ok(Err(failure(
@@ -43,12 +43,25 @@ impl Host for HostState {
             }
             exec::Check::Denied => {
                 let message = format!(
-                    "exec of {argv0} denied: the grant allows exec of {}; grant it with a `capabilities:` entry exec {argv0}",
-                    listing(self.exec.iter().map(String::as_str))
+                    "exec of {argv0} denied: the grant allows exec of {}",
+                    listing(self.exec.iter().map(|g| g.program.as_str()))
                 );
                 return Ok(Err(deny(
                     &mut self.denials,
                     format!("exec {argv0}"),
+                    message,
+                )));
+            }
+            exec::Check::ArgumentsDenied => {
+                let granted: Vec<String> = self.exec.iter().map(ToString::to_string).collect();
+                let message = format!(
+                    "exec of {argv0} with arguments [{}] denied: the grant allows {}",
+                    cmd.argv[1..].join(", "),
+                    listing(granted.iter().map(String::as_str))
+                );
+                return Ok(Err(deny(
+                    &mut self.denials,
+                    format!("exec {}", cmd.argv.join(" ")),
                     message,
                 )));
             }
@@ -240,7 +253,12 @@ mod tests {
     fn state(exec: &[&str], time: Duration, limit: u64) -> HostState {
         HostState::new(
             Vec::new(),
-            exec.iter().map(|s| s.to_string()).collect(),
+            exec.iter()
+                .map(|s| sandball_wire::capability::ExecGrant {
+                    program: s.to_string(),
+                    args: None,
+                })
+                .collect(),
             PathBuf::from("/"),
             Instant::now() + time,
             limit,
@@ -292,7 +310,7 @@ mod tests {
         assert!(e.denied);
         assert_eq!(
             e.message,
-            "exec of sh denied: the grant allows exec of [ls]; grant it with a `capabilities:` entry exec sh"
+            "exec of sh denied: the grant allows exec of [ls]"
         );
         let denials = s.take_denials();
         assert_eq!(denials.len(), 1);

@@ -152,32 +152,30 @@ pub fn interpret(module: &str, reply: RunReply, granted_fs: &[String]) -> Map<St
             .map(|d| json!({"capability": d.capability, "reason": d.reason}))
             .collect();
         result.insert("denials".into(), Value::Array(list));
-        if result
-            .get("failed")
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
-        {
-            let first = &reply.denials[0];
-            let hint = policy::how_to_grant(&first.capability);
-            let msg = result
-                .get("msg")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            // The module usually quotes the shim's reason already; say it once.
-            let said = if msg.contains(&first.reason) {
-                msg
-            } else {
-                format!("{msg}: {}", first.reason)
-            };
-            result.insert(
-                "msg".into(),
-                Value::String(format!(
-                    "{said} (module {module} was denied {}; to grant it, {hint})",
-                    first.capability
-                )),
-            );
-        }
+        // A denial fails the task even when the module carried on without it.
+        result.insert("failed".into(), Value::Bool(true));
+        let first = &reply.denials[0];
+        let hint = policy::how_to_grant(&first.capability);
+        let msg = result
+            .get("msg")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        // The module usually quotes the shim's reason already; say it once.
+        let said = if msg.contains(&first.reason) {
+            msg
+        } else if msg.is_empty() {
+            first.reason.clone()
+        } else {
+            format!("{msg}: {}", first.reason)
+        };
+        result.insert(
+            "msg".into(),
+            Value::String(format!(
+                "{said} (module {module} was denied {}; to grant it, {hint})",
+                first.capability
+            )),
+        );
     } else if failed && wasi_path_error(&result) {
         explain_path_error(module, granted_fs, &mut result);
     }
