@@ -135,43 +135,55 @@ fn warn(message: &str) {
 
 /// The hosts of `all`, narrowed by `--limit`.
 fn subset(inventory: &Inventory, limit: Option<&str>) -> Result<Vec<String>, CliError> {
-    let all = inventory.select("all").map_err(CliError::options)?;
+    let all = inventory.select("all").map_err(CliError::other)?;
     let Some(limit) = limit else {
         return Ok(all.hosts);
     };
     let limited = inventory
         .apply_limit(&all.hosts, limit)
-        .map_err(CliError::options)?;
+        .map_err(CliError::other)?;
     for w in &limited.warnings {
         warn(w);
     }
     Ok(limited.hosts)
 }
 
-/// `  hosts (N):` and the hosts, as `ansible PATTERN --list-hosts` prints them.
+/// `  hosts (N):` and the hosts, as `ansible PATTERN --list-hosts` prints them. As there, a
+/// pattern that cannot be evaluated selects nothing (with a warning) unless a limit is
+/// given, and a limit that leaves no host is an error.
 fn list_hosts(
     inventory: &Inventory,
     pattern: &str,
     limit: Option<&str>,
 ) -> Result<String, CliError> {
-    let selected = inventory.select(pattern).map_err(CliError::options)?;
-    for w in &selected.warnings {
-        warn(w);
-    }
-    let mut hosts = selected.hosts;
-    if let Some(limit) = limit {
-        let limited = inventory
-            .apply_limit(&hosts, limit)
-            .map_err(CliError::options)?;
-        for w in &limited.warnings {
+    let selected = inventory.select(pattern).and_then(|selected| {
+        for w in &selected.warnings {
             warn(w);
         }
-        if limited.hosts.is_empty() {
+        match limit {
+            Some(limit) => inventory.apply_limit(&selected.hosts, limit),
+            None => Ok(selected),
+        }
+    });
+    let hosts = match selected {
+        Ok(limited) => {
+            if limit.is_some() {
+                for w in &limited.warnings {
+                    warn(w);
+                }
+            }
+            limited.hosts
+        }
+        Err(e) if limit.is_some() => return Err(CliError::other(e)),
+        Err(_) => Vec::new(),
+    };
+    if hosts.is_empty() {
+        if limit.is_some() {
             return Err(CliError::other(
                 "Specified inventory, host pattern and/or --limit leaves us with no hosts to target.",
             ));
         }
-        hosts = limited.hosts;
+        warn("No hosts matched, nothing to do");
     }
     let mut text = format!("  hosts ({}):", hosts.len());
     for h in hosts {

@@ -28,6 +28,47 @@ pub struct DataError(pub String);
 static INVALID_GROUP_CHARS: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[\d\W]|[^\w]").expect("static regex"));
 
+/// What happens to group names with characters Ansible finds invalid
+/// (`TRANSFORM_INVALID_GROUP_CHARS`): each is kept or replaced by `_`, with or without a warning.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GroupNameRule {
+    /// Kept, with a warning (Ansible's default).
+    #[default]
+    Never,
+    /// Kept silently.
+    Ignore,
+    /// Replaced, with a warning.
+    Always,
+    /// Replaced silently.
+    Silently,
+}
+
+impl GroupNameRule {
+    /// The rule `ANSIBLE_TRANSFORM_INVALID_GROUP_CHARS` asks for (`never` when unset or unknown).
+    pub fn from_env() -> Self {
+        match std::env::var("ANSIBLE_TRANSFORM_INVALID_GROUP_CHARS")
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase()
+            .as_str()
+        {
+            "always" => GroupNameRule::Always,
+            "silently" => GroupNameRule::Silently,
+            "ignore" => GroupNameRule::Ignore,
+            _ => GroupNameRule::Never,
+        }
+    }
+
+    fn replaces(self) -> bool {
+        matches!(self, GroupNameRule::Always | GroupNameRule::Silently)
+    }
+}
+
+/// `name` with every character Ansible finds invalid in a group name replaced by `_`.
+pub fn safe_group_name(name: &str) -> String {
+    INVALID_GROUP_CHARS.replace_all(name, "_").into_owned()
+}
+
 /// One inventory host.
 #[derive(Clone, Debug)]
 pub struct Host {
@@ -118,6 +159,7 @@ pub struct InventoryData {
     localhost: Option<usize>,
     current_source: Option<CurrentSource>,
     warnings: IndexSet<String>,
+    group_names: GroupNameRule,
 }
 
 /// Index of the `all` group.
@@ -143,9 +185,27 @@ impl InventoryData {
             localhost: None,
             current_source: None,
             warnings: IndexSet::new(),
+            group_names: GroupNameRule::Never,
         };
         data.link(ALL, UNGROUPED);
         data
+    }
+
+    /// An empty inventory that treats invalid group names by `rule`.
+    pub fn with_group_names(rule: GroupNameRule) -> Self {
+        InventoryData {
+            group_names: rule,
+            ..Self::new()
+        }
+    }
+
+    /// The name a group is stored under: `name`, made safe when the rule says so.
+    fn stored_group_name<'n>(&self, name: &'n str) -> std::borrow::Cow<'n, str> {
+        if self.group_names.replaces() && INVALID_GROUP_CHARS.is_match(name) {
+            std::borrow::Cow::Owned(safe_group_name(name))
+        } else {
+            std::borrow::Cow::Borrowed(name)
+        }
     }
 
     /// Sets the source new hosts are attributed to.
@@ -168,13 +228,18 @@ impl InventoryData {
         if name.is_empty() {
             return Err(DataError("Invalid empty group name provided".into()));
         }
-        if let Some(i) = self.groups.get_index_of(name) {
+        let stored = self.stored_group_name(name).into_owned();
+        if let Some(i) = self.groups.get_index_of(&stored) {
             return Ok(i);
         }
         if INVALID_GROUP_CHARS.is_match(name) {
-            self.warn("Invalid characters were found in group names but not replaced, use -vvvv to see details");
+            match self.group_names {
+                GroupNameRule::Never => self.warn("Invalid characters were found in group names but not replaced, use -vvvv to see details"),
+                GroupNameRule::Always => self.warn("Invalid characters were found in group names and automatically replaced, use -vvvv to see details"),
+                GroupNameRule::Ignore | GroupNameRule::Silently => {}
+            }
         }
-        let (i, _) = self.groups.insert_full(name.to_string(), Group::new(name));
+        let (i, _) = self.groups.insert_full(stored.clone(), Group::new(&stored));
         Ok(i)
     }
 
@@ -192,7 +257,7 @@ impl InventoryData {
         let group = match group {
             Some(g) => Some(
                 self.groups
-                    .get_index_of(g)
+                    .get_index_of(self.stored_group_name(g).as_ref())
                     .ok_or_else(|| DataError(format!("Could not find group {g} in inventory")))?,
             ),
             None => None,
@@ -236,9 +301,12 @@ impl InventoryData {
     pub fn add_child(&mut self, group: &str, child: &str) -> Result<bool, DataError> {
         let parent = self
             .groups
-            .get_index_of(group)
+            .get_index_of(self.stored_group_name(group).as_ref())
             .ok_or_else(|| DataError(format!("{group} is not a known group")))?;
-        if let Some(c) = self.groups.get_index_of(child) {
+        if let Some(c) = self
+            .groups
+            .get_index_of(self.stored_group_name(child).as_ref())
+        {
             self.add_child_group(parent, c)
         } else if let Some(h) = self.hosts.get_index_of(child) {
             Ok(self.add_host_to_group(parent, h))
@@ -249,7 +317,10 @@ impl InventoryData {
 
     /// Sets a variable on a group or, when no group has that name, a host.
     pub fn set_variable(&mut self, entity: &str, key: &str, value: Value) -> Result<(), DataError> {
-        if let Some(g) = self.groups.get_index_of(entity) {
+        if let Some(g) = self
+            .groups
+            .get_index_of(self.stored_group_name(entity).as_ref())
+        {
             self.set_group_variable(g, key, value)
         } else if let Some(h) = self.hosts.get_index_of(entity) {
             self.hosts[h].vars.insert(key.to_string(), value);
@@ -626,6 +697,30 @@ mod tests {
         data.set_variable("g", "ansible_group_priority", json!(2.9))
             .unwrap();
         assert_eq!(data.group_at(2).priority(), 2);
+    }
+
+    #[test]
+    fn invalid_group_names_are_replaced_when_the_rule_says_so() {
+        let mut data = InventoryData::with_group_names(GroupNameRule::Always);
+        let g = data.add_group("web-servers").unwrap();
+        assert_eq!(data.group_at(g).name(), "web_servers");
+        data.add_host("w1", Some("web-servers"), None).unwrap();
+        data.set_variable("web-servers", "x", json!(1)).unwrap();
+        assert_eq!(data.group_at(g).vars()["x"], json!(1));
+        assert_eq!(
+            data.add_group("1st").unwrap(),
+            data.group_index("_st").unwrap()
+        );
+        assert_eq!(
+            data.warnings().collect::<Vec<_>>(),
+            [
+                "Invalid characters were found in group names and automatically replaced, use -vvvv to see details"
+            ]
+        );
+        let mut quiet = InventoryData::with_group_names(GroupNameRule::Silently);
+        quiet.add_group("a.b").unwrap();
+        assert!(quiet.group_index("a_b").is_some());
+        assert_eq!(quiet.warnings().count(), 0);
     }
 
     #[test]

@@ -71,7 +71,7 @@ impl Inventory {
         sources: &[String],
         options: &LoadOptions,
     ) -> Result<Inventory, InventoryError> {
-        let mut data = InventoryData::new();
+        let mut data = InventoryData::with_group_names(options.group_names);
         let used = sources::parse_sources(sources, &mut data, options)?;
         let (files, file_warnings) =
             VarsFiles::load(&used, options.playbook_dir.as_deref(), &data)?;

@@ -4,7 +4,7 @@
 //! else is offered to each enabled plugin in turn. A source no plugin parses is a warning
 //! unless the options make it an error.
 
-use super::data::{CurrentSource, InventoryData};
+use super::data::{CurrentSource, GroupNameRule, InventoryData};
 use super::error::InventoryError;
 use super::plugin::enabled_plugins;
 use std::os::unix::ffi::OsStrExt;
@@ -30,6 +30,8 @@ pub struct LoadOptions {
     pub flush_cache: bool,
     /// The playbook's directory: its `group_vars/` and `host_vars/` override the inventory's.
     pub playbook_dir: Option<PathBuf>,
+    /// What happens to invalid group names (`TRANSFORM_INVALID_GROUP_CHARS`).
+    pub group_names: GroupNameRule,
 }
 
 impl LoadOptions {
@@ -39,6 +41,7 @@ impl LoadOptions {
         LoadOptions {
             unparsed_is_failed: env_flag("ANSIBLE_INVENTORY_UNPARSED_FAILED"),
             any_unparsed_is_failed: env_flag("ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED"),
+            group_names: GroupNameRule::from_env(),
             ..LoadOptions::default()
         }
     }
