@@ -6,7 +6,7 @@ use super::data::InventoryData;
 use super::error::InventoryError;
 use super::plugin::{InventoryPlugin, populate_host_vars, read_source, readable_file};
 use super::range::expand_hostpattern;
-use super::yaml_load::{Node, NodeValue, load};
+use super::yaml_load::{Node, NodeExt, Yaml, load};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -41,7 +41,11 @@ impl InventoryPlugin for YamlPlugin {
         let bytes = read_source(source)?;
         let text = String::from_utf8(bytes)
             .map_err(|e| InventoryError::parse(source, None, format!("not valid UTF-8: {e}")))?;
-        let root = match load(&text, source)? {
+        let (root, warnings) = load(&text, source)?;
+        for w in warnings {
+            data.warn(w);
+        }
+        let root = match root {
             Some(node) if node.is_truthy() => node,
             _ => {
                 return Err(InventoryError::parse(
@@ -51,10 +55,10 @@ impl InventoryPlugin for YamlPlugin {
                 ));
             }
         };
-        let NodeValue::Map(groups) = &root.value else {
+        let Yaml::Map(groups) = &root.value else {
             return Err(InventoryError::parse(
                 source,
-                root.line,
+                root.line(),
                 format!(
                     "YAML inventory has invalid structure, it should be a dictionary, got: {}",
                     root.type_name()
@@ -67,7 +71,7 @@ impl InventoryPlugin for YamlPlugin {
         {
             return Err(InventoryError::parse(
                 source,
-                root.line,
+                root.line(),
                 "Plugin configuration YAML file, not YAML inventory",
             ));
         }
@@ -86,7 +90,7 @@ struct Parser<'a> {
 
 impl Parser<'_> {
     fn error(&self, node: &Node, message: impl Into<String>) -> InventoryError {
-        InventoryError::parse(self.path, node.line, message)
+        InventoryError::parse(self.path, node.line(), message)
     }
 
     /// Reads one group definition; returns the group name.
@@ -102,7 +106,7 @@ impl Parser<'_> {
             ));
         };
         let pairs = match &body.value {
-            NodeValue::Map(pairs) => pairs.as_slice(),
+            Yaml::Map(pairs) => pairs.as_slice(),
             _ if body.is_null() => &[],
             _ => {
                 self.data.warn(format!(
@@ -120,12 +124,12 @@ impl Parser<'_> {
             .map(|(key, value)| {
                 let value = match (key.as_str(), value.as_str()) {
                     (Some("vars" | "children" | "hosts"), Some(_)) => Node {
-                        line: value.line,
-                        value: NodeValue::Map(vec![(
+                        mark: value.mark,
+                        value: Yaml::Map(vec![(
                             value.clone(),
                             Node {
-                                line: value.line,
-                                value: NodeValue::Scalar(Value::Null),
+                                mark: value.mark,
+                                value: Yaml::Scalar(Value::Null),
                             },
                         )]),
                     },
@@ -137,7 +141,7 @@ impl Parser<'_> {
         for (key, value) in &sections {
             let section = key.as_str().unwrap_or_default();
             if matches!(section, "vars" | "children" | "hosts")
-                && !matches!(value.value, NodeValue::Map(_))
+                && !matches!(value.value, Yaml::Map(_))
                 && !value.is_null()
             {
                 return Err(self.error(
@@ -150,7 +154,7 @@ impl Parser<'_> {
             }
         }
         for (key, value) in &sections {
-            let NodeValue::Map(entries) = &value.value else {
+            let Yaml::Map(entries) = &value.value else {
                 if !value.is_null() {
                     self.data.warn(format!(
                         "Skipping key ({}) in group ({name}) as it is not a mapping, it is {}",
@@ -219,7 +223,7 @@ impl Parser<'_> {
             &vars,
             group,
             port,
-            (self.path, pattern.line),
+            (self.path, pattern.line()),
         )
     }
 }

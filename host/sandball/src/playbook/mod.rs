@@ -16,10 +16,10 @@ mod loop_control;
 mod mod_args;
 mod play;
 mod role;
-mod source;
+pub(crate) mod source;
 mod splitter;
 mod task;
-mod yaml;
+pub(crate) mod yaml;
 
 use std::path::{Path, PathBuf};
 

@@ -289,7 +289,9 @@ impl Builder<'_> {
         mark: Mark,
     ) -> Result<Node, PlaybookError> {
         let value = match tag.map(TagKind::of) {
-            None if style == ScalarStyle::Plain => Yaml::Scalar(resolver::implicit(&text)),
+            None if style == ScalarStyle::Plain => Yaml::Scalar(
+                resolver::implicit(&text).map_err(|message| self.source.error(mark, message))?,
+            ),
             None | Some(TagKind::NonSpecific) => Yaml::Scalar(Value::String(text.into_owned())),
             Some(TagKind::Core(kind)) => Yaml::Scalar(
                 resolver::explicit(&kind, &text)

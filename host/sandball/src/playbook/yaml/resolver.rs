@@ -3,12 +3,23 @@
 //! octal, `1:30` is sexagesimal, `1e3` stays a string; quoted scalars are always strings.
 //!
 //! JSON cannot hold infinities or NaN, so `.inf`/`.nan` keep their text as a string.
+//! Timestamps (`2024-05-01`, `2001-12-14 21:59:43.10 -5`) become the text Python's
+//! `isoformat()` gives the date or datetime PyYAML builds, as Ansible's JSON shows them.
 
+use regex::Regex;
 use serde_json::{Number, Value};
+use std::sync::LazyLock;
 
-/// The value of an untagged plain scalar.
-pub(crate) fn implicit(text: &str) -> Value {
-    if is_null(text) {
+static TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:(?:[Tt]|[ \t]+)([0-9]{1,2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]*))?(?:[ \t]*(Z|([-+])([0-9]{1,2})(?::([0-9]{2}))?))?)?$",
+    )
+    .expect("static regex")
+});
+
+/// The value of an untagged plain scalar; an error for a timestamp that is no date.
+pub(crate) fn implicit(text: &str) -> Result<Value, String> {
+    Ok(if is_null(text) {
         Value::Null
     } else if let Some(value) = bool_value(text) {
         Value::Bool(value)
@@ -16,16 +27,22 @@ pub(crate) fn implicit(text: &str) -> Value {
         float_value(text).unwrap_or_else(|| Value::String(text.to_owned()))
     } else if is_int(text) {
         int_value(text).unwrap_or_else(|| Value::String(text.to_owned()))
+    } else if let Some(c) = TIMESTAMP.captures(text) {
+        timestamp(&c)?
     } else {
         Value::String(text.to_owned())
-    }
+    })
 }
 
 /// The value of a scalar with an explicit core-schema tag (`!!str`, `!!int`…), named by
 /// the tag's suffix; an error says why the text does not fit the tag.
 pub(crate) fn explicit(kind: &str, text: &str) -> Result<Value, String> {
     match kind {
-        "str" | "timestamp" => Ok(Value::String(text.to_owned())),
+        "str" => Ok(Value::String(text.to_owned())),
+        "timestamp" => match TIMESTAMP.captures(text) {
+            Some(c) => timestamp(&c),
+            None => Err(format!("'{text}' is not a timestamp")),
+        },
         "null" => Ok(Value::Null),
         "bool" => match text.to_ascii_lowercase().as_str() {
             "yes" | "true" | "on" => Ok(Value::Bool(true)),
@@ -206,10 +223,63 @@ fn float_value(text: &str) -> Option<Value> {
     Some(Number::from_f64(value).map_or_else(|| Value::String(text.to_owned()), Value::Number))
 }
 
+/// A YAML 1.1 timestamp as Python's `isoformat()` writes the date or datetime PyYAML builds.
+fn timestamp(c: &regex::Captures) -> Result<Value, String> {
+    let num = |i: usize| {
+        c.get(i)
+            .map_or(0, |m| m.as_str().parse::<u32>().unwrap_or(0))
+    };
+    let (year, month, day) = (num(1), num(2), num(3));
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let days_in_month = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return Err(format!("month must be in 1..12: {}", &c[0])),
+    };
+    if day == 0 || day > days_in_month {
+        return Err(format!("day is out of range for month: {}", &c[0]));
+    }
+    let date = format!("{year:04}-{month:02}-{day:02}");
+    if c.get(4).is_none() {
+        return Ok(Value::String(date));
+    }
+    let (hour, minute, second) = (num(4), num(5), num(6));
+    if hour > 23 || minute > 59 || second > 59 {
+        return Err(format!("time is out of range: {}", &c[0]));
+    }
+    let mut out = format!("{date}T{hour:02}:{minute:02}:{second:02}");
+    let fraction = c.get(7).map_or("", |m| m.as_str());
+    let micros: String = fraction
+        .chars()
+        .chain(std::iter::repeat('0'))
+        .take(6)
+        .collect();
+    if micros != "000000" {
+        out.push('.');
+        out.push_str(&micros);
+    }
+    match c.get(8).map(|m| m.as_str()) {
+        Some("Z") => out.push_str("+00:00"),
+        Some(_) => {
+            let sign = c.get(9).map_or("+", |m| m.as_str());
+            out.push_str(&format!("{sign}{:02}:{:02}", num(10), num(11)));
+        }
+        None => {}
+    }
+    Ok(Value::String(out))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The typed value of a plain scalar that must be valid.
+    fn implicit(text: &str) -> Value {
+        super::implicit(text).expect("a valid scalar")
+    }
 
     #[test]
     fn nulls() {
@@ -288,6 +358,25 @@ mod tests {
         assert_eq!(implicit("hello world"), json!("hello world"));
         assert_eq!(implicit("2024-01-31"), json!("2024-01-31"));
         assert_eq!(implicit("<<"), json!("<<"));
+    }
+
+    #[test]
+    fn timestamps_become_iso_text() {
+        assert_eq!(implicit("2024-1-5"), json!("2024-01-05"));
+        assert_eq!(
+            implicit("2001-12-14t21:59:43.10-05:00"),
+            json!("2001-12-14T21:59:43.100000-05:00")
+        );
+        assert_eq!(
+            implicit("2001-12-14 21:59:43.10 -5"),
+            json!("2001-12-14T21:59:43.100000-05:00")
+        );
+        assert_eq!(
+            implicit("2002-12-14T01:02:03Z"),
+            json!("2002-12-14T01:02:03+00:00")
+        );
+        assert!(super::implicit("2024-13-01").is_err());
+        assert!(super::implicit("2023-02-29").is_err());
     }
 
     #[test]
