@@ -256,7 +256,8 @@ impl From<FsGrant> for FsWritten {
             path: g.path,
             access,
             ops,
-            scope: Some(g.scope),
+            // `entry` is the default; said only when it is a tree.
+            scope: (g.scope == FsScope::Tree).then_some(g.scope),
             recursive: None,
         }
     }

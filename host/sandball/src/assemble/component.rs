@@ -24,6 +24,9 @@ pub struct Component {
     pub bytes: Arc<Vec<u8>>,
     /// The embedded manifest.
     pub manifest: Manifest,
+    /// Whether it ships with sandball (found in a built-in module directory): the
+    /// default policy grants built-ins what their manifests request, others nothing.
+    pub builtin: bool,
 }
 
 /// Errors finding or reading a module.
@@ -85,12 +88,20 @@ impl ModuleStore {
     }
 
     /// The default module directories: `$SANDBALL_MODULE_PATH` (colon-separated), then
-    /// `modules/` beside the `sandball` executable, then the build tree's
-    /// `target/wasm32-wasip2/wasm/` (for a `sandball` run from `target/<profile>/`).
+    /// the built-in ones ([`ModuleStore::builtin_dirs`]).
     pub fn default_dirs() -> Vec<PathBuf> {
         let mut dirs: Vec<PathBuf> = std::env::var_os("SANDBALL_MODULE_PATH")
             .map(|v| std::env::split_paths(&v).collect())
             .unwrap_or_default();
+        dirs.extend(Self::builtin_dirs());
+        dirs
+    }
+
+    /// Where the built-in modules are: `modules/` beside the `sandball` executable,
+    /// then the build tree's `target/wasm32-wasip2/wasm/` (for a `sandball` run from
+    /// `target/<profile>/`).
+    pub fn builtin_dirs() -> Vec<PathBuf> {
+        let mut dirs = Vec::new();
         if let Some(exe_dir) = std::env::current_exe()
             .ok()
             .and_then(|p| p.parent().map(Path::to_path_buf))
@@ -153,12 +164,16 @@ pub fn load(name: &str, path: &Path) -> Result<Component, ModuleError> {
         path: path.to_path_buf(),
         reason,
     })?;
+    let builtin = path
+        .parent()
+        .is_some_and(|dir| ModuleStore::builtin_dirs().iter().any(|b| b == dir));
     Ok(Component {
         name: name.to_string(),
         path: path.to_path_buf(),
         sha256: hex::encode(Sha256::digest(&bytes)),
         bytes: Arc::new(bytes),
         manifest,
+        builtin,
     })
 }
 

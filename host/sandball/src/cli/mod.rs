@@ -62,6 +62,10 @@ pub struct CommonArgs {
     /// Extra directories to search for module components (prepended to the defaults).
     #[arg(short = 'M', long = "module-path", value_name = "DIR")]
     pub module_path: Vec<PathBuf>,
+    /// Capability policy file (its `[policy]` table); default: `./sandball.toml` if
+    /// present, else the built-in policy.
+    #[arg(long = "policy", value_name = "FILE")]
+    pub policy: Option<PathBuf>,
 }
 
 /// Parses the command line, runs, and returns the exit code.
@@ -183,6 +187,9 @@ pub(crate) fn build_run(
     for w in inventory.warnings() {
         callback.warning(w);
     }
+    let mut policy =
+        crate::policy::Policy::discover(common.policy.as_deref()).map_err(CliError::options)?;
+    policy.bind(&inventory).map_err(CliError::options)?;
     let mut dirs = common.module_path.clone();
     dirs.extend(crate::assemble::ModuleStore::default_dirs());
     let options = RunOptions {
@@ -212,5 +219,6 @@ pub(crate) fn build_run(
             std::env::var("SANDBALL_CACHE_DIR").ok(),
         ),
         options,
+        policy,
     })
 }

@@ -99,6 +99,8 @@ pub struct Run {
     pub sessions: SessionPool,
     /// Command-line settings.
     pub options: RunOptions,
+    /// The capability policy, its rules bound to the inventory.
+    pub policy: crate::policy::Policy,
 }
 
 impl Run {

@@ -195,7 +195,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<(), ExecError> {
         active: Mutex::new(hosts.clone()),
         notified: Mutex::new(HashMap::new()),
     };
-    let root = Inherited::default();
+    let root = Inherited::for_play(play);
     for section in [&play.pre_tasks, &play.tasks, &play.post_tasks] {
         if !run_items(run, play, &hosts, &state, section, &root).await {
             return Ok(());
@@ -305,7 +305,7 @@ async fn flush_handlers(run: &Run, play: &Play, all: &[String], state: &PlayStat
     if lock(&state.notified).is_empty() {
         return;
     }
-    let root = Inherited::default();
+    let root = Inherited::for_play(play);
     for item in &play.handlers {
         if let TaskItem::Task(h) = item
             && !run_task(run, play, all, state, h, &root, true).await

@@ -13,7 +13,7 @@ use crate::plugins::connection::pool::{ConnectError, transport_for};
 use crate::policy;
 use crate::template::{OMIT, Vars};
 use crate::vars::PlayScope;
-use sandball_wire::capability::{CapabilityRequest, Grant};
+use sandball_wire::capability::Grant;
 use serde_json::{Map, Value, json};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -28,19 +28,31 @@ pub struct Inherited<'a> {
     when: Vec<&'a Value>,
     vars: Vec<&'a Map<String, Value>>,
     tags: Vec<&'a str>,
+    /// `capabilities:` of the play and the enclosing blocks, outermost first.
+    capabilities: Vec<&'a Value>,
 }
 
 impl<'a> Inherited<'a> {
+    /// The context of a play's top-level tasks.
+    pub fn for_play(play: &'a Play) -> Inherited<'a> {
+        Inherited {
+            capabilities: play.capabilities.iter().collect(),
+            ..Inherited::default()
+        }
+    }
+
     /// The context inside a block.
     pub fn with_block(&self, b: &'a Block) -> Inherited<'a> {
         let mut inner = Inherited {
             when: self.when.clone(),
             vars: self.vars.clone(),
             tags: self.tags.clone(),
+            capabilities: self.capabilities.clone(),
         };
         inner.when.extend(b.when.iter());
         inner.vars.push(&b.vars);
         inner.tags.extend(b.tags.iter().map(String::as_str));
+        inner.capabilities.extend(b.capabilities.iter());
         inner
     }
 }
@@ -331,7 +343,7 @@ async fn run_once(
         }
     }
     let Some(until) = &t.until else {
-        return attempt(run, t, host, vars, no_log).await;
+        return attempt(run, t, inherited, host, vars, no_log).await;
     };
     let retries = match t.retries.as_ref().map(|r| run.templar.template(r, vars)) {
         None => 3,
@@ -352,7 +364,7 @@ async fn run_once(
     let mut attempts = 0;
     loop {
         attempts += 1;
-        let mut r = attempt(run, t, host, vars, no_log).await;
+        let mut r = attempt(run, t, inherited, host, vars, no_log).await;
         let mut check_vars = vars.clone();
         bind_result(&mut check_vars, t, &r);
         let done = run.templar.conditional(until, &check_vars).unwrap_or(false);
@@ -392,10 +404,17 @@ fn bind_result(vars: &mut Vars, t: &Task, r: &Map<String, Value>) {
 }
 
 /// The action itself, then `changed_when`/`failed_when`.
-async fn attempt(run: &Run, t: &Task, host: &str, vars: &Vars, no_log: bool) -> Map<String, Value> {
+async fn attempt(
+    run: &Run,
+    t: &Task,
+    inherited: &Inherited<'_>,
+    host: &str,
+    vars: &Vars,
+    no_log: bool,
+) -> Map<String, Value> {
     let mut result = match controller_action(&t.action) {
         Some(name) => controller(run, t, name, vars),
-        None => module(run, t, host, vars, no_log).await,
+        None => module(run, t, inherited, host, vars, no_log).await,
     };
     if let Some(Value::Object(facts)) = result.get("ansible_facts") {
         if controller_action(&t.action) == Some("set_fact") {
@@ -543,7 +562,36 @@ fn unreachable(msg: String) -> Map<String, Value> {
     action::ok_with(json!({"unreachable": true, "msg": msg}))
 }
 
-async fn module(run: &Run, t: &Task, host: &str, vars: &Vars, no_log: bool) -> Map<String, Value> {
+/// The `capabilities:` keywords of the play, the enclosing blocks and the task,
+/// templated and parsed, outermost first.
+pub fn capability_keywords(
+    run: &Run,
+    t: &Task,
+    inherited: &Inherited<'_>,
+    vars: &Vars,
+) -> Result<Vec<policy::Adjustment>, String> {
+    inherited
+        .capabilities
+        .iter()
+        .copied()
+        .chain(t.capabilities.iter())
+        .map(|v| {
+            run.templar
+                .template(v, vars)
+                .map_err(|e| e.to_string())
+                .and_then(|v| policy::keyword(&v).map_err(|e| e.to_string()))
+        })
+        .collect()
+}
+
+async fn module(
+    run: &Run,
+    t: &Task,
+    inherited: &Inherited<'_>,
+    host: &str,
+    vars: &Vars,
+    no_log: bool,
+) -> Map<String, Value> {
     let component: Arc<Component> = match run.modules.get(&t.action) {
         Ok(c) => c,
         Err(e) => return failed(e.to_string()),
@@ -560,22 +608,30 @@ async fn module(run: &Run, t: &Task, host: &str, vars: &Vars, no_log: bool) -> M
         Ok(b) => b,
         Err(e) => return failed(e),
     };
-    let extra: Vec<CapabilityRequest> = match &t.capabilities {
-        None => vec![],
-        Some(v) => match run
-            .templar
-            .template(v, vars)
-            .map_err(|e| e.to_string())
-            .and_then(|v| policy::task_requests(&v).map_err(|e| e.to_string()))
-        {
-            Ok(r) => r,
-            Err(e) => {
-                return failed(format!(
-                    "{e}\n\nThe error appears to be in '{}'.",
-                    t.location
-                ));
-            }
-        },
+    let subject = policy::Subject {
+        module: &component.name,
+        sha256: Some(&component.sha256),
+        builtin: component.builtin,
+        host: Some(host),
+    };
+    let grant = match capability_keywords(run, t, inherited, vars).and_then(|adjustments| {
+        policy::grant_for(
+            &run.policy,
+            &subject,
+            &component.manifest,
+            &Value::Object(args.clone()),
+            &adjustments,
+            run.options.limits,
+        )
+        .map_err(|e| e.to_string())
+    }) {
+        Ok(g) => g,
+        Err(e) => {
+            return failed(format!(
+                "{e}\n\nThe error appears to be in '{}'.",
+                t.location
+            ));
+        }
     };
     let host_vars = run.inventory.host_vars(host);
     let transport = match transport_for(host, &host_vars) {
@@ -608,7 +664,8 @@ async fn module(run: &Run, t: &Task, host: &str, vars: &Vars, no_log: bool) -> M
         session.ensure_module(&comp.sha256, &comp.bytes).await?;
         session.run(&comp.sha256, &comp.name, args, grant).await
     };
-    match normal::run(&component, &args, &extra, run.options.limits, flags, send).await {
+    let hint = |capability: &str| policy::how_to_grant(&run.policy, &subject, capability);
+    match normal::run(&component, &args, grant, &hint, flags, send).await {
         Ok(r) => {
             if normal::retires_session(&r) {
                 *guard = None;

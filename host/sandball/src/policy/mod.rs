@@ -1,15 +1,34 @@
 //! Capability policy: what a module run is granted.
 //!
-//! Deny by default. A built-in component gets what its manifest requests, resolved
-//! against the task's arguments (e.g. `file path=/tmp/x` → read-write on `/tmp/x`'s
-//! directory), plus what the task's `capabilities:` keyword adds explicitly; nothing
-//! else. Everything a grant holds is built here, visibly, in one place.
+//! Deny by default. In order, one place:
+//!
+//! 1. a built-in component gets what its manifest requests, resolved against the
+//!    task's arguments (`file path=/tmp/x` → read-write on `/tmp/x`); a third-party
+//!    component gets it only when a policy rule says `manifest = true`;
+//! 2. the policy rules that apply to the module and host add their `grant`;
+//! 3. the `capabilities:` keyword of the play, its blocks and the task, in that order,
+//!    narrows (`only:`) or widens (`add:`, or a plain list) the grant, widening only
+//!    as far as a rule's `allow` (or `grant`) goes — or anywhere when no policy file
+//!    is in force;
+//! 4. the rules' `deny` entries are taken out last;
+//! 5. the rules' `limits` override the run's limits.
+//!
+//! - [`file`]: the policy file (rules, legacy setting, line numbers);
+//! - [`cover`]: comparing, narrowing and subtracting capabilities;
+//! - [`legacy`]: whether a legacy (non-component) module may run.
+
+pub mod cover;
+pub mod file;
+pub mod legacy;
+
+pub use file::{Legacy, Policy, Rule, Subject};
+pub use legacy::{LegacyDecision, legacy_decision};
 
 use sandball_wire::capability::{CapabilityRequest, Grant, Limits, ResolveError};
 use sandball_wire::manifest::Manifest;
 use serde_json::Value;
 
-/// Errors building a grant.
+/// Errors building a grant or reading the policy.
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
     /// A manifest or task request referred to arguments in a way that cannot resolve.
@@ -23,38 +42,154 @@ pub enum PolicyError {
     /// A limit setting is not a number.
     #[error("invalid limit: {0}")]
     Limit(String),
-    /// The task's `capabilities:` keyword is malformed.
+    /// The `capabilities:` keyword is malformed.
     #[error(
-        "invalid `capabilities:` on the task: {0} (expected a list like [{{kind: exec, program: /bin/ls}}, {{kind: fs, path: /srv, access: read, scope: tree}}])"
+        "invalid `capabilities:`: {0} (expected a list like [{{kind: exec, program: /bin/ls}}, {{kind: fs, path: /srv, access: read, scope: tree}}], or a mapping with `add:` and/or `only:` lists)"
     )]
     Keyword(String),
+    /// The keyword asks for more than the policy allows.
+    #[error(
+        "module {module} may not be granted {capability} by `capabilities:`: the policy ({file}) does not allow it; to allow it, add to {file}: [[policy.rule]] modules = [\"{module}\"] allow = [{entry}]"
+    )]
+    NotAllowed {
+        /// Module name.
+        module: String,
+        /// The capability asked for.
+        capability: String,
+        /// The policy file.
+        file: String,
+        /// The capability as a TOML entry.
+        entry: String,
+    },
+    /// A deny rule names something inside a wider grant.
+    #[error(
+        "module {module} cannot run: {location} denies {denied}, which lies inside its grant of {granted}, and a sandbox cannot open a directory with a hole in it; narrow the grant (`capabilities: {{only: [...]}}` or the policy's grant)"
+    )]
+    Carve {
+        /// Module name.
+        module: String,
+        /// Where the deny entry is.
+        location: String,
+        /// The denied capability.
+        denied: String,
+        /// The grant it lies in.
+        granted: String,
+    },
+    /// The policy file cannot be read or is malformed.
+    #[error("policy file {file}: {message}")]
+    File {
+        /// File (and line).
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
 }
 
-/// Parses a task's `capabilities:` keyword (already templated).
-pub fn task_requests(value: &Value) -> Result<Vec<CapabilityRequest>, PolicyError> {
-    serde_json::from_value(value.clone()).map_err(|e| PolicyError::Keyword(e.to_string()))
+/// One `capabilities:` keyword (of a play, a block or a task), parsed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Adjustment {
+    /// Capabilities to add (within what the policy allows).
+    pub add: Vec<CapabilityRequest>,
+    /// When given, the grant is narrowed to these.
+    pub only: Option<Vec<CapabilityRequest>>,
 }
 
-/// The grant for one run of a module with these (templated) arguments.
+/// Parses a `capabilities:` keyword (already templated): a list adds; a mapping may
+/// say `add:` and `only:`.
+pub fn keyword(value: &Value) -> Result<Adjustment, PolicyError> {
+    let list = |v: &Value| -> Result<Vec<CapabilityRequest>, PolicyError> {
+        serde_json::from_value(v.clone()).map_err(|e| PolicyError::Keyword(e.to_string()))
+    };
+    match value {
+        Value::Array(_) => Ok(Adjustment {
+            add: list(value)?,
+            only: None,
+        }),
+        Value::Object(m) => {
+            if let Some(k) = m.keys().find(|k| *k != "add" && *k != "only") {
+                return Err(PolicyError::Keyword(format!("unknown key `{k}`")));
+            }
+            Ok(Adjustment {
+                add: m.get("add").map(list).transpose()?.unwrap_or_default(),
+                only: m.get("only").map(list).transpose()?,
+            })
+        }
+        other => Err(PolicyError::Keyword(format!("got {other}"))),
+    }
+}
+
+/// The grant for one run of a module with these (templated) arguments, under
+/// `policy`, after the `capabilities:` keywords in `adjustments` (outermost first).
 pub fn grant_for(
+    policy: &Policy,
+    subject: &Subject<'_>,
     manifest: &Manifest,
     args: &Value,
-    task_requests: &[CapabilityRequest],
+    adjustments: &[Adjustment],
     limits: Limits,
 ) -> Result<Grant, PolicyError> {
-    let mut grant = Grant {
-        limits,
-        ..Grant::default()
-    };
+    let module = subject.module;
     let resolve = |source| PolicyError::Resolve {
-        module: manifest.name.clone(),
+        module: module.to_string(),
         source,
     };
     let args = canonical_args(manifest, args);
-    grant
-        .add_requests(&manifest.capabilities, &args)
-        .map_err(resolve)?;
-    grant.add_requests(task_requests, &args).map_err(resolve)?;
+    let concrete = |reqs: &[CapabilityRequest]| -> Result<Vec<CapabilityRequest>, PolicyError> {
+        let mut g = Grant::default();
+        g.add_requests(reqs, &args).map_err(resolve)?;
+        Ok(g.to_requests())
+    };
+    let rules: Vec<&Rule> = policy.rules_for(subject).collect();
+    let mut grant = Grant {
+        limits: rules
+            .iter()
+            .filter_map(|r| r.limits)
+            .fold(limits, |l, o| o.apply(l)),
+        ..Grant::default()
+    };
+    if subject.builtin || rules.iter().any(|r| r.manifest) {
+        grant
+            .add_requests(&manifest.capabilities, &args)
+            .map_err(resolve)?;
+    }
+    for r in &rules {
+        grant.add_requests(&r.grant, &args).map_err(resolve)?;
+    }
+    for adj in adjustments {
+        if let Some(only) = &adj.only {
+            grant = cover::narrow(&grant, &concrete(only)?);
+        }
+        for cap in concrete(&adj.add)? {
+            let allowed = policy.keyword_is_open()
+                || rules.iter().any(|r| {
+                    concrete(&r.allow)
+                        .into_iter()
+                        .chain(concrete(&r.grant))
+                        .flatten()
+                        .any(|c| cover::covers(&c, &cap))
+                });
+            if !allowed {
+                return Err(PolicyError::NotAllowed {
+                    module: module.to_string(),
+                    capability: cap.to_string(),
+                    file: policy.source_name(),
+                    entry: toml_entry(&cap),
+                });
+            }
+            grant
+                .add_requests(std::slice::from_ref(&cap), &Value::Null)
+                .map_err(resolve)?;
+        }
+    }
+    for r in &rules {
+        let deny = concrete(&r.deny)?;
+        grant = cover::subtract(&grant, &deny).map_err(|c| PolicyError::Carve {
+            module: module.to_string(),
+            location: policy.rule_location(r),
+            denied: c.denied.to_string(),
+            granted: c.granted.to_string(),
+        })?;
+    }
     Ok(grant)
 }
 
@@ -100,31 +235,108 @@ pub fn limits_from_env() -> Result<Limits, PolicyError> {
     Ok(limits)
 }
 
-/// How a denied capability can be granted, for error messages. `capability` is the
-/// shim's description: `exec PROGRAM [ARGS…]`, `env NAME`, `net ADDRESS`, or
-/// `fs ACCESS PATH` (ACCESS `read` or `read-write`).
-pub fn how_to_grant(capability: &str) -> String {
+/// The capability a shim denial names: `exec PROGRAM [ARGS…]`, `env NAME`,
+/// `net ADDRESS`, or `fs ACCESS PATH` (ACCESS `read` or `read-write`).
+pub fn denied_capability(capability: &str) -> CapabilityRequest {
+    use sandball_wire::capability::{Access, ExecGrant, FsGrant, FsScope};
     let words: Vec<&str> = capability.split_whitespace().collect();
-    let target = words.last().copied().unwrap_or_default();
-    let entry = match words.first().copied() {
-        Some("exec") if words.len() > 2 => format!(
-            "{{kind: exec, program: {}, args: [{}]}}",
-            words[1],
-            words[2..].join(", ")
-        ),
-        Some("exec") => format!("{{kind: exec, program: {target}}}"),
-        Some("env") => format!("{{kind: env, name: {target}}}"),
-        Some("net") => format!("{{kind: net, address: {target}}}"),
+    let target = words.last().copied().unwrap_or_default().to_string();
+    match words.first().copied() {
+        Some("exec") => CapabilityRequest::Exec(ExecGrant {
+            program: words.get(1).copied().unwrap_or_default().to_string(),
+            args: (words.len() > 2).then(|| words[2..].iter().map(|w| w.to_string()).collect()),
+        }),
+        Some("env") => CapabilityRequest::Env { name: target },
+        Some("net") => CapabilityRequest::Net { address: target },
         _ => {
             let access = if words.contains(&"read") && !words.contains(&"read-write") {
-                "read"
+                Access::Read
             } else {
-                "read-write"
+                Access::ReadWrite
             };
-            format!("{{kind: fs, path: {target}, access: {access}}}")
+            CapabilityRequest::Fs(FsGrant {
+                path: target,
+                ops: access.into(),
+                scope: FsScope::Entry,
+            })
         }
-    };
-    format!("add `capabilities: [{entry}]` to the task")
+    }
+}
+
+/// How a denied capability can be granted to `module`, for error messages: the
+/// `capabilities:` entry, and the policy line it needs (or the deny line that
+/// refuses it).
+pub fn how_to_grant(policy: &Policy, subject: &Subject<'_>, capability: &str) -> String {
+    let cap = denied_capability(capability);
+    if let Some(rule) = policy.rules_for(subject).find(|r| {
+        r.deny
+            .iter()
+            .any(|d| cover::covers(d, &cap) || cover::covers(&cap, d))
+    }) {
+        return format!(
+            "remove the deny entry at {} (the policy refuses it)",
+            policy.rule_location(rule)
+        );
+    }
+    let task = format!("add `capabilities: [{}]` to the task", yaml_entry(&cap));
+    let rule = format!(
+        "[[policy.rule]] modules = [\"{}\"] grant = [{}]",
+        subject.module,
+        toml_entry(&cap)
+    );
+    if policy.keyword_is_open() {
+        format!("{task}, or to {} {rule}", policy.source_name())
+    } else {
+        format!(
+            "add to {} {rule} (or `allow` instead of `grant`, and {task})",
+            policy.source_name()
+        )
+    }
+}
+
+/// Fields of a capability as written (JSON object).
+fn fields(cap: &CapabilityRequest) -> Vec<(String, Value)> {
+    match serde_json::to_value(cap) {
+        Ok(Value::Object(m)) => m.into_iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A capability as a YAML flow mapping: `{kind: fs, path: /x, access: read}`.
+pub fn yaml_entry(cap: &CapabilityRequest) -> String {
+    fn plain(s: &str) -> bool {
+        !s.is_empty()
+            && !s.starts_with(['*', '?', ':'])
+            && s != "-"
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "/._-~$+=:*?".contains(c))
+            && !s.contains(": ")
+    }
+    fn scalar(v: &Value) -> String {
+        match v {
+            Value::String(s) if plain(s) => s.clone(),
+            Value::String(s) => format!("'{}'", s.replace('\'', "''")),
+            Value::Array(items) => format!(
+                "[{}]",
+                items.iter().map(scalar).collect::<Vec<_>>().join(", ")
+            ),
+            other => other.to_string(),
+        }
+    }
+    let parts: Vec<String> = fields(cap)
+        .iter()
+        .map(|(k, v)| format!("{k}: {}", scalar(v)))
+        .collect();
+    format!("{{{}}}", parts.join(", "))
+}
+
+/// A capability as a TOML inline table: `{kind = "fs", path = "/x", access = "read"}`.
+pub fn toml_entry(cap: &CapabilityRequest) -> String {
+    let parts: Vec<String> = fields(cap)
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect();
+    format!("{{{}}}", parts.join(", "))
 }
 
 #[cfg(test)]
@@ -132,6 +344,7 @@ mod tests {
     use super::*;
     use sandball_wire::capability::{Access, FsScope};
     use serde_json::json;
+    use std::path::Path;
 
     fn manifest() -> Manifest {
         serde_json::from_value(json!({
@@ -141,20 +354,57 @@ mod tests {
         .unwrap()
     }
 
-    #[test]
-    fn manifest_requests_are_scoped_to_arguments_and_nothing_else() {
-        let g = grant_for(
+    fn subject(builtin: bool) -> Subject<'static> {
+        Subject {
+            module: "file",
+            sha256: None,
+            builtin,
+            host: Some("web1"),
+        }
+    }
+
+    fn grant(
+        policy: &Policy,
+        builtin: bool,
+        args: Value,
+        adjustments: &[Adjustment],
+    ) -> Result<Grant, PolicyError> {
+        grant_for(
+            policy,
+            &subject(builtin),
             &manifest(),
-            &json!({"path": "/tmp/x"}),
-            &[],
+            &args,
+            adjustments,
             Limits::default(),
         )
-        .unwrap();
+    }
+
+    fn policy(text: &str) -> Policy {
+        Policy::parse(text, Path::new("sandball.toml")).unwrap()
+    }
+
+    #[test]
+    fn built_ins_get_their_manifest_scoped_to_arguments_and_nothing_else() {
+        let g = grant(&Policy::default(), true, json!({"path": "/tmp/x"}), &[]).unwrap();
         assert_eq!(g.fs.len(), 1);
         assert_eq!(g.fs[0].path, "/tmp/x");
         assert_eq!(g.fs[0].access(), Access::ReadWrite);
         assert_eq!(g.fs[0].scope, FsScope::Entry);
-        assert!(g.exec.is_empty() && g.env.is_empty() && g.net.is_empty());
+        assert!(g.exec.is_empty() && g.env.is_empty() && g.net.is_empty() && !g.dns);
+    }
+
+    #[test]
+    fn third_party_components_get_nothing_unless_a_rule_says_so() {
+        let args = json!({"path": "/tmp/x"});
+        assert!(
+            grant(&Policy::default(), false, args.clone(), &[])
+                .unwrap()
+                .is_empty()
+        );
+        let p = policy("[[policy.rule]]\nmodules = [\"file\"]\nmanifest = true\n");
+        assert_eq!(grant(&p, false, args.clone(), &[]).unwrap().fs.len(), 1);
+        let p = policy("[[policy.rule]]\nmodules = [\"other\"]\nmanifest = true\n");
+        assert!(grant(&p, false, args, &[]).unwrap().is_empty());
     }
 
     #[test]
@@ -165,37 +415,130 @@ mod tests {
             "capabilities": [{"kind": "fs", "path": "$path", "access": "read-write"}]
         }))
         .unwrap();
-        let g = grant_for(&m, &json!({"dest": "/srv/x"}), &[], Limits::default()).unwrap();
+        let g = grant_for(
+            &Policy::default(),
+            &subject(true),
+            &m,
+            &json!({"dest": "/srv/x"}),
+            &[],
+            Limits::default(),
+        )
+        .unwrap();
         assert_eq!(g.fs[0].path, "/srv/x");
     }
 
     #[test]
-    fn the_task_keyword_adds_explicit_grants() {
-        let extra = task_requests(&json!([{"kind": "exec", "program": "/bin/ls"}])).unwrap();
-        let g = grant_for(
-            &manifest(),
-            &json!({"path": "/tmp/x"}),
-            &extra,
-            Limits::default(),
+    fn the_keyword_widens_freely_without_a_policy_file_and_within_allow_with_one() {
+        let add = keyword(&json!([{"kind": "exec", "program": "/bin/ls"}])).unwrap();
+        let args = json!({"path": "/tmp/x"});
+        let g = grant(
+            &Policy::default(),
+            true,
+            args.clone(),
+            std::slice::from_ref(&add),
         )
         .unwrap();
         assert_eq!(g.exec[0].program, "/bin/ls");
-        assert!(task_requests(&json!({"exec": "x"})).is_err());
+        let strict = policy("[policy]\n");
+        let e = grant(&strict, true, args.clone(), std::slice::from_ref(&add)).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("exec /bin/ls") && msg.contains("sandball.toml"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains(r#"allow = [{kind = "exec", program = "/bin/ls"}]"#),
+            "{msg}"
+        );
+        let allowing =
+            policy("[[policy.rule]]\nallow = [{kind = \"exec\", program = \"/bin/*\"}]\n");
+        let g = grant(&allowing, true, args, &[add]).unwrap();
+        assert_eq!(g.exec.len(), 1);
+        assert!(keyword(&json!({"exec": "x"})).is_err());
+        assert!(keyword(&json!("x")).is_err());
     }
 
     #[test]
-    fn denial_hints_name_the_keyword_and_the_least_access() {
-        assert_eq!(
-            how_to_grant("exec /bin/sh"),
-            "add `capabilities: [{kind: exec, program: /bin/sh}]` to the task"
+    fn only_narrows_and_deny_takes_out_last() {
+        let args = json!({"path": "/tmp/x"});
+        let only = keyword(&json!({"only": [{"kind": "fs", "path": "/tmp/x", "access": "read"}]}))
+            .unwrap();
+        let g = grant(&Policy::default(), true, args.clone(), &[only]).unwrap();
+        assert_eq!(g.fs[0].access(), Access::Read);
+        let none = keyword(&json!({"only": []})).unwrap();
+        assert!(
+            grant(&Policy::default(), true, args.clone(), &[none])
+                .unwrap()
+                .is_empty()
         );
-        assert_eq!(
-            how_to_grant("fs read /etc/hostname"),
-            "add `capabilities: [{kind: fs, path: /etc/hostname, access: read}]` to the task"
+        let p = policy(
+            "[[policy.rule]]\nhosts = \"web1\"\ndeny = [{kind = \"fs\", path = \"/tmp\", ops = [\"remove\"], recursive = true}]\n",
         );
-        assert_eq!(
-            how_to_grant("fs read-write /srv/x"),
-            "add `capabilities: [{kind: fs, path: /srv/x, access: read-write}]` to the task"
+        let g = grant(&p, true, args, &[]).unwrap();
+        assert!(!g.fs[0].ops.remove && g.fs[0].ops.write);
+        let p = policy(
+            "[[policy.rule]]\ndeny = [{kind = \"fs\", path = \"/tmp/x/secret\", access = \"read\"}]\n",
         );
+        let mut tree = manifest();
+        tree.capabilities = vec![
+            serde_json::from_value(
+                json!({"kind": "fs", "path": "$path", "access": "read", "scope": "tree"}),
+            )
+            .unwrap(),
+        ];
+        let e = grant_for(
+            &p,
+            &subject(true),
+            &tree,
+            &json!({"path": "/tmp/x"}),
+            &[],
+            Limits::default(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("sandball.toml:1"), "{e}");
+    }
+
+    #[test]
+    fn rule_limits_apply() {
+        let p = policy("[[policy.rule]]\nlimits = {wall_time_ms = 1000}\n");
+        let g = grant(&p, true, json!({}), &[]).unwrap();
+        assert_eq!(g.limits.wall_time_ms, 1000);
+        assert_eq!(g.limits.memory_bytes, Limits::default().memory_bytes);
+    }
+
+    #[test]
+    fn denial_hints_name_the_keyword_the_policy_line_and_the_least_access() {
+        let open = Policy::default();
+        let s = subject(true);
+        let hint = how_to_grant(&open, &s, "exec /bin/sh");
+        assert!(
+            hint.starts_with("add `capabilities: [{kind: exec, program: /bin/sh}]` to the task"),
+            "{hint}"
+        );
+        assert!(
+            hint.contains(r#"[[policy.rule]] modules = ["file"] grant = [{kind = "exec", program = "/bin/sh"}]"#),
+            "{hint}"
+        );
+        assert!(
+            how_to_grant(&open, &s, "fs read /etc/hostname")
+                .contains("{kind: fs, path: /etc/hostname, access: read}")
+        );
+        assert!(
+            how_to_grant(&open, &s, "fs read-write /srv/x")
+                .contains("{kind: fs, path: /srv/x, access: read-write}")
+        );
+        assert!(
+            how_to_grant(&open, &s, "exec ls -l /")
+                .contains("{kind: exec, program: ls, args: [-l, /]}")
+        );
+        assert!(
+            how_to_grant(&open, &s, "net 127.0.0.1:22")
+                .contains("{kind: net, address: 127.0.0.1:22}")
+        );
+        let p = policy(
+            "[policy]\n\n[[policy.rule]]\ndeny = [{kind = \"exec\", program = \"/bin/*\"}]\n",
+        );
+        let hint = how_to_grant(&p, &s, "exec /bin/sh");
+        assert!(hint.contains("sandball.toml:3"), "{hint}");
     }
 }

@@ -1,14 +1,13 @@
 //! The `normal` action: runs a module on the node through the host's shim session.
 //!
-//! Finds the component, adds the internal `_ansible_*` arguments, asks policy for the
-//! grant, makes sure the node holds the module, runs it, and turns what came back
-//! (JSON with junk around it, a trap, a timeout, a denial) into a task result.
+//! Adds the internal `_ansible_*` arguments to the component's arguments, makes sure
+//! the node holds the module, runs it with the grant policy gave, and turns what came
+//! back (JSON with junk around it, a trap, a timeout, a denial) into a task result.
 
 use super::failed;
 use crate::assemble::Component;
 use crate::plugins::connection::{RunReply, SessionError};
-use crate::policy;
-use sandball_wire::capability::CapabilityRequest;
+use sandball_wire::capability::Grant;
 use sandball_wire::protocol::Outcome;
 use serde_json::{Map, Value, json};
 
@@ -53,29 +52,24 @@ pub fn with_internal_args(module: &str, args: &Map<String, Value>, flags: Module
     Value::Object(all)
 }
 
-/// Runs a component module with templated `args`; `send` delivers it to the host's
-/// session. A session error is returned as such: the session is then unusable.
+/// Runs a component module with templated `args` and `grant`; `send` delivers it to
+/// the host's session; `hint` says how a denied capability can be granted. A session
+/// error is returned as such: the session is then unusable.
 pub async fn run<F, Fut>(
     component: &Component,
     args: &Map<String, Value>,
-    task_capabilities: &[CapabilityRequest],
-    limits: sandball_wire::capability::Limits,
+    grant: Grant,
+    hint: &dyn Fn(&str) -> String,
     flags: ModuleFlags,
     send: F,
 ) -> Result<Map<String, Value>, SessionError>
 where
-    F: FnOnce(Value, sandball_wire::capability::Grant) -> Fut,
+    F: FnOnce(Value, Grant) -> Fut,
     Fut: std::future::Future<Output = Result<RunReply, SessionError>>,
 {
-    let user_args = Value::Object(args.clone());
-    let grant = match policy::grant_for(&component.manifest, &user_args, task_capabilities, limits)
-    {
-        Ok(g) => g,
-        Err(e) => return Ok(failed(e.to_string())),
-    };
     let granted_fs: Vec<String> = grant.fs.iter().map(ToString::to_string).collect();
     let reply = send(with_internal_args(&component.name, args, flags), grant).await?;
-    Ok(interpret(&component.name, reply, &granted_fs))
+    Ok(interpret(&component.name, reply, &granted_fs, hint))
 }
 
 /// Whether a result shows the session should not be used again: a module stopped at
@@ -88,7 +82,12 @@ pub fn retires_session(result: &Map<String, Value>) -> bool {
 pub const TIMED_OUT: &str = "timed_out";
 
 /// Turns a run reply into a task result.
-pub fn interpret(module: &str, reply: RunReply, granted_fs: &[String]) -> Map<String, Value> {
+pub fn interpret(
+    module: &str,
+    reply: RunReply,
+    granted_fs: &[String],
+    hint: &dyn Fn(&str) -> String,
+) -> Map<String, Value> {
     let stdout = String::from_utf8_lossy(&reply.stdout).into_owned();
     let mut result = match &reply.outcome {
         Outcome::Exited { code } => match parse_module_output(&stdout) {
@@ -155,7 +154,7 @@ pub fn interpret(module: &str, reply: RunReply, granted_fs: &[String]) -> Map<St
         // A denial fails the task even when the module carried on without it.
         result.insert("failed".into(), Value::Bool(true));
         let first = &reply.denials[0];
-        let hint = policy::how_to_grant(&first.capability);
+        let hint = hint(&first.capability);
         let msg = result
             .get("msg")
             .and_then(Value::as_str)
@@ -177,7 +176,7 @@ pub fn interpret(module: &str, reply: RunReply, granted_fs: &[String]) -> Map<St
             )),
         );
     } else if failed && wasi_path_error(&result) {
-        explain_path_error(module, granted_fs, &mut result);
+        explain_path_error(module, granted_fs, hint, &mut result);
     }
     result.entry("changed").or_insert(Value::Bool(false));
     result
@@ -198,7 +197,12 @@ fn wasi_path_error(result: &Map<String, Value>) -> bool {
 
 /// Adds what the module was granted and how to grant a path, naming the first
 /// absolute path the message mentions.
-fn explain_path_error(module: &str, granted_fs: &[String], result: &mut Map<String, Value>) {
+fn explain_path_error(
+    module: &str,
+    granted_fs: &[String],
+    hint: &dyn Fn(&str) -> String,
+    result: &mut Map<String, Value>,
+) {
     let msg = result
         .get("msg")
         .and_then(Value::as_str)
@@ -218,7 +222,7 @@ fn explain_path_error(module: &str, granted_fs: &[String], result: &mut Map<Stri
         "msg".into(),
         Value::String(format!(
             "{msg} (module {module} can only see the paths its grant covers: {granted}; if {path} exists on the node, {})",
-            policy::how_to_grant(&format!("fs read {path}"))
+            hint(&format!("fs read {path}"))
         )),
     );
 }
@@ -267,6 +271,17 @@ pub fn parse_module_output(out: &str) -> Result<(Map<String, Value>, Option<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::{self, Policy, Subject};
+
+    fn hint(capability: &str) -> String {
+        let s = Subject {
+            module: "reader",
+            sha256: None,
+            builtin: false,
+            host: None,
+        };
+        policy::how_to_grant(&Policy::default(), &s, capability)
+    }
 
     #[test]
     fn json_is_found_among_junk() {
@@ -291,7 +306,7 @@ mod tests {
             stderr: String::new(),
             denials: vec![],
         };
-        let r = interpret("x", reply, &[]);
+        let r = interpret("x", reply, &[], &hint);
         assert_eq!(r.get("_ansible_no_log"), None);
         assert_eq!(r["changed"], true);
     }
@@ -304,7 +319,12 @@ mod tests {
             stderr: String::new(),
             denials: vec![],
         };
-        let r = interpret("reader", reply, &["fs read on /tmp (its directory)".into()]);
+        let r = interpret(
+            "reader",
+            reply,
+            &["fs read on /tmp (its directory)".into()],
+            &hint,
+        );
         let msg = r["msg"].as_str().unwrap();
         assert!(
             msg.contains("module reader can only see the paths its grant covers: fs read on /tmp"),
