@@ -5,6 +5,7 @@
 //! or the playbook could not be parsed, 5 bad options.
 
 mod adhoc;
+mod audit;
 mod extra_vars;
 mod inventory;
 mod playbook;
@@ -26,6 +27,9 @@ enum Command {
     Playbook(playbook::PlaybookArgs),
     /// Run one module on the hosts of a pattern (like ansible).
     Run(adhoc::AdhocArgs),
+    /// What modules could touch: a module's imports and manifest, or a playbook's
+    /// grants per task and host, without running anything.
+    Audit(audit::AuditArgs),
     /// Show the inventory: hosts, groups and variables (like ansible-inventory).
     Inventory(inventory::InventoryArgs),
 }
@@ -82,10 +86,12 @@ pub fn main() -> i32 {
         Command::Playbook(a) => a.common.verbose,
         Command::Run(a) => a.common.verbose,
         Command::Inventory(a) => a.verbose,
+        Command::Audit(_) => 0,
     };
     init_logging(verbosity);
     let cli = match cli.command {
         Command::Inventory(a) => return finish(inventory::run(a)),
+        Command::Audit(a) => return finish(audit::run(a)),
         other => other,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -103,6 +109,7 @@ pub fn main() -> i32 {
             Command::Playbook(a) => playbook::run(a).await,
             Command::Run(a) => adhoc::run(a).await,
             Command::Inventory(a) => inventory::run(a),
+            Command::Audit(a) => audit::run(a),
         }
     }))
 }

@@ -15,10 +15,12 @@
 //!
 //! - [`file`]: the policy file (rules, legacy setting, line numbers);
 //! - [`cover`]: comparing, narrowing and subtracting capabilities;
-//! - [`legacy`]: whether a legacy (non-component) module may run.
+//! - [`legacy`]: whether a legacy (non-component) module may run;
+//! - [`imports`]: what a component imports and where that disagrees with its manifest.
 
 pub mod cover;
 pub mod file;
+pub mod imports;
 pub mod legacy;
 
 pub use file::{Legacy, Policy, Rule, Subject};
