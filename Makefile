@@ -8,7 +8,7 @@ VENV        := target/venv
 ANSIBLE_PIN ?= ansible-core==2.19.*
 PROFILE_DIR := target/debug
 
-.PHONY: all setup modules build run test test-fixtures lint bench ansible clean
+.PHONY: all setup modules build run test test-fixtures lint bench ansible sshd clean
 
 all: build
 
@@ -39,8 +39,13 @@ $(VENV)/bin/ansible-playbook:
 test-fixtures: setup
 	cd tests/fixtures && CARGO_TARGET_DIR=$(CURDIR)/target/fixtures $(CARGO) build --release --target $(WASM_TARGET)
 
+## sshd: OpenSSH's server (and sudo), which the SSH tests start on a loopback port.
+sshd: /usr/sbin/sshd
+/usr/sbin/sshd:
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server sudo
+
 ## test: every test (unit, shim, end-to-end), plus format and lint checks.
-test: build ansible test-fixtures lint
+test: build ansible test-fixtures sshd lint
 	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin $(CARGO) test --workspace
 
 lint:

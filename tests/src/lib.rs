@@ -8,6 +8,7 @@
 //!   cache, and the commands run in it;
 //! - [`output`]: running a command with a time limit and what it printed;
 //! - [`recap`]: the PLAY RECAP counters per host;
+//! - [`sshd`]: a real OpenSSH server on loopback for the SSH tests;
 //! - [`tree`]: a snapshot of a directory tree, to show a run left it alone.
 //!
 //! The tests themselves are in `tests/`.
@@ -16,9 +17,11 @@ pub mod binaries;
 pub mod output;
 pub mod recap;
 pub mod sandbox;
+pub mod sshd;
 pub mod tree;
 
 pub use binaries::Binaries;
 pub use output::Output;
 pub use recap::{HostRecap, parse_recap};
 pub use sandbox::{Invocation, Sandbox};
+pub use sshd::Sshd;

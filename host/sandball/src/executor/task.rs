@@ -650,6 +650,7 @@ async fn module(
         return match e {
             ConnectError::Session(SessionError::Version { .. })
             | ConnectError::Unsupported(_)
+            | ConnectError::Vars(_)
             | ConnectError::Connection(_) => unreachable(e.to_string()),
             ConnectError::Session(e) => {
                 unreachable(format!("Failed to start the shim session: {e}"))

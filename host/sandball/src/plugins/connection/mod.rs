@@ -9,13 +9,27 @@
 //! Commands are shell command lines (`/bin/sh -c` on the node); quote words with
 //! [`crate::plugins::shell::quote`].
 
+pub mod deploy;
 pub mod local;
 pub mod pool;
 pub mod session;
+pub mod ssh;
 
 pub use session::{RunReply, Session, SessionError};
 
+use crate::plugins::shell;
+use pool::ConnectError;
 use std::path::Path;
+
+/// A password: compared and used, never printed (its `Debug` hides it).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(<hidden>)")
+    }
+}
 
 /// What a command run on the node gave back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +40,21 @@ pub struct ExecOutput {
     pub stdout: Vec<u8>,
     /// Its standard error.
     pub stderr: Vec<u8>,
+}
+
+impl ExecOutput {
+    /// The output of a command that had to succeed; else an error saying `what` failed,
+    /// with the command's stderr and exit status.
+    pub fn success(self, what: &str) -> Result<ExecOutput, ConnectionError> {
+        if self.rc == 0 {
+            return Ok(self);
+        }
+        Err(ConnectionError::Remote(format!(
+            "{what}: {} (rc={})",
+            String::from_utf8_lossy(&self.stderr).trim(),
+            self.rc
+        )))
+    }
 }
 
 /// Errors of a connection.
@@ -63,6 +92,8 @@ impl ConnectionError {
 pub enum Connection {
     /// The controller's own machine.
     Local(local::Local),
+    /// A node reached over SSH.
+    Ssh(ssh::Ssh),
 }
 
 impl Connection {
@@ -70,6 +101,7 @@ impl Connection {
     pub fn plugin(&self) -> &'static str {
         match self {
             Connection::Local(_) => "local",
+            Connection::Ssh(_) => "ssh",
         }
     }
 
@@ -82,6 +114,7 @@ impl Connection {
     ) -> Result<ExecOutput, ConnectionError> {
         match self {
             Connection::Local(c) => c.exec_command(cmd, stdin).await,
+            Connection::Ssh(c) => c.exec_command(cmd, stdin).await,
         }
     }
 
@@ -102,6 +135,7 @@ impl Connection {
     pub async fn put_data(&self, data: &[u8], dest: &str) -> Result<(), ConnectionError> {
         match self {
             Connection::Local(c) => c.put_data(data, dest).await,
+            Connection::Ssh(c) => c.put_data(data, dest).await,
         }
     }
 
@@ -109,6 +143,7 @@ impl Connection {
     pub async fn fetch_file(&self, src: &str, dest: &Path) -> Result<(), ConnectionError> {
         let data = match self {
             Connection::Local(c) => c.read(src).await?,
+            Connection::Ssh(c) => c.read(src).await?,
         };
         tokio::fs::write(dest, data)
             .await
@@ -119,10 +154,21 @@ impl Connection {
     }
 
     /// Starts `sandball-shim serve` on the node and opens a session with it. The shim
-    /// keeps its cache in `cache_dir` on the node (default `~/.sandball`).
-    pub async fn open_session(&self, cache_dir: Option<&str>) -> Result<Session, SessionError> {
+    /// keeps its cache in `cache_dir` on the node (default `~/.sandball`). Over SSH the
+    /// shim is first deployed to that cache (once per host and run, see [`deploy`]).
+    pub async fn open_session(&self, cache_dir: Option<&str>) -> Result<Session, ConnectError> {
         match self {
-            Connection::Local(c) => c.open_session(cache_dir).await,
+            Connection::Local(c) => Ok(c.open_session(cache_dir).await?),
+            Connection::Ssh(c) => {
+                let cache = cache_dir.unwrap_or(deploy::DEFAULT_CACHE);
+                let shim = c.deployed_shim(self, cache).await?;
+                let cmd = format!(
+                    "exec {} serve --cache-dir {}",
+                    shell::quote_path(shim),
+                    shell::quote_path(cache)
+                );
+                Ok(c.open_session(&cmd).await?)
+            }
         }
     }
 }

@@ -3,23 +3,35 @@
 //! of the run).
 
 use super::session::{Session, SessionError};
+use super::ssh::{Ssh, SshParams};
 use super::{Connection, ConnectionError};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// How to reach a host, from its variables.
+/// How to reach a host, from its variables. `cache_dir` is the node's shim cache
+/// (`sandball_cache_dir`; default `~/.sandball` on the node).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Transport {
     /// `ansible_connection: local`.
-    Local,
+    Local {
+        /// The shim's cache.
+        cache_dir: Option<String>,
+    },
+    /// `ansible_connection: ssh` (the default for hosts other than localhost).
+    Ssh {
+        /// Where and how to connect.
+        params: Box<SshParams>,
+        /// The shim's cache.
+        cache_dir: Option<String>,
+    },
 }
 
 /// Errors choosing a transport.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
     /// A connection plugin sandball does not have.
-    #[error("the '{0}' connection is not supported yet (supported: local)")]
+    #[error("the '{0}' connection is not supported yet (supported: local, ssh)")]
     Unsupported(String),
     /// The connection could not be opened.
     #[error("{0}")]
@@ -27,6 +39,9 @@ pub enum ConnectError {
     /// The session could not be opened.
     #[error("{0}")]
     Session(#[from] SessionError),
+    /// A host variable is wrong.
+    #[error("{0}")]
+    Vars(String),
 }
 
 /// The transport a host's variables ask for. Ansible's implicit localhost and
@@ -36,8 +51,16 @@ pub fn transport_for(host: &str, vars: &Map<String, Value>) -> Result<Transport,
         .get("ansible_connection")
         .and_then(Value::as_str)
         .unwrap_or(if host == "localhost" { "local" } else { "ssh" });
+    let cache_dir = vars
+        .get("sandball_cache_dir")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     match conn {
-        "local" | "ansible.builtin.local" => Ok(Transport::Local),
+        "local" | "ansible.builtin.local" => Ok(Transport::Local { cache_dir }),
+        "ssh" | "ansible.builtin.ssh" | "paramiko" | "paramiko_ssh" => Ok(Transport::Ssh {
+            params: Box::new(SshParams::from_vars(host, vars).map_err(ConnectError::Vars)?),
+            cache_dir,
+        }),
         other => Err(ConnectError::Unsupported(other.to_string())),
     }
 }
@@ -78,7 +101,10 @@ impl SessionPool {
             return Ok(c.clone());
         }
         let conn = Arc::new(match transport {
-            Transport::Local => Connection::Local(super::local::Local),
+            Transport::Local { .. } => Connection::Local(super::local::Local),
+            Transport::Ssh { params, .. } => {
+                Connection::Ssh(Ssh::connect((**params).clone()).await?)
+            }
         });
         *guard = Some(conn.clone());
         Ok(conn)
@@ -99,7 +125,13 @@ impl SessionPool {
     ) -> Result<(), ConnectError> {
         if slot.is_none() {
             let conn = self.connection(host, transport).await?;
-            *slot = Some(conn.open_session(self.cache_dir.as_deref()).await?);
+            let cache_dir = match transport {
+                Transport::Local { cache_dir } => {
+                    cache_dir.as_deref().or(self.cache_dir.as_deref())
+                }
+                Transport::Ssh { cache_dir, .. } => cache_dir.as_deref(),
+            };
+            *slot = Some(conn.open_session(cache_dir).await?);
         }
         Ok(())
     }
@@ -130,14 +162,19 @@ mod tests {
     #[test]
     fn localhost_defaults_to_local_and_others_to_ssh() {
         let none = Map::new();
-        assert_eq!(transport_for("localhost", &none).unwrap(), Transport::Local);
+        let local = Transport::Local { cache_dir: None };
+        assert_eq!(transport_for("localhost", &none).unwrap(), local);
         assert!(
-            matches!(transport_for("web1", &none), Err(ConnectError::Unsupported(c)) if c == "ssh")
+            matches!(transport_for("web1", &none), Ok(Transport::Ssh { params, .. }) if params.host == "web1")
         );
-        let local = json!({"ansible_connection": "local"});
+        let vars = json!({"ansible_connection": "local"});
         assert_eq!(
-            transport_for("web1", local.as_object().unwrap()).unwrap(),
-            Transport::Local
+            transport_for("web1", vars.as_object().unwrap()).unwrap(),
+            local
+        );
+        let vars = json!({"ansible_connection": "winrm"});
+        assert!(
+            matches!(transport_for("w", vars.as_object().unwrap()), Err(ConnectError::Unsupported(c)) if c == "winrm")
         );
     }
 }

@@ -174,6 +174,7 @@ impl Session {
             other => return Err(unexpected(&other)),
         };
         if !present {
+            tracing::debug!(sha256, module_bytes = bytes.len(), "uploading a module");
             match self
                 .call(
                     &Request::PutModule {

@@ -1,0 +1,170 @@
+//! Shim deployment: putting `sandball-shim` on a node reached over a connection.
+//!
+//! One probe per host and run (`uname -sm` and whether the node already holds this
+//! shim); when it does not, the controller's own shim binary (beside `sandball`, or
+//! `$SANDBALL_SHIM`) is streamed to a temporary file in `<cache>/shim/<sha256>/`, its
+//! sha256 is checked on the node, and it is renamed into place, so a node never runs a
+//! half-written or foreign shim and later runs reuse it. A node of another OS or
+//! architecture, a full disk or a `noexec` mount is an error that names the cause.
+
+use super::{Connection, ConnectionError};
+use crate::plugins::shell::quote_path;
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+use tokio::sync::OnceCell;
+
+/// The node's cache when `sandball_cache_dir` is not set.
+pub const DEFAULT_CACHE: &str = "~/.sandball";
+
+/// The shim binary this controller deploys.
+pub struct ShimBinary {
+    /// Where it was read from.
+    pub path: String,
+    /// Its content.
+    pub bytes: Vec<u8>,
+    /// Its sha256 (hex).
+    pub sha256: String,
+    /// The OS it runs on, as `uname -s` says it.
+    pub os: String,
+    /// The architecture it runs on, as `uname -m` says it (normalised).
+    pub arch: String,
+}
+
+static SHIM: OnceCell<Result<Arc<ShimBinary>, String>> = OnceCell::const_new();
+
+/// The controller's shim binary, read and hashed once per run.
+pub async fn shim_binary() -> Result<Arc<ShimBinary>, ConnectionError> {
+    SHIM.get_or_init(|| async {
+        let path = super::local::shim_path();
+        let bytes = tokio::fs::read(&path).await.map_err(|e| {
+            format!(
+                "cannot read the sandball-shim to deploy ({}): {e}",
+                path.display()
+            )
+        })?;
+        let sha256 = hex::encode(Sha256::digest(&bytes));
+        let (os, arch) = binary_target(&bytes);
+        Ok(Arc::new(ShimBinary {
+            path: path.display().to_string(),
+            bytes,
+            sha256,
+            os,
+            arch,
+        }))
+    })
+    .await
+    .clone()
+    .map_err(ConnectionError::Remote)
+}
+
+/// The OS and architecture an executable is for: from its ELF header, else this
+/// controller's own.
+fn binary_target(bytes: &[u8]) -> (String, String) {
+    if bytes.len() > 20 && bytes.starts_with(b"\x7fELF") {
+        let machine = if bytes[5] == 1 {
+            u16::from_le_bytes([bytes[18], bytes[19]])
+        } else {
+            u16::from_be_bytes([bytes[18], bytes[19]])
+        };
+        let arch = match machine {
+            0x3E => "x86_64",
+            0xB7 => "aarch64",
+            0x28 => "arm",
+            0x03 => "x86",
+            0xF3 => "riscv64",
+            0x15 => "ppc64",
+            0x16 => "s390x",
+            other => return ("Linux".into(), format!("ELF machine {other:#x}")),
+        };
+        return ("Linux".into(), arch.into());
+    }
+    let os = match std::env::consts::OS {
+        "linux" => "Linux",
+        "macos" => "Darwin",
+        "freebsd" => "FreeBSD",
+        other => other,
+    };
+    (os.into(), normal_arch(std::env::consts::ARCH))
+}
+
+/// `uname -m` names, folded so that the same machine compares equal.
+fn normal_arch(m: &str) -> String {
+    match m {
+        "amd64" | "x86_64" => "x86_64".into(),
+        "arm64" | "aarch64" => "aarch64".into(),
+        "i386" | "i486" | "i586" | "i686" | "x86" => "x86".into(),
+        m if m.starts_with("armv") || m == "arm" => "arm".into(),
+        "ppc64le" | "ppc64" | "powerpc64" => "ppc64".into(),
+        other => other.into(),
+    }
+}
+
+/// Makes sure the node holds this controller's shim under `cache` and returns its path
+/// there. `host` names the node in errors.
+pub async fn ensure_shim(
+    conn: &Connection,
+    host: &str,
+    cache: &str,
+) -> Result<String, ConnectionError> {
+    let shim = shim_binary().await?;
+    let dir = format!("{}/shim/{}", cache.trim_end_matches('/'), shim.sha256);
+    let path = format!("{dir}/sandball-shim");
+    let probe = format!(
+        "uname -sm; if {} version >/dev/null 2>&1; then echo present; else echo absent; fi",
+        quote_path(&path)
+    );
+    let out = conn
+        .exec_command(&probe, None)
+        .await?
+        .success(&format!("cannot probe {host}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let uname = lines.next().unwrap_or_default().trim().to_string();
+    let (os, arch) = uname.split_once(' ').unwrap_or((uname.as_str(), ""));
+    if os != shim.os || normal_arch(arch) != shim.arch {
+        return Err(ConnectionError::Remote(format!(
+            "{host} is {os} {arch}, but the sandball-shim this controller deploys ({}) is for {} {}: build sandball-shim for {os} {arch} and point SANDBALL_SHIM at it",
+            shim.path, shim.os, shim.arch
+        )));
+    }
+    if lines.next() == Some("present") {
+        tracing::debug!(host, path, "shim already on the node");
+        return Ok(path);
+    }
+    tracing::debug!(host, path, "uploading the shim");
+    let upload = format!(
+        "set -e; umask 022; d={dir}; mkdir -p \"$d\"; chmod 755 {cache} {cache}/shim \"$d\"; \
+         t=$(mktemp \"$d/.upload.XXXXXX\"); trap 'rm -f \"$t\"' EXIT; cat > \"$t\"; \
+         s=$( (sha256sum \"$t\" 2>/dev/null || shasum -a 256 \"$t\") | cut -d' ' -f1); \
+         if [ \"$s\" != {sha} ]; then echo \"the uploaded file's sha256 is $s, not {sha}\" >&2; exit 3; fi; \
+         chmod 755 \"$t\"; mv -f \"$t\" \"$d/sandball-shim\"",
+        dir = quote_path(&dir),
+        cache = quote_path(cache.trim_end_matches('/')),
+        sha = shim.sha256,
+    );
+    let out = conn.exec_command(&upload, Some(&shim.bytes)).await?;
+    out.success(&format!("cannot upload sandball-shim to {dir} on {host}"))?;
+    let check = format!("{} version", quote_path(&path));
+    let out = conn.exec_command(&check, None).await?;
+    out.success(&format!(
+            "sandball-shim was uploaded to {path} on {host} but cannot run there (a filesystem mounted noexec? set sandball_cache_dir to a directory where programs may run)"
+    ))?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elf_headers_name_their_machine() {
+        let mut elf = b"\x7fELF\x02\x01\x01".to_vec();
+        elf.resize(24, 0);
+        elf[18] = 0xB7;
+        assert_eq!(binary_target(&elf), ("Linux".into(), "aarch64".into()));
+        elf[18] = 0x3E;
+        assert_eq!(binary_target(&elf).1, "x86_64");
+        assert_eq!(normal_arch("arm64"), "aarch64");
+        assert_eq!(normal_arch("armv7l"), "arm");
+    }
+}

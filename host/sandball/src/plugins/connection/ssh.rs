@@ -1,0 +1,588 @@
+//! The `ssh` connection, on russh: one SSH connection per host for the whole run;
+//! every command and the shim session are channels of it.
+//!
+//! Variables, as Ansible reads them: `ansible_host`, `ansible_port`, `ansible_user`,
+//! `ansible_ssh_private_key_file`, `ansible_password` (`ansible_ssh_pass`),
+//! `ansible_ssh_timeout` (`ansible_timeout`, default 10 s), `ansible_ssh_retries`,
+//! `ansible_host_key_checking` (`ANSIBLE_HOST_KEY_CHECKING`), and `-o
+//! UserKnownHostsFile=…` / `-o StrictHostKeyChecking=no` in `ansible_ssh_common_args` /
+//! `ansible_ssh_extra_args`. Keys are tried in OpenSSH's order: the given key files, the
+//! agent's identities (`SSH_AUTH_SOCK`), the default `~/.ssh/id_*` files, then the
+//! password. Host keys are checked against `~/.ssh/known_hosts` (or the configured
+//! files); an unknown or changed key is refused.
+
+use super::session::{Session, SessionError};
+use super::{ConnectionError, ExecOutput, Secret};
+use russh::keys::{HashAlg, PrivateKeyWithHashAlg, PublicKey, PublicKeyOrCertificate};
+use russh::{ChannelMsg, client};
+use serde_json::{Map, Value};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How to reach one host over SSH.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SshParams {
+    /// Address or name to connect to (`ansible_host`, else the inventory name).
+    pub host: String,
+    /// `ansible_port` (22).
+    pub port: u16,
+    /// `ansible_user` (else the controller's user).
+    pub user: String,
+    /// `ansible_ssh_private_key_file`.
+    pub key_files: Vec<PathBuf>,
+    /// `ansible_password`.
+    pub password: Option<Secret>,
+    /// Whether host keys are verified (`host_key_checking`, default true).
+    pub host_key_checking: bool,
+    /// Where known host keys are recorded.
+    pub known_hosts: Vec<PathBuf>,
+    /// Connect timeout, per attempt.
+    pub timeout: Duration,
+    /// Extra attempts after a failed connection (`ansible_ssh_retries`, default 0).
+    pub retries: u32,
+}
+
+fn var<'a>(vars: &'a Map<String, Value>, names: &[&str]) -> Option<&'a Value> {
+    names
+        .iter()
+        .find_map(|n| vars.get(*n).filter(|v| !v.is_null()))
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn boolean(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        other => match text(other).to_ascii_lowercase().as_str() {
+            "yes" | "true" | "on" | "1" | "y" | "t" => Some(true),
+            "no" | "false" | "off" | "0" | "n" | "f" => Some(false),
+            _ => None,
+        },
+    }
+}
+
+fn home() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+fn expand(path: &str) -> PathBuf {
+    match path.strip_prefix("~/") {
+        Some(rest) => home().join(rest),
+        None => PathBuf::from(path),
+    }
+}
+
+/// `-o Key=Value` options in ssh arguments, keys lowercased.
+fn ssh_options(args: &str) -> Vec<(String, String)> {
+    let words = shell_words(args);
+    let mut out = vec![];
+    let mut it = words.iter();
+    while let Some(w) = it.next() {
+        let opt = if w == "-o" {
+            it.next().cloned()
+        } else {
+            w.strip_prefix("-o").map(str::to_string)
+        };
+        if let Some((k, v)) = opt.as_deref().and_then(|o| o.split_once(['=', ' '])) {
+            out.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+        }
+    }
+    out
+}
+
+fn shell_words(s: &str) -> Vec<String> {
+    crate::inventory::shell_split::shell_split(s)
+        .unwrap_or_else(|_| s.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+}
+
+impl SshParams {
+    /// The parameters a host's variables give.
+    pub fn from_vars(host: &str, vars: &Map<String, Value>) -> Result<SshParams, String> {
+        let address = var(vars, &["ansible_host", "ansible_ssh_host"])
+            .map(text)
+            .unwrap_or_else(|| host.to_string());
+        let port = match var(vars, &["ansible_port", "ansible_ssh_port"]) {
+            None => 22,
+            Some(v) => text(v)
+                .parse::<u16>()
+                .map_err(|_| format!("ansible_port of {host} is not a port number: {v}"))?,
+        };
+        let user = var(vars, &["ansible_user", "ansible_ssh_user"])
+            .map(text)
+            .or_else(|| std::env::var("USER").ok())
+            .unwrap_or_else(|| "root".into());
+        let key_files = var(
+            vars,
+            &["ansible_ssh_private_key_file", "ansible_private_key_file"],
+        )
+        .map(|v| vec![expand(&text(v))])
+        .unwrap_or_default();
+        let password = var(
+            vars,
+            &[
+                "ansible_password",
+                "ansible_ssh_pass",
+                "ansible_ssh_password",
+            ],
+        )
+        .map(|v| Secret(text(v)));
+        let seconds = |names: &[&str], default: f64| -> Result<f64, String> {
+            match var(vars, names) {
+                None => Ok(default),
+                Some(v) => text(v)
+                    .parse::<f64>()
+                    .map_err(|_| format!("{} of {host} is not a number: {v}", names[0])),
+            }
+        };
+        let timeout = seconds(&["ansible_ssh_timeout", "ansible_timeout"], 10.0)?;
+        let retries = seconds(&["ansible_ssh_retries"], 0.0)? as u32;
+        let mut host_key_checking = match var(
+            vars,
+            &["ansible_host_key_checking", "ansible_ssh_host_key_checking"],
+        ) {
+            Some(v) => boolean(v).ok_or_else(|| {
+                format!("ansible_host_key_checking of {host} is not a boolean: {v}")
+            })?,
+            None => std::env::var("ANSIBLE_HOST_KEY_CHECKING")
+                .ok()
+                .and_then(|s| boolean(&Value::String(s)))
+                .unwrap_or(true),
+        };
+        let mut known_hosts = vec![];
+        let args: Vec<String> = [
+            "ansible_ssh_common_args",
+            "ansible_ssh_extra_args",
+            "ansible_ssh_args",
+        ]
+        .iter()
+        .filter_map(|n| vars.get(*n).map(text))
+        .collect();
+        for (k, v) in args.iter().flat_map(|a| ssh_options(a)) {
+            match k.as_str() {
+                "userknownhostsfile" => {
+                    known_hosts.extend(shell_words(&v).iter().map(|p| expand(p)));
+                }
+                "stricthostkeychecking" if matches!(v.as_str(), "no" | "off") => {
+                    host_key_checking = false;
+                }
+                _ => {}
+            }
+        }
+        if known_hosts.is_empty() {
+            known_hosts = user_known_hosts_from_config();
+        }
+        if known_hosts.is_empty() {
+            known_hosts.push(home().join(".ssh/known_hosts"));
+        }
+        Ok(SshParams {
+            host: address,
+            port,
+            user,
+            key_files,
+            password,
+            host_key_checking,
+            known_hosts,
+            timeout: Duration::from_secs_f64(timeout.max(0.1)),
+            retries,
+        })
+    }
+
+    fn target(&self) -> String {
+        format!("{}@{}:{}", self.user, self.host, self.port)
+    }
+}
+
+/// `UserKnownHostsFile` from `~/.ssh/config`, outside any `Host`/`Match` section or in
+/// `Host *`.
+fn user_known_hosts_from_config() -> Vec<PathBuf> {
+    let Ok(config) = std::fs::read_to_string(home().join(".ssh/config")) else {
+        return vec![];
+    };
+    let mut global = true;
+    for line in config.lines() {
+        let line = line.trim();
+        let (k, v) = line
+            .split_once(['=', ' ', '\t'])
+            .map(|(k, v)| {
+                (
+                    k.trim().to_ascii_lowercase(),
+                    v.trim().trim_start_matches('=').trim(),
+                )
+            })
+            .unwrap_or_default();
+        match k.as_str() {
+            "host" => global = v == "*",
+            "match" => global = false,
+            "userknownhostsfile" if global => {
+                return shell_words(v).iter().map(|p| expand(p)).collect();
+            }
+            _ => {}
+        }
+    }
+    vec![]
+}
+
+/// Checks server keys and remembers why one was refused.
+struct Verifier {
+    params: Arc<SshParams>,
+    refusal: Arc<Mutex<Option<String>>>,
+}
+
+impl Verifier {
+    fn verdict(&self, key: &PublicKey) -> Result<(), String> {
+        if !self.params.host_key_checking {
+            return Ok(());
+        }
+        let (host, port) = (&self.params.host, self.params.port);
+        let fingerprint = key.fingerprint(HashAlg::Sha256);
+        for file in &self.params.known_hosts {
+            match russh::keys::check_known_hosts_path(host, port, key, file) {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(russh::keys::Error::KeyChanged { line }) => {
+                    return Err(format!(
+                        "host key verification failed: REMOTE HOST IDENTIFICATION HAS CHANGED for {host} port {port}: it offered {} {fingerprint}, which does not match the key recorded in {}:{line}. Someone could be eavesdropping (man-in-the-middle), or the host key has just been changed; refusing to connect",
+                        key.algorithm(),
+                        file.display()
+                    ));
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "host key verification failed: cannot read {}: {e}",
+                        file.display()
+                    ));
+                }
+            }
+        }
+        let files: Vec<String> = self
+            .params
+            .known_hosts
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
+        Err(format!(
+            "host key verification failed: the {} key of {host} port {port} ({fingerprint}) is not known (looked in {}). Check it and add it (ssh-keyscan -p {port} {host} >> ~/.ssh/known_hosts), or set host_key_checking = false (ANSIBLE_HOST_KEY_CHECKING=False) to skip the check",
+            key.algorithm(),
+            files.join(", ")
+        ))
+    }
+}
+
+impl client::Handler for Verifier {
+    type Error = russh::Error;
+
+    async fn check_server_key(
+        &mut self,
+        server_key: &PublicKeyOrCertificate,
+    ) -> Result<bool, Self::Error> {
+        let key = match server_key {
+            PublicKeyOrCertificate::PublicKey { key, .. } => key.clone(),
+            PublicKeyOrCertificate::Certificate(c) => PublicKey::new(c.public_key().clone(), ""),
+        };
+        match self.verdict(&key) {
+            Ok(()) => Ok(true),
+            Err(why) => {
+                *self.refusal.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+                Ok(false)
+            }
+        }
+    }
+}
+
+type Handle = client::Handle<Verifier>;
+
+/// An authenticated SSH connection.
+pub struct Ssh {
+    handle: Arc<Handle>,
+    params: Arc<SshParams>,
+    shim: tokio::sync::OnceCell<String>,
+}
+
+fn unreachable(detail: String) -> ConnectionError {
+    ConnectionError::Unreachable {
+        plugin: "ssh",
+        detail,
+    }
+}
+
+impl Ssh {
+    /// Connects, verifies the host key and authenticates, with `retries` more attempts
+    /// when the network fails (never after a refused key or failed authentication).
+    pub async fn connect(params: SshParams) -> Result<Ssh, ConnectionError> {
+        let params = Arc::new(params);
+        let mut attempt = 0;
+        loop {
+            match Self::attempt(&params).await {
+                Ok(handle) => {
+                    return Ok(Ssh {
+                        handle: Arc::new(handle),
+                        params,
+                        shim: tokio::sync::OnceCell::new(),
+                    });
+                }
+                Err((e, retry)) => {
+                    if !retry || attempt >= params.retries {
+                        return Err(unreachable(e));
+                    }
+                    attempt += 1;
+                    tracing::debug!(target = %params.target(), attempt, "ssh retry after: {e}");
+                    tokio::time::sleep(Duration::from_millis(500 * u64::from(attempt))).await;
+                }
+            }
+        }
+    }
+
+    /// One attempt; the error says whether another attempt may help.
+    async fn attempt(params: &Arc<SshParams>) -> Result<Handle, (String, bool)> {
+        let refusal = Arc::new(Mutex::new(None));
+        let verifier = Verifier {
+            params: params.clone(),
+            refusal: refusal.clone(),
+        };
+        let config = Arc::new(client::Config {
+            inactivity_timeout: None,
+            keepalive_interval: Some(Duration::from_secs(30)),
+            nodelay: true,
+            ..Default::default()
+        });
+        let (host, port) = (params.host.as_str(), params.port);
+        let connect = client::connect(config, (host, port), verifier);
+        let mut handle = match tokio::time::timeout(params.timeout, connect).await {
+            Err(_) => {
+                return Err((
+                    format!(
+                        "ssh: connect to host {host} port {port}: Connection timed out after {:?}",
+                        params.timeout
+                    ),
+                    true,
+                ));
+            }
+            Ok(Err(e)) => {
+                if let Some(why) = refusal.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                    return Err((why, false));
+                }
+                let why = match e {
+                    russh::Error::IO(io) => io.to_string(),
+                    other => other.to_string(),
+                };
+                return Err((
+                    format!("ssh: connect to host {host} port {port}: {why}"),
+                    true,
+                ));
+            }
+            Ok(Ok(h)) => h,
+        };
+        match tokio::time::timeout(params.timeout, authenticate(&mut handle, params)).await {
+            Err(_) => Err((
+                format!("{}: authentication timed out", params.target()),
+                true,
+            )),
+            Ok(Err(e)) => Err((e, false)),
+            Ok(Ok(())) => Ok(handle),
+        }
+    }
+
+    /// Runs a command line in a fresh channel.
+    pub async fn exec_command(
+        &self,
+        cmd: &str,
+        stdin: Option<&[u8]>,
+    ) -> Result<ExecOutput, ConnectionError> {
+        let broken = |e: russh::Error| {
+            ConnectionError::Remote(format!(
+                "ssh channel to {} failed: {e}",
+                self.params.target()
+            ))
+        };
+        let mut channel = self.handle.channel_open_session().await.map_err(broken)?;
+        channel.exec(true, cmd).await.map_err(broken)?;
+        if let Some(data) = stdin.filter(|d| !d.is_empty()) {
+            channel.data(data).await.map_err(broken)?;
+        }
+        channel.eof().await.map_err(broken)?;
+        let mut out = ExecOutput {
+            rc: -1,
+            stdout: vec![],
+            stderr: vec![],
+        };
+        while let Some(msg) = channel.wait().await {
+            match msg {
+                ChannelMsg::Data { data } => out.stdout.extend_from_slice(&data),
+                ChannelMsg::ExtendedData { data, ext: 1 } => out.stderr.extend_from_slice(&data),
+                ChannelMsg::ExitStatus { exit_status } => {
+                    out.rc = i32::try_from(exit_status).unwrap_or(-1);
+                }
+                _ => {}
+            }
+        }
+        Ok(out)
+    }
+
+    /// Writes a file on the node (`cat > dest`).
+    pub async fn put_data(&self, data: &[u8], dest: &str) -> Result<(), ConnectionError> {
+        let cmd = format!("cat > {}", crate::plugins::shell::quote_path(dest));
+        let out = self.exec_command(&cmd, Some(data)).await?;
+        out.success(&format!("cannot write {dest}")).map(drop)
+    }
+
+    /// Reads a file on the node (`cat src`).
+    pub async fn read(&self, src: &str) -> Result<Vec<u8>, ConnectionError> {
+        let cmd = format!("cat {}", crate::plugins::shell::quote_path(src));
+        let out = self.exec_command(&cmd, None).await?;
+        out.success(&format!("cannot read {src}")).map(|o| o.stdout)
+    }
+
+    /// The node's copy of the shim, deployed on first use (`conn` is this connection).
+    pub async fn deployed_shim(
+        &self,
+        conn: &super::Connection,
+        cache: &str,
+    ) -> Result<&str, ConnectionError> {
+        let target = self.params.target();
+        self.shim
+            .get_or_try_init(|| super::deploy::ensure_shim(conn, &target, cache))
+            .await
+            .map(String::as_str)
+    }
+
+    /// Starts `cmd` (which must end in `sandball-shim serve`) in a channel and opens a
+    /// session over it.
+    pub async fn open_session(&self, cmd: &str) -> Result<Session, SessionError> {
+        let broken = |e: russh::Error| SessionError::Broken {
+            detail: format!("ssh channel to {}: {e}", self.params.target()),
+        };
+        let channel = self.handle.channel_open_session().await.map_err(broken)?;
+        channel.exec(true, cmd).await.map_err(broken)?;
+        let (reader, writer) = tokio::io::split(channel.into_stream());
+        Session::open(
+            Box::new(reader),
+            Box::new(writer),
+            Box::new(self.handle.clone()),
+        )
+        .await
+    }
+}
+
+/// Key files, agent identities, default keys, password: the first the server takes.
+async fn authenticate(handle: &mut Handle, params: &SshParams) -> Result<(), String> {
+    let user = params.user.as_str();
+    let rsa_hash = handle
+        .best_supported_rsa_hash()
+        .await
+        .ok()
+        .flatten()
+        .flatten();
+    let mut notes = vec![];
+    let try_key = async |handle: &mut Handle, path: &PathBuf, notes: &mut Vec<String>| {
+        match russh::keys::load_secret_key(path, None) {
+            Ok(key) => {
+                let key = PrivateKeyWithHashAlg::new(Arc::new(key), rsa_hash);
+                matches!(handle.authenticate_publickey(user, key).await, Ok(r) if r.success())
+            }
+            Err(e) => {
+                notes.push(format!("cannot use key {}: {e}", path.display()));
+                false
+            }
+        }
+    };
+    for path in &params.key_files {
+        if try_key(handle, path, &mut notes).await {
+            return Ok(());
+        }
+    }
+    if std::env::var_os("SSH_AUTH_SOCK").is_some_and(|s| !s.is_empty()) {
+        match russh::keys::agent::client::AgentClient::connect_env().await {
+            Ok(mut agent) => {
+                let identities = agent.request_identities().await.unwrap_or_default();
+                for id in identities {
+                    let key = id.public_key().into_owned();
+                    let ok = handle
+                        .authenticate_publickey_with(user, key, rsa_hash, &mut agent)
+                        .await;
+                    if matches!(ok, Ok(r) if r.success()) {
+                        return Ok(());
+                    }
+                }
+            }
+            Err(e) => notes.push(format!("ssh-agent: {e}")),
+        }
+    }
+    for name in ["id_ed25519", "id_ecdsa", "id_rsa"] {
+        let path = home().join(".ssh").join(name);
+        if path.exists()
+            && !params.key_files.contains(&path)
+            && try_key(handle, &path, &mut notes).await
+        {
+            return Ok(());
+        }
+    }
+    if let Some(password) = &params.password
+        && matches!(handle.authenticate_password(user, password.0.as_str()).await, Ok(r) if r.success())
+    {
+        return Ok(());
+    }
+    let mut msg = format!(
+        "{}@{}: Permission denied (no key{} accepted)",
+        params.user,
+        params.host,
+        if params.password.is_some() {
+            " or password"
+        } else {
+            ""
+        }
+    );
+    for n in notes {
+        msg.push_str("; ");
+        msg.push_str(&n);
+    }
+    Err(msg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn variables_as_ansible_reads_them() {
+        let vars = json!({
+            "ansible_host": "127.0.0.1", "ansible_port": "2222", "ansible_user": "deploy",
+            "ansible_ssh_private_key_file": "/k/id", "ansible_password": "pw",
+            "ansible_ssh_common_args": "-o UserKnownHostsFile=/tmp/kh -o StrictHostKeyChecking=no",
+            "ansible_ssh_retries": 2, "ansible_ssh_timeout": 3
+        });
+        let p = SshParams::from_vars("web1", vars.as_object().unwrap()).unwrap();
+        assert_eq!(p.host, "127.0.0.1");
+        assert_eq!(p.port, 2222);
+        assert_eq!(p.user, "deploy");
+        assert_eq!(p.key_files, vec![PathBuf::from("/k/id")]);
+        assert_eq!(p.password, Some(Secret("pw".into())));
+        assert_eq!(p.known_hosts, vec![PathBuf::from("/tmp/kh")]);
+        assert!(!p.host_key_checking);
+        assert_eq!(p.retries, 2);
+        assert_eq!(p.timeout, Duration::from_secs(3));
+        assert!(!format!("{p:?}").contains("pw\""), "{p:?}");
+
+        let bad = json!({"ansible_port": "ssh"});
+        let e = SshParams::from_vars("web1", bad.as_object().unwrap()).unwrap_err();
+        assert!(e.contains("ansible_port of web1"), "{e}");
+    }
+
+    #[test]
+    fn host_key_checking_opt_out() {
+        let vars = json!({"ansible_host_key_checking": "False"});
+        let p = SshParams::from_vars("h", vars.as_object().unwrap()).unwrap();
+        assert!(!p.host_key_checking);
+        let p = SshParams::from_vars("h", &Map::new()).unwrap();
+        assert_eq!(p.host, "h");
+        assert_eq!(p.port, 22);
+    }
+}

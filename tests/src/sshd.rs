@@ -1,0 +1,194 @@
+//! A real OpenSSH server for the SSH tests: host and client keys generated in a
+//! temporary directory, a `known_hosts` that records the host key, and
+//! `/usr/sbin/sshd -D` on a free loopback port as a child process, killed on drop.
+//! `make test` installs openssh-server; without it the tests fail saying so.
+//!
+//! Every host alias of an inventory points at the same server; each gets its own node
+//! cache (`sandball_cache_dir`) so a test can look at what was deployed to which host.
+
+use crate::binaries::{Binaries, target_dir};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+/// Where the server binary is.
+pub const SSHD: &str = "/usr/sbin/sshd";
+
+/// A running sshd on 127.0.0.1, stopped when dropped.
+pub struct Sshd {
+    child: Child,
+    dir: TempDir,
+    /// The port it listens on.
+    pub port: u16,
+}
+
+fn run(cmd: &mut Command) {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A new ed25519 key pair at `path` (and `path.pub`).
+pub fn keygen(path: &Path) {
+    run(Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "sandball-test", "-f"])
+        .arg(path));
+}
+
+fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    l.local_addr().expect("local address").port()
+}
+
+impl Sshd {
+    /// Generates keys and starts the server. Panics, naming the fix, when sshd is
+    /// missing.
+    pub fn start() -> Sshd {
+        assert!(
+            Path::new(SSHD).is_file(),
+            "{SSHD} is missing: install openssh-server (`make test` does it)"
+        );
+        let dir = tempfile::Builder::new()
+            .prefix("sandball-sshd-")
+            .tempdir()
+            .expect("temporary directory");
+        let d = dir.path();
+        keygen(&d.join("host_key"));
+        keygen(&d.join("client_key"));
+        keygen(&d.join("stranger_key"));
+        std::fs::copy(d.join("client_key.pub"), d.join("authorized_keys"))
+            .expect("authorized_keys");
+        // sshd wants its privilege separation directory (as root).
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let port = free_port();
+        let config = format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile none\n\
+             AuthorizedKeysFile {d}/authorized_keys\nStrictModes no\nUsePAM no\n\
+             PasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+             PermitRootLogin prohibit-password\nMaxStartups 500\nMaxSessions 100\n\
+             LogLevel ERROR\n",
+            d = d.display()
+        );
+        std::fs::write(d.join("sshd_config"), config).expect("sshd_config");
+        let child = Command::new(SSHD)
+            .arg("-D")
+            .arg("-e")
+            .arg("-f")
+            .arg(d.join("sshd_config"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {SSHD}: {e}"));
+        let sshd = Sshd { child, dir, port };
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "sshd did not listen on 127.0.0.1:{port} within 20 s"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        sshd.write_known_hosts(&sshd.host_public_key());
+        sshd
+    }
+
+    /// The server's key directory.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The client key the server accepts.
+    pub fn client_key(&self) -> PathBuf {
+        self.dir().join("client_key")
+    }
+
+    /// A key the server does not accept.
+    pub fn stranger_key(&self) -> PathBuf {
+        self.dir().join("stranger_key")
+    }
+
+    /// The `known_hosts` file the inventories point at.
+    pub fn known_hosts(&self) -> PathBuf {
+        self.dir().join("known_hosts")
+    }
+
+    /// The server's public host key (`ssh-ed25519 AAAA…`).
+    pub fn host_public_key(&self) -> String {
+        let text = std::fs::read_to_string(self.dir().join("host_key.pub")).expect("host key");
+        text.split_whitespace()
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Records `key` as the server's in the known_hosts file.
+    pub fn write_known_hosts(&self, key: &str) {
+        std::fs::write(
+            self.known_hosts(),
+            format!("[127.0.0.1]:{} {key}\n", self.port),
+        )
+        .expect("known_hosts");
+    }
+
+    /// An INI inventory line for `alias` pointing at this server, with its node cache in
+    /// `cache` and `extra` variables.
+    pub fn host_line(&self, alias: &str, cache: &Path, extra: &str) -> String {
+        self.host_line_with(alias, cache, &self.known_hosts(), &self.client_key(), extra)
+    }
+
+    /// [`host_line`](Self::host_line) with another known_hosts file and client key.
+    pub fn host_line_with(
+        &self,
+        alias: &str,
+        cache: &Path,
+        known_hosts: &Path,
+        key: &Path,
+        extra: &str,
+    ) -> String {
+        format!(
+            "{alias} ansible_host=127.0.0.1 ansible_port={port} ansible_ssh_private_key_file={key} \
+             ansible_ssh_common_args='-o UserKnownHostsFile={kh}' sandball_cache_dir={cache} {extra}\n",
+            port = self.port,
+            key = key.display(),
+            kh = known_hosts.display(),
+            cache = cache.display(),
+        )
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The shim the SSH tests deploy: the built one without its debug information (a debug
+/// build carries hundreds of megabytes of it), made once per test run.
+pub fn deployable_shim() -> PathBuf {
+    static SHIM: OnceLock<PathBuf> = OnceLock::new();
+    SHIM.get_or_init(|| {
+        let src = &Binaries::get().shim;
+        let dir = target_dir().join("e2e-ssh");
+        std::fs::create_dir_all(&dir).expect("target/e2e-ssh");
+        let tmp = dir.join(format!(".sandball-shim.{}", std::process::id()));
+        run(Command::new("strip")
+            .arg("--strip-debug")
+            .arg("-o")
+            .arg(&tmp)
+            .arg(src));
+        let dest = dir.join("sandball-shim");
+        std::fs::rename(&tmp, &dest).expect("rename the stripped shim");
+        dest
+    })
+    .clone()
+}

@@ -1,0 +1,231 @@
+//! The ssh connection against a real OpenSSH server on loopback (see
+//! `sandball_e2e::sshd`): the shim and modules deployed once per host and reused by the
+//! next run, unreachable hosts (closed port, refused key) and refused host keys
+//! (changed, unknown) that leave the other hosts running.
+
+use sandball_e2e::sshd::{Sshd, deployable_shim};
+use sandball_e2e::{HostRecap, Output, Sandbox};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+/// Runs `playbook` over the sandbox's inventory with the deployable shim and debug logs
+/// (they say what was uploaded).
+fn run(sb: &Sandbox, playbook: &str) -> Output {
+    let pb = sb.write("play.yml", playbook);
+    let out = sb
+        .play(&pb, &sb.dir("work"), &[])
+        .env("SANDBALL_SHIM", deployable_shim())
+        .env("SANDBALL_LOG", "sandball=debug")
+        .env("SSH_AUTH_SOCK", "")
+        .limit(Duration::from_secs(300))
+        .run();
+    out.assert_no_panic();
+    out
+}
+
+fn sha256(path: &Path) -> String {
+    let out = Command::new("sha256sum").arg(path).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+const TASKS: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: reach
+      ping:
+    - name: touch
+      file:
+        path: "{{ work }}/{{ inventory_hostname }}"
+        state: touch
+    - name: look
+      stat:
+        path: "{{ work }}/{{ inventory_hostname }}"
+      register: st
+    - name: again
+      ping:
+"#;
+
+#[test]
+fn the_shim_and_modules_go_to_each_host_once_and_stay() {
+    let sshd = Sshd::start();
+    let sb = Sandbox::new();
+    let hosts = ["n1", "n2", "n3"];
+    let mut inv = String::from("[nodes]\n");
+    for h in hosts {
+        inv.push_str(&sshd.host_line(h, &sb.path().join(format!("node-{h}")), ""));
+    }
+    sb.write("inventory.ini", &inv);
+
+    let first = run(&sb, TASKS);
+    first.assert_code(0);
+    for h in hosts {
+        assert_eq!(
+            first.host(h),
+            HostRecap {
+                ok: 4,
+                changed: 1,
+                ..Default::default()
+            },
+            "{first}"
+        );
+        assert!(sb.path().join("work").join(h).is_file(), "{first}");
+    }
+    // One shim upload per host, one upload of each of the three modules per host.
+    assert_eq!(
+        first.stderr.matches("uploading the shim").count(),
+        3,
+        "{first}"
+    );
+    assert_eq!(
+        first.stderr.matches("uploading a module").count(),
+        9,
+        "{first}"
+    );
+
+    let shim_sha = sha256(&deployable_shim());
+    let mut inodes = vec![];
+    for h in hosts {
+        let cache = sb.path().join(format!("node-{h}"));
+        let shim = cache.join("shim").join(&shim_sha).join("sandball-shim");
+        assert_eq!(
+            sha256(&shim),
+            shim_sha,
+            "the node's shim is the controller's"
+        );
+        let modules: Vec<_> = std::fs::read_dir(cache.join("modules")).unwrap().collect();
+        assert_eq!(modules.len(), 3, "ping, file and stat on {h}");
+        inodes.push(std::fs::metadata(&shim).unwrap().ino());
+    }
+
+    let second = run(&sb, TASKS);
+    second.assert_code(0);
+    assert!(!second.stderr.contains("uploading"), "{second}");
+    for (h, ino) in hosts.iter().zip(inodes) {
+        assert_eq!(second.host(h).ok, 4, "{second}");
+        let shim = sb
+            .path()
+            .join(format!("node-{h}/shim/{shim_sha}/sandball-shim"));
+        assert_eq!(
+            std::fs::metadata(shim).unwrap().ino(),
+            ino,
+            "the shim was replaced"
+        );
+    }
+}
+
+const PINGS: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: first
+      ping:
+    - name: second
+      ping:
+"#;
+
+#[test]
+fn unreachable_hosts_do_not_stop_the_others() {
+    let sshd = Sshd::start();
+    let sb = Sandbox::new();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let node = sb.path().join("node");
+    let inv = format!(
+        "[nodes]\n{}{}{}",
+        sshd.host_line("good", &node, ""),
+        sshd.host_line("closed", &node, "").replace(
+            &format!("ansible_port={}", sshd.port),
+            &format!("ansible_port={closed_port}")
+        ),
+        sshd.host_line_with(
+            "badkey",
+            &node,
+            &sshd.known_hosts(),
+            &sshd.stranger_key(),
+            ""
+        ),
+    );
+    sb.write("inventory.ini", &inv);
+    let out = run(&sb, PINGS);
+    out.assert_code(4);
+    assert_eq!(
+        out.host("good"),
+        HostRecap {
+            ok: 2,
+            ..Default::default()
+        },
+        "{out}"
+    );
+    for h in ["closed", "badkey"] {
+        assert_eq!(
+            out.host(h),
+            HostRecap {
+                unreachable: 1,
+                ..Default::default()
+            },
+            "{out}"
+        );
+    }
+    let first = out.task_lines("first");
+    let line = |h: &str| {
+        first
+            .iter()
+            .find(|l| l.starts_with(&format!("fatal: [{h}]: UNREACHABLE!")))
+            .unwrap_or_else(|| panic!("{h} is not UNREACHABLE:\n{out}"))
+            .to_string()
+    };
+    assert!(line("closed").contains("Connection refused"), "{out}");
+    assert!(line("badkey").contains("Permission denied"), "{out}");
+}
+
+#[test]
+fn changed_and_unknown_host_keys_are_refused() {
+    let sshd = Sshd::start();
+    let sb = Sandbox::new();
+    let stranger =
+        std::fs::read_to_string(format!("{}.pub", sshd.stranger_key().display())).unwrap();
+    let key = stranger
+        .split_whitespace()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let changed = sb.write(
+        "changed_hosts",
+        &format!("[127.0.0.1]:{} {key}\n", sshd.port),
+    );
+    let unknown = sb.write("unknown_hosts", "");
+    let node = sb.path().join("node");
+    let inv = format!(
+        "[nodes]\n{}{}{}",
+        sshd.host_line_with("changed", &node, &changed, &sshd.client_key(), ""),
+        sshd.host_line_with("unknown", &node, &unknown, &sshd.client_key(), ""),
+        sshd.host_line_with(
+            "optout",
+            &node,
+            &changed,
+            &sshd.client_key(),
+            "ansible_host_key_checking=false"
+        ),
+    );
+    sb.write("inventory.ini", &inv);
+    let out = run(&sb, PINGS);
+    out.assert_code(4);
+    assert_eq!(out.host("optout").ok, 2, "{out}");
+    assert_eq!(out.host("changed").unreachable, 1, "{out}");
+    assert_eq!(out.host("unknown").unreachable, 1, "{out}");
+    let first = out.task_lines("first").join("\n");
+    assert!(
+        first.contains("REMOTE HOST IDENTIFICATION HAS CHANGED")
+            && first.contains(&format!("{}:1", changed.display())),
+        "{out}"
+    );
+    assert!(first.contains("is not known"), "{out}");
+}
