@@ -229,3 +229,92 @@ fn changed_and_unknown_host_keys_are_refused() {
     );
     assert!(first.contains("is not known"), "{out}");
 }
+
+const KILL: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: raw
+      raw: echo raw on {{ inventory_hostname }}
+      register: r
+    - assert:
+        that: r.stdout == "raw on " ~ inventory_hostname ~ "\n" and r.rc == 0
+    - name: open the session
+      ping:
+    - name: kill the shim
+      raw: pkill -KILL -f "[s]andball-shim serve --cache-dir {{ sandball_cache_dir }}"
+    - name: after the kill
+      ping:
+      ignore_errors: true
+    - name: a fresh session
+      ping:
+"#;
+
+#[test]
+fn raw_needs_no_shim_and_a_killed_shim_fails_one_task() {
+    let sshd = Sshd::start();
+    let sb = Sandbox::new();
+    let inv = format!(
+        "[nodes]\n{}",
+        sshd.host_line("k1", &sb.path().join("node-k1"), "")
+    );
+    sb.write("inventory.ini", &inv);
+    let out = run(&sb, KILL);
+    out.assert_code(0);
+    assert_eq!(
+        out.host("k1"),
+        HostRecap {
+            ok: 6,
+            changed: 2,
+            ignored: 1,
+            ..Default::default()
+        },
+        "{out}"
+    );
+    let failure = out.task_lines("after the kill").join("\n");
+    assert!(failure.contains("MODULE FAILURE"), "{out}");
+    assert_eq!(out.task_lines("a fresh session"), vec!["ok: [k1]"], "{out}");
+}
+
+#[test]
+fn a_node_of_another_architecture_is_named_and_raw_still_works() {
+    let sshd = Sshd::start();
+    let sb = Sandbox::new();
+    // An ELF header for aarch64: the controller must refuse to deploy it to this node.
+    let mut elf = b"\x7fELF\x02\x01\x01".to_vec();
+    elf.resize(64, 0);
+    elf[18] = 0xB7;
+    let foreign = sb.path().join("foreign-shim");
+    std::fs::write(&foreign, elf).unwrap();
+    let inv = format!(
+        "[nodes]\n{}",
+        sshd.host_line("a1", &sb.path().join("node-a1"), "")
+    );
+    sb.write("inventory.ini", &inv);
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - raw: uname -m\n    - ping:\n",
+    );
+    let out = sb
+        .play(&pb, &sb.dir("work"), &[])
+        .env("SANDBALL_SHIM", &foreign)
+        .env("SSH_AUTH_SOCK", "")
+        .run();
+    out.assert_no_panic();
+    out.assert_code(4);
+    assert_eq!(
+        out.host("a1"),
+        HostRecap {
+            ok: 1,
+            changed: 1,
+            unreachable: 1,
+            ..Default::default()
+        },
+        "{out}"
+    );
+    let line = out.task_lines("ping").join("\n");
+    assert!(
+        line.contains("is for Linux aarch64") && line.contains("SANDBALL_SHIM"),
+        "{out}"
+    );
+}

@@ -87,7 +87,10 @@ fn check_task(run: &Run, t: &Task) -> Result<(), ExecError> {
     if UNSUPPORTED_ACTIONS.contains(&short) {
         return Err(unsupported(&format!("the `{short}` action")));
     }
-    if controller_action(&t.action).is_some() || run.modules.exists(&t.action) {
+    if controller_action(&t.action).is_some()
+        || crate::plugins::action::connection_action(&t.action).is_some()
+        || run.modules.exists(&t.action)
+    {
         return Ok(());
     }
     Err(ExecError::UnknownAction {

@@ -414,6 +414,7 @@ async fn attempt(
 ) -> Map<String, Value> {
     let mut result = match controller_action(&t.action) {
         Some(name) => controller(run, t, name, vars),
+        None if action::connection_action(&t.action).is_some() => raw(run, t, host, vars).await,
         None => module(run, t, inherited, host, vars, no_log).await,
     };
     if let Some(Value::Object(facts)) = result.get("ansible_facts") {
@@ -562,6 +563,37 @@ fn unreachable(msg: String) -> Map<String, Value> {
     action::ok_with(json!({"unreachable": true, "msg": msg}))
 }
 
+/// The UNREACHABLE result of a host that could not be connected to.
+fn connect_failure(e: ConnectError) -> Map<String, Value> {
+    match e {
+        ConnectError::Session(SessionError::Version { .. })
+        | ConnectError::Unsupported(_)
+        | ConnectError::Vars(_)
+        | ConnectError::Connection(_) => unreachable(e.to_string()),
+        ConnectError::Session(e) => unreachable(format!("Failed to start the shim session: {e}")),
+    }
+}
+
+/// `raw`: the task's command over the host's connection, no module.
+async fn raw(run: &Run, t: &Task, host: &str, vars: &Vars) -> Map<String, Value> {
+    let args = match template_args(run, t, "raw", vars) {
+        Ok(a) => a,
+        Err(e) => return failed(e),
+    };
+    let check_mode = match templated_bool(run, vars, t.check_mode.as_ref(), run.options.check) {
+        Ok(b) => b,
+        Err(e) => return failed(e),
+    };
+    let conn = match transport_for(host, &run.inventory.host_vars(host)) {
+        Ok(transport) => run.sessions.connection(host, &transport).await,
+        Err(e) => Err(e),
+    };
+    match conn {
+        Ok(conn) => action::raw::run(&conn, &args, check_mode).await,
+        Err(e) => connect_failure(e),
+    }
+}
+
 /// The `capabilities:` keywords of the play, the enclosing blocks and the task,
 /// templated and parsed, outermost first.
 pub fn capability_keywords(
@@ -647,15 +679,7 @@ async fn module(
     let slot = run.sessions.slot(host);
     let mut guard = slot.lock().await;
     if let Err(e) = run.sessions.ensure_open(&mut guard, host, &transport).await {
-        return match e {
-            ConnectError::Session(SessionError::Version { .. })
-            | ConnectError::Unsupported(_)
-            | ConnectError::Vars(_)
-            | ConnectError::Connection(_) => unreachable(e.to_string()),
-            ConnectError::Session(e) => {
-                unreachable(format!("Failed to start the shim session: {e}"))
-            }
-        };
+        return connect_failure(e);
     }
     let Some(session) = guard.as_mut() else {
         return unreachable("the shim session is not open".into());

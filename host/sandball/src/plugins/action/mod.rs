@@ -1,11 +1,12 @@
 //! Action plugins: what a task does on the controller. `debug`, `assert`, `set_fact`
-//! and `fail` do all their work here; every other action goes to [`normal`], which runs
-//! a module on the node.
+//! and `fail` do all their work here; [`raw`] runs a command over the connection; every
+//! other action goes to [`normal`], which runs a module on the node.
 
 pub mod assert;
 pub mod debug;
 pub mod fail;
 pub mod normal;
+pub mod raw;
 pub mod set_fact;
 
 use crate::template::{Templar, Vars};
@@ -18,6 +19,15 @@ pub const CONTROLLER_ACTIONS: &[&str] = &["debug", "assert", "set_fact", "fail"]
 pub fn controller_action(action: &str) -> Option<&'static str> {
     let short = crate::assemble::component::short_name(action);
     CONTROLLER_ACTIONS.iter().copied().find(|a| *a == short)
+}
+
+/// Actions that use the host's connection but no module.
+pub const CONNECTION_ACTIONS: &[&str] = &["raw"];
+
+/// Which connection action handles an action name (FQCN or short).
+pub fn connection_action(action: &str) -> Option<&'static str> {
+    let short = crate::assemble::component::short_name(action);
+    CONNECTION_ACTIONS.iter().copied().find(|a| *a == short)
 }
 
 /// A failed result with a message.

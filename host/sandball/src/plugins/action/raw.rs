@@ -1,0 +1,113 @@
+//! The `raw` action: a command line run over the connection as it is, without the shim
+//! or any module (so it works where the shim cannot: another architecture, a `noexec`
+//! home, a node being bootstrapped).
+
+use super::{check_args, failed};
+use crate::plugins::connection::Connection;
+use crate::plugins::shell::quote;
+use serde_json::{Map, Value, json};
+
+/// Runs `raw` with its arguments (`_raw_params`, `executable`). `check_mode` skips it, as
+/// Ansible does: a raw command cannot say what it would change.
+pub async fn run(
+    conn: &Connection,
+    args: &Map<String, Value>,
+    check_mode: bool,
+) -> Map<String, Value> {
+    if let Err(e) = check_args("raw", args, &["_raw_params", "executable"]) {
+        return e;
+    }
+    let Some(cmd) = args.get("_raw_params").and_then(Value::as_str) else {
+        return failed("raw: the command to run is missing");
+    };
+    if check_mode {
+        return super::ok_with(
+            json!({"changed": false, "skipped": true, "msg": "check mode is not supported by raw"}),
+        );
+    }
+    let line = match args.get("executable").and_then(Value::as_str) {
+        Some(exe) if !exe.is_empty() => format!("{} -c {}", quote(exe), quote(cmd)),
+        _ => cmd.to_string(),
+    };
+    let out = match conn.exec_command(&line, None).await {
+        Ok(out) => out,
+        Err(e) => return failed(e.to_string()),
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let lines =
+        |s: &str| -> Vec<Value> { s.lines().map(|l| Value::String(l.to_string())).collect() };
+    let mut result = super::ok_with(json!({
+        "changed": true,
+        "rc": out.rc,
+        "stdout": stdout,
+        "stdout_lines": lines(&stdout),
+        "stderr": stderr,
+        "stderr_lines": lines(&stderr),
+    }));
+    if out.rc != 0 {
+        result.insert("failed".into(), Value::Bool(true));
+        result.insert("msg".into(), Value::String("non-zero return code".into()));
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::connection::local::Local;
+
+    fn args(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[tokio::test]
+    async fn runs_as_ansible_reports() {
+        let c = Connection::Local(Local);
+        let r = run(
+            &c,
+            &args(json!({"_raw_params": "echo hi; echo oops >&2"})),
+            false,
+        )
+        .await;
+        assert_eq!(r["rc"], 0);
+        assert_eq!(r["stdout_lines"], json!(["hi"]));
+        assert_eq!(r["stderr"], "oops\n");
+        assert_eq!(r["changed"], true);
+        assert!(r.get("failed").is_none());
+
+        let r = run(&c, &args(json!({"_raw_params": "exit 3"})), false).await;
+        assert_eq!(r["rc"], 3);
+        assert_eq!(r["failed"], true);
+        assert_eq!(r["msg"], "non-zero return code");
+
+        let r = run(
+            &c,
+            &args(json!({"_raw_params": "echo $0", "executable": "/bin/bash"})),
+            false,
+        )
+        .await;
+        assert_eq!(r["stdout"], "/bin/bash\n");
+
+        let r = run(
+            &c,
+            &args(json!({"_raw_params": "touch /nonexistent"})),
+            true,
+        )
+        .await;
+        assert_eq!(r["skipped"], true);
+
+        let r = run(
+            &c,
+            &args(json!({"_raw_params": "true", "chdir": "/"})),
+            false,
+        )
+        .await;
+        assert!(
+            r["msg"]
+                .as_str()
+                .unwrap()
+                .contains("Unsupported parameters for (raw)")
+        );
+    }
+}
