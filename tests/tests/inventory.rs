@@ -408,3 +408,91 @@ fn sandball_inventory_prints_what_ansible_inventory_prints() {
         failures.join("\n\n")
     );
 }
+
+/// Writes an executable shell script.
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+fn sandball_inventory(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(&Binaries::get().sandball);
+    cmd.arg("inventory").args(args).current_dir(dir);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    Output::run(cmd, Duration::from_secs(60))
+}
+
+#[test]
+fn script_results_are_cached_when_asked_and_refreshed_by_flush_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = dir.path().join("calls");
+    script(
+        dir.path(),
+        "inv.sh",
+        &format!(
+            "echo \"$1\" >> {}\necho '{{\"web\": [\"w1\"], \"_meta\": {{\"hostvars\": {{}}}}}}'\n",
+            calls.display()
+        ),
+    );
+    let cache = dir.path().join("cache");
+    let cache = cache.to_str().unwrap();
+    let count = || {
+        std::fs::read_to_string(&calls)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let list = ["-i", "inv.sh", "--list"];
+    let on = [
+        ("ANSIBLE_INVENTORY_CACHE", "true"),
+        ("ANSIBLE_INVENTORY_CACHE_CONNECTION", cache),
+    ];
+    sandball_inventory(dir.path(), &list, &[]).assert_code(0);
+    sandball_inventory(dir.path(), &list, &[]).assert_code(0);
+    assert_eq!(count(), 2, "without the cache every run asks the script");
+    let first = sandball_inventory(dir.path(), &list, &on);
+    first.assert_code(0).assert_stdout_has("\"w1\"");
+    assert_eq!(count(), 3);
+    let cached = sandball_inventory(dir.path(), &list, &on);
+    assert_eq!(count(), 3, "a fresh cache entry is used");
+    assert_eq!(cached.stdout, first.stdout);
+    sandball_inventory(
+        dir.path(),
+        &["-i", "inv.sh", "--list", "--flush-cache"],
+        &on,
+    )
+    .assert_code(0);
+    assert_eq!(count(), 4, "--flush-cache asks again");
+    let expired = [
+        ("ANSIBLE_INVENTORY_CACHE", "true"),
+        ("ANSIBLE_INVENTORY_CACHE_CONNECTION", cache),
+        ("ANSIBLE_INVENTORY_CACHE_TIMEOUT", "1"),
+    ];
+    std::thread::sleep(Duration::from_millis(2100));
+    sandball_inventory(dir.path(), &list, &expired).assert_code(0);
+    assert_eq!(count(), 5, "an expired entry is not used");
+}
+
+#[test]
+fn a_script_that_hangs_is_stopped_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    script(
+        dir.path(),
+        "slow.sh",
+        "echo 'still thinking' >&2\nsleep 30\n",
+    );
+    let out = sandball_inventory(
+        dir.path(),
+        &["-i", "slow.sh", "--list", "--strict"],
+        &[("SANDBALL_INVENTORY_SCRIPT_TIMEOUT", "1")],
+    );
+    out.assert_code(1)
+        .assert_stderr_has("did not finish within 1 seconds")
+        .assert_stderr_has("still thinking");
+    assert!(out.elapsed < Duration::from_secs(20), "{:?}", out.elapsed);
+}

@@ -1,10 +1,13 @@
 //! The `host_list` plugin: a source that is not an existing path and has a comma is a list
-//! of hosts (`a,b:2200,[::1]:22`), each added to `ungrouped` unless already known.
+//! of hosts (`a,b:2200,[::1]:22`), each added to `ungrouped` unless already known. The
+//! `advanced_host_list` plugin (not enabled by default, as in Ansible) also expands ranges
+//! (`web[01:10],`).
 
 use super::address::parse_address;
 use super::data::InventoryData;
 use super::error::InventoryError;
-use super::plugin::InventoryPlugin;
+use super::plugin::{InventoryPlugin, ParseContext};
+use super::range::expand_hostpattern;
 use std::path::Path;
 
 /// Comma-separated host lists.
@@ -19,27 +22,71 @@ impl InventoryPlugin for HostListPlugin {
         !Path::new(source).exists() && source.contains(',')
     }
 
-    fn parse(&self, source: &str, data: &mut InventoryData) -> Result<(), InventoryError> {
-        for item in source.split(',').map(str::trim).filter(|h| !h.is_empty()) {
+    fn parse(
+        &self,
+        source: &str,
+        data: &mut InventoryData,
+        _: &ParseContext,
+    ) -> Result<(), InventoryError> {
+        add_listed_hosts(source, data, |item| {
             let (host, port) =
                 parse_address(item, false).unwrap_or_else(|_| (item.to_string(), None));
+            Ok((vec![host], port))
+        })
+    }
+}
+
+/// Comma-separated host lists whose names may hold ranges.
+pub struct AdvancedHostListPlugin;
+
+impl InventoryPlugin for AdvancedHostListPlugin {
+    fn name(&self) -> &'static str {
+        "advanced_host_list"
+    }
+
+    fn verify_file(&self, source: &str) -> bool {
+        HostListPlugin.verify_file(source)
+    }
+
+    fn parse(
+        &self,
+        source: &str,
+        data: &mut InventoryData,
+        _: &ParseContext,
+    ) -> Result<(), InventoryError> {
+        add_listed_hosts(source, data, expand_hostpattern)
+    }
+}
+
+/// Adds each item of the list, as `expand` reads it, to `ungrouped` unless already known.
+fn add_listed_hosts(
+    source: &str,
+    data: &mut InventoryData,
+    expand: impl Fn(&str) -> Result<(Vec<String>, Option<u64>), String>,
+) -> Result<(), InventoryError> {
+    let fail = |e: String| {
+        InventoryError::parse(
+            source,
+            None,
+            format!("Invalid data from string, could not parse: {e}"),
+        )
+    };
+    for item in source.split(',').map(str::trim).filter(|h| !h.is_empty()) {
+        let (hosts, port) = expand(item).map_err(fail)?;
+        for host in hosts {
             if data.host_index(&host).is_none() {
-                data.add_host(&host, Some("ungrouped"), port).map_err(|e| {
-                    InventoryError::parse(
-                        source,
-                        None,
-                        format!("Invalid data from string, could not parse: {e}"),
-                    )
-                })?;
+                data.add_host(&host, Some("ungrouped"), port)
+                    .map_err(|e| fail(e.0))?;
             }
         }
-        Ok(())
     }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inventory::plugin::parse_alone;
     use serde_json::json;
 
     #[test]
@@ -56,9 +103,12 @@ mod tests {
     #[test]
     fn hosts_ports_and_ipv6() {
         let mut data = InventoryData::new();
-        HostListPlugin
-            .parse(" a , b:2200,[::1]:22,::1,[::2],a,,web[1:2]", &mut data)
-            .unwrap();
+        parse_alone(
+            &HostListPlugin,
+            " a , b:2200,[::1]:22,::1,[::2],a,,web[1:2]",
+            &mut data,
+        )
+        .unwrap();
         let names: Vec<&str> = data.hosts().map(|h| h.name()).collect();
         assert_eq!(names, ["a", "b", "::1", "[::2]", "web[1:2]"]);
         let b = data.host_at(data.host_index("b").unwrap());
@@ -66,5 +116,9 @@ mod tests {
         let v6 = data.host_at(data.host_index("::1").unwrap());
         assert_eq!(v6.vars()["ansible_port"], json!(22));
         assert_eq!(data.direct_hosts_of(1).count(), 5);
+        let mut data = InventoryData::new();
+        parse_alone(&AdvancedHostListPlugin, "web[1:3]:22,db", &mut data).unwrap();
+        let names: Vec<&str> = data.hosts().map(|h| h.name()).collect();
+        assert_eq!(names, ["web1", "web2", "web3", "db"]);
     }
 }

@@ -8,7 +8,9 @@
 use super::data::InventoryData;
 use super::error::InventoryError;
 use super::literal::literal_eval;
-use super::plugin::{InventoryPlugin, populate_host_vars, read_source, readable_file};
+use super::plugin::{
+    InventoryPlugin, ParseContext, populate_host_vars, read_source, readable_file,
+};
 use super::range::expand_hostpattern;
 use super::shell_split::shell_split;
 use indexmap::IndexMap;
@@ -38,7 +40,12 @@ impl InventoryPlugin for IniPlugin {
         readable_file(source) && (ext.is_empty() || ext == "ini")
     }
 
-    fn parse(&self, source: &str, data: &mut InventoryData) -> Result<(), InventoryError> {
+    fn parse(
+        &self,
+        source: &str,
+        data: &mut InventoryData,
+        _: &ParseContext,
+    ) -> Result<(), InventoryError> {
         let bytes = read_source(source)?;
         let lines = decode_lines(&bytes)
             .map_err(|(line, e)| InventoryError::parse(source, Some(line), e))?;
@@ -332,15 +339,11 @@ impl IniParser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inventory::plugin::{parse_alone, parse_text_alone};
     use serde_json::json;
 
     fn parse(text: &str) -> Result<InventoryData, InventoryError> {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("hosts");
-        std::fs::write(&path, text).unwrap();
-        let mut data = InventoryData::new();
-        IniPlugin.parse(&path.display().to_string(), &mut data)?;
-        Ok(data)
+        parse_text_alone(&IniPlugin, "hosts", text, InventoryData::new())
     }
 
     fn error(text: &str) -> String {
@@ -500,14 +503,15 @@ mod tests {
         let path = dir.path().join("hosts");
         std::fs::write(&path, b"# caf\xe9\nh1\n").unwrap();
         let mut data = InventoryData::new();
-        IniPlugin
-            .parse(&path.display().to_string(), &mut data)
-            .unwrap();
+        parse_alone(&IniPlugin, &path.display().to_string(), &mut data).unwrap();
         assert!(data.host_index("h1").is_some());
         std::fs::write(&path, b"h\xe9\n").unwrap();
-        let e = IniPlugin
-            .parse(&path.display().to_string(), &mut InventoryData::new())
-            .unwrap_err();
+        let e = parse_alone(
+            &IniPlugin,
+            &path.display().to_string(),
+            &mut InventoryData::new(),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("hosts:1: not valid UTF-8"), "{e}");
     }
 

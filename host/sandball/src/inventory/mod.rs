@@ -2,12 +2,16 @@
 //! Ansible builds them from `-i` sources.
 //!
 //! [`Inventory::load`] reads the sources with the enabled source plugins (one file per
-//! plugin: [`host_list`], [`yaml`], [`ini`]; tried in that order), reconciles the result
+//! plugin: [`host_list`], [`script`], [`auto`] (which hands config files to
+//! [`constructed`]), [`yaml`], [`ini`]; tried in that order, see [`plugin`]), reconciles the result
 //! ([`data`]), and reads `group_vars/` and `host_vars/` beside each source
 //! ([`vars_files`]). [`Inventory::select`] evaluates host patterns ([`pattern`]),
 //! [`Inventory::host_vars`] merges a host's variables ([`vars`]).
 
 pub mod address;
+pub mod auto;
+pub mod cache;
+pub mod constructed;
 pub mod data;
 pub mod error;
 pub mod fnmatch;
@@ -18,6 +22,7 @@ pub mod literal;
 pub mod pattern;
 pub mod plugin;
 pub mod range;
+pub mod script;
 pub mod shell_split;
 pub mod sources;
 pub mod vars;

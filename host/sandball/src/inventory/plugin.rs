@@ -1,14 +1,29 @@
-//! The inventory source plugin interface and the plugins enabled by default, tried in
-//! Ansible's order for every source: each says whether it wants the source
-//! (`verify_file`), and the first that parses it wins.
+//! The inventory source plugin interface and the enabled plugins, tried in Ansible's
+//! order for every source: each says whether it wants the source (`verify_file`), and the
+//! first that parses it wins. `ANSIBLE_INVENTORY_ENABLED` chooses them as in Ansible
+//! (default: `host_list`, `script`, `auto`, `yaml`, `ini`); `auto` hands a YAML file with a
+//! `plugin:` key to the plugin it names, enabled or not.
 
+use super::auto::AutoPlugin;
+use super::constructed::ConstructedPlugin;
 use super::data::InventoryData;
 use super::error::InventoryError;
-use super::host_list::HostListPlugin;
+use super::host_list::{AdvancedHostListPlugin, HostListPlugin};
 use super::ini::IniPlugin;
+use super::script::ScriptPlugin;
+use super::sources::LoadOptions;
 use super::yaml::YamlPlugin;
 use serde_json::{Map, Value};
 use std::path::Path;
+
+/// What a plugin may need besides the source: the load options (cache, strictness) and the
+/// sources parsed before this one (whose `group_vars/` and `host_vars/` vars plugins read).
+pub struct ParseContext<'a> {
+    /// How the inventory is being loaded.
+    pub options: &'a LoadOptions,
+    /// The files and host lists parsed so far, in order.
+    pub processed: &'a [String],
+}
 
 /// One kind of inventory source.
 pub trait InventoryPlugin {
@@ -20,12 +35,97 @@ pub trait InventoryPlugin {
 
     /// Adds what `source` defines to `data`. A failure may leave part of it added, as in
     /// Ansible.
-    fn parse(&self, source: &str, data: &mut InventoryData) -> Result<(), InventoryError>;
+    fn parse(
+        &self,
+        source: &str,
+        data: &mut InventoryData,
+        context: &ParseContext,
+    ) -> Result<(), InventoryError>;
+
+    /// Whether the plugin reads a YAML configuration file naming it (`plugin: NAME`), so
+    /// that `auto` may hand such files to it.
+    fn takes_config_file(&self) -> bool {
+        false
+    }
 }
 
-/// The enabled plugins, in the order they are tried.
-pub fn enabled_plugins() -> [&'static dyn InventoryPlugin; 3] {
-    [&HostListPlugin, &YamlPlugin, &IniPlugin]
+/// Every plugin, by name.
+const PLUGINS: [&dyn InventoryPlugin; 7] = [
+    &HostListPlugin,
+    &AdvancedHostListPlugin,
+    &ScriptPlugin,
+    &AutoPlugin,
+    &YamlPlugin,
+    &IniPlugin,
+    &ConstructedPlugin,
+];
+
+/// The plugins enabled when `ANSIBLE_INVENTORY_ENABLED` is unset, in order.
+const DEFAULT_ENABLED: [&str; 5] = ["host_list", "script", "auto", "yaml", "ini"];
+
+/// The plugin called `name` (with or without the `ansible.builtin.` prefix).
+pub fn plugin_named(name: &str) -> Option<&'static dyn InventoryPlugin> {
+    let short = name.strip_prefix("ansible.builtin.").unwrap_or(name);
+    PLUGINS.into_iter().find(|p| p.name() == short)
+}
+
+/// The enabled plugins, in the order they are tried, and a warning for each name in
+/// `ANSIBLE_INVENTORY_ENABLED` that is no plugin sandball has.
+pub fn enabled_plugins() -> (Vec<&'static dyn InventoryPlugin>, Vec<String>) {
+    let names: Vec<String> = match std::env::var("ANSIBLE_INVENTORY_ENABLED") {
+        Ok(list) if !list.trim().is_empty() => list
+            .split(',')
+            .map(|n| n.trim().to_string())
+            .filter(|n| !n.is_empty())
+            .collect(),
+        _ => DEFAULT_ENABLED.iter().map(|n| n.to_string()).collect(),
+    };
+    let mut plugins = Vec::new();
+    let mut warnings = Vec::new();
+    for name in names {
+        match plugin_named(&name) {
+            Some(p) => plugins.push(p),
+            None => warnings.push(format!("Failed to load inventory plugin, skipping {name}")),
+        }
+    }
+    (plugins, warnings)
+}
+
+/// Parses `source` with `plugin` alone, with default options (for tests).
+#[cfg(test)]
+pub(crate) fn parse_alone(
+    plugin: &dyn InventoryPlugin,
+    source: &str,
+    data: &mut InventoryData,
+) -> Result<(), InventoryError> {
+    let options = LoadOptions::default();
+    let context = ParseContext {
+        options: &options,
+        processed: &[],
+    };
+    plugin.parse(source, data, &context)
+}
+
+/// Writes `text` to a file called `name` in a temporary directory and parses it with
+/// `plugin` alone into `data` (for tests).
+#[cfg(test)]
+pub(crate) fn parse_text_alone(
+    plugin: &dyn InventoryPlugin,
+    name: &str,
+    text: &str,
+    mut data: InventoryData,
+) -> Result<InventoryData, InventoryError> {
+    let dir = tempfile::tempdir().map_err(|error| InventoryError::Io {
+        path: name.to_string(),
+        error,
+    })?;
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).map_err(|error| InventoryError::Io {
+        path: name.to_string(),
+        error,
+    })?;
+    parse_alone(plugin, &path.display().to_string(), &mut data)?;
+    Ok(data)
 }
 
 /// Whether `path` is an existing file this process can read.

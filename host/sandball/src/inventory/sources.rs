@@ -4,9 +4,10 @@
 //! else is offered to each enabled plugin in turn. A source no plugin parses is a warning
 //! unless the options make it an error.
 
+use super::cache::CacheSettings;
 use super::data::{CurrentSource, GroupNameRule, InventoryData};
 use super::error::InventoryError;
-use super::plugin::enabled_plugins;
+use super::plugin::{InventoryPlugin, ParseContext, enabled_plugins};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -32,6 +33,8 @@ pub struct LoadOptions {
     pub playbook_dir: Option<PathBuf>,
     /// What happens to invalid group names (`TRANSFORM_INVALID_GROUP_CHARS`).
     pub group_names: GroupNameRule,
+    /// Whether and where script and plugin results are cached.
+    pub cache: CacheSettings,
 }
 
 impl LoadOptions {
@@ -42,6 +45,7 @@ impl LoadOptions {
             unparsed_is_failed: env_flag("ANSIBLE_INVENTORY_UNPARSED_FAILED"),
             any_unparsed_is_failed: env_flag("ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED"),
             group_names: GroupNameRule::from_env(),
+            cache: CacheSettings::from_env(),
             ..LoadOptions::default()
         }
     }
@@ -66,13 +70,22 @@ pub fn parse_sources(
 ) -> Result<Vec<String>, InventoryError> {
     let mut used = Vec::new();
     let mut parsed = false;
+    let (plugins, warnings) = enabled_plugins();
+    for w in warnings {
+        data.warn(w);
+    }
+    let mut reader = SourceReader {
+        plugins,
+        options,
+        processed: Vec::new(),
+    };
     for source in sources.iter().filter(|s| !s.is_empty()) {
         let source = if source.contains(',') {
             source.clone()
         } else {
             absolute_path(source)
         };
-        parsed |= parse_source(&source, data, options)?;
+        parsed |= reader.parse_source(&source, data)?;
         used.push(source);
     }
     if parsed {
@@ -93,68 +106,83 @@ fn ignored(name: &[u8]) -> bool {
             .any(|e| name.ends_with(e.as_bytes()))
 }
 
-fn parse_source(
-    source: &str,
-    data: &mut InventoryData,
-    options: &LoadOptions,
-) -> Result<bool, InventoryError> {
-    let path = Path::new(source);
-    let mut parsed = false;
-    let mut failures = Vec::new();
-    if path.is_dir() {
-        let mut entries: Vec<_> = std::fs::read_dir(path)
-            .map_err(|error| InventoryError::Io {
-                path: source.to_string(),
-                error,
-            })?
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name())
-            .filter(|n| !ignored(n.as_bytes()))
-            .collect();
-        entries.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-        for entry in entries {
-            let full = path.join(&entry).to_string_lossy().into_owned();
-            parsed |= parse_source(&full, data, options)?;
-        }
-    } else {
-        let dir = path
-            .is_file()
-            .then(|| path.parent().map(|p| p.to_string_lossy().into_owned()))
-            .flatten();
-        data.set_current_source(Some(CurrentSource {
-            file: source.to_string(),
-            dir,
-        }));
-        for plugin in enabled_plugins() {
-            if !plugin.verify_file(source) {
-                continue;
+/// Reads sources with the enabled plugins, remembering what was parsed.
+struct SourceReader<'a> {
+    plugins: Vec<&'static dyn InventoryPlugin>,
+    options: &'a LoadOptions,
+    processed: Vec<String>,
+}
+
+impl SourceReader<'_> {
+    fn parse_source(
+        &mut self,
+        source: &str,
+        data: &mut InventoryData,
+    ) -> Result<bool, InventoryError> {
+        let options = self.options;
+        let path = Path::new(source);
+        let mut parsed = false;
+        let mut failures = Vec::new();
+        if path.is_dir() {
+            let mut entries: Vec<_> = std::fs::read_dir(path)
+                .map_err(|error| InventoryError::Io {
+                    path: source.to_string(),
+                    error,
+                })?
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name())
+                .filter(|n| !ignored(n.as_bytes()))
+                .collect();
+            entries.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+            for entry in entries {
+                let full = path.join(&entry).to_string_lossy().into_owned();
+                parsed |= self.parse_source(&full, data)?;
             }
-            match plugin.parse(source, data) {
-                Ok(()) => {
-                    parsed = true;
-                    break;
+        } else {
+            let dir = path
+                .is_file()
+                .then(|| path.parent().map(|p| p.to_string_lossy().into_owned()))
+                .flatten();
+            data.set_current_source(Some(CurrentSource {
+                file: source.to_string(),
+                dir,
+            }));
+            for plugin in &self.plugins {
+                if !plugin.verify_file(source) {
+                    continue;
                 }
-                Err(e) => failures.push(format!(
-                    "Failed to parse {source} with {} plugin: {e}",
-                    plugin.name()
-                )),
+                let context = ParseContext {
+                    options,
+                    processed: &self.processed,
+                };
+                match plugin.parse(source, data, &context) {
+                    Ok(()) => {
+                        parsed = true;
+                        self.processed.push(source.to_string());
+                        break;
+                    }
+                    Err(e) => failures.push(format!(
+                        "Failed to parse {source} with {} plugin: {e}",
+                        plugin.name()
+                    )),
+                }
             }
+            data.set_current_source(None);
         }
-        data.set_current_source(None);
+        if !parsed {
+            for f in &failures {
+                data.warn(format!("* {f}"));
+            }
+            if options.any_unparsed_is_failed {
+                return Err(InventoryError::Unparsed {
+                    path: source.to_string(),
+                    failures,
+                });
+            }
+            data.warn(format!("Unable to parse {source} as an inventory source"));
+        }
+        Ok(parsed)
     }
-    if !parsed {
-        for f in &failures {
-            data.warn(format!("* {f}"));
-        }
-        if options.any_unparsed_is_failed {
-            return Err(InventoryError::Unparsed {
-                path: source.to_string(),
-                failures,
-            });
-        }
-        data.warn(format!("Unable to parse {source} as an inventory source"));
-    }
-    Ok(parsed)
 }
 
 /// `path` with `~` and `$VAR`/`${VAR}` expanded, made absolute against the current

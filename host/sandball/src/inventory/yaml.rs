@@ -4,7 +4,9 @@
 
 use super::data::InventoryData;
 use super::error::InventoryError;
-use super::plugin::{InventoryPlugin, populate_host_vars, read_source, readable_file};
+use super::plugin::{
+    InventoryPlugin, ParseContext, populate_host_vars, read_source, readable_file,
+};
 use super::range::expand_hostpattern;
 use super::yaml_load::{Node, NodeExt, Yaml, load};
 use serde_json::{Map, Value};
@@ -37,7 +39,12 @@ impl InventoryPlugin for YamlPlugin {
         }
     }
 
-    fn parse(&self, source: &str, data: &mut InventoryData) -> Result<(), InventoryError> {
+    fn parse(
+        &self,
+        source: &str,
+        data: &mut InventoryData,
+        _: &ParseContext,
+    ) -> Result<(), InventoryError> {
         let bytes = read_source(source)?;
         let text = String::from_utf8(bytes)
             .map_err(|e| InventoryError::parse(source, None, format!("not valid UTF-8: {e}")))?;
@@ -231,15 +238,11 @@ impl Parser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inventory::plugin::parse_text_alone;
     use serde_json::json;
 
     fn parse(text: &str) -> Result<InventoryData, InventoryError> {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("hosts.yml");
-        std::fs::write(&path, text).unwrap();
-        let mut data = InventoryData::new();
-        YamlPlugin.parse(&path.display().to_string(), &mut data)?;
-        Ok(data)
+        parse_text_alone(&YamlPlugin, "hosts.yml", text, InventoryData::new())
     }
 
     fn group_hosts(data: &InventoryData, g: &str) -> Vec<String> {
