@@ -496,3 +496,41 @@ fn a_script_that_hangs_is_stopped_with_a_clear_error() {
         .assert_stderr_has("still thinking");
     assert!(out.elapsed < Duration::from_secs(20), "{:?}", out.elapsed);
 }
+
+#[test]
+fn meta_refresh_inventory_reads_the_sources_again() {
+    let sb = sandball_e2e::Sandbox::new();
+    let count = sb.path().join("count");
+    script(
+        sb.path(),
+        "inv.sh",
+        &format!(
+            "n=$(cat {c} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {c}\n\
+             echo \"{{\\\"nodes\\\": {{\\\"hosts\\\": [\\\"h1\\\"], \\\"vars\\\": {{\\\"ansible_connection\\\": \\\"local\\\", \\\"version\\\": $n}}}}, \\\"_meta\\\": {{\\\"hostvars\\\": {{}}}}}}\"\n",
+            c = count.display()
+        ),
+    );
+    let play = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug:\n        var: version\n    - meta: refresh_inventory\n    - debug:\n        var: version\n",
+    );
+    let out = sb
+        .sandball(["playbook", "-i", "inv.sh", play.to_str().unwrap()])
+        .run();
+    out.assert_no_panic().assert_code(0);
+    let first = out
+        .stdout
+        .find("\"version\": 1")
+        .unwrap_or_else(|| panic!("{out}"));
+    let second = out
+        .stdout
+        .find("\"version\": 2")
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(first < second, "{out}");
+    if let Some(theirs) = sb.ansible_playbook(["-i", "inv.sh", play.to_str().unwrap()]) {
+        std::fs::remove_file(&count).unwrap();
+        let theirs = theirs.run();
+        theirs.assert_code(0);
+        assert!(theirs.stdout.contains("\"version\": 2"), "{theirs}");
+    }
+}

@@ -217,7 +217,7 @@ pub(crate) fn build_run(
     };
     Ok(Run {
         templar: crate::template::Templar::new(),
-        inventory,
+        inventory: std::sync::RwLock::new(std::sync::Arc::new(inventory)),
         modules: crate::assemble::ModuleStore::new(dirs),
         vars: crate::vars::VariableManager::new(extra, magic),
         callback,

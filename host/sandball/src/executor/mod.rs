@@ -85,8 +85,8 @@ pub enum ExecError {
 pub struct Run {
     /// Templating engine.
     pub templar: Templar,
-    /// The inventory.
-    pub inventory: Inventory,
+    /// The inventory; `meta: refresh_inventory` replaces it (see [`Run::inventory`]).
+    pub inventory: std::sync::RwLock<std::sync::Arc<Inventory>>,
     /// Where modules are found.
     pub modules: ModuleStore,
     /// Variables and per-host state.
@@ -104,6 +104,28 @@ pub struct Run {
 }
 
 impl Run {
+    /// The inventory as it is now.
+    pub fn inventory(&self) -> std::sync::Arc<Inventory> {
+        match self.inventory.read() {
+            Ok(inventory) => inventory.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Reads the inventory sources again, bypassing the cache (`meta: refresh_inventory`);
+    /// tasks and plays that follow see the new hosts, groups and variables.
+    pub fn refresh_inventory(&self) -> Result<(), crate::inventory::InventoryError> {
+        let fresh = std::sync::Arc::new(self.inventory().reload()?);
+        for w in fresh.warnings() {
+            self.callback.warning(w);
+        }
+        match self.inventory.write() {
+            Ok(mut inventory) => *inventory = fresh,
+            Err(poisoned) => *poisoned.into_inner() = fresh,
+        }
+        Ok(())
+    }
+
     /// Runs every play of a playbook, prints the recap and returns the exit code.
     pub async fn playbook(&self, playbook: &Playbook) -> Result<i32, ExecError> {
         for p in &playbook.plays {

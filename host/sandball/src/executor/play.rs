@@ -84,6 +84,15 @@ fn check_task(run: &Run, t: &Task) -> Result<(), ExecError> {
         return Err(unsupported("`become`"));
     }
     let short = crate::assemble::component::short_name(&t.action);
+    if short == "meta" {
+        return match meta_action(t) {
+            Some("refresh_inventory") => Ok(()),
+            other => Err(unsupported(&format!(
+                "`meta: {}`",
+                other.unwrap_or_default()
+            ))),
+        };
+    }
     if UNSUPPORTED_ACTIONS.contains(&short) {
         return Err(unsupported(&format!("the `{short}` action")));
     }
@@ -107,12 +116,18 @@ const UNSUPPORTED_ACTIONS: &[&str] = &[
     "import_role",
     "include_vars",
     "include",
-    "meta",
     "setup",
     "gather_facts",
     "add_host",
     "group_by",
 ];
+
+/// What a `meta` task asks for (`refresh_inventory`, `flush_handlers`, ...).
+fn meta_action(t: &Task) -> Option<&str> {
+    (crate::assemble::component::short_name(&t.action) == "meta")
+        .then(|| t.args.get("_raw_params").and_then(Value::as_str))
+        .flatten()
+}
 
 /// A keyword that is set and not false (a template counts as set: refusing is safer
 /// than running without, say, `become`).
@@ -159,8 +174,8 @@ pub async fn run(run: &Run, play: &Play) -> Result<(), ExecError> {
             )));
         }
     };
-    let selected = run
-        .inventory
+    let inventory = run.inventory();
+    let selected = inventory
         .select(&pattern)
         .map_err(|e| ExecError::Pattern(e.to_string()))?;
     for w in &selected.warnings {
@@ -168,8 +183,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<(), ExecError> {
     }
     let mut hosts = selected.hosts;
     if let Some(limit) = &run.options.limit {
-        let limited = run
-            .inventory
+        let limited = inventory
             .apply_limit(&hosts, limit)
             .map_err(|e| ExecError::Pattern(e.to_string()))?;
         for w in &limited.warnings {
@@ -252,6 +266,19 @@ async fn run_task(
 ) -> bool {
     if !task::selected_by_tags(&run.options, play, t, inherited) {
         return true;
+    }
+    if meta_action(t) == Some("refresh_inventory") {
+        // Once for the play, on the controller, as Ansible does; the play keeps its hosts.
+        return match run.refresh_inventory() {
+            Ok(()) => true,
+            Err(e) => {
+                run.callback
+                    .warning(&format!("meta: refresh_inventory failed: {e}"));
+                lock(&state.active).clear();
+                run.callback.no_more_hosts();
+                false
+            }
+        };
     }
     let active = lock(&state.active).clone();
     let hosts: Vec<String> = if handler {

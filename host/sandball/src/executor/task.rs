@@ -134,7 +134,7 @@ fn task_vars(
 ) -> Vars {
     let mut layers = inherited.vars.clone();
     layers.push(&t.vars);
-    run.vars.task_vars(&run.inventory, host, scope, &layers)
+    run.vars.task_vars(&run.inventory(), host, scope, &layers)
 }
 
 fn templated_bool(
@@ -584,7 +584,7 @@ async fn raw(run: &Run, t: &Task, host: &str, vars: &Vars) -> Map<String, Value>
         Ok(b) => b,
         Err(e) => return failed(e),
     };
-    let conn = match transport_for(host, &run.inventory.host_vars(host)) {
+    let conn = match transport_for(host, &run.inventory().host_vars(host)) {
         Ok(transport) => run.sessions.connection(host, &transport).await,
         Err(e) => Err(e),
     };
@@ -665,7 +665,7 @@ async fn module(
             ));
         }
     };
-    let host_vars = run.inventory.host_vars(host);
+    let host_vars = run.inventory().host_vars(host);
     let transport = match transport_for(host, &host_vars) {
         Ok(tr) => tr,
         Err(e) => return unreachable(e.to_string()),

@@ -61,6 +61,9 @@ pub struct Inventory {
     /// The implicit localhost's name, fixed by the first pattern that needed it.
     implicit: OnceLock<String>,
     warnings: Vec<String>,
+    /// The sources and options it was loaded from, to load it again.
+    sources: Vec<String>,
+    options: LoadOptions,
 }
 
 impl Inventory {
@@ -93,7 +96,18 @@ impl Inventory {
             group_hosts,
             implicit: OnceLock::new(),
             warnings,
+            sources: sources.to_vec(),
+            options: options.clone(),
         })
+    }
+
+    /// The same sources read again, bypassing cached results (`meta: refresh_inventory`).
+    pub fn reload(&self) -> Result<Inventory, InventoryError> {
+        let options = LoadOptions {
+            flush_cache: true,
+            ..self.options.clone()
+        };
+        Inventory::load_with(&self.sources, &options)
     }
 
     /// Warnings from loading, each once, in order.
