@@ -39,10 +39,12 @@ $(VENV)/bin/ansible-playbook:
 test-fixtures: setup
 	cd tests/fixtures && CARGO_TARGET_DIR=$(CURDIR)/target/fixtures $(CARGO) build --release --target $(WASM_TARGET)
 
-## sshd: OpenSSH's server (and sudo), which the SSH tests start on a loopback port.
-sshd: /usr/sbin/sshd
-/usr/sbin/sshd:
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server sudo
+## sshd: OpenSSH's server, which the SSH tests start on a loopback port, and sudo for
+## the become tests.
+sshd:
+	@if [ ! -x /usr/sbin/sshd ] || ! command -v sudo >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server sudo; \
+	fi
 
 ## test: every test (unit, shim, end-to-end), plus format and lint checks.
 test: build ansible test-fixtures sshd lint

@@ -13,9 +13,14 @@ use std::time::Duration;
 /// Runs `playbook` over the sandbox's inventory with the deployable shim and debug logs
 /// (they say what was uploaded).
 fn run(sb: &Sandbox, playbook: &str) -> Output {
+    run_with(sb, playbook, &[])
+}
+
+/// [`run`] with more command-line arguments.
+fn run_with(sb: &Sandbox, playbook: &str, extra: &[&str]) -> Output {
     let pb = sb.write("play.yml", playbook);
     let out = sb
-        .play(&pb, &sb.dir("work"), &[])
+        .play(&pb, &sb.dir("work"), extra)
         .env("SANDBALL_SHIM", deployable_shim())
         .env("SANDBALL_LOG", "sandball=debug")
         .env("SSH_AUTH_SOCK", "")
@@ -316,5 +321,112 @@ fn a_node_of_another_architecture_is_named_and_raw_still_works() {
     assert!(
         line.contains("is for Linux aarch64") && line.contains("SANDBALL_SHIM"),
         "{out}"
+    );
+}
+
+/// The user the become test switches to, created when the tests run as root.
+const BECOME_USER: &str = "sandball-become";
+
+/// Whether the become test can run here; says why not on stderr.
+fn become_user_ready() -> bool {
+    let uid = Command::new("id").arg("-u").output().unwrap();
+    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+        eprintln!("skipping the become test: it creates a user, which needs root");
+        return false;
+    }
+    if Command::new("sudo").arg("-V").output().is_err() {
+        eprintln!("skipping the become test: sudo is not installed (`make test` installs it)");
+        return false;
+    }
+    let exists = Command::new("id").arg(BECOME_USER).output().unwrap();
+    if !exists.status.success() {
+        let made = Command::new("useradd")
+            .args(["-m", "-s", "/bin/sh", BECOME_USER])
+            .output()
+            .unwrap();
+        assert!(
+            made.status.success(),
+            "useradd: {}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+    }
+    true
+}
+
+const BECOME: &str = r#"
+- hosts: all
+  gather_facts: false
+  become_user: sandball-become
+  tasks:
+    - name: raw as the become user
+      raw: id -un
+      become: true
+      register: who
+    - name: raw through su
+      raw: id -un
+      become: true
+      become_method: su
+      register: su_who
+    - assert:
+        that:
+          - who.stdout == "sandball-become\n"
+          - su_who.stdout == "sandball-become\n"
+    - name: a module as the become user
+      become: true
+      file:
+        path: "{{ work }}/made-by-become"
+        state: touch
+    - name: a module as the connection user
+      file:
+        path: "{{ work }}/made-by-root"
+        state: touch
+    - stat:
+        path: "{{ work }}/made-by-become"
+      register: st
+    - assert:
+        that: st.stat.pw_name == "sandball-become"
+"#;
+
+#[test]
+fn become_runs_raw_and_the_shim_session_as_another_user() {
+    if !become_user_ready() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let sb = Sandbox::new();
+    // The become user must reach the deployed shim and the work directory.
+    std::fs::set_permissions(
+        sb.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let work = sb.dir("work");
+    std::fs::set_permissions(&work, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let inv = format!(
+        "[nodes]\n{}",
+        sshd.host_line(
+            "b1",
+            &sb.path().join("node-b1"),
+            "ansible_become_password=hunter2-not-shown"
+        )
+    );
+    sb.write("inventory.ini", &inv);
+    let out = run_with(&sb, BECOME, &["-vvv"]);
+    out.assert_code(0);
+    assert_eq!(out.host("b1").failed, 0, "{out}");
+    let owner = |name: &str| std::fs::metadata(work.join(name)).unwrap().uid();
+    let become_uid = Command::new("id")
+        .args(["-u", BECOME_USER])
+        .output()
+        .unwrap();
+    let become_uid: u32 = String::from_utf8_lossy(&become_uid.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(owner("made-by-become"), become_uid);
+    assert_eq!(owner("made-by-root"), 0);
+    assert!(
+        !out.stdout.contains("hunter2") && !out.stderr.contains("hunter2"),
+        "the become password was shown:\n{out}"
     );
 }

@@ -9,6 +9,7 @@ mod audit;
 mod extra_vars;
 mod inventory;
 mod playbook;
+mod prompt;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -70,6 +71,18 @@ pub struct CommonArgs {
     /// present, else the built-in policy.
     #[arg(long = "policy", value_name = "FILE")]
     pub policy: Option<PathBuf>,
+    /// Run operations as another user (become; default user root, method sudo).
+    #[arg(short = 'b', long = "become")]
+    pub become_: bool,
+    /// The user to become.
+    #[arg(long = "become-user", value_name = "BECOME_USER")]
+    pub become_user: Option<String>,
+    /// How to become it: sudo or su.
+    #[arg(long = "become-method", value_name = "BECOME_METHOD")]
+    pub become_method: Option<String>,
+    /// Ask for the become password (read from the terminal without echo).
+    #[arg(short = 'K', long = "ask-become-pass")]
+    pub ask_become_pass: bool,
 }
 
 /// Parses the command line, runs, and returns the exit code.
@@ -208,6 +221,18 @@ pub(crate) fn build_run(
         tags,
         skip_tags,
         limits: crate::policy::limits_from_env().map_err(CliError::options)?,
+        become_: crate::plugins::r#become::Options {
+            become_: common.become_,
+            user: common.become_user.clone(),
+            method: common.become_method.clone(),
+            password: if common.ask_become_pass {
+                Some(crate::plugins::connection::Secret(
+                    prompt::hidden("BECOME password: ").map_err(CliError::options)?,
+                ))
+            } else {
+                None
+            },
+        },
     };
     let magic = crate::vars::Magic {
         playbook_dir,

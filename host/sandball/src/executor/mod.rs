@@ -37,6 +37,8 @@ pub struct RunOptions {
     pub skip_tags: Vec<String>,
     /// Resource limits of every module run.
     pub limits: sandball_wire::capability::Limits,
+    /// `-b`, `--become-user`, `--become-method`, `-K`.
+    pub become_: crate::plugins::r#become::Options,
 }
 
 impl Default for RunOptions {
@@ -50,6 +52,7 @@ impl Default for RunOptions {
             tags: vec![],
             skip_tags: vec![],
             limits: Default::default(),
+            become_: Default::default(),
         }
     }
 }

@@ -26,9 +26,6 @@ pub fn check(run: &Run, play: &Play) -> Result<(), ExecError> {
     if !play.vars_files.is_empty() {
         return Err(unsupported("`vars_files`"));
     }
-    if is_on(&play.become_) {
-        return Err(unsupported("`become`"));
-    }
     if play
         .strategy
         .as_ref()
@@ -80,9 +77,6 @@ fn check_task(run: &Run, t: &Task) -> Result<(), ExecError> {
     if t.async_.is_some() {
         return Err(unsupported("`async`"));
     }
-    if is_on(&t.become_) {
-        return Err(unsupported("`become`"));
-    }
     let short = crate::assemble::component::short_name(&t.action);
     if short == "meta" {
         return match meta_action(t) {
@@ -127,19 +121,6 @@ fn meta_action(t: &Task) -> Option<&str> {
     (crate::assemble::component::short_name(&t.action) == "meta")
         .then(|| t.args.get("_raw_params").and_then(Value::as_str))
         .flatten()
-}
-
-/// A keyword that is set and not false (a template counts as set: refusing is safer
-/// than running without, say, `become`).
-fn is_on(v: &Option<Value>) -> bool {
-    match v {
-        None | Some(Value::Null) | Some(Value::Bool(false)) => false,
-        Some(Value::String(s)) => !matches!(
-            s.to_ascii_lowercase().as_str(),
-            "no" | "false" | "off" | "0" | ""
-        ),
-        Some(_) => true,
-    }
 }
 
 /// Per-play bookkeeping shared by the tasks of the play.

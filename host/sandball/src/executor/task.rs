@@ -7,6 +7,7 @@ use crate::assemble::Component;
 use crate::playbook::{Block, Play, Task};
 use crate::plugins::action::normal::{self, ModuleFlags};
 use crate::plugins::action::{self, ActionContext, controller_action, failed, truthy};
+use crate::plugins::r#become::{Become, Keywords};
 use crate::plugins::callback::{Report, Status};
 use crate::plugins::connection::SessionError;
 use crate::plugins::connection::pool::{ConnectError, transport_for};
@@ -30,6 +31,8 @@ pub struct Inherited<'a> {
     tags: Vec<&'a str>,
     /// `capabilities:` of the play and the enclosing blocks, outermost first.
     capabilities: Vec<&'a Value>,
+    /// Become keywords of the play and the enclosing blocks, outermost first.
+    become_: Vec<Keywords<'a>>,
 }
 
 impl<'a> Inherited<'a> {
@@ -37,6 +40,13 @@ impl<'a> Inherited<'a> {
     pub fn for_play(play: &'a Play) -> Inherited<'a> {
         Inherited {
             capabilities: play.capabilities.iter().collect(),
+            become_: vec![Keywords {
+                become_: play.become_.as_ref(),
+                user: play.become_user.as_ref(),
+                method: play.become_method.as_ref(),
+                flags: play.become_flags.as_ref(),
+                exe: play.become_exe.as_ref(),
+            }],
             ..Inherited::default()
         }
     }
@@ -48,13 +58,44 @@ impl<'a> Inherited<'a> {
             vars: self.vars.clone(),
             tags: self.tags.clone(),
             capabilities: self.capabilities.clone(),
+            become_: self.become_.clone(),
         };
+        inner.become_.push(Keywords {
+            become_: b.become_.as_ref(),
+            user: b.become_user.as_ref(),
+            method: b.become_method.as_ref(),
+            flags: b.become_flags.as_ref(),
+            exe: b.become_exe.as_ref(),
+        });
         inner.when.extend(b.when.iter());
         inner.vars.push(&b.vars);
         inner.tags.extend(b.tags.iter().map(String::as_str));
         inner.capabilities.extend(b.capabilities.iter());
         inner
     }
+}
+
+/// The task's become settings on a host (`Err`: a failed result).
+fn become_for(
+    run: &Run,
+    t: &Task,
+    inherited: &Inherited<'_>,
+    vars: &Vars,
+) -> Result<Option<Become>, Map<String, Value>> {
+    let mut layers = inherited.become_.clone();
+    layers.push(Keywords {
+        become_: t.become_.as_ref(),
+        user: t.become_user.as_ref(),
+        method: t.become_method.as_ref(),
+        flags: t.become_flags.as_ref(),
+        exe: t.become_exe.as_ref(),
+    });
+    Become::resolve(&run.templar, vars, &layers, &run.options.become_).map_err(|e| {
+        failed(format!(
+            "{e}\n\nThe error appears to be in '{}'.",
+            t.location
+        ))
+    })
 }
 
 /// How a task ended on a host, for the strategy.
@@ -414,7 +455,9 @@ async fn attempt(
 ) -> Map<String, Value> {
     let mut result = match controller_action(&t.action) {
         Some(name) => controller(run, t, name, vars),
-        None if action::connection_action(&t.action).is_some() => raw(run, t, host, vars).await,
+        None if action::connection_action(&t.action).is_some() => {
+            raw(run, t, inherited, host, vars).await
+        }
         None => module(run, t, inherited, host, vars, no_log).await,
     };
     if let Some(Value::Object(facts)) = result.get("ansible_facts") {
@@ -575,7 +618,17 @@ fn connect_failure(e: ConnectError) -> Map<String, Value> {
 }
 
 /// `raw`: the task's command over the host's connection, no module.
-async fn raw(run: &Run, t: &Task, host: &str, vars: &Vars) -> Map<String, Value> {
+async fn raw(
+    run: &Run,
+    t: &Task,
+    inherited: &Inherited<'_>,
+    host: &str,
+    vars: &Vars,
+) -> Map<String, Value> {
+    let become_ = match become_for(run, t, inherited, vars) {
+        Ok(b) => b,
+        Err(e) => return e,
+    };
     let args = match template_args(run, t, "raw", vars) {
         Ok(a) => a,
         Err(e) => return failed(e),
@@ -589,7 +642,7 @@ async fn raw(run: &Run, t: &Task, host: &str, vars: &Vars) -> Map<String, Value>
         Err(e) => Err(e),
     };
     match conn {
-        Ok(conn) => action::raw::run(&conn, &args, check_mode).await,
+        Ok(conn) => action::raw::run(&conn, become_.as_ref(), &args, check_mode).await,
         Err(e) => connect_failure(e),
     }
 }
@@ -676,9 +729,17 @@ async fn module(
         no_log,
         verbosity: run.options.verbosity,
     };
-    let slot = run.sessions.slot(host);
+    let become_ = match become_for(run, t, inherited, vars) {
+        Ok(b) => b,
+        Err(e) => return e,
+    };
+    let slot = run.sessions.slot(host, become_.as_ref());
     let mut guard = slot.lock().await;
-    if let Err(e) = run.sessions.ensure_open(&mut guard, host, &transport).await {
+    if let Err(e) = run
+        .sessions
+        .ensure_open(&mut guard, host, &transport, become_.as_ref())
+        .await
+    {
         return connect_failure(e);
     }
     let Some(session) = guard.as_mut() else {

@@ -1,8 +1,9 @@
 //! The `raw` action: a command line run over the connection as it is, without the shim
 //! or any module (so it works where the shim cannot: another architecture, a `noexec`
-//! home, a node being bootstrapped).
+//! home, a node being bootstrapped), as the become user when there is one.
 
 use super::{check_args, failed};
+use crate::plugins::r#become::Become;
 use crate::plugins::connection::Connection;
 use crate::plugins::shell::quote;
 use serde_json::{Map, Value, json};
@@ -11,6 +12,7 @@ use serde_json::{Map, Value, json};
 /// Ansible does: a raw command cannot say what it would change.
 pub async fn run(
     conn: &Connection,
+    become_: Option<&Become>,
     args: &Map<String, Value>,
     check_mode: bool,
 ) -> Map<String, Value> {
@@ -29,7 +31,7 @@ pub async fn run(
         Some(exe) if !exe.is_empty() => format!("{} -c {}", quote(exe), quote(cmd)),
         _ => cmd.to_string(),
     };
-    let out = match conn.exec_command(&line, None).await {
+    let out = match crate::plugins::r#become::exec_command(conn, become_, &line, None).await {
         Ok(out) => out,
         Err(e) => return failed(e.to_string()),
     };
@@ -66,6 +68,7 @@ mod tests {
         let c = Connection::Local(Local);
         let r = run(
             &c,
+            None,
             &args(json!({"_raw_params": "echo hi; echo oops >&2"})),
             false,
         )
@@ -76,13 +79,14 @@ mod tests {
         assert_eq!(r["changed"], true);
         assert!(r.get("failed").is_none());
 
-        let r = run(&c, &args(json!({"_raw_params": "exit 3"})), false).await;
+        let r = run(&c, None, &args(json!({"_raw_params": "exit 3"})), false).await;
         assert_eq!(r["rc"], 3);
         assert_eq!(r["failed"], true);
         assert_eq!(r["msg"], "non-zero return code");
 
         let r = run(
             &c,
+            None,
             &args(json!({"_raw_params": "echo $0", "executable": "/bin/bash"})),
             false,
         )
@@ -91,6 +95,7 @@ mod tests {
 
         let r = run(
             &c,
+            None,
             &args(json!({"_raw_params": "touch /nonexistent"})),
             true,
         )
@@ -99,6 +104,7 @@ mod tests {
 
         let r = run(
             &c,
+            None,
             &args(json!({"_raw_params": "true", "chdir": "/"})),
             false,
         )

@@ -72,29 +72,32 @@ impl Local {
             .map_err(ConnectionError::io(format!("cannot read {src}")))
     }
 
-    /// Starts `sandball-shim serve` locally and opens a session with it.
-    pub async fn open_session(&self, cache_dir: Option<&str>) -> Result<Session, SessionError> {
-        let program = shim_path();
-        let mut cmd = Command::new(&program);
-        cmd.arg("serve");
-        if let Some(dir) = cache_dir {
-            cmd.arg("--cache-dir").arg(expand_home(dir));
-        }
+    /// Runs the command line `line` (which ends in `sandball-shim serve`), writes
+    /// `stdin` to it, and opens a session with it.
+    pub async fn open_session(&self, line: &str, stdin: &[u8]) -> Result<Session, SessionError> {
+        let mut cmd = Command::new("/bin/sh");
+        cmd.arg("-c").arg(line);
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .kill_on_drop(true);
         let mut child = cmd.spawn().map_err(|source| SessionError::Spawn {
-            program: program.display().to_string(),
+            program: shim_path().display().to_string(),
             source,
         })?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        let (Some(mut input), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(SessionError::Broken {
                 detail: "the shim's pipes were not set up".into(),
             });
         };
+        input
+            .write_all(stdin)
+            .await
+            .map_err(|e| SessionError::Broken {
+                detail: e.to_string(),
+            })?;
         // The child is killed when the session (which owns it) drops.
-        Session::open(Box::new(stdout), Box::new(stdin), Box::new(child)).await
+        Session::open(Box::new(stdout), Box::new(input), Box::new(child)).await
     }
 }
 

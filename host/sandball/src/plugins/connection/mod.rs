@@ -17,6 +17,7 @@ pub mod ssh;
 
 pub use session::{RunReply, Session, SessionError};
 
+use crate::plugins::r#become::Become;
 use crate::plugins::shell;
 use pool::ConnectError;
 use std::path::Path;
@@ -153,23 +154,43 @@ impl Connection {
             )))
     }
 
-    /// Starts `sandball-shim serve` on the node and opens a session with it. The shim
-    /// keeps its cache in `cache_dir` on the node (default `~/.sandball`). Over SSH the
-    /// shim is first deployed to that cache (once per host and run, see [`deploy`]).
-    pub async fn open_session(&self, cache_dir: Option<&str>) -> Result<Session, ConnectError> {
-        match self {
-            Connection::Local(c) => Ok(c.open_session(cache_dir).await?),
+    /// Starts `sandball-shim serve` on the node and opens a session with it, as the
+    /// become user when there is one. The shim keeps its cache in `cache_dir` on the
+    /// node (default `~/.sandball`; the become user's own `~/.sandball` under become).
+    /// Over SSH the shim is first deployed to that cache (once per host and run, see
+    /// [`deploy`]).
+    pub async fn open_session(
+        &self,
+        cache_dir: Option<&str>,
+        become_: Option<&Become>,
+    ) -> Result<Session, ConnectError> {
+        let shim = match self {
+            Connection::Local(_) => local::shim_path().display().to_string(),
             Connection::Ssh(c) => {
                 let cache = cache_dir.unwrap_or(deploy::DEFAULT_CACHE);
-                let shim = c.deployed_shim(self, cache).await?;
-                let cmd = format!(
-                    "exec {} serve --cache-dir {}",
-                    shell::quote_path(shim),
-                    shell::quote_path(cache)
-                );
-                Ok(c.open_session(&cmd).await?)
+                c.deployed_shim(self, cache).await?.to_string()
             }
+        };
+        let cache = match (become_, self) {
+            // The user name is checked to be a plain word, so `~user` expands.
+            (Some(b), _) => Some(format!("~{}/.sandball", b.user)),
+            (None, Connection::Local(_)) => cache_dir.map(shell::quote_path),
+            (None, Connection::Ssh(_)) => Some(shell::quote_path(
+                cache_dir.unwrap_or(deploy::DEFAULT_CACHE),
+            )),
+        };
+        let mut cmd = format!("exec {} serve", shell::quote_path(&shim));
+        if let Some(c) = cache {
+            cmd = format!("{cmd} --cache-dir {c}");
         }
+        let (line, stdin) = match become_ {
+            Some(b) => b.command_line(self, &cmd).await?,
+            None => (cmd, vec![]),
+        };
+        Ok(match self {
+            Connection::Local(c) => c.open_session(&line, &stdin).await?,
+            Connection::Ssh(c) => c.open_session(&line, &stdin).await?,
+        })
     }
 }
 

@@ -5,6 +5,7 @@
 use super::session::{Session, SessionError};
 use super::ssh::{Ssh, SshParams};
 use super::{Connection, ConnectionError};
+use crate::plugins::r#become::Become;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -110,18 +111,24 @@ impl SessionPool {
         Ok(conn)
     }
 
-    /// The host's session slot; the caller holds its lock while it uses the session.
-    pub fn slot(&self, host: &str) -> Slot {
+    /// The session slot of a host and become user (one session each); the caller holds
+    /// its lock while it uses the session.
+    pub fn slot(&self, host: &str, become_: Option<&Become>) -> Slot {
+        let key = match become_ {
+            None => host.to_string(),
+            Some(b) => format!("{host}\u{0}{}", b.user),
+        };
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        slots.entry(host.to_string()).or_default().clone()
+        slots.entry(key).or_default().clone()
     }
 
-    /// Opens a session for the host if the slot has none.
+    /// Opens a session for the host (as the become user, if any) if the slot has none.
     pub async fn ensure_open(
         &self,
         slot: &mut Option<Session>,
         host: &str,
         transport: &Transport,
+        become_: Option<&Become>,
     ) -> Result<(), ConnectError> {
         if slot.is_none() {
             let conn = self.connection(host, transport).await?;
@@ -131,7 +138,7 @@ impl SessionPool {
                 }
                 Transport::Ssh { cache_dir, .. } => cache_dir.as_deref(),
             };
-            *slot = Some(conn.open_session(cache_dir).await?);
+            *slot = Some(conn.open_session(cache_dir, become_).await?);
         }
         Ok(())
     }

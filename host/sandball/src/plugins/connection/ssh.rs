@@ -453,14 +453,17 @@ impl Ssh {
             .map(String::as_str)
     }
 
-    /// Starts `cmd` (which must end in `sandball-shim serve`) in a channel and opens a
-    /// session over it.
-    pub async fn open_session(&self, cmd: &str) -> Result<Session, SessionError> {
+    /// Starts `cmd` (which must end in `sandball-shim serve`) in a channel, writes
+    /// `stdin` to it, and opens a session over it.
+    pub async fn open_session(&self, cmd: &str, stdin: &[u8]) -> Result<Session, SessionError> {
         let broken = |e: russh::Error| SessionError::Broken {
             detail: format!("ssh channel to {}: {e}", self.params.target()),
         };
         let channel = self.handle.channel_open_session().await.map_err(broken)?;
         channel.exec(true, cmd).await.map_err(broken)?;
+        if !stdin.is_empty() {
+            channel.data(stdin).await.map_err(broken)?;
+        }
         let (reader, writer) = tokio::io::split(channel.into_stream());
         Session::open(
             Box::new(reader),

@@ -1,0 +1,318 @@
+//! Become plugins: running commands and the shim session as another user on the node,
+//! with `sudo` or `su`.
+//!
+//! The settings come, later winning, from the command line (`-b`, `--become-user`,
+//! `--become-method`, `-K`), the play, the enclosing blocks, the task, and the
+//! `ansible_become*` variables. The password only ever travels on the command's stdin
+//! (never in a command line, a log or a result); before a password is sent, a
+//! non-interactive attempt finds out whether one is needed at all.
+
+use crate::plugins::connection::{Connection, ConnectionError, ExecOutput, Secret};
+use crate::plugins::shell::quote;
+use crate::template::{Templar, Vars};
+use serde_json::Value;
+
+/// The become keywords of one level (play, block or task).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Keywords<'a> {
+    /// `become`.
+    pub become_: Option<&'a Value>,
+    /// `become_user`.
+    pub user: Option<&'a Value>,
+    /// `become_method`.
+    pub method: Option<&'a Value>,
+    /// `become_flags`.
+    pub flags: Option<&'a Value>,
+    /// `become_exe`.
+    pub exe: Option<&'a Value>,
+}
+
+/// Become settings from the command line.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// `-b/--become`.
+    pub become_: bool,
+    /// `--become-user`.
+    pub user: Option<String>,
+    /// `--become-method`.
+    pub method: Option<String>,
+    /// The password typed at `-K/--ask-become-pass`.
+    pub password: Option<Secret>,
+}
+
+/// How to become the other user.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// `sudo`.
+    Sudo,
+    /// `su`.
+    Su,
+}
+
+/// Become settings of one task on one host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Become {
+    /// `become_method`.
+    pub method: Method,
+    /// `become_user`.
+    pub user: String,
+    /// `become_flags` (method default when `None`).
+    pub flags: Option<String>,
+    /// `become_exe` (the method's name when `None`).
+    pub exe: Option<String>,
+    /// `ansible_become_password`.
+    pub password: Option<Secret>,
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl Become {
+    /// The task's become settings, `None` when it does not become anyone.
+    pub fn resolve<'a>(
+        templar: &Templar,
+        vars: &Vars,
+        layers: &[Keywords<'a>],
+        cli: &Options,
+    ) -> Result<Option<Become>, String> {
+        let template = |v: &Value| templar.template(v, vars).map_err(|e| e.to_string());
+        let variable = |name: &str| -> Result<Option<Value>, String> {
+            if !vars.contains(name) {
+                return Ok(None);
+            }
+            template(&Value::String(format!("{{{{ {name} }}}}"))).map(Some)
+        };
+        let pick = |field: fn(&Keywords<'a>) -> Option<&'a Value>,
+                    var_names: &[&str]|
+         -> Result<Option<Value>, String> {
+            for name in var_names {
+                if let Some(v) = variable(name)? {
+                    return Ok(Some(v));
+                }
+            }
+            match layers.iter().rev().find_map(field) {
+                Some(v) => template(v).map(Some),
+                None => Ok(None),
+            }
+        };
+        let on = match pick(|k| k.become_, &["ansible_become"])? {
+            Some(v) => crate::plugins::action::truthy(Some(&v), false)?,
+            None => cli.become_,
+        };
+        if !on {
+            return Ok(None);
+        }
+        let user = pick(|k| k.user, &["ansible_become_user"])?
+            .map(|v| text(&v))
+            .or_else(|| cli.user.clone())
+            .unwrap_or_else(|| "root".into());
+        if user.is_empty()
+            || !user
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+        {
+            return Err(format!("become_user {user:?} is not a valid user name"));
+        }
+        let method = match pick(|k| k.method, &["ansible_become_method"])?
+            .map(|v| text(&v))
+            .or_else(|| cli.method.clone())
+            .as_deref()
+            .unwrap_or("sudo")
+        {
+            "sudo" | "ansible.builtin.sudo" => Method::Sudo,
+            "su" | "ansible.builtin.su" => Method::Su,
+            other => {
+                return Err(format!(
+                    "the '{other}' become method is not supported (supported: sudo, su)"
+                ));
+            }
+        };
+        let flags = pick(|k| k.flags, &["ansible_become_flags"])?.map(|v| text(&v));
+        let exe = pick(|k| k.exe, &["ansible_become_exe"])?.map(|v| text(&v));
+        let password = ["ansible_become_password", "ansible_become_pass"]
+            .iter()
+            .find_map(|n| variable(n).transpose())
+            .transpose()?
+            .map(|v| Secret(text(&v)))
+            .or_else(|| cli.password.clone());
+        Ok(Some(Become {
+            method,
+            user,
+            flags,
+            exe,
+            password,
+        }))
+    }
+
+    /// `cmd` run as the become user; `prompt` says whether the method may ask for the
+    /// password on stdin (else it must fail rather than ask).
+    pub fn wrap(&self, cmd: &str, prompt: bool) -> String {
+        match self.method {
+            Method::Sudo => {
+                let exe = self.exe.as_deref().unwrap_or("sudo");
+                let flags = self.flags.as_deref().unwrap_or("-H -S -n");
+                let flags = if prompt {
+                    // Ansible's way: drop -n, keep -S, and an empty prompt.
+                    let kept: Vec<&str> = flags.split_whitespace().filter(|f| *f != "-n").collect();
+                    format!("{} -p ''", kept.join(" "))
+                } else {
+                    flags.to_string()
+                };
+                format!("{exe} {flags} -u {} /bin/sh -c {}", self.user, quote(cmd))
+            }
+            Method::Su => {
+                let exe = self.exe.as_deref().unwrap_or("su");
+                let flags = self.flags.as_deref().unwrap_or("");
+                format!("{exe} {flags} {} -c {}", self.user, quote(cmd)).replace("  ", " ")
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        let method = match self.method {
+            Method::Sudo => "sudo",
+            Method::Su => "su",
+        };
+        format!("become ({method} to {})", self.user)
+    }
+
+    /// The command line that runs `cmd` as the become user, and what must be written to
+    /// its stdin first (the password, when one is needed). Finds out with a
+    /// non-interactive attempt whether a password is needed; a refusal is an error that
+    /// says what the node answered.
+    pub async fn command_line(
+        &self,
+        conn: &Connection,
+        cmd: &str,
+    ) -> Result<(String, Vec<u8>), ConnectionError> {
+        let probe = conn.exec_command(&self.wrap("exit 0", false), None).await?;
+        if probe.rc == 0 {
+            return Ok((self.wrap(cmd, false), vec![]));
+        }
+        let Some(password) = &self.password else {
+            return Err(self.refused(
+                &probe,
+                "a password may be needed: set ansible_become_password or use -K",
+            ));
+        };
+        if self.method == Method::Su {
+            return Err(ConnectionError::Remote(format!(
+                "{}: su reads its password from a terminal, which sandball does not open; use sudo, or su from root",
+                self.describe()
+            )));
+        }
+        let input = format!("{}\n", password.0).into_bytes();
+        let check = conn
+            .exec_command(&self.wrap("exit 0", true), Some(&input))
+            .await?;
+        if check.rc != 0 {
+            return Err(self.refused(&check, "is the become password right?"));
+        }
+        Ok((self.wrap(cmd, true), input))
+    }
+
+    fn refused(&self, out: &ExecOutput, hint: &str) -> ConnectionError {
+        ConnectionError::Remote(format!(
+            "{} failed: {} (rc={}); {hint}",
+            self.describe(),
+            String::from_utf8_lossy(&out.stderr).trim(),
+            out.rc
+        ))
+    }
+}
+
+/// Runs `cmd` on the node, as the become user when there is one.
+pub async fn exec_command(
+    conn: &Connection,
+    become_: Option<&Become>,
+    cmd: &str,
+    stdin: Option<&[u8]>,
+) -> Result<ExecOutput, ConnectionError> {
+    let Some(b) = become_ else {
+        return conn.exec_command(cmd, stdin).await;
+    };
+    let (line, mut input) = b.command_line(conn, cmd).await?;
+    input.extend_from_slice(stdin.unwrap_or_default());
+    conn.exec_command(&line, Some(&input)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sudo() -> Become {
+        Become {
+            method: Method::Sudo,
+            user: "app".into(),
+            flags: None,
+            exe: None,
+            password: Some(Secret("s3cret".into())),
+        }
+    }
+
+    #[test]
+    fn commands_are_wrapped_as_ansible_does() {
+        let b = sudo();
+        assert_eq!(
+            b.wrap("id -un", false),
+            "sudo -H -S -n -u app /bin/sh -c 'id -un'"
+        );
+        assert_eq!(
+            b.wrap("id -un", true),
+            "sudo -H -S -p '' -u app /bin/sh -c 'id -un'"
+        );
+        let su = Become {
+            method: Method::Su,
+            ..sudo()
+        };
+        assert_eq!(su.wrap("id", false), "su app -c id");
+        assert!(!format!("{b:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn settings_come_from_keywords_vars_and_cli() {
+        let templar = Templar::new();
+        let mut vars = Vars::new();
+        let yes = Value::Bool(true);
+        let user = Value::String("{{ who }}".into());
+        vars.set_trusted("who", Value::String("deploy".into()));
+        let play = Keywords {
+            become_: Some(&yes),
+            ..Default::default()
+        };
+        let task = Keywords {
+            user: Some(&user),
+            ..Default::default()
+        };
+        let cli = Options::default();
+        let b = Become::resolve(&templar, &vars, &[play, task], &cli)
+            .unwrap()
+            .unwrap();
+        assert_eq!((b.user.as_str(), b.method), ("deploy", Method::Sudo));
+        assert!(
+            Become::resolve(&templar, &vars, &[], &cli)
+                .unwrap()
+                .is_none()
+        );
+
+        vars.set_trusted("ansible_become_user", Value::String("other".into()));
+        vars.set_trusted("ansible_become_password", Value::String("pw".into()));
+        let b = Become::resolve(&templar, &vars, &[play, task], &cli)
+            .unwrap()
+            .unwrap();
+        assert_eq!(b.user, "other");
+        assert_eq!(b.password, Some(Secret("pw".into())));
+
+        let bad = Value::String("doas".into());
+        let m = Keywords {
+            method: Some(&bad),
+            ..play
+        };
+        let e = Become::resolve(&templar, &vars, &[m], &cli).unwrap_err();
+        assert!(e.contains("'doas' become method"), "{e}");
+    }
+}
