@@ -54,11 +54,15 @@ lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-## bench: examples/bench against sandball (release) and ansible-playbook, same run.
-bench: setup ansible
+## bench: examples/bench against sandball (release) and ansible-playbook, same run: on
+## the local connection, then over SSH to a loopback sshd (10 host aliases, with
+## ansible-playbook pipelining), then sandball alone over SSH to 100 aliases.
+bench: setup ansible sshd
 	$(CARGO) build --profile wasm --target $(WASM_TARGET) $(addprefix -p ,$(MODULES))
 	$(CARGO) build --release -p sandball -p sandball-shim
 	examples/bench/run.sh
+	BENCH_CONNECTION=ssh examples/bench/run.sh
+	BENCH_CONNECTION=ssh HOSTS=100 FORKS=50 SKIP_ANSIBLE=1 examples/bench/run.sh
 
 clean:
 	$(CARGO) clean

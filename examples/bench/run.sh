@@ -6,7 +6,9 @@
 #
 # Run from anywhere; `make bench` builds the release binaries first.
 # Environment: SANDBALL (default target/release/sandball), VENV (default target/venv),
-# FORKS (default 10).
+# FORKS (default 10), BENCH_CONNECTION (local, the default, or ssh: every host is an
+# alias of a loopback sshd started for the run, see sshd.sh; ansible-playbook then uses
+# pipelining), HOSTS (ssh only; default 10), SKIP_ANSIBLE=1 (sandball only).
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,8 +19,12 @@ VENV=${VENV:-target/venv}
 FORKS=${FORKS:-10}
 INVENTORY=examples/bench/inventory.ini
 PLAYBOOK=examples/bench/bench.yml
-HOSTS=10
+BENCH_CONNECTION=${BENCH_CONNECTION:-local}
+HOSTS=${HOSTS:-10}
 TASKS=80
+if [ "$BENCH_CONNECTION" = local ]; then
+    HOSTS=10
+fi
 
 if ! command -v python3 >/dev/null 2>&1; then
     echo "run.sh: python3 is needed (it provides the monotonic clock)" >&2
@@ -40,6 +46,11 @@ trap 'rm -rf "$WORK"' EXIT
 # as it would on a fresh node.
 export SANDBALL_CACHE_DIR="$WORK/shim-cache"
 export NO_COLOR=1 ANSIBLE_NOCOLOR=1
+if [ "$BENCH_CONNECTION" = ssh ]; then
+    # shellcheck source=examples/bench/sshd.sh
+    . "$ROOT/examples/bench/sshd.sh"
+    export ANSIBLE_PIPELINING=True ANSIBLE_SSH_CONTROL_PATH_DIR="$WORK/cp"
+fi
 
 # Runs a command and writes its wall time in milliseconds, from the monotonic clock, to
 # the file $1; returns the command's exit status. Only the command itself is timed.
@@ -114,7 +125,9 @@ else
 fi
 
 ansible_ms=
-if [ -x "$VENV/bin/ansible-playbook" ]; then
+if [ -n "${SKIP_ANSIBLE:-}" ]; then
+    echo "== ansible: skipped (SKIP_ANSIBLE)"
+elif [ -x "$VENV/bin/ansible-playbook" ]; then
     PY="$ROOT/$VENV/bin/python"
     if ANSIBLE_PYTHON_INTERPRETER="$PY" ANSIBLE_HOST_KEY_CHECKING=False \
         ANSIBLE_LOCAL_TEMP="$WORK/ansible-local" ANSIBLE_REMOTE_TEMP="$WORK/ansible-remote" \
@@ -130,7 +143,7 @@ else
 fi
 
 echo
-echo "Benchmark: $HOSTS hosts x $TASKS tasks, forks $FORKS"
+echo "Benchmark: $HOSTS hosts x $TASKS tasks, forks $FORKS, connection $BENCH_CONNECTION"
 if [ -n "$sandball_ms" ]; then
     echo "  sandball (cold):  $(seconds "$sandball_ms") wall, $(per_task_host "$sandball_ms") per task-host"
 fi

@@ -1,7 +1,8 @@
 //! The ssh connection against a real OpenSSH server on loopback (see
 //! `sandball_e2e::sshd`): the shim and modules deployed once per host and reused by the
 //! next run, unreachable hosts (closed port, refused key) and refused host keys
-//! (changed, unknown) that leave the other hosts running.
+//! (changed, unknown) that leave the other hosts running, a silent host that times out,
+//! raw, a killed shim, a node of another architecture, and become.
 
 use sandball_e2e::sshd::{Sshd, deployable_shim};
 use sandball_e2e::{HostRecap, Output, Sandbox};
@@ -142,10 +143,19 @@ fn unreachable_hosts_do_not_stop_the_others() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let closed_port = closed.local_addr().unwrap().port();
     drop(closed);
+    // A port that accepts connections and never answers: the host must time out
+    // without holding the others up.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_port = silent.local_addr().unwrap().port();
     let node = sb.path().join("node");
     let inv = format!(
-        "[nodes]\n{}{}{}",
+        "[nodes]\n{}{}{}{}",
         sshd.host_line("good", &node, ""),
+        sshd.host_line("silent", &node, "ansible_ssh_timeout=2")
+            .replace(
+                &format!("ansible_port={}", sshd.port),
+                &format!("ansible_port={silent_port}")
+            ),
         sshd.host_line("closed", &node, "").replace(
             &format!("ansible_port={}", sshd.port),
             &format!("ansible_port={closed_port}")
@@ -169,7 +179,7 @@ fn unreachable_hosts_do_not_stop_the_others() {
         },
         "{out}"
     );
-    for h in ["closed", "badkey"] {
+    for h in ["closed", "badkey", "silent"] {
         assert_eq!(
             out.host(h),
             HostRecap {
@@ -189,6 +199,8 @@ fn unreachable_hosts_do_not_stop_the_others() {
     };
     assert!(line("closed").contains("Connection refused"), "{out}");
     assert!(line("badkey").contains("Permission denied"), "{out}");
+    assert!(line("silent").contains("timed out"), "{out}");
+    assert!(out.elapsed < Duration::from_secs(60), "{out}");
 }
 
 #[test]
