@@ -83,3 +83,81 @@ fn unknown_modules_are_clear_errors() {
     out.assert_code(1);
     out.assert_stderr_has("couldn't resolve module/action 'nosuchmodule'");
 }
+
+const LOGGED: &str = r#"
+- name: logged
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: ping
+      ping:
+
+    - name: a secret path
+      stat:
+        path: "{{ work }}/s3cr3t-dir/file"
+      no_log: true
+
+    - name: denied
+      denied_reader:
+        via: exec
+      ignore_errors: true
+
+    - name: not a module
+      debug:
+        msg: controller side
+"#;
+
+#[test]
+fn the_audit_log_has_one_line_per_module_run_and_no_secrets() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta"]);
+    let pb = sb.write("play.yml", LOGGED);
+    let log = sb.path().join("audit.jsonl");
+    let out = sb
+        .play(
+            &pb,
+            &sb.dir("work"),
+            &["--audit-log", log.to_str().unwrap()],
+        )
+        .env("SANDBALL_MODULE_PATH", Binaries::fixtures())
+        .run();
+    out.assert_no_panic().assert_code(0);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        !text.contains("s3cr3t"),
+        "a no_log value is in the log:\n{text}"
+    );
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    // Three module tasks on two hosts; debug runs on the controller, no module.
+    assert_eq!(lines.len(), 6, "{text}");
+    for l in &lines {
+        for key in [
+            "time", "host", "task", "module", "sha256", "grant", "denials", "status",
+        ] {
+            assert!(l.get(key).is_some(), "no {key}: {l}");
+        }
+        assert!(l["time"].as_str().unwrap().ends_with('Z'), "{l}");
+    }
+    let of = |task: &str, host: &str| -> &Value {
+        lines
+            .iter()
+            .find(|l| l["task"] == task && l["host"] == host)
+            .unwrap_or_else(|| panic!("no line for {task} on {host}:\n{text}"))
+    };
+    assert_eq!(of("ping", "alpha")["status"], "ok");
+    assert_eq!(of("ping", "alpha")["grant"]["fs"], Value::Array(vec![]));
+    let secret = of("a secret path", "beta");
+    assert_eq!(secret["grant"]["fs"][0]["path"], "********", "{secret}");
+    let denied = of("denied", "beta");
+    assert_eq!(denied["status"], "failed", "{denied}");
+    assert_eq!(
+        denied["denials"][0]["capability"], "exec /bin/cat",
+        "{denied}"
+    );
+    let wasm = Binaries::fixtures().join("denied_reader.wasm");
+    let sha = hex::encode(Sha256::digest(std::fs::read(wasm).unwrap()));
+    assert_eq!(denied["sha256"], Value::String(sha));
+}

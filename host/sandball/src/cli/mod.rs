@@ -252,5 +252,6 @@ pub(crate) fn build_run(
         ),
         options,
         policy,
+        audit_log: None,
     })
 }

@@ -33,6 +33,10 @@ pub struct PlaybookArgs {
         default_value = "default"
     )]
     pub output: String,
+    /// Append one JSON line per module run to FILE: time, host, task, module sha256,
+    /// grant, denials, result status (never `no_log` values).
+    #[arg(long = "audit-log", value_name = "FILE")]
+    pub audit_log: Option<std::path::PathBuf>,
 }
 
 /// Runs the playbooks; returns the exit code.
@@ -75,7 +79,13 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
         .first()
         .and_then(|p| std::path::absolute(p).ok())
         .and_then(|p| p.parent().map(|d| d.to_path_buf()));
-    let run = build_run(&args.common, callback, dir, args.tags, args.skip_tags)?;
+    let mut run = build_run(&args.common, callback, dir, args.tags, args.skip_tags)?;
+    if let Some(path) = &args.audit_log {
+        let log = crate::policy::audit_log::AuditLog::open(path).map_err(|e| {
+            CliError::options(format!("cannot open the audit log {}: {e}", path.display()))
+        })?;
+        run.audit_log = Some(log);
+    }
     let mut code = 0;
     for book in &books {
         code = run.playbook(book).await.map_err(CliError::parse)?;

@@ -104,6 +104,8 @@ pub struct Run {
     pub options: RunOptions,
     /// The capability policy, its rules bound to the inventory.
     pub policy: crate::policy::Policy,
+    /// `--audit-log`: where every module run is recorded.
+    pub audit_log: Option<crate::policy::audit_log::AuditLog>,
 }
 
 impl Run {

@@ -751,10 +751,29 @@ async fn module(
         session.run(&comp.sha256, &comp.name, args, grant).await
     };
     let hint = |capability: &str| policy::how_to_grant(&run.policy, &subject, capability);
+    let logged_grant = run.audit_log.as_ref().map(|_| grant.clone());
     match normal::run(&component, &args, grant, &hint, flags, send).await {
         Ok(r) => {
             if normal::retires_session(&r) {
                 *guard = None;
+            }
+            if let (Some(log), Some(grant)) = (&run.audit_log, &logged_grant) {
+                let entry = policy::audit_log::Entry {
+                    host,
+                    task: t.name.as_deref().unwrap_or(&t.action),
+                    module: &component.name,
+                    kind: "component",
+                    sha256: &component.sha256,
+                    manifest: &component.manifest,
+                    args: &args,
+                    no_log,
+                    grant,
+                    result: &r,
+                };
+                if let Err(e) = log.record(&entry) {
+                    run.callback
+                        .warning(&format!("cannot write to the audit log: {e}"));
+                }
             }
             r
         }

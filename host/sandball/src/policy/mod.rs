@@ -16,8 +16,10 @@
 //! - [`file`]: the policy file (rules, legacy setting, line numbers);
 //! - [`cover`]: comparing, narrowing and subtracting capabilities;
 //! - [`legacy`]: whether a legacy (non-component) module may run;
-//! - [`imports`]: what a component imports and where that disagrees with its manifest.
+//! - [`imports`]: what a component imports and where that disagrees with its manifest;
+//! - [`audit_log`]: the JSON-lines record of every module run.
 
+pub mod audit_log;
 pub mod cover;
 pub mod file;
 pub mod imports;

@@ -1,0 +1,217 @@
+//! The audit log (`sandball playbook --audit-log FILE`): one JSON line per module run
+//! — time, host, task, module and its sha256, the grant, the denials, the result
+//! status. Argument values marked `no_log` (by the module's spec, or all of them
+//! when the task says `no_log: true`) never appear: where a grant holds one, it is
+//! masked.
+
+use sandball_wire::capability::Grant;
+use sandball_wire::manifest::Manifest;
+use serde_json::{Map, Value, json};
+use std::io::Write;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// What replaces a secret.
+const MASK: &str = "********";
+
+/// An open audit log.
+#[derive(Debug)]
+pub struct AuditLog {
+    file: Mutex<std::fs::File>,
+}
+
+/// One module run, as the log records it.
+pub struct Entry<'a> {
+    /// The host.
+    pub host: &'a str,
+    /// The task's name (or action).
+    pub task: &'a str,
+    /// The module.
+    pub module: &'a str,
+    /// `component` or `legacy`.
+    pub kind: &'a str,
+    /// Its sha256.
+    pub sha256: &'a str,
+    /// Its manifest (which arguments are `no_log`).
+    pub manifest: &'a Manifest,
+    /// The task's templated arguments (only used to find secrets to mask).
+    pub args: &'a Map<String, Value>,
+    /// Whether the task is `no_log`.
+    pub no_log: bool,
+    /// The grant it ran with.
+    pub grant: &'a Grant,
+    /// The module's result.
+    pub result: &'a Map<String, Value>,
+}
+
+impl AuditLog {
+    /// Opens `path` for appending (created if missing).
+    pub fn open(path: &Path) -> std::io::Result<AuditLog> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        Ok(AuditLog {
+            file: Mutex::new(file),
+        })
+    }
+
+    /// Appends one line for `e`.
+    pub fn record(&self, e: &Entry<'_>) -> std::io::Result<()> {
+        let mut line = serde_json::to_string(&entry_json(e, SystemTime::now()))?;
+        line.push('\n');
+        // One write per line, under the lock: lines from parallel hosts never mix.
+        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        file.write_all(line.as_bytes())
+    }
+}
+
+fn entry_json(e: &Entry<'_>, now: SystemTime) -> Value {
+    let secrets = secrets(e.manifest, e.args, e.no_log);
+    let mut grant = serde_json::to_value(e.grant).unwrap_or(Value::Null);
+    mask(&mut grant, &secrets);
+    let mut denials = e.result.get("denials").cloned().unwrap_or(json!([]));
+    mask(&mut denials, &secrets);
+    let status = crate::plugins::callback::Status::of(e.result);
+    json!({
+        "time": utc_text(now),
+        "host": e.host,
+        "task": e.task,
+        "module": e.module,
+        "kind": e.kind,
+        "sha256": e.sha256,
+        "grant": grant,
+        "denials": denials,
+        "status": format!("{status:?}").to_lowercase(),
+    })
+}
+
+/// The argument values that must not be logged.
+fn secrets(manifest: &Manifest, args: &Map<String, Value>, no_log: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, value) in args {
+        let secret = no_log
+            || manifest.argument_spec.iter().any(|(n, spec)| {
+                spec.no_log && (n == name || spec.aliases.iter().any(|a| a == name))
+            });
+        if secret {
+            strings(value, &mut out);
+        }
+    }
+    out.retain(|s| !s.is_empty());
+    // Longest first, so a secret containing another is masked whole.
+    out.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    out
+}
+
+fn strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|i| strings(i, out)),
+        Value::Object(m) => m.values().for_each(|i| strings(i, out)),
+        Value::Number(n) => out.push(n.to_string()),
+        Value::Bool(_) | Value::Null => {}
+    }
+}
+
+fn mask(v: &mut Value, secrets: &[String]) {
+    match v {
+        Value::String(s) => {
+            for secret in secrets {
+                if s.contains(secret.as_str()) {
+                    *s = s.replace(secret.as_str(), MASK);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| mask(i, secrets)),
+        Value::Object(m) => m.values_mut().for_each(|i| mask(i, secrets)),
+        _ => {}
+    }
+}
+
+/// `2026-11-21T19:51:25.123Z`.
+fn utc_text(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sandball_wire::capability::{Access, FsGrant, FsScope};
+    use std::time::Duration;
+
+    #[test]
+    fn times_are_utc_rfc3339() {
+        assert_eq!(utc_text(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let t = UNIX_EPOCH + Duration::from_millis(1_795_809_085_123);
+        assert_eq!(utc_text(t), "2026-11-27T19:51:25.123Z");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400);
+        assert_eq!(utc_text(leap), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn no_log_values_never_reach_the_line() {
+        let manifest: Manifest = serde_json::from_value(json!({
+            "name": "m",
+            "argument_spec": {"path": {"type": "path"}, "token": {"no_log": true, "aliases": ["secret"]}}
+        }))
+        .unwrap();
+        let args: Map<String, Value> = serde_json::from_value(json!({
+            "path": "/srv/hunter2/file", "secret": "hunter2"
+        }))
+        .unwrap();
+        let grant = Grant {
+            fs: vec![FsGrant {
+                path: "/srv/hunter2/file".into(),
+                ops: Access::Read.into(),
+                scope: FsScope::Entry,
+            }],
+            ..Grant::default()
+        };
+        let result: Map<String, Value> = serde_json::from_value(json!({
+            "failed": true,
+            "denials": [{"capability": "fs read /srv/hunter2/x", "reason": "no"}]
+        }))
+        .unwrap();
+        let e = Entry {
+            host: "web1",
+            task: "t",
+            module: "m",
+            kind: "component",
+            sha256: "abc",
+            manifest: &manifest,
+            args: &args,
+            no_log: false,
+            grant: &grant,
+            result: &result,
+        };
+        let line = serde_json::to_string(&entry_json(&e, UNIX_EPOCH)).unwrap();
+        assert!(!line.contains("hunter2"), "{line}");
+        assert!(line.contains("/srv/********/file"), "{line}");
+        assert!(line.contains(r#""status":"failed""#), "{line}");
+        // A no_log task masks every argument value.
+        let e = Entry { no_log: true, ..e };
+        let line = serde_json::to_string(&entry_json(&e, UNIX_EPOCH)).unwrap();
+        assert!(line.contains(r#""path":"********""#), "{line}");
+    }
+}
