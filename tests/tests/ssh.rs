@@ -442,3 +442,53 @@ fn become_runs_raw_and_the_shim_session_as_another_user() {
         "the become password was shown:\n{out}"
     );
 }
+
+const COPY: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: copy from the controller
+      copy:
+        src: data.bin
+        dest: "{{ work }}/{{ inventory_hostname }}.bin"
+"#;
+
+#[test]
+fn copy_sends_a_controller_file_once_per_host_in_chunks() {
+    let sshd = Sshd::start();
+    let sb = Sandbox::new();
+    // Three and a bit chunks of binary data.
+    let data: Vec<u8> = (0..(3 << 20) + 12345u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::create_dir_all(sb.path().join("files")).unwrap();
+    std::fs::write(sb.path().join("files/data.bin"), &data).unwrap();
+    let mut inv = String::from("[nodes]\n");
+    for h in ["c1", "c2"] {
+        inv.push_str(&sshd.host_line(h, &sb.path().join(format!("node-{h}")), ""));
+    }
+    sb.write("inventory.ini", &inv);
+
+    let first = run(&sb, COPY);
+    first.assert_code(0);
+    assert_eq!(first.stderr.matches("sending a file").count(), 2, "{first}");
+    for h in ["c1", "c2"] {
+        assert_eq!(first.host(h).changed, 1, "{first}");
+        let copied = std::fs::read(sb.path().join(format!("work/{h}.bin"))).unwrap();
+        assert!(copied == data, "the copy on {h} differs");
+    }
+
+    let second = run(&sb, COPY);
+    second.assert_code(0);
+    assert!(!second.stderr.contains("sending a file"), "{second}");
+    for h in ["c1", "c2"] {
+        assert_eq!(
+            second.host(h),
+            HostRecap {
+                ok: 1,
+                ..Default::default()
+            },
+            "{second}"
+        );
+    }
+}

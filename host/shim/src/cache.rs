@@ -115,6 +115,72 @@ impl Cache {
         write_atomic(&self.module_path(sha), bytes)
     }
 
+    /// Where the file with this address is kept (files sent by the controller).
+    pub fn file_path(&self, sha: &str) -> PathBuf {
+        self.root.join("files").join(sha)
+    }
+
+    /// The stored file with this address, if there is one.
+    pub fn find_file(&self, sha: &str) -> Result<Option<PathBuf>, ShimError> {
+        check_sha(sha)?;
+        let path = self.file_path(sha);
+        Ok(path.is_file().then_some(path))
+    }
+
+    /// Adds one chunk of the file `sha` at `offset` (chunks come in order; offset 0
+    /// starts afresh). After the `last` chunk the whole is checked against `sha` and
+    /// renamed into place; its path is returned then.
+    pub fn put_file_chunk(
+        &self,
+        sha: &str,
+        offset: u64,
+        bytes: &[u8],
+        last: bool,
+    ) -> Result<(u64, Option<PathBuf>), ShimError> {
+        check_sha(sha)?;
+        let dir = self.root.join("files");
+        create_private_dir(&dir)?;
+        let part = dir.join(format!(".{sha}.part"));
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(offset != 0)
+            .write(true)
+            .truncate(offset == 0)
+            .mode(0o600)
+            .open(&part)
+            .map_err(|e| ShimError::io("open", &part, e))?;
+        let have = file
+            .metadata()
+            .map_err(|e| ShimError::io("stat", &part, e))?
+            .len();
+        if have != offset {
+            return Err(ShimError::io(
+                "append to",
+                &part,
+                std::io::Error::other(format!("chunk at {offset}, but {have} bytes are there")),
+            ));
+        }
+        file.write_all(bytes)
+            .and_then(|()| file.sync_data())
+            .map_err(|e| ShimError::io("write", &part, e))?;
+        let received = offset + bytes.len() as u64;
+        if !last {
+            return Ok((received, None));
+        }
+        let actual =
+            sha256_hex(&std::fs::read(&part).map_err(|e| ShimError::io("read", &part, e))?);
+        if actual != sha {
+            let _ = std::fs::remove_file(&part);
+            return Err(ShimError::ShaMismatch {
+                expected: sha.to_string(),
+                actual,
+            });
+        }
+        let path = self.file_path(sha);
+        std::fs::rename(&part, &path).map_err(|e| ShimError::io("rename to", &path, e))?;
+        Ok((received, Some(path)))
+    }
+
     /// Reads a stored module, checking that it still hashes to its address.
     pub fn read_module(&self, sha: &str) -> Result<Vec<u8>, ShimError> {
         let path = self.module_path(sha);
@@ -154,6 +220,30 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ShimError> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn files_arrive_in_chunks_and_are_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::open(&dir.path().join("c")).unwrap();
+        let sha = sha256_hex(b"hello world");
+        assert_eq!(cache.find_file(&sha).unwrap(), None);
+        assert_eq!(
+            cache.put_file_chunk(&sha, 0, b"hello ", false).unwrap(),
+            (6, None)
+        );
+        let out_of_order = cache.put_file_chunk(&sha, 3, b"x", false);
+        assert!(out_of_order.is_err());
+        let (n, path) = cache.put_file_chunk(&sha, 6, b"world", true).unwrap();
+        assert_eq!((n, path.clone()), (11, Some(cache.file_path(&sha))));
+        assert_eq!(std::fs::read(path.unwrap()).unwrap(), b"hello world");
+        assert_eq!(cache.find_file(&sha).unwrap(), Some(cache.file_path(&sha)));
+
+        let other = sha256_hex(b"other");
+        let bad = cache.put_file_chunk(&other, 0, b"not other", true);
+        assert!(matches!(bad, Err(ShimError::ShaMismatch { .. })));
+        assert_eq!(cache.find_file(&other).unwrap(), None);
+        assert!(cache.find_file("../etc").is_err());
+    }
 
     #[test]
     fn layout_is_content_addressed_and_private() {

@@ -99,6 +99,33 @@ pub fn serve<R: Read, W: Write>(
                 };
                 respond(output, &answer, &[])?;
             }
+            Request::HasFile { sha256 } => {
+                let answer = match runtime.cache().find_file(&sha256) {
+                    Ok(path) => Response::File {
+                        path: path.map(|p| p.display().to_string()),
+                    },
+                    Err(e) => error(e.to_string()),
+                };
+                respond(output, &answer, &[])?;
+            }
+            Request::PutFile {
+                sha256,
+                offset,
+                last,
+            } => {
+                let stored =
+                    runtime
+                        .cache()
+                        .put_file_chunk(&sha256, offset, &request.payload, last);
+                let answer = match stored {
+                    Ok((_, Some(path))) => Response::File {
+                        path: Some(path.display().to_string()),
+                    },
+                    Ok((received, None)) => Response::Chunk { received },
+                    Err(e) => error(e.to_string()),
+                };
+                respond(output, &answer, &[])?;
+            }
             Request::Run {
                 id,
                 sha256,

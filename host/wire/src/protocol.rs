@@ -33,6 +33,21 @@ pub enum Request {
         /// Content address the payload must have.
         sha256: String,
     },
+    /// Asks whether the shim holds a file (a `copy` source from the controller).
+    HasFile {
+        /// Content address (lowercase hex sha256).
+        sha256: String,
+    },
+    /// One chunk of a file: the frame payload is its raw bytes from `offset`. After the
+    /// `last` chunk the shim checks the sha256 of the whole and keeps the file.
+    PutFile {
+        /// Content address the whole file must have.
+        sha256: String,
+        /// Where this chunk starts (chunks come in order).
+        offset: u64,
+        /// Whether this is the last chunk.
+        last: bool,
+    },
     /// Runs a stored module once.
     Run {
         /// Request id, echoed in the response.
@@ -76,6 +91,16 @@ pub enum Response {
     Stored {
         /// The stored module's address.
         sha256: String,
+    },
+    /// Answer to [`Request::HasFile`] and to the last [`Request::PutFile`] chunk.
+    File {
+        /// Where the file is on the node; `None` when the shim does not hold it.
+        path: Option<String>,
+    },
+    /// Answer to a [`Request::PutFile`] chunk that is not the last.
+    Chunk {
+        /// Bytes of the file received so far.
+        received: u64,
     },
     /// Answer to [`Request::Run`]; the frame payload is the module's stdout.
     RunResult(RunResult),

@@ -5,6 +5,7 @@
 use super::{Run, RunOptions, loops};
 use crate::assemble::Component;
 use crate::playbook::{Block, Play, Task};
+use crate::plugins::action::copy;
 use crate::plugins::action::normal::{self, ModuleFlags};
 use crate::plugins::action::{self, ActionContext, controller_action, failed, truthy};
 use crate::plugins::r#become::{Become, Keywords};
@@ -681,7 +682,7 @@ async fn module(
         Ok(c) => c,
         Err(e) => return failed(e.to_string()),
     };
-    let args = match template_args(run, t, &component.name, vars) {
+    let mut args = match template_args(run, t, &component.name, vars) {
         Ok(a) => a,
         Err(e) => return failed(e),
     };
@@ -698,25 +699,6 @@ async fn module(
         sha256: Some(&component.sha256),
         builtin: component.builtin,
         host: Some(host),
-    };
-    let grant = match capability_keywords(run, t, inherited, vars).and_then(|adjustments| {
-        policy::grant_for(
-            &run.policy,
-            &subject,
-            &component.manifest,
-            &Value::Object(args.clone()),
-            &adjustments,
-            run.options.limits,
-        )
-        .map_err(|e| e.to_string())
-    }) {
-        Ok(g) => g,
-        Err(e) => {
-            return failed(format!(
-                "{e}\n\nThe error appears to be in '{}'.",
-                t.location
-            ));
-        }
     };
     let host_vars = run.inventory().host_vars(host);
     let transport = match transport_for(host, &host_vars) {
@@ -744,6 +726,40 @@ async fn module(
     }
     let Some(session) = guard.as_mut() else {
         return unreachable("the shim session is not open".into());
+    };
+    // `copy` with a `src` on the controller: the file goes to the node first, and the
+    // module copies it from there.
+    match copy::controller_source(&component.name, &args, &run.templar, vars) {
+        Ok(None) => {}
+        Ok(Some(local)) => match copy::send(session, &local).await {
+            Ok(node_path) => copy::use_node_copy(&mut args, node_path),
+            Err(e) => {
+                if e.broke_session() {
+                    *guard = None;
+                }
+                return failed(e.to_string());
+            }
+        },
+        Err(e) => return failed(e),
+    }
+    let grant = match capability_keywords(run, t, inherited, vars).and_then(|adjustments| {
+        policy::grant_for(
+            &run.policy,
+            &subject,
+            &component.manifest,
+            &Value::Object(args.clone()),
+            &adjustments,
+            run.options.limits,
+        )
+        .map_err(|e| e.to_string())
+    }) {
+        Ok(g) => g,
+        Err(e) => {
+            return failed(format!(
+                "{e}\n\nThe error appears to be in '{}'.",
+                t.location
+            ));
+        }
     };
     let comp: &Component = &component;
     let send = move |args: Value, grant: Grant| async move {

@@ -3,6 +3,7 @@
 //! other action goes to [`normal`], which runs a module on the node.
 
 pub mod assert;
+pub mod copy;
 pub mod debug;
 pub mod fail;
 pub mod normal;

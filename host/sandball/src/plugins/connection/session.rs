@@ -193,6 +193,52 @@ impl Session {
         Ok(())
     }
 
+    /// Makes sure the node holds the controller's file `local` (content-addressed by
+    /// `sha256`) and returns its path on the node. It is sent in raw chunks only when
+    /// the node does not hold the same content yet.
+    pub async fn ensure_file(
+        &mut self,
+        sha256: &str,
+        local: &std::path::Path,
+    ) -> Result<String, SessionError> {
+        let has = Request::HasFile {
+            sha256: sha256.to_string(),
+        };
+        match self.call(&has, &[]).await?.0 {
+            Response::File { path: Some(path) } => return Ok(path),
+            Response::File { path: None } => {}
+            other => return Err(unexpected(&other)),
+        }
+        tracing::debug!(sha256, file = %local.display(), "sending a file");
+        let mut file = tokio::fs::File::open(local)
+            .await
+            .map_err(|e| SessionError::Remote(format!("cannot read {}: {e}", local.display())))?;
+        let len = file
+            .metadata()
+            .await
+            .map_err(|e| SessionError::Remote(format!("cannot read {}: {e}", local.display())))?
+            .len();
+        let mut offset = 0u64;
+        let mut chunk = vec![0u8; FILE_CHUNK];
+        loop {
+            let n = read_full(&mut file, &mut chunk).await.map_err(|e| {
+                SessionError::Remote(format!("cannot read {}: {e}", local.display()))
+            })?;
+            let last = offset + n as u64 >= len || n < FILE_CHUNK;
+            let put = Request::PutFile {
+                sha256: sha256.to_string(),
+                offset,
+                last,
+            };
+            match self.call(&put, &chunk[..n]).await?.0 {
+                Response::File { path: Some(path) } if last => return Ok(path),
+                Response::Chunk { received } if !last && received == offset + n as u64 => {}
+                other => return Err(unexpected(&other)),
+            }
+            offset += n as u64;
+        }
+    }
+
     /// Runs a module the shim holds.
     pub async fn run(
         &mut self,
@@ -227,6 +273,22 @@ impl Session {
         let _ = frame::asynchronous::write(&mut self.writer, &Request::Shutdown, &[]).await;
         let _ = frame::asynchronous::read::<Response, _>(&mut self.reader).await;
     }
+}
+
+/// How much of a file one frame carries.
+const FILE_CHUNK: usize = 1 << 20;
+
+/// Fills `buf` from `file` as far as the file goes; the number of bytes read.
+async fn read_full(file: &mut tokio::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    use tokio::io::AsyncReadExt;
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..]).await? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
 }
 
 fn unexpected(r: &Response) -> SessionError {

@@ -1,0 +1,159 @@
+//! The `copy` action: a `src` on the controller (not `remote_src`) is sent to the node
+//! over the host's shim session, in raw chunks, content-addressed by sha256 (nothing is
+//! sent when the node already holds the same content), and the `copy` module then
+//! copies it from the node's copy. `content` and `remote_src` need no transfer.
+
+use crate::plugins::connection::{Session, SessionError};
+use crate::template::{Templar, Vars};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// Why a file could not be sent.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// The controller's file could not be read.
+    #[error("Could not read the source file {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The session failed (it is unusable afterwards).
+    #[error("sending {path} to the node failed: {source}")]
+    Session {
+        /// The file.
+        path: String,
+        /// Why.
+        source: SessionError,
+    },
+}
+
+impl SendError {
+    /// Whether the session broke (the next task must open a fresh one).
+    pub fn broke_session(&self) -> bool {
+        matches!(self, SendError::Session { .. })
+    }
+}
+
+/// The controller file a `copy` task sends, `None` when it sends none (another module,
+/// `content`, `remote_src`). A relative `src` is looked up as Ansible does for a task
+/// outside a role: `<playbook_dir>/files/src`, then `<playbook_dir>/src`.
+pub fn controller_source(
+    module: &str,
+    args: &Map<String, Value>,
+    templar: &Templar,
+    vars: &Vars,
+) -> Result<Option<PathBuf>, String> {
+    if module != "copy" {
+        return Ok(None);
+    }
+    let Some(src) = args.get("src").and_then(Value::as_str) else {
+        return Ok(None);
+    };
+    if super::truthy(args.get("remote_src"), false)? {
+        return Ok(None);
+    }
+    let path = Path::new(src);
+    let found = if path.is_absolute() {
+        path.exists().then(|| path.to_path_buf())
+    } else {
+        let dir = match templar.template(&Value::String("{{ playbook_dir }}".into()), vars) {
+            Ok(Value::String(d)) => PathBuf::from(d),
+            _ => PathBuf::from("."),
+        };
+        [dir.join("files").join(src), dir.join(src)]
+            .into_iter()
+            .find(|p| p.exists())
+    };
+    let Some(found) = found else {
+        return Err(format!(
+            "Could not find or access '{src}' on the Ansible Controller (looked in the playbook's directory and its files/)"
+        ));
+    };
+    if found.is_dir() {
+        return Err(format!(
+            "copy: src '{src}' is a directory on the controller; copying directories from the controller is not supported yet (use remote_src for a directory on the node)"
+        ));
+    }
+    Ok(Some(found))
+}
+
+/// Sends the controller's file to the node (if the node does not hold it yet) and
+/// returns its path on the node.
+pub async fn send(session: &mut Session, local: &Path) -> Result<String, SendError> {
+    let shown = local.display().to_string();
+    let sha256 = file_sha256(local).await.map_err(|source| SendError::Read {
+        path: shown.clone(),
+        source,
+    })?;
+    session
+        .ensure_file(&sha256, local)
+        .await
+        .map_err(|source| SendError::Session {
+            path: shown,
+            source,
+        })
+}
+
+/// The module's arguments once the file is on the node.
+pub fn use_node_copy(args: &mut Map<String, Value>, node_path: String) {
+    args.insert("src".into(), Value::String(node_path));
+    args.insert("remote_src".into(), Value::Bool(true));
+}
+
+async fn file_sha256(path: &Path) -> std::io::Result<String> {
+    use tokio::io::AsyncReadExt;
+    let mut file = tokio::fs::File::open(path).await?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match file.read(&mut buf).await? {
+            0 => break,
+            n => hasher.update(&buf[..n]),
+        }
+    }
+    Ok(hex::encode(hasher.finalize()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_copy_from_the_controller_sends_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("files")).unwrap();
+        std::fs::write(dir.path().join("files/a.txt"), "a").unwrap();
+        let templar = Templar::new();
+        let mut vars = Vars::new();
+        vars.set_trusted("playbook_dir", json!(dir.path().display().to_string()));
+        let args = |v: Value| v.as_object().unwrap().clone();
+        let found = controller_source("copy", &args(json!({"src": "a.txt"})), &templar, &vars);
+        assert_eq!(found.unwrap(), Some(dir.path().join("files/a.txt")));
+        let remote = args(json!({"src": "a.txt", "remote_src": true}));
+        assert_eq!(
+            controller_source("copy", &remote, &templar, &vars).unwrap(),
+            None
+        );
+        let content = args(json!({"content": "x"}));
+        assert_eq!(
+            controller_source("copy", &content, &templar, &vars).unwrap(),
+            None
+        );
+        assert_eq!(
+            controller_source("file", &args(json!({"src": "a.txt"})), &templar, &vars).unwrap(),
+            None
+        );
+        let missing = controller_source("copy", &args(json!({"src": "nope"})), &templar, &vars);
+        assert!(
+            missing
+                .unwrap_err()
+                .contains("Could not find or access 'nope'")
+        );
+        let d = controller_source("copy", &args(json!({"src": "files"})), &templar, &vars);
+        assert!(d.unwrap_err().contains("is a directory"));
+    }
+}
