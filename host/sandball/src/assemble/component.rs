@@ -114,6 +114,15 @@ impl ModuleStore {
         dirs
     }
 
+    /// The directories searched, for messages.
+    pub fn searched(&self) -> String {
+        self.dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// Whether a component for `action` exists, without loading it.
     pub fn exists(&self, action: &str) -> bool {
         let file = format!("{}.wasm", short_name(action));
@@ -135,12 +144,7 @@ impl ModuleStore {
             .ok_or_else(|| ModuleError::NotFound {
                 name: action.to_string(),
                 file: file.clone(),
-                searched: self
-                    .dirs
-                    .iter()
-                    .map(|d| d.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                searched: self.searched(),
             })?;
         let component = Arc::new(load(name, &path)?);
         self.lock().insert(name.to_string(), component.clone());

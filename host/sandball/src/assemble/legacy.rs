@@ -11,12 +11,124 @@
 use super::ansiballz::{self, AnsiballzError, ZipCache};
 use super::args_file;
 use super::finder::LegacyModule;
+use super::finder::{FindError, FinderConfig, LegacyFinder};
 use super::interpreter::{self, Shebang};
 use super::module_type::{self, ModuleType};
 use super::module_utils::CodeRoots;
 use super::powershell::{self, PowerShellError};
 use super::replacer::{self, Substitutions};
 use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The legacy modules of a run: the finder, the modules found (read once), the
+/// Ansiballz zips built and the Python discovered on each host.
+#[derive(Debug)]
+pub struct LegacyStore {
+    finder: LegacyFinder,
+    roots: OnceLock<CodeRoots>,
+    found: Mutex<HashMap<String, Arc<LegacyModule>>>,
+    /// Zips built in this run.
+    pub zips: ZipCache,
+    pythons: Mutex<HashMap<String, String>>,
+    prefer: Vec<String>,
+    warned: Mutex<std::collections::HashSet<String>>,
+}
+
+impl LegacyStore {
+    /// A store searching as `config` says.
+    pub fn new(config: FinderConfig) -> Self {
+        LegacyStore {
+            finder: LegacyFinder::new(config),
+            roots: OnceLock::new(),
+            found: Mutex::new(HashMap::new()),
+            zips: ZipCache::default(),
+            pythons: Mutex::new(HashMap::new()),
+            prefer: config_prefer(),
+            warned: Mutex::new(std::collections::HashSet::new()),
+        }
+    }
+
+    /// Whether a task asks for the legacy module even though a built-in component of
+    /// that name exists: `task_list` is the task's `sandball_legacy_modules` (a list of
+    /// names, a comma-separated string or `all`); without it, `SANDBALL_LEGACY_MODULES`.
+    pub fn prefers_legacy(&self, short: &str, task_list: Option<&Value>) -> bool {
+        let names: Vec<String> = match task_list {
+            Some(v) => names(v),
+            None => self.prefer.clone(),
+        };
+        names.iter().any(|n| n == "all" || n == short)
+    }
+
+    /// The module a task's action names (read once per run).
+    pub fn get(&self, action: &str) -> Result<Arc<LegacyModule>, FindError> {
+        if let Some(m) = lock(&self.found).get(action) {
+            return Ok(m.clone());
+        }
+        let m = Arc::new(self.finder.find(action)?);
+        lock(&self.found).insert(action.to_string(), m.clone());
+        Ok(m)
+    }
+
+    /// Where module_utils come from (ansible-core is located once).
+    pub fn roots(&self) -> &CodeRoots {
+        self.roots.get_or_init(|| self.finder.code_roots())
+    }
+
+    /// The version of the ansible-core whose module_utils are shipped, as (major,
+    /// minor, full text); `None` without one.
+    pub fn ansible_version(&self) -> Option<(u32, u32, String)> {
+        self.roots()
+            .ansible
+            .as_deref()
+            .and_then(super::module_utils::ansible_version)
+    }
+
+    /// Whether this is the first warning about `module` in the run (policy warns about
+    /// each legacy module once, not on every task and host).
+    pub fn first_warning(&self, module: &str) -> bool {
+        lock(&self.warned).insert(module.to_string())
+    }
+
+    /// The Python discovered on `host` earlier in the run.
+    pub fn discovered_python(&self, host: &str) -> Option<String> {
+        lock(&self.pythons).get(host).cloned()
+    }
+
+    /// Remembers the Python discovered on `host`.
+    pub fn remember_python(&self, host: &str, python: &str) {
+        lock(&self.pythons).insert(host.to_string(), python.to_string());
+    }
+}
+
+fn config_prefer() -> Vec<String> {
+    std::env::var("SANDBALL_LEGACY_MODULES")
+        .map(|v| names(&Value::String(v)))
+        .unwrap_or_default()
+}
+
+fn names(v: &Value) -> Vec<String> {
+    match v {
+        Value::String(s) => s
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
+        Value::Array(a) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|s| super::component::short_name(s).to_string())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A poisoned lock only means another thread panicked mid-insert: the map is
+    // still a valid cache.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Errors assembling a legacy module.
 #[derive(Debug, thiserror::Error)]
@@ -75,6 +187,16 @@ pub struct Assembled {
     pub pipelining: bool,
     /// File name suffix on the node (`.py`, `.ps1`, or none).
     pub suffix: &'static str,
+}
+
+/// Whether running `module` needs the host's Python (so it must be known or
+/// discovered first): new-style Python, and scripts whose shebang names `python`.
+pub fn needs_python(module: &LegacyModule) -> bool {
+    match module_type::detect(&module.bytes) {
+        ModuleType::NewStylePython | ModuleType::ModuleCommon => true,
+        ModuleType::Binary | ModuleType::PowerShell => false,
+        _ => interpreter::shebang(&module.bytes).is_some_and(|s| s.name() == "python"),
+    }
 }
 
 /// Assembles `module` for one run.

@@ -286,6 +286,26 @@ pub fn ansible_package(dir: &Path) -> Option<PathBuf> {
         .find(|d| d.join("module_utils").join("basic.py").is_file())
 }
 
+/// The version of the ansible-core whose `ansible` package is `ansible_pkg`, from its
+/// `release.py` (`__version__ = '2.19.4'`), as (major, minor, full text).
+pub fn ansible_version(ansible_pkg: &Path) -> Option<(u32, u32, String)> {
+    let text = std::fs::read_to_string(ansible_pkg.join("release.py")).ok()?;
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("__version__"))?;
+    let full = line.split(['\'', '"']).nth(1)?.to_string();
+    let mut parts = full.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts
+        .next()?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .ok()?;
+    Some((major, minor, full))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,6 +414,18 @@ mod tests {
         ] {
             assert!(files.contains_key(f), "{f} missing from {:?}", files.keys());
         }
+    }
+
+    #[test]
+    fn version_from_release_py() {
+        let d = tempfile::tempdir().unwrap();
+        write(
+            d.path(),
+            "release.py",
+            "# x\n__version__ = '2.16.19'\n__author__ = 'x'\n",
+        );
+        assert_eq!(ansible_version(d.path()), Some((2, 16, "2.16.19".into())));
+        assert_eq!(ansible_version(&d.path().join("none")), None);
     }
 
     #[test]

@@ -210,6 +210,11 @@ pub(crate) fn build_run(
     let mut policy =
         crate::policy::Policy::discover(common.policy.as_deref()).map_err(CliError::options)?;
     policy.bind(&inventory).map_err(CliError::options)?;
+    let legacy =
+        crate::assemble::legacy::LegacyStore::new(crate::assemble::finder::FinderConfig::from_env(
+            &common.module_path,
+            playbook_dir.as_deref(),
+        ));
     let mut dirs = common.module_path.clone();
     dirs.extend(crate::assemble::ModuleStore::default_dirs());
     let options = RunOptions {
@@ -244,6 +249,7 @@ pub(crate) fn build_run(
         templar: crate::template::Templar::new(),
         inventory: std::sync::RwLock::new(std::sync::Arc::new(inventory)),
         modules: crate::assemble::ModuleStore::new(dirs),
+        legacy,
         vars: crate::vars::VariableManager::new(extra, magic),
         callback,
         stats: Default::default(),

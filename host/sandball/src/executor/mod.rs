@@ -92,6 +92,8 @@ pub struct Run {
     pub inventory: std::sync::RwLock<std::sync::Arc<Inventory>>,
     /// Where modules are found.
     pub modules: ModuleStore,
+    /// Legacy modules: found, assembled and run the classic way.
+    pub legacy: crate::assemble::legacy::LegacyStore,
     /// Variables and per-host state.
     pub vars: VariableManager,
     /// Output.

@@ -93,6 +93,10 @@ fn check_task(run: &Run, t: &Task) -> Result<(), ExecError> {
     if controller_action(&t.action).is_some()
         || crate::plugins::action::connection_action(&t.action).is_some()
         || run.modules.exists(&t.action)
+        || run
+            .legacy
+            .get(&super::task::legacy_action(&t.action).0)
+            .is_ok()
     {
         return Ok(());
     }
@@ -110,7 +114,6 @@ const UNSUPPORTED_ACTIONS: &[&str] = &[
     "import_role",
     "include_vars",
     "include",
-    "setup",
     "gather_facts",
     "add_host",
     "group_by",

@@ -6,6 +6,7 @@ use super::{Run, RunOptions, loops};
 use crate::assemble::Component;
 use crate::playbook::{Block, Play, Task};
 use crate::plugins::action::copy;
+use crate::plugins::action::legacy;
 use crate::plugins::action::normal::{self, ModuleFlags};
 use crate::plugins::action::{self, ActionContext, controller_action, failed, truthy};
 use crate::plugins::r#become::{Become, Keywords};
@@ -13,7 +14,7 @@ use crate::plugins::callback::{Report, Status};
 use crate::plugins::connection::SessionError;
 use crate::plugins::connection::pool::{ConnectError, transport_for};
 use crate::policy;
-use crate::template::{OMIT, Vars};
+use crate::template::{OMIT, Var, Vars};
 use crate::vars::PlayScope;
 use sandball_wire::capability::Grant;
 use serde_json::{Map, Value, json};
@@ -678,6 +679,14 @@ async fn module(
     vars: &Vars,
     no_log: bool,
 ) -> Map<String, Value> {
+    let short = crate::assemble::component::short_name(&t.action);
+    if !run.modules.exists(&t.action)
+        || run
+            .legacy
+            .prefers_legacy(short, var_value(run, vars, PREFER_LEGACY_VAR).as_ref())
+    {
+        return legacy_module(run, t, host, vars, no_log).await;
+    }
     let component: Arc<Component> = match run.modules.get(&t.action) {
         Ok(c) => c,
         Err(e) => return failed(e.to_string()),
@@ -802,4 +811,138 @@ async fn module(
             ))
         }
     }
+}
+
+/// The legacy module an action runs, and whether it runs through the shell: `shell`
+/// is `command` with `_uses_shell`, as Ansible's shell action does it.
+pub(crate) fn legacy_action(action: &str) -> (String, bool) {
+    match action.strip_suffix("shell") {
+        Some(prefix) if crate::assemble::component::short_name(action) == "shell" => {
+            (format!("{prefix}command"), true)
+        }
+        _ => (action.to_string(), false),
+    }
+}
+
+/// The variable that asks for legacy modules instead of built-in components: a list of
+/// names, a comma-separated string, or `all`.
+const PREFER_LEGACY_VAR: &str = "sandball_legacy_modules";
+
+/// A variable's value, templated when it is trusted.
+fn var_value(run: &Run, vars: &Vars, name: &str) -> Option<Value> {
+    match vars.get(name)? {
+        Var::Trusted(v) => run.templar.template(v, vars).ok(),
+        Var::Data(v) => Some(v.clone()),
+        Var::Hosts(_) => None,
+    }
+}
+
+/// The host variables a legacy run reads (interpreters, pipelining, remote tmp…).
+fn connection_vars(run: &Run, vars: &Vars) -> Map<String, Value> {
+    let names: Vec<String> = vars
+        .names()
+        .filter(|n| {
+            n.starts_with("ansible_")
+                && (n.ends_with("_interpreter")
+                    || matches!(
+                        *n,
+                        "ansible_pipelining"
+                            | "ansible_remote_tmp"
+                            | "ansible_shell_executable"
+                            | "ansible_keep_remote_files"
+                    ))
+        })
+        .map(str::to_string)
+        .collect();
+    names
+        .into_iter()
+        .filter_map(|n| var_value(run, vars, &n).map(|v| (n, v)))
+        .collect()
+}
+
+/// A task whose module is not a built-in component (or that asks for the legacy
+/// module): found and assembled the classic way, run over the host's connection.
+async fn legacy_module(
+    run: &Run,
+    t: &Task,
+    host: &str,
+    vars: &Vars,
+    no_log: bool,
+) -> Map<String, Value> {
+    let short = crate::assemble::component::short_name(&t.action);
+    let (action, uses_shell) = legacy_action(&t.action);
+    let module = match run.legacy.get(&action) {
+        Ok(m) => m,
+        Err(e) => {
+            return failed(format!(
+                "{e}; and no sandball component '{short}' in: {}",
+                run.modules.searched()
+            ));
+        }
+    };
+    tracing::debug!(host, action = %t.action, path = %module.path.display(), "running a legacy module");
+    // Legacy modules run outside the WebAssembly sandbox, with the connection user's
+    // rights: policy decides here whether that may happen.
+    match policy::legacy_decision(&run.policy, &module.name, host) {
+        policy::LegacyDecision::Allow => {}
+        policy::LegacyDecision::Warn(msg) => {
+            if run.legacy.first_warning(&module.name) {
+                run.callback.warning(&msg);
+            }
+        }
+        policy::LegacyDecision::Deny(msg) => return failed(msg),
+    }
+    let mut args = match template_args(run, t, &module.name, vars) {
+        Ok(a) => a,
+        Err(e) => return failed(e),
+    };
+    if uses_shell {
+        args.insert("_uses_shell".into(), Value::Bool(true));
+    }
+    let check_mode = match templated_bool(run, vars, t.check_mode.as_ref(), run.options.check) {
+        Ok(b) => b,
+        Err(e) => return failed(e),
+    };
+    let diff = match templated_bool(run, vars, t.diff.as_ref(), run.options.diff) {
+        Ok(b) => b,
+        Err(e) => return failed(e),
+    };
+    let environment = match &t.environment {
+        None => Map::new(),
+        Some(v) => match run.templar.template(v, vars) {
+            Ok(Value::Object(m)) => m,
+            Ok(Value::Null) => Map::new(),
+            Ok(other) => {
+                return failed(format!(
+                    "environment must be a mapping, got {other}\n\nThe error appears to be in '{}'.",
+                    t.location
+                ));
+            }
+            Err(e) => return failed(e.to_string()),
+        },
+    };
+    let host_vars = run.inventory.host_vars(host);
+    let transport = match transport_for(host, &host_vars) {
+        Ok(tr) => tr,
+        Err(e) => return unreachable(e.to_string()),
+    };
+    let conn = match run.sessions.connection(host, &transport).await {
+        Ok(c) => c,
+        Err(e) => return unreachable(e.to_string()),
+    };
+    let conn_vars = connection_vars(run, vars);
+    let request = legacy::LegacyRun {
+        module: &module,
+        args: &args,
+        flags: ModuleFlags {
+            check_mode,
+            diff,
+            no_log,
+            verbosity: run.options.verbosity,
+        },
+        host,
+        host_vars: &conn_vars,
+        environment: &environment,
+    };
+    legacy::run(&run.legacy, &conn, &request).await
 }

@@ -1,11 +1,13 @@
 //! Action plugins: what a task does on the controller. `debug`, `assert`, `set_fact`
 //! and `fail` do all their work here; [`raw`] runs a command over the connection; every
-//! other action goes to [`normal`], which runs a module on the node.
+//! other action goes to [`normal`], which runs a module on the node ([`legacy`] when it
+//! is not a sandball component).
 
 pub mod assert;
 pub mod copy;
 pub mod debug;
 pub mod fail;
+pub mod legacy;
 pub mod normal;
 pub mod raw;
 pub mod set_fact;

@@ -1,0 +1,420 @@
+//! The `normal` action for legacy modules: what Ansible's normal action plugin does
+//! with a module that is not a sandball component.
+//!
+//! The host's Python is configured (`ansible_python_interpreter`) or discovered once
+//! per host. The module is assembled ([`crate::assemble::legacy`]) with the internal
+//! `_ansible_*` arguments, then run over the host's connection: new-style Python is
+//! piped to the interpreter's stdin (pipelining, on by default); everything else takes
+//! the classic flow — a private temporary directory (umask 77), the module and its
+//! args file put there, `chmod u+x`, the run with the task's `environment`, and the
+//! directory removed in the same command unless remote files are kept. The output is
+//! parsed as component output is ([`super::normal::interpret`]): junk before the JSON
+//! dropped, junk after it warned about, a non-zero exit without `failed` a failure.
+//! What comes back is data: the executor stores results as values that are never
+//! templated again.
+
+use super::failed;
+use super::normal::{self, ModuleFlags};
+use crate::assemble::finder::LegacyModule;
+use crate::assemble::interpreter::{self, PythonSetting};
+use crate::assemble::legacy::{self, AssembleContext, Assembled, LegacyStore};
+use crate::plugins::connection::{Connection, RunReply};
+use crate::plugins::shell::{quote, quote_path};
+use sandball_wire::protocol::Outcome;
+use serde_json::{Map, Value, json};
+
+/// One legacy module run on one host.
+pub struct LegacyRun<'a> {
+    /// The module.
+    pub module: &'a LegacyModule,
+    /// The task's templated arguments (internal ones are added here).
+    pub args: &'a Map<String, Value>,
+    /// Check mode, diff, no_log, verbosity.
+    pub flags: ModuleFlags,
+    /// The host's name.
+    pub host: &'a str,
+    /// The connection-related variables of the host (`ansible_*_interpreter`,
+    /// `ansible_pipelining`, `ansible_remote_tmp`, `ansible_shell_executable`,
+    /// `ansible_keep_remote_files`), templated.
+    pub host_vars: &'a Map<String, Value>,
+    /// The task's `environment`, templated.
+    pub environment: &'a Map<String, Value>,
+}
+
+/// The default remote temporary directory, as Ansible's `sh` shell plugin has it.
+const DEFAULT_REMOTE_TMP: &str = "~/.ansible/tmp";
+
+/// Runs a legacy module; the result is a task result (failures included).
+pub async fn run(store: &LegacyStore, conn: &Connection, r: &LegacyRun<'_>) -> Map<String, Value> {
+    let mut discovered = None;
+    let python = if legacy::needs_python(r.module) {
+        match python_for(store, conn, r).await {
+            Ok((p, newly)) => {
+                if newly {
+                    discovered = Some(p.clone());
+                }
+                p
+            }
+            Err(msg) => return failed(msg),
+        }
+    } else {
+        String::new()
+    };
+    let env = match env_prefix(r.environment) {
+        Ok(e) => e,
+        Err(msg) => return failed(msg),
+    };
+    let keep = flag(
+        r.host_vars,
+        "ansible_keep_remote_files",
+        "ANSIBLE_KEEP_REMOTE_FILES",
+        false,
+    );
+    let pipelining = flag(
+        r.host_vars,
+        "ansible_pipelining",
+        "ANSIBLE_PIPELINING",
+        true,
+    );
+    let remote_tmp = r
+        .host_vars
+        .get("ansible_remote_tmp")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| std::env::var("ANSIBLE_REMOTE_TMP").ok())
+        .unwrap_or_else(|| DEFAULT_REMOTE_TMP.to_string());
+    let shell = r
+        .host_vars
+        .get("ansible_shell_executable")
+        .and_then(Value::as_str)
+        .unwrap_or("/bin/sh")
+        .to_string();
+
+    // Pipelining needs no temporary directory; a first assembly tells whether the
+    // module can be piped (the arguments do not change that).
+    let version = store.ansible_version();
+    let mut files = RemoteFiles {
+        remote_tmp: &remote_tmp,
+        shell: &shell,
+        keep,
+        tmpdir: None,
+    };
+    let mut args = internal_args(r, version.as_ref(), &files);
+    let mut assembled = match assemble(store, r, &args, &python) {
+        Ok(a) => a,
+        Err(msg) => return failed(msg),
+    };
+    let output = if pipelining && assembled.pipelining {
+        let cmd = format!(
+            "{env}{}",
+            assembled.interpreter.as_deref().unwrap_or(&python)
+        );
+        conn.exec_command(&cmd, Some(&assembled.payload)).await
+    } else {
+        let tmp = match make_tmp(conn, &remote_tmp).await {
+            Ok(t) => t,
+            Err(msg) => return failed(msg),
+        };
+        files.tmpdir = Some(&tmp);
+        args = internal_args(r, version.as_ref(), &files);
+        assembled = match assemble(store, r, &args, &python) {
+            Ok(a) => a,
+            Err(msg) => return failed(msg),
+        };
+        classic(conn, r.module, &assembled, &tmp, &env, keep).await
+    };
+    let out = match output {
+        Ok(o) => o,
+        Err(e) => {
+            return failed(format!(
+                "MODULE FAILURE: cannot run {} on {}: {e}",
+                r.module.name, r.host
+            ));
+        }
+    };
+    let reply = RunReply {
+        outcome: Outcome::Exited { code: out.rc },
+        stdout: out.stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        denials: vec![],
+    };
+    let stderr = reply.stderr.clone();
+    // A legacy module has no grant, so there are no denials to explain.
+    let mut result = normal::interpret(&r.module.name, reply, &[], &|_| String::new());
+    // As Ansible does, the arguments the module echoes back are shown only from -vvv.
+    if r.flags.verbosity < 3 {
+        result.remove("invocation");
+    }
+    if result.contains_key("module_stderr") {
+        explain_failure(&mut result, &assembled, &stderr, out.rc, r.host);
+    }
+    if let Some(p) = discovered {
+        let facts = result
+            .entry("ansible_facts")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(f) = facts {
+            f.insert("discovered_interpreter_python".into(), Value::String(p));
+        }
+    }
+    result
+}
+
+fn assemble(
+    store: &LegacyStore,
+    r: &LegacyRun<'_>,
+    args: &Value,
+    python: &str,
+) -> Result<Assembled, String> {
+    let tmpdir = args.get("_ansible_tmpdir").and_then(Value::as_str);
+    legacy::assemble(
+        r.module,
+        &AssembleContext {
+            args,
+            python,
+            host_vars: r.host_vars,
+            tmpdir,
+            roots: store.roots(),
+            cache: &store.zips,
+        },
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// Where the run's files go on the node, as internal arguments tell the module.
+struct RemoteFiles<'a> {
+    remote_tmp: &'a str,
+    shell: &'a str,
+    keep: bool,
+    tmpdir: Option<&'a str>,
+}
+
+/// The module's arguments with the internal arguments the shipped ansible-core's
+/// `AnsibleModule` accepts (it refuses any other `_ansible_*` key), with this run's
+/// values. 2.19 added `_ansible_tracebacks_for` and dropped
+/// `_ansible_string_conversion_action`; 2.17 added `_ansible_target_log_info` and
+/// `_ansible_ignore_unknown_opts`.
+fn internal_args(
+    r: &LegacyRun<'_>,
+    version: Option<&(u32, u32, String)>,
+    files: &RemoteFiles<'_>,
+) -> Value {
+    let mut args = normal::with_internal_args(&r.module.name, r.args, r.flags);
+    if let Value::Object(m) = &mut args {
+        m.insert("_ansible_remote_tmp".into(), json!(files.remote_tmp));
+        m.insert("_ansible_shell_executable".into(), json!(files.shell));
+        m.insert("_ansible_keep_remote_files".into(), json!(files.keep));
+        m.insert("_ansible_tmpdir".into(), json!(files.tmpdir));
+        let (major, minor) = version.map_or((2, 19), |v| (v.0, v.1));
+        if let Some(v) = version {
+            m.insert("_ansible_version".into(), json!(v.2));
+        }
+        if (major, minor) >= (2, 19) {
+            m.remove("_ansible_string_conversion_action");
+            m.insert("_ansible_tracebacks_for".into(), json!([]));
+        }
+        if (major, minor) < (2, 17) {
+            m.remove("_ansible_target_log_info");
+            m.remove("_ansible_ignore_unknown_opts");
+        }
+    }
+    args
+}
+
+/// A boolean setting: the host variable, else the environment variable, else `default`.
+fn flag(vars: &Map<String, Value>, var: &str, env: &str, default: bool) -> bool {
+    let from_var = vars.get(var).map(|v| super::truthy(Some(v), default));
+    let from_env = std::env::var(env)
+        .ok()
+        .map(|v| super::truthy(Some(&Value::String(v)), default));
+    from_var
+        .or(from_env)
+        .and_then(Result::ok)
+        .unwrap_or(default)
+}
+
+/// The host's Python: configured, remembered, or discovered now (then `true`).
+async fn python_for(
+    store: &LegacyStore,
+    conn: &Connection,
+    r: &LegacyRun<'_>,
+) -> Result<(String, bool), String> {
+    match interpreter::python_setting(r.host_vars.get("ansible_python_interpreter")) {
+        PythonSetting::Path(p) => Ok((p, false)),
+        PythonSetting::Auto => {
+            if let Some(p) = store.discovered_python(r.host) {
+                return Ok((p, false));
+            }
+            let out = conn
+                .exec_command(&interpreter::discovery_command(), None)
+                .await
+                .map_err(|e| format!("Python interpreter discovery failed on {}: {e}", r.host))?;
+            match interpreter::parse_discovery(&out.stdout) {
+                Some(p) => {
+                    store.remember_python(r.host, &p);
+                    Ok((p, true))
+                }
+                None => Err(format!(
+                    "No Python interpreter found on {} for module {}: looked for {}. Install Python 3 there or set ansible_python_interpreter to its path.",
+                    r.host,
+                    r.module.name,
+                    interpreter::discovery_searched()
+                )),
+            }
+        }
+    }
+}
+
+/// `K=V ` words for the task's environment (keys must be shell names).
+fn env_prefix(env: &Map<String, Value>) -> Result<String, String> {
+    let mut out = String::new();
+    for (k, v) in env {
+        let valid = k
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(format!(
+                "environment: '{k}' is not a valid environment variable name"
+            ));
+        }
+        let text = match v {
+            Value::String(s) => s.clone(),
+            Value::Null => String::new(),
+            other => other.to_string(),
+        };
+        out.push_str(&format!("{k}={} ", quote(&text)));
+    }
+    Ok(out)
+}
+
+/// Makes a private temporary directory under `base` (umask 77) and returns its path.
+async fn make_tmp(conn: &Connection, base: &str) -> Result<String, String> {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros())
+        .unwrap_or_default();
+    let name = format!(
+        "ansible-tmp-{stamp}-{}-{}",
+        std::process::id(),
+        rand_suffix()
+    );
+    let dir = format!("{}/{name}", base.trim_end_matches('/'));
+    let cmd = format!(
+        "( umask 77 && mkdir -p {base} && mkdir {dir} && echo SANDBALL_TMP={dir} )",
+        base = quote_path(base),
+        dir = quote_path(&dir)
+    );
+    let out = conn
+        .exec_command(&cmd, None)
+        .await
+        .map_err(|e| format!("cannot create a temporary directory in {base}: {e}"))?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("SANDBALL_TMP="))
+        .map(str::to_string)
+        .ok_or_else(|| {
+            format!(
+                "Failed to create temporary directory in {base} (rc {}): {}. Set remote_tmp (ansible_remote_tmp) to a path that exists and is writable.",
+                out.rc,
+                String::from_utf8_lossy(&out.stderr).trim()
+            )
+        })
+}
+
+/// A few random characters for temporary names, from the OS's hash seed.
+fn rand_suffix() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default(),
+    );
+    format!("{:012x}", h.finish() & 0xffff_ffff_ffff)
+}
+
+/// The classic flow: put the module (and its args file), make it executable, run it
+/// and remove the directory, in as few round trips as the connection allows.
+async fn classic(
+    conn: &Connection,
+    module: &LegacyModule,
+    a: &Assembled,
+    tmp: &str,
+    env: &str,
+    keep: bool,
+) -> Result<crate::plugins::connection::ExecOutput, crate::plugins::connection::ConnectionError> {
+    let file = format!("{tmp}/AnsiballZ_{}{}", module.name, a.suffix);
+    conn.put_data(&a.payload, &file).await?;
+    let mut run = format!("chmod u+x {} {} && {env}", quote(tmp), quote(&file));
+    if let Some(interp) = &a.interpreter {
+        run.push_str(interp);
+        run.push(' ');
+    }
+    run.push_str(&quote(&file));
+    if let Some(args) = &a.args_file {
+        let args_path = format!("{tmp}/args");
+        conn.put_data(args, &args_path).await?;
+        run.push(' ');
+        run.push_str(&quote(&args_path));
+    }
+    if !keep {
+        run = format!(
+            "{run}; rc=$?; rm -f -r {} > /dev/null 2>&1; exit $rc",
+            quote(tmp)
+        );
+    }
+    conn.exec_command(&run, None).await
+}
+
+/// A helpful message for output that is not a module result: a missing interpreter,
+/// a Python traceback.
+fn explain_failure(
+    result: &mut Map<String, Value>,
+    a: &Assembled,
+    stderr: &str,
+    rc: i32,
+    host: &str,
+) {
+    let interp = a.interpreter.as_deref().unwrap_or("the module");
+    let program = interp.split_whitespace().next().unwrap_or(interp);
+    let msg = if rc == 127
+        || stderr.contains("No such file or directory") && stderr.contains(program)
+    {
+        let name = program.rsplit('/').next().unwrap_or(program);
+        let name = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+        format!(
+            "MODULE FAILURE: the interpreter {program} was not found on {host}: {}. Set ansible_{name}_interpreter to the interpreter's path on the node.",
+            stderr.trim()
+        )
+    } else if stderr.contains("Traceback (most recent call last)") {
+        let last = stderr.trim().lines().last().unwrap_or_default();
+        format!(
+            "MODULE FAILURE: the module raised a Python exception: {last}\nSee module_stderr for the traceback"
+        )
+    } else {
+        return;
+    };
+    result.insert("msg".into(), Value::String(msg));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn environment_becomes_quoted_assignments() {
+        let env = json!({"A": "x y", "B_2": 3});
+        assert_eq!(
+            env_prefix(env.as_object().unwrap()).unwrap(),
+            "A='x y' B_2=3 "
+        );
+        let bad = json!({"A;rm": "x"});
+        assert!(
+            env_prefix(bad.as_object().unwrap())
+                .unwrap_err()
+                .contains("A;rm")
+        );
+    }
+}
