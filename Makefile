@@ -8,7 +8,7 @@ VENV        := target/venv
 ANSIBLE_PIN ?= ansible-core==2.19.*
 PROFILE_DIR := target/debug
 
-.PHONY: all setup modules build run test test-fixtures lint bench ansible sshd clean
+.PHONY: all setup modules build run test test-fixtures lint bench ansible ansible-2.16 ruby legacy-examples sshd clean
 
 all: build
 
@@ -34,6 +34,21 @@ $(VENV)/bin/ansible-playbook:
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check '$(ANSIBLE_PIN)'
 
+## ansible-2.16: the older ansible-core whose module_utils layout the legacy tests also run.
+VENV_216 := target/venv-2.16
+ansible-2.16: $(VENV_216)/bin/ansible-playbook
+$(VENV_216)/bin/ansible-playbook:
+	python3 -m venv $(VENV_216)
+	$(VENV_216)/bin/pip install --quiet --disable-pip-version-check 'ansible-core==2.16.*'
+
+## ruby: the interpreter of the WANT_JSON Ruby example module (Debian's package).
+ruby:
+	@command -v ruby >/dev/null || (apt-get update && apt-get install -y ruby)
+
+## legacy-examples: the binary example module, compiled for this node.
+legacy-examples:
+	$(CARGO) build -p sandball-example-binary
+
 ## test-fixtures: misbehaving module components the end-to-end tests load (tests/fixtures,
 ## a workspace of its own, built into target/fixtures).
 test-fixtures: setup
@@ -47,8 +62,8 @@ sshd:
 	fi
 
 ## test: every test (unit, shim, end-to-end), plus format and lint checks.
-test: build ansible test-fixtures sshd lint
-	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin $(CARGO) test --workspace
+test: build ansible ansible-2.16 ruby legacy-examples test-fixtures sshd lint
+	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin $(CARGO) test --workspace
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -150,6 +150,16 @@ impl Sandbox {
             );
             return None;
         };
+        Some(self.ansible_playbook_in(&bin_dir, args))
+    }
+
+    /// `ansible-playbook ARGS…` from the ansible-core installed in `bin_dir`, configured
+    /// as [`ansible_playbook`](Self::ansible_playbook) configures it.
+    pub fn ansible_playbook_in<I, S>(&self, bin_dir: &Path, args: I) -> Invocation
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
         let exe = bin_dir.join("ansible-playbook");
         assert!(
             exe.is_file(),
@@ -169,10 +179,10 @@ impl Sandbox {
             .env("ANSIBLE_RETRY_FILES_ENABLED", "0")
             .env("ANSIBLE_LOCALHOST_WARNING", "0")
             .env("ANSIBLE_DEPRECATION_WARNINGS", "0");
-        Some(Invocation {
+        Invocation {
             cmd,
             limit: DEFAULT_LIMIT,
-        })
+        }
     }
 }
 

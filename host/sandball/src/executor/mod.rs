@@ -63,11 +63,15 @@ impl Default for RunOptions {
 pub enum ExecError {
     /// A task names an action nothing implements.
     #[error(
-        "couldn't resolve module/action '{action}'. This often indicates a misspelling, missing collection, or incorrect module path.\n\nThe error appears to be in '{location}'."
+        "couldn't resolve module/action '{action}'. This often indicates a misspelling, missing collection, or incorrect module path. Looked for a sandball component in: {components}; for a legacy module in: {legacy}\n\nThe error appears to be in '{location}'."
     )]
     UnknownAction {
         /// The action.
         action: String,
+        /// Where components were looked for.
+        components: String,
+        /// Where legacy modules were looked for.
+        legacy: String,
         /// Where the task is.
         location: Location,
     },

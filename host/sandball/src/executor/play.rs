@@ -93,15 +93,18 @@ fn check_task(run: &Run, t: &Task) -> Result<(), ExecError> {
     if controller_action(&t.action).is_some()
         || crate::plugins::action::connection_action(&t.action).is_some()
         || run.modules.exists(&t.action)
-        || run
-            .legacy
-            .get(&super::task::legacy_action(&t.action).0)
-            .is_ok()
     {
         return Ok(());
     }
+    let legacy = match run.legacy.get(&super::task::legacy_action(&t.action).0) {
+        Ok(_) => return Ok(()),
+        Err(crate::assemble::finder::FindError::NotFound { searched, .. }) => searched,
+        Err(e) => e.to_string(),
+    };
     Err(ExecError::UnknownAction {
         action: t.action.clone(),
+        components: run.modules.searched(),
+        legacy,
         location: t.location.clone(),
     })
 }

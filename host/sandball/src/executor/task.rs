@@ -899,6 +899,14 @@ async fn legacy_module(
     if uses_shell {
         args.insert("_uses_shell".into(), Value::Bool(true));
     }
+    // `command: {cmd: …}` is the free-form command line, as Ansible's argument parser
+    // has it (command modules before 2.19 do not know `cmd`).
+    if module.name == "command"
+        && !args.contains_key("_raw_params")
+        && let Some(cmd) = args.remove("cmd")
+    {
+        args.insert("_raw_params".into(), cmd);
+    }
     let check_mode = match templated_bool(run, vars, t.check_mode.as_ref(), run.options.check) {
         Ok(b) => b,
         Err(e) => return failed(e),

@@ -301,7 +301,7 @@ async fn make_tmp(conn: &Connection, base: &str) -> Result<String, String> {
     );
     let dir = format!("{}/{name}", base.trim_end_matches('/'));
     let cmd = format!(
-        "( umask 77 && mkdir -p {base} && mkdir {dir} && echo SANDBALL_TMP={dir} )",
+        "( umask 77 && mkdir -p {base} && mkdir {dir} && cd {dir} && echo \"SANDBALL_TMP=$(pwd)\" )",
         base = quote_path(base),
         dir = quote_path(&dir)
     );

@@ -1,0 +1,469 @@
+//! Legacy modules end to end: ansible-core's own modules (2.19 and 2.16) run unchanged
+//! through sandball on the local connection, compared task by task with what
+//! ansible-playbook of the same version reports; the example modules of every legacy
+//! type; both execution flows; failures explained; results never templated again.
+//!
+//! ansible-core comes from `target/venv` (2.19, or `$ANSIBLE_BIN_DIR`) and
+//! `target/venv-2.16` (or `$ANSIBLE_216_BIN_DIR`), which `make test` installs.
+
+use sandball_e2e::binaries::{target_dir, workspace_root};
+use sandball_e2e::{Output, Sandbox};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The bin dir of an ansible-core venv; panics with the command that installs it.
+fn ansible_bin(var: &str, venv: &str) -> PathBuf {
+    let dir = std::env::var_os(var)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target_dir().join(venv).join("bin"));
+    assert!(
+        dir.join("ansible-playbook").is_file(),
+        "{} has no ansible-playbook: run `make ansible ansible-2.16` (`make test` does)",
+        dir.display()
+    );
+    dir
+}
+
+/// The Python of the ansible-core 2.19 venv, whose modules the tests run.
+fn python_2_19() -> PathBuf {
+    ansible_bin("ANSIBLE_BIN_DIR", "venv").join("python")
+}
+
+/// The result JSON printed for `task` (`ok: [h] => {...}`, possibly over several lines),
+/// with the work directory written as `WORK`.
+fn result(out: &Output, task: &str, work: &Path) -> Value {
+    let lines = out.task_lines(task);
+    let start = lines
+        .iter()
+        .position(|l| l.contains("=> {"))
+        .unwrap_or_else(|| panic!("no result for task {task}:\n{out}"));
+    let first = &lines[start][lines[start].find("=> {").unwrap() + 3..];
+    let mut text = String::from(first);
+    for l in &lines[start + 1..] {
+        text.push('\n');
+        text.push_str(l);
+    }
+    let text = text.replace(&work.display().to_string(), "WORK");
+    let mut stream = serde_json::Deserializer::from_str(&text).into_iter::<Value>();
+    stream
+        .next()
+        .and_then(Result::ok)
+        .unwrap_or_else(|| panic!("task {task}: the result is not JSON: {text}\n{out}"))
+}
+
+/// Runs `play` (written as `name`) against localhost with `-v` and `extra` flags, with
+/// ansible-core 2.19's modules; returns the run and its work directory.
+fn run_local(sb: &Sandbox, name: &str, play: &str, extra: &[&str]) -> (Output, PathBuf) {
+    sb.inventory(&["localhost"]);
+    let pb = sb.write(name, play);
+    let work = sb.dir("work");
+    let mut flags = vec!["-v"];
+    flags.extend(extra);
+    let out = sb
+        .play(&pb, &work, &flags)
+        .env("SANDBALL_ANSIBLE_PYTHON", python_2_19())
+        .run();
+    out.assert_no_panic();
+    (out, work)
+}
+
+/// Whether `task` was reported as failed.
+fn failed(out: &Output, task: &str) -> bool {
+    out.task_lines(task)
+        .first()
+        .is_some_and(|l| l.starts_with("fatal: ") && l.contains("FAILED!"))
+}
+
+/// The value at a `/`-separated path (`stat/size`), or null.
+fn at<'a>(v: &'a Value, path: &str) -> &'a Value {
+    v.pointer(&format!("/{path}")).unwrap_or(&Value::Null)
+}
+
+const CORE_PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    sandball_legacy_modules: all
+  tasks:
+    - name: ping
+      ping: {data: hello}
+    - name: command
+      command: echo one two
+    - name: command creates
+      command: {cmd: "touch {{ work }}/made", creates: "{{ work }}/made"}
+    - name: shell
+      shell: echo "it's $((2 + 3))"; echo oops >&2; exit 3
+      ignore_errors: true
+    - name: file directory
+      file: {path: "{{ work }}/d", state: directory, mode: "0750"}
+    - name: file touch
+      file: {path: "{{ work }}/d/t", state: touch, mode: "0640"}
+    - name: lineinfile
+      lineinfile: {path: "{{ work }}/lines", line: alpha, create: true}
+    - name: lineinfile again
+      lineinfile: {path: "{{ work }}/lines", line: alpha}
+    - name: replace
+      replace: {path: "{{ work }}/lines", regexp: "^al", replace: AL}
+    - name: copy on the node
+      copy: {src: "{{ work }}/lines", dest: "{{ work }}/d/copied", remote_src: true}
+    - name: stat
+      stat: {path: "{{ work }}/d/copied"}
+    - name: slurp
+      slurp: {src: "{{ work }}/lines"}
+    - name: find
+      find: {paths: "{{ work }}", recurse: true}
+    - name: tempfile
+      tempfile: {path: "{{ work }}", suffix: .tmp}
+    - name: setup
+      setup: {gather_subset: [min]}
+      register: facts
+    - name: facts
+      debug:
+        msg: "{{ facts.ansible_facts.ansible_system }} {{ facts.ansible_facts.ansible_user_id }} {{ facts.ansible_facts.ansible_python.executable }}"
+    - name: file absent
+      file: {path: "{{ work }}/d", state: absent}
+"#;
+
+/// What is compared, per task.
+const FIELDS: &[(&str, &[&str])] = &[
+    ("ping", &["changed", "ping"]),
+    ("command", &["changed", "rc", "stdout", "stderr", "cmd"]),
+    ("command creates", &["changed", "rc", "cmd"]),
+    ("shell", &["changed", "rc", "stdout", "stderr", "cmd"]),
+    ("file directory", &["changed", "state", "mode", "path"]),
+    ("file touch", &["changed", "state", "mode", "dest"]),
+    ("lineinfile", &["changed", "msg"]),
+    ("lineinfile again", &["changed", "msg"]),
+    ("replace", &["changed", "msg"]),
+    (
+        "copy on the node",
+        &[
+            "changed", "dest", "checksum", "md5sum", "size", "mode", "state",
+        ],
+    ),
+    (
+        "stat",
+        &[
+            "changed",
+            "stat/exists",
+            "stat/size",
+            "stat/mode",
+            "stat/isreg",
+            "stat/checksum",
+        ],
+    ),
+    ("slurp", &["changed", "content", "encoding", "source"]),
+    ("find", &["changed", "matched", "examined"]),
+    ("tempfile", &["changed", "state", "mode"]),
+    ("facts", &["msg"]),
+    ("file absent", &["changed", "path", "state"]),
+];
+
+/// Runs CORE_PLAY under sandball with the ansible-core of `bin` and under that
+/// version's ansible-playbook, and compares every task's fields and the recap.
+fn core_modules_match(bin: &Path) {
+    let sb = Sandbox::new();
+    sb.write(
+        "inventory.ini",
+        "[nodes]\nlocalhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n",
+    );
+    let pb = sb.write("core.yml", CORE_PLAY);
+    let ours_work = sb.dir("work");
+    let theirs_work = sb.dir("ansible-work");
+    let ours = sb
+        .play(&pb, &ours_work, &["-v"])
+        .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
+        .run();
+    ours.assert_no_panic();
+    let inventory = sb.path().join("inventory.ini");
+    let theirs = sb
+        .ansible_playbook_in(
+            bin,
+            [
+                "-i".to_string(),
+                inventory.display().to_string(),
+                pb.display().to_string(),
+                "-e".to_string(),
+                format!("work={}", theirs_work.display()),
+                "-v".to_string(),
+            ],
+        )
+        .run();
+    ours.assert_same_recap_as(&theirs);
+    for (task, fields) in FIELDS {
+        let a = result(&ours, task, &ours_work);
+        let b = result(&theirs, task, &theirs_work);
+        for f in *fields {
+            assert_eq!(
+                at(&a, f),
+                at(&b, f),
+                "task {task:?}, field {f}: sandball gave {a}\nansible-playbook gave {b}"
+            );
+        }
+    }
+    // Both found the same files, and the temporary file is where it was asked for.
+    let paths = |v: &Value| {
+        let mut p: Vec<String> = at(v, "files")
+            .as_array()
+            .unwrap_or_else(|| panic!("find returned no files: {v}"))
+            .iter()
+            .map(|f| at(f, "path").as_str().unwrap_or_default().to_string())
+            .collect();
+        p.sort();
+        p
+    };
+    assert_eq!(
+        paths(&result(&ours, "find", &ours_work)),
+        paths(&result(&theirs, "find", &theirs_work))
+    );
+    let tmp = result(&ours, "tempfile", &ours_work);
+    let tmp_path = at(&tmp, "path").as_str().unwrap_or_default();
+    assert!(
+        tmp_path.starts_with("WORK/") && tmp_path.ends_with(".tmp"),
+        "{tmp}"
+    );
+    assert!(!ours_work.join("d").exists());
+}
+
+#[test]
+fn ansible_core_2_19_modules_match_ansible_playbook() {
+    core_modules_match(&ansible_bin("ANSIBLE_BIN_DIR", "venv"));
+}
+
+#[test]
+fn ansible_core_2_16_modules_match_ansible_playbook() {
+    core_modules_match(&ansible_bin("ANSIBLE_216_BIN_DIR", "venv-2.16"));
+}
+
+/// A WANT_JSON module that returns templates in values and keys, and a playbook that
+/// uses the result every way it can be used.
+const EVIL_MODULE: &str = r#"#!/usr/bin/python
+# WANT_JSON
+import json, sys
+args = json.load(open(sys.argv[1]))
+work = args["work"]
+t = "{{ lookup('pipe', 'touch %s/%s') }}"
+print(json.dumps({
+    "changed": False,
+    "msg": t % (work, "from_msg"),
+    "nested": {"list": [t % (work, "from_list")], t % (work, "from_key"): 1},
+    "ansible_facts": {"evil_fact": t % (work, "from_fact")},
+}))
+"#;
+
+const EVIL_PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: evil
+      evil: {work: "{{ work }}"}
+      register: r
+    - name: show
+      debug: {var: r}
+    - name: use
+      debug: {msg: "{{ r.msg }} {{ r.nested.list[0] }} {{ r.nested | dict2items | map(attribute='key') | list }}"}
+    - name: keep
+      set_fact: {kept: "{{ r.msg }}", keys: "{{ r.nested.keys() | list }}"}
+    - name: use kept
+      debug: {msg: "{{ kept }} {{ keys }} {{ ansible_facts.evil_fact }}"}
+    - name: condition
+      debug: {msg: ok}
+      when: r.msg is string and kept | length > 0
+"#;
+
+#[test]
+fn module_results_are_never_templated() {
+    let sb = Sandbox::new();
+    sb.write("library/evil", EVIL_MODULE);
+    let (out, work) = run_local(&sb, "evil.yml", EVIL_PLAY, &[]);
+    out.assert_code(0);
+    let leftovers: Vec<_> = std::fs::read_dir(&work)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(leftovers.is_empty(), "templates ran: {leftovers:?}\n{out}");
+    // The strings came back verbatim.
+    let used = result(&out, "use kept", &work);
+    let msg = at(&used, "msg").as_str().unwrap_or_default();
+    assert!(
+        msg.contains("{{ lookup('pipe', 'touch WORK/from_msg') }}"),
+        "{used}"
+    );
+    assert!(msg.contains("from_key"), "{used}");
+    assert!(msg.contains("from_fact"), "{used}");
+}
+
+/// The example modules of `examples/modules/`, one of each legacy type.
+const EXAMPLES_PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: old-style
+      greet_oldstyle: {name: "it's \"me\"", shout: true}
+    - name: old-style missing argument
+      greet_oldstyle: {}
+      ignore_errors: true
+    - name: want json python
+      write_file_want_json: {dest: "{{ work }}/out.txt", content: "hello"}
+    - name: want json python again
+      write_file_want_json: {dest: "{{ work }}/out.txt", content: "hello"}
+    - name: want json python check mode
+      write_file_want_json: {dest: "{{ work }}/out.txt", content: "changed"}
+      check_mode: true
+    - name: want json ruby
+      reverse_want_json: {text: "sandball"}
+    - name: jsonargs
+      count_jsonargs: {text: "one \"two\" three\\four ''' \"\"\""}
+    - name: binary
+      uname_binary: {suffix: "-node"}
+"#;
+
+#[test]
+fn example_modules_of_every_type_run() {
+    let root = workspace_root().join("examples/modules");
+    let binary = target_dir().join("debug/uname_binary");
+    assert!(
+        binary.is_file(),
+        "{} is missing: run `make legacy-examples` (`make test` does)",
+        binary.display()
+    );
+    let sb = Sandbox::new();
+    let lib = sb.dir("library");
+    std::fs::copy(&binary, lib.join("uname_binary")).unwrap();
+    let mut args: Vec<String> = vec![];
+    for d in ["oldstyle", "want_json", "jsonargs"] {
+        args.push("-M".into());
+        args.push(root.join(d).display().to_string());
+    }
+    let extra: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (out, work) = run_local(&sb, "examples.yml", EXAMPLES_PLAY, &extra);
+    let r = |t: &str| result(&out, t, &work);
+    assert_eq!(at(&r("old-style"), "greeting"), "HELLO, IT'S \"ME\"!");
+    let missing = r("old-style missing argument");
+    assert!(failed(&out, "old-style missing argument"));
+    assert_eq!(at(&missing, "msg"), "missing required argument: name");
+    assert_eq!(at(&r("want json python"), "changed"), true);
+    assert_eq!(at(&r("want json python again"), "changed"), false);
+    assert_eq!(at(&r("want json python check mode"), "changed"), true);
+    assert_eq!(
+        std::fs::read_to_string(work.join("out.txt")).unwrap(),
+        "hello"
+    );
+    assert_eq!(at(&r("want json ruby"), "reversed"), "llabdnas");
+    assert_eq!(at(&r("jsonargs"), "words"), 5);
+    assert_eq!(at(&r("binary"), "sysname"), "Linux-node");
+    let recap = out.host("localhost");
+    assert_eq!((recap.failed, recap.ignored), (0, 1), "{out}");
+}
+
+const FLOW_PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    sandball_legacy_modules: [ping, stat]
+  tasks:
+    - name: piped
+      stat: {path: "{{ work }}"}
+    - name: classic
+      stat: {path: "{{ work }}"}
+      vars: {ansible_pipelining: false, ansible_remote_tmp: "{{ work }}/remote"}
+    - name: kept
+      ping: {data: kept}
+      vars: {ansible_pipelining: false, ansible_remote_tmp: "{{ work }}/kept", ansible_keep_remote_files: true}
+    - name: environment
+      shell: echo "$GREETING"
+      environment: {GREETING: "hi 'there'"}
+"#;
+
+#[test]
+fn pipelining_and_the_classic_flow_agree_and_clean_up() {
+    let sb = Sandbox::new();
+    let (out, work) = run_local(&sb, "flow.yml", FLOW_PLAY, &[]);
+    out.assert_code(0);
+    let piped = result(&out, "piped", &work);
+    let classic = result(&out, "classic", &work);
+    // Python was discovered once, on the first task.
+    assert!(at(&piped, "ansible_facts/discovered_interpreter_python").is_string());
+    assert!(at(&classic, "ansible_facts").is_null(), "{classic}");
+    assert_eq!(at(&piped, "stat/isdir"), true);
+    assert_eq!(at(&piped, "stat/mode"), at(&classic, "stat/mode"));
+    // The classic flow made its directory private and removed it; kept files stay.
+    let remote: Vec<_> = std::fs::read_dir(work.join("remote")).unwrap().collect();
+    assert!(remote.is_empty(), "{remote:?}");
+    let kept: Vec<PathBuf> = std::fs::read_dir(work.join("kept"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&kept[0]).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "the module directory is private");
+    assert!(kept[0].join("AnsiballZ_ping.py").is_file());
+    assert_eq!(
+        at(&result(&out, "environment", &work), "stdout"),
+        "hi 'there'"
+    );
+}
+
+const BROKEN_PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: no interpreter
+      ping:
+      vars: {sandball_legacy_modules: all, ansible_python_interpreter: /nonexistent/python9}
+      ignore_errors: true
+    - name: traceback
+      crash: {}
+      ignore_errors: true
+    - name: exit without failed
+      exits: {}
+      ignore_errors: true
+    - name: junk around the json
+      junk: {}
+"#;
+
+#[test]
+fn failures_are_explained() {
+    let sb = Sandbox::new();
+    sb.write(
+        "library/crash",
+        "#!/usr/bin/python\n# WANT_JSON\nraise ValueError('boom')\n",
+    );
+    sb.write(
+        "library/exits",
+        "#!/bin/sh\necho '{\"changed\": true, \"msg\": \"half done\"}'\nexit 4\n",
+    );
+    sb.write(
+        "library/junk",
+        "#!/bin/sh\necho 'motd noise {'\necho '{\"changed\": false, \"answer\": 42}'\necho trailing noise\n",
+    );
+    let (out, work) = run_local(&sb, "broken.yml", BROKEN_PLAY, &[]);
+    let r = |t: &str| result(&out, t, &work);
+    let missing = r("no interpreter");
+    let msg = at(&missing, "msg").as_str().unwrap_or_default();
+    assert!(
+        msg.contains("/nonexistent/python9") && msg.contains("ansible_python_interpreter"),
+        "{missing}"
+    );
+    assert_eq!(at(&missing, "rc"), 127);
+    let crash = r("traceback");
+    let msg = at(&crash, "msg").as_str().unwrap_or_default();
+    assert!(msg.contains("ValueError: boom"), "{crash}");
+    assert!(
+        at(&crash, "module_stderr")
+            .as_str()
+            .unwrap_or_default()
+            .contains("Traceback")
+    );
+    let exits = r("exit without failed");
+    assert!(failed(&out, "exit without failed"), "{exits}");
+    assert_eq!(at(&exits, "msg"), "half done");
+    let junk = r("junk around the json");
+    assert_eq!(at(&junk, "answer"), 42);
+    assert!(
+        at(&junk, "warnings").to_string().contains("trailing noise"),
+        "{junk}"
+    );
+    assert_eq!(out.host("localhost").failed, 0, "{out}");
+}
