@@ -70,8 +70,8 @@ fn run_local(sb: &Sandbox, name: &str, play: &str, extra: &[&str]) -> (Output, P
 /// Whether `task` was reported as failed.
 fn failed(out: &Output, task: &str) -> bool {
     out.task_lines(task)
-        .first()
-        .is_some_and(|l| l.starts_with("fatal: ") && l.contains("FAILED!"))
+        .iter()
+        .any(|l| l.starts_with("fatal: ") && l.contains("FAILED!"))
 }
 
 /// The value at a `/`-separated path (`stat/size`), or null.
