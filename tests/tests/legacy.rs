@@ -421,6 +421,10 @@ const BROKEN_PLAY: &str = r#"
       ignore_errors: true
     - name: junk around the json
       junk: {}
+    - name: become
+      junk: {}
+      become: true
+      ignore_errors: true
 "#;
 
 #[test]
@@ -464,6 +468,14 @@ fn failures_are_explained() {
     assert!(
         at(&junk, "warnings").to_string().contains("trailing noise"),
         "{junk}"
+    );
+    let become_ = r("become");
+    assert!(
+        at(&become_, "msg")
+            .as_str()
+            .unwrap_or_default()
+            .contains("become is not supported for legacy modules yet"),
+        "{become_}"
     );
     assert_eq!(out.host("localhost").failed, 0, "{out}");
 }

@@ -685,7 +685,7 @@ async fn module(
             .legacy
             .prefers_legacy(short, var_value(run, vars, PREFER_LEGACY_VAR).as_ref())
     {
-        return legacy_module(run, t, host, vars, no_log).await;
+        return legacy_module(run, t, inherited, host, vars, no_log).await;
     }
     let component: Arc<Component> = match run.modules.get(&t.action) {
         Ok(c) => c,
@@ -865,11 +865,22 @@ fn connection_vars(run: &Run, vars: &Vars) -> Map<String, Value> {
 async fn legacy_module(
     run: &Run,
     t: &Task,
+    inherited: &Inherited<'_>,
     host: &str,
     vars: &Vars,
     no_log: bool,
 ) -> Map<String, Value> {
     let short = crate::assemble::component::short_name(&t.action);
+    match become_for(run, t, inherited, vars) {
+        Ok(None) => {}
+        Ok(Some(_)) => {
+            return failed(format!(
+                "become is not supported for legacy modules yet ({short} would run as the connection user, not the become user)\n\nThe error appears to be in '{}'.",
+                t.location
+            ));
+        }
+        Err(e) => return e,
+    }
     let (action, uses_shell) = legacy_action(&t.action);
     let module = match run.legacy.get(&action) {
         Ok(m) => m,
@@ -929,7 +940,7 @@ async fn legacy_module(
             Err(e) => return failed(e.to_string()),
         },
     };
-    let host_vars = run.inventory.host_vars(host);
+    let host_vars = run.inventory().host_vars(host);
     let transport = match transport_for(host, &host_vars) {
         Ok(tr) => tr,
         Err(e) => return unreachable(e.to_string()),
