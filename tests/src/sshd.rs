@@ -72,7 +72,7 @@ impl Sshd {
         let config = format!(
             "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile none\n\
              AuthorizedKeysFile {d}/authorized_keys\nStrictModes no\nUsePAM no\n\
-             PasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+             PasswordAuthentication yes\nKbdInteractiveAuthentication no\n\
              PermitRootLogin prohibit-password\nMaxStartups 500\nMaxSessions 100\n\
              LogLevel ERROR\n",
             d = d.display()

@@ -492,3 +492,70 @@ fn copy_sends_a_controller_file_once_per_host_in_chunks() {
         );
     }
 }
+
+#[test]
+fn a_password_logs_in_when_no_key_is_accepted() {
+    if !become_user_ready() {
+        return;
+    }
+    let set = Command::new("sh")
+        .args([
+            "-c",
+            &format!("echo '{BECOME_USER}:pw-not-shown-42' | chpasswd"),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        set.status.success(),
+        "chpasswd: {}",
+        String::from_utf8_lossy(&set.stderr)
+    );
+    let sshd = Sshd::start();
+    let sb = Sandbox::new();
+    let mode = |p: &Path, m: u32| {
+        std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(m)).unwrap()
+    };
+    mode(sb.path(), 0o755);
+    let node = sb.dir("node-p1");
+    mode(&node, 0o777);
+    let inv = format!(
+        "[nodes]\n{}",
+        sshd.host_line_with(
+            "p1",
+            &node,
+            &sshd.known_hosts(),
+            &sshd.stranger_key(),
+            &format!("ansible_user={BECOME_USER} ansible_password=pw-not-shown-42"),
+        )
+    );
+    sb.write("inventory.ini", &inv);
+    let out = run_with(&sb, PINGS, &["-vvv"]);
+    out.assert_code(0);
+    assert_eq!(out.host("p1").ok, 2, "{out}");
+    assert!(
+        !out.stdout.contains("pw-not-shown") && !out.stderr.contains("pw-not-shown"),
+        "the password was shown:\n{out}"
+    );
+}
+
+#[test]
+fn a_failed_upload_names_the_cause_instead_of_hanging() {
+    let sshd = Sshd::start();
+    let sb = Sandbox::new();
+    // The cache cannot be created under a regular file: the upload fails on the node
+    // while the controller still has megabytes of shim to send.
+    let blocker = sb.write("not-a-dir", "");
+    let inv = format!(
+        "[nodes]\n{}",
+        sshd.host_line("u1", &blocker.join("cache"), "")
+    );
+    sb.write("inventory.ini", &inv);
+    let out = run(&sb, PINGS);
+    out.assert_code(4);
+    let line = out.task_lines("first").join("\n");
+    assert!(
+        line.contains("cannot upload sandball-shim") && line.contains("Not a directory"),
+        "{out}"
+    );
+    assert!(out.elapsed < Duration::from_secs(60), "{out}");
+}

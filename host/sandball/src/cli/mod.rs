@@ -83,6 +83,9 @@ pub struct CommonArgs {
     /// Ask for the become password (read from the terminal without echo).
     #[arg(short = 'K', long = "ask-become-pass")]
     pub ask_become_pass: bool,
+    /// Ask for the connection (SSH) password (read from the terminal without echo).
+    #[arg(short = 'k', long = "ask-pass")]
+    pub ask_pass: bool,
 }
 
 /// Parses the command line, runs, and returns the exit code.
@@ -217,6 +220,13 @@ pub(crate) fn build_run(
         ));
     let mut dirs = common.module_path.clone();
     dirs.extend(crate::assemble::ModuleStore::default_dirs());
+    let ask_pass = if common.ask_pass {
+        Some(crate::plugins::connection::Secret(
+            prompt::hidden("SSH password: ").map_err(CliError::options)?,
+        ))
+    } else {
+        None
+    };
     let options = RunOptions {
         forks: common.forks,
         check: common.check,
@@ -255,7 +265,8 @@ pub(crate) fn build_run(
         stats: Default::default(),
         sessions: crate::plugins::connection::pool::SessionPool::new(
             std::env::var("SANDBALL_CACHE_DIR").ok(),
-        ),
+        )
+        .with_password(ask_pass),
         options,
         policy,
         audit_log: None,

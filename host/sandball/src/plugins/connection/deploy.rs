@@ -133,7 +133,7 @@ pub async fn ensure_shim(
     }
     tracing::debug!(host, path, "uploading the shim");
     let upload = format!(
-        "set -e; umask 022; d={dir}; mkdir -p \"$d\"; chmod 755 {cache} {cache}/shim \"$d\"; \
+        "set -e; umask 022; d={dir}; mkdir -p \"$d\"; chmod 755 {cache} {cache}/shim \"$d\" 2>/dev/null || :; \
          t=$(mktemp \"$d/.upload.XXXXXX\"); trap 'rm -f \"$t\"' EXIT; cat > \"$t\"; \
          s=$( (sha256sum \"$t\" 2>/dev/null || shasum -a 256 \"$t\") | cut -d' ' -f1); \
          if [ \"$s\" != {sha} ]; then echo \"the uploaded file's sha256 is $s, not {sha}\" >&2; exit 3; fi; \

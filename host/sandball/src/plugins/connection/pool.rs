@@ -4,7 +4,7 @@
 
 use super::session::{Session, SessionError};
 use super::ssh::{Ssh, SshParams};
-use super::{Connection, ConnectionError};
+use super::{Connection, ConnectionError, Secret};
 use crate::plugins::r#become::Become;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -73,6 +73,9 @@ type ConnectionSlot = Arc<tokio::sync::Mutex<Option<Arc<Connection>>>>;
 #[derive(Default)]
 pub struct SessionPool {
     cache_dir: Option<String>,
+    /// The connection password typed at `-k/--ask-pass`, for hosts without
+    /// `ansible_password`.
+    password: Option<Secret>,
     slots: Mutex<HashMap<String, Slot>>,
     connections: Mutex<HashMap<String, ConnectionSlot>>,
 }
@@ -82,9 +85,16 @@ impl SessionPool {
     pub fn new(cache_dir: Option<String>) -> Self {
         SessionPool {
             cache_dir,
+            password: None,
             slots: Mutex::new(HashMap::new()),
             connections: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Uses `password` (from `-k/--ask-pass`) for SSH hosts that set no password.
+    pub fn with_password(mut self, password: Option<Secret>) -> Self {
+        self.password = password;
+        self
     }
 
     /// The host's connection, opened on first use and shared by every task after.
@@ -104,7 +114,11 @@ impl SessionPool {
         let conn = Arc::new(match transport {
             Transport::Local { .. } => Connection::Local(super::local::Local),
             Transport::Ssh { params, .. } => {
-                Connection::Ssh(Ssh::connect((**params).clone()).await?)
+                let mut params = (**params).clone();
+                if params.password.is_none() {
+                    params.password = self.password.clone();
+                }
+                Connection::Ssh(Ssh::connect(params).await?)
             }
         });
         *guard = Some(conn.clone());

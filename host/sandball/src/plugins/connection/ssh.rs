@@ -402,27 +402,52 @@ impl Ssh {
                 self.params.target()
             ))
         };
-        let mut channel = self.handle.channel_open_session().await.map_err(broken)?;
+        let channel = self.handle.channel_open_session().await.map_err(broken)?;
         channel.exec(true, cmd).await.map_err(broken)?;
-        if let Some(data) = stdin.filter(|d| !d.is_empty()) {
-            channel.data(data).await.map_err(broken)?;
-        }
-        channel.eof().await.map_err(broken)?;
-        let mut out = ExecOutput {
-            rc: -1,
-            stdout: vec![],
-            stderr: vec![],
-        };
-        while let Some(msg) = channel.wait().await {
-            match msg {
-                ChannelMsg::Data { data } => out.stdout.extend_from_slice(&data),
-                ChannelMsg::ExtendedData { data, ext: 1 } => out.stderr.extend_from_slice(&data),
-                ChannelMsg::ExitStatus { exit_status } => {
-                    out.rc = i32::try_from(exit_status).unwrap_or(-1);
-                }
-                _ => {}
+        let (mut rx, tx) = channel.split();
+        // Input is written while output is read: a command that exits without reading
+        // all of its input (a failed upload) closes the channel, and must not leave the
+        // writer waiting for window space that will never come.
+        let input = stdin.unwrap_or_default();
+        let write = async {
+            if !input.is_empty() {
+                tx.data(input).await?;
             }
-        }
+            tx.eof().await
+        };
+        let read = async {
+            let mut out = ExecOutput {
+                rc: -1,
+                stdout: vec![],
+                stderr: vec![],
+            };
+            while let Some(msg) = rx.wait().await {
+                match msg {
+                    ChannelMsg::Data { data } => out.stdout.extend_from_slice(&data),
+                    ChannelMsg::ExtendedData { data, ext: 1 } => {
+                        out.stderr.extend_from_slice(&data)
+                    }
+                    ChannelMsg::ExitStatus { exit_status } => {
+                        out.rc = i32::try_from(exit_status).unwrap_or(-1);
+                    }
+                    _ => {}
+                }
+            }
+            out
+        };
+        tokio::pin!(write, read);
+        let mut writing = true;
+        let out = loop {
+            tokio::select! {
+                done = &mut write, if writing => {
+                    writing = false;
+                    if let Err(e) = done {
+                        tracing::debug!(target = %self.params.target(), "stdin not fully written: {e}");
+                    }
+                }
+                out = &mut read => break out,
+            }
+        };
         Ok(out)
     }
 
