@@ -8,7 +8,10 @@
 # Environment: SANDBALL (default target/release/sandball), VENV (default target/venv),
 # FORKS (default 10), BENCH_CONNECTION (local, the default, or ssh: every host is an
 # alias of a loopback sshd started for the run, see sshd.sh; ansible-playbook then uses
-# pipelining), HOSTS (ssh only; default 10), SKIP_ANSIBLE=1 (sandball only).
+# pipelining), HOSTS (ssh only; default 10), SKIP_ANSIBLE=1 (sandball only), LEGACY=1
+# (sandball runs ansible-core's own Python ping/file/stat through Ansiballz instead of
+# its components, with the venv's ansible-core and the same Python as ansible-playbook,
+# which then uses pipelining).
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -109,16 +112,23 @@ per_task_host() {
 
 failed=0
 
+# LEGACY=1: the legacy modules, with ansible-playbook's Python and ansible-core.
+SANDBALL_EXTRA=()
+if [ -n "${LEGACY:-}" ]; then
+    export SANDBALL_ANSIBLE_PYTHON="$ROOT/$VENV/bin/python" ANSIBLE_PIPELINING=True
+    SANDBALL_EXTRA=(-e sandball_legacy_modules=all -e "ansible_python_interpreter=$ROOT/$VENV/bin/python")
+fi
+
 # First on a cold node (empty shim cache: every module is compiled once), then again
 # on the warm node, as every later run on the same node is.
 sandball_ms=
-if timed_run sandball "$SANDBALL" playbook -i "$INVENTORY" "$PLAYBOOK" -f "$FORKS"; then
+if timed_run sandball "$SANDBALL" playbook -i "$INVENTORY" "$PLAYBOOK" -f "$FORKS" "${SANDBALL_EXTRA[@]}"; then
     sandball_ms=$LAST_MS
 else
     failed=1
 fi
 warm_ms=
-if timed_run sandball-warm "$SANDBALL" playbook -i "$INVENTORY" "$PLAYBOOK" -f "$FORKS"; then
+if timed_run sandball-warm "$SANDBALL" playbook -i "$INVENTORY" "$PLAYBOOK" -f "$FORKS" "${SANDBALL_EXTRA[@]}"; then
     warm_ms=$LAST_MS
 else
     failed=1
@@ -143,7 +153,7 @@ else
 fi
 
 echo
-echo "Benchmark: $HOSTS hosts x $TASKS tasks, forks $FORKS, connection $BENCH_CONNECTION"
+echo "Benchmark: $HOSTS hosts x $TASKS tasks, forks $FORKS, connection $BENCH_CONNECTION${LEGACY:+, legacy modules (Ansiballz) against ansible-playbook with pipelining}"
 if [ -n "$sandball_ms" ]; then
     echo "  sandball (cold):  $(seconds "$sandball_ms") wall, $(per_task_host "$sandball_ms") per task-host"
 fi

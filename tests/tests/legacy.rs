@@ -388,12 +388,18 @@ fn pipelining_and_the_classic_flow_agree_and_clean_up() {
     assert_eq!(at(&piped, "stat/isdir"), true);
     assert_eq!(at(&piped, "stat/mode"), at(&classic, "stat/mode"));
     // The classic flow made its directory private and removed it; kept files stay.
-    let remote: Vec<_> = std::fs::read_dir(work.join("remote")).unwrap().collect();
+    // Beside them is the cache of unpacked payloads.
+    let task_dirs = |dir: &str| -> Vec<PathBuf> {
+        std::fs::read_dir(work.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| !p.ends_with("sandball-ansiballz"))
+            .collect()
+    };
+    assert!(work.join("remote/sandball-ansiballz").is_dir());
+    let remote = task_dirs("remote");
     assert!(remote.is_empty(), "{remote:?}");
-    let kept: Vec<PathBuf> = std::fs::read_dir(work.join("kept"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let kept = task_dirs("kept");
     assert_eq!(kept.len(), 1, "{kept:?}");
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&kept[0]).unwrap().permissions().mode() & 0o777;
@@ -478,4 +484,63 @@ fn failures_are_explained() {
         "{become_}"
     );
     assert_eq!(out.host("localhost").failed, 0, "{out}");
+}
+
+const SSH_PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    sandball_legacy_modules: all
+  tasks:
+    - name: piped
+      stat: {path: "{{ work }}"}
+    - name: classic
+      lineinfile: {path: "{{ work }}/over-ssh", line: "via {{ inventory_hostname }}", create: true}
+      vars: {ansible_pipelining: false}
+    - name: args file
+      greet_oldstyle: {name: ssh}
+"#;
+
+#[test]
+fn legacy_modules_run_over_ssh() {
+    let sshd = sandball_e2e::sshd::Sshd::start();
+    let sb = Sandbox::new();
+    let cache = sb.dir("node-cache");
+    sb.write(
+        "inventory.ini",
+        &format!(
+            "[nodes]\n{}",
+            sshd.host_line(
+                "node1",
+                &cache,
+                "ansible_python_interpreter=/usr/bin/python3"
+            )
+        ),
+    );
+    let pb = sb.write("ssh.yml", SSH_PLAY);
+    let work = sb.dir("work");
+    let oldstyle = workspace_root().join("examples/modules/oldstyle");
+    let out = sb
+        .play(
+            &pb,
+            &work,
+            &["-v", "-M", oldstyle.to_str().unwrap_or_default()],
+        )
+        .env("SANDBALL_ANSIBLE_PYTHON", python_2_19())
+        .env("SANDBALL_SHIM", sandball_e2e::sshd::deployable_shim())
+        .env("SSH_AUTH_SOCK", "")
+        .limit(std::time::Duration::from_secs(300))
+        .run();
+    out.assert_no_panic();
+    out.assert_code(0);
+    assert_eq!(at(&result(&out, "piped", &work), "stat/isdir"), true);
+    assert_eq!(at(&result(&out, "classic", &work), "changed"), true);
+    assert_eq!(
+        std::fs::read_to_string(work.join("over-ssh")).unwrap(),
+        "via node1\n"
+    );
+    assert_eq!(
+        at(&result(&out, "args file", &work), "greeting"),
+        "Hello, ssh!"
+    );
 }

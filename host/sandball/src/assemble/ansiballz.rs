@@ -2,12 +2,13 @@
 //! interpreter (from a file, or piped on stdin).
 //!
 //! The script carries a zip (base64) of the module and every module_utils file it
-//! imports ([`super::module_utils`]). On the node it writes the zip to a private
-//! temporary file, puts it first on `sys.path`, hands the arguments to
+//! imports ([`super::module_utils`]). On the node it unpacks the zip once per content
+//! into a private cache directory named by the zip's sha256 (where Python keeps the
+//! bytecode it compiles, so later runs start fast), puts that first on `sys.path`, hands the arguments to
 //! `ansible.module_utils.basic` the way the shipped `basic.py` reads them (the
 //! `_ANSIBLE_ARGS` bytes, plus the `_ANSIBLE_PROFILE` serialization profile that
-//! ansible-core 2.17+ reads; older versions ignore it), runs the module as `__main__`
-//! and removes the file. The zip is cached by content for the run: only the arguments
+//! ansible-core 2.17+ reads; older versions ignore it) and runs the module as
+//! `__main__`. The zip is cached by content for the run: only the arguments
 //! differ from one task to the next.
 
 use super::module_utils::{self, CodeRoots, ModuleUtilsError};
@@ -30,20 +31,29 @@ pub enum AnsiballzError {
     Zip(#[from] ZipError),
 }
 
+/// A built zip: its content address and its base64 text.
+#[derive(Debug)]
+pub struct Zip {
+    /// Lowercase hex sha256 of the zip's bytes: the node keeps it unpacked under it.
+    pub sha256: String,
+    /// The zip, base64.
+    pub b64: String,
+}
+
 /// The zips built during a run, by content address of their inputs.
 #[derive(Debug, Default)]
 pub struct ZipCache {
-    zips: Mutex<HashMap<[u8; 32], Arc<String>>>,
+    zips: Mutex<HashMap<[u8; 32], Arc<Zip>>>,
 }
 
 impl ZipCache {
-    /// The base64 zip of a module and its module_utils, built once per content.
-    pub fn zip_b64(
+    /// The zip of a module and its module_utils, built once per content.
+    pub fn zip(
         &self,
         roots: &CodeRoots,
         module_fqn: &str,
         module_src: &[u8],
-    ) -> Result<Arc<String>, AnsiballzError> {
+    ) -> Result<Arc<Zip>, AnsiballzError> {
         let mut h = Sha256::new();
         h.update(module_fqn.as_bytes());
         h.update([0]);
@@ -61,12 +71,15 @@ impl ZipCache {
             bytes = bytes.len(),
             "built the Ansiballz zip"
         );
-        let b64 = Arc::new(B64.encode(bytes));
-        self.lock().insert(key, b64.clone());
-        Ok(b64)
+        let zip = Arc::new(Zip {
+            sha256: hex::encode(Sha256::digest(&bytes)),
+            b64: B64.encode(bytes),
+        });
+        self.lock().insert(key, zip.clone());
+        Ok(zip)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Arc<String>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Arc<Zip>>> {
         // A poisoned lock only means another thread panicked mid-insert.
         self.zips.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -83,31 +96,52 @@ const PROFILE_MODULES: &[&str] = &[
 /// value can break out of its Python literal.
 const WRAPPER: &str = r#"# sandball Ansiballz wrapper: runs the module in the zip below as __main__.
 import base64
+import io
 import os
 import runpy
+import shutil
 import sys
 import tempfile
+import zipfile
 
 ZIP = '@ZIP@'
+ZIP_SHA256 = '@SHA@'
 ARGS = '@ARGS@'
 MODULE = '@MODULE@'
+CACHE = os.path.expanduser(@CACHE@)
+
+
+def unpacked():
+    # The zip is unpacked once per content, into a private directory named by its
+    # sha256 where Python also keeps the bytecode it compiles: later runs of the same
+    # payload skip unpacking and compiling. A run unpacks beside it and renames, so a
+    # reader never sees a half-written directory.
+    path = os.path.join(CACHE, ZIP_SHA256)
+    if os.path.isdir(path):
+        return path
+    os.makedirs(CACHE, mode=0o700, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix='.unpacking-', dir=CACHE)
+    with zipfile.ZipFile(io.BytesIO(base64.b64decode(ZIP))) as z:
+        z.extractall(tmp)
+    try:
+        os.rename(tmp, path)
+    except OSError:
+        # Another run got there first.
+        shutil.rmtree(tmp, ignore_errors=True)
+    return path
 
 
 def main():
-    # Python imports from a zip file on disk, so the zip goes to a private temporary
-    # file (mode 0600) that is removed however the module ends.
-    fd, path = tempfile.mkstemp(prefix='sandball_ansiballz_', suffix='.zip', dir=@TMPDIR@)
-    try:
-        with os.fdopen(fd, 'wb') as f:
-            f.write(base64.b64decode(ZIP))
-        sys.path.insert(0, path)
-        from ansible.module_utils import basic
-        basic._ANSIBLE_ARGS = base64.b64decode(ARGS)
-        basic._ANSIBLE_PROFILE = 'legacy'
-        runpy.run_module(MODULE, init_globals=dict(_module_fqn=MODULE, _modlib_path=path),
-                         run_name='__main__', alter_sys=True)
-    finally:
-        os.unlink(path)
+    path = unpacked()
+    sys.path.insert(0, path)
+    # The cache directory is ours: keep the compiled bytecode there even when the
+    # environment says not to write any (PYTHONDONTWRITEBYTECODE).
+    sys.dont_write_bytecode = False
+    from ansible.module_utils import basic
+    basic._ANSIBLE_ARGS = base64.b64decode(ARGS)
+    basic._ANSIBLE_PROFILE = 'legacy'
+    runpy.run_module(MODULE, init_globals=dict(_module_fqn=MODULE, _modlib_path=path),
+                     run_name='__main__', alter_sys=True)
 
 
 if __name__ == '__main__':
@@ -115,32 +149,27 @@ if __name__ == '__main__':
 "#;
 
 /// Builds the script for one run: `interpreter` goes on the shebang line, `args` are
-/// the module's arguments (internal ones included), `tmpdir` is where the zip is
-/// unpacked on the node (`None`: the interpreter's default temporary directory).
+/// the module's arguments (internal ones included), `cache_dir` is where the node keeps
+/// unpacked payloads (`~` is the node user's home).
 pub fn script(
     interpreter: &str,
     module_fqn: &str,
-    zip_b64: &str,
+    zip: &Zip,
     args: &Value,
-    tmpdir: Option<&str>,
+    cache_dir: &str,
 ) -> Vec<u8> {
     let params = json!({ "ANSIBLE_MODULE_ARGS": args });
     let args_b64 = B64.encode(params.to_string());
-    let tmpdir = match tmpdir {
-        Some(d) => {
-            let mut q = String::new();
-            crate::template::python::py_quote(d, &mut q);
-            q
-        }
-        None => "None".to_string(),
-    };
-    // The module name is a dotted identifier (checked by the finder), so it cannot
-    // leave its quotes; the rest is base64.
+    let mut cache = String::new();
+    crate::template::python::py_quote(cache_dir, &mut cache);
+    // The module name is a dotted identifier (checked by the finder) and the sha256 is
+    // hex, so neither can leave its quotes; the rest is base64 or quoted.
     let body = WRAPPER
-        .replace("@ZIP@", zip_b64)
+        .replace("@ZIP@", &zip.b64)
+        .replace("@SHA@", &zip.sha256)
         .replace("@ARGS@", &args_b64)
         .replace("@MODULE@", module_fqn)
-        .replace("@TMPDIR@", &tmpdir);
+        .replace("@CACHE@", &cache);
     format!("#!{interpreter}\n{body}").into_bytes()
 }
 
@@ -172,44 +201,55 @@ mod tests {
         };
         let module = b"from ansible.module_utils import basic\nimport json, sys\nif __name__ == '__main__':\n    p = basic.params()\n    print(json.dumps({'got': p, 'main': __name__, 'argv0': sys.argv[0]}))\n";
         let cache = ZipCache::default();
-        let z = cache
-            .zip_b64(&roots, "ansible.modules.echo", module)
-            .unwrap();
+        let z = cache.zip(&roots, "ansible.modules.echo", module).unwrap();
         assert!(Arc::ptr_eq(
             &z,
-            &cache
-                .zip_b64(&roots, "ansible.modules.echo", module)
-                .unwrap()
+            &cache.zip(&roots, "ansible.modules.echo", module).unwrap()
         ));
-        let tmp = d.path().join("remote_tmp");
-        std::fs::create_dir(&tmp).unwrap();
+        let node_cache = d.path().join("remote_tmp/ansiballz");
         let args = json!({"name": "it's \"quoted\" ''' {{ x }}", "n": 3});
         let s = script(
             "/usr/bin/python3",
             "ansible.modules.echo",
             &z,
             &args,
-            Some(tmp.to_str().unwrap()),
+            node_cache.to_str().unwrap(),
         );
         assert!(s.starts_with(b"#!/usr/bin/python3\n"));
-        let mut child = std::process::Command::new("python3")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child.stdin.take().unwrap().write_all(&s).unwrap();
-        let out = child.wait_with_output().unwrap();
+        for _ in 0..2 {
+            let mut child = std::process::Command::new("python3")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(&s).unwrap();
+            let out = child.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(v["got"], args);
+            assert_eq!(v["main"], "__main__");
+        }
+        // Unpacked once, under the zip's sha256, in a private directory, with the
+        // bytecode Python compiled.
+        let entries: Vec<String> = std::fs::read_dir(&node_cache)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(entries, std::slice::from_ref(&z.sha256));
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&node_cache).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
         assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+            node_cache
+                .join(&z.sha256)
+                .join("ansible/module_utils/__pycache__")
+                .is_dir()
         );
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(v["got"], args);
-        assert_eq!(v["main"], "__main__");
-        // The zip was removed from the temporary directory.
-        assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
     }
 }

@@ -164,8 +164,8 @@ pub struct AssembleContext<'a> {
     pub python: &'a str,
     /// The host's variables (for `ansible_<name>_interpreter`).
     pub host_vars: &'a Map<String, Value>,
-    /// Where Ansiballz unpacks its zip on the node (`None`: Python's default).
-    pub tmpdir: Option<&'a str>,
+    /// Where Ansiballz keeps unpacked payloads on the node.
+    pub cache_dir: &'a str,
     /// Where module_utils come from.
     pub roots: &'a CodeRoots,
     /// Zips built in this run.
@@ -222,14 +222,14 @@ pub fn assemble(
             };
             let zip = ctx
                 .cache
-                .zip_b64(ctx.roots, &module.fqn, &source)
+                .zip(ctx.roots, &module.fqn, &source)
                 .map_err(|source| AssembleError::Ansiballz {
                     module: module.name.clone(),
                     source,
                 })?;
             Ok(Assembled {
                 kind,
-                payload: ansiballz::script(ctx.python, &module.fqn, &zip, ctx.args, ctx.tmpdir),
+                payload: ansiballz::script(ctx.python, &module.fqn, &zip, ctx.args, ctx.cache_dir),
                 args_file: None,
                 interpreter: Some(ctx.python.to_string()),
                 pipelining: true,
@@ -378,7 +378,7 @@ mod tests {
                 args: &args,
                 python: "/usr/bin/python3",
                 host_vars: &hv,
-                tmpdir: None,
+                cache_dir: "~/.ansible/tmp/sandball-ansiballz",
                 roots: &roots,
                 cache: &cache,
             },

@@ -165,14 +165,19 @@ fn assemble(
     args: &Value,
     python: &str,
 ) -> Result<Assembled, String> {
-    let tmpdir = args.get("_ansible_tmpdir").and_then(Value::as_str);
+    // Unpacked Ansiballz payloads live beside the per-task directories.
+    let remote_tmp = args
+        .get("_ansible_remote_tmp")
+        .and_then(Value::as_str)
+        .unwrap_or(DEFAULT_REMOTE_TMP);
+    let cache_dir = format!("{}/sandball-ansiballz", remote_tmp.trim_end_matches('/'));
     legacy::assemble(
         r.module,
         &AssembleContext {
             args,
             python,
             host_vars: r.host_vars,
-            tmpdir,
+            cache_dir: &cache_dir,
             roots: store.roots(),
             cache: &store.zips,
         },
