@@ -161,3 +161,119 @@ fn the_audit_log_has_one_line_per_module_run_and_no_secrets() {
     let sha = hex::encode(Sha256::digest(std::fs::read(wasm).unwrap()));
     assert_eq!(denied["sha256"], Value::String(sha));
 }
+
+const PLANNED: &str = r#"
+- name: planned
+  hosts: all
+  gather_facts: false
+  vars:
+    target: "{{ work }}/made"
+  tasks:
+    - name: touch a file
+      file:
+        path: "{{ target }}"
+        state: touch
+      register: touched
+
+    - name: depends on the run
+      stat:
+        path: "{{ touched.dest }}"
+
+    - name: granted by the keyword
+      denied_reader:
+        via: exec
+      capabilities:
+        - {kind: exec, program: /bin/cat}
+
+    - name: on the controller
+      debug:
+        msg: hello
+
+    - name: old style
+      legacy_thing:
+"#;
+
+#[test]
+fn a_playbook_audit_shows_each_task_and_host_before_anything_runs() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta"]);
+    let pb = sb.write("play.yml", PLANNED);
+    sb.write(
+        "library/legacy_thing.py",
+        "#!/usr/bin/python\n# WANT_JSON\nprint('{}')\n",
+    );
+    let work = sb.dir("work");
+    let inventory = sb.path().join("inventory.ini");
+    let args = |json: bool| {
+        let mut a = vec![
+            "audit".to_string(),
+            "playbook".into(),
+            pb.display().to_string(),
+            "-i".into(),
+            inventory.display().to_string(),
+            "-l".into(),
+            "alpha".into(),
+            "-e".into(),
+            format!("work={}", work.display()),
+        ];
+        if json {
+            a.push("--json".into());
+        }
+        a
+    };
+    let out = sb
+        .sandball(args(true))
+        .env("SANDBALL_MODULE_PATH", Binaries::fixtures())
+        .run();
+    out.assert_no_panic().assert_code(0);
+    let rows: Vec<Value> =
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
+    assert_eq!(rows.len(), 5, "one row per task on alpha only:\n{out}");
+    assert!(rows.iter().all(|r| r["host"] == "alpha"), "{out}");
+    let row = |task: &str| rows.iter().find(|r| r["task"] == task).unwrap();
+    let touch = row("touch a file");
+    assert_eq!(touch["kind"], "component");
+    assert_eq!(
+        touch["grant"]["fs"][0]["path"],
+        Value::String(format!("{}/made", work.display())),
+        "{out}"
+    );
+    let later = row("depends on the run");
+    assert!(later.get("grant").is_none(), "{out}");
+    assert!(
+        later["unknown"].as_str().unwrap().contains("touched"),
+        "{out}"
+    );
+    assert_eq!(
+        row("granted by the keyword")["grant"]["exec"][0]["program"],
+        "/bin/cat"
+    );
+    assert_eq!(row("on the controller")["kind"], "action");
+    let old = row("old style");
+    assert_eq!(old["kind"], "legacy", "{out}");
+    assert_eq!(old["decision"], "warn", "{out}");
+    // Nothing ran.
+    assert!(!work.join("made").exists());
+
+    let table = sb
+        .sandball(args(false))
+        .env("SANDBALL_MODULE_PATH", Binaries::fixtures())
+        .run();
+    table.assert_code(0);
+    table.assert_stdout_has("TASK");
+    let line = table
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("old style"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(
+        line.contains("legacy") && line.contains("not sandboxed"),
+        "{line}"
+    );
+    let line = table
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("depends on the run"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(line.contains("unknown until it runs"), "{line}");
+}

@@ -2,7 +2,9 @@
 //!
 //! - `sandball audit module FILE.wasm|NAME [--json]`: one component's sha256, manifest,
 //!   the interfaces it imports, and where they disagree with the manifest (exit 2
-//!   when an import is not covered).
+//!   when an import is not covered);
+//! - `sandball audit playbook PLAYBOOK -i INV [-l …] [--json]`: per task and host, the
+//!   module, its kind and the grant it would get (unknowns shown as such).
 
 use super::CliError;
 use crate::assemble::{Component, ModuleStore, component};
@@ -24,6 +26,21 @@ pub struct AuditArgs {
 enum AuditCommand {
     /// A module component: sha256, manifest, imports, mismatches.
     Module(ModuleArgs),
+    /// A playbook against an inventory: per task and host, module, kind and grant.
+    Playbook(PlaybookArgs),
+}
+
+/// Flags of `sandball audit playbook`.
+#[derive(Args, Debug)]
+struct PlaybookArgs {
+    /// The playbook.
+    #[arg(value_name = "PLAYBOOK")]
+    playbook: PathBuf,
+    #[command(flatten)]
+    common: super::CommonArgs,
+    /// Print JSON instead of a table.
+    #[arg(long = "json")]
+    json: bool,
 }
 
 /// Flags of `sandball audit module`.
@@ -47,6 +64,7 @@ struct ModuleArgs {
 pub fn run(args: AuditArgs) -> Result<i32, CliError> {
     match args.what {
         AuditCommand::Module(a) => module(a),
+        AuditCommand::Playbook(a) => playbook(a),
     }
 }
 
@@ -175,4 +193,93 @@ fn text(
         }
     }
     s
+}
+
+fn playbook(a: PlaybookArgs) -> Result<i32, CliError> {
+    use crate::executor::plan::{self, Kind};
+    if !a.playbook.exists() {
+        return Err(CliError::options(format!(
+            "the playbook: {} could not be found",
+            a.playbook.display()
+        )));
+    }
+    let book = crate::playbook::load(&a.playbook).map_err(CliError::parse)?;
+    let dir = std::path::absolute(&a.playbook)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf));
+    let callback = Box::new(crate::plugins::callback::minimal::MinimalCallback::stdout());
+    let run = super::build_run(&a.common, callback, dir.clone(), vec![], vec![])?;
+    let finder =
+        crate::assemble::finder::FinderConfig::from_env(&a.common.module_path, dir.as_deref());
+    let planned = plan::playbook(&run, &book.plays, &finder);
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&planned).map_err(CliError::other)?
+        );
+        return Ok(0);
+    }
+    let rows: Vec<[String; 5]> = planned
+        .iter()
+        .map(|p| {
+            let (kind, grant) = match &p.kind {
+                Kind::Component { grant: Some(g), .. } => ("component".to_string(), grant_text(g)),
+                Kind::Component { unknown, .. } => (
+                    "component".to_string(),
+                    format!(
+                        "unknown until it runs: {}",
+                        unknown.clone().unwrap_or_default()
+                    ),
+                ),
+                Kind::Legacy { decision, .. } => (
+                    "legacy".to_string(),
+                    format!("not sandboxed: all rights of the remote user (policy: {decision})"),
+                ),
+                Kind::Action => (
+                    "action".to_string(),
+                    "no module (controller or connection)".to_string(),
+                ),
+                Kind::Missing { message } => ("missing".to_string(), message.clone()),
+            };
+            [
+                p.task.clone(),
+                p.host.clone(),
+                p.module.clone(),
+                kind,
+                grant,
+            ]
+        })
+        .collect();
+    let header = ["TASK", "HOST", "MODULE", "KIND", "GRANT"].map(String::from);
+    let mut widths = [0usize; 4];
+    for r in std::iter::once(&header).chain(rows.iter()) {
+        for (w, cell) in widths.iter_mut().zip(r.iter()) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    for r in std::iter::once(&header).chain(rows.iter()) {
+        println!(
+            "{:w0$}  {:w1$}  {:w2$}  {:w3$}  {}",
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2],
+            w3 = widths[3]
+        );
+    }
+    Ok(0)
+}
+
+/// A grant on one line: its capabilities, or `nothing`.
+fn grant_text(g: &sandball_wire::capability::Grant) -> String {
+    let caps: Vec<String> = g.to_requests().iter().map(ToString::to_string).collect();
+    if caps.is_empty() {
+        "nothing (clocks and random only)".to_string()
+    } else {
+        caps.join("; ")
+    }
 }

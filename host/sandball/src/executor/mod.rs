@@ -6,6 +6,7 @@
 //! turns `loop`/`with_*` into items.
 
 pub mod loops;
+pub mod plan;
 pub mod play;
 pub mod task;
 

@@ -168,7 +168,8 @@ pub fn display_name(
     }
 }
 
-fn task_vars(
+/// The variables of a task on a host, before it runs.
+pub(crate) fn task_vars(
     run: &Run,
     scope: &PlayScope<'_>,
     t: &Task,
@@ -533,7 +534,8 @@ fn raw_args(action: &str) -> &'static [&'static str] {
 
 /// Templates the task's arguments (leaving those the action evaluates itself) and
 /// drops values that are `omit`.
-fn template_args(
+/// The task's arguments, templated.
+pub(crate) fn template_args(
     run: &Run,
     t: &Task,
     short: &str,

@@ -1,0 +1,218 @@
+//! What a playbook would grant, worked out before anything runs (for
+//! `sandball audit playbook`): per task and host, the module, its kind, and the grant
+//! policy gives it once the task's arguments are templated with what is known before
+//! the run (inventory, play, block and task vars, extra vars). What cannot be known yet
+//! — registered results, facts, loop items that come from them — is reported as
+//! unknown, with the reason.
+
+use super::Run;
+use super::task::{self, Inherited};
+use crate::assemble::finder::{FinderConfig, LegacyFinder};
+use crate::playbook::{Play, Task, TaskItem};
+use crate::plugins::action::{connection_action, controller_action};
+use crate::policy::{self, LegacyDecision, Subject};
+use crate::vars::PlayScope;
+use sandball_wire::capability::Grant;
+use serde::Serialize;
+
+/// What one task would do on one host.
+#[derive(Clone, Debug, Serialize)]
+pub struct Planned {
+    /// The play's name.
+    pub play: String,
+    /// The task's name (or action).
+    pub task: String,
+    /// The host.
+    pub host: String,
+    /// The module (or action) name.
+    pub module: String,
+    /// How it runs.
+    #[serde(flatten)]
+    pub kind: Kind,
+}
+
+/// How a task's action runs, and what it is granted.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Kind {
+    /// A component: sandboxed, with this grant (or unknown before the run).
+    Component {
+        /// The component's sha256.
+        sha256: String,
+        /// The grant, when it can be worked out now.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        grant: Option<Grant>,
+        /// Why the grant cannot be known yet.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        unknown: Option<String>,
+    },
+    /// A legacy module: not sandboxed; policy says whether it runs.
+    Legacy {
+        /// `allow`, `warn` or `deny`.
+        decision: String,
+        /// What policy says about it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+    /// An action that runs on the controller (debug, set_fact, assert, fail) or
+    /// only uses the connection (raw): no module.
+    Action,
+    /// No component or legacy module of that name.
+    Missing {
+        /// The lookup error.
+        message: String,
+    },
+}
+
+/// Plans every play of a playbook on the hosts its patterns (and `limit`) select.
+pub fn playbook(run: &Run, plays: &[Play], finder: &FinderConfig) -> Vec<Planned> {
+    let finder = LegacyFinder::new(finder.clone());
+    let mut out = Vec::new();
+    for play in plays {
+        let hosts = match play_hosts(run, play) {
+            Ok(h) => h,
+            Err(e) => {
+                run.callback.warning(&e);
+                continue;
+            }
+        };
+        let name = play.name.clone().unwrap_or_else(|| play.hosts.clone());
+        let scope = PlayScope {
+            name: &name,
+            vars: &play.vars,
+            hosts_all: &hosts,
+            hosts_active: &hosts,
+        };
+        let root = Inherited::for_play(play);
+        for items in [
+            &play.pre_tasks,
+            &play.tasks,
+            &play.post_tasks,
+            &play.handlers,
+        ] {
+            plan_items(run, &finder, &scope, items, &root, &hosts, &mut out);
+        }
+    }
+    out
+}
+
+fn play_hosts(run: &Run, play: &Play) -> Result<Vec<String>, String> {
+    let inventory = run.inventory();
+    let selected = inventory.select(&play.hosts).map_err(|e| e.to_string())?;
+    match &run.options.limit {
+        None => Ok(selected.hosts),
+        Some(limit) => inventory
+            .apply_limit(&selected.hosts, limit)
+            .map(|s| s.hosts)
+            .map_err(|e| e.to_string()),
+    }
+}
+
+fn plan_items(
+    run: &Run,
+    finder: &LegacyFinder,
+    scope: &PlayScope<'_>,
+    items: &[TaskItem],
+    inherited: &Inherited<'_>,
+    hosts: &[String],
+    out: &mut Vec<Planned>,
+) {
+    for item in items {
+        match item {
+            TaskItem::Task(t) => {
+                for host in hosts {
+                    out.push(plan_task(run, finder, scope, t, inherited, host));
+                }
+            }
+            TaskItem::Block(b) => {
+                let inner = inherited.with_block(b);
+                plan_items(run, finder, scope, &b.block, &inner, hosts, out);
+            }
+        }
+    }
+}
+
+fn plan_task(
+    run: &Run,
+    finder: &LegacyFinder,
+    scope: &PlayScope<'_>,
+    t: &Task,
+    inherited: &Inherited<'_>,
+    host: &str,
+) -> Planned {
+    let module = crate::assemble::component::short_name(&t.action).to_string();
+    let planned = |kind| Planned {
+        play: scope.name.to_string(),
+        task: t.name.clone().unwrap_or_else(|| t.action.clone()),
+        host: host.to_string(),
+        module: module.clone(),
+        kind,
+    };
+    if controller_action(&t.action).is_some() || connection_action(&t.action).is_some() {
+        return planned(Kind::Action);
+    }
+    if !run.modules.exists(&t.action) {
+        return planned(match finder.find(&t.action) {
+            Ok(_) => legacy(run, &module, host),
+            Err(e) => Kind::Missing {
+                message: e.to_string(),
+            },
+        });
+    }
+    let component = match run.modules.get(&t.action) {
+        Ok(c) => c,
+        Err(e) => {
+            return planned(Kind::Missing {
+                message: e.to_string(),
+            });
+        }
+    };
+    let vars = task::task_vars(run, scope, t, host, inherited);
+    let grant = if t.loop_.is_some() {
+        Err("the task loops: each item's arguments are known only when it runs".to_string())
+    } else {
+        task::template_args(run, t, &component.name, &vars).and_then(|args| {
+            let adjustments = task::capability_keywords(run, t, inherited, &vars)?;
+            let subject = Subject {
+                module: &component.name,
+                sha256: Some(&component.sha256),
+                builtin: component.builtin,
+                host: Some(host),
+            };
+            policy::grant_for(
+                &run.policy,
+                &subject,
+                &component.manifest,
+                &serde_json::Value::Object(args),
+                &adjustments,
+                run.options.limits,
+            )
+            .map_err(|e| e.to_string())
+        })
+    };
+    let (grant, unknown) = match grant {
+        Ok(g) => (Some(g), None),
+        Err(e) => (None, Some(first_line(&e))),
+    };
+    planned(Kind::Component {
+        sha256: component.sha256.clone(),
+        grant,
+        unknown,
+    })
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or_default().to_string()
+}
+
+fn legacy(run: &Run, module: &str, host: &str) -> Kind {
+    let (decision, message) = match policy::legacy_decision(&run.policy, module, host) {
+        LegacyDecision::Allow => ("allow", None),
+        LegacyDecision::Warn(m) => ("warn", Some(m)),
+        LegacyDecision::Deny(m) => ("deny", Some(m)),
+    };
+    Kind::Legacy {
+        decision: decision.to_string(),
+        message,
+    }
+}
