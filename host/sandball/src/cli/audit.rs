@@ -208,10 +208,8 @@ fn playbook(a: PlaybookArgs) -> Result<i32, CliError> {
         .ok()
         .and_then(|p| p.parent().map(Path::to_path_buf));
     let callback = Box::new(crate::plugins::callback::minimal::MinimalCallback::stdout());
-    let run = super::build_run(&a.common, callback, dir.clone(), vec![], vec![])?;
-    let finder =
-        crate::assemble::finder::FinderConfig::from_env(&a.common.module_path, dir.as_deref());
-    let planned = plan::playbook(&run, &book.plays, &finder);
+    let run = super::build_run(&a.common, callback, dir, vec![], vec![])?;
+    let planned = plan::playbook(&run, &book.plays);
     if a.json {
         println!(
             "{}",

@@ -7,7 +7,6 @@
 
 use super::Run;
 use super::task::{self, Inherited};
-use crate::assemble::finder::{FinderConfig, LegacyFinder};
 use crate::playbook::{Play, Task, TaskItem};
 use crate::plugins::action::{connection_action, controller_action};
 use crate::policy::{self, LegacyDecision, Subject};
@@ -65,8 +64,7 @@ pub enum Kind {
 }
 
 /// Plans every play of a playbook on the hosts its patterns (and `limit`) select.
-pub fn playbook(run: &Run, plays: &[Play], finder: &FinderConfig) -> Vec<Planned> {
-    let finder = LegacyFinder::new(finder.clone());
+pub fn playbook(run: &Run, plays: &[Play]) -> Vec<Planned> {
     let mut out = Vec::new();
     for play in plays {
         let hosts = match play_hosts(run, play) {
@@ -90,7 +88,7 @@ pub fn playbook(run: &Run, plays: &[Play], finder: &FinderConfig) -> Vec<Planned
             &play.post_tasks,
             &play.handlers,
         ] {
-            plan_items(run, &finder, &scope, items, &root, &hosts, &mut out);
+            plan_items(run, &scope, items, &root, &hosts, &mut out);
         }
     }
     out
@@ -110,7 +108,6 @@ fn play_hosts(run: &Run, play: &Play) -> Result<Vec<String>, String> {
 
 fn plan_items(
     run: &Run,
-    finder: &LegacyFinder,
     scope: &PlayScope<'_>,
     items: &[TaskItem],
     inherited: &Inherited<'_>,
@@ -121,12 +118,12 @@ fn plan_items(
         match item {
             TaskItem::Task(t) => {
                 for host in hosts {
-                    out.push(plan_task(run, finder, scope, t, inherited, host));
+                    out.push(plan_task(run, scope, t, inherited, host));
                 }
             }
             TaskItem::Block(b) => {
                 let inner = inherited.with_block(b);
-                plan_items(run, finder, scope, &b.block, &inner, hosts, out);
+                plan_items(run, scope, &b.block, &inner, hosts, out);
             }
         }
     }
@@ -134,7 +131,6 @@ fn plan_items(
 
 fn plan_task(
     run: &Run,
-    finder: &LegacyFinder,
     scope: &PlayScope<'_>,
     t: &Task,
     inherited: &Inherited<'_>,
@@ -151,8 +147,9 @@ fn plan_task(
     if controller_action(&t.action).is_some() || connection_action(&t.action).is_some() {
         return planned(Kind::Action);
     }
-    if !run.modules.exists(&t.action) {
-        return planned(match finder.find(&t.action) {
+    let vars = task::task_vars(run, scope, t, host, inherited);
+    if task::runs_legacy(run, t, &vars) {
+        return planned(match run.legacy.get(&t.action) {
             Ok(_) => legacy(run, &module, host),
             Err(e) => Kind::Missing {
                 message: e.to_string(),
@@ -167,7 +164,6 @@ fn plan_task(
             });
         }
     };
-    let vars = task::task_vars(run, scope, t, host, inherited);
     let grant = if t.loop_.is_some() {
         Err("the task loops: each item's arguments are known only when it runs".to_string())
     } else {

@@ -673,6 +673,16 @@ pub fn capability_keywords(
         .collect()
 }
 
+/// Whether the task's module runs as a legacy module: there is no built-in component
+/// of that name, or the task (or `SANDBALL_LEGACY_MODULES`) asks for the legacy one.
+pub(crate) fn runs_legacy(run: &Run, t: &Task, vars: &Vars) -> bool {
+    let short = crate::assemble::component::short_name(&t.action);
+    !run.modules.exists(&t.action)
+        || run
+            .legacy
+            .prefers_legacy(short, var_value(run, vars, PREFER_LEGACY_VAR).as_ref())
+}
+
 async fn module(
     run: &Run,
     t: &Task,
@@ -681,12 +691,7 @@ async fn module(
     vars: &Vars,
     no_log: bool,
 ) -> Map<String, Value> {
-    let short = crate::assemble::component::short_name(&t.action);
-    if !run.modules.exists(&t.action)
-        || run
-            .legacy
-            .prefers_legacy(short, var_value(run, vars, PREFER_LEGACY_VAR).as_ref())
-    {
+    if runs_legacy(run, t, vars) {
         return legacy_module(run, t, inherited, host, vars, no_log).await;
     }
     let component: Arc<Component> = match run.modules.get(&t.action) {
