@@ -72,7 +72,8 @@ lint:
 ## bench: examples/bench against sandball (release) and ansible-playbook, same run: on
 ## the local connection, then over SSH to a loopback sshd (10 host aliases, with
 ## ansible-playbook pipelining), then sandball alone over SSH to 100 aliases, then
-## ansible-core's Python ping/file/stat through sandball's Ansiballz (local, LEGACY=1).
+## ansible-core's Python ping/file/stat through sandball's Ansiballz (local, LEGACY=1),
+## then inventory --list on 10,000 generated hosts against ansible-inventory.
 bench: setup ansible sshd
 	$(CARGO) build --profile wasm --target $(WASM_TARGET) $(addprefix -p ,$(MODULES))
 	$(CARGO) build --release -p sandball -p sandball-shim
@@ -80,6 +81,7 @@ bench: setup ansible sshd
 	BENCH_CONNECTION=ssh examples/bench/run.sh
 	BENCH_CONNECTION=ssh HOSTS=100 FORKS=50 SKIP_ANSIBLE=1 examples/bench/run.sh
 	LEGACY=1 examples/bench/run.sh
+	examples/bench/inventory.sh
 
 clean:
 	$(CARGO) clean
