@@ -105,13 +105,21 @@ const LOGGED: &str = r#"
     - name: not a module
       debug:
         msg: controller side
+
+    - name: old style
+      hello_legacy:
+        greeting: hi
 "#;
+
+/// An old-style module (a shell script reading `key=value` pairs), for the legacy line.
+const HELLO_LEGACY: &str = "#!/bin/sh\necho '{\"changed\": true, \"msg\": \"hello\"}'\n";
 
 #[test]
 fn the_audit_log_has_one_line_per_module_run_and_no_secrets() {
     let sb = Sandbox::new();
     sb.inventory(&["alpha", "beta"]);
     let pb = sb.write("play.yml", LOGGED);
+    let legacy = sb.write("library/hello_legacy", HELLO_LEGACY);
     let log = sb.path().join("audit.jsonl");
     let out = sb
         .play(
@@ -131,11 +139,20 @@ fn the_audit_log_has_one_line_per_module_run_and_no_secrets() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect();
-    // Three module tasks on two hosts; debug runs on the controller, no module.
-    assert_eq!(lines.len(), 6, "{text}");
+    // Four module tasks on two hosts; debug runs on the controller, no module.
+    assert_eq!(lines.len(), 8, "{text}");
     for l in &lines {
         for key in [
-            "time", "host", "task", "module", "sha256", "grant", "denials", "status",
+            "time",
+            "host",
+            "task",
+            "module",
+            "kind",
+            "sha256",
+            "sandboxed",
+            "grant",
+            "denials",
+            "status",
         ] {
             assert!(l.get(key).is_some(), "no {key}: {l}");
         }
@@ -160,6 +177,15 @@ fn the_audit_log_has_one_line_per_module_run_and_no_secrets() {
     let wasm = Binaries::fixtures().join("denied_reader.wasm");
     let sha = hex::encode(Sha256::digest(std::fs::read(wasm).unwrap()));
     assert_eq!(denied["sha256"], Value::String(sha));
+    assert_eq!(denied["sandboxed"], true, "{denied}");
+    // A legacy module runs unsandboxed, and the log says so.
+    let old = of("old style", "alpha");
+    assert_eq!(old["kind"], "legacy", "{old}");
+    assert_eq!(old["sandboxed"], false, "{old}");
+    assert_eq!(old["grant"], Value::Null, "{old}");
+    assert_eq!(old["status"], "changed", "{old}");
+    let sha = hex::encode(Sha256::digest(std::fs::read(legacy).unwrap()));
+    assert_eq!(old["sha256"], Value::String(sha));
 }
 
 const PLANNED: &str = r#"

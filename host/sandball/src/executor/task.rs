@@ -18,6 +18,7 @@ use crate::template::{OMIT, Var, Vars};
 use crate::vars::PlayScope;
 use sandball_wire::capability::Grant;
 use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -789,23 +790,21 @@ async fn module(
             if normal::retires_session(&r) {
                 *guard = None;
             }
-            if let (Some(log), Some(grant)) = (&run.audit_log, &logged_grant) {
-                let entry = policy::audit_log::Entry {
-                    host,
-                    task: t.name.as_deref().unwrap_or(&t.action),
-                    module: &component.name,
-                    kind: "component",
-                    sha256: &component.sha256,
-                    manifest: &component.manifest,
-                    args: &args,
-                    no_log,
-                    grant,
-                    result: &r,
-                };
-                if let Err(e) = log.record(&entry) {
-                    run.callback
-                        .warning(&format!("cannot write to the audit log: {e}"));
-                }
+            if let Some(grant) = &logged_grant {
+                audit(
+                    run,
+                    &policy::audit_log::Entry {
+                        host,
+                        task: t.name.as_deref().unwrap_or(&t.action),
+                        module: &component.name,
+                        sha256: &component.sha256,
+                        manifest: Some(&component.manifest),
+                        args: &args,
+                        no_log,
+                        grant: Some(grant),
+                        result: &r,
+                    },
+                );
             }
             r
         }
@@ -970,5 +969,34 @@ async fn legacy_module(
         host_vars: &conn_vars,
         environment: &environment,
     };
-    legacy::run(&run.legacy, &conn, &request).await
+    let result = legacy::run(&run.legacy, &conn, &request).await;
+    if run.audit_log.is_some() {
+        let sha256 = hex::encode(Sha256::digest(module.bytes.as_slice()));
+        audit(
+            run,
+            &policy::audit_log::Entry {
+                host,
+                task: t.name.as_deref().unwrap_or(&t.action),
+                module: &module.name,
+                sha256: &sha256,
+                manifest: None,
+                args: &args,
+                no_log,
+                grant: None,
+                result: &result,
+            },
+        );
+    }
+    result
+}
+
+/// Writes one module run to the audit log, when there is one; a failed write is a
+/// warning, never a failed task.
+fn audit(run: &Run, entry: &policy::audit_log::Entry<'_>) {
+    if let Some(log) = &run.audit_log
+        && let Err(e) = log.record(entry)
+    {
+        run.callback
+            .warning(&format!("cannot write to the audit log: {e}"));
+    }
 }

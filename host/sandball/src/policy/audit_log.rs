@@ -2,7 +2,8 @@
 //! — time, host, task, module and its sha256, the grant, the denials, the result
 //! status. Argument values marked `no_log` (by the module's spec, or all of them
 //! when the task says `no_log: true`) never appear: where a grant holds one, it is
-//! masked.
+//! masked. Legacy modules are logged too, with `"sandboxed": false` and no grant: they
+//! run with the full rights of the connection (or become) user.
 
 use sandball_wire::capability::Grant;
 use sandball_wire::manifest::Manifest;
@@ -29,18 +30,16 @@ pub struct Entry<'a> {
     pub task: &'a str,
     /// The module.
     pub module: &'a str,
-    /// `component` or `legacy`.
-    pub kind: &'a str,
-    /// Its sha256.
+    /// Its sha256 (of the component, or of the legacy module's file).
     pub sha256: &'a str,
-    /// Its manifest (which arguments are `no_log`).
-    pub manifest: &'a Manifest,
+    /// Its manifest (which arguments are `no_log`); legacy modules have none.
+    pub manifest: Option<&'a Manifest>,
     /// The task's templated arguments (only used to find secrets to mask).
     pub args: &'a Map<String, Value>,
     /// Whether the task is `no_log`.
     pub no_log: bool,
-    /// The grant it ran with.
-    pub grant: &'a Grant,
+    /// The grant it ran with; `None` for a legacy module, which runs unsandboxed.
+    pub grant: Option<&'a Grant>,
     /// The module's result.
     pub result: &'a Map<String, Value>,
 }
@@ -69,7 +68,10 @@ impl AuditLog {
 
 fn entry_json(e: &Entry<'_>, now: SystemTime) -> Value {
     let secrets = secrets(e.manifest, e.args, e.no_log);
-    let mut grant = serde_json::to_value(e.grant).unwrap_or(Value::Null);
+    let mut grant = e
+        .grant
+        .and_then(|g| serde_json::to_value(g).ok())
+        .unwrap_or(Value::Null);
     mask(&mut grant, &secrets);
     let mut denials = e.result.get("denials").cloned().unwrap_or(json!([]));
     mask(&mut denials, &secrets);
@@ -79,8 +81,9 @@ fn entry_json(e: &Entry<'_>, now: SystemTime) -> Value {
         "host": e.host,
         "task": e.task,
         "module": e.module,
-        "kind": e.kind,
+        "kind": if e.grant.is_some() { "component" } else { "legacy" },
         "sha256": e.sha256,
+        "sandboxed": e.grant.is_some(),
         "grant": grant,
         "denials": denials,
         "status": format!("{status:?}").to_lowercase(),
@@ -88,12 +91,14 @@ fn entry_json(e: &Entry<'_>, now: SystemTime) -> Value {
 }
 
 /// The argument values that must not be logged.
-fn secrets(manifest: &Manifest, args: &Map<String, Value>, no_log: bool) -> Vec<String> {
+fn secrets(manifest: Option<&Manifest>, args: &Map<String, Value>, no_log: bool) -> Vec<String> {
     let mut out = Vec::new();
     for (name, value) in args {
         let secret = no_log
-            || manifest.argument_spec.iter().any(|(n, spec)| {
-                spec.no_log && (n == name || spec.aliases.iter().any(|a| a == name))
+            || manifest.is_some_and(|m| {
+                m.argument_spec.iter().any(|(n, spec)| {
+                    spec.no_log && (n == name || spec.aliases.iter().any(|a| a == name))
+                })
             });
         if secret {
             strings(value, &mut out);
@@ -197,12 +202,11 @@ mod tests {
             host: "web1",
             task: "t",
             module: "m",
-            kind: "component",
             sha256: "abc",
-            manifest: &manifest,
+            manifest: Some(&manifest),
             args: &args,
             no_log: false,
-            grant: &grant,
+            grant: Some(&grant),
             result: &result,
         };
         let line = serde_json::to_string(&entry_json(&e, UNIX_EPOCH)).unwrap();
@@ -213,5 +217,29 @@ mod tests {
         let e = Entry { no_log: true, ..e };
         let line = serde_json::to_string(&entry_json(&e, UNIX_EPOCH)).unwrap();
         assert!(line.contains(r#""path":"********""#), "{line}");
+    }
+
+    #[test]
+    fn legacy_runs_are_logged_as_unsandboxed() {
+        let args: Map<String, Value> =
+            serde_json::from_value(json!({"password": "hunter2"})).unwrap();
+        let result: Map<String, Value> = serde_json::from_value(json!({"changed": true})).unwrap();
+        let e = Entry {
+            host: "web1",
+            task: "add user",
+            module: "user",
+            sha256: "def",
+            manifest: None,
+            args: &args,
+            no_log: true,
+            grant: None,
+            result: &result,
+        };
+        let line = entry_json(&e, UNIX_EPOCH);
+        assert_eq!(line["kind"], "legacy");
+        assert_eq!(line["sandboxed"], false);
+        assert_eq!(line["grant"], Value::Null);
+        assert_eq!(line["status"], "changed");
+        assert!(!line.to_string().contains("hunter2"), "{line}");
     }
 }
