@@ -171,30 +171,26 @@ fn case_fingerprint(dir: &Path) -> u64 {
     hasher.finish()
 }
 
-/// The oracle's answer: exit code, stdout, stderr (cached on disk).
-fn oracle(bin: &Path, case: &Case, query: &Query) -> (i32, String, String) {
-    let mut cmd;
-    if query.kind == Kind::ListHosts {
-        cmd = Command::new(bin.join("ansible"));
-        cmd.arg(&query.args[0]).arg("--list-hosts");
-        for s in &case.sources {
-            cmd.arg("-i").arg(s);
-        }
-    } else {
-        cmd = Command::new(bin.join("ansible-inventory"));
-        for s in &case.sources {
-            cmd.arg("-i").arg(s);
-        }
-        cmd.args(&query.args);
-    }
-    cmd.args(&case.extra);
+/// The oracle's answer: exit code, stdout, stderr (cached on disk). Cases without
+/// environment of their own are answered by `server` (one Python process that imported
+/// ansible-core once and forks for each query); the others by a fresh process, because
+/// ansible-core reads its environment when it is imported.
+fn oracle(
+    bin: &Path,
+    case: &Case,
+    query: &Query,
+    server: &mut Option<ForkServer>,
+) -> (i32, String, String) {
+    let (tool, args) = oracle_command(case, query);
     let mut hasher = DefaultHasher::new();
     case_fingerprint(&case.dir).hash(&mut hasher);
+    // The same key as a command line `tool args...` (earlier caches stay valid).
+    let program = bin.join(tool);
     format!(
         "{:?}|{:?}|{:?}",
-        cmd.get_args().collect::<Vec<_>>(),
+        args.iter().map(std::ffi::OsStr::new).collect::<Vec<_>>(),
         case.env,
-        cmd.get_program()
+        program.as_os_str()
     )
     .hash(&mut hasher);
     let cache = target_dir().join("inventory-oracle").join(format!(
@@ -208,25 +204,149 @@ fn oracle(bin: &Path, case: &Case, query: &Query) -> (i32, String, String) {
     {
         return (code.as_i64().unwrap_or(-1) as i32, out.clone(), err.clone());
     }
-    let home = tempfile::tempdir().unwrap();
-    let config = home.path().join("ansible.cfg");
-    std::fs::write(&config, "[defaults]\n").unwrap();
-    cmd.current_dir(&case.dir)
-        .env("ANSIBLE_CONFIG", &config)
-        .env("ANSIBLE_HOME", home.path())
-        .env("ANSIBLE_LOCAL_TEMP", home.path().join("tmp"))
-        .env("ANSIBLE_NOCOLOR", "1")
-        .env("ANSIBLE_DEPRECATION_WARNINGS", "0");
-    for (k, v) in &case.env {
-        cmd.env(k, v);
-    }
-    let out = Output::run(cmd, Duration::from_secs(120));
+    let answer = if case.env.is_empty() {
+        server
+            .get_or_insert_with(|| ForkServer::start(bin))
+            .ask(tool, &args, &case.dir)
+    } else {
+        let home = tempfile::tempdir().unwrap();
+        let mut cmd = Command::new(&program);
+        cmd.args(&args).current_dir(&case.dir);
+        oracle_env(&mut cmd, home.path());
+        for (k, v) in &case.env {
+            cmd.env(k, v);
+        }
+        let out = Output::run(cmd, Duration::from_secs(120));
+        (out.code, out.stdout, out.stderr)
+    };
     std::fs::create_dir_all(cache.parent().unwrap()).unwrap();
-    let record = serde_json::json!([out.code, out.stdout, out.stderr]).to_string();
-    let tmp = cache.with_extension("tmp");
+    let record = serde_json::json!([answer.0, answer.1, answer.2]).to_string();
+    let tmp = cache.with_extension(format!("{:?}.tmp", std::thread::current().id()));
     std::fs::write(&tmp, record).unwrap();
     std::fs::rename(&tmp, &cache).unwrap();
-    (out.code, out.stdout, out.stderr)
+    answer
+}
+
+/// The ansible tool and its arguments for `query` on `case`.
+fn oracle_command(case: &Case, query: &Query) -> (&'static str, Vec<String>) {
+    let mut args = Vec::new();
+    let tool = if query.kind == Kind::ListHosts {
+        args.push(query.args[0].clone());
+        args.push("--list-hosts".to_string());
+        for s in &case.sources {
+            args.extend(["-i".to_string(), s.clone()]);
+        }
+        "ansible"
+    } else {
+        for s in &case.sources {
+            args.extend(["-i".to_string(), s.clone()]);
+        }
+        args.extend(query.args.iter().cloned());
+        "ansible-inventory"
+    };
+    args.extend(case.extra.iter().cloned());
+    (tool, args)
+}
+
+/// The environment every oracle call gets: an empty configuration and a private home.
+fn oracle_env(cmd: &mut Command, home: &Path) {
+    let config = home.join("ansible.cfg");
+    std::fs::write(&config, "[defaults]\n").unwrap();
+    cmd.env("ANSIBLE_CONFIG", &config)
+        .env("ANSIBLE_HOME", home)
+        .env("ANSIBLE_LOCAL_TEMP", home.join("tmp"))
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_DEPRECATION_WARNINGS", "0");
+}
+
+/// What the fork server runs: it imports ansible's command-line classes once, then for
+/// each request line (JSON: tool, arguments, directory, output files) forks a child that
+/// runs the command as the tool's own script would, and answers with the exit code.
+const FORK_SERVER: &str = r#"
+import json, os, signal, sys
+from ansible.cli.adhoc import AdHocCLI
+from ansible.cli.inventory import InventoryCLI
+tools = {"ansible": AdHocCLI, "ansible-inventory": InventoryCLI}
+for line in sys.stdin:
+    req = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        code = 250
+        try:
+            signal.alarm(120)
+            os.chdir(req["dir"])
+            null = os.open(os.devnull, os.O_RDONLY)
+            out = os.open(req["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            err = os.open(req["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(null, 0); os.dup2(out, 1); os.dup2(err, 2)
+            sys.argv = [req["tool"]] + req["args"]
+            tools[req["tool"]].cli_executor(sys.argv)
+            code = 0
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        finally:
+            try:
+                sys.stdout.flush(); sys.stderr.flush()
+            finally:
+                os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    print(os.waitstatus_to_exitcode(status), flush=True)
+"#;
+
+/// A Python process with ansible-core imported that answers oracle queries (about a
+/// second saved on each: most of an ansible command's time is importing ansible).
+struct ForkServer {
+    child: std::process::Child,
+    requests: std::process::ChildStdin,
+    answers: std::io::BufReader<std::process::ChildStdout>,
+    home: tempfile::TempDir,
+}
+
+impl ForkServer {
+    fn start(bin: &Path) -> ForkServer {
+        let home = tempfile::tempdir().unwrap();
+        // The interpreter the tools' scripts name, so that the implicit localhost's
+        // `ansible_python_interpreter` is the one `normalize` expects.
+        let real = std::fs::canonicalize(bin).unwrap_or_else(|_| bin.to_path_buf());
+        let mut cmd = Command::new(real.join("python3"));
+        cmd.args(["-c", FORK_SERVER])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        oracle_env(&mut cmd, home.path());
+        let mut child = cmd.spawn().unwrap();
+        ForkServer {
+            requests: child.stdin.take().unwrap(),
+            answers: std::io::BufReader::new(child.stdout.take().unwrap()),
+            child,
+            home,
+        }
+    }
+
+    fn ask(&mut self, tool: &str, args: &[String], dir: &Path) -> (i32, String, String) {
+        use std::io::{BufRead, Write};
+        let out = self.home.path().join("stdout");
+        let err = self.home.path().join("stderr");
+        let request = serde_json::json!({
+            "tool": tool, "args": args, "dir": dir, "out": out, "err": err,
+        });
+        writeln!(self.requests, "{request}").unwrap();
+        self.requests.flush().unwrap();
+        let mut line = String::new();
+        self.answers.read_line(&mut line).unwrap();
+        let code: i32 = line
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("the ansible fork server died ({line:?})"));
+        let read = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
+        (code, read(&out), read(&err))
+    }
+}
+
+impl Drop for ForkServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 fn sandball(case: &Case, query: &Query) -> Output {
@@ -311,8 +431,13 @@ fn parse(kind: Kind, text: &str, bin: &Path, what: &str) -> Result<Value, String
 }
 
 /// Compares one query; returns a description of the difference, if any.
-fn compare(bin: &Path, case: &Case, query: &Query) -> Option<String> {
-    let (code, out, err) = oracle(bin, case, query);
+fn compare(
+    bin: &Path,
+    case: &Case,
+    query: &Query,
+    server: &mut Option<ForkServer>,
+) -> Option<String> {
+    let (code, out, err) = oracle(bin, case, query, server);
     let ours = sandball(case, query);
     let what = format!("case {} `{}`", case.name, query.args.join(" "));
     if ours.stderr.contains("panicked") {
@@ -400,10 +525,11 @@ fn sandball_inventory_prints_what_ansible_inventory_prints() {
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| {
+                let mut server = None;
                 loop {
                     let next = queue.lock().unwrap().next();
                     let Some((case, query)) = next else { break };
-                    if let Some(f) = compare(&bin, &case, &query) {
+                    if let Some(f) = compare(&bin, &case, &query, &mut server) {
                         failures.lock().unwrap().push(f);
                     }
                 }
