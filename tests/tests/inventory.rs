@@ -424,7 +424,11 @@ fn parse(kind: Kind, text: &str, bin: &Path, what: &str) -> Result<Value, String
             if !out.status.success() {
                 return Err(format!("{what}: not YAML:\n{text}"));
             }
-            normalize(serde_json::from_slice(&out.stdout).unwrap(), &python)
+            normalize(
+                serde_json::from_slice(&out.stdout)
+                    .map_err(|e| format!("{what}: YAML not JSON-compatible ({e}):\n{text}"))?,
+                &python,
+            )
         }
         Kind::Text | Kind::ListHosts => Value::String(text.trim_end().to_string()),
     })

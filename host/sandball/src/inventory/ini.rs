@@ -3,7 +3,8 @@
 //! sets group variables, `[g:children]` names child groups. A child group must be declared
 //! by a section somewhere in the file, and a `:vars` section needs its group declared too.
 //! Values are typed as Python literals (`ast.literal_eval`), in `:vars` sections as well.
-//! Only files with no extension or `.ini` are taken (Ansible 2.19's `allowed_extensions`).
+//! Any readable file but a `.toml` one is taken, so INI is the last resort for `.yml`,
+//! `.cfg`, `.txt` and other names that other plugins did not parse.
 
 use super::data::InventoryData;
 use super::error::InventoryError;
@@ -32,12 +33,10 @@ impl InventoryPlugin for IniPlugin {
         "ini"
     }
 
+    /// Any readable file but a `.toml` one (which the TOML plugin owns): INI is the last
+    /// resort for files with any other name, as in Ansible.
     fn verify_file(&self, source: &str) -> bool {
-        let ext = Path::new(source)
-            .extension()
-            .map(|e| e.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        readable_file(source) && (ext.is_empty() || ext == "ini")
+        readable_file(source) && Path::new(source).extension().is_none_or(|e| e != "toml")
     }
 
     fn parse(
@@ -369,14 +368,14 @@ mod tests {
     }
 
     #[test]
-    fn verify_by_extension() {
+    fn verify_takes_any_file_but_toml() {
         let dir = tempfile::tempdir().unwrap();
-        for name in ["hosts", "inv.ini", "inv.yml", "inv.cfg"] {
+        for name in ["hosts", "inv.ini", "inv.yml", "inv.cfg", "inv.toml"] {
             std::fs::write(dir.path().join(name), "").unwrap();
         }
         let ok = |n: &str| IniPlugin.verify_file(&dir.path().join(n).display().to_string());
-        assert!(ok("hosts") && ok("inv.ini"));
-        assert!(!ok("inv.yml") && !ok("inv.cfg") && !ok("missing"));
+        assert!(ok("hosts") && ok("inv.ini") && ok("inv.yml") && ok("inv.cfg"));
+        assert!(!ok("inv.toml") && !ok("missing"));
     }
 
     #[test]

@@ -77,7 +77,7 @@ fn run_script(source: &str) -> Result<Value, InventoryError> {
         ));
     };
     let mut hosts = Map::new();
-    if !has_meta_hostvars(groups) {
+    if !has_meta_hostvars(source, groups)? {
         for (name, group) in groups {
             for host in group_hosts(name, group) {
                 if !hosts.contains_key(&host) {
@@ -93,11 +93,40 @@ fn run_script(source: &str) -> Result<Value, InventoryError> {
     Ok(Value::Object(results))
 }
 
-fn has_meta_hostvars(groups: &Map<String, Value>) -> bool {
-    groups
-        .get("_meta")
-        .and_then(Value::as_object)
-        .is_some_and(|m| m.contains_key("hostvars"))
+/// Whether the `--list` result carries `_meta.hostvars` (then no `--host` calls are made).
+/// As in Ansible, a `_meta` that is not a mapping, a `_meta` without a `hostvars` mapping
+/// and a `_meta.profile` that is not an inventory profile are errors.
+fn has_meta_hostvars(source: &str, groups: &Map<String, Value>) -> Result<bool, InventoryError> {
+    let fail = |message: String| Err(InventoryError::parse(source, None, message));
+    let Some(meta) = groups.get("_meta") else {
+        return Ok(false);
+    };
+    let Value::Object(meta) = meta else {
+        return fail(format!(
+            "Value contains '_meta' which is {} instead of an object",
+            json_type(meta)
+        ));
+    };
+    match meta.get("profile") {
+        None => {}
+        Some(Value::String(p)) if p.starts_with("inventory_") => {}
+        Some(Value::String(p)) => {
+            return fail(format!("Non-inventory profile '{p}' is not allowed"));
+        }
+        Some(other) => {
+            return fail(format!(
+                "Value contains '_meta.profile' which is {} instead of a string",
+                json_type(other)
+            ));
+        }
+    }
+    match meta.get("hostvars") {
+        Some(Value::Object(_)) => Ok(true),
+        other => fail(format!(
+            "Value contains '_meta.hostvars' which is {} instead of an object",
+            other.map_or("missing", json_type)
+        )),
+    }
 }
 
 fn json_type(value: &Value) -> &'static str {
@@ -163,6 +192,9 @@ fn run_json(source: &str, args: &[&str]) -> Result<Value, InventoryError> {
             "Inventory script ({command}) had an execution error ({status}){}",
             stderr_note(&stderr)
         )));
+    }
+    if args.first() == Some(&"--host") && stdout.trim_ascii().is_empty() {
+        return Ok(Value::Object(Map::new()));
     }
     serde_json::from_slice(&stdout).map_err(|e| {
         fail(format!(
@@ -253,17 +285,16 @@ fn populate(source: &str, results: &Value, data: &mut InventoryData) -> Result<(
             "cached inventory script results are damaged; use --flush-cache".into(),
         ));
     };
-    let hostvars = groups
-        .get("_meta")
-        .and_then(|m| m.get("hostvars"))
-        .and_then(Value::as_object)
-        .unwrap_or(fetched);
+    let hostvars = match has_meta_hostvars(source, groups)? {
+        true => groups["_meta"]["hostvars"].as_object().unwrap_or(fetched),
+        false => fetched,
+    };
     let mut seen = Vec::new();
     for (name, group) in groups.iter().filter(|(n, _)| *n != "_meta") {
         data.add_group(name).map_err(|e| fail(e.0))?;
         let body = normalized(name, group);
         match body.get("hosts") {
-            None | Some(Value::Null) => {}
+            None => {}
             Some(Value::Array(hosts)) => {
                 for host in hosts {
                     let Some(host) = host.as_str() else {
@@ -283,7 +314,7 @@ fn populate(source: &str, results: &Value, data: &mut InventoryData) -> Result<(
             }
         }
         match body.get("vars") {
-            None | Some(Value::Null) => {}
+            None => {}
             Some(Value::Object(vars)) => {
                 for (k, v) in vars {
                     data.set_variable(name, k, v.clone())
@@ -296,11 +327,20 @@ fn populate(source: &str, results: &Value, data: &mut InventoryData) -> Result<(
                 )));
             }
         }
-        if let Some(Value::Array(children)) = body.get("children") {
-            for child in children.iter().filter_map(Value::as_str) {
-                data.add_group(child).map_err(|e| fail(e.0))?;
-                data.add_child(name, child).map_err(|e| fail(e.0))?;
+        // Ansible iterates whatever `children` holds: a list's items, a mapping's keys.
+        let children: Vec<&str> = match body.get("children") {
+            None => Vec::new(),
+            Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+            Some(Value::Object(map)) => map.keys().map(String::as_str).collect(),
+            Some(other) => {
+                return Err(fail(format!(
+                    "You defined a group '{name}' with bad data for its children:\n {other}"
+                )));
             }
+        };
+        for child in children {
+            data.add_group(child).map_err(|e| fail(e.0))?;
+            data.add_child(name, child).map_err(|e| fail(e.0))?;
         }
     }
     for host in seen {
@@ -311,7 +351,7 @@ fn populate(source: &str, results: &Value, data: &mut InventoryData) -> Result<(
                         .map_err(|e| fail(e.0))?;
                 }
             }
-            None | Some(Value::Null) => {}
+            None => {}
             Some(other) => {
                 return Err(fail(format!(
                     "Invalid data from --host {host}: expected a JSON object, got {}",
