@@ -9,7 +9,8 @@
 //! - [`output`]: running a command with a time limit and what it printed;
 //! - [`recap`]: the PLAY RECAP counters per host;
 //! - [`sshd`]: a real OpenSSH server on loopback for the SSH tests;
-//! - [`tree`]: a snapshot of a directory tree, to show a run left it alone.
+//! - [`tree`]: a snapshot of a directory tree, to show a run left it alone;
+//! - [`users`]: the unprivileged user the become tests switch to.
 //!
 //! The tests themselves are in `tests/`.
 
@@ -19,6 +20,7 @@ pub mod recap;
 pub mod sandbox;
 pub mod sshd;
 pub mod tree;
+pub mod users;
 
 pub use binaries::Binaries;
 pub use output::Output;

@@ -428,8 +428,15 @@ const BROKEN_PLAY: &str = r#"
     - name: junk around the json
       junk: {}
     - name: become
+      ping:
+      vars: {sandball_legacy_modules: all}
+      become: true
+      become_user: sandball-no-such-user
+      ignore_errors: true
+    - name: become classic
       junk: {}
       become: true
+      become_user: sandball-no-such-user
       ignore_errors: true
 "#;
 
@@ -476,14 +483,143 @@ fn failures_are_explained() {
         "{junk}"
     );
     let become_ = r("become");
+    assert!(failed(&out, "become"), "{become_}");
     assert!(
         at(&become_, "msg")
             .as_str()
             .unwrap_or_default()
-            .contains("become is not supported for legacy modules yet"),
+            .contains("become (sudo to sandball-no-such-user) failed"),
         "{become_}"
     );
+    // The classic flow hands its files over first, which cannot be done either.
+    let classic = r("become classic");
+    assert!(
+        at(&classic, "msg").as_str().unwrap_or_default().contains(
+            "Failed to set permissions on the temporary files for the unprivileged become user sandball-no-such-user"
+        ),
+        "{classic}"
+    );
     assert_eq!(out.host("localhost").failed, 0, "{out}");
+}
+
+/// Legacy modules under become: to root and to an unprivileged user, piped and through
+/// the classic flow (Ansiballz, WANT_JSON), with sudo and su.
+const BECOME_PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    sandball_legacy_modules: [command, file]
+    ansible_pipelining: false
+  tasks:
+    - name: root piped
+      command: id -un
+      become: true
+      vars: {ansible_pipelining: true}
+    - name: root classic
+      command: id -un
+      become: true
+    - name: user piped
+      command: id -un
+      become: true
+      become_user: sandball-become
+      vars: {ansible_pipelining: true}
+    - name: user classic
+      command: id -un
+      become: true
+      become_user: sandball-become
+    - name: user su
+      command: id -un
+      become: true
+      become_method: su
+      become_user: sandball-become
+    - name: user file
+      file: {path: "{{ work }}/touched", state: touch}
+      become: true
+      become_user: sandball-become
+    - name: user want json
+      write_file_want_json: {dest: "{{ work }}/written", content: "x"}
+      become: true
+      become_user: sandball-become
+    - name: not become
+      command: id -un
+"#;
+
+#[test]
+fn become_runs_legacy_modules_as_the_become_user() {
+    if !sandball_e2e::users::become_user_ready() {
+        return;
+    }
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let sb = Sandbox::new();
+    // The become user must reach the work directories.
+    std::fs::set_permissions(sb.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    sb.write(
+        "inventory.ini",
+        "[nodes]\nlocalhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3 ansible_become_password=hunter2-not-shown\n",
+    );
+    let pb = sb.write("become.yml", BECOME_PLAY);
+    let want_json = workspace_root().join("examples/modules/want_json");
+    let want_json = want_json.to_str().unwrap_or_default();
+    let mut runs = vec![];
+    for (tool, work) in [("sandball", "work"), ("ansible", "ansible-work")] {
+        let work = sb.dir(work);
+        std::fs::set_permissions(&work, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let out = if tool == "sandball" {
+            sb.play(&pb, &work, &["-vvv", "-M", want_json])
+                .env("SANDBALL_ANSIBLE_PYTHON", python_2_19())
+                .run()
+        } else {
+            let inventory = sb.path().join("inventory.ini");
+            let work_var = format!("work={}", work.display());
+            sb.ansible_playbook_in(
+                &ansible_bin("ANSIBLE_BIN_DIR", "venv"),
+                [
+                    "-i",
+                    inventory.to_str().unwrap_or_default(),
+                    pb.to_str().unwrap_or_default(),
+                    "-e",
+                    work_var.as_str(),
+                    "-M",
+                    want_json,
+                    "-v",
+                ],
+            )
+            // Ansible's default, so an unprivileged become user's files go to /var/tmp.
+            .env("ANSIBLE_REMOTE_TEMP", "~/.ansible/tmp")
+            .run()
+        };
+        out.assert_no_panic();
+        runs.push((out, work));
+    }
+    let (ours, work) = &runs[0];
+    let (theirs, theirs_work) = &runs[1];
+    ours.assert_code(0);
+    ours.assert_same_recap_as(theirs);
+    for (task, who) in [
+        ("root piped", "root"),
+        ("root classic", "root"),
+        ("user piped", "sandball-become"),
+        ("user classic", "sandball-become"),
+        ("user su", "sandball-become"),
+        ("not become", "root"),
+    ] {
+        let a = result(ours, task, work);
+        let b = result(theirs, task, theirs_work);
+        assert_eq!(at(&a, "stdout"), who, "task {task}: {a}");
+        assert_eq!(at(&a, "stdout"), at(&b, "stdout"), "task {task}: {b}");
+    }
+    let uid = sandball_e2e::users::become_uid();
+    for name in ["touched", "written"] {
+        assert_eq!(
+            std::fs::metadata(work.join(name)).unwrap().uid(),
+            uid,
+            "{name}"
+        );
+    }
+    assert!(
+        !ours.stdout.contains("hunter2") && !ours.stderr.contains("hunter2"),
+        "the become password was shown:\\n{ours}"
+    );
 }
 
 const SSH_PLAY: &str = r#"

@@ -5,6 +5,7 @@
 //! raw, a killed shim, a node of another architecture, and become.
 
 use sandball_e2e::sshd::{Sshd, deployable_shim};
+use sandball_e2e::users::{BECOME_USER, become_uid, become_user_ready};
 use sandball_e2e::{HostRecap, Output, Sandbox};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -336,35 +337,6 @@ fn a_node_of_another_architecture_is_named_and_raw_still_works() {
     );
 }
 
-/// The user the become test switches to, created when the tests run as root.
-const BECOME_USER: &str = "sandball-become";
-
-/// Whether the become test can run here; says why not on stderr.
-fn become_user_ready() -> bool {
-    let uid = Command::new("id").arg("-u").output().unwrap();
-    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
-        eprintln!("skipping the become test: it creates a user, which needs root");
-        return false;
-    }
-    if Command::new("sudo").arg("-V").output().is_err() {
-        eprintln!("skipping the become test: sudo is not installed (`make test` installs it)");
-        return false;
-    }
-    let exists = Command::new("id").arg(BECOME_USER).output().unwrap();
-    if !exists.status.success() {
-        let made = Command::new("useradd")
-            .args(["-m", "-s", "/bin/sh", BECOME_USER])
-            .output()
-            .unwrap();
-        assert!(
-            made.status.success(),
-            "useradd: {}",
-            String::from_utf8_lossy(&made.stderr)
-        );
-    }
-    true
-}
-
 const BECOME: &str = r#"
 - hosts: all
   gather_facts: false
@@ -427,15 +399,7 @@ fn become_runs_raw_and_the_shim_session_as_another_user() {
     out.assert_code(0);
     assert_eq!(out.host("b1").failed, 0, "{out}");
     let owner = |name: &str| std::fs::metadata(work.join(name)).unwrap().uid();
-    let become_uid = Command::new("id")
-        .args(["-u", BECOME_USER])
-        .output()
-        .unwrap();
-    let become_uid: u32 = String::from_utf8_lossy(&become_uid.stdout)
-        .trim()
-        .parse()
-        .unwrap();
-    assert_eq!(owner("made-by-become"), become_uid);
+    assert_eq!(owner("made-by-become"), become_uid());
     assert_eq!(owner("made-by-root"), 0);
     assert!(
         !out.stdout.contains("hunter2") && !out.stderr.contains("hunter2"),

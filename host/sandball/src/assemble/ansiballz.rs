@@ -4,7 +4,10 @@
 //! The script carries a zip (base64) of the module and every module_utils file it
 //! imports ([`super::module_utils`]). On the node it unpacks the zip once per content
 //! into a private cache directory named by the zip's sha256 (where Python keeps the
-//! bytecode it compiles, so later runs start fast), puts that first on `sys.path`, hands the arguments to
+//! bytecode it compiles, so later runs start fast; a cache that is not the running
+//! user's alone — another user's, or writable by others — is never used, the run then
+//! unpacks into a temporary directory of its own), puts that first on `sys.path`,
+//! hands the arguments to
 //! `ansible.module_utils.basic` the way the shipped `basic.py` reads them (the
 //! `_ANSIBLE_ARGS` bytes, plus the `_ANSIBLE_PROFILE` serialization profile that
 //! ansible-core 2.17+ reads; older versions ignore it) and runs the module as
@@ -95,11 +98,13 @@ const PROFILE_MODULES: &[&str] = &[
 /// The wrapper script: everything is passed as base64 or a plain identifier, so no
 /// value can break out of its Python literal.
 const WRAPPER: &str = r#"# sandball Ansiballz wrapper: runs the module in the zip below as __main__.
+import atexit
 import base64
 import io
 import os
 import runpy
 import shutil
+import stat
 import sys
 import tempfile
 import zipfile
@@ -111,24 +116,47 @@ MODULE = '@MODULE@'
 CACHE = os.path.expanduser(@CACHE@)
 
 
+def private(path):
+    # A directory (not a link) of this user's that nobody else may write to.
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def unpack(dest):
+    with zipfile.ZipFile(io.BytesIO(base64.b64decode(ZIP))) as z:
+        z.extractall(dest)
+
+
 def unpacked():
     # The zip is unpacked once per content, into a private directory named by its
     # sha256 where Python also keeps the bytecode it compiles: later runs of the same
     # payload skip unpacking and compiling. A run unpacks beside it and renames, so a
     # reader never sees a half-written directory.
     path = os.path.join(CACHE, ZIP_SHA256)
-    if os.path.isdir(path):
-        return path
-    os.makedirs(CACHE, mode=0o700, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix='.unpacking-', dir=CACHE)
-    with zipfile.ZipFile(io.BytesIO(base64.b64decode(ZIP))) as z:
-        z.extractall(tmp)
     try:
-        os.rename(tmp, path)
+        os.makedirs(CACHE, mode=0o700, exist_ok=True)
+        if private(CACHE):
+            if not os.path.lexists(path):
+                tmp = tempfile.mkdtemp(prefix='.unpacking-', dir=CACHE)
+                unpack(tmp)
+                try:
+                    os.rename(tmp, path)
+                except OSError:
+                    # Another run got there first.
+                    shutil.rmtree(tmp, ignore_errors=True)
+            if private(path):
+                return path
     except OSError:
-        # Another run got there first.
-        shutil.rmtree(tmp, ignore_errors=True)
-    return path
+        pass
+    # No cache of this user's own there (an unwritable home, another user's
+    # directory): a private directory for this run only.
+    tmp = tempfile.mkdtemp(prefix='sandball-ansiballz-')
+    atexit.register(shutil.rmtree, tmp, True)
+    unpack(tmp)
+    return tmp
 
 
 def main():
@@ -216,15 +244,18 @@ mod tests {
             node_cache.to_str().unwrap(),
         );
         assert!(s.starts_with(b"#!/usr/bin/python3\n"));
-        for _ in 0..2 {
+        let private_tmp = d.path().join("tmp");
+        std::fs::create_dir(&private_tmp).unwrap();
+        let run = |s: &[u8]| {
             let mut child = std::process::Command::new("python3")
+                .env("TMPDIR", &private_tmp)
                 .stdin(std::process::Stdio::piped())
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
                 .unwrap();
             use std::io::Write;
-            child.stdin.take().unwrap().write_all(&s).unwrap();
+            child.stdin.take().unwrap().write_all(s).unwrap();
             let out = child.wait_with_output().unwrap();
             assert!(
                 out.status.success(),
@@ -234,6 +265,9 @@ mod tests {
             let v: Value = serde_json::from_slice(&out.stdout).unwrap();
             assert_eq!(v["got"], args);
             assert_eq!(v["main"], "__main__");
+        };
+        for _ in 0..2 {
+            run(&s);
         }
         // Unpacked once, under the zip's sha256, in a private directory, with the
         // bytecode Python compiled.
@@ -251,5 +285,25 @@ mod tests {
                 .join("ansible/module_utils/__pycache__")
                 .is_dir()
         );
+
+        // A cache others may write to is never used: code planted there does not run,
+        // the payload is unpacked into a temporary directory removed afterwards.
+        let shared = d.path().join("shared");
+        write(
+            &shared.join(&z.sha256),
+            "ansible/module_utils/basic.py",
+            "raise SystemExit('planted code ran')\n",
+        );
+        for p in [&shared, &shared.join(&z.sha256)] {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o777)).unwrap();
+        }
+        run(&script(
+            "/usr/bin/python3",
+            "ansible.modules.echo",
+            &z,
+            &args,
+            shared.to_str().unwrap(),
+        ));
+        assert_eq!(std::fs::read_dir(&private_tmp).unwrap().count(), 0);
     }
 }

@@ -856,6 +856,7 @@ fn connection_vars(run: &Run, vars: &Vars) -> Map<String, Value> {
                             | "ansible_remote_tmp"
                             | "ansible_shell_executable"
                             | "ansible_keep_remote_files"
+                            | legacy::WORLD_READABLE_VAR
                     ))
         })
         .map(str::to_string)
@@ -877,16 +878,10 @@ async fn legacy_module(
     no_log: bool,
 ) -> Map<String, Value> {
     let short = crate::assemble::component::short_name(&t.action);
-    match become_for(run, t, inherited, vars) {
-        Ok(None) => {}
-        Ok(Some(_)) => {
-            return failed(format!(
-                "become is not supported for legacy modules yet ({short} would run as the connection user, not the become user)\n\nThe error appears to be in '{}'.",
-                t.location
-            ));
-        }
+    let become_ = match become_for(run, t, inherited, vars) {
+        Ok(b) => b,
         Err(e) => return e,
-    }
+    };
     let (action, uses_shell) = legacy_action(&t.action);
     let module = match run.legacy.get(&action) {
         Ok(m) => m,
@@ -968,6 +963,7 @@ async fn legacy_module(
         host,
         host_vars: &conn_vars,
         environment: &environment,
+        become_: become_.as_ref(),
     };
     let result = legacy::run(&run.legacy, &conn, &request).await;
     if run.audit_log.is_some() {

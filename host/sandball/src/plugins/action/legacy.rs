@@ -7,7 +7,10 @@
 //! piped to the interpreter's stdin (pipelining, on by default); everything else takes
 //! the classic flow — a private temporary directory (umask 77), the module and its
 //! args file put there, `chmod u+x`, the run with the task's `environment`, and the
-//! directory removed in the same command unless remote files are kept. The output is
+//! directory removed in the same command unless remote files are kept. Under `become`
+//! the run (not the temporary directory) is wrapped by the become plugin; a become user
+//! other than root and the connection user gets read access to the files as Ansible
+//! gives it (see [`grant_access`]). The output is
 //! parsed as component output is ([`super::normal::interpret`]): junk before the JSON
 //! dropped, junk after it warned about, a non-zero exit without `failed` a failure.
 //! What comes back is data: the executor stores results as values that are never
@@ -18,7 +21,8 @@ use super::normal::{self, ModuleFlags};
 use crate::assemble::finder::LegacyModule;
 use crate::assemble::interpreter::{self, PythonSetting};
 use crate::assemble::legacy::{self, AssembleContext, Assembled, LegacyStore};
-use crate::plugins::connection::{Connection, RunReply};
+use crate::plugins::r#become::{self, Become};
+use crate::plugins::connection::{Connection, ConnectionError, ExecOutput, RunReply};
 use crate::plugins::shell::{quote, quote_path};
 use sandball_wire::protocol::Outcome;
 use serde_json::{Map, Value, json};
@@ -39,6 +43,8 @@ pub struct LegacyRun<'a> {
     pub host_vars: &'a Map<String, Value>,
     /// The task's `environment`, templated.
     pub environment: &'a Map<String, Value>,
+    /// The task's become settings, when it becomes another user.
+    pub become_: Option<&'a Become>,
 }
 
 /// The default remote temporary directory, as Ansible's `sh` shell plugin has it.
@@ -104,14 +110,28 @@ pub async fn run(store: &LegacyStore, conn: &Connection, r: &LegacyRun<'_>) -> M
         Ok(a) => a,
         Err(msg) => return failed(msg),
     };
+    let mut warnings = vec![];
     let output = if pipelining && assembled.pipelining {
         let cmd = format!(
             "{env}{}",
             assembled.interpreter.as_deref().unwrap_or(&python)
         );
-        conn.exec_command(&cmd, Some(&assembled.payload)).await
+        r#become::exec_command(conn, r.become_, &cmd, Some(&assembled.payload))
+            .await
+            .map_err(|e| e.to_string())
     } else {
-        let tmp = match make_tmp(conn, &remote_tmp).await {
+        // A become user other than root and the connection user cannot read the
+        // connection user's private directory: its files go to a system temporary
+        // directory and are handed over (Ansible's rules).
+        let unprivileged = match unprivileged_become(conn, r.become_).await {
+            Ok(u) => u,
+            Err(e) => return failed(format!("MODULE FAILURE: {e}")),
+        };
+        let base = match unprivileged {
+            Some(_) => system_tmp(&remote_tmp),
+            None => remote_tmp.as_str(),
+        };
+        let tmp = match make_tmp(conn, base).await {
             Ok(t) => t,
             Err(msg) => return failed(msg),
         };
@@ -121,7 +141,20 @@ pub async fn run(store: &LegacyStore, conn: &Connection, r: &LegacyRun<'_>) -> M
             Ok(a) => a,
             Err(msg) => return failed(msg),
         };
-        classic(conn, r.module, &assembled, &tmp, &env, keep).await
+        let classic_run = Classic {
+            become_: r.become_,
+            unprivileged,
+            world_readable: flag(
+                r.host_vars,
+                WORLD_READABLE_VAR,
+                "ANSIBLE_SHELL_ALLOW_WORLD_READABLE_TEMP",
+                false,
+            ),
+            tmp: &tmp,
+            env: &env,
+            keep,
+        };
+        classic(conn, r.module, &assembled, &classic_run, &mut warnings).await
     };
     let out = match output {
         Ok(o) => o,
@@ -147,6 +180,14 @@ pub async fn run(store: &LegacyStore, conn: &Connection, r: &LegacyRun<'_>) -> M
     }
     if result.contains_key("module_stderr") {
         explain_failure(&mut result, &assembled, &stderr, out.rc, r.host);
+    }
+    if !warnings.is_empty() {
+        let list = result
+            .entry("warnings")
+            .or_insert_with(|| Value::Array(vec![]));
+        if let Value::Array(l) = list {
+            l.extend(warnings.into_iter().map(Value::String));
+        }
     }
     if let Some(p) = discovered {
         let facts = result
@@ -340,19 +381,78 @@ fn rand_suffix() -> String {
     format!("{:012x}", h.finish() & 0xffff_ffff_ffff)
 }
 
+/// The users a become to which needs no handing over of files (Ansible's
+/// `admin_users`).
+const ADMIN_USERS: &[&str] = &["root", "toor"];
+
+/// Where files for an unprivileged become user go (Ansible's `system_tmpdirs`).
+const SYSTEM_TMPDIRS: &[&str] = &["/var/tmp", "/tmp"];
+
+/// The variable that allows world-readable temporary files when nothing safer works.
+pub(crate) const WORLD_READABLE_VAR: &str = "ansible_shell_allow_world_readable_temp";
+
+/// The become user when it is neither an admin user nor the connection user (asked of
+/// the node): its files must be handed over.
+async fn unprivileged_become<'b>(
+    conn: &Connection,
+    become_: Option<&'b Become>,
+) -> Result<Option<&'b str>, String> {
+    let Some(b) = become_ else {
+        return Ok(None);
+    };
+    if ADMIN_USERS.contains(&b.user.as_str()) {
+        return Ok(None);
+    }
+    let me = conn
+        .exec_command("id -un", None)
+        .await
+        .and_then(|o| o.success("id -un"))
+        .map_err(|e| format!("cannot tell the connection user: {e}"))?;
+    Ok((String::from_utf8_lossy(&me.stdout).trim() != b.user).then_some(b.user.as_str()))
+}
+
+/// The system temporary directory for an unprivileged become user: `remote_tmp` when it
+/// is inside one, else the first.
+fn system_tmp(remote_tmp: &str) -> &str {
+    if SYSTEM_TMPDIRS
+        .iter()
+        .any(|d| remote_tmp == *d || remote_tmp.starts_with(&format!("{d}/")))
+    {
+        remote_tmp
+    } else {
+        SYSTEM_TMPDIRS[0]
+    }
+}
+
+/// How one classic run goes.
+struct Classic<'a> {
+    become_: Option<&'a Become>,
+    /// The become user the files are handed over to, when it is unprivileged.
+    unprivileged: Option<&'a str>,
+    /// Whether world-readable files are allowed when nothing safer works.
+    world_readable: bool,
+    tmp: &'a str,
+    env: &'a str,
+    keep: bool,
+}
+
 /// The classic flow: put the module (and its args file), make it executable, run it
-/// and remove the directory, in as few round trips as the connection allows.
+/// (as the become user when there is one) and remove the directory, in as few round
+/// trips as the connection allows.
 async fn classic(
     conn: &Connection,
     module: &LegacyModule,
     a: &Assembled,
-    tmp: &str,
-    env: &str,
-    keep: bool,
-) -> Result<crate::plugins::connection::ExecOutput, crate::plugins::connection::ConnectionError> {
+    c: &Classic<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<ExecOutput, String> {
+    let tmp = c.tmp;
     let file = format!("{tmp}/AnsiballZ_{}{}", module.name, a.suffix);
-    conn.put_data(&a.payload, &file).await?;
-    let mut run = format!("chmod u+x {} {} && {env}", quote(tmp), quote(&file));
+    conn.put_data(&a.payload, &file)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut paths = vec![tmp.to_string(), file.clone()];
+    let mut run = c.env.to_string();
     if let Some(interp) = &a.interpreter {
         run.push_str(interp);
         run.push(' ');
@@ -360,17 +460,80 @@ async fn classic(
     run.push_str(&quote(&file));
     if let Some(args) = &a.args_file {
         let args_path = format!("{tmp}/args");
-        conn.put_data(args, &args_path).await?;
+        conn.put_data(args, &args_path)
+            .await
+            .map_err(|e| e.to_string())?;
         run.push(' ');
         run.push_str(&quote(&args_path));
+        paths.push(args_path);
     }
-    if !keep {
-        run = format!(
-            "{run}; rc=$?; rm -f -r {} > /dev/null 2>&1; exit $rc",
-            quote(tmp)
-        );
+    match c.unprivileged {
+        Some(user) => {
+            if let Some(w) = grant_access(conn, user, &paths, c.world_readable).await? {
+                warnings.push(w);
+            }
+        }
+        None => run = format!("chmod u+x {} {} && {run}", quote(tmp), quote(&file)),
     }
-    conn.exec_command(&run, None).await
+    // The become user removes the directory in the same command when it can (it is
+    // the connection user or an admin); else the connection user does it afterwards.
+    let remove = format!("rm -f -r {} > /dev/null 2>&1", quote(tmp));
+    if !c.keep && c.unprivileged.is_none() {
+        run = format!("{run}; rc=$?; {remove}; exit $rc");
+    }
+    let out = r#become::exec_command(conn, c.become_, &run, None).await;
+    if !c.keep && c.unprivileged.is_some() {
+        let cleanup = conn.exec_command(&remove, None).await;
+        if let Err(e) = cleanup.and_then(|o| o.success("rm")) {
+            warnings.push(format!("cannot remove the temporary directory {tmp}: {e}"));
+        }
+    }
+    out.map_err(|e: ConnectionError| e.to_string())
+}
+
+/// Gives the unprivileged become user `user` read and execute access to `paths` (the
+/// temporary directory and its files), as the connection user and in Ansible's order:
+/// a POSIX ACL (`setfacl`), else ownership (`chown`, which needs root), else — only
+/// when `world_readable` allows it, with a warning — world-readable files. Anything
+/// else is an error that says what was tried and what to do.
+async fn grant_access(
+    conn: &Connection,
+    user: &str,
+    paths: &[String],
+    world_readable: bool,
+) -> Result<Option<String>, String> {
+    let list: Vec<String> = paths.iter().map(|p| quote(p)).collect();
+    let list = list.join(" ");
+    // The user name is a plain word (checked when become was resolved).
+    let mut cmd = format!(
+        "if setfacl -m u:{user}:r-x {list}; then echo SANDBALL_ACCESS=acl; \
+         elif chmod u+x {list} && chown {user} {list}; then echo SANDBALL_ACCESS=chown; "
+    );
+    if world_readable {
+        cmd.push_str(&format!(
+            "elif chmod a+rx {list}; then echo SANDBALL_ACCESS=world; "
+        ));
+    }
+    cmd.push_str("else exit 1; fi");
+    let out = conn
+        .exec_command(&cmd, None)
+        .await
+        .map_err(|e| e.to_string())?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    match stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("SANDBALL_ACCESS="))
+    {
+        Some("world") => Ok(Some(format!(
+            "Using world-readable permissions for the temporary files of a module run as the unprivileged become user {user}: anyone on the node can read them (and the module's arguments) while it runs."
+        ))),
+        Some(_) if out.rc == 0 => Ok(None),
+        _ => Err(format!(
+            "Failed to set permissions on the temporary files for the unprivileged become user {user}: {} (rc={}). The connection user needs setfacl (the acl package) or root to chown them; or become root, connect as {user}, or — less safe, anyone on the node could read the module's arguments — set {WORLD_READABLE_VAR}=true",
+            String::from_utf8_lossy(&out.stderr).trim(),
+            out.rc
+        )),
+    }
 }
 
 /// A helpful message for output that is not a module result: a missing interpreter,
@@ -407,6 +570,42 @@ fn explain_failure(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plugins::connection::local::Local;
+
+    #[tokio::test]
+    async fn files_are_handed_over_safely_or_not_at_all() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("AnsiballZ_x.py");
+        std::fs::write(&file, "x").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let paths = vec![file.display().to_string()];
+        let conn = Connection::Local(Local);
+        // No ACL, no chown to a user that does not exist: an error saying what to do,
+        // and the file stays private.
+        let e = grant_access(&conn, "sandball-no-such-user", &paths, false)
+            .await
+            .unwrap_err();
+        assert!(
+            e.contains("sandball-no-such-user") && e.contains(WORLD_READABLE_VAR),
+            "{e}"
+        );
+        let mode = || std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(), 0o700);
+        // Allowed: world-readable, with a warning.
+        let w = grant_access(&conn, "sandball-no-such-user", &paths, true)
+            .await
+            .unwrap();
+        assert!(w.is_some_and(|w| w.contains("world-readable")));
+        assert_eq!(mode(), 0o755);
+    }
+
+    #[test]
+    fn unprivileged_users_get_a_system_temporary_directory() {
+        assert_eq!(system_tmp("~/.ansible/tmp"), "/var/tmp");
+        assert_eq!(system_tmp("/tmp/mine"), "/tmp/mine");
+        assert_eq!(system_tmp("/tmpfoo"), "/var/tmp");
+    }
 
     #[test]
     fn environment_becomes_quoted_assignments() {

@@ -1,0 +1,42 @@
+//! The unprivileged user the become tests switch to, created when the tests run as root.
+
+use std::process::Command;
+
+/// The user's name.
+pub const BECOME_USER: &str = "sandball-become";
+
+/// Whether the become tests can run here (root, sudo installed); creates the user when
+/// missing. Says why not on stderr.
+pub fn become_user_ready() -> bool {
+    let uid = Command::new("id").arg("-u").output().unwrap();
+    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+        eprintln!("skipping the become test: it creates a user, which needs root");
+        return false;
+    }
+    if Command::new("sudo").arg("-V").output().is_err() {
+        eprintln!("skipping the become test: sudo is not installed (`make test` installs it)");
+        return false;
+    }
+    let exists = Command::new("id").arg(BECOME_USER).output().unwrap();
+    if !exists.status.success() {
+        let made = Command::new("useradd")
+            .args(["-m", "-s", "/bin/sh", BECOME_USER])
+            .output()
+            .unwrap();
+        assert!(
+            made.status.success(),
+            "useradd: {}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+    }
+    true
+}
+
+/// The user's uid.
+pub fn become_uid() -> u32 {
+    let out = Command::new("id")
+        .args(["-u", BECOME_USER])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
