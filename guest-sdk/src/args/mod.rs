@@ -11,7 +11,6 @@ mod error;
 mod internal;
 pub mod no_log;
 mod path;
-pub mod python;
 mod size;
 mod validate;
 
@@ -21,5 +20,7 @@ pub use deprecation::Deprecation;
 pub use error::{ArgError, ArgErrorKind};
 pub use internal::InternalArgs;
 pub use path::expand_path;
+/// Python's text forms of values (shared with the controller through the wire crate).
+pub use sandball_wire::python;
 pub use size::human_to_number;
 pub use validate::{Validation, validate};

@@ -6,12 +6,15 @@
 //! - [`manifest`]: what a module says about itself (argument spec, check mode,
 //!   capabilities it needs), embedded in the component's `sandball:manifest` section;
 //! - [`capability`]: the capability vocabulary, the requests a manifest makes in terms
-//!   of module arguments, and the concrete grants the shim enforces.
+//!   of module arguments, and the concrete grants the shim enforces;
+//! - [`python`]: Python's text forms of values (`str()`, `repr()`, `json.dumps()`),
+//!   which modules and the controller's templates both print.
 
 pub mod capability;
 pub mod frame;
 pub mod manifest;
 pub mod protocol;
+pub mod python;
 
 /// Version of the sandball project, carried in the handshake so a controller never
 /// talks to a shim of another build by mistake.

@@ -7,7 +7,7 @@ use minijinja::value::{Kwargs, ValueKind};
 use minijinja::{Environment, Error, ErrorKind, State, Value};
 
 use crate::template::convert::{ensure_defined, from_json, invalid};
-use crate::template::python::{py_float, py_str};
+use crate::template::python::{float_repr, py_str};
 
 pub(super) fn register(env: &mut Environment<'static>) {
     env.add_filter("to_json", to_json);
@@ -197,7 +197,7 @@ fn json_float(f: f64) -> String {
     } else if f.is_infinite() {
         if f > 0.0 { "Infinity" } else { "-Infinity" }.into()
     } else {
-        py_float(f)
+        float_repr(f)
     }
 }
 

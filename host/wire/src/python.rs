@@ -1,5 +1,7 @@
 //! Python's view of JSON values, for messages and conversions that must read as
-//! Ansible's: `str()`, `repr()`, `type()` names, `json.dumps()` and `==`.
+//! Ansible's: `str()`, `repr()`, `type()` names, `json.dumps()` and `==`. Modules use
+//! it through the guest SDK; the controller's templates quote strings and print floats
+//! with the same [`quote`] and [`float_repr`].
 
 use serde_json::Value;
 use std::fmt::Write;
@@ -49,7 +51,7 @@ fn write_repr(out: &mut String, value: &Value) {
             Some(f) if n.is_f64() => out.push_str(&float_repr(f)),
             _ => out.push_str(&n.to_string()),
         },
-        Value::String(s) => write_str_repr(out, s),
+        Value::String(s) => quote(s, out),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -66,7 +68,7 @@ fn write_repr(out: &mut String, value: &Value) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_str_repr(out, k);
+                quote(k, out);
                 out.push_str(": ");
                 write_repr(out, v);
             }
@@ -75,7 +77,9 @@ fn write_repr(out: &mut String, value: &Value) {
     }
 }
 
-fn write_str_repr(out: &mut String, s: &str) {
+/// Appends `s` quoted as Python's `repr()` quotes it: single quotes unless the text
+/// holds one and no double quote, and characters Python does not print escaped.
+pub fn quote(s: &str, out: &mut String) {
     let quote = if s.contains('\'') && !s.contains('"') {
         '"'
     } else {
@@ -92,8 +96,13 @@ fn write_str_repr(out: &mut String, s: &str) {
                 out.push('\\');
                 out.push(c);
             }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+            c if (c as u32) < 0x20 || matches!(c as u32, 0x7f..=0xa0 | 0xad) => {
                 let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            // Line and paragraph separators and the invisible format characters.
+            c if matches!(c as u32, 0x200b..=0x200f | 0x2028..=0x202e | 0x2060..=0x2064 | 0xfeff) =>
+            {
+                let _ = write!(out, "\\u{:04x}", c as u32);
             }
             c => out.push(c),
         }
@@ -252,6 +261,10 @@ mod tests {
             r#"['a', 1, False, None, {'k': "it's"}]"#
         );
         assert_eq!(py_repr(&json!("a'b\"c\n")), r#"'a\'b"c\n'"#);
+        assert_eq!(
+            py_repr(&json!("\u{7f}\u{85}\u{a0}\u{ad}é\u{2028}\u{feff}")),
+            r"'\x7f\x85\xa0\xadé\u2028\ufeff'"
+        );
     }
 
     #[test]
@@ -265,6 +278,11 @@ mod tests {
         assert_eq!(float_repr(1234567890123456.0), "1234567890123456.0");
         assert_eq!(float_repr(-2.5e-7), "-2.5e-07");
         assert_eq!(float_repr(-0.0), "-0.0");
+        assert_eq!(float_repr(1e15), "1000000000000000.0");
+        assert_eq!(float_repr(12345678.9), "12345678.9");
+        assert_eq!(float_repr(1.5e-7), "1.5e-07");
+        assert_eq!(float_repr(f64::NAN), "nan");
+        assert_eq!(float_repr(f64::NEG_INFINITY), "-inf");
     }
 
     #[test]
