@@ -411,6 +411,46 @@ fn pipelining_and_the_classic_flow_agree_and_clean_up() {
     );
 }
 
+const CHOICE_PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: component
+      ping:
+    - name: legacy
+      ping:
+      vars: {sandball_legacy_modules: [ping]}
+"#;
+
+#[test]
+fn the_choice_of_module_is_shown_at_vvv() {
+    let sb = Sandbox::new();
+    // run_local passes -v: with -vv more, that is -vvv.
+    for (extra, shown) in [(&[][..], false), (&["-vv"][..], true)] {
+        let (out, _) = run_local(&sb, "choice.yml", CHOICE_PLAY, extra);
+        out.assert_code(0);
+        let line = |task: &str, what: &str| {
+            out.task_lines(task)
+                .iter()
+                .any(|l| l.starts_with("<localhost> Using module file ") && l.ends_with(what))
+        };
+        let component = line("component", "");
+        let legacy = line(
+            "legacy",
+            "ping.py (legacy module, new-style Python (Ansiballz))",
+        );
+        assert_eq!((component, legacy), (shown, shown), "{out}");
+        if shown {
+            assert!(
+                out.task_lines("component")
+                    .iter()
+                    .any(|l| l.contains("ping.wasm (sandball component, sha256 ")),
+                "{out}"
+            );
+        }
+    }
+}
+
 const BROKEN_PLAY: &str = r#"
 - hosts: all
   gather_facts: false

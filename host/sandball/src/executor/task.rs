@@ -699,6 +699,15 @@ async fn module(
         Ok(c) => c,
         Err(e) => return failed(e.to_string()),
     };
+    run.callback.verbose(
+        3,
+        Some(host),
+        &format!(
+            "Using module file {} (sandball component, sha256 {})",
+            component.path.display(),
+            component.sha256
+        ),
+    );
     let mut args = match template_args(run, t, &component.name, vars) {
         Ok(a) => a,
         Err(e) => return failed(e),
@@ -892,7 +901,15 @@ async fn legacy_module(
             ));
         }
     };
-    tracing::debug!(host, action = %t.action, path = %module.path.display(), "running a legacy module");
+    run.callback.verbose(
+        3,
+        Some(host),
+        &format!(
+            "Using module file {} (legacy module, {})",
+            module.path.display(),
+            crate::assemble::module_type::detect(&module.bytes).name()
+        ),
+    );
     // Legacy modules run outside the WebAssembly sandbox, with the connection user's
     // rights: policy decides here whether that may happen.
     match policy::legacy_decision(&run.policy, &module.name, host) {

@@ -289,6 +289,17 @@ impl Callback for DefaultCallback {
         self.emit(&self.paint(&format!("[WARNING]: {msg}"), "1;35"));
     }
 
+    fn verbose(&self, level: u8, host: Option<&str>, msg: &str) {
+        if self.verbosity < level {
+            return;
+        }
+        let text = match host {
+            Some(h) => format!("<{h}> {msg}"),
+            None => msg.to_string(),
+        };
+        self.emit(&self.paint(&text, "0;34"));
+    }
+
     fn deprecation(&self, msg: &str) {
         self.emit(&self.paint(&format!("[DEPRECATION WARNING]: {msg}"), "1;35"));
     }
@@ -398,6 +409,18 @@ mod tests {
             ignored: false,
         });
         assert_eq!(text(&buf), "ok: [h] => {\n    \"msg\": \"hi\"\n}\n");
+    }
+
+    #[test]
+    fn verbose_messages_show_from_their_level() {
+        for (verbosity, shown) in [(2, false), (3, true)] {
+            let buf = Buf::default();
+            let cb = DefaultCallback::new(Box::new(buf.clone()), verbosity, false, false);
+            cb.verbose(3, Some("h1"), "Using module file /m/ping.py");
+            cb.verbose(3, None, "no host");
+            let want = "<h1> Using module file /m/ping.py\nno host\n";
+            assert_eq!(text(&buf) == want, shown, "{}", text(&buf));
+        }
     }
 
     #[test]

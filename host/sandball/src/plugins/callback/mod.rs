@@ -74,6 +74,12 @@ pub trait Callback: Send + Sync {
     fn retrying(&self, host: &str, task: &str, retries_left: u64);
     /// A warning for the user.
     fn warning(&self, msg: &str);
+    /// A message for verbosity `level` and up (`-vvv` is 3), about `host` when there is
+    /// one, as Ansible's `display.vvv` shows it (`<host> msg`). Callbacks without a
+    /// verbose view ignore it.
+    fn verbose(&self, level: u8, host: Option<&str>, msg: &str) {
+        let _ = (level, host, msg);
+    }
     /// A deprecation notice.
     fn deprecation(&self, msg: &str);
     /// The run ended.
