@@ -82,6 +82,10 @@ pub fn playbook(run: &Run, plays: &[Play]) -> Vec<Planned> {
             hosts_active: &hosts,
         };
         let root = Inherited::for_play(play);
+        if let Some(gather) = super::play::gathering_task(play) {
+            let gather = [TaskItem::Task(Box::new(gather))];
+            plan_items(run, &scope, &gather, &root, &hosts, &mut out);
+        }
         for items in [
             &play.pre_tasks,
             &play.tasks,

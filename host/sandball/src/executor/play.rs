@@ -117,10 +117,41 @@ const UNSUPPORTED_ACTIONS: &[&str] = &[
     "import_role",
     "include_vars",
     "include",
-    "gather_facts",
     "add_host",
     "group_by",
 ];
+
+/// The task a play runs first when it gathers facts, as Ansible adds it: "Gathering
+/// Facts", tagged `always`, running the gather_facts action (ansible-core's `setup`)
+/// with the play's `gather_subset` and `gather_timeout`. Plays gather unless they say
+/// `gather_facts: false`, or unless `ANSIBLE_GATHERING=explicit` and they do not say
+/// `gather_facts: true`.
+pub(crate) fn gathering_task(play: &Play) -> Option<Task> {
+    let implicit = !std::env::var("ANSIBLE_GATHERING")
+        .is_ok_and(|g| g.trim().eq_ignore_ascii_case("explicit"));
+    let gather = match &play.gather_facts {
+        Some(v) => crate::plugins::action::truthy(Some(v), implicit).unwrap_or(implicit),
+        None => implicit,
+    };
+    if !gather {
+        return None;
+    }
+    let args = [
+        ("gather_subset", &play.gather_subset),
+        ("gather_timeout", &play.gather_timeout),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| Some((k.to_string(), v.clone()?)))
+    .collect();
+    Some(Task {
+        name: Some("Gathering Facts".into()),
+        action: "ansible.builtin.gather_facts".into(),
+        args,
+        tags: vec!["always".into()],
+        location: play.location.clone(),
+        ..Task::default()
+    })
+}
 
 /// What a `meta` task asks for (`refresh_inventory`, `flush_handlers`, ...).
 fn meta_action(t: &Task) -> Option<&str> {
@@ -185,21 +216,23 @@ pub async fn run(run: &Run, play: &Play) -> Result<(), ExecError> {
     for h in &hosts {
         run.stats.touch(h);
     }
-    if play
-        .gather_facts
-        .as_ref()
-        .map(|v| crate::plugins::action::truthy(Some(v), true).unwrap_or(true))
-        .unwrap_or(true)
-    {
-        run.callback.warning(&format!(
-            "fact gathering is not supported yet: no facts were gathered for play '{name}' (set `gather_facts: false` to silence this)"
-        ));
-    }
     let state = PlayState {
         active: Mutex::new(hosts.clone()),
         notified: Mutex::new(HashMap::new()),
     };
     let root = Inherited::for_play(play);
+    if let Some(gather) = gathering_task(play) {
+        match run.legacy.get(&task::legacy_action(&gather.action).0) {
+            Ok(_) => {
+                if !run_task(run, play, &hosts, &state, &gather, &root, false).await {
+                    return Ok(());
+                }
+            }
+            Err(e) => run.callback.warning(&format!(
+                "no facts were gathered for play '{name}': gathering runs ansible-core's setup module, and {e} (set `gather_facts: false` to silence this)"
+            )),
+        }
+    }
     for section in [&play.pre_tasks, &play.tasks, &play.post_tasks] {
         if !run_items(run, play, &hosts, &state, section, &root).await {
             return Ok(());

@@ -829,12 +829,15 @@ async fn module(
 }
 
 /// The legacy module an action runs, and whether it runs through the shell: `shell`
-/// is `command` with `_uses_shell`, as Ansible's shell action does it.
+/// is `command` with `_uses_shell`, as Ansible's shell action does it, and
+/// `gather_facts` is `setup`, the facts module Ansible's gather_facts action runs on
+/// POSIX hosts.
 pub(crate) fn legacy_action(action: &str) -> (String, bool) {
-    match action.strip_suffix("shell") {
-        Some(prefix) if crate::assemble::component::short_name(action) == "shell" => {
-            (format!("{prefix}command"), true)
-        }
+    let short = crate::assemble::component::short_name(action);
+    let prefix = &action[..action.len() - short.len()];
+    match short {
+        "shell" => (format!("{prefix}command"), true),
+        "gather_facts" => (format!("{prefix}setup"), false),
         _ => (action.to_string(), false),
     }
 }

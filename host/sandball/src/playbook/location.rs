@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// A position in a playbook source file. Lines and columns count from 1; columns count
 /// characters, not bytes.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Location {
     /// The file the position is in, as it was given to the loader.
     pub file: PathBuf,

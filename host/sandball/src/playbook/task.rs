@@ -11,8 +11,9 @@ use crate::playbook::mod_args;
 use crate::playbook::source::SourceFile;
 use crate::playbook::yaml::Node;
 
-/// One task (or handler) of a play, a block or a role.
-#[derive(Debug, Clone, PartialEq)]
+/// One task (or handler) of a play, a block or a role. The default is an empty task,
+/// for the ones the executor adds itself (fact gathering).
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Task {
     /// `name`.
     pub name: Option<String>,

@@ -1,0 +1,129 @@
+//! Fact gathering: plays gather facts first, as Ansible does ("Gathering Facts", tagged
+//! `always`, ansible-core's `setup` module run the legacy way), compared with
+//! ansible-playbook on the same playbook; `gather_facts: false`, the gather_facts action
+//! and `ANSIBLE_GATHERING=explicit`; a missing ansible-core is a warning, not a failure.
+
+use sandball_e2e::binaries::target_dir;
+use sandball_e2e::{Output, Sandbox};
+use std::path::PathBuf;
+
+/// The Python of the ansible-core venv `make test` installs, whose `setup` module runs.
+fn ansible_python() -> PathBuf {
+    std::env::var_os("ANSIBLE_BIN_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target_dir().join("venv/bin"))
+        .join("python")
+}
+
+const PLAYS: &str = r#"
+- name: implicit
+  hosts: all
+  gather_subset: [min]
+  tasks:
+    - name: show
+      debug:
+        msg: "{{ ansible_system }} {{ ansible_user_id }} {{ ansible_facts is mapping }}"
+
+- name: explicit
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: before
+      debug:
+        msg: "{{ ansible_env is defined }}"  # facts stay from the first play
+    - name: gather now
+      ansible.builtin.gather_facts:
+        gather_subset: [min]
+    - name: after
+      debug:
+        msg: "{{ ansible_system }}"
+"#;
+
+/// The `msg` lines the debug tasks printed, in order.
+fn messages(out: &Output) -> Vec<String> {
+    out.stdout
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("\"msg\": "))
+        .map(str::to_string)
+        .collect()
+}
+
+fn run(sb: &Sandbox, extra: &[&str], gathering: Option<&str>) -> (Output, Option<Output>) {
+    let pb = sb.path().join("play.yml");
+    let work = sb.dir("work");
+    let mut ours = sb
+        .play(&pb, &work, extra)
+        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python());
+    let mut theirs = sb.ansible_play(&pb, &work, extra);
+    if let Some(g) = gathering {
+        ours = ours.env("ANSIBLE_GATHERING", g);
+        theirs = theirs.map(|t| t.env("ANSIBLE_GATHERING", g));
+    }
+    let ours = ours.run();
+    ours.assert_no_panic().assert_code(0);
+    (ours, theirs.map(|t| t.run()))
+}
+
+#[test]
+fn plays_gather_facts_first_as_ansible_does() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta"]);
+    sb.write("play.yml", PLAYS);
+    let (out, reference) = run(&sb, &[], None);
+    let gathered = out.task_lines("Gathering Facts");
+    assert_eq!(
+        gathered.iter().filter(|l| l.starts_with("ok: [")).count(),
+        2,
+        "{out}"
+    );
+    let user = std::env::var("USER").unwrap_or_else(|_| "root".into());
+    let msgs = messages(&out);
+    assert!(
+        msgs.contains(&format!("\"Linux {user} True\"")),
+        "facts are not variables: {msgs:?}\n{out}"
+    );
+    assert!(msgs.contains(&"true".to_string()), "{msgs:?}");
+    if let Some(reference) = reference {
+        reference.assert_code(0);
+        out.assert_same_recap_as(&reference);
+        assert_eq!(msgs, messages(&reference), "{out}\n{reference}");
+    }
+
+    // Gathering is tagged `always`: it runs when tags select other tasks.
+    let (tagged, reference) = run(&sb, &["-t", "show"], None);
+    assert!(tagged.stdout.contains("TASK [Gathering Facts]"), "{tagged}");
+    assert!(!tagged.stdout.contains("TASK [before]"), "{tagged}");
+    if let Some(reference) = reference {
+        tagged.assert_same_recap_as(&reference);
+    }
+}
+
+#[test]
+fn explicit_gathering_and_a_missing_ansible_core() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    sb.write(
+        "play.yml",
+        "- hosts: all\n  tasks:\n    - name: show\n      debug:\n        msg: \"{{ ansible_system | default('none') }}\"\n",
+    );
+    // ANSIBLE_GATHERING=explicit: only plays that say gather_facts: true gather.
+    let (out, reference) = run(&sb, &[], Some("explicit"));
+    assert!(!out.stdout.contains("TASK [Gathering Facts]"), "{out}");
+    assert_eq!(messages(&out), ["\"none\""], "{out}");
+    if let Some(reference) = reference {
+        out.assert_same_recap_as(&reference);
+    }
+    // Without ansible-core there is no setup module: a warning, and the play goes on.
+    let pb = sb.path().join("play.yml");
+    let out = sb
+        .play(&pb, &sb.dir("work"), &[])
+        .env("SANDBALL_ANSIBLE_PYTHON", sb.path().join("no-such-python"))
+        .env("SANDBALL_ANSIBLE_CORE", sb.path().join("no-such-ansible"))
+        .run();
+    out.assert_no_panic().assert_code(0);
+    assert!(
+        format!("{}{}", out.stdout, out.stderr).contains("no facts were gathered for play"),
+        "{out}"
+    );
+    assert_eq!(messages(&out), ["\"none\""], "{out}");
+}
