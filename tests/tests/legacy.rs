@@ -411,6 +411,89 @@ fn pipelining_and_the_classic_flow_agree_and_clean_up() {
     );
 }
 
+/// A module that returns facts of every kind: plain, `ansible_`-prefixed,
+/// `ansible_local`, and ones that would steer the connection.
+const FACTS_MODULE: &str = r#"#!/usr/bin/python
+# WANT_JSON
+import json
+print(json.dumps({"changed": False, "ansible_facts": {
+    "foo": 1, "ansible_bar": 2, "ansible_local": {"x": 3},
+    "ansible_python_interpreter": "/evil", "ansible_connection": "evil",
+    "ansible_become_user": "evil", "ansible_ssh_host_key_x": "kept",
+    "ansible_remote_tmp": "kept", "ansible_custom_interpreter": "evil",
+}}))
+"#;
+
+const FACTS_PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    sandball_legacy_modules: all
+  tasks:
+    - setup: {gather_subset: [min]}
+    - factory:
+    - name: facts
+      debug:
+        msg:
+          - "{{ ansible_facts.distribution }}"
+          - "{{ ansible_distribution }}"
+          - "{{ ansible_facts['os_family'] }}"
+          - "{{ ansible_facts.user_id }} {{ ansible_user_id }}"
+          - "{{ foo | default('UNDEF') }}"
+          - "{{ ansible_foo | default('UNDEF') }}"
+          - "{{ ansible_bar | default('UNDEF') }}"
+          - "{{ ansible_facts.foo | default('UNDEF') }}"
+          - "{{ ansible_facts.bar | default('UNDEF') }}"
+          - "{{ ansible_facts.ansible_bar | default('UNDEF') }}"
+          - "{{ ansible_local | default('UNDEF') }}"
+          - "{{ ansible_facts.ansible_local | default('UNDEF') }}"
+          - "{{ ansible_facts.local | default('UNDEF') }}"
+          - "{{ ansible_facts.python_interpreter | default('UNDEF') }}"
+          - "{{ ansible_python_interpreter | default('UNDEF') }}"
+          - "{{ ansible_connection | default('UNDEF') }}"
+          - "{{ ansible_facts.connection | default('UNDEF') }}"
+          - "{{ ansible_become_user | default('UNDEF') }}"
+          - "{{ ansible_ssh_host_key_x | default('UNDEF') }}"
+          - "{{ ansible_remote_tmp | default('UNDEF') }}"
+          - "{{ ansible_custom_interpreter | default('UNDEF') }}"
+"#;
+
+#[test]
+fn facts_are_variables_and_in_ansible_facts_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.write("library/factory", FACTS_MODULE);
+    sb.write(
+        "inventory.ini",
+        "[nodes]\nlocalhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n",
+    );
+    let pb = sb.write("facts.yml", FACTS_PLAY);
+    let work = sb.dir("work");
+    let ours = sb
+        .play(&pb, &work, &["-v"])
+        .env("SANDBALL_ANSIBLE_PYTHON", python_2_19())
+        .run();
+    ours.assert_no_panic();
+    ours.assert_code(0);
+    let inventory = sb.path().join("inventory.ini");
+    let theirs = sb
+        .ansible_playbook_in(
+            &ansible_bin("ANSIBLE_BIN_DIR", "venv"),
+            [
+                "-i",
+                inventory.to_str().unwrap_or_default(),
+                pb.to_str().unwrap_or_default(),
+                "-v",
+            ],
+        )
+        .run();
+    ours.assert_same_recap_as(&theirs);
+    let a = result(&ours, "facts", &work);
+    let b = result(&theirs, "facts", &work);
+    assert_eq!(a, b, "sandball:\n{ours}\nansible-playbook:\n{theirs}");
+    assert_eq!(at(&a, "msg/4"), 1, "{a}");
+    assert_eq!(at(&a, "msg/14"), "/usr/bin/python3", "{a}");
+}
+
 const CHOICE_PLAY: &str = r#"
 - hosts: all
   gather_facts: false

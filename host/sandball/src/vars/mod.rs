@@ -23,6 +23,73 @@ struct HostState {
     set: Map<String, Value>,
 }
 
+/// Facts a module returned, as Ansible exposes them: `ansible_facts` holds each one
+/// without its `ansible_` prefix (`ansible_facts.distribution`; `ansible_local` keeps
+/// its name), and each is also a variable of its own under the name it was returned
+/// with (`ansible_distribution`), except those that would change how the host is
+/// reached or how sandball runs there (connection, become and interpreter settings,
+/// internal keys) — a module cannot redirect the next task.
+fn inject_facts(vars: &mut Vars, facts: &Map<String, Value>) {
+    let mut namespaced = Map::new();
+    for (k, v) in facts {
+        if k.starts_with("_ansible_") {
+            continue;
+        }
+        if !steers_the_run(k) {
+            vars.set_data(k, v.clone());
+        }
+        let short = match k.strip_prefix("ansible_") {
+            Some(rest) if k != "ansible_local" => rest,
+            _ => k.as_str(),
+        };
+        namespaced.insert(short.to_string(), v.clone());
+    }
+    vars.set_data("ansible_facts", Value::Object(namespaced));
+}
+
+/// Whether a variable of this name configures the connection, become or interpreters
+/// (so a fact may not set it), as Ansible's fact cleaning decides; and sandball's own
+/// `sandball_*` settings, so that no module can make the next task leave the sandbox
+/// (`sandball_legacy_modules`) or move the shim's cache.
+fn steers_the_run(name: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "ansible_connection",
+        "ansible_host",
+        "ansible_user",
+        "ansible_port",
+        "ansible_password",
+        "ansible_pass",
+        "ansible_timeout",
+        "ansible_private_key_file",
+        "ansible_pipelining",
+        "ansible_shell_type",
+        "ansible_shell_executable",
+        "ansible_module_compression",
+        "ansible_network_os",
+        "ansible_connection_user",
+        "ansible_rsync_path",
+        "ansible_playbook_python",
+        "ansible_facts",
+        "add_host",
+        "add_group",
+    ];
+    const PREFIXES: &[&str] = &[
+        "ansible_become",
+        "ansible_ssh_",
+        "ansible_paramiko_",
+        "ansible_local_",
+        "ansible_winrm_",
+        "ansible_psrp_",
+        "sandball_",
+    ];
+    if name.starts_with("ansible_ssh_host_key_") {
+        return false;
+    }
+    NAMES.contains(&name)
+        || PREFIXES.iter().any(|p| name.starts_with(p))
+        || name.starts_with("ansible_") && name.ends_with("_interpreter")
+}
+
 /// Run-wide settings that show up as magic variables.
 #[derive(Clone, Debug, Default)]
 pub struct Magic {
@@ -118,18 +185,7 @@ impl VariableManager {
             vars.set_trusted(&k, v);
         }
         let state = self.state().get(host).cloned().unwrap_or_default();
-        if !state.facts.is_empty() {
-            for (k, v) in &state.facts {
-                // Facts are also visible as top-level `ansible_*` variables.
-                let name = if k.starts_with("ansible_") {
-                    k.clone()
-                } else {
-                    format!("ansible_{k}")
-                };
-                vars.set_data(&name, v.clone());
-            }
-        }
-        vars.set_data("ansible_facts", Value::Object(state.facts));
+        inject_facts(&mut vars, &state.facts);
         for (k, v) in play.vars {
             vars.set_trusted(k, v.clone());
         }
