@@ -3,7 +3,7 @@
 //!
 //! [`Inventory::load`] reads the sources with the enabled source plugins (one file per
 //! plugin: [`host_list`], [`script`], [`auto`] (which hands config files to
-//! [`constructed`]), [`yaml`], [`ini`]; tried in that order, see [`plugin`]), reconciles the result
+//! [`constructed`]), [`yaml`], [`ini`], [`toml`]; tried in that order, see [`plugin`]), reconciles the result
 //! ([`data`]), and reads `group_vars/` and `host_vars/` beside each source
 //! ([`vars_files`]). [`Inventory::select`] evaluates host patterns ([`pattern`]),
 //! [`Inventory::host_vars`] merges a host's variables ([`vars`]).
@@ -25,6 +25,7 @@ pub mod range;
 pub mod script;
 pub mod shell_split;
 pub mod sources;
+pub mod toml;
 pub mod vars;
 pub mod vars_files;
 pub mod yaml;

@@ -1,7 +1,7 @@
 //! The inventory source plugin interface and the enabled plugins, tried in Ansible's
 //! order for every source: each says whether it wants the source (`verify_file`), and the
 //! first that parses it wins. `ANSIBLE_INVENTORY_ENABLED` chooses them as in Ansible
-//! (default: `host_list`, `script`, `auto`, `yaml`, `ini`); `auto` hands a YAML file with a
+//! (default: `host_list`, `script`, `auto`, `yaml`, `ini`, `toml`); `auto` hands a YAML file with a
 //! `plugin:` key to the plugin it names, enabled or not.
 
 use super::auto::AutoPlugin;
@@ -12,6 +12,7 @@ use super::host_list::{AdvancedHostListPlugin, HostListPlugin};
 use super::ini::IniPlugin;
 use super::script::ScriptPlugin;
 use super::sources::LoadOptions;
+use super::toml::TomlPlugin;
 use super::yaml::YamlPlugin;
 use serde_json::{Map, Value};
 use std::path::Path;
@@ -50,18 +51,19 @@ pub trait InventoryPlugin {
 }
 
 /// Every plugin, by name.
-const PLUGINS: [&dyn InventoryPlugin; 7] = [
+const PLUGINS: [&dyn InventoryPlugin; 8] = [
     &HostListPlugin,
     &AdvancedHostListPlugin,
     &ScriptPlugin,
     &AutoPlugin,
     &YamlPlugin,
     &IniPlugin,
+    &TomlPlugin,
     &ConstructedPlugin,
 ];
 
 /// The plugins enabled when `ANSIBLE_INVENTORY_ENABLED` is unset, in order.
-const DEFAULT_ENABLED: [&str; 5] = ["host_list", "script", "auto", "yaml", "ini"];
+const DEFAULT_ENABLED: [&str; 6] = ["host_list", "script", "auto", "yaml", "ini", "toml"];
 
 /// The plugin called `name` (with or without the `ansible.builtin.` prefix).
 pub fn plugin_named(name: &str) -> Option<&'static dyn InventoryPlugin> {
