@@ -688,3 +688,61 @@ fn meta_refresh_inventory_reads_the_sources_again() {
         assert!(theirs.stdout.contains("\"version\": 2"), "{theirs}");
     }
 }
+
+#[test]
+fn unsafe_values_reach_templates_as_plain_text_and_never_run() {
+    let sb = sandball_e2e::Sandbox::new();
+    let touched = sb.path().join("touched");
+    let lookup = format!("{{{{ lookup('pipe', 'touch {}') }}}}", touched.display());
+    sb.write(
+        "inv.yml",
+        &format!(
+            "all:\n  hosts:\n    h1:\n      ansible_connection: local\n      from_inv: !unsafe \"{lookup}\"\n"
+        ),
+    );
+    let play = sb.write(
+        "play.yml",
+        &format!(
+            "- hosts: all\n  gather_facts: false\n  vars:\n    from_play: !unsafe \"{lookup}\"\n    \
+             nested: {{list: [!unsafe \"{{{{ 1 + 1 }}}}\"]}}\n    via: \"{{{{ from_play }}}}\"\n  tasks:\n    \
+             - debug:\n        var: from_inv\n    - debug:\n        msg: \"{{{{ from_inv }}}}\"\n    \
+             - debug:\n        var: from_play\n    - debug:\n        msg: \"inv={{{{ from_inv }}}} via={{{{ via }}}}\"\n    \
+             - debug:\n        msg: \"{{{{ nested.list[0] }}}} {{{{ from_play | length }}}}\"\n"
+        ),
+    );
+    let check = |out: &Output, tool: &str| {
+        out.assert_code(0);
+        let quoted = serde_json::to_string(&lookup).unwrap();
+        for expected in [
+            format!("\"from_inv\": {quoted}"),
+            format!("\"msg\": {quoted}"),
+            format!("\"from_play\": {quoted}"),
+            format!(
+                "\"msg\": \"inv={} via={}\"",
+                &quoted[1..quoted.len() - 1],
+                &quoted[1..quoted.len() - 1]
+            ),
+            format!("\"msg\": \"{{{{ 1 + 1 }}}} {}\"", lookup.chars().count()),
+        ] {
+            assert!(
+                out.stdout.contains(&expected),
+                "{tool}: no {expected}\n{out}"
+            );
+        }
+        assert!(
+            !touched.exists(),
+            "{tool} ran the lookup of an unsafe value"
+        );
+    };
+    let ours = sb
+        .sandball(["playbook", "-i", "inv.yml", play.to_str().unwrap()])
+        .run();
+    ours.assert_no_panic();
+    check(&ours, "sandball");
+    // The inventory still prints the mark as ansible-inventory does.
+    let inv = sandball_inventory(sb.path(), &["-i", "inv.yml", "--host", "h1"], &[]);
+    inv.assert_code(0).assert_stdout_has("\"__ansible_unsafe\"");
+    if let Some(theirs) = sb.ansible_playbook(["-i", "inv.yml", play.to_str().unwrap()]) {
+        check(&theirs.run(), "ansible-playbook");
+    }
+}

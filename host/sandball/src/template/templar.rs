@@ -12,6 +12,7 @@ use crate::template::convert::to_json;
 use crate::template::error::TemplateError;
 use crate::template::scope::{Call, Scope, is_template, single_expression};
 use crate::template::vars::Vars;
+use crate::template::view::unsafe_mark;
 use crate::template::{filters, jinja_tests, methods, python};
 
 /// Ansible's Templar on minijinja: renders values against the variables of one task on
@@ -118,8 +119,12 @@ impl Templar {
     }
 }
 
-/// Whether any string (value or key) in `value` holds Jinja syntax.
+/// Whether any string (value or key) in `value` holds Jinja syntax, or an `!unsafe` mark
+/// is to be unwrapped.
 fn needs_templating(value: &serde_json::Value) -> bool {
+    if unsafe_mark(value).is_some() {
+        return true;
+    }
     match value {
         serde_json::Value::String(s) => is_template(s),
         serde_json::Value::Array(items) => items.iter().any(needs_templating),
@@ -134,6 +139,10 @@ fn template_value(
     scope: &Arc<Scope>,
     value: &serde_json::Value,
 ) -> Result<serde_json::Value, TemplateError> {
+    // `!unsafe` text is given as it is, never templated.
+    if let Some(inner) = unsafe_mark(value) {
+        return Ok(inner.clone());
+    }
     Ok(match value {
         serde_json::Value::String(s) if is_template(s) => {
             let rendered = scope
@@ -364,6 +373,32 @@ mod tests {
         assert!(
             err.contains("recursive loop detected in template: c.x -> c.x"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn unsafe_marks_are_plain_text_never_templated() {
+        let t = Templar::new();
+        let mark = |s: &str| json!({"__ansible_unsafe": s});
+        let v = vars(json!({
+            "u": mark("{{ lookup('pipe', 'id') }}"),
+            "deep": {"list": [mark("{% raw %}"), "{{ 1 + 1 }}"]},
+            "via": "{{ u }}",
+        }));
+        let text = json!("{{ lookup('pipe', 'id') }}");
+        assert_eq!(t.template(&json!("{{ u }}"), &v).unwrap(), text);
+        assert_eq!(t.template(&json!("{{ via }}"), &v).unwrap(), text);
+        assert_eq!(t.evaluate("u", &v).unwrap(), text);
+        assert_eq!(
+            t.template(&json!("{{ deep }}"), &v).unwrap(),
+            json!({"list": ["{% raw %}", 2]})
+        );
+        assert_eq!(t.evaluate("u | length", &v).unwrap(), json!(26));
+        // Marks in the values being templated (task arguments) are unwrapped, not rendered.
+        assert_eq!(
+            t.template(&json!({"msg": mark("{{ x }}"), "n": [mark("plain")]}), &v)
+                .unwrap(),
+            json!({"msg": "{{ x }}", "n": ["plain"]})
         );
     }
 

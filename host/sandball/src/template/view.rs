@@ -1,5 +1,9 @@
 //! Lazy views of JSON variables for the template engine: lists and mappings are exposed
 //! without copying, and a trusted variable's strings are rendered only when read.
+//!
+//! This is where every variable's value enters the engine, so `!unsafe` values (carried in
+//! JSON as `{"__ansible_unsafe": text}`, the form `ansible-inventory` prints) are unwrapped
+//! here: they reach templates as their plain text, never templated, wherever they sit.
 
 use std::fmt;
 use std::sync::Arc;
@@ -7,6 +11,7 @@ use std::sync::Arc;
 use minijinja::Value;
 use minijinja::value::{Enumerator, Object, ObjectRepr};
 
+use crate::playbook::UNSAFE_KEY;
 use crate::template::scope::{Scope, is_template};
 
 /// One step into a JSON value.
@@ -73,6 +78,10 @@ pub(crate) fn value_at(
     trusted: bool,
 ) -> Option<Value> {
     let node = path.resolve(root)?;
+    if unsafe_mark(node).is_some() {
+        let inner = path.child(Step::Key(UNSAFE_KEY.to_string()));
+        return value_at(scope, root, inner, false);
+    }
     Some(match node {
         serde_json::Value::Null => Value::from(()),
         serde_json::Value::Bool(b) => Value::from(*b),
@@ -94,6 +103,14 @@ pub(crate) fn value_at(
             })
         }
     })
+}
+
+/// The value inside an `!unsafe` mark (`{"__ansible_unsafe": value}`), if `node` is one.
+pub(crate) fn unsafe_mark(node: &serde_json::Value) -> Option<&serde_json::Value> {
+    match node {
+        serde_json::Value::Object(map) if map.len() == 1 => map.get(UNSAFE_KEY),
+        _ => None,
+    }
 }
 
 /// A JSON number as an engine number.
