@@ -20,7 +20,7 @@ mod view;
 
 pub use error::TemplateError;
 pub use templar::Templar;
-pub use vars::{Var, Vars};
+pub use vars::{HostVarsSource, Var, Vars};
 
 /// The value of Ansible's `omit` variable: a module argument templated to exactly this
 /// string must be removed from the module's arguments before the module runs.

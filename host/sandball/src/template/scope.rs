@@ -7,12 +7,11 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use indexmap::IndexMap;
 use minijinja::value::{Enumerator, Object, ObjectRepr};
 use minijinja::{Environment, Error, ErrorKind, Value};
 
 use crate::template::error::engine_detail;
-use crate::template::vars::{Entry, Vars};
+use crate::template::vars::{Entry, HostVarsSource, Vars};
 use crate::template::view::{self, Path};
 
 /// Whether a string holds Jinja syntax and so must be rendered.
@@ -216,6 +215,7 @@ impl Object for Scope {
             Some(Entry::Hosts(hosts)) => Some(Value::from_object(HostVars {
                 scope: self.clone(),
                 hosts: hosts.clone(),
+                built: Default::default(),
             })),
             // Ansible's `vars`: all variables as one mapping, templated lazily too.
             None if name == "vars" => Some(self.root()),
@@ -228,15 +228,17 @@ impl Object for Scope {
     }
 }
 
-/// `hostvars`: every host's variables, each looked up in that host's own scope.
+/// `hostvars`: every host's variables, each looked up in that host's own scope (built
+/// once per template call).
 struct HostVars {
     scope: Arc<Scope>,
-    hosts: Arc<IndexMap<String, Vars>>,
+    hosts: Arc<dyn HostVarsSource>,
+    built: Mutex<HashMap<String, Option<Value>>>,
 }
 
 impl fmt::Debug for HostVars {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.hosts.keys()).finish()
+        self.hosts.fmt(f)
     }
 }
 
@@ -247,12 +249,18 @@ impl Object for HostVars {
 
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
         let host = key.as_str()?;
-        let vars = self.hosts.get(host)?;
-        Some(Value::from_object(self.scope.host_scope(host, vars)))
+        let mut built = self.built.lock().unwrap_or_else(|e| e.into_inner());
+        built
+            .entry(host.to_string())
+            .or_insert_with(|| {
+                let vars = self.hosts.vars(host)?;
+                Some(Value::from_object(self.scope.host_scope(host, &vars)))
+            })
+            .clone()
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
-        Enumerator::Values(self.hosts.keys().map(Value::from).collect())
+        Enumerator::Values(self.hosts.hosts().into_iter().map(Value::from).collect())
     }
 }
 

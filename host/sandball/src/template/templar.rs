@@ -550,7 +550,7 @@ mod tests {
         let hosts = indexmap::IndexMap::from([("web".to_string(), web), ("db".to_string(), db)]);
         let mut v = Vars::new();
         v.set_trusted("port", json!(22));
-        v.set_hostvars(hosts);
+        v.set_hostvars(std::sync::Arc::new(hosts));
         assert_eq!(
             t.evaluate("hostvars['web'].url", &v).unwrap(),
             json!("http://web:8080")

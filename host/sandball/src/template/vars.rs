@@ -23,7 +23,27 @@ pub(crate) enum Entry {
     /// From a module or the facts: strings are literal text.
     Data(Arc<serde_json::Value>),
     /// `hostvars`: every host's own variables, each templated in its own host's scope.
-    Hosts(Arc<IndexMap<String, Vars>>),
+    Hosts(Arc<dyn HostVarsSource>),
+}
+
+/// Where `hostvars` finds each host's variables. The executor's source builds them
+/// when a template first asks for a host (a play of ten hosts in an inventory of ten
+/// thousand does not pay for the rest); a map of ready [`Vars`] serves too.
+pub trait HostVarsSource: Send + Sync + std::fmt::Debug {
+    /// The hosts `hostvars` lists, in inventory order.
+    fn hosts(&self) -> Vec<String>;
+    /// One host's variables, or `None` for a host that does not exist.
+    fn vars(&self, host: &str) -> Option<Vars>;
+}
+
+impl HostVarsSource for IndexMap<String, Vars> {
+    fn hosts(&self) -> Vec<String> {
+        self.keys().cloned().collect()
+    }
+
+    fn vars(&self, host: &str) -> Option<Vars> {
+        self.get(host).cloned()
+    }
 }
 
 /// A variable as it is stored, before any templating.
@@ -34,7 +54,7 @@ pub enum Var<'a> {
     /// A data value (see [`Vars::set_data`]).
     Data(&'a serde_json::Value),
     /// Other hosts' variables (see [`Vars::set_hostvars`]).
-    Hosts(&'a IndexMap<String, Vars>),
+    Hosts(&'a dyn HostVarsSource),
 }
 
 impl Vars {
@@ -59,8 +79,8 @@ impl Vars {
 
     /// Sets `hostvars`: the variables of every host by host name. `hostvars[h].x` is
     /// templated lazily against host `h`'s own variables.
-    pub fn set_hostvars(&mut self, hosts: IndexMap<String, Vars>) {
-        self.insert("hostvars", Entry::Hosts(Arc::new(hosts)));
+    pub fn set_hostvars(&mut self, hosts: Arc<dyn HostVarsSource>) {
+        self.insert("hostvars", Entry::Hosts(hosts));
     }
 
     /// The variable `name` as stored, untemplated.
@@ -68,7 +88,7 @@ impl Vars {
         self.entries.get(name).map(|entry| match entry {
             Entry::Trusted(value) => Var::Trusted(value),
             Entry::Data(value) => Var::Data(value),
-            Entry::Hosts(hosts) => Var::Hosts(hosts),
+            Entry::Hosts(hosts) => Var::Hosts(hosts.as_ref()),
         })
     }
 
@@ -123,9 +143,12 @@ mod tests {
         let mut web = Vars::new();
         web.set_trusted("port", json!(80));
         let mut vars = Vars::new();
-        vars.set_hostvars(IndexMap::from([("web".to_string(), web)]));
+        vars.set_hostvars(Arc::new(IndexMap::from([("web".to_string(), web)])));
         match vars.get("hostvars") {
-            Some(Var::Hosts(hosts)) => assert!(hosts["web"].contains("port")),
+            Some(Var::Hosts(hosts)) => {
+                assert!(hosts.vars("web").is_some_and(|w| w.contains("port")));
+                assert_eq!(hosts.hosts(), ["web"]);
+            }
             other => panic!("unexpected {other:?}"),
         }
     }
