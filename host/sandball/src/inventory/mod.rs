@@ -219,6 +219,16 @@ impl Inventory {
         })
     }
 
+    /// Every inventory host's name, in inventory order (what `hostvars` lists).
+    pub fn host_names(&self) -> Vec<String> {
+        self.data.hosts().map(|h| h.name().to_string()).collect()
+    }
+
+    /// Whether `host` is an inventory host or the implicit localhost.
+    pub fn knows_host(&self, host: &str) -> bool {
+        self.host_ref(host).is_some()
+    }
+
     /// How `host` is known: an inventory host, or the implicit localhost for a
     /// localhost name that no inventory host has.
     fn host_ref<'a>(&self, host: &'a str) -> Option<HostRef<'a>> {

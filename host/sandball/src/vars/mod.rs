@@ -3,16 +3,19 @@
 //!
 //! [`VariableManager::task_vars`] flattens, lowest precedence first: inventory
 //! (group then host vars), facts, play vars, block and task vars, `set_fact` and
-//! registered results, extra vars, then the magic variables. Values from the playbook,
-//! inventory and extra vars are *trusted* (templated when used); facts and module results
-//! are *data* (Ansible's unsafe: never templated).
+//! registered results, extra vars, then the magic variables, `hostvars` last. Values
+//! from the playbook, inventory and extra vars are *trusted* (templated when used);
+//! facts and module results are *data* (Ansible's unsafe: never templated).
+//!
+//! `hostvars[h]` is host `h`'s variables as Ansible gives them: the same sources without
+//! the play's and the task's, looked up live (facts gathered a moment ago show).
 
 use crate::inventory::Inventory;
-use crate::template::Vars;
+use crate::template::{HostVarsSource, Vars};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// What a run learned about one host.
 #[derive(Clone, Debug, Default)]
@@ -105,6 +108,11 @@ pub struct Magic {
 
 /// The variables of a run.
 pub struct VariableManager {
+    shared: Arc<Shared>,
+}
+
+/// What the manager and every `hostvars` it hands out read.
+struct Shared {
     extra_vars: Map<String, Value>,
     magic: Magic,
     hosts: Mutex<HashMap<String, HostState>>,
@@ -126,14 +134,16 @@ impl VariableManager {
     /// A manager with `-e` extra vars and run settings.
     pub fn new(extra_vars: Map<String, Value>, magic: Magic) -> Self {
         VariableManager {
-            extra_vars,
-            magic,
-            hosts: Mutex::new(HashMap::new()),
+            shared: Arc::new(Shared {
+                extra_vars,
+                magic,
+                hosts: Mutex::new(HashMap::new()),
+            }),
         }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, HashMap<String, HostState>> {
-        self.hosts.lock().unwrap_or_else(|e| e.into_inner())
+        self.shared.state()
     }
 
     /// Records `set_fact` values (already templated; stored as data).
@@ -166,7 +176,7 @@ impl VariableManager {
     /// Only the extra vars (for templating play-level values such as `hosts`).
     pub fn extra_vars_only(&self) -> Vars {
         let mut vars = Vars::new();
-        for (k, v) in &self.extra_vars {
+        for (k, v) in &self.shared.extra_vars {
             vars.set_trusted(k, v.clone());
         }
         vars
@@ -175,21 +185,44 @@ impl VariableManager {
     /// All variables for a task on a host.
     pub fn task_vars(
         &self,
-        inventory: &Inventory,
+        inventory: &Arc<Inventory>,
         host: &str,
         play: &PlayScope<'_>,
         task_vars: &[&Map<String, Value>],
     ) -> Vars {
+        let mut layers = vec![play.vars];
+        layers.extend_from_slice(task_vars);
+        let mut vars = self.shared.host_vars(inventory, host, &layers);
+        vars.set_data("ansible_play_name", Value::String(play.name.to_string()));
+        let list = |h: &[String]| Value::Array(h.iter().cloned().map(Value::String).collect());
+        vars.set_data("ansible_play_hosts_all", list(play.hosts_all));
+        vars.set_data("ansible_play_hosts", list(play.hosts_active));
+        vars.set_data("ansible_play_batch", list(play.hosts_active));
+        vars.set_data("play_hosts", list(play.hosts_active));
+        vars.set_hostvars(Arc::new(HostVars {
+            shared: self.shared.clone(),
+            inventory: inventory.clone(),
+        }));
+        vars
+    }
+}
+
+impl Shared {
+    fn state(&self) -> std::sync::MutexGuard<'_, HashMap<String, HostState>> {
+        self.hosts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A host's variables in precedence order, with `layers` (the play's and the
+    /// task's, trusted) between the facts and what the run set: everything but the
+    /// play's magic variables and `hostvars`.
+    fn host_vars(&self, inventory: &Inventory, host: &str, layers: &[&Map<String, Value>]) -> Vars {
         let mut vars = Vars::new();
         for (k, v) in inventory.host_vars(host) {
             vars.set_trusted(&k, v);
         }
         let state = self.state().get(host).cloned().unwrap_or_default();
         inject_facts(&mut vars, &state.facts);
-        for (k, v) in play.vars {
-            vars.set_trusted(k, v.clone());
-        }
-        for layer in task_vars {
+        for layer in layers {
             for (k, v) in *layer {
                 vars.set_trusted(k, v.clone());
             }
@@ -211,17 +244,41 @@ impl VariableManager {
         vars.set_data("ansible_check_mode", Value::Bool(m.check_mode));
         vars.set_data("ansible_diff_mode", Value::Bool(m.diff_mode));
         vars.set_data("ansible_verbosity", Value::from(m.verbosity));
-        vars.set_data("ansible_play_name", Value::String(play.name.to_string()));
-        let list = |h: &[String]| Value::Array(h.iter().cloned().map(Value::String).collect());
-        vars.set_data("ansible_play_hosts_all", list(play.hosts_all));
-        vars.set_data("ansible_play_hosts", list(play.hosts_active));
-        vars.set_data("ansible_play_batch", list(play.hosts_active));
-        vars.set_data("play_hosts", list(play.hosts_active));
         vars.set_data("omit", Value::String(crate::template::OMIT.to_string()));
         vars.set_data(
             "ansible_version",
             serde_json::json!({"full": crate::ANSIBLE_COMPAT_VERSION, "string": crate::ANSIBLE_COMPAT_VERSION}),
         );
         vars
+    }
+}
+
+/// `hostvars`: every inventory host's variables, built when a template asks for them.
+struct HostVars {
+    shared: Arc<Shared>,
+    inventory: Arc<Inventory>,
+}
+
+impl std::fmt::Debug for HostVars {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.inventory.host_names()).finish()
+    }
+}
+
+impl HostVarsSource for HostVars {
+    fn hosts(&self) -> Vec<String> {
+        self.inventory.host_names()
+    }
+
+    fn vars(&self, host: &str) -> Option<Vars> {
+        if !self.inventory.knows_host(host) {
+            return None;
+        }
+        let mut vars = self.shared.host_vars(&self.inventory, host, &[]);
+        vars.set_hostvars(Arc::new(HostVars {
+            shared: self.shared.clone(),
+            inventory: self.inventory.clone(),
+        }));
+        Some(vars)
     }
 }

@@ -1,7 +1,9 @@
-//! Fact gathering: plays gather facts first, as Ansible does ("Gathering Facts", tagged
-//! `always`, ansible-core's `setup` module run the legacy way), compared with
-//! ansible-playbook on the same playbook; `gather_facts: false`, the gather_facts action
-//! and `ANSIBLE_GATHERING=explicit`; a missing ansible-core is a warning, not a failure.
+//! Facts and `hostvars`, compared with ansible-playbook on the same playbooks. Plays
+//! gather facts first, as Ansible does ("Gathering Facts", tagged `always`,
+//! ansible-core's `setup` module run the legacy way); `gather_facts: false`, the
+//! gather_facts action and `ANSIBLE_GATHERING=explicit`; a missing ansible-core is a
+//! warning, not a failure. `hostvars[h]` holds host `h`'s inventory variables (templated
+//! in its own scope), facts and `set_fact` values, live, without the play's variables.
 
 use sandball_e2e::binaries::target_dir;
 use sandball_e2e::{Output, Sandbox};
@@ -126,4 +128,54 @@ fn explicit_gathering_and_a_missing_ansible_core() {
         "{out}"
     );
     assert_eq!(messages(&out), ["\"none\""], "{out}");
+}
+
+const HOSTVARS_INVENTORY: &str = r#"
+[nodes]
+alpha ansible_connection=local url="http://{{ inventory_hostname }}:80"
+beta ansible_connection=local url="http://{{ inventory_hostname }}:80"
+
+[nodes:vars]
+group_var=g
+"#;
+
+const HOSTVARS: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    playvar: p
+  tasks:
+    - set_fact:
+        mine: "{{ inventory_hostname }}-fact"
+    - name: other hosts
+      debug:
+        msg: "{{ hostvars['beta'].mine }} {{ hostvars['beta'].group_var }} {{ hostvars.beta.url }} {{ hostvars | length }} {{ hostvars.beta.playvar | default('no play vars') }} {{ groups['nodes'] | map('extract', hostvars, 'mine') | list }}"
+    - name: membership
+      debug:
+        msg: "{{ 'alpha' in hostvars }} {{ hostvars['nope'] is defined }} {{ hostvars[inventory_hostname].group_names }} {{ hostvars.alpha.inventory_hostname }}"
+"#;
+
+#[test]
+fn hostvars_show_every_host_as_ansible_does() {
+    let sb = Sandbox::new();
+    sb.write("inventory.ini", HOSTVARS_INVENTORY);
+    sb.write("play.yml", HOSTVARS);
+    let (out, reference) = run(&sb, &[], None);
+    let msgs = messages(&out);
+    assert!(
+        msgs.contains(
+            &"\"beta-fact g http://beta:80 2 no play vars ['alpha-fact', 'beta-fact']\""
+                .to_string()
+        ),
+        "{msgs:?}\n{out}"
+    );
+    assert!(
+        msgs.contains(&"\"True False ['nodes'] alpha\"".to_string()),
+        "{msgs:?}\n{out}"
+    );
+    if let Some(reference) = reference {
+        reference.assert_code(0);
+        out.assert_same_recap_as(&reference);
+        assert_eq!(msgs, messages(&reference), "{out}\n{reference}");
+    }
 }
