@@ -98,16 +98,13 @@ const PROFILE_MODULES: &[&str] = &[
 /// The wrapper script: everything is passed as base64 or a plain identifier, so no
 /// value can break out of its Python literal.
 const WRAPPER: &str = r#"# sandball Ansiballz wrapper: runs the module in the zip below as __main__.
-import atexit
-import base64
-import io
+# Only what every run needs is imported up front (a payload already unpacked needs no
+# zipfile, tempfile or shutil): start-up time is most of a module's run.
+import binascii
 import os
 import runpy
-import shutil
 import stat
 import sys
-import tempfile
-import zipfile
 
 ZIP = '@ZIP@'
 ZIP_SHA256 = '@SHA@'
@@ -126,7 +123,9 @@ def private(path):
 
 
 def unpack(dest):
-    with zipfile.ZipFile(io.BytesIO(base64.b64decode(ZIP))) as z:
+    import io
+    import zipfile
+    with zipfile.ZipFile(io.BytesIO(binascii.a2b_base64(ZIP))) as z:
         z.extractall(dest)
 
 
@@ -136,6 +135,10 @@ def unpacked():
     # payload skip unpacking and compiling. A run unpacks beside it and renames, so a
     # reader never sees a half-written directory.
     path = os.path.join(CACHE, ZIP_SHA256)
+    if private(CACHE) and private(path):
+        return path
+    import shutil
+    import tempfile
     try:
         os.makedirs(CACHE, mode=0o700, exist_ok=True)
         if private(CACHE):
@@ -153,6 +156,7 @@ def unpacked():
         pass
     # No cache of this user's own there (an unwritable home, another user's
     # directory): a private directory for this run only.
+    import atexit
     tmp = tempfile.mkdtemp(prefix='sandball-ansiballz-')
     atexit.register(shutil.rmtree, tmp, True)
     unpack(tmp)
@@ -166,7 +170,7 @@ def main():
     # environment says not to write any (PYTHONDONTWRITEBYTECODE).
     sys.dont_write_bytecode = False
     from ansible.module_utils import basic
-    basic._ANSIBLE_ARGS = base64.b64decode(ARGS)
+    basic._ANSIBLE_ARGS = binascii.a2b_base64(ARGS)
     basic._ANSIBLE_PROFILE = 'legacy'
     runpy.run_module(MODULE, init_globals=dict(_module_fqn=MODULE, _modlib_path=path),
                      run_name='__main__', alter_sys=True)

@@ -87,6 +87,7 @@ pub async fn run(store: &LegacyStore, conn: &Connection, r: &LegacyRun<'_>) -> M
         .get("ansible_remote_tmp")
         .and_then(Value::as_str)
         .map(str::to_string)
+        .or_else(|| std::env::var("ANSIBLE_REMOTE_TEMP").ok())
         .or_else(|| std::env::var("ANSIBLE_REMOTE_TMP").ok())
         .unwrap_or_else(|| DEFAULT_REMOTE_TMP.to_string());
     let shell = r
