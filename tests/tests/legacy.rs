@@ -456,6 +456,9 @@ const FACTS_PLAY: &str = r#"
           - "{{ ansible_ssh_host_key_x | default('UNDEF') }}"
           - "{{ ansible_remote_tmp | default('UNDEF') }}"
           - "{{ ansible_custom_interpreter | default('UNDEF') }}"
+          - "{{ hostvars[inventory_hostname].ansible_distribution }}"
+          - "{{ hostvars[inventory_hostname].ansible_facts.distribution }}"
+          - "{{ hostvars[inventory_hostname].ansible_facts.foo }}"
 "#;
 
 #[test]
