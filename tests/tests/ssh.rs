@@ -2,7 +2,8 @@
 //! `sandball_e2e::sshd`): the shim and modules deployed once per host and reused by the
 //! next run, unreachable hosts (closed port, refused key) and refused host keys
 //! (changed, unknown) that leave the other hosts running, a silent host that times out,
-//! raw, a killed shim, a node of another architecture, and become.
+//! raw, a killed shim, a shim that dies at start, a node of another architecture, and
+//! become (with a shim of the become user's own).
 
 use sandball_e2e::sshd::{Sshd, deployable_shim};
 use sandball_e2e::users::{BECOME_USER, become_uid, become_user_ready};
@@ -291,7 +292,30 @@ fn raw_needs_no_shim_and_a_killed_shim_fails_one_task() {
     );
     let failure = out.task_lines("after the kill").join("\n");
     assert!(failure.contains("MODULE FAILURE"), "{out}");
+    // How the shim ended comes from the node (the channel's exit signal).
+    assert!(failure.contains("the shim ended with signal KILL"), "{out}");
     assert_eq!(out.task_lines("a fresh session"), vec!["ok: [k1]"], "{out}");
+}
+
+/// Runs `tasks` on the one host `alias` of `sshd`, deploying `shim`.
+fn run_one_with_shim(sshd: &Sshd, sb: &Sandbox, alias: &str, shim: &Path, tasks: &str) -> Output {
+    let inv = format!(
+        "[nodes]\n{}",
+        sshd.host_line(alias, &sb.path().join(format!("node-{alias}")), "")
+    );
+    sb.write("inventory.ini", &inv);
+    let pb = sb.write(
+        "play.yml",
+        &format!("- hosts: all\n  gather_facts: false\n  tasks:\n{tasks}"),
+    );
+    let out = sb
+        .play(&pb, &sb.dir("work"), &[])
+        .env("SANDBALL_SHIM", shim)
+        .env("SSH_AUTH_SOCK", "")
+        .limit(Duration::from_secs(120))
+        .run();
+    out.assert_no_panic();
+    out
 }
 
 #[test]
@@ -304,21 +328,13 @@ fn a_node_of_another_architecture_is_named_and_raw_still_works() {
     elf[18] = 0xB7;
     let foreign = sb.path().join("foreign-shim");
     std::fs::write(&foreign, elf).unwrap();
-    let inv = format!(
-        "[nodes]\n{}",
-        sshd.host_line("a1", &sb.path().join("node-a1"), "")
+    let out = run_one_with_shim(
+        &sshd,
+        &sb,
+        "a1",
+        &foreign,
+        "    - raw: uname -m\n    - ping:\n",
     );
-    sb.write("inventory.ini", &inv);
-    let pb = sb.write(
-        "play.yml",
-        "- hosts: all\n  gather_facts: false\n  tasks:\n    - raw: uname -m\n    - ping:\n",
-    );
-    let out = sb
-        .play(&pb, &sb.dir("work"), &[])
-        .env("SANDBALL_SHIM", &foreign)
-        .env("SSH_AUTH_SOCK", "")
-        .run();
-    out.assert_no_panic();
     out.assert_code(4);
     assert_eq!(
         out.host("a1"),
@@ -333,6 +349,30 @@ fn a_node_of_another_architecture_is_named_and_raw_still_works() {
     let line = out.task_lines("ping").join("\n");
     assert!(
         line.contains("is for Linux aarch64") && line.contains("SANDBALL_SHIM"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_shim_that_dies_at_start_is_quoted() {
+    let sshd = Sshd::start();
+    let sb = Sandbox::new();
+    // A "shim" that passes the deployment check but dies as soon as it should serve.
+    let shim = sb.write(
+        "dying-shim",
+        "#!/bin/sh\nif [ \"$1\" = version ]; then echo 'sandball-shim 0'; exit 0; fi\n\
+         echo 'starting up' >&2\n\
+         echo 'sandball-shim: cannot open the cache: the test says no' >&2\nexit 2\n",
+    );
+    std::fs::set_permissions(&shim, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = run_one_with_shim(&sshd, &sb, "d1", &shim, "    - name: first\n      ping:\n");
+    out.assert_code(4);
+    assert_eq!(out.host("d1").unreachable, 1, "{out}");
+    let line = out.task_lines("first").join("\n");
+    assert!(
+        line.contains("the shim ended with exit status 2")
+            && line
+                .contains("starting up | sandball-shim: cannot open the cache: the test says no"),
         "{out}"
     );
 }
@@ -378,32 +418,58 @@ fn become_runs_raw_and_the_shim_session_as_another_user() {
     }
     let sshd = Sshd::start();
     let sb = Sandbox::new();
-    // The become user must reach the deployed shim and the work directory.
-    std::fs::set_permissions(
-        sb.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    let mode = |p: &Path, m: u32| {
+        std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(m)).unwrap()
+    };
+    // The work directory is open to the become user; the connection user's shim cache
+    // is not (as in root's 0700 home): the become user gets a shim of its own, in its
+    // own cache, deployed through become.
+    mode(sb.path(), 0o755);
     let work = sb.dir("work");
-    std::fs::set_permissions(&work, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    mode(&work, 0o777);
+    let private = sb.dir("private");
+    mode(&private, 0o700);
+    let home = Command::new("sh")
+        .args(["-c", &format!("echo ~{BECOME_USER}")])
+        .output()
+        .unwrap();
+    let home = std::path::PathBuf::from(String::from_utf8_lossy(&home.stdout).trim());
+    let become_cache = home.join(".sandball");
+    let _ = std::fs::remove_dir_all(&become_cache);
     let inv = format!(
         "[nodes]\n{}",
         sshd.host_line(
             "b1",
-            &sb.path().join("node-b1"),
+            &private.join("node-b1"),
             "ansible_become_password=hunter2-not-shown"
         )
     );
     sb.write("inventory.ini", &inv);
-    let out = run_with(&sb, BECOME, &["-vvv"]);
-    out.assert_code(0);
-    assert_eq!(out.host("b1").failed, 0, "{out}");
-    let owner = |name: &str| std::fs::metadata(work.join(name)).unwrap().uid();
-    assert_eq!(owner("made-by-become"), become_uid());
-    assert_eq!(owner("made-by-root"), 0);
-    assert!(
-        !out.stdout.contains("hunter2") && !out.stderr.contains("hunter2"),
-        "the become password was shown:\n{out}"
+    let become_uid = become_uid();
+    for round in ["first", "second"] {
+        let out = run_with(&sb, BECOME, &["-vvv"]);
+        out.assert_code(0);
+        assert_eq!(out.host("b1").failed, 0, "{round} run: {out}");
+        let owner = |name: &str| std::fs::metadata(work.join(name)).unwrap().uid();
+        assert_eq!(owner("made-by-become"), become_uid);
+        assert_eq!(owner("made-by-root"), 0);
+        assert!(
+            !out.stdout.contains("hunter2") && !out.stderr.contains("hunter2"),
+            "the become password was shown:\n{out}"
+        );
+        // Uploaded for each user once: the connection user's and the become user's.
+        let uploads = out.stderr.matches("uploading the shim").count();
+        assert_eq!(uploads, if round == "first" { 2 } else { 0 }, "{out}");
+    }
+    let shim_sha = sha256(&deployable_shim());
+    let theirs = become_cache.join(format!("shim/{shim_sha}/sandball-shim"));
+    assert_eq!(sha256(&theirs), shim_sha, "the become user's shim");
+    assert_eq!(std::fs::metadata(&theirs).unwrap().uid(), become_uid);
+    // Nothing of the connection user's cache was opened up for the become user.
+    assert_eq!(
+        std::fs::metadata(&private).unwrap().mode() & 0o777,
+        0o700,
+        "the private directory's mode changed"
     );
 }
 

@@ -1,13 +1,17 @@
 //! Shim deployment: putting `sandball-shim` on a node reached over a connection.
 //!
-//! One probe per host and run (`uname -sm` and whether the node already holds this
-//! shim); when it does not, the controller's own shim binary (beside `sandball`, or
-//! `$SANDBALL_SHIM`) is streamed to a temporary file in `<cache>/shim/<sha256>/`, its
-//! sha256 is checked on the node, and it is renamed into place, so a node never runs a
-//! half-written or foreign shim and later runs reuse it. A node of another OS or
-//! architecture, a full disk or a `noexec` mount is an error that names the cause.
+//! A session is first started without any probe, by a command that runs the shim only
+//! if the node holds it (see [`super::Connection::open_session`]). When it does not, one
+//! probe (`uname -sm` and whether the node holds this shim) checks the node, and the
+//! controller's own shim binary (beside `sandball`, or `$SANDBALL_SHIM`) is streamed to
+//! a temporary file in `<cache>/shim/<sha256>/`, its sha256 is checked on the node, and
+//! it is renamed into place, so a node never runs a half-written or foreign shim and
+//! later runs reuse it. Under become, all of this happens as the become user, in that
+//! user's own cache. A node of another OS or architecture, a full disk or a `noexec`
+//! mount is an error that names the cause.
 
 use super::{Connection, ConnectionError};
+use crate::plugins::r#become::{self, Become};
 use crate::plugins::shell::quote_path;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
@@ -32,29 +36,55 @@ pub struct ShimBinary {
 
 static SHIM: OnceCell<Result<Arc<ShimBinary>, String>> = OnceCell::const_new();
 
-/// The controller's shim binary, read and hashed once per run.
+/// The controller's shim binary, read and hashed once per run (off the async threads:
+/// hashing tens of megabytes takes a while).
 pub async fn shim_binary() -> Result<Arc<ShimBinary>, ConnectionError> {
     SHIM.get_or_init(|| async {
         let path = super::local::shim_path();
-        let bytes = tokio::fs::read(&path).await.map_err(|e| {
-            format!(
-                "cannot read the sandball-shim to deploy ({}): {e}",
-                path.display()
-            )
-        })?;
-        let sha256 = hex::encode(Sha256::digest(&bytes));
-        let (os, arch) = binary_target(&bytes);
-        Ok(Arc::new(ShimBinary {
-            path: path.display().to_string(),
-            bytes,
-            sha256,
-            os,
-            arch,
-        }))
+        let read = tokio::task::spawn_blocking(move || {
+            let bytes = std::fs::read(&path).map_err(|e| {
+                format!(
+                    "cannot read the sandball-shim to deploy ({}): {e}",
+                    path.display()
+                )
+            })?;
+            let sha256 = hex::encode(Sha256::digest(&bytes));
+            let (os, arch) = binary_target(&bytes);
+            Ok(Arc::new(ShimBinary {
+                path: path.display().to_string(),
+                bytes,
+                sha256,
+                os,
+                arch,
+            }))
+        });
+        read.await
+            .map_err(|e| format!("reading the sandball-shim to deploy failed: {e}"))?
     })
     .await
     .clone()
     .map_err(ConnectionError::Remote)
+}
+
+/// Starts reading and hashing the shim binary in the background, so that it is ready
+/// by the time the first connection is up.
+pub fn prefetch() {
+    if SHIM.initialized() {
+        return;
+    }
+    if let Ok(rt) = tokio::runtime::Handle::try_current() {
+        rt.spawn(async {
+            let _ = shim_binary().await;
+        });
+    }
+}
+
+/// Where the shim of `sha256` lives in the cache `cache` on the node.
+pub fn shim_path(cache: &str, sha256: &str) -> String {
+    format!(
+        "{}/shim/{sha256}/sandball-shim",
+        cache.trim_end_matches('/')
+    )
 }
 
 /// The OS and architecture an executable is for: from its ELF header, else this
@@ -99,22 +129,24 @@ fn normal_arch(m: &str) -> String {
     }
 }
 
-/// Makes sure the node holds this controller's shim under `cache` and returns its path
-/// there. `host` names the node in errors.
+/// Makes sure the node holds this controller's shim under `cache` (as the become user,
+/// in that user's own cache, when there is one) and returns its path there. `host`
+/// names the node in errors.
 pub async fn ensure_shim(
     conn: &Connection,
+    become_: Option<&Become>,
     host: &str,
     cache: &str,
 ) -> Result<String, ConnectionError> {
+    let exec = |cmd: String| async move { r#become::exec_command(conn, become_, &cmd, None).await };
     let shim = shim_binary().await?;
-    let dir = format!("{}/shim/{}", cache.trim_end_matches('/'), shim.sha256);
-    let path = format!("{dir}/sandball-shim");
+    let path = shim_path(cache, &shim.sha256);
+    let dir = path.trim_end_matches("/sandball-shim").to_string();
     let probe = format!(
         "uname -sm; if {} version >/dev/null 2>&1; then echo present; else echo absent; fi",
         quote_path(&path)
     );
-    let out = conn
-        .exec_command(&probe, None)
+    let out = exec(probe)
         .await?
         .success(&format!("cannot probe {host}"))?;
     let text = String::from_utf8_lossy(&out.stdout);
@@ -131,7 +163,12 @@ pub async fn ensure_shim(
         tracing::debug!(host, path, "shim already on the node");
         return Ok(path);
     }
-    tracing::debug!(host, path, "uploading the shim");
+    tracing::debug!(
+        host,
+        path,
+        user = become_.map(|b| b.user.as_str()),
+        "uploading the shim"
+    );
     let upload = format!(
         "set -e; umask 022; d={dir}; mkdir -p \"$d\"; chmod 755 {cache} {cache}/shim \"$d\" 2>/dev/null || :; \
          t=$(mktemp \"$d/.upload.XXXXXX\"); trap 'rm -f \"$t\"' EXIT; cat > \"$t\"; \
@@ -142,10 +179,10 @@ pub async fn ensure_shim(
         cache = quote_path(cache.trim_end_matches('/')),
         sha = shim.sha256,
     );
-    let out = conn.exec_command(&upload, Some(&shim.bytes)).await?;
+    let out = r#become::exec_command(conn, become_, &upload, Some(&shim.bytes)).await?;
     out.success(&format!("cannot upload sandball-shim to {dir} on {host}"))?;
     let check = format!("{} version", quote_path(&path));
-    let out = conn.exec_command(&check, None).await?;
+    let out = exec(check).await?;
     out.success(&format!(
             "sandball-shim was uploaded to {path} on {host} but cannot run there (a filesystem mounted noexec? set sandball_cache_dir to a directory where programs may run)"
     ))?;

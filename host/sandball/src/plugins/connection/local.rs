@@ -97,7 +97,7 @@ impl Local {
                 detail: e.to_string(),
             })?;
         // The child is killed when the session (which owns it) drops.
-        Session::open(Box::new(stdout), Box::new(input), Box::new(child)).await
+        Session::open(Box::new(stdout), Box::new(input), Box::new(child), None).await
     }
 }
 

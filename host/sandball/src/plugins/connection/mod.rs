@@ -9,6 +9,7 @@
 //! Commands are shell command lines (`/bin/sh -c` on the node); quote words with
 //! [`crate::plugins::shell::quote`].
 
+pub mod channel;
 pub mod deploy;
 pub mod local;
 pub mod pool;
@@ -156,41 +157,67 @@ impl Connection {
 
     /// Starts `sandball-shim serve` on the node and opens a session with it, as the
     /// become user when there is one. The shim keeps its cache in `cache_dir` on the
-    /// node (default `~/.sandball`; the become user's own `~/.sandball` under become).
-    /// Over SSH the shim is first deployed to that cache (once per host and run, see
-    /// [`deploy`]).
+    /// node (default `~/.sandball`; the become user's own `~user/.sandball` under
+    /// become). Over SSH the shim is started straight away when the node holds it (no
+    /// probe: a warm node costs one channel); only when it does not is it deployed to
+    /// that cache (see [`deploy`]), as the user who runs it, and started again.
     pub async fn open_session(
         &self,
         cache_dir: Option<&str>,
         become_: Option<&Become>,
     ) -> Result<Session, ConnectError> {
-        let shim = match self {
-            Connection::Local(_) => local::shim_path().display().to_string(),
-            Connection::Ssh(c) => {
-                let cache = cache_dir.unwrap_or(deploy::DEFAULT_CACHE);
-                c.deployed_shim(self, cache).await?.to_string()
+        let c = match self {
+            Connection::Local(c) => {
+                let cache = match become_ {
+                    // The user name is checked to be a plain word, so `~user` expands.
+                    Some(b) => Some(format!("~{}/.sandball", b.user)),
+                    None => cache_dir.map(shell::quote_path),
+                };
+                let shim = local::shim_path().display().to_string();
+                let mut cmd = format!("exec {} serve", shell::quote_path(&shim));
+                if let Some(cache) = cache {
+                    cmd = format!("{cmd} --cache-dir {cache}");
+                }
+                let (line, stdin) = self.as_become(become_, cmd).await?;
+                return Ok(c.open_session(&line, &stdin).await?);
             }
+            Connection::Ssh(c) => c,
         };
-        let cache = match (become_, self) {
-            // The user name is checked to be a plain word, so `~user` expands.
-            (Some(b), _) => Some(format!("~{}/.sandball", b.user)),
-            (None, Connection::Local(_)) => cache_dir.map(shell::quote_path),
-            (None, Connection::Ssh(_)) => Some(shell::quote_path(
-                cache_dir.unwrap_or(deploy::DEFAULT_CACHE),
-            )),
+        let cache = match become_ {
+            Some(b) => format!("~{}/.sandball", b.user),
+            None => cache_dir.unwrap_or(deploy::DEFAULT_CACHE).to_string(),
         };
-        let mut cmd = format!("exec {} serve", shell::quote_path(&shim));
-        if let Some(c) = cache {
-            cmd = format!("{cmd} --cache-dir {c}");
+        let shim = deploy::shim_binary().await?;
+        let path = shell::quote_path(&deploy::shim_path(&cache, &shim.sha256));
+        let serve = format!(
+            "exec {path} serve --cache-dir {}",
+            shell::quote_path(&cache)
+        );
+        let guarded = format!(
+            "[ -x {path} ] || {{ echo 'sandball-shim is not deployed here' >&2; exit {}; }}; {serve}",
+            session::NOT_DEPLOYED
+        );
+        let (line, stdin) = self.as_become(become_, guarded).await?;
+        match c.open_session(&line, &stdin).await {
+            Err(SessionError::NotDeployed) => {}
+            other => return Ok(other?),
         }
-        let (line, stdin) = match become_ {
-            Some(b) => b.command_line(self, &cmd).await?,
-            None => (cmd, vec![]),
-        };
-        Ok(match self {
-            Connection::Local(c) => c.open_session(&line, &stdin).await?,
-            Connection::Ssh(c) => c.open_session(&line, &stdin).await?,
-        })
+        deploy::ensure_shim(self, become_, &c.target(), &cache).await?;
+        let (line, stdin) = self.as_become(become_, serve).await?;
+        Ok(c.open_session(&line, &stdin).await?)
+    }
+
+    /// `cmd` as the become user (if any): the command line and what its stdin starts
+    /// with.
+    async fn as_become(
+        &self,
+        become_: Option<&Become>,
+        cmd: String,
+    ) -> Result<(String, Vec<u8>), ConnectionError> {
+        match become_ {
+            Some(b) => b.command_line(self, &cmd).await,
+            None => Ok((cmd, vec![])),
+        }
     }
 }
 

@@ -30,6 +30,10 @@ pub enum SessionError {
         /// What happened, with the shim's stderr when known.
         detail: String,
     },
+    /// The node does not hold the shim yet (the start command exited with
+    /// [`NOT_DEPLOYED`]).
+    #[error("sandball-shim is not deployed on the node")]
+    NotDeployed,
     /// The shim is another version.
     #[error(
         "sandball-shim version mismatch: controller is {ours} (protocol {our_protocol}), shim is {theirs} (protocol {their_protocol})"
@@ -84,12 +88,20 @@ pub struct NodeInfo {
     pub engine: String,
 }
 
+/// The exit status of a session's start command when the node does not hold the shim.
+pub const NOT_DEPLOYED: u32 = 97;
+
+/// Tells, once the stream has ended, how the shim ended (exit status, last lines of
+/// stderr), when the transport knows.
+pub type LastWords = Box<dyn Fn() -> Option<String> + Send + Sync>;
+
 /// A session over any byte stream pair.
 pub struct Session {
     reader: Box<dyn AsyncRead + Unpin + Send>,
     writer: Box<dyn AsyncWrite + Unpin + Send>,
     /// Keeps the transport alive (child process, SSH channel) for the session's life.
     _transport: Box<dyn Send + Sync>,
+    last_words: Option<LastWords>,
     uploaded: HashSet<String>,
     next_id: u64,
     /// What the shim said about its node.
@@ -97,16 +109,19 @@ pub struct Session {
 }
 
 impl Session {
-    /// Says hello over a fresh stream and checks the shim's version.
+    /// Says hello over a fresh stream and checks the shim's version. `last_words`
+    /// completes the error of a stream that ends.
     pub async fn open(
         reader: Box<dyn AsyncRead + Unpin + Send>,
         writer: Box<dyn AsyncWrite + Unpin + Send>,
         transport: Box<dyn Send + Sync>,
+        last_words: Option<LastWords>,
     ) -> Result<Session, SessionError> {
         let mut s = Session {
             reader,
             writer,
             _transport: transport,
+            last_words,
             uploaded: HashSet::new(),
             next_id: 1,
             node: NodeInfo {
@@ -147,12 +162,30 @@ impl Session {
         req: &Request,
         payload: &[u8],
     ) -> Result<(Response, Vec<u8>), SessionError> {
-        frame::asynchronous::write(&mut self.writer, req, payload).await?;
-        let f = frame::asynchronous::read::<Response, _>(&mut self.reader).await?;
+        let start = std::time::Instant::now();
+        let sent = frame::asynchronous::write(&mut self.writer, req, payload).await;
+        let f = match sent {
+            Ok(()) => frame::asynchronous::read::<Response, _>(&mut self.reader).await,
+            Err(e) => Err(e),
+        };
+        let f = f.map_err(|e| self.broken(e))?;
+        tracing::trace!(
+            elapsed_us = start.elapsed().as_micros() as u64,
+            "shim round trip"
+        );
         match f.header {
             Response::Error { message } => Err(SessionError::Remote(message)),
             other => Ok((other, f.payload)),
         }
+    }
+
+    /// The error of a broken stream, with how the shim ended when that is known.
+    fn broken(&self, e: FrameError) -> SessionError {
+        let mut detail = e.to_string();
+        if let Some(words) = self.last_words.as_ref().and_then(|f| f()) {
+            detail = format!("{detail}; {words}");
+        }
+        SessionError::Broken { detail }
     }
 
     /// Makes sure the shim holds a module, uploading it only if it has not got it.

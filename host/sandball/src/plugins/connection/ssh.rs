@@ -11,6 +11,7 @@
 //! password. Host keys are checked against `~/.ssh/known_hosts` (or the configured
 //! files); an unknown or changed key is refused.
 
+use super::channel::ChannelReader;
 use super::session::{Session, SessionError};
 use super::{ConnectionError, ExecOutput, Secret};
 use russh::keys::{HashAlg, PrivateKeyWithHashAlg, PublicKey, PublicKeyOrCertificate};
@@ -303,7 +304,6 @@ type Handle = client::Handle<Verifier>;
 pub struct Ssh {
     handle: Arc<Handle>,
     params: Arc<SshParams>,
-    shim: tokio::sync::OnceCell<String>,
 }
 
 fn unreachable(detail: String) -> ConnectionError {
@@ -317,6 +317,8 @@ impl Ssh {
     /// Connects, verifies the host key and authenticates, with `retries` more attempts
     /// when the network fails (never after a refused key or failed authentication).
     pub async fn connect(params: SshParams) -> Result<Ssh, ConnectionError> {
+        // The shim is hashed while the connection is set up.
+        super::deploy::prefetch();
         let params = Arc::new(params);
         let mut attempt = 0;
         loop {
@@ -325,7 +327,6 @@ impl Ssh {
                     return Ok(Ssh {
                         handle: Arc::new(handle),
                         params,
-                        shim: tokio::sync::OnceCell::new(),
                     });
                 }
                 Err((e, retry)) => {
@@ -388,6 +389,11 @@ impl Ssh {
             Ok(Err(e)) => Err((e, false)),
             Ok(Ok(())) => Ok(handle),
         }
+    }
+
+    /// `user@host:port`, for messages.
+    pub fn target(&self) -> String {
+        self.params.target()
     }
 
     /// Runs a command line in a fresh channel.
@@ -465,21 +471,11 @@ impl Ssh {
         out.success(&format!("cannot read {src}")).map(|o| o.stdout)
     }
 
-    /// The node's copy of the shim, deployed on first use (`conn` is this connection).
-    pub async fn deployed_shim(
-        &self,
-        conn: &super::Connection,
-        cache: &str,
-    ) -> Result<&str, ConnectionError> {
-        let target = self.params.target();
-        self.shim
-            .get_or_try_init(|| super::deploy::ensure_shim(conn, &target, cache))
-            .await
-            .map(String::as_str)
-    }
-
     /// Starts `cmd` (which must end in `sandball-shim serve`) in a channel, writes
-    /// `stdin` to it, and opens a session over it.
+    /// `stdin` to it, and opens a session over it. The shim's stderr and exit status are
+    /// kept for the error of a session that ends; a command that exits with
+    /// [`NOT_DEPLOYED`](super::session::NOT_DEPLOYED) before the hello is
+    /// [`SessionError::NotDeployed`].
     pub async fn open_session(&self, cmd: &str, stdin: &[u8]) -> Result<Session, SessionError> {
         let broken = |e: russh::Error| SessionError::Broken {
             detail: format!("ssh channel to {}: {e}", self.params.target()),
@@ -489,13 +485,47 @@ impl Ssh {
         if !stdin.is_empty() {
             channel.data(stdin).await.map_err(broken)?;
         }
-        let (reader, writer) = tokio::io::split(channel.into_stream());
-        Session::open(
+        let (rx, tx) = channel.split();
+        let (reader, ending) = ChannelReader::new(rx);
+        let writer = tx.make_writer();
+        let words = ending.clone();
+        let last_words =
+            Box::new(move || words.lock().unwrap_or_else(|e| e.into_inner()).describe());
+        let opened = Session::open(
             Box::new(reader),
             Box::new(writer),
-            Box::new(self.handle.clone()),
+            Box::new(CloseOnDrop {
+                channel: Some(tx),
+                _connection: self.handle.clone(),
+            }),
+            Some(last_words),
         )
-        .await
+        .await;
+        let code = ending.lock().unwrap_or_else(|e| e.into_inner()).code();
+        match opened {
+            Err(SessionError::Broken { .. }) if code == Some(super::session::NOT_DEPLOYED) => {
+                Err(SessionError::NotDeployed)
+            }
+            other => other,
+        }
+    }
+}
+
+/// Closes the session's channel when the session is dropped (a shim that is still
+/// running then sees the end of its input and exits), and keeps the connection open
+/// while the session lives.
+struct CloseOnDrop {
+    channel: Option<russh::ChannelWriteHalf<client::Msg>>,
+    _connection: Arc<Handle>,
+}
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        if let (Some(tx), Ok(rt)) = (self.channel.take(), tokio::runtime::Handle::try_current()) {
+            rt.spawn(async move {
+                let _ = tx.close().await;
+            });
+        }
     }
 }
 

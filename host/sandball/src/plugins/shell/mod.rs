@@ -23,13 +23,23 @@ pub fn join<S: AsRef<str>>(words: &[S]) -> String {
         .join(" ")
 }
 
-/// A path for the shell: a leading `~/` stays outside the quotes so the node's shell
-/// expands it to the connection user's home.
+/// A path for the shell: a leading `~/` (or `~user/`, for a plain user name) stays
+/// outside the quotes so the node's shell expands it to the user's home.
 pub fn quote_path(path: &str) -> String {
-    match path.strip_prefix("~/") {
-        Some(rest) => format!("~/{}", quote(rest)),
-        None if path == "~" => "~".into(),
-        None => quote(path),
+    let Some(tilde) = path.strip_prefix('~') else {
+        return quote(path);
+    };
+    let (user, rest) = tilde.split_once('/').unwrap_or((tilde, ""));
+    if !user
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    {
+        return quote(path);
+    }
+    if rest.is_empty() {
+        format!("~{user}{}", if tilde.ends_with('/') { "/" } else { "" })
+    } else {
+        format!("~{user}/{}", quote(rest))
     }
 }
 
@@ -51,5 +61,8 @@ mod tests {
         assert_eq!(quote_path("~/.sandball/x y"), "~/'.sandball/x y'");
         assert_eq!(quote_path("/tmp/$x"), "'/tmp/$x'");
         assert_eq!(quote_path("~"), "~");
+        assert_eq!(quote_path("~app/.sandball"), "~app/.sandball");
+        assert_eq!(quote_path("~app/a b"), "~app/'a b'");
+        assert_eq!(quote_path("~a;b/x"), "'~a;b/x'");
     }
 }
