@@ -41,6 +41,16 @@ pub fn target_dir() -> PathBuf {
     }
 }
 
+/// The Python of the ansible-core venv `make test` installs (`$ANSIBLE_BIN_DIR`, else
+/// `target/venv/bin`): sandball finds ansible-core's modules through it
+/// (`SANDBALL_ANSIBLE_PYTHON`).
+pub fn ansible_python() -> PathBuf {
+    std::env::var_os("ANSIBLE_BIN_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target_dir().join("venv/bin"))
+        .join("python")
+}
+
 impl Binaries {
     /// The binaries under test. Panics, saying to run `make build`, when one is missing.
     pub fn get() -> &'static Binaries {

@@ -78,6 +78,25 @@ fn an_unknown_module_is_an_error_before_anything_runs() {
     assert_parse_error(&out, "couldn't resolve module/action 'pnig'", &[5, 6]);
 }
 
+#[test]
+fn ansible_core_action_plugins_are_named_before_anything_runs() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - ping:\n    - template:\n        src: a.j2\n        dest: /tmp/b\n",
+    );
+    let out = sb
+        .play(&pb, &sb.dir("work"), &[])
+        .env(
+            "SANDBALL_ANSIBLE_PYTHON",
+            sandball_e2e::binaries::ansible_python(),
+        )
+        .run();
+    assert_parse_error(&out, "the `template` action", &[5]);
+    out.assert_stderr_has("holds only documentation");
+}
+
 const BAD_ARGS: &str = r#"
 - name: bad arguments
   hosts: all

@@ -5,17 +5,8 @@
 //! warning, not a failure. `hostvars[h]` holds host `h`'s inventory variables (templated
 //! in its own scope), facts and `set_fact` values, live, without the play's variables.
 
-use sandball_e2e::binaries::target_dir;
+use sandball_e2e::binaries::ansible_python;
 use sandball_e2e::{Output, Sandbox};
-use std::path::PathBuf;
-
-/// The Python of the ansible-core venv `make test` installs, whose `setup` module runs.
-fn ansible_python() -> PathBuf {
-    std::env::var_os("ANSIBLE_BIN_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| target_dir().join("venv/bin"))
-        .join("python")
-}
 
 const PLAYS: &str = r#"
 - name: implicit

@@ -106,9 +106,55 @@ pub fn detect(bytes: &[u8]) -> ModuleType {
     }
 }
 
+/// Whether a Python module file holds nothing but its documentation, as ansible-core's
+/// files for its action plugins do (`template`, `package`, `fetch`, `script`…): its
+/// statements are only `from __future__` imports and `UPPER_CASE = …` assignments
+/// (`DOCUMENTATION`, `EXAMPLES`, `RETURN`, `ANSIBLE_METADATA`). Running such a file does
+/// nothing; the work is the action plugin's.
+pub fn documentation_only(bytes: &[u8]) -> bool {
+    static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^[A-Z_][A-Z0-9_]*\s*=").unwrap_or_else(|e| unreachable!("{e}"))
+    });
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return false;
+    };
+    let mut open: Option<&str> = None;
+    for line in text.lines() {
+        if let Some(quote) = open {
+            if line.contains(quote) {
+                open = None;
+            }
+            continue;
+        }
+        let statement = !(line.trim().is_empty()
+            || line.starts_with(['#', ' ', '\t', ')', ']', '}'])
+            || line.starts_with("from __future__ ")
+            || ASSIGNMENT.is_match(line));
+        if statement {
+            return false;
+        }
+        open = ["\'\'\'", "\"\"\""]
+            .into_iter()
+            .find(|q| line.matches(q).count() % 2 == 1);
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn documentation_only_files_are_told_from_modules() {
+        let docs = "#!/usr/bin/python\n# Copyright\nfrom __future__ import annotations\n\nDOCUMENTATION = r\"\"\"\nmodule: template\noptions:\n  src: x\n\"\"\"\n\nEXAMPLES = r\'\'\'\n- name: t\n  template: src=a dest=b\n\'\'\'\nANSIBLE_METADATA = {\n    'status': ['preview'],\n}\nRETURN = r\'\'\' # \'\'\'\n";
+        assert!(documentation_only(docs.as_bytes()));
+        let module = format!("{docs}\nimport json\nprint(json.dumps({{}}))\n");
+        assert!(!documentation_only(module.as_bytes()));
+        let main = "DOCUMENTATION = ''\ndef main():\n    pass\n";
+        assert!(!documentation_only(main.as_bytes()));
+        assert!(!documentation_only(b"\x7fELF\x00\x01"));
+        assert!(!documentation_only(b"#!/bin/sh\necho '{}'\n"));
+    }
 
     fn t(s: &str) -> ModuleType {
         detect(s.as_bytes())

@@ -97,6 +97,12 @@ fn check_task(run: &Run, t: &Task) -> Result<(), ExecError> {
         return Ok(());
     }
     let legacy = match run.legacy.get(&super::task::legacy_action(&t.action).0) {
+        Ok(m) if crate::assemble::module_type::documentation_only(&m.bytes) => {
+            return Err(unsupported(&format!(
+                "the `{short}` action (its module file {} holds only documentation: in ansible-core the work is done by an action plugin of that name)",
+                m.path.display()
+            )));
+        }
         Ok(_) => return Ok(()),
         Err(crate::assemble::finder::FindError::NotFound { searched, .. }) => searched,
         Err(e) => e.to_string(),
