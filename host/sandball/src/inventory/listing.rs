@@ -239,20 +239,32 @@ fn without_unsafe_marks(value: &Value) -> Value {
     }
 }
 
-/// `value` with every mapping's keys sorted, as `json.dumps(sort_keys=True)` writes them.
-pub fn sorted(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            Value::Object(
-                keys.into_iter()
-                    .map(|k| (k.clone(), sorted(&map[k])))
-                    .collect(),
-            )
+/// A JSON value that serializes with every mapping's keys sorted, as
+/// `json.dumps(sort_keys=True)` writes them, without copying the value.
+struct Sorted<'a>(&'a Value);
+
+impl serde::Serialize for Sorted<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            Value::Object(map) => {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                let mut out = serializer.serialize_map(Some(entries.len()))?;
+                for (k, v) in entries {
+                    out.serialize_entry(k, &Sorted(v))?;
+                }
+                out.end()
+            }
+            Value::Array(items) => {
+                let mut out = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    out.serialize_element(&Sorted(item))?;
+                }
+                out.end()
+            }
+            other => serde::Serialize::serialize(other, serializer),
         }
-        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-        other => other.clone(),
     }
 }
 
@@ -262,8 +274,8 @@ pub fn to_json_text(value: &Value) -> String {
     let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
     let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
     // Writing a `Value` to memory cannot fail.
-    let _ = serde::Serialize::serialize(&sorted(value), &mut serializer);
-    String::from_utf8_lossy(&out).into_owned()
+    let _ = serde::Serialize::serialize(&Sorted(value), &mut serializer);
+    String::from_utf8(out).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use super::address::is_ip_address;
 use super::data::{ALL, InventoryData};
 use super::vars_files::VarsFiles;
 use serde_json::{Map, Value};
+use std::sync::LazyLock;
 
 /// A host for variable purposes: one from the inventory, or the implicit localhost.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,33 +26,53 @@ pub fn host_vars(
     depths: &[usize],
     host: HostRef,
 ) -> Map<String, Value> {
-    let groups = sorted_groups(data, depths, host);
-    let mut vars = data.group_at(ALL).vars().clone();
-    for g in &groups {
-        vars.extend(data.group_at(*g).vars().clone());
-    }
-    for layer in files.group("all") {
-        vars.extend(layer.clone());
-    }
-    for g in &groups {
-        for layer in files.group(data.group_at(*g).name()) {
-            vars.extend(layer.clone());
+    let mut merged = Map::new();
+    for layer in layers(data, files, depths, host) {
+        for (k, v) in layer {
+            match merged.get_mut(k) {
+                Some(slot) => *slot = v.clone(),
+                None => {
+                    merged.insert(k.clone(), v.clone());
+                }
+            }
         }
+    }
+    merged
+}
+
+/// What the implicit localhost has on top of `all`'s variables.
+static IMPLICIT_LOCALHOST: LazyLock<Map<String, Value>> = LazyLock::new(|| {
+    let mut vars = Map::new();
+    vars.insert("ansible_connection".into(), Value::String("local".into()));
+    vars
+});
+
+/// The variable layers of `host`, lowest precedence first (see the module comment).
+fn layers<'a>(
+    data: &'a InventoryData,
+    files: &'a VarsFiles,
+    depths: &[usize],
+    host: HostRef<'a>,
+) -> Vec<&'a Map<String, Value>> {
+    let groups = sorted_groups(data, depths, host);
+    let mut layers = vec![data.group_at(ALL).vars()];
+    layers.extend(groups.iter().map(|g| data.group_at(*g).vars()));
+    layers.extend(files.group("all"));
+    for g in &groups {
+        layers.extend(files.group(data.group_at(*g).name()));
     }
     let name = match host {
         HostRef::Inventory(h) => {
-            vars.extend(data.host_at(h).vars().clone());
+            layers.push(data.host_at(h).vars());
             data.host_at(h).name()
         }
         HostRef::Implicit(name) => {
-            vars.insert("ansible_connection".into(), Value::String("local".into()));
+            layers.push(&IMPLICIT_LOCALHOST);
             name
         }
     };
-    for layer in files.host(name) {
-        vars.extend(layer.clone());
-    }
-    vars
+    layers.extend(files.host(name));
+    layers
 }
 
 /// The variables of `host` itself: its source's, then its `host_vars/` files'.
