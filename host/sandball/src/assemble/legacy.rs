@@ -17,6 +17,7 @@ use super::module_type::{self, ModuleType};
 use super::module_utils::CodeRoots;
 use super::powershell::{self, PowerShellError};
 use super::replacer::{self, Substitutions};
+use crate::plugins::r#become::Become;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -31,6 +32,10 @@ pub struct LegacyStore {
     /// Zips built in this run.
     pub zips: ZipCache,
     pythons: Mutex<HashMap<String, String>>,
+    /// Whether a become needs the password, by host and become settings.
+    become_passwords: Mutex<HashMap<String, bool>>,
+    /// The connection user, by host.
+    users: Mutex<HashMap<String, String>>,
     prefer: Vec<String>,
     warned: Mutex<std::collections::HashSet<String>>,
 }
@@ -44,6 +49,8 @@ impl LegacyStore {
             found: Mutex::new(HashMap::new()),
             zips: ZipCache::default(),
             pythons: Mutex::new(HashMap::new()),
+            become_passwords: Mutex::new(HashMap::new()),
+            users: Mutex::new(HashMap::new()),
             prefer: config_prefer(),
             warned: Mutex::new(std::collections::HashSet::new()),
         }
@@ -99,6 +106,34 @@ impl LegacyStore {
     pub fn remember_python(&self, host: &str, python: &str) {
         lock(&self.pythons).insert(host.to_string(), python.to_string());
     }
+
+    /// The connection user on `host`, when a run already asked.
+    pub fn connection_user(&self, host: &str) -> Option<String> {
+        lock(&self.users).get(host).cloned()
+    }
+
+    /// Remembers the connection user on `host`.
+    pub fn remember_connection_user(&self, host: &str, user: &str) {
+        lock(&self.users).insert(host.to_string(), user.to_string());
+    }
+
+    /// Whether `become_` on `host` needs the password, when a run already found out.
+    pub fn become_needs_password(&self, host: &str, become_: &Become) -> Option<bool> {
+        lock(&self.become_passwords)
+            .get(&become_key(host, become_))
+            .copied()
+    }
+
+    /// Remembers whether `become_` on `host` needs the password.
+    pub fn remember_become(&self, host: &str, become_: &Become, needs_password: bool) {
+        lock(&self.become_passwords).insert(become_key(host, become_), needs_password);
+    }
+}
+
+/// The host and the become settings (the password shows as hidden in `Debug`; whether
+/// one is needed does not depend on it).
+fn become_key(host: &str, become_: &Become) -> String {
+    format!("{host}\0{become_:?}")
 }
 
 fn config_prefer() -> Vec<String> {

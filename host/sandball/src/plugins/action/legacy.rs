@@ -52,6 +52,24 @@ const DEFAULT_REMOTE_TMP: &str = "~/.ansible/tmp";
 
 /// Runs a legacy module; the result is a task result (failures included).
 pub async fn run(store: &LegacyStore, conn: &Connection, r: &LegacyRun<'_>) -> Map<String, Value> {
+    // As Ansible does, becoming the connection user is skipped (unless
+    // ANSIBLE_BECOME_ALLOW_SAME_USER), and only a user other than root and the
+    // connection user needs the files handed over.
+    let (become_, unprivileged) = match r.become_ {
+        None => (None, None),
+        Some(b) => match connection_user(store, conn, r.host).await {
+            Err(e) => return failed(format!("MODULE FAILURE: {e}")),
+            Ok(me) if me == b.user => {
+                let same = std::env::var("ANSIBLE_BECOME_ALLOW_SAME_USER")
+                    .ok()
+                    .and_then(|v| super::truthy(Some(&Value::String(v)), false).ok())
+                    .unwrap_or(false);
+                (same.then_some(b), None)
+            }
+            Ok(_) if ADMIN_USERS.contains(&b.user.as_str()) => (Some(b), None),
+            Ok(_) => (Some(b), Some(b.user.as_str())),
+        },
+    };
     let mut discovered = None;
     let python = if legacy::needs_python(r.module) {
         match python_for(store, conn, r).await {
@@ -111,23 +129,34 @@ pub async fn run(store: &LegacyStore, conn: &Connection, r: &LegacyRun<'_>) -> M
         Ok(a) => a,
         Err(msg) => return failed(msg),
     };
+    let needs_password = match become_needs_password(store, conn, r.host, become_).await {
+        Ok(n) => n,
+        Err(e) => {
+            return failed(format!(
+                "MODULE FAILURE: cannot run {} on {}: {e}",
+                r.module.name, r.host
+            ));
+        }
+    };
     let mut warnings = vec![];
     let output = if pipelining && assembled.pipelining {
         let cmd = format!(
             "{env}{}",
             assembled.interpreter.as_deref().unwrap_or(&python)
         );
-        r#become::exec_command(conn, r.become_, &cmd, Some(&assembled.payload))
-            .await
-            .map_err(|e| e.to_string())
+        r#become::exec_command_known(
+            conn,
+            become_,
+            needs_password,
+            &cmd,
+            Some(&assembled.payload),
+        )
+        .await
+        .map_err(|e| e.to_string())
     } else {
         // A become user other than root and the connection user cannot read the
         // connection user's private directory: its files go to a system temporary
         // directory and are handed over (Ansible's rules).
-        let unprivileged = match unprivileged_become(conn, r.become_).await {
-            Ok(u) => u,
-            Err(e) => return failed(format!("MODULE FAILURE: {e}")),
-        };
         let base = match unprivileged {
             Some(_) => system_tmp(&remote_tmp),
             None => remote_tmp.as_str(),
@@ -143,7 +172,8 @@ pub async fn run(store: &LegacyStore, conn: &Connection, r: &LegacyRun<'_>) -> M
             Err(msg) => return failed(msg),
         };
         let classic_run = Classic {
-            become_: r.become_,
+            become_,
+            needs_password,
             unprivileged,
             world_readable: flag(
                 r.host_vars,
@@ -382,6 +412,25 @@ fn rand_suffix() -> String {
     format!("{:012x}", h.finish() & 0xffff_ffff_ffff)
 }
 
+/// Whether the task's become needs the password (`None`: no become), found out once
+/// per host and become settings.
+async fn become_needs_password(
+    store: &LegacyStore,
+    conn: &Connection,
+    host: &str,
+    become_: Option<&Become>,
+) -> Result<Option<bool>, ConnectionError> {
+    let Some(b) = become_ else {
+        return Ok(None);
+    };
+    if let Some(known) = store.become_needs_password(host, b) {
+        return Ok(Some(known));
+    }
+    let needs = b.needs_password(conn).await?;
+    store.remember_become(host, b, needs);
+    Ok(Some(needs))
+}
+
 /// The users a become to which needs no handing over of files (Ansible's
 /// `admin_users`).
 const ADMIN_USERS: &[&str] = &["root", "toor"];
@@ -392,24 +441,23 @@ const SYSTEM_TMPDIRS: &[&str] = &["/var/tmp", "/tmp"];
 /// The variable that allows world-readable temporary files when nothing safer works.
 pub(crate) const WORLD_READABLE_VAR: &str = "ansible_shell_allow_world_readable_temp";
 
-/// The become user when it is neither an admin user nor the connection user (asked of
-/// the node): its files must be handed over.
-async fn unprivileged_become<'b>(
+/// The connection user on the node (asked once per host).
+async fn connection_user(
+    store: &LegacyStore,
     conn: &Connection,
-    become_: Option<&'b Become>,
-) -> Result<Option<&'b str>, String> {
-    let Some(b) = become_ else {
-        return Ok(None);
-    };
-    if ADMIN_USERS.contains(&b.user.as_str()) {
-        return Ok(None);
+    host: &str,
+) -> Result<String, String> {
+    if let Some(u) = store.connection_user(host) {
+        return Ok(u);
     }
     let me = conn
         .exec_command("id -un", None)
         .await
         .and_then(|o| o.success("id -un"))
-        .map_err(|e| format!("cannot tell the connection user: {e}"))?;
-    Ok((String::from_utf8_lossy(&me.stdout).trim() != b.user).then_some(b.user.as_str()))
+        .map_err(|e| format!("cannot tell the connection user on {host}: {e}"))?;
+    let user = String::from_utf8_lossy(&me.stdout).trim().to_string();
+    store.remember_connection_user(host, &user);
+    Ok(user)
 }
 
 /// The system temporary directory for an unprivileged become user: `remote_tmp` when it
@@ -428,6 +476,8 @@ fn system_tmp(remote_tmp: &str) -> &str {
 /// How one classic run goes.
 struct Classic<'a> {
     become_: Option<&'a Become>,
+    /// Whether the become needs the password.
+    needs_password: Option<bool>,
     /// The become user the files are handed over to, when it is unprivileged.
     unprivileged: Option<&'a str>,
     /// Whether world-readable files are allowed when nothing safer works.
@@ -482,7 +532,7 @@ async fn classic(
     if !c.keep && c.unprivileged.is_none() {
         run = format!("{run}; rc=$?; {remove}; exit $rc");
     }
-    let out = r#become::exec_command(conn, c.become_, &run, None).await;
+    let out = r#become::exec_command_known(conn, c.become_, c.needs_password, &run, None).await;
     if !c.keep && c.unprivileged.is_some() {
         let cleanup = conn.exec_command(&remove, None).await;
         if let Err(e) = cleanup.and_then(|o| o.success("rm")) {

@@ -180,18 +180,13 @@ impl Become {
         format!("become ({method} to {})", self.user)
     }
 
-    /// The command line that runs `cmd` as the become user, and what must be written to
-    /// its stdin first (the password, when one is needed). Finds out with a
-    /// non-interactive attempt whether a password is needed; a refusal is an error that
+    /// Whether the node wants the password for this become: a non-interactive attempt
+    /// fails. When it does, the password is checked once. A refusal is an error that
     /// says what the node answered.
-    pub async fn command_line(
-        &self,
-        conn: &Connection,
-        cmd: &str,
-    ) -> Result<(String, Vec<u8>), ConnectionError> {
+    pub async fn needs_password(&self, conn: &Connection) -> Result<bool, ConnectionError> {
         let probe = conn.exec_command(&self.wrap("exit 0", false), None).await?;
         if probe.rc == 0 {
-            return Ok((self.wrap(cmd, false), vec![]));
+            return Ok(false);
         }
         let Some(password) = &self.password else {
             return Err(self.refused(
@@ -212,7 +207,31 @@ impl Become {
         if check.rc != 0 {
             return Err(self.refused(&check, "is the become password right?"));
         }
-        Ok((self.wrap(cmd, true), input))
+        Ok(true)
+    }
+
+    /// The command line that runs `cmd` as the become user and what must be written to
+    /// its stdin first, given what [`Become::needs_password`] found.
+    pub fn line(&self, cmd: &str, needs_password: bool) -> (String, Vec<u8>) {
+        match (&self.password, needs_password) {
+            (Some(password), true) => (
+                self.wrap(cmd, true),
+                format!("{}\n", password.0).into_bytes(),
+            ),
+            _ => (self.wrap(cmd, false), vec![]),
+        }
+    }
+
+    /// The command line that runs `cmd` as the become user, and what must be written to
+    /// its stdin first (the password, when one is needed). Finds out with a
+    /// non-interactive attempt whether a password is needed.
+    pub async fn command_line(
+        &self,
+        conn: &Connection,
+        cmd: &str,
+    ) -> Result<(String, Vec<u8>), ConnectionError> {
+        let needs = self.needs_password(conn).await?;
+        Ok(self.line(cmd, needs))
     }
 
     fn refused(&self, out: &ExecOutput, hint: &str) -> ConnectionError {
@@ -232,10 +251,26 @@ pub async fn exec_command(
     cmd: &str,
     stdin: Option<&[u8]>,
 ) -> Result<ExecOutput, ConnectionError> {
+    exec_command_known(conn, become_, None, cmd, stdin).await
+}
+
+/// [`exec_command`] when it may already be known whether the become needs the password
+/// (`needs_password`; `None`: find out first).
+pub async fn exec_command_known(
+    conn: &Connection,
+    become_: Option<&Become>,
+    needs_password: Option<bool>,
+    cmd: &str,
+    stdin: Option<&[u8]>,
+) -> Result<ExecOutput, ConnectionError> {
     let Some(b) = become_ else {
         return conn.exec_command(cmd, stdin).await;
     };
-    let (line, mut input) = b.command_line(conn, cmd).await?;
+    let needs = match needs_password {
+        Some(n) => n,
+        None => b.needs_password(conn).await?,
+    };
+    let (line, mut input) = b.line(cmd, needs);
     input.extend_from_slice(stdin.unwrap_or_default());
     conn.exec_command(&line, Some(&input)).await
 }
