@@ -4,7 +4,7 @@
 //! case's hosts, `--list --yaml` when asked, and for each pattern the hosts
 //! `ansible PATTERN --list-hosts` prints. JSON is compared parsed, without `_meta.profile`
 //! and with Ansible's `__ansible_unsafe` wrappers removed; a command that fails must fail
-//! in both (errors are compared by kind, not wording).
+//! in both with the same exit code (errors are compared by kind, not wording).
 //!
 //! ansible-inventory takes about a second a call, so the calls run on a few threads, and
 //! its answers are kept under `target/inventory-oracle/`, keyed by the case's files and
@@ -459,7 +459,14 @@ fn compare(
         ));
     }
     if code != 0 {
-        return None;
+        // Errors are compared by kind: Ansible's exit code says which (1 an error, 4 a
+        // parser error, 5 an option error).
+        return (code != ours.code).then(|| {
+            format!(
+                "{what}: ansible exited {code}, sandball {}\nansible stderr:\n{err}\nsandball stderr:\n{}",
+                ours.code, ours.stderr
+            )
+        });
     }
     for w in &case.warns {
         if err.contains(w.as_str()) {

@@ -5,7 +5,7 @@
 
 use super::CliError;
 use crate::inventory::listing::{Listing, to_json_text};
-use crate::inventory::{Inventory, LoadOptions};
+use crate::inventory::{Inventory, InventoryError, LoadOptions};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -86,7 +86,12 @@ pub fn run(args: InventoryArgs) -> Result<i32, CliError> {
         .playbook_dir
         .as_ref()
         .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()));
-    let inventory = Inventory::load_with(&args.inventory, &options).map_err(CliError::other)?;
+    let inventory = Inventory::load_with(&args.inventory, &options).map_err(|e| match e {
+        // A `group_vars/` or `host_vars/` file that does not parse (a source that does not
+        // parse is a warning, or `Unparsed`): a parser error, as in Ansible.
+        InventoryError::Parse { .. } => CliError::parse(e),
+        _ => CliError::other(e),
+    })?;
     for w in inventory.warnings() {
         warn(w);
     }
