@@ -596,11 +596,14 @@ fn explain_failure(
     rc: i32,
     host: &str,
 ) {
-    let interp = a.interpreter.as_deref().unwrap_or("the module");
-    let program = interp.split_whitespace().next().unwrap_or(interp);
-    let msg = if rc == 127
-        || stderr.contains("No such file or directory") && stderr.contains(program)
-    {
+    // Only a message that names the interpreter is about the interpreter: a module that
+    // runs a missing command itself also ends with rc 127.
+    let missing = a.interpreter.as_deref().and_then(|interp| {
+        let program = interp.split_whitespace().next()?;
+        (stderr.contains(program) && (rc == 127 || stderr.contains("No such file or directory")))
+            .then_some(program)
+    });
+    let msg = if let Some(program) = missing {
         let name = program.rsplit('/').next().unwrap_or(program);
         let name = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
         format!(
