@@ -32,6 +32,8 @@ struct Case {
     sources: Vec<String>,
     hosts: Vec<String>,
     patterns: Vec<String>,
+    /// Patterns listed under a `--limit`: (pattern, limit).
+    limited: Vec<(String, String)>,
     limits: Vec<String>,
     env: Vec<(String, String)>,
     extra: Vec<String>,
@@ -42,7 +44,7 @@ struct Case {
     fails: bool,
 }
 
-/// Reads `dir/case.txt` (a `.txt` file, which inventory directories skip): `key: value` lines (`source`, `host`, `pattern`, `limit`, `env`,
+/// Reads `dir/case.txt` (a `.txt` file, which inventory directories skip): `key: value` lines (`source`, `host`, `pattern`, `pattern-limit`, `limit`, `env`,
 /// `arg`, `warns`, `yaml: true`, `fails: true`); `#` starts a comment line.
 fn read_case(dir: &Path) -> Case {
     let spec = std::fs::read_to_string(dir.join("case.txt")).unwrap();
@@ -63,6 +65,12 @@ fn read_case(dir: &Path) -> Case {
             "source" => case.sources.push(value),
             "host" => case.hosts.push(value),
             "pattern" => case.patterns.push(value),
+            "pattern-limit" => {
+                let (p, l) = value
+                    .split_once(char::is_whitespace)
+                    .unwrap_or_else(|| panic!("{}: pattern-limit needs two words", case.name));
+                case.limited.push((p.to_string(), l.trim().to_string()));
+            }
             "limit" => case.limits.push(value),
             "arg" => case.extra.push(value),
             "warns" => case.warns.push(value),
@@ -139,6 +147,9 @@ fn queries(case: &Case) -> Vec<Query> {
     }
     for p in &case.patterns {
         out.push(q(Kind::ListHosts, &[p]));
+    }
+    for (p, l) in &case.limited {
+        out.push(q(Kind::ListHosts, &[p, "--limit", l]));
     }
     out
 }
@@ -236,6 +247,7 @@ fn oracle_command(case: &Case, query: &Query) -> (&'static str, Vec<String>) {
         for s in &case.sources {
             args.extend(["-i".to_string(), s.clone()]);
         }
+        args.extend(query.args[1..].iter().cloned());
         "ansible"
     } else {
         for s in &case.sources {
@@ -356,7 +368,7 @@ fn sandball(case: &Case, query: &Query) -> Output {
         cmd.arg("-i").arg(s);
     }
     if query.kind == Kind::ListHosts {
-        cmd.arg("--list-hosts").arg(&query.args[0]);
+        cmd.arg("--list-hosts").args(&query.args);
     } else {
         cmd.args(&query.args);
     }

@@ -155,7 +155,7 @@ fn subset(inventory: &Inventory, limit: Option<&str>) -> Result<Vec<String>, Cli
 
 /// `  hosts (N):` and the hosts, as `ansible PATTERN --list-hosts` prints them. As there, a
 /// pattern that cannot be evaluated selects nothing (with a warning) unless a limit is
-/// given, and a limit that leaves no host is an error.
+/// given, a limit that leaves no host is an error, and a localhost name is never left empty.
 fn list_hosts(
     inventory: &Inventory,
     pattern: &str,
@@ -181,6 +181,13 @@ fn list_hosts(
         }
         Err(e) if limit.is_some() => return Err(CliError::other(e)),
         Err(_) => Vec::new(),
+    };
+    // As Ansible's `list_hosts`: a localhost name that selects nothing (the limit left it
+    // out) still names the local machine.
+    let hosts = if hosts.is_empty() && crate::inventory::data::is_localhost_name(pattern) {
+        vec![pattern.to_string()]
+    } else {
+        hosts
     };
     if hosts.is_empty() {
         if limit.is_some() {
