@@ -217,6 +217,21 @@ const PLANNED: &str = r#"
 
     - name: old style
       legacy_thing:
+
+    - name: each item
+      file:
+        path: "{{ work }}/{{ item }}"
+        state: touch
+      loop: [one, two]
+
+    - name: items from the run
+      file:
+        path: "{{ item }}"
+        state: touch
+      loop: "{{ touched.paths }}"
+
+    - name: through the shell
+      shell: "true"
 "#;
 
 #[test]
@@ -250,11 +265,19 @@ fn a_playbook_audit_shows_each_task_and_host_before_anything_runs() {
     let out = sb
         .sandball(args(true))
         .env("SANDBALL_MODULE_PATH", Binaries::fixtures())
+        .env(
+            "SANDBALL_ANSIBLE_PYTHON",
+            sandball_e2e::binaries::ansible_python(),
+        )
         .run();
     out.assert_no_panic().assert_code(0);
     let rows: Vec<Value> =
         serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
-    assert_eq!(rows.len(), 5, "one row per task on alpha only:\n{out}");
+    assert_eq!(
+        rows.len(),
+        9,
+        "one row per task (and loop item) on alpha only:\n{out}"
+    );
     assert!(rows.iter().all(|r| r["host"] == "alpha"), "{out}");
     let row = |task: &str| rows.iter().find(|r| r["task"] == task).unwrap();
     let touch = row("touch a file");
@@ -278,6 +301,33 @@ fn a_playbook_audit_shows_each_task_and_host_before_anything_runs() {
     let old = row("old style");
     assert_eq!(old["kind"], "legacy", "{out}");
     assert_eq!(old["decision"], "warn", "{out}");
+    // A loop with known items is planned item by item; one whose items come from the
+    // run is unknown, saying why.
+    let items: Vec<&Value> = rows.iter().filter(|r| r["task"] == "each item").collect();
+    assert_eq!(items.len(), 2, "{out}");
+    for (row, item) in items.iter().zip(["one", "two"]) {
+        assert_eq!(row["item"], item, "{out}");
+        assert_eq!(
+            row["grant"]["fs"][0]["path"],
+            Value::String(format!("{}/{item}", work.display())),
+            "{out}"
+        );
+    }
+    let later = row("items from the run");
+    assert!(
+        later["unknown"]
+            .as_str()
+            .is_some_and(|u| u.contains("loop") && u.contains("touched")),
+        "{out}"
+    );
+    // `shell` is ansible-core's command module with `_uses_shell` (shell.py holds
+    // only documentation).
+    let shell = row("through the shell");
+    assert_eq!(
+        (&shell["kind"], &shell["module"]),
+        (&Value::from("legacy"), &Value::from("command")),
+        "{out}"
+    );
     // Nothing ran.
     assert!(!work.join("made").exists());
 

@@ -239,13 +239,11 @@ fn playbook(a: PlaybookArgs) -> Result<i32, CliError> {
                 ),
                 Kind::Missing { message } => ("missing".to_string(), message.clone()),
             };
-            [
-                p.task.clone(),
-                p.host.clone(),
-                p.module.clone(),
-                kind,
-                grant,
-            ]
+            let task = match &p.item {
+                Some(item) => format!("{} (item={item})", p.task),
+                None => p.task.clone(),
+            };
+            [task, p.host.clone(), p.module.clone(), kind, grant]
         })
         .collect();
     let header = ["TASK", "HOST", "MODULE", "KIND", "GRANT"].map(String::from);

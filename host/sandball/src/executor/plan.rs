@@ -1,9 +1,9 @@
 //! What a playbook would grant, worked out before anything runs (for
 //! `sandball audit playbook`): per task and host, the module, its kind, and the grant
 //! policy gives it once the task's arguments are templated with what is known before
-//! the run (inventory, play, block and task vars, extra vars). What cannot be known yet
-//! — registered results, facts, loop items that come from them — is reported as
-//! unknown, with the reason.
+//! the run (inventory, play, block and task vars, extra vars). A loop whose items are
+//! known is planned item by item. What cannot be known yet — registered results, facts,
+//! loop items that come from them — is reported as unknown, with the reason.
 
 use super::Run;
 use super::task::{self, Inherited};
@@ -23,6 +23,9 @@ pub struct Planned {
     pub task: String,
     /// The host.
     pub host: String,
+    /// The loop item's label, for a task that loops.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub item: Option<String>,
     /// The module (or action) name.
     pub module: String,
     /// How it runs.
@@ -122,7 +125,7 @@ fn plan_items(
         match item {
             TaskItem::Task(t) => {
                 for host in hosts {
-                    out.push(plan_task(run, scope, t, inherited, host));
+                    out.extend(plan_task(run, scope, t, inherited, host));
                 }
             }
             TaskItem::Block(b) => {
@@ -139,40 +142,49 @@ fn plan_task(
     t: &Task,
     inherited: &Inherited<'_>,
     host: &str,
-) -> Planned {
-    let module = crate::assemble::component::short_name(&t.action).to_string();
-    let planned = |kind| Planned {
+) -> Vec<Planned> {
+    let (action, _) = task::legacy_action(&t.action);
+    let planned = |module: &str, item: Option<String>, kind| Planned {
         play: scope.name.to_string(),
         task: t.name.clone().unwrap_or_else(|| t.action.clone()),
         host: host.to_string(),
-        module: module.clone(),
+        item,
+        module: module.to_string(),
         kind,
     };
+    let short = crate::assemble::component::short_name(&t.action);
     if controller_action(&t.action).is_some() || connection_action(&t.action).is_some() {
-        return planned(Kind::Action);
+        return vec![planned(short, None, Kind::Action)];
     }
     let vars = task::task_vars(run, scope, t, host, inherited);
     if task::runs_legacy(run, t, &vars) {
-        return planned(match run.legacy.get(&t.action) {
-            Ok(_) => legacy(run, &module, host),
-            Err(e) => Kind::Missing {
-                message: e.to_string(),
+        let module = crate::assemble::component::short_name(&action);
+        return vec![planned(
+            module,
+            None,
+            match run.legacy.get(&action) {
+                Ok(_) => legacy(run, module, host),
+                Err(e) => Kind::Missing {
+                    message: e.to_string(),
+                },
             },
-        });
+        )];
     }
     let component = match run.modules.get(&t.action) {
         Ok(c) => c,
         Err(e) => {
-            return planned(Kind::Missing {
-                message: e.to_string(),
-            });
+            return vec![planned(
+                short,
+                None,
+                Kind::Missing {
+                    message: e.to_string(),
+                },
+            )];
         }
     };
-    let grant = if t.loop_.is_some() {
-        Err("the task loops: each item's arguments are known only when it runs".to_string())
-    } else {
-        task::template_args(run, t, &component.name, &vars).and_then(|args| {
-            let adjustments = task::capability_keywords(run, t, inherited, &vars)?;
+    let grant = |vars: &crate::template::Vars| -> Kind {
+        let grant = task::template_args(run, t, &component.name, vars).and_then(|args| {
+            let adjustments = task::capability_keywords(run, t, inherited, vars)?;
             let subject = Subject {
                 module: &component.name,
                 sha256: Some(&component.sha256),
@@ -188,17 +200,41 @@ fn plan_task(
                 run.options.limits,
             )
             .map_err(|e| e.to_string())
-        })
+        });
+        let (grant, unknown) = match grant {
+            Ok(g) => (Some(g), None),
+            Err(e) => (None, Some(first_line(&e))),
+        };
+        Kind::Component {
+            sha256: component.sha256.clone(),
+            grant,
+            unknown,
+        }
     };
-    let (grant, unknown) = match grant {
-        Ok(g) => (Some(g), None),
-        Err(e) => (None, Some(first_line(&e))),
+    let Some(spec) = &t.loop_ else {
+        return vec![planned(&component.name, None, grant(&vars))];
     };
-    planned(Kind::Component {
-        sha256: component.sha256.clone(),
-        grant,
-        unknown,
-    })
+    match task::loop_items(run, t, &vars, spec) {
+        Ok(items) => items
+            .iter()
+            .map(|(item, item_vars)| {
+                let label = super::loops::label(item);
+                planned(&component.name, Some(label), grant(item_vars))
+            })
+            .collect(),
+        Err(e) => vec![planned(
+            &component.name,
+            None,
+            Kind::Component {
+                sha256: component.sha256.clone(),
+                grant: None,
+                unknown: Some(format!(
+                    "the loop's items are known only when it runs: {}",
+                    first_line(&e)
+                )),
+            },
+        )],
+    }
 }
 
 fn first_line(text: &str) -> String {

@@ -275,6 +275,37 @@ fn censor(result: &Map<String, Value>) -> Map<String, Value> {
     m
 }
 
+/// A loop's items (`spec` templated, then expanded as its `loop`/`with_*` keyword says),
+/// each with the variables its run sees: the item under `loop_var`, `index_var`,
+/// `ansible_loop_var`.
+pub(crate) fn loop_items(
+    run: &Run,
+    t: &Task,
+    vars: &Vars,
+    spec: &Value,
+) -> Result<Vec<(Value, Vars)>, String> {
+    let items = run
+        .templar
+        .template(spec, vars)
+        .map_err(|e| format!("Error while resolving the loop: {e}"))
+        .and_then(|v| loops::items(&t.loop_kind, v))?;
+    let control = t.loop_control.clone().unwrap_or_default();
+    let loop_var = control.loop_var;
+    Ok(items
+        .into_iter()
+        .enumerate()
+        .map(|(index, item)| {
+            let mut item_vars = vars.clone();
+            item_vars.set_data(&loop_var, item.clone());
+            if let Some(iv) = &control.index_var {
+                item_vars.set_data(iv, json!(index));
+            }
+            item_vars.set_data("ansible_loop_var", Value::String(loop_var.clone()));
+            (item, item_vars)
+        })
+        .collect())
+}
+
 async fn run_loop(
     run: &Run,
     t: &Task,
@@ -284,12 +315,7 @@ async fn run_loop(
     spec: &Value,
     no_log: bool,
 ) -> Map<String, Value> {
-    let items = match run
-        .templar
-        .template(spec, vars)
-        .map_err(|e| format!("Error while resolving the loop: {e}"))
-        .and_then(|v| loops::items(&t.loop_kind, v))
-    {
+    let items = match loop_items(run, t, vars, spec) {
         Ok(items) => items,
         Err(e) => return failed(e),
     };
@@ -297,14 +323,8 @@ async fn run_loop(
     let loop_var = control.loop_var.clone();
     let mut results = Vec::with_capacity(items.len());
     let (mut changed, mut any_failed, mut all_skipped) = (false, false, !items.is_empty());
-    for (index, item) in items.iter().enumerate() {
-        let mut item_vars = vars.clone();
-        item_vars.set_data(&loop_var, item.clone());
-        if let Some(iv) = &control.index_var {
-            item_vars.set_data(iv, json!(index));
-        }
-        item_vars.set_data("ansible_loop_var", Value::String(loop_var.clone()));
-        let mut r = run_once(run, t, inherited, host, &item_vars, no_log).await;
+    for (index, (item, item_vars)) in items.iter().enumerate() {
+        let mut r = run_once(run, t, inherited, host, item_vars, no_log).await;
         r.insert(loop_var.clone(), item.clone());
         r.insert("ansible_loop_var".into(), Value::String(loop_var.clone()));
         if let Some(iv) = &control.index_var {
@@ -317,7 +337,7 @@ async fn run_loop(
         any_failed |= status == Status::Failed;
         all_skipped &= status == Status::Skipped;
         let label = match &control.label {
-            Some(l) => match run.templar.template(l, &item_vars) {
+            Some(l) => match run.templar.template(l, item_vars) {
                 Ok(v) => loops::label(&v),
                 Err(_) => loops::label(l),
             },
