@@ -5,6 +5,7 @@
 
 use super::CliError;
 use crate::inventory::listing::{Listing, to_json_text};
+use crate::inventory::vars::{reserved_name_warning, reserved_names};
 use crate::inventory::{Inventory, InventoryError, LoadOptions};
 use clap::Args;
 use std::path::PathBuf;
@@ -108,13 +109,17 @@ pub fn run(args: InventoryArgs) -> Result<i32, CliError> {
         let vars = if args.export {
             inventory.host_own_vars(host)
         } else {
-            inventory.host_vars(host)
+            let vars = inventory.host_vars(host);
+            for r in reserved_names(&vars) {
+                warn(&reserved_name_warning(r));
+            }
+            vars
         };
         format(&serde_json::Value::Object(vars), args.yaml)?
     } else {
         let hosts = subset(&inventory, args.limit.as_deref())?;
         let listing = Listing::new(&inventory, &hosts, args.export);
-        if let Some(group) = &args.graph {
+        let text = if let Some(group) = &args.graph {
             let Some(g) = inventory.data().group_index(group) else {
                 return Err(CliError::options(
                     "Pattern must be valid group name when using --graph",
@@ -125,7 +130,11 @@ pub fn run(args: InventoryArgs) -> Result<i32, CliError> {
             format(&listing.yaml_tree(), true)?
         } else {
             to_json_text(&listing.json())
+        };
+        for w in listing.warnings() {
+            warn(&w);
         }
+        text
     };
     match &args.output {
         Some(path) => write_atomically(path, &text)?,

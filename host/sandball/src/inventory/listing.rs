@@ -8,7 +8,10 @@
 
 use super::Inventory;
 use super::data::{ALL, InventoryData};
+use super::vars::{reserved_name_warning, reserved_names};
+use indexmap::IndexSet;
 use serde_json::{Map, Value};
+use std::cell::RefCell;
 use std::collections::HashSet;
 
 /// The hosts `ansible-inventory` reports on, and how it reports their variables.
@@ -20,6 +23,8 @@ pub struct Listing<'a> {
     available: HashSet<usize>,
     /// The same hosts in the order `all` lists them.
     ordered: Vec<usize>,
+    /// Reserved variable names met in the merged variables shown, each once.
+    reserved: RefCell<IndexSet<String>>,
 }
 
 impl<'a> Listing<'a> {
@@ -32,6 +37,7 @@ impl<'a> Listing<'a> {
             export,
             available: ordered.iter().copied().collect(),
             ordered,
+            reserved: RefCell::default(),
         }
     }
 
@@ -39,14 +45,31 @@ impl<'a> Listing<'a> {
         self.inventory.data()
     }
 
-    /// The variables shown for host `h`.
+    /// The variables shown for host `h`. Merged variables with reserved names are noted
+    /// for [`Self::warnings`].
     fn host_vars(&self, h: usize) -> Map<String, Value> {
         let name = self.data().host_at(h).name();
         if self.export {
-            self.inventory.host_own_vars(name)
-        } else {
-            self.inventory.host_vars(name)
+            return self.inventory.host_own_vars(name);
         }
+        let vars = self.inventory.host_vars(name);
+        let mut reserved = self.reserved.borrow_mut();
+        for r in reserved_names(&vars) {
+            if !reserved.contains(r) {
+                reserved.insert(r.to_string());
+            }
+        }
+        vars
+    }
+
+    /// The warnings about what was shown so far (variables with reserved names), as
+    /// Ansible gives them while merging host variables.
+    pub fn warnings(&self) -> Vec<String> {
+        self.reserved
+            .borrow()
+            .iter()
+            .map(|r| reserved_name_warning(r))
+            .collect()
     }
 
     /// The `--list` document (keys in insertion order; callers sort when printing).

@@ -75,6 +75,98 @@ fn layers<'a>(
     layers
 }
 
+/// Variable names Ansible reserves (the attributes of plays, blocks, roles and tasks, and
+/// a few template globals), sorted; a host variable with one of these names draws a
+/// warning when the host's variables are merged.
+const RESERVED_NAMES: [&str; 74] = [
+    "action",
+    "always",
+    "any_errors_fatal",
+    "args",
+    "async",
+    "async_val",
+    "become",
+    "become_exe",
+    "become_flags",
+    "become_method",
+    "become_user",
+    "block",
+    "changed_when",
+    "check_mode",
+    "collections",
+    "connection",
+    "cycler",
+    "debugger",
+    "delay",
+    "delegate_facts",
+    "delegate_to",
+    "dict",
+    "diff",
+    "environment",
+    "fact_path",
+    "failed_when",
+    "force_handlers",
+    "gather_facts",
+    "gather_timeout",
+    "handlers",
+    "hosts",
+    "ignore_errors",
+    "ignore_unreachable",
+    "joiner",
+    "lipsum",
+    "local_action",
+    "lookup",
+    "loop",
+    "loop_control",
+    "loop_with",
+    "max_fail_percentage",
+    "module_defaults",
+    "name",
+    "namespace",
+    "no_log",
+    "notify",
+    "now",
+    "omit",
+    "order",
+    "poll",
+    "port",
+    "post_tasks",
+    "pre_tasks",
+    "q",
+    "query",
+    "range",
+    "register",
+    "remote_user",
+    "rescue",
+    "retries",
+    "roles",
+    "run_once",
+    "serial",
+    "strategy",
+    "tags",
+    "tasks",
+    "throttle",
+    "timeout",
+    "undef",
+    "until",
+    "vars_files",
+    "vars_prompt",
+    "when",
+    "with_",
+];
+
+/// The reserved names among the keys of `vars` (`vars` itself is allowed, as in Ansible).
+pub fn reserved_names(vars: &Map<String, Value>) -> impl Iterator<Item = &str> {
+    vars.keys()
+        .map(String::as_str)
+        .filter(|k| RESERVED_NAMES.binary_search(k).is_ok())
+}
+
+/// The warning for a variable with a reserved name.
+pub fn reserved_name_warning(name: &str) -> String {
+    format!("Found variable using reserved name '{name}'.")
+}
+
 /// The variables of `host` itself: its source's, then its `host_vars/` files'.
 pub fn own_host_vars(data: &InventoryData, files: &VarsFiles, host: HostRef) -> Map<String, Value> {
     let (mut vars, name) = match host {
@@ -208,6 +300,14 @@ mod tests {
         data.set_variable("zeta", "o", json!("zeta")).unwrap();
         data.reconcile();
         (data, h)
+    }
+
+    #[test]
+    fn reserved_names_are_found_by_binary_search() {
+        assert!(RESERVED_NAMES.windows(2).all(|w| w[0] < w[1]));
+        let vars = json!({"port": 80, "vars": {}, "ansible_port": 22, "when": 1, "x": 2});
+        let found: Vec<&str> = reserved_names(vars.as_object().unwrap()).collect();
+        assert_eq!(found, ["port", "when"]);
     }
 
     #[test]
