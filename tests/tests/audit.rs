@@ -353,3 +353,31 @@ fn a_playbook_audit_shows_each_task_and_host_before_anything_runs() {
         .unwrap_or_else(|| panic!("{table}"));
     assert!(line.contains("unknown until it runs"), "{line}");
 }
+
+#[test]
+fn a_playbook_audit_templates_the_hosts_pattern_as_a_run_does() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta"]);
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: \"{{ target }}\"\n  gather_facts: false\n  tasks:\n    - ping:\n",
+    );
+    let inventory = sb.path().join("inventory.ini");
+    let out = sb
+        .sandball([
+            "audit",
+            "playbook",
+            pb.to_str().unwrap(),
+            "-i",
+            inventory.to_str().unwrap(),
+            "-e",
+            "target=beta",
+            "--json",
+        ])
+        .run();
+    out.assert_no_panic().assert_code(0);
+    let rows: Vec<Value> =
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
+    let hosts: Vec<&Value> = rows.iter().map(|r| &r["host"]).collect();
+    assert_eq!(hosts, [&Value::from("beta")], "{out}");
+}

@@ -102,8 +102,9 @@ pub fn playbook(run: &Run, plays: &[Play]) -> Vec<Planned> {
 }
 
 fn play_hosts(run: &Run, play: &Play) -> Result<Vec<String>, String> {
+    let pattern = super::play::hosts_pattern(run, play).map_err(|e| e.to_string())?;
     let inventory = run.inventory();
-    let selected = inventory.select(&play.hosts).map_err(|e| e.to_string())?;
+    let selected = inventory.select(&pattern).map_err(|e| e.to_string())?;
     match &run.options.limit {
         None => Ok(selected.hosts),
         Some(limit) => inventory

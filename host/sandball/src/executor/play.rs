@@ -172,16 +172,15 @@ struct PlayState {
     notified: Mutex<HashMap<String, HashSet<String>>>,
 }
 
-/// Runs one play.
-pub async fn run(run: &Run, play: &Play) -> Result<(), ExecError> {
-    let name = play.name.clone().unwrap_or_else(|| play.hosts.clone());
-    run.callback.play_start(&name);
-    let pattern = match run.templar.template(
+/// The play's `hosts:`, templated with the extra vars (the only variables known
+/// before the play starts); a list is joined with commas.
+pub(crate) fn hosts_pattern(run: &Run, play: &Play) -> Result<String, ExecError> {
+    match run.templar.template(
         &Value::String(play.hosts.clone()),
         &run.vars.extra_vars_only(),
     ) {
-        Ok(Value::String(s)) => s,
-        Ok(Value::Array(v)) => v
+        Ok(Value::String(s)) => Ok(s),
+        Ok(Value::Array(v)) => Ok(v
             .iter()
             .map(|h| {
                 h.as_str()
@@ -189,15 +188,20 @@ pub async fn run(run: &Run, play: &Play) -> Result<(), ExecError> {
                     .unwrap_or_else(|| h.to_string())
             })
             .collect::<Vec<_>>()
-            .join(","),
-        Ok(other) => other.to_string(),
-        Err(e) => {
-            return Err(ExecError::Pattern(format!(
-                "cannot template hosts '{}': {e}",
-                play.hosts
-            )));
-        }
-    };
+            .join(",")),
+        Ok(other) => Ok(other.to_string()),
+        Err(e) => Err(ExecError::Pattern(format!(
+            "cannot template hosts '{}': {e}",
+            play.hosts
+        ))),
+    }
+}
+
+/// Runs one play.
+pub async fn run(run: &Run, play: &Play) -> Result<(), ExecError> {
+    let name = play.name.clone().unwrap_or_else(|| play.hosts.clone());
+    run.callback.play_start(&name);
+    let pattern = hosts_pattern(run, play)?;
     let inventory = run.inventory();
     let selected = inventory
         .select(&pattern)
