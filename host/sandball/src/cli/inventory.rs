@@ -15,7 +15,12 @@ use std::path::PathBuf;
 pub struct InventoryArgs {
     /// Inventory source: a file, a directory, a script or a comma-separated host list
     /// (repeatable; merged in order).
-    #[arg(short = 'i', long = "inventory", value_name = "INVENTORY")]
+    #[arg(
+        short = 'i',
+        long = "inventory",
+        visible_alias = "inventory-file",
+        value_name = "INVENTORY"
+    )]
     pub inventory: Vec<String>,
     /// Print every group and host, with host variables under `_meta.hostvars`.
     #[arg(long = "list")]

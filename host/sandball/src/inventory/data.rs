@@ -384,11 +384,12 @@ impl InventoryData {
     /// Applies the rules Ansible enforces after all sources are read: every group but
     /// `all` has a parent (else `all` adopts it), hosts in no group are in `ungrouped`,
     /// hosts in another group are not; a name used for both a host and a group is warned about.
-    pub fn reconcile(&mut self) {
+    /// A group without parents that has `all` below it cannot be adopted: that is an error.
+    pub fn reconcile(&mut self) -> Result<(), DataError> {
         self.current_source = None;
         for g in 1..self.groups.len() {
             if self.groups[g].parents.is_empty() {
-                self.link(ALL, g);
+                self.add_child_group(ALL, g)?;
             }
         }
         for h in 0..self.hosts.len() {
@@ -410,6 +411,7 @@ impl InventoryData {
         for c in conflicts {
             self.warn(format!("Found both group and host with same name: {c}"));
         }
+        Ok(())
     }
 
     /// Every group above `g`.
@@ -616,6 +618,18 @@ mod tests {
     }
 
     #[test]
+    fn a_group_above_all_cannot_be_adopted_by_all() {
+        let mut data = InventoryData::new();
+        data.add_group("web").unwrap();
+        data.add_child("web", "all").unwrap();
+        let e = data.reconcile().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Adding group 'web' as child to 'all' creates a recursive dependency loop."
+        );
+    }
+
+    #[test]
     fn reconcile_moves_hosts_in_and_out_of_ungrouped() {
         let mut data = InventoryData::new();
         data.add_group("web").unwrap();
@@ -624,7 +638,7 @@ mod tests {
         data.add_host("both", Some("web"), None).unwrap();
         data.add_host("in_all", Some("all"), None).unwrap();
         data.add_host("nowhere", None, None).unwrap();
-        data.reconcile();
+        data.reconcile().unwrap();
         let ungrouped = data.group_hosts(UNGROUPED);
         assert_eq!(names(&data, &ungrouped), ["lonely", "in_all", "nowhere"]);
         assert!(
@@ -643,7 +657,7 @@ mod tests {
         data.add_host("h1", Some("child"), None).unwrap();
         data.add_host("h2", Some("other"), None).unwrap();
         data.add_host("h0", Some("parent"), None).unwrap();
-        data.reconcile();
+        data.reconcile().unwrap();
         // all -> [ungrouped, parent, other]; child is one level further down.
         assert_eq!(names(&data, &data.group_hosts(ALL)), ["h0", "h2", "h1"]);
         let parent = data.group_index("parent").unwrap();
@@ -658,7 +672,7 @@ mod tests {
         }
         data.add_child("a", "b").unwrap();
         data.add_child("b", "c").unwrap();
-        data.reconcile();
+        data.reconcile().unwrap();
         data.add_child("all", "c").unwrap();
         let d = data.group_depths();
         let depth = |n: &str| d[data.group_index(n).unwrap()];
@@ -732,7 +746,7 @@ mod tests {
         data.add_host("127.0.0.1", None, None).unwrap();
         data.add_group("db").unwrap();
         data.add_host("db", None, None).unwrap();
-        data.reconcile();
+        data.reconcile().unwrap();
         let w: Vec<&str> = data.warnings().collect();
         assert_eq!(
             w,

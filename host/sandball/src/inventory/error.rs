@@ -30,6 +30,9 @@ pub enum InventoryError {
         /// One line per plugin that tried: "Failed to parse X with P plugin: why".
         failures: Vec<String>,
     },
+    /// The sources together break a rule of the inventory (a group above `all`).
+    #[error("{0}")]
+    Inconsistent(String),
     /// No source parsed at all and that is an error (Ansible's `INVENTORY_UNPARSED_IS_FAILED`).
     #[error("No inventory was parsed, please check your configuration and options.")]
     NothingParsed,

@@ -89,7 +89,8 @@ pub fn parse_sources(
         used.push(source);
     }
     if parsed {
-        data.reconcile();
+        data.reconcile()
+            .map_err(|e| InventoryError::Inconsistent(e.0))?;
     } else if options.unparsed_is_failed {
         return Err(InventoryError::NothingParsed);
     } else {

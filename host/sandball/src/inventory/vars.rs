@@ -298,7 +298,7 @@ mod tests {
         data.set_variable("other", "v", json!("other")).unwrap();
         data.set_variable("other", "o", json!("other")).unwrap();
         data.set_variable("zeta", "o", json!("zeta")).unwrap();
-        data.reconcile();
+        data.reconcile().unwrap();
         (data, h)
     }
 
