@@ -107,6 +107,9 @@ pub fn run(args: InventoryArgs) -> Result<i32, CliError> {
         if inventory.data().host_index(host).is_none()
             && !crate::inventory::data::is_localhost_name(host)
         {
+            warn(&format!(
+                "Could not match supplied host pattern, ignoring: {host}"
+            ));
             return Err(CliError::options(
                 "You must pass a single valid host to --host parameter",
             ));
@@ -122,7 +125,9 @@ pub fn run(args: InventoryArgs) -> Result<i32, CliError> {
         };
         format(&serde_json::Value::Object(vars), args.yaml)?
     } else {
-        let hosts = subset(&inventory, args.limit.as_deref())?;
+        // `--graph` ignores the limit, as in ansible-inventory.
+        let limit = args.limit.as_deref().filter(|_| args.graph.is_none());
+        let hosts = subset(&inventory, limit)?;
         let listing = Listing::new(&inventory, &hosts, args.export);
         let text = if let Some(group) = &args.graph {
             let Some(g) = inventory.data().group_index(group) else {
