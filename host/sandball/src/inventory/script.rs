@@ -153,14 +153,28 @@ fn timeout() -> Duration {
 fn run_json(source: &str, args: &[&str]) -> Result<Value, InventoryError> {
     let fail = |message: String| InventoryError::parse(source, None, message);
     let command = format!("{source} {}", args.join(" "));
-    let mut child = Command::new(source)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .map_err(|e| fail(format!("problem running {command} ({e})")))?;
+    let spawn = || {
+        Command::new(source)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+    };
+    // A script written a moment ago can be "busy" while a process forked elsewhere
+    // (another thread of this process) still holds the writer's descriptor: wait a
+    // little for it to close.
+    let mut attempt = 0;
+    let mut child = loop {
+        match spawn() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && attempt < 20 => {
+                attempt += 1;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            other => break other.map_err(|e| fail(format!("problem running {command} ({e})")))?,
+        }
+    };
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
     let out = std::thread::spawn(move || read_all(stdout.as_mut()));
