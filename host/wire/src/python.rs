@@ -172,7 +172,7 @@ fn write_json(out: &mut String, value: &Value) {
             Some(f) if n.is_f64() => out.push_str(&float_repr(f)),
             _ => out.push_str(&n.to_string()),
         },
-        Value::String(s) => write_json_str(out, s),
+        Value::String(s) => json_quote(s, true, out),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -189,7 +189,7 @@ fn write_json(out: &mut String, value: &Value) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_json_str(out, k);
+                json_quote(k, true, out);
                 out.push_str(": ");
                 write_json(out, v);
             }
@@ -198,7 +198,10 @@ fn write_json(out: &mut String, value: &Value) {
     }
 }
 
-fn write_json_str(out: &mut String, s: &str) {
+/// Appends `s` as Python's `json.dumps` writes a string: quotes and backslashes and
+/// control characters escaped, and with `ensure_ascii` every non-ASCII character as
+/// `\uXXXX` (surrogate pairs beyond the BMP).
+pub fn json_quote(s: &str, ensure_ascii: bool, out: &mut String) {
     out.push('"');
     for c in s.chars() {
         match c {
@@ -209,13 +212,13 @@ fn write_json_str(out: &mut String, s: &str) {
             '\t' => out.push_str("\\t"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
-            c if c.is_ascii() && (c as u32) >= 0x20 => out.push(c),
-            c => {
+            c if (c as u32) < 0x20 || (ensure_ascii && !c.is_ascii()) => {
                 let mut units = [0u16; 2];
                 for unit in c.encode_utf16(&mut units) {
                     let _ = write!(out, "\\u{unit:04x}");
                 }
             }
+            c => out.push(c),
         }
     }
     out.push('"');

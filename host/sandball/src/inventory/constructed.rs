@@ -226,7 +226,7 @@ impl Constructor<'_> {
             other => {
                 return Err(self.fail(format!(
                     "Invalid group name format, expected a string or a list of them or dictionary, got: {}",
-                    py_type(other)
+                    sandball_wire::python::type_name(other)
                 )));
             }
         }
@@ -262,19 +262,6 @@ fn py_text(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         other => crate::template::python_str(other).unwrap_or_else(|_| other.to_string()),
-    }
-}
-
-/// Python's name for a value's type, as Ansible's message shows it.
-fn py_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "<class 'NoneType'>",
-        Value::Bool(_) => "<class 'bool'>",
-        Value::Number(n) if n.is_f64() => "<class 'float'>",
-        Value::Number(_) => "<class 'int'>",
-        Value::String(_) => "<class 'str'>",
-        Value::Array(_) => "<class 'list'>",
-        Value::Object(_) => "<class 'dict'>",
     }
 }
 

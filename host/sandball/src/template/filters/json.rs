@@ -8,6 +8,7 @@ use minijinja::{Environment, Error, ErrorKind, State, Value};
 
 use crate::template::convert::{ensure_defined, from_json, invalid};
 use crate::template::python::{float_repr, py_str};
+use sandball_wire::python::json_quote;
 
 pub(super) fn register(env: &mut Environment<'static>) {
     env.add_filter("to_json", to_json);
@@ -105,7 +106,9 @@ fn write_value(
         ValueKind::Bool => out.push_str(if value.is_true() { "true" } else { "false" }),
         ValueKind::Number if value.is_integer() => write!(out, "{value}")?,
         ValueKind::Number => out.push_str(&json_float(f64::try_from(value.clone())?)),
-        ValueKind::String => write_string(value.as_str().unwrap_or_default(), layout, out),
+        ValueKind::String => {
+            json_quote(value.as_str().unwrap_or_default(), layout.ensure_ascii, out)
+        }
         ValueKind::Seq | ValueKind::Iterable => {
             let items = value.try_iter()?.checked().collect::<Result<Vec<_>, _>>()?;
             write_container(out, layout, depth, '[', ']', items.len(), |index, out| {
@@ -124,7 +127,7 @@ fn write_value(
             }
             write_container(out, layout, depth, '{', '}', entries.len(), |index, out| {
                 let (key, item) = &entries[index];
-                write_string(key, layout, out);
+                json_quote(key, layout.ensure_ascii, out);
                 out.push_str(&layout.key_separator);
                 write_value(item, layout, depth + 1, out)
             })?;
@@ -199,32 +202,6 @@ fn json_float(f: f64) -> String {
     } else {
         float_repr(f)
     }
-}
-
-fn write_string(s: &str, layout: &Layout, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\x08' => out.push_str("\\b"),
-            '\x0c' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c if layout.ensure_ascii && !c.is_ascii() => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    let _ = write!(out, "\\u{unit:04x}");
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 /// `from_json`: the value a JSON text denotes.
