@@ -7,6 +7,10 @@
 //!
 //! The grants the tasks hold come through the `capabilities:` keyword, within what
 //! a policy file allows the module; the policy also sets the module's limits.
+//!
+//! The files beside this one each hold one class of attack (the node cache, paths,
+//! programs, controller-side leaks…); every test prints how many attempts it tried
+//! and how many were contained.
 
 use sandball_e2e::tree::snapshot;
 use sandball_e2e::{Binaries, Output, Sandbox};
