@@ -3,17 +3,76 @@
 //! `compiled/<sha256>-<engine>.cwasm` their code compiled by an engine with that
 //! fingerprint. Every file is written to a temporary file first and renamed into
 //! place, so a reader never sees half a file.
+//!
+//! The cache is trusted only as far as nobody else can change it: it is used only
+//! when it, the shim's own executable and every directory above them are owned by
+//! the shim's user or root and not writable by group or others (as OpenSSH's
+//! `StrictModes`; see [`check_trusted`]). No grant may open any of them for writing
+//! ([`Cache::write_conflict`]).
 
 use crate::error::ShimError;
 use sha2::{Digest, Sha256};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// The cache directory of one shim.
 #[derive(Clone, Debug)]
 pub struct Cache {
+    /// The cache's root, with symbolic links resolved.
     root: PathBuf,
+    /// The shim's own executable, with symbolic links resolved.
+    exe: PathBuf,
+}
+
+/// The subdirectories of the cache.
+const SUBDIRS: [&str; 2] = ["modules", "compiled"];
+
+/// What a path the cache relies on is: the cache's own directories (which must be
+/// the shim user's or root's and writable by nobody else), or a directory above them
+/// (which may also be a root-owned sticky directory such as `/tmp`, where nobody but
+/// an entry's owner can rename or remove it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trust {
+    /// The path itself and every directory above it follow the strict rule.
+    Strict,
+    /// The path follows the strict rule; directories above it may be root-owned
+    /// sticky directories.
+    AllowStickyParents,
+}
+
+/// Checks that `path` (resolved) and every directory above it are owned by the
+/// running user (effective uid) or root and are not writable by group or others,
+/// with root-owned sticky directories accepted above `path` when `trust` says so.
+/// The error names the first offending path and what is wrong with it.
+pub fn check_trusted(path: &Path, trust: Trust) -> Result<PathBuf, ShimError> {
+    let me = rustix::process::geteuid().as_raw();
+    let real = std::fs::canonicalize(path).map_err(|e| ShimError::io("resolve", path, e))?;
+    for (depth, p) in real.ancestors().enumerate() {
+        let meta = std::fs::symlink_metadata(p).map_err(|e| ShimError::io("inspect", p, e))?;
+        let untrusted = |problem: String| ShimError::Untrusted {
+            path: p.to_path_buf(),
+            problem,
+            uid: me,
+        };
+        if meta.uid() != me && meta.uid() != 0 {
+            return Err(untrusted(format!("it is owned by uid {}", meta.uid())));
+        }
+        let mode = meta.mode() & 0o7777;
+        let sticky_root_dir = meta.is_dir() && meta.uid() == 0 && mode & 0o1000 != 0;
+        let exempt = depth > 0 && trust == Trust::AllowStickyParents && sticky_root_dir;
+        if mode & 0o022 != 0 && !exempt {
+            let who = match mode & 0o022 {
+                0o020 => "group",
+                0o002 => "others",
+                _ => "group and others",
+            };
+            return Err(untrusted(format!(
+                "it is writable by {who} (mode {mode:04o})"
+            )));
+        }
+    }
+    Ok(real)
 }
 
 /// Lowercase hex sha256 of `bytes`.
@@ -44,14 +103,38 @@ fn create_private_dir(path: &Path) -> Result<(), ShimError> {
 }
 
 impl Cache {
-    /// Opens the cache at `root`, creating it and its subdirectories (mode 0700).
+    /// Opens the cache at `root`, creating it and its subdirectories (mode 0700),
+    /// after checking that it, its subdirectories and the shim's own executable can
+    /// be trusted ([`check_trusted`]).
     pub fn open(root: &Path) -> Result<Cache, ShimError> {
-        let cache = Cache {
-            root: root.to_path_buf(),
-        };
-        create_private_dir(&cache.root.join("modules"))?;
-        create_private_dir(&cache.root.join("compiled"))?;
-        Ok(cache)
+        for sub in SUBDIRS {
+            create_private_dir(&root.join(sub))?;
+        }
+        let root = check_trusted(root, Trust::AllowStickyParents)?;
+        for sub in SUBDIRS {
+            check_trusted(&root.join(sub), Trust::AllowStickyParents)?;
+        }
+        let exe = std::env::current_exe()
+            .map_err(|e| ShimError::io("find", "the shim's own executable", e))?;
+        let exe = check_trusted(&exe, Trust::AllowStickyParents)?;
+        Ok(Cache { root, exe })
+    }
+
+    /// The paths no grant may open for writing: the cache's root and the shim's own
+    /// executable, resolved. A directory opened with write access must not be one of
+    /// them, lie inside one, or lie above one (it could rename it away); see
+    /// [`Cache::write_conflict`].
+    pub fn protected_paths(&self) -> Vec<PathBuf> {
+        vec![self.root.clone(), self.exe.clone()]
+    }
+
+    /// The protected path (see [`Cache::protected_paths`]) that opening `dir`
+    /// (resolved, absolute) with write access would expose: `dir` is it, lies inside
+    /// it, or lies above it. `None` when `dir` is clear of all of them.
+    pub fn write_conflict(&self, dir: &Path) -> Option<PathBuf> {
+        self.protected_paths()
+            .into_iter()
+            .find(|p| p.starts_with(dir) || dir.starts_with(p))
     }
 
     /// The default cache directory: `.sandball` in the shim user's home.
@@ -270,6 +353,78 @@ mod tests {
             .mode();
         assert_eq!(mode & 0o777, 0o600);
         assert_eq!(cache.read_module(&sha).unwrap(), b"module");
+    }
+
+    #[test]
+    fn caches_others_could_change_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        // A directory above the cache that group and others may write.
+        let open = dir.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = Cache::open(&open.join("cache")).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, ShimError::Untrusted { .. }), "{text}");
+        assert!(
+            text.contains(&format!("refusing to use {}:", open.display()))
+                && text.contains("writable by group and others (mode 0777)"),
+            "{text}"
+        );
+        // The cache root itself, group-writable.
+        let root = dir.path().join("root");
+        Cache::open(&root).unwrap();
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o770)).unwrap();
+        let text = Cache::open(&root).unwrap_err().to_string();
+        assert!(text.contains("writable by group (mode 0770)"), "{text}");
+        // A subdirectory owned by another user (the tests may run as root).
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let modules = root.join("modules");
+        if std::os::unix::fs::chown(&modules, Some(65534), None).is_ok()
+            && rustix::process::geteuid().as_raw() != 65534
+        {
+            let text = Cache::open(&root).unwrap_err().to_string();
+            assert!(
+                text.contains(&format!("{}: it is owned by uid 65534", modules.display())),
+                "{text}"
+            );
+        }
+        // A root-owned sticky directory above the cache (like /tmp) is accepted, not
+        // as the cache itself.
+        let tmp = std::env::temp_dir();
+        let sticky = std::fs::metadata(&tmp).unwrap();
+        if sticky.uid() == 0 && sticky.mode() & 0o1777 == 0o1777 {
+            assert!(check_trusted(&tmp, Trust::Strict).is_err());
+            assert!(check_trusted(dir.path(), Trust::AllowStickyParents).is_ok());
+        }
+    }
+
+    #[test]
+    fn the_cache_and_the_shim_are_protected_from_write_grants() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::open(&dir.path().join("c")).unwrap();
+        let root = std::fs::canonicalize(dir.path().join("c")).unwrap();
+        let exe = std::fs::canonicalize(std::env::current_exe().unwrap()).unwrap();
+        assert_eq!(cache.protected_paths(), vec![root.clone(), exe.clone()]);
+        assert_eq!(cache.write_conflict(&root), Some(root.clone()));
+        assert_eq!(
+            cache.write_conflict(&root.join("compiled")),
+            Some(root.clone())
+        );
+        assert_eq!(
+            cache.write_conflict(root.parent().unwrap()),
+            Some(root.clone())
+        );
+        assert_eq!(cache.write_conflict(Path::new("/")), Some(root.clone()));
+        assert_eq!(
+            cache.write_conflict(exe.parent().unwrap()),
+            Some(exe.clone())
+        );
+        let beside = dir.path().join("work");
+        assert_eq!(
+            cache.write_conflict(&std::fs::canonicalize(dir.path()).unwrap().join("work")),
+            None
+        );
+        assert_eq!(cache.write_conflict(&beside.join("c")), None);
     }
 
     #[test]

@@ -51,6 +51,20 @@ pub enum ShimError {
     /// The wasmtime engine could not be set up.
     #[error("cannot set up the wasmtime engine: {0}")]
     Engine(String),
+    /// A path the cache relies on (the cache, the shim, a directory above them) could
+    /// be changed by someone other than the shim's user and root.
+    #[error(
+        "refusing to use {}: {problem}; the shim's cache (--cache-dir, SANDBALL_CACHE_DIR, sandball_cache_dir), the shim itself and every directory above them must be owned by the shim's user (uid {uid}) or root and not writable by group or others",
+        path.display()
+    )]
+    Untrusted {
+        /// The offending path.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+        /// The shim's effective user id.
+        uid: u32,
+    },
     /// The grant could not be turned into a sandbox.
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
