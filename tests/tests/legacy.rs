@@ -660,6 +660,7 @@ const BECOME_PLAY: &str = r#"
       become: true
       become_user: sandball-become
       become_exe: "{{ work }}/counting-sudo"
+      become_flags: "-H -S -n -E"
       loop: [1, 2, 3]
     - name: same user
       command: id -un
@@ -760,6 +761,16 @@ fn become_runs_legacy_modules_as_the_become_user() {
             .count()
     };
     assert_eq!((calls(work), calls(theirs_work)), (4, 3));
+    // `become_flags` reach sudo, as ansible-playbook passes them (it drops `-n` when
+    // it has a password to give).
+    for w in [work, theirs_work] {
+        let log = std::fs::read_to_string(w.join("sudo.log")).unwrap();
+        assert!(
+            log.lines()
+                .all(|l| l.starts_with("-H -S ") && l.contains(" -E ")),
+            "{log}"
+        );
+    }
 }
 
 const SSH_PLAY: &str = r#"

@@ -224,6 +224,20 @@ pub fn json_quote(s: &str, ensure_ascii: bool, out: &mut String) {
     out.push('"');
 }
 
+/// Python's truth value (`bool(value)`): false for `None`, `False`, zero, and empty
+/// strings, lists and dicts; true for everything else (`"false"` and `"no"` too).
+/// Ansible reads a result's `failed`, `changed`, `skipped` and `unreachable` this way.
+pub fn py_truth(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(items) => !items.is_empty(),
+        Value::Object(map) => !map.is_empty(),
+    }
+}
+
 /// Python's `a == b`: numbers compare by value (`1 == 1.0`) and booleans as 0 and 1.
 pub fn py_eq(a: &Value, b: &Value) -> bool {
     fn num(v: &Value) -> Option<f64> {
@@ -297,6 +311,32 @@ mod tests {
             json_dumps(&json!({"a": [1, 2.0, "é"], "b": null})),
             r#"{"a": [1, 2.0, "\u00e9"], "b": null}"#
         );
+    }
+
+    #[test]
+    fn truth_follows_python() {
+        for v in [
+            json!(true),
+            json!("false"),
+            json!("no"),
+            json!({"a": 1}),
+            json!([0]),
+            json!(-1),
+            json!(0.5),
+        ] {
+            assert!(py_truth(&v), "{v}");
+        }
+        for v in [
+            json!(false),
+            json!(""),
+            json!({}),
+            json!([]),
+            json!(0),
+            json!(0.0),
+            json!(null),
+        ] {
+            assert!(!py_truth(&v), "{v}");
+        }
     }
 
     #[test]

@@ -4,6 +4,18 @@
 use crate::playbook::LoopKind;
 use serde_json::{Value, json};
 
+/// Whether [`items`] can expand loops of this kind.
+pub fn supported(kind: &LoopKind) -> bool {
+    matches!(
+        kind,
+        LoopKind::Loop
+            | LoopKind::WithList
+            | LoopKind::WithItems
+            | LoopKind::WithIndexedItems
+            | LoopKind::WithDict
+    )
+}
+
 /// Turns a templated loop value into items, as the loop keyword asks.
 pub fn items(kind: &LoopKind, value: Value) -> Result<Vec<Value>, String> {
     match kind {

@@ -5,6 +5,7 @@
 //! `when`, the action, `register`, `changed_when`/`failed_when`, `until`); [`loops`]
 //! turns `loop`/`with_*` into items.
 
+pub mod check;
 pub mod loops;
 pub mod plan;
 pub mod play;
@@ -141,7 +142,7 @@ impl Run {
     /// Runs every play of a playbook, prints the recap and returns the exit code.
     pub async fn playbook(&self, playbook: &Playbook) -> Result<i32, ExecError> {
         for p in &playbook.plays {
-            play::check(self, p)?;
+            check::play(self, p)?;
         }
         for p in &playbook.plays {
             play::run(self, p).await?;

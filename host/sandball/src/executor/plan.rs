@@ -6,8 +6,8 @@
 //! loop items that come from them — is reported as unknown, with the reason.
 
 use super::Run;
-use super::task::{self, Inherited};
-use crate::playbook::{Play, Task, TaskItem};
+use super::task;
+use crate::playbook::{Chain, Play, Task, TaskItem};
 use crate::plugins::action::{connection_action, controller_action};
 use crate::policy::{self, LegacyDecision, Subject};
 use crate::vars::PlayScope;
@@ -80,11 +80,11 @@ pub fn playbook(run: &Run, plays: &[Play]) -> Vec<Planned> {
         let name = play.name.clone().unwrap_or_else(|| play.hosts.clone());
         let scope = PlayScope {
             name: &name,
-            vars: &play.vars,
+            vars: &play.keywords.vars,
             hosts_all: &hosts,
             hosts_active: &hosts,
         };
-        let root = Inherited::for_play(play);
+        let root = Chain::new(&play.keywords);
         if let Some(gather) = super::play::gathering_task(play) {
             let gather = [TaskItem::Task(Box::new(gather))];
             plan_items(run, &scope, &gather, &root, &hosts, &mut out);
@@ -118,7 +118,7 @@ fn plan_items(
     run: &Run,
     scope: &PlayScope<'_>,
     items: &[TaskItem],
-    inherited: &Inherited<'_>,
+    inherited: &Chain<'_>,
     hosts: &[String],
     out: &mut Vec<Planned>,
 ) {
@@ -130,7 +130,7 @@ fn plan_items(
                 }
             }
             TaskItem::Block(b) => {
-                let inner = inherited.with_block(b);
+                let inner = inherited.with(&b.keywords);
                 plan_items(run, scope, &b.block, &inner, hosts, out);
             }
         }
@@ -141,7 +141,7 @@ fn plan_task(
     run: &Run,
     scope: &PlayScope<'_>,
     t: &Task,
-    inherited: &Inherited<'_>,
+    inherited: &Chain<'_>,
     host: &str,
 ) -> Vec<Planned> {
     let (action, _) = task::legacy_action(&t.action);
@@ -157,7 +157,8 @@ fn plan_task(
     if controller_action(&t.action).is_some() || connection_action(&t.action).is_some() {
         return vec![planned(short, None, Kind::Action)];
     }
-    let vars = task::task_vars(run, scope, t, host, inherited);
+    let kw = inherited.with(&t.keywords);
+    let vars = task::task_vars(run, scope, host, &kw);
     if task::runs_legacy(run, t, &vars) {
         let module = crate::assemble::component::short_name(&action);
         return vec![planned(
@@ -185,7 +186,7 @@ fn plan_task(
     };
     let grant = |vars: &crate::template::Vars| -> Kind {
         let grant = task::template_args(run, t, &component.name, vars).and_then(|args| {
-            let adjustments = task::capability_keywords(run, t, inherited, vars)?;
+            let adjustments = task::capability_keywords(run, &kw, vars)?;
             let subject = Subject {
                 module: &component.name,
                 sha256: Some(&component.sha256),

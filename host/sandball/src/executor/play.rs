@@ -2,130 +2,15 @@
 //! `forks` at a time) before the next starts; failed and unreachable hosts leave the
 //! play; notified handlers run at the end of each section.
 
-use super::task::{self, HostOutcome, Inherited};
+use super::task::{self, HostOutcome};
 use super::{ExecError, Run};
-use crate::playbook::{Play, Task, TaskItem};
-use crate::plugins::action::controller_action;
+use crate::playbook::{Chain, Keyword, Play, Task, TaskItem};
 use crate::plugins::callback::Status;
 use crate::vars::PlayScope;
 use futures::StreamExt;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
-
-/// Checks, before anything runs, that every task can be run: its action exists and it
-/// uses no keyword sandball does not support yet.
-pub fn check(run: &Run, play: &Play) -> Result<(), ExecError> {
-    let unsupported = |what: &str| ExecError::Unsupported {
-        what: what.to_string(),
-        location: play.location.clone(),
-    };
-    if !play.roles.is_empty() {
-        return Err(unsupported("`roles`"));
-    }
-    if !play.vars_files.is_empty() {
-        return Err(unsupported("`vars_files`"));
-    }
-    if play
-        .strategy
-        .as_ref()
-        .is_some_and(|s| s.as_str() != Some("linear"))
-    {
-        return Err(unsupported("a strategy other than `linear`"));
-    }
-    if play.serial.is_some() {
-        return Err(unsupported("`serial`"));
-    }
-    let sections = [
-        &play.pre_tasks,
-        &play.tasks,
-        &play.post_tasks,
-        &play.handlers,
-    ];
-    for items in sections {
-        check_items(run, items)?;
-    }
-    Ok(())
-}
-
-fn check_items(run: &Run, items: &[TaskItem]) -> Result<(), ExecError> {
-    for item in items {
-        match item {
-            TaskItem::Task(t) => check_task(run, t)?,
-            TaskItem::Block(b) => {
-                if !b.rescue.is_empty() || !b.always.is_empty() {
-                    return Err(ExecError::Unsupported {
-                        what: "`rescue`/`always` in a block".into(),
-                        location: b.location.clone(),
-                    });
-                }
-                check_items(run, &b.block)?;
-            }
-        }
-    }
-    Ok(())
-}
-
-fn check_task(run: &Run, t: &Task) -> Result<(), ExecError> {
-    let unsupported = |what: &str| ExecError::Unsupported {
-        what: what.to_string(),
-        location: t.location.clone(),
-    };
-    if t.delegate_to.is_some() {
-        return Err(unsupported("`delegate_to`"));
-    }
-    if t.async_.is_some() {
-        return Err(unsupported("`async`"));
-    }
-    let short = crate::assemble::component::short_name(&t.action);
-    if short == "meta" {
-        return match meta_action(t) {
-            Some("refresh_inventory") => Ok(()),
-            other => Err(unsupported(&format!(
-                "`meta: {}`",
-                other.unwrap_or_default()
-            ))),
-        };
-    }
-    if UNSUPPORTED_ACTIONS.contains(&short) {
-        return Err(unsupported(&format!("the `{short}` action")));
-    }
-    if controller_action(&t.action).is_some()
-        || crate::plugins::action::connection_action(&t.action).is_some()
-        || run.modules.exists(&t.action)
-    {
-        return Ok(());
-    }
-    let legacy = match run.legacy.get(&super::task::legacy_action(&t.action).0) {
-        Ok(m) if crate::assemble::module_type::documentation_only(&m.bytes) => {
-            return Err(unsupported(&format!(
-                "the `{short}` action (its module file {} holds only documentation: in ansible-core the work is done by an action plugin of that name)",
-                m.path.display()
-            )));
-        }
-        Ok(_) => return Ok(()),
-        Err(crate::assemble::finder::FindError::NotFound { searched, .. }) => searched,
-        Err(e) => e.to_string(),
-    };
-    Err(ExecError::UnknownAction {
-        action: t.action.clone(),
-        components: run.modules.searched(),
-        legacy,
-        location: t.location.clone(),
-    })
-}
-
-/// Actions of the playbook language that later work brings.
-const UNSUPPORTED_ACTIONS: &[&str] = &[
-    "include_tasks",
-    "import_tasks",
-    "include_role",
-    "import_role",
-    "include_vars",
-    "include",
-    "add_host",
-    "group_by",
-];
 
 /// The task a play runs first when it gathers facts, as Ansible adds it: "Gathering
 /// Facts", tagged `always`, running the gather_facts action (ansible-core's `setup`)
@@ -145,22 +30,24 @@ pub(crate) fn gathering_task(play: &Play) -> Option<Task> {
     let args = [
         ("gather_subset", &play.gather_subset),
         ("gather_timeout", &play.gather_timeout),
+        ("fact_path", &play.fact_path),
     ]
     .into_iter()
     .filter_map(|(k, v)| Some((k.to_string(), v.clone()?)))
     .collect();
-    Some(Task {
+    let mut task = Task {
         name: Some("Gathering Facts".into()),
         action: "ansible.builtin.gather_facts".into(),
         args,
-        tags: vec!["always".into()],
         location: play.location.clone(),
         ..Task::default()
-    })
+    };
+    task.keywords.tags = vec!["always".into()];
+    Some(task)
 }
 
 /// What a `meta` task asks for (`refresh_inventory`, `flush_handlers`, ...).
-fn meta_action(t: &Task) -> Option<&str> {
+pub(crate) fn meta_action(t: &Task) -> Option<&str> {
     (crate::assemble::component::short_name(&t.action) == "meta")
         .then(|| t.args.get("_raw_params").and_then(Value::as_str))
         .flatten()
@@ -197,6 +84,24 @@ pub(crate) fn hosts_pattern(run: &Run, play: &Play) -> Result<String, ExecError>
     }
 }
 
+/// Puts the play's hosts in the order its `order` keyword asks for (`inventory`, the
+/// default, keeps them as the inventory lists them).
+fn order_hosts(hosts: &mut [String], order: Option<&Value>) {
+    match order.and_then(Value::as_str) {
+        Some("sorted") => hosts.sort(),
+        Some("reverse_sorted") => {
+            hosts.sort();
+            hosts.reverse();
+        }
+        Some("reverse_inventory") => hosts.reverse(),
+        Some("shuffle") => {
+            use rand::seq::SliceRandom;
+            hosts.shuffle(&mut rand::rng());
+        }
+        _ => {}
+    }
+}
+
 /// Runs one play.
 pub async fn run(run: &Run, play: &Play) -> Result<(), ExecError> {
     let name = play.name.clone().unwrap_or_else(|| play.hosts.clone());
@@ -223,6 +128,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<(), ExecError> {
         run.callback.warning("no hosts matched, nothing to do");
         return Ok(());
     }
+    order_hosts(&mut hosts, play.order.as_ref());
     for h in &hosts {
         run.stats.touch(h);
     }
@@ -230,7 +136,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<(), ExecError> {
         active: Mutex::new(hosts.clone()),
         notified: Mutex::new(HashMap::new()),
     };
-    let root = Inherited::for_play(play);
+    let root = Chain::new(&play.keywords);
     if let Some(gather) = gathering_task(play) {
         match run.legacy.get(&task::legacy_action(&gather.action).0) {
             Ok(_) => {
@@ -259,7 +165,7 @@ async fn run_items(
     all: &[String],
     state: &PlayState,
     items: &[TaskItem],
-    inherited: &Inherited<'_>,
+    inherited: &Chain<'_>,
 ) -> bool {
     for item in items {
         match item {
@@ -269,7 +175,7 @@ async fn run_items(
                 }
             }
             TaskItem::Block(b) => {
-                let inner = inherited.with_block(b);
+                let inner = inherited.with(&b.keywords);
                 if !Box::pin(run_items(run, play, all, state, &b.block, &inner)).await {
                     return false;
                 }
@@ -283,6 +189,31 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A task keyword that must be a whole number, templated with `vars`; 0 when unset.
+fn number_keyword(
+    run: &Run,
+    kw: &Chain<'_>,
+    k: Keyword,
+    vars: &crate::template::Vars,
+) -> Result<u64, String> {
+    let Some(setting) = kw.nearest_setting(k) else {
+        return Ok(0);
+    };
+    run.templar
+        .template(&setting.value, vars)
+        .ok()
+        .and_then(|v| task::integer(&v))
+        .and_then(|n| u64::try_from(n).ok())
+        .ok_or_else(|| {
+            format!(
+                "{} must be a whole number, got {}\n\nThe error appears to be in '{}'.",
+                k.name(),
+                setting.value,
+                setting.at
+            )
+        })
+}
+
 /// Runs a task on the play's active hosts (or, for a handler, on the hosts that
 /// notified it). Returns false when no hosts are left.
 async fn run_task(
@@ -291,10 +222,11 @@ async fn run_task(
     all: &[String],
     state: &PlayState,
     t: &Task,
-    inherited: &Inherited<'_>,
+    inherited: &Chain<'_>,
     handler: bool,
 ) -> bool {
-    if !task::selected_by_tags(&run.options, play, t, inherited) {
+    let kw = inherited.with(&t.keywords);
+    if !task::selected_by_tags(&run.options, &kw) {
         return true;
     }
     if meta_action(t) == Some("refresh_inventory") {
@@ -325,33 +257,63 @@ async fn run_task(
     }
     let scope = PlayScope {
         name: play.name.as_deref().unwrap_or(&play.hosts),
-        vars: &play.vars,
+        vars: &play.keywords.vars,
         hosts_all: all,
         hosts_active: &hosts,
     };
-    run.callback.task_start(
-        &task::display_name(run, &scope, t, &hosts[0], inherited),
-        handler,
-    );
+    run.callback
+        .task_start(&task::display_name(run, &scope, t, &hosts[0], &kw), handler);
+    // `throttle` and `any_errors_fatal` are read once for the task, with the first
+    // host's variables, as Ansible reads them.
+    let first_vars = task::task_vars(run, &scope, &hosts[0], &kw);
+    let throttle = match number_keyword(run, &kw, Keyword::Throttle, &first_vars) {
+        Ok(n) => n as usize,
+        Err(e) => {
+            run.callback.warning(&e);
+            lock(&state.active).clear();
+            run.callback.no_more_hosts();
+            return false;
+        }
+    };
+    let fatal = kw.nearest(Keyword::AnyErrorsFatal).is_some_and(|v| {
+        run.templar
+            .template(v, &first_vars)
+            .ok()
+            .and_then(|v| crate::plugins::action::truthy(Some(&v), false).ok())
+            .unwrap_or(true)
+    });
+    let width = match throttle {
+        0 => run.options.forks,
+        n => n.min(run.options.forks),
+    };
     let outcomes: Vec<(String, HostOutcome)> = futures::stream::iter(hosts.iter())
         .map(|h| async {
-            let o = task::run_on_host(run, &scope, t, inherited, h).await;
+            let o = task::run_on_host(run, &scope, t, &kw, h).await;
             (h.clone(), o)
         })
-        .buffer_unordered(run.options.forks.max(1))
+        .buffer_unordered(width.max(1))
         .collect()
         .await;
+    let notify = kw.notify();
     let mut active = lock(&state.active);
+    let mut fatal_failure = false;
     for (host, o) in outcomes {
         match o.status {
-            Status::Failed if !o.ignored => active.retain(|h| h != &host),
-            Status::Unreachable => active.retain(|h| h != &host),
-            Status::Changed if !t.notify.is_empty() => {
+            Status::Failed | Status::Unreachable if !o.ignored => {
+                active.retain(|h| h != &host);
+                fatal_failure |= fatal;
+            }
+            Status::Changed if !notify.is_empty() => {
                 let mut n = lock(&state.notified);
-                n.entry(host).or_default().extend(t.notify.iter().cloned());
+                n.entry(host).or_default().extend(notify.iter().cloned());
             }
             _ => {}
         }
+    }
+    if fatal_failure {
+        // `any_errors_fatal`: one host's failure ends the play for every host.
+        active.clear();
+        return false;
     }
     if active.is_empty() {
         run.callback.no_more_hosts();
@@ -365,7 +327,7 @@ async fn flush_handlers(run: &Run, play: &Play, all: &[String], state: &PlayStat
     if lock(&state.notified).is_empty() {
         return;
     }
-    let root = Inherited::for_play(play);
+    let root = Chain::new(&play.keywords);
     for item in &play.handlers {
         if let TaskItem::Task(h) = item
             && !run_task(run, play, all, state, h, &root, true).await

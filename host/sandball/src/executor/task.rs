@@ -4,12 +4,12 @@
 
 use super::{Run, RunOptions, loops};
 use crate::assemble::Component;
-use crate::playbook::{Block, Play, Task};
+use crate::playbook::{Chain, Keyword, Task};
 use crate::plugins::action::copy;
 use crate::plugins::action::legacy;
 use crate::plugins::action::normal::{self, ModuleFlags};
 use crate::plugins::action::{self, ActionContext, controller_action, failed, truthy};
-use crate::plugins::r#become::{Become, Keywords};
+use crate::plugins::r#become::{Become, Keywords as BecomeKeywords};
 use crate::plugins::callback::{Report, Status};
 use crate::plugins::connection::SessionError;
 use crate::plugins::connection::pool::{ConnectError, transport_for};
@@ -17,6 +17,7 @@ use crate::policy;
 use crate::template::{OMIT, Var, Vars};
 use crate::vars::PlayScope;
 use sandball_wire::capability::Grant;
+use sandball_wire::python::py_truth;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
@@ -26,73 +27,24 @@ use std::sync::Arc;
 pub const CENSORED: &str =
     "the output has been hidden due to the fact that 'no_log: true' was specified for this result";
 
-/// What the enclosing blocks add to a task.
-#[derive(Default)]
-pub struct Inherited<'a> {
-    when: Vec<&'a Value>,
-    vars: Vec<&'a Map<String, Value>>,
-    tags: Vec<&'a str>,
-    /// `capabilities:` of the play and the enclosing blocks, outermost first.
-    capabilities: Vec<&'a Value>,
-    /// Become keywords of the play and the enclosing blocks, outermost first.
-    become_: Vec<Keywords<'a>>,
-}
-
-impl<'a> Inherited<'a> {
-    /// The context of a play's top-level tasks.
-    pub fn for_play(play: &'a Play) -> Inherited<'a> {
-        Inherited {
-            capabilities: play.capabilities.iter().collect(),
-            become_: vec![Keywords {
-                become_: play.become_.as_ref(),
-                user: play.become_user.as_ref(),
-                method: play.become_method.as_ref(),
-                flags: play.become_flags.as_ref(),
-                exe: play.become_exe.as_ref(),
-            }],
-            ..Inherited::default()
-        }
-    }
-
-    /// The context inside a block.
-    pub fn with_block(&self, b: &'a Block) -> Inherited<'a> {
-        let mut inner = Inherited {
-            when: self.when.clone(),
-            vars: self.vars.clone(),
-            tags: self.tags.clone(),
-            capabilities: self.capabilities.clone(),
-            become_: self.become_.clone(),
-        };
-        inner.become_.push(Keywords {
-            become_: b.become_.as_ref(),
-            user: b.become_user.as_ref(),
-            method: b.become_method.as_ref(),
-            flags: b.become_flags.as_ref(),
-            exe: b.become_exe.as_ref(),
-        });
-        inner.when.extend(b.when.iter());
-        inner.vars.push(&b.vars);
-        inner.tags.extend(b.tags.iter().map(String::as_str));
-        inner.capabilities.extend(b.capabilities.iter());
-        inner
-    }
-}
-
 /// The task's become settings on a host (`Err`: a failed result).
 fn become_for(
     run: &Run,
     t: &Task,
-    inherited: &Inherited<'_>,
+    kw: &Chain<'_>,
     vars: &Vars,
 ) -> Result<Option<Become>, Map<String, Value>> {
-    let mut layers = inherited.become_.clone();
-    layers.push(Keywords {
-        become_: t.become_.as_ref(),
-        user: t.become_user.as_ref(),
-        method: t.become_method.as_ref(),
-        flags: t.become_flags.as_ref(),
-        exe: t.become_exe.as_ref(),
-    });
+    let layers: Vec<BecomeKeywords<'_>> = kw
+        .levels()
+        .iter()
+        .map(|level| BecomeKeywords {
+            become_: level.get(Keyword::Become),
+            user: level.get(Keyword::BecomeUser),
+            method: level.get(Keyword::BecomeMethod),
+            flags: level.get(Keyword::BecomeFlags),
+            exe: level.get(Keyword::BecomeExe),
+        })
+        .collect();
     Become::resolve(&run.templar, vars, &layers, &run.options.become_).map_err(|e| {
         failed(format!(
             "{e}\n\nThe error appears to be in '{}'.",
@@ -109,20 +61,10 @@ pub struct HostOutcome {
     pub ignored: bool,
 }
 
-/// Whether `-t`/`--skip-tags` select the task (`always` and `never` as Ansible).
-pub fn selected_by_tags(
-    opts: &RunOptions,
-    play: &Play,
-    t: &Task,
-    inherited: &Inherited<'_>,
-) -> bool {
-    let tags: HashSet<&str> = play
-        .tags
-        .iter()
-        .chain(t.tags.iter())
-        .map(String::as_str)
-        .chain(inherited.tags.iter().copied())
-        .collect();
+/// Whether `-t`/`--skip-tags` select the task whose keywords are `kw` (its tags and
+/// those of its play and blocks; `always` and `never` as Ansible).
+pub fn selected_by_tags(opts: &RunOptions, kw: &Chain<'_>) -> bool {
+    let tags: HashSet<&str> = kw.tags().collect();
     if opts
         .skip_tags
         .iter()
@@ -153,7 +95,7 @@ pub fn display_name(
     scope: &PlayScope<'_>,
     t: &Task,
     host: &str,
-    inherited: &Inherited<'_>,
+    kw: &Chain<'_>,
 ) -> String {
     let Some(name) = &t.name else {
         return t.action.clone();
@@ -161,7 +103,7 @@ pub fn display_name(
     if !name.contains("{{") {
         return name.clone();
     }
-    let vars = task_vars(run, scope, t, host, inherited);
+    let vars = task_vars(run, scope, host, kw);
     match run.templar.template(&Value::String(name.clone()), &vars) {
         Ok(Value::String(s)) => s,
         Ok(other) => other.to_string(),
@@ -169,17 +111,10 @@ pub fn display_name(
     }
 }
 
-/// The variables of a task on a host, before it runs.
-pub(crate) fn task_vars(
-    run: &Run,
-    scope: &PlayScope<'_>,
-    t: &Task,
-    host: &str,
-    inherited: &Inherited<'_>,
-) -> Vars {
-    let mut layers = inherited.vars.clone();
-    layers.push(&t.vars);
-    run.vars.task_vars(&run.inventory(), host, scope, &layers)
+/// The variables of a task (whose keywords are `kw`) on a host, before it runs.
+pub(crate) fn task_vars(run: &Run, scope: &PlayScope<'_>, host: &str, kw: &Chain<'_>) -> Vars {
+    run.vars
+        .task_vars(&run.inventory(), host, scope, &kw.vars())
 }
 
 fn templated_bool(
@@ -202,26 +137,28 @@ pub async fn run_on_host(
     run: &Run,
     scope: &PlayScope<'_>,
     t: &Task,
-    inherited: &Inherited<'_>,
+    kw: &Chain<'_>,
     host: &str,
 ) -> HostOutcome {
-    let vars = task_vars(run, scope, t, host, inherited);
-    let no_log = templated_bool(run, &vars, t.no_log.as_ref(), false).unwrap_or(true);
+    let vars = task_vars(run, scope, host, kw);
+    // A no_log that cannot be worked out hides the result: secrets stay hidden.
+    let no_log = templated_bool(run, &vars, kw.nearest(Keyword::NoLog), false).unwrap_or(true);
     let result = match &t.loop_ {
-        None => run_once(run, t, inherited, host, &vars, no_log).await,
-        Some(spec) => run_loop(run, t, inherited, host, &vars, spec, no_log).await,
+        None => run_once(run, t, kw, host, &vars, no_log).await,
+        Some(spec) => run_loop(run, t, kw, host, &vars, spec, no_log).await,
     };
     if let Some(name) = &t.register {
         run.vars
             .register(host, name, Value::Object(registered(&result)));
     }
     let status = Status::of(&result);
-    let ignored = status == Status::Failed
-        && templated_bool(run, &vars, t.ignore_errors.as_ref(), false).unwrap_or_default();
-    let changed = result
-        .get("changed")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
+    let ignore = |k| templated_bool(run, &vars, kw.nearest(k), false).unwrap_or_default();
+    let ignored = match status {
+        Status::Failed => ignore(Keyword::IgnoreErrors),
+        Status::Unreachable => ignore(Keyword::IgnoreUnreachable),
+        _ => false,
+    };
+    let changed = result.get("changed").is_some_and(py_truth);
     run.stats.record(host, status, ignored, changed);
     if t.loop_.is_none() {
         let shown = if no_log { censor(&result) } else { result };
@@ -309,7 +246,7 @@ pub(crate) fn loop_items(
 async fn run_loop(
     run: &Run,
     t: &Task,
-    inherited: &Inherited<'_>,
+    kw: &Chain<'_>,
     host: &str,
     vars: &Vars,
     spec: &Value,
@@ -324,7 +261,7 @@ async fn run_loop(
     let mut results = Vec::with_capacity(items.len());
     let (mut changed, mut any_failed, mut all_skipped) = (false, false, !items.is_empty());
     for (index, (item, item_vars)) in items.iter().enumerate() {
-        let mut r = run_once(run, t, inherited, host, item_vars, no_log).await;
+        let mut r = run_once(run, t, kw, host, item_vars, no_log).await;
         r.insert(loop_var.clone(), item.clone());
         r.insert("ansible_loop_var".into(), Value::String(loop_var.clone()));
         if let Some(iv) = &control.index_var {
@@ -332,8 +269,7 @@ async fn run_loop(
             r.insert("ansible_index_var".into(), Value::String(iv.clone()));
         }
         let status = Status::of(&r);
-        changed |=
-            status == Status::Changed || r.get("changed").and_then(Value::as_bool) == Some(true);
+        changed |= status == Status::Changed || r.get("changed").is_some_and(py_truth);
         any_failed |= status == Status::Failed;
         all_skipped &= status == Status::Skipped;
         let label = match &control.label {
@@ -383,12 +319,12 @@ async fn run_loop(
 async fn run_once(
     run: &Run,
     t: &Task,
-    inherited: &Inherited<'_>,
+    kw: &Chain<'_>,
     host: &str,
     vars: &Vars,
     no_log: bool,
 ) -> Map<String, Value> {
-    for cond in inherited.when.iter().copied().chain(t.when.iter()) {
+    for cond in kw.when() {
         match run.templar.conditional(cond, vars) {
             Ok(true) => {}
             Ok(false) => {
@@ -408,7 +344,7 @@ async fn run_once(
         }
     }
     let Some(until) = &t.until else {
-        return attempt(run, t, inherited, host, vars, no_log).await;
+        return attempt_in_time(run, t, kw, host, vars, no_log).await;
     };
     let retries = match t.retries.as_ref().map(|r| run.templar.template(r, vars)) {
         None => 3,
@@ -429,7 +365,7 @@ async fn run_once(
     let mut attempts = 0;
     loop {
         attempts += 1;
-        let mut r = attempt(run, t, inherited, host, vars, no_log).await;
+        let mut r = attempt_in_time(run, t, kw, host, vars, no_log).await;
         let mut check_vars = vars.clone();
         bind_result(&mut check_vars, t, &r);
         let done = run.templar.conditional(until, &check_vars).unwrap_or(false);
@@ -468,21 +404,62 @@ fn bind_result(vars: &mut Vars, t: &Task, r: &Map<String, Value>) {
     }
 }
 
+/// [`attempt`] within the task's `timeout` (seconds; 0 or unset: no limit). A task
+/// that runs out of time fails as Ansible's does; its module run is abandoned.
+async fn attempt_in_time(
+    run: &Run,
+    t: &Task,
+    kw: &Chain<'_>,
+    host: &str,
+    vars: &Vars,
+    no_log: bool,
+) -> Map<String, Value> {
+    let seconds = match kw.nearest(Keyword::Timeout) {
+        None => 0,
+        Some(v) => match run.templar.template(v, vars).map(|v| integer(&v)) {
+            Ok(Some(n)) if n >= 0 => n as u64,
+            Ok(_) => {
+                return failed(format!(
+                    "timeout must be a whole number of seconds, got {v}\n\nThe error appears to be in '{}'.",
+                    t.location
+                ));
+            }
+            Err(e) => return failed(e.to_string()),
+        },
+    };
+    if seconds == 0 {
+        return attempt(run, t, kw, host, vars, no_log).await;
+    }
+    let limit = std::time::Duration::from_secs(seconds);
+    match tokio::time::timeout(limit, attempt(run, t, kw, host, vars, no_log)).await {
+        Ok(result) => result,
+        Err(_) => {
+            let mut r = failed(format!("Timed out after {seconds} second(s)."));
+            r.insert("timedout".into(), json!({"period": seconds}));
+            r
+        }
+    }
+}
+
+/// A whole number from a keyword's templated value (`5`, `"5"`).
+pub(crate) fn integer(v: &Value) -> Option<i64> {
+    v.as_i64()
+        .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+}
+
 /// The action itself, then `changed_when`/`failed_when`.
 async fn attempt(
     run: &Run,
     t: &Task,
-    inherited: &Inherited<'_>,
+    kw: &Chain<'_>,
     host: &str,
     vars: &Vars,
     no_log: bool,
 ) -> Map<String, Value> {
     let mut result = match controller_action(&t.action) {
         Some(name) => controller(run, t, name, vars),
-        None if action::connection_action(&t.action).is_some() => {
-            raw(run, t, inherited, host, vars).await
-        }
-        None => module(run, t, inherited, host, vars, no_log).await,
+        None if action::connection_action(&t.action).is_some() => raw(run, t, kw, host, vars).await,
+        None => module(run, t, kw, host, vars, no_log).await,
     };
     if let Some(Value::Object(facts)) = result.get("ansible_facts") {
         if controller_action(&t.action) == Some("set_fact") {
@@ -491,7 +468,7 @@ async fn attempt(
             run.vars.add_module_facts(host, facts);
         }
     }
-    if result.get("unreachable").and_then(Value::as_bool) == Some(true) {
+    if result.get("unreachable").is_some_and(py_truth) {
         return result;
     }
     if !t.changed_when.is_empty() || !t.failed_when.is_empty() {
@@ -643,14 +620,8 @@ fn connect_failure(e: ConnectError) -> Map<String, Value> {
 }
 
 /// `raw`: the task's command over the host's connection, no module.
-async fn raw(
-    run: &Run,
-    t: &Task,
-    inherited: &Inherited<'_>,
-    host: &str,
-    vars: &Vars,
-) -> Map<String, Value> {
-    let become_ = match become_for(run, t, inherited, vars) {
+async fn raw(run: &Run, t: &Task, kw: &Chain<'_>, host: &str, vars: &Vars) -> Map<String, Value> {
+    let become_ = match become_for(run, t, kw, vars) {
         Ok(b) => b,
         Err(e) => return e,
     };
@@ -658,10 +629,11 @@ async fn raw(
         Ok(a) => a,
         Err(e) => return failed(e),
     };
-    let check_mode = match templated_bool(run, vars, t.check_mode.as_ref(), run.options.check) {
-        Ok(b) => b,
-        Err(e) => return failed(e),
-    };
+    let check_mode =
+        match templated_bool(run, vars, kw.nearest(Keyword::CheckMode), run.options.check) {
+            Ok(b) => b,
+            Err(e) => return failed(e),
+        };
     let conn = match transport_for(host, &run.inventory().host_vars(host)) {
         Ok(transport) => run.sessions.connection(host, &transport).await,
         Err(e) => Err(e),
@@ -676,15 +648,10 @@ async fn raw(
 /// templated and parsed, outermost first.
 pub fn capability_keywords(
     run: &Run,
-    t: &Task,
-    inherited: &Inherited<'_>,
+    kw: &Chain<'_>,
     vars: &Vars,
 ) -> Result<Vec<policy::Adjustment>, String> {
-    inherited
-        .capabilities
-        .iter()
-        .copied()
-        .chain(t.capabilities.iter())
+    kw.all(Keyword::Capabilities)
         .map(|v| {
             run.templar
                 .template(v, vars)
@@ -692,6 +659,39 @@ pub fn capability_keywords(
                 .and_then(|v| policy::keyword(&v).map_err(|e| e.to_string()))
         })
         .collect()
+}
+
+/// The task's `environment`: every level's (play, blocks, task; each a mapping or a
+/// list of them), templated and merged outermost first, so the task's own values win.
+pub(crate) fn environment(
+    run: &Run,
+    kw: &Chain<'_>,
+    vars: &Vars,
+) -> Result<Map<String, Value>, String> {
+    let mut merged = Map::new();
+    for level in kw.all(Keyword::Environment) {
+        let templated = run
+            .templar
+            .template(level, vars)
+            .map_err(|e| e.to_string())?;
+        let parts = match templated {
+            Value::Array(items) => items,
+            other => vec![other],
+        };
+        for part in parts {
+            match part {
+                Value::Object(m) => merged.extend(m),
+                Value::Null => {}
+                other => {
+                    return Err(format!(
+                        "environment must be a dictionary, received {other} ({})",
+                        sandball_wire::python::short_type_name(&other)
+                    ));
+                }
+            }
+        }
+    }
+    Ok(merged)
 }
 
 /// Whether the task's module runs as a legacy module: there is no built-in component
@@ -707,13 +707,13 @@ pub(crate) fn runs_legacy(run: &Run, t: &Task, vars: &Vars) -> bool {
 async fn module(
     run: &Run,
     t: &Task,
-    inherited: &Inherited<'_>,
+    kw: &Chain<'_>,
     host: &str,
     vars: &Vars,
     no_log: bool,
 ) -> Map<String, Value> {
     if runs_legacy(run, t, vars) {
-        return legacy_module(run, t, inherited, host, vars, no_log).await;
+        return legacy_module(run, t, kw, host, vars, no_log).await;
     }
     let component: Arc<Component> = match run.modules.get(&t.action) {
         Ok(c) => c,
@@ -732,11 +732,12 @@ async fn module(
         Ok(a) => a,
         Err(e) => return failed(e),
     };
-    let check_mode = match templated_bool(run, vars, t.check_mode.as_ref(), run.options.check) {
-        Ok(b) => b,
-        Err(e) => return failed(e),
-    };
-    let diff = match templated_bool(run, vars, t.diff.as_ref(), run.options.diff) {
+    let check_mode =
+        match templated_bool(run, vars, kw.nearest(Keyword::CheckMode), run.options.check) {
+            Ok(b) => b,
+            Err(e) => return failed(e),
+        };
+    let diff = match templated_bool(run, vars, kw.nearest(Keyword::Diff), run.options.diff) {
         Ok(b) => b,
         Err(e) => return failed(e),
     };
@@ -757,7 +758,7 @@ async fn module(
         no_log,
         verbosity: run.options.verbosity,
     };
-    let become_ = match become_for(run, t, inherited, vars) {
+    let become_ = match become_for(run, t, kw, vars) {
         Ok(b) => b,
         Err(e) => return e,
     };
@@ -788,7 +789,7 @@ async fn module(
         },
         Err(e) => return failed(e),
     }
-    let grant = match capability_keywords(run, t, inherited, vars).and_then(|adjustments| {
+    let grant = match capability_keywords(run, kw, vars).and_then(|adjustments| {
         policy::grant_for(
             &run.policy,
             &subject,
@@ -904,13 +905,13 @@ fn connection_vars(run: &Run, vars: &Vars) -> Map<String, Value> {
 async fn legacy_module(
     run: &Run,
     t: &Task,
-    inherited: &Inherited<'_>,
+    kw: &Chain<'_>,
     host: &str,
     vars: &Vars,
     no_log: bool,
 ) -> Map<String, Value> {
     let short = crate::assemble::component::short_name(&t.action);
-    let become_ = match become_for(run, t, inherited, vars) {
+    let become_ = match become_for(run, t, kw, vars) {
         Ok(b) => b,
         Err(e) => return e,
     };
@@ -959,27 +960,23 @@ async fn legacy_module(
     {
         args.insert("_raw_params".into(), cmd);
     }
-    let check_mode = match templated_bool(run, vars, t.check_mode.as_ref(), run.options.check) {
+    let check_mode =
+        match templated_bool(run, vars, kw.nearest(Keyword::CheckMode), run.options.check) {
+            Ok(b) => b,
+            Err(e) => return failed(e),
+        };
+    let diff = match templated_bool(run, vars, kw.nearest(Keyword::Diff), run.options.diff) {
         Ok(b) => b,
         Err(e) => return failed(e),
     };
-    let diff = match templated_bool(run, vars, t.diff.as_ref(), run.options.diff) {
-        Ok(b) => b,
-        Err(e) => return failed(e),
-    };
-    let environment = match &t.environment {
-        None => Map::new(),
-        Some(v) => match run.templar.template(v, vars) {
-            Ok(Value::Object(m)) => m,
-            Ok(Value::Null) => Map::new(),
-            Ok(other) => {
-                return failed(format!(
-                    "environment must be a mapping, got {other}\n\nThe error appears to be in '{}'.",
-                    t.location
-                ));
-            }
-            Err(e) => return failed(e.to_string()),
-        },
+    let environment = match environment(run, kw, vars) {
+        Ok(env) => env,
+        Err(e) => {
+            return failed(format!(
+                "{e}\n\nThe error appears to be in '{}'.",
+                t.location
+            ));
+        }
     };
     let host_vars = run.inventory().host_vars(host);
     let transport = match transport_for(host, &host_vars) {

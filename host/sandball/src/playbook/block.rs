@@ -2,10 +2,9 @@
 //! `always:` sections) groups tasks under shared keywords; any other mapping in a task
 //! list is a task.
 
-use serde_json::{Map, Value};
-
 use crate::playbook::attribute::Fields;
 use crate::playbook::error::PlaybookError;
+use crate::playbook::inheritance::Keywords;
 use crate::playbook::keywords::{is_block_keyword, is_block_section};
 use crate::playbook::location::Location;
 use crate::playbook::source::SourceFile;
@@ -33,62 +32,8 @@ pub struct Block {
     pub rescue: Vec<TaskItem>,
     /// The tasks of `always:`, run in any case.
     pub always: Vec<TaskItem>,
-    /// `when`, added to each task's own.
-    pub when: Vec<Value>,
-    /// `vars`.
-    pub vars: Map<String, Value>,
-    /// `tags`.
-    pub tags: Vec<String>,
-    /// `notify`.
-    pub notify: Vec<String>,
-    /// `ignore_errors`.
-    pub ignore_errors: Option<Value>,
-    /// `ignore_unreachable`.
-    pub ignore_unreachable: Option<Value>,
-    /// `no_log`.
-    pub no_log: Option<Value>,
-    /// `check_mode`.
-    pub check_mode: Option<Value>,
-    /// `diff`.
-    pub diff: Option<Value>,
-    /// `become`.
-    pub become_: Option<Value>,
-    /// `become_user`.
-    pub become_user: Option<Value>,
-    /// `become_method`.
-    pub become_method: Option<Value>,
-    /// `become_flags`.
-    pub become_flags: Option<Value>,
-    /// `become_exe`.
-    pub become_exe: Option<Value>,
-    /// `environment`.
-    pub environment: Option<Value>,
-    /// `connection`.
-    pub connection: Option<Value>,
-    /// `remote_user`.
-    pub remote_user: Option<Value>,
-    /// `port`.
-    pub port: Option<Value>,
-    /// `timeout`.
-    pub timeout: Option<Value>,
-    /// `throttle`.
-    pub throttle: Option<Value>,
-    /// `any_errors_fatal`.
-    pub any_errors_fatal: Option<Value>,
-    /// `run_once`.
-    pub run_once: Option<Value>,
-    /// `delegate_to`.
-    pub delegate_to: Option<Value>,
-    /// `delegate_facts`.
-    pub delegate_facts: Option<Value>,
-    /// `debugger`.
-    pub debugger: Option<Value>,
-    /// `collections`.
-    pub collections: Option<Value>,
-    /// `module_defaults`.
-    pub module_defaults: Option<Value>,
-    /// `capabilities`: sandball's capability grant changes for the block's tasks.
-    pub capabilities: Option<Value>,
+    /// The keywords its tasks inherit (`when`, `vars`, `become`, `notify`…).
+    pub keywords: Keywords,
     /// Where the block starts.
     pub location: Location,
 }
@@ -104,34 +49,7 @@ impl Block {
             block: section("block")?,
             rescue: section("rescue")?,
             always: section("always")?,
-            when: fields.conditionals("when")?,
-            vars: fields.vars()?,
-            tags: fields.tags()?,
-            notify: fields.name_list("notify")?,
-            ignore_errors: fields.value("ignore_errors"),
-            ignore_unreachable: fields.value("ignore_unreachable"),
-            no_log: fields.value("no_log"),
-            check_mode: fields.value("check_mode"),
-            diff: fields.value("diff"),
-            become_: fields.value("become"),
-            become_user: fields.value("become_user"),
-            become_method: fields.value("become_method"),
-            become_flags: fields.value("become_flags"),
-            become_exe: fields.value("become_exe"),
-            environment: fields.value("environment"),
-            connection: fields.value("connection"),
-            remote_user: fields.value("remote_user"),
-            port: fields.value("port"),
-            timeout: fields.value("timeout"),
-            throttle: fields.value("throttle"),
-            any_errors_fatal: fields.value("any_errors_fatal"),
-            run_once: fields.value("run_once"),
-            delegate_to: fields.value("delegate_to"),
-            delegate_facts: fields.value("delegate_facts"),
-            debugger: fields.value("debugger"),
-            collections: fields.value("collections"),
-            module_defaults: fields.value("module_defaults"),
-            capabilities: fields.value("capabilities"),
+            keywords: Keywords::parse(&fields)?,
             location: fields.location(),
         })
     }
@@ -185,6 +103,7 @@ pub(crate) fn task_items(
 
 #[cfg(test)]
 mod tests {
+    use crate::playbook::inheritance::Keyword;
     use std::path::Path;
 
     use serde_json::json;
@@ -248,11 +167,17 @@ mod tests {
         assert_eq!(list.len(), 2);
         let outer = block_of(&list[0]);
         assert_eq!(outer.name.as_deref(), Some("outer"));
-        assert_eq!(outer.when, vec![json!("go")]);
-        assert_eq!(outer.become_, Some(json!(true)));
-        assert_eq!(Value::Object(outer.vars.clone()), json!({"a": 1}));
-        assert_eq!(outer.tags, vec!["b".to_owned()]);
-        assert_eq!(outer.notify, vec!["h".to_owned()]);
+        assert_eq!(outer.keywords.when, vec![json!("go")]);
+        assert_eq!(
+            outer.keywords.get(Keyword::Become).cloned(),
+            Some(json!(true))
+        );
+        assert_eq!(
+            serde_json::Value::Object(outer.keywords.vars.clone()),
+            json!({"a": 1})
+        );
+        assert_eq!(outer.keywords.tags, vec!["b".to_owned()]);
+        assert_eq!(outer.keywords.notify(), vec!["h".to_owned()]);
         assert_eq!(outer.location.to_string(), "b.yml:1:3");
         assert_eq!(outer.block.len(), 2);
         assert_eq!(task_of(&outer.block[0]).location.to_string(), "b.yml:8:7");

@@ -76,6 +76,21 @@ const TASK: &[&str] = &[
     "notify",
 ];
 
+/// Every keyword some object accepts, once each; the `with_<lookup>` loops are one
+/// entry, `with_<lookup>`.
+#[cfg(test)]
+pub(crate) fn all() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = [COMMON, PLAY, IN_TASK_LISTS, BLOCK, TASK]
+        .into_iter()
+        .flatten()
+        .copied()
+        .chain(["listen", "with_<lookup>"])
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
 /// Whether a play accepts `name`.
 pub(crate) fn is_play_keyword(name: &str) -> bool {
     COMMON.contains(&name) || PLAY.contains(&name)

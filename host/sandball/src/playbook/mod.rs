@@ -10,7 +10,8 @@
 mod attribute;
 mod block;
 mod error;
-mod keywords;
+mod inheritance;
+pub(crate) mod keywords;
 mod location;
 mod loop_control;
 mod mod_args;
@@ -25,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 pub use block::{Block, TaskItem};
 pub use error::PlaybookError;
+pub use inheritance::{Chain, Keyword, Keywords, Setting};
 pub use location::Location;
 pub use loop_control::{LoopControl, LoopKind};
 pub use play::Play;
@@ -131,6 +133,7 @@ pub fn parse_kv(text: &str) -> Result<serde_json::Map<String, serde_json::Value>
 
 #[cfg(test)]
 mod tests {
+    use crate::playbook::inheritance::Keyword;
     use std::io::Write;
 
     use serde_json::{Value, json};
@@ -203,9 +206,12 @@ mod tests {
         let web = &book.plays[0];
         assert_eq!(web.name.as_deref(), Some("Configure web servers"));
         assert_eq!(web.hosts, "webservers");
-        assert_eq!(web.become_, Some(json!(true)));
         assert_eq!(
-            Value::Object(web.vars.clone()),
+            web.keywords.get(Keyword::Become).cloned(),
+            Some(json!(true))
+        );
+        assert_eq!(
+            Value::Object(web.keywords.vars.clone()),
             json!({"http_port": 80, "max_clients": 200})
         );
         assert_eq!(web.location.to_string(), "/srv/site.yml:3:3");
@@ -221,13 +227,19 @@ mod tests {
             Value::Object(template.args.clone()),
             json!({"src": "/srv/httpd.j2", "dest": "/etc/httpd.conf"})
         );
-        assert_eq!(template.notify, vec!["restart apache".to_owned()]);
+        assert_eq!(
+            template.keywords.notify(),
+            vec!["restart apache".to_owned()]
+        );
         assert_eq!(template.location.to_string(), "/srv/site.yml:15:7");
         let TaskItem::Block(block) = &web.tasks[2] else {
             panic!("third item is a block")
         };
         assert_eq!(block.location.to_string(), "/srv/site.yml:20:7");
-        assert_eq!(block.when, vec![json!("ansible_os_family == 'RedHat'")]);
+        assert_eq!(
+            block.keywords.when,
+            vec![json!("ansible_os_family == 'RedHat'")]
+        );
         assert_eq!(
             task(&block.rescue[0]).location.to_string(),
             "/srv/site.yml:23:11"
@@ -342,7 +354,7 @@ mod tests {
             "- hosts: all\n  vars:\n    a: yes\n    b: 'no'\n    c: 0644\n    d: 0o644\n    e: 1.0\n    f: ~\n    g: !unsafe '{{ raw }}'\n    h: 0x1F\n",
         );
         assert_eq!(
-            Value::Object(book.plays[0].vars.clone()),
+            Value::Object(book.plays[0].keywords.vars.clone()),
             json!({"a": true, "b": "no", "c": 420, "d": "0o644", "e": 1.0, "f": null,
                    "g": {UNSAFE_KEY: "{{ raw }}"}, "h": 31})
         );

@@ -1,11 +1,12 @@
 //! A play: which hosts, its keywords, its roles, and its task lists (`pre_tasks`,
 //! `tasks`, `post_tasks`, `handlers`).
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::playbook::attribute::Fields;
 use crate::playbook::block::{TaskItem, task_items};
 use crate::playbook::error::PlaybookError;
+use crate::playbook::inheritance::Keywords;
 use crate::playbook::keywords::is_play_keyword;
 use crate::playbook::location::Location;
 use crate::playbook::role::{self, RoleRef};
@@ -19,8 +20,6 @@ pub struct Play {
     pub name: Option<String>,
     /// The host pattern; a YAML list of patterns is joined with `,`.
     pub hosts: String,
-    /// `vars`.
-    pub vars: Map<String, Value>,
     /// `vars_files`: file names, or lists of candidates of which the first found is used.
     pub vars_files: Vec<Value>,
     /// `vars_prompt`.
@@ -33,62 +32,16 @@ pub struct Play {
     pub gather_timeout: Option<Value>,
     /// `fact_path`.
     pub fact_path: Option<Value>,
-    /// `become`.
-    pub become_: Option<Value>,
-    /// `become_user`.
-    pub become_user: Option<Value>,
-    /// `become_method`.
-    pub become_method: Option<Value>,
-    /// `become_flags`.
-    pub become_flags: Option<Value>,
-    /// `become_exe`.
-    pub become_exe: Option<Value>,
-    /// `check_mode`.
-    pub check_mode: Option<Value>,
-    /// `diff`.
-    pub diff: Option<Value>,
-    /// `no_log`.
-    pub no_log: Option<Value>,
-    /// `ignore_errors`.
-    pub ignore_errors: Option<Value>,
-    /// `ignore_unreachable`.
-    pub ignore_unreachable: Option<Value>,
-    /// `run_once`.
-    pub run_once: Option<Value>,
     /// `serial`.
     pub serial: Option<Value>,
     /// `strategy`.
     pub strategy: Option<Value>,
     /// `order`.
     pub order: Option<Value>,
-    /// `any_errors_fatal`.
-    pub any_errors_fatal: Option<Value>,
     /// `max_fail_percentage`.
     pub max_fail_percentage: Option<Value>,
     /// `force_handlers`.
     pub force_handlers: Option<Value>,
-    /// `tags`.
-    pub tags: Vec<String>,
-    /// `environment`.
-    pub environment: Option<Value>,
-    /// `connection`.
-    pub connection: Option<Value>,
-    /// `remote_user`.
-    pub remote_user: Option<Value>,
-    /// `port`.
-    pub port: Option<Value>,
-    /// `timeout`.
-    pub timeout: Option<Value>,
-    /// `throttle`.
-    pub throttle: Option<Value>,
-    /// `debugger`.
-    pub debugger: Option<Value>,
-    /// `collections`.
-    pub collections: Option<Value>,
-    /// `module_defaults`.
-    pub module_defaults: Option<Value>,
-    /// `capabilities`: sandball's capability grant changes for the whole play.
-    pub capabilities: Option<Value>,
     /// `roles`.
     pub roles: Vec<RoleRef>,
     /// `pre_tasks`.
@@ -99,6 +52,8 @@ pub struct Play {
     pub post_tasks: Vec<TaskItem>,
     /// `handlers`.
     pub handlers: Vec<TaskItem>,
+    /// The keywords plays share with blocks and tasks (`vars`, `tags`, `become`…).
+    pub keywords: Keywords,
     /// Where the play starts.
     pub location: Location,
 }
@@ -113,41 +68,18 @@ impl Play {
         Ok(Play {
             name: fields.string("name")?,
             hosts: hosts(&fields)?,
-            vars: fields.vars()?,
             vars_files: vars_files(&fields)?,
             vars_prompt: fields.value("vars_prompt"),
             gather_facts: fields.value("gather_facts"),
             gather_subset: fields.value("gather_subset"),
             gather_timeout: fields.value("gather_timeout"),
             fact_path: fields.value("fact_path"),
-            become_: fields.value("become"),
-            become_user: fields.value("become_user"),
-            become_method: fields.value("become_method"),
-            become_flags: fields.value("become_flags"),
-            become_exe: fields.value("become_exe"),
-            check_mode: fields.value("check_mode"),
-            diff: fields.value("diff"),
-            no_log: fields.value("no_log"),
-            ignore_errors: fields.value("ignore_errors"),
-            ignore_unreachable: fields.value("ignore_unreachable"),
-            run_once: fields.value("run_once"),
             serial: fields.value("serial"),
             strategy: fields.value("strategy"),
             order: fields.value("order"),
-            any_errors_fatal: fields.value("any_errors_fatal"),
             max_fail_percentage: fields.value("max_fail_percentage"),
             force_handlers: fields.value("force_handlers"),
-            tags: fields.tags()?,
-            environment: fields.value("environment"),
-            connection: fields.value("connection"),
-            remote_user: fields.value("remote_user"),
-            port: fields.value("port"),
-            timeout: fields.value("timeout"),
-            throttle: fields.value("throttle"),
-            debugger: fields.value("debugger"),
-            collections: fields.value("collections"),
-            module_defaults: fields.value("module_defaults"),
-            capabilities: fields.value("capabilities"),
+            keywords: Keywords::parse(&fields)?,
             roles: role::roles(&fields)?,
             pre_tasks: tasks("pre_tasks", false)?,
             tasks: tasks("tasks", false)?,
@@ -226,6 +158,7 @@ fn vars_files(play: &Fields<'_>) -> Result<Vec<Value>, PlaybookError> {
 
 #[cfg(test)]
 mod tests {
+    use crate::playbook::inheritance::Keyword;
     use std::path::Path;
 
     use serde_json::json;
@@ -304,7 +237,7 @@ handlers: [{name: h, debug: msg=h, listen: t}]
         );
         assert_eq!(p.name.as_deref(), Some("Web"));
         assert_eq!(p.hosts, "web,db");
-        assert_eq!(Value::Object(p.vars.clone()), json!({"port": 80}));
+        assert_eq!(Value::Object(p.keywords.vars.clone()), json!({"port": 80}));
         assert_eq!(
             p.vars_files,
             vec![json!("common.yml"), json!(["a.yml", "b.yml"])]
@@ -314,34 +247,82 @@ handlers: [{name: h, debug: msg=h, listen: t}]
         assert_eq!(p.gather_subset, Some(json!(["min"])));
         assert_eq!(p.gather_timeout, Some(json!(10)));
         assert_eq!(p.fact_path, Some(json!("/etc/facts")));
-        assert_eq!(p.become_, Some(json!(true)));
-        assert_eq!(p.become_user, Some(json!("root")));
-        assert_eq!(p.become_method, Some(json!("su")));
-        assert_eq!(p.become_flags, Some(json!("-l")));
-        assert_eq!(p.become_exe, Some(json!("su")));
-        assert_eq!(p.check_mode, Some(json!(false)));
-        assert_eq!(p.diff, Some(json!(true)));
-        assert_eq!(p.no_log, Some(json!(false)));
-        assert_eq!(p.ignore_errors, Some(json!(true)));
-        assert_eq!(p.ignore_unreachable, Some(json!(true)));
-        assert_eq!(p.run_once, Some(json!(false)));
+        assert_eq!(p.keywords.get(Keyword::Become).cloned(), Some(json!(true)));
+        assert_eq!(
+            p.keywords.get(Keyword::BecomeUser).cloned(),
+            Some(json!("root"))
+        );
+        assert_eq!(
+            p.keywords.get(Keyword::BecomeMethod).cloned(),
+            Some(json!("su"))
+        );
+        assert_eq!(
+            p.keywords.get(Keyword::BecomeFlags).cloned(),
+            Some(json!("-l"))
+        );
+        assert_eq!(
+            p.keywords.get(Keyword::BecomeExe).cloned(),
+            Some(json!("su"))
+        );
+        assert_eq!(
+            p.keywords.get(Keyword::CheckMode).cloned(),
+            Some(json!(false))
+        );
+        assert_eq!(p.keywords.get(Keyword::Diff).cloned(), Some(json!(true)));
+        assert_eq!(p.keywords.get(Keyword::NoLog).cloned(), Some(json!(false)));
+        assert_eq!(
+            p.keywords.get(Keyword::IgnoreErrors).cloned(),
+            Some(json!(true))
+        );
+        assert_eq!(
+            p.keywords.get(Keyword::IgnoreUnreachable).cloned(),
+            Some(json!(true))
+        );
+        assert_eq!(
+            p.keywords.get(Keyword::RunOnce).cloned(),
+            Some(json!(false))
+        );
         assert_eq!(p.serial, Some(json!([1, "50%"])));
         assert_eq!(p.strategy, Some(json!("free")));
         assert_eq!(p.order, Some(json!("sorted")));
-        assert_eq!(p.any_errors_fatal, Some(json!(true)));
+        assert_eq!(
+            p.keywords.get(Keyword::AnyErrorsFatal).cloned(),
+            Some(json!(true))
+        );
         assert_eq!(p.max_fail_percentage, Some(json!(25)));
         assert_eq!(p.force_handlers, Some(json!(true)));
-        assert_eq!(p.tags, vec!["deploy".to_owned()]);
-        assert_eq!(p.environment, Some(json!({"PATH": "/bin"})));
-        assert_eq!(p.connection, Some(json!("ssh")));
-        assert_eq!(p.remote_user, Some(json!("deploy")));
-        assert_eq!(p.port, Some(json!(22)));
-        assert_eq!(p.timeout, Some(json!(30)));
-        assert_eq!(p.throttle, Some(json!(5)));
-        assert_eq!(p.debugger, Some(json!("never")));
-        assert_eq!(p.collections, Some(json!(["my.col"])));
-        assert_eq!(p.module_defaults, Some(json!({})));
-        assert_eq!(p.capabilities, Some(json!({"network": false})));
+        assert_eq!(p.keywords.tags, vec!["deploy".to_owned()]);
+        assert_eq!(
+            p.keywords.get(Keyword::Environment).cloned(),
+            Some(json!({"PATH": "/bin"}))
+        );
+        assert_eq!(
+            p.keywords.get(Keyword::Connection).cloned(),
+            Some(json!("ssh"))
+        );
+        assert_eq!(
+            p.keywords.get(Keyword::RemoteUser).cloned(),
+            Some(json!("deploy"))
+        );
+        assert_eq!(p.keywords.get(Keyword::Port).cloned(), Some(json!(22)));
+        assert_eq!(p.keywords.get(Keyword::Timeout).cloned(), Some(json!(30)));
+        assert_eq!(p.keywords.get(Keyword::Throttle).cloned(), Some(json!(5)));
+        assert_eq!(
+            p.keywords.get(Keyword::Debugger).cloned(),
+            Some(json!("never"))
+        );
+        assert_eq!(
+            p.keywords.get(Keyword::Collections).cloned(),
+            Some(json!(["my.col"]))
+        );
+        assert_eq!(
+            p.keywords.get(Keyword::ModuleDefaults).cloned(),
+            Some(json!({}))
+        );
+        assert_eq!(
+            p.keywords.get(Keyword::Capabilities).cloned(),
+            Some(json!({"network": false}))
+        );
         assert_eq!(p.roles.len(), 1);
         assert_eq!(p.pre_tasks.len(), 1);
         assert_eq!(p.tasks.len(), 1);
@@ -359,7 +340,7 @@ handlers: [{name: h, debug: msg=h, listen: t}]
         assert_eq!(p.hosts, "all");
         assert_eq!(p.name, None);
         assert!(p.tasks.is_empty() && p.handlers.is_empty() && p.roles.is_empty());
-        assert!(p.vars.is_empty() && p.vars_files.is_empty());
+        assert!(p.keywords.vars.is_empty() && p.vars_files.is_empty());
         assert_eq!(
             play("hosts: all\nvars_files: one.yml\n").vars_files,
             vec![json!("one.yml")]

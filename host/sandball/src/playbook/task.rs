@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use crate::playbook::attribute::Fields;
 use crate::playbook::error::PlaybookError;
+use crate::playbook::inheritance::{Keyword, Keywords};
 use crate::playbook::location::Location;
 use crate::playbook::loop_control::{self, LoopControl, LoopKind};
 use crate::playbook::mod_args;
@@ -25,40 +26,16 @@ pub struct Task {
     pub args: Map<String, Value>,
     /// `register`: a valid variable name.
     pub register: Option<String>,
-    /// `when`: strings or booleans; a single value is a one-element list.
-    pub when: Vec<Value>,
     /// The loop's value, from `loop:` or a `with_<lookup>:` keyword.
     pub loop_: Option<Value>,
     /// Which keyword `loop_` came from (`Loop` when there is no loop).
     pub loop_kind: LoopKind,
     /// `loop_control`.
     pub loop_control: Option<LoopControl>,
-    /// `ignore_errors`.
-    pub ignore_errors: Option<Value>,
-    /// `ignore_unreachable`.
-    pub ignore_unreachable: Option<Value>,
     /// `changed_when`, as a list of conditionals.
     pub changed_when: Vec<Value>,
     /// `failed_when`, as a list of conditionals.
     pub failed_when: Vec<Value>,
-    /// `no_log`.
-    pub no_log: Option<Value>,
-    /// `vars`.
-    pub vars: Map<String, Value>,
-    /// `tags`; a comma-separated string is split.
-    pub tags: Vec<String>,
-    /// `check_mode`.
-    pub check_mode: Option<Value>,
-    /// `diff`.
-    pub diff: Option<Value>,
-    /// `delegate_to`; `localhost` for a `local_action:`.
-    pub delegate_to: Option<Value>,
-    /// `delegate_facts`.
-    pub delegate_facts: Option<Value>,
-    /// `run_once`.
-    pub run_once: Option<Value>,
-    /// `notify`: handler names or topics; one string is a one-element list.
-    pub notify: Vec<String>,
     /// `listen` (handlers only): the topics the handler answers to.
     pub listen: Vec<String>,
     /// `until`.
@@ -67,42 +44,12 @@ pub struct Task {
     pub retries: Option<Value>,
     /// `delay`.
     pub delay: Option<Value>,
-    /// `environment`.
-    pub environment: Option<Value>,
-    /// `become`.
-    pub become_: Option<Value>,
-    /// `become_user`.
-    pub become_user: Option<Value>,
-    /// `become_method`.
-    pub become_method: Option<Value>,
-    /// `become_flags`.
-    pub become_flags: Option<Value>,
-    /// `become_exe`.
-    pub become_exe: Option<Value>,
-    /// `connection`.
-    pub connection: Option<Value>,
-    /// `remote_user`.
-    pub remote_user: Option<Value>,
-    /// `port`.
-    pub port: Option<Value>,
-    /// `timeout`.
-    pub timeout: Option<Value>,
-    /// `throttle`.
-    pub throttle: Option<Value>,
-    /// `any_errors_fatal`.
-    pub any_errors_fatal: Option<Value>,
     /// `async`.
     pub async_: Option<Value>,
     /// `poll`.
     pub poll: Option<Value>,
-    /// `collections`.
-    pub collections: Option<Value>,
-    /// `module_defaults`.
-    pub module_defaults: Option<Value>,
-    /// `debugger`.
-    pub debugger: Option<Value>,
-    /// `capabilities`: sandball's per-task changes to the capability grant.
-    pub capabilities: Option<Value>,
+    /// The keywords tasks share with blocks and plays (`when`, `vars`, `no_log`…).
+    pub keywords: Keywords,
     /// Where the task starts.
     pub location: Location,
 }
@@ -123,55 +70,34 @@ impl Task {
             Some((value, kind)) => (Some(value), kind),
             None => (None, LoopKind::Loop),
         };
-        let delegate_to = if action.local {
-            Some(Value::String("localhost".to_owned()))
-        } else {
-            fields.value("delegate_to")
-        };
+        let mut keywords = Keywords::parse(&fields)?;
+        if action.local {
+            let at = fields
+                .entry("local_action")
+                .map_or_else(|| fields.location(), |e| source.location(e.key.mark));
+            keywords.set(
+                Keyword::DelegateTo,
+                Value::String("localhost".to_owned()),
+                at,
+            );
+        }
         Ok(Task {
             name: fields.string("name")?,
             action: action.name,
             args: action.args,
             register: fields.identifier("register")?,
-            when: fields.conditionals("when")?,
             loop_,
             loop_kind,
             loop_control: loop_control::loop_control(&fields)?,
-            ignore_errors: fields.value("ignore_errors"),
-            ignore_unreachable: fields.value("ignore_unreachable"),
             changed_when: fields.conditionals("changed_when")?,
             failed_when: fields.conditionals("failed_when")?,
-            no_log: fields.value("no_log"),
-            vars: fields.vars()?,
-            tags: fields.tags()?,
-            check_mode: fields.value("check_mode"),
-            diff: fields.value("diff"),
-            delegate_to,
-            delegate_facts: fields.value("delegate_facts"),
-            run_once: fields.value("run_once"),
-            notify: fields.name_list("notify")?,
             listen: fields.name_list("listen")?,
             until: fields.value("until"),
             retries: fields.value("retries"),
             delay: fields.value("delay"),
-            environment: fields.value("environment"),
-            become_: fields.value("become"),
-            become_user: fields.value("become_user"),
-            become_method: fields.value("become_method"),
-            become_flags: fields.value("become_flags"),
-            become_exe: fields.value("become_exe"),
-            connection: fields.value("connection"),
-            remote_user: fields.value("remote_user"),
-            port: fields.value("port"),
-            timeout: fields.value("timeout"),
-            throttle: fields.value("throttle"),
-            any_errors_fatal: fields.value("any_errors_fatal"),
             async_: fields.value("async"),
             poll: fields.value("poll"),
-            collections: fields.value("collections"),
-            module_defaults: fields.value("module_defaults"),
-            debugger: fields.value("debugger"),
-            capabilities: fields.value("capabilities"),
+            keywords,
             location: fields.location(),
         })
     }
@@ -179,6 +105,7 @@ impl Task {
 
 #[cfg(test)]
 mod tests {
+    use crate::playbook::inheritance::Keyword;
     use std::path::Path;
 
     use serde_json::json;
@@ -258,51 +185,108 @@ capabilities: {network: true}
         assert_eq!(t.action, "ansible.builtin.package");
         assert_eq!(Value::Object(t.args), json!({"name": "nginx"}));
         assert_eq!(t.register.as_deref(), Some("out"));
-        assert_eq!(t.when, vec![json!("ansible_os_family == 'Debian'")]);
+        assert_eq!(
+            t.keywords.when,
+            vec![json!("ansible_os_family == 'Debian'")]
+        );
         assert_eq!(t.loop_, Some(json!(["a", "b"])));
         assert_eq!(t.loop_kind, LoopKind::WithItems);
         assert_eq!(
             t.loop_control.map(|control| control.loop_var).as_deref(),
             Some("pkg")
         );
-        assert_eq!(t.ignore_errors, Some(json!(true)));
-        assert_eq!(t.ignore_unreachable, Some(json!(true)));
+        assert_eq!(
+            t.keywords.get(Keyword::IgnoreErrors).cloned(),
+            Some(json!(true))
+        );
+        assert_eq!(
+            t.keywords.get(Keyword::IgnoreUnreachable).cloned(),
+            Some(json!(true))
+        );
         assert_eq!(t.changed_when, vec![json!(false)]);
         assert_eq!(
             t.failed_when,
             vec![json!("out.rc != 0"), json!("out.rc != 2")]
         );
-        assert_eq!(t.no_log, Some(json!(true)));
-        assert_eq!(Value::Object(t.vars), json!({"x": 1}));
-        assert_eq!(t.tags, vec!["install".to_owned(), "web".to_owned()]);
-        assert_eq!(t.check_mode, Some(json!(false)));
-        assert_eq!(t.diff, Some(json!(true)));
-        assert_eq!(t.delegate_to, Some(json!("other")));
-        assert_eq!(t.delegate_facts, Some(json!(true)));
-        assert_eq!(t.run_once, Some(json!(true)));
-        assert_eq!(t.notify, vec!["restart nginx".to_owned()]);
+        assert_eq!(t.keywords.get(Keyword::NoLog).cloned(), Some(json!(true)));
+        assert_eq!(Value::Object(t.keywords.vars.clone()), json!({"x": 1}));
+        assert_eq!(
+            t.keywords.tags,
+            vec!["install".to_owned(), "web".to_owned()]
+        );
+        assert_eq!(
+            t.keywords.get(Keyword::CheckMode).cloned(),
+            Some(json!(false))
+        );
+        assert_eq!(t.keywords.get(Keyword::Diff).cloned(), Some(json!(true)));
+        assert_eq!(
+            t.keywords.get(Keyword::DelegateTo).cloned(),
+            Some(json!("other"))
+        );
+        assert_eq!(
+            t.keywords.get(Keyword::DelegateFacts).cloned(),
+            Some(json!(true))
+        );
+        assert_eq!(t.keywords.get(Keyword::RunOnce).cloned(), Some(json!(true)));
+        assert_eq!(t.keywords.notify(), vec!["restart nginx".to_owned()]);
         assert!(t.listen.is_empty());
         assert_eq!(t.until, Some(json!("out is success")));
         assert_eq!(t.retries, Some(json!(3)));
         assert_eq!(t.delay, Some(json!(1)));
-        assert_eq!(t.environment, Some(json!({"A": "b"})));
-        assert_eq!(t.become_, Some(json!(true)));
-        assert_eq!(t.become_user, Some(json!("root")));
-        assert_eq!(t.become_method, Some(json!("sudo")));
-        assert_eq!(t.become_flags, Some(json!("-H")));
-        assert_eq!(t.become_exe, Some(json!("sudo")));
-        assert_eq!(t.connection, Some(json!("local")));
-        assert_eq!(t.remote_user, Some(json!("admin")));
-        assert_eq!(t.port, Some(json!(2222)));
-        assert_eq!(t.timeout, Some(json!(10)));
-        assert_eq!(t.throttle, Some(json!(2)));
-        assert_eq!(t.any_errors_fatal, Some(json!(true)));
+        assert_eq!(
+            t.keywords.get(Keyword::Environment).cloned(),
+            Some(json!({"A": "b"}))
+        );
+        assert_eq!(t.keywords.get(Keyword::Become).cloned(), Some(json!(true)));
+        assert_eq!(
+            t.keywords.get(Keyword::BecomeUser).cloned(),
+            Some(json!("root"))
+        );
+        assert_eq!(
+            t.keywords.get(Keyword::BecomeMethod).cloned(),
+            Some(json!("sudo"))
+        );
+        assert_eq!(
+            t.keywords.get(Keyword::BecomeFlags).cloned(),
+            Some(json!("-H"))
+        );
+        assert_eq!(
+            t.keywords.get(Keyword::BecomeExe).cloned(),
+            Some(json!("sudo"))
+        );
+        assert_eq!(
+            t.keywords.get(Keyword::Connection).cloned(),
+            Some(json!("local"))
+        );
+        assert_eq!(
+            t.keywords.get(Keyword::RemoteUser).cloned(),
+            Some(json!("admin"))
+        );
+        assert_eq!(t.keywords.get(Keyword::Port).cloned(), Some(json!(2222)));
+        assert_eq!(t.keywords.get(Keyword::Timeout).cloned(), Some(json!(10)));
+        assert_eq!(t.keywords.get(Keyword::Throttle).cloned(), Some(json!(2)));
+        assert_eq!(
+            t.keywords.get(Keyword::AnyErrorsFatal).cloned(),
+            Some(json!(true))
+        );
         assert_eq!(t.async_, Some(json!(60)));
         assert_eq!(t.poll, Some(json!(0)));
-        assert_eq!(t.collections, Some(json!(["community.general"])));
-        assert_eq!(t.module_defaults, Some(json!({})));
-        assert_eq!(t.debugger, Some(json!("on_failed")));
-        assert_eq!(t.capabilities, Some(json!({"network": true})));
+        assert_eq!(
+            t.keywords.get(Keyword::Collections).cloned(),
+            Some(json!(["community.general"]))
+        );
+        assert_eq!(
+            t.keywords.get(Keyword::ModuleDefaults).cloned(),
+            Some(json!({}))
+        );
+        assert_eq!(
+            t.keywords.get(Keyword::Debugger).cloned(),
+            Some(json!("on_failed"))
+        );
+        assert_eq!(
+            t.keywords.get(Keyword::Capabilities).cloned(),
+            Some(json!({"network": true}))
+        );
         assert_eq!(t.location.to_string(), "/p/t.yml:1:1");
     }
 
@@ -314,23 +298,33 @@ capabilities: {network: true}
         assert_eq!(t.name, None);
         assert_eq!(t.loop_, None);
         assert_eq!(t.loop_kind, LoopKind::Loop);
-        assert!(t.when.is_empty() && t.tags.is_empty() && t.notify.is_empty());
-        assert_eq!(t.become_, None);
-        assert_eq!(t.delegate_to, None);
+        assert!(
+            t.keywords.when.is_empty()
+                && t.keywords.tags.is_empty()
+                && t.keywords.notify().is_empty()
+        );
+        assert_eq!(t.keywords.get(Keyword::Become).cloned(), None);
+        assert_eq!(t.keywords.get(Keyword::DelegateTo).cloned(), None);
     }
 
     #[test]
     fn local_action_delegates_to_localhost() {
         let t = task("local_action: command hostname\ndelegate_to: elsewhere\n");
         assert_eq!(t.action, "command");
-        assert_eq!(t.delegate_to, Some(json!("localhost")));
+        assert_eq!(
+            t.keywords.get(Keyword::DelegateTo).cloned(),
+            Some(json!("localhost"))
+        );
     }
 
     #[test]
     fn when_takes_booleans_and_lists() {
-        assert_eq!(task("debug:\nwhen: true\n").when, vec![json!(true)]);
         assert_eq!(
-            task("debug:\nwhen: [a, false]\n").when,
+            task("debug:\nwhen: true\n").keywords.when,
+            vec![json!(true)]
+        );
+        assert_eq!(
+            task("debug:\nwhen: [a, false]\n").keywords.when,
             vec![json!("a"), json!(false)]
         );
         assert_eq!(

@@ -142,8 +142,7 @@ pub fn interpret(
     };
     let failed = result
         .get("failed")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
+        .is_some_and(sandball_wire::python::py_truth);
     if !reply.denials.is_empty() {
         let list: Vec<Value> = reply
             .denials

@@ -254,14 +254,21 @@ impl Callback for DefaultCallback {
                 }
                 painted
             }
-            Status::Unreachable => self.paint(
-                &format!(
-                    "fatal: [{}]: UNREACHABLE! => {}",
-                    r.host,
-                    dump(&shown, pretty)
-                ),
-                "0;31",
-            ),
+            Status::Unreachable => {
+                let mut painted = self.paint(
+                    &format!(
+                        "fatal: [{}]: UNREACHABLE! => {}",
+                        r.host,
+                        dump(&shown, pretty)
+                    ),
+                    "0;31",
+                );
+                if r.ignored {
+                    painted.push('\n');
+                    painted.push_str(&self.paint("...ignoring", "0;36"));
+                }
+                painted
+            }
         };
         self.emit(&line);
         if let Some(Value::Array(ws)) = r.result.get("warnings") {

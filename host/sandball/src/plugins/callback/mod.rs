@@ -26,9 +26,10 @@ pub enum Status {
 }
 
 impl Status {
-    /// The status a result map describes.
+    /// The status a result map describes. Each flag counts by Python's truth value, as
+    /// Ansible reads it: `failed: "false"` or `failed: {...}` is a failure.
     pub fn of(result: &Map<String, Value>) -> Status {
-        let flag = |k| result.get(k).and_then(Value::as_bool).unwrap_or(false);
+        let flag = |k| result.get(k).is_some_and(sandball_wire::python::py_truth);
         if flag("unreachable") {
             Status::Unreachable
         } else if flag("failed") {

@@ -43,6 +43,12 @@ impl Stats {
                 s.changed += 1
             }
             Status::Skipped => s.skipped += 1,
+            // An unreachable host that `ignore_unreachable` keeps counts as Ansible
+            // counts it: ok and ignored.
+            Status::Unreachable if ignored => {
+                s.ok += 1;
+                s.ignored += 1;
+            }
             Status::Unreachable => s.unreachable += 1,
             Status::Failed if ignored => {
                 s.ok += 1;

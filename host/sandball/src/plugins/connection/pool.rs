@@ -144,6 +144,10 @@ impl SessionPool {
         transport: &Transport,
         become_: Option<&Become>,
     ) -> Result<(), ConnectError> {
+        if slot.as_ref().is_some_and(Session::abandoned) {
+            // A task timed out in the middle of a request: start afresh.
+            *slot = None;
+        }
         if slot.is_none() {
             let conn = self.connection(host, transport).await?;
             let cache_dir = match transport {

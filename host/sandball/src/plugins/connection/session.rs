@@ -104,6 +104,10 @@ pub struct Session {
     last_words: Option<LastWords>,
     uploaded: HashSet<String>,
     next_id: u64,
+    /// A request is on its way and its answer not read yet. Still set when the next
+    /// request comes, the caller gave up waiting (a task `timeout`) and the stream may
+    /// hold a stale or half-read answer: the session cannot be used again.
+    in_flight: bool,
     /// What the shim said about its node.
     pub node: NodeInfo,
 }
@@ -124,6 +128,7 @@ impl Session {
             last_words,
             uploaded: HashSet::new(),
             next_id: 1,
+            in_flight: false,
             node: NodeInfo {
                 os: String::new(),
                 arch: String::new(),
@@ -162,6 +167,12 @@ impl Session {
         req: &Request,
         payload: &[u8],
     ) -> Result<(Response, Vec<u8>), SessionError> {
+        if self.in_flight {
+            return Err(SessionError::Broken {
+                detail: "an earlier request was abandoned before its answer came".into(),
+            });
+        }
+        self.in_flight = true;
         let start = std::time::Instant::now();
         let sent = frame::asynchronous::write(&mut self.writer, req, payload).await;
         let f = match sent {
@@ -169,6 +180,7 @@ impl Session {
             Err(e) => Err(e),
         };
         let f = f.map_err(|e| self.broken(e))?;
+        self.in_flight = false;
         tracing::trace!(
             elapsed_us = start.elapsed().as_micros() as u64,
             "shim round trip"
@@ -177,6 +189,12 @@ impl Session {
             Response::Error { message } => Err(SessionError::Remote(message)),
             other => Ok((other, f.payload)),
         }
+    }
+
+    /// Whether a request was abandoned halfway (see `in_flight`): the session must be
+    /// replaced.
+    pub fn abandoned(&self) -> bool {
+        self.in_flight
     }
 
     /// The error of a broken stream, with how the shim ended when that is known.

@@ -1,0 +1,422 @@
+//! The check before anything runs: every task's action must exist, and every keyword a
+//! playbook uses must be one sandball honours. A keyword is never read and then
+//! ignored: [`support`] says, for each keyword the loader accepts, whether the
+//! executor honours it (naming the end-to-end tests that show it behaving as in
+//! Ansible) or refuses it, and a playbook using a refused keyword (or a value of it
+//! sandball cannot honour) stops here, naming the keyword and its file:line.
+
+use super::{ExecError, Run};
+use crate::playbook::{Block, Chain, Keyword, Keywords, Location, Play, Task, TaskItem};
+use crate::plugins::action::controller_action;
+use sandball_wire::capability::CapabilityRequest;
+use serde_json::Value;
+
+/// What the executor does with a keyword. The test names are read by the unit test
+/// that holds every accepted keyword to this table.
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) enum Support {
+    /// Honoured as Ansible does; these end-to-end tests (functions in `tests/tests/`)
+    /// show it.
+    Honoured(&'static [&'static str]),
+    /// Honoured for the values the function accepts; the function says why it
+    /// refuses a value. The tests show the accepted values.
+    Some(fn(&Value) -> Option<String>, &'static [&'static str]),
+    /// Refused before anything runs, with the reason.
+    Refused(&'static str),
+}
+
+const LATER: &str = "it is not supported by sandball yet";
+
+/// What the executor does with keyword `name` (any keyword the loader accepts; a
+/// `with_<lookup>` loop is asked as `with_<lookup>`).
+pub(crate) fn support(name: &str) -> Support {
+    use Support::{Honoured, Refused, Some as Partly};
+    match name {
+        "name" | "hosts" | "tasks" | "register" | "when" | "loop" | "changed_when"
+        | "failed_when" => Honoured(&["keywords_behave_as_in_ansible"]),
+        "vars" | "block" | "handlers" | "notify" | "listen" | "loop_control" | "with_<lookup>"
+        | "pre_tasks" | "post_tasks" | "action" | "args" => {
+            Honoured(&["block_keywords_reach_every_task_as_in_ansible"])
+        }
+        "until" | "retries" | "delay" => {
+            Honoured(&["until_retries_until_the_condition_holds_then_gives_up"])
+        }
+        "gather_facts" => Honoured(&[
+            "plays_gather_facts_first_as_ansible_does",
+            "explicit_gathering_and_a_missing_ansible_core",
+        ]),
+        "gather_subset" | "gather_timeout" | "fact_path" => {
+            Honoured(&["fact_path_reaches_fact_gathering"])
+        }
+        "tags" => Honoured(&["tags_of_plays_blocks_and_tasks_add_up_as_in_ansible"]),
+        "check_mode" | "diff" => Honoured(&[
+            "check_mode_reports_changes_and_makes_none",
+            "play_keywords_reach_every_task_as_in_ansible",
+        ]),
+        "no_log" | "ignore_errors" => Honoured(&[
+            "play_keywords_reach_every_task_as_in_ansible",
+            "block_keywords_reach_every_task_as_in_ansible",
+        ]),
+        "ignore_unreachable" => Honoured(&["ignore_unreachable_keeps_the_host_as_in_ansible"]),
+        "any_errors_fatal" | "throttle" | "timeout" => {
+            Honoured(&["any_errors_fatal_throttle_and_timeout_as_in_ansible"])
+        }
+        "order" => Partly(known_order, &["order_sorts_the_hosts_as_in_ansible"]),
+        "environment" => Honoured(&["environment_of_every_level_reaches_the_module"]),
+        "become" | "become_user" | "become_method" => Honoured(&[
+            "become_runs_legacy_modules_as_the_become_user",
+            "become_runs_raw_and_the_shim_session_as_another_user",
+        ]),
+        "become_flags" | "become_exe" => {
+            Honoured(&["become_runs_legacy_modules_as_the_become_user"])
+        }
+        "capabilities" => Honoured(&[
+            "the_keyword_widens_only_where_a_rule_allows_it",
+            "every_attack_is_contained",
+        ]),
+        "strategy" => Partly(
+            only_linear,
+            &["play_keywords_reach_every_task_as_in_ansible"],
+        ),
+        "debugger" => Partly(
+            only_never,
+            &["play_keywords_reach_every_task_as_in_ansible"],
+        ),
+        "collections" => Partly(
+            only_builtin_collections,
+            &["play_keywords_reach_every_task_as_in_ansible"],
+        ),
+        "rescue" | "always" => {
+            Refused("`rescue`/`always` in a block: it is not supported by sandball yet")
+        }
+        "connection" | "port" | "remote_user" => Refused(
+            "it is not supported by sandball yet (connection settings come from the host's variables: ansible_connection, ansible_port, ansible_user)",
+        ),
+        "run_once"
+        | "delegate_to"
+        | "delegate_facts"
+        | "local_action"
+        | "module_defaults"
+        | "async"
+        | "poll"
+        | "vars_files"
+        | "vars_prompt"
+        | "roles"
+        | "serial"
+        | "max_fail_percentage"
+        | "force_handlers" => Refused(LATER),
+        _ => Refused("sandball does not know this keyword"),
+    }
+}
+
+fn only_linear(v: &Value) -> Option<String> {
+    (v.as_str() != Some("linear") && v.as_str() != Some("ansible.builtin.linear"))
+        .then(|| format!("strategy {v}: only the linear strategy is supported by sandball yet"))
+}
+
+fn known_order(v: &Value) -> Option<String> {
+    let known = [
+        "inventory",
+        "reverse_inventory",
+        "sorted",
+        "reverse_sorted",
+        "shuffle",
+    ];
+    (!v.as_str().is_some_and(|o| known.contains(&o))).then(|| {
+        format!(
+            "order {v}: the host order must be one of {}",
+            known.join(", ")
+        )
+    })
+}
+
+fn only_never(v: &Value) -> Option<String> {
+    (v.as_str() != Some("never"))
+        .then(|| format!("debugger {v}: sandball has no task debugger (only `never` is accepted)"))
+}
+
+/// `collections` only names what is searched anyway.
+fn only_builtin_collections(v: &Value) -> Option<String> {
+    let implicit = |c: &Value| matches!(c.as_str(), Some("ansible.builtin" | "ansible.legacy"));
+    let ok = match v {
+        Value::Array(items) => items.iter().all(implicit),
+        other => implicit(other),
+    };
+    (!ok).then(|| {
+        format!(
+            "collections {v}: sandball finds collection modules by their full names only (write `namespace.collection.module`)"
+        )
+    })
+}
+
+/// Refuses `keyword` written at `at` with `value`, if sandball cannot honour it.
+fn check_keyword(keyword: &str, value: &Value, at: &Location) -> Result<(), ExecError> {
+    let refusal = match support(keyword) {
+        Support::Honoured(_) => None,
+        Support::Some(accepts, _) => accepts(value),
+        Support::Refused(why) => Some(format!("`{keyword}`: {why}")),
+    };
+    match refusal {
+        None => Ok(()),
+        Some(what) => Err(ExecError::Unsupported {
+            what,
+            location: at.clone(),
+        }),
+    }
+}
+
+/// Checks the shared keywords one object sets.
+fn check_keywords(k: &Keywords) -> Result<(), ExecError> {
+    for (keyword, setting) in k.settings() {
+        let name = match keyword {
+            // `local_action` is how a task says delegate_to: localhost.
+            Keyword::DelegateTo if setting.value == "localhost" => "delegate_to",
+            other => other.name(),
+        };
+        check_keyword(name, &setting.value, &setting.at)?;
+    }
+    Ok(())
+}
+
+/// Checks, before anything runs, that every task of `play` can be run: its action
+/// exists and every keyword it (or its play or block) uses is honoured.
+pub fn play(run: &Run, play: &Play) -> Result<(), ExecError> {
+    let at = &play.location;
+    let present: [(&str, Option<Value>); 12] = [
+        ("roles", (!play.roles.is_empty()).then(|| Value::Bool(true))),
+        (
+            "vars_files",
+            (!play.vars_files.is_empty()).then(|| Value::Bool(true)),
+        ),
+        ("vars_prompt", play.vars_prompt.clone()),
+        ("serial", play.serial.clone()),
+        ("strategy", play.strategy.clone()),
+        ("order", play.order.clone()),
+        ("max_fail_percentage", play.max_fail_percentage.clone()),
+        ("force_handlers", play.force_handlers.clone()),
+        ("gather_facts", play.gather_facts.clone()),
+        ("gather_subset", play.gather_subset.clone()),
+        ("gather_timeout", play.gather_timeout.clone()),
+        ("fact_path", play.fact_path.clone()),
+    ];
+    for (name, value) in present {
+        if let Some(v) = value {
+            check_keyword(name, &v, at)?;
+        }
+    }
+    check_keywords(&play.keywords)?;
+    let root = Chain::new(&play.keywords);
+    for items in [
+        &play.pre_tasks,
+        &play.tasks,
+        &play.post_tasks,
+        &play.handlers,
+    ] {
+        check_items(run, items, &root)?;
+    }
+    Ok(())
+}
+
+fn check_items(run: &Run, items: &[TaskItem], inherited: &Chain<'_>) -> Result<(), ExecError> {
+    for item in items {
+        match item {
+            TaskItem::Task(t) => check_task(run, t, &inherited.with(&t.keywords))?,
+            TaskItem::Block(b) => check_block(run, b, inherited)?,
+        }
+    }
+    Ok(())
+}
+
+fn check_block(run: &Run, b: &Block, inherited: &Chain<'_>) -> Result<(), ExecError> {
+    check_keywords(&b.keywords)?;
+    if !b.rescue.is_empty() {
+        check_keyword("rescue", &Value::Bool(true), &b.location)?;
+    }
+    if !b.always.is_empty() {
+        check_keyword("always", &Value::Bool(true), &b.location)?;
+    }
+    check_items(run, &b.block, &inherited.with(&b.keywords))
+}
+
+/// `environment` reaches legacy modules (as their process environment); a component
+/// that runs programs would need it passed on to them, which sandball does not do
+/// yet, so such a task is refused rather than run without it. Components that run no
+/// programs are not affected by an environment, in Ansible either.
+fn check_environment(run: &Run, t: &Task, kw: &Chain<'_>) -> Result<(), ExecError> {
+    let Some(setting) = kw.nearest_setting(Keyword::Environment) else {
+        return Ok(());
+    };
+    let Ok(component) = run.modules.get(&t.action) else {
+        return Ok(());
+    };
+    let runs_programs = component
+        .manifest
+        .capabilities
+        .iter()
+        .any(|r| matches!(r, CapabilityRequest::Exec(_)));
+    if !runs_programs || run.legacy.prefers_legacy(&component.name, None) {
+        return Ok(());
+    }
+    Err(ExecError::Unsupported {
+        what: format!(
+            "`environment` (set at {}) for the `{}` component, which runs programs: the environment does not reach them yet (SANDBALL_LEGACY_MODULES={} runs Ansible's module instead)",
+            setting.at, component.name, component.name
+        ),
+        location: t.location.clone(),
+    })
+}
+
+fn check_task(run: &Run, t: &Task, kw: &Chain<'_>) -> Result<(), ExecError> {
+    let unsupported = |what: String| ExecError::Unsupported {
+        what,
+        location: t.location.clone(),
+    };
+    check_keywords(&t.keywords)?;
+    check_environment(run, t, kw)?;
+    for (name, value) in [("async", &t.async_), ("poll", &t.poll)] {
+        if let Some(v) = value {
+            check_keyword(name, v, &t.location)?;
+        }
+    }
+    if t.loop_.is_some() && !super::loops::supported(&t.loop_kind) {
+        return Err(unsupported(format!(
+            "the `with_{}` loop",
+            t.loop_kind.lookup().unwrap_or_default()
+        )));
+    }
+    let short = crate::assemble::component::short_name(&t.action);
+    if short == "meta" {
+        return match super::play::meta_action(t) {
+            Some("refresh_inventory") => Ok(()),
+            other => Err(unsupported(format!(
+                "`meta: {}`",
+                other.unwrap_or_default()
+            ))),
+        };
+    }
+    if UNSUPPORTED_ACTIONS.contains(&short) {
+        return Err(unsupported(format!("the `{short}` action")));
+    }
+    if controller_action(&t.action).is_some()
+        || crate::plugins::action::connection_action(&t.action).is_some()
+        || run.modules.exists(&t.action)
+    {
+        return Ok(());
+    }
+    let legacy = match run.legacy.get(&super::task::legacy_action(&t.action).0) {
+        Ok(m) if crate::assemble::module_type::documentation_only(&m.bytes) => {
+            return Err(unsupported(format!(
+                "the `{short}` action (its module file {} holds only documentation: in ansible-core the work is done by an action plugin of that name)",
+                m.path.display()
+            )));
+        }
+        Ok(_) => return Ok(()),
+        Err(crate::assemble::finder::FindError::NotFound { searched, .. }) => searched,
+        Err(e) => e.to_string(),
+    };
+    Err(ExecError::UnknownAction {
+        action: t.action.clone(),
+        components: run.modules.searched(),
+        legacy,
+        location: t.location.clone(),
+    })
+}
+
+/// Actions of the playbook language that later work brings.
+const UNSUPPORTED_ACTIONS: &[&str] = &[
+    "include_tasks",
+    "import_tasks",
+    "include_role",
+    "import_role",
+    "include_vars",
+    "include",
+    "add_host",
+    "group_by",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::playbook::keywords;
+
+    /// Every keyword the loader accepts is either refused, or honoured with end-to-end
+    /// tests that exist and mention it.
+    #[test]
+    fn every_accepted_keyword_is_honoured_with_tests_or_refused() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/tests");
+        let mut sources: Vec<String> = Vec::new();
+        let mut dirs = vec![root];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).expect("tests/tests is readable") {
+                let path = entry.expect("a directory entry").path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    sources.push(std::fs::read_to_string(&path).expect("a test file"));
+                }
+            }
+        }
+        let mut honoured = 0;
+        let mut refused = 0;
+        for name in keywords::all() {
+            let tests = match support(name) {
+                Support::Refused(why) => {
+                    assert!(
+                        why != "sandball does not know this keyword",
+                        "{name} is accepted by the loader but missing from the support table"
+                    );
+                    refused += 1;
+                    continue;
+                }
+                Support::Honoured(tests) | Support::Some(_, tests) => tests,
+            };
+            assert!(!tests.is_empty(), "{name} names no test");
+            // The file that defines each test must use the keyword (or, for the loops,
+            // a `with_` loop).
+            let word = name.trim_end_matches("<lookup>");
+            for test in tests {
+                let file = sources
+                    .iter()
+                    .find(|s| s.contains(&format!("fn {test}()")))
+                    .unwrap_or_else(|| {
+                        panic!("{name}: the test {test} does not exist in tests/tests")
+                    });
+                assert!(
+                    file.contains(word),
+                    "{name}: the file of {test} never mentions it"
+                );
+            }
+            honoured += 1;
+        }
+        assert!(
+            honoured > 30 && refused > 5,
+            "{honoured} honoured, {refused} refused"
+        );
+    }
+
+    #[test]
+    fn values_sandball_cannot_honour_are_refused() {
+        let at = Location {
+            file: "p.yml".into(),
+            line: 3,
+            column: 5,
+        };
+        let refused = |k: &str, v: Value| check_keyword(k, &v, &at).unwrap_err().to_string();
+        assert!(refused("strategy", "free".into()).contains("only the linear strategy"));
+        assert!(refused("debugger", "on_failed".into()).contains("no task debugger"));
+        assert!(refused("collections", serde_json::json!(["my.col"])).contains("full names"));
+        let run_once = refused("run_once", Value::Bool(true));
+        assert!(
+            run_once.contains("`run_once`") && run_once.contains("p.yml:3:5"),
+            "{run_once}"
+        );
+        for ok in [
+            ("strategy", Value::from("linear")),
+            ("debugger", Value::from("never")),
+            ("collections", serde_json::json!(["ansible.builtin"])),
+        ] {
+            assert!(check_keyword(ok.0, &ok.1, &at).is_ok(), "{ok:?}");
+        }
+    }
+}

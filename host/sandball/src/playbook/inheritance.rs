@@ -1,0 +1,370 @@
+//! One keyword model for plays, role entries, blocks and tasks: the keywords they share
+//! ([`Keyword`]), read once per object into [`Keywords`], and resolved for one task by
+//! a [`Chain`] (play, enclosing blocks, task) with Ansible's inheritance: a child's
+//! value overrides its parent's, except for `when` and `tags`, which add up, and
+//! `environment` and `capabilities`, whose levels all apply, outermost first.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use crate::playbook::attribute::Fields;
+use crate::playbook::error::PlaybookError;
+use crate::playbook::location::Location;
+
+/// A keyword every kind of playbook object may carry (see `keywords.rs` for which
+/// object accepts which), other than `name`, `vars`, `tags` and `when`, which
+/// [`Keywords`] holds typed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Keyword {
+    /// `connection`.
+    Connection,
+    /// `port`.
+    Port,
+    /// `remote_user`.
+    RemoteUser,
+    /// `module_defaults`.
+    ModuleDefaults,
+    /// `environment`.
+    Environment,
+    /// `no_log`.
+    NoLog,
+    /// `run_once`.
+    RunOnce,
+    /// `ignore_errors`.
+    IgnoreErrors,
+    /// `ignore_unreachable`.
+    IgnoreUnreachable,
+    /// `check_mode`.
+    CheckMode,
+    /// `diff`.
+    Diff,
+    /// `any_errors_fatal`.
+    AnyErrorsFatal,
+    /// `throttle`.
+    Throttle,
+    /// `timeout`.
+    Timeout,
+    /// `debugger`.
+    Debugger,
+    /// `become`.
+    Become,
+    /// `become_user`.
+    BecomeUser,
+    /// `become_method`.
+    BecomeMethod,
+    /// `become_flags`.
+    BecomeFlags,
+    /// `become_exe`.
+    BecomeExe,
+    /// `collections`.
+    Collections,
+    /// `capabilities`: sandball's changes to the capability grant.
+    Capabilities,
+    /// `delegate_to` (`local_action` sets it to `localhost`).
+    DelegateTo,
+    /// `delegate_facts`.
+    DelegateFacts,
+    /// `notify` (tasks and blocks).
+    Notify,
+}
+
+impl Keyword {
+    /// Every shared keyword.
+    pub const ALL: &'static [Keyword] = &[
+        Keyword::Connection,
+        Keyword::Port,
+        Keyword::RemoteUser,
+        Keyword::ModuleDefaults,
+        Keyword::Environment,
+        Keyword::NoLog,
+        Keyword::RunOnce,
+        Keyword::IgnoreErrors,
+        Keyword::IgnoreUnreachable,
+        Keyword::CheckMode,
+        Keyword::Diff,
+        Keyword::AnyErrorsFatal,
+        Keyword::Throttle,
+        Keyword::Timeout,
+        Keyword::Debugger,
+        Keyword::Become,
+        Keyword::BecomeUser,
+        Keyword::BecomeMethod,
+        Keyword::BecomeFlags,
+        Keyword::BecomeExe,
+        Keyword::Collections,
+        Keyword::Capabilities,
+        Keyword::DelegateTo,
+        Keyword::DelegateFacts,
+        Keyword::Notify,
+    ];
+
+    /// The keyword as playbooks spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Keyword::Connection => "connection",
+            Keyword::Port => "port",
+            Keyword::RemoteUser => "remote_user",
+            Keyword::ModuleDefaults => "module_defaults",
+            Keyword::Environment => "environment",
+            Keyword::NoLog => "no_log",
+            Keyword::RunOnce => "run_once",
+            Keyword::IgnoreErrors => "ignore_errors",
+            Keyword::IgnoreUnreachable => "ignore_unreachable",
+            Keyword::CheckMode => "check_mode",
+            Keyword::Diff => "diff",
+            Keyword::AnyErrorsFatal => "any_errors_fatal",
+            Keyword::Throttle => "throttle",
+            Keyword::Timeout => "timeout",
+            Keyword::Debugger => "debugger",
+            Keyword::Become => "become",
+            Keyword::BecomeUser => "become_user",
+            Keyword::BecomeMethod => "become_method",
+            Keyword::BecomeFlags => "become_flags",
+            Keyword::BecomeExe => "become_exe",
+            Keyword::Collections => "collections",
+            Keyword::Capabilities => "capabilities",
+            Keyword::DelegateTo => "delegate_to",
+            Keyword::DelegateFacts => "delegate_facts",
+            Keyword::Notify => "notify",
+        }
+    }
+
+    /// Whether every level's value applies (outermost first) instead of the nearest.
+    pub fn accumulates(self) -> bool {
+        matches!(self, Keyword::Environment | Keyword::Capabilities)
+    }
+}
+
+/// A keyword's value as written, and where.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    /// The raw value (templated by the executor).
+    pub value: Value,
+    /// Where the keyword is written.
+    pub at: Location,
+}
+
+/// The shared keywords one object sets. Unset and `null` keywords are absent (they
+/// inherit).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Keywords {
+    settings: BTreeMap<Keyword, Setting>,
+    /// `vars`.
+    pub vars: Map<String, Value>,
+    /// `tags`; a comma-separated string is split.
+    pub tags: Vec<String>,
+    /// `when` (blocks, tasks and role entries): conditionals, all of which must hold.
+    pub when: Vec<Value>,
+}
+
+impl Keywords {
+    /// Reads the shared keywords of an object whose keywords were already checked
+    /// against what its kind accepts.
+    pub(crate) fn parse(fields: &Fields<'_>) -> Result<Keywords, PlaybookError> {
+        let mut keywords = Keywords {
+            vars: fields.vars()?,
+            tags: fields.tags()?,
+            when: fields.conditionals("when")?,
+            ..Keywords::default()
+        };
+        for &k in Keyword::ALL {
+            let Some(entry) = fields.entry(k.name()) else {
+                continue;
+            };
+            if entry.value.is_null() {
+                continue;
+            }
+            let value = if k == Keyword::Notify {
+                Value::Array(
+                    fields
+                        .name_list("notify")?
+                        .into_iter()
+                        .map(Value::String)
+                        .collect(),
+                )
+            } else {
+                entry.value.to_json()
+            };
+            keywords.settings.insert(
+                k,
+                Setting {
+                    value,
+                    at: fields.source().location(entry.key.mark),
+                },
+            );
+        }
+        Ok(keywords)
+    }
+
+    /// The value of `k`, when this object sets it.
+    pub fn get(&self, k: Keyword) -> Option<&Value> {
+        self.settings.get(&k).map(|s| &s.value)
+    }
+
+    /// The setting of `k` (value and place), when this object sets it.
+    pub fn setting(&self, k: Keyword) -> Option<&Setting> {
+        self.settings.get(&k)
+    }
+
+    /// Sets `k` (for objects the loader or the executor makes: `local_action`, the
+    /// fact-gathering task).
+    pub fn set(&mut self, k: Keyword, value: Value, at: Location) {
+        self.settings.insert(k, Setting { value, at });
+    }
+
+    /// The handlers this object's `notify` names (empty when unset).
+    pub fn notify(&self) -> Vec<String> {
+        self.get(Keyword::Notify).map(names).unwrap_or_default()
+    }
+
+    /// Every keyword this object sets, in [`Keyword`] order.
+    pub fn settings(&self) -> impl Iterator<Item = (Keyword, &Setting)> {
+        self.settings.iter().map(|(k, s)| (*k, s))
+    }
+}
+
+/// The names of a `notify` value as the loader stores it (a list of strings).
+pub fn names(value: &Value) -> Vec<String> {
+    match value {
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|n| n.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The keywords that apply to one task: the play's, each enclosing block's, and the
+/// task's own, outermost first.
+#[derive(Debug, Clone, Default)]
+pub struct Chain<'a> {
+    levels: Vec<&'a Keywords>,
+}
+
+impl<'a> Chain<'a> {
+    /// The chain of a play's top-level objects.
+    pub fn new(play: &'a Keywords) -> Chain<'a> {
+        Chain { levels: vec![play] }
+    }
+
+    /// This chain with one more (inner) level: a block or the task itself.
+    pub fn with(&self, inner: &'a Keywords) -> Chain<'a> {
+        let mut levels = self.levels.clone();
+        levels.push(inner);
+        Chain { levels }
+    }
+
+    /// The value of `k` that applies: the innermost level's that sets it.
+    pub fn nearest(&self, k: Keyword) -> Option<&'a Value> {
+        self.nearest_setting(k).map(|s| &s.value)
+    }
+
+    /// The setting of `k` that applies, with where it is written.
+    pub fn nearest_setting(&self, k: Keyword) -> Option<&'a Setting> {
+        self.levels.iter().rev().find_map(|l| l.setting(k))
+    }
+
+    /// Every level's value of `k`, outermost first (for keywords that accumulate).
+    pub fn all(&self, k: Keyword) -> impl Iterator<Item = &'a Value> + '_ {
+        self.levels.iter().filter_map(move |l| l.get(k))
+    }
+
+    /// Every level's `when`, outermost first: all must hold.
+    pub fn when(&self) -> impl Iterator<Item = &'a Value> + '_ {
+        self.levels.iter().flat_map(|l| l.when.iter())
+    }
+
+    /// Every level's tags.
+    pub fn tags(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.levels
+            .iter()
+            .flat_map(|l| l.tags.iter().map(String::as_str))
+    }
+
+    /// The `vars` of the blocks and the task, outermost first (the play's vars are a
+    /// precedence layer of their own).
+    pub fn vars(&self) -> Vec<&'a Map<String, Value>> {
+        self.levels.iter().skip(1).map(|l| &l.vars).collect()
+    }
+
+    /// The handlers the task notifies: the nearest level's `notify`.
+    pub fn notify(&self) -> Vec<String> {
+        self.nearest(Keyword::Notify).map(names).unwrap_or_default()
+    }
+
+    /// Each level, outermost first.
+    pub fn levels(&self) -> &[&'a Keywords] {
+        &self.levels
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::path::PathBuf;
+
+    fn at(line: usize) -> Location {
+        Location {
+            file: PathBuf::from("p.yml"),
+            line,
+            column: 1,
+        }
+    }
+
+    fn level(pairs: &[(Keyword, Value)], when: &[&str], tags: &[&str]) -> Keywords {
+        let mut k = Keywords {
+            when: when.iter().map(|w| json!(w)).collect(),
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            ..Keywords::default()
+        };
+        for (i, (kw, v)) in pairs.iter().enumerate() {
+            k.set(*kw, v.clone(), at(i + 1));
+        }
+        k
+    }
+
+    #[test]
+    fn the_innermost_setting_wins() {
+        let play = level(
+            &[
+                (Keyword::CheckMode, json!(true)),
+                (Keyword::NoLog, json!(true)),
+            ],
+            &[],
+            &["p"],
+        );
+        let block = level(&[(Keyword::NoLog, json!(false))], &["a"], &["b"]);
+        let task = level(&[(Keyword::IgnoreErrors, json!(true))], &["c"], &[]);
+        let chain = Chain::new(&play).with(&block).with(&task);
+        assert_eq!(chain.nearest(Keyword::CheckMode), Some(&json!(true)));
+        assert_eq!(chain.nearest(Keyword::NoLog), Some(&json!(false)));
+        assert_eq!(chain.nearest(Keyword::IgnoreErrors), Some(&json!(true)));
+        assert_eq!(chain.nearest(Keyword::Diff), None);
+        assert_eq!(chain.when().collect::<Vec<_>>(), vec!["a", "c"]);
+        assert_eq!(chain.tags().collect::<Vec<_>>(), vec!["p", "b"]);
+        assert_eq!(chain.vars().len(), 2, "the play's vars are not a level");
+    }
+
+    #[test]
+    fn accumulating_keywords_keep_every_level() {
+        let play = level(&[(Keyword::Environment, json!({"A": "1"}))], &[], &[]);
+        let task = level(&[(Keyword::Environment, json!({"B": "2"}))], &[], &[]);
+        let chain = Chain::new(&play).with(&task);
+        assert_eq!(
+            chain.all(Keyword::Environment).collect::<Vec<_>>(),
+            vec![&json!({"A": "1"}), &json!({"B": "2"})]
+        );
+        assert!(Keyword::Environment.accumulates());
+        assert!(!Keyword::NoLog.accumulates());
+    }
+
+    #[test]
+    fn names_are_unique() {
+        let mut names: Vec<&str> = Keyword::ALL.iter().map(|k| k.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Keyword::ALL.len());
+    }
+}

@@ -1,0 +1,553 @@
+//! Keywords of plays and blocks reach every task beneath them, with Ansible's
+//! inheritance (the nearest level wins; `when` and `tags` add up; `environment`
+//! merges), and the keywords sandball does not run yet are refused before anything
+//! runs, naming the keyword and its line. Compared with ansible-playbook where it runs.
+
+use sandball_e2e::binaries::ansible_python;
+use sandball_e2e::{HostRecap, Output, Sandbox};
+use std::net::TcpListener;
+use std::time::Duration;
+
+const SECRET: &str = "s3cr3t-inherited-0713";
+
+/// The recaps must agree with ansible-playbook's, when it is installed.
+fn same_as_ansible(
+    sb: &Sandbox,
+    ours: &Output,
+    pb: &std::path::Path,
+    work: &std::path::Path,
+    extra: &[&str],
+) {
+    if let Some(theirs) = sb.ansible_play(pb, work, extra) {
+        let theirs = theirs.run();
+        assert_eq!(
+            theirs.code, ours.code,
+            "exit codes differ:\n{theirs}\n{ours}"
+        );
+        ours.assert_same_recap_as(&theirs);
+    }
+}
+
+const PLAY_KEYWORDS: &str = r#"
+- name: play keywords
+  hosts: all
+  gather_facts: false
+  check_mode: true
+  diff: true
+  no_log: true
+  ignore_errors: true
+  strategy: linear
+  debugger: never
+  collections: [ansible.builtin]
+  vars:
+    secret: s3cr3t-inherited-0713
+  tasks:
+    - name: touch in check mode
+      file: {path: "{{ work }}/touched", state: touch}
+
+    - name: write in check mode
+      copy: {content: "new\n", dest: "{{ work }}/written"}
+
+    - name: run in check mode
+      command: touch {{ work }}/ran
+
+    - name: a secret
+      debug: {msg: "the secret is {{ secret }}"}
+
+    - name: a secret failure
+      fail: {msg: "{{ secret }} is wrong"}
+
+    - name: the play goes on
+      ping:
+"#;
+
+#[test]
+fn play_keywords_reach_every_task_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta"]);
+    let work = sb.dir("work");
+    let pb = sb.write("play.yml", PLAY_KEYWORDS);
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    for marker in ["touched", "written", "ran"] {
+        assert!(
+            !work.join(marker).exists(),
+            "check_mode: true on the play did not hold for {marker}:\n{out}"
+        );
+    }
+    assert!(
+        !out.stdout.contains(SECRET) && !out.stderr.contains(SECRET),
+        "no_log on the play leaked:\n{out}"
+    );
+    for host in ["alpha", "beta"] {
+        assert_eq!(
+            out.host(host),
+            HostRecap {
+                ok: 5,
+                changed: 2,
+                skipped: 1,
+                ignored: 1,
+                ..HostRecap::default()
+            },
+            "{out}"
+        );
+    }
+    assert!(
+        out.task_lines("a secret failure")
+            .iter()
+            .any(|l| l.contains("censored")),
+        "{out}"
+    );
+    same_as_ansible(&sb, &out, &pb, &work, &[]);
+}
+
+const BLOCK_KEYWORDS: &str = r#"
+- name: block keywords
+  hosts: all
+  gather_facts: false
+  vars:
+    secret: s3cr3t-inherited-0713
+  pre_tasks:
+    - name: before
+      action: ping
+  post_tasks:
+    - name: after
+      action: debug
+      args: {msg: done}
+  tasks:
+    - name: a block of secrets
+      block:
+        - name: touched for real
+          file: {path: "{{ work }}/real-{{ inventory_hostname }}", state: touch}
+        - name: secret in a block
+          debug: {msg: "{{ secret }}"}
+        - name: failure in a block
+          fail: {msg: "{{ secret }}"}
+        - name: after the failure
+          ping:
+      notify: block handler
+      no_log: true
+      ignore_errors: true
+      when: inventory_hostname == 'alpha'
+
+    - name: a dry block
+      block:
+        - name: not touched
+          file: {path: "{{ work }}/dry", state: touch}
+        - name: the task's own check_mode wins
+          file: {path: "{{ work }}/wet", state: touch}
+          check_mode: false
+      check_mode: true
+
+    - name: items
+      debug: {msg: "{{ item }}"}
+      with_items: [one, two]
+      loop_control: {label: "{{ item }}"}
+
+  handlers:
+    - name: the handler
+      debug: {msg: handled}
+      listen: block handler
+"#;
+
+#[test]
+fn block_keywords_reach_every_task_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta"]);
+    let work = sb.dir("work");
+    let pb = sb.write("play.yml", BLOCK_KEYWORDS);
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    assert!(work.join("real-alpha").exists(), "{out}");
+    assert!(
+        !work.join("real-beta").exists(),
+        "the block's when did not hold:\n{out}"
+    );
+    assert!(
+        !work.join("dry").exists(),
+        "the block's check_mode did not hold:\n{out}"
+    );
+    assert!(
+        work.join("wet").exists(),
+        "the task's check_mode did not win:\n{out}"
+    );
+    assert!(
+        !out.stdout.contains(SECRET),
+        "no_log on the block leaked:\n{out}"
+    );
+    assert!(
+        out.stdout.contains("RUNNING HANDLER [the handler] ")
+            && out
+                .stdout
+                .contains("ok: [alpha] => {\n    \"msg\": \"handled\"\n}")
+            && !out
+                .stdout
+                .contains("ok: [beta] => {\n    \"msg\": \"handled\""),
+        "the block's notify did not reach the handler (for alpha only):\n{out}"
+    );
+    same_as_ansible(&sb, &out, &pb, &work, &[]);
+}
+
+const TAGS: &str = r#"
+- name: tags
+  hosts: all
+  gather_facts: false
+  tags: [p]
+  tasks:
+    - name: untagged task
+      ping:
+    - name: in block b
+      block:
+        - name: block task
+          ping:
+        - name: block task t2
+          ping:
+          tags: [t2]
+      tags: [b]
+    - name: tagged t1
+      ping:
+      tags: t1
+    - name: always
+      ping:
+      tags: [always]
+    - name: never
+      ping:
+      tags: [never, n]
+"#;
+
+/// The tasks a run reported on (their TASK banners), in order.
+fn tasks_run(out: &Output) -> Vec<String> {
+    out.stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("TASK ["))
+        .filter_map(|l| l.split_once(']').map(|(name, _)| name.to_string()))
+        .collect()
+}
+
+#[test]
+fn tags_of_plays_blocks_and_tasks_add_up_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let work = sb.dir("work");
+    let pb = sb.write("play.yml", TAGS);
+    let cases: [(&[&str], &[&str]); 5] = [
+        (
+            &[],
+            &[
+                "untagged task",
+                "block task",
+                "block task t2",
+                "tagged t1",
+                "always",
+            ],
+        ),
+        (&["-t", "b"], &["block task", "block task t2", "always"]),
+        (
+            &["-t", "p", "--skip-tags", "t2"],
+            &[
+                "untagged task",
+                "block task",
+                "tagged t1",
+                "always",
+                "never",
+            ],
+        ),
+        (&["-t", "n"], &["always", "never"]),
+        (&["--skip-tags", "always,p"], &[]),
+    ];
+    for (args, expected) in cases {
+        let out = sb.play(&pb, &work, args).run();
+        out.assert_no_panic().assert_code(0);
+        assert_eq!(tasks_run(&out), expected.to_vec(), "{args:?}:\n{out}");
+        if let Some(theirs) = sb.ansible_play(&pb, &work, args) {
+            let theirs = theirs.run();
+            assert_eq!(
+                tasks_run(&theirs),
+                expected.to_vec(),
+                "ansible-playbook {args:?}:\n{theirs}"
+            );
+        }
+    }
+}
+
+/// A loopback port nothing listens on.
+fn closed_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let port = listener.local_addr().expect("its address").port();
+    drop(listener);
+    port
+}
+
+#[test]
+fn ignore_unreachable_keeps_the_host_as_in_ansible() {
+    let sb = Sandbox::new();
+    let port = closed_port();
+    sb.write(
+        "inventory.ini",
+        &format!(
+            "[nodes]\nalpha ansible_connection=local\ngone ansible_host=127.0.0.1 ansible_port={port} ansible_connection=ssh ansible_host_key_checking=false\n"
+        ),
+    );
+    let work = sb.dir("work");
+    let pb = sb.write(
+        "play.yml",
+        r#"
+- name: kept
+  hosts: all
+  gather_facts: false
+  ignore_unreachable: true
+  tasks:
+    - name: reach out
+      ping:
+    - name: still here
+      debug: {msg: "{{ inventory_hostname }} goes on"}
+- name: not kept
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: reach out again
+      ping:
+    - name: only alpha
+      debug: {msg: "{{ inventory_hostname }} goes on"}
+"#,
+    );
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(4);
+    assert!(
+        out.task_lines("reach out").contains(&"...ignoring"),
+        "{out}"
+    );
+    assert!(
+        out.task_lines("still here")
+            .iter()
+            .any(|l| l.starts_with("ok: [gone]")),
+        "{out}"
+    );
+    assert!(
+        !out.task_lines("only alpha")
+            .iter()
+            .any(|l| l.contains("gone")),
+        "{out}"
+    );
+    assert_eq!(
+        out.host("gone"),
+        HostRecap {
+            ok: 2,
+            unreachable: 1,
+            ignored: 1,
+            ..HostRecap::default()
+        },
+        "{out}"
+    );
+    same_as_ansible(&sb, &out, &pb, &work, &[]);
+}
+
+#[test]
+fn any_errors_fatal_throttle_and_timeout_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta", "gamma"]);
+    let work = sb.dir("work");
+    let pb = sb.write(
+        "play.yml",
+        r#"
+- name: limits
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: one at a time
+      command: sleep 1
+      throttle: 1
+    - name: too slow
+      command: sleep 5
+      timeout: 1
+      ignore_errors: true
+    - name: one host fails
+      fail: {msg: broken}
+      when: inventory_hostname == 'beta'
+      any_errors_fatal: true
+    - name: nobody gets here
+      ping:
+"#,
+    );
+    let out = sb
+        .play(&pb, &work, &[])
+        .limit(Duration::from_secs(120))
+        .run();
+    out.assert_no_panic().assert_code(2);
+    assert!(
+        out.elapsed >= Duration::from_secs(3),
+        "three one-second commands under throttle: 1 took {:?}:\n{out}",
+        out.elapsed
+    );
+    let slow = out.task_lines("too slow");
+    assert!(
+        slow.iter()
+            .any(|l| l.contains("Timed out after 1 second(s).")),
+        "{out}"
+    );
+    assert!(!out.stdout.contains("TASK [nobody gets here]"), "{out}");
+    same_as_ansible(&sb, &out, &pb, &work, &[]);
+}
+
+#[test]
+fn order_sorts_the_hosts_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["charlie", "alpha", "bravo"]);
+    let work = sb.dir("work");
+    for (order, expected) in [
+        ("sorted", ["alpha", "bravo", "charlie"]),
+        ("reverse_sorted", ["charlie", "bravo", "alpha"]),
+        ("reverse_inventory", ["bravo", "alpha", "charlie"]),
+        ("inventory", ["charlie", "alpha", "bravo"]),
+    ] {
+        let pb = sb.write(
+            "play.yml",
+            &format!(
+                "- hosts: all\n  gather_facts: false\n  order: {order}\n  tasks:\n    - name: who\n      ping:\n"
+            ),
+        );
+        let out = sb.play(&pb, &work, &["-f", "1"]).run();
+        out.assert_no_panic().assert_code(0);
+        let seen: Vec<String> = out
+            .task_lines("who")
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+        let want: Vec<String> = expected.iter().map(|h| format!("ok: [{h}]")).collect();
+        assert_eq!(seen, want, "order: {order}\n{out}");
+        if let Some(theirs) = sb.ansible_play(&pb, &work, &["-f", "1"]) {
+            let theirs = theirs.run();
+            let theirs: Vec<String> = theirs
+                .task_lines("who")
+                .iter()
+                .map(|l| l.to_string())
+                .collect();
+            assert_eq!(theirs, want, "ansible-playbook, order: {order}");
+        }
+    }
+}
+
+#[test]
+fn environment_of_every_level_reaches_the_module() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let work = sb.dir("work");
+    let pb = sb.write(
+        "play.yml",
+        r#"
+- name: environment
+  hosts: all
+  gather_facts: false
+  environment: {FROM_PLAY: play, BOTH: play}
+  tasks:
+    - name: a block
+      block:
+        - name: show it
+          shell: echo "$FROM_PLAY $FROM_BLOCK $BOTH"
+          register: shown
+          environment: {BOTH: task}
+        - name: what the module saw
+          debug: {msg: "saw {{ shown.stdout }}"}
+      environment: [{FROM_BLOCK: block}]
+"#,
+    );
+    let out = sb
+        .play(&pb, &work, &[])
+        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
+        .run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("\"msg\": \"saw play block task\"");
+    same_as_ansible(&sb, &out, &pb, &work, &[]);
+
+    // A component that runs programs does not pass the environment on yet: refused,
+    // before anything runs, naming where the environment is set.
+    let marker = work.join("ran-first");
+    let refused = sb.write(
+        "refused.yml",
+        &format!(
+            "- hosts: all\n  gather_facts: false\n  environment: {{A: b}}\n  tasks:\n    - file: {{path: {}, state: touch}}\n    - command: /bin/true\n",
+            marker.display()
+        ),
+    );
+    let out = sb.play(&refused, &work, &[]).run();
+    out.assert_no_panic();
+    assert_ne!(out.code, 0, "{out}");
+    assert!(
+        out.stderr.contains("`environment` (set at") && out.stderr.contains("refused.yml:3"),
+        "{out}"
+    );
+    assert!(!marker.exists(), "a task ran before the refusal:\n{out}");
+}
+
+#[test]
+fn fact_path_reaches_fact_gathering() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let work = sb.dir("work");
+    std::fs::create_dir_all(work.join("facts.d")).expect("facts.d");
+    std::fs::write(work.join("facts.d/custom.fact"), "{\"answer\": 42}\n").expect("a fact file");
+    let pb = sb.write(
+        "play.yml",
+        r#"
+- hosts: all
+  gather_subset: [min]
+  gather_timeout: 30
+  fact_path: "{{ work }}/facts.d"
+  tasks:
+    - name: the local fact
+      debug: {msg: "answer {{ ansible_local.custom.answer }}"}
+"#,
+    );
+    let out = sb
+        .play(&pb, &work, &[])
+        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
+        .run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("\"msg\": \"answer 42\"");
+    same_as_ansible(&sb, &out, &pb, &work, &[]);
+}
+
+#[test]
+fn keywords_sandball_does_not_run_yet_are_refused_with_their_line() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let work = sb.dir("work");
+    let marker = work.join("ran-first");
+    for (keyword, yaml, line) in [
+        ("run_once", "    - ping:\n      run_once: true\n", 6),
+        (
+            "delegate_to",
+            "    - block:\n        - ping:\n      delegate_to: beta\n",
+            7,
+        ),
+        ("connection", "    - ping:\n      connection: local\n", 6),
+        ("vars_prompt", "", 3),
+        ("serial", "", 3),
+    ] {
+        let play_level = match keyword {
+            "vars_prompt" => "  vars_prompt: [{name: x, default: y}]\n",
+            "serial" => "  serial: 1\n",
+            _ => "",
+        };
+        let pb = sb.write(
+            "play.yml",
+            &format!(
+                "- hosts: all\n  gather_facts: false\n{play_level}  tasks:\n    - file: {{path: {}, state: touch}}\n{yaml}",
+                marker.display()
+            ),
+        );
+        let out = sb.play(&pb, &work, &[]).run();
+        out.assert_no_panic();
+        assert_ne!(out.code, 0, "{keyword}:\n{out}");
+        let expected_line = if play_level.is_empty() { line } else { 1 };
+        assert!(
+            out.stderr.contains(&format!("`{keyword}`"))
+                && out.stderr.contains(&format!("play.yml:{expected_line}:")),
+            "{keyword} was not refused with its line {expected_line}:\n{out}"
+        );
+        assert!(
+            !marker.exists(),
+            "{keyword}: a task ran before the refusal:\n{out}"
+        );
+    }
+}
