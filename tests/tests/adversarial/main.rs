@@ -12,6 +12,8 @@
 //! programs, controller-side leaks…); every test prints how many attempts it tried
 //! and how many were contained.
 
+mod results;
+
 use sandball_e2e::tree::snapshot;
 use sandball_e2e::{Binaries, Output, Sandbox};
 use serde_json::Value;

@@ -1,0 +1,89 @@
+//! Results that claim success in a type Ansible reads otherwise: `failed: "false"`,
+//! `failed: {...}`, `changed: [1]`, `skipped: "no"`, `unreachable: "no"`. Ansible reads
+//! each flag by Python's truth value, so a module (or anything forging its output)
+//! cannot slip a failure past the recap by writing `"false"`.
+
+use sandball_e2e::binaries::ansible_python;
+use sandball_e2e::{HostRecap, Sandbox};
+
+const MODULE: &str = "#!/usr/bin/python\n# WANT_JSON\nimport json, sys\nargs = json.load(open(sys.argv[1]))\nprint(json.dumps(args['out']))\n";
+
+const PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - {name: failed-text-false, echo_result: {out: {failed: "false"}}, ignore_errors: true}
+    - {name: failed-dict, echo_result: {out: {failed: {a: 1}}}, ignore_errors: true}
+    - {name: failed-empty-text, echo_result: {out: {failed: ""}}, ignore_errors: true}
+    - {name: failed-zero, echo_result: {out: {failed: 0}}, ignore_errors: true}
+    - {name: changed-text-false, echo_result: {out: {changed: "false"}}}
+    - {name: changed-list, echo_result: {out: {changed: [1]}}}
+    - {name: changed-empty-list, echo_result: {out: {changed: []}}}
+    - {name: skipped-text-no, echo_result: {out: {skipped: "no"}}}
+    - {name: unreachable-text-no, echo_result: {out: {unreachable: "no"}}, ignore_errors: true}
+    - {name: never reached, debug: {msg: hi}}
+"#;
+
+#[test]
+fn result_flags_count_by_python_truth_as_in_ansible() {
+    let sb = Sandbox::new();
+    let python = ansible_python();
+    sb.write(
+        "inventory.ini",
+        &format!(
+            "alpha ansible_connection=local ansible_python_interpreter={}\n",
+            python.display()
+        ),
+    );
+    sb.write("library/echo_result.py", MODULE);
+    let work = sb.dir("work");
+    let pb = sb.write("play.yml", PLAY);
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(4);
+    // The status line of a task (the legacy-module warning comes before it).
+    let status = |task: &str| {
+        out.task_lines(task)
+            .into_iter()
+            .find(|l| !l.starts_with("[WARNING]"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mut tried = 0;
+    for (task, expected) in [
+        ("failed-text-false", "fatal: [alpha]: FAILED!"),
+        ("failed-dict", "fatal: [alpha]: FAILED!"),
+        ("failed-empty-text", "ok: [alpha]"),
+        ("failed-zero", "ok: [alpha]"),
+        ("changed-text-false", "changed: [alpha]"),
+        ("changed-list", "changed: [alpha]"),
+        ("changed-empty-list", "ok: [alpha]"),
+        ("skipped-text-no", "skipping: [alpha]"),
+        ("unreachable-text-no", "fatal: [alpha]: UNREACHABLE!"),
+    ] {
+        assert!(
+            status(task).starts_with(expected),
+            "{task}: {}\n{out}",
+            status(task)
+        );
+        tried += 1;
+    }
+    assert!(!out.stdout.contains("TASK [never reached]"), "{out}");
+    assert_eq!(
+        out.host("alpha"),
+        HostRecap {
+            ok: 7,
+            changed: 2,
+            unreachable: 1,
+            skipped: 1,
+            ignored: 2,
+            ..HostRecap::default()
+        },
+        "{out}"
+    );
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, out.code, "{theirs}");
+        out.assert_same_recap_as(&theirs);
+    }
+    eprintln!("adversarial: {tried} result types tried, {tried} read as Ansible reads them");
+}
