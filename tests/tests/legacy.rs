@@ -491,7 +491,12 @@ fn facts_are_variables_and_in_ansible_facts_as_in_ansible() {
         .run();
     ours.assert_same_recap_as(&theirs);
     let a = result(&ours, "facts", &work);
-    let b = result(&theirs, "facts", &work);
+    let mut b = result(&theirs, "facts", &work);
+    // ansible-core lets a module's facts set `ansible_remote_tmp`, where the next
+    // legacy module is then unpacked and run; sandball does not (a module could plant
+    // code there): the only intended difference.
+    assert_eq!(at(&b, "msg/19"), "kept", "{theirs}");
+    b["msg"][19] = serde_json::json!("UNDEF");
     assert_eq!(a, b, "sandball:\n{ours}\nansible-playbook:\n{theirs}");
     assert_eq!(at(&a, "msg/4"), 1, "{a}");
     assert_eq!(at(&a, "msg/14"), "/usr/bin/python3", "{a}");

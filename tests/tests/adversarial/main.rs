@@ -12,6 +12,7 @@
 //! programs, controller-side leaks…); every test prints how many attempts it tried
 //! and how many were contained.
 
+mod facts;
 mod results;
 
 use sandball_e2e::tree::snapshot;

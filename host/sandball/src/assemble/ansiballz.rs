@@ -114,12 +114,12 @@ CACHE = os.path.expanduser(@CACHE@)
 
 
 def private(path):
-    # A directory (not a link) of this user's that nobody else may write to.
+    # A directory (not a link) of this user's that nobody else may use (0700).
     try:
         st = os.lstat(path)
     except OSError:
         return False
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
 
 
 def unpack(dest):

@@ -38,6 +38,7 @@ fn inject_facts(vars: &mut Vars, facts: &Map<String, Value>) {
         if k.starts_with("_ansible_") {
             continue;
         }
+        // Under `ansible_facts` a setting is only data; as a variable it would steer.
         if !steers_the_run(k) {
             vars.set_data(k, v.clone());
         }
@@ -50,10 +51,14 @@ fn inject_facts(vars: &mut Vars, facts: &Map<String, Value>) {
     vars.set_data("ansible_facts", Value::Object(namespaced));
 }
 
-/// Whether a variable of this name configures the connection, become or interpreters
-/// (so a fact may not set it), as Ansible's fact cleaning decides; and sandball's own
-/// `sandball_*` settings, so that no module can make the next task leave the sandbox
-/// (`sandball_legacy_modules`) or move the shim's cache.
+/// Whether a variable of this name is a setting of how a host is reached and how
+/// modules run there (so a fact may not set it): every `ansible_*` variable ansible-core's
+/// configuration and its connection, shell and become plugins read (connection,
+/// become, shell, interpreter, temporary-directory, async and module-running
+/// settings), Ansible's magic variables, and sandball's own `sandball_*` settings, so
+/// that no module can make the next task leave the sandbox (`sandball_legacy_modules`),
+/// move the shim's cache, or unpack the next legacy module where it can write
+/// (`ansible_remote_tmp`).
 fn steers_the_run(name: &str) -> bool {
     const NAMES: &[&str] = &[
         "ansible_connection",
@@ -63,7 +68,10 @@ fn steers_the_run(name: &str) -> bool {
         "ansible_password",
         "ansible_pass",
         "ansible_timeout",
+        "ansible_private_key",
         "ansible_private_key_file",
+        "ansible_private_key_passphrase",
+        "ansible_host_key_checking",
         "ansible_pipelining",
         "ansible_shell_type",
         "ansible_shell_executable",
@@ -73,19 +81,76 @@ fn steers_the_run(name: &str) -> bool {
         "ansible_rsync_path",
         "ansible_playbook_python",
         "ansible_facts",
+        "ansible_remote_tmp",
+        "ansible_remote_temp",
+        "ansible_keep_remote_files",
+        "ansible_shell_allow_world_readable_temp",
+        "ansible_system_tmpdirs",
+        "ansible_admin_users",
+        "ansible_common_remote_group",
+        "ansible_async_dir",
+        "ansible_facts_modules",
+        "ansible_python_module_rlimit_nofile",
+        "ansible_no_target_syslog",
+        "ansible_target_log_info",
+        "ansible_interpreter_python_fallback",
+        "ansible_deprecation_warnings",
+        "ansible_control_path",
+        "ansible_control_path_dir",
+        "ansible_sshpass_prompt",
+        "ansible_check_mode",
+        "ansible_diff_mode",
+        "ansible_verbosity",
+        "ansible_forks",
+        "ansible_run_tags",
+        "ansible_skip_tags",
+        "ansible_limit",
+        "ansible_inventory_sources",
+        "ansible_version",
+        "ansible_config_file",
+        "ansible_delegated_vars",
+        "ansible_loop_var",
+        "ansible_index_var",
+        "ansible_search_path",
+        "inventory_hostname",
+        "inventory_hostname_short",
+        "inventory_dir",
+        "inventory_file",
+        "group_names",
+        "groups",
+        "hostvars",
+        "omit",
+        "playbook_dir",
+        "role_path",
         "add_host",
         "add_group",
     ];
     const PREFIXES: &[&str] = &[
         "ansible_become",
         "ansible_ssh_",
+        "ansible_scp_",
+        "ansible_sftp_",
         "ansible_paramiko_",
         "ansible_local_",
         "ansible_winrm_",
         "ansible_psrp_",
+        "ansible_win_",
+        "ansible_sudo",
+        "ansible_su_",
+        "ansible_runas_",
+        "ansible_doas_",
+        "ansible_pbrun_",
+        "ansible_pfexec_",
+        "ansible_ksu_",
+        "ansible_machinectl_",
+        "ansible_play_",
+        "ansible_parent_role_",
+        "ansible_role_",
         "sandball_",
     ];
-    if name.starts_with("ansible_ssh_host_key_") {
+    // The node's SSH host keys are facts (`ansible_ssh_host_key_rsa_public`), as in
+    // Ansible; `ansible_ssh_host_key_checking` is a setting.
+    if name.starts_with("ansible_ssh_host_key_") && name != "ansible_ssh_host_key_checking" {
         return false;
     }
     NAMES.contains(&name)
