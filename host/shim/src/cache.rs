@@ -180,9 +180,54 @@ impl Cache {
         Ok(file)
     }
 
-    /// Whether the module with this address is stored.
-    pub fn has_module(&self, sha: &str) -> bool {
-        self.module_path(sha).is_file()
+    /// Where the sha256 of the compiled code at [`Cache::compiled_path`] is recorded
+    /// when it is compiled.
+    pub fn digest_path(&self, sha: &str, engine: &str) -> PathBuf {
+        self.root
+            .join("compiled")
+            .join(format!("{sha}-{engine}.cwasm.sha256"))
+    }
+
+    /// Keeps a module's compiled code, then the sha256 it must have when loaded.
+    pub fn store_compiled(&self, sha: &str, engine: &str, code: &[u8]) -> Result<(), ShimError> {
+        write_atomic(&self.compiled_path(sha, engine), code)?;
+        write_atomic(&self.digest_path(sha, engine), sha256_hex(code).as_bytes())
+    }
+
+    /// The module's compiled code, read into memory and checked against the sha256
+    /// recorded when it was compiled (only code that passes may be deserialized).
+    pub fn load_compiled(&self, sha: &str, engine: &str) -> Compiled {
+        let path = self.compiled_path(sha, engine);
+        let code = match read_cache_file(&path) {
+            Ok(Some(code)) => code,
+            Ok(None) => return Compiled::Missing,
+            Err(e) => return Compiled::Rejected(e.to_string()),
+        };
+        let recorded = match read_cache_file(&self.digest_path(sha, engine)) {
+            Ok(Some(d)) => String::from_utf8_lossy(&d).trim().to_string(),
+            Ok(None) => {
+                return Compiled::Rejected(format!(
+                    "{}: no sha256 was recorded for it when it was compiled",
+                    path.display()
+                ));
+            }
+            Err(e) => return Compiled::Rejected(e.to_string()),
+        };
+        let actual = sha256_hex(&code);
+        if actual != recorded {
+            return Compiled::Rejected(format!(
+                "{}: its sha256 is {actual}, not the {recorded} recorded when it was compiled",
+                path.display()
+            ));
+        }
+        Compiled::Verified(code)
+    }
+
+    /// Removes a module's compiled code and its recorded sha256 (best effort: a
+    /// file left behind is rejected again next time).
+    pub fn discard_compiled(&self, sha: &str, engine: &str) {
+        let _ = std::fs::remove_file(self.compiled_path(sha, engine));
+        let _ = std::fs::remove_file(self.digest_path(sha, engine));
     }
 
     /// Stores a module after checking that `bytes` hash to `sha`.
@@ -264,25 +309,83 @@ impl Cache {
         Ok((received, Some(path)))
     }
 
-    /// Reads a stored module, checking that it still hashes to its address.
+    /// Reads a stored module, checking that it still hashes to its address. A
+    /// stored copy that does not (or that others could have changed) is removed and
+    /// reported as [`ShimError::CorruptModule`], so that the controller sends it again.
     pub fn read_module(&self, sha: &str) -> Result<Vec<u8>, ShimError> {
+        check_sha(sha)?;
         let path = self.module_path(sha);
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(ShimError::UnknownModule(sha.to_string()));
+        let problem = match read_cache_file(&path) {
+            Ok(None) => return Err(ShimError::UnknownModule(sha.to_string())),
+            Ok(Some(bytes)) => {
+                let actual = sha256_hex(&bytes);
+                if actual == sha {
+                    return Ok(bytes);
+                }
+                format!("its content has sha256 {actual}")
             }
-            Err(e) => return Err(ShimError::io("read", path, e)),
+            Err(e @ ShimError::Untrusted { .. }) => e.to_string(),
+            Err(e) => return Err(e),
         };
-        let actual = sha256_hex(&bytes);
-        if actual != sha {
-            return Err(ShimError::ShaMismatch {
-                expected: sha.to_string(),
-                actual,
-            });
-        }
-        Ok(bytes)
+        let _ = std::fs::remove_file(&path);
+        Err(ShimError::CorruptModule {
+            sha: sha.to_string(),
+            path,
+            problem,
+        })
     }
+}
+
+/// Compiled code found in the cache.
+#[derive(Debug)]
+pub enum Compiled {
+    /// There is none.
+    Missing,
+    /// The code, whose sha256 matches the one recorded when it was compiled.
+    Verified(Vec<u8>),
+    /// There is some, but it must not be loaded: why.
+    Rejected(String),
+}
+
+/// Reads a file of the cache (`None` when there is none), refusing one that is not
+/// a regular file owned by the shim's user or root and writable by nobody else.
+/// Symbolic links are not followed.
+fn read_cache_file(path: &Path) -> Result<Option<Vec<u8>>, ShimError> {
+    use std::io::Read;
+    let mut file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(ShimError::io("open", path, e)),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| ShimError::io("inspect", path, e))?;
+    let me = rustix::process::geteuid().as_raw();
+    let untrusted = |problem: String| ShimError::Untrusted {
+        path: path.to_path_buf(),
+        problem,
+        uid: me,
+    };
+    if !meta.is_file() {
+        return Err(untrusted("it is not a regular file".into()));
+    }
+    if meta.uid() != me && meta.uid() != 0 {
+        return Err(untrusted(format!("it is owned by uid {}", meta.uid())));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(untrusted(format!(
+            "it is writable by group or others (mode {:04o})",
+            meta.mode() & 0o7777
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| ShimError::io("read", path, e))?;
+    Ok(Some(bytes))
 }
 
 /// Writes `bytes` to `path` through a temporary file (mode 0600) in the same
@@ -344,9 +447,11 @@ mod tests {
         );
         let mode = std::fs::metadata(&root).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700);
-        assert!(!cache.has_module(&sha));
+        assert!(matches!(
+            cache.read_module(&sha),
+            Err(ShimError::UnknownModule(_))
+        ));
         cache.store_module(&sha, b"module").unwrap();
-        assert!(cache.has_module(&sha));
         let mode = std::fs::metadata(cache.module_path(&sha))
             .unwrap()
             .permissions()
@@ -434,7 +539,7 @@ mod tests {
         let sha = sha256_hex(b"one");
         let err = cache.store_module(&sha, b"two").unwrap_err();
         assert!(matches!(err, ShimError::ShaMismatch { .. }), "{err}");
-        assert!(!cache.has_module(&sha));
+        assert!(!cache.module_path(&sha).exists());
         assert!(matches!(
             check_sha("../../etc/passwd"),
             Err(ShimError::BadSha(_))

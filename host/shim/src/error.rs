@@ -31,6 +31,17 @@ pub enum ShimError {
     /// A run named a module this node does not hold.
     #[error("module {0} is not stored on this node; send it with put-module first")]
     UnknownModule(String),
+    /// A stored module no longer matches its address (or others could have changed
+    /// it); it was removed, and the controller sends it again.
+    #[error("the stored module {} is corrupt ({problem}); it was removed: send it again with put-module", path.display())]
+    CorruptModule {
+        /// The module's address.
+        sha: String,
+        /// Where it was stored.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// The module is not a valid component, or wasmtime could not compile it.
     #[error("cannot compile module {module}: {message}")]
     Compile {
@@ -71,6 +82,16 @@ pub enum ShimError {
 }
 
 impl ShimError {
+    /// The module this error says the shim does not hold intact (it was never
+    /// stored, or its stored copy was corrupt and removed): the controller sends it
+    /// again.
+    pub fn missing_module(&self) -> Option<&str> {
+        match self {
+            ShimError::UnknownModule(sha) | ShimError::CorruptModule { sha, .. } => Some(sha),
+            _ => None,
+        }
+    }
+
     /// Builds an [`ShimError::Io`] for `action` on `path`.
     pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         ShimError::Io {

@@ -2,7 +2,7 @@
 //! interface), modules compiled once per node (cached on disk per engine) and
 //! linked once per process, and one fresh store per run.
 
-use crate::cache::{self, Cache};
+use crate::cache::{self, Cache, Compiled};
 use crate::engine::{self, Ticker};
 use crate::error::ShimError;
 use crate::host::{self, HostState};
@@ -57,6 +57,9 @@ pub struct Runtime {
     cache: Cache,
     home: PathBuf,
     prepared: HashMap<String, CommandPre<RunState>>,
+    /// Warnings about the cache gathered while preparing a module, reported with the
+    /// next run's result.
+    warnings: Vec<String>,
     _ticker: Ticker,
     watchdog: Option<crate::watchdog::Watchdog>,
 }
@@ -81,6 +84,7 @@ impl Runtime {
             cache,
             home: crate::paths::home_dir(),
             prepared: HashMap::new(),
+            warnings: Vec::new(),
             watchdog: None,
         })
     }
@@ -112,12 +116,32 @@ impl Runtime {
     }
 
     /// Whether the module can be run without sending it: it is linked already, or
-    /// stored, or its compiled code is cached.
-    pub fn has_module(&self, sha: &str) -> Result<bool, ShimError> {
+    /// its compiled code is cached and intact (it is then linked now), or it is
+    /// stored intact. A stored copy that is corrupt is removed (and reported on
+    /// stderr), so the controller sends it again.
+    pub fn has_module(&mut self, sha: &str) -> Result<bool, ShimError> {
         cache::check_sha(sha)?;
-        Ok(self.prepared.contains_key(sha)
-            || self.cache.has_module(sha)
-            || self.cache.compiled_path(sha, &self.fingerprint).is_file())
+        if self.prepared.contains_key(sha) {
+            return Ok(true);
+        }
+        let cached = {
+            let _lock = self.compile_lock(sha);
+            self.cached_component(sha, sha)
+        };
+        if let Some(component) = cached
+            && self.link(sha, sha, &component).is_ok()
+        {
+            return Ok(true);
+        }
+        match self.cache.read_module(sha) {
+            Ok(_) => Ok(true),
+            Err(ShimError::UnknownModule(_)) => Ok(false),
+            Err(e @ ShimError::CorruptModule { .. }) => {
+                eprintln!("sandball-shim: warning: {e}");
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Stores a module sent by the controller (after checking its sha256).
@@ -125,8 +149,8 @@ impl Runtime {
         self.cache.store_module(sha, bytes)
     }
 
-    /// Compiles `bytes` and keeps the compiled code in the cache.
-    fn compile(&self, sha: &str, module: &str, bytes: &[u8]) -> Result<Component, ShimError> {
+    /// Compiles `bytes` and keeps the compiled code in the cache, with its sha256.
+    fn compile(&mut self, sha: &str, module: &str, bytes: &[u8]) -> Result<Component, ShimError> {
         let component =
             Component::from_binary(&self.engine, bytes).map_err(|e| ShimError::Compile {
                 module: module.to_string(),
@@ -134,50 +158,101 @@ impl Runtime {
             })?;
         match component.serialize() {
             Ok(code) => {
-                let path = self.cache.compiled_path(sha, &self.fingerprint);
-                if let Err(e) = cache::write_atomic(&path, &code) {
-                    eprintln!("sandball-shim: warning: compiled code not cached: {e}");
+                if let Err(e) = self.cache.store_compiled(sha, &self.fingerprint, &code) {
+                    self.warn(format!("compiled code of {module} not cached: {e}"));
                 }
             }
-            Err(e) => {
-                eprintln!("sandball-shim: warning: cannot serialize compiled {module}: {e:#}")
-            }
+            Err(e) => self.warn(format!("cannot serialize compiled {module}: {e:#}")),
         }
         Ok(component)
     }
 
-    /// The compiled module: from the compiled-code cache, else compiled from
-    /// `bytes` (or the stored module when `bytes` is `None`).
+    /// Records a warning for the next run's result (and says it on stderr).
+    fn warn(&mut self, message: String) {
+        eprintln!("sandball-shim: warning: {message}");
+        self.warnings.push(message);
+    }
+
+    /// Takes the lock that serialises compiling the module (held until dropped): a
+    /// shim compiling it finishes before another loads or compiles it. Without the
+    /// lock, the worst is a duplicate compile.
+    fn compile_lock(&mut self, sha: &str) -> Option<std::fs::File> {
+        match self.cache.compile_lock(sha, &self.fingerprint) {
+            Ok(l) => Some(l),
+            Err(e) => {
+                self.warn(e.to_string());
+                None
+            }
+        }
+    }
+
+    /// The module's compiled code from the cache, when there is some whose sha256
+    /// matches the one recorded when it was compiled. Code that does not match is
+    /// never loaded: it is removed, with a warning, and compiled again by the caller.
+    fn cached_component(&mut self, sha: &str, module: &str) -> Option<Component> {
+        let why = match self.cache.load_compiled(sha, &self.fingerprint) {
+            Compiled::Missing => return None,
+            Compiled::Verified(code) => {
+                // SAFETY: wasmtime runs deserialized code as native code without
+                // checking it. These bytes are the code this shim's engine compiled:
+                // they were read into memory from the private cache (checked to be
+                // writable by the shim's user and root only) and their sha256 matched
+                // the one recorded when they were compiled, so what is deserialized is
+                // what was checked. wasmtime checks the header's compatibility again.
+                match unsafe { Component::deserialize(&self.engine, &code) } {
+                    Ok(c) => return Some(c),
+                    Err(e) => format!("wasmtime cannot use it ({e:#})"),
+                }
+            }
+            Compiled::Rejected(why) => why,
+        };
+        self.warn(format!(
+            "compiled code of {module} was not loaded: {why}; compiling it again"
+        ));
+        self.cache.discard_compiled(sha, &self.fingerprint);
+        None
+    }
+
+    /// The compiled module: from the compiled-code cache when it is intact, else
+    /// compiled from `bytes` (or the stored module when `bytes` is `None`).
     fn component(
-        &self,
+        &mut self,
         sha: &str,
         module: &str,
         bytes: Option<&[u8]>,
     ) -> Result<Component, ShimError> {
-        let path = self.cache.compiled_path(sha, &self.fingerprint);
         // Held until this shim has the component: another shim compiling the same
         // module finishes first, and this one then loads its cached code.
-        let _lock = self
-            .cache
-            .compile_lock(sha, &self.fingerprint)
-            .map_err(|e| eprintln!("sandball-shim: warning: {e}"))
-            .ok();
-        if path.is_file() {
-            // SAFETY: the file was written by this shim (`compile`), in its private
-            // cache directory, under this engine's fingerprint; wasmtime checks the
-            // header's compatibility again before using it.
-            match unsafe { Component::deserialize_file(&self.engine, &path) } {
-                Ok(c) => return Ok(c),
-                Err(e) => eprintln!(
-                    "sandball-shim: warning: cached code {} unusable ({e:#}); compiling again",
-                    path.display()
-                ),
-            }
+        let _lock = self.compile_lock(sha);
+        if let Some(c) = self.cached_component(sha, module) {
+            return Ok(c);
         }
         match bytes {
             Some(b) => self.compile(sha, module, b),
-            None => self.compile(sha, module, &self.cache.read_module(sha)?),
+            None => {
+                let stored = self.cache.read_module(sha)?;
+                self.compile(sha, module, &stored)
+            }
         }
+    }
+
+    /// Links a compiled module and keeps it ready to run for this process.
+    fn link(
+        &mut self,
+        sha: &str,
+        module: &str,
+        component: &Component,
+    ) -> Result<CommandPre<RunState>, ShimError> {
+        let pre = self
+            .linker
+            .instantiate_pre(component)
+            .and_then(CommandPre::new)
+            .map_err(|e| ShimError::Link {
+                module: module.to_string(),
+                message: format!("{e:#}"),
+            })?;
+        self.prepared.insert(sha.to_string(), pre.clone());
+        Ok(pre)
     }
 
     /// The module ready to run (compiled and linked), once per process.
@@ -192,17 +267,7 @@ impl Runtime {
             return Ok(pre.clone());
         }
         let component = self.component(sha, module, bytes)?;
-        let link_error = |e: wasmtime::Error| ShimError::Link {
-            module: module.to_string(),
-            message: format!("{e:#}"),
-        };
-        let pre = self
-            .linker
-            .instantiate_pre(&component)
-            .and_then(CommandPre::new)
-            .map_err(link_error)?;
-        self.prepared.insert(sha.to_string(), pre.clone());
-        Ok(pre)
+        self.link(sha, module, &component)
     }
 
     /// Makes a module given as bytes (not stored) ready to run, and returns its
@@ -222,7 +287,14 @@ impl Runtime {
         args: &Value,
         grant: &Grant,
     ) -> Result<RunOutput, ShimError> {
-        let pre = self.prepare(sha, module, None)?;
+        let pre = match self.prepare(sha, module, None) {
+            Ok(pre) => pre,
+            Err(e) => {
+                // Already said on stderr; the error is what the controller sees.
+                self.warnings.clear();
+                return Err(e);
+            }
+        };
         let regions = sandbox::regions(grant, &self.home)?;
         let network = sandbox::Network::from_grant(grant)?;
         let limits = grant.limits;
@@ -282,6 +354,8 @@ impl Runtime {
                 outcome,
                 stderr: pipes.stderr_text(STDERR_RESULT_BYTES),
                 denials,
+                denials_omitted: 0,
+                warnings: std::mem::take(&mut self.warnings),
                 elapsed_us,
             },
             stdout: pipes.stdout_bytes(),

@@ -39,7 +39,10 @@ fn respond<W: Write>(
 }
 
 fn error(message: String) -> Response {
-    Response::Error { message }
+    Response::Error {
+        message,
+        missing_module: None,
+    }
 }
 
 /// Serves one session on `input`/`output` until shutdown or end of stream.
@@ -134,7 +137,13 @@ pub fn serve<R: Read, W: Write>(
                 grant,
             } => match runtime.run(id, &sha256, &module, &args, &grant) {
                 Ok(out) => respond(output, &Response::RunResult(out.result), &out.stdout)?,
-                Err(e) => respond(output, &error(format!("run {id} of {module}: {e}")), &[])?,
+                Err(e) => {
+                    let answer = Response::Error {
+                        message: format!("run {id} of {module}: {e}"),
+                        missing_module: e.missing_module().map(str::to_string),
+                    };
+                    respond(output, &answer, &[])?
+                }
             },
         }
     }

@@ -54,6 +54,8 @@ impl Watchdog {
                         "the module was blocked in a host call past its time limit; the shim ended"
                             .into(),
                     denials: vec![],
+                    denials_omitted: 0,
+                    warnings: vec![],
                     elapsed_us: (a.limit_ms + GRACE.as_millis() as u64) * 1000,
                 };
                 if let Ok(bytes) = frame::encode(&Response::RunResult(result), &[]) {

@@ -208,6 +208,107 @@ fn compiled_code_is_cached_on_disk_and_reused() {
 }
 
 #[test]
+fn tampered_compiled_code_is_never_loaded_and_is_compiled_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let hello = component(HELLO);
+    let other = component(FAIL);
+    let sha = sha256_hex(&hello);
+    let fingerprint = {
+        let mut rt = Runtime::new(Cache::open(dir.path()).unwrap()).unwrap();
+        rt.put_module(&sha, &hello).unwrap();
+        rt.load("hello", &hello).unwrap();
+        rt.load("other", &other).unwrap();
+        rt.fingerprint().to_string()
+    };
+    let cache = Cache::open(dir.path()).unwrap();
+    let hello_code = cache.compiled_path(&sha, &fingerprint);
+    // Valid native code, but another module's, where hello's code was: a loader that
+    // trusts the file runs it (and exits 1 without a word).
+    std::fs::copy(
+        cache.compiled_path(&sha256_hex(&other), &fingerprint),
+        &hello_code,
+    )
+    .unwrap();
+    let mut rt = Runtime::new(Cache::open(dir.path()).unwrap()).unwrap();
+    assert!(rt.has_module(&sha).unwrap());
+    let out = rt
+        .run(1, &sha, "hello", &json!({}), &Grant::default())
+        .unwrap();
+    assert_eq!(out.result.outcome, Outcome::Exited { code: 0 });
+    assert_eq!(out.stdout, b"hello from wasm\n");
+    let warned = out.result.warnings.join("\n");
+    assert!(
+        warned.contains("was not loaded")
+            && warned.contains("recorded when it was compiled")
+            && warned.contains("compiling it again"),
+        "{warned}"
+    );
+    // Compiled again, with its sha256 recorded: the next process loads it silently.
+    assert_eq!(
+        std::fs::read_to_string(cache.digest_path(&sha, &fingerprint)).unwrap(),
+        sha256_hex(&std::fs::read(&hello_code).unwrap())
+    );
+    let mut rt = Runtime::new(Cache::open(dir.path()).unwrap()).unwrap();
+    let out = rt
+        .run(2, &sha, "hello", &json!({}), &Grant::default())
+        .unwrap();
+    assert_eq!(out.stdout, b"hello from wasm\n");
+    assert!(out.result.warnings.is_empty(), "{:?}", out.result.warnings);
+    // Code without a recorded sha256, or that others may write, is not loaded either.
+    std::fs::remove_file(cache.digest_path(&sha, &fingerprint)).unwrap();
+    let mut rt = Runtime::new(Cache::open(dir.path()).unwrap()).unwrap();
+    let out = rt
+        .run(3, &sha, "hello", &json!({}), &Grant::default())
+        .unwrap();
+    assert!(
+        out.result.warnings.join("\n").contains("no sha256 was recorded"),
+        "{:?}",
+        out.result.warnings
+    );
+    std::fs::set_permissions(&hello_code, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let mut rt = Runtime::new(Cache::open(dir.path()).unwrap()).unwrap();
+    let out = rt
+        .run(4, &sha, "hello", &json!({}), &Grant::default())
+        .unwrap();
+    assert!(
+        out.result.warnings.join("\n").contains("writable by group or others"),
+        "{:?}",
+        out.result.warnings
+    );
+    assert_eq!(out.stdout, b"hello from wasm\n");
+}
+
+#[test]
+fn a_corrupt_stored_module_is_removed_and_reported_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let hello = component(HELLO);
+    let sha = sha256_hex(&hello);
+    let cache = Cache::open(dir.path()).unwrap();
+    cache.store_module(&sha, &hello).unwrap();
+    let mut patched = hello.clone();
+    let last = patched.len() - 1;
+    patched[last] ^= 1;
+    std::fs::write(cache.module_path(&sha), &patched).unwrap();
+    let mut rt = Runtime::new(Cache::open(dir.path()).unwrap()).unwrap();
+    let err = rt
+        .run(1, &sha, "hello", &json!({}), &Grant::default())
+        .unwrap_err();
+    assert_eq!(err.missing_module(), Some(sha.as_str()), "{err}");
+    assert!(err.to_string().contains("is corrupt"), "{err}");
+    assert!(!cache.module_path(&sha).exists());
+    // Asked again, the shim says it does not hold it: the controller sends it.
+    std::fs::write(cache.module_path(&sha), &patched).unwrap();
+    assert!(!rt.has_module(&sha).unwrap());
+    assert!(!cache.module_path(&sha).exists());
+    rt.put_module(&sha, &hello).unwrap();
+    assert!(rt.has_module(&sha).unwrap());
+    let out = rt
+        .run(2, &sha, "hello", &json!({}), &Grant::default())
+        .unwrap();
+    assert_eq!(out.stdout, b"hello from wasm\n");
+}
+
+#[test]
 fn unknown_modules_and_bad_network_grants_are_errors() {
     let (_dir, mut rt) = runtime();
     let sha = sha256_hex(b"nothing");

@@ -49,7 +49,7 @@ fn session(input: &[u8]) -> (Result<End, ServeError>, Vec<Frame<Response>>) {
 
 fn error_message(f: &Frame<Response>) -> &str {
     match &f.header {
-        Response::Error { message } => message,
+        Response::Error { message, .. } => message,
         other => panic!("expected an error, got {other:?}"),
     }
 }

@@ -108,6 +108,11 @@ pub enum Response {
     Error {
         /// What went wrong.
         message: String,
+        /// Set when the request failed because the shim does not hold this module
+        /// intact (never stored, or its stored copy no longer matches its sha256 and
+        /// was removed): the controller sends it again and retries.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        missing_module: Option<String>,
     },
 }
 
@@ -120,11 +125,23 @@ pub struct RunResult {
     pub outcome: Outcome,
     /// What the module wrote to stderr (possibly truncated).
     pub stderr: String,
-    /// Capabilities the module tried to use and was refused.
+    /// Capabilities the module tried to use and was refused (the first ones: the
+    /// shim keeps a bounded number of them, of bounded size).
     #[serde(default)]
     pub denials: Vec<Denial>,
+    /// How many further denials were not kept.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub denials_omitted: u64,
+    /// What the shim has to say about the run besides its outcome (compiled code
+    /// found corrupt and compiled again, …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// Time spent, in microseconds: instantiation plus run.
     pub elapsed_us: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// How a module run ended.

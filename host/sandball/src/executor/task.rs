@@ -810,8 +810,9 @@ async fn module(
     };
     let comp: &Component = &component;
     let send = move |args: Value, grant: Grant| async move {
-        session.ensure_module(&comp.sha256, &comp.bytes).await?;
-        session.run(&comp.sha256, &comp.name, args, grant).await
+        session
+            .run_module(&comp.sha256, &comp.bytes, &comp.name, args, grant)
+            .await
     };
     let hint = |capability: &str| policy::how_to_grant(&run.policy, &subject, capability);
     let logged_grant = run.audit_log.as_ref().map(|_| grant.clone());

@@ -201,6 +201,8 @@ pub async fn run(store: &LegacyStore, conn: &Connection, r: &LegacyRun<'_>) -> M
         stdout: out.stdout,
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         denials: vec![],
+        denials_omitted: 0,
+        warnings: vec![],
     };
     let stderr = reply.stderr.clone();
     // A legacy module has no grant, so there are no denials to explain.

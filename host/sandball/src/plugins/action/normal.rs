@@ -177,9 +177,23 @@ pub fn interpret(
     } else if failed && wasi_path_error(&result) {
         explain_path_error(module, granted_fs, hint, &mut result);
     }
+    if reply.denials_omitted > 0 {
+        result.insert(DENIALS_OMITTED.into(), json!(reply.denials_omitted));
+        push_warning(
+            &mut result,
+            format!("{} more denials not shown", reply.denials_omitted),
+        );
+    }
+    for w in reply.warnings {
+        push_warning(&mut result, format!("sandball-shim: {w}"));
+    }
     result.entry("changed").or_insert(Value::Bool(false));
     result
 }
+
+/// Result key with the number of denials the shim did not keep (only the first ones
+/// are kept, of bounded size).
+pub const DENIALS_OMITTED: &str = "denials_omitted";
 
 /// Whether a failure reads like WASI refusing or not finding a path: outside every
 /// granted directory a path does not exist for the module (ENOENT, 44), and `..` or
@@ -304,6 +318,8 @@ mod tests {
                     .to_vec(),
             stderr: String::new(),
             denials: vec![],
+            denials_omitted: 0,
+            warnings: vec![],
         };
         let r = interpret("x", reply, &[], &hint);
         assert_eq!(r.get("_ansible_no_log"), None);
@@ -317,6 +333,8 @@ mod tests {
             stdout: br#"{"failed": true, "msg": "cannot read /etc/hostname: No such file or directory (os error 44)"}"#.to_vec(),
             stderr: String::new(),
             denials: vec![],
+            denials_omitted: 0,
+            warnings: vec![],
         };
         let r = interpret(
             "reader",

@@ -51,6 +51,15 @@ pub enum SessionError {
     /// The shim answered with an error.
     #[error("sandball-shim: {0}")]
     Remote(String),
+    /// The shim does not hold the module intact (its stored copy was corrupt and
+    /// removed): [`Session::run_module`] sends it again.
+    #[error("sandball-shim: {message}")]
+    MissingModule {
+        /// The module's sha256.
+        sha256: String,
+        /// The shim's message.
+        message: String,
+    },
     /// The shim answered out of turn.
     #[error("sandball-shim answered {0} out of turn")]
     Unexpected(String),
@@ -73,8 +82,12 @@ pub struct RunReply {
     pub stdout: Vec<u8>,
     /// The module's stderr.
     pub stderr: String,
-    /// Capabilities the module was refused.
+    /// Capabilities the module was refused (the first ones).
     pub denials: Vec<Denial>,
+    /// How many more denials the shim did not keep.
+    pub denials_omitted: u64,
+    /// What the shim had to say about the run (compiled code found corrupt, …).
+    pub warnings: Vec<String>,
 }
 
 /// Facts the shim reported in its hello.
@@ -186,7 +199,11 @@ impl Session {
             "shim round trip"
         );
         match f.header {
-            Response::Error { message } => Err(SessionError::Remote(message)),
+            Response::Error {
+                message,
+                missing_module: Some(sha256),
+            } => Err(SessionError::MissingModule { sha256, message }),
+            Response::Error { message, .. } => Err(SessionError::Remote(message)),
             other => Ok((other, f.payload)),
         }
     }
@@ -225,23 +242,44 @@ impl Session {
             other => return Err(unexpected(&other)),
         };
         if !present {
-            tracing::debug!(sha256, module_bytes = bytes.len(), "uploading a module");
-            match self
-                .call(
-                    &Request::PutModule {
-                        sha256: sha256.to_string(),
-                    },
-                    bytes,
-                )
-                .await?
-                .0
-            {
-                Response::Stored { .. } => {}
-                other => return Err(unexpected(&other)),
-            }
+            self.put_module(sha256, bytes).await?;
         }
         self.uploaded.insert(sha256.to_string());
         Ok(())
+    }
+
+    /// Sends a module to the shim.
+    async fn put_module(&mut self, sha256: &str, bytes: &[u8]) -> Result<(), SessionError> {
+        tracing::debug!(sha256, module_bytes = bytes.len(), "uploading a module");
+        let put = Request::PutModule {
+            sha256: sha256.to_string(),
+        };
+        match self.call(&put, bytes).await?.0 {
+            Response::Stored { .. } => Ok(()),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Runs a module (`bytes`, addressed by `sha256`), sending it first when the shim
+    /// does not hold it. When the shim finds its stored copy corrupt during the run
+    /// (it removes it and says so), the module is sent again and the run retried once.
+    pub async fn run_module(
+        &mut self,
+        sha256: &str,
+        bytes: &[u8],
+        module: &str,
+        args: Value,
+        grant: Grant,
+    ) -> Result<RunReply, SessionError> {
+        self.ensure_module(sha256, bytes).await?;
+        match self.run(sha256, module, args.clone(), grant.clone()).await {
+            Err(SessionError::MissingModule { message, .. }) => {
+                tracing::warn!(sha256, module, %message, "sending the module again");
+                self.put_module(sha256, bytes).await?;
+                self.run(sha256, module, args, grant).await
+            }
+            other => other,
+        }
     }
 
     /// Makes sure the node holds the controller's file `local` (content-addressed by
@@ -291,7 +329,7 @@ impl Session {
     }
 
     /// Runs a module the shim holds.
-    pub async fn run(
+    async fn run(
         &mut self,
         sha256: &str,
         module: &str,
@@ -313,6 +351,8 @@ impl Session {
                 stdout,
                 stderr: r.stderr,
                 denials: r.denials,
+                denials_omitted: r.denials_omitted,
+                warnings: r.warnings,
             }),
             (other, _) => Err(unexpected(&other)),
         }
