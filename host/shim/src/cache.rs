@@ -28,17 +28,17 @@ pub struct Cache {
 /// The subdirectories of the cache.
 const SUBDIRS: [&str; 2] = ["modules", "compiled"];
 
-/// What a path the cache relies on is: the cache's own directories (which must be
-/// the shim user's or root's and writable by nobody else), or a directory above them
-/// (which may also be a root-owned sticky directory such as `/tmp`, where nobody but
-/// an entry's owner can rename or remove it).
+/// How strictly [`check_trusted`] judges a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Trust {
-    /// The path itself and every directory above it follow the strict rule.
-    Strict,
-    /// The path follows the strict rule; directories above it may be root-owned
-    /// sticky directories.
-    AllowStickyParents,
+    /// A path of the cache (or the shim): it must be owned by the shim's user or
+    /// root and writable by nobody else; so must every directory above it, except
+    /// that a root-owned sticky directory (such as `/tmp`, where nobody but an
+    /// entry's owner can rename or remove it) is accepted above it.
+    Cache,
+    /// A directory above the cache: a root-owned sticky directory is accepted as
+    /// the path itself too.
+    Above,
 }
 
 /// Checks that `path` (resolved) and every directory above it are owned by the
@@ -60,7 +60,7 @@ pub fn check_trusted(path: &Path, trust: Trust) -> Result<PathBuf, ShimError> {
         }
         let mode = meta.mode() & 0o7777;
         let sticky_root_dir = meta.is_dir() && meta.uid() == 0 && mode & 0o1000 != 0;
-        let exempt = depth > 0 && trust == Trust::AllowStickyParents && sticky_root_dir;
+        let exempt = sticky_root_dir && (depth > 0 || trust == Trust::Above);
         if mode & 0o022 != 0 && !exempt {
             let who = match mode & 0o022 {
                 0o020 => "group",
@@ -107,16 +107,26 @@ impl Cache {
     /// after checking that it, its subdirectories and the shim's own executable can
     /// be trusted ([`check_trusted`]).
     pub fn open(root: &Path) -> Result<Cache, ShimError> {
+        let root = std::path::absolute(root).map_err(|e| ShimError::io("resolve", root, e))?;
+        // Nothing is created under a directory others could change.
+        if let Some(existing) = root.ancestors().find(|p| p.exists()) {
+            let trust = if existing == root {
+                Trust::Cache
+            } else {
+                Trust::Above
+            };
+            check_trusted(existing, trust)?;
+        }
         for sub in SUBDIRS {
             create_private_dir(&root.join(sub))?;
         }
-        let root = check_trusted(root, Trust::AllowStickyParents)?;
+        let root = check_trusted(&root, Trust::Cache)?;
         for sub in SUBDIRS {
-            check_trusted(&root.join(sub), Trust::AllowStickyParents)?;
+            check_trusted(&root.join(sub), Trust::Cache)?;
         }
         let exe = std::env::current_exe()
             .map_err(|e| ShimError::io("find", "the shim's own executable", e))?;
-        let exe = check_trusted(&exe, Trust::AllowStickyParents)?;
+        let exe = check_trusted(&exe, Trust::Cache)?;
         Ok(Cache { root, exe })
     }
 
@@ -243,9 +253,53 @@ impl Cache {
         write_atomic(&self.module_path(sha), bytes)
     }
 
-    /// Where the file with this address is kept (files sent by the controller).
+    /// The directory this process stages the controller's files in (`copy src=`):
+    /// `files/session-<pid>`, removed when the session ends ([`Cache::clear_staged`]).
+    pub fn staging_dir(&self) -> PathBuf {
+        self.root
+            .join("files")
+            .join(format!("session-{}", std::process::id()))
+    }
+
+    /// Where the file with this address is staged (files sent by the controller).
     pub fn file_path(&self, sha: &str) -> PathBuf {
-        self.root.join("files").join(sha)
+        self.staging_dir().join(sha)
+    }
+
+    /// Removes the files this process staged (at the end of its session).
+    pub fn clear_staged(&self) -> Result<(), ShimError> {
+        remove_tree(&self.staging_dir())
+    }
+
+    /// Removes what other sessions left in `files/` and can no longer use: the
+    /// staging directories of shims that are no longer running (killed before they
+    /// could clear them), and anything else there (files staged by older versions).
+    pub fn sweep_staged(&self) -> Result<(), ShimError> {
+        let files = self.root.join("files");
+        let entries = match std::fs::read_dir(&files) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(ShimError::io("list", files, e)),
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let live = name
+                .to_str()
+                .and_then(|n| n.strip_prefix("session-"))
+                .and_then(|pid| pid.parse::<i32>().ok())
+                .and_then(rustix::process::Pid::from_raw)
+                .is_some_and(|pid| {
+                    // Alive, or alive under another user (then not ours to judge).
+                    !matches!(
+                        rustix::process::test_kill_process(pid),
+                        Err(rustix::io::Errno::SRCH)
+                    )
+                });
+            if !live {
+                remove_tree(&entry.path())?;
+            }
+        }
+        Ok(())
     }
 
     /// The stored file with this address, if there is one.
@@ -266,7 +320,7 @@ impl Cache {
         last: bool,
     ) -> Result<(u64, Option<PathBuf>), ShimError> {
         check_sha(sha)?;
-        let dir = self.root.join("files");
+        let dir = self.staging_dir();
         create_private_dir(&dir)?;
         let part = dir.join(format!(".{sha}.part"));
         let mut file = std::fs::OpenOptions::new()
@@ -333,6 +387,21 @@ impl Cache {
             path,
             problem,
         })
+    }
+}
+
+/// Removes a file or a directory tree; one that is not there is fine.
+fn remove_tree(path: &Path) -> Result<(), ShimError> {
+    let removed = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+        Err(e) => Err(e),
+    };
+    match removed {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(ShimError::io("remove", path, e))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -432,6 +501,33 @@ mod tests {
     }
 
     #[test]
+    fn staged_files_last_as_long_as_their_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::open(&dir.path().join("c")).unwrap();
+        let sha = sha256_hex(b"secret content");
+        let (_, path) = cache
+            .put_file_chunk(&sha, 0, b"secret content", true)
+            .unwrap();
+        let path = path.unwrap();
+        assert!(path.starts_with(cache.staging_dir()));
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        // What a shim that was killed left behind, and a file of an older version.
+        let files = dir.path().join("c/files");
+        let dead = files.join("session-999999999");
+        std::fs::create_dir(&dead).unwrap();
+        std::fs::write(dead.join(&sha), b"secret content").unwrap();
+        std::fs::write(files.join(&sha), b"secret content").unwrap();
+        cache.sweep_staged().unwrap();
+        assert!(!dead.exists() && !files.join(&sha).exists());
+        assert!(path.exists(), "this session's own file was swept");
+        cache.clear_staged().unwrap();
+        assert!(!path.exists() && !cache.staging_dir().exists());
+        assert_eq!(cache.find_file(&sha).unwrap(), None);
+        cache.clear_staged().unwrap();
+    }
+
+    #[test]
     fn layout_is_content_addressed_and_private() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("c");
@@ -468,6 +564,7 @@ mod tests {
         std::fs::create_dir(&open).unwrap();
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
         let err = Cache::open(&open.join("cache")).unwrap_err();
+        assert!(!open.join("cache").exists(), "created under an open directory");
         let text = err.to_string();
         assert!(matches!(err, ShimError::Untrusted { .. }), "{text}");
         assert!(
@@ -498,8 +595,9 @@ mod tests {
         let tmp = std::env::temp_dir();
         let sticky = std::fs::metadata(&tmp).unwrap();
         if sticky.uid() == 0 && sticky.mode() & 0o1777 == 0o1777 {
-            assert!(check_trusted(&tmp, Trust::Strict).is_err());
-            assert!(check_trusted(dir.path(), Trust::AllowStickyParents).is_ok());
+            assert!(check_trusted(&tmp, Trust::Cache).is_err());
+            assert!(check_trusted(&tmp, Trust::Above).is_ok());
+            assert!(check_trusted(dir.path(), Trust::Cache).is_ok());
         }
     }
 

@@ -189,8 +189,14 @@ fn serve_stdio(cache_dir: Option<PathBuf>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Err(e) = runtime.cache().sweep_staged() {
+        eprintln!("sandball-shim: warning: files staged by earlier sessions not removed: {e}");
+    }
     match frames.try_clone() {
-        Ok(handle) => runtime.set_watchdog(crate::watchdog::Watchdog::start(handle)),
+        Ok(handle) => runtime.set_watchdog(crate::watchdog::Watchdog::start(
+            handle,
+            runtime.cache().staging_dir(),
+        )),
         Err(e) => eprintln!("sandball-shim: warning: no watchdog for stuck modules: {e}"),
     }
     let mut output = std::io::BufWriter::new(frames);

@@ -9,6 +9,8 @@
 //! - [`serve`]: the session loop;
 //! - [`runtime`]: compiling and linking modules once, running them per request;
 //! - [`engine`]: the one wasmtime engine, its fingerprint and its epoch ticker;
+//! - [`environment`]: the shim's own environment, scrubbed at start (kept in memory
+//!   for `env` grants);
 //! - [`cache`]: the node's cache directory (stored modules, compiled code);
 //! - [`sandbox`]: a grant's directories and the WASI context built from it;
 //! - [`limits`]: memory limiter and capped output pipes of one run;
@@ -20,6 +22,7 @@
 pub mod cache;
 pub mod cli;
 pub mod engine;
+pub mod environment;
 pub mod error;
 pub mod host;
 pub mod limits;

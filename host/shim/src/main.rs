@@ -3,5 +3,8 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Before anything else (and before any thread starts): nothing of the
+    // controller's or the login's environment stays readable in the process.
+    sandball_shim::environment::scrub();
     sandball_shim::cli::main(std::env::args_os().skip(1))
 }

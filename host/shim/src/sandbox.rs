@@ -206,7 +206,8 @@ pub struct Stdio {
 
 /// Builds the WASI context of one run: the regions preopened at their own paths
 /// (read-only or read-write), only the granted environment variables (with the
-/// shim's values; unset ones are left out), arguments `[module]`, the given stdio,
+/// values the shim started with, see [`crate::environment`]; unset ones are left
+/// out), arguments `[module]`, the given stdio,
 /// no TCP unless the grant has `net` patterns (then every address is checked against
 /// `network`, which records refusals), no UDP, and name lookups only when the grant
 /// says `dns`.
@@ -231,7 +232,8 @@ pub fn wasi_ctx(
         .allow_udp(false)
         .allow_ip_name_lookup(grant.dns);
     for name in &grant.env {
-        if let Ok(value) = std::env::var(name) {
+        if let Some(value) = crate::environment::original(name).and_then(|v| v.into_string().ok())
+        {
             b.env(name, value);
         }
     }

@@ -45,8 +45,26 @@ fn error(message: String) -> Response {
     }
 }
 
-/// Serves one session on `input`/`output` until shutdown or end of stream.
+/// Serves one session on `input`/`output` until shutdown or end of stream. However
+/// it ends, the files staged for it are removed (before the answer to a shutdown,
+/// after which the controller may kill the shim).
 pub fn serve<R: Read, W: Write>(
+    runtime: &mut Runtime,
+    input: &mut R,
+    output: &mut W,
+) -> Result<End, ServeError> {
+    let end = session(runtime, input, output);
+    clear_staged(runtime);
+    end
+}
+
+fn clear_staged(runtime: &Runtime) {
+    if let Err(e) = runtime.cache().clear_staged() {
+        eprintln!("sandball-shim: warning: staged files not removed: {e}");
+    }
+}
+
+fn session<R: Read, W: Write>(
     runtime: &mut Runtime,
     input: &mut R,
     output: &mut W,
@@ -76,6 +94,7 @@ pub fn serve<R: Read, W: Write>(
                 respond(output, &runtime.hello(), &[])?;
             }
             Request::Shutdown => {
+                clear_staged(runtime);
                 // The wire has no acknowledgement of its own: the shim's hello says
                 // who is leaving.
                 respond(output, &runtime.hello(), &[])?;

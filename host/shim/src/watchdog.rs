@@ -31,8 +31,9 @@ pub struct Watchdog {
 
 impl Watchdog {
     /// Starts the watchdog thread, which writes its frame to `out` (a handle on the
-    /// session's frame stream).
-    pub fn start(mut out: std::fs::File) -> Watchdog {
+    /// session's frame stream) and removes the session's staged files (`staged`)
+    /// before it ends the process.
+    pub fn start(mut out: std::fs::File, staged: std::path::PathBuf) -> Watchdog {
         let dog = Watchdog::default();
         let armed = dog.armed.clone();
         std::thread::spawn(move || {
@@ -44,7 +45,9 @@ impl Watchdog {
                     continue;
                 }
                 // The lock is held to the end: the session thread cannot answer the
-                // same run at the same time.
+                // same run at the same time. Staged files go first: once answered, the
+                // controller may kill the shim.
+                let _ = std::fs::remove_dir_all(&staged);
                 let result = RunResult {
                     id: a.id,
                     outcome: Outcome::TimedOut {

@@ -194,3 +194,41 @@ fn serve_exits_non_zero_on_mismatch_and_broken_frames() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("frame too large"));
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn serve_leaves_nothing_of_its_environment_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = "sandball-shim-env-secret-7731";
+    let mut child = shim()
+        .arg("serve")
+        .arg("--cache-dir")
+        .arg(dir.path().join("cache"))
+        .env("SANDBALL_TEST_SECRET", secret)
+        .env("AWS_SECRET_ACCESS_KEY", secret)
+        .env("LC_ALL", "C")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    // Once the shim answers, it has scrubbed its environment.
+    let hello = Request::Hello {
+        version: VERSION.to_string(),
+        protocol: PROTOCOL,
+    };
+    frame::write(&mut stdin, &hello, &[]).unwrap();
+    let answer = frame::read::<Response, _>(&mut stdout).unwrap();
+    assert!(matches!(answer.header, Response::Hello { .. }));
+    let environ = std::fs::read(format!("/proc/{}/environ", child.id())).unwrap();
+    let text = String::from_utf8_lossy(&environ);
+    drop(stdin);
+    let _ = child.wait();
+    assert!(!text.contains(secret), "{text:?}");
+    assert!(!text.contains("SANDBALL_TEST_SECRET"), "{text:?}");
+    assert!(
+        environ.iter().all(|&b| b == 0),
+        "the environment block still holds text: {text:?}"
+    );
+}
