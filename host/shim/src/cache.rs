@@ -398,9 +398,7 @@ fn remove_tree(path: &Path) -> Result<(), ShimError> {
         Err(e) => Err(e),
     };
     match removed {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(ShimError::io("remove", path, e))
-        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(ShimError::io("remove", path, e)),
         _ => Ok(()),
     }
 }
@@ -564,7 +562,10 @@ mod tests {
         std::fs::create_dir(&open).unwrap();
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
         let err = Cache::open(&open.join("cache")).unwrap_err();
-        assert!(!open.join("cache").exists(), "created under an open directory");
+        assert!(
+            !open.join("cache").exists(),
+            "created under an open directory"
+        );
         let text = err.to_string();
         assert!(matches!(err, ShimError::Untrusted { .. }), "{text}");
         assert!(

@@ -232,8 +232,7 @@ pub fn wasi_ctx(
         .allow_udp(false)
         .allow_ip_name_lookup(grant.dns);
     for name in &grant.env {
-        if let Some(value) = crate::environment::original(name).and_then(|v| v.into_string().ok())
-        {
+        if let Some(value) = crate::environment::original(name).and_then(|v| v.into_string().ok()) {
             b.env(name, value);
         }
     }

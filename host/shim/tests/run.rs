@@ -261,7 +261,10 @@ fn tampered_compiled_code_is_never_loaded_and_is_compiled_again() {
         .run(3, &sha, "hello", &json!({}), &Grant::default())
         .unwrap();
     assert!(
-        out.result.warnings.join("\n").contains("no sha256 was recorded"),
+        out.result
+            .warnings
+            .join("\n")
+            .contains("no sha256 was recorded"),
         "{:?}",
         out.result.warnings
     );
@@ -271,7 +274,10 @@ fn tampered_compiled_code_is_never_loaded_and_is_compiled_again() {
         .run(4, &sha, "hello", &json!({}), &Grant::default())
         .unwrap();
     assert!(
-        out.result.warnings.join("\n").contains("writable by group or others"),
+        out.result
+            .warnings
+            .join("\n")
+            .contains("writable by group or others"),
         "{:?}",
         out.result.warnings
     );
