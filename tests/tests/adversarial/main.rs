@@ -13,6 +13,7 @@
 //! and how many were contained.
 
 mod facts;
+mod output;
 mod results;
 
 use sandball_e2e::tree::snapshot;

@@ -13,8 +13,9 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::plugins::action::no_log::{mask, secrets};
+
 /// What replaces a secret.
-const MASK: &str = "********";
 
 /// An open audit log.
 #[derive(Debug)]
@@ -88,51 +89,6 @@ fn entry_json(e: &Entry<'_>, now: SystemTime) -> Value {
         "denials": denials,
         "status": format!("{status:?}").to_lowercase(),
     })
-}
-
-/// The argument values that must not be logged.
-fn secrets(manifest: Option<&Manifest>, args: &Map<String, Value>, no_log: bool) -> Vec<String> {
-    let mut out = Vec::new();
-    for (name, value) in args {
-        let secret = no_log
-            || manifest.is_some_and(|m| {
-                m.argument_spec.iter().any(|(n, spec)| {
-                    spec.no_log && (n == name || spec.aliases.iter().any(|a| a == name))
-                })
-            });
-        if secret {
-            strings(value, &mut out);
-        }
-    }
-    out.retain(|s| !s.is_empty());
-    // Longest first, so a secret containing another is masked whole.
-    out.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    out
-}
-
-fn strings(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::String(s) => out.push(s.clone()),
-        Value::Array(items) => items.iter().for_each(|i| strings(i, out)),
-        Value::Object(m) => m.values().for_each(|i| strings(i, out)),
-        Value::Number(n) => out.push(n.to_string()),
-        Value::Bool(_) | Value::Null => {}
-    }
-}
-
-fn mask(v: &mut Value, secrets: &[String]) {
-    match v {
-        Value::String(s) => {
-            for secret in secrets {
-                if s.contains(secret.as_str()) {
-                    *s = s.replace(secret.as_str(), MASK);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|i| mask(i, secrets)),
-        Value::Object(m) => m.values_mut().for_each(|i| mask(i, secrets)),
-        _ => {}
-    }
 }
 
 /// `2026-11-21T19:51:25.123Z`.

@@ -8,6 +8,7 @@ pub mod copy;
 pub mod debug;
 pub mod fail;
 pub mod legacy;
+pub mod no_log;
 pub mod normal;
 pub mod raw;
 pub mod set_fact;

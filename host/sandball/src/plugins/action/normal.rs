@@ -69,7 +69,12 @@ where
 {
     let granted_fs: Vec<String> = grant.fs.iter().map(ToString::to_string).collect();
     let reply = send(with_internal_args(&component.name, args, flags), grant).await?;
-    Ok(interpret(&component.name, reply, &granted_fs, hint))
+    let mut result = interpret(&component.name, reply, &granted_fs, hint);
+    // What the module's spec marks no_log never reaches an output, even quoted back by
+    // the module or by a denial (a refused command line).
+    let secrets = super::no_log::secrets(Some(&component.manifest), args, false);
+    super::no_log::mask_map(&mut result, &secrets);
+    Ok(result)
 }
 
 /// Whether a result shows the session should not be used again: a module stopped at

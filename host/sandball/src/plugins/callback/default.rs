@@ -3,7 +3,7 @@
 //! PLAY RECAP), in colour when stdout is a terminal and `NO_COLOR` is unset.
 
 use super::stats::Stats;
-use super::{Callback, Report, Status};
+use super::{Callback, Report, Status, module_text, printable};
 use serde_json::{Map, Value};
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
@@ -43,17 +43,18 @@ impl DefaultCallback {
     }
 
     fn paint(&self, text: &str, code: &str) -> String {
+        let text = printable(text);
         if self.color {
             format!("\x1b[{code}m{text}\x1b[0m")
         } else {
-            text.to_string()
+            text.into_owned()
         }
     }
 
     fn banner(&self, text: &str) {
         // Lines are exactly WIDTH long, as Ansible draws them on an 80-column terminal.
         let stars = WIDTH.saturating_sub(text.chars().count() + 1).max(3);
-        self.emit(&format!("\n{text} {}", "*".repeat(stars)));
+        self.emit(&format!("\n{} {}", printable(text), "*".repeat(stars)));
     }
 }
 
@@ -194,7 +195,7 @@ impl Callback for DefaultCallback {
         {
             let text = render_diff(d);
             if !text.is_empty() {
-                self.emit(text.trim_end_matches('\n'));
+                self.emit(&printable(text.trim_end_matches('\n')));
             }
         }
         let line = match r.status {
@@ -273,13 +274,13 @@ impl Callback for DefaultCallback {
         self.emit(&line);
         if let Some(Value::Array(ws)) = r.result.get("warnings") {
             for w in ws.iter().filter_map(Value::as_str) {
-                self.warning(w);
+                self.warning(&module_text(w));
             }
         }
         if let Some(Value::Array(ds)) = r.result.get("deprecations") {
             for d in ds {
                 if let Some(msg) = d.get("msg").and_then(Value::as_str) {
-                    self.deprecation(msg);
+                    self.deprecation(&module_text(msg));
                 }
             }
         }

@@ -23,7 +23,7 @@ impl MinimalCallback {
 
     fn emit(&self, text: &str) {
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = writeln!(out, "{text}");
+        let _ = writeln!(out, "{}", super::printable(text));
         let _ = out.flush();
     }
 }

@@ -9,6 +9,37 @@ pub mod minimal;
 pub mod stats;
 
 use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// Text safe to print on a terminal: control characters other than newline and tab
+/// (escape sequences that move the cursor, rewrite lines or write to the clipboard)
+/// are shown escaped (`\x1b`), so what a module returns cannot take over the terminal.
+pub fn printable(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            let code = c as u32;
+            if code < 0x100 {
+                out.push_str(&format!("\\x{code:02x}"));
+            } else {
+                out.push_str(&format!("\\u{code:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A warning or deprecation a module returned, made [`printable`], its later lines
+/// indented so they cannot pass for lines of sandball's own (`ok: [host]`).
+pub fn module_text(text: &str) -> String {
+    printable(text).replace('\n', "\n  ")
+}
 
 /// How a task (or one loop item) ended on a host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,4 +116,19 @@ pub trait Callback: Send + Sync {
     fn deprecation(&self, msg: &str);
     /// The run ended.
     fn recap(&self, stats: &stats::Stats);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_never_reach_the_terminal() {
+        assert_eq!(printable("plain\ttext\n"), "plain\ttext\n");
+        assert_eq!(
+            printable("\u{1b}]52;c;cHduZWQ=\u{7}x\r\u{9b}2J"),
+            "\\x1b]52;c;cHduZWQ=\\x07x\\x0d\\x9b2J"
+        );
+        assert_eq!(module_text("a\nok: [web1]"), "a\n  ok: [web1]");
+    }
 }
