@@ -15,8 +15,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::plugins::action::no_log::{mask, secrets};
 
-/// What replaces a secret.
-
 /// An open audit log.
 #[derive(Debug)]
 pub struct AuditLog {
