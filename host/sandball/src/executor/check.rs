@@ -87,9 +87,7 @@ pub(crate) fn support(name: &str) -> Support {
             only_builtin_collections,
             &["play_keywords_reach_every_task_as_in_ansible"],
         ),
-        "rescue" | "always" => {
-            Refused("`rescue`/`always` in a block: it is not supported by sandball yet")
-        }
+        "rescue" | "always" => Honoured(&["block_rescue_and_always_as_in_ansible"]),
         "connection" | "port" | "remote_user" => Refused(
             "it is not supported by sandball yet (connection settings come from the host's variables: ansible_connection, ansible_port, ansible_user)",
         ),

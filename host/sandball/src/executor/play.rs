@@ -54,9 +54,41 @@ pub(crate) fn meta_action(t: &Task) -> Option<&str> {
 }
 
 /// Per-play bookkeeping shared by the tasks of the play.
+/// Per-host state of a play: which hosts still run tasks, which failed (and how, for
+/// a block's `rescue`), which became unreachable, which handlers each notified.
 struct PlayState {
+    /// Hosts that run the next task, in the play's order.
     active: Mutex<Vec<String>>,
+    /// Hosts whose last failure has not been rescued: the task and its result.
+    failed: Mutex<HashMap<String, Failure>>,
+    /// Hosts that could not be reached (they never come back in this play).
+    unreachable: Mutex<HashSet<String>>,
     notified: Mutex<HashMap<String, HashSet<String>>>,
+}
+
+/// What every task of a running play shares.
+#[derive(Clone, Copy)]
+struct PlayRun<'a> {
+    run: &'a Run,
+    play: &'a Play,
+    /// The play's hosts.
+    all: &'a [String],
+    state: &'a PlayState,
+}
+
+/// A host's failure, as a block's `rescue` sees it.
+struct Failure {
+    /// `ansible_failed_task`.
+    task: Value,
+    /// `ansible_failed_result`.
+    result: serde_json::Map<String, Value>,
+}
+
+/// Where a task list runs: inside a block that catches failures (with `rescue` or
+/// `always`), a host that fails is not the end of the play yet.
+#[derive(Clone, Copy, Default)]
+struct Section {
+    protected: bool,
 }
 
 /// The play's `hosts:`, templated with the extra vars (the only variables known
@@ -134,13 +166,22 @@ pub async fn run(run: &Run, play: &Play) -> Result<(), ExecError> {
     }
     let state = PlayState {
         active: Mutex::new(hosts.clone()),
+        failed: Mutex::new(HashMap::new()),
+        unreachable: Mutex::new(HashSet::new()),
         notified: Mutex::new(HashMap::new()),
+    };
+    let top = Section::default();
+    let cx = PlayRun {
+        run,
+        play,
+        all: &hosts,
+        state: &state,
     };
     let root = Chain::new(&play.keywords);
     if let Some(gather) = gathering_task(play) {
         match run.legacy.get(&task::legacy_action(&gather.action).0) {
             Ok(_) => {
-                if !run_task(run, play, &hosts, &state, &gather, &root, false).await {
+                if !run_task(cx, &gather, &root, false, top).await {
                     return Ok(());
                 }
             }
@@ -150,39 +191,95 @@ pub async fn run(run: &Run, play: &Play) -> Result<(), ExecError> {
         }
     }
     for section in [&play.pre_tasks, &play.tasks, &play.post_tasks] {
-        if !run_items(run, play, &hosts, &state, section, &root).await {
+        if !run_items(cx, section, &root, top).await {
             return Ok(());
         }
-        flush_handlers(run, play, &hosts, &state).await;
+        flush_handlers(cx).await;
     }
     Ok(())
 }
 
 /// Runs a list of tasks and blocks; false when no hosts are left.
 async fn run_items(
-    run: &Run,
-    play: &Play,
-    all: &[String],
-    state: &PlayState,
+    cx: PlayRun<'_>,
     items: &[TaskItem],
     inherited: &Chain<'_>,
+    section: Section,
 ) -> bool {
     for item in items {
-        match item {
-            TaskItem::Task(t) => {
-                if !run_task(run, play, all, state, t, inherited, false).await {
-                    return false;
-                }
-            }
-            TaskItem::Block(b) => {
-                let inner = inherited.with(&b.keywords);
-                if !Box::pin(run_items(run, play, all, state, &b.block, &inner)).await {
-                    return false;
-                }
-            }
+        let go_on = match item {
+            TaskItem::Task(t) => run_task(cx, t, inherited, false, section).await,
+            TaskItem::Block(b) => Box::pin(run_block(cx, b, inherited, section)).await,
+        };
+        if !go_on {
+            return false;
         }
     }
     true
+}
+
+/// Runs a block as Ansible's linear strategy does: its tasks on the hosts that enter
+/// it; then its `rescue` on the hosts that failed there (the others wait), whose
+/// failure then counts as rescued; then its `always` on every host that entered and
+/// is still reachable. A host whose failure was not rescued leaves the play after
+/// `always`. False when no hosts are left.
+async fn run_block(
+    cx: PlayRun<'_>,
+    b: &crate::playbook::Block,
+    inherited: &Chain<'_>,
+    section: Section,
+) -> bool {
+    let PlayRun { run, state, .. } = cx;
+    let inner = inherited.with(&b.keywords);
+    let catches = !b.rescue.is_empty() || !b.always.is_empty();
+    let entering = lock(&state.active).clone();
+    let inside = Section {
+        protected: section.protected || catches,
+    };
+    run_items(cx, &b.block, &inner, inside).await;
+    if !b.rescue.is_empty() {
+        let failed: Vec<String> = {
+            let mut failures = lock(&state.failed);
+            entering
+                .iter()
+                .filter_map(|h| failures.remove(h).map(|f| (h, f)))
+                .map(|(h, f)| {
+                    run.stats.rescue(h);
+                    run.vars.register(h, "ansible_failed_task", f.task);
+                    run.vars
+                        .register(h, "ansible_failed_result", Value::Object(f.result));
+                    h.clone()
+                })
+                .collect()
+        };
+        if !failed.is_empty() {
+            // The hosts that did not fail wait while the failed ones run `rescue`.
+            let waiting = std::mem::replace(&mut *lock(&state.active), failed);
+            let rescue_section = Section {
+                protected: section.protected || !b.always.is_empty(),
+            };
+            run_items(cx, &b.rescue, &inner, rescue_section).await;
+            let survivors = std::mem::take(&mut *lock(&state.active));
+            *lock(&state.active) =
+                in_order(&entering, |h| waiting.contains(h) || survivors.contains(h));
+        }
+    }
+    if !b.always.is_empty() {
+        let unreachable = lock(&state.unreachable).clone();
+        *lock(&state.active) = in_order(&entering, |h| !unreachable.contains(h));
+        run_items(cx, &b.always, &inner, section).await;
+        // A failure that was not rescued still ends the host's play after `always`.
+        let failed: HashSet<String> = lock(&state.failed).keys().cloned().collect();
+        lock(&state.active).retain(|h| !failed.contains(h));
+    }
+    // When every host failed inside a block that catches failures, Ansible ends the
+    // play without the NO MORE HOSTS LEFT banner.
+    !lock(&state.active).is_empty()
+}
+
+/// The hosts of `order` that `keep` accepts, in that order.
+fn in_order(order: &[String], keep: impl Fn(&String) -> bool) -> Vec<String> {
+    order.iter().filter(|h| keep(h)).cloned().collect()
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -217,14 +314,18 @@ fn number_keyword(
 /// Runs a task on the play's active hosts (or, for a handler, on the hosts that
 /// notified it). Returns false when no hosts are left.
 async fn run_task(
-    run: &Run,
-    play: &Play,
-    all: &[String],
-    state: &PlayState,
+    cx: PlayRun<'_>,
     t: &Task,
     inherited: &Chain<'_>,
     handler: bool,
+    section: Section,
 ) -> bool {
+    let PlayRun {
+        run,
+        play,
+        all,
+        state,
+    } = cx;
     let kw = inherited.with(&t.keywords);
     if !task::selected_by_tags(&run.options, &kw) {
         return true;
@@ -299,9 +400,21 @@ async fn run_task(
     let mut fatal_failure = false;
     for (host, o) in outcomes {
         match o.status {
-            Status::Failed | Status::Unreachable if !o.ignored => {
+            Status::Failed if !o.ignored => {
                 active.retain(|h| h != &host);
                 fatal_failure |= fatal;
+                lock(&state.failed).insert(
+                    host,
+                    Failure {
+                        task: failed_task(t),
+                        result: o.failure.unwrap_or_default(),
+                    },
+                );
+            }
+            Status::Unreachable if !o.ignored => {
+                active.retain(|h| h != &host);
+                fatal_failure |= fatal;
+                lock(&state.unreachable).insert(host);
             }
             Status::Changed if !notify.is_empty() => {
                 let mut n = lock(&state.notified);
@@ -316,21 +429,33 @@ async fn run_task(
         return false;
     }
     if active.is_empty() {
-        run.callback.no_more_hosts();
+        if !section.protected {
+            run.callback.no_more_hosts();
+        }
         return false;
     }
     true
 }
 
+/// `ansible_failed_task`: the task that failed, as data.
+fn failed_task(t: &Task) -> Value {
+    serde_json::json!({
+        "name": t.name.clone().unwrap_or_else(|| t.action.clone()),
+        "action": t.action,
+        "args": t.args,
+    })
+}
+
 /// Runs notified handlers, in the order they are defined, then forgets the notices.
-async fn flush_handlers(run: &Run, play: &Play, all: &[String], state: &PlayState) {
+async fn flush_handlers(cx: PlayRun<'_>) {
+    let PlayRun { play, state, .. } = cx;
     if lock(&state.notified).is_empty() {
         return;
     }
     let root = Chain::new(&play.keywords);
     for item in &play.handlers {
         if let TaskItem::Task(h) = item
-            && !run_task(run, play, all, state, h, &root, true).await
+            && !run_task(cx, h, &root, true, Section::default()).await
         {
             break;
         }

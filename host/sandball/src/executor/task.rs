@@ -59,6 +59,9 @@ pub struct HostOutcome {
     pub status: Status,
     /// A failure let through by `ignore_errors`.
     pub ignored: bool,
+    /// The result of a failure that was not ignored (hidden as shown when `no_log`),
+    /// for a block's `rescue` (`ansible_failed_result`).
+    pub failure: Option<Map<String, Value>>,
 }
 
 /// Whether `-t`/`--skip-tags` select the task whose keywords are `kw` (its tags and
@@ -160,6 +163,13 @@ pub async fn run_on_host(
     };
     let changed = result.get("changed").is_some_and(py_truth);
     run.stats.record(host, status, ignored, changed);
+    let failure = (status == Status::Failed && !ignored).then(|| {
+        registered(&if no_log {
+            censor(&result)
+        } else {
+            result.clone()
+        })
+    });
     if t.loop_.is_none() {
         let shown = if no_log { censor(&result) } else { result };
         run.callback.result(&Report {
@@ -180,7 +190,11 @@ pub async fn run_on_host(
             ignored,
         });
     }
-    HostOutcome { status, ignored }
+    HostOutcome {
+        status,
+        ignored,
+        failure,
+    }
 }
 
 /// The result `register` stores: without internal keys.

@@ -61,6 +61,14 @@ impl Stats {
         }
     }
 
+    /// A failure a block's `rescue` took over: it counts as rescued, not failed.
+    pub fn rescue(&self, host: &str) {
+        let mut hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
+        let s = hosts.entry(host.to_string()).or_default();
+        s.failed = s.failed.saturating_sub(1);
+        s.rescued += 1;
+    }
+
     /// Makes sure a host appears in the recap even with no results.
     pub fn touch(&self, host: &str) {
         let mut hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
