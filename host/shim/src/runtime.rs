@@ -14,7 +14,7 @@ use sandball_wire::protocol::{Response, RunResult};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{Engine, Store};
 use wasmtime_wasi::p2::bindings::sync::CommandPre;
@@ -312,7 +312,7 @@ impl Runtime {
             },
         )?;
         let started = Instant::now();
-        let deadline = started + Duration::from_millis(limits.wall_time_ms);
+        let deadline = crate::limits::deadline(started, limits.wall_time_ms);
         let mut store = Store::new(
             &self.engine,
             RunState {
@@ -346,7 +346,8 @@ impl Runtime {
         };
         let outcome = outcome::classify(&result, &limits, observed);
         let mut denials = store.data_mut().host.take_denials();
-        denials.extend(network.take_denials());
+        denials.append(network.take_denials());
+        let (denials, denials_omitted) = denials.into_parts();
         drop(store);
         Ok(RunOutput {
             result: RunResult {
@@ -354,7 +355,7 @@ impl Runtime {
                 outcome,
                 stderr: pipes.stderr_text(STDERR_RESULT_BYTES),
                 denials,
-                denials_omitted: 0,
+                denials_omitted,
                 warnings: std::mem::take(&mut self.warnings),
                 elapsed_us,
             },

@@ -3,9 +3,9 @@
 //! network peers it may connect to, and the WASI context of one run, built from the
 //! grant and nothing else.
 
+use crate::limits::Denials;
 use crate::paths;
 use sandball_wire::capability::{Access, FsGrant, FsScope, Grant, NetHost, NetPattern};
-use sandball_wire::protocol::Denial;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -120,7 +120,7 @@ pub fn regions(grant: &Grant, home: &Path) -> Result<Vec<Region>, SandboxError> 
 pub struct Network {
     /// Each granted pattern as written, parsed, and the addresses of its host name.
     allowed: Arc<Vec<(String, NetPattern, Vec<IpAddr>)>>,
-    denials: Arc<Mutex<Vec<Denial>>>,
+    denials: Arc<Mutex<Denials>>,
 }
 
 impl Network {
@@ -182,14 +182,11 @@ impl Network {
             )
         };
         let mut denials = self.denials.lock().unwrap_or_else(|e| e.into_inner());
-        denials.push(Denial {
-            capability: format!("net {addr}"),
-            reason,
-        });
+        denials.push(format!("net {addr}"), reason);
     }
 
     /// Takes the denials recorded so far.
-    pub fn take_denials(&self) -> Vec<Denial> {
+    pub fn take_denials(&self) -> Denials {
         std::mem::take(&mut *self.denials.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }

@@ -3,7 +3,8 @@
 //! session goes on; only a broken stream (or a hello from another version) ends it
 //! with an error.
 
-use crate::runtime::Runtime;
+use crate::error::ShimError;
+use crate::runtime::{RunOutput, Runtime};
 use sandball_wire::frame::{self, FrameError};
 use sandball_wire::protocol::{Request, Response};
 use sandball_wire::{PROTOCOL, VERSION};
@@ -36,6 +37,42 @@ fn respond<W: Write>(
 ) -> Result<(), ServeError> {
     frame::write(output, response, payload)?;
     Ok(())
+}
+
+/// Answers a run: its result, with the module's stdout as the payload. A result too
+/// large for a frame fails that run (the answer says so) and the session goes on.
+fn answer_run<W: Write>(
+    output: &mut W,
+    id: u64,
+    module: &str,
+    ran: Result<RunOutput, ShimError>,
+) -> Result<(), ServeError> {
+    let answer = match ran {
+        Ok(out) => match frame::encode(&Response::RunResult(out.result), &out.stdout) {
+            Ok(bytes) => {
+                output.write_all(&bytes).map_err(FrameError::from)?;
+                output.flush().map_err(FrameError::from)?;
+                return Ok(());
+            }
+            Err(FrameError::TooLarge { what, len, limit }) => Response::Error {
+                message: format!(
+                    "run {id} of {module}: its result is too large to send: its {} would be {len} bytes, beyond the session's limit of {limit}; the module's output was dropped",
+                    if what == "payload" {
+                        "output"
+                    } else {
+                        "header (stderr, denials)"
+                    }
+                ),
+                missing_module: None,
+            },
+            Err(e) => return Err(e.into()),
+        },
+        Err(e) => Response::Error {
+            message: format!("run {id} of {module}: {e}"),
+            missing_module: e.missing_module().map(str::to_string),
+        },
+    };
+    respond(output, &answer, &[])
 }
 
 fn error(message: String) -> Response {
@@ -154,16 +191,55 @@ fn session<R: Read, W: Write>(
                 module,
                 args,
                 grant,
-            } => match runtime.run(id, &sha256, &module, &args, &grant) {
-                Ok(out) => respond(output, &Response::RunResult(out.result), &out.stdout)?,
-                Err(e) => {
-                    let answer = Response::Error {
-                        message: format!("run {id} of {module}: {e}"),
-                        missing_module: e.missing_module().map(str::to_string),
-                    };
-                    respond(output, &answer, &[])?
-                }
-            },
+            } => {
+                let ran = runtime.run(id, &sha256, &module, &args, &grant);
+                answer_run(output, id, &module, ran)?
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sandball_wire::protocol::{Outcome, RunResult};
+
+    fn output(stderr: String) -> RunOutput {
+        RunOutput {
+            result: RunResult {
+                id: 9,
+                outcome: Outcome::Exited { code: 0 },
+                stderr,
+                denials: vec![],
+                denials_omitted: 0,
+                warnings: vec![],
+                elapsed_us: 1,
+            },
+            stdout: b"{}".to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_result_too_large_for_a_frame_fails_its_run_only() {
+        let mut out = Vec::new();
+        let huge = "x".repeat(frame::MAX_HEADER as usize + 1);
+        answer_run(&mut out, 9, "flood", Ok(output(huge))).unwrap();
+        answer_run(&mut out, 10, "fine", Ok(output("small".into()))).unwrap();
+        let mut stream = out.as_slice();
+        match frame::read::<Response, _>(&mut stream).unwrap().header {
+            Response::Error { message, .. } => assert!(
+                message.starts_with("run 9 of flood: its result is too large to send")
+                    && message.contains("header (stderr, denials)"),
+                "{message}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        let next = frame::read::<Response, _>(&mut stream).unwrap();
+        assert!(matches!(
+            next.header,
+            Response::RunResult(RunResult { id: 9, .. })
+        ));
+        assert_eq!(next.payload, b"{}");
+        assert!(stream.is_empty());
     }
 }

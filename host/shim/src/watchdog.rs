@@ -59,7 +59,10 @@ impl Watchdog {
                     denials: vec![],
                     denials_omitted: 0,
                     warnings: vec![],
-                    elapsed_us: (a.limit_ms + GRACE.as_millis() as u64) * 1000,
+                    elapsed_us: a
+                        .limit_ms
+                        .saturating_add(GRACE.as_millis() as u64)
+                        .saturating_mul(1000),
                 };
                 if let Ok(bytes) = frame::encode(&Response::RunResult(result), &[]) {
                     let _ = out.write_all(&bytes);
@@ -73,7 +76,8 @@ impl Watchdog {
 
     /// Watches run `id`, which may last `limit_ms`.
     pub fn arm(&self, id: u64, limit_ms: u64) {
-        let at = Instant::now() + Duration::from_millis(limit_ms) + GRACE;
+        let now = Instant::now();
+        let at = crate::limits::deadline(now, limit_ms.saturating_add(GRACE.as_millis() as u64));
         *self.armed.lock().unwrap_or_else(|e| e.into_inner()) = Some(Armed { id, limit_ms, at });
     }
 

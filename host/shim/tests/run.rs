@@ -207,6 +207,77 @@ fn compiled_code_is_cached_on_disk_and_reused() {
     assert_eq!(out.stdout, b"hello from wasm\n");
 }
 
+/// A component whose core module defines `memories` memories of `pages` pages each,
+/// instantiated `instances` times.
+fn hoarder(memories: usize, pages: u32, instances: usize) -> Vec<u8> {
+    let mems = format!("(memory {pages}) ").repeat(memories);
+    let mut wat = format!(
+        r#"(component
+  (core module $M {mems}
+    (func (export "run") (result i32) (i32.const 0)))
+"#
+    );
+    for i in 0..instances {
+        wat.push_str(&format!("  (core instance $m{i} (instantiate $M))\n"));
+    }
+    wat.push_str(
+        r#"  (func $run (result (result)) (canon lift (core func $m0 "run")))
+  (instance $run-inst (export "run" (func $run)))
+  (export "wasi:cli/run@0.2.0" (instance $run-inst))
+)"#,
+    );
+    wat::parse_str(wat).unwrap()
+}
+
+#[test]
+fn memories_tables_and_instances_are_bounded_together() {
+    let grant = limits(|l| l.memory_bytes = 256 << 20);
+    // 32 memories of 64 KiB: within the memory limit, beyond the number allowed.
+    let (_dir, mut rt) = runtime();
+    let out = run_with(&mut rt, &hoarder(32, 1, 1), json!({}), &grant);
+    match &out.result.outcome {
+        Outcome::Trapped { message } => assert!(message.contains("memory"), "{message}"),
+        other => panic!("32 memories were allowed: {other:?}"),
+    }
+    // 8 instances, each with a memory of 64 MiB: each fits the limit alone, together
+    // they would hold 512 MiB.
+    let out = run_with(&mut rt, &hoarder(1, 1024, 8), json!({}), &grant);
+    assert_eq!(
+        out.result.outcome,
+        Outcome::OutOfMemory {
+            limit_bytes: 256 << 20
+        }
+    );
+    // Within every limit, it runs.
+    let out = run_with(&mut rt, &hoarder(2, 1, 2), json!({}), &grant);
+    assert_eq!(out.result.outcome, Outcome::Exited { code: 0 });
+    // Too many instances.
+    let out = run_with(&mut rt, &hoarder(0, 0, 300), json!({}), &grant);
+    match &out.result.outcome {
+        Outcome::Trapped { message } => assert!(message.contains("instance"), "{message}"),
+        other => panic!("300 instances were allowed: {other:?}"),
+    }
+}
+
+#[test]
+fn extreme_limits_neither_panic_nor_overflow() {
+    let (_dir, mut rt) = runtime();
+    for value in [u64::MAX, u64::MAX - 1, 1 << 63, 0] {
+        let grant = limits(|l| {
+            l.memory_bytes = value;
+            l.wall_time_ms = value;
+            l.output_bytes = value;
+        });
+        let out = run_with(&mut rt, &component(HELLO), json!({}), &grant);
+        if value == 0 {
+            assert_ne!(out.result.outcome, Outcome::Exited { code: 0 });
+        } else {
+            assert_eq!(out.result.outcome, Outcome::Exited { code: 0 }, "{value}");
+            assert_eq!(out.stdout, b"hello from wasm\n");
+        }
+    }
+}
+
 #[test]
 fn tampered_compiled_code_is_never_loaded_and_is_compiled_again() {
     let dir = tempfile::tempdir().unwrap();

@@ -45,7 +45,9 @@ pub struct Frame<H> {
     pub payload: Vec<u8>,
 }
 
-/// Encodes a frame into one buffer, ready for a single write.
+/// Encodes a frame into one buffer, ready for a single write. A header or payload
+/// larger than the other side accepts is refused here ([`FrameError::TooLarge`]),
+/// before anything is written.
 pub fn encode<H: Serialize>(header: &H, payload: &[u8]) -> Result<Vec<u8>, FrameError> {
     let json = serde_json::to_vec(header)?;
     let hlen = u32::try_from(json.len()).unwrap_or(u32::MAX);
@@ -56,6 +58,7 @@ pub fn encode<H: Serialize>(header: &H, payload: &[u8]) -> Result<Vec<u8>, Frame
             limit: MAX_HEADER as u64,
         });
     }
+    check_payload_len(payload.len() as u64)?;
     let mut out = Vec::with_capacity(4 + json.len() + 8 + payload.len());
     out.extend_from_slice(&hlen.to_be_bytes());
     out.extend_from_slice(&json);
@@ -86,6 +89,20 @@ fn check_payload_len(len: u64) -> Result<usize, FrameError> {
     Ok(len as usize)
 }
 
+/// What a reader reserves before bytes arrive: memory grows with what is received,
+/// not with what a length field announces.
+const RESERVE: usize = 64 << 10;
+
+/// Reads exactly `len` bytes.
+fn read_announced<R: Read>(r: &mut R, len: usize) -> Result<Vec<u8>, FrameError> {
+    let mut buf = Vec::with_capacity(len.min(RESERVE));
+    r.take(len as u64).read_to_end(&mut buf)?;
+    if buf.len() < len {
+        return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
+    }
+    Ok(buf)
+}
+
 /// Writes one frame and flushes (blocking).
 pub fn write<H: Serialize, W: Write>(
     w: &mut W,
@@ -105,12 +122,11 @@ pub fn read<H: DeserializeOwned, R: Read>(r: &mut R) -> Result<Frame<H>, FrameEr
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(FrameError::Closed),
         Err(e) => return Err(e.into()),
     }
-    let mut json = vec![0u8; check_header_len(u32::from_be_bytes(len4))?];
-    r.read_exact(&mut json)?;
+    let hlen = check_header_len(u32::from_be_bytes(len4))?;
+    let json = read_announced(r, hlen)?;
     let mut len8 = [0u8; 8];
     r.read_exact(&mut len8)?;
-    let mut payload = vec![0u8; check_payload_len(u64::from_be_bytes(len8))?];
-    r.read_exact(&mut payload)?;
+    let payload = read_announced(r, check_payload_len(u64::from_be_bytes(len8))?)?;
     Ok(Frame {
         header: serde_json::from_slice(&json)?,
         payload,
@@ -134,6 +150,19 @@ pub mod asynchronous {
         Ok(())
     }
 
+    /// Reads exactly `len` bytes, memory growing with what arrives.
+    async fn read_announced<R: AsyncRead + Unpin>(
+        r: &mut R,
+        len: usize,
+    ) -> Result<Vec<u8>, FrameError> {
+        let mut buf = Vec::with_capacity(len.min(RESERVE));
+        r.take(len as u64).read_to_end(&mut buf).await?;
+        if buf.len() < len {
+            return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
+        }
+        Ok(buf)
+    }
+
     /// Reads one frame. Returns [`FrameError::Closed`] on a clean end of stream.
     pub async fn read<H: DeserializeOwned, R: AsyncRead + Unpin>(
         r: &mut R,
@@ -146,12 +175,11 @@ pub mod asynchronous {
             }
             Err(e) => return Err(e.into()),
         }
-        let mut json = vec![0u8; check_header_len(u32::from_be_bytes(len4))?];
-        r.read_exact(&mut json).await?;
+        let hlen = check_header_len(u32::from_be_bytes(len4))?;
+        let json = read_announced(r, hlen).await?;
         let mut len8 = [0u8; 8];
         r.read_exact(&mut len8).await?;
-        let mut payload = vec![0u8; check_payload_len(u64::from_be_bytes(len8))?];
-        r.read_exact(&mut payload).await?;
+        let payload = read_announced(r, check_payload_len(u64::from_be_bytes(len8))?).await?;
         Ok(Frame {
             header: serde_json::from_slice(&json)?,
             payload,
@@ -188,6 +216,77 @@ mod tests {
         let r: Result<Frame<Value>, _> = read(&mut bytes.as_slice());
         assert!(matches!(
             r,
+            Err(FrameError::TooLarge { what: "header", .. })
+        ));
+    }
+
+    /// A small deterministic generator (splitmix64) for the property test.
+    fn splitmix(state: &mut u64) -> u64 {
+        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    #[test]
+    fn any_byte_stream_is_read_or_refused_cleanly() {
+        let mut seed = 0xf4a3e_u64;
+        let mut next = move || splitmix(&mut seed);
+        let valid = encode(
+            &json!({"op": "run", "id": 1, "args": {"a": [1, 2]}}),
+            b"payload",
+        )
+        .unwrap();
+        for i in 0..50_000 {
+            let mut bytes = match i % 4 {
+                // Noise.
+                0 => (0..next() % 48).map(|_| next() as u8).collect::<Vec<u8>>(),
+                // A valid frame with a few bytes changed.
+                1 => {
+                    let mut b = valid.clone();
+                    for _ in 0..1 + next() % 3 {
+                        let at = (next() % b.len() as u64) as usize;
+                        b[at] = next() as u8;
+                    }
+                    b
+                }
+                // A valid frame cut short.
+                2 => valid[..(next() % valid.len() as u64) as usize].to_vec(),
+                // Length fields announcing anything, followed by a little data.
+                _ => {
+                    let mut b = (next() as u32 >> (next() % 32)).to_be_bytes().to_vec();
+                    b.extend_from_slice(b"{}");
+                    b.extend_from_slice(&(next() >> (next() % 64)).to_be_bytes());
+                    b.extend_from_slice(b"xyz");
+                    b
+                }
+            };
+            if i % 7 == 0 {
+                bytes.extend_from_slice(&valid);
+            }
+            match read::<Value, _>(&mut bytes.as_slice()) {
+                Ok(frame) => {
+                    // Whatever was accepted encodes back to a frame read the same.
+                    let again = encode(&frame.header, &frame.payload).unwrap();
+                    let back: Frame<Value> = read(&mut again.as_slice()).unwrap();
+                    assert_eq!((back.header, back.payload), (frame.header, frame.payload));
+                }
+                Err(FrameError::TooLarge { len, limit, .. }) => assert!(len > limit),
+                Err(e) => assert!(!e.to_string().is_empty()),
+            }
+        }
+    }
+
+    #[test]
+    fn frames_beyond_the_limits_are_refused_when_encoded() {
+        let big = vec![0u8; MAX_HEADER as usize + 1];
+        let e = encode(
+            &serde_json::Value::String(String::from_utf8(vec![b'x'; big.len()]).unwrap()),
+            &[],
+        );
+        assert!(matches!(
+            e,
             Err(FrameError::TooLarge { what: "header", .. })
         ));
     }

@@ -830,26 +830,10 @@ async fn module(
     };
     let hint = |capability: &str| policy::how_to_grant(&run.policy, &subject, capability);
     let logged_grant = run.audit_log.as_ref().map(|_| grant.clone());
-    match normal::run(&component, &args, grant, &hint, flags, send).await {
+    let r = match normal::run(&component, &args, grant, &hint, flags, send).await {
         Ok(r) => {
             if normal::retires_session(&r) {
                 *guard = None;
-            }
-            if let Some(grant) = &logged_grant {
-                audit(
-                    run,
-                    &policy::audit_log::Entry {
-                        host,
-                        task: t.name.as_deref().unwrap_or(&t.action),
-                        module: &component.name,
-                        sha256: &component.sha256,
-                        manifest: Some(&component.manifest),
-                        args: &args,
-                        no_log,
-                        grant: Some(grant),
-                        result: &r,
-                    },
-                );
             }
             r
         }
@@ -861,7 +845,26 @@ async fn module(
                 component.name
             ))
         }
+    };
+    // Every run is logged, also one that ended its session (the shim killed, or it
+    // stopped a module stuck past its limit).
+    if let Some(grant) = &logged_grant {
+        audit(
+            run,
+            &policy::audit_log::Entry {
+                host,
+                task: t.name.as_deref().unwrap_or(&t.action),
+                module: &component.name,
+                sha256: &component.sha256,
+                manifest: Some(&component.manifest),
+                args: &args,
+                no_log,
+                grant: Some(grant),
+                result: &r,
+            },
+        );
     }
+    r
 }
 
 /// The legacy module an action runs, and whether it runs through the shell: `shell`

@@ -230,13 +230,22 @@ pub fn limits_from_env() -> Result<Limits, PolicyError> {
         ("SANDBALL_OUTPUT_BYTES", &mut limits.output_bytes),
     ] {
         if let Ok(text) = std::env::var(var) {
-            *slot = text
-                .trim()
-                .parse()
-                .map_err(|_| PolicyError::Limit(format!("{var}={text} is not a whole number")))?;
+            *slot = parse_limit(var, &text)?;
         }
     }
     Ok(limits)
+}
+
+/// A limit given as text (`var` names where it came from): a whole number from 0 to
+/// 2^64-1, surrounding blanks allowed. Every such number is a valid limit: the shim's
+/// arithmetic on limits saturates.
+pub fn parse_limit(var: &str, text: &str) -> Result<u64, PolicyError> {
+    text.trim().parse().map_err(|_| {
+        PolicyError::Limit(format!(
+            "{var}={text:?} is not a whole number from 0 to {}",
+            u64::MAX
+        ))
+    })
 }
 
 /// The capability a shim denial names: `exec PROGRAM [ARGS…]`, `env NAME`,
@@ -544,5 +553,70 @@ mod tests {
         );
         let hint = how_to_grant(&p, &s, "exec /bin/sh");
         assert!(hint.contains("sandball.toml:3"), "{hint}");
+    }
+
+    #[test]
+    fn limits_parse_every_whole_number_and_refuse_the_rest() {
+        // A small deterministic generator (splitmix64): numbers near the edges and
+        // strings of digits, signs, blanks and junk.
+        let mut state = 0x1d_u64;
+        let mut next = move || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        for _ in 0..20_000 {
+            let n = match next() % 4 {
+                0 => u64::MAX - next() % 4,
+                1 => next() % 1000,
+                2 => 1u64 << (next() % 64),
+                _ => next(),
+            };
+            assert_eq!(
+                parse_limit("SANDBALL_OUTPUT_BYTES", &format!(" {n}\n")).unwrap(),
+                n
+            );
+            let alphabet = b"0123456789 -+_.xe\t\xc3\xa9";
+            let len = (next() % 24) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect();
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let trimmed = text.trim();
+            let is_number = !trimmed.is_empty()
+                && trimmed
+                    .trim_start_matches('+')
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+                && trimmed.matches('+').count() <= 1
+                && trimmed.len() > usize::from(trimmed.starts_with('+'))
+                && trimmed
+                    .trim_start_matches('+')
+                    .parse::<u128>()
+                    .is_ok_and(|v| v <= u128::from(u64::MAX));
+            match parse_limit("SANDBALL_WALL_TIME_MS", &text) {
+                Ok(v) => {
+                    assert!(is_number, "{text:?} was taken as {v}");
+                    assert_eq!(
+                        u128::from(v),
+                        trimmed.trim_start_matches('+').parse::<u128>().unwrap()
+                    );
+                }
+                Err(e) => {
+                    assert!(!is_number, "{text:?} was refused");
+                    let msg = e.to_string();
+                    assert!(
+                        msg.contains("SANDBALL_WALL_TIME_MS=")
+                            && msg.contains("not a whole number"),
+                        "{msg}"
+                    );
+                }
+            }
+        }
+        // One past the top is refused, not wrapped.
+        assert!(parse_limit("X", "18446744073709551616").is_err());
+        assert!(parse_limit("X", "-1").is_err());
     }
 }

@@ -2,7 +2,8 @@
 //! `guest-sdk/wit/sandball.wit`): what a module may ask of the node beyond WASI.
 //! Every call is checked against the run's grant; a refusal is returned to the
 //! module as an error with `denied` set, whose message names the capability and how
-//! to grant it, and is recorded as a [`Denial`] for the run's result.
+//! to grant it, and is recorded as a denial for the run's result (a bounded record,
+//! [`Denials`]).
 //!
 //! - [`exec`]: which programs a grant allows, found the way a shell finds them;
 //! - [`process`]: `process.run`, bounded by the run's deadline and output limit;
@@ -16,10 +17,10 @@ pub mod posix;
 pub mod process;
 pub mod users;
 
+use crate::limits::Denials;
 use crate::sandbox::Region;
 use confine::Confinement;
 use sandball_wire::capability::ExecGrant;
-use sandball_wire::protocol::Denial;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -40,7 +41,7 @@ pub struct HostState {
     exec: Vec<ExecGrant>,
     deadline: Instant,
     output_limit: usize,
-    denials: Vec<Denial>,
+    denials: Denials,
 }
 
 impl HostState {
@@ -59,22 +60,19 @@ impl HostState {
             exec,
             deadline,
             output_limit: usize::try_from(output_limit).unwrap_or(usize::MAX),
-            denials: Vec::new(),
+            denials: Denials::default(),
         }
     }
 
     /// Takes the denials recorded so far.
-    pub fn take_denials(&mut self) -> Vec<Denial> {
+    pub fn take_denials(&mut self) -> Denials {
         std::mem::take(&mut self.denials)
     }
 }
 
 /// Records a denial of `capability` and returns the error the module sees.
-fn deny(denials: &mut Vec<Denial>, capability: String, message: String) -> HostError {
-    denials.push(Denial {
-        capability,
-        reason: message.clone(),
-    });
+fn deny(denials: &mut Denials, capability: String, message: String) -> HostError {
+    denials.push(capability, message.clone());
     HostError {
         denied: true,
         errno: 0,

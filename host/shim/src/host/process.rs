@@ -84,7 +84,7 @@ fn capture(
     std::thread::spawn(move || {
         let mut kept = Vec::new();
         let r = (&mut stream)
-            .take(limit as u64 + 1)
+            .take((limit as u64).saturating_add(1))
             .read_to_end(&mut kept)
             .and_then(|_| {
                 let over = kept.len() > limit;
