@@ -14,7 +14,14 @@ use std::sync::OnceLock;
 pub const BUILT_IN_MODULES: &[&str] = &["ping", "file", "stat", "copy", "command", "slurp"];
 
 /// The misbehaving components of `tests/fixtures/`, built by `make test-fixtures`.
-pub const FIXTURES: &[&str] = &["denied_reader", "trapper", "looper", "junk_printer"];
+pub const FIXTURES: &[&str] = &[
+    "denied_reader",
+    "trapper",
+    "looper",
+    "junk_printer",
+    "marker_writer",
+    "denial_flood",
+];
 
 /// The binaries and module directory the tests run.
 #[derive(Debug)]

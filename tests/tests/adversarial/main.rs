@@ -12,6 +12,7 @@
 //! programs, controller-side leaks…); every test prints how many attempts it tried
 //! and how many were contained.
 
+mod cache;
 mod facts;
 mod output;
 mod results;
