@@ -1,5 +1,6 @@
 //! Safe wrappers over the sandball host interface (`guest-sdk/wit/sandball.wit`): running
-//! programs and the POSIX file metadata calls WASI 0.2 lacks. Every call is checked by
+//! programs, the POSIX file metadata calls WASI 0.2 lacks, and what the node says about
+//! itself (uname, ids, time zone, addresses, mount and route tables). Every call is checked by
 //! the shim against the module's grant; a refused call returns a [`HostError`] whose
 //! `denied` flag is set.
 //!
@@ -114,6 +115,106 @@ pub struct FileStat {
     pub ctime: f64,
 }
 
+/// The kernel's identity and the host name, as uname(2) gives them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Uname {
+    /// `Linux`.
+    pub sysname: String,
+    /// The host name.
+    pub nodename: String,
+    /// Kernel release (`6.1.0-13-amd64`).
+    pub release: String,
+    /// Kernel version (`#1 SMP PREEMPT_DYNAMIC …`).
+    pub version: String,
+    /// Hardware name (`x86_64`, `aarch64`).
+    pub machine: String,
+    /// NIS domain name (`(none)` when unset).
+    pub domainname: String,
+}
+
+/// Real and effective user and group ids of the process running the module.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Identity {
+    /// Real user id.
+    pub uid: u32,
+    /// Real group id.
+    pub gid: u32,
+    /// Effective user id.
+    pub euid: u32,
+    /// Effective group id.
+    pub egid: u32,
+}
+
+/// One password database entry.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Passwd {
+    /// Login name.
+    pub name: String,
+    /// User id.
+    pub uid: u32,
+    /// Primary group id.
+    pub gid: u32,
+    /// The GECOS (comment) field.
+    pub gecos: String,
+    /// Home directory.
+    pub dir: String,
+    /// Login shell.
+    pub shell: String,
+}
+
+/// The local time zone at one instant.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Zone {
+    /// Seconds east of UTC.
+    pub offset: i32,
+    /// Abbreviation in effect (`UTC`, `CEST`).
+    pub name: String,
+    /// Whether daylight saving time is in effect.
+    pub dst: bool,
+    /// The zone's standard abbreviation.
+    pub standard_name: String,
+    /// The zone's daylight-saving abbreviation.
+    pub daylight_name: String,
+}
+
+/// statvfs(3) of a file system.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FsUsage {
+    /// File system block size.
+    pub block_size: u64,
+    /// Fragment size (the unit of the block counts).
+    pub fragment_size: u64,
+    /// Size in fragments.
+    pub blocks: u64,
+    /// Free fragments.
+    pub blocks_free: u64,
+    /// Fragments free for unprivileged users.
+    pub blocks_available: u64,
+    /// Inodes.
+    pub files: u64,
+    /// Free inodes.
+    pub files_free: u64,
+    /// Inodes free for unprivileged users.
+    pub files_available: u64,
+}
+
+/// One IPv4 or IPv6 address of a network interface.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IfAddress {
+    /// Interface name (`eth0`, or `eth0:1` for an IPv4 label).
+    pub name: String,
+    /// 4 or 6.
+    pub family: u8,
+    /// The address.
+    pub address: String,
+    /// Its netmask.
+    pub netmask: String,
+    /// Broadcast (or point-to-point peer) address; empty when none.
+    pub broadcast: String,
+    /// The interface's `IFF_*` flags.
+    pub flags: u32,
+}
+
 /// Runs a program to completion. Only programs in the grant may run.
 pub fn run(cmd: Command) -> Result<Output, HostError> {
     backend::run(cmd)
@@ -188,6 +289,54 @@ pub fn group_name(gid: u32) -> Option<String> {
 /// The umask of the process that runs the module (the shim on a node).
 pub fn umask() -> u32 {
     backend::umask()
+}
+
+/// uname(2) of the node.
+pub fn uname() -> Uname {
+    backend::uname()
+}
+
+/// The ids the module runs with (the shim's on a node).
+pub fn identity() -> Identity {
+    backend::identity()
+}
+
+/// The password database entry of a user id.
+pub fn user_entry(uid: u32) -> Option<Passwd> {
+    backend::user_entry(uid)
+}
+
+/// The node's local time zone at `seconds` since the epoch.
+pub fn local_zone(seconds: i64) -> Zone {
+    backend::local_zone(seconds)
+}
+
+/// The usage of the file system mounted at `mount_point` (a mount point of the mount
+/// table; other paths are refused).
+pub fn fs_usage(mount_point: &str) -> Result<FsUsage, HostError> {
+    backend::fs_usage(mount_point)
+}
+
+/// The IPv4 and IPv6 addresses of the node's interfaces.
+pub fn addresses() -> Result<Vec<IfAddress>, HostError> {
+    backend::addresses()
+}
+
+/// The text of one of the node's kernel tables as the running process sees it:
+/// `mounts`, `mountinfo`, `net/route`, `net/ipv6_route` or `net/if_inet6`.
+pub fn table(name: &str) -> Result<String, HostError> {
+    backend::table(name)
+}
+
+/// Whether one of the well-known marker paths exists (`/.dockerenv`, `/dev/kvm`,
+/// package managers' programs…: the shim's fixed list); other paths are an error.
+pub fn present(path: &str) -> Result<bool, HostError> {
+    backend::present(path)
+}
+
+/// The node's fully qualified domain name (a name lookup: needs the `dns` capability).
+pub fn fqdn() -> Result<String, HostError> {
+    backend::fqdn()
 }
 
 #[cfg(test)]

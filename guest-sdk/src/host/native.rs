@@ -2,7 +2,11 @@
 //! tests of the SDK and of modules, and running a module outside the shim to debug it.
 //! Nothing is confined here; confinement is the shim's job on a node.
 
-use super::{Command, FileKind, FileStat, HostError, Output};
+use super::{
+    Command, FileKind, FileStat, FsUsage, HostError, IfAddress, Identity, Output, Passwd, Uname,
+    Zone,
+};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::ffi::{CStr, CString};
 use std::fs;
 use std::io::{self, Write};
@@ -279,6 +283,215 @@ pub(super) fn umask() -> u32 {
         libc::umask(mask);
         mask as u32
     }
+}
+
+fn field(chars: &[libc::c_char]) -> String {
+    let bytes: Vec<u8> = chars
+        .iter()
+        .take_while(|c| **c != 0)
+        .map(|c| *c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+fn c_text(p: *const libc::c_char) -> String {
+    if p.is_null() {
+        String::new()
+    } else {
+        text(p)
+    }
+}
+
+pub(super) fn uname() -> Uname {
+    // SAFETY: an all-zero utsname is valid and uname(2) fills it.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is valid and writable.
+    unsafe { libc::uname(&mut u) };
+    Uname {
+        sysname: field(&u.sysname),
+        nodename: field(&u.nodename),
+        release: field(&u.release),
+        version: field(&u.version),
+        machine: field(&u.machine),
+        domainname: field(&u.domainname),
+    }
+}
+
+pub(super) fn identity() -> Identity {
+    // SAFETY: these calls cannot fail and have no preconditions.
+    unsafe {
+        Identity {
+            uid: libc::getuid(),
+            gid: libc::getgid(),
+            euid: libc::geteuid(),
+            egid: libc::getegid(),
+        }
+    }
+}
+
+pub(super) fn user_entry(uid: u32) -> Option<Passwd> {
+    lookup(
+        // SAFETY: as in `user_id`.
+        |pw: &mut libc::passwd, buf, found| unsafe {
+            libc::getpwuid_r(uid, pw, buf.as_mut_ptr(), buf.len(), found)
+        },
+        |pw| Passwd {
+            name: c_text(pw.pw_name),
+            uid: pw.pw_uid,
+            gid: pw.pw_gid,
+            gecos: c_text(pw.pw_gecos),
+            dir: c_text(pw.pw_dir),
+            shell: c_text(pw.pw_shell),
+        },
+    )
+}
+
+// The C library's time zone state (POSIX; not bound by the libc crate).
+unsafe extern "C" {
+    fn tzset();
+    static tzname: [*const libc::c_char; 2];
+}
+
+pub(super) fn local_zone(seconds: i64) -> Zone {
+    let t = seconds as libc::time_t;
+    // SAFETY: an all-zero tm is valid; localtime_r fills it.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: tzset has no preconditions; localtime_r gets valid pointers; tzname is
+    // read after tzset set it.
+    let names = unsafe {
+        tzset();
+        libc::localtime_r(&t, &mut tm);
+        std::ptr::addr_of!(tzname).read()
+    };
+    Zone {
+        offset: i32::try_from(tm.tm_gmtoff).unwrap_or(0),
+        name: c_text(tm.tm_zone),
+        dst: tm.tm_isdst > 0,
+        standard_name: c_text(names[0]),
+        daylight_name: c_text(names[1]),
+    }
+}
+
+pub(super) fn fs_usage(mount_point: &str) -> Result<FsUsage, HostError> {
+    let c = c_string("cannot statvfs", mount_point)?;
+    // SAFETY: an all-zero statvfs is valid; the call fills it.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: valid NUL-terminated path and a writable struct.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(io_error(
+            "cannot statvfs",
+            mount_point,
+            io::Error::last_os_error(),
+        ));
+    }
+    Ok(FsUsage {
+        block_size: st.f_bsize,
+        fragment_size: st.f_frsize,
+        blocks: st.f_blocks,
+        blocks_free: st.f_bfree,
+        blocks_available: st.f_bavail,
+        files: st.f_files,
+        files_free: st.f_ffree,
+        files_available: st.f_favail,
+    })
+}
+
+/// The address a `sockaddr` holds, if it is IPv4 or IPv6.
+///
+/// # Safety
+/// `sa` must be null or point to a valid `sockaddr` of the size its family implies.
+unsafe fn sock_address(sa: *const libc::sockaddr) -> Option<IpAddr> {
+    if sa.is_null() {
+        return None;
+    }
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        match i32::from((*sa).sa_family) {
+            libc::AF_INET => {
+                let sin = &*(sa as *const libc::sockaddr_in);
+                Some(IpAddr::V4(Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr))))
+            }
+            libc::AF_INET6 => {
+                let sin6 = &*(sa as *const libc::sockaddr_in6);
+                Some(IpAddr::V6(Ipv6Addr::from(sin6.sin6_addr.s6_addr)))
+            }
+            _ => None,
+        }
+    }
+}
+
+pub(super) fn addresses() -> Result<Vec<IfAddress>, HostError> {
+    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: out-pointer; the list is freed below.
+    if unsafe { libc::getifaddrs(&mut list) } != 0 {
+        return Err(io_error("cannot list", "addresses", io::Error::last_os_error()));
+    }
+    let mut out = Vec::new();
+    let mut cur = list;
+    while !cur.is_null() {
+        // SAFETY: an entry of the live list; its pointers are null or valid.
+        let e = unsafe { &*cur };
+        cur = e.ifa_next;
+        // SAFETY: as above.
+        let (addr, mask, bcast) = unsafe {
+            (
+                sock_address(e.ifa_addr),
+                sock_address(e.ifa_netmask),
+                sock_address(e.ifa_ifu),
+            )
+        };
+        let Some(addr) = addr else { continue };
+        out.push(IfAddress {
+            name: c_text(e.ifa_name),
+            family: if addr.is_ipv4() { 4 } else { 6 },
+            address: addr.to_string(),
+            netmask: mask.map(|m| m.to_string()).unwrap_or_default(),
+            broadcast: bcast.map(|b| b.to_string()).unwrap_or_default(),
+            flags: e.ifa_flags,
+        });
+    }
+    // SAFETY: freed once.
+    unsafe { libc::freeifaddrs(list) };
+    Ok(out)
+}
+
+pub(super) fn table(name: &str) -> Result<String, HostError> {
+    if !["mounts", "mountinfo", "net/route", "net/ipv6_route", "net/if_inet6"].contains(&name) {
+        return Err(HostError {
+            denied: false,
+            errno: libc::EINVAL,
+            message: format!("table {name:?}: not one of the tables served"),
+        });
+    }
+    let path = format!("/proc/self/{name}");
+    fs::read_to_string(&path).map_err(|e| io_error("cannot read", &path, e))
+}
+
+pub(super) fn present(path: &str) -> Result<bool, HostError> {
+    Ok(fs::symlink_metadata(path).is_ok())
+}
+
+pub(super) fn fqdn() -> Result<String, HostError> {
+    let host = uname().nodename;
+    let c = c_string("cannot look up", &host)?;
+    // SAFETY: an all-zero addrinfo is a valid "no hints" value.
+    let mut hints: libc::addrinfo = unsafe { std::mem::zeroed() };
+    hints.ai_flags = libc::AI_CANONNAME;
+    hints.ai_socktype = libc::SOCK_STREAM;
+    let mut res: *mut libc::addrinfo = std::ptr::null_mut();
+    // SAFETY: valid arguments; the list is freed below.
+    if unsafe { libc::getaddrinfo(c.as_ptr(), std::ptr::null(), &hints, &mut res) } != 0
+        || res.is_null()
+    {
+        return Ok(host);
+    }
+    // SAFETY: the first entry of the live list; the name is copied before freeing.
+    let canonical = unsafe {
+        let name = c_text((*res).ai_canonname);
+        libc::freeaddrinfo(res);
+        name
+    };
+    Ok(if canonical.is_empty() { host } else { canonical })
 }
 
 #[cfg(test)]

@@ -2,14 +2,17 @@
 //! `module`). Only the functions a module actually calls end up as imports of its
 //! component.
 
-use super::{Command, FileKind, FileStat, HostError, Output};
+use super::{
+    Command, FileKind, FileStat, FsUsage, HostError, IfAddress, Identity, Output, Passwd, Uname,
+    Zone,
+};
 
 wit_bindgen::generate!({
     world: "module",
     path: "wit",
 });
 
-use sandball::host::{posix, process, types};
+use sandball::host::{posix, process, system, types};
 
 impl From<types::Error> for HostError {
     fn from(e: types::Error) -> Self {
@@ -117,4 +120,88 @@ pub(super) fn group_name(gid: u32) -> Option<String> {
 
 pub(super) fn umask() -> u32 {
     posix::umask()
+}
+
+pub(super) fn uname() -> Uname {
+    let u = system::uname();
+    Uname {
+        sysname: u.sysname,
+        nodename: u.nodename,
+        release: u.release,
+        version: u.version,
+        machine: u.machine,
+        domainname: u.domainname,
+    }
+}
+
+pub(super) fn identity() -> Identity {
+    let i = system::identity();
+    Identity {
+        uid: i.uid,
+        gid: i.gid,
+        euid: i.euid,
+        egid: i.egid,
+    }
+}
+
+pub(super) fn user_entry(uid: u32) -> Option<Passwd> {
+    system::user_entry(uid).map(|p| Passwd {
+        name: p.name,
+        uid: p.uid,
+        gid: p.gid,
+        gecos: p.gecos,
+        dir: p.dir,
+        shell: p.shell,
+    })
+}
+
+pub(super) fn local_zone(seconds: i64) -> Zone {
+    let z = system::local_zone(seconds);
+    Zone {
+        offset: z.offset,
+        name: z.name,
+        dst: z.dst,
+        standard_name: z.standard_name,
+        daylight_name: z.daylight_name,
+    }
+}
+
+pub(super) fn fs_usage(mount_point: &str) -> Result<FsUsage, HostError> {
+    let u = system::fs_usage(mount_point)?;
+    Ok(FsUsage {
+        block_size: u.block_size,
+        fragment_size: u.fragment_size,
+        blocks: u.blocks,
+        blocks_free: u.blocks_free,
+        blocks_available: u.blocks_available,
+        files: u.files,
+        files_free: u.files_free,
+        files_available: u.files_available,
+    })
+}
+
+pub(super) fn addresses() -> Result<Vec<IfAddress>, HostError> {
+    Ok(system::addresses()?
+        .into_iter()
+        .map(|a| IfAddress {
+            name: a.name,
+            family: a.family,
+            address: a.address,
+            netmask: a.netmask,
+            broadcast: a.broadcast,
+            flags: a.if_flags,
+        })
+        .collect())
+}
+
+pub(super) fn table(name: &str) -> Result<String, HostError> {
+    Ok(system::table(name)?)
+}
+
+pub(super) fn fqdn() -> Result<String, HostError> {
+    Ok(system::fqdn()?)
+}
+
+pub(super) fn present(path: &str) -> Result<bool, HostError> {
+    Ok(system::present(path)?)
 }

@@ -319,13 +319,17 @@ impl Runtime {
                 wasi,
                 table: ResourceTable::new(),
                 memory: MemoryLimiter::new(limits.memory_bytes),
-                host: HostState::new(
-                    regions,
-                    grant.exec.clone(),
-                    self.home.clone(),
-                    deadline,
-                    limits.output_bytes,
-                ),
+                host: {
+                    let mut host = HostState::new(
+                        regions,
+                        grant.exec.clone(),
+                        self.home.clone(),
+                        deadline,
+                        limits.output_bytes,
+                    );
+                    host.allow_dns(grant.dns);
+                    host
+                },
             },
         );
         store.limiter(|s| &mut s.memory);

@@ -24,6 +24,10 @@ pub enum Reach {
     Dns,
     /// Running programs through the sandball host interface.
     Exec,
+    /// Read-only information about the node (`sandball:host/system`): uname, ids,
+    /// time zone, addresses, mount and route tables; always given (its name lookup
+    /// needs `dns`).
+    System,
     /// Something the shim does not provide: the component cannot be instantiated.
     Unknown,
 }
@@ -59,6 +63,7 @@ pub fn reach(name: &str) -> Reach {
         "wasi:sockets/ip-name-lookup" => Reach::Dns,
         "sandball:host/process" => Reach::Exec,
         "sandball:host/types" => Reach::Always,
+        "sandball:host/system" => Reach::System,
         i if i.starts_with("wasi:sockets/") => Reach::Net,
         i if ["wasi:cli/", "wasi:io/", "wasi:clocks/", "wasi:random/"]
             .iter()
@@ -110,7 +115,7 @@ pub fn findings(manifest: &Manifest, imports: &[Import]) -> Vec<Finding> {
     let mut out = Vec::new();
     for import in imports {
         let covered = match import.reach {
-            Reach::Always | Reach::Environment => true,
+            Reach::Always | Reach::Environment | Reach::System => true,
             Reach::Unknown => {
                 out.push(Finding {
                     level: "error",
@@ -157,7 +162,7 @@ fn kind_word(reach: Reach) -> &'static str {
         Reach::Dns => "dns",
         Reach::Exec => "exec",
         Reach::Environment => "env",
-        Reach::Always | Reach::Unknown => "",
+        Reach::Always | Reach::System | Reach::Unknown => "",
     }
 }
 
@@ -170,6 +175,9 @@ pub fn describe(reach: Reach) -> &'static str {
         Reach::Net => "network: only granted TCP peers",
         Reach::Dns => "host name lookups",
         Reach::Exec => "running programs: only granted ones",
+        Reach::System => {
+            "node information (uname, ids, time zone, addresses, mount and route tables): read-only, always given"
+        }
         Reach::Unknown => "not provided by the shim",
     }
 }
@@ -195,6 +203,7 @@ mod tests {
         assert_eq!(reach("wasi:sockets/ip-name-lookup@0.2.0"), Reach::Dns);
         assert_eq!(reach("sandball:host/process@0.1.0"), Reach::Exec);
         assert_eq!(reach("sandball:host/posix@0.1.0"), Reach::Fs);
+        assert_eq!(reach("sandball:host/system@0.1.0"), Reach::System);
         assert_eq!(reach("acme:evil/backdoor"), Reach::Unknown);
     }
 

@@ -9,12 +9,14 @@
 //! - [`process`]: `process.run`, bounded by the run's deadline and output limit;
 //! - [`confine`]: resolving `posix` paths inside the granted directories;
 //! - [`posix`]: `posix.*` (stat, chmod, chown, symlink, set-times, users, umask);
+//! - [`system`]: `system.*` (uname, ids, time zone, addresses, mount and route tables);
 //! - [`users`]: the password and group databases.
 
 pub mod confine;
 pub mod exec;
 pub mod posix;
 pub mod process;
+pub mod system;
 pub mod users;
 
 use crate::limits::Denials;
@@ -42,6 +44,7 @@ pub struct HostState {
     deadline: Instant,
     output_limit: usize,
     denials: Denials,
+    dns: bool,
 }
 
 impl HostState {
@@ -61,7 +64,14 @@ impl HostState {
             deadline,
             output_limit: usize::try_from(output_limit).unwrap_or(usize::MAX),
             denials: Denials::default(),
+            dns: false,
         }
+    }
+
+    /// Allows (or not) the name lookups of the host interface (`system.fqdn`), as the
+    /// grant's `dns` does for WASI's.
+    pub fn allow_dns(&mut self, dns: bool) {
+        self.dns = dns;
     }
 
     /// Takes the denials recorded so far.

@@ -94,6 +94,42 @@ pub fn home_of(uid: u32) -> Option<Vec<u8>> {
     .filter(|h| !h.is_empty())
 }
 
+/// A password database entry, as text.
+pub struct Passwd {
+    /// Login name.
+    pub name: String,
+    /// User id.
+    pub uid: u32,
+    /// Primary group id.
+    pub gid: u32,
+    /// The GECOS (comment) field.
+    pub gecos: String,
+    /// Home directory.
+    pub dir: String,
+    /// Login shell.
+    pub shell: String,
+}
+
+/// The password database entry of a user id.
+pub fn passwd_of(uid: u32) -> Option<Passwd> {
+    let text = |p: Vec<u8>| String::from_utf8_lossy(&p).into_owned();
+    passwd_entry(
+        // SAFETY: every pointer is valid for the call; `buf` is as long as stated.
+        |e, buf, r| unsafe { libc::getpwuid_r(uid, e, buf.as_mut_ptr(), buf.len(), r) },
+        // SAFETY: the fields point into the buffer, alive during this closure.
+        |e| unsafe {
+            Passwd {
+                name: text(c_bytes(e.pw_name)),
+                uid: e.pw_uid,
+                gid: e.pw_gid,
+                gecos: text(c_bytes(e.pw_gecos)),
+                dir: text(c_bytes(e.pw_dir)),
+                shell: text(c_bytes(e.pw_shell)),
+            }
+        },
+    )
+}
+
 /// The group id of a group name.
 pub fn group_id(name: &str) -> Option<u32> {
     let name = CString::new(name).ok()?;
