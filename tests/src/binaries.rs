@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The built-in modules the tests use.
-pub const BUILT_IN_MODULES: &[&str] = &["ping", "file", "stat", "copy", "command", "slurp"];
+pub const BUILT_IN_MODULES: &[&str] =
+    &["ping", "file", "stat", "copy", "command", "slurp", "setup"];
 
 /// The misbehaving components of `tests/fixtures/`, built by `make test-fixtures`.
 pub const FIXTURES: &[&str] = &[

@@ -3,13 +3,13 @@
 //! Nothing is confined here; confinement is the shim's job on a node.
 
 use super::{
-    Command, FileKind, FileStat, FsUsage, HostError, IfAddress, Identity, Output, Passwd, Uname,
+    Command, FileKind, FileStat, FsUsage, HostError, Identity, IfAddress, Output, Passwd, Uname,
     Zone,
 };
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::ffi::{CStr, CString};
 use std::fs;
 use std::io::{self, Write};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::process::Stdio;
 
@@ -295,11 +295,7 @@ fn field(chars: &[libc::c_char]) -> String {
 }
 
 fn c_text(p: *const libc::c_char) -> String {
-    if p.is_null() {
-        String::new()
-    } else {
-        text(p)
-    }
+    if p.is_null() { String::new() } else { text(p) }
 }
 
 pub(super) fn uname() -> Uname {
@@ -409,7 +405,9 @@ unsafe fn sock_address(sa: *const libc::sockaddr) -> Option<IpAddr> {
         match i32::from((*sa).sa_family) {
             libc::AF_INET => {
                 let sin = &*(sa as *const libc::sockaddr_in);
-                Some(IpAddr::V4(Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr))))
+                Some(IpAddr::V4(Ipv4Addr::from(u32::from_be(
+                    sin.sin_addr.s_addr,
+                ))))
             }
             libc::AF_INET6 => {
                 let sin6 = &*(sa as *const libc::sockaddr_in6);
@@ -424,7 +422,11 @@ pub(super) fn addresses() -> Result<Vec<IfAddress>, HostError> {
     let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
     // SAFETY: out-pointer; the list is freed below.
     if unsafe { libc::getifaddrs(&mut list) } != 0 {
-        return Err(io_error("cannot list", "addresses", io::Error::last_os_error()));
+        return Err(io_error(
+            "cannot list",
+            "addresses",
+            io::Error::last_os_error(),
+        ));
     }
     let mut out = Vec::new();
     let mut cur = list;
@@ -456,7 +458,15 @@ pub(super) fn addresses() -> Result<Vec<IfAddress>, HostError> {
 }
 
 pub(super) fn table(name: &str) -> Result<String, HostError> {
-    if !["mounts", "mountinfo", "net/route", "net/ipv6_route", "net/if_inet6"].contains(&name) {
+    if ![
+        "mounts",
+        "mountinfo",
+        "net/route",
+        "net/ipv6_route",
+        "net/if_inet6",
+    ]
+    .contains(&name)
+    {
         return Err(HostError {
             denied: false,
             errno: libc::EINVAL,
@@ -491,7 +501,11 @@ pub(super) fn fqdn() -> Result<String, HostError> {
         libc::freeaddrinfo(res);
         name
     };
-    Ok(if canonical.is_empty() { host } else { canonical })
+    Ok(if canonical.is_empty() {
+        host
+    } else {
+        canonical
+    })
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! component.
 
 use super::{
-    Command, FileKind, FileStat, FsUsage, HostError, IfAddress, Identity, Output, Passwd, Uname,
+    Command, FileKind, FileStat, FsUsage, HostError, Identity, IfAddress, Output, Passwd, Uname,
     Zone,
 };
 

@@ -128,7 +128,9 @@ mod tests {
     fn civil_times_and_weeks() {
         let c = civil(1_795_474_142);
         assert_eq!(
-            (c.year, c.month, c.day, c.hour, c.minute, c.second, c.weekday),
+            (
+                c.year, c.month, c.day, c.hour, c.minute, c.second, c.weekday
+            ),
             (2026, 11, 23, 22, 49, 2, 1)
         );
         let zone = host::Zone {

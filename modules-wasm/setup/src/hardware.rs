@@ -19,9 +19,11 @@ pub fn collect(facts: &mut Map<String, Value>) {
     dmi(facts);
     mounts(facts);
     devices(facts);
-    if let Some(up) = read("/proc/uptime")
-        .and_then(|t| t.split_whitespace().next().and_then(|s| s.parse::<f64>().ok()))
-    {
+    if let Some(up) = read("/proc/uptime").and_then(|t| {
+        t.split_whitespace()
+            .next()
+            .and_then(|s| s.parse::<f64>().ok())
+    }) {
         facts.insert("uptime_seconds".into(), json!(up as i64));
     }
     facts.insert("lvm".into(), json!("N/A"));
@@ -43,7 +45,10 @@ fn cpu(facts: &mut Map<String, Value>, cpuinfo: &str, arch: &str) {
             None => (line.trim(), ""),
         };
         if key == "flags" {
-            facts.insert("flags".into(), json!(val.split_whitespace().collect::<Vec<_>>()));
+            facts.insert(
+                "flags".into(),
+                json!(val.split_whitespace().collect::<Vec<_>>()),
+            );
         }
         match key {
             "model name" | "Processor" | "vendor_id" | "cpu" | "Vendor" | "processor" => {
@@ -123,7 +128,11 @@ fn memory(facts: &mut Map<String, Value>, meminfo: &str) {
         let Some((key, rest)) = line.split_once(':') else {
             continue;
         };
-        let Some(kb) = rest.split_whitespace().next().and_then(|v| v.parse::<i64>().ok()) else {
+        let Some(kb) = rest
+            .split_whitespace()
+            .next()
+            .and_then(|v| v.parse::<i64>().ok())
+        else {
             continue;
         };
         let mb = kb.div_euclid(1024);
@@ -183,13 +192,43 @@ fn memory(facts: &mut Map<String, Value>, meminfo: &str) {
 /// (ansible-core would then run `dmidecode`, which the module does not).
 fn dmi(facts: &mut Map<String, Value>) {
     const FORM_FACTOR: &[&str] = &[
-        "Unknown", "Other", "Unknown", "Desktop", "Low Profile Desktop", "Pizza Box",
-        "Mini Tower", "Tower", "Portable", "Laptop", "Notebook", "Hand Held",
-        "Docking Station", "All In One", "Sub Notebook", "Space-saving", "Lunch Box",
-        "Main Server Chassis", "Expansion Chassis", "Sub Chassis", "Bus Expansion Chassis",
-        "Peripheral Chassis", "RAID Chassis", "Rack Mount Chassis", "Sealed-case PC",
-        "Multi-system", "CompactPCI", "AdvancedTCA", "Blade", "Blade Enclosure", "Tablet",
-        "Convertible", "Detachable", "IoT Gateway", "Embedded PC", "Mini PC", "Stick PC",
+        "Unknown",
+        "Other",
+        "Unknown",
+        "Desktop",
+        "Low Profile Desktop",
+        "Pizza Box",
+        "Mini Tower",
+        "Tower",
+        "Portable",
+        "Laptop",
+        "Notebook",
+        "Hand Held",
+        "Docking Station",
+        "All In One",
+        "Sub Notebook",
+        "Space-saving",
+        "Lunch Box",
+        "Main Server Chassis",
+        "Expansion Chassis",
+        "Sub Chassis",
+        "Bus Expansion Chassis",
+        "Peripheral Chassis",
+        "RAID Chassis",
+        "Rack Mount Chassis",
+        "Sealed-case PC",
+        "Multi-system",
+        "CompactPCI",
+        "AdvancedTCA",
+        "Blade",
+        "Blade Enclosure",
+        "Tablet",
+        "Convertible",
+        "Detachable",
+        "IoT Gateway",
+        "Embedded PC",
+        "Mini PC",
+        "Stick PC",
     ];
     const FILES: &[(&str, &str)] = &[
         ("bios_date", "bios_date"),
@@ -220,10 +259,12 @@ fn dmi(facts: &mut Map<String, Value>) {
             None
         };
         let value = match (value, *key) {
-            (Some(v), "form_factor") => match v.parse::<usize>().ok().and_then(|i| FORM_FACTOR.get(i)) {
-                Some(f) => f.to_string(),
-                None => format!("unknown ({v})"),
-            },
+            (Some(v), "form_factor") => {
+                match v.parse::<usize>().ok().and_then(|i| FORM_FACTOR.get(i)) {
+                    Some(f) => f.to_string(),
+                    None => format!("unknown ({v})"),
+                }
+            }
             (Some(v), _) => v,
             (None, _) => "NA".to_string(),
         };
@@ -297,8 +338,13 @@ fn unescape_octal(field: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
-            let v = b[i + 1..i + 4].iter().fold(0u32, |a, c| a * 8 + u32::from(c - b'0'));
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = b[i + 1..i + 4]
+                .iter()
+                .fold(0u32, |a, c| a * 8 + u32::from(c - b'0'));
             out.push(u8::try_from(v).unwrap_or(b'?'));
             i += 4;
         } else {
@@ -403,9 +449,7 @@ fn devices(facts: &mut Map<String, Value>) {
         if let Some(d) = get("queue/discard_granularity") {
             dev.insert("support_discard".into(), json!(d));
         }
-        if let Some(v) = get("device/vendor") {
-            dev.insert("vendor".into(), json!(v));
-        }
+        dev.insert("vendor".into(), json!(get("device/vendor")));
         out.insert(name, Value::Object(dev));
     }
     facts.insert("devices".into(), Value::Object(out));
@@ -439,7 +483,14 @@ mod tests {
         cpu(&mut f, info, "x86_64");
         assert_eq!(
             f["processor"],
-            json!(["0", "AuthenticAMD", "AMD EPYC", "1", "AuthenticAMD", "AMD EPYC"])
+            json!([
+                "0",
+                "AuthenticAMD",
+                "AMD EPYC",
+                "1",
+                "AuthenticAMD",
+                "AMD EPYC"
+            ])
         );
         assert_eq!(
             (
@@ -473,7 +524,9 @@ mod tests {
         assert_eq!(human(0.0), "0.00 Bytes");
         assert_eq!(unescape_octal(r"/mnt/a\040b"), "/mnt/a b");
         assert_eq!(
-            bind_mounts("36 35 98:0 /mnt1 /mnt/bind rw - ext3 /dev/root rw\n37 35 98:0 / /data rw - ext3 /dev/sda rw"),
+            bind_mounts(
+                "36 35 98:0 /mnt1 /mnt/bind rw - ext3 /dev/root rw\n37 35 98:0 / /data rw - ext3 /dev/sda rw"
+            ),
             vec!["/mnt/bind"]
         );
     }

@@ -108,7 +108,8 @@ pub fn collect(fact_path: &str, facts: &mut Map<String, Value>, m: &mut Module) 
         let value = match text {
             Ok(t) => parse(&t, &file, m),
             Err(()) => {
-                let msg = format!("error loading fact - output of running \"{file}\" was not utf-8");
+                let msg =
+                    format!("error loading fact - output of running \"{file}\" was not utf-8");
                 m.warn(msg.clone());
                 json!(msg)
             }

@@ -1,9 +1,9 @@
 //! The `setup` module: the facts ansible-core's `setup` gathers on Linux, as
 //! `ansible_facts` with the same names (`ansible_` prefix) and shapes, read from files
 //! under `/proc`, `/sys` and `/etc` and from the sandball host interface (uname, ids,
-//! time zone, addresses, mount and route tables, marker files), without Python and
-//! without running any program: the only programs it runs are executable local facts,
-//! and only those the task grants.
+//! time zone, addresses, mount and route tables, marker files). The only programs it
+//! runs are the node's Python 3 with a fixed script, for the `python` facts ([`python`]),
+//! and executable local facts, only those the task grants.
 //!
 //! `gather_subset` is resolved as ansible-core resolves it ([`subset`]), `filter` globs
 //! the first-level names, `fact_path` holds local facts ([`local`]), `gather_timeout`
@@ -15,6 +15,7 @@ mod datetime;
 mod hardware;
 mod local;
 mod network;
+mod python;
 mod subset;
 mod system;
 mod util;
@@ -32,14 +33,18 @@ fn main() {
 /// The facts of one collector, added to `facts` (names without the `ansible_` prefix).
 fn collect(name: &str, facts: &mut Map<String, Value>, m: &mut Module) {
     match name {
-        "platform" => system::platform(facts),
+        "platform" => {
+            system::platform(facts);
+            python::version(facts);
+        }
         "distribution" => system::distribution(facts),
         "lsb" => system::lsb(facts),
         "selinux" => system::selinux(facts),
         "apparmor" => system::apparmor(facts),
         "chroot" => system::chroot(facts),
         "fips" => system::fips(facts),
-        "caps" | "systemd" | "python" | "facter" | "ohai" => {}
+        "python" => python::collect(facts),
+        "caps" | "systemd" | "facter" | "ohai" => {}
         "iscsi" => network::iscsi(facts),
         "nvme" => network::nvme(facts),
         "pkg_mgr" => system::pkg_mgr(facts),
@@ -136,7 +141,11 @@ mod tests {
         ] {
             assert!(facts.contains_key(key), "{key} missing: {facts:?}");
         }
-        for key in ["ansible_interfaces", "ansible_mounts", "ansible_virtualization_type"] {
+        for key in [
+            "ansible_interfaces",
+            "ansible_mounts",
+            "ansible_virtualization_type",
+        ] {
             assert!(!facts.contains_key(key), "{key} present");
         }
         assert_eq!(facts["gather_subset"], json!(["!all"]));
@@ -157,7 +166,9 @@ mod tests {
         assert!(out.failed);
         let msg = out.result["msg"].as_str().unwrap();
         assert!(
-            msg.starts_with("Bad subset 'nonsense' given to Ansible. gather_subset options allowed: all, "),
+            msg.starts_with(
+                "Bad subset 'nonsense' given to Ansible. gather_subset options allowed: all, "
+            ),
             "{msg}"
         );
     }

@@ -12,7 +12,10 @@ pub fn fibre_channel_wwn(facts: &mut Map<String, Value>) {
     let mut wwns = Vec::new();
     if let Ok(hosts) = std::fs::read_dir("/sys/class/fc_host") {
         for h in hosts.filter_map(|e| e.ok()) {
-            let path = format!("/sys/class/fc_host/{}/port_name", h.file_name().to_string_lossy());
+            let path = format!(
+                "/sys/class/fc_host/{}/port_name",
+                h.file_name().to_string_lossy()
+            );
             if let Some(name) = read(&path) {
                 wwns.push(json!(name.trim_start_matches("0x")));
             }
@@ -25,7 +28,10 @@ pub fn fibre_channel_wwn(facts: &mut Map<String, Value>) {
 pub fn iscsi(facts: &mut Map<String, Value>) {
     let iqn = crate::util::read_raw("/etc/iscsi/initiatorname.iscsi")
         .lines()
-        .find_map(|l| l.strip_prefix("InitiatorName=").map(|v| v.trim().to_string()))
+        .find_map(|l| {
+            l.strip_prefix("InitiatorName=")
+                .map(|v| v.trim().to_string())
+        })
         .unwrap_or_default();
     facts.insert("iscsi_iqn".into(), json!(iqn));
 }
@@ -92,7 +98,9 @@ fn interface(device: &str) -> Map<String, Value> {
     if let Some(speed) = get("speed").and_then(|s| s.parse::<i64>().ok()) {
         i.insert("speed".into(), json!(speed));
     }
-    if let Some(flags) = get("flags").and_then(|f| i64::from_str_radix(f.trim_start_matches("0x"), 16).ok()) {
+    if let Some(flags) =
+        get("flags").and_then(|f| i64::from_str_radix(f.trim_start_matches("0x"), 16).ok())
+    {
         i.insert("promisc".into(), json!(flags & 0x100 != 0));
     }
     i
@@ -174,7 +182,9 @@ pub fn collect(facts: &mut Map<String, Value>) {
         .map(|d| {
             d.filter_map(|e| e.ok())
                 .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| std::fs::metadata(format!("/sys/class/net/{n}")).is_ok_and(|m| m.is_dir()))
+                .filter(|n| {
+                    std::fs::metadata(format!("/sys/class/net/{n}")).is_ok_and(|m| m.is_dir())
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -183,7 +193,11 @@ pub fn collect(facts: &mut Map<String, Value>) {
         devices.iter().map(|d| (d.clone(), interface(d))).collect();
     let mut all_v4 = Vec::new();
     let mut all_v6 = Vec::new();
-    for a in host::addresses().unwrap_or_default().iter().filter(|a| a.family == 4) {
+    for a in host::addresses()
+        .unwrap_or_default()
+        .iter()
+        .filter(|a| a.family == 4)
+    {
         let device = a.name.split(':').next().unwrap_or_default();
         let Some((_, i)) = interfaces.iter_mut().find(|(d, _)| d == device) else {
             continue;
@@ -196,7 +210,11 @@ pub fn collect(facts: &mut Map<String, Value>) {
             .zip(a.netmask.parse::<Ipv4Addr>().ok())
             .map(|(addr, mask)| Ipv4Addr::from(u32::from(addr) & u32::from(mask)).to_string())
             .unwrap_or_default();
-        let broadcast = if a.flags & 0x2 != 0 { a.broadcast.clone() } else { String::new() };
+        let broadcast = if a.flags & 0x2 != 0 {
+            a.broadcast.clone()
+        } else {
+            String::new()
+        };
         let entry = json!({
             "address": a.address,
             "broadcast": broadcast,
@@ -216,7 +234,9 @@ pub fn collect(facts: &mut Map<String, Value>) {
             all_v4.push(json!(a.address));
         }
     }
-    for (name, address, prefix, scope) in ipv6_addresses(&host::table("net/if_inet6").unwrap_or_default()) {
+    for (name, address, prefix, scope) in
+        ipv6_addresses(&host::table("net/if_inet6").unwrap_or_default())
+    {
         let Some((_, i)) = interfaces.iter_mut().find(|(d, _)| *d == name) else {
             continue;
         };
@@ -297,7 +317,12 @@ mod tests {
         assert_eq!(
             ipv6_addresses(inet6),
             vec![
-                ("eth0".into(), "fd00::2".into(), "64".into(), "global".into()),
+                (
+                    "eth0".into(),
+                    "fd00::2".into(),
+                    "64".into(),
+                    "global".into()
+                ),
                 ("lo".into(), "::1".into(), "128".into(), "host".into())
             ]
         );

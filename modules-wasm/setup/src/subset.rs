@@ -63,7 +63,13 @@ const MINIMAL: &[&str] = &[
 const FACT_IDS: &[(&str, &[&str])] = &[
     (
         "hardware",
-        &["devices", "mounts", "processor", "processor_cores", "processor_count"],
+        &[
+            "devices",
+            "mounts",
+            "processor",
+            "processor_cores",
+            "processor_count",
+        ],
     ),
     ("chroot", &["is_chroot"]),
     (
@@ -85,7 +91,10 @@ const FACT_IDS: &[(&str, &[&str])] = &[
             "ssh_host_pub_keys",
         ],
     ),
-    ("caps", &["system_capabilities", "system_capabilities_enforced"]),
+    (
+        "caps",
+        &["system_capabilities", "system_capabilities_enforced"],
+    ),
     ("facter", &["facter"]),
     (
         "network",
@@ -240,7 +249,10 @@ mod tests {
         let net = names(&["!all", "network"]);
         assert!(net.contains(&"network") && !net.contains(&"virtual"));
         assert!(names(&["!all", "!min", "pkg_mgr"]).contains(&"distribution"));
-        assert_eq!(names(&["!all", "!min", "mounts"]), vec!["hardware", "platform"]);
+        assert_eq!(
+            names(&["!all", "!min", "mounts"]),
+            vec!["hardware", "platform"]
+        );
         // Asked for by name, a collector wins over its exclusion.
         assert!(names(&["!virtual", "virtual"]).contains(&"virtual"));
         assert!(!names(&["!facter", "!ohai"]).contains(&"facter"));

@@ -71,7 +71,10 @@ fn os_release() -> BTreeMap<String, String> {
 fn capitalize(s: &str) -> String {
     let mut chars = s.chars();
     match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars.flat_map(char::to_lowercase)).collect(),
+        Some(first) => first
+            .to_uppercase()
+            .chain(chars.flat_map(char::to_lowercase))
+            .collect(),
         None => String::new(),
     }
 }
@@ -82,25 +85,69 @@ fn os_family(distribution: &str) -> String {
         (
             "RedHat",
             &[
-                "RedHat", "RHEL", "Fedora", "CentOS", "Scientific", "SLC", "Ascendos",
-                "CloudLinux", "PSBM", "OracleLinux", "OVS", "OEL", "Amazon", "Amzn",
-                "Virtuozzo", "XenServer", "Alibaba", "EulerOS", "openEuler", "AlmaLinux",
-                "Rocky", "TencentOS", "EuroLinux", "Kylin Linux Advanced Server", "MIRACLE",
+                "RedHat",
+                "RHEL",
+                "Fedora",
+                "CentOS",
+                "Scientific",
+                "SLC",
+                "Ascendos",
+                "CloudLinux",
+                "PSBM",
+                "OracleLinux",
+                "OVS",
+                "OEL",
+                "Amazon",
+                "Amzn",
+                "Virtuozzo",
+                "XenServer",
+                "Alibaba",
+                "EulerOS",
+                "openEuler",
+                "AlmaLinux",
+                "Rocky",
+                "TencentOS",
+                "EuroLinux",
+                "Kylin Linux Advanced Server",
+                "MIRACLE",
             ],
         ),
         (
             "Debian",
             &[
-                "Debian", "Ubuntu", "Raspbian", "Neon", "KDE neon", "Linux Mint", "SteamOS",
-                "Devuan", "Kali", "Cumulus Linux", "Pop!_OS", "Parrot", "Pardus GNU/Linux",
-                "Uos", "Deepin", "OSMC", "Linux Mint Debian Edition",
+                "Debian",
+                "Ubuntu",
+                "Raspbian",
+                "Neon",
+                "KDE neon",
+                "Linux Mint",
+                "SteamOS",
+                "Devuan",
+                "Kali",
+                "Cumulus Linux",
+                "Pop!_OS",
+                "Parrot",
+                "Pardus GNU/Linux",
+                "Uos",
+                "Deepin",
+                "OSMC",
+                "Linux Mint Debian Edition",
             ],
         ),
         (
             "Suse",
             &[
-                "SuSE", "SLES", "SLED", "openSUSE", "openSUSE Tumbleweed", "SLES_SAP",
-                "SUSE_LINUX", "openSUSE Leap", "ALP-Dolomite", "SL-Micro", "openSUSE MicroOS",
+                "SuSE",
+                "SLES",
+                "SLED",
+                "openSUSE",
+                "openSUSE Tumbleweed",
+                "SLES_SAP",
+                "SUSE_LINUX",
+                "openSUSE Leap",
+                "ALP-Dolomite",
+                "SL-Micro",
+                "openSUSE MicroOS",
             ],
         ),
         ("Archlinux", &["Archlinux", "Antergos", "Manjaro"]),
@@ -150,7 +197,11 @@ pub fn distribution(facts: &mut Map<String, Value>) {
     let file = if family == "Debian" {
         Some(("/etc/os-release", "Debian"))
     } else if family == "RedHat" && read("/etc/redhat-release").is_some() {
-        name = if name == "Redhat" { "RedHat".into() } else { name };
+        name = if name == "Redhat" {
+            "RedHat".into()
+        } else {
+            name
+        };
         Some(("/etc/redhat-release", "RedHat"))
     } else {
         None
@@ -454,7 +505,10 @@ pub fn ssh_pub_keys(facts: &mut Map<String, Value>) {
             };
             found = true;
             facts.insert(format!("ssh_host_key_{algo}_public"), json!(key));
-            facts.insert(format!("ssh_host_key_{algo}_public_keytype"), json!(keytype));
+            facts.insert(
+                format!("ssh_host_key_{algo}_public_keytype"),
+                json!(keytype),
+            );
         }
         if found {
             return;
@@ -569,11 +623,7 @@ mod tests {
         assert_eq!(facts["system"], json!("Linux"));
         assert_eq!(facts["machine"], json!(std::env::consts::ARCH));
         assert!(facts["hostname"].as_str().is_some_and(|h| !h.contains('.')));
-        assert_eq!(
-            facts["user_uid"],
-            json!(host::identity().uid),
-            "{facts:?}"
-        );
+        assert_eq!(facts["user_uid"], json!(host::identity().uid), "{facts:?}");
         assert!(facts.contains_key("os_family"));
     }
 }

@@ -173,7 +173,15 @@ fn dmi(f: &mut Found) {
     let vendor = read(&format!("{base}/sys_vendor")).unwrap_or_default();
     let family = read(&format!("{base}/product_family")).unwrap_or_default();
     let bios = read(&format!("{base}/bios_vendor")).unwrap_or_default();
-    if ["KVM", "KVM Server", "Bochs", "AHV", "CloudStack KVM Hypervisor"].contains(&product.as_str()) {
+    if [
+        "KVM",
+        "KVM Server",
+        "Bochs",
+        "AHV",
+        "CloudStack KVM Hypervisor",
+    ]
+    .contains(&product.as_str())
+    {
         f.guest("kvm", None);
     }
     if vendor == "oVirt" {
@@ -201,7 +209,16 @@ fn dmi(f: &mut Found) {
     if ["Amazon EC2", "DigitalOcean", "Hetzner", "Linode"].contains(&bios.as_str()) {
         f.guest("kvm", None);
     }
-    if ["QEMU", "Amazon EC2", "DigitalOcean", "Google", "Scaleway", "Nutanix"].contains(&vendor.as_str()) {
+    if [
+        "QEMU",
+        "Amazon EC2",
+        "DigitalOcean",
+        "Google",
+        "Scaleway",
+        "Nutanix",
+    ]
+    .contains(&vendor.as_str())
+    {
         f.guest("kvm", None);
     }
     for (v, tech) in [

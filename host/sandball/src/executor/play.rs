@@ -13,8 +13,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 /// The task a play runs first when it gathers facts, as Ansible adds it: "Gathering
-/// Facts", tagged `always`, running the gather_facts action (ansible-core's `setup`)
-/// with the play's `gather_subset` and `gather_timeout`. Plays gather unless they say
+/// Facts", tagged `always`, running the gather_facts action (the built-in `setup`
+/// component, or ansible-core's `setup` when asked for) with the play's
+/// `gather_subset` and `gather_timeout`. Plays gather unless they say
 /// `gather_facts: false`, or unless `ANSIBLE_GATHERING=explicit` and they do not say
 /// `gather_facts: true`.
 pub(crate) fn gathering_task(play: &Play) -> Option<Task> {
@@ -179,14 +180,24 @@ pub async fn run(run: &Run, play: &Play) -> Result<(), ExecError> {
     };
     let root = Chain::new(&play.keywords);
     if let Some(gather) = gathering_task(play) {
-        match run.legacy.get(&task::legacy_action(&gather.action).0) {
-            Ok(_) => {
+        // The built-in `setup` component gathers without ansible-core; a host that
+        // asks for the legacy module (`sandball_legacy_modules`) fails its own task
+        // when ansible-core is missing.
+        let found = if run.modules.exists(&gather.action) {
+            Ok(())
+        } else {
+            run.legacy
+                .get(&task::legacy_action(&gather.action).0)
+                .map(|_| ())
+        };
+        match found {
+            Ok(()) => {
                 if !run_task(cx, &gather, &root, false, top).await {
                     return Ok(());
                 }
             }
             Err(e) => run.callback.warning(&format!(
-                "no facts were gathered for play '{name}': gathering runs ansible-core's setup module, and {e} (set `gather_facts: false` to silence this)"
+                "no facts were gathered for play '{name}': there is no `setup` component and ansible-core's setup module: {e} (set `gather_facts: false` to silence this)"
             )),
         }
     }

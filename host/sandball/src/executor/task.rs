@@ -711,7 +711,7 @@ pub(crate) fn environment(
 /// Whether the task's module runs as a legacy module: there is no built-in component
 /// of that name, or the task (or `SANDBALL_LEGACY_MODULES`) asks for the legacy one.
 pub(crate) fn runs_legacy(run: &Run, t: &Task, vars: &Vars) -> bool {
-    let short = crate::assemble::component::short_name(&t.action);
+    let short = crate::assemble::component::component_name(&t.action);
     !run.modules.exists(&t.action)
         || run
             .legacy

@@ -142,7 +142,10 @@ pub fn findings(manifest: &Manifest, imports: &[Import]) -> Vec<Finding> {
     }
     for req in &manifest.capabilities {
         let reach = needs(req);
-        if !imports.iter().any(|i| i.reach == reach) {
+        // `system.fqdn` is a name lookup: `dns` serves the system interface too.
+        let usable =
+            |i: &Import| i.reach == reach || (reach == Reach::Dns && i.reach == Reach::System);
+        if !imports.iter().any(usable) {
             out.push(Finding {
                 level: "warning",
                 message: format!(
@@ -241,6 +244,25 @@ mod tests {
                 "requests exec $argv[0] but imports no interface that could use it (running programs: only granted ones)"
             ]
         );
+    }
+
+    #[test]
+    fn the_system_interface_needs_no_request_and_serves_dns() {
+        let m: Manifest =
+            serde_json::from_value(json!({"name": "m", "capabilities": [{"kind": "dns"}]}))
+                .unwrap();
+        assert_eq!(
+            findings(&m, &[import("sandball:host/system@0.1.0")]),
+            vec![]
+        );
+        let none: Manifest = serde_json::from_value(json!({"name": "m"})).unwrap();
+        assert_eq!(
+            findings(&none, &[import("sandball:host/system@0.1.0")]),
+            vec![]
+        );
+        let f = findings(&m, &[]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].level, "warning");
     }
 
     #[test]

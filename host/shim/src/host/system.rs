@@ -4,13 +4,21 @@
 //! process on the node can learn; `fs-usage` answers for mount points only and `fqdn`
 //! needs the `dns` capability, like any other name lookup.
 
-use super::sandball::host::system::{Host, IfAddress, Ids, PasswdEntry, UnameInfo, Usage, ZoneInfo};
+use super::sandball::host::system::{
+    Host, Ids, IfAddress, PasswdEntry, UnameInfo, Usage, ZoneInfo,
+};
 use super::{HostError, HostState, deny, failure, users};
 use std::ffi::{CStr, CString};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// The tables `table` serves, each under `/proc/self/`.
-const TABLES: [&str; 5] = ["mounts", "mountinfo", "net/route", "net/ipv6_route", "net/if_inet6"];
+const TABLES: [&str; 5] = [
+    "mounts",
+    "mountinfo",
+    "net/route",
+    "net/ipv6_route",
+    "net/if_inet6",
+];
 
 // The C library's time zone state (POSIX; not bound by the libc crate).
 unsafe extern "C" {
@@ -99,7 +107,9 @@ unsafe fn address(sa: *const libc::sockaddr) -> Option<IpAddr> {
         match i32::from((*sa).sa_family) {
             libc::AF_INET => {
                 let sin = &*(sa as *const libc::sockaddr_in);
-                Some(IpAddr::V4(Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr))))
+                Some(IpAddr::V4(Ipv4Addr::from(u32::from_be(
+                    sin.sin_addr.s_addr,
+                ))))
             }
             libc::AF_INET6 => {
                 let sin6 = &*(sa as *const libc::sockaddr_in6);
@@ -126,9 +136,9 @@ pub(crate) fn unescape_octal(field: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        let octal = bytes.get(i + 1..i + 4).filter(|d| {
-            bytes[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c))
-        });
+        let octal = bytes
+            .get(i + 1..i + 4)
+            .filter(|d| bytes[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
         match octal {
             Some(d) => {
                 let value = d.iter().fold(0u32, |acc, c| acc * 8 + u32::from(c - b'0'));
@@ -259,7 +269,7 @@ impl Host for HostState {
     fn fs_usage(&mut self, mount_point: String) -> Result<Usage, HostError> {
         let points = mount_points()
             .map_err(|e| failure(e.raw_os_error().unwrap_or(0), format!("mount table: {e}")))?;
-        if !points.iter().any(|p| *p == mount_point) {
+        if !points.contains(&mount_point) {
             return Err(deny(
                 &mut self.denials,
                 format!("fs-usage {mount_point}"),
@@ -341,7 +351,10 @@ impl Host for HostState {
         }
         let path = format!("/proc/self/{name}");
         std::fs::read_to_string(&path).map_err(|e| {
-            failure(e.raw_os_error().unwrap_or(0), format!("cannot read {path}: {e}"))
+            failure(
+                e.raw_os_error().unwrap_or(0),
+                format!("cannot read {path}: {e}"),
+            )
         })
     }
 
@@ -423,7 +436,11 @@ mod tests {
         let mut s = state(false);
         assert!(s.table("mounts".into()).unwrap().contains(" / "));
         let e = s.table("environ".into()).unwrap_err();
-        assert!(!e.denied && e.message.contains("not one of"), "{}", e.message);
+        assert!(
+            !e.denied && e.message.contains("not one of"),
+            "{}",
+            e.message
+        );
         let e = s.table("../1/environ".into()).unwrap_err();
         assert_eq!(e.errno, libc::EINVAL);
     }

@@ -1,0 +1,80 @@
+//! `python` and `python_version`: the node's Python 3, when it has one. ansible-core
+//! describes the interpreter that ran its `setup`; no interpreter runs this component,
+//! so it describes the one ansible-core would discover on the node (`/usr/bin/python3`,
+//! else `/usr/libexec/platform-python`), by running it once with `-I -S` and a fixed
+//! script (the manifest grants exactly these two command lines). A node without one
+//! gets neither fact.
+
+use sandball_guest_sdk::host;
+use sandball_guest_sdk::prelude::*;
+use std::sync::OnceLock;
+
+/// The interpreters tried, in order.
+const INTERPRETERS: [&str; 2] = ["/usr/bin/python3", "/usr/libexec/platform-python"];
+
+/// What the interpreter prints: ansible-core's `python` fact, as JSON.
+const SCRIPT: &str = "import sys,json\ntry:\n import ssl\n s=hasattr(ssl,'SSLContext')\nexcept ImportError:\n s=False\nv=sys.version_info\nprint(json.dumps(dict(executable=sys.executable,has_sslcontext=s,type=sys.implementation.name,version=dict(major=v.major,minor=v.minor,micro=v.micro,releaselevel=v.releaselevel,serial=v.serial),version_info=list(v))))\n";
+
+/// The `python` fact of the node's interpreter, found once per run.
+fn described() -> Option<&'static Value> {
+    static FACT: OnceLock<Option<Value>> = OnceLock::new();
+    FACT.get_or_init(|| {
+        INTERPRETERS.iter().find_map(|python| {
+            let out = host::run(host::Command {
+                argv: vec![
+                    python.to_string(),
+                    "-I".into(),
+                    "-S".into(),
+                    "-c".into(),
+                    SCRIPT.into(),
+                ],
+                ..host::Command::default()
+            })
+            .ok()
+            .filter(|o| o.rc == 0)?;
+            serde_json::from_slice::<Value>(&out.stdout)
+                .ok()
+                .filter(Value::is_object)
+        })
+    })
+    .as_ref()
+}
+
+/// Adds `python`.
+pub fn collect(facts: &mut Map<String, Value>) {
+    if let Some(fact) = described() {
+        facts.insert("python".into(), fact.clone());
+    }
+}
+
+/// `python_version` (of the platform collector): `3.11.2`.
+pub fn version(facts: &mut Map<String, Value>) {
+    let Some(v) = described().map(|f| &f["version"]) else {
+        return;
+    };
+    let text = format!("{}.{}.{}", v["major"], v["minor"], v["micro"]);
+    facts.insert("python_version".into(), json!(text));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_script_fits_the_manifests_exact_argument_pattern() {
+        // Argument patterns treat `*`, `?` and `[` specially: the script has none.
+        assert!(!SCRIPT.contains(['*', '?', '[']));
+        let manifest: Value = serde_json::from_str(crate::MANIFEST).unwrap();
+        let granted: Vec<&Value> = manifest["capabilities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["kind"] == "exec")
+            .collect();
+        assert_eq!(granted.len(), INTERPRETERS.len());
+        for (grant, python) in granted.iter().zip(INTERPRETERS) {
+            assert_eq!(grant["program"], json!(python));
+            assert_eq!(grant["args"], json!(["-I", "-S", "-c", SCRIPT]));
+        }
+    }
+}
