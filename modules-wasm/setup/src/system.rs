@@ -293,10 +293,6 @@ pub fn apparmor(facts: &mut Map<String, Value>) {
     facts.insert("apparmor".into(), json!({"status": status}));
 }
 
-/// `chroot`: only the `debian_chroot` variable is consulted (comparing `/` with
-/// pid 1's root needs access to both, which the module is not granted).
-pub fn chroot(_facts: &mut Map<String, Value>) {}
-
 /// `fips`: whether the kernel runs in FIPS mode.
 pub fn fips(facts: &mut Map<String, Value>) {
     let on = read("/proc/sys/crypto/fips_enabled").as_deref() == Some("1");
