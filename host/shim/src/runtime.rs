@@ -124,12 +124,14 @@ impl Runtime {
         if self.prepared.contains_key(sha) {
             return Ok(true);
         }
+        // A has-module request does not name the module: messages use its address.
+        let name = format!("module {sha}");
         let cached = {
             let _lock = self.compile_lock(sha);
-            self.cached_component(sha, sha)
+            self.cached_component(sha, &name)
         };
         if let Some(component) = cached
-            && self.link(sha, sha, &component).is_ok()
+            && self.link(sha, &name, &component).is_ok()
         {
             return Ok(true);
         }

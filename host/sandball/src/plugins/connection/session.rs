@@ -389,3 +389,100 @@ fn unexpected(r: &Response) -> SessionError {
         .unwrap_or_else(|| "?".into());
     SessionError::Unexpected(name)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sandball_wire::protocol::RunResult;
+
+    /// Plays a shim that holds the module when asked, finds its stored copy corrupt
+    /// when it runs it (until it is sent again), and records the requests it got.
+    async fn shim<R, W>(mut input: R, mut output: W) -> Vec<String>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        let mut seen = Vec::new();
+        while let Ok(f) = frame::asynchronous::read::<Request, _>(&mut input).await {
+            let resent = seen.iter().any(|s: &String| s.starts_with("put-module"));
+            let (answer, payload) = match f.header {
+                Request::Hello { .. } => {
+                    seen.push("hello".to_string());
+                    let hello = Response::Hello {
+                        version: VERSION.into(),
+                        protocol: PROTOCOL,
+                        engine: "e".into(),
+                        os: "linux".into(),
+                        arch: "x86_64".into(),
+                    };
+                    (hello, vec![])
+                }
+                Request::HasModule { .. } => {
+                    seen.push("has-module".to_string());
+                    (Response::HasModule { present: true }, vec![])
+                }
+                Request::PutModule { sha256 } => {
+                    seen.push(format!(
+                        "put-module {}",
+                        String::from_utf8_lossy(&f.payload)
+                    ));
+                    (Response::Stored { sha256 }, vec![])
+                }
+                Request::Run { id, sha256, .. } if resent => {
+                    seen.push("run".to_string());
+                    let result = RunResult {
+                        id,
+                        outcome: Outcome::Exited { code: 0 },
+                        stderr: String::new(),
+                        denials: vec![],
+                        denials_omitted: 0,
+                        warnings: vec![format!("{sha256} was stored again")],
+                        elapsed_us: 1,
+                    };
+                    (Response::RunResult(result), b"{}".to_vec())
+                }
+                Request::Run { sha256, .. } => {
+                    seen.push("run".to_string());
+                    let error = Response::Error {
+                        message: "the stored module is corrupt".into(),
+                        missing_module: Some(sha256),
+                    };
+                    (error, vec![])
+                }
+                other => panic!("unexpected {other:?}"),
+            };
+            if frame::asynchronous::write(&mut output, &answer, &payload)
+                .await
+                .is_err()
+            {
+                break;
+            }
+        }
+        seen
+    }
+
+    #[tokio::test]
+    async fn a_module_found_corrupt_during_its_run_is_sent_again_and_run() {
+        let (ours, theirs) = tokio::io::duplex(1 << 16);
+        let (our_read, our_write) = tokio::io::split(ours);
+        let (their_read, their_write) = tokio::io::split(theirs);
+        let node = tokio::spawn(shim(their_read, their_write));
+        let mut session =
+            Session::open(Box::new(our_read), Box::new(our_write), Box::new(()), None)
+                .await
+                .unwrap();
+        let sha = "a".repeat(64);
+        let reply = session
+            .run_module(&sha, b"the module", "m", Value::Null, Grant::default())
+            .await
+            .unwrap();
+        assert_eq!(reply.stdout, b"{}");
+        assert_eq!(reply.warnings, vec![format!("{sha} was stored again")]);
+        drop(session);
+        let seen = node.await.unwrap();
+        assert_eq!(
+            seen,
+            ["hello", "has-module", "run", "put-module the module", "run"]
+        );
+    }
+}
