@@ -508,10 +508,24 @@ fn copy_sends_a_controller_file_once_per_host_in_chunks() {
         assert!(copied == data, "the copy on {h} differs");
     }
 
+    // Staged files last as long as their session: nothing of the data stays on the
+    // nodes, and the next run sends it again.
+    let staged_left = |h: &str| {
+        let files = sb.path().join(format!("node-{h}/files"));
+        std::fs::read_dir(&files).map_or(0, |d| d.count())
+    };
+    for h in ["c1", "c2"] {
+        assert_eq!(staged_left(h), 0, "files staged on {h} were left");
+    }
     let second = run(&sb, COPY);
     second.assert_code(0);
-    assert!(!second.stderr.contains("sending a file"), "{second}");
+    assert_eq!(
+        second.stderr.matches("sending a file").count(),
+        2,
+        "{second}"
+    );
     for h in ["c1", "c2"] {
+        assert_eq!(staged_left(h), 0, "files staged on {h} were left");
         assert_eq!(
             second.host(h),
             HostRecap {
@@ -546,8 +560,10 @@ fn a_password_logs_in_when_no_key_is_accepted() {
         std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(m)).unwrap()
     };
     mode(sb.path(), 0o755);
+    // The node's cache belongs to the login user (a cache others can write is refused).
     let node = sb.dir("node-p1");
-    mode(&node, 0o777);
+    std::os::unix::fs::chown(&node, Some(become_uid()), None).unwrap();
+    mode(&node, 0o700);
     let inv = format!(
         "[nodes]\n{}",
         sshd.host_line_with(
