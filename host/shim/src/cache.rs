@@ -1,7 +1,9 @@
 //! The node's cache directory (`~/.sandball` by default, mode 0700):
-//! `modules/<sha256>.wasm` holds the modules the controller sent, and
+//! `modules/<sha256>.wasm` holds the modules the controller sent,
 //! `compiled/<sha256>-<engine>.cwasm` their code compiled by an engine with that
-//! fingerprint. Every file is written to a temporary file first and renamed into
+//! fingerprint (with its sha256 beside it, checked before the code is loaded), and
+//! `files/session-<pid>/` the files the controller staged for one session (removed
+//! when it ends). Every file is written to a temporary file first and renamed into
 //! place, so a reader never sees half a file.
 //!
 //! The cache is trusted only as far as nobody else can change it: it is used only
@@ -25,8 +27,8 @@ pub struct Cache {
     exe: PathBuf,
 }
 
-/// The subdirectories of the cache.
-const SUBDIRS: [&str; 2] = ["modules", "compiled"];
+/// The subdirectories of the cache: stored modules, compiled code, staged files.
+const SUBDIRS: [&str; 3] = ["modules", "compiled", "files"];
 
 /// How strictly [`check_trusted`] judges a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -223,6 +225,12 @@ impl Cache {
             }
             Err(e) => return Compiled::Rejected(e.to_string()),
         };
+        if check_sha(&recorded).is_err() {
+            return Compiled::Rejected(format!(
+                "{}: the sha256 recorded for it is malformed",
+                path.display()
+            ));
+        }
         let actual = sha256_hex(&code);
         if actual != recorded {
             return Compiled::Rejected(format!(

@@ -195,7 +195,7 @@ fn serve_stdio(cache_dir: Option<PathBuf>) -> ExitCode {
     match frames.try_clone() {
         Ok(handle) => runtime.set_watchdog(crate::watchdog::Watchdog::start(
             handle,
-            runtime.cache().staging_dir(),
+            runtime.cache().clone(),
         )),
         Err(e) => eprintln!("sandball-shim: warning: no watchdog for stuck modules: {e}"),
     }

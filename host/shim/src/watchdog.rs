@@ -31,9 +31,9 @@ pub struct Watchdog {
 
 impl Watchdog {
     /// Starts the watchdog thread, which writes its frame to `out` (a handle on the
-    /// session's frame stream) and removes the session's staged files (`staged`)
+    /// session's frame stream) and removes the files the session staged in `cache`
     /// before it ends the process.
-    pub fn start(mut out: std::fs::File, staged: std::path::PathBuf) -> Watchdog {
+    pub fn start(mut out: std::fs::File, cache: crate::cache::Cache) -> Watchdog {
         let dog = Watchdog::default();
         let armed = dog.armed.clone();
         std::thread::spawn(move || {
@@ -47,7 +47,7 @@ impl Watchdog {
                 // The lock is held to the end: the session thread cannot answer the
                 // same run at the same time. Staged files go first: once answered, the
                 // controller may kill the shim.
-                let _ = std::fs::remove_dir_all(&staged);
+                let _ = cache.clear_staged();
                 let result = RunResult {
                     id: a.id,
                     outcome: Outcome::TimedOut {
