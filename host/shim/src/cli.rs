@@ -272,6 +272,12 @@ fn run_once(
             d.capability, d.reason
         );
     }
+    if out.result.denials_omitted > 0 {
+        eprintln!(
+            "sandball-shim: {name}: {} more denials not shown",
+            out.result.denials_omitted
+        );
+    }
     match out.result.outcome {
         Outcome::Exited { code } => {
             if code != 0 {
