@@ -25,13 +25,11 @@ const VOLATILE: &[&str] = &[
 /// Facts sandball's component does not gather, and why (README, Built-in modules):
 /// - system_capabilities(_enforced): ansible-core runs `capsh`; the component runs
 ///   no program;
-/// - is_chroot: needs `stat` of `/` and of pid 1's root, outside the grant;
-/// - locally_reachable_ips: ansible-core runs `ip route show table local`.
+/// - is_chroot: needs `stat` of `/` and of pid 1's root, outside the grant.
 const NOT_GATHERED: &[&str] = &[
     "ansible_system_capabilities",
     "ansible_system_capabilities_enforced",
     "ansible_is_chroot",
-    "ansible_locally_reachable_ips",
 ];
 
 /// Lists whose order is the order of a directory or a Python set: compared sorted.
@@ -139,6 +137,9 @@ fn differs(key: &str, ours: &Value, theirs: &Value) -> Option<String> {
         // those must have ansible-core's values.
         ours.as_object()
             .is_some_and(|o| o.iter().all(|(k, v)| theirs.get(k) == Some(v)))
+    } else if key == "ansible_locally_reachable_ips" {
+        // IPv6 in kernel order vs `ip` order.
+        ours["ipv4"] == theirs["ipv4"] && sorted(&ours["ipv6"]) == sorted(&theirs["ipv6"])
     } else if key == "ansible_mounts" {
         // Free space moves; the mounts, devices, types, options and sizes must not.
         let stable = |v: &Value| {

@@ -323,7 +323,8 @@ pub fn addresses() -> Result<Vec<IfAddress>, HostError> {
 }
 
 /// The text of one of the node's kernel tables as the running process sees it:
-/// `mounts`, `mountinfo`, `net/route`, `net/ipv6_route` or `net/if_inet6`.
+/// `mounts`, `mountinfo`, `net/route`, `net/ipv6_route`, `net/if_inet6` or
+/// `net/fib_trie`.
 pub fn table(name: &str) -> Result<String, HostError> {
     backend::table(name)
 }

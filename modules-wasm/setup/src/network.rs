@@ -1,6 +1,7 @@
 //! `network`: interfaces (`/sys/class/net`), their addresses (IPv4 from the host
 //! interface's getifaddrs, IPv6 from the `net/if_inet6` table), the default IPv4 and
-//! IPv6 routes (`net/route`, `net/ipv6_route`), and `fibre_channel_wwn`.
+//! IPv6 routes (`net/route`, `net/ipv6_route`), the locally reachable addresses
+//! (`net/fib_trie`'s local table, the IPv6 addresses), and `fibre_channel_wwn`.
 
 use crate::util::{basename, read};
 use sandball_guest_sdk::host;
@@ -135,6 +136,40 @@ fn ipv6_addresses(table: &str) -> Vec<(String, String, String, String)> {
             Some((name.to_string(), address, prefix, scope.to_string()))
         })
         .collect()
+}
+
+/// The local IPv4 routes of `net/fib_trie` (its `Local:` table when the kernel shows
+/// the tables apart): `127.0.0.0/8`, `127.0.0.1`… as `ip route show table local`
+/// names them.
+fn local_v4_routes(fib_trie: &str) -> Vec<String> {
+    let section = match fib_trie.split_once("\nLocal:\n") {
+        Some((_, local)) => local,
+        None => fib_trie.strip_prefix("Local:\n").unwrap_or(fib_trie),
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut leaf = "";
+    for line in section.lines() {
+        let t = line.trim();
+        if let Some(addr) = t.strip_prefix("|-- ") {
+            leaf = addr;
+        } else if let Some(rest) = t.strip_prefix('/')
+            && rest.ends_with(" LOCAL")
+        {
+            let plen = rest.split_whitespace().next().unwrap_or("32");
+            let route = if plen == "32" {
+                leaf.to_string()
+            } else {
+                format!("{leaf}/{plen}")
+            };
+            if !out.contains(&route) {
+                out.push(route);
+            }
+        } else if !t.starts_with('+') && !t.is_empty() && !t.starts_with('/') {
+            // Another table's header ends the section.
+            break;
+        }
+    }
+    out
 }
 
 /// The interface and gateway of the default IPv4 route with the lowest metric.
@@ -285,6 +320,19 @@ pub fn collect(facts: &mut Map<String, Value>) {
             }
         }
     }
+    let mut local_v6: Vec<String> = Vec::new();
+    for (_, address, _, _) in ipv6_addresses(&host::table("net/if_inet6").unwrap_or_default()) {
+        if !local_v6.contains(&address) {
+            local_v6.push(address);
+        }
+    }
+    facts.insert(
+        "locally_reachable_ips".into(),
+        json!({
+            "ipv4": local_v4_routes(&host::table("net/fib_trie").unwrap_or_default()),
+            "ipv6": local_v6,
+        }),
+    );
     facts.insert("interfaces".into(), json!(devices));
     for (device, i) in interfaces {
         facts.insert(device.replace(['-', ':'], "_"), Value::Object(i));
@@ -327,6 +375,11 @@ mod tests {
             ]
         );
         assert_eq!(prefix_of("255.255.255.0"), 24);
+        let trie = "Main:\n  +-- 0.0.0.0/0 3 0 5\n     |-- 192.0.2.2\n        /32 host LOCAL\nLocal:\n  +-- 0.0.0.0/0 3 0 5\n     +-- 127.0.0.0/8 2 0 2\n           |-- 127.0.0.0\n              /8 host LOCAL\n           |-- 127.0.0.1\n              /32 host LOCAL\n        |-- 127.255.255.255\n           /32 link BROADCAST\n     |-- 192.0.2.2\n        /32 host LOCAL\n";
+        assert_eq!(
+            local_v4_routes(trie),
+            vec!["127.0.0.0/8", "127.0.0.1", "192.0.2.2"]
+        );
         assert_eq!(interface_type("772"), "loopback");
     }
 }

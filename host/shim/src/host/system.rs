@@ -12,12 +12,13 @@ use std::ffi::{CStr, CString};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// The tables `table` serves, each under `/proc/self/`.
-const TABLES: [&str; 5] = [
+const TABLES: [&str; 6] = [
     "mounts",
     "mountinfo",
     "net/route",
     "net/ipv6_route",
     "net/if_inet6",
+    "net/fib_trie",
 ];
 
 // The C library's time zone state (POSIX; not bound by the libc crate).
