@@ -514,7 +514,7 @@ fn keywords_sandball_does_not_run_yet_are_refused_with_their_line() {
     let work = sb.dir("work");
     let marker = work.join("ran-first");
     for (keyword, yaml, line) in [
-        ("run_once", "    - ping:\n      run_once: true\n", 6),
+        ("async", "    - ping:\n      async: 10\n", 5),
         (
             "delegate_to",
             "    - block:\n        - ping:\n      delegate_to: beta\n",

@@ -270,5 +270,6 @@ pub(crate) fn build_run(
         options,
         policy,
         audit_log: None,
+        host_errors: Default::default(),
     })
 }

@@ -91,8 +91,8 @@ pub(crate) fn support(name: &str) -> Support {
         "connection" | "port" | "remote_user" => Refused(
             "it is not supported by sandball yet (connection settings come from the host's variables: ansible_connection, ansible_port, ansible_user)",
         ),
-        "run_once"
-        | "delegate_to"
+        "run_once" | "force_handlers" => Honoured(&["run_once_and_meta_actions_as_in_ansible"]),
+        "delegate_to"
         | "delegate_facts"
         | "local_action"
         | "module_defaults"
@@ -102,8 +102,7 @@ pub(crate) fn support(name: &str) -> Support {
         | "vars_prompt"
         | "roles"
         | "serial"
-        | "max_fail_percentage"
-        | "force_handlers" => Refused(LATER),
+        | "max_fail_percentage" => Refused(LATER),
         _ => Refused("sandball does not know this keyword"),
     }
 }
@@ -286,7 +285,10 @@ fn check_task(run: &Run, t: &Task, kw: &Chain<'_>) -> Result<(), ExecError> {
     let short = crate::assemble::component::short_name(&t.action);
     if short == "meta" {
         return match super::play::meta_action(t) {
-            Some("refresh_inventory") => Ok(()),
+            Some(
+                "noop" | "flush_handlers" | "refresh_inventory" | "end_play" | "end_batch"
+                | "end_host" | "clear_host_errors" | "clear_facts" | "reset_connection",
+            ) => Ok(()),
             other => Err(unsupported(format!(
                 "`meta: {}`",
                 other.unwrap_or_default()
@@ -404,10 +406,10 @@ mod tests {
         assert!(refused("strategy", "free".into()).contains("only the linear strategy"));
         assert!(refused("debugger", "on_failed".into()).contains("no task debugger"));
         assert!(refused("collections", serde_json::json!(["my.col"])).contains("full names"));
-        let run_once = refused("run_once", Value::Bool(true));
+        let serial = refused("serial", Value::Bool(true));
         assert!(
-            run_once.contains("`run_once`") && run_once.contains("p.yml:3:5"),
-            "{run_once}"
+            serial.contains("`serial`") && serial.contains("p.yml:3:5"),
+            "{serial}"
         );
         for ok in [
             ("strategy", Value::from("linear")),

@@ -114,6 +114,32 @@ pub struct Run {
     pub policy: crate::policy::Policy,
     /// `--audit-log`: where every module run is recorded.
     pub audit_log: Option<crate::policy::audit_log::AuditLog>,
+    /// Hosts that failed (unrescued) or became unreachable in an earlier play: later
+    /// plays leave them out, as Ansible does, until `meta: clear_host_errors`.
+    pub host_errors: std::sync::Mutex<HostErrors>,
+}
+
+/// Hosts a run has given up on.
+#[derive(Debug, Default)]
+pub struct HostErrors {
+    /// Failed and not rescued.
+    pub failed: std::collections::HashSet<String>,
+    /// Unreachable.
+    pub unreachable: std::collections::HashSet<String>,
+}
+
+impl HostErrors {
+    /// The exit code of `ansible-playbook`: 4 when a host was unreachable, 2 when one
+    /// failed (and `meta: clear_host_errors` did not forgive it), 0 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        if !self.unreachable.is_empty() {
+            4
+        } else if !self.failed.is_empty() {
+            2
+        } else {
+            0
+        }
+    }
 }
 
 impl Run {
@@ -145,10 +171,17 @@ impl Run {
             check::play(self, p)?;
         }
         for p in &playbook.plays {
-            play::run(self, p).await?;
+            if play::run(self, p).await? == play::Ended::EveryHostFailed {
+                // As Ansible: when a whole play's hosts failed, the playbook stops.
+                break;
+            }
         }
         self.sessions.shutdown().await;
         self.callback.recap(&self.stats);
-        Ok(self.stats.exit_code())
+        Ok(self
+            .host_errors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .exit_code())
     }
 }

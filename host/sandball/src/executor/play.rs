@@ -65,6 +65,8 @@ struct PlayState {
     /// Hosts that could not be reached (they never come back in this play).
     unreachable: Mutex<HashSet<String>>,
     notified: Mutex<HashMap<String, HashSet<String>>>,
+    /// `meta: end_play` ended the play (its handlers do not run).
+    ended: Mutex<bool>,
 }
 
 /// What every task of a running play shares.
@@ -83,13 +85,6 @@ struct Failure {
     task: Value,
     /// `ansible_failed_result`.
     result: serde_json::Map<String, Value>,
-}
-
-/// Where a task list runs: inside a block that catches failures (with `rescue` or
-/// `always`), a host that fails is not the end of the play yet.
-#[derive(Clone, Copy, Default)]
-struct Section {
-    protected: bool,
 }
 
 /// The play's `hosts:`, templated with the extra vars (the only variables known
@@ -135,8 +130,17 @@ fn order_hosts(hosts: &mut [String], order: Option<&Value>) {
     }
 }
 
+/// How a play ended, for the playbook.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// Its tasks ran (or `meta: end_play` ended it, or it had no hosts).
+    Normally,
+    /// Every one of its hosts failed or became unreachable: Ansible runs no more plays.
+    EveryHostFailed,
+}
+
 /// Runs one play.
-pub async fn run(run: &Run, play: &Play) -> Result<(), ExecError> {
+pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
     let name = play.name.clone().unwrap_or_else(|| play.hosts.clone());
     run.callback.play_start(&name);
     let pattern = hosts_pattern(run, play)?;
@@ -157,9 +161,14 @@ pub async fn run(run: &Run, play: &Play) -> Result<(), ExecError> {
         }
         hosts = limited.hosts;
     }
+    {
+        // Hosts an earlier play gave up on take no part, as in Ansible.
+        let errors = lock(&run.host_errors);
+        hosts.retain(|h| !errors.failed.contains(h) && !errors.unreachable.contains(h));
+    }
     if hosts.is_empty() {
         run.callback.warning("no hosts matched, nothing to do");
-        return Ok(());
+        return Ok(Ended::Normally);
     }
     order_hosts(&mut hosts, play.order.as_ref());
     for h in &hosts {
@@ -170,8 +179,8 @@ pub async fn run(run: &Run, play: &Play) -> Result<(), ExecError> {
         failed: Mutex::new(HashMap::new()),
         unreachable: Mutex::new(HashSet::new()),
         notified: Mutex::new(HashMap::new()),
+        ended: Mutex::new(false),
     };
-    let top = Section::default();
     let cx = PlayRun {
         run,
         play,
@@ -179,6 +188,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<(), ExecError> {
         state: &state,
     };
     let root = Chain::new(&play.keywords);
+    let mut go_on = true;
     if let Some(gather) = gathering_task(play) {
         // The built-in `setup` component gathers without ansible-core; a host that
         // asks for the legacy module (`sandball_legacy_modules`) fails its own task
@@ -191,36 +201,53 @@ pub async fn run(run: &Run, play: &Play) -> Result<(), ExecError> {
                 .map(|_| ())
         };
         match found {
-            Ok(()) => {
-                if !run_task(cx, &gather, &root, false, top).await {
-                    return Ok(());
-                }
-            }
+            Ok(()) => go_on = run_task(cx, &gather, &root, false).await,
             Err(e) => run.callback.warning(&format!(
                 "no facts were gathered for play '{name}': there is no `setup` component and ansible-core's setup module: {e} (set `gather_facts: false` to silence this)"
             )),
         }
     }
+    let force_handlers = play
+        .force_handlers
+        .as_ref()
+        .and_then(|v| crate::plugins::action::truthy(Some(v), false).ok())
+        .unwrap_or(false);
     for section in [&play.pre_tasks, &play.tasks, &play.post_tasks] {
-        if !run_items(cx, section, &root, top).await {
-            return Ok(());
+        if go_on {
+            go_on = run_items(cx, section, &root).await;
         }
-        flush_handlers(cx).await;
+        if *lock(&state.ended) {
+            break;
+        }
+        // Handlers run after each section; with force_handlers, for failed hosts too.
+        if go_on || force_handlers {
+            flush_handlers(cx, force_handlers).await;
+        }
+        if !go_on {
+            break;
+        }
     }
-    Ok(())
+    let failed: Vec<String> = lock(&state.failed).keys().cloned().collect();
+    let unreachable: Vec<String> = lock(&state.unreachable).iter().cloned().collect();
+    let every_host_failed = hosts
+        .iter()
+        .all(|h| failed.contains(h) || unreachable.contains(h));
+    let mut errors = lock(&run.host_errors);
+    errors.failed.extend(failed);
+    errors.unreachable.extend(unreachable);
+    Ok(if every_host_failed {
+        Ended::EveryHostFailed
+    } else {
+        Ended::Normally
+    })
 }
 
 /// Runs a list of tasks and blocks; false when no hosts are left.
-async fn run_items(
-    cx: PlayRun<'_>,
-    items: &[TaskItem],
-    inherited: &Chain<'_>,
-    section: Section,
-) -> bool {
+async fn run_items(cx: PlayRun<'_>, items: &[TaskItem], inherited: &Chain<'_>) -> bool {
     for item in items {
         let go_on = match item {
-            TaskItem::Task(t) => run_task(cx, t, inherited, false, section).await,
-            TaskItem::Block(b) => Box::pin(run_block(cx, b, inherited, section)).await,
+            TaskItem::Task(t) => run_task(cx, t, inherited, false).await,
+            TaskItem::Block(b) => Box::pin(run_block(cx, b, inherited)).await,
         };
         if !go_on {
             return false;
@@ -234,20 +261,11 @@ async fn run_items(
 /// failure then counts as rescued; then its `always` on every host that entered and
 /// is still reachable. A host whose failure was not rescued leaves the play after
 /// `always`. False when no hosts are left.
-async fn run_block(
-    cx: PlayRun<'_>,
-    b: &crate::playbook::Block,
-    inherited: &Chain<'_>,
-    section: Section,
-) -> bool {
+async fn run_block(cx: PlayRun<'_>, b: &crate::playbook::Block, inherited: &Chain<'_>) -> bool {
     let PlayRun { run, state, .. } = cx;
     let inner = inherited.with(&b.keywords);
-    let catches = !b.rescue.is_empty() || !b.always.is_empty();
     let entering = lock(&state.active).clone();
-    let inside = Section {
-        protected: section.protected || catches,
-    };
-    run_items(cx, &b.block, &inner, inside).await;
+    run_items(cx, &b.block, &inner).await;
     if !b.rescue.is_empty() {
         let failed: Vec<String> = {
             let mut failures = lock(&state.failed);
@@ -266,10 +284,7 @@ async fn run_block(
         if !failed.is_empty() {
             // The hosts that did not fail wait while the failed ones run `rescue`.
             let waiting = std::mem::replace(&mut *lock(&state.active), failed);
-            let rescue_section = Section {
-                protected: section.protected || !b.always.is_empty(),
-            };
-            run_items(cx, &b.rescue, &inner, rescue_section).await;
+            run_items(cx, &b.rescue, &inner).await;
             let survivors = std::mem::take(&mut *lock(&state.active));
             *lock(&state.active) =
                 in_order(&entering, |h| waiting.contains(h) || survivors.contains(h));
@@ -278,13 +293,11 @@ async fn run_block(
     if !b.always.is_empty() {
         let unreachable = lock(&state.unreachable).clone();
         *lock(&state.active) = in_order(&entering, |h| !unreachable.contains(h));
-        run_items(cx, &b.always, &inner, section).await;
+        run_items(cx, &b.always, &inner).await;
         // A failure that was not rescued still ends the host's play after `always`.
         let failed: HashSet<String> = lock(&state.failed).keys().cloned().collect();
         lock(&state.active).retain(|h| !failed.contains(h));
     }
-    // When every host failed inside a block that catches failures, Ansible ends the
-    // play without the NO MORE HOSTS LEFT banner.
     !lock(&state.active).is_empty()
 }
 
@@ -324,13 +337,7 @@ fn number_keyword(
 
 /// Runs a task on the play's active hosts (or, for a handler, on the hosts that
 /// notified it). Returns false when no hosts are left.
-async fn run_task(
-    cx: PlayRun<'_>,
-    t: &Task,
-    inherited: &Chain<'_>,
-    handler: bool,
-    section: Section,
-) -> bool {
+async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: bool) -> bool {
     let PlayRun {
         run,
         play,
@@ -340,19 +347,6 @@ async fn run_task(
     let kw = inherited.with(&t.keywords);
     if !task::selected_by_tags(&run.options, &kw) {
         return true;
-    }
-    if meta_action(t) == Some("refresh_inventory") {
-        // Once for the play, on the controller, as Ansible does; the play keeps its hosts.
-        return match run.refresh_inventory() {
-            Ok(()) => true,
-            Err(e) => {
-                run.callback
-                    .warning(&format!("meta: refresh_inventory failed: {e}"));
-                lock(&state.active).clear();
-                run.callback.no_more_hosts();
-                false
-            }
-        };
     }
     let active = lock(&state.active).clone();
     let hosts: Vec<String> = if handler {
@@ -373,6 +367,9 @@ async fn run_task(
         hosts_all: all,
         hosts_active: &hosts,
     };
+    if let Some(action) = meta_action(t) {
+        return run_meta(cx, t, &kw, &scope, &hosts, action).await;
+    }
     run.callback
         .task_start(&task::display_name(run, &scope, t, &hosts[0], &kw), handler);
     // `throttle` and `any_errors_fatal` are read once for the task, with the first
@@ -383,7 +380,6 @@ async fn run_task(
         Err(e) => {
             run.callback.warning(&e);
             lock(&state.active).clear();
-            run.callback.no_more_hosts();
             return false;
         }
     };
@@ -398,7 +394,17 @@ async fn run_task(
         0 => run.options.forks,
         n => n.min(run.options.forks),
     };
-    let outcomes: Vec<(String, HostOutcome)> = futures::stream::iter(hosts.iter())
+    // `run_once`: the first host runs the task; what it registers and the facts it
+    // sets reach every host of the play, as in Ansible.
+    let once = kw.nearest(Keyword::RunOnce).is_some_and(|v| {
+        run.templar
+            .template(v, &first_vars)
+            .ok()
+            .and_then(|v| crate::plugins::action::truthy(Some(&v), false).ok())
+            .unwrap_or(false)
+    });
+    let running = if once { &hosts[..1] } else { &hosts[..] };
+    let outcomes: Vec<(String, HostOutcome)> = futures::stream::iter(running.iter())
         .map(|h| async {
             let o = task::run_on_host(run, &scope, t, &kw, h).await;
             (h.clone(), o)
@@ -406,6 +412,15 @@ async fn run_task(
         .buffer_unordered(width.max(1))
         .collect()
         .await;
+    if once && let Some((_, o)) = outcomes.first() {
+        for other in &hosts[1..] {
+            if let Some(name) = &t.register {
+                run.vars
+                    .register(other, name, Value::Object(o.registered.clone()));
+            }
+            task::record_facts(run, t, other, &o.registered);
+        }
+    }
     let notify = kw.notify();
     let mut active = lock(&state.active);
     let mut fatal_failure = false;
@@ -439,13 +454,8 @@ async fn run_task(
         active.clear();
         return false;
     }
-    if active.is_empty() {
-        if !section.protected {
-            run.callback.no_more_hosts();
-        }
-        return false;
-    }
-    true
+    // When every host has failed, ansible-core 2.19 ends the play without a word.
+    !active.is_empty()
 }
 
 /// `ansible_failed_task`: the task that failed, as data.
@@ -458,18 +468,129 @@ fn failed_task(t: &Task) -> Value {
 }
 
 /// Runs notified handlers, in the order they are defined, then forgets the notices.
-async fn flush_handlers(cx: PlayRun<'_>) {
+/// With `force`, hosts that failed run the handlers they notified too (and stay failed).
+async fn flush_handlers(cx: PlayRun<'_>, force: bool) {
     let PlayRun { play, state, .. } = cx;
     if lock(&state.notified).is_empty() {
         return;
     }
+    let forced: Vec<String> = if force {
+        let failed = lock(&state.failed);
+        let mut active = lock(&state.active);
+        let extra: Vec<String> = cx
+            .all
+            .iter()
+            .filter(|h| failed.contains_key(*h) && !active.contains(h))
+            .cloned()
+            .collect();
+        active.extend(extra.iter().cloned());
+        extra
+    } else {
+        Vec::new()
+    };
     let root = Chain::new(&play.keywords);
     for item in &play.handlers {
         if let TaskItem::Task(h) = item
-            && !run_task(cx, h, &root, true, Section::default()).await
+            && !run_task(cx, h, &root, true).await
         {
             break;
         }
     }
+    lock(&state.active).retain(|h| !forced.contains(h));
     lock(&state.notified).clear();
+}
+
+/// Whether every `when` of a task holds for `host`.
+fn when_holds(run: &Run, scope: &PlayScope<'_>, kw: &Chain<'_>, host: &str) -> bool {
+    let vars = task::task_vars(run, scope, host, kw);
+    kw.when()
+        .all(|cond| run.templar.conditional(cond, &vars).unwrap_or(false))
+}
+
+/// The `meta` actions, run by the strategy itself: they act on the hosts for which
+/// the task's `when` holds, and count in no recap. False when no hosts are left.
+async fn run_meta(
+    cx: PlayRun<'_>,
+    t: &Task,
+    kw: &Chain<'_>,
+    scope: &PlayScope<'_>,
+    hosts: &[String],
+    action: &str,
+) -> bool {
+    let PlayRun { run, state, .. } = cx;
+    match action {
+        "noop" => return true,
+        "refresh_inventory" => {
+            // Once for the play, on the controller, as Ansible does; the play keeps
+            // its hosts.
+            return match run.refresh_inventory() {
+                Ok(()) => true,
+                Err(e) => {
+                    run.callback
+                        .warning(&format!("meta: refresh_inventory failed: {e}"));
+                    lock(&state.active).clear();
+                    false
+                }
+            };
+        }
+        _ => {}
+    }
+    run.callback
+        .task_start(&task::display_name(run, scope, t, &hosts[0], kw), false);
+    let applies: Vec<String> = hosts
+        .iter()
+        .filter(|h| when_holds(run, scope, kw, h))
+        .cloned()
+        .collect();
+    // Hosts the condition leaves out are shown skipped (a meta task counts in no
+    // recap).
+    for h in hosts.iter().filter(|h| !applies.contains(h)) {
+        let skipped = crate::plugins::action::ok_with(serde_json::json!({
+            "skipped": true,
+            "skip_reason": "Conditional result was False",
+        }));
+        run.callback.result(&crate::plugins::callback::Report {
+            host: h,
+            action: &t.action,
+            status: Status::Skipped,
+            result: &skipped,
+            item: None,
+            ignored: false,
+        });
+    }
+    match action {
+        "flush_handlers" => {
+            let force = cx
+                .play
+                .force_handlers
+                .as_ref()
+                .and_then(|v| crate::plugins::action::truthy(Some(v), false).ok())
+                .unwrap_or(false);
+            Box::pin(flush_handlers(cx, force)).await;
+        }
+        "end_play" | "end_batch" if !applies.is_empty() => {
+            *lock(&state.ended) = true;
+            lock(&state.active).clear();
+            return false;
+        }
+        "end_host" => lock(&state.active).retain(|h| !applies.contains(h)),
+        "clear_host_errors" => {
+            // Failures are forgiven: the hosts take part in later plays again and do
+            // not fail the run (they do not come back in this play, as in Ansible).
+            let mut failed = lock(&state.failed);
+            let forgiven: Vec<String> = failed.keys().cloned().collect();
+            failed.clear();
+            lock(&run.host_errors)
+                .failed
+                .retain(|h| !forgiven.contains(h));
+        }
+        "clear_facts" => applies.iter().for_each(|h| run.vars.clear_facts(h)),
+        "reset_connection" => {
+            for h in &applies {
+                run.sessions.reset(h).await;
+            }
+        }
+        _ => {}
+    }
+    !lock(&state.active).is_empty()
 }

@@ -62,6 +62,9 @@ pub struct HostOutcome {
     /// The result of a failure that was not ignored (hidden as shown when `no_log`),
     /// for a block's `rescue` (`ansible_failed_result`).
     pub failure: Option<Map<String, Value>>,
+    /// The result as `register` stores it (for `run_once`, which gives it to every
+    /// host).
+    pub registered: Map<String, Value>,
 }
 
 /// Whether `-t`/`--skip-tags` select the task whose keywords are `kw` (its tags and
@@ -163,6 +166,7 @@ pub async fn run_on_host(
     };
     let changed = result.get("changed").is_some_and(py_truth);
     run.stats.record(host, status, ignored, changed);
+    let kept = registered(&result);
     let failure = (status == Status::Failed && !ignored).then(|| {
         registered(&if no_log {
             censor(&result)
@@ -194,6 +198,7 @@ pub async fn run_on_host(
         status,
         ignored,
         failure,
+        registered: kept,
     }
 }
 
@@ -461,6 +466,18 @@ pub(crate) fn integer(v: &Value) -> Option<i64> {
         .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
 }
 
+/// Keeps the facts a result carries for `host`: `set_fact` values, or a module's
+/// `ansible_facts`.
+pub(crate) fn record_facts(run: &Run, t: &Task, host: &str, result: &Map<String, Value>) {
+    if let Some(Value::Object(facts)) = result.get("ansible_facts") {
+        if controller_action(&t.action) == Some("set_fact") {
+            run.vars.set_facts(host, facts);
+        } else {
+            run.vars.add_module_facts(host, facts);
+        }
+    }
+}
+
 /// The action itself, then `changed_when`/`failed_when`.
 async fn attempt(
     run: &Run,
@@ -475,13 +492,7 @@ async fn attempt(
         None if action::connection_action(&t.action).is_some() => raw(run, t, kw, host, vars).await,
         None => module(run, t, kw, host, vars, no_log).await,
     };
-    if let Some(Value::Object(facts)) = result.get("ansible_facts") {
-        if controller_action(&t.action) == Some("set_fact") {
-            run.vars.set_facts(host, facts);
-        } else {
-            run.vars.add_module_facts(host, facts);
-        }
-    }
+    record_facts(run, t, host, &result);
     if result.get("unreachable").is_some_and(py_truth) {
         return result;
     }

@@ -229,6 +229,13 @@ impl VariableManager {
         }
     }
 
+    /// Forgets the facts modules returned for a host (`meta: clear_facts`).
+    pub fn clear_facts(&self, host: &str) {
+        if let Some(st) = self.state().get_mut(host) {
+            st.facts.clear();
+        }
+    }
+
     /// Records a registered result.
     pub fn register(&self, host: &str, name: &str, result: Value) {
         let mut s = self.state();

@@ -71,9 +71,15 @@ where
     let reply = send(with_internal_args(&component.name, args, flags), grant).await?;
     let mut result = interpret(&component.name, reply, &granted_fs, hint);
     // What the module's spec marks no_log never reaches an output, even quoted back by
-    // the module or by a denial (a refused command line).
+    // the module or by a denial (a refused command line). The diff is left as it is:
+    // it shows the content the task writes, which `--diff` asks to see (Ansible's copy
+    // shows it too: its action plugin hands the module a file, not the no_log text).
     let secrets = super::no_log::secrets(Some(&component.manifest), args, false);
+    let diff = result.remove("diff");
     super::no_log::mask_map(&mut result, &secrets);
+    if let Some(diff) = diff {
+        result.insert("diff".into(), diff);
+    }
     Ok(result)
 }
 

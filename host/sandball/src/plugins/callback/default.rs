@@ -172,10 +172,6 @@ impl Callback for DefaultCallback {
         self.banner(&format!("{kind} [{name}]"));
     }
 
-    fn no_more_hosts(&self) {
-        self.banner("NO MORE HOSTS LEFT");
-    }
-
     fn result(&self, r: &Report<'_>) {
         let mut shown = displayed(r.result, self.verbosity);
         if crate::assemble::component::short_name(r.action) == "debug" {

@@ -53,10 +53,6 @@ impl Callback for JsonlCallback {
         self.emit(json!({"event": "task_start", "task": name, "handler": handler}));
     }
 
-    fn no_more_hosts(&self) {
-        self.emit(json!({"event": "no_more_hosts"}));
-    }
-
     fn result(&self, r: &Report<'_>) {
         let result: serde_json::Map<String, Value> = r
             .result

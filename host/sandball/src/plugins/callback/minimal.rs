@@ -70,7 +70,6 @@ pub fn render(host: &str, status: Status, result: &serde_json::Map<String, Value
 impl Callback for MinimalCallback {
     fn play_start(&self, _name: &str) {}
     fn task_start(&self, _name: &str, _handler: bool) {}
-    fn no_more_hosts(&self) {}
 
     fn result(&self, r: &Report<'_>) {
         self.emit(&render(r.host, r.status, r.result));

@@ -161,6 +161,30 @@ impl SessionPool {
         Ok(())
     }
 
+    /// Closes a host's connection and its sessions (`meta: reset_connection`); the next
+    /// task opens them again.
+    pub async fn reset(&self, host: &str) {
+        let prefix = format!("{host}\u{0}");
+        let slots: Vec<Slot> = {
+            let mut map = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            let keys: Vec<String> = map
+                .keys()
+                .filter(|k| k.as_str() == host || k.starts_with(&prefix))
+                .cloned()
+                .collect();
+            keys.iter().filter_map(|k| map.remove(k)).collect()
+        };
+        for slot in slots {
+            if let Some(s) = slot.lock().await.take() {
+                s.shutdown().await;
+            }
+        }
+        self.connections
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(host);
+    }
+
     /// Closes every session.
     pub async fn shutdown(&self) {
         let slots: Vec<Slot> = {

@@ -1,0 +1,137 @@
+//! `meta` actions, `run_once`, `force_handlers` and what a failed host means for the
+//! rest of the playbook, compared with ansible-playbook: recap, exit code and the
+//! hosts each task ran on.
+
+use sandball_e2e::{Output, Sandbox};
+
+/// For each task banner (and handler banner), the hosts it reported on; banners that
+/// report on no host are left out (ansible-core prints a `flush_handlers` banner twice).
+fn hosts_per_task(out: &Output) -> Vec<(String, Vec<String>)> {
+    let mut tasks: Vec<(String, Vec<String>)> = Vec::new();
+    for line in out.stdout.lines() {
+        let banner = line
+            .strip_prefix("TASK [")
+            .or_else(|| line.strip_prefix("RUNNING HANDLER ["));
+        if let Some(rest) = banner {
+            let name = rest.split(']').next().unwrap_or_default().to_string();
+            tasks.push((name, Vec::new()));
+        } else if !line.starts_with(' ')
+            && let Some((_, rest)) = line.split_once(": [")
+            && let Some((host, _)) = rest.split_once(']')
+            && let Some(last) = tasks.last_mut()
+        {
+            last.1.push(host.to_string());
+            last.1.sort();
+        }
+    }
+    tasks.retain(|(_, hosts)| !hosts.is_empty());
+    tasks
+}
+
+fn compare(sb: &Sandbox, play: &str, code: i32) -> Output {
+    let work = sb.dir("work");
+    let pb = sb.write("play.yml", play);
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(code);
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, out.code, "{theirs}\n{out}");
+        out.assert_same_recap_as(&theirs);
+        assert_eq!(
+            hosts_per_task(&theirs),
+            hosts_per_task(&out),
+            "{theirs}\n{out}"
+        );
+    }
+    out
+}
+
+const METAS: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: change
+      debug: {msg: c}
+      changed_when: true
+      notify: h
+    - name: flush
+      meta: flush_handlers
+    - name: once
+      debug: {msg: "once on {{ inventory_hostname }}"}
+      run_once: true
+      register: r
+    - name: seen
+      debug: {msg: "{{ inventory_hostname }} sees {{ r.msg }}"}
+    - name: fail alpha
+      fail: {msg: x}
+      when: inventory_hostname == 'alpha'
+    - name: clear
+      meta: clear_host_errors
+    - name: after clearing
+      debug: {msg: back}
+    - meta: noop
+    - name: end gamma
+      meta: end_host
+      when: inventory_hostname == 'gamma'
+    - name: only beta
+      debug: {msg: only}
+    - name: change2
+      debug: {msg: c2}
+      changed_when: true
+      notify: h
+    - meta: end_play
+    - name: never
+      debug: {msg: never}
+  handlers:
+    - name: h
+      debug: {msg: "handler {{ inventory_hostname }}"}
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: second play
+      debug: {msg: second}
+"#;
+
+const FAILURES: &str = r#"
+- hosts: all
+  gather_facts: false
+  force_handlers: true
+  tasks:
+    - name: change
+      debug: {msg: c}
+      changed_when: true
+      notify: h
+    - name: fail alpha
+      fail: {msg: x}
+      when: inventory_hostname == 'alpha'
+  handlers:
+    - name: h
+      debug: {msg: "handler {{ inventory_hostname }}"}
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: without alpha
+      debug: {msg: second}
+    - name: everyone fails
+      fail: {msg: y}
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: never reached
+      debug: {msg: third}
+"#;
+
+#[test]
+fn run_once_and_meta_actions_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta", "gamma"]);
+    let out = compare(&sb, METAS, 0);
+    out.assert_stdout_has("\"msg\": \"beta sees once on alpha\"");
+    assert!(!out.stdout.contains("TASK [never]"), "{out}");
+    let out = compare(&sb, FAILURES, 2);
+    assert!(
+        out.stdout.contains("\"msg\": \"handler alpha\""),
+        "force_handlers:\n{out}"
+    );
+    assert!(!out.stdout.contains("never reached"), "{out}");
+}
