@@ -92,13 +92,13 @@ pub(crate) fn support(name: &str) -> Support {
             "it is not supported by sandball yet (connection settings come from the host's variables: ansible_connection, ansible_port, ansible_user)",
         ),
         "run_once" | "force_handlers" => Honoured(&["run_once_and_meta_actions_as_in_ansible"]),
+        "vars_files" => Honoured(&["vars_files_are_a_layer_above_play_vars_as_in_ansible"]),
         "delegate_to"
         | "delegate_facts"
         | "local_action"
         | "module_defaults"
         | "async"
         | "poll"
-        | "vars_files"
         | "vars_prompt"
         | "roles"
         | "serial"

@@ -78,9 +78,11 @@ pub fn playbook(run: &Run, plays: &[Play]) -> Vec<Planned> {
             }
         };
         let name = play.name.clone().unwrap_or_else(|| play.hosts.clone());
+        let vars_files = super::play::play_vars_files(run, play, &hosts);
         let scope = PlayScope {
             name: &name,
             vars: &play.keywords.vars,
+            vars_files: vars_files.as_ref(),
             hosts_all: &hosts,
             hosts_active: &hosts,
         };

@@ -7,6 +7,7 @@ use super::{ExecError, Run};
 use crate::playbook::{Chain, Keyword, Play, Task, TaskItem};
 use crate::plugins::callback::Status;
 use crate::vars::PlayScope;
+use crate::vars::vars_files::VarsFiles;
 use futures::StreamExt;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -77,6 +78,7 @@ struct PlayRun<'a> {
     /// The play's hosts.
     all: &'a [String],
     state: &'a PlayState,
+    vars_files: Option<&'a VarsFiles>,
 }
 
 /// A host's failure, as a block's `rescue` sees it.
@@ -139,6 +141,41 @@ pub enum Ended {
     EveryHostFailed,
 }
 
+/// A play's `vars_files`, read for every host before the play starts (names that need
+/// facts are read later). A file that does not exist is skipped, as ansible-core 2.19
+/// skips it, but with a warning that names it.
+pub(crate) fn play_vars_files(run: &Run, play: &Play, hosts: &[String]) -> Option<VarsFiles> {
+    if play.vars_files.is_empty() {
+        return None;
+    }
+    let base = play
+        .location
+        .file
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let files = VarsFiles::new(play.vars_files.clone(), &base);
+    let scope = PlayScope {
+        name: play.name.as_deref().unwrap_or(&play.hosts),
+        vars: &play.keywords.vars,
+        vars_files: None,
+        hosts_all: hosts,
+        hosts_active: hosts,
+    };
+    let mut warned = HashSet::new();
+    for host in hosts {
+        let below = run.vars.task_vars(&run.inventory(), host, &scope, &[]);
+        let (_, errors) = files.layer(&run.templar, host, &below);
+        for e in errors {
+            if warned.insert(e.clone()) {
+                run.callback
+                    .warning(&format!("{e}; skipped ({})", play.location));
+            }
+        }
+    }
+    Some(files)
+}
+
 /// Runs one play.
 pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
     let name = play.name.clone().unwrap_or_else(|| play.hosts.clone());
@@ -174,6 +211,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
     for h in &hosts {
         run.stats.touch(h);
     }
+    let vars_files = play_vars_files(run, play, &hosts);
     let state = PlayState {
         active: Mutex::new(hosts.clone()),
         failed: Mutex::new(HashMap::new()),
@@ -186,6 +224,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
         play,
         all: &hosts,
         state: &state,
+        vars_files: vars_files.as_ref(),
     };
     let root = Chain::new(&play.keywords);
     let mut go_on = true;
@@ -343,6 +382,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         play,
         all,
         state,
+        ..
     } = cx;
     let kw = inherited.with(&t.keywords);
     if !task::selected_by_tags(&run.options, &kw) {
@@ -364,6 +404,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     let scope = PlayScope {
         name: play.name.as_deref().unwrap_or(&play.hosts),
         vars: &play.keywords.vars,
+        vars_files: cx.vars_files,
         hosts_all: all,
         hosts_active: &hosts,
     };

@@ -119,8 +119,25 @@ pub fn display_name(
 
 /// The variables of a task (whose keywords are `kw`) on a host, before it runs.
 pub(crate) fn task_vars(run: &Run, scope: &PlayScope<'_>, host: &str, kw: &Chain<'_>) -> Vars {
-    run.vars
-        .task_vars(&run.inventory(), host, scope, &kw.vars())
+    let inventory = run.inventory();
+    let mut layers = kw.vars();
+    let files_layer = scope.vars_files.map(|files| {
+        // Names are templated with the variables below the layer, until all are read.
+        let below = if files.complete(host) {
+            Vars::new()
+        } else {
+            run.vars.task_vars(&inventory, host, scope, &[])
+        };
+        let (layer, errors) = files.layer(&run.templar, host, &below);
+        for e in errors {
+            run.callback.warning(&e);
+        }
+        layer
+    });
+    if let Some(layer) = &files_layer {
+        layers.insert(0, layer);
+    }
+    run.vars.task_vars(&inventory, host, scope, &layers)
 }
 
 fn templated_bool(

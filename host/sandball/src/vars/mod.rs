@@ -10,6 +10,8 @@
 //! `hostvars[h]` is host `h`'s variables as Ansible gives them: the same sources without
 //! the play's and the task's, looked up live (facts gathered a moment ago show).
 
+pub mod vars_files;
+
 use crate::inventory::Inventory;
 use crate::template::{HostVarsSource, Vars};
 use serde_json::{Map, Value};
@@ -189,6 +191,8 @@ pub struct PlayScope<'a> {
     pub name: &'a str,
     /// Play vars.
     pub vars: &'a Map<String, Value>,
+    /// The play's `vars_files` (a layer above its vars).
+    pub vars_files: Option<&'a vars_files::VarsFiles>,
     /// `ansible_play_hosts_all`.
     pub hosts_all: &'a [String],
     /// `ansible_play_hosts` (hosts still active).

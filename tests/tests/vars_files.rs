@@ -1,0 +1,75 @@
+//! `vars_files`: files of variables above the play's `vars`, names templated per host,
+//! lists whose first existing file wins, and a missing file skipped with a warning —
+//! compared with ansible-playbook.
+
+use sandball_e2e::Sandbox;
+
+const PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    shared: from play vars
+    only_play: play
+  vars_files:
+    - vars/common.yml
+    - "vars/{{ inventory_hostname }}.yml"
+    - [vars/missing.yml, "vars/{{ flavour }}.yml", vars/default.yml]
+  tasks:
+    - name: show
+      debug:
+        msg: "{{ shared }}|{{ only_play }}|{{ per_host }}|{{ chosen }}"
+"#;
+
+#[test]
+fn vars_files_are_a_layer_above_play_vars_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta"]);
+    let work = sb.dir("work");
+    sb.write("vars/common.yml", "shared: from vars_files\n");
+    sb.write("vars/alpha.yml", "per_host: a\n");
+    sb.write("vars/beta.yml", "per_host: b\n");
+    sb.write("vars/spicy.yml", "chosen: spicy\n");
+    sb.write("vars/default.yml", "chosen: default\n");
+    let pb = sb.write("play.yml", PLAY);
+    for (flavour, chosen) in [("spicy", "spicy"), ("plain", "default")] {
+        let extra = format!("flavour={flavour}");
+        let out = sb.play(&pb, &work, &["-e", &extra]).run();
+        out.assert_no_panic().assert_code(0);
+        for (host, per_host) in [("alpha", "a"), ("beta", "b")] {
+            let line = format!("from vars_files|play|{per_host}|{chosen}");
+            assert!(
+                out.stdout
+                    .contains(&format!("ok: [{host}] => {{\n    \"msg\": \"{line}\"")),
+                "{host} with flavour {flavour}:\n{out}"
+            );
+        }
+        if let Some(theirs) = sb.ansible_play(&pb, &work, &["-e", &extra]) {
+            let theirs = theirs.run();
+            assert_eq!(theirs.code, 0, "{theirs}");
+            assert_eq!(
+                theirs.task_lines("show"),
+                out.task_lines("show"),
+                "{theirs}\n{out}"
+            );
+        }
+    }
+
+    // A file that does not exist is skipped, as ansible-core 2.19 skips it, but not
+    // silently: a warning names it.
+    let missing = sb.write(
+        "missing.yml",
+        "- hosts: all\n  gather_facts: false\n  vars_files: [vars/nope.yml]\n  tasks:\n    - debug: {msg: hi}\n",
+    );
+    let out = sb.play(&missing, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    assert!(
+        out.stdout
+            .contains("[WARNING]: vars file vars/nope.yml was not found"),
+        "{out}"
+    );
+    if let Some(theirs) = sb.ansible_play(&missing, &work, &[]) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        out.assert_same_recap_as(&theirs);
+    }
+}
