@@ -520,7 +520,7 @@ fn keywords_sandball_does_not_run_yet_are_refused_with_their_line() {
             "    - block:\n        - ping:\n      delegate_to: beta\n",
             7,
         ),
-        ("connection", "    - ping:\n      connection: local\n", 6),
+        ("module_defaults", "    - ping:\n      module_defaults: {}\n", 6),
         ("vars_prompt", "", 3),
         ("serial", "", 3),
     ] {

@@ -605,3 +605,80 @@ fn a_failed_upload_names_the_cause_instead_of_hanging() {
     );
     assert!(out.elapsed < Duration::from_secs(60), "{out}");
 }
+
+/// The `connection`, `port` and `remote_user` keywords, beneath the host's variables as
+/// Ansible ranks them: a keyword is used where the host sets no such variable.
+const CONNECTION_KEYWORDS: &str = r#"
+- name: by keyword
+  hosts: all
+  gather_facts: false
+  port: PORT
+  tasks:
+    - name: port from the keyword
+      ping:
+      when: inventory_hostname == 'portless'
+    - name: the variable wins over the keyword
+      ping:
+      port: 1
+      when: inventory_hostname == 'pinned'
+    - name: a user nobody knows
+      ping:
+      remote_user: sandball-nobody
+      when: inventory_hostname == 'portless'
+    - name: the user variable wins
+      ping:
+      remote_user: sandball-nobody
+      when: inventory_hostname == 'pinned'
+- name: local
+  hosts: faraway
+  gather_facts: false
+  connection: local
+  tasks:
+    - name: runs on the controller
+      ping:
+"#;
+
+#[test]
+fn connection_keywords_yield_to_host_variables_as_in_ansible() {
+    let sshd = Sshd::start();
+    let sb = Sandbox::new();
+    let node = sb.path().join("node");
+    let user = std::env::var("USER").unwrap_or_else(|_| "root".into());
+    let inv = format!(
+        "[nodes]\n{}{}[far]\nfaraway ansible_host=203.0.113.9\n",
+        sshd.host_line("portless", &node, "")
+            .replace(&format!("ansible_port={} ", sshd.port), ""),
+        sshd.host_line("pinned", &node, &format!("ansible_user={user}")),
+    );
+    sb.write("inventory.ini", &inv);
+    let out = run(
+        &sb,
+        &CONNECTION_KEYWORDS.replace("PORT", &sshd.port.to_string()),
+    );
+    assert!(
+        out.task_lines("port from the keyword")
+            .contains(&"ok: [portless]"),
+        "{out}"
+    );
+    assert!(
+        out.task_lines("the variable wins over the keyword")
+            .contains(&"ok: [pinned]"),
+        "{out}"
+    );
+    assert!(
+        out.task_lines("a user nobody knows")
+            .iter()
+            .any(|l| l.starts_with("fatal: [portless]: UNREACHABLE!")),
+        "{out}"
+    );
+    assert!(
+        out.task_lines("the user variable wins")
+            .contains(&"ok: [pinned]"),
+        "{out}"
+    );
+    assert!(
+        out.task_lines("runs on the controller")
+            .contains(&"ok: [faraway]"),
+        "{out}"
+    );
+}

@@ -26,7 +26,7 @@ pub(crate) enum Support {
     Refused(&'static str),
 }
 
-const LATER: &str = "it is not supported by sandball yet";
+const LATER: &str = "not supported by sandball yet";
 
 /// What the executor does with keyword `name` (any keyword the loader accepts; a
 /// `with_<lookup>` loop is asked as `with_<lookup>`).
@@ -88,9 +88,9 @@ pub(crate) fn support(name: &str) -> Support {
             &["play_keywords_reach_every_task_as_in_ansible"],
         ),
         "rescue" | "always" => Honoured(&["block_rescue_and_always_as_in_ansible"]),
-        "connection" | "port" | "remote_user" => Refused(
-            "it is not supported by sandball yet (connection settings come from the host's variables: ansible_connection, ansible_port, ansible_user)",
-        ),
+        "connection" | "port" | "remote_user" => {
+            Honoured(&["connection_keywords_yield_to_host_variables_as_in_ansible"])
+        }
         "run_once" | "force_handlers" => Honoured(&["run_once_and_meta_actions_as_in_ansible"]),
         "vars_files" => Honoured(&["vars_files_are_a_layer_above_play_vars_as_in_ansible"]),
         "delegate_to"
@@ -109,7 +109,7 @@ pub(crate) fn support(name: &str) -> Support {
 
 fn only_linear(v: &Value) -> Option<String> {
     (v.as_str() != Some("linear") && v.as_str() != Some("ansible.builtin.linear"))
-        .then(|| format!("strategy {v}: only the linear strategy is supported by sandball yet"))
+        .then(|| format!("`strategy: {v}`: only the linear strategy is supported by sandball yet"))
 }
 
 fn known_order(v: &Value) -> Option<String> {
@@ -129,8 +129,9 @@ fn known_order(v: &Value) -> Option<String> {
 }
 
 fn only_never(v: &Value) -> Option<String> {
-    (v.as_str() != Some("never"))
-        .then(|| format!("debugger {v}: sandball has no task debugger (only `never` is accepted)"))
+    (v.as_str() != Some("never")).then(|| {
+        format!("`debugger: {v}`: sandball has no task debugger (only `never` is accepted)")
+    })
 }
 
 /// `collections` only names what is searched anyway.
@@ -142,7 +143,7 @@ fn only_builtin_collections(v: &Value) -> Option<String> {
     };
     (!ok).then(|| {
         format!(
-            "collections {v}: sandball finds collection modules by their full names only (write `namespace.collection.module`)"
+            "`collections: {v}`: sandball finds collection modules by their full names only (write `namespace.collection.module`)"
         )
     })
 }
@@ -156,7 +157,7 @@ fn check_keyword(keyword: &str, value: &Value, at: &Location) -> Result<(), Exec
     };
     match refusal {
         None => Ok(()),
-        Some(what) => Err(ExecError::Unsupported {
+        Some(what) => Err(ExecError::Refused {
             what,
             location: at.clone(),
         }),

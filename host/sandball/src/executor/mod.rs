@@ -85,6 +85,15 @@ pub enum ExecError {
         /// Where.
         location: Location,
     },
+    /// A keyword (or a value of it) sandball does not honour, refused before anything
+    /// runs; `what` names the keyword and says why.
+    #[error("{what}\n\nThe error appears to be in '{location}'.")]
+    Refused {
+        /// The keyword and why.
+        what: String,
+        /// Where the keyword is written.
+        location: Location,
+    },
     /// A host pattern could not be used.
     #[error("{0}")]
     Pattern(String),

@@ -676,7 +676,7 @@ async fn raw(run: &Run, t: &Task, kw: &Chain<'_>, host: &str, vars: &Vars) -> Ma
             Ok(b) => b,
             Err(e) => return failed(e),
         };
-    let conn = match transport_for(host, &run.inventory().host_vars(host)) {
+    let conn = match target(run, kw, host, vars) {
         Ok(transport) => run.sessions.connection(host, &transport).await,
         Err(e) => Err(e),
     };
@@ -684,6 +684,35 @@ async fn raw(run: &Run, t: &Task, kw: &Chain<'_>, host: &str, vars: &Vars) -> Ma
         Ok(conn) => action::raw::run(&conn, become_.as_ref(), &args, check_mode).await,
         Err(e) => connect_failure(e),
     }
+}
+
+/// How the task reaches `host`: the host's inventory variables (`ansible_connection`,
+/// `ansible_user`, `ansible_port`…), where they are unset the task's `connection`,
+/// `remote_user` and `port` keywords (templated), as Ansible ranks them: variables
+/// over keywords.
+fn target(
+    run: &Run,
+    kw: &Chain<'_>,
+    host: &str,
+    vars: &Vars,
+) -> Result<crate::plugins::connection::pool::Transport, ConnectError> {
+    let mut host_vars = run.inventory().host_vars(host);
+    for (keyword, variable) in [
+        (Keyword::Connection, "ansible_connection"),
+        (Keyword::RemoteUser, "ansible_user"),
+        (Keyword::Port, "ansible_port"),
+    ] {
+        if host_vars.contains_key(variable) {
+            continue;
+        }
+        if let Some(setting) = kw.nearest_setting(keyword) {
+            let value = run.templar.template(&setting.value, vars).map_err(|e| {
+                ConnectError::Vars(format!("{} (at {}): {e}", keyword.name(), setting.at))
+            })?;
+            host_vars.insert(variable.to_string(), value);
+        }
+    }
+    transport_for(host, &host_vars)
 }
 
 /// The `capabilities:` keywords of the play, the enclosing blocks and the task,
@@ -789,8 +818,7 @@ async fn module(
         builtin: component.builtin,
         host: Some(host),
     };
-    let host_vars = run.inventory().host_vars(host);
-    let transport = match transport_for(host, &host_vars) {
+    let transport = match target(run, kw, host, vars) {
         Ok(tr) => tr,
         Err(e) => return unreachable(e.to_string()),
     };
@@ -804,7 +832,7 @@ async fn module(
         Ok(b) => b,
         Err(e) => return e,
     };
-    let slot = run.sessions.slot(host, become_.as_ref());
+    let slot = run.sessions.slot(host, &transport, become_.as_ref());
     let mut guard = slot.lock().await;
     if let Err(e) = run
         .sessions
@@ -1024,8 +1052,7 @@ async fn legacy_module(
             ));
         }
     };
-    let host_vars = run.inventory().host_vars(host);
-    let transport = match transport_for(host, &host_vars) {
+    let transport = match target(run, kw, host, vars) {
         Ok(tr) => tr,
         Err(e) => return unreachable(e.to_string()),
     };

@@ -66,6 +66,19 @@ pub fn transport_for(host: &str, vars: &Map<String, Value>) -> Result<Transport,
     }
 }
 
+impl Transport {
+    /// What tells two ways of reaching a host apart (the pool keeps one connection
+    /// per host and way: a task's `connection: local` does not reuse an SSH one).
+    fn key(&self) -> String {
+        match self {
+            Transport::Local { .. } => "local".to_string(),
+            Transport::Ssh { params, .. } => {
+                format!("ssh {}@{}:{}", params.user, params.host, params.port)
+            }
+        }
+    }
+}
+
 type Slot = Arc<tokio::sync::Mutex<Option<Session>>>;
 type ConnectionSlot = Arc<tokio::sync::Mutex<Option<Arc<Connection>>>>;
 
@@ -105,7 +118,9 @@ impl SessionPool {
     ) -> Result<Arc<Connection>, ConnectError> {
         let slot = {
             let mut map = self.connections.lock().unwrap_or_else(|e| e.into_inner());
-            map.entry(host.to_string()).or_default().clone()
+            map.entry(format!("{host}\u{0}{}", transport.key()))
+                .or_default()
+                .clone()
         };
         let mut guard = slot.lock().await;
         if let Some(c) = guard.as_ref() {
@@ -125,12 +140,12 @@ impl SessionPool {
         Ok(conn)
     }
 
-    /// The session slot of a host and become user (one session each); the caller holds
-    /// its lock while it uses the session.
-    pub fn slot(&self, host: &str, become_: Option<&Become>) -> Slot {
+    /// The session slot of a host, way of reaching it and become user (one session
+    /// each); the caller holds its lock while it uses the session.
+    pub fn slot(&self, host: &str, transport: &Transport, become_: Option<&Become>) -> Slot {
         let key = match become_ {
-            None => host.to_string(),
-            Some(b) => format!("{host}\u{0}{}", b.user),
+            None => format!("{host}\u{0}{}", transport.key()),
+            Some(b) => format!("{host}\u{0}{}\u{0}{}", transport.key(), b.user),
         };
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         slots.entry(key).or_default().clone()
@@ -169,7 +184,7 @@ impl SessionPool {
             let mut map = self.slots.lock().unwrap_or_else(|e| e.into_inner());
             let keys: Vec<String> = map
                 .keys()
-                .filter(|k| k.as_str() == host || k.starts_with(&prefix))
+                .filter(|k| k.starts_with(&prefix))
                 .cloned()
                 .collect();
             keys.iter().filter_map(|k| map.remove(k)).collect()
@@ -182,7 +197,7 @@ impl SessionPool {
         self.connections
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .remove(host);
+            .retain(|k, _| !k.starts_with(&prefix));
     }
 
     /// Closes every session.
