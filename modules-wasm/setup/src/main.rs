@@ -82,13 +82,17 @@ fn kept(name: &str, filters: &[String]) -> bool {
 fn setup(m: &mut Module) -> Result<Map<String, Value>, Fail> {
     let requested = m.get_str_list("gather_subset");
     let collectors = subset::resolve(&requested).map_err(Fail::new)?;
-    let timeout = m.get_int("gather_timeout").unwrap_or(10);
+    // As in ansible-core, 0 (or nothing) means the default of 10 seconds.
+    let timeout = m
+        .get_int("gather_timeout")
+        .filter(|t| *t != 0)
+        .unwrap_or(10);
     let deadline = Duration::from_secs(u64::try_from(timeout).unwrap_or(0));
     let filters = m.get_str_list("filter");
     let started = Instant::now();
     let mut facts = Map::new();
     for name in subset::ORDER.iter().filter(|n| collectors.contains(**n)) {
-        if timeout > 0 && started.elapsed() > deadline {
+        if started.elapsed() > deadline {
             m.warn(format!(
                 "Gathering the {name} facts was skipped: gather_timeout ({timeout}s) was reached"
             ));
