@@ -93,10 +93,10 @@ pub(crate) fn support(name: &str) -> Support {
         }
         "run_once" | "force_handlers" => Honoured(&["run_once_and_meta_actions_as_in_ansible"]),
         "vars_files" => Honoured(&["vars_files_are_a_layer_above_play_vars_as_in_ansible"]),
-        "delegate_to"
-        | "delegate_facts"
-        | "local_action"
-        | "module_defaults"
+        "delegate_to" | "delegate_facts" | "local_action" => {
+            Honoured(&["delegate_to_runs_the_module_elsewhere_as_in_ansible"])
+        }
+        "module_defaults"
         | "async"
         | "poll"
         | "vars_prompt"
@@ -167,12 +167,7 @@ fn check_keyword(keyword: &str, value: &Value, at: &Location) -> Result<(), Exec
 /// Checks the shared keywords one object sets.
 fn check_keywords(k: &Keywords) -> Result<(), ExecError> {
     for (keyword, setting) in k.settings() {
-        let name = match keyword {
-            // `local_action` is how a task says delegate_to: localhost.
-            Keyword::DelegateTo if setting.value == "localhost" => "delegate_to",
-            other => other.name(),
-        };
-        check_keyword(name, &setting.value, &setting.at)?;
+        check_keyword(keyword.name(), &setting.value, &setting.at)?;
     }
     Ok(())
 }

@@ -509,7 +509,21 @@ async fn attempt(
         None if action::connection_action(&t.action).is_some() => raw(run, t, kw, host, vars).await,
         None => module(run, t, kw, host, vars, no_log).await,
     };
-    record_facts(run, t, host, &result);
+    // A delegated module's result says where it ran (`ok: [web1 -> localhost]`); its
+    // facts belong to the task's host unless `delegate_facts` gives them to the other.
+    let mut facts_host = host.to_string();
+    if controller_action(&t.action).is_none()
+        && let Ok(Some(other)) = delegated_to(run, kw, vars)
+    {
+        result.insert(
+            "_ansible_delegated_vars".into(),
+            json!({"ansible_host": other, "ansible_delegated_host": other}),
+        );
+        if templated_bool(run, vars, kw.nearest(Keyword::DelegateFacts), false).unwrap_or(false) {
+            facts_host = other;
+        }
+    }
+    record_facts(run, t, &facts_host, &result);
     if result.get("unreachable").is_some_and(py_truth) {
         return result;
     }
@@ -677,7 +691,7 @@ async fn raw(run: &Run, t: &Task, kw: &Chain<'_>, host: &str, vars: &Vars) -> Ma
             Err(e) => return failed(e),
         };
     let conn = match target(run, kw, host, vars) {
-        Ok(transport) => run.sessions.connection(host, &transport).await,
+        Ok(to) => run.sessions.connection(&to.name, &to.transport).await,
         Err(e) => Err(e),
     };
     match conn {
@@ -686,17 +700,44 @@ async fn raw(run: &Run, t: &Task, kw: &Chain<'_>, host: &str, vars: &Vars) -> Ma
     }
 }
 
-/// How the task reaches `host`: the host's inventory variables (`ansible_connection`,
-/// `ansible_user`, `ansible_port`…), where they are unset the task's `connection`,
-/// `remote_user` and `port` keywords (templated), as Ansible ranks them: variables
-/// over keywords.
-fn target(
+/// Where a task's module runs: its host, or the host it is delegated to.
+pub(crate) struct Target {
+    /// The inventory name of the host the module runs on (sessions are kept per name).
+    pub name: String,
+    /// How to reach it.
+    pub transport: crate::plugins::connection::pool::Transport,
+}
+
+/// The host a task is delegated to (`delegate_to`, `local_action`), templated with the
+/// task's host's variables; `None` when it runs on its own host.
+pub(crate) fn delegated_to(
     run: &Run,
     kw: &Chain<'_>,
-    host: &str,
     vars: &Vars,
-) -> Result<crate::plugins::connection::pool::Transport, ConnectError> {
-    let mut host_vars = run.inventory().host_vars(host);
+) -> Result<Option<String>, String> {
+    let Some(setting) = kw.nearest_setting(Keyword::DelegateTo) else {
+        return Ok(None);
+    };
+    match run.templar.template(&setting.value, vars) {
+        Ok(Value::Null) => Ok(None),
+        Ok(Value::String(name)) if name.trim().is_empty() => Ok(None),
+        Ok(Value::String(name)) => Ok(Some(name)),
+        Ok(other) => Ok(Some(other.to_string())),
+        Err(e) => Err(format!("delegate_to (at {}): {e}", setting.at)),
+    }
+}
+
+/// How the task reaches the host its module runs on (its own, or the one it is
+/// delegated to): that host's inventory variables (`ansible_connection`,
+/// `ansible_user`, `ansible_port`…), where they are unset the task's `connection`,
+/// `remote_user` and `port` keywords (templated), as Ansible ranks them: variables
+/// over keywords. A delegated host the inventory does not know is reached by its name
+/// (`localhost` on the local connection).
+fn target(run: &Run, kw: &Chain<'_>, host: &str, vars: &Vars) -> Result<Target, ConnectError> {
+    let name = delegated_to(run, kw, vars)
+        .map_err(ConnectError::Vars)?
+        .unwrap_or_else(|| host.to_string());
+    let mut host_vars = run.inventory().host_vars(&name);
     for (keyword, variable) in [
         (Keyword::Connection, "ansible_connection"),
         (Keyword::RemoteUser, "ansible_user"),
@@ -712,7 +753,8 @@ fn target(
             host_vars.insert(variable.to_string(), value);
         }
     }
-    transport_for(host, &host_vars)
+    let transport = transport_for(&name, &host_vars)?;
+    Ok(Target { name, transport })
 }
 
 /// The `capabilities:` keywords of the play, the enclosing blocks and the task,
@@ -812,15 +854,16 @@ async fn module(
         Ok(b) => b,
         Err(e) => return failed(e),
     };
+    let to = match target(run, kw, host, vars) {
+        Ok(to) => to,
+        Err(e) => return unreachable(e.to_string()),
+    };
+    // The grant is the one policy gives the host the module runs on.
     let subject = policy::Subject {
         module: &component.name,
         sha256: Some(&component.sha256),
         builtin: component.builtin,
-        host: Some(host),
-    };
-    let transport = match target(run, kw, host, vars) {
-        Ok(tr) => tr,
-        Err(e) => return unreachable(e.to_string()),
+        host: Some(&to.name),
     };
     let flags = ModuleFlags {
         check_mode,
@@ -832,11 +875,11 @@ async fn module(
         Ok(b) => b,
         Err(e) => return e,
     };
-    let slot = run.sessions.slot(host, &transport, become_.as_ref());
+    let slot = run.sessions.slot(&to.name, &to.transport, become_.as_ref());
     let mut guard = slot.lock().await;
     if let Err(e) = run
         .sessions
-        .ensure_open(&mut guard, host, &transport, become_.as_ref())
+        .ensure_open(&mut guard, &to.name, &to.transport, become_.as_ref())
         .await
     {
         return connect_failure(e);
@@ -954,24 +997,27 @@ fn var_value(run: &Run, vars: &Vars, name: &str) -> Option<Value> {
 fn connection_vars(run: &Run, vars: &Vars) -> Map<String, Value> {
     let names: Vec<String> = vars
         .names()
-        .filter(|n| {
-            n.starts_with("ansible_")
-                && (n.ends_with("_interpreter")
-                    || matches!(
-                        *n,
-                        "ansible_pipelining"
-                            | "ansible_remote_tmp"
-                            | "ansible_shell_executable"
-                            | "ansible_keep_remote_files"
-                            | legacy::WORLD_READABLE_VAR
-                    ))
-        })
+        .filter(|n| is_connection_var(n))
         .map(str::to_string)
         .collect();
     names
         .into_iter()
         .filter_map(|n| var_value(run, vars, &n).map(|v| (n, v)))
         .collect()
+}
+
+/// Whether a variable is a setting of how legacy modules run on a host.
+fn is_connection_var(n: &str) -> bool {
+    n.starts_with("ansible_")
+        && (n.ends_with("_interpreter")
+            || matches!(
+                n,
+                "ansible_pipelining"
+                    | "ansible_remote_tmp"
+                    | "ansible_shell_executable"
+                    | "ansible_keep_remote_files"
+                    | legacy::WORLD_READABLE_VAR
+            ))
 }
 
 /// A task whose module is not a built-in component (or that asks for the legacy
@@ -1052,15 +1098,25 @@ async fn legacy_module(
             ));
         }
     };
-    let transport = match target(run, kw, host, vars) {
-        Ok(tr) => tr,
+    let to = match target(run, kw, host, vars) {
+        Ok(to) => to,
         Err(e) => return unreachable(e.to_string()),
     };
-    let conn = match run.sessions.connection(host, &transport).await {
+    let conn = match run.sessions.connection(&to.name, &to.transport).await {
         Ok(c) => c,
         Err(e) => return unreachable(e.to_string()),
     };
-    let conn_vars = connection_vars(run, vars);
+    // Interpreters and temporary directories are the settings of the host the module
+    // runs on: a delegated host's own.
+    let conn_vars = if to.name == host {
+        connection_vars(run, vars)
+    } else {
+        run.inventory()
+            .host_vars(&to.name)
+            .into_iter()
+            .filter(|(n, _)| is_connection_var(n))
+            .collect()
+    };
     let request = legacy::LegacyRun {
         module: &module,
         args: &args,
@@ -1070,7 +1126,7 @@ async fn legacy_module(
             no_log,
             verbosity: run.options.verbosity,
         },
-        host,
+        host: &to.name,
         host_vars: &conn_vars,
         environment: &environment,
         become_: become_.as_ref(),

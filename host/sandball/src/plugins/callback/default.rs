@@ -173,6 +173,16 @@ impl Callback for DefaultCallback {
     }
 
     fn result(&self, r: &Report<'_>) {
+        // A delegated task shows where it ran: `[web1 -> localhost]`.
+        let host_label = match r
+            .result
+            .get("_ansible_delegated_vars")
+            .and_then(|d| d.get("ansible_host"))
+            .and_then(Value::as_str)
+        {
+            Some(other) => format!("{} -> {other}", r.host),
+            None => r.host.to_string(),
+        };
         let mut shown = displayed(r.result, self.verbosity);
         if crate::assemble::component::short_name(r.action) == "debug" {
             // debug shows only what it was asked to print.
@@ -201,7 +211,7 @@ impl Callback for DefaultCallback {
                 } else {
                     ("changed", "0;33")
                 };
-                let mut line = format!("{word}: [{}]", r.host);
+                let mut line = format!("{word}: [{host_label}]");
                 if r.item.is_some() {
                     line.push_str(" =>");
                     line.push_str(&item);
@@ -217,7 +227,7 @@ impl Callback for DefaultCallback {
                 if crate::assemble::component::short_name(r.action) == "debug" {
                     shown.remove("skip_reason");
                 }
-                let mut line = format!("skipping: [{}]", r.host);
+                let mut line = format!("skipping: [{host_label}]");
                 if r.item.is_some() {
                     line.push_str(" =>");
                     line.push_str(&item);
@@ -234,9 +244,9 @@ impl Callback for DefaultCallback {
                 // The status line already says it failed.
                 shown.remove("failed");
                 let head = if r.item.is_some() {
-                    format!("failed: [{}]{item} => ", r.host)
+                    format!("failed: [{host_label}]{item} => ")
                 } else {
-                    format!("fatal: [{}]: FAILED! => ", r.host)
+                    format!("fatal: [{host_label}]: FAILED! => ")
                 };
                 let mut line = format!("{head}{}", dump(&shown, pretty));
                 if let Some(Value::String(exc)) = r.result.get("exception")
@@ -254,8 +264,7 @@ impl Callback for DefaultCallback {
             Status::Unreachable => {
                 let mut painted = self.paint(
                     &format!(
-                        "fatal: [{}]: UNREACHABLE! => {}",
-                        r.host,
+                        "fatal: [{host_label}]: UNREACHABLE! => {}",
                         dump(&shown, pretty)
                     ),
                     "0;31",
