@@ -73,7 +73,9 @@ lint:
 ## the local connection, then over SSH to a loopback sshd (10 host aliases, with
 ## ansible-playbook pipelining), then sandball alone over SSH to 100 aliases, then
 ## ansible-core's Python ping/file/stat through sandball's Ansiballz (local, LEGACY=1),
-## then inventory --list on 10,000 generated hosts against ansible-inventory.
+## then inventory --list on 10,000 generated hosts against ansible-inventory, then the
+## same tasks in a 10-host and a 10,010-host inventory (a task must not cost more in a
+## larger inventory).
 bench: setup ansible sshd
 	$(CARGO) build --profile wasm --target $(WASM_TARGET) $(addprefix -p ,$(MODULES))
 	$(CARGO) build --release -p sandball -p sandball-shim
@@ -82,6 +84,7 @@ bench: setup ansible sshd
 	BENCH_CONNECTION=ssh HOSTS=100 FORKS=50 SKIP_ANSIBLE=1 examples/bench/run.sh
 	LEGACY=1 examples/bench/run.sh
 	examples/bench/inventory.sh
+	examples/bench/task_scale.sh
 
 clean:
 	$(CARGO) clean

@@ -61,6 +61,8 @@ pub struct Inventory {
     group_hosts: Vec<Vec<usize>>,
     /// The implicit localhost's name, fixed by the first pattern that needed it.
     implicit: OnceLock<String>,
+    /// The `groups` magic variable, built once (every task on every host shows it).
+    groups: OnceLock<std::sync::Arc<Value>>,
     warnings: Vec<String>,
     /// The sources and options it was loaded from, to load it again.
     sources: Vec<String>,
@@ -96,6 +98,7 @@ impl Inventory {
             depths,
             group_hosts,
             implicit: OnceLock::new(),
+            groups: OnceLock::new(),
             warnings,
             sources: sources.to_vec(),
             options: options.clone(),
@@ -276,6 +279,14 @@ impl Inventory {
             Some(h) => vars::magic_vars(&self.data, h),
             None => vars::magic_vars(&self.data, HostRef::Implicit(host)),
         }
+    }
+
+    /// [`groups_map`](Self::groups_map) as one shared value, built on first use: a
+    /// task's cost does not grow with the inventory's size.
+    pub fn groups_value(&self) -> std::sync::Arc<Value> {
+        self.groups
+            .get_or_init(|| std::sync::Arc::new(Value::Object(self.groups_map())))
+            .clone()
     }
 
     /// The `groups` magic variable: every group (`all` and `ungrouped` included) with its

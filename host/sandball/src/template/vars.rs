@@ -77,6 +77,12 @@ impl Vars {
         self.insert(name, Entry::Data(Arc::new(value)));
     }
 
+    /// [`set_data`](Self::set_data) for a value many variable tables share (the
+    /// inventory's `groups`), without copying it.
+    pub fn set_shared_data(&mut self, name: &str, value: Arc<serde_json::Value>) {
+        self.insert(name, Entry::Data(value));
+    }
+
     /// Sets `hostvars`: the variables of every host by host name. `hostvars[h].x` is
     /// templated lazily against host `h`'s own variables.
     pub fn set_hostvars(&mut self, hosts: Arc<dyn HostVarsSource>) {

@@ -312,7 +312,7 @@ impl Shared {
         for (k, v) in inventory.magic_vars(host) {
             vars.set_data(&k, v);
         }
-        vars.set_data("groups", Value::Object(inventory.groups_map()));
+        vars.set_shared_data("groups", inventory.groups_value());
         let m = &self.magic;
         if let Some(dir) = &m.playbook_dir {
             vars.set_data("playbook_dir", Value::String(dir.display().to_string()));
