@@ -515,19 +515,16 @@ fn keywords_sandball_does_not_run_yet_are_refused_with_their_line() {
     let marker = work.join("ran-first");
     for (keyword, yaml, line) in [
         ("async", "    - ping:\n      async: 10\n", 5),
-        ("max_fail_percentage", "", 1),
+        ("poll", "    - ping:\n      poll: 5\n", 5),
         (
             "module_defaults",
             "    - ping:\n      module_defaults: {}\n",
             6,
         ),
         ("vars_prompt", "", 3),
-        ("serial", "", 3),
     ] {
         let play_level = match keyword {
             "vars_prompt" => "  vars_prompt: [{name: x, default: y}]\n",
-            "serial" => "  serial: 1\n",
-            "max_fail_percentage" => "  max_fail_percentage: 10\n",
             _ => "",
         };
         let pb = sb.write(

@@ -135,3 +135,47 @@ fn run_once_and_meta_actions_as_in_ansible() {
     );
     assert!(!out.stdout.contains("never reached"), "{out}");
 }
+
+const SERIAL: &str = r#"
+- name: serial
+  hosts: all
+  gather_facts: false
+  serial: [1, "50%"]
+  tasks:
+    - name: batch
+      debug: {msg: "{{ ansible_play_batch }} of {{ ansible_play_hosts_all | length }}"}
+    - name: change
+      debug: {msg: c}
+      changed_when: true
+      notify: h
+    - name: end the second batch
+      meta: end_batch
+      when: inventory_hostname == 'a2'
+    - name: after
+      debug: {msg: after}
+  handlers:
+    - name: h
+      debug: {msg: "handler {{ inventory_hostname }}"}
+- name: limited
+  hosts: all
+  gather_facts: false
+  serial: 2
+  max_fail_percentage: 40
+  tasks:
+    - name: fail a3
+      fail: {msg: x}
+      when: inventory_hostname == 'a3'
+    - name: t2
+      debug: {msg: t2}
+"#;
+
+#[test]
+fn serial_batches_and_max_fail_percentage_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["a1", "a2", "a3", "a4", "a5"]);
+    let out = compare(&sb, SERIAL, 2);
+    out.assert_stdout_has("\"msg\": \"['a1'] of 5\"");
+    out.assert_stdout_has("\"msg\": \"['a2', 'a3'] of 5\"");
+    assert_eq!(out.stdout.matches("PLAY [serial]").count(), 3, "{out}");
+    assert!(out.stdout.contains("NO MORE HOSTS LEFT"), "{out}");
+}

@@ -66,8 +66,12 @@ struct PlayState {
     /// Hosts that could not be reached (they never come back in this play).
     unreachable: Mutex<HashSet<String>>,
     notified: Mutex<HashMap<String, HashSet<String>>>,
-    /// `meta: end_play` ended the play (its handlers do not run).
+    /// `meta: end_play` or `end_batch` ended the batch (its handlers do not run).
     ended: Mutex<bool>,
+    /// `meta: end_play`: later batches do not run either.
+    play_ended: Mutex<bool>,
+    /// `max_fail_percentage` was passed: the play, and the playbook, stop.
+    broken: Mutex<bool>,
 }
 
 /// What every task of a running play shares.
@@ -77,6 +81,8 @@ struct PlayRun<'a> {
     play: &'a Play,
     /// The play's hosts.
     all: &'a [String],
+    /// The hosts of the batch running (all of them without `serial`).
+    batch: &'a [String],
     state: &'a PlayState,
     vars_files: Option<&'a VarsFiles>,
 }
@@ -132,11 +138,13 @@ fn order_hosts(hosts: &mut [String], order: Option<&Value>) {
     }
 }
 
-/// How a play ended, for the playbook.
+/// How a play (or one batch of it) ended, for the playbook.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ended {
-    /// Its tasks ran (or `meta: end_play` ended it, or it had no hosts).
+    /// Its tasks ran (or it had no hosts).
     Normally,
+    /// `meta: end_play`: no more batches of this play; the playbook goes on.
+    Play,
     /// Every one of its hosts failed or became unreachable: Ansible runs no more plays.
     EveryHostFailed,
 }
@@ -212,19 +220,126 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
         run.stats.touch(h);
     }
     let vars_files = play_vars_files(run, play, &hosts);
+    let batches = match batches(run, play, &hosts) {
+        Ok(b) => b,
+        Err(what) => {
+            return Err(ExecError::Refused {
+                what,
+                location: play.location.clone(),
+            });
+        }
+    };
+    for (i, batch) in batches.iter().enumerate() {
+        if i > 0 {
+            // Each batch of a `serial` play runs the play anew, under its banner.
+            run.callback.play_start(&name);
+        }
+        let cx = BatchRun {
+            play,
+            all: &hosts,
+            batch,
+            vars_files: vars_files.as_ref(),
+        };
+        match run_batch(run, cx).await {
+            Ended::Normally => {}
+            Ended::Play => break,
+            Ended::EveryHostFailed => return Ok(Ended::EveryHostFailed),
+        }
+    }
+    Ok(Ended::Normally)
+}
+
+/// The hosts of a play, split into `serial` batches (a number, a percentage of the
+/// play's hosts, or a list of them whose last repeats); one batch without `serial`.
+fn batches(run: &Run, play: &Play, hosts: &[String]) -> Result<Vec<Vec<String>>, String> {
+    let Some(serial) = &play.serial else {
+        return Ok(vec![hosts.to_vec()]);
+    };
+    let serial = run
+        .templar
+        .template(serial, &run.vars.extra_vars_only())
+        .map_err(|e| format!("`serial`: {e}"))?;
+    let steps: Vec<Value> = match serial {
+        Value::Array(items) => items,
+        one => vec![one],
+    };
+    let size = |step: &Value| -> Result<usize, String> {
+        let text = match step {
+            Value::String(s) => s.trim().to_string(),
+            other => other.to_string(),
+        };
+        let n = match text.strip_suffix('%') {
+            Some(pct) => {
+                let pct: f64 = pct
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("`serial`: {text} is not a percentage"))?;
+                (pct / 100.0 * hosts.len() as f64) as usize
+            }
+            None => text
+                .parse::<usize>()
+                .map_err(|_| format!("`serial`: {text} is not a number of hosts"))?,
+        };
+        // At least one host per batch; 0 means all of them.
+        Ok(if n == 0 && !text.ends_with('%') {
+            hosts.len()
+        } else {
+            n.max(1)
+        })
+    };
+    let sizes = steps.iter().map(size).collect::<Result<Vec<_>, _>>()?;
+    let mut out = Vec::new();
+    let mut rest = hosts;
+    let mut i = 0;
+    while !rest.is_empty() {
+        let n = sizes
+            .get(i)
+            .or(sizes.last())
+            .copied()
+            .unwrap_or(rest.len())
+            .min(rest.len());
+        out.push(rest[..n].to_vec());
+        rest = &rest[n..];
+        i += 1;
+    }
+    Ok(out)
+}
+
+/// One batch of a play (every host of the play when there is no `serial`).
+#[derive(Clone, Copy)]
+struct BatchRun<'a> {
+    play: &'a Play,
+    /// Every host of the play.
+    all: &'a [String],
+    /// The hosts of this batch.
+    batch: &'a [String],
+    vars_files: Option<&'a VarsFiles>,
+}
+
+/// Runs a play's tasks and handlers on one batch of its hosts.
+async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
+    let BatchRun {
+        play,
+        all,
+        batch,
+        vars_files,
+    } = b;
     let state = PlayState {
-        active: Mutex::new(hosts.clone()),
+        active: Mutex::new(batch.to_vec()),
         failed: Mutex::new(HashMap::new()),
         unreachable: Mutex::new(HashSet::new()),
         notified: Mutex::new(HashMap::new()),
         ended: Mutex::new(false),
+        play_ended: Mutex::new(false),
+        broken: Mutex::new(false),
     };
     let cx = PlayRun {
         run,
         play,
-        all: &hosts,
+        all,
+        batch,
         state: &state,
-        vars_files: vars_files.as_ref(),
+        vars_files,
     };
     let root = Chain::new(&play.keywords);
     let mut go_on = true;
@@ -242,7 +357,8 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
         match found {
             Ok(()) => go_on = run_task(cx, &gather, &root, false).await,
             Err(e) => run.callback.warning(&format!(
-                "no facts were gathered for play '{name}': there is no `setup` component and ansible-core's setup module: {e} (set `gather_facts: false` to silence this)"
+                "no facts were gathered for play '{}': there is no `setup` component and ansible-core's setup module: {e} (set `gather_facts: false` to silence this)",
+                play.name.as_deref().unwrap_or(&play.hosts)
             )),
         }
     }
@@ -255,7 +371,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
         if go_on {
             go_on = run_items(cx, section, &root).await;
         }
-        if *lock(&state.ended) {
+        if *lock(&state.ended) || *lock(&state.broken) {
             break;
         }
         // Handlers run after each section; with force_handlers, for failed hosts too.
@@ -268,17 +384,20 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
     }
     let failed: Vec<String> = lock(&state.failed).keys().cloned().collect();
     let unreachable: Vec<String> = lock(&state.unreachable).iter().cloned().collect();
-    let every_host_failed = hosts
+    let every_host_failed = batch
         .iter()
         .all(|h| failed.contains(h) || unreachable.contains(h));
+    let broken = *lock(&state.broken);
     let mut errors = lock(&run.host_errors);
     errors.failed.extend(failed);
     errors.unreachable.extend(unreachable);
-    Ok(if every_host_failed {
+    if broken || every_host_failed {
         Ended::EveryHostFailed
+    } else if *lock(&state.play_ended) {
+        Ended::Play
     } else {
         Ended::Normally
-    })
+    }
 }
 
 /// Runs a list of tasks and blocks; false when no hosts are left.
@@ -495,6 +614,24 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         active.clear();
         return false;
     }
+    if let Some(pct) = &play.max_fail_percentage {
+        // `max_fail_percentage`: more of the batch failed than allowed: the play and
+        // the playbook stop (ansible-core says so twice).
+        let limit = run
+            .templar
+            .template(pct, &first_vars)
+            .ok()
+            .and_then(|v| v.as_f64().or_else(|| v.as_str()?.trim().parse().ok()))
+            .unwrap_or(100.0);
+        let gone = lock(&state.failed).len() + lock(&state.unreachable).len();
+        if gone as f64 / cx.batch.len().max(1) as f64 > limit / 100.0 {
+            *lock(&state.broken) = true;
+            active.clear();
+            run.callback.no_more_hosts();
+            run.callback.no_more_hosts();
+            return false;
+        }
+    }
     // When every host has failed, ansible-core 2.19 ends the play without a word.
     !active.is_empty()
 }
@@ -578,14 +715,19 @@ async fn run_meta(
     }
     run.callback
         .task_start(&task::display_name(run, scope, t, &hosts[0], kw), false);
-    let applies: Vec<String> = hosts
+    // Most meta actions run once for the batch, their condition read on its first host
+    // (as ansible-core's linear strategy does); `end_host` and `reset_connection` are
+    // per host.
+    let per_host = matches!(action, "end_host" | "reset_connection" | "flush_handlers");
+    let asked = if per_host { hosts } else { &hosts[..1] };
+    let holds: Vec<String> = asked
         .iter()
         .filter(|h| when_holds(run, scope, kw, h))
         .cloned()
         .collect();
     // Hosts the condition leaves out are shown skipped (a meta task counts in no
     // recap).
-    for h in hosts.iter().filter(|h| !applies.contains(h)) {
+    for h in asked.iter().filter(|h| !holds.contains(h)) {
         let skipped = crate::plugins::action::ok_with(serde_json::json!({
             "skipped": true,
             "skip_reason": "Conditional result was False",
@@ -599,6 +741,11 @@ async fn run_meta(
             ignored: false,
         });
     }
+    let applies: Vec<String> = if per_host || holds.is_empty() {
+        holds
+    } else {
+        hosts.to_vec()
+    };
     match action {
         "flush_handlers" => {
             let force = cx
@@ -611,6 +758,7 @@ async fn run_meta(
         }
         "end_play" | "end_batch" if !applies.is_empty() => {
             *lock(&state.ended) = true;
+            *lock(&state.play_ended) = action == "end_play";
             lock(&state.active).clear();
             return false;
         }

@@ -167,6 +167,10 @@ impl Callback for DefaultCallback {
         self.banner(&format!("PLAY [{name}]"));
     }
 
+    fn no_more_hosts(&self) {
+        self.banner("NO MORE HOSTS LEFT");
+    }
+
     fn task_start(&self, name: &str, handler: bool) {
         let kind = if handler { "RUNNING HANDLER" } else { "TASK" };
         self.banner(&format!("{kind} [{name}]"));

@@ -49,6 +49,10 @@ impl Callback for JsonlCallback {
         self.emit(json!({"event": "play_start", "play": name}));
     }
 
+    fn no_more_hosts(&self) {
+        self.emit(json!({"event": "no_more_hosts"}));
+    }
+
     fn task_start(&self, name: &str, handler: bool) {
         self.emit(json!({"event": "task_start", "task": name, "handler": handler}));
     }

@@ -69,6 +69,8 @@ pub fn render(host: &str, status: Status, result: &serde_json::Map<String, Value
 
 impl Callback for MinimalCallback {
     fn play_start(&self, _name: &str) {}
+    fn no_more_hosts(&self) {}
+
     fn task_start(&self, _name: &str, _handler: bool) {}
 
     fn result(&self, r: &Report<'_>) {

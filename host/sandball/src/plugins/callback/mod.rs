@@ -98,6 +98,8 @@ pub trait Callback: Send + Sync {
     fn play_start(&self, name: &str);
     /// A task starts (`handler` for handlers).
     fn task_start(&self, name: &str, handler: bool);
+    /// A play stops for every host (`max_fail_percentage` passed).
+    fn no_more_hosts(&self);
     /// A task finished on a host, or a loop item did.
     fn result(&self, report: &Report<'_>);
     /// An `until` condition was not met; the task runs again.
