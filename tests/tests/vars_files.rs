@@ -73,3 +73,44 @@ fn vars_files_are_a_layer_above_play_vars_as_in_ansible() {
         out.assert_same_recap_as(&theirs);
     }
 }
+
+const PROMPTS: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    with_default: from play vars
+  vars_prompt:
+    - name: with_default
+      prompt: Give one
+      default: dflt
+      private: false
+    - name: secret
+      prompt: Password
+    - name: given
+      prompt: Given by -e
+  tasks:
+    - name: answers
+      debug: {msg: "{{ with_default }}|{{ secret }}|{{ given }}"}
+"#;
+
+/// Without a terminal, `vars_prompt` asks nothing: a warning says so, each variable
+/// takes its default (above the play's vars) or none, and `-e` wins.
+#[test]
+fn vars_prompt_without_a_terminal_takes_defaults_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let work = sb.dir("work");
+    let pb = sb.write("play.yml", PROMPTS);
+    let out = sb.play(&pb, &work, &["-e", "given=x"]).run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("[WARNING]: Not prompting as we are not in interactive mode");
+    out.assert_stdout_has("\"msg\": \"dflt|None|x\"");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &["-e", "given=x"]) {
+        let theirs = theirs.run();
+        assert_eq!(
+            theirs.task_lines("answers"),
+            out.task_lines("answers"),
+            "{theirs}\n{out}"
+        );
+    }
+}

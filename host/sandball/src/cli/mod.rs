@@ -9,7 +9,6 @@ mod audit;
 mod extra_vars;
 mod inventory;
 mod playbook;
-mod prompt;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -222,7 +221,8 @@ pub(crate) fn build_run(
     dirs.extend(crate::assemble::ModuleStore::default_dirs());
     let ask_pass = if common.ask_pass {
         Some(crate::plugins::connection::Secret(
-            prompt::hidden("SSH password: ").map_err(CliError::options)?,
+            crate::plugins::callback::prompt::ask("SSH password: ", true)
+                .map_err(CliError::options)?,
         ))
     } else {
         None
@@ -242,7 +242,8 @@ pub(crate) fn build_run(
             method: common.become_method.clone(),
             password: if common.ask_become_pass {
                 Some(crate::plugins::connection::Secret(
-                    prompt::hidden("BECOME password: ").map_err(CliError::options)?,
+                    crate::plugins::callback::prompt::ask("BECOME password: ", true)
+                        .map_err(CliError::options)?,
                 ))
             } else {
                 None

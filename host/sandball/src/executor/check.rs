@@ -95,11 +95,15 @@ pub(crate) fn support(name: &str) -> Support {
         "serial" | "max_fail_percentage" => {
             Honoured(&["serial_batches_and_max_fail_percentage_as_in_ansible"])
         }
+        "vars_prompt" => Partly(
+            known_prompt_keys,
+            &["vars_prompt_without_a_terminal_takes_defaults_as_in_ansible"],
+        ),
         "vars_files" => Honoured(&["vars_files_are_a_layer_above_play_vars_as_in_ansible"]),
         "delegate_to" | "delegate_facts" | "local_action" => {
             Honoured(&["delegate_to_runs_the_module_elsewhere_as_in_ansible"])
         }
-        "module_defaults" | "async" | "poll" | "vars_prompt" | "roles" => Refused(LATER),
+        "module_defaults" | "async" | "poll" | "roles" => Refused(LATER),
         _ => Refused("sandball does not know this keyword"),
     }
 }
@@ -122,6 +126,25 @@ fn known_order(v: &Value) -> Option<String> {
             "order {v}: the host order must be one of {}",
             known.join(", ")
         )
+    })
+}
+
+/// `vars_prompt` entries sandball can ask: `encrypt` (hashing the answer) is not there.
+fn known_prompt_keys(v: &Value) -> Option<String> {
+    let known = ["name", "prompt", "default", "private", "confirm", "unsafe"];
+    let entries = match v {
+        Value::Array(items) => items.iter().collect(),
+        one => vec![one],
+    };
+    entries.into_iter().find_map(|e| {
+        let key = e
+            .as_object()?
+            .keys()
+            .find(|k| !known.contains(&k.as_str()))?;
+        Some(format!(
+            "`vars_prompt`: `{key}` is not supported by sandball yet (it knows {})",
+            known.join(", ")
+        ))
     })
 }
 
@@ -399,11 +422,16 @@ mod tests {
         assert!(refused("strategy", "free".into()).contains("only the linear strategy"));
         assert!(refused("debugger", "on_failed".into()).contains("no task debugger"));
         assert!(refused("collections", serde_json::json!(["my.col"])).contains("full names"));
-        let prompt = refused("vars_prompt", Value::Bool(true));
+        let prompt = refused(
+            "vars_prompt",
+            serde_json::json!([{"name": "pw", "encrypt": "sha512_crypt"}]),
+        );
         assert!(
-            prompt.contains("`vars_prompt`") && prompt.contains("p.yml:3:5"),
+            prompt.contains("`vars_prompt`: `encrypt`") && prompt.contains("p.yml:3:5"),
             "{prompt}"
         );
+        let wait = refused("async", Value::from(10));
+        assert!(wait.contains("`async`"), "{wait}");
         for ok in [
             ("strategy", Value::from("linear")),
             ("debugger", Value::from("never")),

@@ -10,6 +10,7 @@ pub mod loops;
 pub mod plan;
 pub mod play;
 pub mod task;
+mod vars_prompt;
 
 use crate::assemble::ModuleStore;
 use crate::inventory::Inventory;

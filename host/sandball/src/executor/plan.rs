@@ -78,7 +78,7 @@ pub fn playbook(run: &Run, plays: &[Play]) -> Vec<Planned> {
             }
         };
         let name = play.name.clone().unwrap_or_else(|| play.hosts.clone());
-        let vars_files = super::play::play_vars_files(run, play, &hosts);
+        let vars_files = super::play::play_vars_files(run, play, &play.keywords.vars, &hosts);
         let scope = PlayScope {
             name: &name,
             vars: &play.keywords.vars,

@@ -79,6 +79,8 @@ struct PlayState {
 struct PlayRun<'a> {
     run: &'a Run,
     play: &'a Play,
+    /// The play's vars with the `vars_prompt` answers.
+    vars: &'a serde_json::Map<String, Value>,
     /// The play's hosts.
     all: &'a [String],
     /// The hosts of the batch running (all of them without `serial`).
@@ -152,7 +154,12 @@ pub enum Ended {
 /// A play's `vars_files`, read for every host before the play starts (names that need
 /// facts are read later). A file that does not exist is skipped, as ansible-core 2.19
 /// skips it, but with a warning that names it.
-pub(crate) fn play_vars_files(run: &Run, play: &Play, hosts: &[String]) -> Option<VarsFiles> {
+pub(crate) fn play_vars_files(
+    run: &Run,
+    play: &Play,
+    play_vars: &serde_json::Map<String, Value>,
+    hosts: &[String],
+) -> Option<VarsFiles> {
     if play.vars_files.is_empty() {
         return None;
     }
@@ -165,7 +172,7 @@ pub(crate) fn play_vars_files(run: &Run, play: &Play, hosts: &[String]) -> Optio
     let files = VarsFiles::new(play.vars_files.clone(), &base);
     let scope = PlayScope {
         name: play.name.as_deref().unwrap_or(&play.hosts),
-        vars: &play.keywords.vars,
+        vars: play_vars,
         vars_files: None,
         hosts_all: hosts,
         hosts_active: hosts,
@@ -187,6 +194,9 @@ pub(crate) fn play_vars_files(run: &Run, play: &Play, hosts: &[String]) -> Optio
 /// Runs one play.
 pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
     let name = play.name.clone().unwrap_or_else(|| play.hosts.clone());
+    // `vars_prompt` answers are a layer above the play's vars (asked before the play).
+    let mut play_vars = play.keywords.vars.clone();
+    play_vars.extend(super::vars_prompt::values(run, play)?);
     run.callback.play_start(&name);
     let pattern = hosts_pattern(run, play)?;
     let inventory = run.inventory();
@@ -219,7 +229,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
     for h in &hosts {
         run.stats.touch(h);
     }
-    let vars_files = play_vars_files(run, play, &hosts);
+    let vars_files = play_vars_files(run, play, &play_vars, &hosts);
     let batches = match batches(run, play, &hosts) {
         Ok(b) => b,
         Err(what) => {
@@ -236,6 +246,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
         }
         let cx = BatchRun {
             play,
+            vars: &play_vars,
             all: &hosts,
             batch,
             vars_files: vars_files.as_ref(),
@@ -309,6 +320,8 @@ fn batches(run: &Run, play: &Play, hosts: &[String]) -> Result<Vec<Vec<String>>,
 #[derive(Clone, Copy)]
 struct BatchRun<'a> {
     play: &'a Play,
+    /// The play's vars with the `vars_prompt` answers.
+    vars: &'a serde_json::Map<String, Value>,
     /// Every host of the play.
     all: &'a [String],
     /// The hosts of this batch.
@@ -320,6 +333,7 @@ struct BatchRun<'a> {
 async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
     let BatchRun {
         play,
+        vars,
         all,
         batch,
         vars_files,
@@ -336,6 +350,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
     let cx = PlayRun {
         run,
         play,
+        vars,
         all,
         batch,
         state: &state,
@@ -522,7 +537,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     }
     let scope = PlayScope {
         name: play.name.as_deref().unwrap_or(&play.hosts),
-        vars: &play.keywords.vars,
+        vars: cx.vars,
         vars_files: cx.vars_files,
         hosts_all: all,
         hosts_active: &hosts,

@@ -6,6 +6,7 @@
 pub mod default;
 pub mod jsonl;
 pub mod minimal;
+pub mod prompt;
 pub mod stats;
 
 use serde_json::{Map, Value};
