@@ -518,7 +518,7 @@ fn keywords_sandball_does_not_run_yet_are_refused_with_their_line() {
         ("poll", "    - ping:\n      poll: 5\n", 5),
         (
             "module_defaults",
-            "    - ping:\n      module_defaults: {}\n",
+            "    - ping:\n      module_defaults: {group/aws: {region: x}}\n",
             6,
         ),
         ("vars_prompt", "", 3),
@@ -548,4 +548,52 @@ fn keywords_sandball_does_not_run_yet_are_refused_with_their_line() {
             "{keyword}: a task ran before the refusal:\n{out}"
         );
     }
+}
+
+const MODULE_DEFAULTS: &str = r#"
+- hosts: all
+  gather_facts: false
+  module_defaults:
+    debug: {msg: from defaults}
+    ansible.builtin.file: {state: touch}
+  tasks:
+    - name: debug default
+      debug:
+    - name: file default
+      file: {path: "{{ work }}/play-level"}
+    - name: a block
+      block:
+        - name: the block's defaults replace the play's
+          file: {path: "{{ work }}/block-level"}
+          ignore_errors: true
+        - name: the task's own arguments win
+          file: {path: "{{ work }}/block-level", state: touch}
+      module_defaults:
+        file: {mode: "0600"}
+"#;
+
+#[test]
+fn module_defaults_fill_in_arguments_as_in_ansible() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let work = sb.dir("work");
+    let pb = sb.write("play.yml", MODULE_DEFAULTS);
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("\"msg\": \"from defaults\"");
+    assert!(work.join("play-level").is_file(), "{out}");
+    let mode = std::fs::metadata(work.join("block-level"))
+        .map(|m| m.permissions().mode() & 0o777)
+        .unwrap_or_default();
+    assert_eq!(mode, 0o600, "{out}");
+    assert!(
+        out.task_lines("the block's defaults replace the play's")
+            .iter()
+            .any(|l| l.starts_with("fatal: [alpha]")),
+        "{out}"
+    );
+    std::fs::remove_file(work.join("play-level")).ok();
+    std::fs::remove_file(work.join("block-level")).ok();
+    same_as_ansible(&sb, &out, &pb, &work, &[]);
 }

@@ -187,7 +187,7 @@ fn plan_task(
         }
     };
     let grant = |vars: &crate::template::Vars| -> Kind {
-        let grant = task::template_args(run, t, &component.name, vars).and_then(|args| {
+        let grant = task::template_args(run, t, &kw, &component.name, vars).and_then(|args| {
             let adjustments = task::capability_keywords(run, &kw, vars)?;
             let subject = Subject {
                 module: &component.name,

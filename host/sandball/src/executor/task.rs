@@ -505,7 +505,7 @@ async fn attempt(
     no_log: bool,
 ) -> Map<String, Value> {
     let mut result = match controller_action(&t.action) {
-        Some(name) => controller(run, t, name, vars),
+        Some(name) => controller(run, t, kw, name, vars),
         None if action::connection_action(&t.action).is_some() => raw(run, t, kw, host, vars).await,
         None => module(run, t, kw, host, vars, no_log).await,
     };
@@ -592,6 +592,7 @@ fn raw_args(action: &str) -> &'static [&'static str] {
 pub(crate) fn template_args(
     run: &Run,
     t: &Task,
+    kw: &Chain<'_>,
     short: &str,
     vars: &Vars,
 ) -> Result<Map<String, Value>, String> {
@@ -631,7 +632,69 @@ pub(crate) fn template_args(
             out.insert(k.clone(), v);
         }
     }
+    for (k, v) in module_defaults(run, kw, &t.action, vars)? {
+        if !out.contains_key(&k)
+            && let Some(v) = strip_omit(v)
+        {
+            out.insert(k, v);
+        }
+    }
     Ok(out)
+}
+
+/// Whether a `module_defaults` key names the task's action: the same name, or the same
+/// built-in module by its short name and its `ansible.builtin`/`ansible.legacy` ones.
+fn names_action(key: &str, action: &str) -> bool {
+    let builtin = |n: &str| {
+        !n.contains('.') || n.starts_with("ansible.builtin.") || n.starts_with("ansible.legacy.")
+    };
+    key == action
+        || (builtin(key)
+            && builtin(action)
+            && crate::assemble::component::short_name(key)
+                == crate::assemble::component::short_name(action))
+}
+
+/// The argument defaults `module_defaults` gives the task's action: the nearest level's
+/// (a block's replaces the play's, as in ansible-core), templated; the task's own
+/// arguments win over them.
+fn module_defaults(
+    run: &Run,
+    kw: &Chain<'_>,
+    action: &str,
+    vars: &Vars,
+) -> Result<Map<String, Value>, String> {
+    let Some(setting) = kw.nearest_setting(Keyword::ModuleDefaults) else {
+        return Ok(Map::new());
+    };
+    let templated = run
+        .templar
+        .template(&setting.value, vars)
+        .map_err(|e| format!("module_defaults (at {}): {e}", setting.at))?;
+    let levels = match templated {
+        Value::Array(items) => items,
+        one => vec![one],
+    };
+    let mut defaults = Map::new();
+    for level in levels {
+        let Value::Object(by_module) = level else {
+            continue;
+        };
+        for (key, args) in by_module {
+            if key.starts_with("group/") {
+                return Err(format!(
+                    "module_defaults (at {}): action groups ({key}) are not supported by sandball yet",
+                    setting.at
+                ));
+            }
+            if names_action(&key, action)
+                && let Value::Object(args) = args
+            {
+                defaults.extend(args);
+            }
+        }
+    }
+    Ok(defaults)
 }
 
 fn strip_omit(v: Value) -> Option<Value> {
@@ -647,8 +710,8 @@ fn strip_omit(v: Value) -> Option<Value> {
     }
 }
 
-fn controller(run: &Run, t: &Task, name: &str, vars: &Vars) -> Map<String, Value> {
-    let args = match template_args(run, t, name, vars) {
+fn controller(run: &Run, t: &Task, kw: &Chain<'_>, name: &str, vars: &Vars) -> Map<String, Value> {
+    let args = match template_args(run, t, kw, name, vars) {
         Ok(a) => a,
         Err(e) => return failed(e),
     };
@@ -681,7 +744,7 @@ async fn raw(run: &Run, t: &Task, kw: &Chain<'_>, host: &str, vars: &Vars) -> Ma
         Ok(b) => b,
         Err(e) => return e,
     };
-    let args = match template_args(run, t, "raw", vars) {
+    let args = match template_args(run, t, kw, "raw", vars) {
         Ok(a) => a,
         Err(e) => return failed(e),
     };
@@ -841,7 +904,7 @@ async fn module(
             component.sha256
         ),
     );
-    let mut args = match template_args(run, t, &component.name, vars) {
+    let mut args = match template_args(run, t, kw, &component.name, vars) {
         Ok(a) => a,
         Err(e) => return failed(e),
     };
@@ -1065,7 +1128,7 @@ async fn legacy_module(
         }
         policy::LegacyDecision::Deny(msg) => return failed(msg),
     }
-    let mut args = match template_args(run, t, &module.name, vars) {
+    let mut args = match template_args(run, t, kw, &module.name, vars) {
         Ok(a) => a,
         Err(e) => return failed(e),
     };
