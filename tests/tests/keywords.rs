@@ -312,3 +312,47 @@ fn until_retries_until_the_condition_holds_then_gives_up() {
         out.assert_same_recap_as(&theirs.run());
     }
 }
+
+const WITH_LOOPS: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    users:
+      - {name: a, keys: [k1, k2]}
+      - {name: b, keys: [k3]}
+      - {name: c}
+  tasks:
+    - {name: seq1, debug: {msg: "{{ item }}"}, with_sequence: start=1 end=5 stride=2 format=host%02d}
+    - {name: seq2, debug: {msg: "{{ item }}"}, with_sequence: count=3}
+    - {name: seq3, debug: {msg: "{{ item }}"}, with_sequence: "2-4"}
+    - {name: seq4, debug: {msg: "{{ item }}"}, with_sequence: start=5 end=1 stride=-2}
+    - {name: nested, debug: {msg: "{{ item }}"}, with_nested: [[1, 2], [x, y]]}
+    - {name: together, debug: {msg: "{{ item }}"}, with_together: [[1, 2, 3], [x, y]]}
+    - {name: sub, debug: {msg: "{{ item.0.name }} {{ item.1 }}"}, with_subelements: ["{{ users }}", keys, {skip_missing: true}]}
+"#;
+
+#[test]
+fn with_sequence_nested_together_and_subelements_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let pb = sb.write("play.yml", WITH_LOOPS);
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    assert!(
+        out.task_lines("sub")
+            .contains(&"ok: [alpha] => (item=[{'name': 'a'}, 'k1']) => {"),
+        "{out}"
+    );
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        out.assert_same_recap_as(&theirs);
+        for task in ["seq1", "seq2", "seq3", "seq4", "sub"] {
+            assert_eq!(
+                theirs.task_lines(task),
+                out.task_lines(task),
+                "{task}:\n{theirs}\n{out}"
+            );
+        }
+    }
+}

@@ -189,8 +189,17 @@ impl Callback for DefaultCallback {
         };
         let mut shown = displayed(r.result, self.verbosity);
         if crate::assemble::component::short_name(r.action) == "debug" {
-            // debug shows only what it was asked to print.
-            shown.remove("changed");
+            // debug shows only what it was asked to print: its `msg` (with warnings and
+            // an exception), or the variable, without the loop's own keys.
+            if shown.contains_key("msg") {
+                shown.retain(|k, _| {
+                    matches!(k.as_str(), "msg" | "exception" | "warnings" | "deprecations")
+                });
+            } else {
+                for k in ["changed", "failed", "skipped", "invocation", "skip_reason"] {
+                    shown.remove(k);
+                }
+            }
         }
         let verbose_always = r
             .result
