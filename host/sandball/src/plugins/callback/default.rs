@@ -193,7 +193,10 @@ impl Callback for DefaultCallback {
             // an exception), or the variable, without the loop's own keys.
             if shown.contains_key("msg") {
                 shown.retain(|k, _| {
-                    matches!(k.as_str(), "msg" | "exception" | "warnings" | "deprecations")
+                    matches!(
+                        k.as_str(),
+                        "msg" | "exception" | "warnings" | "deprecations"
+                    )
                 });
             } else {
                 for k in ["changed", "failed", "skipped", "invocation", "skip_reason"] {
