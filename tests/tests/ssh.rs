@@ -682,3 +682,47 @@ fn connection_keywords_yield_to_host_variables_as_in_ansible() {
         "{out}"
     );
 }
+
+/// `-c`, `-u` and `--private-key` come last, beneath the hosts' variables (and the
+/// plays' keywords), as in Ansible.
+#[test]
+fn command_line_connection_options_come_last_as_in_ansible() {
+    let sshd = Sshd::start();
+    let sb = Sandbox::new();
+    let node = sb.path().join("node");
+    let user = std::env::var("USER").unwrap_or_else(|_| "root".into());
+    let key = sshd.client_key();
+    let keyless = sshd.host_line("keyless", &node, "").replace(
+        &format!("ansible_ssh_private_key_file={} ", key.display()),
+        "",
+    );
+    assert!(!keyless.contains("private_key"), "{keyless}");
+    let inv = format!(
+        "[nodes]\n{keyless}{}{}[far]\nfaraway ansible_host=203.0.113.9\n",
+        sshd.host_line("userless", &node, ""),
+        sshd.host_line("pinned", &node, &format!("ansible_user={user}")),
+    );
+    sb.write("inventory.ini", &inv);
+    let ping = |hosts: &str| {
+        format!(
+            "- hosts: {hosts}\n  gather_facts: false\n  tasks:\n    - name: reach\n      ping:\n"
+        )
+    };
+
+    let key_arg = key.display().to_string();
+    let out = run_with(&sb, &ping("keyless"), &["--private-key", &key_arg]);
+    assert_eq!(out.task_lines("reach"), vec!["ok: [keyless]"], "{out}");
+
+    let out = run_with(&sb, &ping("userless:pinned"), &["-u", "sandball-nobody"]);
+    let lines = out.task_lines("reach");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("fatal: [userless]: UNREACHABLE!")),
+        "{out}"
+    );
+    assert!(lines.contains(&"ok: [pinned]"), "{out}");
+
+    let out = run_with(&sb, &ping("faraway"), &["-c", "local"]);
+    assert_eq!(out.task_lines("reach"), vec!["ok: [faraway]"], "{out}");
+}

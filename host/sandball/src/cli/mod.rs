@@ -85,6 +85,19 @@ pub struct CommonArgs {
     /// Ask for the connection (SSH) password (read from the terminal without echo).
     #[arg(short = 'k', long = "ask-pass")]
     pub ask_pass: bool,
+    /// Connection type for hosts whose variables and plays set none (`local`, `ssh`).
+    #[arg(short = 'c', long = "connection", value_name = "CONNECTION")]
+    pub connection: Option<String>,
+    /// Connect as this user where the host's variables and plays set none.
+    #[arg(short = 'u', long = "user", value_name = "REMOTE_USER")]
+    pub user: Option<String>,
+    /// SSH private key file for hosts whose variables set none.
+    #[arg(
+        long = "private-key",
+        alias = "key-file",
+        value_name = "PRIVATE_KEY_FILE"
+    )]
+    pub private_key: Option<String>,
 }
 
 /// Parses the command line, runs, and returns the exit code.
@@ -228,6 +241,9 @@ pub(crate) fn build_run(
         None
     };
     let options = RunOptions {
+        connection: common.connection.clone(),
+        remote_user: common.user.clone(),
+        private_key: common.private_key.clone(),
         forks: common.forks,
         check: common.check,
         diff: common.diff,

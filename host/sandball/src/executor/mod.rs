@@ -42,6 +42,12 @@ pub struct RunOptions {
     pub limits: sandball_wire::capability::Limits,
     /// `-b`, `--become-user`, `--become-method`, `-K`.
     pub become_: crate::plugins::r#become::Options,
+    /// `-c/--connection`: below the `connection` keyword and `ansible_connection`.
+    pub connection: Option<String>,
+    /// `-u/--user`: below the `remote_user` keyword and `ansible_user`.
+    pub remote_user: Option<String>,
+    /// `--private-key`: below `ansible_ssh_private_key_file`.
+    pub private_key: Option<String>,
 }
 
 impl Default for RunOptions {
@@ -56,6 +62,9 @@ impl Default for RunOptions {
             skip_tags: vec![],
             limits: Default::default(),
             become_: Default::default(),
+            connection: None,
+            remote_user: None,
+            private_key: None,
         }
     }
 }

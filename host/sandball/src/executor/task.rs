@@ -816,6 +816,24 @@ fn target(run: &Run, kw: &Chain<'_>, host: &str, vars: &Vars) -> Result<Target, 
             host_vars.insert(variable.to_string(), value);
         }
     }
+    // The command line comes last: `-c`, `-u`, `--private-key`.
+    for (option, variables) in [
+        (&run.options.connection, &["ansible_connection"][..]),
+        (
+            &run.options.remote_user,
+            &["ansible_user", "ansible_ssh_user"][..],
+        ),
+        (
+            &run.options.private_key,
+            &["ansible_ssh_private_key_file", "ansible_private_key_file"][..],
+        ),
+    ] {
+        if let Some(value) = option
+            && !variables.iter().any(|v| host_vars.contains_key(*v))
+        {
+            host_vars.insert(variables[0].to_string(), Value::String(value.clone()));
+        }
+    }
     let transport = transport_for(&name, &host_vars)?;
     Ok(Target { name, transport })
 }
