@@ -27,7 +27,7 @@ enum AuditCommand {
     /// A module component: sha256, manifest, imports, mismatches.
     Module(ModuleArgs),
     /// A playbook against an inventory: per task and host, module, kind and grant.
-    Playbook(PlaybookArgs),
+    Playbook(Box<PlaybookArgs>),
 }
 
 /// Flags of `sandball audit playbook`.
@@ -64,7 +64,7 @@ struct ModuleArgs {
 pub fn run(args: AuditArgs) -> Result<i32, CliError> {
     match args.what {
         AuditCommand::Module(a) => module(a),
-        AuditCommand::Playbook(a) => playbook(a),
+        AuditCommand::Playbook(a) => playbook(*a),
     }
 }
 
