@@ -297,7 +297,8 @@ impl Runtime {
                 return Err(e);
             }
         };
-        let regions = sandbox::regions(grant, &self.home)?;
+        let opened = sandbox::regions(grant, &self.home, &self.cache.protected_paths())?;
+        let regions = &opened.regions;
         let network = sandbox::Network::from_grant(grant)?;
         let limits = grant.limits;
         let pipes = OutputPipes::new(limits.output_bytes);
@@ -305,7 +306,7 @@ impl Runtime {
         let wasi = sandbox::wasi_ctx(
             module,
             grant,
-            &regions,
+            regions,
             &network,
             Stdio {
                 stdin,
@@ -323,8 +324,9 @@ impl Runtime {
                 memory: MemoryLimiter::new(limits.memory_bytes),
                 host: {
                     let mut host = HostState::new(
-                        regions,
+                        regions.clone(),
                         grant.exec.clone(),
+                        grant.env.clone(),
                         self.home.clone(),
                         deadline,
                         limits.output_bytes,
@@ -355,6 +357,7 @@ impl Runtime {
         denials.append(network.take_denials());
         let (denials, denials_omitted) = denials.into_parts();
         drop(store);
+        drop(opened);
         Ok(RunOutput {
             result: RunResult {
                 id,

@@ -5,7 +5,7 @@
 
 use crate::limits::Denials;
 use crate::paths;
-use sandball_wire::capability::{Access, FsGrant, FsScope, Grant, NetHost, NetPattern};
+use sandball_wire::capability::{Access, FsGrant, FsScope, Grant, NetHost, NetPattern, glob};
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -27,6 +27,70 @@ pub enum SandboxError {
         /// The resolved path.
         path: PathBuf,
     },
+    /// An entry's directory does not exist, and the grant does not say to create it.
+    #[error(
+        "{grant}: its directory {} does not exist on the node; a grant opens the entry's own directory only (create the directory first)",
+        path.display()
+    )]
+    MissingParent {
+        /// The grant, as policy wrote it.
+        grant: String,
+        /// The missing directory.
+        path: PathBuf,
+    },
+    /// The directory a grant opens is reached through a symlink to a place the grant
+    /// does not name.
+    #[error(
+        "{grant}: {} resolves to {} through a symlink, which the grant does not cover; grant the real path",
+        path.display(),
+        real.display()
+    )]
+    Symlinked {
+        /// The grant, as policy wrote it.
+        grant: String,
+        /// The directory as the grant names it.
+        path: PathBuf,
+        /// Where it resolves to on the node.
+        real: PathBuf,
+    },
+    /// A granted directory lies inside a denied path, or holds one.
+    #[error(
+        "{grant}: it opens {}, and the policy denies {denied}{}; a denial wins over any grant",
+        real.display(),
+        if denied_real.as_os_str().is_empty() { String::new() } else { format!(" (which resolves to {})", denied_real.display()) }
+    )]
+    Denied {
+        /// The grant, as policy wrote it.
+        grant: String,
+        /// The opened directory, resolved.
+        real: PathBuf,
+        /// The deny entry.
+        denied: String,
+        /// Where the deny entry resolves to on the node (empty for patterns).
+        denied_real: PathBuf,
+    },
+    /// A read-write grant overlaps sandball's own files (its cache, the shim).
+    #[error(
+        "{grant}: it opens {} read-write, which overlaps sandball's own {} (a module could replace the code the shim runs); grant a path that neither holds it nor lies inside it",
+        real.display(),
+        protected.display()
+    )]
+    Protected {
+        /// The grant, as policy wrote it.
+        grant: String,
+        /// The opened directory, resolved.
+        real: PathBuf,
+        /// The protected path it overlaps.
+        protected: PathBuf,
+    },
+    /// A grant would expose process information under `/proc`.
+    #[error("{grant}: {reason}")]
+    Proc {
+        /// The grant, as policy wrote it.
+        grant: String,
+        /// What it would expose.
+        reason: String,
+    },
     /// A granted directory has a name WASI cannot carry (not UTF-8).
     #[error("{grant}: {} is not valid UTF-8, which WASI paths must be", path.display())]
     NotUtf8 {
@@ -35,7 +99,7 @@ pub enum SandboxError {
         /// The resolved path.
         path: PathBuf,
     },
-    /// A granted directory could not be opened.
+    /// A granted directory could not be opened (or created).
     #[error("{grant}: cannot open {}: {message}", path.display())]
     Open {
         /// The grant, as policy wrote it.
@@ -50,68 +114,399 @@ pub enum SandboxError {
 /// One directory a module may use, with the access the grant gives to it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Region {
-    /// Absolute, normalised path of the directory on the node (and in the guest).
+    /// The directory on the node: absolute, with every symlink resolved.
     pub dir: PathBuf,
+    /// Where the module sees it: `dir`, except for a `/proc` snapshot.
+    pub guest: PathBuf,
     /// Read or read-write.
     pub access: Access,
     /// The grant it came from, for messages.
     pub grant: String,
 }
 
-/// The directory a grant opens: for an entry, the directory that holds it (its
-/// nearest existing ancestor when it does not exist yet); for a tree, the path.
-fn region_dir(fs: &FsGrant, home: &Path) -> Result<PathBuf, SandboxError> {
-    let path = paths::absolute(&fs.path, home);
-    match fs.scope {
-        FsScope::Tree => {
-            if path.is_dir() {
-                Ok(path)
-            } else {
-                Err(SandboxError::NotADirectory {
-                    grant: fs.to_string(),
-                    path,
-                })
+/// The directories a grant opens, and what has to live as long as the run.
+#[derive(Debug, Default)]
+pub struct Regions {
+    /// The directories, one per resolved path with the strongest access granted to it.
+    pub regions: Vec<Region>,
+    /// Private directories standing in for others: the copy of the granted files
+    /// directly under `/proc`, empty ones for read grants whose directory is missing.
+    stand_ins: Vec<tempfile::TempDir>,
+}
+
+/// The `/proc` files a grant names directly under `/proc` (such as `/proc/loadavg`)
+/// are copied into a private directory the module sees as `/proc`: opening `/proc`
+/// itself would show every process, `self` included.
+const PROC: &str = "/proc";
+
+/// Whether `a` and `b` are the same path or one lies inside the other.
+fn related(a: &Path, b: &Path) -> bool {
+    a.starts_with(b) || b.starts_with(a)
+}
+
+/// Whether a path names a process under `/proc` (`self`, `thread-self`, a pid).
+fn is_process_entry(name: &std::ffi::OsStr) -> bool {
+    name == "self"
+        || name == "thread-self"
+        || name
+            .to_str()
+            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Resolves `path` (absolute) as far as it exists: the existing part with every
+/// symlink resolved, and the missing components below it.
+fn resolve_existing(path: &Path) -> std::io::Result<(PathBuf, Vec<std::ffi::OsString>)> {
+    let mut missing = Vec::new();
+    let mut at = path.to_path_buf();
+    loop {
+        match std::fs::canonicalize(&at) {
+            Ok(real) => {
+                missing.reverse();
+                return Ok((real, missing));
             }
-        }
-        FsScope::Entry => {
-            let mut dir = path.parent().unwrap_or(Path::new("/"));
-            while !dir.is_dir() {
-                match dir.parent() {
-                    Some(up) => dir = up,
-                    None => break,
-                }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let Some(name) = at.file_name() else {
+                    return Err(e);
+                };
+                missing.push(name.to_os_string());
+                at.pop();
             }
-            Ok(dir.to_path_buf())
+            Err(e) => return Err(e),
         }
     }
 }
 
-/// The directories of a grant's fs entries, one per directory with the strongest
-/// access granted to it, in the order they were first granted.
-pub fn regions(grant: &Grant, home: &Path) -> Result<Vec<Region>, SandboxError> {
-    let mut out: Vec<Region> = Vec::new();
-    for fs in &grant.fs {
-        let dir = region_dir(fs, home)?;
-        if dir.to_str().is_none() {
-            return Err(SandboxError::NotUtf8 {
-                grant: fs.to_string(),
-                path: dir,
-            });
-        }
-        match out.iter_mut().find(|r| r.dir == dir) {
-            Some(r) if r.access < fs.access() => {
-                r.access = fs.access();
-                r.grant = fs.to_string();
-            }
-            Some(_) => {}
-            None => out.push(Region {
-                dir,
-                access: fs.access(),
-                grant: fs.to_string(),
-            }),
+/// How the node sees one grant's directory: resolved, and whether parts of it are
+/// still to be created.
+struct Resolved {
+    /// The directory as the grant names it (normalised).
+    lexical: PathBuf,
+    /// Its nearest existing ancestor (itself when it exists), resolved.
+    existing: PathBuf,
+    /// The components to create below `existing`.
+    missing: Vec<std::ffi::OsString>,
+}
+
+impl Resolved {
+    fn real(&self) -> PathBuf {
+        let mut p = self.existing.clone();
+        p.extend(&self.missing);
+        p
+    }
+}
+
+/// The checks every opened directory passes, against the whole grant.
+struct Checker<'a> {
+    grant: &'a Grant,
+    home: &'a Path,
+    /// The denied paths: as written, and resolved on the node (`None` for patterns).
+    deny: Vec<(&'a FsGrant, PathBuf, Option<PathBuf>)>,
+    /// sandball's own files, resolved.
+    protected: Vec<PathBuf>,
+}
+
+impl<'a> Checker<'a> {
+    fn new(grant: &'a Grant, home: &'a Path, protected: &[PathBuf]) -> Self {
+        let deny = grant
+            .deny
+            .iter()
+            .map(|d| {
+                let lexical = paths::absolute(&d.path, home);
+                let real = (!d.path.contains(['*', '?'])).then(|| {
+                    resolve_existing(&lexical)
+                        .map(|(e, m)| e.join(m.iter().collect::<PathBuf>()))
+                        .unwrap_or_else(|_| lexical.clone())
+                });
+                (d, lexical, real)
+            })
+            .collect();
+        let protected = protected
+            .iter()
+            .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| paths::normalize(p)))
+            .collect();
+        Checker {
+            grant,
+            home,
+            deny,
+            protected,
         }
     }
+
+    /// Whether the grant names `real` (with at least `access`) as a directory it opens:
+    /// the opened directory of an entry, a tree, or a directory below a tree.
+    fn covers(&self, real: &Path, access: Access) -> bool {
+        self.grant.fs.iter().any(|g| {
+            g.access() >= access && {
+                let opened = paths::absolute(&g.opened_dir(), self.home);
+                real == opened || (g.scope == FsScope::Tree && real.starts_with(&opened))
+            }
+        })
+    }
+
+    fn check(&self, fs: &FsGrant, resolved: &Resolved) -> Result<(), SandboxError> {
+        let grant = fs.to_string();
+        let real = resolved.real();
+        let proc = Path::new(PROC);
+        if proc.starts_with(&real) && (real != proc || fs.scope == FsScope::Tree) {
+            return Err(SandboxError::Proc {
+                grant,
+                reason: format!(
+                    "it opens {}, which holds every process's directory under /proc (their environments among them); grant the /proc files you need as entries, or narrower trees",
+                    real.display()
+                ),
+            });
+        }
+        if let Ok(rest) = real.strip_prefix(proc)
+            && rest
+                .components()
+                .next()
+                .is_some_and(|c| is_process_entry(c.as_os_str()))
+        {
+            return Err(SandboxError::Proc {
+                grant,
+                reason: format!(
+                    "it opens {}, a process's own directory (its environment among it); grant system-wide /proc files instead",
+                    real.display()
+                ),
+            });
+        }
+        if !self.covers(&real, fs.access()) {
+            return Err(SandboxError::Symlinked {
+                grant,
+                path: resolved.lexical.clone(),
+                real,
+            });
+        }
+        let ops = sandball_wire::capability::FsOps::from(fs.access());
+        for (d, lexical, d_real) in &self.deny {
+            if d.ops.intersect(ops).is_empty() {
+                continue;
+            }
+            let hit = match d_real {
+                Some(d_real) => related(&real, d_real) || related(&real, lexical),
+                None => real.ancestors().any(|a| {
+                    a.to_str()
+                        .is_some_and(|a| glob(&lexical.to_string_lossy(), a))
+                }),
+            };
+            if hit {
+                return Err(SandboxError::Denied {
+                    grant,
+                    real,
+                    denied: d.to_string(),
+                    denied_real: d_real.clone().filter(|r| r != lexical).unwrap_or_default(),
+                });
+            }
+        }
+        if fs.access() == Access::ReadWrite
+            && let Some(p) = self.protected.iter().find(|p| related(&real, p))
+        {
+            return Err(SandboxError::Protected {
+                grant,
+                real,
+                protected: p.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Where one grant leads on the node: its directory resolved (tree: the path, which
+/// must exist; entry: its parent, never more, which may be missing).
+fn resolve_grant(fs: &FsGrant, home: &Path) -> Result<Resolved, SandboxError> {
+    let lexical = paths::absolute(&fs.opened_dir(), home);
+    let open_error = |e: std::io::Error| SandboxError::Open {
+        grant: fs.to_string(),
+        path: lexical.clone(),
+        message: e.to_string(),
+    };
+    let (existing, missing) = resolve_existing(&lexical).map_err(open_error)?;
+    if !existing.is_dir() {
+        return Err(SandboxError::NotADirectory {
+            grant: fs.to_string(),
+            path: lexical,
+        });
+    }
+    if !missing.is_empty() && fs.scope == FsScope::Tree {
+        return Err(SandboxError::NotADirectory {
+            grant: fs.to_string(),
+            path: lexical,
+        });
+    }
+    Ok(Resolved {
+        lexical,
+        existing,
+        missing,
+    })
+}
+
+/// Creates the missing directories below an existing one, one level at a time
+/// through the one above, never following a symlink.
+fn create_missing(fs: &FsGrant, resolved: &Resolved) -> Result<(), SandboxError> {
+    let fail = |path: PathBuf, e: std::io::Error| SandboxError::Open {
+        grant: fs.to_string(),
+        path,
+        message: e.to_string(),
+    };
+    let mut dir = cap_primitives::fs::open_ambient_dir(
+        &resolved.existing,
+        cap_primitives::ambient_authority(),
+    )
+    .map_err(|e| fail(resolved.existing.clone(), e))?;
+    let mut at = resolved.existing.clone();
+    for name in &resolved.missing {
+        at.push(name);
+        match rustix::fs::mkdirat(
+            &dir,
+            name.as_os_str(),
+            rustix::fs::Mode::from_raw_mode(0o777),
+        ) {
+            Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+            Err(e) => return Err(fail(at, e.into())),
+        }
+        let next = rustix::fs::openat(
+            &dir,
+            name.as_os_str(),
+            rustix::fs::OFlags::DIRECTORY
+                | rustix::fs::OFlags::NOFOLLOW
+                | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .map_err(|e| fail(at.clone(), e.into()))?;
+        dir = std::fs::File::from(next);
+    }
+    Ok(())
+}
+
+/// The directories a grant's fs entries open on the node, each resolved (symlinks
+/// included) and checked before anything is opened or created: it must be a
+/// directory the grant names, outside every denied path, not overlapping
+/// `protected` (sandball's own files) when writable, and not exposing processes
+/// under `/proc`. An entry's missing directory is an error for a read-write grant
+/// (unless it says to create it), and an empty stand-in for a read grant. Entries
+/// directly under `/proc` are copied into a private snapshot. Relative paths and `~`
+/// are taken from `home`.
+pub fn regions(grant: &Grant, home: &Path, protected: &[PathBuf]) -> Result<Regions, SandboxError> {
+    let home = std::fs::canonicalize(home).unwrap_or_else(|_| paths::normalize(home));
+    let checker = Checker::new(grant, &home, protected);
+    let mut out = Regions::default();
+    let mut proc_files = Vec::new();
+    for fs in &grant.fs {
+        let resolved = resolve_grant(fs, &home)?;
+        checker.check(fs, &resolved)?;
+        let real = resolved.real();
+        if real == Path::new(PROC) && fs.scope == FsScope::Entry {
+            proc_files.push(fs);
+            continue;
+        }
+        if real.to_str().is_none() {
+            return Err(SandboxError::NotUtf8 {
+                grant: fs.to_string(),
+                path: real,
+            });
+        }
+        if resolved.missing.is_empty() {
+            add(&mut out.regions, real.clone(), real, fs);
+        } else if fs.access() == Access::Read {
+            // Nothing to read there: an empty directory stands in for it.
+            let dir = private_dir("sandball-empty-", fs)?;
+            add(&mut out.regions, dir.path().to_path_buf(), real, fs);
+            out.stand_ins.push(dir);
+        } else if fs.create_parents {
+            create_missing(fs, &resolved)?;
+            add(&mut out.regions, real.clone(), real, fs);
+        } else {
+            return Err(SandboxError::MissingParent {
+                grant: fs.to_string(),
+                path: resolved.lexical,
+            });
+        }
+    }
+    if !proc_files.is_empty() {
+        let (dir, region) = proc_snapshot(&proc_files, &home)?;
+        out.stand_ins.push(dir);
+        out.regions.push(region);
+    }
     Ok(out)
+}
+
+/// A private temporary directory (mode 0700), removed when dropped.
+fn private_dir(prefix: &str, fs: &FsGrant) -> Result<tempfile::TempDir, SandboxError> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .map_err(|e| SandboxError::Open {
+            grant: fs.to_string(),
+            path: std::env::temp_dir(),
+            message: e.to_string(),
+        })
+}
+
+fn add(regions: &mut Vec<Region>, dir: PathBuf, guest: PathBuf, fs: &FsGrant) {
+    match regions.iter_mut().find(|r| r.guest == guest) {
+        Some(r) if r.access < fs.access() => {
+            r.access = fs.access();
+            r.grant = fs.to_string();
+        }
+        Some(_) => {}
+        None => regions.push(Region {
+            dir,
+            guest,
+            access: fs.access(),
+            grant: fs.to_string(),
+        }),
+    }
+}
+
+/// Copies the granted files directly under `/proc` (read-only, regular files
+/// only, never a process's directory) into a private directory seen as `/proc`.
+fn proc_snapshot(
+    files: &[&FsGrant],
+    home: &Path,
+) -> Result<(tempfile::TempDir, Region), SandboxError> {
+    let dir = private_dir("sandball-proc-", files[0])?;
+    for fs in files {
+        let path = paths::absolute(&fs.path, home);
+        let refuse = |reason: String| SandboxError::Proc {
+            grant: fs.to_string(),
+            reason,
+        };
+        let name = path.file_name().unwrap_or_default();
+        if fs.access() != Access::Read {
+            return Err(refuse(format!(
+                "{} can only be granted read: opening /proc read-write would expose every process",
+                path.display()
+            )));
+        }
+        if is_process_entry(name) {
+            return Err(refuse(format!(
+                "{} is a process's own directory (its environment among it)",
+                path.display()
+            )));
+        }
+        let bytes = match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.is_file() => std::fs::read(&path).map_err(|e| e.to_string()),
+            Ok(_) => Err("only regular files directly under /proc can be granted as entries; grant a directory as a tree".to_string()),
+            Err(e) => Err(e.to_string()),
+        }
+        .map_err(|m| refuse(format!("{}: {m}", path.display())))?;
+        std::fs::write(dir.path().join(name), bytes).map_err(|e| SandboxError::Open {
+            grant: fs.to_string(),
+            path: dir.path().to_path_buf(),
+            message: e.to_string(),
+        })?;
+    }
+    let region = Region {
+        dir: dir.path().to_path_buf(),
+        guest: PathBuf::from(PROC),
+        access: Access::Read,
+        grant: files
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    Ok((dir, region))
 }
 
 /// The TCP peers a grant allows, with host names resolved once per run, and the
@@ -238,9 +633,9 @@ pub fn wasi_ctx(
             Access::Read => FsPerms::ReadOnly,
             Access::ReadWrite => FsPerms::ReadWrite,
         };
-        let guest = r.dir.to_str().ok_or_else(|| SandboxError::NotUtf8 {
+        let guest = r.guest.to_str().ok_or_else(|| SandboxError::NotUtf8 {
             grant: r.grant.clone(),
-            path: r.dir.clone(),
+            path: r.guest.clone(),
         })?;
         b.preopened_dir(&r.dir, guest, perms)
             .map_err(|e| SandboxError::Open {
@@ -261,45 +656,266 @@ mod tests {
             path: path.to_string(),
             ops: access.into(),
             scope,
+            create_parents: false,
         }
+    }
+
+    fn entry(path: &Path, access: Access) -> FsGrant {
+        fs(path.to_str().unwrap(), access, FsScope::Entry)
+    }
+
+    fn tree(path: &Path, access: Access) -> FsGrant {
+        fs(path.to_str().unwrap(), access, FsScope::Tree)
+    }
+
+    fn opened(
+        fs: Vec<FsGrant>,
+        deny: Vec<FsGrant>,
+        protected: &[PathBuf],
+    ) -> Result<Regions, SandboxError> {
+        let grant = Grant {
+            fs,
+            deny,
+            ..Grant::default()
+        };
+        regions(&grant, Path::new("/nonexistent-home"), protected)
+    }
+
+    fn dirs(r: &Regions) -> Vec<(PathBuf, Access)> {
+        r.regions
+            .iter()
+            .map(|r| (r.dir.clone(), r.access))
+            .collect()
+    }
+
+    /// A canonical temporary directory.
+    fn base() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        (tmp, base)
     }
 
     #[test]
     fn entries_open_their_directory_and_trees_themselves() {
-        let tmp = tempfile::tempdir().unwrap();
-        let base = tmp.path();
+        let (_tmp, base) = base();
         std::fs::create_dir(base.join("tree")).unwrap();
         std::fs::write(base.join("file"), b"x").unwrap();
-        let grant = Grant {
-            fs: vec![
-                fs(
-                    base.join("file").to_str().unwrap(),
-                    Access::Read,
-                    FsScope::Entry,
-                ),
-                fs(
-                    base.join("tree").to_str().unwrap(),
-                    Access::ReadWrite,
-                    FsScope::Tree,
-                ),
-                // Not there yet: its nearest existing ancestor is opened.
-                fs(
-                    base.join("new/deeper/file").to_str().unwrap(),
-                    Access::ReadWrite,
-                    FsScope::Entry,
-                ),
-            ],
-            ..Grant::default()
-        };
-        let got = regions(&grant, Path::new("/nonexistent-home")).unwrap();
-        let dirs: Vec<_> = got.iter().map(|r| (r.dir.clone(), r.access)).collect();
-        assert_eq!(
-            dirs,
+        let got = opened(
             vec![
-                (base.to_path_buf(), Access::ReadWrite),
+                entry(&base.join("file"), Access::Read),
+                tree(&base.join("tree"), Access::ReadWrite),
+                entry(&base.join("new-file"), Access::ReadWrite),
+            ],
+            vec![],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            dirs(&got),
+            vec![
+                (base.clone(), Access::ReadWrite),
                 (base.join("tree"), Access::ReadWrite),
             ]
         );
+    }
+
+    #[test]
+    fn a_missing_parent_fails_the_run_instead_of_opening_an_ancestor() {
+        let (_tmp, base) = base();
+        let file = base.join("new/deeper/file");
+        let err = opened(vec![entry(&file, Access::ReadWrite)], vec![], &[]).unwrap_err();
+        assert!(
+            matches!(&err, SandboxError::MissingParent { path, .. } if *path == base.join("new/deeper")),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains("does not exist on the node"),
+            "{err}"
+        );
+        assert!(!base.join("new").exists());
+        // Read, an empty directory stands in for the missing one.
+        let got = opened(vec![entry(&file, Access::Read)], vec![], &[]).unwrap();
+        assert_eq!(got.regions.len(), 1);
+        assert_eq!(got.regions[0].guest, base.join("new/deeper"));
+        assert!(!got.regions[0].dir.starts_with(&base));
+        assert_eq!(std::fs::read_dir(&got.regions[0].dir).unwrap().count(), 0);
+        assert!(!base.join("new").exists());
+        // Asked to, the shim creates the missing directories and opens the parent only.
+        let mut g = entry(&file, Access::ReadWrite);
+        g.create_parents = true;
+        let got = opened(vec![g], vec![], &[]).unwrap();
+        assert_eq!(
+            dirs(&got),
+            vec![(base.join("new/deeper"), Access::ReadWrite)]
+        );
+        assert!(base.join("new/deeper").is_dir());
+        assert!(!file.exists());
+    }
+
+    #[test]
+    fn grants_through_symlinks_to_places_the_grant_does_not_name_are_refused() {
+        let (_tmp, base) = base();
+        std::fs::create_dir_all(base.join("allowed")).unwrap();
+        std::fs::create_dir_all(base.join("secret")).unwrap();
+        std::os::unix::fs::symlink(base.join("secret"), base.join("allowed/x")).unwrap();
+        for g in [
+            tree(&base.join("allowed/x"), Access::Read),
+            entry(&base.join("allowed/x/file"), Access::ReadWrite),
+            tree(&base.join("allowed/x/../x"), Access::Read),
+        ] {
+            let err = opened(vec![g.clone()], vec![], &[]).unwrap_err();
+            assert!(
+                matches!(&err, SandboxError::Symlinked { real, .. } if *real == base.join("secret")),
+                "{g}: {err}"
+            );
+        }
+        // Dot-dot is applied to the path as written: allowed/../secret is secret.
+        let got = opened(
+            vec![tree(&base.join("allowed/../secret"), Access::Read)],
+            vec![],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(dirs(&got), vec![(base.join("secret"), Access::Read)]);
+        // A symlink into a place another part of the grant names is fine.
+        let got = opened(
+            vec![
+                tree(&base.join("allowed/x"), Access::Read),
+                tree(&base.join("secret"), Access::Read),
+            ],
+            vec![],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(dirs(&got), vec![(base.join("secret"), Access::Read)]);
+    }
+
+    #[test]
+    fn denied_paths_win_after_resolution() {
+        let (_tmp, base) = base();
+        std::fs::create_dir_all(base.join("d/sub")).unwrap();
+        std::os::unix::fs::symlink(base.join("d"), base.join("dlink")).unwrap();
+        let cases = [
+            // The opened directory is the denied one, named through a symlink.
+            (
+                entry(&base.join("d/file"), Access::Read),
+                tree(&base.join("dlink"), Access::Read),
+            ),
+            // The opened directory holds the denied entry.
+            (
+                tree(&base.join("d"), Access::Read),
+                entry(&base.join("d/sub/secret"), Access::Read),
+            ),
+            // The opened directory lies inside the denied tree, written with `..`.
+            (
+                tree(&base.join("d/sub"), Access::Read),
+                tree(&base.join("d/sub/../"), Access::Read),
+            ),
+            // Patterns match the resolved path.
+            (
+                tree(&base.join("d/sub"), Access::Read),
+                tree(&base.join("d*"), Access::Read),
+            ),
+        ];
+        for (g, d) in cases {
+            let err = opened(vec![g.clone()], vec![d.clone()], &[]).unwrap_err();
+            assert!(
+                matches!(err, SandboxError::Denied { .. }),
+                "{g} / {d}: {err}"
+            );
+            assert!(err.to_string().contains("the policy denies"), "{err}");
+        }
+        // A denial of writing leaves reading alone.
+        let mut d = tree(&base.join("d"), Access::ReadWrite);
+        d.ops = sandball_wire::capability::FsOps::of(&[sandball_wire::capability::FsOp::Write]);
+        assert!(
+            opened(
+                vec![tree(&base.join("d"), Access::Read)],
+                vec![d.clone()],
+                &[]
+            )
+            .is_ok()
+        );
+        assert!(opened(vec![tree(&base.join("d"), Access::ReadWrite)], vec![d], &[]).is_err());
+    }
+
+    #[test]
+    fn sandballs_own_files_and_their_parents_are_never_writable() {
+        let (_tmp, base) = base();
+        let cache = base.join("home/.sandball");
+        std::fs::create_dir_all(cache.join("compiled")).unwrap();
+        let protected = [cache.clone()];
+        for g in [
+            entry(&base.join("home/notes.txt"), Access::ReadWrite),
+            tree(&base.join("home"), Access::ReadWrite),
+            tree(&cache.join("compiled"), Access::ReadWrite),
+            entry(&cache.join("compiled/x.cwasm"), Access::ReadWrite),
+        ] {
+            let err = opened(vec![g.clone()], vec![], &protected).unwrap_err();
+            assert!(
+                matches!(&err, SandboxError::Protected { protected, .. } if *protected == cache),
+                "{g}: {err}"
+            );
+            assert!(err.to_string().contains("overlaps sandball's own"), "{err}");
+        }
+        // Reading is fine, and so is writing beside it.
+        assert!(
+            opened(
+                vec![tree(&base.join("home"), Access::Read)],
+                vec![],
+                &protected
+            )
+            .is_ok()
+        );
+        std::fs::create_dir(base.join("home/work")).unwrap();
+        assert!(
+            opened(
+                vec![tree(&base.join("home/work"), Access::ReadWrite)],
+                vec![],
+                &protected
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn proc_grants_never_expose_processes() {
+        // Files directly under /proc come from a private copy seen as /proc.
+        let got = opened(
+            vec![entry(Path::new("/proc/loadavg"), Access::Read)],
+            vec![],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(got.regions.len(), 1);
+        let r = &got.regions[0];
+        assert_eq!(
+            (r.guest.as_path(), r.access),
+            (Path::new("/proc"), Access::Read)
+        );
+        let names: Vec<_> = std::fs::read_dir(&r.dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["loadavg"]);
+        let snapshot = r.dir.clone();
+        drop(got);
+        assert!(!snapshot.exists());
+        let me = std::process::id().to_string();
+        for g in [
+            entry(Path::new("/proc/self/environ"), Access::Read),
+            entry(Path::new("/proc/thread-self/environ"), Access::Read),
+            entry(&Path::new("/proc").join(&me).join("environ"), Access::Read),
+            tree(Path::new("/proc/self"), Access::Read),
+            entry(Path::new("/proc/self"), Access::Read),
+            tree(Path::new("/proc"), Access::Read),
+            tree(Path::new("/"), Access::Read),
+            entry(Path::new("/proc/loadavg"), Access::ReadWrite),
+            entry(Path::new("/proc/sys"), Access::Read),
+        ] {
+            let err = opened(vec![g.clone()], vec![], &[]).unwrap_err();
+            assert!(matches!(err, SandboxError::Proc { .. }), "{g}: {err}");
+        }
     }
 
     #[test]
@@ -313,7 +929,7 @@ mod tests {
             ],
             ..Grant::default()
         };
-        let got = regions(&grant, Path::new("/")).unwrap();
+        let got = regions(&grant, Path::new("/"), &[]).unwrap().regions;
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].access, Access::Read);
     }
@@ -327,14 +943,14 @@ mod tests {
             ..Grant::default()
         };
         assert_eq!(
-            regions(&grant, home.path()).unwrap()[0].dir,
-            home.path().join("work")
+            regions(&grant, home.path(), &[]).unwrap().regions[0].dir,
+            std::fs::canonicalize(home.path()).unwrap().join("work")
         );
         let grant = Grant {
             fs: vec![fs("missing", Access::Read, FsScope::Tree)],
             ..Grant::default()
         };
-        let err = regions(&grant, home.path()).unwrap_err();
+        let err = regions(&grant, home.path(), &[]).unwrap_err();
         assert!(
             err.to_string().contains("is not an existing directory"),
             "{err}"

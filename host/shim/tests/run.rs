@@ -167,6 +167,7 @@ fn host_calls_inside_the_grant_work() {
             path: path.to_string(),
             ops: Access::ReadWrite.into(),
             scope: FsScope::Entry,
+            create_parents: false,
         }],
         ..Grant::default()
     };

@@ -164,9 +164,11 @@ impl From<Access> for FsOps {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FsScope {
-    /// The entry itself: the directory that holds it is opened, so the entry can be
-    /// created, replaced or removed (and, if it is a directory, everything below it).
-    /// When that directory does not exist yet, its nearest existing ancestor is opened.
+    /// The entry itself: the directory that holds it (its parent, never more) is
+    /// opened, so the entry can be created, replaced or removed (and, if it is a
+    /// directory, everything below it). When that directory does not exist, a read
+    /// grant opens an empty stand-in, and a read-write one fails the run unless it
+    /// says [`FsGrant::create_parents`].
     #[default]
     Entry,
     /// The path is a directory; it and everything below it (`recursive: true`).
@@ -185,6 +187,10 @@ pub struct FsGrant {
     pub ops: FsOps,
     /// Entry or tree.
     pub scope: FsScope,
+    /// For a read-write entry whose parent directory is missing: the shim creates the
+    /// missing directories below the nearest existing one (like `mkdir -p`) and opens
+    /// the parent. Without it, a missing parent fails the run.
+    pub create_parents: bool,
 }
 
 impl FsGrant {
@@ -192,6 +198,77 @@ impl FsGrant {
     pub fn access(&self) -> Access {
         self.ops.access()
     }
+
+    /// The directory the shim opens for this grant, as written (lexically): the
+    /// path itself for a tree, its parent for an entry.
+    pub fn opened_dir(&self) -> String {
+        match self.scope {
+            FsScope::Tree => self.path.clone(),
+            FsScope::Entry => match self.path.rsplit_once('/') {
+                Some(("", _)) => "/".to_string(),
+                Some((dir, _)) => dir.to_string(),
+                None if self.path == "~" => "~/..".to_string(),
+                None => "~".to_string(),
+            },
+        }
+    }
+
+    /// Whether this grant's path reaches everything `inner`'s does: the same path
+    /// (or a glob matching it) with a scope at least as wide, or a tree above it.
+    pub fn path_covers(&self, inner: &FsGrant) -> bool {
+        let same = glob(&self.path, &inner.path);
+        (same && (self.scope == FsScope::Tree || inner.scope == FsScope::Entry))
+            || (self.scope == FsScope::Tree && is_below(&inner.path, &self.path))
+    }
+}
+
+/// Whether `path` is strictly below directory `dir` (both normalised, as text).
+pub fn is_below(path: &str, dir: &str) -> bool {
+    let dir = dir.trim_end_matches('/');
+    path.strip_prefix(dir)
+        .is_some_and(|rest| rest.starts_with('/') && rest.len() > 1)
+}
+
+/// Normalises a path as written in a grant, without touching any filesystem: `.`
+/// components and repeated or trailing slashes go, `..` removes the component before
+/// it (at `/` it stays at `/`). A `..` that would climb above `~` or above the start
+/// of a relative path is kept, and [`climbs`] tells about it.
+pub fn normalize_path(path: &str) -> String {
+    let (prefix, rest) = if let Some(rest) = path.strip_prefix('/') {
+        ("/", rest)
+    } else if path == "~" {
+        ("~", "")
+    } else if let Some(rest) = path.strip_prefix("~/") {
+        ("~/", rest)
+    } else {
+        ("", path)
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for part in rest.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => match parts.last() {
+                Some(&last) if last != ".." => {
+                    parts.pop();
+                }
+                _ if prefix == "/" => {}
+                _ => parts.push(".."),
+            },
+            other => parts.push(other),
+        }
+    }
+    match (prefix, parts.is_empty()) {
+        ("/", _) => format!("/{}", parts.join("/")),
+        ("~" | "~/", true) => "~".to_string(),
+        ("~" | "~/", false) => format!("~/{}", parts.join("/")),
+        (_, true) => ".".to_string(),
+        _ => parts.join("/"),
+    }
+}
+
+/// Whether a normalised path still climbs above its start (`~/..`, `../x`).
+pub fn climbs(normalized: &str) -> bool {
+    normalized.split('/').any(|p| p == "..")
 }
 
 /// `kind: fs` as written: `access` or `ops`, `scope` or `recursive`.
@@ -207,6 +284,12 @@ struct FsWritten {
     scope: Option<FsScope>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     recursive: Option<bool>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    create_parents: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl TryFrom<FsWritten> for FsGrant {
@@ -234,10 +317,17 @@ impl TryFrom<FsWritten> for FsGrant {
                 return Err(format!("fs {}: `scope` and `recursive` disagree", w.path));
             }
         };
+        if w.create_parents && (scope == FsScope::Tree || ops.access() == Access::Read) {
+            return Err(format!(
+                "fs {}: `create_parents` is for read-write entries (scope: entry) only",
+                w.path
+            ));
+        }
         Ok(FsGrant {
             path: w.path,
             ops,
             scope,
+            create_parents: w.create_parents,
         })
     }
 }
@@ -259,6 +349,7 @@ impl From<FsGrant> for FsWritten {
             // `entry` is the default; said only when it is a tree.
             scope: (g.scope == FsScope::Tree).then_some(g.scope),
             recursive: None,
+            create_parents: g.create_parents,
         }
     }
 }
@@ -415,6 +506,10 @@ pub struct Grant {
     /// Resource limits.
     #[serde(default)]
     pub limits: Limits,
+    /// Filesystem locations the policy denies: the shim refuses a run whose opened
+    /// directories, once resolved on the node, lie inside one of these or hold one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<FsGrant>,
 }
 
 /// Error resolving a request's argument reference.
@@ -514,9 +609,10 @@ impl Grant {
                             continue;
                         }
                         let g = FsGrant {
-                            path: p,
+                            path: normalize_path(&p),
                             ops: fs.ops,
                             scope: fs.scope,
+                            create_parents: fs.create_parents,
                         };
                         if !self.fs.contains(&g) {
                             self.fs.push(g);
@@ -743,7 +839,27 @@ impl fmt::Display for FsOps {
 impl fmt::Display for FsGrant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.scope {
-            FsScope::Entry => write!(f, "fs {} on {} (its directory)", self.ops, self.path),
+            FsScope::Entry if self.create_parents => write!(
+                f,
+                "fs {} on {} (opens its directory {}, creating the missing directories below the nearest existing one)",
+                self.ops,
+                self.path,
+                self.opened_dir()
+            ),
+            FsScope::Entry if self.access() == Access::Read => write!(
+                f,
+                "fs {} on {} (opens its directory {}, or an empty stand-in when it does not exist)",
+                self.ops,
+                self.path,
+                self.opened_dir()
+            ),
+            FsScope::Entry => write!(
+                f,
+                "fs {} on {} (opens its directory {}, which must exist)",
+                self.ops,
+                self.path,
+                self.opened_dir()
+            ),
             FsScope::Tree => write!(f, "fs {} on {} (whole tree)", self.ops, self.path),
         }
     }
@@ -798,6 +914,7 @@ mod tests {
             path: path.into(),
             ops,
             scope: FsScope::Entry,
+            create_parents: false,
         })
     }
 

@@ -15,6 +15,7 @@
 mod cache;
 mod facts;
 mod output;
+mod paths;
 mod results;
 
 use sandball_e2e::tree::snapshot;

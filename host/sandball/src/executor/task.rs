@@ -1002,6 +1002,14 @@ async fn module(
             ));
         }
     };
+    let mut grant = grant;
+    if flags.check_mode {
+        // A dry run changes nothing, not even the parents a grant would create: a
+        // missing directory fails the task instead.
+        for fs in &mut grant.fs {
+            fs.create_parents = false;
+        }
+    }
     let comp: &Component = &component;
     let send = move |args: Value, grant: Grant| async move {
         session

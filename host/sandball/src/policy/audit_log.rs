@@ -144,6 +144,7 @@ mod tests {
                 path: "/srv/hunter2/file".into(),
                 ops: Access::Read.into(),
                 scope: FsScope::Entry,
+                create_parents: false,
             }],
             ..Grant::default()
         };

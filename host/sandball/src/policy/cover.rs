@@ -3,28 +3,14 @@
 //! taking denied capabilities out of a grant.
 
 use sandball_wire::capability::{
-    CapabilityRequest as Cap, ExecGrant, FsGrant, FsOps, FsScope, Grant, NetHost, NetPattern, glob,
+    CapabilityRequest as Cap, ExecGrant, FsGrant, FsOps, Grant, NetHost, NetPattern, glob,
 };
 use std::net::SocketAddr;
-
-/// Whether `outer`'s path reaches everything `inner`'s does.
-fn path_covers(outer: &FsGrant, inner: &FsGrant) -> bool {
-    let same = glob(&outer.path, &inner.path);
-    (same && (outer.scope == FsScope::Tree || inner.scope == FsScope::Entry))
-        || (outer.scope == FsScope::Tree && is_below(&inner.path, &outer.path))
-}
-
-/// Whether `path` is strictly below directory `dir`.
-fn is_below(path: &str, dir: &str) -> bool {
-    let dir = dir.trim_end_matches('/');
-    path.strip_prefix(dir)
-        .is_some_and(|rest| rest.starts_with('/') && rest.len() > 1)
-}
 
 /// Whether `outer` allows everything `inner` does.
 pub fn covers(outer: &Cap, inner: &Cap) -> bool {
     match (outer, inner) {
-        (Cap::Fs(o), Cap::Fs(i)) => o.ops.covers(i.ops) && path_covers(o, i),
+        (Cap::Fs(o), Cap::Fs(i)) => o.ops.covers(i.ops) && o.path_covers(i),
         (Cap::Exec(o), Cap::Exec(i)) => {
             glob(&o.program, &i.program)
                 && match (&o.args, &i.args) {
@@ -105,9 +91,9 @@ pub fn narrow(grant: &Grant, only: &[Cap]) -> Grant {
             match (&g, o) {
                 (Cap::Fs(gf), Cap::Fs(of)) => {
                     let ops = gf.ops.intersect(of.ops);
-                    if path_covers(of, gf) {
+                    if of.path_covers(gf) {
                         kept.push(Cap::Fs(FsGrant { ops, ..gf.clone() }));
-                    } else if path_covers(gf, of) {
+                    } else if gf.path_covers(of) {
                         kept.push(Cap::Fs(FsGrant { ops, ..of.clone() }));
                     }
                 }
@@ -140,10 +126,10 @@ pub fn subtract(grant: &Grant, deny: &[Cap]) -> Result<Grant, Box<Carve>> {
         for d in deny {
             match (&mut g, d) {
                 (Cap::Fs(gf), Cap::Fs(df)) => {
-                    if path_covers(df, gf) {
+                    if df.path_covers(gf) {
                         gf.ops = ops_without(gf.ops, df.ops);
                         gone = gf.ops.is_empty();
-                    } else if path_covers(gf, df) && !gf.ops.intersect(df.ops).is_empty() {
+                    } else if gf.path_covers(df) && !gf.ops.intersect(df.ops).is_empty() {
                         return Err(Box::new(Carve {
                             granted: Cap::Fs(gf.clone()),
                             denied: d.clone(),
@@ -181,13 +167,14 @@ pub fn exec(program: &str) -> Cap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sandball_wire::capability::Access;
+    use sandball_wire::capability::{Access, FsScope};
 
     fn fs(path: &str, access: Access, scope: FsScope) -> Cap {
         Cap::Fs(FsGrant {
             path: path.into(),
             ops: access.into(),
             scope,
+            create_parents: false,
         })
     }
 
@@ -271,6 +258,7 @@ mod tests {
                     path: "/srv".into(),
                     ops: FsOps::of(&[sandball_wire::capability::FsOp::Remove]),
                     scope: FsScope::Tree,
+                    create_parents: false,
                 }),
             ],
         )

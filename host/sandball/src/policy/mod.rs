@@ -28,7 +28,7 @@ pub mod legacy;
 pub use file::{Legacy, Policy, Rule, Subject};
 pub use legacy::{LegacyDecision, legacy_decision};
 
-use sandball_wire::capability::{CapabilityRequest, Grant, Limits, ResolveError};
+use sandball_wire::capability::{CapabilityRequest, Grant, Limits, ResolveError, climbs};
 use sandball_wire::manifest::Manifest;
 use serde_json::Value;
 
@@ -78,6 +78,17 @@ pub enum PolicyError {
         denied: String,
         /// The grant it lies in.
         granted: String,
+    },
+    /// A granted path climbs above its start with `..`, so what it names depends on
+    /// the node's home directory and no rule can be matched against it.
+    #[error(
+        "module {module} cannot be granted {path}: the path climbs above the home directory with `..` once normalised; write it as an absolute path"
+    )]
+    Climbs {
+        /// Module name.
+        module: String,
+        /// The normalised path.
+        path: String,
     },
     /// The policy file cannot be read or is malformed.
     #[error("policy file {file}: {message}")]
@@ -185,6 +196,7 @@ pub fn grant_for(
                 .map_err(resolve)?;
         }
     }
+    let mut denied_fs = Vec::new();
     for r in &rules {
         let deny = concrete(&r.deny)?;
         grant = cover::subtract(&grant, &deny).map_err(|c| PolicyError::Carve {
@@ -193,7 +205,23 @@ pub fn grant_for(
             denied: c.denied.to_string(),
             granted: c.granted.to_string(),
         })?;
+        for d in deny {
+            if let CapabilityRequest::Fs(f) = d
+                && !denied_fs.contains(&f)
+            {
+                denied_fs.push(f);
+            }
+        }
     }
+    if let Some(f) = grant.fs.iter().find(|f| climbs(&f.path)) {
+        return Err(PolicyError::Climbs {
+            module: module.to_string(),
+            path: f.path.clone(),
+        });
+    }
+    // The node resolves symlinks the controller cannot see: it checks every opened
+    // directory against the denied paths again.
+    grant.deny = denied_fs;
     Ok(grant)
 }
 
@@ -271,6 +299,7 @@ pub fn denied_capability(capability: &str) -> CapabilityRequest {
                 path: target,
                 ops: access.into(),
                 scope: FsScope::Entry,
+                create_parents: false,
             })
         }
     }

@@ -21,8 +21,9 @@ const MAX_SYMLINKS: usize = 40;
 /// The granted directories of one run, opened on first use.
 pub struct Confinement {
     regions: Vec<Region>,
-    /// The regions' directories with every symlink resolved, computed on first use
-    /// (resolved paths are compared with these).
+    /// Where the module sees the regions' directories, with every symlink resolved,
+    /// computed on first use (resolved paths are compared with these; operations go
+    /// through the regions' own directories, which differ for stand-ins).
     real_dirs: Option<Vec<PathBuf>>,
     opened: Vec<Option<File>>,
     home: PathBuf,
@@ -132,7 +133,7 @@ impl Confinement {
                 .regions
                 .iter()
                 .filter(|r| r.access == access)
-                .map(|r| r.dir.display().to_string())
+                .map(|r| r.guest.display().to_string())
                 .collect();
             if !dirs.is_empty() {
                 parts.push(format!("fs {access} on [{}]", dirs.join(", ")));
@@ -158,7 +159,7 @@ impl Confinement {
         let real_dirs = self.real_dirs.get_or_insert_with(|| {
             regions
                 .iter()
-                .map(|r| std::fs::canonicalize(&r.dir).unwrap_or_else(|_| r.dir.clone()))
+                .map(|r| std::fs::canonicalize(&r.guest).unwrap_or_else(|_| r.guest.clone()))
                 .collect()
         });
         let Some(index) = regions
@@ -223,6 +224,7 @@ mod tests {
         Confinement::new(
             vec![Region {
                 dir: f.base.join("granted"),
+                guest: f.base.join("granted"),
                 access,
                 grant: "test".into(),
             }],
@@ -334,6 +336,7 @@ mod tests {
         let mut c = Confinement::new(
             vec![Region {
                 dir: f.base.join("alias"),
+                guest: f.base.join("alias"),
                 access: Access::Read,
                 grant: "test".into(),
             }],

@@ -9,7 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// `PATH` used when the shim's environment has none.
-const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+pub const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 /// A program found on the node.
 #[derive(Clone, Debug, PartialEq, Eq)]

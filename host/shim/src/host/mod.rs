@@ -41,6 +41,8 @@ pub use sandball::host::types::Error as HostError;
 pub struct HostState {
     confinement: Confinement,
     exec: Vec<ExecGrant>,
+    /// The environment variables the grant passes through.
+    env: Vec<String>,
     deadline: Instant,
     output_limit: usize,
     denials: Denials,
@@ -48,12 +50,13 @@ pub struct HostState {
 }
 
 impl HostState {
-    /// State for one run: the granted directories, the granted programs, the
-    /// instant the run's wall time ends, and the output limit (per stream) of the
-    /// programs it runs.
+    /// State for one run: the granted directories, programs and environment
+    /// variables, the instant the run's wall time ends, and the output limit (per
+    /// stream) of the programs it runs.
     pub fn new(
         regions: Vec<Region>,
         exec: Vec<ExecGrant>,
+        env: Vec<String>,
         home: PathBuf,
         deadline: Instant,
         output_limit: u64,
@@ -61,6 +64,7 @@ impl HostState {
         HostState {
             confinement: Confinement::new(regions, home),
             exec,
+            env,
             deadline,
             output_limit: usize::try_from(output_limit).unwrap_or(usize::MAX),
             denials: Denials::default(),

@@ -2,7 +2,8 @@
 //! granted directories ([`super::confine`]). `stat`, `readlink` and `access` need
 //! read access; `chmod`,
 //! `chown`, `symlink` and `set-times` need read-write access to where the path
-//! resolves (for `symlink`, to where the link itself is created).
+//! resolves (for `symlink`, to where the link itself is created, and its target must
+//! resolve inside the granted directories).
 
 use super::confine::{LocateError, Located};
 use super::sandball::host::posix::{FileKind, FileStat, Host};
@@ -211,6 +212,38 @@ impl Host for HostState {
     }
 
     fn symlink(&mut self, target: String, path: String) -> Result<(), HostError> {
+        let link = self
+            .locate_for("symlink", &path, false, Access::ReadWrite)?
+            .resolved;
+        // Where the link leads, judged now: a link out of the grant would hand a
+        // later run, granted the link's path, whatever it points to.
+        let leads_to = link.parent().unwrap_or(Path::new("/")).join(&target);
+        if target.is_empty() || leads_to.to_str().is_none() {
+            return Err(failure(
+                libc::EINVAL,
+                format!("symlink {path} -> {target:?}: the target is empty or not UTF-8"),
+            ));
+        }
+        match self
+            .confinement
+            .locate(&leads_to.to_string_lossy(), true, Access::Read)
+        {
+            Ok(_) => {}
+            Err(LocateError::Io(e)) => {
+                return Err(os_failure(format!("symlink {path} -> {target}"), &e));
+            }
+            Err(LocateError::Denied { resolved, allowed }) => {
+                let message = format!(
+                    "symlink {path} -> {target} denied: the target resolves to {}, outside the grant ({allowed}); a link may only point inside the granted directories",
+                    resolved.display()
+                );
+                return Err(deny(
+                    &mut self.denials,
+                    format!("fs read {}", resolved.display()),
+                    message,
+                ));
+            }
+        }
         let located = self.locate_for("symlink", &path, false, Access::ReadWrite)?;
         cap_primitives::fs::symlink_contents(&target, located.dir, &located.rel)
             .map_err(|e| os_failure(format!("symlink {path} -> {target}"), &e))
@@ -297,9 +330,11 @@ mod tests {
         HostState::new(
             vec![Region {
                 dir: dir.to_path_buf(),
+                guest: dir.to_path_buf(),
                 access,
                 grant: "test".into(),
             }],
+            Vec::new(),
             Vec::new(),
             PathBuf::from("/"),
             Instant::now() + Duration::from_secs(60),
@@ -451,27 +486,43 @@ mod tests {
         );
         assert_eq!(s.take_denials()[0].capability, "fs read /etc/hostname");
         // A link inside the grant to a file outside it is judged where it leads.
-        s.symlink("/etc/hostname".into(), f.path("out")).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", f.dir.join("out")).unwrap();
         assert!(s.access(f.path("out"), 4).unwrap_err().denied);
     }
 
     #[test]
-    fn symlinks_may_point_anywhere() {
+    fn symlinks_may_only_point_inside_the_grant() {
         let f = fixture();
-        let mut s = state(&f, Access::ReadWrite);
-        s.symlink("/etc/passwd".into(), f.path("abs")).unwrap();
+        let mut s = granted_sub(&f);
+        let sub = f.dir.join("sub");
+        let link = |name: &str| sub.join(name).to_str().unwrap().to_string();
+        // Inside the grant: relative, absolute, and to what does not exist yet.
+        s.symlink("../sub/new".into(), link("rel")).unwrap();
+        s.symlink(link("up"), link("abs")).unwrap_err();
+        s.symlink(sub.join("later").to_str().unwrap().into(), link("abs"))
+            .unwrap();
         assert_eq!(
-            std::fs::read_link(f.dir.join("abs")).unwrap(),
-            PathBuf::from("/etc/passwd")
+            std::fs::read_link(sub.join("abs")).unwrap(),
+            sub.join("later")
         );
-        // Following it leads outside the grant.
-        let e = s.stat(f.path("abs"), true).unwrap_err();
-        assert!(
-            e.denied && e.message.contains("(which resolves to /etc/passwd)"),
-            "{}",
-            e.message
-        );
-        let e = s.symlink("x".into(), f.path("abs")).unwrap_err();
+        // Outside it: absolute, climbing, and through a symlink that leads out.
+        let mut tried = 0;
+        for target in ["/etc/passwd", "/", "../f", "up/f", "./up"] {
+            tried += 1;
+            let name = format!("out{tried}");
+            let e = s.symlink(target.into(), link(&name)).unwrap_err();
+            assert!(
+                e.denied && e.message.contains("a link may only point inside"),
+                "{target}: {}",
+                e.message
+            );
+            assert!(
+                std::fs::symlink_metadata(sub.join(&name)).is_err(),
+                "{target}: link made"
+            );
+        }
+        assert_eq!(s.take_denials().len(), tried + 1);
+        let e = s.symlink("x".into(), link("abs")).unwrap_err();
         assert_eq!(e.errno, libc::EEXIST);
     }
 

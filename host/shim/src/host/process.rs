@@ -1,10 +1,17 @@
-//! `process.run`: runs a granted program to completion without a shell, with the
-//! shim's environment plus the given variables. Its output is bounded by the run's
-//! output limit and its time by the run's deadline; reaching the deadline kills the
-//! program (and its process group) and interrupts the module.
+//! `process.run`: runs a granted program to completion without a shell. The
+//! program starts with a minimal environment: `PATH`, the variables the grant passes
+//! through (with the shim's values) and those the module sets, except the loader,
+//! interpreter and configuration variables of [`forbidden_variable`], which neither
+//! a module nor a grant can pass. It inherits no descriptor but 0–2, runs in a
+//! working directory inside a read grant, and in its own process group, which is
+//! killed when the program ends (no background process outlives the call). Its output
+//! is bounded by the run's output limit and its time by the run's deadline; reaching
+//! the deadline kills the group and interrupts the module.
 
+use super::confine::LocateError;
 use super::sandball::host::process::{Command, Host, Output};
 use super::{HostError, HostState, deny, exec, failure, listing, os_failure};
+use sandball_wire::capability::Access;
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -28,8 +35,30 @@ impl Host for HostState {
                 "process.run needs a program: argv is empty".to_string(),
             )));
         };
+        if let Some((name, _)) = cmd.env.iter().find(|(name, _)| forbidden_variable(name)) {
+            let message = format!(
+                "setting {name} for {argv0} denied: loader, interpreter and configuration variables (LD_*, BASH_ENV, PYTHON*, PATH, HOME, …) can never be set by a module"
+            );
+            return Ok(Err(deny(&mut self.denials, format!("env {name}"), message)));
+        }
         let cwd = match &cmd.cwd {
-            Some(dir) => PathBuf::from(dir),
+            Some(dir) => match self.confinement.locate(dir, true, Access::Read) {
+                Ok(located) => located.resolved,
+                Err(LocateError::Io(e)) => {
+                    return Ok(Err(os_failure(format!("cannot run {argv0} in {dir}"), &e)));
+                }
+                Err(LocateError::Denied { resolved, allowed }) => {
+                    let message = format!(
+                        "running {argv0} in {dir} (which resolves to {}) denied: a program's working directory must lie inside a read grant, and {allowed}",
+                        resolved.display()
+                    );
+                    return Ok(Err(deny(
+                        &mut self.denials,
+                        format!("fs read {}", resolved.display()),
+                        message,
+                    )));
+                }
+            },
             None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
         };
         let path_var = std::env::var_os("PATH");
@@ -66,8 +95,97 @@ impl Host for HostState {
                 )));
             }
         };
-        run_bounded(&program, &cmd, self.deadline, self.output_limit)
+        let mut env: Vec<(String, String)> = vec![(
+            "PATH".to_string(),
+            path_var
+                .and_then(|p| p.into_string().ok())
+                .unwrap_or_else(|| exec::DEFAULT_PATH.to_string()),
+        )];
+        for name in self.env.iter().filter(|n| !forbidden_variable(n)) {
+            if let Ok(value) = std::env::var(name) {
+                env.push((name.clone(), value));
+            }
+        }
+        env.extend(cmd.env.iter().cloned());
+        run_bounded(&program, &cmd, &cwd, &env, self.deadline, self.output_limit)
     }
+}
+
+/// Names a program's environment may never carry from a module or a grant: they
+/// make the dynamic loader, a shell, an interpreter or a library load code or
+/// configuration from where the module says (`LD_PRELOAD`, `BASH_ENV`, `PYTHONPATH`,
+/// `NODE_OPTIONS`, `GCONV_PATH`, …), or move a program's configuration, temporary
+/// files or program search to a place the module may have written (`HOME`,
+/// `XDG_*`, `TMPDIR`, `PATH`).
+pub fn forbidden_variable(name: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "LD_",
+        "DYLD_",
+        "BASH_FUNC_",
+        "PYTHON",
+        "PERL",
+        "RUBY",
+        "NODE_",
+        "GEM_",
+        "LUA_",
+        "JAVA_",
+        "_JAVA_",
+        "JDK_",
+        "GIT_",
+        "XDG_",
+        "GLIBC_",
+        "MALLOC_",
+        "OPENSSL_",
+        "LESS",
+        "TCL",
+        "TK_",
+        "PHP",
+    ];
+    const NAMES: &[&str] = &[
+        "BASH_ENV",
+        "ENV",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "PS4",
+        "PROMPT_COMMAND",
+        "IFS",
+        "CDPATH",
+        "GCONV_PATH",
+        "LOCPATH",
+        "NLSPATH",
+        "HOSTALIASES",
+        "RES_OPTIONS",
+        "LOCALDOMAIN",
+        "TMPDIR",
+        "TMP",
+        "TEMP",
+        "HOME",
+        "PATH",
+        "SHELL",
+        "PAGER",
+        "EDITOR",
+        "VISUAL",
+        "MANPAGER",
+        "BROWSER",
+        "SSH_ASKPASS",
+        "SUDO_ASKPASS",
+        "INPUTRC",
+        "TERMINFO",
+        "TERMINFO_DIRS",
+        "TERMCAP",
+        "KRB5_CONFIG",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "CURL_HOME",
+        "WGETRC",
+        "EMACSLOADPATH",
+        "VIMINIT",
+        "EXINIT",
+        "MAIL",
+        "ZDOTDIR",
+    ];
+    let upper = name.to_ascii_uppercase();
+    NAMES.contains(&upper.as_str()) || PREFIXES.iter().any(|p| upper.starts_with(p))
 }
 
 /// What a reader thread brings back: the bytes kept, and whether there were more.
@@ -108,6 +226,55 @@ fn kill_group(child: &Child) {
     }
 }
 
+/// Whether the program has ended, leaving it unreaped: its pid (the id of its
+/// process group) stays taken until [`Child::wait`], so the group can still be
+/// killed without hitting a process that reused the number.
+fn ended(child: &Child) -> std::io::Result<bool> {
+    // SAFETY: `waitid` only writes `info`, a plain C struct zeroed before the call.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+    // SAFETY: as above; the pid is our own child's.
+    let r = unsafe { libc::waitid(libc::P_PID, child.id(), &mut info, flags) };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `si_pid` is set (non-zero) by waitid when a child was found.
+    Ok(unsafe { info.si_pid() } != 0)
+}
+
+/// Marks every descriptor above 2 close-on-exec: the program must not inherit the
+/// shim's session (or anything else the shim holds open). Runs in the forked child,
+/// so it makes only system calls.
+fn close_inherited_descriptors() -> std::io::Result<()> {
+    // SAFETY: close_range(2) with CLOSE_RANGE_CLOEXEC only changes descriptor flags.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC as libc::c_uint,
+        )
+    };
+    if r == 0 {
+        return Ok(());
+    }
+    // Kernels before 5.11: every descriptor up to the limit, one by one.
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(1 << 16)
+        .min(1 << 20) as i32;
+    for fd in 3..limit {
+        // SAFETY: fcntl on a descriptor that may not be open; EBADF is ignored.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Why a program was stopped early.
 enum Stop {
     Deadline,
@@ -123,8 +290,10 @@ fn wait(
 ) -> std::io::Result<Result<ExitStatus, Stop>> {
     let mut pause = Duration::from_micros(50);
     loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(Ok(status));
+        if ended(child)? {
+            // Whatever it left running in its group goes with it.
+            kill_group(child);
+            return Ok(Ok(child.wait()?));
         }
         if overflow.load(Ordering::Relaxed) {
             return Ok(Err(Stop::Output));
@@ -156,11 +325,13 @@ fn collect(
     }
 }
 
-/// Runs `program` for `cmd` and collects its output, within `deadline` and
-/// `limit` bytes per stream.
+/// Runs `program` for `cmd` in `cwd` with only `env`, and collects its output,
+/// within `deadline` and `limit` bytes per stream.
 fn run_bounded(
     program: &Path,
     cmd: &Command,
+    cwd: &Path,
+    env: &[(String, String)],
     deadline: Instant,
     limit: usize,
 ) -> wasmtime::Result<Result<Output, HostError>> {
@@ -169,7 +340,9 @@ fn run_bounded(
     command
         .arg0(argv0)
         .args(&cmd.argv[1..])
-        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(cwd)
         .stdin(if cmd.stdin.is_some() {
             Stdio::piped()
         } else {
@@ -178,8 +351,10 @@ fn run_bounded(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    if let Some(dir) = &cmd.cwd {
-        command.current_dir(dir);
+    // SAFETY: the closure makes system calls only (no allocation, no locks), as a
+    // forked child of a threaded process must.
+    unsafe {
+        command.pre_exec(close_inherited_descriptors);
     }
     let mut child = match command.spawn() {
         Ok(c) => c,
@@ -250,15 +425,23 @@ fn run_bounded(
 mod tests {
     use super::*;
 
+    /// A run granted `exec` programs, the variable `SANDBALL_TEST_GRANTED` and
+    /// read on `/tmp`.
     fn state(exec: &[&str], time: Duration, limit: u64) -> HostState {
         HostState::new(
-            Vec::new(),
+            vec![crate::sandbox::Region {
+                dir: PathBuf::from("/tmp"),
+                guest: PathBuf::from("/tmp"),
+                access: Access::Read,
+                grant: "test".into(),
+            }],
             exec.iter()
                 .map(|s| sandball_wire::capability::ExecGrant {
                     program: s.to_string(),
                     args: None,
                 })
                 .collect(),
+            vec!["SANDBALL_TEST_GRANTED".into(), "LD_PRELOAD".into()],
             PathBuf::from("/"),
             Instant::now() + time,
             limit,
@@ -344,6 +527,155 @@ mod tests {
                 .contains("more than the output limit of 1000 bytes"),
             "{}",
             e.message
+        );
+    }
+
+    /// A private directory under `/tmp` (the tests' read grant), canonical.
+    fn scratch() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir_in("/tmp").unwrap();
+        let dir = std::fs::canonicalize(tmp.path()).unwrap();
+        (tmp, dir)
+    }
+
+    #[test]
+    fn programs_get_only_path_and_granted_variables() {
+        let mut s = state(&["env"], MINUTE, 1 << 20);
+        let out = s.run(cmd(&["env"])).unwrap().unwrap();
+        let names: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| l.split('=').next().unwrap().to_string())
+            .collect();
+        // The test process has HOME, CARGO_* and more; none of it is passed on.
+        assert_eq!(names, ["PATH"]);
+        let mut c = cmd(&["env"]);
+        c.env = vec![("SANDBALL_X".into(), "1".into())];
+        let out = s.run(c).unwrap().unwrap();
+        assert!(
+            String::from_utf8(out.stdout)
+                .unwrap()
+                .contains("SANDBALL_X=1\n")
+        );
+    }
+
+    #[test]
+    fn loader_and_interpreter_variables_are_never_set() {
+        let (_tmp, dir) = scratch();
+        let marker = dir.join("marker");
+        let script = dir.join("env.sh");
+        std::fs::write(&script, format!("touch {}\n", marker.display())).unwrap();
+        let mut s = state(&["bash", "env"], MINUTE, 1 << 20);
+        let script = script.to_str().unwrap().to_string();
+        let attempts = [
+            ("BASH_ENV", script.as_str(), vec!["bash", "-c", "true"]),
+            ("ENV", script.as_str(), vec!["bash", "-i", "-c", "true"]),
+            ("LD_PRELOAD", "/nonexistent/evil.so", vec!["env"]),
+            ("LD_DEBUG_OUTPUT", script.as_str(), vec!["env"]),
+            ("PYTHONSTARTUP", script.as_str(), vec!["env"]),
+            ("GCONV_PATH", "/tmp", vec!["env"]),
+            ("NODE_OPTIONS", "--require x", vec!["env"]),
+            ("ld_library_path", "/tmp", vec!["env"]),
+            ("PATH", "/tmp", vec!["env"]),
+            ("HOME", "/tmp", vec!["env"]),
+            (
+                "BASH_FUNC_true%%",
+                "() { touch x; }",
+                vec!["bash", "-c", "true"],
+            ),
+        ];
+        for (name, value, argv) in &attempts {
+            let mut c = cmd(argv);
+            c.env = vec![(name.to_string(), value.to_string())];
+            let e = s.run(c).unwrap().unwrap_err();
+            assert!(
+                e.denied && e.message.contains(name),
+                "{name}: {}",
+                e.message
+            );
+        }
+        assert_eq!(s.take_denials().len(), attempts.len());
+        assert!(!marker.exists(), "BASH_ENV ran");
+        eprintln!(
+            "adversarial: {} attempts tried, {} contained",
+            attempts.len(),
+            attempts.len()
+        );
+    }
+
+    #[test]
+    fn programs_inherit_no_descriptor_beyond_stdio() {
+        let (_tmp, dir) = scratch();
+        let result = dir.join("result");
+        std::fs::write(&result, b"genuine").unwrap();
+        // Opened without close-on-exec, as the shim's session descriptor was.
+        let fd = rustix::fs::open(
+            &result,
+            rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::APPEND,
+            rustix::fs::Mode::empty(),
+        )
+        .unwrap();
+        let n = std::os::fd::AsRawFd::as_raw_fd(&fd);
+        let mut s = state(&["sh"], MINUTE, 1 << 20);
+        let out = s
+            .run(cmd(&[
+                "sh",
+                "-c",
+                &format!("echo forged >&{n} && echo wrote"),
+            ]))
+            .unwrap()
+            .unwrap();
+        assert_ne!(out.rc, 0);
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("wrote"));
+        assert_eq!(std::fs::read(&result).unwrap(), b"genuine");
+        drop(fd);
+    }
+
+    #[test]
+    fn no_background_process_outlives_the_call() {
+        let (_tmp, dir) = scratch();
+        let marker = dir.join("late");
+        let mut s = state(&["sh"], MINUTE, 1 << 20);
+        let script = format!(
+            "(sleep 1; touch {}) >/dev/null 2>&1 </dev/null & echo started",
+            marker.display()
+        );
+        let out = s.run(cmd(&["sh", "-c", &script])).unwrap().unwrap();
+        assert_eq!(out.stdout, b"started\n");
+        std::thread::sleep(Duration::from_millis(2500));
+        assert!(!marker.exists(), "a background process outlived the call");
+    }
+
+    #[test]
+    fn the_working_directory_must_lie_inside_a_read_grant() {
+        let (_tmp, dir) = scratch();
+        std::os::unix::fs::symlink("/etc", dir.join("etc-link")).unwrap();
+        let out_file = dir.join("pwd");
+        let mut s = state(&["sh"], MINUTE, 1 << 20);
+        let script = format!("pwd > {}", out_file.display());
+        for cwd in [
+            "/etc",
+            "/",
+            dir.join("etc-link").to_str().unwrap(),
+            "/tmp/../etc",
+        ] {
+            let mut c = cmd(&["sh", "-c", &script]);
+            c.cwd = Some(cwd.to_string());
+            let e = s.run(c).unwrap().unwrap_err();
+            assert!(
+                e.denied
+                    && e.message
+                        .contains("working directory must lie inside a read grant"),
+                "{cwd}: {}",
+                e.message
+            );
+            assert!(!out_file.exists(), "{cwd}: the program ran");
+        }
+        let mut c = cmd(&["sh", "-c", &script]);
+        c.cwd = Some(dir.to_str().unwrap().to_string());
+        assert_eq!(s.run(c).unwrap().unwrap().rc, 0);
+        assert_eq!(
+            std::fs::read_to_string(&out_file).unwrap(),
+            format!("{}\n", dir.display())
         );
     }
 }
