@@ -184,7 +184,7 @@ fn paths_are_matched_and_opened_only_once_resolved() {
         Attack {
             task: "read through a planted symlink under only",
             args: "{attack: read, path: 'WORK/allowed/y/secret.txt'}",
-            grant: "{only: [{kind: fs, path: 'WORK/allowed/y', access: read, scope: tree}]}",
+            grant: "{add: [{kind: fs, path: 'WORK/allowed/y', access: read, scope: tree}], only: [{kind: fs, path: 'WORK/allowed/y', access: read, scope: tree}]}",
             expect: &["resolves to WORK/secret through a symlink"],
         },
         Attack {
@@ -330,19 +330,19 @@ fn programs_start_clean_alone_and_inside_the_grant() {
             task: "preload a library into a granted echo",
             args: "{attack: exec, argv: [/bin/echo, hi], env: {LD_PRELOAD: 'WORK/outside/evil.so'}}",
             grant: read_work,
-            expect: &["setting LD_PRELOAD for /bin/echo denied"],
+            expect: &["setting LD_PRELOAD for /bin/echo refused"],
         },
         Attack {
             task: "make the loader write a file",
             args: "{attack: exec, argv: [/bin/echo, hi], env: {LD_DEBUG: all, LD_DEBUG_OUTPUT: 'WORK/outside/debug'}}",
             grant: read_work,
-            expect: &["denied", "can never be set by a module"],
+            expect: &["refused", "can never be set by a module"],
         },
         Attack {
             task: "run a script through BASH_ENV",
             args: "{attack: exec, argv: [/bin/bash, -c, 'true'], env: {BASH_ENV: 'WORK/outside/plant.sh'}}",
             grant: read_work,
-            expect: &["setting BASH_ENV for /bin/bash denied"],
+            expect: &["setting BASH_ENV for /bin/bash refused"],
         },
         Attack {
             task: "run in a directory outside the grant",
@@ -362,7 +362,7 @@ fn programs_start_clean_alone_and_inside_the_grant() {
     let tail = "    - name: write to inherited descriptors
       adversary:
         attack: exec
-        argv: [/bin/sh, -c, 'for fd in 3 4 5 6 7 8 9 10; do if { echo \"{}\" >&$fd; } 2>/dev/null; then echo \"open:$fd\"; fi; done; (sleep 2; touch WORK/outside/late) >/dev/null 2>&1 </dev/null & echo done']
+        argv: [/bin/sh, -c, 'for fd in 3 4 5 6 7 8 9; do if (echo \"{}\" >&$fd) 2>/dev/null; then echo \"open:$fd\"; fi; done; (sleep 2; touch WORK/outside/late) >/dev/null 2>&1 </dev/null & echo done']
       capabilities: [{kind: exec, program: /bin/sh}]
       register: fds
 
