@@ -458,23 +458,14 @@ pub(super) fn addresses() -> Result<Vec<IfAddress>, HostError> {
 }
 
 pub(super) fn table(name: &str) -> Result<String, HostError> {
-    if ![
-        "mounts",
-        "mountinfo",
-        "net/route",
-        "net/ipv6_route",
-        "net/if_inet6",
-    ]
-    .contains(&name)
-    {
+    let Some(path) = sandball_wire::tables::path(name) else {
         return Err(HostError {
             denied: false,
             errno: libc::EINVAL,
             message: format!("table {name:?}: not one of the tables served"),
         });
-    }
-    let path = format!("/proc/self/{name}");
-    fs::read_to_string(&path).map_err(|e| io_error("cannot read", &path, e))
+    };
+    fs::read_to_string(path).map_err(|e| io_error("cannot read", path, e))
 }
 
 pub(super) fn present(path: &str) -> Result<bool, HostError> {

@@ -487,6 +487,9 @@ fn proc_snapshot(
         let bytes = match std::fs::symlink_metadata(&path) {
             Ok(m) if m.is_file() => std::fs::read(&path).map_err(|e| e.to_string()),
             Ok(_) => Err("only regular files directly under /proc can be granted as entries; grant a directory as a tree".to_string()),
+            // A file this node's kernel does not have (no loadable modules): the module
+            // sees it missing, as it is.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => Err(e.to_string()),
         }
         .map_err(|m| refuse(format!("{}: {m}", path.display())))?;

@@ -15,6 +15,7 @@ pub mod frame;
 pub mod manifest;
 pub mod protocol;
 pub mod python;
+pub mod tables;
 
 /// Version of the sandball project, carried in the handshake so a controller never
 /// talks to a shim of another build by mistake.

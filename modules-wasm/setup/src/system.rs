@@ -364,7 +364,7 @@ pub fn pkg_mgr(facts: &mut Map<String, Value>) {
 
 /// `service_mgr`: pid 1's name, or what the init system's markers say.
 pub fn service_mgr(facts: &mut Map<String, Value>) {
-    let mut proc_1 = read("/proc/1/comm");
+    let mut proc_1 = host::table("init/comm").ok();
     if proc_1.is_none() && present("/sbin/init") {
         proc_1 = host::readlink("/sbin/init").ok();
     }

@@ -36,7 +36,7 @@ impl Found {
 /// Adds the virtualization facts.
 pub fn collect(facts: &mut Map<String, Value>) {
     let mut f = Found::default();
-    for line in read("/proc/1/cgroup").unwrap_or_default().lines() {
+    for line in host::table("init/cgroup").unwrap_or_default().lines() {
         if line.contains("/docker/") || docker_scope(line) {
             f.guest("docker", Some("guest"));
         }

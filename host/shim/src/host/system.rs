@@ -11,16 +11,6 @@ use super::{HostError, HostState, deny, failure, users};
 use std::ffi::{CStr, CString};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-/// The tables `table` serves, each under `/proc/self/`.
-const TABLES: [&str; 6] = [
-    "mounts",
-    "mountinfo",
-    "net/route",
-    "net/ipv6_route",
-    "net/if_inet6",
-    "net/fib_trie",
-];
-
 // The C library's time zone state (POSIX; not bound by the libc crate).
 unsafe extern "C" {
     fn tzset();
@@ -341,17 +331,16 @@ impl Host for HostState {
     }
 
     fn table(&mut self, name: String) -> Result<String, HostError> {
-        if !TABLES.contains(&name.as_str()) {
+        let Some(path) = sandball_wire::tables::path(&name) else {
             return Err(failure(
                 libc::EINVAL,
                 format!(
                     "table {name:?}: not one of the tables served ({})",
-                    TABLES.join(", ")
+                    sandball_wire::tables::names()
                 ),
             ));
-        }
-        let path = format!("/proc/self/{name}");
-        std::fs::read_to_string(&path).map_err(|e| {
+        };
+        std::fs::read_to_string(path).map_err(|e| {
             failure(
                 e.raw_os_error().unwrap_or(0),
                 format!("cannot read {path}: {e}"),
@@ -392,6 +381,7 @@ mod tests {
 
     fn state(dns: bool) -> HostState {
         let mut s = HostState::new(
+            Vec::new(),
             Vec::new(),
             Vec::new(),
             PathBuf::from("/"),
