@@ -71,16 +71,6 @@ pub fn short_name(action: &str) -> &str {
     action
 }
 
-/// The component a task's action runs: its short name, except that the
-/// `gather_facts` action runs the `setup` module (as Ansible's gather_facts action
-/// does on POSIX hosts).
-pub fn component_name(action: &str) -> &str {
-    match short_name(action) {
-        "gather_facts" => "setup",
-        name => name,
-    }
-}
-
 /// Finds components by name in a list of directories and caches them for the run.
 #[derive(Debug)]
 pub struct ModuleStore {
@@ -135,13 +125,13 @@ impl ModuleStore {
 
     /// Whether a component for `action` exists, without loading it.
     pub fn exists(&self, action: &str) -> bool {
-        let file = format!("{}.wasm", component_name(action));
+        let file = format!("{}.wasm", short_name(action));
         self.dirs.iter().any(|d| d.join(&file).is_file())
     }
 
     /// Loads (once per run) the component a task's action names.
     pub fn get(&self, action: &str) -> Result<Arc<Component>, ModuleError> {
-        let name = component_name(action);
+        let name = short_name(action);
         if let Some(c) = self.lock().get(name) {
             return Ok(c.clone());
         }
@@ -211,14 +201,6 @@ pub fn read_manifest(bytes: &[u8]) -> Result<Manifest, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn gather_facts_runs_setup() {
-        assert_eq!(component_name("ansible.builtin.gather_facts"), "setup");
-        assert_eq!(component_name("gather_facts"), "setup");
-        assert_eq!(component_name("ansible.legacy.setup"), "setup");
-        assert_eq!(component_name("file"), "file");
-    }
 
     #[test]
     fn fqcn_names_resolve_to_built_ins() {

@@ -7,7 +7,7 @@
 
 use super::{ExecError, Run};
 use crate::playbook::{Block, Chain, Keyword, Keywords, Location, Play, Task, TaskItem};
-use crate::plugins::action::controller_action;
+use crate::plugins::action::{self, Runs};
 use sandball_wire::capability::CapabilityRequest;
 use serde_json::Value;
 
@@ -281,7 +281,14 @@ fn check_environment(run: &Run, t: &Task, kw: &Chain<'_>) -> Result<(), ExecErro
     let Some(setting) = kw.nearest_setting(Keyword::Environment) else {
         return Ok(());
     };
-    let Ok(component) = run.modules.get(&t.action) else {
+    let Runs::Module {
+        name,
+        legacy: false,
+    } = action::find(&t.action).runs(&t.action)
+    else {
+        return Ok(());
+    };
+    let Ok(component) = run.modules.get(name) else {
         return Ok(());
     };
     let runs_programs = component
@@ -335,13 +342,14 @@ fn check_task(run: &Run, t: &Task, kw: &Chain<'_>) -> Result<(), ExecError> {
     if UNSUPPORTED_ACTIONS.contains(&short) {
         return Err(unsupported(format!("the `{short}` action")));
     }
-    if controller_action(&t.action).is_some()
-        || crate::plugins::action::connection_action(&t.action).is_some()
-        || run.modules.exists(&t.action)
-    {
+    let (module, legacy) = match action::find(&t.action).runs(&t.action) {
+        Runs::Controller | Runs::Connection => return Ok(()),
+        Runs::Module { name, legacy } => (name, legacy),
+    };
+    if !legacy && run.modules.exists(module) {
         return Ok(());
     }
-    let legacy = match run.legacy.get(&super::task::legacy_action(&t.action).0) {
+    let legacy = match run.legacy.get(module) {
         Ok(m) if crate::assemble::module_type::documentation_only(&m.bytes) => {
             return Err(unsupported(format!(
                 "the `{short}` action (its module file {} holds only documentation: in ansible-core the work is done by an action plugin of that name)",

@@ -2,10 +2,12 @@
 //!
 //! [`play`] is the linear strategy (every host finishes a task before the next task
 //! starts, up to `forks` hosts at a time); [`task`] runs one task on one host (loops,
-//! `when`, the action, `register`, `changed_when`/`failed_when`, `until`); [`loops`]
-//! turns `loop`/`with_*` into items.
+//! `when`, the action, `register`, `changed_when`/`failed_when`, `until`); `context`
+//! gives the task's action plugin its module runs and commands; [`loops`] turns
+//! `loop`/`with_*` into items.
 
 pub mod check;
+mod context;
 pub mod loops;
 pub mod plan;
 pub mod play;

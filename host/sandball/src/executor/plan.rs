@@ -8,7 +8,8 @@
 use super::Run;
 use super::task;
 use crate::playbook::{Chain, Play, Task, TaskItem};
-use crate::plugins::action::{connection_action, controller_action};
+use super::context;
+use crate::plugins::action::{self, Runs};
 use crate::policy::{self, LegacyDecision, Subject};
 use crate::vars::PlayScope;
 use sandball_wire::capability::Grant;
@@ -146,7 +147,6 @@ fn plan_task(
     inherited: &Chain<'_>,
     host: &str,
 ) -> Vec<Planned> {
-    let (action, _) = task::legacy_action(&t.action);
     let planned = |module: &str, item: Option<String>, kind| Planned {
         play: scope.name.to_string(),
         task: t.name.clone().unwrap_or_else(|| t.action.clone()),
@@ -156,25 +156,27 @@ fn plan_task(
         kind,
     };
     let short = crate::assemble::component::short_name(&t.action);
-    if controller_action(&t.action).is_some() || connection_action(&t.action).is_some() {
-        return vec![planned(short, None, Kind::Action)];
-    }
+    let plugin = action::find(&t.action);
+    let (module, legacy_only) = match plugin.runs(&t.action) {
+        Runs::Controller | Runs::Connection => return vec![planned(short, None, Kind::Action)],
+        Runs::Module { name, legacy } => (name, legacy),
+    };
     let kw = inherited.with(&t.keywords);
     let vars = task::task_vars(run, scope, host, &kw);
-    if task::runs_legacy(run, t, &vars) {
-        let module = crate::assemble::component::short_name(&action);
+    if context::runs_legacy(run, module, legacy_only, &vars) {
+        let short = crate::assemble::component::short_name(module);
         return vec![planned(
-            module,
+            short,
             None,
-            match run.legacy.get(&action) {
-                Ok(_) => legacy(run, module, host),
+            match run.legacy.get(module) {
+                Ok(_) => legacy(run, short, host),
                 Err(e) => Kind::Missing {
                     message: e.to_string(),
                 },
             },
         )];
     }
-    let component = match run.modules.get(&t.action) {
+    let component = match run.modules.get(module) {
         Ok(c) => c,
         Err(e) => {
             return vec![planned(
@@ -187,8 +189,8 @@ fn plan_task(
         }
     };
     let grant = |vars: &crate::template::Vars| -> Kind {
-        let grant = task::template_args(run, t, &kw, &component.name, vars).and_then(|args| {
-            let adjustments = task::capability_keywords(run, &kw, vars)?;
+        let grant = task::template_args(run, t, &kw, plugin.raw_args(), vars).and_then(|args| {
+            let adjustments = context::capability_keywords(run, &kw, vars)?;
             let subject = Subject {
                 module: &component.name,
                 sha256: Some(&component.sha256),

@@ -5,6 +5,7 @@
 use super::task::{self, HostOutcome};
 use super::{ExecError, Run};
 use crate::playbook::{Chain, Keyword, Play, Task, TaskItem};
+use crate::plugins::action::{self, Runs};
 use crate::plugins::callback::Status;
 use crate::vars::PlayScope;
 use crate::vars::vars_files::VarsFiles;
@@ -362,12 +363,11 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
         // The built-in `setup` component gathers without ansible-core; a host that
         // asks for the legacy module (`sandball_legacy_modules`) fails its own task
         // when ansible-core is missing.
-        let found = if run.modules.exists(&gather.action) {
-            Ok(())
-        } else {
-            run.legacy
-                .get(&task::legacy_action(&gather.action).0)
-                .map(|_| ())
+        let found = match action::find(&gather.action).runs(&gather.action) {
+            Runs::Module { name, legacy } if legacy || !run.modules.exists(name) => {
+                run.legacy.get(name).map(|_| ())
+            }
+            _ => Ok(()),
         };
         match found {
             Ok(()) => go_on = run_task(cx, &gather, &root, false).await,

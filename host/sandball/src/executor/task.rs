@@ -2,56 +2,20 @@
 //! `changed_when`/`failed_when`, `until`/`retries`, `register`, `no_log`, and the
 //! reports to the callback.
 
+use super::context::TaskContext;
 use super::{Run, RunOptions, loops};
-use crate::assemble::Component;
 use crate::playbook::{Chain, Keyword, Task};
-use crate::plugins::action::copy;
-use crate::plugins::action::legacy;
-use crate::plugins::action::normal::{self, ModuleFlags};
-use crate::plugins::action::{self, ActionContext, controller_action, failed, truthy};
-use crate::plugins::r#become::{Become, Keywords as BecomeKeywords};
+use crate::plugins::action::{self, FactLayer, Runs, failed, truthy};
 use crate::plugins::callback::{Report, Status};
-use crate::plugins::connection::SessionError;
-use crate::plugins::connection::pool::{ConnectError, transport_for};
-use crate::policy;
-use crate::template::{OMIT, Var, Vars};
+use crate::template::{OMIT, Vars};
 use crate::vars::PlayScope;
-use sandball_wire::capability::Grant;
 use sandball_wire::python::py_truth;
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 use std::collections::HashSet;
-use std::sync::Arc;
 
 /// The message that replaces a `no_log` result.
 pub const CENSORED: &str =
     "the output has been hidden due to the fact that 'no_log: true' was specified for this result";
-
-/// The task's become settings on a host (`Err`: a failed result).
-fn become_for(
-    run: &Run,
-    t: &Task,
-    kw: &Chain<'_>,
-    vars: &Vars,
-) -> Result<Option<Become>, Map<String, Value>> {
-    let layers: Vec<BecomeKeywords<'_>> = kw
-        .levels()
-        .iter()
-        .map(|level| BecomeKeywords {
-            become_: level.get(Keyword::Become),
-            user: level.get(Keyword::BecomeUser),
-            method: level.get(Keyword::BecomeMethod),
-            flags: level.get(Keyword::BecomeFlags),
-            exe: level.get(Keyword::BecomeExe),
-        })
-        .collect();
-    Become::resolve(&run.templar, vars, &layers, &run.options.become_).map_err(|e| {
-        failed(format!(
-            "{e}\n\nThe error appears to be in '{}'.",
-            t.location
-        ))
-    })
-}
 
 /// How a task ended on a host, for the strategy.
 pub struct HostOutcome {
@@ -487,7 +451,7 @@ pub(crate) fn integer(v: &Value) -> Option<i64> {
 /// `ansible_facts`.
 pub(crate) fn record_facts(run: &Run, t: &Task, host: &str, result: &Map<String, Value>) {
     if let Some(Value::Object(facts)) = result.get("ansible_facts") {
-        if controller_action(&t.action) == Some("set_fact") {
+        if action::find(&t.action).fact_layer() == FactLayer::SetFact {
             run.vars.set_facts(host, facts);
         } else {
             run.vars.add_module_facts(host, facts);
@@ -495,7 +459,8 @@ pub(crate) fn record_facts(run: &Run, t: &Task, host: &str, result: &Map<String,
     }
 }
 
-/// The action itself, then `changed_when`/`failed_when`.
+/// The action itself (its plugin, with the task's templated arguments), then
+/// `changed_when`/`failed_when`.
 async fn attempt(
     run: &Run,
     t: &Task,
@@ -504,15 +469,34 @@ async fn attempt(
     vars: &Vars,
     no_log: bool,
 ) -> Map<String, Value> {
-    let mut result = match controller_action(&t.action) {
-        Some(name) => controller(run, t, kw, name, vars),
-        None if action::connection_action(&t.action).is_some() => raw(run, t, kw, host, vars).await,
-        None => module(run, t, kw, host, vars, no_log).await,
+    let plugin = action::find(&t.action);
+    let mode = |keyword, default| templated_bool(run, vars, kw.nearest(keyword), default);
+    let (check_mode, diff) = match (
+        mode(Keyword::CheckMode, run.options.check),
+        mode(Keyword::Diff, run.options.diff),
+    ) {
+        (Ok(c), Ok(d)) => (c, d),
+        (Err(e), _) | (_, Err(e)) => return failed(e),
     };
+    let args = match template_args(run, t, kw, plugin.raw_args(), vars) {
+        Ok(a) => a,
+        Err(e) => return failed(e),
+    };
+    let cx = TaskContext {
+        run,
+        task: t,
+        kw,
+        host,
+        vars,
+        no_log,
+        check_mode,
+        diff,
+    };
+    let mut result = plugin.run(&cx, &t.action, args).await;
     // A delegated module's result says where it ran (`ok: [web1 -> localhost]`); its
     // facts belong to the task's host unless `delegate_facts` gives them to the other.
     let mut facts_host = host.to_string();
-    if controller_action(&t.action).is_none()
+    if plugin.runs(&t.action) != Runs::Controller
         && let Ok(Some(other)) = delegated_to(run, kw, vars)
     {
         result.insert(
@@ -577,26 +561,15 @@ fn all_true(run: &Run, conds: &[Value], vars: &Vars) -> Result<bool, String> {
 /// Where the loader keeps arguments given as one template.
 const VARIABLE_PARAMS: &str = "_variable_params";
 
-/// Arguments that an action evaluates itself, so they are not templated beforehand.
-fn raw_args(action: &str) -> &'static [&'static str] {
-    match action {
-        "debug" => &["var"],
-        "assert" => &["that", "fail_msg", "msg", "success_msg"],
-        _ => &[],
-    }
-}
-
-/// Templates the task's arguments (leaving those the action evaluates itself) and
-/// drops values that are `omit`.
-/// The task's arguments, templated.
+/// The task's arguments, templated (except `keep`: those its action evaluates itself),
+/// without the values that are `omit`, with the defaults `module_defaults` gives.
 pub(crate) fn template_args(
     run: &Run,
     t: &Task,
     kw: &Chain<'_>,
-    short: &str,
+    keep: &[&str],
     vars: &Vars,
 ) -> Result<Map<String, Value>, String> {
-    let keep = raw_args(short);
     let mut out = Map::new();
     // `module: "{{ a_dict }}"` (or `args: "{{ a_dict }}"`): the template gives the
     // arguments; arguments written out beside it win.
@@ -710,67 +683,6 @@ fn strip_omit(v: Value) -> Option<Value> {
     }
 }
 
-fn controller(run: &Run, t: &Task, kw: &Chain<'_>, name: &str, vars: &Vars) -> Map<String, Value> {
-    let args = match template_args(run, t, kw, name, vars) {
-        Ok(a) => a,
-        Err(e) => return failed(e),
-    };
-    let ctx = ActionContext {
-        templar: &run.templar,
-        vars,
-        verbosity: run.options.verbosity,
-    };
-    action::run_controller(name, &ctx, &args)
-}
-
-fn unreachable(msg: String) -> Map<String, Value> {
-    action::ok_with(json!({"unreachable": true, "msg": msg}))
-}
-
-/// The UNREACHABLE result of a host that could not be connected to.
-fn connect_failure(e: ConnectError) -> Map<String, Value> {
-    match e {
-        ConnectError::Session(SessionError::Version { .. })
-        | ConnectError::Unsupported(_)
-        | ConnectError::Vars(_)
-        | ConnectError::Connection(_) => unreachable(e.to_string()),
-        ConnectError::Session(e) => unreachable(format!("Failed to start the shim session: {e}")),
-    }
-}
-
-/// `raw`: the task's command over the host's connection, no module.
-async fn raw(run: &Run, t: &Task, kw: &Chain<'_>, host: &str, vars: &Vars) -> Map<String, Value> {
-    let become_ = match become_for(run, t, kw, vars) {
-        Ok(b) => b,
-        Err(e) => return e,
-    };
-    let args = match template_args(run, t, kw, "raw", vars) {
-        Ok(a) => a,
-        Err(e) => return failed(e),
-    };
-    let check_mode =
-        match templated_bool(run, vars, kw.nearest(Keyword::CheckMode), run.options.check) {
-            Ok(b) => b,
-            Err(e) => return failed(e),
-        };
-    let conn = match target(run, kw, host, vars) {
-        Ok(to) => run.sessions.connection(&to.name, &to.transport).await,
-        Err(e) => Err(e),
-    };
-    match conn {
-        Ok(conn) => action::raw::run(&conn, become_.as_ref(), &args, check_mode).await,
-        Err(e) => connect_failure(e),
-    }
-}
-
-/// Where a task's module runs: its host, or the host it is delegated to.
-pub(crate) struct Target {
-    /// The inventory name of the host the module runs on (sessions are kept per name).
-    pub name: String,
-    /// How to reach it.
-    pub transport: crate::plugins::connection::pool::Transport,
-}
-
 /// The host a task is delegated to (`delegate_to`, `local_action`), templated with the
 /// task's host's variables; `None` when it runs on its own host.
 pub(crate) fn delegated_to(
@@ -787,467 +699,5 @@ pub(crate) fn delegated_to(
         Ok(Value::String(name)) => Ok(Some(name)),
         Ok(other) => Ok(Some(other.to_string())),
         Err(e) => Err(format!("delegate_to (at {}): {e}", setting.at)),
-    }
-}
-
-/// How the task reaches the host its module runs on (its own, or the one it is
-/// delegated to): that host's inventory variables (`ansible_connection`,
-/// `ansible_user`, `ansible_port`…), where they are unset the task's `connection`,
-/// `remote_user` and `port` keywords (templated), as Ansible ranks them: variables
-/// over keywords. A delegated host the inventory does not know is reached by its name
-/// (`localhost` on the local connection).
-fn target(run: &Run, kw: &Chain<'_>, host: &str, vars: &Vars) -> Result<Target, ConnectError> {
-    let name = delegated_to(run, kw, vars)
-        .map_err(ConnectError::Vars)?
-        .unwrap_or_else(|| host.to_string());
-    let mut host_vars = run.inventory().host_vars(&name);
-    for (keyword, variable) in [
-        (Keyword::Connection, "ansible_connection"),
-        (Keyword::RemoteUser, "ansible_user"),
-        (Keyword::Port, "ansible_port"),
-    ] {
-        if host_vars.contains_key(variable) {
-            continue;
-        }
-        if let Some(setting) = kw.nearest_setting(keyword) {
-            let value = run.templar.template(&setting.value, vars).map_err(|e| {
-                ConnectError::Vars(format!("{} (at {}): {e}", keyword.name(), setting.at))
-            })?;
-            host_vars.insert(variable.to_string(), value);
-        }
-    }
-    // The command line comes last: `-c`, `-u`, `--private-key`.
-    for (option, variables) in [
-        (&run.options.connection, &["ansible_connection"][..]),
-        (
-            &run.options.remote_user,
-            &["ansible_user", "ansible_ssh_user"][..],
-        ),
-        (
-            &run.options.private_key,
-            &["ansible_ssh_private_key_file", "ansible_private_key_file"][..],
-        ),
-    ] {
-        if let Some(value) = option
-            && !variables.iter().any(|v| host_vars.contains_key(*v))
-        {
-            host_vars.insert(variables[0].to_string(), Value::String(value.clone()));
-        }
-    }
-    let transport = transport_for(&name, &host_vars)?;
-    Ok(Target { name, transport })
-}
-
-/// The `capabilities:` keywords of the play, the enclosing blocks and the task,
-/// templated and parsed, outermost first.
-pub fn capability_keywords(
-    run: &Run,
-    kw: &Chain<'_>,
-    vars: &Vars,
-) -> Result<Vec<policy::Adjustment>, String> {
-    kw.all(Keyword::Capabilities)
-        .map(|v| {
-            run.templar
-                .template(v, vars)
-                .map_err(|e| e.to_string())
-                .and_then(|v| policy::keyword(&v).map_err(|e| e.to_string()))
-        })
-        .collect()
-}
-
-/// The task's `environment`: every level's (play, blocks, task; each a mapping or a
-/// list of them), templated and merged outermost first, so the task's own values win.
-pub(crate) fn environment(
-    run: &Run,
-    kw: &Chain<'_>,
-    vars: &Vars,
-) -> Result<Map<String, Value>, String> {
-    let mut merged = Map::new();
-    for level in kw.all(Keyword::Environment) {
-        let templated = run
-            .templar
-            .template(level, vars)
-            .map_err(|e| e.to_string())?;
-        let parts = match templated {
-            Value::Array(items) => items,
-            other => vec![other],
-        };
-        for part in parts {
-            match part {
-                Value::Object(m) => merged.extend(m),
-                Value::Null => {}
-                other => {
-                    return Err(format!(
-                        "environment must be a dictionary, received {other} ({})",
-                        sandball_wire::python::short_type_name(&other)
-                    ));
-                }
-            }
-        }
-    }
-    Ok(merged)
-}
-
-/// Whether the task's module runs as a legacy module: there is no built-in component
-/// of that name, or the task (or `SANDBALL_LEGACY_MODULES`) asks for the legacy one.
-pub(crate) fn runs_legacy(run: &Run, t: &Task, vars: &Vars) -> bool {
-    let short = crate::assemble::component::component_name(&t.action);
-    !run.modules.exists(&t.action)
-        || run
-            .legacy
-            .prefers_legacy(short, var_value(run, vars, PREFER_LEGACY_VAR).as_ref())
-}
-
-async fn module(
-    run: &Run,
-    t: &Task,
-    kw: &Chain<'_>,
-    host: &str,
-    vars: &Vars,
-    no_log: bool,
-) -> Map<String, Value> {
-    if runs_legacy(run, t, vars) {
-        return legacy_module(run, t, kw, host, vars, no_log).await;
-    }
-    let component: Arc<Component> = match run.modules.get(&t.action) {
-        Ok(c) => c,
-        Err(e) => return failed(e.to_string()),
-    };
-    run.callback.verbose(
-        3,
-        Some(host),
-        &format!(
-            "Using module file {} (sandball component, sha256 {})",
-            component.path.display(),
-            component.sha256
-        ),
-    );
-    let mut args = match template_args(run, t, kw, &component.name, vars) {
-        Ok(a) => a,
-        Err(e) => return failed(e),
-    };
-    let check_mode =
-        match templated_bool(run, vars, kw.nearest(Keyword::CheckMode), run.options.check) {
-            Ok(b) => b,
-            Err(e) => return failed(e),
-        };
-    let diff = match templated_bool(run, vars, kw.nearest(Keyword::Diff), run.options.diff) {
-        Ok(b) => b,
-        Err(e) => return failed(e),
-    };
-    let to = match target(run, kw, host, vars) {
-        Ok(to) => to,
-        Err(e) => return unreachable(e.to_string()),
-    };
-    // The grant is the one policy gives the host the module runs on.
-    let subject = policy::Subject {
-        module: &component.name,
-        sha256: Some(&component.sha256),
-        builtin: component.builtin,
-        host: Some(&to.name),
-    };
-    let flags = ModuleFlags {
-        check_mode,
-        diff,
-        no_log,
-        verbosity: run.options.verbosity,
-    };
-    let become_ = match become_for(run, t, kw, vars) {
-        Ok(b) => b,
-        Err(e) => return e,
-    };
-    let slot = run.sessions.slot(&to.name, &to.transport, become_.as_ref());
-    let mut guard = slot.lock().await;
-    if let Err(e) = run
-        .sessions
-        .ensure_open(&mut guard, &to.name, &to.transport, become_.as_ref())
-        .await
-    {
-        return connect_failure(e);
-    }
-    let Some(session) = guard.as_mut() else {
-        return unreachable("the shim session is not open".into());
-    };
-    // `copy` with a `src` on the controller: the file goes to the node first, and the
-    // module copies it from there.
-    match copy::controller_source(&component.name, &args, &run.templar, vars) {
-        Ok(None) => {}
-        Ok(Some(local)) => match copy::send(session, &local).await {
-            Ok(node_path) => copy::use_node_copy(&mut args, node_path),
-            Err(e) => {
-                if e.broke_session() {
-                    *guard = None;
-                }
-                return failed(e.to_string());
-            }
-        },
-        Err(e) => return failed(e),
-    }
-    let grant = match capability_keywords(run, kw, vars).and_then(|adjustments| {
-        policy::grant_for(
-            &run.policy,
-            &subject,
-            &component.manifest,
-            &Value::Object(args.clone()),
-            &adjustments,
-            run.options.limits,
-        )
-        .map_err(|e| e.to_string())
-    }) {
-        Ok(g) => g,
-        Err(e) => {
-            return failed(format!(
-                "{e}\n\nThe error appears to be in '{}'.",
-                t.location
-            ));
-        }
-    };
-    let mut grant = grant;
-    if flags.check_mode {
-        // A dry run changes nothing, not even the parents a grant would create: a
-        // missing directory fails the task instead.
-        for fs in &mut grant.fs {
-            fs.create_parents = false;
-        }
-    }
-    let comp: &Component = &component;
-    let send = move |args: Value, grant: Grant| async move {
-        session
-            .run_module(&comp.sha256, &comp.bytes, &comp.name, args, grant)
-            .await
-    };
-    let hint = |capability: &str| policy::how_to_grant(&run.policy, &subject, capability);
-    let logged_grant = run.audit_log.as_ref().map(|_| grant.clone());
-    let r = match normal::run(&component, &args, grant, &hint, flags, send).await {
-        Ok(r) => {
-            if normal::retires_session(&r) {
-                *guard = None;
-            }
-            r
-        }
-        Err(e) => {
-            // The session is unusable; the next task on this host starts a fresh one.
-            *guard = None;
-            failed(format!(
-                "MODULE FAILURE: the shim session on {host} failed while running {}: {e}",
-                component.name
-            ))
-        }
-    };
-    // Every run is logged, also one that ended its session (the shim killed, or it
-    // stopped a module stuck past its limit).
-    if let Some(grant) = &logged_grant {
-        audit(
-            run,
-            &policy::audit_log::Entry {
-                host,
-                task: t.name.as_deref().unwrap_or(&t.action),
-                module: &component.name,
-                sha256: &component.sha256,
-                manifest: Some(&component.manifest),
-                args: &args,
-                no_log,
-                grant: Some(grant),
-                result: &r,
-            },
-        );
-    }
-    r
-}
-
-/// The legacy module an action runs, and whether it runs through the shell: `shell`
-/// is `command` with `_uses_shell`, as Ansible's shell action does it, and
-/// `gather_facts` is `setup`, the facts module Ansible's gather_facts action runs on
-/// POSIX hosts.
-pub(crate) fn legacy_action(action: &str) -> (String, bool) {
-    let short = crate::assemble::component::short_name(action);
-    let prefix = &action[..action.len() - short.len()];
-    match short {
-        "shell" => (format!("{prefix}command"), true),
-        "gather_facts" => (format!("{prefix}setup"), false),
-        _ => (action.to_string(), false),
-    }
-}
-
-/// The variable that asks for legacy modules instead of built-in components: a list of
-/// names, a comma-separated string, or `all`.
-const PREFER_LEGACY_VAR: &str = "sandball_legacy_modules";
-
-/// A variable's value, templated when it is trusted.
-fn var_value(run: &Run, vars: &Vars, name: &str) -> Option<Value> {
-    match vars.get(name)? {
-        Var::Trusted(v) => run.templar.template(v, vars).ok(),
-        Var::Data(v) => Some(v.clone()),
-        Var::Hosts(_) => None,
-    }
-}
-
-/// The host variables a legacy run reads (interpreters, pipelining, remote tmp…).
-fn connection_vars(run: &Run, vars: &Vars) -> Map<String, Value> {
-    let names: Vec<String> = vars
-        .names()
-        .filter(|n| is_connection_var(n))
-        .map(str::to_string)
-        .collect();
-    names
-        .into_iter()
-        .filter_map(|n| var_value(run, vars, &n).map(|v| (n, v)))
-        .collect()
-}
-
-/// Whether a variable is a setting of how legacy modules run on a host.
-fn is_connection_var(n: &str) -> bool {
-    n.starts_with("ansible_")
-        && (n.ends_with("_interpreter")
-            || matches!(
-                n,
-                "ansible_pipelining"
-                    | "ansible_remote_tmp"
-                    | "ansible_shell_executable"
-                    | "ansible_keep_remote_files"
-                    | legacy::WORLD_READABLE_VAR
-            ))
-}
-
-/// A task whose module is not a built-in component (or that asks for the legacy
-/// module): found and assembled the classic way, run over the host's connection.
-async fn legacy_module(
-    run: &Run,
-    t: &Task,
-    kw: &Chain<'_>,
-    host: &str,
-    vars: &Vars,
-    no_log: bool,
-) -> Map<String, Value> {
-    let short = crate::assemble::component::short_name(&t.action);
-    let become_ = match become_for(run, t, kw, vars) {
-        Ok(b) => b,
-        Err(e) => return e,
-    };
-    let (action, uses_shell) = legacy_action(&t.action);
-    let module = match run.legacy.get(&action) {
-        Ok(m) => m,
-        Err(e) => {
-            return failed(format!(
-                "{e}; and no sandball component '{short}' in: {}",
-                run.modules.searched()
-            ));
-        }
-    };
-    run.callback.verbose(
-        3,
-        Some(host),
-        &format!(
-            "Using module file {} (legacy module, {})",
-            module.path.display(),
-            crate::assemble::module_type::detect(&module.bytes).name()
-        ),
-    );
-    // Legacy modules run outside the WebAssembly sandbox, with the connection user's
-    // rights: policy decides here whether that may happen.
-    match policy::legacy_decision(&run.policy, &module.name, host) {
-        policy::LegacyDecision::Allow => {}
-        policy::LegacyDecision::Warn(msg) => {
-            if run.legacy.first_warning(&module.name) {
-                run.callback.warning(&msg);
-            }
-        }
-        policy::LegacyDecision::Deny(msg) => return failed(msg),
-    }
-    let mut args = match template_args(run, t, kw, &module.name, vars) {
-        Ok(a) => a,
-        Err(e) => return failed(e),
-    };
-    if uses_shell {
-        args.insert("_uses_shell".into(), Value::Bool(true));
-    }
-    // `command: {cmd: …}` is the free-form command line, as Ansible's argument parser
-    // has it (command modules before 2.19 do not know `cmd`).
-    if module.name == "command"
-        && !args.contains_key("_raw_params")
-        && let Some(cmd) = args.remove("cmd")
-    {
-        args.insert("_raw_params".into(), cmd);
-    }
-    let check_mode =
-        match templated_bool(run, vars, kw.nearest(Keyword::CheckMode), run.options.check) {
-            Ok(b) => b,
-            Err(e) => return failed(e),
-        };
-    let diff = match templated_bool(run, vars, kw.nearest(Keyword::Diff), run.options.diff) {
-        Ok(b) => b,
-        Err(e) => return failed(e),
-    };
-    let environment = match environment(run, kw, vars) {
-        Ok(env) => env,
-        Err(e) => {
-            return failed(format!(
-                "{e}\n\nThe error appears to be in '{}'.",
-                t.location
-            ));
-        }
-    };
-    let to = match target(run, kw, host, vars) {
-        Ok(to) => to,
-        Err(e) => return unreachable(e.to_string()),
-    };
-    let conn = match run.sessions.connection(&to.name, &to.transport).await {
-        Ok(c) => c,
-        Err(e) => return unreachable(e.to_string()),
-    };
-    // Interpreters and temporary directories are the settings of the host the module
-    // runs on: a delegated host's own.
-    let conn_vars = if to.name == host {
-        connection_vars(run, vars)
-    } else {
-        run.inventory()
-            .host_vars(&to.name)
-            .into_iter()
-            .filter(|(n, _)| is_connection_var(n))
-            .collect()
-    };
-    let request = legacy::LegacyRun {
-        module: &module,
-        args: &args,
-        flags: ModuleFlags {
-            check_mode,
-            diff,
-            no_log,
-            verbosity: run.options.verbosity,
-        },
-        host: &to.name,
-        host_vars: &conn_vars,
-        environment: &environment,
-        become_: become_.as_ref(),
-    };
-    let result = legacy::run(&run.legacy, &conn, &request).await;
-    if run.audit_log.is_some() {
-        let sha256 = hex::encode(Sha256::digest(module.bytes.as_slice()));
-        audit(
-            run,
-            &policy::audit_log::Entry {
-                host,
-                task: t.name.as_deref().unwrap_or(&t.action),
-                module: &module.name,
-                sha256: &sha256,
-                manifest: None,
-                args: &args,
-                no_log,
-                grant: None,
-                result: &result,
-            },
-        );
-    }
-    result
-}
-
-/// Writes one module run to the audit log, when there is one; a failed write is a
-/// warning, never a failed task.
-fn audit(run: &Run, entry: &policy::audit_log::Entry<'_>) {
-    if let Some(log) = &run.audit_log
-        && let Err(e) = log.record(entry)
-    {
-        run.callback
-            .warning(&format!("cannot write to the audit log: {e}"));
     }
 }

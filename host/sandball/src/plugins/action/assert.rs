@@ -1,11 +1,11 @@
 //! `assert`: checks that expressions are true (`that`), with `fail_msg`/`msg`,
 //! `success_msg` and `quiet`.
 
-use super::{ActionContext, check_args, failed, ok_with, truthy};
+use super::{Context, check_args, failed, ok_with, truthy};
 use serde_json::{Map, Value, json};
 
 /// Runs `assert`. `that` arrives untemplated: each entry is a conditional.
-pub fn run(ctx: &ActionContext<'_>, args: &Map<String, Value>) -> Map<String, Value> {
+pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
     if let Err(e) = check_args(
         "assert",
         args,
@@ -26,13 +26,13 @@ pub fn run(ctx: &ActionContext<'_>, args: &Map<String, Value>) -> Map<String, Va
     };
     let message = |key: &str| -> Option<Value> {
         args.get(key).filter(|v| !v.is_null()).map(|v| {
-            ctx.templar
-                .template(v, ctx.vars)
+            ctx.templar()
+                .template(v, ctx.vars())
                 .unwrap_or_else(|e| Value::String(e.to_string()))
         })
     };
     for cond in &conditions {
-        match ctx.templar.conditional(cond, ctx.vars) {
+        match ctx.templar().conditional(cond, ctx.vars()) {
             Ok(true) => continue,
             Ok(false) => {
                 let mut r = failed("Assertion failed");

@@ -3,7 +3,9 @@
 //! sent when the node already holds the same content), and the `copy` module then
 //! copies it from the node's copy. `content` and `remote_src` need no transfer.
 
+use super::{ActionPlugin, Context, ModuleRequest, Runs, Transfer, failed};
 use crate::plugins::connection::{Session, SessionError};
+use futures::future::LocalBoxFuture;
 use crate::template::{Templar, Vars};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -37,18 +39,49 @@ impl SendError {
     }
 }
 
-/// The controller file a `copy` task sends, `None` when it sends none (another module,
-/// `content`, `remote_src`). A relative `src` is looked up as Ansible does for a task
+/// The `copy` action plugin.
+pub struct Copy;
+
+impl ActionPlugin for Copy {
+    fn runs<'a>(&self, action: &'a str) -> Runs<'a> {
+        Runs::Module {
+            name: action,
+            legacy: false,
+        }
+    }
+
+    fn run<'a>(
+        &'a self,
+        ctx: &'a dyn Context,
+        action: &'a str,
+        mut args: Map<String, Value>,
+    ) -> LocalBoxFuture<'a, Map<String, Value>> {
+        let transfers = match controller_source(&args, ctx.templar(), ctx.vars()) {
+            Ok(None) => Vec::new(),
+            Ok(Some(local)) => {
+                // Once sent, the source is on the node.
+                args.insert("remote_src".into(), Value::Bool(true));
+                vec![Transfer { arg: "src", local }]
+            }
+            Err(e) => return Box::pin(std::future::ready(failed(e))),
+        };
+        ctx.execute_module(ModuleRequest {
+            name: action,
+            args,
+            legacy: false,
+            transfers,
+        })
+    }
+}
+
+/// The controller file a `copy` task sends, `None` when it sends none (`content`,
+/// `remote_src`). A relative `src` is looked up as Ansible does for a task
 /// outside a role: `<playbook_dir>/files/src`, then `<playbook_dir>/src`.
 pub fn controller_source(
-    module: &str,
     args: &Map<String, Value>,
     templar: &Templar,
     vars: &Vars,
 ) -> Result<Option<PathBuf>, String> {
-    if module != "copy" {
-        return Ok(None);
-    }
     let Some(src) = args.get("src").and_then(Value::as_str) else {
         return Ok(None);
     };
@@ -97,12 +130,6 @@ pub async fn send(session: &mut Session, local: &Path) -> Result<String, SendErr
         })
 }
 
-/// The module's arguments once the file is on the node.
-pub fn use_node_copy(args: &mut Map<String, Value>, node_path: String) {
-    args.insert("src".into(), Value::String(node_path));
-    args.insert("remote_src".into(), Value::Bool(true));
-}
-
 async fn file_sha256(path: &Path) -> std::io::Result<String> {
     use tokio::io::AsyncReadExt;
     let mut file = tokio::fs::File::open(path).await?;
@@ -120,40 +147,66 @@ async fn file_sha256(path: &Path) -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plugins::action::testing::FakeContext;
     use serde_json::json;
 
+    fn args(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
     #[test]
-    fn only_copy_from_the_controller_sends_a_file() {
+    fn only_a_controller_source_is_sent() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("files")).unwrap();
         std::fs::write(dir.path().join("files/a.txt"), "a").unwrap();
         let templar = Templar::new();
         let mut vars = Vars::new();
         vars.set_trusted("playbook_dir", json!(dir.path().display().to_string()));
-        let args = |v: Value| v.as_object().unwrap().clone();
-        let found = controller_source("copy", &args(json!({"src": "a.txt"})), &templar, &vars);
+        let found = controller_source(&args(json!({"src": "a.txt"})), &templar, &vars);
         assert_eq!(found.unwrap(), Some(dir.path().join("files/a.txt")));
         let remote = args(json!({"src": "a.txt", "remote_src": true}));
-        assert_eq!(
-            controller_source("copy", &remote, &templar, &vars).unwrap(),
-            None
-        );
+        assert_eq!(controller_source(&remote, &templar, &vars).unwrap(), None);
         let content = args(json!({"content": "x"}));
-        assert_eq!(
-            controller_source("copy", &content, &templar, &vars).unwrap(),
-            None
-        );
-        assert_eq!(
-            controller_source("file", &args(json!({"src": "a.txt"})), &templar, &vars).unwrap(),
-            None
-        );
-        let missing = controller_source("copy", &args(json!({"src": "nope"})), &templar, &vars);
+        assert_eq!(controller_source(&content, &templar, &vars).unwrap(), None);
+        let missing = controller_source(&args(json!({"src": "nope"})), &templar, &vars);
         assert!(
             missing
                 .unwrap_err()
                 .contains("Could not find or access 'nope'")
         );
-        let d = controller_source("copy", &args(json!({"src": "files"})), &templar, &vars);
+        let d = controller_source(&args(json!({"src": "files"})), &templar, &vars);
         assert!(d.unwrap_err().contains("is a directory"));
+    }
+
+    #[tokio::test]
+    async fn the_module_copies_the_sent_file_on_the_node() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+        let mut ctx = FakeContext::default();
+        ctx.vars
+            .set_trusted("playbook_dir", json!(dir.path().display().to_string()));
+        let r = Copy
+            .run(
+                &ctx,
+                "ansible.builtin.copy",
+                args(json!({"src": "a.txt", "dest": "/tmp/x"})),
+            )
+            .await;
+        assert_eq!(r["ran"], "ansible.builtin.copy");
+        let first = ctx.modules.borrow()[0].clone();
+        assert_eq!(first.args["remote_src"], true);
+        assert_eq!(
+            first.transfers,
+            vec![Transfer {
+                arg: "src",
+                local: dir.path().join("a.txt")
+            }]
+        );
+        // A source that is missing fails before any module runs.
+        let r = Copy
+            .run(&ctx, "copy", args(json!({"src": "nope", "dest": "/tmp/x"})))
+            .await;
+        assert_eq!(r["failed"], true);
+        assert_eq!(ctx.modules.borrow().len(), 1);
     }
 }

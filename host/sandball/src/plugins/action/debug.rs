@@ -1,11 +1,11 @@
 //! `debug`: prints a message (`msg`) or a variable (`var`), at a minimum `verbosity`.
 
-use super::{ActionContext, check_args, failed, ok_with};
+use super::{Context, check_args, failed, ok_with};
 use serde_json::{Map, Value, json};
 
 /// Runs `debug`. `msg` arrives templated; `var` is a variable name or expression,
 /// evaluated here.
-pub fn run(ctx: &ActionContext<'_>, args: &Map<String, Value>) -> Map<String, Value> {
+pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
     if let Err(e) = check_args("debug", args, &["msg", "var", "verbosity"]) {
         return e;
     }
@@ -22,13 +22,13 @@ pub fn run(ctx: &ActionContext<'_>, args: &Map<String, Value>) -> Map<String, Va
             None => return failed(format!("verbosity must be an integer, got {v}")),
         },
     };
-    if (ctx.verbosity as u64) < verbosity {
+    if (ctx.verbosity() as u64) < verbosity {
         return ok_with(json!({"skipped_reason": "Verbosity threshold not met.", "skipped": true}));
     }
     let mut result = ok_with(json!({"_ansible_verbose_always": true}));
     match args.get("var") {
         Some(Value::String(name)) => {
-            let value = match ctx.templar.evaluate(name, ctx.vars) {
+            let value = match ctx.templar().evaluate(name, ctx.vars()) {
                 Ok(v) => v,
                 Err(_) => Value::String("VARIABLE IS NOT DEFINED!".into()),
             };

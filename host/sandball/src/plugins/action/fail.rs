@@ -4,7 +4,7 @@ use super::{check_args, failed};
 use serde_json::{Map, Value};
 
 /// Runs `fail`.
-pub fn run(args: &Map<String, Value>) -> Map<String, Value> {
+pub fn run(_ctx: &dyn super::Context, args: &Map<String, Value>) -> Map<String, Value> {
     if let Err(e) = check_args("fail", args, &["msg"]) {
         return e;
     }

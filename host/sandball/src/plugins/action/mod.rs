@@ -1,37 +1,223 @@
-//! Action plugins: what a task does on the controller. `debug`, `assert`, `set_fact`
-//! and `fail` do all their work here; [`raw`] runs a command over the connection; every
-//! other action goes to [`normal`], which runs a module on the node ([`legacy`] when it
-//! is not a sandball component).
+//! Action plugins: what a task's action does, on the controller and through the node.
+//!
+//! Every action is an [`ActionPlugin`] found by name in one registry ([`find`]: the
+//! short name, `ansible.builtin.*`, `ansible.legacy.*`); an action without a plugin of
+//! its own is [`normal::Normal`], which runs the module of that name. A plugin gets its
+//! templated arguments and a [`Context`]: the task's variables and templar, its check
+//! and diff modes, and the executor's services — run a module on the task's target
+//! (a sandball component, or a legacy module assembled the classic way), with
+//! controller files sent to the node first; run a command line over the connection.
+//! `debug`, `assert`, `set_fact` and `fail` work on the controller only; [`raw`] uses
+//! the connection; `copy`, `shell` and `gather_facts` prepare a module run.
+//! Adding an action is a file here and a line in [`PLUGINS`]; the executor does not
+//! change.
 
 pub mod assert;
 pub mod copy;
 pub mod debug;
 pub mod fail;
+pub mod gather_facts;
 pub mod legacy;
 pub mod no_log;
 pub mod normal;
 pub mod raw;
 pub mod set_fact;
+pub mod shell;
 
+use crate::plugins::connection::ExecOutput;
 use crate::template::{Templar, Vars};
+use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value};
+use std::path::PathBuf;
 
-/// Actions handled on the controller, by short name.
-pub const CONTROLLER_ACTIONS: &[&str] = &["debug", "assert", "set_fact", "fail"];
-
-/// Which action plugin handles an action name (FQCN or short); `None` means `normal`.
-pub fn controller_action(action: &str) -> Option<&'static str> {
-    let short = crate::assemble::component::short_name(action);
-    CONTROLLER_ACTIONS.iter().copied().find(|a| *a == short)
+/// Where an action does its work, for the executor (delegation, planning, checks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runs<'a> {
+    /// On the controller only: no connection, no module.
+    Controller,
+    /// A command over the target's connection, no module.
+    Connection,
+    /// Through a module on the target.
+    Module {
+        /// The module's name (as the task wrote it, or the one the action runs).
+        name: &'a str,
+        /// Only the legacy module of that name, never a sandball component.
+        legacy: bool,
+    },
 }
 
-/// Actions that use the host's connection but no module.
-pub const CONNECTION_ACTIONS: &[&str] = &["raw"];
+/// Which layer the facts an action returns (`ansible_facts`) go to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FactLayer {
+    /// Gathered facts (`ansible_facts`, and `ansible_*` variables).
+    Facts,
+    /// `set_fact`: host variables above the play's.
+    SetFact,
+}
 
-/// Which connection action handles an action name (FQCN or short).
-pub fn connection_action(action: &str) -> Option<&'static str> {
+/// One action plugin.
+pub trait ActionPlugin: Sync {
+    /// Where the action does its work, for a task whose action is `action`.
+    fn runs<'a>(&self, action: &'a str) -> Runs<'a>;
+
+    /// Arguments the action evaluates itself: they arrive untemplated.
+    fn raw_args(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Where the `ansible_facts` of its result go.
+    fn fact_layer(&self) -> FactLayer {
+        FactLayer::Facts
+    }
+
+    /// Runs the action with its templated arguments; the result is a task result
+    /// (failures included).
+    fn run<'a>(
+        &'a self,
+        ctx: &'a dyn Context,
+        action: &'a str,
+        args: Map<String, Value>,
+    ) -> LocalBoxFuture<'a, Map<String, Value>>;
+}
+
+/// A module run an action asks the executor for.
+#[derive(Debug)]
+pub struct ModuleRequest<'a> {
+    /// The module (short name or FQCN).
+    pub name: &'a str,
+    /// Its arguments (templated; the internal `_ansible_*` ones are added by the
+    /// executor).
+    pub args: Map<String, Value>,
+    /// Only the legacy module of that name.
+    pub legacy: bool,
+    /// Controller files sent to the node before the run, each replacing the argument it
+    /// names with its path on the node.
+    pub transfers: Vec<Transfer>,
+}
+
+/// A controller file a module reads on the node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transfer {
+    /// The argument that gets the node's path of the file.
+    pub arg: &'static str,
+    /// The file on the controller.
+    pub local: PathBuf,
+}
+
+/// What an action plugin can ask of the executor, for one task on one host.
+pub trait Context {
+    /// The templating engine.
+    fn templar(&self) -> &Templar;
+    /// The task's variables on this host (loop item included).
+    fn vars(&self) -> &Vars;
+    /// Verbosity (`-v` count).
+    fn verbosity(&self) -> u8;
+    /// Whether the task runs in check mode (`-C`, the `check_mode` keyword).
+    fn check_mode(&self) -> bool;
+    /// Whether the task shows differences (`-D`, the `diff` keyword).
+    fn diff(&self) -> bool;
+    /// Runs a module on the task's target: a sandball component under the grant policy
+    /// gives it, or a legacy module.
+    fn execute_module<'a>(
+        &'a self,
+        request: ModuleRequest<'a>,
+    ) -> LocalBoxFuture<'a, Map<String, Value>>;
+    /// Runs a command line over the target's connection, as the task's become user;
+    /// `Err` is the task's (unreachable or failed) result.
+    fn exec_command<'a>(
+        &'a self,
+        line: &'a str,
+    ) -> LocalBoxFuture<'a, Result<ExecOutput, Map<String, Value>>>;
+}
+
+/// Every action with a plugin of its own, by short name; the rest are [`normal::Normal`].
+pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
+    (
+        "debug",
+        &OnController {
+            run: debug::run,
+            raw_args: &["var"],
+            fact_layer: FactLayer::Facts,
+        },
+    ),
+    (
+        "assert",
+        &OnController {
+            run: assert::run,
+            raw_args: &["that", "fail_msg", "msg", "success_msg"],
+            fact_layer: FactLayer::Facts,
+        },
+    ),
+    (
+        "set_fact",
+        &OnController {
+            run: set_fact::run,
+            raw_args: &[],
+            fact_layer: FactLayer::SetFact,
+        },
+    ),
+    (
+        "fail",
+        &OnController {
+            run: fail::run,
+            raw_args: &[],
+            fact_layer: FactLayer::Facts,
+        },
+    ),
+    ("raw", &raw::Raw),
+    ("copy", &copy::Copy),
+    ("shell", &shell::Shell),
+    ("gather_facts", &gather_facts::GatherFacts),
+];
+
+/// The work of an action done on the controller alone.
+pub type ControllerWork = fn(&dyn Context, &Map<String, Value>) -> Map<String, Value>;
+
+/// An action done on the controller alone, at once (`debug`, `assert`, `set_fact`,
+/// `fail`).
+pub struct OnController {
+    /// The work.
+    pub run: ControllerWork,
+    /// Arguments it evaluates itself.
+    pub raw_args: &'static [&'static str],
+    /// Where the facts it returns go.
+    pub fact_layer: FactLayer,
+}
+
+impl ActionPlugin for OnController {
+    fn runs<'a>(&self, _action: &'a str) -> Runs<'a> {
+        Runs::Controller
+    }
+
+    fn raw_args(&self) -> &'static [&'static str] {
+        self.raw_args
+    }
+
+    fn fact_layer(&self) -> FactLayer {
+        self.fact_layer
+    }
+
+    fn run<'a>(
+        &'a self,
+        ctx: &'a dyn Context,
+        _action: &'a str,
+        args: Map<String, Value>,
+    ) -> LocalBoxFuture<'a, Map<String, Value>> {
+        Box::pin(std::future::ready((self.run)(ctx, &args)))
+    }
+}
+
+/// The plugin of an action: by its short name when it is a built-in name (no
+/// collection, `ansible.builtin.*`, `ansible.legacy.*`); otherwise `normal`.
+pub fn find(action: &str) -> &'static dyn ActionPlugin {
     let short = crate::assemble::component::short_name(action);
-    CONNECTION_ACTIONS.iter().copied().find(|a| *a == short)
+    if short.contains('.') {
+        return &normal::Normal;
+    }
+    PLUGINS
+        .iter()
+        .find(|(name, _)| *name == short)
+        .map_or(&normal::Normal, |(_, plugin)| *plugin)
 }
 
 /// A failed result with a message.
@@ -41,32 +227,6 @@ pub fn failed(msg: impl Into<String>) -> Map<String, Value> {
     m.insert("msg".into(), Value::String(msg.into()));
     m.insert("changed".into(), Value::Bool(false));
     m
-}
-
-/// What a controller-side action needs.
-pub struct ActionContext<'a> {
-    /// The templating engine.
-    pub templar: &'a Templar,
-    /// The task's variables on this host (loop item included).
-    pub vars: &'a Vars,
-    /// Verbosity (`-v` count).
-    pub verbosity: u8,
-}
-
-/// Runs a controller-side action with its (templated, except where the action says
-/// otherwise) arguments.
-pub fn run_controller(
-    name: &str,
-    ctx: &ActionContext<'_>,
-    args: &Map<String, Value>,
-) -> Map<String, Value> {
-    match name {
-        "debug" => debug::run(ctx, args),
-        "assert" => assert::run(ctx, args),
-        "set_fact" => set_fact::run(args),
-        "fail" => fail::run(args),
-        other => failed(format!("no controller action named {other}")),
-    }
 }
 
 /// Checks that only known arguments were given, as Ansible's action plugins do.
@@ -118,15 +278,102 @@ pub fn ok_with(fields: Value) -> Map<String, Value> {
     m
 }
 
+/// A [`Context`] for unit tests of action plugins: no node; commands run through the
+/// local connection, module runs are recorded and answered with their own request.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+    use crate::plugins::connection::Connection;
+    use crate::plugins::connection::local::Local;
+    use std::cell::RefCell;
+
+    /// A module run a plugin asked for.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct Recorded {
+        pub name: String,
+        pub args: Map<String, Value>,
+        pub legacy: bool,
+        pub transfers: Vec<Transfer>,
+    }
+
+    #[derive(Default)]
+    pub struct FakeContext {
+        pub templar: Templar,
+        pub vars: Vars,
+        pub check_mode: bool,
+        pub diff: bool,
+        pub verbosity: u8,
+        pub modules: RefCell<Vec<Recorded>>,
+    }
+
+    impl Context for FakeContext {
+        fn templar(&self) -> &Templar {
+            &self.templar
+        }
+        fn vars(&self) -> &Vars {
+            &self.vars
+        }
+        fn verbosity(&self) -> u8 {
+            self.verbosity
+        }
+        fn check_mode(&self) -> bool {
+            self.check_mode
+        }
+        fn diff(&self) -> bool {
+            self.diff
+        }
+        fn execute_module<'a>(
+            &'a self,
+            request: ModuleRequest<'a>,
+        ) -> LocalBoxFuture<'a, Map<String, Value>> {
+            self.modules.borrow_mut().push(Recorded {
+                name: request.name.to_string(),
+                args: request.args,
+                legacy: request.legacy,
+                transfers: request.transfers,
+            });
+            Box::pin(std::future::ready(ok_with(
+                serde_json::json!({"ran": request.name}),
+            )))
+        }
+        fn exec_command<'a>(
+            &'a self,
+            line: &'a str,
+        ) -> LocalBoxFuture<'a, Result<ExecOutput, Map<String, Value>>> {
+            Box::pin(async move {
+                Connection::Local(Local)
+                    .exec_command(line, None)
+                    .await
+                    .map_err(|e| failed(e.to_string()))
+            })
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
     #[test]
-    fn controller_actions_resolve_by_fqcn() {
-        assert_eq!(controller_action("ansible.builtin.debug"), Some("debug"));
-        assert_eq!(controller_action("file"), None);
+    fn plugins_are_found_by_builtin_names_only() {
+        assert_eq!(find("ansible.builtin.debug").runs("x"), Runs::Controller);
+        assert_eq!(find("ansible.legacy.raw").runs("x"), Runs::Connection);
+        assert_eq!(
+            find("file").runs("file"),
+            Runs::Module {
+                name: "file",
+                legacy: false
+            }
+        );
+        // A collection's module of the same short name is that collection's.
+        assert_eq!(
+            find("my.collection.debug").runs("my.collection.debug"),
+            Runs::Module {
+                name: "my.collection.debug",
+                legacy: false
+            }
+        );
     }
 
     #[test]

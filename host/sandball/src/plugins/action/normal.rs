@@ -1,15 +1,42 @@
-//! The `normal` action: runs a module on the node through the host's shim session.
-//!
-//! Adds the internal `_ansible_*` arguments to the component's arguments, makes sure
-//! the node holds the module, runs it with the grant policy gave, and turns what came
-//! back (JSON with junk around it, a trap, a timeout, a denial) into a task result.
+//! The `normal` action: runs a module on the node. [`Normal`] asks the executor for
+//! the run; for a sandball component the executor comes back here: [`run`] adds the
+//! internal `_ansible_*` arguments, makes sure the node holds the module, runs it with
+//! the grant policy gave, and turns what came back (JSON with junk around it, a trap, a timeout, a denial) into a task result.
 
-use super::failed;
+use super::{ActionPlugin, Context, ModuleRequest, Runs, failed};
+use futures::future::LocalBoxFuture;
 use crate::assemble::Component;
 use crate::plugins::connection::{RunReply, SessionError};
 use sandball_wire::capability::Grant;
 use sandball_wire::protocol::Outcome;
 use serde_json::{Map, Value, json};
+
+/// The `normal` action plugin: the module of the action's name, with the task's
+/// arguments.
+pub struct Normal;
+
+impl ActionPlugin for Normal {
+    fn runs<'a>(&self, action: &'a str) -> Runs<'a> {
+        Runs::Module {
+            name: action,
+            legacy: false,
+        }
+    }
+
+    fn run<'a>(
+        &'a self,
+        ctx: &'a dyn Context,
+        action: &'a str,
+        args: Map<String, Value>,
+    ) -> LocalBoxFuture<'a, Map<String, Value>> {
+        ctx.execute_module(ModuleRequest {
+            name: action,
+            args,
+            legacy: false,
+            transfers: Vec::new(),
+        })
+    }
+}
 
 /// Settings that become internal arguments.
 #[derive(Clone, Copy, Debug, Default)]

@@ -2,27 +2,39 @@
 //! or any module (so it works where the shim cannot: another architecture, a `noexec`
 //! home, a node being bootstrapped), as the become user when there is one.
 
-use super::{check_args, failed};
-use crate::plugins::r#become::Become;
-use crate::plugins::connection::Connection;
+use super::{ActionPlugin, Context, Runs, check_args, failed};
 use crate::plugins::shell::quote;
+use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value, json};
 
-/// Runs `raw` with its arguments (`_raw_params`, `executable`). `check_mode` skips it, as
+/// The `raw` action plugin.
+pub struct Raw;
+
+impl ActionPlugin for Raw {
+    fn runs<'a>(&self, _action: &'a str) -> Runs<'a> {
+        Runs::Connection
+    }
+
+    fn run<'a>(
+        &'a self,
+        ctx: &'a dyn Context,
+        _action: &'a str,
+        args: Map<String, Value>,
+    ) -> LocalBoxFuture<'a, Map<String, Value>> {
+        Box::pin(async move { run(ctx, &args).await })
+    }
+}
+
+/// Runs `raw` with its arguments (`_raw_params`, `executable`). Check mode skips it, as
 /// Ansible does: a raw command cannot say what it would change.
-pub async fn run(
-    conn: &Connection,
-    become_: Option<&Become>,
-    args: &Map<String, Value>,
-    check_mode: bool,
-) -> Map<String, Value> {
+pub async fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
     if let Err(e) = check_args("raw", args, &["_raw_params", "executable"]) {
         return e;
     }
     let Some(cmd) = args.get("_raw_params").and_then(Value::as_str) else {
         return failed("raw: the command to run is missing");
     };
-    if check_mode {
+    if ctx.check_mode() {
         return super::ok_with(
             json!({"changed": false, "skipped": true, "msg": "check mode is not supported by raw"}),
         );
@@ -31,9 +43,9 @@ pub async fn run(
         Some(exe) if !exe.is_empty() => format!("{} -c {}", quote(exe), quote(cmd)),
         _ => cmd.to_string(),
     };
-    let out = match crate::plugins::r#become::exec_command(conn, become_, &line, None).await {
+    let out = match ctx.exec_command(&line).await {
         Ok(out) => out,
-        Err(e) => return failed(e.to_string()),
+        Err(result) => return result,
     };
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -57,7 +69,7 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::connection::local::Local;
+    use crate::plugins::action::testing::FakeContext;
 
     fn args(v: Value) -> Map<String, Value> {
         v.as_object().unwrap().clone()
@@ -65,55 +77,40 @@ mod tests {
 
     #[tokio::test]
     async fn runs_as_ansible_reports() {
-        let c = Connection::Local(Local);
-        let r = run(
-            &c,
-            None,
-            &args(json!({"_raw_params": "echo hi; echo oops >&2"})),
-            false,
-        )
-        .await;
+        let mut ctx = FakeContext::default();
+        let r = run(&ctx, &args(json!({"_raw_params": "echo hi; echo oops >&2"}))).await;
         assert_eq!(r["rc"], 0);
         assert_eq!(r["stdout_lines"], json!(["hi"]));
         assert_eq!(r["stderr"], "oops\n");
         assert_eq!(r["changed"], true);
         assert!(r.get("failed").is_none());
 
-        let r = run(&c, None, &args(json!({"_raw_params": "exit 3"})), false).await;
+        let r = run(&ctx, &args(json!({"_raw_params": "exit 3"}))).await;
         assert_eq!(r["rc"], 3);
         assert_eq!(r["failed"], true);
         assert_eq!(r["msg"], "non-zero return code");
 
         let r = run(
-            &c,
-            None,
+            &ctx,
             &args(json!({"_raw_params": "echo $0", "executable": "/bin/bash"})),
-            false,
         )
         .await;
         assert_eq!(r["stdout"], "/bin/bash\n");
 
-        let r = run(
-            &c,
-            None,
-            &args(json!({"_raw_params": "touch /nonexistent"})),
-            true,
-        )
-        .await;
-        assert_eq!(r["skipped"], true);
-
-        let r = run(
-            &c,
-            None,
-            &args(json!({"_raw_params": "true", "chdir": "/"})),
-            false,
-        )
-        .await;
+        let r = run(&ctx, &args(json!({"_raw_params": "true", "chdir": "/"}))).await;
         assert!(
             r["msg"]
                 .as_str()
                 .unwrap()
                 .contains("Unsupported parameters for (raw)")
         );
+
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("marker");
+        ctx.check_mode = true;
+        let line = format!("touch {}", marker.display());
+        let r = run(&ctx, &args(json!({ "_raw_params": line }))).await;
+        assert_eq!(r["skipped"], true);
+        assert!(!marker.exists(), "check mode ran the command");
     }
 }

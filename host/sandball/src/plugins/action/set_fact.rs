@@ -4,7 +4,7 @@ use super::{failed, ok_with, truthy};
 use serde_json::{Map, Value, json};
 
 /// Runs `set_fact`; the executor stores `ansible_facts` for the host.
-pub fn run(args: &Map<String, Value>) -> Map<String, Value> {
+pub fn run(_ctx: &dyn super::Context, args: &Map<String, Value>) -> Map<String, Value> {
     let mut facts = Map::new();
     let mut cacheable = false;
     for (k, v) in args {
@@ -40,9 +40,12 @@ pub fn is_identifier(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plugins::action::testing::FakeContext;
 
     #[test]
     fn sets_facts_and_rejects_bad_names() {
+        let ctx = FakeContext::default();
+        let run = |args: &Map<String, Value>| run(&ctx, args);
         let r = run(json!({"a": 1, "cacheable": "no"}).as_object().unwrap());
         assert_eq!(r["ansible_facts"], json!({"a": 1}));
         let r = run(json!({"1a": 1}).as_object().unwrap());

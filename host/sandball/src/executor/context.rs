@@ -1,0 +1,567 @@
+//! The executor's side of an action plugin's [`Context`]: one task on one host, and
+//! the services a plugin may ask for — a module run on the task's target (a sandball
+//! component under the grant policy gives it, with controller files sent to the node
+//! first; or a legacy module assembled the classic way, if policy allows), and a
+//! command line over the target's connection. The target is the task's host or the
+//! host it is delegated to, reached with the connection settings Ansible would use.
+
+use super::Run;
+use super::task::delegated_to;
+use crate::assemble::Component;
+use crate::playbook::{Chain, Keyword, Task};
+use crate::plugins::action::copy;
+use crate::plugins::action::legacy;
+use crate::plugins::action::normal::{self, ModuleFlags};
+use crate::plugins::action::{self, Context, ModuleRequest, failed};
+use crate::plugins::r#become::{Become, Keywords as BecomeKeywords};
+use crate::plugins::connection::pool::{ConnectError, transport_for};
+use crate::plugins::connection::{ExecOutput, SessionError};
+use crate::policy;
+use crate::template::{Templar, Var, Vars};
+use futures::future::LocalBoxFuture;
+use sandball_wire::capability::Grant;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+
+/// One task on one host, as its action plugin sees it.
+pub(crate) struct TaskContext<'a> {
+    /// The run.
+    pub run: &'a Run,
+    /// The task.
+    pub task: &'a Task,
+    /// Its keywords with those of its play, role and blocks.
+    pub kw: &'a Chain<'a>,
+    /// The host it runs for.
+    pub host: &'a str,
+    /// Its variables on that host (loop item included).
+    pub vars: &'a Vars,
+    /// Whether its results are hidden.
+    pub no_log: bool,
+    /// `check_mode`, resolved.
+    pub check_mode: bool,
+    /// `diff`, resolved.
+    pub diff: bool,
+}
+
+impl Context for TaskContext<'_> {
+    fn templar(&self) -> &Templar {
+        &self.run.templar
+    }
+
+    fn vars(&self) -> &Vars {
+        self.vars
+    }
+
+    fn verbosity(&self) -> u8 {
+        self.run.options.verbosity
+    }
+
+    fn check_mode(&self) -> bool {
+        self.check_mode
+    }
+
+    fn diff(&self) -> bool {
+        self.diff
+    }
+
+    fn execute_module<'a>(
+        &'a self,
+        request: ModuleRequest<'a>,
+    ) -> LocalBoxFuture<'a, Map<String, Value>> {
+        Box::pin(async move {
+            if runs_legacy(self.run, request.name, request.legacy, self.vars) {
+                legacy_module(self, request).await
+            } else {
+                module(self, request).await
+            }
+        })
+    }
+
+    fn exec_command<'a>(
+        &'a self,
+        line: &'a str,
+    ) -> LocalBoxFuture<'a, Result<ExecOutput, Map<String, Value>>> {
+        Box::pin(async move {
+            let become_ = become_for(self.run, self.task, self.kw, self.vars)?;
+            let to = target(self.run, self.kw, self.host, self.vars).map_err(connect_failure)?;
+            let conn = self
+                .run
+                .sessions
+                .connection(&to.name, &to.transport)
+                .await
+                .map_err(connect_failure)?;
+            crate::plugins::r#become::exec_command(&conn, become_.as_ref(), line, None)
+                .await
+                .map_err(|e| failed(e.to_string()))
+        })
+    }
+}
+
+impl TaskContext<'_> {
+    /// The settings that become a module's internal arguments.
+    fn flags(&self) -> ModuleFlags {
+        ModuleFlags {
+            check_mode: self.check_mode,
+            diff: self.diff,
+            no_log: self.no_log,
+            verbosity: self.run.options.verbosity,
+        }
+    }
+
+    /// The name the audit log gives the task.
+    fn task_name(&self) -> &str {
+        self.task.name.as_deref().unwrap_or(&self.task.action)
+    }
+}
+
+/// The task's become settings on a host (`Err`: a failed result).
+pub(crate) fn become_for(
+    run: &Run,
+    t: &Task,
+    kw: &Chain<'_>,
+    vars: &Vars,
+) -> Result<Option<Become>, Map<String, Value>> {
+    let layers: Vec<BecomeKeywords<'_>> = kw
+        .levels()
+        .iter()
+        .map(|level| BecomeKeywords {
+            become_: level.get(Keyword::Become),
+            user: level.get(Keyword::BecomeUser),
+            method: level.get(Keyword::BecomeMethod),
+            flags: level.get(Keyword::BecomeFlags),
+            exe: level.get(Keyword::BecomeExe),
+        })
+        .collect();
+    Become::resolve(&run.templar, vars, &layers, &run.options.become_).map_err(|e| {
+        failed(format!(
+            "{e}\n\nThe error appears to be in '{}'.",
+            t.location
+        ))
+    })
+}
+
+fn unreachable(msg: String) -> Map<String, Value> {
+    action::ok_with(json!({"unreachable": true, "msg": msg}))
+}
+
+/// The UNREACHABLE result of a host that could not be connected to.
+fn connect_failure(e: ConnectError) -> Map<String, Value> {
+    match e {
+        ConnectError::Session(SessionError::Version { .. })
+        | ConnectError::Unsupported(_)
+        | ConnectError::Vars(_)
+        | ConnectError::Connection(_) => unreachable(e.to_string()),
+        ConnectError::Session(e) => unreachable(format!("Failed to start the shim session: {e}")),
+    }
+}
+
+/// Where a task's module runs: its host, or the host it is delegated to.
+pub(crate) struct Target {
+    /// The inventory name of the host the module runs on (sessions are kept per name).
+    pub name: String,
+    /// How to reach it.
+    pub transport: crate::plugins::connection::pool::Transport,
+}
+
+/// How the task reaches the host its module runs on (its own, or the one it is
+/// delegated to): that host's inventory variables (`ansible_connection`,
+/// `ansible_user`, `ansible_port`…), where they are unset the task's `connection`,
+/// `remote_user` and `port` keywords (templated), as Ansible ranks them: variables
+/// over keywords. A delegated host the inventory does not know is reached by its name
+/// (`localhost` on the local connection).
+fn target(run: &Run, kw: &Chain<'_>, host: &str, vars: &Vars) -> Result<Target, ConnectError> {
+    let name = delegated_to(run, kw, vars)
+        .map_err(ConnectError::Vars)?
+        .unwrap_or_else(|| host.to_string());
+    let mut host_vars = run.inventory().host_vars(&name);
+    for (keyword, variable) in [
+        (Keyword::Connection, "ansible_connection"),
+        (Keyword::RemoteUser, "ansible_user"),
+        (Keyword::Port, "ansible_port"),
+    ] {
+        if host_vars.contains_key(variable) {
+            continue;
+        }
+        if let Some(setting) = kw.nearest_setting(keyword) {
+            let value = run.templar.template(&setting.value, vars).map_err(|e| {
+                ConnectError::Vars(format!("{} (at {}): {e}", keyword.name(), setting.at))
+            })?;
+            host_vars.insert(variable.to_string(), value);
+        }
+    }
+    // The command line comes last: `-c`, `-u`, `--private-key`.
+    for (option, variables) in [
+        (&run.options.connection, &["ansible_connection"][..]),
+        (
+            &run.options.remote_user,
+            &["ansible_user", "ansible_ssh_user"][..],
+        ),
+        (
+            &run.options.private_key,
+            &["ansible_ssh_private_key_file", "ansible_private_key_file"][..],
+        ),
+    ] {
+        if let Some(value) = option
+            && !variables.iter().any(|v| host_vars.contains_key(*v))
+        {
+            host_vars.insert(variables[0].to_string(), Value::String(value.clone()));
+        }
+    }
+    let transport = transport_for(&name, &host_vars)?;
+    Ok(Target { name, transport })
+}
+
+/// The `capabilities:` keywords of the play, the enclosing blocks and the task,
+/// templated and parsed, outermost first.
+pub fn capability_keywords(
+    run: &Run,
+    kw: &Chain<'_>,
+    vars: &Vars,
+) -> Result<Vec<policy::Adjustment>, String> {
+    kw.all(Keyword::Capabilities)
+        .map(|v| {
+            run.templar
+                .template(v, vars)
+                .map_err(|e| e.to_string())
+                .and_then(|v| policy::keyword(&v).map_err(|e| e.to_string()))
+        })
+        .collect()
+}
+
+/// The task's `environment`: every level's (play, blocks, task; each a mapping or a
+/// list of them), templated and merged outermost first, so the task's own values win.
+pub(crate) fn environment(
+    run: &Run,
+    kw: &Chain<'_>,
+    vars: &Vars,
+) -> Result<Map<String, Value>, String> {
+    let mut merged = Map::new();
+    for level in kw.all(Keyword::Environment) {
+        let templated = run
+            .templar
+            .template(level, vars)
+            .map_err(|e| e.to_string())?;
+        let parts = match templated {
+            Value::Array(items) => items,
+            other => vec![other],
+        };
+        for part in parts {
+            match part {
+                Value::Object(m) => merged.extend(m),
+                Value::Null => {}
+                other => {
+                    return Err(format!(
+                        "environment must be a dictionary, received {other} ({})",
+                        sandball_wire::python::short_type_name(&other)
+                    ));
+                }
+            }
+        }
+    }
+    Ok(merged)
+}
+
+/// Whether the task's module runs as a legacy module: there is no built-in component
+/// of that name, or the task (or `SANDBALL_LEGACY_MODULES`) asks for the legacy one.
+pub(crate) fn runs_legacy(run: &Run, module: &str, legacy: bool, vars: &Vars) -> bool {
+    let short = crate::assemble::component::short_name(module);
+    legacy
+        || !run.modules.exists(module)
+        || run
+            .legacy
+            .prefers_legacy(short, var_value(run, vars, PREFER_LEGACY_VAR).as_ref())
+}
+
+async fn module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String, Value> {
+    let (run, host) = (cx.run, cx.host);
+    let component: Arc<Component> = match run.modules.get(request.name) {
+        Ok(c) => c,
+        Err(e) => return failed(e.to_string()),
+    };
+    run.callback.verbose(
+        3,
+        Some(host),
+        &format!(
+            "Using module file {} (sandball component, sha256 {})",
+            component.path.display(),
+            component.sha256
+        ),
+    );
+    let mut args = request.args;
+    let to = match target(run, cx.kw, host, cx.vars) {
+        Ok(to) => to,
+        Err(e) => return unreachable(e.to_string()),
+    };
+    // The grant is the one policy gives the host the module runs on.
+    let subject = policy::Subject {
+        module: &component.name,
+        sha256: Some(&component.sha256),
+        builtin: component.builtin,
+        host: Some(&to.name),
+    };
+    let flags = cx.flags();
+    let become_ = match become_for(run, cx.task, cx.kw, cx.vars) {
+        Ok(b) => b,
+        Err(e) => return e,
+    };
+    let slot = run.sessions.slot(&to.name, &to.transport, become_.as_ref());
+    let mut guard = slot.lock().await;
+    if let Err(e) = run
+        .sessions
+        .ensure_open(&mut guard, &to.name, &to.transport, become_.as_ref())
+        .await
+    {
+        return connect_failure(e);
+    }
+    let Some(session) = guard.as_mut() else {
+        return unreachable("the shim session is not open".into());
+    };
+    // Controller files go to the node first, in the same session as the run (files
+    // staged on the node belong to their session).
+    for transfer in &request.transfers {
+        match copy::send(session, &transfer.local).await {
+            Ok(node_path) => {
+                args.insert(transfer.arg.into(), Value::String(node_path));
+            }
+            Err(e) => {
+                if e.broke_session() {
+                    *guard = None;
+                }
+                return failed(e.to_string());
+            }
+        }
+    }
+    let grant = match capability_keywords(run, cx.kw, cx.vars).and_then(|adjustments| {
+        policy::grant_for(
+            &run.policy,
+            &subject,
+            &component.manifest,
+            &Value::Object(args.clone()),
+            &adjustments,
+            run.options.limits,
+        )
+        .map_err(|e| e.to_string())
+    }) {
+        Ok(g) => g,
+        Err(e) => {
+            return failed(format!(
+                "{e}\n\nThe error appears to be in '{}'.",
+                cx.task.location
+            ));
+        }
+    };
+    let mut grant = grant;
+    if flags.check_mode {
+        // A dry run changes nothing, not even the parents a grant would create: a
+        // missing directory fails the task instead.
+        for fs in &mut grant.fs {
+            fs.create_parents = false;
+        }
+    }
+    let comp: &Component = &component;
+    let send = move |args: Value, grant: Grant| async move {
+        session
+            .run_module(&comp.sha256, &comp.bytes, &comp.name, args, grant)
+            .await
+    };
+    let hint = |capability: &str| policy::how_to_grant(&run.policy, &subject, capability);
+    let logged_grant = run.audit_log.as_ref().map(|_| grant.clone());
+    let r = match normal::run(&component, &args, grant, &hint, flags, send).await {
+        Ok(r) => {
+            if normal::retires_session(&r) {
+                *guard = None;
+            }
+            r
+        }
+        Err(e) => {
+            // The session is unusable; the next task on this host starts a fresh one.
+            *guard = None;
+            failed(format!(
+                "MODULE FAILURE: the shim session on {host} failed while running {}: {e}",
+                component.name
+            ))
+        }
+    };
+    // Every run is logged, also one that ended its session (the shim killed, or it
+    // stopped a module stuck past its limit).
+    if let Some(grant) = &logged_grant {
+        audit(
+            run,
+            &policy::audit_log::Entry {
+                host,
+                task: cx.task_name(),
+                module: &component.name,
+                sha256: &component.sha256,
+                manifest: Some(&component.manifest),
+                args: &args,
+                no_log: cx.no_log,
+                grant: Some(grant),
+                result: &r,
+            },
+        );
+    }
+    r
+}
+
+/// The variable that asks for legacy modules instead of built-in components: a list of
+/// names, a comma-separated string, or `all`.
+const PREFER_LEGACY_VAR: &str = "sandball_legacy_modules";
+
+/// A variable's value, templated when it is trusted.
+fn var_value(run: &Run, vars: &Vars, name: &str) -> Option<Value> {
+    match vars.get(name)? {
+        Var::Trusted(v) => run.templar.template(v, vars).ok(),
+        Var::Data(v) => Some(v.clone()),
+        Var::Hosts(_) => None,
+    }
+}
+
+/// The host variables a legacy run reads (interpreters, pipelining, remote tmp…).
+fn connection_vars(run: &Run, vars: &Vars) -> Map<String, Value> {
+    let names: Vec<String> = vars
+        .names()
+        .filter(|n| is_connection_var(n))
+        .map(str::to_string)
+        .collect();
+    names
+        .into_iter()
+        .filter_map(|n| var_value(run, vars, &n).map(|v| (n, v)))
+        .collect()
+}
+
+/// Whether a variable is a setting of how legacy modules run on a host.
+fn is_connection_var(n: &str) -> bool {
+    n.starts_with("ansible_")
+        && (n.ends_with("_interpreter")
+            || matches!(
+                n,
+                "ansible_pipelining"
+                    | "ansible_remote_tmp"
+                    | "ansible_shell_executable"
+                    | "ansible_keep_remote_files"
+                    | legacy::WORLD_READABLE_VAR
+            ))
+}
+
+/// A task whose module is not a built-in component (or that asks for the legacy
+/// module): found and assembled the classic way, run over the host's connection.
+async fn legacy_module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String, Value> {
+    let (run, host) = (cx.run, cx.host);
+    let short = crate::assemble::component::short_name(request.name);
+    if let Some(transfer) = request.transfers.first() {
+        return failed(format!(
+            "{short}: sending controller files ({}) to a legacy module is not supported; the sandball component '{short}' does it",
+            transfer.local.display()
+        ));
+    }
+    let become_ = match become_for(run, cx.task, cx.kw, cx.vars) {
+        Ok(b) => b,
+        Err(e) => return e,
+    };
+    let module = match run.legacy.get(request.name) {
+        Ok(m) => m,
+        Err(e) => {
+            return failed(format!(
+                "{e}; and no sandball component '{short}' in: {}",
+                run.modules.searched()
+            ));
+        }
+    };
+    run.callback.verbose(
+        3,
+        Some(host),
+        &format!(
+            "Using module file {} (legacy module, {})",
+            module.path.display(),
+            crate::assemble::module_type::detect(&module.bytes).name()
+        ),
+    );
+    // Legacy modules run outside the WebAssembly sandbox, with the connection user's
+    // rights: policy decides here whether that may happen.
+    match policy::legacy_decision(&run.policy, &module.name, host) {
+        policy::LegacyDecision::Allow => {}
+        policy::LegacyDecision::Warn(msg) => {
+            if run.legacy.first_warning(&module.name) {
+                run.callback.warning(&msg);
+            }
+        }
+        policy::LegacyDecision::Deny(msg) => return failed(msg),
+    }
+    let mut args = request.args;
+    // `command: {cmd: …}` is the free-form command line, as Ansible's argument parser
+    // has it (command modules before 2.19 do not know `cmd`).
+    if module.name == "command"
+        && !args.contains_key("_raw_params")
+        && let Some(cmd) = args.remove("cmd")
+    {
+        args.insert("_raw_params".into(), cmd);
+    }
+    let environment = match environment(run, cx.kw, cx.vars) {
+        Ok(env) => env,
+        Err(e) => {
+            return failed(format!(
+                "{e}\n\nThe error appears to be in '{}'.",
+                cx.task.location
+            ));
+        }
+    };
+    let to = match target(run, cx.kw, host, cx.vars) {
+        Ok(to) => to,
+        Err(e) => return unreachable(e.to_string()),
+    };
+    let conn = match run.sessions.connection(&to.name, &to.transport).await {
+        Ok(c) => c,
+        Err(e) => return unreachable(e.to_string()),
+    };
+    // Interpreters and temporary directories are the settings of the host the module
+    // runs on: a delegated host's own.
+    let conn_vars = if to.name == host {
+        connection_vars(run, cx.vars)
+    } else {
+        run.inventory()
+            .host_vars(&to.name)
+            .into_iter()
+            .filter(|(n, _)| is_connection_var(n))
+            .collect()
+    };
+    let legacy_run = legacy::LegacyRun {
+        module: &module,
+        args: &args,
+        flags: cx.flags(),
+        host: &to.name,
+        host_vars: &conn_vars,
+        environment: &environment,
+        become_: become_.as_ref(),
+    };
+    let result = legacy::run(&run.legacy, &conn, &legacy_run).await;
+    if run.audit_log.is_some() {
+        let sha256 = hex::encode(Sha256::digest(module.bytes.as_slice()));
+        audit(
+            run,
+            &policy::audit_log::Entry {
+                host,
+                task: cx.task_name(),
+                module: &module.name,
+                sha256: &sha256,
+                manifest: None,
+                args: &args,
+                no_log: cx.no_log,
+                grant: None,
+                result: &result,
+            },
+        );
+    }
+    result
+}
+
+/// Writes one module run to the audit log, when there is one; a failed write is a
+/// warning, never a failed task.
+fn audit(run: &Run, entry: &policy::audit_log::Entry<'_>) {
+    if let Some(log) = &run.audit_log
+        && let Err(e) = log.record(entry)
+    {
+        run.callback
+            .warning(&format!("cannot write to the audit log: {e}"));
+    }
+}
