@@ -6,9 +6,9 @@
 //! loop items that come from them — is reported as unknown, with the reason.
 
 use super::Run;
+use super::context;
 use super::task;
 use crate::playbook::{Chain, Play, Task, TaskItem};
-use super::context;
 use crate::plugins::action::{self, Runs};
 use crate::policy::{self, LegacyDecision, Subject};
 use crate::vars::PlayScope;

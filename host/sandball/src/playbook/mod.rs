@@ -17,6 +17,7 @@ mod loop_control;
 mod mod_args;
 mod play;
 mod role;
+pub mod search_path;
 pub(crate) mod source;
 mod splitter;
 mod task;

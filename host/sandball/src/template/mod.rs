@@ -19,7 +19,7 @@ mod vars;
 mod view;
 
 pub use error::TemplateError;
-pub use templar::Templar;
+pub use templar::{FileOptions, Templar};
 pub use vars::{HostVarsSource, Var, Vars};
 
 /// The value of Ansible's `omit` variable: a module argument templated to exactly this

@@ -78,6 +78,44 @@ impl Templar {
             .map_err(|err| engine_error(&scope, &err, source))
     }
 
+    /// Renders a template file's text with the `template` action's settings: its
+    /// delimiters and whitespace control, and the directories (in order) where
+    /// `{% include %}`, `{% import %}` and `{% extends %}` find other templates.
+    pub fn render_file(
+        &self,
+        source: &str,
+        vars: &Vars,
+        options: &FileOptions,
+    ) -> Result<String, TemplateError> {
+        let mut env = (*self.env).clone();
+        let syntax = SyntaxConfig::builder()
+            .block_delimiters(options.block.0.clone(), options.block.1.clone())
+            .variable_delimiters(options.variable.0.clone(), options.variable.1.clone())
+            .comment_delimiters(options.comment.0.clone(), options.comment.1.clone())
+            .trim_blocks(options.trim_blocks)
+            .lstrip_blocks(options.lstrip_blocks)
+            .keep_trailing_newline(true)
+            .build()
+            .map_err(|e| TemplateError::from_engine(&e, source))?;
+        env.set_syntax(syntax);
+        let dirs = options.search.clone();
+        env.set_loader(move |name| {
+            let Some(path) = dirs.iter().map(|d| d.join(name)).find(|p| p.is_file()) else {
+                return Ok(None);
+            };
+            std::fs::read_to_string(&path).map(Some).map_err(|e| {
+                minijinja::Error::new(
+                    minijinja::ErrorKind::TemplateNotFound,
+                    format!("cannot read {}: {e}", path.display()),
+                )
+            })
+        });
+        let scope = Call::new(Arc::new(env), vars);
+        scope
+            .render_text(source)
+            .map_err(|err| engine_error(&scope, &err, source))
+    }
+
     /// Evaluates a bare Jinja expression (as in `when`, `that`, `changed_when`,
     /// `failed_when`) to a native value.
     pub fn evaluate(&self, expr: &str, vars: &Vars) -> Result<serde_json::Value, TemplateError> {
@@ -115,6 +153,37 @@ impl Templar {
                 condition: cond.to_string(),
                 detail: "a conditional must be a boolean, an expression or a list of them, not a mapping".into(),
             }),
+        }
+    }
+}
+
+/// How a template file is read (the `template` action's options).
+#[derive(Clone, Debug)]
+pub struct FileOptions {
+    /// `block_start_string`, `block_end_string`.
+    pub block: (String, String),
+    /// `variable_start_string`, `variable_end_string`.
+    pub variable: (String, String),
+    /// `comment_start_string`, `comment_end_string`.
+    pub comment: (String, String),
+    /// `trim_blocks`: the newline after a block tag is removed.
+    pub trim_blocks: bool,
+    /// `lstrip_blocks`: whitespace before a block tag on its line is removed.
+    pub lstrip_blocks: bool,
+    /// Where other templates are found, in order.
+    pub search: Vec<std::path::PathBuf>,
+}
+
+impl Default for FileOptions {
+    fn default() -> Self {
+        let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+        FileOptions {
+            block: pair("{%", "%}"),
+            variable: pair("{{", "}}"),
+            comment: pair("{#", "#}"),
+            trim_blocks: true,
+            lstrip_blocks: false,
+            search: Vec::new(),
         }
     }
 }

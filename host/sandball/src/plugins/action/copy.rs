@@ -5,8 +5,8 @@
 
 use super::{ActionPlugin, Context, ModuleRequest, Runs, Transfer, failed};
 use crate::plugins::connection::{Session, SessionError};
+use crate::template::Vars;
 use futures::future::LocalBoxFuture;
-use crate::template::{Templar, Vars};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -56,7 +56,7 @@ impl ActionPlugin for Copy {
         action: &'a str,
         mut args: Map<String, Value>,
     ) -> LocalBoxFuture<'a, Map<String, Value>> {
-        let transfers = match controller_source(&args, ctx.templar(), ctx.vars()) {
+        let transfers = match controller_source(&args, ctx.vars()) {
             Ok(None) => Vec::new(),
             Ok(Some(local)) => {
                 // Once sent, the source is on the node.
@@ -75,11 +75,10 @@ impl ActionPlugin for Copy {
 }
 
 /// The controller file a `copy` task sends, `None` when it sends none (`content`,
-/// `remote_src`). A relative `src` is looked up as Ansible does for a task
-/// outside a role: `<playbook_dir>/files/src`, then `<playbook_dir>/src`.
+/// `remote_src`). A relative `src` is looked up as Ansible does: the role's `files/`
+/// and directory, then the playbook's ([`crate::playbook::search_path`]).
 pub fn controller_source(
     args: &Map<String, Value>,
-    templar: &Templar,
     vars: &Vars,
 ) -> Result<Option<PathBuf>, String> {
     let Some(src) = args.get("src").and_then(Value::as_str) else {
@@ -88,23 +87,9 @@ pub fn controller_source(
     if super::truthy(args.get("remote_src"), false)? {
         return Ok(None);
     }
-    let path = Path::new(src);
-    let found = if path.is_absolute() {
-        path.exists().then(|| path.to_path_buf())
-    } else {
-        let dir = match templar.template(&Value::String("{{ playbook_dir }}".into()), vars) {
-            Ok(Value::String(d)) => PathBuf::from(d),
-            _ => PathBuf::from("."),
-        };
-        [dir.join("files").join(src), dir.join(src)]
-            .into_iter()
-            .find(|p| p.exists())
-    };
-    let Some(found) = found else {
-        return Err(format!(
-            "Could not find or access '{src}' on the Ansible Controller (looked in the playbook's directory and its files/)"
-        ));
-    };
+    let found = crate::playbook::search_path::find(vars, "files", src).map_err(|e| {
+        format!("{e}\nIf you are using a module and expect the file to exist on the remote, see the remote_src option")
+    })?;
     if found.is_dir() {
         return Err(format!(
             "copy: src '{src}' is a directory on the controller; copying directories from the controller is not supported yet (use remote_src for a directory on the node)"
@@ -159,22 +144,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("files")).unwrap();
         std::fs::write(dir.path().join("files/a.txt"), "a").unwrap();
-        let templar = Templar::new();
         let mut vars = Vars::new();
         vars.set_trusted("playbook_dir", json!(dir.path().display().to_string()));
-        let found = controller_source(&args(json!({"src": "a.txt"})), &templar, &vars);
+        let found = controller_source(&args(json!({"src": "a.txt"})), &vars);
         assert_eq!(found.unwrap(), Some(dir.path().join("files/a.txt")));
         let remote = args(json!({"src": "a.txt", "remote_src": true}));
-        assert_eq!(controller_source(&remote, &templar, &vars).unwrap(), None);
+        assert_eq!(controller_source(&remote, &vars).unwrap(), None);
         let content = args(json!({"content": "x"}));
-        assert_eq!(controller_source(&content, &templar, &vars).unwrap(), None);
-        let missing = controller_source(&args(json!({"src": "nope"})), &templar, &vars);
+        assert_eq!(controller_source(&content, &vars).unwrap(), None);
+        let missing = controller_source(&args(json!({"src": "nope"})), &vars);
         assert!(
             missing
                 .unwrap_err()
                 .contains("Could not find or access 'nope'")
         );
-        let d = controller_source(&args(json!({"src": "files"})), &templar, &vars);
+        let d = controller_source(&args(json!({"src": "files"})), &vars);
         assert!(d.unwrap_err().contains("is a directory"));
     }
 

@@ -8,7 +8,8 @@
 //! (a sandball component, or a legacy module assembled the classic way), with
 //! controller files sent to the node first; run a command line over the connection.
 //! `debug`, `assert`, `set_fact` and `fail` work on the controller only; [`raw`] uses
-//! the connection; `copy`, `shell` and `gather_facts` prepare a module run.
+//! the connection; `copy`, `template`, `shell` and `gather_facts` prepare a module
+//! run.
 //! Adding an action is a file here and a line in [`PLUGINS`]; the executor does not
 //! change.
 
@@ -23,6 +24,7 @@ pub mod normal;
 pub mod raw;
 pub mod set_fact;
 pub mod shell;
+pub mod template;
 
 use crate::plugins::connection::ExecOutput;
 use crate::template::{Templar, Vars};
@@ -167,6 +169,7 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
     ("raw", &raw::Raw),
     ("copy", &copy::Copy),
     ("shell", &shell::Shell),
+    ("template", &template::Template),
     ("gather_facts", &gather_facts::GatherFacts),
 ];
 

@@ -4,9 +4,9 @@
 //! the grant policy gave, and turns what came back (JSON with junk around it, a trap, a timeout, a denial) into a task result.
 
 use super::{ActionPlugin, Context, ModuleRequest, Runs, failed};
-use futures::future::LocalBoxFuture;
 use crate::assemble::Component;
 use crate::plugins::connection::{RunReply, SessionError};
+use futures::future::LocalBoxFuture;
 use sandball_wire::capability::Grant;
 use sandball_wire::protocol::Outcome;
 use serde_json::{Map, Value, json};

@@ -78,7 +78,11 @@ mod tests {
     #[tokio::test]
     async fn runs_as_ansible_reports() {
         let mut ctx = FakeContext::default();
-        let r = run(&ctx, &args(json!({"_raw_params": "echo hi; echo oops >&2"}))).await;
+        let r = run(
+            &ctx,
+            &args(json!({"_raw_params": "echo hi; echo oops >&2"})),
+        )
+        .await;
         assert_eq!(r["rc"], 0);
         assert_eq!(r["stdout_lines"], json!(["hi"]));
         assert_eq!(r["stderr"], "oops\n");

@@ -47,7 +47,11 @@ mod tests {
         let ctx = FakeContext::default();
         let args = json!({"_raw_params": "echo $HOME"});
         Shell
-            .run(&ctx, "ansible.builtin.shell", args.as_object().unwrap().clone())
+            .run(
+                &ctx,
+                "ansible.builtin.shell",
+                args.as_object().unwrap().clone(),
+            )
             .await;
         let runs = ctx.modules.borrow();
         assert_eq!(runs[0].name, "command");

@@ -1,0 +1,353 @@
+//! `template`: renders a Jinja template on the controller and writes the result on the
+//! node with the `copy` module, as Ansible's template action does. The template is
+//! found in the role's `templates/`, then the playbook's; it sees the task's variables
+//! plus `template_path`, `template_fullpath`, `template_destpath`, `template_host`,
+//! `template_uid`, `template_run_date` and `ansible_managed`. The rendered text is
+//! sent to the node as a file (never as an argument: it stays out of the results and
+//! the audit log), and `copy` puts it in place atomically, idempotently, with check
+//! and diff modes and the file attributes the task gives.
+
+use super::{ActionPlugin, Context, ModuleRequest, Runs, Transfer, failed, truthy};
+use crate::playbook::search_path;
+use crate::template::FileOptions;
+use futures::future::LocalBoxFuture;
+use serde_json::{Map, Value};
+use std::io::Write;
+use std::path::Path;
+
+/// The `template` action plugin.
+pub struct Template;
+
+/// The module that writes the result.
+const MODULE: &str = "copy";
+
+/// Arguments of the template action itself; the others go to `copy`.
+const OWN_ARGS: &[&str] = &[
+    "src",
+    "newline_sequence",
+    "variable_start_string",
+    "variable_end_string",
+    "block_start_string",
+    "block_end_string",
+    "comment_start_string",
+    "comment_end_string",
+    "trim_blocks",
+    "lstrip_blocks",
+    "output_encoding",
+];
+
+/// `ansible_managed`'s default text.
+const ANSIBLE_MANAGED: &str = "Ansible managed";
+
+impl ActionPlugin for Template {
+    fn runs<'a>(&self, _action: &'a str) -> Runs<'a> {
+        Runs::Module {
+            name: MODULE,
+            legacy: false,
+        }
+    }
+
+    fn run<'a>(
+        &'a self,
+        ctx: &'a dyn Context,
+        _action: &'a str,
+        args: Map<String, Value>,
+    ) -> LocalBoxFuture<'a, Map<String, Value>> {
+        Box::pin(async move {
+            let (rendered, module_args) = match render(ctx, args) {
+                Ok(r) => r,
+                Err(e) => return failed(e),
+            };
+            // The rendered text goes to the node as a file of its own.
+            let file = match rendered_file(&rendered.text) {
+                Ok(f) => f,
+                Err(e) => return failed(format!("cannot keep the rendered template: {e}")),
+            };
+            let mut args = module_args;
+            args.insert("remote_src".into(), Value::Bool(true));
+            args.insert(
+                "_original_basename".into(),
+                Value::String(rendered.basename),
+            );
+            ctx.execute_module(ModuleRequest {
+                name: MODULE,
+                args,
+                legacy: false,
+                transfers: vec![Transfer {
+                    arg: "src",
+                    local: file.path().to_path_buf(),
+                }],
+            })
+            .await
+        })
+    }
+}
+
+/// A template rendered for a task.
+struct Rendered {
+    /// The text to write.
+    text: String,
+    /// The template's file name (a destination directory gets a file of that name).
+    basename: String,
+}
+
+/// Renders the task's template; returns the text and the arguments left for `copy`.
+fn render(
+    ctx: &dyn Context,
+    mut args: Map<String, Value>,
+) -> Result<(Rendered, Map<String, Value>), String> {
+    if args.contains_key("state") {
+        return Err("'state' cannot be specified on a template".into());
+    }
+    let (Some(src), Some(dest)) = (
+        args.get("src").and_then(Value::as_str).map(str::to_string),
+        args.get("dest").and_then(Value::as_str).map(str::to_string),
+    ) else {
+        return Err("src and dest are required".into());
+    };
+    let options = options(&args)?;
+    let newline = match args.get("newline_sequence").and_then(Value::as_str) {
+        None => "\n",
+        Some(s @ ("\n" | "\r" | "\r\n")) => s,
+        Some(_) => return Err("newline_sequence needs to be one of: \n, \r or \r\n".into()),
+    };
+    match args.get("output_encoding").and_then(Value::as_str) {
+        None => {}
+        Some(e)
+            if matches!(
+                e.to_ascii_lowercase().replace('-', "_").as_str(),
+                "utf_8" | "utf8"
+            ) => {}
+        Some(e) => {
+            return Err(format!(
+                "output_encoding '{e}' is not supported by sandball (only utf-8 is)"
+            ));
+        }
+    }
+    let path = search_path::find(ctx.vars(), "templates", &src)?;
+    let source = std::fs::read_to_string(&path)
+        .map_err(|e| format!("Could not read the template {}: {e}", path.display()))?;
+    let full = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
+    let mut vars = ctx.vars().clone();
+    for (name, value) in [
+        ("template_path", path.display().to_string()),
+        ("template_fullpath", full.display().to_string()),
+        ("template_destpath", dest.clone()),
+        ("template_host", controller_name()),
+        ("template_uid", owner_name(&path)),
+        (
+            "template_run_date",
+            chrono::Local::now()
+                .format("%Y-%m-%d %H:%M:%S%.6f")
+                .to_string(),
+        ),
+    ] {
+        vars.set_data(name, Value::String(value));
+    }
+    if !vars.contains("ansible_managed") {
+        vars.set_data("ansible_managed", Value::String(ANSIBLE_MANAGED.into()));
+    }
+    let mut file_options = options;
+    // `{% include %}` and friends: beside the template, then the search path's
+    // `templates/` folders.
+    if let Some(dir) = path.parent() {
+        file_options.search.push(dir.to_path_buf());
+    }
+    for candidate in search_path::candidates(ctx.vars(), "templates", ".") {
+        if !file_options.search.contains(&candidate) {
+            file_options.search.push(candidate);
+        }
+    }
+    let text = ctx
+        .templar()
+        .render_file(&source, &vars, &file_options)
+        .map_err(|e| {
+            format!(
+                "{e}\n\nThe error appears to be in the template '{}'.",
+                path.display()
+            )
+        })?;
+    let text = if newline == "\n" {
+        text
+    } else {
+        text.replace('\n', newline)
+    };
+    let basename = Path::new(&src)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| src.clone());
+    args.retain(|k, _| !OWN_ARGS.contains(&k.as_str()));
+    Ok((Rendered { text, basename }, args))
+}
+
+/// The delimiters and whitespace control the task asks for.
+fn options(args: &Map<String, Value>) -> Result<FileOptions, String> {
+    let mut o = FileOptions::default();
+    let text = |key: &str, into: &mut String| -> Result<(), String> {
+        match args.get(key) {
+            None | Some(Value::Null) => Ok(()),
+            Some(Value::String(s)) if !s.is_empty() => {
+                *into = s.clone();
+                Ok(())
+            }
+            Some(other) => Err(format!("{key} must be a non-empty string, got {other}")),
+        }
+    };
+    text("block_start_string", &mut o.block.0)?;
+    text("block_end_string", &mut o.block.1)?;
+    text("variable_start_string", &mut o.variable.0)?;
+    text("variable_end_string", &mut o.variable.1)?;
+    text("comment_start_string", &mut o.comment.0)?;
+    text("comment_end_string", &mut o.comment.1)?;
+    o.trim_blocks = truthy(args.get("trim_blocks"), true)?;
+    o.lstrip_blocks = truthy(args.get("lstrip_blocks"), false)?;
+    Ok(o)
+}
+
+/// The rendered text in a private temporary file on the controller (removed when
+/// dropped).
+fn rendered_file(text: &str) -> std::io::Result<tempfile::NamedTempFile> {
+    let mut file = tempfile::Builder::new()
+        .prefix("sandball-template-")
+        .tempfile()?;
+    file.write_all(text.as_bytes())?;
+    file.flush()?;
+    Ok(file)
+}
+
+/// The controller's host name (`template_host`).
+fn controller_name() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The name of the template file's owner (`template_uid`), or its number when the
+/// controller has no name for it.
+fn owner_name(path: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(uid) = std::fs::metadata(path).map(|m| m.uid()) else {
+        return String::new();
+    };
+    std::fs::read_to_string("/etc/passwd")
+        .ok()
+        .and_then(|passwd| {
+            passwd.lines().find_map(|line| {
+                let mut fields = line.split(':');
+                let name = fields.next()?;
+                let id = fields.nth(1)?.parse::<u32>().ok()?;
+                (id == uid).then(|| name.to_string())
+            })
+        })
+        .unwrap_or_else(|| uid.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::action::testing::FakeContext;
+    use serde_json::json;
+
+    fn args(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, FakeContext) {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let mut ctx = FakeContext::default();
+        ctx.vars
+            .set_data("playbook_dir", json!(dir.path().display().to_string()));
+        ctx.vars.set_data("who", json!("world"));
+        (dir, ctx)
+    }
+
+    fn rendered(ctx: &FakeContext, a: Value) -> Result<String, String> {
+        render(ctx, args(a)).map(|(r, _)| r.text)
+    }
+
+    #[test]
+    fn renders_from_templates_with_includes_and_the_template_vars() {
+        let (dir, ctx) = project(&[
+            (
+                "templates/a.j2",
+                "# {{ ansible_managed }}\nhello {{ who }}\n{% include 'part.j2' %}{{ template_destpath }}\n",
+            ),
+            ("templates/part.j2", "{% if true %}\npart\n{% endif %}\n"),
+        ]);
+        let text = rendered(&ctx, json!({"src": "a.j2", "dest": "/etc/a"})).unwrap();
+        assert_eq!(text, "# Ansible managed\nhello world\npart\n/etc/a\n");
+        let (r, rest) = render(
+            &ctx,
+            args(json!({"src": "a.j2", "dest": "/etc/a", "mode": "0644", "trim_blocks": true})),
+        )
+        .unwrap();
+        assert_eq!(r.basename, "a.j2");
+        assert_eq!(rest, args(json!({"dest": "/etc/a", "mode": "0644"})));
+        drop(dir);
+    }
+
+    #[test]
+    fn honours_delimiters_whitespace_and_newlines() {
+        let (_dir, ctx) = project(&[(
+            "t.j2",
+            "  {% if true %}\n[[ who ]] {{ raw }}\n  {% endif %}\n",
+        )]);
+        let text = rendered(
+            &ctx,
+            json!({"src": "t.j2", "dest": "/x", "variable_start_string": "[[",
+                   "variable_end_string": "]]", "lstrip_blocks": true,
+                   "newline_sequence": "\r\n"}),
+        )
+        .unwrap();
+        assert_eq!(text, "world {{ raw }}\r\n");
+        let text = rendered(&ctx, json!({"src": "t.j2", "dest": "/x", "variable_start_string": "[[", "variable_end_string": "]]", "trim_blocks": false})).unwrap();
+        assert_eq!(text, "  \nworld {{ raw }}\n  \n");
+    }
+
+    #[test]
+    fn bad_input_says_what_and_where() {
+        let (_dir, ctx) = project(&[("templates/u.j2", "line\n{{ nope }}\n")]);
+        let e = rendered(&ctx, json!({"src": "u.j2"})).unwrap_err();
+        assert_eq!(e, "src and dest are required");
+        let e = rendered(&ctx, json!({"src": "missing.j2", "dest": "/x"})).unwrap_err();
+        assert!(e.contains("Could not find or access 'missing.j2'"), "{e}");
+        let e = rendered(&ctx, json!({"src": "u.j2", "dest": "/x"})).unwrap_err();
+        assert!(e.contains("'nope' is undefined"), "{e}");
+        assert!(e.contains("templates/u.j2"), "{e}");
+        let e = rendered(
+            &ctx,
+            json!({"src": "u.j2", "dest": "/x", "newline_sequence": "x"}),
+        )
+        .unwrap_err();
+        assert!(e.contains("newline_sequence"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn copy_writes_the_rendered_file() {
+        let (_dir, ctx) = project(&[("templates/a.j2", "hi {{ who }}\n")]);
+        let r = Template
+            .run(
+                &ctx,
+                "ansible.builtin.template",
+                args(json!({"src": "a.j2", "dest": "/tmp/a", "mode": "0600"})),
+            )
+            .await;
+        assert_eq!(r["ran"], "copy");
+        let run = ctx.modules.borrow()[0].clone();
+        assert_eq!(run.args["dest"], "/tmp/a");
+        assert_eq!(run.args["mode"], "0600");
+        assert_eq!(run.args["remote_src"], true);
+        assert_eq!(run.args["_original_basename"], "a.j2");
+        assert!(
+            !run.args.contains_key("content"),
+            "the text is never an argument"
+        );
+        assert_eq!(run.transfers.len(), 1);
+    }
+}
