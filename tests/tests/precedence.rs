@@ -25,6 +25,7 @@ const LAYERS: &[&str] = &[
     "vars_files",
     "block vars",
     "task vars",
+    "include_vars",
     "set_fact",
     "extra vars",
 ];
@@ -63,6 +64,7 @@ fn setup(n: usize) -> (Sandbox, Vec<String>) {
         ("inventory host_vars", "inv/host_vars/h1.yml"),
         ("playbook host_vars", "pb/host_vars/h1.yml"),
         ("vars_files", "pb/vars/file.yml"),
+        ("include_vars", "pb/vars/included.yml"),
     ] {
         if on(layer) {
             sb.write(file, &format!("v: '{layer}'\n"));
@@ -85,6 +87,10 @@ fn setup(n: usize) -> (Sandbox, Vec<String>) {
     }
     if on("set_fact") {
         play.push_str("    - set_fact: {v: 'set_fact'}\n");
+    }
+    // Read after set_fact, yet beneath it: the layer, not the order, decides.
+    if on("include_vars") {
+        play.push_str("    - include_vars: included.yml\n");
     }
     play.push_str("    - block:\n        - name: show\n          debug: {msg: \"v={{ v }}\"}\n");
     if on("task vars") {

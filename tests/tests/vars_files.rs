@@ -114,3 +114,49 @@ fn vars_prompt_without_a_terminal_takes_defaults_as_in_ansible() {
         );
     }
 }
+
+const INCLUDE: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    cfg: {a: 1, keep: yes}
+  tasks:
+    - include_vars: {dir: conf, ignore_files: [skip.yml], name: conf}
+    - include_vars: {file: merge.yml, hash_behaviour: merge}
+    - name: show
+      debug:
+        msg: "{{ conf.order }}|{{ conf.deep | default('none') }}|{{ cfg.a }}|{{ cfg.b }}|{{ cfg.keep }}"
+    - include_vars: "{{ inventory_hostname }}.yml"
+    - name: per host
+      debug: {msg: "{{ flavour }}"}
+"#;
+
+#[test]
+fn include_vars_reads_files_and_directories_as_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta"]);
+    let work = sb.dir("work");
+    sb.write("conf/10-first.yml", "order: first\n");
+    sb.write("conf/20-second.yml", "order: second\n");
+    sb.write("conf/skip.yml", "order: skipped\n");
+    sb.write("conf/sub/deep.yml", "deep: found\n");
+    sb.write("vars/merge.yml", "cfg: {b: 2}\n");
+    sb.write("vars/alpha.yml", "flavour: a\n");
+    sb.write("beta.yml", "flavour: b\n");
+    let pb = sb.write("play.yml", INCLUDE);
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("\"msg\": \"second|found|1|2|True\"");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        for task in ["show", "per host"] {
+            assert_eq!(
+                theirs.task_lines(task),
+                out.task_lines(task),
+                "{theirs}\n{out}"
+            );
+        }
+        out.assert_same_recap_as(&theirs);
+    }
+}

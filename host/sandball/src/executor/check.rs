@@ -374,7 +374,6 @@ const UNSUPPORTED_ACTIONS: &[&str] = &[
     "import_tasks",
     "include_role",
     "import_role",
-    "include_vars",
     "include",
     "add_host",
     "group_by",

@@ -451,10 +451,10 @@ pub(crate) fn integer(v: &Value) -> Option<i64> {
 /// `ansible_facts`.
 pub(crate) fn record_facts(run: &Run, t: &Task, host: &str, result: &Map<String, Value>) {
     if let Some(Value::Object(facts)) = result.get("ansible_facts") {
-        if action::find(&t.action).fact_layer() == FactLayer::SetFact {
-            run.vars.set_facts(host, facts);
-        } else {
-            run.vars.add_module_facts(host, facts);
+        match action::find(&t.action).fact_layer() {
+            FactLayer::SetFact => run.vars.set_facts(host, facts),
+            FactLayer::IncludeVars => run.vars.include_vars(host, facts),
+            FactLayer::Facts => run.vars.add_module_facts(host, facts),
         }
     }
 }

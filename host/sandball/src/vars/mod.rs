@@ -2,8 +2,8 @@
 //! run accumulates (facts, `set_fact`, `register`).
 //!
 //! [`VariableManager::task_vars`] flattens, lowest precedence first: inventory
-//! (group then host vars), facts, play vars, block and task vars, `set_fact` and
-//! registered results, extra vars, then the magic variables, `hostvars` last. Values
+//! (group then host vars), facts, play vars, block and task vars, `include_vars`,
+//! `set_fact` and registered results, extra vars, then the magic variables, `hostvars` last. Values
 //! from the playbook, inventory and extra vars are *trusted* (templated when used);
 //! facts and module results are *data* (Ansible's unsafe: never templated).
 //!
@@ -24,6 +24,8 @@ use std::sync::{Arc, Mutex};
 struct HostState {
     /// `ansible_facts` returned by modules.
     facts: Map<String, Value>,
+    /// `include_vars` values.
+    included: Map<String, Value>,
     /// `set_fact` values and registered results.
     set: Map<String, Value>,
 }
@@ -224,6 +226,16 @@ impl VariableManager {
         }
     }
 
+    /// Records variables `include_vars` read (trusted: they come from the playbook's
+    /// files).
+    pub fn include_vars(&self, host: &str, values: &Map<String, Value>) {
+        let mut s = self.state();
+        let st = s.entry(host.to_string()).or_default();
+        for (k, v) in values {
+            st.included.insert(k.clone(), v.clone());
+        }
+    }
+
     /// Records `ansible_facts` a module returned.
     pub fn add_module_facts(&self, host: &str, facts: &Map<String, Value>) {
         let mut s = self.state();
@@ -302,6 +314,9 @@ impl Shared {
             for (k, v) in *layer {
                 vars.set_trusted(k, v.clone());
             }
+        }
+        for (k, v) in state.included {
+            vars.set_trusted(&k, v);
         }
         for (k, v) in state.set {
             vars.set_data(&k, v);

@@ -7,7 +7,8 @@
 //! and diff modes, and the executor's services — run a module on the task's target
 //! (a sandball component, or a legacy module assembled the classic way), with
 //! controller files sent to the node first; run a command line over the connection.
-//! `debug`, `assert`, `set_fact` and `fail` work on the controller only; [`raw`] uses
+//! `debug`, `assert`, `set_fact`, `include_vars` and `fail` work on the controller
+//! only; [`raw`] uses
 //! the connection; `copy`, `template`, `shell` and `gather_facts` prepare a module
 //! run.
 //! Adding an action is a file here and a line in [`PLUGINS`]; the executor does not
@@ -18,6 +19,7 @@ pub mod copy;
 pub mod debug;
 pub mod fail;
 pub mod gather_facts;
+pub mod include_vars;
 pub mod legacy;
 pub mod no_log;
 pub mod normal;
@@ -55,6 +57,8 @@ pub enum FactLayer {
     Facts,
     /// `set_fact`: host variables above the play's.
     SetFact,
+    /// `include_vars`: host variables above the task's, below `set_fact`.
+    IncludeVars,
 }
 
 /// One action plugin.
@@ -156,6 +160,14 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
             run: set_fact::run,
             raw_args: &[],
             fact_layer: FactLayer::SetFact,
+        },
+    ),
+    (
+        "include_vars",
+        &OnController {
+            run: include_vars::run,
+            raw_args: &[],
+            fact_layer: FactLayer::IncludeVars,
         },
     ),
     (

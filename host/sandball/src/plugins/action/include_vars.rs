@@ -1,0 +1,334 @@
+//! `include_vars`: variables from a YAML or JSON file, or every such file of a
+//! directory, read on the controller and set for the host in the `include_vars` layer
+//! (above task vars, below `set_fact`), as Ansible's include_vars action does. A file
+//! is found in the role's `vars/`, then the playbook's; a directory is the role's
+//! `vars/dir`, or the playbook's `dir` outside a role, and is walked in name order
+//! with `depth`, `files_matching`, `ignore_files` and `extensions`; `name` puts
+//! everything under one variable; `hash_behaviour: merge` merges mappings into the
+//! values the host already has.
+
+use super::{Context, check_args, failed, ok_with, truthy};
+use crate::playbook::search_path;
+use crate::vars::vars_files;
+use regex::Regex;
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+
+const ARGS: &[&str] = &[
+    "_raw_params",
+    "file",
+    "dir",
+    "name",
+    "depth",
+    "files_matching",
+    "ignore_files",
+    "extensions",
+    "ignore_unknown_extensions",
+    "hash_behaviour",
+];
+
+/// Runs `include_vars`; the executor stores the `ansible_facts` of the result in the
+/// host's include_vars layer.
+pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
+    match include(ctx, args) {
+        Ok(r) => r,
+        Err(e) => failed(e),
+    }
+}
+
+fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, Value>, String> {
+    if let Err(e) = check_args("include_vars", args, ARGS) {
+        return Ok(e);
+    }
+    let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_string);
+    let file = text("file").or_else(|| text("_raw_params"));
+    let dir = text("dir");
+    let files = match (file, dir) {
+        (Some(_), Some(_)) => {
+            return Err(
+                "You are mixing file only and dir only arguments, these are incompatible".into(),
+            );
+        }
+        (Some(f), None) => vec![search_path::find(ctx.vars(), "vars", &f)?],
+        (None, Some(d)) => {
+            let root = dir_root(ctx, &d);
+            if !root.is_dir() {
+                return Err(format!("{} directory does not exist", root.display()));
+            }
+            walk(&root, &Walk::from_args(args)?)?
+        }
+        (None, None) => return Err("one of file, dir or a free-form file name is required".into()),
+    };
+    let merge = match text("hash_behaviour").as_deref() {
+        None | Some("replace") => false,
+        Some("merge") => true,
+        Some(other) => {
+            return Err(format!(
+                "hash_behaviour must be 'replace' or 'merge', got '{other}'"
+            ));
+        }
+    };
+    let mut values = Map::new();
+    for f in &files {
+        for (k, v) in vars_files::load(f)? {
+            if merge {
+                let merged = merge_values(values.get(&k), v);
+                values.insert(k, merged);
+            } else {
+                values.insert(k, v);
+            }
+        }
+    }
+    let mut values = match text("name") {
+        Some(name) => {
+            let mut m = Map::new();
+            m.insert(name, Value::Object(values));
+            m
+        }
+        None => values,
+    };
+    if merge {
+        // Mappings merge into what the host already has.
+        for (k, v) in values.iter_mut() {
+            if let Ok(existing) = ctx.templar().evaluate(k, ctx.vars()) {
+                *v = merge_values(Some(&existing), v.take());
+            }
+        }
+    }
+    let shown: Vec<Value> = files
+        .iter()
+        .map(|f| Value::String(f.display().to_string()))
+        .collect();
+    Ok(ok_with(json!({
+        "ansible_facts": values,
+        "ansible_included_var_files": shown,
+    })))
+}
+
+/// Where a `dir` is: as Ansible has it, under the role's `vars/` for a task of a role,
+/// else relative to the playbook's directory (no other place is searched).
+fn dir_root(ctx: &dyn Context, dir: &str) -> PathBuf {
+    let path = Path::new(dir);
+    if path.is_absolute() {
+        return path.to_path_buf();
+    }
+    let base = |name: &str| match ctx.vars().get(name) {
+        Some(crate::template::Var::Trusted(Value::String(s)))
+        | Some(crate::template::Var::Data(Value::String(s))) => Some(PathBuf::from(s)),
+        _ => None,
+    };
+    match base("role_path") {
+        Some(role) => role.join("vars").join(path),
+        None => base("playbook_dir").unwrap_or_default().join(path),
+    }
+}
+
+/// `new` merged into `old` when both are mappings (recursively); otherwise `new`.
+fn merge_values(old: Option<&Value>, new: Value) -> Value {
+    match (old, new) {
+        (Some(Value::Object(old)), Value::Object(new)) => {
+            let mut out = old.clone();
+            for (k, v) in new {
+                let merged = merge_values(out.get(&k), v);
+                out.insert(k, merged);
+            }
+            Value::Object(out)
+        }
+        (_, new) => new,
+    }
+}
+
+/// How a directory is read.
+struct Walk {
+    /// Levels below the directory that are read (0: all).
+    depth: usize,
+    /// Only files whose names this finds.
+    matching: Option<Regex>,
+    /// Files whose names end with one of these are skipped.
+    ignore: Vec<Regex>,
+    /// File extensions read.
+    extensions: Vec<String>,
+    /// Files with other extensions are skipped instead of failing.
+    ignore_unknown: bool,
+}
+
+impl Walk {
+    fn from_args(args: &Map<String, Value>) -> Result<Walk, String> {
+        let depth = match args.get("depth") {
+            None | Some(Value::Null) => 0,
+            Some(v) => crate::executor::task::integer(v)
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| format!("depth must be a whole number, got {v}"))?,
+        };
+        let regex =
+            |p: &str| Regex::new(p).map_err(|e| format!("Invalid regular expression: {p} ({e})"));
+        let matching = match args.get("files_matching").and_then(Value::as_str) {
+            Some(p) => Some(regex(p)?),
+            None => None,
+        };
+        let list = |key: &str| -> Vec<String> {
+            match args.get(key) {
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                    .collect(),
+                Some(Value::String(s)) => s.split(',').map(|p| p.trim().to_string()).collect(),
+                _ => Vec::new(),
+            }
+        };
+        let ignore = list("ignore_files")
+            .iter()
+            .map(|p| regex(&format!("(?:{p})$")))
+            .collect::<Result<_, _>>()?;
+        let mut extensions = list("extensions");
+        if extensions.is_empty() {
+            extensions = vec!["yaml".into(), "yml".into(), "json".into()];
+        }
+        Ok(Walk {
+            depth,
+            matching,
+            ignore,
+            extensions,
+            ignore_unknown: truthy(args.get("ignore_unknown_extensions"), false)?,
+        })
+    }
+}
+
+/// The files of a directory `include_vars` reads, in order: a directory's files by
+/// name, then its subdirectories by name.
+fn walk(root: &Path, how: &Walk) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    walk_into(root, 1, how, &mut out)?;
+    Ok(out)
+}
+
+fn walk_into(dir: &Path, level: usize, how: &Walk, out: &mut Vec<PathBuf>) -> Result<(), String> {
+    if how.depth != 0 && level > how.depth {
+        return Ok(());
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    let (dirs, files): (Vec<PathBuf>, Vec<PathBuf>) = entries.into_iter().partition(|p| p.is_dir());
+    for file in files {
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if how.ignore.iter().any(|r| r.is_match(&name)) {
+            continue;
+        }
+        let ext = file
+            .extension()
+            .map(|e| e.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !how.extensions.contains(&ext) {
+            if how.ignore_unknown {
+                continue;
+            }
+            return Err(format!(
+                "{} does not have a valid extension: {}",
+                file.display(),
+                how.extensions.join(", ")
+            ));
+        }
+        if how.matching.as_ref().is_some_and(|r| !r.is_match(&name)) {
+            continue;
+        }
+        out.push(file);
+    }
+    for sub in dirs {
+        walk_into(&sub, level + 1, how, out)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::action::testing::FakeContext;
+
+    fn args(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, FakeContext) {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let mut ctx = FakeContext::default();
+        ctx.vars
+            .set_data("playbook_dir", json!(dir.path().display().to_string()));
+        (dir, ctx)
+    }
+
+    #[test]
+    fn a_file_from_vars_and_a_name() {
+        let (_d, ctx) = project(&[("vars/a.yml", "x: 1\ny: {z: 2}\n")]);
+        let r = run(&ctx, &args(json!({"_raw_params": "a.yml"})));
+        assert_eq!(r["ansible_facts"], json!({"x": 1, "y": {"z": 2}}));
+        let r = run(&ctx, &args(json!({"file": "a.yml", "name": "cfg"})));
+        assert_eq!(r["ansible_facts"], json!({"cfg": {"x": 1, "y": {"z": 2}}}));
+        let r = run(&ctx, &args(json!({"file": "nope.yml"})));
+        assert!(
+            r["msg"]
+                .as_str()
+                .unwrap()
+                .contains("Could not find or access 'nope.yml'")
+        );
+    }
+
+    #[test]
+    fn a_directory_in_order_with_filters() {
+        let (_d, ctx) = project(&[
+            ("d/b.yml", "v: b\nb: 1\n"),
+            ("d/a.yml", "v: a\na: 1\n"),
+            ("d/sub/c.yml", "v: c\n"),
+            ("d/skip.yml", "skipped: true\n"),
+            ("d/notes.txt", "not vars"),
+        ]);
+        let r = run(
+            &ctx,
+            &args(
+                json!({"dir": "d", "ignore_files": ["skip.yml"], "ignore_unknown_extensions": true}),
+            ),
+        );
+        assert_eq!(r["ansible_facts"], json!({"v": "c", "b": 1, "a": 1}));
+        let r = run(
+            &ctx,
+            &args(json!({"dir": "d", "depth": 1, "ignore_files": ["skip.yml", "notes.txt"]})),
+        );
+        assert_eq!(r["ansible_facts"]["v"], "b");
+        let r = run(
+            &ctx,
+            &args(json!({"dir": "d", "files_matching": "^a", "ignore_unknown_extensions": true})),
+        );
+        assert_eq!(r["ansible_facts"], json!({"v": "a", "a": 1}));
+        let r = run(&ctx, &args(json!({"dir": "d"})));
+        assert!(
+            r["msg"]
+                .as_str()
+                .unwrap()
+                .contains("does not have a valid extension"),
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn merge_keeps_what_the_host_has() {
+        let (_d, mut ctx) = project(&[("vars/m.yml", "cfg: {b: 2}\n")]);
+        ctx.vars.set_data("cfg", json!({"a": 1}));
+        let r = run(
+            &ctx,
+            &args(json!({"file": "m.yml", "hash_behaviour": "merge"})),
+        );
+        assert_eq!(r["ansible_facts"], json!({"cfg": {"a": 1, "b": 2}}));
+        let r = run(&ctx, &args(json!({"file": "m.yml"})));
+        assert_eq!(r["ansible_facts"], json!({"cfg": {"b": 2}}));
+    }
+}
