@@ -375,8 +375,6 @@ const UNSUPPORTED_ACTIONS: &[&str] = &[
     "include_role",
     "import_role",
     "include",
-    "add_host",
-    "group_by",
 ];
 
 #[cfg(test)]

@@ -78,6 +78,14 @@ impl Context for TaskContext<'_> {
         })
     }
 
+    fn host(&self) -> &str {
+        self.host
+    }
+
+    fn change_inventory(&self, change: &crate::inventory::Change) -> Result<bool, String> {
+        self.run.change_inventory(change).map_err(|e| e.to_string())
+    }
+
     fn exec_command<'a>(
         &'a self,
         line: &'a str,

@@ -172,6 +172,25 @@ impl Run {
         }
     }
 
+    /// Makes a change to the inventory (`add_host`, `group_by`) that the tasks and plays
+    /// after it see; whether anything changed.
+    pub fn change_inventory(
+        &self,
+        change: &crate::inventory::Change,
+    ) -> Result<bool, crate::inventory::InventoryError> {
+        let mut inventory = match self.inventory.write() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        match inventory.changed(change)? {
+            Some(new) => {
+                *inventory = std::sync::Arc::new(new);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
     /// Reads the inventory sources again, bypassing the cache (`meta: refresh_inventory`);
     /// tasks and plays that follow see the new hosts, groups and variables.
     pub fn refresh_inventory(&self) -> Result<(), crate::inventory::InventoryError> {

@@ -571,13 +571,14 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     };
     // `run_once`: the first host runs the task; what it registers and the facts it
     // sets reach every host of the play, as in Ansible.
-    let once = kw.nearest(Keyword::RunOnce).is_some_and(|v| {
-        run.templar
-            .template(v, &first_vars)
-            .ok()
-            .and_then(|v| crate::plugins::action::truthy(Some(&v), false).ok())
-            .unwrap_or(false)
-    });
+    let once = action::find(&t.action).bypasses_host_loop()
+        || kw.nearest(Keyword::RunOnce).is_some_and(|v| {
+            run.templar
+                .template(v, &first_vars)
+                .ok()
+                .and_then(|v| crate::plugins::action::truthy(Some(&v), false).ok())
+                .unwrap_or(false)
+        });
     let running = if once { &hosts[..1] } else { &hosts[..] };
     let outcomes: Vec<(String, HostOutcome)> = futures::stream::iter(running.iter())
         .map(|h| async {

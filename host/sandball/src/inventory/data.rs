@@ -70,7 +70,7 @@ pub fn safe_group_name(name: &str) -> String {
 }
 
 /// One inventory host.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Host {
     name: String,
     vars: Map<String, Value>,
@@ -103,7 +103,7 @@ impl Host {
 }
 
 /// One inventory group.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Group {
     name: String,
     vars: Map<String, Value>,
@@ -189,6 +189,12 @@ impl InventoryData {
         };
         data.link(ALL, UNGROUPED);
         data
+    }
+
+    /// Whether `other` has the same hosts and groups, with the same variables and
+    /// memberships (warnings and sources aside).
+    pub fn same_graph(&self, other: &InventoryData) -> bool {
+        self.hosts == other.hosts && self.groups == other.groups
     }
 
     /// An empty inventory that treats invalid group names by `rule`.

@@ -67,6 +67,35 @@ pub struct Inventory {
     /// The sources and options it was loaded from, to load it again.
     sources: Vec<String>,
     options: LoadOptions,
+    /// The sources that gave hosts or groups (their `group_vars`/`host_vars` apply).
+    used: Vec<String>,
+}
+
+/// A change a running playbook makes to the inventory.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Change {
+    /// `add_host`: a host (new or known) put in groups (created when new), with
+    /// variables of its own.
+    AddHost {
+        /// The host's name.
+        name: String,
+        /// Its `ansible_port`, when the name or the arguments gave one.
+        port: Option<u64>,
+        /// Its groups.
+        groups: Vec<String>,
+        /// Its variables.
+        vars: Map<String, Value>,
+    },
+    /// `group_by`: a host put in a group (created when new) whose parents are
+    /// `parents` (created when new).
+    GroupBy {
+        /// The host.
+        host: String,
+        /// The group.
+        group: String,
+        /// The group's parents.
+        parents: Vec<String>,
+    },
 }
 
 impl Inventory {
@@ -102,7 +131,65 @@ impl Inventory {
             warnings,
             sources: sources.to_vec(),
             options: options.clone(),
+            used,
         })
+    }
+
+    /// This inventory with `change` made, or `None` when it changes nothing (the host
+    /// is already there, in those groups, with those variables).
+    pub fn changed(&self, change: &Change) -> Result<Option<Inventory>, InventoryError> {
+        let mut data = self.data.clone();
+        let fail = |e: data::DataError| InventoryError::Inconsistent(e.to_string());
+        match change {
+            Change::AddHost {
+                name,
+                port,
+                groups,
+                vars,
+            } => {
+                data.add_host(name, None, *port).map_err(fail)?;
+                for g in groups {
+                    data.add_group(g).map_err(fail)?;
+                    data.add_child(g, name).map_err(fail)?;
+                }
+                for (k, v) in vars {
+                    data.set_variable(name, k, v.clone()).map_err(fail)?;
+                }
+            }
+            Change::GroupBy {
+                host,
+                group,
+                parents,
+            } => {
+                data.add_group(group).map_err(fail)?;
+                data.add_child(group, host).map_err(fail)?;
+                for p in parents {
+                    data.add_group(p).map_err(fail)?;
+                    data.add_child(p, group).map_err(fail)?;
+                }
+            }
+        }
+        data.reconcile().map_err(fail)?;
+        if self.data.same_graph(&data) {
+            return Ok(None);
+        }
+        let (files, _) = VarsFiles::load(&self.used, self.options.playbook_dir.as_deref(), &data)?;
+        let depths = data.group_depths();
+        let group_hosts = (0..data.group_count())
+            .map(|g| data.group_hosts(g))
+            .collect();
+        Ok(Some(Inventory {
+            data,
+            files,
+            depths,
+            group_hosts,
+            implicit: OnceLock::new(),
+            groups: OnceLock::new(),
+            warnings: self.warnings.clone(),
+            sources: self.sources.clone(),
+            options: self.options.clone(),
+            used: self.used.clone(),
+        }))
     }
 
     /// The same sources read again, bypassing cached results (`meta: refresh_inventory`).

@@ -7,18 +7,20 @@
 //! and diff modes, and the executor's services — run a module on the task's target
 //! (a sandball component, or a legacy module assembled the classic way), with
 //! controller files sent to the node first; run a command line over the connection.
-//! `debug`, `assert`, `set_fact`, `include_vars` and `fail` work on the controller
-//! only; [`raw`] uses
+//! `debug`, `assert`, `set_fact`, `include_vars`, `add_host`, `group_by` and `fail`
+//! work on the controller only; [`raw`] uses
 //! the connection; `copy`, `template`, `shell` and `gather_facts` prepare a module
 //! run.
 //! Adding an action is a file here and a line in [`PLUGINS`]; the executor does not
 //! change.
 
+pub mod add_host;
 pub mod assert;
 pub mod copy;
 pub mod debug;
 pub mod fail;
 pub mod gather_facts;
+pub mod group_by;
 pub mod include_vars;
 pub mod legacy;
 pub mod no_log;
@@ -28,6 +30,7 @@ pub mod set_fact;
 pub mod shell;
 pub mod template;
 
+use crate::inventory::Change;
 use crate::plugins::connection::ExecOutput;
 use crate::template::{Templar, Vars};
 use futures::future::LocalBoxFuture;
@@ -74,6 +77,12 @@ pub trait ActionPlugin: Sync {
     /// Where the `ansible_facts` of its result go.
     fn fact_layer(&self) -> FactLayer {
         FactLayer::Facts
+    }
+
+    /// Whether the task runs once, for the first host (`add_host`), whatever the play's
+    /// hosts, as if it had `run_once`.
+    fn bypasses_host_loop(&self) -> bool {
+        false
     }
 
     /// Runs the action with its templated arguments; the result is a task result
@@ -128,6 +137,10 @@ pub trait Context {
         &'a self,
         request: ModuleRequest<'a>,
     ) -> LocalBoxFuture<'a, Map<String, Value>>;
+    /// The host the task runs for.
+    fn host(&self) -> &str;
+    /// Changes the inventory for the rest of the run; whether anything changed.
+    fn change_inventory(&self, change: &Change) -> Result<bool, String>;
     /// Runs a command line over the target's connection, as the task's become user;
     /// `Err` is the task's (unreachable or failed) result.
     fn exec_command<'a>(
@@ -144,6 +157,7 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
             run: debug::run,
             raw_args: &["var"],
             fact_layer: FactLayer::Facts,
+            bypass_host_loop: false,
         },
     ),
     (
@@ -152,6 +166,7 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
             run: assert::run,
             raw_args: &["that", "fail_msg", "msg", "success_msg"],
             fact_layer: FactLayer::Facts,
+            bypass_host_loop: false,
         },
     ),
     (
@@ -160,6 +175,7 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
             run: set_fact::run,
             raw_args: &[],
             fact_layer: FactLayer::SetFact,
+            bypass_host_loop: false,
         },
     ),
     (
@@ -168,6 +184,25 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
             run: include_vars::run,
             raw_args: &[],
             fact_layer: FactLayer::IncludeVars,
+            bypass_host_loop: false,
+        },
+    ),
+    (
+        "add_host",
+        &OnController {
+            run: add_host::run,
+            raw_args: &[],
+            fact_layer: FactLayer::Facts,
+            bypass_host_loop: true,
+        },
+    ),
+    (
+        "group_by",
+        &OnController {
+            run: group_by::run,
+            raw_args: &[],
+            fact_layer: FactLayer::Facts,
+            bypass_host_loop: false,
         },
     ),
     (
@@ -176,6 +211,7 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
             run: fail::run,
             raw_args: &[],
             fact_layer: FactLayer::Facts,
+            bypass_host_loop: false,
         },
     ),
     ("raw", &raw::Raw),
@@ -197,6 +233,8 @@ pub struct OnController {
     pub raw_args: &'static [&'static str],
     /// Where the facts it returns go.
     pub fact_layer: FactLayer,
+    /// It runs once, for the first host.
+    pub bypass_host_loop: bool,
 }
 
 impl ActionPlugin for OnController {
@@ -210,6 +248,10 @@ impl ActionPlugin for OnController {
 
     fn fact_layer(&self) -> FactLayer {
         self.fact_layer
+    }
+
+    fn bypasses_host_loop(&self) -> bool {
+        self.bypass_host_loop
     }
 
     fn run<'a>(
@@ -319,6 +361,8 @@ pub(crate) mod testing {
         pub diff: bool,
         pub verbosity: u8,
         pub modules: RefCell<Vec<Recorded>>,
+        pub host: String,
+        pub changes: RefCell<Vec<Change>>,
     }
 
     impl Context for FakeContext {
@@ -350,6 +394,15 @@ pub(crate) mod testing {
             Box::pin(std::future::ready(ok_with(
                 serde_json::json!({"ran": request.name}),
             )))
+        }
+        fn host(&self) -> &str {
+            &self.host
+        }
+        fn change_inventory(&self, change: &Change) -> Result<bool, String> {
+            let mut changes = self.changes.borrow_mut();
+            let new = !changes.contains(change);
+            changes.push(change.clone());
+            Ok(new)
         }
         fn exec_command<'a>(
             &'a self,

@@ -1,0 +1,63 @@
+//! `add_host` and `group_by`: hosts and groups made while the playbook runs, seen by the
+//! tasks and plays after them — compared with ansible-playbook.
+
+use sandball_e2e::Sandbox;
+
+const PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: add
+      add_host:
+        name: "extra{{ item }}"
+        groups: [added, more]
+        ansible_connection: local
+        flavour: "f{{ item }}"
+      loop: [1, 2]
+    - name: add again
+      add_host: {name: extra1, groups: added}
+    - name: group
+      group_by: {key: "kind_{{ kind }}", parents: [kinds]}
+    - name: groups now
+      debug:
+        msg: "{{ groups['added'] }} {{ groups['kind_a'] }} {{ groups['kinds'] }}"
+
+- hosts: added
+  gather_facts: false
+  tasks:
+    - name: show
+      debug: {msg: "{{ inventory_hostname }} {{ flavour }} {{ group_names }}"}
+
+- hosts: kind_b
+  gather_facts: false
+  tasks:
+    - name: kinds
+      debug: {msg: "{{ inventory_hostname }} {{ group_names }}"}
+"#;
+
+#[test]
+fn hosts_and_groups_made_at_run_time_are_used_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.write(
+        "inventory.ini",
+        "[nodes]\nalpha ansible_connection=local kind=a\nbeta ansible_connection=local kind=b\n",
+    );
+    let work = sb.dir("work");
+    let pb = sb.write("play.yml", PLAY);
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("\"msg\": \"extra2 f2 ['added', 'more']\"");
+    out.assert_stdout_has("\"msg\": \"beta ['kind_b', 'kinds', 'nodes']\"");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        for task in ["add", "add again", "group", "groups now", "show", "kinds"] {
+            assert_eq!(
+                theirs.task_lines(task),
+                out.task_lines(task),
+                "task {task}:\n{theirs}\n{out}"
+            );
+        }
+        out.assert_same_recap_as(&theirs);
+    }
+}
