@@ -29,11 +29,16 @@ fn hosts_per_task(out: &Output) -> Vec<(String, Vec<String>)> {
 }
 
 fn compare(sb: &Sandbox, play: &str, code: i32) -> Output {
+    compare_with(sb, play, code, &[])
+}
+
+/// [`compare`] with more command-line arguments.
+fn compare_with(sb: &Sandbox, play: &str, code: i32, args: &[&str]) -> Output {
     let work = sb.dir("work");
     let pb = sb.write("play.yml", play);
-    let out = sb.play(&pb, &work, &[]).run();
+    let out = sb.play(&pb, &work, args).run();
     out.assert_no_panic().assert_code(code);
-    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+    if let Some(theirs) = sb.ansible_play(&pb, &work, args) {
         let theirs = theirs.run();
         assert_eq!(theirs.code, out.code, "{theirs}\n{out}");
         out.assert_same_recap_as(&theirs);
@@ -134,6 +139,13 @@ fn run_once_and_meta_actions_as_in_ansible() {
         "force_handlers:\n{out}"
     );
     assert!(!out.stdout.contains("never reached"), "{out}");
+    // `--force-handlers` is the plays' default; a play's own `force_handlers` wins.
+    let default = FAILURES.replace("  force_handlers: true\n", "");
+    let out = compare_with(&sb, &default, 2, &["--force-handlers"]);
+    out.assert_stdout_has("\"msg\": \"handler alpha\"");
+    let off = FAILURES.replace("force_handlers: true", "force_handlers: false");
+    let out = compare_with(&sb, &off, 2, &["--force-handlers"]);
+    assert!(!out.stdout.contains("\"msg\": \"handler alpha\""), "{out}");
 }
 
 const SERIAL: &str = r#"

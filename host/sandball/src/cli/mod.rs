@@ -244,6 +244,7 @@ pub(crate) fn build_run(
         connection: common.connection.clone(),
         remote_user: common.user.clone(),
         private_key: common.private_key.clone(),
+        force_handlers: false,
         forks: common.forks,
         check: common.check,
         diff: common.diff,

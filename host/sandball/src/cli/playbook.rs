@@ -21,6 +21,9 @@ pub struct PlaybookArgs {
     /// Only run plays and tasks whose tags do not match these values.
     #[arg(long = "skip-tags", value_delimiter = ',')]
     pub skip_tags: Vec<String>,
+    /// Run handlers even for hosts that failed (the plays' default `force_handlers`).
+    #[arg(long = "force-handlers")]
+    pub force_handlers: bool,
     /// Check the playbooks' syntax and exit.
     #[arg(long = "syntax-check")]
     pub syntax_check: bool,
@@ -80,6 +83,7 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
         .and_then(|p| std::path::absolute(p).ok())
         .and_then(|p| p.parent().map(|d| d.to_path_buf()));
     let mut run = build_run(&args.common, callback, dir, args.tags, args.skip_tags)?;
+    run.options.force_handlers = args.force_handlers;
     if let Some(path) = &args.audit_log {
         let log = crate::policy::audit_log::AuditLog::open(path).map_err(|e| {
             CliError::options(format!("cannot open the audit log {}: {e}", path.display()))

@@ -50,6 +50,8 @@ pub struct RunOptions {
     pub remote_user: Option<String>,
     /// `--private-key`: below `ansible_ssh_private_key_file`.
     pub private_key: Option<String>,
+    /// `--force-handlers`: the default of the plays' `force_handlers`.
+    pub force_handlers: bool,
 }
 
 impl Default for RunOptions {
@@ -67,6 +69,7 @@ impl Default for RunOptions {
             connection: None,
             remote_user: None,
             private_key: None,
+            force_handlers: false,
         }
     }
 }

@@ -56,7 +56,15 @@ pub(crate) fn meta_action(t: &Task) -> Option<&str> {
         .flatten()
 }
 
-/// Per-play bookkeeping shared by the tasks of the play.
+/// Whether handlers run for hosts that failed: the play's `force_handlers`, else
+/// `--force-handlers`.
+fn force_handlers(run: &Run, play: &Play) -> bool {
+    play.force_handlers
+        .as_ref()
+        .and_then(|v| action::truthy(Some(v), false).ok())
+        .unwrap_or(run.options.force_handlers)
+}
+
 /// Per-host state of a play: which hosts still run tasks, which failed (and how, for
 /// a block's `rescue`), which became unreachable, which handlers each notified.
 struct PlayState {
@@ -377,11 +385,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
             )),
         }
     }
-    let force_handlers = play
-        .force_handlers
-        .as_ref()
-        .and_then(|v| crate::plugins::action::truthy(Some(v), false).ok())
-        .unwrap_or(false);
+    let force_handlers = force_handlers(run, play);
     for section in [&play.pre_tasks, &play.tasks, &play.post_tasks] {
         if go_on {
             go_on = run_items(cx, section, &root).await;
@@ -764,13 +768,7 @@ async fn run_meta(
     };
     match action {
         "flush_handlers" => {
-            let force = cx
-                .play
-                .force_handlers
-                .as_ref()
-                .and_then(|v| crate::plugins::action::truthy(Some(v), false).ok())
-                .unwrap_or(false);
-            Box::pin(flush_handlers(cx, force)).await;
+            Box::pin(flush_handlers(cx, force_handlers(cx.run, cx.play))).await;
         }
         "end_play" | "end_batch" if !applies.is_empty() => {
             *lock(&state.ended) = true;
