@@ -343,7 +343,7 @@ fn check_task(run: &Run, t: &Task, kw: &Chain<'_>) -> Result<(), ExecError> {
         return Err(unsupported(format!("the `{short}` action")));
     }
     let (module, legacy) = match action::find(&t.action).runs(&t.action) {
-        Runs::Controller | Runs::Connection => return Ok(()),
+        Runs::Controller | Runs::Connection | Runs::Chosen => return Ok(()),
         Runs::Module { name, legacy } => (name, legacy),
     };
     if !legacy && run.modules.exists(module) {

@@ -82,6 +82,10 @@ impl Context for TaskContext<'_> {
         self.host
     }
 
+    fn has_module(&self, name: &str) -> bool {
+        self.run.modules.exists(name) || self.run.legacy.get(name).is_ok()
+    }
+
     fn change_inventory(&self, change: &crate::inventory::Change) -> Result<bool, String> {
         self.run.change_inventory(change).map_err(|e| e.to_string())
     }

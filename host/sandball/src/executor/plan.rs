@@ -158,7 +158,9 @@ fn plan_task(
     let short = crate::assemble::component::short_name(&t.action);
     let plugin = action::find(&t.action);
     let (module, legacy_only) = match plugin.runs(&t.action) {
-        Runs::Controller | Runs::Connection => return vec![planned(short, None, Kind::Action)],
+        Runs::Controller | Runs::Connection | Runs::Chosen => {
+            return vec![planned(short, None, Kind::Action)];
+        }
         Runs::Module { name, legacy } => (name, legacy),
     };
     let kw = inherited.with(&t.keywords);

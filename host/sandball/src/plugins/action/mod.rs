@@ -10,7 +10,7 @@
 //! `debug`, `assert`, `set_fact`, `include_vars`, `add_host`, `group_by` and `fail`
 //! work on the controller only; [`raw`] uses
 //! the connection; `copy`, `template`, `shell` and `gather_facts` prepare a module
-//! run.
+//! run; `package` and `service` pick the node's module from its facts.
 //! Adding an action is a file here and a line in [`PLUGINS`]; the executor does not
 //! change.
 
@@ -25,7 +25,9 @@ pub mod include_vars;
 pub mod legacy;
 pub mod no_log;
 pub mod normal;
+pub mod package;
 pub mod raw;
+pub mod service;
 pub mod set_fact;
 pub mod shell;
 pub mod template;
@@ -44,6 +46,9 @@ pub enum Runs<'a> {
     Controller,
     /// A command over the target's connection, no module.
     Connection,
+    /// Through a module chosen when it runs, from the target's facts (`package`,
+    /// `service`).
+    Chosen,
     /// Through a module on the target.
     Module {
         /// The module's name (as the task wrote it, or the one the action runs).
@@ -139,6 +144,9 @@ pub trait Context {
     ) -> LocalBoxFuture<'a, Map<String, Value>>;
     /// The host the task runs for.
     fn host(&self) -> &str;
+    /// Whether a module of that name exists (a sandball component, or a legacy module
+    /// sandball can find).
+    fn has_module(&self, name: &str) -> bool;
     /// Changes the inventory for the rest of the run; whether anything changed.
     fn change_inventory(&self, change: &Change) -> Result<bool, String>;
     /// Runs a command line over the target's connection, as the task's become user;
@@ -218,6 +226,8 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
     ("copy", &copy::Copy),
     ("shell", &shell::Shell),
     ("template", &template::Template),
+    ("package", &package::Package),
+    ("service", &service::Service),
     ("gather_facts", &gather_facts::GatherFacts),
 ];
 
@@ -325,6 +335,14 @@ pub fn truthy(v: Option<&Value>, default: bool) -> Result<bool, String> {
     }
 }
 
+/// Adds a warning to a result's `warnings`.
+pub fn push_warning(m: &mut Map<String, Value>, w: String) {
+    match m.entry("warnings").or_insert_with(|| Value::Array(vec![])) {
+        Value::Array(a) => a.push(Value::String(w)),
+        other => *other = serde_json::json!([w]),
+    }
+}
+
 /// `{"changed": false}` plus the given fields.
 pub fn ok_with(fields: Value) -> Map<String, Value> {
     let mut m = Map::new();
@@ -397,6 +415,9 @@ pub(crate) mod testing {
         }
         fn host(&self) -> &str {
             &self.host
+        }
+        fn has_module(&self, name: &str) -> bool {
+            ["systemd", "apt", "dnf", "fakesvc"].contains(&name)
         }
         fn change_inventory(&self, change: &Change) -> Result<bool, String> {
             let mut changes = self.changes.borrow_mut();

@@ -3,7 +3,7 @@
 //! internal `_ansible_*` arguments, makes sure the node holds the module, runs it with
 //! the grant policy gave, and turns what came back (JSON with junk around it, a trap, a timeout, a denial) into a task result.
 
-use super::{ActionPlugin, Context, ModuleRequest, Runs, failed};
+use super::{ActionPlugin, Context, ModuleRequest, Runs, failed, push_warning};
 use crate::assemble::Component;
 use crate::plugins::connection::{RunReply, SessionError};
 use futures::future::LocalBoxFuture;
@@ -283,13 +283,6 @@ fn human_ms(ms: u64) -> String {
         format!("{} s", ms / 1000)
     } else {
         format!("{ms} ms")
-    }
-}
-
-fn push_warning(m: &mut Map<String, Value>, w: String) {
-    match m.entry("warnings").or_insert_with(|| Value::Array(vec![])) {
-        Value::Array(a) => a.push(Value::String(w)),
-        other => *other = json!([w]),
     }
 }
 

@@ -1,0 +1,92 @@
+//! `service`: the node's service manager module (`systemd`, `sysvinit`…: the module
+//! named by `use` or the `service_mgr` fact, gathered when the play has none, when such
+//! a module exists; else the generic `service`), as Ansible's service action does; arguments `systemd` has no use for
+//! (`pattern`, `runlevel`, `sleep`, `arguments`/`args`) are dropped with a warning.
+
+use super::package::manager;
+use super::{ActionPlugin, Context, ModuleRequest, Runs, push_warning};
+use futures::future::LocalBoxFuture;
+use serde_json::{Map, Value};
+
+/// The `service` action plugin.
+pub struct Service;
+
+/// Arguments the `systemd` module does not take.
+const NOT_FOR_SYSTEMD: &[&str] = &["pattern", "runlevel", "sleep", "arguments", "args"];
+
+impl ActionPlugin for Service {
+    fn runs<'a>(&self, _action: &'a str) -> Runs<'a> {
+        Runs::Chosen
+    }
+
+    fn run<'a>(
+        &'a self,
+        ctx: &'a dyn Context,
+        _action: &'a str,
+        mut args: Map<String, Value>,
+    ) -> LocalBoxFuture<'a, Map<String, Value>> {
+        Box::pin(async move {
+            let module = match manager(ctx, &mut args, "service_mgr").await {
+                Ok(Some(m)) if ctx.has_module(&m) => m,
+                Ok(_) => "service".to_string(),
+                Err(e) => return e,
+            };
+            let mut dropped = Vec::new();
+            if module == "systemd" {
+                for key in NOT_FOR_SYSTEMD {
+                    if args.remove(*key).is_some() {
+                        dropped.push(*key);
+                    }
+                }
+            }
+            let mut result = ctx
+                .execute_module(ModuleRequest {
+                    name: &module,
+                    args,
+                    legacy: false,
+                    transfers: Vec::new(),
+                })
+                .await;
+            if !dropped.is_empty() {
+                push_warning(
+                    &mut result,
+                    format!(
+                        "Ignoring \"{}\" as it is not used in \"systemd\"",
+                        dropped.join(", ")
+                    ),
+                );
+            }
+            result
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::action::testing::FakeContext;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn the_manager_module_when_it_exists_else_service() {
+        let mut ctx = FakeContext::default();
+        ctx.vars
+            .set_data("ansible_facts", json!({"service_mgr": "systemd"}));
+        let args = json!({"name": "cron", "state": "started", "pattern": "cron"});
+        let r = Service
+            .run(&ctx, "service", args.as_object().unwrap().clone())
+            .await;
+        assert_eq!(
+            r["warnings"],
+            json!(["Ignoring \"pattern\" as it is not used in \"systemd\""])
+        );
+        let args = json!({"name": "cron", "use": "openrc"});
+        Service
+            .run(&ctx, "service", args.as_object().unwrap().clone())
+            .await;
+        let runs = ctx.modules.borrow().clone();
+        assert_eq!(runs[0].name, "systemd");
+        assert!(!runs[0].args.contains_key("pattern"));
+        assert_eq!(runs[1].name, "service");
+    }
+}

@@ -1,0 +1,71 @@
+//! `package` and `service`: the module is the node's manager, from `use` or from the
+//! `pkg_mgr`/`service_mgr` facts — compared with ansible-playbook, with stand-in
+//! manager modules in the playbook's `library/` so that nothing is installed.
+
+use sandball_e2e::Sandbox;
+use sandball_e2e::binaries::ansible_python;
+
+/// A manager module that says which module ran (`NAME`) and with which arguments.
+const FAKE: &str = "#!/usr/bin/python\n# WANT_JSON\nimport json, sys\nargs = json.load(open(sys.argv[1]))\nmine = sorted(k for k in args if not k.startswith('_ansible'))\nprint(json.dumps({'changed': False, 'ran': 'NAME', 'args': mine}))\n";
+
+/// A module that plants manager facts.
+const FACTS: &str = "#!/usr/bin/python\n# WANT_JSON\nimport json\nprint(json.dumps({'changed': False, 'ansible_facts': {'pkg_mgr': 'fakepkg', 'service_mgr': 'fakesvc'}}))\n";
+
+const PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - plant_facts:
+    - name: package by fact
+      package: {name: curl, state: present}
+      register: p
+    - name: package by use
+      package: {name: curl, use: otherpkg}
+      register: u
+    - name: service by fact
+      service: {name: cron, state: started}
+      register: s
+    - name: service with no such module
+      service: {name: cron, use: nosuchmgr, enabled: true}
+      register: n
+    - name: show
+      debug:
+        msg: "{{ p.ran }} {{ p.args }} {{ u.ran }} {{ u.args }} {{ s.ran }} {{ n.ran | default(n.msg) }}"
+"#;
+
+#[test]
+fn package_and_service_run_the_nodes_manager_as_in_ansible() {
+    let sb = Sandbox::new();
+    let python = ansible_python();
+    sb.write(
+        "inventory.ini",
+        &format!(
+            "localhost ansible_connection=local ansible_python_interpreter={}\n",
+            python.display()
+        ),
+    );
+    for m in ["fakepkg", "otherpkg", "fakesvc", "service"] {
+        sb.write(&format!("library/{m}.py"), &FAKE.replace("NAME", m));
+    }
+    sb.write("library/plant_facts.py", FACTS);
+    let pb = sb.write("play.yml", PLAY);
+    let work = sb.dir("work");
+    let out = sb
+        .play(&pb, &work, &[])
+        .env("SANDBALL_ANSIBLE_PYTHON", &python)
+        .run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has(
+        "\"msg\": \"fakepkg ['name', 'state'] otherpkg ['name'] fakesvc service\"",
+    );
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        assert_eq!(
+            theirs.task_lines("show"),
+            out.task_lines("show"),
+            "{theirs}\n{out}"
+        );
+        out.assert_same_recap_as(&theirs);
+    }
+}
