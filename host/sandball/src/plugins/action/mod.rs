@@ -19,6 +19,7 @@ pub mod assert;
 pub mod copy;
 pub mod debug;
 pub mod fail;
+pub mod fetch;
 pub mod gather_facts;
 pub mod group_by;
 pub mod include_vars;
@@ -226,6 +227,7 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
     ("copy", &copy::Copy),
     ("shell", &shell::Shell),
     ("template", &template::Template),
+    ("fetch", &fetch::Fetch),
     ("package", &package::Package),
     ("service", &service::Service),
     ("gather_facts", &gather_facts::GatherFacts),
