@@ -82,6 +82,18 @@ impl Context for TaskContext<'_> {
         self.host
     }
 
+    fn task_name(&self) -> String {
+        self.plain_name().to_string()
+    }
+
+    fn display(&self, text: &str) {
+        self.run.callback.verbose(0, None, text);
+    }
+
+    fn warning(&self, text: &str) {
+        self.run.callback.warning(text);
+    }
+
     fn has_module(&self, name: &str) -> bool {
         self.run.modules.exists(name) || self.run.legacy.get(name).is_ok()
     }
@@ -121,8 +133,8 @@ impl TaskContext<'_> {
         }
     }
 
-    /// The name the audit log gives the task.
-    fn task_name(&self) -> &str {
+    /// The task's name, else its action (the audit log's name for it).
+    fn plain_name(&self) -> &str {
         self.task.name.as_deref().unwrap_or(&self.task.action)
     }
 }
@@ -402,7 +414,7 @@ async fn module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String,
             run,
             &policy::audit_log::Entry {
                 host,
-                task: cx.task_name(),
+                task: cx.plain_name(),
                 module: &component.name,
                 sha256: &component.sha256,
                 manifest: Some(&component.manifest),
@@ -553,7 +565,7 @@ async fn legacy_module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<
             run,
             &policy::audit_log::Entry {
                 host,
-                task: cx.task_name(),
+                task: cx.plain_name(),
                 module: &module.name,
                 sha256: &sha256,
                 manifest: None,

@@ -575,15 +575,21 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     };
     // `run_once`: the first host runs the task; what it registers and the facts it
     // sets reach every host of the play, as in Ansible.
-    let once = action::find(&t.action).bypasses_host_loop()
-        || kw.nearest(Keyword::RunOnce).is_some_and(|v| {
-            run.templar
-                .template(v, &first_vars)
-                .ok()
-                .and_then(|v| crate::plugins::action::truthy(Some(&v), false).ok())
-                .unwrap_or(false)
-        });
-    let running = if once { &hosts[..1] } else { &hosts[..] };
+    let once = kw.nearest(Keyword::RunOnce).is_some_and(|v| {
+        run.templar
+            .template(v, &first_vars)
+            .ok()
+            .and_then(|v| crate::plugins::action::truthy(Some(&v), false).ok())
+            .unwrap_or(false)
+    });
+    // An action that bypasses the host loop (`add_host`, `pause`) also runs for the first
+    // host only, but what it registers stays that host's, as in Ansible.
+    let bypass = action::find(&t.action).bypasses_host_loop();
+    let running = if once || bypass {
+        &hosts[..1]
+    } else {
+        &hosts[..]
+    };
     let outcomes: Vec<(String, HostOutcome)> = futures::stream::iter(running.iter())
         .map(|h| async {
             let o = task::run_on_host(run, &scope, t, &kw, h).await;

@@ -7,8 +7,8 @@
 //! and diff modes, and the executor's services — run a module on the task's target
 //! (a sandball component, or a legacy module assembled the classic way), with
 //! controller files sent to the node first; run a command line over the connection.
-//! `debug`, `assert`, `set_fact`, `include_vars`, `add_host`, `group_by` and `fail`
-//! work on the controller only; [`raw`] uses
+//! `debug`, `assert`, `set_fact`, `include_vars`, `add_host`, `group_by`, `pause` and
+//! `fail` work on the controller only; [`raw`] uses
 //! the connection; `copy`, `template`, `shell` and `gather_facts` prepare a module
 //! run; `package` and `service` pick the node's module from its facts.
 //! Adding an action is a file here and a line in [`PLUGINS`]; the executor does not
@@ -27,6 +27,7 @@ pub mod legacy;
 pub mod no_log;
 pub mod normal;
 pub mod package;
+pub mod pause;
 pub mod raw;
 pub mod service;
 pub mod set_fact;
@@ -145,6 +146,12 @@ pub trait Context {
     ) -> LocalBoxFuture<'a, Map<String, Value>>;
     /// The host the task runs for.
     fn host(&self) -> &str;
+    /// The task's name as its banner shows it.
+    fn task_name(&self) -> String;
+    /// Shows a line to the user, as Ansible's `display.display`.
+    fn display(&self, text: &str);
+    /// Shows a warning at once (not with the result).
+    fn warning(&self, text: &str);
     /// Whether a module of that name exists (a sandball component, or a legacy module
     /// sandball can find).
     fn has_module(&self, name: &str) -> bool;
@@ -228,6 +235,7 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
     ("shell", &shell::Shell),
     ("template", &template::Template),
     ("fetch", &fetch::Fetch),
+    ("pause", &pause::Pause),
     ("package", &package::Package),
     ("service", &service::Service),
     ("gather_facts", &gather_facts::GatherFacts),
@@ -418,6 +426,11 @@ pub(crate) mod testing {
         fn host(&self) -> &str {
             &self.host
         }
+        fn task_name(&self) -> String {
+            "a task".into()
+        }
+        fn display(&self, _text: &str) {}
+        fn warning(&self, _text: &str) {}
         fn has_module(&self, name: &str) -> bool {
             ["systemd", "apt", "dnf", "fakesvc"].contains(&name)
         }
