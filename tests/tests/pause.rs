@@ -1,6 +1,6 @@
 //! `pause`: once for the play (the first host), a timed wait, a prompt that is not
-//! waited for without a terminal, what it registers kept by the first host only —
-//! compared with ansible-playbook.
+//! waited for without a terminal, what it registers kept by the first host only; and
+//! `wait_for_connection` on hosts that answer — compared with ansible-playbook.
 
 use sandball_e2e::Sandbox;
 
@@ -15,6 +15,8 @@ const PLAY: &str = r#"
       pause: {prompt: "go on?"}
     - name: show
       debug: {msg: "{{ w.stdout if w is defined else 'not registered' }}"}
+    - name: connected
+      wait_for_connection: {timeout: 20}
 "#;
 
 #[test]
@@ -33,7 +35,7 @@ fn pause_runs_once_as_in_ansible() {
         let theirs = theirs.run();
         assert_eq!(theirs.code, 0, "{theirs}");
         out.assert_same_recap_as(&theirs);
-        for task in ["wait", "ask", "show"] {
+        for task in ["wait", "ask", "show", "connected"] {
             // ansible-playbook writes warnings to stderr.
             let lines = |o: &sandball_e2e::Output| -> Vec<String> {
                 o.task_lines(task)

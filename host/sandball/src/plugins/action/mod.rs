@@ -33,6 +33,7 @@ pub mod service;
 pub mod set_fact;
 pub mod shell;
 pub mod template;
+pub mod wait_for_connection;
 
 use crate::inventory::Change;
 use crate::plugins::connection::ExecOutput;
@@ -236,6 +237,10 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
     ("template", &template::Template),
     ("fetch", &fetch::Fetch),
     ("pause", &pause::Pause),
+    (
+        "wait_for_connection",
+        &wait_for_connection::WaitForConnection,
+    ),
     ("package", &package::Package),
     ("service", &service::Service),
     ("gather_facts", &gather_facts::GatherFacts),
