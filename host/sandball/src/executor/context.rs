@@ -377,9 +377,11 @@ async fn module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String,
     };
     let mut grant = grant;
     if flags.check_mode {
-        // A dry run changes nothing, not even the parents a grant would create: a
-        // missing directory fails the task instead.
+        // A dry run changes nothing: every path is granted for reading only, and a
+        // missing directory is seen as empty (it would be made by an earlier task of a
+        // real run) rather than created.
         for fs in &mut grant.fs {
+            fs.ops = sandball_wire::capability::FsOps::READ;
             fs.create_parents = false;
         }
     }

@@ -3,11 +3,11 @@
 //! sent when the node already holds the same content), and the `copy` module then
 //! copies it from the node's copy. `content` and `remote_src` need no transfer.
 
-use super::{ActionPlugin, Context, ModuleRequest, Runs, Transfer, failed};
+use super::{ActionPlugin, Context, ModuleRequest, Runs, Transfer, failed, ok_with};
 use crate::plugins::connection::{Session, SessionError};
 use crate::template::Vars;
 use futures::future::LocalBoxFuture;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
@@ -56,22 +56,101 @@ impl ActionPlugin for Copy {
         action: &'a str,
         mut args: Map<String, Value>,
     ) -> LocalBoxFuture<'a, Map<String, Value>> {
-        let transfers = match controller_source(&args, ctx.vars()) {
-            Ok(None) => Vec::new(),
-            Ok(Some(local)) => {
-                // Once sent, the source is on the node.
-                args.insert("remote_src".into(), Value::Bool(true));
-                vec![Transfer { arg: "src", local }]
+        Box::pin(async move {
+            let transfers = match controller_source(&args, ctx.vars()) {
+                Ok(None) => Vec::new(),
+                Ok(Some(local)) => {
+                    // Once sent, the source is on the node.
+                    args.insert("remote_src".into(), Value::Bool(true));
+                    vec![Transfer { arg: "src", local }]
+                }
+                Err(e) => return failed(e),
+            };
+            let remote = transfers.is_empty() && !args.contains_key("content");
+            if !remote {
+                let mut dest = args
+                    .get("dest")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                // Into a directory: the file of the source's name.
+                if dest.ends_with('/')
+                    && let Some(name) = transfers.first().and_then(|t| t.local.file_name())
+                {
+                    dest.push_str(&name.to_string_lossy());
+                }
+                let after = match (transfers.first(), args.get("content")) {
+                    (Some(t), _) => std::fs::read(&t.local).ok(),
+                    (None, Some(Value::String(c))) => Some(c.clone().into_bytes()),
+                    _ => None,
+                };
+                let header = transfers
+                    .first()
+                    .map(|t| t.local.display().to_string())
+                    .unwrap_or_else(|| dest.to_string());
+                if let Some(r) =
+                    dry_run_into_missing_dir(ctx, &dest, after.as_deref(), &header).await
+                {
+                    return r;
+                }
             }
-            Err(e) => return Box::pin(std::future::ready(failed(e))),
-        };
-        ctx.execute_module(ModuleRequest {
-            name: action,
-            args,
-            legacy: false,
-            transfers,
+            ctx.execute_module(ModuleRequest {
+                name: action,
+                args,
+                legacy: false,
+                transfers,
+            })
+            .await
         })
     }
+}
+
+/// A dry run of a copy from the controller into a directory the node does not have
+/// yet (an earlier task of a real run would make it): `changed`, with the diff of a new
+/// file, as Ansible's copy action reports it without running the module. `None` when
+/// not in check mode or when the directory exists.
+pub async fn dry_run_into_missing_dir(
+    ctx: &dyn Context,
+    dest: &str,
+    after: Option<&[u8]>,
+    after_header: &str,
+) -> Option<Map<String, Value>> {
+    if !ctx.check_mode() || dest.is_empty() {
+        return None;
+    }
+    let dir = if dest.ends_with('/') {
+        dest.trim_end_matches('/').to_string()
+    } else {
+        Path::new(dest).parent()?.display().to_string()
+    };
+    if dir.is_empty() {
+        return None;
+    }
+    let stat = ctx
+        .execute_module(ModuleRequest {
+            name: "stat",
+            args: json!({"path": dir, "get_checksum": false})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            legacy: false,
+            transfers: Vec::new(),
+        })
+        .await;
+    if stat.get("stat").and_then(|s| s.get("exists")) != Some(&Value::Bool(false)) {
+        return None;
+    }
+    let mut result = ok_with(json!({"changed": true}));
+    if ctx.diff() {
+        let text = after
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default();
+        result.insert(
+            "diff".into(),
+            json!([{"before": "", "after": text, "after_header": after_header}]),
+        );
+    }
+    Some(result)
 }
 
 /// The controller file a `copy` task sends, `None` when it sends none (`content`,

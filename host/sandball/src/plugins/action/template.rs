@@ -58,6 +58,21 @@ impl ActionPlugin for Template {
                 Ok(r) => r,
                 Err(e) => return failed(e),
             };
+            let dest = module_args
+                .get("dest")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            if let Some(r) = super::copy::dry_run_into_missing_dir(
+                ctx,
+                &dest,
+                Some(rendered.text.as_bytes()),
+                &rendered.source,
+            )
+            .await
+            {
+                return r;
+            }
             // The rendered text goes to the node as a file of its own.
             let file = match rendered_file(&rendered.text) {
                 Ok(f) => f,
@@ -89,6 +104,8 @@ struct Rendered {
     text: String,
     /// The template's file name (a destination directory gets a file of that name).
     basename: String,
+    /// Where the template was found.
+    source: String,
 }
 
 /// Renders the task's template; returns the text and the arguments left for `copy`.
@@ -177,7 +194,15 @@ fn render(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| src.clone());
     args.retain(|k, _| !OWN_ARGS.contains(&k.as_str()));
-    Ok((Rendered { text, basename }, args))
+    let source = path.display().to_string();
+    Ok((
+        Rendered {
+            text,
+            basename,
+            source,
+        },
+        args,
+    ))
 }
 
 /// The delimiters and whitespace control the task asks for.

@@ -217,7 +217,8 @@ impl Callback for DefaultCallback {
         {
             let text = render_diff(d);
             if !text.is_empty() {
-                self.emit(&printable(text.trim_end_matches('\n')));
+                // A blank line follows the diff, as in ansible-playbook.
+                self.emit(&printable(&text));
             }
         }
         let line = match r.status {
