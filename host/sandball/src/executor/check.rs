@@ -107,7 +107,9 @@ pub(crate) fn support(name: &str) -> Support {
         "delegate_to" | "delegate_facts" | "local_action" => {
             Honoured(&["delegate_to_runs_the_module_elsewhere_as_in_ansible"])
         }
-        "async" | "poll" | "roles" => Refused(LATER),
+        "async" => Honoured(&["async_tasks_are_polled_as_in_ansible"]),
+        "poll" => Partly(polled, &["async_tasks_are_polled_as_in_ansible"]),
+        "roles" => Refused(LATER),
         _ => Refused("sandball does not know this keyword"),
     }
 }
@@ -134,6 +136,13 @@ fn known_order(v: &Value) -> Option<String> {
 }
 
 /// `module_defaults` by module name; action groups (`group/…`) are not there.
+fn polled(v: &Value) -> Option<String> {
+    (super::task::integer(v) == Some(0)).then(|| POLL_ZERO.to_string())
+}
+
+/// Why `poll: 0` is refused.
+pub(crate) const POLL_ZERO: &str = "`poll: 0` (fire-and-forget, checked later with async_status) is not supported by sandball yet: give a poll above 0 to wait for the task";
+
 fn no_action_groups(v: &Value) -> Option<String> {
     let levels = match v {
         Value::Array(items) => items.iter().collect(),
@@ -453,9 +462,11 @@ mod tests {
             prompt.contains("`vars_prompt`: `encrypt`") && prompt.contains("p.yml:3:5"),
             "{prompt}"
         );
-        let wait = refused("async", Value::from(10));
-        assert!(wait.contains("`async`"), "{wait}");
+        let wait = refused("poll", Value::from(0));
+        assert!(wait.contains("`poll: 0`"), "{wait}");
         for ok in [
+            ("async", Value::from(10)),
+            ("poll", Value::from(5)),
             ("strategy", Value::from("linear")),
             ("debugger", Value::from("never")),
             ("collections", serde_json::json!(["ansible.builtin"])),

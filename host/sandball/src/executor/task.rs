@@ -427,6 +427,9 @@ async fn attempt_in_time(
             Err(e) => return failed(e.to_string()),
         },
     };
+    if let Some(spec) = &t.async_ {
+        return attempt_async(run, t, kw, host, vars, no_log, spec).await;
+    }
     if seconds == 0 {
         return attempt(run, t, kw, host, vars, no_log).await;
     }
@@ -440,6 +443,92 @@ async fn attempt_in_time(
         }
     }
 }
+
+/// [`attempt`] as an `async` task polled every `poll` seconds (the controller waits for
+/// it, showing `ASYNC POLL` lines, as ansible-playbook does with `poll` above 0); one
+/// still running after `async` seconds fails.
+async fn attempt_async(
+    run: &Run,
+    t: &Task,
+    kw: &Chain<'_>,
+    host: &str,
+    vars: &Vars,
+    no_log: bool,
+    spec: &Value,
+) -> Map<String, Value> {
+    let seconds = |v: &Value, what: &str| -> Result<u64, String> {
+        run.templar
+            .template(v, vars)
+            .map_err(|e| e.to_string())
+            .and_then(|v| {
+                integer(&v)
+                    .and_then(|n| u64::try_from(n).ok())
+                    .ok_or_else(|| format!("{what} must be a whole number of seconds, got {v}"))
+            })
+    };
+    let limit = match seconds(spec, "async") {
+        Ok(n) => n,
+        Err(e) => return failed(e),
+    };
+    let poll = match t.poll.as_ref().map(|p| seconds(p, "poll")) {
+        None => DEFAULT_POLL,
+        Some(Ok(n)) => n,
+        Some(Err(e)) => return failed(e),
+    };
+    if poll == 0 {
+        return failed(super::check::POLL_ZERO);
+    }
+    let plugin = action::find(&t.action);
+    if !plugin.supports_async() {
+        return failed(format!(
+            "This action ({}) does not support async.",
+            crate::assemble::component::short_name(&t.action)
+        ));
+    }
+    match templated_bool(run, vars, kw.nearest(Keyword::CheckMode), run.options.check) {
+        Ok(true) => return failed("check mode and async cannot be used on same task."),
+        Ok(false) => {}
+        Err(e) => return failed(e),
+    }
+    let jid = format!(
+        "j{}.{}",
+        rand::random_range(100_000_000_000u64..1_000_000_000_000),
+        std::process::id()
+    );
+    let job = attempt(run, t, kw, host, vars, no_log);
+    tokio::pin!(job);
+    let deadline = tokio::time::sleep(std::time::Duration::from_secs(limit));
+    tokio::pin!(deadline);
+    let mut ticks = tokio::time::interval(std::time::Duration::from_secs(poll.max(1)));
+    ticks.tick().await;
+    loop {
+        tokio::select! {
+            mut r = &mut job => {
+                let ok = !r.get("failed").is_some_and(py_truth);
+                run.callback.async_done(host, &jid, ok);
+                r.insert("ansible_job_id".into(), Value::String(jid));
+                r.insert("started".into(), Value::Bool(true));
+                r.insert("finished".into(), Value::Bool(true));
+                return r;
+            }
+            _ = &mut deadline => {
+                run.callback.async_done(host, &jid, false);
+                let mut r = failed(format!(
+                    "async task did not complete within the requested time - {limit}s"
+                ));
+                r.insert(
+                    "async_result".into(),
+                    json!({"ansible_job_id": jid, "started": true, "finished": false}),
+                );
+                return r;
+            }
+            _ = ticks.tick() => run.callback.async_poll(host, &jid),
+        }
+    }
+}
+
+/// Seconds between checks of an `async` task, as Ansible's default `poll`.
+const DEFAULT_POLL: u64 = 15;
 
 /// A whole number from a keyword's templated value (`5`, `"5"`).
 pub(crate) fn integer(v: &Value) -> Option<i64> {

@@ -87,6 +87,11 @@ pub trait ActionPlugin: Sync {
         FactLayer::Facts
     }
 
+    /// Whether the action can run in the background (`async`).
+    fn supports_async(&self) -> bool {
+        false
+    }
+
     /// Whether the task runs once, for the first host (`add_host`), whatever the play's
     /// hosts, as if it had `run_once`.
     fn bypasses_host_loop(&self) -> bool {

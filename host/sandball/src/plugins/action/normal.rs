@@ -16,6 +16,10 @@ use serde_json::{Map, Value, json};
 pub struct Normal;
 
 impl ActionPlugin for Normal {
+    fn supports_async(&self) -> bool {
+        true
+    }
+
     fn runs<'a>(&self, action: &'a str) -> Runs<'a> {
         Runs::Module {
             name: action,

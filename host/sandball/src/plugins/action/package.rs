@@ -11,6 +11,10 @@ use serde_json::{Map, Value, json};
 pub struct Package;
 
 impl ActionPlugin for Package {
+    fn supports_async(&self) -> bool {
+        true
+    }
+
     fn runs<'a>(&self, _action: &'a str) -> Runs<'a> {
         Runs::Chosen
     }

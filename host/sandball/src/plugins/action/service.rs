@@ -15,6 +15,10 @@ pub struct Service;
 const NOT_FOR_SYSTEMD: &[&str] = &["pattern", "runlevel", "sleep", "arguments", "args"];
 
 impl ActionPlugin for Service {
+    fn supports_async(&self) -> bool {
+        true
+    }
+
     fn runs<'a>(&self, _action: &'a str) -> Runs<'a> {
         Runs::Chosen
     }

@@ -13,6 +13,10 @@ pub struct Shell;
 const MODULE: &str = "command";
 
 impl ActionPlugin for Shell {
+    fn supports_async(&self) -> bool {
+        true
+    }
+
     fn runs<'a>(&self, _action: &'a str) -> Runs<'a> {
         Runs::Module {
             name: MODULE,

@@ -330,6 +330,22 @@ impl Callback for DefaultCallback {
         self.emit(&self.paint(&text, "0;34"));
     }
 
+    fn async_poll(&self, host: &str, jid: &str) {
+        self.emit(&self.paint(
+            &format!("ASYNC POLL on {host}: jid={jid} started=True finished=False"),
+            "0;36",
+        ));
+    }
+
+    fn async_done(&self, host: &str, jid: &str, ok: bool) {
+        let (word, code) = if ok {
+            ("OK", "0;32")
+        } else {
+            ("FAILED", "0;31")
+        };
+        self.emit(&self.paint(&format!("ASYNC {word} on {host}: jid={jid}"), code));
+    }
+
     fn deprecation(&self, msg: &str) {
         self.emit(&self.paint(&format!("[DEPRECATION WARNING]: {msg}"), "1;35"));
     }

@@ -113,6 +113,14 @@ pub trait Callback: Send + Sync {
     fn verbose(&self, level: u8, host: Option<&str>, msg: &str) {
         let _ = (level, host, msg);
     }
+    /// An `async` task is still running on a host (checked every `poll` seconds).
+    fn async_poll(&self, host: &str, jid: &str) {
+        let _ = (host, jid);
+    }
+    /// An `async` task ended on a host, well or not.
+    fn async_done(&self, host: &str, jid: &str, ok: bool) {
+        let _ = (host, jid, ok);
+    }
     /// A deprecation notice.
     fn deprecation(&self, msg: &str);
     /// The run ended.
