@@ -102,9 +102,14 @@ impl Context for TaskContext<'_> {
         self.run.change_inventory(change).map_err(|e| e.to_string())
     }
 
+    fn allow_unsandboxed(&self, what: &str) -> Result<(), Map<String, Value>> {
+        unsandboxed(self.run, what, self.host)
+    }
+
     fn exec_command<'a>(
         &'a self,
         line: &'a str,
+        stdin: Option<&'a [u8]>,
     ) -> LocalBoxFuture<'a, Result<ExecOutput, Map<String, Value>>> {
         Box::pin(async move {
             let become_ = become_for(self.run, self.task, self.kw, self.vars)?;
@@ -115,7 +120,7 @@ impl Context for TaskContext<'_> {
                 .connection(&to.name, &to.transport)
                 .await
                 .map_err(connect_failure)?;
-            crate::plugins::r#become::exec_command(&conn, become_.as_ref(), line, None)
+            crate::plugins::r#become::exec_command(&conn, become_.as_ref(), line, stdin)
                 .await
                 .map_err(|e| failed(e.to_string()))
         })
@@ -430,6 +435,22 @@ async fn module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String,
     r
 }
 
+/// Legacy modules and scripts run outside the WebAssembly sandbox, with the connection
+/// user's rights: policy decides whether that may happen on a host (a warning once per
+/// name when it asks for one).
+fn unsandboxed(run: &Run, name: &str, host: &str) -> Result<(), Map<String, Value>> {
+    match policy::legacy_decision(&run.policy, name, host) {
+        policy::LegacyDecision::Allow => Ok(()),
+        policy::LegacyDecision::Warn(msg) => {
+            if run.legacy.first_warning(name) {
+                run.callback.warning(&msg);
+            }
+            Ok(())
+        }
+        policy::LegacyDecision::Deny(msg) => Err(failed(msg)),
+    }
+}
+
 /// The variable that asks for legacy modules instead of built-in components: a list of
 /// names, a comma-separated string, or `all`.
 const PREFER_LEGACY_VAR: &str = "sandball_legacy_modules";
@@ -503,16 +524,8 @@ async fn legacy_module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<
             crate::assemble::module_type::detect(&module.bytes).name()
         ),
     );
-    // Legacy modules run outside the WebAssembly sandbox, with the connection user's
-    // rights: policy decides here whether that may happen.
-    match policy::legacy_decision(&run.policy, &module.name, host) {
-        policy::LegacyDecision::Allow => {}
-        policy::LegacyDecision::Warn(msg) => {
-            if run.legacy.first_warning(&module.name) {
-                run.callback.warning(&msg);
-            }
-        }
-        policy::LegacyDecision::Deny(msg) => return failed(msg),
+    if let Err(refused) = unsandboxed(run, &module.name, host) {
+        return refused;
     }
     let mut args = request.args;
     // `command: {cmd: …}` is the free-form command line, as Ansible's argument parser

@@ -8,9 +8,9 @@
 //! (a sandball component, or a legacy module assembled the classic way), with
 //! controller files sent to the node first; run a command line over the connection.
 //! `debug`, `assert`, `set_fact`, `include_vars`, `add_host`, `group_by`, `pause` and
-//! `fail` work on the controller only; [`raw`] uses
-//! the connection; `copy`, `template`, `shell` and `gather_facts` prepare a module
-//! run; `package` and `service` pick the node's module from its facts.
+//! `fail` work on the controller only; [`raw`] and `script` use the connection; `copy`,
+//! `template`, `fetch`, `shell`, `gather_facts` and `wait_for_connection` prepare or
+//! repeat a module run; `package` and `service` pick the node's module from its facts.
 //! Adding an action is a file here and a line in [`PLUGINS`]; the executor does not
 //! change.
 
@@ -29,6 +29,7 @@ pub mod normal;
 pub mod package;
 pub mod pause;
 pub mod raw;
+pub mod script;
 pub mod service;
 pub mod set_fact;
 pub mod shell;
@@ -168,7 +169,12 @@ pub trait Context {
     fn exec_command<'a>(
         &'a self,
         line: &'a str,
+        stdin: Option<&'a [u8]>,
     ) -> LocalBoxFuture<'a, Result<ExecOutput, Map<String, Value>>>;
+    /// Whether policy lets the task run something outside the sandbox (a legacy module,
+    /// a `script`) on its host: `Err` is the failed result of a refusal; a warning is
+    /// shown once when policy asks for one.
+    fn allow_unsandboxed(&self, what: &str) -> Result<(), Map<String, Value>>;
 }
 
 /// Every action with a plugin of its own, by short name; the rest are [`normal::Normal`].
@@ -237,6 +243,7 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
         },
     ),
     ("raw", &raw::Raw),
+    ("script", &script::Script),
     ("copy", &copy::Copy),
     ("shell", &shell::Shell),
     ("template", &template::Template),
@@ -450,13 +457,17 @@ pub(crate) mod testing {
             changes.push(change.clone());
             Ok(new)
         }
+        fn allow_unsandboxed(&self, _what: &str) -> Result<(), Map<String, Value>> {
+            Ok(())
+        }
         fn exec_command<'a>(
             &'a self,
             line: &'a str,
+            stdin: Option<&'a [u8]>,
         ) -> LocalBoxFuture<'a, Result<ExecOutput, Map<String, Value>>> {
             Box::pin(async move {
                 Connection::Local(Local)
-                    .exec_command(line, None)
+                    .exec_command(line, stdin)
                     .await
                     .map_err(|e| failed(e.to_string()))
             })

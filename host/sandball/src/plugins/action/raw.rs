@@ -3,6 +3,7 @@
 //! home, a node being bootstrapped), as the become user when there is one.
 
 use super::{ActionPlugin, Context, Runs, check_args, failed};
+use crate::plugins::connection::ExecOutput;
 use crate::plugins::shell::quote;
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value, json};
@@ -43,10 +44,15 @@ pub async fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Va
         Some(exe) if !exe.is_empty() => format!("{} -c {}", quote(exe), quote(cmd)),
         _ => cmd.to_string(),
     };
-    let out = match ctx.exec_command(&line).await {
-        Ok(out) => out,
-        Err(result) => return result,
-    };
+    match ctx.exec_command(&line, None).await {
+        Ok(out) => command_result(&out),
+        Err(result) => result,
+    }
+}
+
+/// The result of a command line run over the connection (`raw`, `script`): `changed`,
+/// `rc`, its output as text and lines; a non-zero status fails it.
+pub fn command_result(out: &ExecOutput) -> Map<String, Value> {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let lines =
