@@ -76,8 +76,8 @@ pub(crate) fn support(name: &str) -> Support {
             "every_attack_is_contained",
         ]),
         "strategy" => Partly(
-            only_linear,
-            &["play_keywords_reach_every_task_as_in_ansible"],
+            known_strategy,
+            &["free_strategy_lets_hosts_run_ahead_as_in_ansible"],
         ),
         "debugger" => Partly(
             only_never,
@@ -114,9 +114,18 @@ pub(crate) fn support(name: &str) -> Support {
     }
 }
 
-fn only_linear(v: &Value) -> Option<String> {
-    (v.as_str() != Some("linear") && v.as_str() != Some("ansible.builtin.linear"))
-        .then(|| format!("`strategy: {v}`: only the linear strategy is supported by sandball yet"))
+fn known_strategy(v: &Value) -> Option<String> {
+    let name = v.as_str()?;
+    if name.contains("{{") {
+        return None;
+    }
+    (!matches!(
+        name.strip_prefix("ansible.builtin.").unwrap_or(name),
+        "linear" | "free" | "host_pinned"
+    ))
+    .then(|| {
+        format!("`strategy: {name}`: sandball has the linear, free and host_pinned strategies")
+    })
 }
 
 fn known_order(v: &Value) -> Option<String> {
@@ -451,7 +460,7 @@ mod tests {
             column: 5,
         };
         let refused = |k: &str, v: Value| check_keyword(k, &v, &at).unwrap_err().to_string();
-        assert!(refused("strategy", "free".into()).contains("only the linear strategy"));
+        assert!(refused("strategy", "debug".into()).contains("linear, free and host_pinned"));
         assert!(refused("debugger", "on_failed".into()).contains("no task debugger"));
         assert!(refused("collections", serde_json::json!(["my.col"])).contains("full names"));
         let prompt = refused(
@@ -468,6 +477,7 @@ mod tests {
             ("async", Value::from(10)),
             ("poll", Value::from(5)),
             ("strategy", Value::from("linear")),
+            ("strategy", Value::from("ansible.builtin.free")),
             ("debugger", Value::from("never")),
             ("collections", serde_json::json!(["ansible.builtin"])),
         ] {

@@ -96,6 +96,18 @@ struct PlayRun<'a> {
     batch: &'a [String],
     state: &'a PlayState,
     vars_files: Option<&'a VarsFiles>,
+    /// Under the `free` strategy (each host runs on its own): the task whose banner was
+    /// shown last; banners are shown with results, not when a task starts.
+    free: Option<&'a Mutex<Option<usize>>>,
+}
+
+impl PlayRun<'_> {
+    /// Shows a task's banner as it starts (under the linear strategy).
+    fn banner(&self, name: &str, handler: bool) {
+        if self.free.is_none() {
+            self.run.callback.task_start(name, handler);
+        }
+    }
 }
 
 /// A host's failure, as a block's `rescue` sees it.
@@ -239,6 +251,15 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
         run.stats.touch(h);
     }
     let vars_files = play_vars_files(run, play, &play_vars, &hosts);
+    let free = match strategy(run, play) {
+        Ok(free) => free,
+        Err(what) => {
+            return Err(ExecError::Refused {
+                what,
+                location: play.location.clone(),
+            });
+        }
+    };
     let batches = match batches(run, play, &hosts) {
         Ok(b) => b,
         Err(what) => {
@@ -259,14 +280,68 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
             all: &hosts,
             batch,
             vars_files: vars_files.as_ref(),
+            free: None,
         };
-        match run_batch(run, cx).await {
+        let ended = if free {
+            run_free(run, cx).await
+        } else {
+            run_batch(run, cx).await
+        };
+        match ended {
             Ended::Normally => {}
             Ended::Play => break,
             Ended::EveryHostFailed => return Ok(Ended::EveryHostFailed),
         }
     }
     Ok(Ended::Normally)
+}
+
+/// Whether the play runs under the `free` strategy (`host_pinned` is the same for
+/// sandball: a host keeps its place among the forks until it is done); `linear` is the
+/// default.
+fn strategy(run: &Run, play: &Play) -> Result<bool, String> {
+    let Some(value) = &play.strategy else {
+        return Ok(false);
+    };
+    let name = run
+        .templar
+        .template(value, &run.vars.extra_vars_only())
+        .map_err(|e| format!("`strategy`: {e}"))?;
+    let name = name.as_str().unwrap_or_default();
+    match name.strip_prefix("ansible.builtin.").unwrap_or(name) {
+        "linear" => Ok(false),
+        "free" | "host_pinned" => Ok(true),
+        other => Err(format!(
+            "`strategy: {other}`: sandball has the linear, free and host_pinned strategies"
+        )),
+    }
+}
+
+/// Runs a batch under the `free` strategy: every host goes through the play on its own
+/// (up to `forks` at a time), without waiting for the others at each task; results are
+/// shown under their task's banner (shown again when another task's came in between),
+/// handlers run for a host when it is done.
+async fn run_free(run: &Run, b: BatchRun<'_>) -> Ended {
+    let last = Mutex::new(None);
+    let ends: Vec<Ended> = futures::stream::iter(b.batch.iter())
+        .map(|h| {
+            let one = BatchRun {
+                batch: std::slice::from_ref(h),
+                free: Some(&last),
+                ..b
+            };
+            run_batch(run, one)
+        })
+        .buffer_unordered(run.options.forks.max(1))
+        .collect()
+        .await;
+    if ends.iter().all(|e| matches!(e, Ended::EveryHostFailed)) {
+        Ended::EveryHostFailed
+    } else if ends.iter().any(|e| matches!(e, Ended::Play)) {
+        Ended::Play
+    } else {
+        Ended::Normally
+    }
 }
 
 /// The hosts of a play, split into `serial` batches (a number, a percentage of the
@@ -336,6 +411,8 @@ struct BatchRun<'a> {
     /// The hosts of this batch.
     batch: &'a [String],
     vars_files: Option<&'a VarsFiles>,
+    /// Under the `free` strategy, the task whose banner was shown last.
+    free: Option<&'a Mutex<Option<usize>>>,
 }
 
 /// Runs a play's tasks and handlers on one batch of its hosts.
@@ -346,6 +423,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
         all,
         batch,
         vars_files,
+        free,
     } = b;
     let state = PlayState {
         active: Mutex::new(batch.to_vec()),
@@ -364,6 +442,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
         batch,
         state: &state,
         vars_files,
+        free,
     };
     let root = Chain::new(&play.keywords);
     let mut go_on = true;
@@ -549,8 +628,14 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     if let Some(action) = meta_action(t) {
         return run_meta(cx, t, &kw, &scope, &hosts, action).await;
     }
-    run.callback
-        .task_start(&task::display_name(run, &scope, t, &hosts[0], &kw), handler);
+    let banner_name = task::display_name(run, &scope, t, &hosts[0], &kw);
+    cx.banner(&banner_name, handler);
+    let free_banner = cx.free.map(|last| task::Banner {
+        last,
+        task: t as *const Task as usize,
+        name: &banner_name,
+        handler,
+    });
     // `throttle` and `any_errors_fatal` are read once for the task, with the first
     // host's variables, as Ansible reads them.
     let first_vars = task::task_vars(run, &scope, &hosts[0], &kw);
@@ -592,7 +677,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     };
     let outcomes: Vec<(String, HostOutcome)> = futures::stream::iter(running.iter())
         .map(|h| async {
-            let o = task::run_on_host(run, &scope, t, &kw, h).await;
+            let o = task::run_on_host(run, &scope, t, &kw, h, free_banner).await;
             (h.clone(), o)
         })
         .buffer_unordered(width.max(1))
@@ -739,8 +824,7 @@ async fn run_meta(
         }
         _ => {}
     }
-    run.callback
-        .task_start(&task::display_name(run, scope, t, &hosts[0], kw), false);
+    cx.banner(&task::display_name(run, scope, t, &hosts[0], kw), false);
     // Most meta actions run once for the batch, their condition read on its first host
     // (as ansible-core's linear strategy does); `end_host` and `reset_connection` are
     // per host.

@@ -119,6 +119,31 @@ fn templated_bool(
     }
 }
 
+/// Under the `free` strategy, the banner a task's results are shown under: shown before
+/// a result when another task's banner was shown last, as ansible-playbook's output
+/// has it when hosts run ahead of each other.
+#[derive(Clone, Copy)]
+pub struct Banner<'a> {
+    /// The task whose banner was shown last (shared by the play's hosts).
+    pub last: &'a std::sync::Mutex<Option<usize>>,
+    /// This task.
+    pub task: usize,
+    /// Its banner's name.
+    pub name: &'a str,
+    /// Whether it is a handler.
+    pub handler: bool,
+}
+
+/// Shows the task's banner when the free strategy's last one was another task's.
+fn show_banner(run: &Run, banner: Option<Banner<'_>>) {
+    let Some(b) = banner else { return };
+    let mut last = b.last.lock().unwrap_or_else(|e| e.into_inner());
+    if *last != Some(b.task) {
+        run.callback.task_start(b.name, b.handler);
+        *last = Some(b.task);
+    }
+}
+
 /// Runs a task on one host and reports it.
 pub async fn run_on_host(
     run: &Run,
@@ -126,13 +151,14 @@ pub async fn run_on_host(
     t: &Task,
     kw: &Chain<'_>,
     host: &str,
+    banner: Option<Banner<'_>>,
 ) -> HostOutcome {
     let vars = task_vars(run, scope, host, kw);
     // A no_log that cannot be worked out hides the result: secrets stay hidden.
     let no_log = templated_bool(run, &vars, kw.nearest(Keyword::NoLog), false).unwrap_or(true);
     let result = match &t.loop_ {
         None => run_once(run, t, kw, host, &vars, no_log).await,
-        Some(spec) => run_loop(run, t, kw, host, &vars, spec, no_log).await,
+        Some(spec) => run_loop(run, t, kw, host, &vars, spec, no_log, banner).await,
     };
     if let Some(name) = &t.register {
         run.vars
@@ -157,6 +183,7 @@ pub async fn run_on_host(
     });
     if t.loop_.is_none() {
         let shown = if no_log { censor(&result) } else { result };
+        show_banner(run, banner);
         run.callback.result(&Report {
             host,
             action: &t.action,
@@ -166,6 +193,7 @@ pub async fn run_on_host(
             ignored,
         });
     } else if ignored || status == Status::Skipped {
+        show_banner(run, banner);
         run.callback.result(&Report {
             host,
             action: &t.action,
@@ -243,6 +271,7 @@ pub(crate) fn loop_items(
         .collect())
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn run_loop(
     run: &Run,
     t: &Task,
@@ -251,6 +280,7 @@ async fn run_loop(
     vars: &Vars,
     spec: &Value,
     no_log: bool,
+    banner: Option<Banner<'_>>,
 ) -> Map<String, Value> {
     let items = match loop_items(run, t, vars, spec) {
         Ok(items) => items,
@@ -280,6 +310,7 @@ async fn run_loop(
             None => loops::label(item),
         };
         let shown = if no_log { censor(&r) } else { r.clone() };
+        show_banner(run, banner);
         run.callback.result(&Report {
             host,
             action: &t.action,
