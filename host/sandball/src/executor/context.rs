@@ -435,6 +435,53 @@ async fn module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String,
     r
 }
 
+/// Sends controller files for a legacy module to a private temporary directory (umask
+/// 77) made by the user the module runs as; the directory and each file's path there,
+/// `None` when there are none.
+async fn send_files(
+    conn: &crate::plugins::connection::Connection,
+    become_: Option<&Become>,
+    transfers: &[action::Transfer],
+) -> Result<Option<(String, Vec<String>)>, String> {
+    if transfers.is_empty() {
+        return Ok(None);
+    }
+    let exec = |line: String, data: Option<Vec<u8>>| async move {
+        crate::plugins::r#become::exec_command(conn, become_, &line, data.as_deref())
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|out| {
+                if out.rc == 0 {
+                    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+                } else {
+                    Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+                }
+            })
+    };
+    let dir = exec("umask 77 && mktemp -d".into(), None)
+        .await
+        .map_err(|e| format!("cannot make a temporary directory on the node: {e}"))?;
+    let mut paths = Vec::new();
+    for (i, t) in transfers.iter().enumerate() {
+        let data = std::fs::read(&t.local)
+            .map_err(|e| format!("Could not read {}: {e}", t.local.display()))?;
+        let name = t
+            .local
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| format!("source{i}"));
+        let path = format!("{dir}/{name}");
+        exec(
+            format!("umask 77 && cat > {}", crate::plugins::shell::quote(&path)),
+            Some(data),
+        )
+        .await
+        .map_err(|e| format!("cannot send {} to the node: {e}", t.local.display()))?;
+        paths.push(path);
+    }
+    Ok(Some((dir, paths)))
+}
+
 /// Legacy modules and scripts run outside the WebAssembly sandbox, with the connection
 /// user's rights: policy decides whether that may happen on a host (a warning once per
 /// name when it asks for one).
@@ -496,12 +543,6 @@ fn is_connection_var(n: &str) -> bool {
 async fn legacy_module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String, Value> {
     let (run, host) = (cx.run, cx.host);
     let short = crate::assemble::component::short_name(request.name);
-    if let Some(transfer) = request.transfers.first() {
-        return failed(format!(
-            "{short}: sending controller files ({}) to a legacy module is not supported; the sandball component '{short}' does it",
-            transfer.local.display()
-        ));
-    }
     let become_ = match become_for(run, cx.task, cx.kw, cx.vars) {
         Ok(b) => b,
         Err(e) => return e,
@@ -553,6 +594,16 @@ async fn legacy_module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<
         Ok(c) => c,
         Err(e) => return unreachable(e.to_string()),
     };
+    // Controller files go to a private directory of the user the module runs as.
+    let sent = match send_files(&conn, become_.as_ref(), &request.transfers).await {
+        Ok(sent) => sent,
+        Err(e) => return failed(e),
+    };
+    if let Some((_, paths)) = &sent {
+        for (transfer, path) in request.transfers.iter().zip(paths) {
+            args.insert(transfer.arg.into(), Value::String(path.clone()));
+        }
+    }
     // Interpreters and temporary directories are the settings of the host the module
     // runs on: a delegated host's own.
     let conn_vars = if to.name == host {
@@ -574,6 +625,15 @@ async fn legacy_module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<
         become_: become_.as_ref(),
     };
     let result = legacy::run(&run.legacy, &conn, &legacy_run).await;
+    if let Some((dir, _)) = sent {
+        let line = format!("rm -rf {}", crate::plugins::shell::quote(&dir));
+        if let Err(e) =
+            crate::plugins::r#become::exec_command(&conn, become_.as_ref(), &line, None).await
+        {
+            run.callback
+                .warning(&format!("cannot remove {dir} on {host}: {e}"));
+        }
+    }
     if run.audit_log.is_some() {
         let sha256 = hex::encode(Sha256::digest(module.bytes.as_slice()));
         audit(

@@ -9,8 +9,8 @@
 //! controller files sent to the node first; run a command line over the connection.
 //! `debug`, `assert`, `set_fact`, `include_vars`, `add_host`, `group_by`, `pause` and
 //! `fail` work on the controller only; [`raw`] and `script` use the connection; `copy`,
-//! `template`, `fetch`, `shell`, `gather_facts` and `wait_for_connection` prepare or
-//! repeat a module run; `package` and `service` pick the node's module from its facts.
+//! `template`, `fetch`, `unarchive`, `shell`, `gather_facts` and `wait_for_connection`
+//! prepare or repeat a module run; `package` and `service` pick the node's module from its facts.
 //! Adding an action is a file here and a line in [`PLUGINS`]; the executor does not
 //! change.
 
@@ -34,6 +34,7 @@ pub mod service;
 pub mod set_fact;
 pub mod shell;
 pub mod template;
+pub mod unarchive;
 pub mod wait_for_connection;
 
 use crate::inventory::Change;
@@ -248,6 +249,7 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
     ("shell", &shell::Shell),
     ("template", &template::Template),
     ("fetch", &fetch::Fetch),
+    ("unarchive", &unarchive::Unarchive),
     ("pause", &pause::Pause),
     (
         "wait_for_connection",
