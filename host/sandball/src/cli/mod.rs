@@ -57,7 +57,8 @@ pub struct CommonArgs {
         short = 'f',
         long = "forks",
         default_value_t = 50,
-        value_name = "FORKS"
+        value_name = "FORKS",
+        value_parser = forks
     )]
     pub forks: usize,
     /// More output (-vvv shows module invocations, -vvvv debug logs).
@@ -105,7 +106,8 @@ pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() { 5 } else { 0 };
+            // Usage errors exit 2, as ansible's argument parser exits.
+            let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
             return code;
         }
@@ -160,6 +162,14 @@ pub struct CliError {
     pub code: i32,
     /// What to print after `ERROR!`.
     pub message: String,
+}
+
+/// `-f`: a number of hosts, at least one (as ansible's usage error says).
+fn forks(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err("The number of processes (--forks) must be >= 1".into()),
+    }
 }
 
 impl CliError {
@@ -245,6 +255,7 @@ pub(crate) fn build_run(
         remote_user: common.user.clone(),
         private_key: common.private_key.clone(),
         force_handlers: false,
+        start_at_task: None,
         forks: common.forks,
         check: common.check,
         diff: common.diff,

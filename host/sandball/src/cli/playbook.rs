@@ -24,6 +24,18 @@ pub struct PlaybookArgs {
     /// Run handlers even for hosts that failed (the plays' default `force_handlers`).
     #[arg(long = "force-handlers")]
     pub force_handlers: bool,
+    /// List the hosts each play would run on, and exit.
+    #[arg(long = "list-hosts")]
+    pub list_hosts: bool,
+    /// List the tasks each play would run (after -t/--skip-tags), and exit.
+    #[arg(long = "list-tasks")]
+    pub list_tasks: bool,
+    /// List the tags of each play and its tasks, and exit.
+    #[arg(long = "list-tags")]
+    pub list_tags: bool,
+    /// Start at the first task of this name (or glob); the tasks before it are skipped.
+    #[arg(long = "start-at-task", value_name = "START_AT_TASK")]
+    pub start_at_task: Option<String>,
     /// Check the playbooks' syntax and exit.
     #[arg(long = "syntax-check")]
     pub syntax_check: bool,
@@ -84,6 +96,41 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
         .and_then(|p| p.parent().map(|d| d.to_path_buf()));
     let mut run = build_run(&args.common, callback, dir, args.tags, args.skip_tags)?;
     run.options.force_handlers = args.force_handlers;
+    let listing = crate::executor::listing::Listing {
+        hosts: args.list_hosts,
+        tasks: args.list_tasks,
+        tags: args.list_tags,
+    };
+    if listing.hosts || listing.tasks || listing.tags {
+        for book in &books {
+            print!(
+                "{}",
+                crate::executor::listing::render(&run, book, listing).map_err(CliError::parse)?
+            );
+        }
+        return Ok(0);
+    }
+    if let Some(limit) = &run.options.limit {
+        // A limit that leaves no host of the inventory is an error, as in
+        // ansible-playbook (a play whose pattern matches nothing is only skipped).
+        let inventory = run.inventory();
+        let all = inventory.host_names();
+        let limited = inventory
+            .apply_limit(&all, limit)
+            .map_err(CliError::options)?;
+        if limited.hosts.is_empty() {
+            for w in &limited.warnings {
+                run.callback.warning(w);
+            }
+            return Err(CliError::other(
+                "Specified inventory, host pattern and/or --limit leaves us with no hosts to target.",
+            ));
+        }
+    }
+    run.options.start_at_task = args
+        .start_at_task
+        .as_deref()
+        .map(crate::executor::StartAt::new);
     if let Some(path) = &args.audit_log {
         let log = crate::policy::audit_log::AuditLog::open(path).map_err(|e| {
             CliError::options(format!("cannot open the audit log {}: {e}", path.display()))
@@ -93,6 +140,14 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
     let mut code = 0;
     for book in &books {
         code = run.playbook(book).await.map_err(CliError::parse)?;
+    }
+    if let Some(start) = &run.options.start_at_task
+        && !start.was_reached()
+    {
+        eprintln!(
+            "[ERROR]: No matching task \"{}\" found. Note: --start-at-task can only follow static includes.",
+            start.pattern
+        );
     }
     Ok(code)
 }

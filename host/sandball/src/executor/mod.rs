@@ -8,6 +8,7 @@
 
 pub mod check;
 mod context;
+pub mod listing;
 pub mod loops;
 pub mod plan;
 pub mod play;
@@ -52,6 +53,48 @@ pub struct RunOptions {
     pub private_key: Option<String>,
     /// `--force-handlers`: the default of the plays' `force_handlers`.
     pub force_handlers: bool,
+    /// `--start-at-task`: tasks before the first one of that name (or glob) are skipped.
+    pub start_at_task: Option<StartAt>,
+}
+
+/// `--start-at-task`: the task name (or glob) to start at, and whether a task of the
+/// playbook has matched it.
+#[derive(Clone, Debug)]
+pub struct StartAt {
+    /// The name or glob.
+    pub pattern: String,
+    /// Whether it matched.
+    pub reached: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    glob: Option<regex::Regex>,
+}
+
+impl StartAt {
+    /// Starts at tasks named `pattern` (a glob as `fnmatch` reads it).
+    pub fn new(pattern: &str) -> StartAt {
+        StartAt {
+            pattern: pattern.to_string(),
+            reached: Default::default(),
+            glob: regex::Regex::new(&crate::inventory::fnmatch::translate(pattern)).ok(),
+        }
+    }
+
+    /// Whether a task whose name is `name` runs: once one has matched, every one does.
+    pub fn runs(&self, name: &str) -> bool {
+        use std::sync::atomic::Ordering;
+        if self.reached.load(Ordering::SeqCst) {
+            return true;
+        }
+        let hit = name == self.pattern || self.glob.as_ref().is_some_and(|g| g.is_match(name));
+        if hit {
+            self.reached.store(true, Ordering::SeqCst);
+        }
+        hit
+    }
+
+    /// Whether some task matched.
+    pub fn was_reached(&self) -> bool {
+        self.reached.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 impl Default for RunOptions {
@@ -70,6 +113,7 @@ impl Default for RunOptions {
             remote_user: None,
             private_key: None,
             force_handlers: false,
+            start_at_task: None,
         }
     }
 }

@@ -219,24 +219,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
     let mut play_vars = play.keywords.vars.clone();
     play_vars.extend(super::vars_prompt::values(run, play)?);
     run.callback.play_start(&name);
-    let pattern = hosts_pattern(run, play)?;
-    let inventory = run.inventory();
-    let selected = inventory
-        .select(&pattern)
-        .map_err(|e| ExecError::Pattern(e.to_string()))?;
-    for w in &selected.warnings {
-        run.callback.warning(w);
-    }
-    let mut hosts = selected.hosts;
-    if let Some(limit) = &run.options.limit {
-        let limited = inventory
-            .apply_limit(&hosts, limit)
-            .map_err(|e| ExecError::Pattern(e.to_string()))?;
-        for w in &limited.warnings {
-            run.callback.warning(w);
-        }
-        hosts = limited.hosts;
-    }
+    let mut hosts = play_hosts(run, play)?;
     {
         // Hosts an earlier play gave up on take no part, as in Ansible.
         let errors = lock(&run.host_errors);
@@ -294,6 +277,29 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
         }
     }
     Ok(Ended::Normally)
+}
+
+/// The hosts a play's pattern selects, within `--limit` (warnings shown).
+pub(crate) fn play_hosts(run: &Run, play: &Play) -> Result<Vec<String>, ExecError> {
+    let pattern = hosts_pattern(run, play)?;
+    let inventory = run.inventory();
+    let selected = inventory
+        .select(&pattern)
+        .map_err(|e| ExecError::Pattern(e.to_string()))?;
+    for w in &selected.warnings {
+        run.callback.warning(w);
+    }
+    let mut hosts = selected.hosts;
+    if let Some(limit) = &run.options.limit {
+        let limited = inventory
+            .apply_limit(&hosts, limit)
+            .map_err(|e| ExecError::Pattern(e.to_string()))?;
+        for w in &limited.warnings {
+            run.callback.warning(w);
+        }
+        hosts = limited.hosts;
+    }
+    Ok(hosts)
 }
 
 /// Whether the play runs under the `free` strategy (`host_pinned` is the same for
@@ -502,6 +508,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
 async fn run_items(cx: PlayRun<'_>, items: &[TaskItem], inherited: &Chain<'_>) -> bool {
     for item in items {
         let go_on = match item {
+            TaskItem::Task(t) if !starts(cx.run, t) => true,
             TaskItem::Task(t) => run_task(cx, t, inherited, false).await,
             TaskItem::Block(b) => Box::pin(run_block(cx, b, inherited)).await,
         };
@@ -510,6 +517,14 @@ async fn run_items(cx: PlayRun<'_>, items: &[TaskItem], inherited: &Chain<'_>) -
         }
     }
     true
+}
+
+/// Whether a task runs under `--start-at-task` (every task without it).
+fn starts(run: &Run, t: &Task) -> bool {
+    run.options
+        .start_at_task
+        .as_ref()
+        .is_none_or(|s| s.runs(t.name.as_deref().unwrap_or(&t.action)))
 }
 
 /// Runs a block as Ansible's linear strategy does: its tasks on the hosts that enter
@@ -522,6 +537,16 @@ async fn run_block(cx: PlayRun<'_>, b: &crate::playbook::Block, inherited: &Chai
     let inner = inherited.with(&b.keywords);
     let entering = lock(&state.active).clone();
     run_items(cx, &b.block, &inner).await;
+    if run
+        .options
+        .start_at_task
+        .as_ref()
+        .is_some_and(|s| !s.was_reached())
+    {
+        // Still looking for `--start-at-task`: `rescue` and `always` are skipped with
+        // the block (the task is never one of theirs, as in Ansible).
+        return !lock(&state.active).is_empty();
+    }
     if !b.rescue.is_empty() {
         let failed: Vec<String> = {
             let mut failures = lock(&state.failed);
