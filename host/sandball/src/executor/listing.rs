@@ -91,10 +91,8 @@ fn collect(
     }
 }
 
-fn joined<S: AsRef<str>>(tags: &BTreeSet<S>) -> String
-where
-    S: Ord,
-{
+/// Tags as ansible-playbook lists them: `a, b`.
+fn joined<S: AsRef<str> + Ord>(tags: &BTreeSet<S>) -> String {
     tags.iter()
         .map(AsRef::as_ref)
         .collect::<Vec<_>>()
