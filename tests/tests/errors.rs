@@ -84,7 +84,7 @@ fn ansible_core_action_plugins_are_named_before_anything_runs() {
     sb.inventory(&["localhost"]);
     let pb = sb.write(
         "play.yml",
-        "- hosts: all\n  gather_facts: false\n  tasks:\n    - ping:\n    - fetch:\n        src: /etc/hostname\n        dest: /tmp/b\n",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - ping:\n    - reboot:\n        reboot_timeout: 5\n",
     );
     let out = sb
         .play(&pb, &sb.dir("work"), &[])
@@ -93,7 +93,7 @@ fn ansible_core_action_plugins_are_named_before_anything_runs() {
             sandball_e2e::binaries::ansible_python(),
         )
         .run();
-    assert_parse_error(&out, "the `fetch` action", &[5]);
+    assert_parse_error(&out, "the `reboot` action", &[5]);
     out.assert_stderr_has("holds only documentation");
 }
 

@@ -26,8 +26,6 @@ pub(crate) enum Support {
     Refused(&'static str),
 }
 
-const LATER: &str = "not supported by sandball yet";
-
 /// What the executor does with keyword `name` (any keyword the loader accepts; a
 /// `with_<lookup>` loop is asked as `with_<lookup>`).
 pub(crate) fn support(name: &str) -> Support {
@@ -109,7 +107,7 @@ pub(crate) fn support(name: &str) -> Support {
         }
         "async" => Honoured(&["async_tasks_are_polled_as_in_ansible"]),
         "poll" => Partly(polled, &["async_tasks_are_polled_as_in_ansible"]),
-        "roles" => Refused(LATER),
+        "roles" => Honoured(&["roles_run_as_in_ansible"]),
         _ => Refused("sandball does not know this keyword"),
     }
 }

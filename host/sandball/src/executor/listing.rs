@@ -77,7 +77,13 @@ fn collect(
             TaskItem::Task(t) => {
                 let kw = inherited.with(&t.keywords);
                 if task::selected_by_tags(&run.options, &kw) {
-                    let name = t.name.clone().unwrap_or_else(|| t.action.clone());
+                    // A named task of a role is `role : name`; an unnamed one is its
+                    // action, as ansible-playbook lists them.
+                    let name = match (kw.role(), &t.name) {
+                        (Some(role), Some(own)) => format!("{} : {own}", role.name),
+                        (_, Some(own)) => own.clone(),
+                        (_, None) => t.action.clone(),
+                    };
                     out.push((name, kw.tags().map(str::to_string).collect()));
                 }
             }

@@ -86,6 +86,8 @@ pub fn playbook(run: &Run, plays: &[Play]) -> Vec<Planned> {
             vars_files: vars_files.as_ref(),
             hosts_all: &hosts,
             hosts_active: &hosts,
+            roles: &play.loaded_roles,
+            role_names: &play.role_names,
         };
         let root = Chain::new(&play.keywords);
         if let Some(gather) = super::play::gathering_task(play) {

@@ -81,6 +81,8 @@ struct PlayState {
     play_ended: Mutex<bool>,
     /// `max_fail_percentage` was passed: the play, and the playbook, stop.
     broken: Mutex<bool>,
+    /// The roles (by key: directory and parameters) that ran on each host.
+    roles_ran: Mutex<HashMap<String, HashSet<String>>>,
 }
 
 /// What every task of a running play shares.
@@ -197,10 +199,14 @@ pub(crate) fn play_vars_files(
         vars_files: None,
         hosts_all: hosts,
         hosts_active: hosts,
+        roles: &play.loaded_roles,
+        role_names: &play.role_names,
     };
     let mut warned = HashSet::new();
     for host in hosts {
-        let below = run.vars.task_vars(&run.inventory(), host, &scope, &[]);
+        let below = run
+            .vars
+            .task_vars(&run.inventory(), host, &scope, &[], None);
         let (_, errors) = files.layer(&run.templar, host, &below);
         for e in errors {
             if warned.insert(e.clone()) {
@@ -439,6 +445,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
         ended: Mutex::new(false),
         play_ended: Mutex::new(false),
         broken: Mutex::new(false),
+        roles_ran: Mutex::new(HashMap::new()),
     };
     let cx = PlayRun {
         run,
@@ -535,6 +542,11 @@ fn starts(run: &Run, t: &Task) -> bool {
 async fn run_block(cx: PlayRun<'_>, b: &crate::playbook::Block, inherited: &Chain<'_>) -> bool {
     let PlayRun { run, state, .. } = cx;
     let inner = inherited.with(&b.keywords);
+    if let Some(role) = &b.keywords.role
+        && !role.allow_duplicates
+    {
+        return run_role_once(cx, b, &inner, role).await;
+    }
     let entering = lock(&state.active).clone();
     run_items(cx, &b.block, &inner).await;
     if run
@@ -582,6 +594,57 @@ async fn run_block(cx: PlayRun<'_>, b: &crate::playbook::Block, inherited: &Chai
     !lock(&state.active).is_empty()
 }
 
+/// Runs a role's tasks on the hosts it has not run on yet with the same parameters (the
+/// others wait), as Ansible runs a role once per host; a role whose tasks the tags
+/// leave out has not run.
+async fn run_role_once(
+    cx: PlayRun<'_>,
+    b: &crate::playbook::Block,
+    inner: &Chain<'_>,
+    role: &crate::playbook::roles::Role,
+) -> bool {
+    let state = cx.state;
+    let entering = lock(&state.active).clone();
+    let ran = lock(&state.roles_ran)
+        .get(&role.key)
+        .cloned()
+        .unwrap_or_default();
+    let fresh: Vec<String> = entering
+        .iter()
+        .filter(|h| !ran.contains(*h))
+        .cloned()
+        .collect();
+    if fresh.is_empty() {
+        return true;
+    }
+    if any_selected(cx.run, &b.block, inner) {
+        lock(&state.roles_ran)
+            .entry(role.key.clone())
+            .or_default()
+            .extend(fresh.iter().cloned());
+    }
+    let waiting = std::mem::replace(&mut *lock(&state.active), fresh);
+    run_items(cx, &b.block, inner).await;
+    let survivors = std::mem::take(&mut *lock(&state.active));
+    *lock(&state.active) = in_order(&entering, |h| {
+        (waiting.contains(h) && ran.contains(h)) || survivors.contains(h)
+    });
+    !lock(&state.active).is_empty()
+}
+
+/// Whether `-t`/`--skip-tags` select any task of a list.
+fn any_selected(run: &Run, items: &[TaskItem], inherited: &Chain<'_>) -> bool {
+    items.iter().any(|item| match item {
+        TaskItem::Task(t) => task::selected_by_tags(&run.options, &inherited.with(&t.keywords)),
+        TaskItem::Block(b) => {
+            let inner = inherited.with(&b.keywords);
+            [&b.block, &b.rescue, &b.always]
+                .iter()
+                .any(|part| any_selected(run, part, &inner))
+        }
+    })
+}
+
 /// The hosts of `order` that `keep` accepts, in that order.
 fn in_order(order: &[String], keep: impl Fn(&String) -> bool) -> Vec<String> {
     order.iter().filter(|h| keep(h)).cloned().collect()
@@ -627,7 +690,8 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         ..
     } = cx;
     let kw = inherited.with(&t.keywords);
-    if !task::selected_by_tags(&run.options, &kw) {
+    // Tags choose tasks; a notified handler runs whatever its tags, as in Ansible.
+    if !handler && !task::selected_by_tags(&run.options, &kw) {
         return true;
     }
     let active = lock(&state.active).clone();
@@ -635,7 +699,11 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         let notified = lock(&state.notified);
         active
             .into_iter()
-            .filter(|h| notified.get(h).is_some_and(|s| task::handler_matches(t, s)))
+            .filter(|h| {
+                notified.get(h).is_some_and(|s| {
+                    task::handler_matches(t, kw.role().map(|r| r.name.as_str()), s)
+                })
+            })
             .collect()
     } else {
         active
@@ -649,6 +717,8 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         vars_files: cx.vars_files,
         hosts_all: all,
         hosts_active: &hosts,
+        roles: &play.loaded_roles,
+        role_names: &play.role_names,
     };
     if let Some(action) = meta_action(t) {
         return run_meta(cx, t, &kw, &scope, &hosts, action).await;
@@ -803,15 +873,44 @@ async fn flush_handlers(cx: PlayRun<'_>, force: bool) {
         Vec::new()
     };
     let root = Chain::new(&play.keywords);
-    for item in &play.handlers {
-        if let TaskItem::Task(h) = item
-            && !run_task(cx, h, &root, true).await
-        {
+    Box::pin(run_handlers(cx, &play.handlers, &root)).await;
+    lock(&state.active).retain(|h| !forced.contains(h));
+    lock(&state.notified).clear();
+}
+
+/// The handlers of a list with their keywords, those of roles' blocks included, in
+/// order.
+fn handler_list<'a>(
+    items: &'a [TaskItem],
+    inherited: &Chain<'a>,
+    out: &mut Vec<(&'a Task, Chain<'a>)>,
+) {
+    for item in items {
+        match item {
+            TaskItem::Task(h) => out.push((h, inherited.clone())),
+            TaskItem::Block(b) => handler_list(&b.block, &inherited.with(&b.keywords), out),
+        }
+    }
+}
+
+/// Runs the notified handlers; of several handlers with the same name only the last one
+/// is notified by it, as in Ansible (the same role twice in a play defines its handlers
+/// twice).
+async fn run_handlers(cx: PlayRun<'_>, items: &[TaskItem], root: &Chain<'_>) {
+    let mut handlers = Vec::new();
+    handler_list(items, root, &mut handlers);
+    for (i, (h, chain)) in handlers.iter().enumerate() {
+        let shadowed = h.name.is_some()
+            && handlers[i + 1..]
+                .iter()
+                .any(|(later, _)| later.name == h.name);
+        if shadowed {
+            continue;
+        }
+        if !run_task(cx, h, chain, true).await {
             break;
         }
     }
-    lock(&state.active).retain(|h| !forced.contains(h));
-    lock(&state.notified).clear();
 }
 
 /// Whether every `when` of a task holds for `host`.

@@ -53,13 +53,17 @@ pub fn selected_by_tags(opts: &RunOptions, kw: &Chain<'_>) -> bool {
         })
 }
 
-/// Whether a handler was notified by name or by one of its `listen` topics.
-pub fn handler_matches(h: &Task, notified: &HashSet<String>) -> bool {
-    h.name.as_ref().is_some_and(|n| notified.contains(n))
-        || h.listen.iter().any(|l| notified.contains(l))
+/// Whether a handler (of `role`, if any) was notified by name, by `role : name`, or by
+/// one of its `listen` topics.
+pub fn handler_matches(h: &Task, role: Option<&str>, notified: &HashSet<String>) -> bool {
+    let named = |n: &String| {
+        notified.contains(n) || role.is_some_and(|r| notified.contains(&format!("{r} : {n}")))
+    };
+    h.name.as_ref().is_some_and(named) || h.listen.iter().any(named)
 }
 
-/// The task's banner name: its templated `name`, else its action.
+/// The task's banner name: its templated `name`, else its action; a role's task is
+/// `role : name`.
 pub fn display_name(
     run: &Run,
     scope: &PlayScope<'_>,
@@ -67,17 +71,21 @@ pub fn display_name(
     host: &str,
     kw: &Chain<'_>,
 ) -> String {
-    let Some(name) = &t.name else {
-        return t.action.clone();
+    let name = match &t.name {
+        None => t.action.clone(),
+        Some(name) if !name.contains("{{") => name.clone(),
+        Some(name) => {
+            let vars = task_vars(run, scope, host, kw);
+            match run.templar.template(&Value::String(name.clone()), &vars) {
+                Ok(Value::String(s)) => s,
+                Ok(other) => other.to_string(),
+                Err(_) => name.clone(),
+            }
+        }
     };
-    if !name.contains("{{") {
-        return name.clone();
-    }
-    let vars = task_vars(run, scope, host, kw);
-    match run.templar.template(&Value::String(name.clone()), &vars) {
-        Ok(Value::String(s)) => s,
-        Ok(other) => other.to_string(),
-        Err(_) => name.clone(),
+    match kw.role() {
+        Some(role) => format!("{} : {name}", role.name),
+        None => name,
     }
 }
 
@@ -90,7 +98,7 @@ pub(crate) fn task_vars(run: &Run, scope: &PlayScope<'_>, host: &str, kw: &Chain
         let below = if files.complete(host) {
             Vars::new()
         } else {
-            run.vars.task_vars(&inventory, host, scope, &[])
+            run.vars.task_vars(&inventory, host, scope, &[], None)
         };
         let (layer, errors) = files.layer(&run.templar, host, &below);
         for e in errors {
@@ -98,10 +106,16 @@ pub(crate) fn task_vars(run: &Run, scope: &PlayScope<'_>, host: &str, kw: &Chain
         }
         layer
     });
-    if let Some(layer) = &files_layer {
-        layers.insert(0, layer);
-    }
-    run.vars.task_vars(&inventory, host, scope, &layers)
+    // Role vars (every role's of the play, then the task's own role's) sit above
+    // `vars_files`, below block and task vars.
+    let role = kw.role();
+    let role_vars = scope
+        .roles
+        .iter()
+        .map(|r| &r.vars)
+        .chain(role.map(|r| &r.vars));
+    layers.splice(0..0, files_layer.iter().chain(role_vars));
+    run.vars.task_vars(&inventory, host, scope, &layers, role)
 }
 
 fn templated_bool(

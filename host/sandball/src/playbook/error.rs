@@ -40,6 +40,16 @@ pub enum PlaybookError {
 }
 
 impl PlaybookError {
+    /// An error about something written at `location` (no excerpt: the text is not at
+    /// hand).
+    pub(crate) fn at(location: &Location, message: impl Into<String>) -> PlaybookError {
+        PlaybookError::Invalid {
+            message: message.into(),
+            location: location.clone(),
+            excerpt: String::new(),
+        }
+    }
+
     /// Where in the playbook the error is, when it is about the playbook's content.
     pub fn location(&self) -> Option<&Location> {
         match self {

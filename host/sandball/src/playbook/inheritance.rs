@@ -156,9 +156,20 @@ pub struct Keywords {
     pub tags: Vec<String>,
     /// `when` (blocks, tasks and role entries): conditionals, all of which must hold.
     pub when: Vec<Value>,
+    /// The role whose tasks (or handlers) this level holds, for the block a role
+    /// becomes.
+    pub role: Option<std::sync::Arc<crate::playbook::roles::Role>>,
 }
 
 impl Keywords {
+    /// The level that marks a role's tasks or handlers: no keyword, the role.
+    pub(crate) fn of_role(role: std::sync::Arc<crate::playbook::roles::Role>) -> Keywords {
+        Keywords {
+            role: Some(role),
+            ..Keywords::default()
+        }
+    }
+
     /// Reads the shared keywords of an object whose keywords were already checked
     /// against what its kind accepts.
     pub(crate) fn parse(fields: &Fields<'_>) -> Result<Keywords, PlaybookError> {
@@ -286,6 +297,11 @@ impl<'a> Chain<'a> {
     /// precedence layer of their own).
     pub fn vars(&self) -> Vec<&'a Map<String, Value>> {
         self.levels.iter().skip(1).map(|l| &l.vars).collect()
+    }
+
+    /// The role the task belongs to: the innermost level's.
+    pub fn role(&self) -> Option<&'a crate::playbook::roles::Role> {
+        self.levels.iter().rev().find_map(|l| l.role.as_deref())
     }
 
     /// The handlers the task notifies: the nearest level's `notify`.

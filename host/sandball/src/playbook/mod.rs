@@ -3,9 +3,9 @@
 //! each keyword checked and typed, every object carrying the `file:line:column` where
 //! it starts. No templating happens here: values stay raw JSON for the executor.
 //!
-//! Not resolved here (later work): `import_playbook` (reported as not supported yet),
-//! `include_*`/`import_*` tasks (kept as actions), `roles:` (kept as [`RoleRef`]s), and
-//! `!vault` values (an error).
+//! `roles:` are loaded here ([`roles`]): they become blocks of the play. Not resolved
+//! here (later work): `import_playbook` (reported as not supported yet),
+//! `include_*`/`import_*` tasks (kept as actions), and `!vault` values (an error).
 
 mod attribute;
 mod block;
@@ -17,6 +17,7 @@ mod loop_control;
 mod mod_args;
 mod play;
 mod role;
+pub mod roles;
 pub mod search_path;
 pub(crate) mod source;
 mod splitter;
@@ -69,6 +70,8 @@ pub fn load(path: &Path) -> Result<Playbook, PlaybookError> {
 pub fn load_str(text: &str, path: &Path) -> Result<Playbook, PlaybookError> {
     let source = SourceFile::new(path, text);
     let yaml::Document { root, warnings } = yaml::load(&source)?;
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let base = absolute.parent().unwrap_or(Path::new("."));
     let start = source::Mark { line: 1, column: 1 };
     let Some(root) = root.filter(|root| !root.is_null()) else {
         return Err(source.error(start, "empty playbook, nothing to do"));
@@ -104,7 +107,9 @@ pub fn load_str(text: &str, path: &Path) -> Result<Playbook, PlaybookError> {
             if let Some((key, _)) = import {
                 return Err(source.error(key.mark, "import_playbook is not supported yet"));
             }
-            Play::parse(&source, entry)
+            let mut play = Play::parse(&source, entry)?;
+            roles::expand(&mut play, base)?;
+            Ok(play)
         })
         .collect::<Result<Vec<Play>, PlaybookError>>()?;
     Ok(Playbook {

@@ -42,8 +42,12 @@ pub struct Play {
     pub max_fail_percentage: Option<Value>,
     /// `force_handlers`.
     pub force_handlers: Option<Value>,
-    /// `roles`.
+    /// `roles` (emptied once the roles are loaded into the play's tasks and handlers).
     pub roles: Vec<RoleRef>,
+    /// The names of the play's roles, in order (`ansible_play_role_names`).
+    pub role_names: Vec<String>,
+    /// The play's roles (dependencies first), whose defaults and vars every task sees.
+    pub loaded_roles: Vec<std::sync::Arc<crate::playbook::roles::Role>>,
     /// `pre_tasks`.
     pub pre_tasks: Vec<TaskItem>,
     /// `tasks`.
@@ -81,6 +85,8 @@ impl Play {
             force_handlers: fields.value("force_handlers"),
             keywords: Keywords::parse(&fields)?,
             roles: role::roles(&fields)?,
+            role_names: Vec::new(),
+            loaded_roles: Vec::new(),
             pre_tasks: tasks("pre_tasks", false)?,
             tasks: tasks("tasks", false)?,
             post_tasks: tasks("post_tasks", false)?,

@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use crate::playbook::attribute::Fields;
 use crate::playbook::error::PlaybookError;
+use crate::playbook::inheritance::Keywords;
 use crate::playbook::keywords::is_role_keyword;
 use crate::playbook::location::Location;
 use crate::playbook::source::SourceFile;
@@ -16,8 +17,8 @@ pub struct RoleRef {
     /// The role's name (or path), from `role:`, `name:`, or the entry itself when it is a
     /// string.
     pub name: String,
-    /// The entry's keywords (`when`, `tags`, `vars`, `become`…), raw.
-    pub keywords: Map<String, Value>,
+    /// The entry's keywords (`when`, `tags`, `vars`, `become`…).
+    pub keywords: Keywords,
     /// The entry's other keys: parameters for the role, raw.
     pub params: Map<String, Value>,
     /// Where the entry starts.
@@ -38,11 +39,11 @@ pub(crate) fn roles(play: &Fields<'_>) -> Result<Vec<RoleRef>, PlaybookError> {
     items.iter().map(|item| role(play.source(), item)).collect()
 }
 
-fn role(source: &SourceFile, node: &Node) -> Result<RoleRef, PlaybookError> {
+pub(crate) fn role(source: &SourceFile, node: &Node) -> Result<RoleRef, PlaybookError> {
     if let Some(name) = node.scalar_text() {
         return Ok(RoleRef {
             name,
-            keywords: Map::new(),
+            keywords: Keywords::default(),
             params: Map::new(),
             location: source.location(node.mark),
         });
@@ -61,19 +62,14 @@ fn role(source: &SourceFile, node: &Node) -> Result<RoleRef, PlaybookError> {
     let Some(name) = fields.string(name_key)? else {
         return Err(fields.error("a role entry must name its role with 'role:' (or 'name:')"));
     };
-    let mut keywords = Map::new();
+    let keywords = Keywords::parse(&fields)?;
     let mut params = Map::new();
     for entry in fields
         .entries()
         .iter()
-        .filter(|entry| entry.name != name_key)
+        .filter(|entry| entry.name != name_key && !is_role_keyword(entry.name))
     {
-        let target = if is_role_keyword(entry.name) {
-            &mut keywords
-        } else {
-            &mut params
-        };
-        target.insert(entry.name.to_owned(), entry.value.to_json());
+        params.insert(entry.name.to_owned(), entry.value.to_json());
     }
     Ok(RoleRef {
         name,
@@ -122,10 +118,8 @@ mod tests {
         assert_eq!(list[0].name, "common");
         assert_eq!(list[0].location.to_string(), "r.yml:2:5");
         assert_eq!(list[1].name, "web");
-        assert_eq!(
-            Value::Object(list[1].keywords.clone()),
-            json!({"when": "x", "tags": ["t"]})
-        );
+        assert_eq!(list[1].keywords.when, vec![json!("x")]);
+        assert_eq!(list[1].keywords.tags, vec!["t".to_string()]);
         assert_eq!(
             Value::Object(list[1].params.clone()),
             json!({"http_port": 80})
@@ -133,8 +127,8 @@ mod tests {
         assert_eq!(list[1].location.to_string(), "r.yml:3:5");
         assert_eq!(list[2].name, "db");
         assert_eq!(
-            Value::Object(list[2].keywords.clone()),
-            json!({"become": true})
+            list[2].keywords.get(crate::playbook::Keyword::Become),
+            Some(&json!(true))
         );
     }
 
@@ -142,7 +136,10 @@ mod tests {
     fn role_wins_over_name() {
         let list = parse("roles:\n  - role: web\n    name: Web servers\n").unwrap_or_default();
         assert_eq!(list[0].name, "web");
-        assert_eq!(list[0].keywords.get("name"), Some(&json!("Web servers")));
+        assert!(
+            !list[0].params.contains_key("name"),
+            "name is not a parameter"
+        );
     }
 
     #[test]

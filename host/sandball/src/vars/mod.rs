@@ -1,9 +1,10 @@
 //! Variables: the precedence of Ansible's variable sources and the per-host state a
 //! run accumulates (facts, `set_fact`, `register`).
 //!
-//! [`VariableManager::task_vars`] flattens, lowest precedence first: inventory
-//! (group then host vars), facts, play vars, block and task vars, `include_vars`,
-//! `set_fact` and registered results, extra vars, then the magic variables, `hostvars` last. Values
+//! [`VariableManager::task_vars`] flattens, lowest precedence first: role defaults,
+//! inventory (group then host vars), facts, play vars, `vars_files`, role vars, block
+//! and task vars, `include_vars`, `set_fact` and registered results, role parameters,
+//! extra vars, then the magic variables, `hostvars` last. Values
 //! from the playbook, inventory and extra vars are *trusted* (templated when used);
 //! facts and module results are *data* (Ansible's unsafe: never templated).
 //!
@@ -13,6 +14,7 @@
 pub mod vars_files;
 
 use crate::inventory::Inventory;
+use crate::playbook::roles::Role;
 use crate::template::{HostVarsSource, Vars};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -199,6 +201,11 @@ pub struct PlayScope<'a> {
     pub hosts_all: &'a [String],
     /// `ansible_play_hosts` (hosts still active).
     pub hosts_active: &'a [String],
+    /// The play's roles, in order: their defaults and vars are every task's (Ansible's
+    /// roles do not keep their variables private by default).
+    pub roles: &'a [Arc<Role>],
+    /// `ansible_play_role_names`.
+    pub role_names: &'a [String],
 }
 
 impl VariableManager {
@@ -270,17 +277,35 @@ impl VariableManager {
         vars
     }
 
-    /// All variables for a task on a host.
+    /// All variables for a task on a host; `role` is the role the task belongs to.
     pub fn task_vars(
         &self,
         inventory: &Arc<Inventory>,
         host: &str,
         play: &PlayScope<'_>,
         task_vars: &[&Map<String, Value>],
+        role: Option<&Role>,
     ) -> Vars {
         let mut layers = vec![play.vars];
         layers.extend_from_slice(task_vars);
-        let mut vars = self.shared.host_vars(inventory, host, &layers);
+        let defaults: Vec<&Map<String, Value>> = play
+            .roles
+            .iter()
+            .map(|r| &r.defaults)
+            .chain(role.map(|r| &r.defaults))
+            .collect();
+        let params = role.map(|r| &r.params);
+        let mut vars = self
+            .shared
+            .host_vars(inventory, host, &layers, &defaults, params);
+        if let Some(r) = role {
+            vars.set_data("role_name", Value::String(r.name.clone()));
+            vars.set_data("ansible_role_name", Value::String(r.name.clone()));
+            vars.set_data("role_path", Value::String(r.path.display().to_string()));
+        }
+        let names = Value::Array(play.role_names.iter().cloned().map(Value::String).collect());
+        vars.set_data("ansible_play_role_names", names.clone());
+        vars.set_data("ansible_role_names", names);
         vars.set_data("ansible_play_name", Value::String(play.name.to_string()));
         let list = |h: &[String]| Value::Array(h.iter().cloned().map(Value::String).collect());
         vars.set_data("ansible_play_hosts_all", list(play.hosts_all));
@@ -303,8 +328,18 @@ impl Shared {
     /// A host's variables in precedence order, with `layers` (the play's and the
     /// task's, trusted) between the facts and what the run set: everything but the
     /// play's magic variables and `hostvars`.
-    fn host_vars(&self, inventory: &Inventory, host: &str, layers: &[&Map<String, Value>]) -> Vars {
+    fn host_vars(
+        &self,
+        inventory: &Inventory,
+        host: &str,
+        layers: &[&Map<String, Value>],
+        role_defaults: &[&Map<String, Value>],
+        role_params: Option<&Map<String, Value>>,
+    ) -> Vars {
         let mut vars = Vars::new();
+        for (k, v) in role_defaults.iter().flat_map(|m| m.iter()) {
+            vars.set_trusted(k, v.clone());
+        }
         for (k, v) in inventory.host_vars(host) {
             vars.set_trusted(&k, v);
         }
@@ -320,6 +355,9 @@ impl Shared {
         }
         for (k, v) in state.set {
             vars.set_data(&k, v);
+        }
+        for (k, v) in role_params.into_iter().flatten() {
+            vars.set_trusted(k, v.clone());
         }
         for (k, v) in &self.extra_vars {
             vars.set_trusted(k, v.clone());
@@ -365,7 +403,7 @@ impl HostVarsSource for HostVars {
         if !self.inventory.knows_host(host) {
             return None;
         }
-        let mut vars = self.shared.host_vars(&self.inventory, host, &[]);
+        let mut vars = self.shared.host_vars(&self.inventory, host, &[], &[], None);
         vars.set_hostvars(Arc::new(HostVars {
             shared: self.shared.clone(),
             inventory: self.inventory.clone(),

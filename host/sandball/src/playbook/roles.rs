@@ -1,0 +1,339 @@
+//! Roles, loaded as ansible-core loads them when it reads a play: each entry of
+//! `roles:` is found on the roles path (`roles/` beside the playbook,
+//! `ANSIBLE_ROLES_PATH`, the playbook's directory, Ansible's default directories, or a
+//! path), its `meta/main` dependencies loaded first, and its `tasks/main` and
+//! `handlers/main` become blocks of the play (before the play's own tasks and
+//! handlers), marked with the [`Role`] whose `defaults/main`, `vars/main` and parameters
+//! are variable layers of their own. Every entry and dependency is loaded; the executor
+//! runs a role's tasks once per host and parameters (unless its meta says
+//! `allow_duplicates`), as Ansible does. The role entry's keywords (`when`, `tags`, `become`, `vars`…) apply to its dependencies and
+//! its tasks.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::playbook::block::{Block, TaskItem, task_items};
+use crate::playbook::error::PlaybookError;
+use crate::playbook::inheritance::Keywords;
+use crate::playbook::location::Location;
+use crate::playbook::play::Play;
+use crate::playbook::role::{RoleRef, role};
+use crate::playbook::source::SourceFile;
+use crate::playbook::yaml;
+
+/// One role of a play, as its tasks and handlers see it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Role {
+    /// Which role with which parameters: a role runs once per host and key, unless
+    /// `allow_duplicates`.
+    pub key: String,
+    /// `allow_duplicates` from its meta.
+    pub allow_duplicates: bool,
+    /// Its name (the last part of its path).
+    pub name: String,
+    /// Its directory (`role_path`).
+    pub path: PathBuf,
+    /// `defaults/main`: the lowest variable layer.
+    pub defaults: Map<String, Value>,
+    /// `vars/main`: above the play's `vars_files`.
+    pub vars: Map<String, Value>,
+    /// The role entry's parameters: above `set_fact`.
+    pub params: Map<String, Value>,
+    /// The roles that pulled it in as a dependency, nearest first.
+    pub parents: Vec<String>,
+}
+
+/// Where roles are looked for, in order, for a playbook in `base`.
+pub fn roles_path(base: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![base.join("roles")];
+    if let Ok(configured) = std::env::var("ANSIBLE_ROLES_PATH") {
+        dirs.extend(
+            configured
+                .split(':')
+                .filter(|d| !d.is_empty())
+                .map(expand_home),
+        );
+    }
+    dirs.push(base.to_path_buf());
+    for d in [
+        "~/.ansible/roles",
+        "/usr/share/ansible/roles",
+        "/etc/ansible/roles",
+    ] {
+        dirs.push(expand_home(d));
+    }
+    dirs
+}
+
+fn expand_home(dir: &str) -> PathBuf {
+    match (dir.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(dir),
+    }
+}
+
+/// Replaces a play's `roles:` with the blocks they become: their tasks before the
+/// play's tasks, their handlers before its handlers.
+pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> {
+    let mut loader = Loader {
+        path: roles_path(base),
+        tasks: Vec::new(),
+        handlers: Vec::new(),
+        names: Vec::new(),
+        loaded: Vec::new(),
+    };
+    for entry in std::mem::take(&mut play.roles) {
+        loader.load(&entry, &[])?;
+    }
+    let Loader {
+        tasks,
+        handlers,
+        names,
+        loaded,
+        ..
+    } = loader;
+    play.tasks.splice(0..0, tasks);
+    play.handlers.splice(0..0, handlers);
+    play.role_names = names;
+    play.loaded_roles = loaded;
+    Ok(())
+}
+
+/// Loads the roles of one play.
+struct Loader {
+    path: Vec<PathBuf>,
+    tasks: Vec<TaskItem>,
+    handlers: Vec<TaskItem>,
+    /// The play's role names, in order (`ansible_play_role_names`).
+    names: Vec<String>,
+    /// The play's roles, in order.
+    loaded: Vec<Arc<Role>>,
+}
+
+impl Loader {
+    /// Adds the role of `entry` (its dependencies first) to the play.
+    fn load(&mut self, entry: &RoleRef, parents: &[String]) -> Result<(), PlaybookError> {
+        let dir = self.find(&entry.name, &entry.location)?;
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| entry.name.clone());
+        let meta = read_meta(&dir)?;
+        if parents.is_empty() {
+            self.names.push(name.clone());
+        }
+        if parents.contains(&name) {
+            return Err(PlaybookError::at(
+                &entry.location,
+                format!(
+                    "the role '{name}' depends on itself (through {})",
+                    parents.join(" < ")
+                ),
+            ));
+        }
+        // The entry's keywords reach the dependencies as well as the role's tasks.
+        let outer_tasks = self.tasks.len();
+        let outer_handlers = self.handlers.len();
+        let mut chain = vec![name.clone()];
+        chain.extend(parents.iter().cloned());
+        for dep in &meta.dependencies {
+            self.load(dep, &chain)?;
+        }
+        let role = Arc::new(Role {
+            // Ansible tells role instances apart by their parameters and the entry's
+            // `when`, `tags` and `vars`.
+            key: format!(
+                "{}\n{}\n{:?}\n{:?}\n{}",
+                dir.display(),
+                Value::Object(entry.params.clone()),
+                entry.keywords.when,
+                entry.keywords.tags,
+                Value::Object(entry.keywords.vars.clone())
+            ),
+            allow_duplicates: meta.allow_duplicates,
+            name: name.clone(),
+            path: dir.clone(),
+            defaults: read_vars(&dir.join("defaults"), "main")?,
+            vars: read_vars(&dir.join("vars"), "main")?,
+            params: entry.params.clone(),
+            parents: parents.to_vec(),
+        });
+        let marked = |items: Vec<TaskItem>| {
+            TaskItem::Block(Box::new(Block {
+                name: None,
+                block: items,
+                rescue: Vec::new(),
+                always: Vec::new(),
+                keywords: Keywords::of_role(role.clone()),
+                location: entry.location.clone(),
+            }))
+        };
+        let tasks = read_tasks(&dir.join("tasks"), "main", false)?;
+        let handlers = read_tasks(&dir.join("handlers"), "main", true)?;
+        self.tasks.push(marked(tasks));
+        self.handlers.push(marked(handlers));
+        self.loaded.push(role);
+        let wrap = |items: Vec<TaskItem>| {
+            TaskItem::Block(Box::new(Block {
+                name: None,
+                block: items,
+                rescue: Vec::new(),
+                always: Vec::new(),
+                keywords: entry.keywords.clone(),
+                location: entry.location.clone(),
+            }))
+        };
+        let own_tasks = self.tasks.split_off(outer_tasks);
+        self.tasks.push(wrap(own_tasks));
+        let own_handlers = self.handlers.split_off(outer_handlers);
+        self.handlers.push(wrap(own_handlers));
+        Ok(())
+    }
+
+    /// The directory of the role named (or at the path) `name`.
+    fn find(&self, name: &str, at: &Location) -> Result<PathBuf, PlaybookError> {
+        let as_path = Path::new(name);
+        let candidates: Vec<PathBuf> = if as_path.is_absolute() {
+            vec![as_path.to_path_buf()]
+        } else {
+            self.path.iter().map(|d| d.join(name)).collect()
+        };
+        candidates.into_iter().find(|d| d.is_dir()).ok_or_else(|| {
+            let searched: Vec<String> = self.path.iter().map(|d| d.display().to_string()).collect();
+            PlaybookError::at(
+                at,
+                format!("the role '{name}' was not found in {}", searched.join(":")),
+            )
+        })
+    }
+}
+
+/// What `meta/main` says.
+#[derive(Default)]
+struct Meta {
+    dependencies: Vec<RoleRef>,
+    allow_duplicates: bool,
+}
+
+/// The file `dir/name.yml` (`.yaml`, `.json`, or no extension), if there is one.
+fn main_file(dir: &Path, name: &str) -> Option<PathBuf> {
+    ["yml", "yaml", "json", ""]
+        .iter()
+        .map(|ext| {
+            if ext.is_empty() {
+                dir.join(name)
+            } else {
+                dir.join(format!("{name}.{ext}"))
+            }
+        })
+        .find(|p| p.is_file())
+}
+
+/// The YAML document of a file, with its source for locations.
+fn document(path: &Path) -> Result<(SourceFile, Option<yaml::Node>), PlaybookError> {
+    let text = std::fs::read_to_string(path).map_err(|source| PlaybookError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let source = SourceFile::new(path, &text);
+    let yaml::Document { root, .. } = yaml::load(&source)?;
+    Ok((source, root.filter(|r| !r.is_null())))
+}
+
+fn read_meta(dir: &Path) -> Result<Meta, PlaybookError> {
+    let Some(path) = main_file(&dir.join("meta"), "main") else {
+        return Ok(Meta::default());
+    };
+    let (source, root) = document(&path)?;
+    let Some(root) = root else {
+        return Ok(Meta::default());
+    };
+    let mut meta = Meta::default();
+    for (key, value) in root.as_map().unwrap_or_default() {
+        match key.as_str() {
+            Some("allow_duplicates") => {
+                meta.allow_duplicates = matches!(value.to_json(), Value::Bool(true))
+                    || value.as_str().is_some_and(|s| {
+                        matches!(s.to_ascii_lowercase().as_str(), "yes" | "true" | "1")
+                    });
+            }
+            Some("dependencies") if !value.is_null() => {
+                let Some(items) = value.as_seq() else {
+                    return Err(source.error(
+                        value.mark,
+                        format!(
+                            "the dependencies of a role must be a list, got {}",
+                            value.describe()
+                        ),
+                    ));
+                };
+                for item in items {
+                    meta.dependencies.push(role(&source, item)?);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(meta)
+}
+
+/// The tasks (or handlers) of `dir/name` (`.yml`, `.yaml`, `.json`); none when the file
+/// does not exist.
+pub(crate) fn read_tasks(
+    dir: &Path,
+    name: &str,
+    handler: bool,
+) -> Result<Vec<TaskItem>, PlaybookError> {
+    let Some(path) = main_file(dir, name) else {
+        return Ok(Vec::new());
+    };
+    tasks_file(&path, handler)
+}
+
+/// The tasks of a task file.
+pub(crate) fn tasks_file(path: &Path, handler: bool) -> Result<Vec<TaskItem>, PlaybookError> {
+    let (source, root) = document(path)?;
+    let what = if handler { "handlers" } else { "tasks" };
+    task_items(&source, root.as_ref(), what, handler)
+}
+
+/// The variables of `dir/name` (`.yml`, `.yaml`, `.json`), or of every file of the
+/// directory `dir/name/` in name order; none when neither exists.
+pub(crate) fn read_vars(dir: &Path, name: &str) -> Result<Map<String, Value>, PlaybookError> {
+    let mut files = Vec::new();
+    if let Some(file) = main_file(dir, name) {
+        files.push(file);
+    } else if dir.join(name).is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir.join(name))
+            .map_err(|source| PlaybookError::Read {
+                path: dir.join(name),
+                source,
+            })?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file())
+            .collect();
+        entries.sort();
+        files = entries;
+    }
+    let mut vars = Map::new();
+    for file in files {
+        let (source, root) = document(&file)?;
+        match root.map(|r| (r.mark, r.to_json())) {
+            None => {}
+            Some((_, Value::Object(m))) => vars.extend(m),
+            Some((mark, other)) => {
+                return Err(source.error(
+                    mark,
+                    format!(
+                        "vars file {} must hold a mapping of variables, got {}",
+                        file.display(),
+                        sandball_wire::python::short_type_name(&other)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(vars)
+}

@@ -1,0 +1,131 @@
+//! Roles, compared with ansible-playbook: the roles path, `tasks`/`handlers`/
+//! `defaults`/`vars`/`meta` (dependencies with parameters, run once per host and
+//! parameters), the entry's tags and `when` reaching the role and its dependencies,
+//! handlers notified by name and by `role : name` (the last of a name wins), banners
+//! `role : task`, `role_name`/`role_path`/`ansible_play_role_names`, the variable
+//! layers of roles, `--list-tasks`, and the error for a missing role.
+
+use sandball_e2e::{Output, Sandbox};
+
+fn project(sb: &Sandbox) {
+    sb.write(
+        "roles/common/tasks/main.yml",
+        "- name: common says\n  debug: {msg: \"common {{ greeting }} {{ shared }} {{ role_name }} {{ role_path | basename }}\"}\n- name: change\n  debug: {msg: c}\n  changed_when: true\n  notify: restart common\n",
+    );
+    sb.write(
+        "roles/common/defaults/main.yml",
+        "greeting: hi-default\nshared: from-common-defaults\nlayered: role-default\n",
+    );
+    sb.write("roles/common/vars/main.yml", "common_var: cv\n");
+    sb.write(
+        "roles/common/handlers/main.yml",
+        "- name: restart common\n  debug: {msg: \"restarting common on {{ inventory_hostname }}\"}\n",
+    );
+    sb.write("roles/common/meta/main.yml", "dependencies:\n  - base\n");
+    sb.write(
+        "roles/base/tasks/main.yml",
+        "- name: base runs\n  debug: {msg: base}\n",
+    );
+    sb.write(
+        "roles/web/tasks/main.yml",
+        "- name: web port\n  debug: {msg: \"port {{ http_port }} {{ common_var }} {{ shared }} {{ layered }} {{ from_vars_dir }}\"}\n- set_fact: {http_port: from-set-fact}\n- name: params win over set_fact\n  debug: {msg: \"{{ http_port }}\"}\n- name: notify by role name\n  debug: {msg: n}\n  changed_when: true\n  notify: \"web : reload web\"\n",
+    );
+    sb.write(
+        "roles/web/defaults/main.yml",
+        "http_port: 80\nshared: from-web-defaults\n",
+    );
+    sb.write("roles/web/vars/main/10-a.yml", "from_vars_dir: a\n");
+    sb.write("roles/web/vars/main/20-b.yml", "from_vars_dir: b\n");
+    sb.write(
+        "roles/web/handlers/main.yml",
+        "- name: reload web\n  debug: {msg: reloading}\n",
+    );
+    sb.write(
+        "roles/web/meta/main.yml",
+        "dependencies:\n  - role: common\n    greeting: from-dep\n",
+    );
+    sb.write(
+        "group_vars/all.yml",
+        "layered: inventory-beats-role-defaults\n",
+    );
+    sb.write(
+        "site.yml",
+        r#"
+- hosts: all
+  gather_facts: false
+  pre_tasks:
+    - name: pre
+      debug: {msg: pre}
+  roles:
+    - common
+    - role: web
+      http_port: 8080
+      tags: [webtag]
+    - role: common
+    - role: common
+      when: inventory_hostname == 'nowhere'
+  tasks:
+    - name: play task
+      debug: {msg: "{{ ansible_play_role_names }} {{ shared }}"}
+"#,
+    );
+}
+
+fn same(ours: &Output, theirs: &Output) {
+    assert_eq!(theirs.code, ours.code, "{theirs}\n{ours}");
+    let body = |o: &Output| -> Vec<String> {
+        o.stdout
+            .lines()
+            .filter(|l| !l.starts_with("[WARNING]"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(body(ours), body(theirs), "{theirs}\n{ours}");
+}
+
+#[test]
+fn roles_run_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    project(&sb);
+    let pb = sb.path().join("site.yml");
+    let work = sb.dir("work");
+    for args in [
+        &[][..],
+        &["-t", "webtag"],
+        &["--skip-tags", "webtag"],
+        &["--list-tasks"],
+        &["-e", "http_port=1"],
+    ] {
+        let ours = sb.play(&pb, &work, args).run();
+        ours.assert_no_panic();
+        if args.is_empty() {
+            ours.assert_code(0);
+            ours.assert_stdout_has("TASK [web : web port]");
+            ours.assert_stdout_has(
+                "\"msg\": \"port 8080 cv from-web-defaults inventory-beats-role-defaults b\"",
+            );
+            ours.assert_stdout_has("RUNNING HANDLER [web : reload web]");
+        }
+        if let Some(theirs) = sb.ansible_play(&pb, &work, args) {
+            same(&ours, &theirs.run());
+        }
+    }
+}
+
+#[test]
+fn a_missing_role_is_named_with_where_it_was_looked_for() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  roles:\n    - nosuchrole\n",
+    );
+    let out = sb.play(&pb, &sb.dir("work"), &[]).run();
+    out.assert_no_panic();
+    assert_ne!(out.code, 0, "{out}");
+    out.assert_stderr_has("the role 'nosuchrole' was not found in");
+    out.assert_stderr_has("play.yml");
+    out.assert_stderr_has(&format!("{}/roles", sb.path().display()));
+    assert!(!out.stdout.contains("TASK ["), "{out}");
+}
