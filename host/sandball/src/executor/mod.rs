@@ -8,6 +8,7 @@
 
 pub mod check;
 mod context;
+mod include;
 pub mod listing;
 pub mod loops;
 pub mod plan;

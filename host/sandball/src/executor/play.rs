@@ -67,9 +67,9 @@ fn force_handlers(run: &Run, play: &Play) -> bool {
 
 /// Per-host state of a play: which hosts still run tasks, which failed (and how, for
 /// a block's `rescue`), which became unreachable, which handlers each notified.
-struct PlayState {
+pub(super) struct PlayState {
     /// Hosts that run the next task, in the play's order.
-    active: Mutex<Vec<String>>,
+    pub(super) active: Mutex<Vec<String>>,
     /// Hosts whose last failure has not been rescued: the task and its result.
     failed: Mutex<HashMap<String, Failure>>,
     /// Hosts that could not be reached (they never come back in this play).
@@ -83,20 +83,22 @@ struct PlayState {
     broken: Mutex<bool>,
     /// The roles (by key: directory and parameters) that ran on each host.
     roles_ran: Mutex<HashMap<String, HashSet<String>>>,
+    /// Handlers of roles included while the play runs (`include_role`).
+    more_handlers: Mutex<Vec<TaskItem>>,
 }
 
 /// What every task of a running play shares.
 #[derive(Clone, Copy)]
-struct PlayRun<'a> {
-    run: &'a Run,
-    play: &'a Play,
+pub(super) struct PlayRun<'a> {
+    pub(super) run: &'a Run,
+    pub(super) play: &'a Play,
     /// The play's vars with the `vars_prompt` answers.
     vars: &'a serde_json::Map<String, Value>,
     /// The play's hosts.
     all: &'a [String],
     /// The hosts of the batch running (all of them without `serial`).
     batch: &'a [String],
-    state: &'a PlayState,
+    pub(super) state: &'a PlayState,
     vars_files: Option<&'a VarsFiles>,
     /// Under the `free` strategy (each host runs on its own): the task whose banner was
     /// shown last; banners are shown with results, not when a task starts.
@@ -446,6 +448,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
         play_ended: Mutex::new(false),
         broken: Mutex::new(false),
         roles_ran: Mutex::new(HashMap::new()),
+        more_handlers: Mutex::new(Vec::new()),
     };
     let cx = PlayRun {
         run,
@@ -512,7 +515,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
 }
 
 /// Runs a list of tasks and blocks; false when no hosts are left.
-async fn run_items(cx: PlayRun<'_>, items: &[TaskItem], inherited: &Chain<'_>) -> bool {
+pub(super) async fn run_items(cx: PlayRun<'_>, items: &[TaskItem], inherited: &Chain<'_>) -> bool {
     for item in items {
         let go_on = match item {
             TaskItem::Task(t) if !starts(cx.run, t) => true,
@@ -632,6 +635,38 @@ async fn run_role_once(
     !lock(&state.active).is_empty()
 }
 
+/// Adds the handlers of a role included while the play runs.
+pub(super) fn add_handlers(cx: PlayRun<'_>, handlers: TaskItem) {
+    lock(&cx.state.more_handlers).push(handlers);
+}
+
+/// Fails a task on a host outside the task's own run (an include that cannot be read):
+/// reported, counted, and the host leaves the play as after a failed task.
+pub(super) fn fail_host(
+    cx: PlayRun<'_>,
+    t: &Task,
+    host: &str,
+    result: serde_json::Map<String, Value>,
+) {
+    cx.run.stats.record(host, Status::Failed, false, false);
+    cx.run.callback.result(&crate::plugins::callback::Report {
+        host,
+        action: &t.action,
+        status: Status::Failed,
+        result: &result,
+        item: None,
+        ignored: false,
+    });
+    lock(&cx.state.active).retain(|h| h != host);
+    lock(&cx.state.failed).insert(
+        host.to_string(),
+        Failure {
+            task: failed_task(t),
+            result,
+        },
+    );
+}
+
 /// Whether `-t`/`--skip-tags` select any task of a list.
 fn any_selected(run: &Run, items: &[TaskItem], inherited: &Chain<'_>) -> bool {
     items.iter().any(|item| match item {
@@ -646,11 +681,11 @@ fn any_selected(run: &Run, items: &[TaskItem], inherited: &Chain<'_>) -> bool {
 }
 
 /// The hosts of `order` that `keep` accepts, in that order.
-fn in_order(order: &[String], keep: impl Fn(&String) -> bool) -> Vec<String> {
+pub(super) fn in_order(order: &[String], keep: impl Fn(&String) -> bool) -> Vec<String> {
     order.iter().filter(|h| keep(h)).cloned().collect()
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -722,6 +757,11 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     };
     if let Some(action) = meta_action(t) {
         return run_meta(cx, t, &kw, &scope, &hosts, action).await;
+    }
+    if let Some(kind) = super::include::kind(t) {
+        let name = task::display_name(run, &scope, t, &hosts[0], &kw);
+        cx.banner(&name, handler);
+        return super::include::run(cx, t, inherited, &kw, &scope, &hosts, kind).await;
     }
     let banner_name = task::display_name(run, &scope, t, &hosts[0], &kw);
     cx.banner(&banner_name, handler);
@@ -873,7 +913,9 @@ async fn flush_handlers(cx: PlayRun<'_>, force: bool) {
         Vec::new()
     };
     let root = Chain::new(&play.keywords);
-    Box::pin(run_handlers(cx, &play.handlers, &root)).await;
+    let mut handlers = play.handlers.clone();
+    handlers.extend(lock(&state.more_handlers).iter().cloned());
+    Box::pin(run_handlers(cx, &handlers, &root)).await;
     lock(&state.active).retain(|h| !forced.contains(h));
     lock(&state.notified).clear();
 }
@@ -914,7 +956,7 @@ async fn run_handlers(cx: PlayRun<'_>, items: &[TaskItem], root: &Chain<'_>) {
 }
 
 /// Whether every `when` of a task holds for `host`.
-fn when_holds(run: &Run, scope: &PlayScope<'_>, kw: &Chain<'_>, host: &str) -> bool {
+pub(super) fn when_holds(run: &Run, scope: &PlayScope<'_>, kw: &Chain<'_>, host: &str) -> bool {
     let vars = task::task_vars(run, scope, host, kw);
     kw.when()
         .all(|cond| run.templar.conditional(cond, &vars).unwrap_or(false))

@@ -162,6 +162,44 @@ pub struct Keywords {
 }
 
 impl Keywords {
+    /// Keywords given as a mapping when the playbook runs (`apply` of an include):
+    /// `vars`, `tags`, `when` and the shared keywords; anything else is an error.
+    pub fn from_map(m: &Map<String, Value>, at: &Location) -> Result<Keywords, String> {
+        let mut k = Keywords::default();
+        let list = |v: &Value| -> Vec<Value> {
+            match v {
+                Value::Array(items) => items.clone(),
+                Value::Null => Vec::new(),
+                one => vec![one.clone()],
+            }
+        };
+        for (name, value) in m {
+            match name.as_str() {
+                "vars" => match value {
+                    Value::Object(vars) => k.vars = vars.clone(),
+                    other => return Err(format!("vars must be a mapping, got {other}")),
+                },
+                "tags" => {
+                    k.tags = list(value)
+                        .iter()
+                        .flat_map(|t| match t {
+                            Value::String(s) => {
+                                s.split(',').map(|p| p.trim().to_string()).collect()
+                            }
+                            other => vec![other.to_string()],
+                        })
+                        .collect();
+                }
+                "when" => k.when = list(value),
+                other => match Keyword::ALL.iter().find(|kw| kw.name() == other) {
+                    Some(kw) => k.set(*kw, value.clone(), at.clone()),
+                    None => return Err(format!("'{other}' is not a keyword that can be applied")),
+                },
+            }
+        }
+        Ok(k)
+    }
+
     /// The level that marks a role's tasks or handlers: no keyword, the role.
     pub(crate) fn of_role(role: std::sync::Arc<crate::playbook::roles::Role>) -> Keywords {
         Keywords {

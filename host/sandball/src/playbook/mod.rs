@@ -3,13 +3,15 @@
 //! each keyword checked and typed, every object carrying the `file:line:column` where
 //! it starts. No templating happens here: values stay raw JSON for the executor.
 //!
-//! `roles:` are loaded here ([`roles`]): they become blocks of the play. Not resolved
-//! here (later work): `import_playbook` (reported as not supported yet),
-//! `include_*`/`import_*` tasks (kept as actions), and `!vault` values (an error).
+//! `roles:` are loaded here ([`roles`]): they become blocks of the play; so do
+//! `import_tasks` and `import_role` (`imports`). Not resolved here: `include_*` tasks
+//! (run by the executor), `import_playbook` (reported as not supported yet), and
+//! `!vault` values (an error).
 
 mod attribute;
 mod block;
 mod error;
+pub(crate) mod imports;
 mod inheritance;
 pub(crate) mod keywords;
 mod location;
@@ -109,6 +111,7 @@ pub fn load_str(text: &str, path: &Path) -> Result<Playbook, PlaybookError> {
             }
             let mut play = Play::parse(&source, entry)?;
             roles::expand(&mut play, base)?;
+            imports::expand(&mut play, base)?;
             Ok(play)
         })
         .collect::<Result<Vec<Play>, PlaybookError>>()?;

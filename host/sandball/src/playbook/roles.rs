@@ -85,7 +85,7 @@ pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> 
         loaded: Vec::new(),
     };
     for entry in std::mem::take(&mut play.roles) {
-        loader.load(&entry, &[])?;
+        loader.load(&entry, &[], &RoleOptions::default())?;
     }
     let Loader {
         tasks,
@@ -101,6 +101,74 @@ pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> 
     Ok(())
 }
 
+/// Which files of a role are read (`import_role`/`include_role` choose them).
+#[derive(Clone, Debug)]
+pub struct RoleOptions {
+    /// `tasks_from`.
+    pub tasks_from: String,
+    /// `vars_from`.
+    pub vars_from: String,
+    /// `defaults_from`.
+    pub defaults_from: String,
+    /// `handlers_from`.
+    pub handlers_from: String,
+    /// `allow_duplicates`, over the role's meta.
+    pub allow_duplicates: Option<bool>,
+    /// Included while the play runs (`include_role`).
+    pub dynamic: bool,
+}
+
+impl Default for RoleOptions {
+    fn default() -> Self {
+        let main = || "main".to_string();
+        RoleOptions {
+            tasks_from: main(),
+            vars_from: main(),
+            defaults_from: main(),
+            handlers_from: main(),
+            allow_duplicates: None,
+            dynamic: false,
+        }
+    }
+}
+
+/// One role (its dependencies first) for `import_role`/`include_role`: the block of its
+/// tasks, the block of its handlers, and the role.
+pub(crate) fn load_one(
+    name: &str,
+    at: &Location,
+    base: &Path,
+    options: &RoleOptions,
+) -> Result<(Vec<TaskItem>, TaskItem, Arc<Role>), PlaybookError> {
+    let mut loader = Loader {
+        path: roles_path(base),
+        tasks: Vec::new(),
+        handlers: Vec::new(),
+        names: Vec::new(),
+        loaded: Vec::new(),
+    };
+    let entry = RoleRef {
+        name: name.to_string(),
+        keywords: Keywords::default(),
+        params: Map::new(),
+        location: at.clone(),
+    };
+    loader.load(&entry, &[], options)?;
+    let role = loader
+        .loaded
+        .pop()
+        .ok_or_else(|| PlaybookError::at(at, format!("the role '{name}' could not be loaded")))?;
+    let handlers = TaskItem::Block(Box::new(Block {
+        name: None,
+        block: loader.handlers,
+        rescue: Vec::new(),
+        always: Vec::new(),
+        keywords: Keywords::default(),
+        location: at.clone(),
+    }));
+    Ok((loader.tasks, handlers, role))
+}
+
 /// Loads the roles of one play.
 struct Loader {
     path: Vec<PathBuf>,
@@ -114,7 +182,12 @@ struct Loader {
 
 impl Loader {
     /// Adds the role of `entry` (its dependencies first) to the play.
-    fn load(&mut self, entry: &RoleRef, parents: &[String]) -> Result<(), PlaybookError> {
+    fn load(
+        &mut self,
+        entry: &RoleRef,
+        parents: &[String],
+        options: &RoleOptions,
+    ) -> Result<(), PlaybookError> {
         let dir = self.find(&entry.name, &entry.location)?;
         let name = dir
             .file_name()
@@ -139,24 +212,29 @@ impl Loader {
         let mut chain = vec![name.clone()];
         chain.extend(parents.iter().cloned());
         for dep in &meta.dependencies {
-            self.load(dep, &chain)?;
+            self.load(dep, &chain, &RoleOptions::default())?;
         }
         let role = Arc::new(Role {
-            // Ansible tells role instances apart by their parameters and the entry's
-            // `when`, `tags` and `vars`.
+            // Ansible tells role instances apart by their parameters, the entry's
+            // `when`, `tags` and `vars`, the files chosen and how it was included.
             key: format!(
-                "{}\n{}\n{:?}\n{:?}\n{}",
+                "{}\n{}\n{:?}\n{:?}\n{}\n{}/{}/{}/{}/{}",
                 dir.display(),
                 Value::Object(entry.params.clone()),
                 entry.keywords.when,
                 entry.keywords.tags,
-                Value::Object(entry.keywords.vars.clone())
+                Value::Object(entry.keywords.vars.clone()),
+                options.tasks_from,
+                options.vars_from,
+                options.defaults_from,
+                options.handlers_from,
+                options.dynamic
             ),
-            allow_duplicates: meta.allow_duplicates,
+            allow_duplicates: options.allow_duplicates.unwrap_or(meta.allow_duplicates),
             name: name.clone(),
             path: dir.clone(),
-            defaults: read_vars(&dir.join("defaults"), "main")?,
-            vars: read_vars(&dir.join("vars"), "main")?,
+            defaults: read_vars(&dir.join("defaults"), &options.defaults_from)?,
+            vars: read_vars(&dir.join("vars"), &options.vars_from)?,
             params: entry.params.clone(),
             parents: parents.to_vec(),
         });
@@ -170,8 +248,8 @@ impl Loader {
                 location: entry.location.clone(),
             }))
         };
-        let tasks = read_tasks(&dir.join("tasks"), "main", false)?;
-        let handlers = read_tasks(&dir.join("handlers"), "main", true)?;
+        let tasks = read_tasks(&dir.join("tasks"), &options.tasks_from, false)?;
+        let handlers = read_tasks(&dir.join("handlers"), &options.handlers_from, true)?;
         self.tasks.push(marked(tasks));
         self.handlers.push(marked(handlers));
         self.loaded.push(role);
@@ -279,8 +357,8 @@ fn read_meta(dir: &Path) -> Result<Meta, PlaybookError> {
     Ok(meta)
 }
 
-/// The tasks (or handlers) of `dir/name` (`.yml`, `.yaml`, `.json`); none when the file
-/// does not exist.
+/// The tasks (or handlers) of `dir/name` (`.yml`, `.yaml`, `.json`, or `name` with its
+/// extension); none when the file does not exist.
 pub(crate) fn read_tasks(
     dir: &Path,
     name: &str,

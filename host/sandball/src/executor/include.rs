@@ -1,0 +1,280 @@
+//! Dynamic inclusion, run by the strategy as Ansible runs it: `include_tasks` (and the
+//! old `include`) reads its file when it runs, per host — the name templated with the
+//! host's variables and loop item — and runs the file's tasks on the hosts that
+//! included the same file with the same item, shown as `included: FILE for HOSTS`;
+//! `include_role` runs a role's tasks (`tasks_from`, `vars_from`, `defaults_from`) the
+//! same way, its variables private to it unless `public`. The include's `vars` and loop
+//! variable are a level of the included tasks' keywords; `apply` gives them keywords.
+
+use super::play::{PlayRun, in_order, lock, run_items, when_holds};
+use super::task;
+use crate::playbook::imports::builtin;
+use crate::playbook::roles::{self, RoleOptions};
+use crate::playbook::{Chain, Keywords, Task, TaskItem};
+use crate::plugins::action::truthy;
+use crate::vars::PlayScope;
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+
+/// What an include task includes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// `include_tasks`, `include`.
+    Tasks,
+    /// `include_role`.
+    Role,
+}
+
+/// Whether a task is a dynamic include, and of what.
+pub(super) fn kind(t: &Task) -> Option<Kind> {
+    match builtin(&t.action) {
+        "include_tasks" | "include" => Some(Kind::Tasks),
+        "include_role" => Some(Kind::Role),
+        _ => None,
+    }
+}
+
+/// One inclusion: the file (or role) and loop item, and the hosts that include it.
+struct Group {
+    path: PathBuf,
+    item: Option<(Value, Map<String, Value>)>,
+    hosts: Vec<String>,
+}
+
+/// Runs an include task on `hosts`; false when no hosts are left.
+pub(super) async fn run(
+    cx: PlayRun<'_>,
+    t: &Task,
+    inherited: &Chain<'_>,
+    kw: &Chain<'_>,
+    scope: &PlayScope<'_>,
+    hosts: &[String],
+    kind: Kind,
+) -> bool {
+    let run = cx.run;
+    let mut groups: Vec<Group> = Vec::new();
+    for host in hosts {
+        if !when_holds(run, scope, kw, host) {
+            continue;
+        }
+        let vars = task::task_vars(run, scope, host, kw);
+        let items: Vec<(Option<(Value, Map<String, Value>)>, crate::template::Vars)> =
+            match &t.loop_ {
+                None => vec![(None, vars)],
+                Some(spec) => match task::loop_items(run, t, &vars, spec) {
+                    Ok(items) => items
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, (item, item_vars))| {
+                            (Some((item.clone(), loop_vars(t, &item, i))), item_vars)
+                        })
+                        .collect(),
+                    Err(e) => {
+                        report_failure(cx, t, host, &e);
+                        continue;
+                    }
+                },
+            };
+        for (item, item_vars) in items {
+            let path = match target(cx, t, kind, &item_vars) {
+                Ok(p) => p,
+                Err(e) => {
+                    report_failure(cx, t, host, &e);
+                    continue;
+                }
+            };
+            let same = groups.iter_mut().find(|g| {
+                g.path == path && g.item.as_ref().map(|i| &i.0) == item.as_ref().map(|i| &i.0)
+            });
+            match same {
+                Some(g) => g.hosts.push(host.clone()),
+                None => groups.push(Group {
+                    path,
+                    item,
+                    hosts: vec![host.clone()],
+                }),
+            }
+        }
+    }
+    // Every inclusion is shown (and counts as ok) before any of them runs.
+    for g in &groups {
+        let label = g
+            .item
+            .as_ref()
+            .map(|(item, _)| format!(" => (item={})", super::loops::label(item)))
+            .unwrap_or_default();
+        run.callback.verbose(
+            0,
+            None,
+            &format!(
+                "included: {} for {}{label}",
+                g.path.display(),
+                g.hosts.join(", ")
+            ),
+        );
+        for h in &g.hosts {
+            run.stats
+                .record(h, crate::plugins::callback::Status::Ok, false, false);
+        }
+    }
+    for g in groups {
+        let loaded = match load(cx, t, kind, &g.path) {
+            Ok(l) => l,
+            Err(e) => {
+                for h in &g.hosts {
+                    report_failure(cx, t, h, &e);
+                }
+                continue;
+            }
+        };
+        let mut level = match apply_keywords(t) {
+            Ok(k) => k,
+            Err(e) => {
+                for h in &g.hosts {
+                    report_failure(cx, t, h, &e);
+                }
+                continue;
+            }
+        };
+        level.vars.extend(t.keywords.vars.clone());
+        if let Some((_, vars)) = &g.item {
+            level.vars.extend(vars.clone());
+        }
+        let chain = inherited.with(&level);
+        let state = cx.state;
+        let entering = lock(&state.active).clone();
+        let group: Vec<String> = entering
+            .iter()
+            .filter(|h| g.hosts.contains(h))
+            .cloned()
+            .collect();
+        let waiting = std::mem::replace(&mut *lock(&state.active), group);
+        Box::pin(run_items(cx, &loaded, &chain)).await;
+        let survivors = std::mem::take(&mut *lock(&state.active));
+        *lock(&state.active) = in_order(&entering, |h| {
+            (waiting.contains(h) && !g.hosts.contains(h)) || survivors.contains(h)
+        });
+    }
+    !lock(&cx.state.active).is_empty()
+}
+
+/// The loop variables an included file sees for item number `index`.
+fn loop_vars(t: &Task, item: &Value, index: usize) -> Map<String, Value> {
+    let control = t.loop_control.clone().unwrap_or_default();
+    let mut vars = Map::new();
+    vars.insert(control.loop_var.clone(), item.clone());
+    vars.insert("ansible_loop_var".into(), Value::String(control.loop_var));
+    if let Some(iv) = control.index_var {
+        vars.insert(iv, json!(index));
+    }
+    vars
+}
+
+/// The keywords `apply` gives the included tasks (`include_tasks`, `include_role`).
+fn apply_keywords(t: &Task) -> Result<Keywords, String> {
+    match t.args.get("apply") {
+        None | Some(Value::Null) => Ok(Keywords::default()),
+        Some(Value::Object(m)) => Keywords::from_map(m, &t.location),
+        Some(other) => Err(format!("apply must be a mapping of keywords, got {other}")),
+    }
+}
+
+/// The file an `include_tasks` includes (or the role directory of an `include_role`),
+/// its name templated with the host's variables.
+fn target(
+    cx: PlayRun<'_>,
+    t: &Task,
+    kind: Kind,
+    vars: &crate::template::Vars,
+) -> Result<PathBuf, String> {
+    let keys: &[&str] = match kind {
+        Kind::Tasks => &["file", "_raw_params"],
+        Kind::Role => &["name", "role"],
+    };
+    let Some(raw) = keys.iter().find_map(|k| t.args.get(*k)) else {
+        return Err(match kind {
+            Kind::Tasks => "No file specified for include_tasks".into(),
+            Kind::Role => "'name' is a required field for include_role.".into(),
+        });
+    };
+    let name = match cx.run.templar.template(raw, vars) {
+        Ok(Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(e) => return Err(e.to_string()),
+    };
+    let base = base_dir(cx);
+    match kind {
+        Kind::Tasks => crate::playbook::imports::find_file(t, &base, &name)
+            .map(|p| std::path::absolute(&p).unwrap_or(p))
+            .map_err(|e| first_line(&e.to_string())),
+        Kind::Role => Ok(PathBuf::from(name)),
+    }
+}
+
+/// The playbook's directory.
+fn base_dir(cx: PlayRun<'_>) -> PathBuf {
+    cx.play
+        .location
+        .file
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+fn first_line(text: &str) -> String {
+    text.trim_start_matches("ERROR! ")
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The tasks an inclusion runs.
+fn load(cx: PlayRun<'_>, t: &Task, kind: Kind, path: &Path) -> Result<Vec<TaskItem>, String> {
+    match kind {
+        Kind::Tasks => {
+            let mut items =
+                roles::tasks_file(path, false).map_err(|e| first_line(&e.to_string()))?;
+            crate::playbook::imports::expand_list(&mut items, &base_dir(cx))
+                .map_err(|e| first_line(&e.to_string()))?;
+            Ok(items)
+        }
+        Kind::Role => {
+            let from = |key: &str| {
+                t.args
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .unwrap_or("main")
+                    .to_string()
+            };
+            let options = RoleOptions {
+                tasks_from: from("tasks_from"),
+                vars_from: from("vars_from"),
+                defaults_from: from("defaults_from"),
+                handlers_from: from("handlers_from"),
+                allow_duplicates: t
+                    .args
+                    .get("allow_duplicates")
+                    .map(|v| truthy(Some(v), true).unwrap_or(true)),
+                dynamic: true,
+            };
+            let name = path.display().to_string();
+            let (tasks, handlers, _role) =
+                roles::load_one(&name, &t.location, &base_dir(cx), &options)
+                    .map_err(|e| first_line(&e.to_string()))?;
+            // The role's handlers can be notified from now on.
+            super::play::add_handlers(cx, handlers);
+            Ok(tasks)
+        }
+    }
+}
+
+/// Reports an include that failed on a host; the host leaves the play as after a
+/// failed task.
+fn report_failure(cx: PlayRun<'_>, t: &Task, host: &str, msg: &str) {
+    let result = crate::plugins::action::failed(format!(
+        "{msg}\n\nThe error appears to be in '{}'.",
+        t.location
+    ));
+    super::play::fail_host(cx, t, host, result);
+}

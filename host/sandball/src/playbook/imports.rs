@@ -1,0 +1,187 @@
+//! Static inclusion, done when the playbook is read, as Ansible does it: an
+//! `import_tasks` task becomes a block of the file's tasks, and an `import_role` task a
+//! block of the role's (`tasks_from`, `vars_from`, `defaults_from`, `handlers_from`),
+//! each with the importing task's keywords (`when`, `tags`, `vars`, `become`…), which
+//! reach every imported task. A file is found beside the file that imports it, then in
+//! the playbook's directory. Imports inside imported files are resolved too.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::playbook::block::{Block, TaskItem};
+use crate::playbook::error::PlaybookError;
+use crate::playbook::play::Play;
+use crate::playbook::roles::{self, RoleOptions};
+use crate::playbook::task::Task;
+
+/// How deep imports may nest (a file importing itself is an error long before).
+const MAX_DEPTH: usize = 64;
+
+/// The short name of an action of Ansible's own (`ansible.builtin.x`, `ansible.legacy.x`).
+pub(crate) fn builtin(action: &str) -> &str {
+    action
+        .strip_prefix("ansible.builtin.")
+        .or_else(|| action.strip_prefix("ansible.legacy."))
+        .unwrap_or(action)
+}
+
+/// Resolves the imports of a play's task lists (its roles' included).
+pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> {
+    let mut handlers = Vec::new();
+    for list in [&mut play.pre_tasks, &mut play.tasks, &mut play.post_tasks] {
+        expand_items(list, base, 0, &mut handlers, &mut play.loaded_roles)?;
+    }
+    let mut play_handlers = std::mem::take(&mut play.handlers);
+    expand_items(
+        &mut play_handlers,
+        base,
+        0,
+        &mut handlers,
+        &mut play.loaded_roles,
+    )?;
+    handlers.extend(play_handlers);
+    play.handlers = handlers;
+    Ok(())
+}
+
+/// Resolves the imports of a task list read while the playbook runs (an included
+/// file); the handlers of roles it imports are not added to the play.
+pub(crate) fn expand_list(items: &mut [TaskItem], base: &Path) -> Result<(), PlaybookError> {
+    expand_items(items, base, 0, &mut Vec::new(), &mut Vec::new())
+}
+
+/// Replaces every import in `items` (recursively) by the block it imports; the
+/// handlers of imported roles go to `handlers`.
+fn expand_items(
+    items: &mut [TaskItem],
+    base: &Path,
+    depth: usize,
+    handlers: &mut Vec<TaskItem>,
+    loaded: &mut Vec<std::sync::Arc<roles::Role>>,
+) -> Result<(), PlaybookError> {
+    for item in items.iter_mut() {
+        match item {
+            TaskItem::Block(b) => {
+                for part in [&mut b.block, &mut b.rescue, &mut b.always] {
+                    expand_items(part, base, depth, handlers, loaded)?;
+                }
+            }
+            TaskItem::Task(t) => {
+                let kind = builtin(&t.action);
+                if kind != "import_tasks" && kind != "import_role" {
+                    continue;
+                }
+                if depth >= MAX_DEPTH {
+                    return Err(PlaybookError::at(
+                        &t.location,
+                        format!(
+                            "imports nest more than {MAX_DEPTH} deep (does a file import itself?)"
+                        ),
+                    ));
+                }
+                let mut inner = if kind == "import_tasks" {
+                    import_tasks(t, base)?
+                } else {
+                    let (tasks, role_handlers, role) = import_role(t, base)?;
+                    handlers.push(role_handlers);
+                    loaded.push(role);
+                    tasks
+                };
+                expand_items(&mut inner, base, depth + 1, handlers, loaded)?;
+                *item = TaskItem::Block(Box::new(Block {
+                    name: t.name.clone(),
+                    block: inner,
+                    rescue: Vec::new(),
+                    always: Vec::new(),
+                    keywords: t.keywords.clone(),
+                    location: t.location.clone(),
+                }));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A string argument of an import (`file:`, `name:`, or the free-form one).
+fn arg<'a>(t: &'a Task, keys: &[&str]) -> Option<&'a str> {
+    keys.iter()
+        .find_map(|k| t.args.get(*k))
+        .and_then(Value::as_str)
+}
+
+/// The tasks of an `import_tasks`.
+fn import_tasks(t: &Task, base: &Path) -> Result<Vec<TaskItem>, PlaybookError> {
+    let Some(file) = arg(t, &["file", "_raw_params"]) else {
+        return Err(PlaybookError::at(
+            &t.location,
+            "import_tasks needs the file to import (free-form or file:)",
+        ));
+    };
+    if file.contains("{{") {
+        return Err(PlaybookError::at(
+            &t.location,
+            format!(
+                "import_tasks: the file name '{file}' is a template; an import is read before anything runs: use include_tasks for a name known only then"
+            ),
+        ));
+    }
+    let path = find_file(t, base, file)?;
+    roles::tasks_file(&path, false)
+}
+
+/// Where an imported file is: beside the importing file, then in the playbook's
+/// directory.
+pub(crate) fn find_file(t: &Task, base: &Path, file: &str) -> Result<PathBuf, PlaybookError> {
+    let own_dir = t.location.file.parent().map(Path::to_path_buf);
+    let candidates: Vec<PathBuf> = if Path::new(file).is_absolute() {
+        vec![PathBuf::from(file)]
+    } else {
+        own_dir
+            .into_iter()
+            .chain(std::iter::once(base.to_path_buf()))
+            .flat_map(|d| [d.join(file), d.join("tasks").join(file)])
+            .collect()
+    };
+    candidates
+        .iter()
+        .find(|p| p.is_file())
+        .cloned()
+        .ok_or_else(|| {
+            let tried: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
+            PlaybookError::at(
+                &t.location,
+                format!(
+                    "Could not find or access '{file}' (looked in {})",
+                    tried.join(", ")
+                ),
+            )
+        })
+}
+
+/// The tasks, handlers and role of an `import_role`.
+fn import_role(
+    t: &Task,
+    base: &Path,
+) -> Result<(Vec<TaskItem>, TaskItem, std::sync::Arc<roles::Role>), PlaybookError> {
+    let Some(name) = arg(t, &["name", "role", "_raw_params"]) else {
+        return Err(PlaybookError::at(
+            &t.location,
+            "import_role needs the role's name (name:)",
+        ));
+    };
+    let from = |key: &str| arg(t, &[key]).unwrap_or("main").to_string();
+    let options = RoleOptions {
+        tasks_from: from("tasks_from"),
+        vars_from: from("vars_from"),
+        defaults_from: from("defaults_from"),
+        handlers_from: from("handlers_from"),
+        allow_duplicates: t.args.get("allow_duplicates").map(|v| {
+            !matches!(v, Value::Bool(false))
+                && v.as_str() != Some("no")
+                && v.as_str() != Some("false")
+        }),
+        dynamic: false,
+    };
+    roles::load_one(name, &t.location, base, &options)
+}

@@ -1,0 +1,126 @@
+//! Static and dynamic inclusion, compared with ansible-playbook: `import_tasks` and
+//! `import_role` (`tasks_from`) read before the run with the importer's keywords
+//! reaching every task; `include_tasks` per host (templated names), in a loop, with
+//! `apply`, and imports inside an included file; `include_role` with its handlers; a
+//! missing included file fails the host that includes it.
+
+use sandball_e2e::{Output, Sandbox};
+
+fn project(sb: &Sandbox) {
+    sb.write(
+        "tasks/extra.yml",
+        "- name: extra one\n  debug: {msg: \"extra {{ x | default('none') }}\"}\n- import_tasks: nested.yml\n",
+    );
+    sb.write(
+        "tasks/nested.yml",
+        "- name: nested\n  debug: {msg: nested}\n",
+    );
+    sb.write(
+        "tasks/per_host.yml",
+        "- name: per host file\n  debug: {msg: \"per host {{ inventory_hostname }} {{ item | default('-') }} {{ extra }}\"}\n",
+    );
+    sb.write(
+        "tasks/beta.yml",
+        "- name: beta file\n  debug: {msg: \"beta {{ extra }}\"}\n",
+    );
+    sb.write(
+        "roles/web/tasks/main.yml",
+        "- name: web main\n  debug: {msg: main}\n  changed_when: true\n  notify: reload web\n",
+    );
+    sb.write(
+        "roles/web/tasks/alt.yml",
+        "- name: alt web tasks\n  debug: {msg: \"alt {{ http_port }}\"}\n",
+    );
+    sb.write("roles/web/defaults/main.yml", "http_port: 80\n");
+    sb.write(
+        "roles/web/handlers/main.yml",
+        "- name: reload web\n  debug: {msg: reloading}\n",
+    );
+    sb.write(
+        "site.yml",
+        r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - import_tasks: tasks/extra.yml
+      vars: {x: 1}
+      tags: [imp]
+    - name: imported role
+      import_role: {name: web, tasks_from: alt}
+    - import_tasks: tasks/extra.yml
+      when: false
+    - name: include per host
+      include_tasks: {file: "tasks/{{ 'beta' if inventory_hostname == 'beta' else 'per_host' }}.yml"}
+      vars: {extra: e1}
+    - name: include in loop
+      include_tasks: tasks/per_host.yml
+      loop: [x, y]
+      vars: {extra: e2}
+    - name: include with apply
+      include_tasks:
+        file: tasks/extra.yml
+        apply: {tags: [applied]}
+      tags: [applied]
+    - name: include a role
+      include_role: {name: web}
+      vars: {http_port: 99}
+    - name: after
+      debug: {msg: after}
+"#,
+    );
+}
+
+#[test]
+fn imports_and_includes_run_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta"]);
+    project(&sb);
+    let pb = sb.path().join("site.yml");
+    let work = sb.dir("work");
+    for args in [
+        &["-f", "1"][..],
+        &["-f", "1", "-t", "applied"],
+        &["-f", "1", "-t", "imp"],
+        &["--list-tasks"],
+    ] {
+        let ours = sb.play(&pb, &work, args).run();
+        ours.assert_no_panic().assert_code(0);
+        if let Some(theirs) = sb.ansible_play(&pb, &work, args) {
+            let theirs = theirs.run();
+            assert_eq!(ours.stdout, theirs.stdout, "{args:?}\n{theirs}\n{ours}");
+        }
+    }
+}
+
+#[test]
+fn a_missing_include_fails_the_host_that_includes_it() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta"]);
+    sb.write("tasks/alpha.yml", "- debug: {msg: found}\n");
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - include_tasks: \"tasks/{{ inventory_hostname }}.yml\"\n    - name: after\n      debug: {msg: after}\n",
+    );
+    let work = sb.dir("work");
+    let ours: Output = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(2);
+    ours.assert_stdout_has("Could not find or access 'tasks/beta.yml'");
+    ours.assert_stdout_has("play.yml:4:");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        ours.assert_same_recap_as(&theirs);
+    }
+    let import = sb.write(
+        "import.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: {msg: first}\n    - import_tasks: tasks/nope.yml\n",
+    );
+    let out = sb.play(&import, &work, &[]).run();
+    out.assert_no_panic();
+    assert_ne!(out.code, 0, "{out}");
+    out.assert_stderr_has("Could not find or access 'tasks/nope.yml'");
+    out.assert_stderr_has("import.yml");
+    assert!(
+        !out.stdout.contains("TASK ["),
+        "an import error is found before the run:\n{out}"
+    );
+}
