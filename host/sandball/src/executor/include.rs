@@ -34,10 +34,13 @@ pub(super) fn kind(t: &Task) -> Option<Kind> {
     }
 }
 
+/// A loop item and the variables it gives the included tasks.
+type Item = (Value, Map<String, Value>);
+
 /// One inclusion: the file (or role) and loop item, and the hosts that include it.
 struct Group {
     path: PathBuf,
-    item: Option<(Value, Map<String, Value>)>,
+    item: Option<Item>,
     hosts: Vec<String>,
 }
 
@@ -58,23 +61,22 @@ pub(super) async fn run(
             continue;
         }
         let vars = task::task_vars(run, scope, host, kw);
-        let items: Vec<(Option<(Value, Map<String, Value>)>, crate::template::Vars)> =
-            match &t.loop_ {
-                None => vec![(None, vars)],
-                Some(spec) => match task::loop_items(run, t, &vars, spec) {
-                    Ok(items) => items
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, (item, item_vars))| {
-                            (Some((item.clone(), loop_vars(t, &item, i))), item_vars)
-                        })
-                        .collect(),
-                    Err(e) => {
-                        report_failure(cx, t, host, &e);
-                        continue;
-                    }
-                },
-            };
+        let items: Vec<(Option<Item>, crate::template::Vars)> = match &t.loop_ {
+            None => vec![(None, vars)],
+            Some(spec) => match task::loop_items(run, t, &vars, spec) {
+                Ok(items) => items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (item, item_vars))| {
+                        (Some((item.clone(), loop_vars(t, &item, i))), item_vars)
+                    })
+                    .collect(),
+                Err(e) => {
+                    report_failure(cx, t, host, &e);
+                    continue;
+                }
+            },
+        };
         for (item, item_vars) in items {
             let path = match target(cx, t, kind, &item_vars) {
                 Ok(p) => p,
