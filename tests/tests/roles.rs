@@ -28,13 +28,17 @@ fn project(sb: &Sandbox) {
     );
     sb.write(
         "roles/web/tasks/main.yml",
-        "- name: web port\n  debug: {msg: \"port {{ http_port }} {{ common_var }} {{ shared }} {{ layered }} {{ from_vars_dir }}\"}\n- set_fact: {http_port: from-set-fact}\n- name: params win over set_fact\n  debug: {msg: \"{{ http_port }}\"}\n- name: notify by role name\n  debug: {msg: n}\n  changed_when: true\n  notify: \"web : reload web\"\n",
+        "- name: web port\n  debug: {msg: \"port {{ http_port }} {{ common_var }} {{ shared }} {{ layered }} {{ from_vars_dir }}\"}\n- set_fact: {http_port: from-set-fact}\n- name: params win over set_fact\n  debug: {msg: \"{{ http_port }}\"}\n- name: notify by role name\n  debug: {msg: n}\n  changed_when: true\n  notify: \"web : reload web\"\n- name: a module of the role\n  role_mod: {say: hello}\n  register: said\n- name: what it said\n  debug: {var: said.said}\n",
     );
     sb.write(
         "roles/web/defaults/main.yml",
         "http_port: 80\nshared: from-web-defaults\n",
     );
     sb.write("roles/web/vars/main/10-a.yml", "from_vars_dir: a\n");
+    sb.write(
+        "roles/web/library/role_mod.py",
+        "#!/usr/bin/python\n# WANT_JSON\nimport json, sys\nargs = json.load(open(sys.argv[1]))\nprint(json.dumps({'changed': False, 'said': args.get('say')}))\n",
+    );
     sb.write("roles/web/vars/main/20-b.yml", "from_vars_dir: b\n");
     sb.write(
         "roles/web/handlers/main.yml",
@@ -86,7 +90,13 @@ fn same(ours: &Output, theirs: &Output) {
 #[test]
 fn roles_run_as_in_ansible() {
     let sb = Sandbox::new();
-    sb.inventory(&["alpha"]);
+    sb.write(
+        "inventory.ini",
+        &format!(
+            "alpha ansible_connection=local ansible_python_interpreter={}\n",
+            sandball_e2e::binaries::ansible_python().display()
+        ),
+    );
     project(&sb);
     let pb = sb.path().join("site.yml");
     let work = sb.dir("work");
@@ -106,6 +116,7 @@ fn roles_run_as_in_ansible() {
                 "\"msg\": \"port 8080 cv from-web-defaults inventory-beats-role-defaults b\"",
             );
             ours.assert_stdout_has("RUNNING HANDLER [web : reload web]");
+            ours.assert_stdout_has("\"said.said\": \"hello\"");
         }
         if let Some(theirs) = sb.ansible_play(&pb, &work, args) {
             same(&ours, &theirs.run());

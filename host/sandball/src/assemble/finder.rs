@@ -137,6 +137,19 @@ impl LegacyFinder {
         }
     }
 
+    /// Adds roles' `library/` and `module_utils/` directories to the search.
+    pub fn add_role_dirs(&mut self, roles: &[&Path]) {
+        for role in roles {
+            let (library, utils) = (role.join("library"), role.join("module_utils"));
+            if !self.config.library.contains(&library) {
+                self.config.library.push(library);
+            }
+            if !self.config.module_utils.contains(&utils) {
+                self.config.module_utils.push(utils);
+            }
+        }
+    }
+
     /// ansible-core's `ansible` package directory, if there is one.
     pub fn ansible_core(&self) -> Option<&Path> {
         self.ansible

@@ -56,6 +56,12 @@ impl LegacyStore {
         }
     }
 
+    /// Adds the `library/` and `module_utils/` directories of roles (searched after the
+    /// configured and the playbook's), before anything is looked up.
+    pub fn add_role_dirs(&mut self, roles: &[&std::path::Path]) {
+        self.finder.add_role_dirs(roles);
+    }
+
     /// Whether a task asks for the legacy module even though a built-in component of
     /// that name exists: `task_list` is the task's `sandball_legacy_modules` (a list of
     /// names, a comma-separated string or `all`); without it, `SANDBALL_LEGACY_MODULES`.

@@ -96,6 +96,14 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
         .and_then(|p| p.parent().map(|d| d.to_path_buf()));
     let mut run = build_run(&args.common, callback, dir, args.tags, args.skip_tags)?;
     run.options.force_handlers = args.force_handlers;
+    // Roles bring their own legacy modules and module_utils.
+    let role_dirs: Vec<&std::path::Path> = books
+        .iter()
+        .flat_map(|b| &b.plays)
+        .flat_map(|p| &p.loaded_roles)
+        .map(|r| r.path.as_path())
+        .collect();
+    run.legacy.add_role_dirs(&role_dirs);
     let listing = crate::executor::listing::Listing {
         hosts: args.list_hosts,
         tasks: args.list_tasks,
