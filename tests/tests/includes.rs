@@ -124,3 +124,36 @@ fn a_missing_include_fails_the_host_that_includes_it() {
         "an import error is found before the run:\n{out}"
     );
 }
+
+#[test]
+fn import_playbook_brings_plays_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    sb.write(
+        "sub/other.yml",
+        "- name: imported play\n  hosts: all\n  gather_facts: false\n  vars: {own: o}\n  tasks:\n    - name: in imported\n      debug: {msg: \"{{ own }} {{ passed | default('none') }}\"}\n- import_playbook: deeper.yml\n",
+    );
+    sb.write(
+        "sub/deeper.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - name: deeper\n      debug: {msg: deep}\n",
+    );
+    let pb = sb.write(
+        "site.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - name: first\n      debug: {msg: first}\n- import_playbook: sub/other.yml\n  vars: {passed: p, own: from-import}\n  tags: [imported]\n- import_playbook: sub/deeper.yml\n  when: false\n",
+    );
+    let work = sb.dir("work");
+    for args in [&[][..], &["--list-tags"], &["-t", "imported"]] {
+        let ours = sb.play(&pb, &work, args).run();
+        ours.assert_no_panic().assert_code(0);
+        if let Some(theirs) = sb.ansible_play(&pb, &work, args) {
+            let theirs = theirs.run();
+            assert_eq!(ours.stdout, theirs.stdout, "{args:?}\n{theirs}\n{ours}");
+        }
+    }
+    let missing = sb.write("missing.yml", "- import_playbook: nope.yml\n");
+    let out = sb.play(&missing, &work, &[]).run();
+    out.assert_no_panic();
+    assert_ne!(out.code, 0, "{out}");
+    out.assert_stderr_has("Could not find or access");
+    out.assert_stderr_has("missing.yml");
+}

@@ -4,8 +4,8 @@
 //! it starts. No templating happens here: values stay raw JSON for the executor.
 //!
 //! `roles:` are loaded here ([`roles`]): they become blocks of the play; so do
-//! `import_tasks` and `import_role` (`imports`). Not resolved here: `include_*` tasks
-//! (run by the executor), `import_playbook` (reported as not supported yet), and
+//! `import_tasks` and `import_role` (`imports`), and `import_playbook` brings the plays
+//! of another file. Not resolved here: `include_*` tasks (run by the executor) and
 //! `!vault` values (an error).
 
 mod attribute;
@@ -106,20 +106,87 @@ pub fn load_str(text: &str, path: &Path) -> Result<Playbook, PlaybookError> {
                 key.as_str()
                     .is_some_and(|name| IMPORT_PLAYBOOK.contains(&name))
             });
-            if let Some((key, _)) = import {
-                return Err(source.error(key.mark, "import_playbook is not supported yet"));
+            if let Some((key, value)) = import {
+                return import_playbook(&source, entry, key, value, base);
             }
             let mut play = Play::parse(&source, entry)?;
             roles::expand(&mut play, base)?;
             imports::expand(&mut play, base)?;
-            Ok(play)
+            Ok(vec![play])
         })
-        .collect::<Result<Vec<Play>, PlaybookError>>()?;
+        .collect::<Result<Vec<Vec<Play>>, PlaybookError>>()?
+        .into_iter()
+        .flatten()
+        .collect();
     Ok(Playbook {
         path: path.to_path_buf(),
         plays,
         warnings,
     })
+}
+
+/// The plays of an `import_playbook` entry: the playbook file (beside the importing
+/// one), each of its plays with the entry's `vars` over its own, the entry's `tags`
+/// added, and the entry's `when` holding for every task.
+fn import_playbook(
+    source: &SourceFile,
+    entry: &yaml::Node,
+    key: &yaml::Node,
+    value: &yaml::Node,
+    base: &Path,
+) -> Result<Vec<Play>, PlaybookError> {
+    let Some(name) = value.as_str().filter(|n| !n.trim().is_empty()) else {
+        return Err(source.error(
+            value.mark,
+            "import_playbook needs the file of the playbook to import",
+        ));
+    };
+    if name.contains("{{") {
+        return Err(source.error(
+            value.mark,
+            format!("import_playbook: the name '{name}' is a template; sandball reads imports before anything runs and templates no playbook names yet"),
+        ));
+    }
+    let fields = attribute::Fields::new(source, entry, "import_playbook")?;
+    fields.reject_unknown(|k| {
+        IMPORT_PLAYBOOK.contains(&k) || matches!(k, "vars" | "tags" | "when" | "name")
+    })?;
+    let path = base.join(name);
+    if !path.is_file() {
+        return Err(source.error(
+            key.mark,
+            format!("Could not find or access '{}'", path.display()),
+        ));
+    }
+    let depth = IMPORT_DEPTH.with(|d| {
+        let n = d.get() + 1;
+        d.set(n);
+        n
+    });
+    let loaded = if depth > 32 {
+        Err(source.error(
+            key.mark,
+            "playbooks import each other too deeply (does one import itself?)",
+        ))
+    } else {
+        load(&path)
+    };
+    IMPORT_DEPTH.with(|d| d.set(d.get() - 1));
+    let vars = fields.vars()?;
+    let tags = fields.tags()?;
+    let when = fields.conditionals("when")?;
+    let mut plays = loaded?.plays;
+    for play in &mut plays {
+        play.keywords.vars.extend(vars.clone());
+        play.keywords.tags.extend(tags.iter().cloned());
+        play.keywords.when.extend(when.iter().cloned());
+    }
+    Ok(plays)
+}
+
+thread_local! {
+    /// How deep `import_playbook` is nested while loading.
+    static IMPORT_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Loads a YAML (or JSON) data document typed as Ansible's loader types it, for vars
@@ -340,11 +407,12 @@ mod tests {
             "ERROR! a playbook entry must be a play or an 'import_playbook', got a string in '/srv/site.yml': line 2, column 3"
         ));
         assert!(error("- hosts: all\n- name: more\n  ansible.builtin.import_playbook: other.yml\n").starts_with(
-            "ERROR! import_playbook is not supported yet in '/srv/site.yml': line 3, column 3"
+            "ERROR! Could not find or access '/srv/other.yml' in '/srv/site.yml': line 3, column 3"
         ));
-        assert!(error("- import_playbook: other.yml\n").starts_with(
-            "ERROR! import_playbook is not supported yet in '/srv/site.yml': line 1, column 3"
+        assert!(error("- import_playbook: \"{{ x }}.yml\"\n").starts_with(
+            "ERROR! import_playbook: the name '{{ x }}.yml' is a template"
         ));
+        assert!(error("- import_playbook: other.yml\n  become: true\n").contains("become"));
     }
 
     #[test]
