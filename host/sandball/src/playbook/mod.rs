@@ -409,9 +409,10 @@ mod tests {
         assert!(error("- hosts: all\n- name: more\n  ansible.builtin.import_playbook: other.yml\n").starts_with(
             "ERROR! Could not find or access '/srv/other.yml' in '/srv/site.yml': line 3, column 3"
         ));
-        assert!(error("- import_playbook: \"{{ x }}.yml\"\n").starts_with(
-            "ERROR! import_playbook: the name '{{ x }}.yml' is a template"
-        ));
+        assert!(
+            error("- import_playbook: \"{{ x }}.yml\"\n")
+                .starts_with("ERROR! import_playbook: the name '{{ x }}.yml' is a template")
+        );
         assert!(error("- import_playbook: other.yml\n  become: true\n").contains("become"));
     }
 
