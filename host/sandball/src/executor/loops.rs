@@ -2,15 +2,20 @@
 //! over.
 
 use crate::playbook::LoopKind;
+use crate::template::lookups::LookupContext;
 use serde_json::{Value, json};
 
-/// Whether [`items`] can expand loops of this kind.
+/// Whether [`items`] can expand loops of this kind (a `with_<lookup>` needs the lookup).
 pub fn supported(kind: &LoopKind) -> bool {
-    !matches!(kind, LoopKind::WithLookup(_))
+    match kind {
+        LoopKind::WithLookup(name) => crate::template::lookups::known(name),
+        _ => true,
+    }
 }
 
-/// Turns a templated loop value into items, as the loop keyword asks.
-pub fn items(kind: &LoopKind, value: Value) -> Result<Vec<Value>, String> {
+/// Turns a templated loop value into items, as the loop keyword asks; `ctx` serves the
+/// lookup of a `with_<lookup>` loop.
+pub fn items(kind: &LoopKind, value: Value, ctx: &dyn LookupContext) -> Result<Vec<Value>, String> {
     match kind {
         LoopKind::Loop => match value {
             Value::Array(v) => Ok(v),
@@ -46,9 +51,13 @@ pub fn items(kind: &LoopKind, value: Value) -> Result<Vec<Value>, String> {
         LoopKind::WithNested => Ok(nested(&as_list(value))),
         LoopKind::WithTogether => Ok(together(&as_list(value))),
         LoopKind::WithSubelements => subelements(&as_list(value)),
-        LoopKind::WithLookup(name) => Err(format!(
-            "the with_{name} loop (the {name} lookup) is not supported by sandball yet"
-        )),
+        LoopKind::WithLookup(name) => {
+            let terms = match value {
+                Value::Array(items) => items,
+                one => vec![one],
+            };
+            crate::template::lookups::run(name, &terms, &serde_json::Map::new(), ctx)
+        }
     }
 }
 

@@ -267,7 +267,13 @@ pub(crate) fn loop_items(
         .templar
         .template(spec, vars)
         .map_err(|e| format!("Error while resolving the loop: {e}"))
-        .and_then(|v| loops::items(&t.loop_kind, v))?;
+        .and_then(|v| {
+            let ctx = crate::template::lookups::TaskLookup {
+                templar: &run.templar,
+                vars,
+            };
+            loops::items(&t.loop_kind, v, &ctx)
+        })?;
     let control = t.loop_control.clone().unwrap_or_default();
     let loop_var = control.loop_var;
     Ok(items

@@ -10,6 +10,7 @@ mod convert;
 mod error;
 mod filters;
 mod jinja_tests;
+pub mod lookups;
 mod methods;
 mod pyregex;
 pub(crate) mod python;

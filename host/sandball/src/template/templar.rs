@@ -51,6 +51,7 @@ impl Templar {
         env.add_global("omit", OMIT);
         filters::register(&mut env);
         jinja_tests::register(&mut env);
+        crate::template::lookups::register(&mut env);
         Templar { env: Arc::new(env) }
     }
 

@@ -1,0 +1,517 @@
+//! Lookup plugins, run on the controller as Ansible runs them: `lookup(name, terms…)`
+//! (a list of texts comes back joined with `,` unless `wantlist=True`), `query()`/`q()`
+//! (always a list), with `errors='strict'|'warn'|'ignore'`, and the `with_<name>` loops,
+//! which are the same lookups. Files are found along the task's search path (the role's
+//! folder of the kind, the role, the playbook's folder, the playbook: see
+//! [`crate::playbook::search_path`]). What a lookup reads is data: never templated again
+//! (except by the `template` lookup, whose purpose that is).
+//!
+//! Built in: `file`, `fileglob`, `first_found`, `template`, `env`, `pipe`, `vars`,
+//! `lines`, `items`, `list`, `indexed_items`, `dict`, `sequence`, `nested`, `together`,
+//! `subelements`, `random_choice`, `password`. Others (`url`, `unvault`, `csvfile`,
+//! `ini`…) fail naming the lookup.
+
+use minijinja::value::{Kwargs, Rest};
+use minijinja::{Environment, Error, ErrorKind, State, Value};
+use serde_json::Value as Json;
+
+use crate::template::convert::{from_json, to_json};
+use crate::template::{Var, Vars};
+
+/// What a lookup may ask of the task: its variables (search path, `vars`) and the
+/// templating engine (`template`).
+pub trait LookupContext {
+    /// A variable's value, if it is defined.
+    fn var(&self, name: &str) -> Option<Json>;
+    /// Renders a template's text with the task's variables.
+    fn render(&self, text: &str) -> Result<String, String>;
+}
+
+/// The lookups [`run`] knows.
+const KNOWN: &[&str] = &[
+    "file",
+    "fileglob",
+    "first_found",
+    "template",
+    "env",
+    "pipe",
+    "lines",
+    "vars",
+    "items",
+    "list",
+    "indexed_items",
+    "dict",
+    "sequence",
+    "nested",
+    "together",
+    "subelements",
+    "random_choice",
+    "password",
+];
+
+/// Whether `name` (short or `ansible.builtin.*`) is a lookup sandball has.
+pub fn known(name: &str) -> bool {
+    let short = name
+        .strip_prefix("ansible.builtin.")
+        .or_else(|| name.strip_prefix("ansible.legacy."))
+        .unwrap_or(name);
+    KNOWN.contains(&short)
+}
+
+/// Runs lookup `name` on `terms` with its options; the results, always a list.
+pub fn run(
+    name: &str,
+    terms: &[Json],
+    options: &serde_json::Map<String, Json>,
+    ctx: &dyn LookupContext,
+) -> Result<Vec<Json>, String> {
+    let texts = || -> Vec<String> { terms.iter().map(text).collect() };
+    let name = name
+        .strip_prefix("ansible.builtin.")
+        .or_else(|| name.strip_prefix("ansible.legacy."))
+        .unwrap_or(name);
+    match name {
+        "file" => texts()
+            .iter()
+            .map(|t| {
+                let path = find(ctx, "files", t)?;
+                let content = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("could not read {}: {e}", path.display()))?;
+                let strip = options.get("rstrip").is_none_or(|v| v != &Json::Bool(false));
+                Ok(Json::String(if strip {
+                    content.trim_end().to_string()
+                } else {
+                    content
+                }))
+            })
+            .collect(),
+        "fileglob" => {
+            let mut out = Vec::new();
+            for pattern in texts() {
+                let (dir, glob) = match pattern.rsplit_once('/') {
+                    Some((d, g)) => (d.to_string(), g.to_string()),
+                    None => (String::new(), pattern.clone()),
+                };
+                let base = find(ctx, "files", &dir).ok();
+                let Some(base) = base.filter(|b| b.is_dir()) else {
+                    continue;
+                };
+                let re = regex::Regex::new(&crate::inventory::fnmatch::translate(&glob))
+                    .map_err(|e| format!("fileglob: bad pattern {pattern}: {e}"))?;
+                let mut found: Vec<String> = std::fs::read_dir(&base)
+                    .map_err(|e| format!("fileglob: cannot read {}: {e}", base.display()))?
+                    .filter_map(|e| e.ok())
+                    .filter(|e| e.path().is_file())
+                    .filter(|e| re.is_match(&e.file_name().to_string_lossy()))
+                    .map(|e| e.path().display().to_string())
+                    .collect();
+                found.sort();
+                out.extend(found.into_iter().map(Json::String));
+            }
+            Ok(out)
+        }
+        "first_found" => first_found(terms, options, ctx),
+        "template" => texts()
+            .iter()
+            .map(|t| {
+                let path = find(ctx, "templates", t)?;
+                let source = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("could not read {}: {e}", path.display()))?;
+                ctx.render(&source).map(Json::String)
+            })
+            .collect(),
+        "env" => Ok(texts()
+            .iter()
+            .map(|v| match std::env::var(v) {
+                Ok(value) => Json::String(value),
+                Err(_) => options
+                    .get("default")
+                    .cloned()
+                    .unwrap_or(Json::String(String::new())),
+            })
+            .collect()),
+        "pipe" => texts()
+            .iter()
+            .map(|cmd| {
+                let out = std::process::Command::new("/bin/sh")
+                    .arg("-c")
+                    .arg(cmd)
+                    .output()
+                    .map_err(|e| format!("could not run {cmd}: {e}"))?;
+                if !out.status.success() {
+                    return Err(format!(
+                        "lookup_plugin.pipe({cmd}) returned {}",
+                        out.status.code().unwrap_or(-1)
+                    ));
+                }
+                Ok(Json::String(
+                    String::from_utf8_lossy(&out.stdout).trim_end().to_string(),
+                ))
+            })
+            .collect(),
+        "lines" => {
+            let mut out = Vec::new();
+            for cmd in texts() {
+                for line in run("pipe", &[Json::String(cmd)], options, ctx)? {
+                    out.extend(text(&line).lines().map(|l| Json::String(l.to_string())));
+                }
+            }
+            Ok(out)
+        }
+        "vars" => texts()
+            .iter()
+            .map(|v| {
+                ctx.var(v)
+                    .or_else(|| options.get("default").cloned())
+                    .ok_or_else(|| format!("No variable found with this name: {v}"))
+            })
+            .collect(),
+        "items" => Ok(flatten_one(terms)),
+        "list" => Ok(terms.to_vec()),
+        "indexed_items" => Ok(flatten_one(terms)
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| Json::Array(vec![Json::from(i), v]))
+            .collect()),
+        "dict" => {
+            let mut out = Vec::new();
+            for t in terms {
+                let Json::Object(m) = t else {
+                    return Err(format!("with_dict expects a dict, got {t}"));
+                };
+                out.extend(
+                    m.iter()
+                        .map(|(k, v)| serde_json::json!({"key": k, "value": v})),
+                );
+            }
+            Ok(out)
+        }
+        "sequence" | "nested" | "together" | "subelements" => {
+            let kind = crate::playbook::LoopKind::from_keyword(&format!("with_{name}"))
+                .unwrap_or_default();
+            let value = match (name, terms) {
+                ("sequence", [one]) => one.clone(),
+                _ => Json::Array(terms.to_vec()),
+            };
+            crate::executor::loops::items(&kind, value, ctx)
+        }
+        "random_choice" => {
+            use rand::seq::IndexedRandom;
+            Ok(terms.choose(&mut rand::rng()).cloned().into_iter().collect())
+        }
+        "password" => texts().iter().map(|t| password(t, ctx)).collect(),
+        "url" => Err("the url lookup needs network access from the controller, which sandball does not give lookups".into()),
+        "unvault" => Err("vault is not supported by sandball yet".into()),
+        other => Err(format!("lookup plugin ({other}) not found")),
+    }
+}
+
+/// A term as text (strings as they are).
+fn text(v: &Json) -> String {
+    match v {
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Lists among the terms give their elements (one level).
+fn flatten_one(terms: &[Json]) -> Vec<Json> {
+    terms
+        .iter()
+        .flat_map(|t| match t {
+            Json::Array(items) => items.clone(),
+            other => vec![other.clone()],
+        })
+        .collect()
+}
+
+/// A file of `kind` along the task's search path.
+fn find(ctx: &dyn LookupContext, kind: &str, name: &str) -> Result<std::path::PathBuf, String> {
+    crate::playbook::search_path::find(&search_vars(ctx), kind, name)
+}
+
+/// The variables the search path reads.
+fn search_vars(ctx: &dyn LookupContext) -> Vars {
+    let mut vars = Vars::new();
+    for name in ["role_path", "playbook_dir"] {
+        if let Some(v) = ctx.var(name) {
+            vars.set_data(name, v);
+        }
+    }
+    vars
+}
+
+/// `first_found`: the first file that exists among the terms (names, or mappings with
+/// `files` and `paths`), `skip: true` giving nothing instead of an error.
+fn first_found(
+    terms: &[Json],
+    options: &serde_json::Map<String, Json>,
+    ctx: &dyn LookupContext,
+) -> Result<Vec<Json>, String> {
+    let mut candidates: Vec<std::path::PathBuf> = Vec::new();
+    let mut skip = matches!(options.get("skip"), Some(Json::Bool(true)));
+    let split = |v: &Json| -> Vec<String> {
+        match v {
+            Json::Array(items) => items.iter().map(text).collect(),
+            Json::String(s) => s
+                .split([',', ';'])
+                .map(|p| p.trim().to_string())
+                .filter(|p| !p.is_empty())
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let mut add = |files: Vec<String>, paths: Vec<String>| {
+        for f in files {
+            if paths.is_empty() {
+                // A role's `files/` is searched; outside a role ansible-core 2.19 looks
+                // beside the playbook only.
+                let vars = search_vars(ctx);
+                let kind = if vars.contains("role_path") {
+                    "files"
+                } else {
+                    ""
+                };
+                candidates.extend(crate::playbook::search_path::candidates(&vars, kind, &f));
+            } else {
+                // Relative paths are the playbook's.
+                let base = ctx
+                    .var("playbook_dir")
+                    .map(|v| text(&v))
+                    .unwrap_or_default();
+                candidates.extend(
+                    paths
+                        .iter()
+                        .map(|p| std::path::Path::new(&base).join(p).join(&f)),
+                );
+            }
+        }
+    };
+    let option_files = options.get("files").map(split).unwrap_or_default();
+    let option_paths = options.get("paths").map(split).unwrap_or_default();
+    if !option_files.is_empty() {
+        add(option_files, option_paths.clone());
+    }
+    for t in flatten_one(terms) {
+        match t {
+            Json::Object(m) => {
+                skip |= matches!(m.get("skip"), Some(Json::Bool(true)));
+                add(
+                    m.get("files").map(split).unwrap_or_default(),
+                    m.get("paths").map(split).unwrap_or_default(),
+                );
+            }
+            other => add(vec![text(&other)], option_paths.clone()),
+        }
+    }
+    match candidates.into_iter().find(|p| p.exists()) {
+        Some(p) => Ok(vec![Json::String(p.display().to_string())]),
+        None if skip => Ok(Vec::new()),
+        None => Err("No file was found when using first_found.".into()),
+    }
+}
+
+/// `password`: the password kept in a file on the controller (made with `length`
+/// characters of `chars` when the file does not exist yet; `/dev/null` keeps nothing).
+fn password(term: &str, ctx: &dyn LookupContext) -> Result<Json, String> {
+    let mut words = term.split_whitespace();
+    let path = words.next().unwrap_or("/dev/null").to_string();
+    let mut length = 20usize;
+    let mut chars = String::new();
+    for w in words {
+        match w.split_once('=') {
+            Some(("length", n)) => {
+                length = n
+                    .parse()
+                    .map_err(|_| format!("password: length must be a number, got {n}"))?;
+            }
+            Some(("chars", set)) => {
+                for part in set.split(',') {
+                    chars.push_str(match part {
+                        "ascii_letters" => "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                        "ascii_lowercase" => "abcdefghijklmnopqrstuvwxyz",
+                        "ascii_uppercase" => "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                        "digits" => "0123456789",
+                        "hexdigits" => "0123456789abcdefABCDEF",
+                        "punctuation" => "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~",
+                        other => other,
+                    });
+                }
+            }
+            Some(("encrypt", _)) => {
+                return Err("password: encrypt is not supported by sandball yet".into());
+            }
+            Some((other, _)) => return Err(format!("password: unknown option {other}")),
+            None => return Err(format!("password: cannot read '{w}'")),
+        }
+    }
+    if chars.is_empty() {
+        chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,:-_".into();
+    }
+    let file = if path == "/dev/null" || std::path::Path::new(&path).is_absolute() {
+        std::path::PathBuf::from(&path)
+    } else {
+        let base = ctx
+            .var("playbook_dir")
+            .map(|v| text(&v))
+            .unwrap_or_else(|| ".".into());
+        std::path::Path::new(&base).join(&path)
+    };
+    if path != "/dev/null"
+        && let Ok(existing) = std::fs::read_to_string(&file)
+    {
+        return Ok(Json::String(
+            existing
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .split(" salt=")
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+        ));
+    }
+    use rand::seq::IndexedRandom;
+    let pool: Vec<char> = chars.chars().collect();
+    let mut rng = rand::rng();
+    let made: String = (0..length)
+        .filter_map(|_| pool.choose(&mut rng).copied())
+        .collect();
+    if path != "/dev/null" {
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("password: cannot make {}: {e}", dir.display()))?;
+        }
+        write_private(&file, &format!("{made}\n"))
+            .map_err(|e| format!("password: cannot write {}: {e}", file.display()))?;
+    }
+    Ok(Json::String(made))
+}
+
+/// Writes a secret file readable by its owner only, atomically.
+fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".sandball-")
+        .tempfile_in(dir)?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The lookup context of a template call: variables from the template's state.
+struct StateContext<'a, 'b> {
+    state: &'a State<'a, 'b>,
+}
+
+impl LookupContext for StateContext<'_, '_> {
+    fn var(&self, name: &str) -> Option<Json> {
+        self.state
+            .lookup(name)
+            .filter(|v| !v.is_undefined())
+            .and_then(|v| to_json(&v).ok())
+    }
+
+    fn render(&self, text: &str) -> Result<String, String> {
+        let context: Vec<(String, Value)> = self
+            .state
+            .known_variables()
+            .into_iter()
+            .filter_map(|name| self.state.lookup(&name).map(|v| (name.to_string(), v)))
+            .collect();
+        self.state
+            .env()
+            .render_str(text, Value::from_pairs(context))
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Registers `lookup`, `query` and `q`.
+pub(crate) fn register(env: &mut Environment<'static>) {
+    env.add_function("lookup", lookup);
+    env.add_function("query", query);
+    env.add_function("q", query);
+}
+
+fn call(
+    state: &State,
+    name: &str,
+    terms: &[Value],
+    kwargs: &Kwargs,
+) -> Result<(Vec<Json>, bool), Error> {
+    let wantlist: bool = kwargs.get::<Option<bool>>("wantlist")?.unwrap_or(false);
+    let errors: String = kwargs
+        .get::<Option<String>>("errors")?
+        .unwrap_or_else(|| "strict".into());
+    let mut options = serde_json::Map::new();
+    for key in kwargs.args() {
+        if key == "wantlist" || key == "errors" {
+            continue;
+        }
+        let value: Value = kwargs.get(key)?;
+        options.insert(key.to_string(), to_json(&value)?);
+    }
+    let terms: Vec<Json> = terms.iter().map(to_json).collect::<Result<_, _>>()?;
+    let ctx = StateContext { state };
+    match run(name, &terms, &options, &ctx) {
+        Ok(results) => Ok((results, wantlist)),
+        Err(_) if errors == "ignore" => Ok((Vec::new(), wantlist)),
+        Err(e) if errors == "warn" => {
+            tracing::warn!(lookup = name, "{e}");
+            Ok((Vec::new(), wantlist))
+        }
+        Err(e) => Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!(
+                "An unhandled exception occurred while running the lookup plugin '{name}'. Error was: {e}"
+            ),
+        )),
+    }
+}
+
+/// `lookup(name, terms…)`: one result as it is, several texts joined with `,`.
+fn lookup(state: &State, name: String, terms: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    let (results, wantlist) = call(state, &name, &terms, &kwargs)?;
+    if wantlist {
+        return Ok(from_json(&Json::Array(results)));
+    }
+    Ok(match results.as_slice() {
+        [] => Value::from(""),
+        [one] => from_json(one),
+        many if many.iter().all(Json::is_string) => {
+            Value::from(many.iter().map(text).collect::<Vec<_>>().join(","))
+        }
+        many => from_json(&Json::Array(many.to_vec())),
+    })
+}
+
+/// `query(name, terms…)`: the results as a list.
+fn query(state: &State, name: String, terms: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    let (results, _) = call(state, &name, &terms, &kwargs)?;
+    Ok(from_json(&Json::Array(results)))
+}
+
+/// A task's variables and templar as a lookup context (for `with_<lookup>` loops).
+pub struct TaskLookup<'a> {
+    /// The templating engine.
+    pub templar: &'a crate::template::Templar,
+    /// The task's variables.
+    pub vars: &'a Vars,
+}
+
+impl LookupContext for TaskLookup<'_> {
+    fn var(&self, name: &str) -> Option<Json> {
+        match self.vars.get(name)? {
+            Var::Data(v) => Some(v.clone()),
+            Var::Trusted(v) => self.templar.template(v, self.vars).ok(),
+            Var::Hosts(_) => None,
+        }
+    }
+
+    fn render(&self, text: &str) -> Result<String, String> {
+        self.templar
+            .render(text, self.vars)
+            .map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,81 @@
+//! Lookups and `with_<lookup>` loops, compared with ansible-playbook: `file`,
+//! `template`, `env`, `pipe`, `vars`, `fileglob`, `first_found`, `lines`, `lookup`
+//! joining texts and `query`/`wantlist` giving lists, `errors='ignore'`, a role's
+//! `files/` searched first, and the error naming the lookup.
+
+use sandball_e2e::Sandbox;
+
+const PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    who: world
+    other: 5
+  tasks:
+    - name: file
+      debug: {msg: "{{ lookup('file', 'a.txt') }}"}
+    - name: files joined
+      debug: {msg: "{{ lookup('file', 'a.txt', 'b.txt') }}"}
+    - name: query
+      debug: {msg: "{{ query('file', 'a.txt', 'b.txt') }}"}
+    - name: wantlist
+      debug: {msg: "{{ lookup('file', 'b.txt', wantlist=True) }}"}
+    - name: env
+      debug: {msg: "{{ lookup('env', 'SANDBALL_LOOKUP_TEST') }} {{ lookup('env', 'SANDBALL_NOT_SET', default='dflt') }}"}
+    - name: pipe
+      debug: {msg: "{{ lookup('pipe', 'echo piped') }}"}
+    - name: template
+      debug: {msg: "{{ lookup('template', 't.j2') }}"}
+    - name: vars
+      debug: {msg: "{{ lookup('vars', 'other') }}"}
+    - name: fileglob
+      debug: {msg: "{{ query('fileglob', '*.txt') | map('basename') | sort }}"}
+    - name: first_found
+      debug: {msg: "{{ lookup('first_found', ['nope.txt', 'files/b.txt']) | basename }}"}
+    - name: with_file
+      debug: {msg: "{{ item }}"}
+      with_file: [a.txt, b.txt]
+    - name: with_lines
+      debug: {msg: "{{ item }}"}
+      with_lines: "printf 'l1\\nl2\\n'"
+    - name: errors ignore
+      debug: {msg: "[{{ lookup('file', 'missing.txt', errors='ignore') }}]"}
+  roles:
+    - reader
+"#;
+
+#[test]
+fn lookups_read_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    sb.write("files/a.txt", "hello file\n\n");
+    sb.write("files/b.txt", "b\n");
+    sb.write("templates/t.j2", "T {{ who }}\n");
+    sb.write("roles/reader/files/a.txt", "the role's a\n");
+    sb.write(
+        "roles/reader/tasks/main.yml",
+        "- name: role file\n  debug: {msg: \"{{ lookup('file', 'a.txt') }} {{ lookup('file', 'b.txt') }}\"}\n",
+    );
+    let pb = sb.write("play.yml", PLAY);
+    let work = sb.dir("work");
+    let ours = sb
+        .play(&pb, &work, &[])
+        .env("SANDBALL_LOOKUP_TEST", "envval")
+        .run();
+    ours.assert_no_panic().assert_code(0);
+    ours.assert_stdout_has("\"msg\": \"the role's a b\"");
+    ours.assert_stdout_has("\"msg\": \"hello file,b\"");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.env("SANDBALL_LOOKUP_TEST", "envval").run();
+        assert_eq!(ours.stdout, theirs.stdout, "{theirs}\n{ours}");
+    }
+
+    let bad = sb.write(
+        "bad.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: {msg: \"{{ lookup('file', 'missing.txt') }}\"}\n    - debug: {msg: \"{{ lookup('nosuchlookup', 'x') }}\"}\n      ignore_errors: true\n",
+    );
+    let out = sb.play(&bad, &work, &[]).run();
+    out.assert_no_panic().assert_code(2);
+    out.assert_stdout_has("lookup plugin 'file'");
+    out.assert_stdout_has("Could not find or access 'missing.txt'");
+}
