@@ -324,23 +324,35 @@ pub fn label(item: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::template::lookups::TaskLookup;
+    use crate::template::{Templar, Vars};
+
+    /// No variables: loops that need no lookup.
+    fn ctx() -> TaskLookup<'static> {
+        static TEMPLAR: std::sync::LazyLock<Templar> = std::sync::LazyLock::new(Templar::new);
+        static VARS: std::sync::LazyLock<Vars> = std::sync::LazyLock::new(Vars::new);
+        TaskLookup {
+            templar: &TEMPLAR,
+            vars: &VARS,
+        }
+    }
 
     #[test]
     fn with_items_flattens_one_level_and_loop_requires_a_list() {
         assert_eq!(
-            items(&LoopKind::WithItems, json!([1, [2, [3]]])).unwrap(),
+            items(&LoopKind::WithItems, json!([1, [2, [3]]]), &ctx()).unwrap(),
             vec![json!(1), json!(2), json!([3])]
         );
-        assert!(items(&LoopKind::Loop, json!("x")).is_err());
+        assert!(items(&LoopKind::Loop, json!("x"), &ctx()).is_err());
         assert_eq!(
-            items(&LoopKind::WithDict, json!({"a": 1})).unwrap(),
+            items(&LoopKind::WithDict, json!({"a": 1}), &ctx()).unwrap(),
             vec![json!({"key": "a", "value": 1})]
         );
     }
 
     #[test]
     fn sequences_nested_together_and_subelements() {
-        let seq = |t: &str| items(&LoopKind::WithSequence, json!(t)).unwrap();
+        let seq = |t: &str| items(&LoopKind::WithSequence, json!(t), &ctx()).unwrap();
         assert_eq!(
             seq("start=1 end=5 stride=2 format=host%02d"),
             vec![json!("host01"), json!("host03"), json!("host05")]
@@ -351,18 +363,18 @@ mod tests {
             seq("start=5 end=1 stride=-2"),
             vec![json!("5"), json!("3"), json!("1")]
         );
-        assert!(items(&LoopKind::WithSequence, json!("start=5 end=1")).is_err());
+        assert!(items(&LoopKind::WithSequence, json!("start=5 end=1"), &ctx()).is_err());
         assert_eq!(
-            items(&LoopKind::WithNested, json!([[1, 2], ["x"]])).unwrap(),
+            items(&LoopKind::WithNested, json!([[1, 2], ["x"]]), &ctx()).unwrap(),
             vec![json!([1, "x"]), json!([2, "x"])]
         );
         assert_eq!(
-            items(&LoopKind::WithTogether, json!([[1, 2], ["x"]])).unwrap(),
+            items(&LoopKind::WithTogether, json!([[1, 2], ["x"]]), &ctx()).unwrap(),
             vec![json!([1, "x"]), json!([2, null])]
         );
         let users = json!([[{"n": "a", "k": [1, 2]}, {"n": "c"}], "k", {"skip_missing": true}]);
         assert_eq!(
-            items(&LoopKind::WithSubelements, users).unwrap(),
+            items(&LoopKind::WithSubelements, users, &ctx()).unwrap(),
             vec![json!([{"n": "a"}, 1]), json!([{"n": "a"}, 2])]
         );
         assert_eq!(label(&json!([1, "x", null])), "[1, 'x', None]");
