@@ -140,3 +140,37 @@ fn a_missing_role_is_named_with_where_it_was_looked_for() {
     out.assert_stderr_has(&format!("{}/roles", sb.path().display()));
     assert!(!out.stdout.contains("TASK ["), "{out}");
 }
+
+#[test]
+fn role_argument_specs_are_validated_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    sb.write(
+        "roles/svc/meta/argument_specs.yml",
+        "argument_specs:\n  main:\n    short_description: Main entry point\n    options:\n      svc_port: {type: int, required: true}\n      svc_mode: {type: str, choices: [fast, slow], default: fast}\n",
+    );
+    sb.write("roles/svc/defaults/main.yml", "svc_mode: fast\n");
+    sb.write(
+        "roles/svc/tasks/main.yml",
+        "- name: run\n  debug: {msg: \"{{ svc_port }} {{ svc_mode }}\"}\n",
+    );
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  roles:\n    - role: svc\n      svc_port: \"80\"\n- hosts: all\n  gather_facts: false\n  roles:\n    - role: svc\n      svc_port: 81\n      svc_mode: medium\n",
+    );
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(2);
+    ours.assert_stdout_has(
+        "TASK [svc : Validating arguments against arg spec 'main' - Main entry point]",
+    );
+    ours.assert_stdout_has("value of svc_mode must be one of: fast, slow, got: medium");
+    for args in [&["-t", "nothing"][..], &[]] {
+        if let Some(theirs) = sb.ansible_play(&pb, &work, args) {
+            let theirs = theirs.run();
+            sb.play(&pb, &work, args)
+                .run()
+                .assert_same_recap_as(&theirs);
+        }
+    }
+}

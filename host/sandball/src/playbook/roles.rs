@@ -248,7 +248,11 @@ impl Loader {
                 location: entry.location.clone(),
             }))
         };
-        let tasks = read_tasks(&dir.join("tasks"), &options.tasks_from, false)?;
+        let mut tasks = read_tasks(&dir.join("tasks"), &options.tasks_from, false)?;
+        // A spec for this entry point makes its validation the role's first task.
+        if let Some(check) = validation_task(&dir, &name, &options.tasks_from, &entry.params)? {
+            tasks.insert(0, check);
+        }
         let handlers = read_tasks(&dir.join("handlers"), &options.handlers_from, true)?;
         self.tasks.push(marked(tasks));
         self.handlers.push(marked(handlers));
@@ -286,6 +290,61 @@ impl Loader {
             )
         })
     }
+}
+
+/// The `validate_argument_spec` task for a role's entry point (`main`, or the
+/// `tasks_from` file's name) when `meta/argument_specs.yml` (or `argument_specs` in
+/// `meta/main.yml`) has a spec for it, as Ansible inserts it (tagged `always`).
+fn validation_task(
+    dir: &Path,
+    role: &str,
+    entry_point: &str,
+    params: &Map<String, Value>,
+) -> Result<Option<TaskItem>, PlaybookError> {
+    let entry_point = entry_point
+        .rsplit_once('.')
+        .map_or(entry_point, |(stem, _)| stem);
+    let meta = dir.join("meta");
+    let Some(path) = main_file(&meta, "argument_specs").or_else(|| main_file(&meta, "main")) else {
+        return Ok(None);
+    };
+    let (_, root) = document(&path)?;
+    let Some(Value::Object(specs)) = root
+        .map(|r| r.to_json())
+        .and_then(|r| r.get("argument_specs").cloned())
+    else {
+        return Ok(None);
+    };
+    let Some(spec) = specs.get(entry_point) else {
+        return Ok(None);
+    };
+    let options = spec
+        .get("options")
+        .cloned()
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    let name = match spec.get("short_description").and_then(Value::as_str) {
+        Some(d) => format!("Validating arguments against arg spec '{entry_point}' - {d}"),
+        None => format!("Validating arguments against arg spec '{entry_point}'"),
+    };
+    let task = serde_json::json!([{
+        "name": name,
+        "ansible.builtin.validate_argument_spec": {
+            "argument_spec": options,
+            "provided_arguments": params,
+            "validate_args_context": {
+                "argument_spec_name": entry_point,
+                "name": role,
+                "path": dir.display().to_string(),
+                "type": "role",
+            },
+        },
+        "tags": ["always"],
+    }]);
+    let source = SourceFile::new(&path, &task.to_string());
+    let yaml::Document { root, .. } = yaml::load(&source)?;
+    Ok(task_items(&source, root.as_ref(), "tasks", false)?
+        .into_iter()
+        .next())
 }
 
 /// What `meta/main` says.

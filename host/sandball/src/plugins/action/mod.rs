@@ -35,6 +35,7 @@ pub mod set_fact;
 pub mod shell;
 pub mod template;
 pub mod unarchive;
+pub mod validate_argument_spec;
 pub mod wait_for_connection;
 
 use crate::inventory::Change;
@@ -229,6 +230,15 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
         "group_by",
         &OnController {
             run: group_by::run,
+            raw_args: &[],
+            fact_layer: FactLayer::Facts,
+            bypass_host_loop: false,
+        },
+    ),
+    (
+        "validate_argument_spec",
+        &OnController {
+            run: validate_argument_spec::run,
             raw_args: &[],
             fact_layer: FactLayer::Facts,
             bypass_host_loop: false,
