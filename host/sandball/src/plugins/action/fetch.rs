@@ -6,7 +6,7 @@
 //! `fail_on_missing: false` is reported and ignored. Check mode skips it, as Ansible's
 //! does.
 
-use super::{ActionPlugin, Context, ModuleRequest, Runs, failed, ok_with, truthy};
+use super::{Context, ModuleRequest, failed, ok_with, truthy};
 use base64::Engine;
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value, json};
@@ -14,34 +14,21 @@ use sha1::{Digest, Sha1};
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
-/// The `fetch` action plugin.
-pub struct Fetch;
+/// The `fetch` action (its line in [`super::PLUGINS`] says where it works).
+pub fn work<'a>(
+    ctx: &'a dyn Context,
+    args: Map<String, Value>,
+) -> LocalBoxFuture<'a, Map<String, Value>> {
+    Box::pin(async move {
+        match fetch(ctx, &args).await {
+            Ok(r) => r,
+            Err(msg) => failed(msg),
+        }
+    })
+}
 
 /// The module that reads the file on the node.
 const MODULE: &str = "slurp";
-
-impl ActionPlugin for Fetch {
-    fn runs<'a>(&self, _action: &'a str) -> Runs<'a> {
-        Runs::Module {
-            name: MODULE,
-            legacy: false,
-        }
-    }
-
-    fn run<'a>(
-        &'a self,
-        ctx: &'a dyn Context,
-        _action: &'a str,
-        args: Map<String, Value>,
-    ) -> LocalBoxFuture<'a, Map<String, Value>> {
-        Box::pin(async move {
-            match fetch(ctx, &args).await {
-                Ok(r) => r,
-                Err(msg) => failed(msg),
-            }
-        })
-    }
-}
 
 async fn fetch(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, Value>, String> {
     if ctx.check_mode() {

@@ -183,112 +183,161 @@ pub trait Context {
 pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
     (
         "debug",
-        &OnController {
-            run: debug::run,
+        &Simple {
             raw_args: &["var"],
-            fact_layer: FactLayer::Facts,
-            bypass_host_loop: false,
+            ..Simple::now(debug::run)
         },
     ),
     (
         "assert",
-        &OnController {
-            run: assert::run,
+        &Simple {
             raw_args: &["that", "fail_msg", "msg", "success_msg"],
-            fact_layer: FactLayer::Facts,
-            bypass_host_loop: false,
+            ..Simple::now(assert::run)
         },
     ),
     (
         "set_fact",
-        &OnController {
-            run: set_fact::run,
-            raw_args: &[],
+        &Simple {
             fact_layer: FactLayer::SetFact,
-            bypass_host_loop: false,
+            ..Simple::now(set_fact::run)
         },
     ),
     (
         "include_vars",
-        &OnController {
-            run: include_vars::run,
-            raw_args: &[],
+        &Simple {
             fact_layer: FactLayer::IncludeVars,
-            bypass_host_loop: false,
+            ..Simple::now(include_vars::run)
         },
     ),
     (
         "add_host",
-        &OnController {
-            run: add_host::run,
-            raw_args: &[],
-            fact_layer: FactLayer::Facts,
+        &Simple {
             bypass_host_loop: true,
+            ..Simple::now(add_host::run)
         },
     ),
-    (
-        "group_by",
-        &OnController {
-            run: group_by::run,
-            raw_args: &[],
-            fact_layer: FactLayer::Facts,
-            bypass_host_loop: false,
-        },
-    ),
+    ("group_by", &Simple::now(group_by::run)),
     (
         "validate_argument_spec",
-        &OnController {
-            run: validate_argument_spec::run,
-            raw_args: &[],
-            fact_layer: FactLayer::Facts,
-            bypass_host_loop: false,
+        &Simple::now(validate_argument_spec::run),
+    ),
+    ("fail", &Simple::now(fail::run)),
+    (
+        "pause",
+        &Simple {
+            bypass_host_loop: true,
+            ..Simple::later(Runs::Controller, pause::work)
+        },
+    ),
+    ("raw", &Simple::later(Runs::Connection, raw::work)),
+    ("script", &Simple::later(Runs::Connection, script::work)),
+    ("copy", &copy::Copy),
+    ("template", &Simple::later(module("copy"), template::work)),
+    ("fetch", &Simple::later(module("slurp"), fetch::work)),
+    (
+        "unarchive",
+        &Simple::later(module("unarchive"), unarchive::work),
+    ),
+    (
+        "shell",
+        &Simple {
+            supports_async: true,
+            ..Simple::later(
+                Runs::Module {
+                    name: "command",
+                    legacy: true,
+                },
+                shell::work,
+            )
         },
     ),
     (
-        "fail",
-        &OnController {
-            run: fail::run,
-            raw_args: &[],
-            fact_layer: FactLayer::Facts,
-            bypass_host_loop: false,
-        },
+        "gather_facts",
+        &Simple::later(module("setup"), gather_facts::work),
     ),
-    ("raw", &raw::Raw),
-    ("script", &script::Script),
-    ("copy", &copy::Copy),
-    ("shell", &shell::Shell),
-    ("template", &template::Template),
-    ("fetch", &fetch::Fetch),
-    ("unarchive", &unarchive::Unarchive),
-    ("pause", &pause::Pause),
     (
         "wait_for_connection",
-        &wait_for_connection::WaitForConnection,
+        &Simple::later(module("ping"), wait_for_connection::work),
     ),
-    ("package", &package::Package),
-    ("service", &service::Service),
-    ("gather_facts", &gather_facts::GatherFacts),
+    (
+        "package",
+        &Simple {
+            supports_async: true,
+            ..Simple::later(Runs::Chosen, package::work)
+        },
+    ),
+    (
+        "service",
+        &Simple {
+            supports_async: true,
+            ..Simple::later(Runs::Chosen, service::work)
+        },
+    ),
 ];
 
-/// The work of an action done on the controller alone.
+/// The work of an action done at once, on the controller alone.
 pub type ControllerWork = fn(&dyn Context, &Map<String, Value>) -> Map<String, Value>;
 
-/// An action done on the controller alone, at once (`debug`, `assert`, `set_fact`,
-/// `fail`).
-pub struct OnController {
-    /// The work.
-    pub run: ControllerWork,
+/// The work of an action that waits on the node (or on time).
+pub type AsyncWork =
+    for<'a> fn(&'a dyn Context, Map<String, Value>) -> LocalBoxFuture<'a, Map<String, Value>>;
+
+/// What an action does.
+#[derive(Clone, Copy)]
+pub enum Work {
+    /// At once, on the controller.
+    Now(ControllerWork),
+    /// Through the node or over time.
+    Later(AsyncWork),
+}
+
+/// An action plugin described by a line of [`PLUGINS`]: where it works, its flags and
+/// its function (every plugin but `normal` and `copy`, which run the module the task
+/// names).
+pub struct Simple {
+    /// Where it works.
+    pub runs: Runs<'static>,
+    /// Its work.
+    pub work: Work,
     /// Arguments it evaluates itself.
     pub raw_args: &'static [&'static str],
     /// Where the facts it returns go.
     pub fact_layer: FactLayer,
     /// It runs once, for the first host.
     pub bypass_host_loop: bool,
+    /// It can run in the background (`async`).
+    pub supports_async: bool,
 }
 
-impl ActionPlugin for OnController {
+impl Simple {
+    /// An action done on the controller alone, at once.
+    const fn now(work: ControllerWork) -> Simple {
+        Simple {
+            runs: Runs::Controller,
+            work: Work::Now(work),
+            raw_args: &[],
+            fact_layer: FactLayer::Facts,
+            bypass_host_loop: false,
+            supports_async: false,
+        }
+    }
+
+    /// An action that works as `runs` says, through `work`.
+    const fn later(runs: Runs<'static>, work: AsyncWork) -> Simple {
+        Simple {
+            runs,
+            work: Work::Later(work),
+            raw_args: &[],
+            fact_layer: FactLayer::Facts,
+            bypass_host_loop: false,
+            supports_async: false,
+        }
+    }
+}
+
+impl ActionPlugin for Simple {
     fn runs<'a>(&self, _action: &'a str) -> Runs<'a> {
-        Runs::Controller
+        self.runs
     }
 
     fn raw_args(&self) -> &'static [&'static str] {
@@ -303,13 +352,28 @@ impl ActionPlugin for OnController {
         self.bypass_host_loop
     }
 
+    fn supports_async(&self) -> bool {
+        self.supports_async
+    }
+
     fn run<'a>(
         &'a self,
         ctx: &'a dyn Context,
         _action: &'a str,
         args: Map<String, Value>,
     ) -> LocalBoxFuture<'a, Map<String, Value>> {
-        Box::pin(std::future::ready((self.run)(ctx, &args)))
+        match self.work {
+            Work::Now(work) => Box::pin(std::future::ready(work(ctx, &args))),
+            Work::Later(work) => work(ctx, args),
+        }
+    }
+}
+
+/// A module the action runs (for planning and the pre-run check).
+const fn module(name: &'static str) -> Runs<'static> {
+    Runs::Module {
+        name,
+        legacy: false,
     }
 }
 

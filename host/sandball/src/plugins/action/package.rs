@@ -3,47 +3,33 @@
 //! play has none), and run with the task's other arguments, as Ansible's package action
 //! does. [`manager`] serves `service` too.
 
-use super::{ActionPlugin, Context, ModuleRequest, Runs, failed};
+use super::{Context, ModuleRequest, failed};
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value, json};
 
-/// The `package` action plugin.
-pub struct Package;
-
-impl ActionPlugin for Package {
-    fn supports_async(&self) -> bool {
-        true
-    }
-
-    fn runs<'a>(&self, _action: &'a str) -> Runs<'a> {
-        Runs::Chosen
-    }
-
-    fn run<'a>(
-        &'a self,
-        ctx: &'a dyn Context,
-        _action: &'a str,
-        mut args: Map<String, Value>,
-    ) -> LocalBoxFuture<'a, Map<String, Value>> {
-        Box::pin(async move {
-            let module = match manager(ctx, &mut args, "pkg_mgr").await {
-                Ok(Some(m)) => m,
-                Ok(None) => {
-                    return failed(
-                        "Could not detect which package manager to use. Try gathering facts or setting the \"use\" option.",
-                    );
-                }
-                Err(e) => return e,
-            };
-            ctx.execute_module(ModuleRequest {
-                name: &module,
-                args,
-                legacy: false,
-                transfers: Vec::new(),
-            })
-            .await
+/// The `package` action (its line in [`super::PLUGINS`] says where it works).
+pub fn work<'a>(
+    ctx: &'a dyn Context,
+    mut args: Map<String, Value>,
+) -> LocalBoxFuture<'a, Map<String, Value>> {
+    Box::pin(async move {
+        let module = match manager(ctx, &mut args, "pkg_mgr").await {
+            Ok(Some(m)) => m,
+            Ok(None) => {
+                return failed(
+                    "Could not detect which package manager to use. Try gathering facts or setting the \"use\" option.",
+                );
+            }
+            Err(e) => return e,
+        };
+        ctx.execute_module(ModuleRequest {
+            name: &module,
+            args,
+            legacy: false,
+            transfers: Vec::new(),
         })
-    }
+        .await
+    })
 }
 
 /// The manager a task asks for: its `use` argument (taken out of `args`) unless that is
@@ -103,13 +89,9 @@ mod tests {
         ctx.vars
             .set_data("ansible_facts", json!({"pkg_mgr": "apt"}));
         let args = json!({"name": "curl", "state": "present"});
-        Package
-            .run(&ctx, "package", args.as_object().unwrap().clone())
-            .await;
+        work(&ctx, args.as_object().unwrap().clone()).await;
         let args = json!({"name": "curl", "use": "dnf"});
-        Package
-            .run(&ctx, "package", args.as_object().unwrap().clone())
-            .await;
+        work(&ctx, args.as_object().unwrap().clone()).await;
         let runs = ctx.modules.borrow().clone();
         assert_eq!(runs[0].name, "apt");
         assert_eq!(
@@ -127,9 +109,7 @@ mod tests {
     async fn without_the_fact_it_is_gathered() {
         let ctx = FakeContext::default();
         let args = json!({"name": "curl"});
-        let r = Package
-            .run(&ctx, "package", args.as_object().unwrap().clone())
-            .await;
+        let r = work(&ctx, args.as_object().unwrap().clone()).await;
         let runs = ctx.modules.borrow().clone();
         assert_eq!(runs[0].name, "setup");
         assert_eq!(runs[0].args["filter"], "ansible_pkg_mgr");

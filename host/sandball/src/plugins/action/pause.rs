@@ -3,32 +3,18 @@
 //! does. Without a terminal a timed pause still waits and a prompt is not waited for
 //! (a warning says so), as ansible-playbook behaves.
 
-use super::{ActionPlugin, Context, Runs, failed, ok_with, truthy};
+use super::{Context, failed, ok_with, truthy};
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value, json};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-/// The `pause` action plugin.
-pub struct Pause;
-
-impl ActionPlugin for Pause {
-    fn runs<'a>(&self, _action: &'a str) -> Runs<'a> {
-        Runs::Controller
-    }
-
-    fn bypasses_host_loop(&self) -> bool {
-        true
-    }
-
-    fn run<'a>(
-        &'a self,
-        ctx: &'a dyn Context,
-        _action: &'a str,
-        args: Map<String, Value>,
-    ) -> LocalBoxFuture<'a, Map<String, Value>> {
-        Box::pin(async move { run(ctx, &args).await })
-    }
+/// The `pause` action (its line in [`super::PLUGINS`] says where it works).
+pub fn work<'a>(
+    ctx: &'a dyn Context,
+    args: Map<String, Value>,
+) -> LocalBoxFuture<'a, Map<String, Value>> {
+    Box::pin(async move { run(ctx, &args).await })
 }
 
 /// Runs `pause`.

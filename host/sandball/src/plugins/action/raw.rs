@@ -2,28 +2,18 @@
 //! or any module (so it works where the shim cannot: another architecture, a `noexec`
 //! home, a node being bootstrapped), as the become user when there is one.
 
-use super::{ActionPlugin, Context, Runs, check_args, failed};
+use super::{Context, check_args, failed};
 use crate::plugins::connection::ExecOutput;
 use crate::plugins::shell::quote;
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value, json};
 
-/// The `raw` action plugin.
-pub struct Raw;
-
-impl ActionPlugin for Raw {
-    fn runs<'a>(&self, _action: &'a str) -> Runs<'a> {
-        Runs::Connection
-    }
-
-    fn run<'a>(
-        &'a self,
-        ctx: &'a dyn Context,
-        _action: &'a str,
-        args: Map<String, Value>,
-    ) -> LocalBoxFuture<'a, Map<String, Value>> {
-        Box::pin(async move { run(ctx, &args).await })
-    }
+/// The `raw` action (its line in [`super::PLUGINS`] says where it works).
+pub fn work<'a>(
+    ctx: &'a dyn Context,
+    args: Map<String, Value>,
+) -> LocalBoxFuture<'a, Map<String, Value>> {
+    Box::pin(async move { run(ctx, &args).await })
 }
 
 /// Runs `raw` with its arguments (`_raw_params`, `executable`). Check mode skips it, as

@@ -7,32 +7,22 @@
 //! same command that runs and removes it, as the user that runs it.
 
 use super::raw::command_result;
-use super::{ActionPlugin, Context, Runs, check_args, failed, ok_with};
+use super::{Context, check_args, failed, ok_with};
 use crate::playbook::search_path;
 use crate::plugins::shell::quote;
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value, json};
 
-/// The `script` action plugin.
-pub struct Script;
-
-impl ActionPlugin for Script {
-    fn runs<'a>(&self, _action: &'a str) -> Runs<'a> {
-        Runs::Connection
-    }
-
-    fn run<'a>(
-        &'a self,
-        ctx: &'a dyn Context,
-        _action: &'a str,
-        args: Map<String, Value>,
-    ) -> LocalBoxFuture<'a, Map<String, Value>> {
-        Box::pin(async move {
-            match run(ctx, &args).await {
-                Ok(r) | Err(r) => r,
-            }
-        })
-    }
+/// The `script` action (its line in [`super::PLUGINS`] says where it works).
+pub fn work<'a>(
+    ctx: &'a dyn Context,
+    args: Map<String, Value>,
+) -> LocalBoxFuture<'a, Map<String, Value>> {
+    Box::pin(async move {
+        match run(ctx, &args).await {
+            Ok(r) | Err(r) => r,
+        }
+    })
 }
 
 async fn run(

@@ -4,66 +4,52 @@
 //! (`pattern`, `runlevel`, `sleep`, `arguments`/`args`) are dropped with a warning.
 
 use super::package::manager;
-use super::{ActionPlugin, Context, ModuleRequest, Runs, push_warning};
+use super::{Context, ModuleRequest, push_warning};
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value};
 
-/// The `service` action plugin.
-pub struct Service;
+/// The `service` action (its line in [`super::PLUGINS`] says where it works).
+pub fn work<'a>(
+    ctx: &'a dyn Context,
+    mut args: Map<String, Value>,
+) -> LocalBoxFuture<'a, Map<String, Value>> {
+    Box::pin(async move {
+        let module = match manager(ctx, &mut args, "service_mgr").await {
+            Ok(Some(m)) if ctx.has_module(&m) => m,
+            Ok(_) => "service".to_string(),
+            Err(e) => return e,
+        };
+        let mut dropped = Vec::new();
+        if module == "systemd" {
+            for key in NOT_FOR_SYSTEMD {
+                if args.remove(*key).is_some() {
+                    dropped.push(*key);
+                }
+            }
+        }
+        let mut result = ctx
+            .execute_module(ModuleRequest {
+                name: &module,
+                args,
+                legacy: false,
+                transfers: Vec::new(),
+            })
+            .await;
+        if !dropped.is_empty() {
+            push_warning(
+                &mut result,
+                format!(
+                    "Ignoring \"{}\" as it is not used in \"systemd\"",
+                    dropped.join(", ")
+                ),
+            );
+        }
+        result
+    })
+}
 
 /// Arguments the `systemd` module does not take.
 const NOT_FOR_SYSTEMD: &[&str] = &["pattern", "runlevel", "sleep", "arguments", "args"];
-
-impl ActionPlugin for Service {
-    fn supports_async(&self) -> bool {
-        true
-    }
-
-    fn runs<'a>(&self, _action: &'a str) -> Runs<'a> {
-        Runs::Chosen
-    }
-
-    fn run<'a>(
-        &'a self,
-        ctx: &'a dyn Context,
-        _action: &'a str,
-        mut args: Map<String, Value>,
-    ) -> LocalBoxFuture<'a, Map<String, Value>> {
-        Box::pin(async move {
-            let module = match manager(ctx, &mut args, "service_mgr").await {
-                Ok(Some(m)) if ctx.has_module(&m) => m,
-                Ok(_) => "service".to_string(),
-                Err(e) => return e,
-            };
-            let mut dropped = Vec::new();
-            if module == "systemd" {
-                for key in NOT_FOR_SYSTEMD {
-                    if args.remove(*key).is_some() {
-                        dropped.push(*key);
-                    }
-                }
-            }
-            let mut result = ctx
-                .execute_module(ModuleRequest {
-                    name: &module,
-                    args,
-                    legacy: false,
-                    transfers: Vec::new(),
-                })
-                .await;
-            if !dropped.is_empty() {
-                push_warning(
-                    &mut result,
-                    format!(
-                        "Ignoring \"{}\" as it is not used in \"systemd\"",
-                        dropped.join(", ")
-                    ),
-                );
-            }
-            result
-        })
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -77,17 +63,13 @@ mod tests {
         ctx.vars
             .set_data("ansible_facts", json!({"service_mgr": "systemd"}));
         let args = json!({"name": "cron", "state": "started", "pattern": "cron"});
-        let r = Service
-            .run(&ctx, "service", args.as_object().unwrap().clone())
-            .await;
+        let r = work(&ctx, args.as_object().unwrap().clone()).await;
         assert_eq!(
             r["warnings"],
             json!(["Ignoring \"pattern\" as it is not used in \"systemd\""])
         );
         let args = json!({"name": "cron", "use": "openrc"});
-        Service
-            .run(&ctx, "service", args.as_object().unwrap().clone())
-            .await;
+        work(&ctx, args.as_object().unwrap().clone()).await;
         let runs = ctx.modules.borrow().clone();
         assert_eq!(runs[0].name, "systemd");
         assert!(!runs[0].args.contains_key("pattern"));

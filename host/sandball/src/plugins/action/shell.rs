@@ -2,43 +2,26 @@
 //! shell action has it (`_uses_shell`). It runs ansible-core's `command` module: the
 //! `command` component runs programs directly and has no shell to give.
 
-use super::{ActionPlugin, Context, ModuleRequest, Runs};
+use super::{Context, ModuleRequest};
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value};
 
-/// The `shell` action plugin.
-pub struct Shell;
+/// The `shell` action (its line in [`super::PLUGINS`] says where it works).
+pub fn work<'a>(
+    ctx: &'a dyn Context,
+    mut args: Map<String, Value>,
+) -> LocalBoxFuture<'a, Map<String, Value>> {
+    args.insert("_uses_shell".into(), Value::Bool(true));
+    ctx.execute_module(ModuleRequest {
+        name: MODULE,
+        args,
+        legacy: true,
+        transfers: Vec::new(),
+    })
+}
 
 /// The module `shell` runs.
 const MODULE: &str = "command";
-
-impl ActionPlugin for Shell {
-    fn supports_async(&self) -> bool {
-        true
-    }
-
-    fn runs<'a>(&self, _action: &'a str) -> Runs<'a> {
-        Runs::Module {
-            name: MODULE,
-            legacy: true,
-        }
-    }
-
-    fn run<'a>(
-        &'a self,
-        ctx: &'a dyn Context,
-        _action: &'a str,
-        mut args: Map<String, Value>,
-    ) -> LocalBoxFuture<'a, Map<String, Value>> {
-        args.insert("_uses_shell".into(), Value::Bool(true));
-        ctx.execute_module(ModuleRequest {
-            name: MODULE,
-            args,
-            legacy: true,
-            transfers: Vec::new(),
-        })
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -50,13 +33,7 @@ mod tests {
     async fn runs_the_legacy_command_module_through_the_shell() {
         let ctx = FakeContext::default();
         let args = json!({"_raw_params": "echo $HOME"});
-        Shell
-            .run(
-                &ctx,
-                "ansible.builtin.shell",
-                args.as_object().unwrap().clone(),
-            )
-            .await;
+        work(&ctx, args.as_object().unwrap().clone()).await;
         let runs = ctx.modules.borrow();
         assert_eq!(runs[0].name, "command");
         assert!(runs[0].legacy);

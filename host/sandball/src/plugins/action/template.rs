@@ -7,7 +7,7 @@
 //! the audit log), and `copy` puts it in place atomically, idempotently, with check
 //! and diff modes and the file attributes the task gives.
 
-use super::{ActionPlugin, Context, ModuleRequest, Runs, Transfer, failed, truthy};
+use super::{Context, ModuleRequest, Transfer, failed, truthy};
 use crate::playbook::search_path;
 use crate::template::FileOptions;
 use futures::future::LocalBoxFuture;
@@ -15,8 +15,54 @@ use serde_json::{Map, Value};
 use std::io::Write;
 use std::path::Path;
 
-/// The `template` action plugin.
-pub struct Template;
+/// The `template` action (its line in [`super::PLUGINS`] says where it works).
+pub fn work<'a>(
+    ctx: &'a dyn Context,
+    args: Map<String, Value>,
+) -> LocalBoxFuture<'a, Map<String, Value>> {
+    Box::pin(async move {
+        let (rendered, module_args) = match render(ctx, args) {
+            Ok(r) => r,
+            Err(e) => return failed(e),
+        };
+        let dest = module_args
+            .get("dest")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        if let Some(r) = super::copy::dry_run_into_missing_dir(
+            ctx,
+            &dest,
+            Some(rendered.text.as_bytes()),
+            &rendered.source,
+        )
+        .await
+        {
+            return r;
+        }
+        // The rendered text goes to the node as a file of its own.
+        let file = match rendered_file(&rendered.text) {
+            Ok(f) => f,
+            Err(e) => return failed(format!("cannot keep the rendered template: {e}")),
+        };
+        let mut args = module_args;
+        args.insert("remote_src".into(), Value::Bool(true));
+        args.insert(
+            "_original_basename".into(),
+            Value::String(rendered.basename),
+        );
+        ctx.execute_module(ModuleRequest {
+            name: MODULE,
+            args,
+            legacy: false,
+            transfers: vec![Transfer {
+                arg: "src",
+                local: file.path().to_path_buf(),
+            }],
+        })
+        .await
+    })
+}
 
 /// The module that writes the result.
 const MODULE: &str = "copy";
@@ -38,65 +84,6 @@ const OWN_ARGS: &[&str] = &[
 
 /// `ansible_managed`'s default text.
 const ANSIBLE_MANAGED: &str = "Ansible managed";
-
-impl ActionPlugin for Template {
-    fn runs<'a>(&self, _action: &'a str) -> Runs<'a> {
-        Runs::Module {
-            name: MODULE,
-            legacy: false,
-        }
-    }
-
-    fn run<'a>(
-        &'a self,
-        ctx: &'a dyn Context,
-        _action: &'a str,
-        args: Map<String, Value>,
-    ) -> LocalBoxFuture<'a, Map<String, Value>> {
-        Box::pin(async move {
-            let (rendered, module_args) = match render(ctx, args) {
-                Ok(r) => r,
-                Err(e) => return failed(e),
-            };
-            let dest = module_args
-                .get("dest")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            if let Some(r) = super::copy::dry_run_into_missing_dir(
-                ctx,
-                &dest,
-                Some(rendered.text.as_bytes()),
-                &rendered.source,
-            )
-            .await
-            {
-                return r;
-            }
-            // The rendered text goes to the node as a file of its own.
-            let file = match rendered_file(&rendered.text) {
-                Ok(f) => f,
-                Err(e) => return failed(format!("cannot keep the rendered template: {e}")),
-            };
-            let mut args = module_args;
-            args.insert("remote_src".into(), Value::Bool(true));
-            args.insert(
-                "_original_basename".into(),
-                Value::String(rendered.basename),
-            );
-            ctx.execute_module(ModuleRequest {
-                name: MODULE,
-                args,
-                legacy: false,
-                transfers: vec![Transfer {
-                    arg: "src",
-                    local: file.path().to_path_buf(),
-                }],
-            })
-            .await
-        })
-    }
-}
 
 /// A template rendered for a task.
 struct Rendered {
@@ -356,13 +343,11 @@ mod tests {
     #[tokio::test]
     async fn copy_writes_the_rendered_file() {
         let (_dir, ctx) = project(&[("templates/a.j2", "hi {{ who }}\n")]);
-        let r = Template
-            .run(
-                &ctx,
-                "ansible.builtin.template",
-                args(json!({"src": "a.j2", "dest": "/tmp/a", "mode": "0600"})),
-            )
-            .await;
+        let r = work(
+            &ctx,
+            args(json!({"src": "a.j2", "dest": "/tmp/a", "mode": "0600"})),
+        )
+        .await;
         assert_eq!(r["ran"], "copy");
         let run = ctx.modules.borrow()[0].clone();
         assert_eq!(run.args["dest"], "/tmp/a");

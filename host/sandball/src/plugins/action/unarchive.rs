@@ -4,48 +4,35 @@
 //! first; `creates` skips it when the path exists; `copy: false` is the old spelling of
 //! `remote_src: true`.
 
-use super::{ActionPlugin, Context, ModuleRequest, Runs, Transfer, failed, ok_with, truthy};
+use super::{Context, ModuleRequest, Transfer, failed, ok_with, truthy};
 use crate::playbook::search_path;
 use crate::plugins::shell::quote_path;
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value, json};
 
-/// The `unarchive` action plugin.
-pub struct Unarchive;
+/// The `unarchive` action (its line in [`super::PLUGINS`] says where it works).
+pub fn work<'a>(
+    ctx: &'a dyn Context,
+    args: Map<String, Value>,
+) -> LocalBoxFuture<'a, Map<String, Value>> {
+    Box::pin(async move {
+        match prepare(ctx, args).await {
+            Ok(Prepared::Run(args, transfers)) => {
+                ctx.execute_module(ModuleRequest {
+                    name: MODULE,
+                    args,
+                    legacy: false,
+                    transfers,
+                })
+                .await
+            }
+            Ok(Prepared::Done(r)) | Err(r) => r,
+        }
+    })
+}
 
 /// The module that unpacks.
 const MODULE: &str = "unarchive";
-
-impl ActionPlugin for Unarchive {
-    fn runs<'a>(&self, _action: &'a str) -> Runs<'a> {
-        Runs::Module {
-            name: MODULE,
-            legacy: false,
-        }
-    }
-
-    fn run<'a>(
-        &'a self,
-        ctx: &'a dyn Context,
-        _action: &'a str,
-        args: Map<String, Value>,
-    ) -> LocalBoxFuture<'a, Map<String, Value>> {
-        Box::pin(async move {
-            match prepare(ctx, args).await {
-                Ok(Prepared::Run(args, transfers)) => {
-                    ctx.execute_module(ModuleRequest {
-                        name: MODULE,
-                        args,
-                        legacy: false,
-                        transfers,
-                    })
-                    .await
-                }
-                Ok(Prepared::Done(r)) | Err(r) => r,
-            }
-        })
-    }
-}
 
 /// What the action does once its arguments are read.
 enum Prepared {
@@ -121,18 +108,14 @@ mod tests {
             .set_data("playbook_dir", json!(dir.path().display().to_string()));
         let dest = dir.path().display().to_string();
         let args = json!({"src": "a.tgz", "dest": dest, "copy": true});
-        let r = Unarchive
-            .run(&ctx, "unarchive", args.as_object().unwrap().clone())
-            .await;
+        let r = work(&ctx, args.as_object().unwrap().clone()).await;
         assert_eq!(r["ran"], "unarchive");
         let run = ctx.modules.borrow()[0].clone();
         assert_eq!(run.args["remote_src"], false);
         assert_eq!(run.transfers[0].local, dir.path().join("files/a.tgz"));
         let missing =
             json!({"src": "a.tgz", "dest": dir.path().join("nope").display().to_string()});
-        let r = Unarchive
-            .run(&ctx, "unarchive", missing.as_object().unwrap().clone())
-            .await;
+        let r = work(&ctx, missing.as_object().unwrap().clone()).await;
         assert!(
             r["msg"]
                 .as_str()
@@ -140,9 +123,7 @@ mod tests {
                 .ends_with("must be an existing dir")
         );
         let made = json!({"src": "a.tgz", "dest": dest, "creates": dest});
-        let r = Unarchive
-            .run(&ctx, "unarchive", made.as_object().unwrap().clone())
-            .await;
+        let r = work(&ctx, made.as_object().unwrap().clone()).await;
         assert_eq!(r["skipped"], true);
     }
 }

@@ -2,30 +2,17 @@
 //! its connection and shim session), after `delay`, trying every `sleep` seconds until
 //! `timeout`, as Ansible's wait_for_connection action does; skipped in check mode.
 
-use super::{ActionPlugin, Context, ModuleRequest, Runs, check_args, failed, ok_with};
+use super::{Context, ModuleRequest, check_args, failed, ok_with};
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value, json};
 use std::time::{Duration, Instant};
 
-/// The `wait_for_connection` action plugin.
-pub struct WaitForConnection;
-
-impl ActionPlugin for WaitForConnection {
-    fn runs<'a>(&self, _action: &'a str) -> Runs<'a> {
-        Runs::Module {
-            name: "ping",
-            legacy: false,
-        }
-    }
-
-    fn run<'a>(
-        &'a self,
-        ctx: &'a dyn Context,
-        _action: &'a str,
-        args: Map<String, Value>,
-    ) -> LocalBoxFuture<'a, Map<String, Value>> {
-        Box::pin(async move { run(ctx, &args).await })
-    }
+/// The `wait_for_connection` action (its line in [`super::PLUGINS`] says where it works).
+pub fn work<'a>(
+    ctx: &'a dyn Context,
+    args: Map<String, Value>,
+) -> LocalBoxFuture<'a, Map<String, Value>> {
+    Box::pin(async move { run(ctx, &args).await })
 }
 
 async fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
