@@ -69,6 +69,20 @@ impl Sandbox {
         self.write("inventory.ini", &text)
     }
 
+    /// [`inventory`](Self::inventory) with the Python that has ansible-core as every
+    /// host's interpreter (for legacy modules, run the same by both tools).
+    pub fn inventory_with_python(&self, hosts: &[&str]) -> PathBuf {
+        let python = crate::binaries::ansible_python();
+        let mut text = String::from("[nodes]\n");
+        for h in hosts {
+            text.push_str(&format!(
+                "{h} ansible_connection=local ansible_python_interpreter={}\n",
+                python.display()
+            ));
+        }
+        self.write("inventory.ini", &text)
+    }
+
     /// `sandball playbook -i inventory.ini PLAYBOOK -e work=WORK EXTRA…`: a playbook of
     /// the sandbox against its [`inventory`](Self::inventory), with `work` the directory
     /// the playbook writes in.

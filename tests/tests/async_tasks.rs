@@ -62,13 +62,7 @@ fn lines(out: &Output, task: &str) -> Vec<String> {
 fn async_tasks_are_polled_as_in_ansible() {
     let sb = Sandbox::new();
     let python = ansible_python();
-    sb.write(
-        "inventory.ini",
-        &format!(
-            "alpha ansible_connection=local ansible_python_interpreter={}\n",
-            python.display()
-        ),
-    );
+    sb.inventory_with_python(&["alpha"]);
     let pb = sb.write("play.yml", PLAY);
     let work = sb.dir("work");
     let out = sb

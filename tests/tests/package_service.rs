@@ -37,13 +37,7 @@ const PLAY: &str = r#"
 fn package_and_service_run_the_nodes_manager_as_in_ansible() {
     let sb = Sandbox::new();
     let python = ansible_python();
-    sb.write(
-        "inventory.ini",
-        &format!(
-            "localhost ansible_connection=local ansible_python_interpreter={}\n",
-            python.display()
-        ),
-    );
+    sb.inventory_with_python(&["localhost"]);
     for m in ["fakepkg", "otherpkg", "fakesvc", "service"] {
         sb.write(&format!("library/{m}.py"), &FAKE.replace("NAME", m));
     }

@@ -90,13 +90,7 @@ fn same(ours: &Output, theirs: &Output) {
 #[test]
 fn roles_run_as_in_ansible() {
     let sb = Sandbox::new();
-    sb.write(
-        "inventory.ini",
-        &format!(
-            "alpha ansible_connection=local ansible_python_interpreter={}\n",
-            sandball_e2e::binaries::ansible_python().display()
-        ),
-    );
+    sb.inventory_with_python(&["alpha"]);
     project(&sb);
     let pb = sb.path().join("site.yml");
     let work = sb.dir("work");

@@ -23,13 +23,7 @@ const PLAY: &str = r#"
 fn unarchive_unpacks_a_controller_archive_as_in_ansible() {
     let sb = Sandbox::new();
     let python = ansible_python();
-    sb.write(
-        "inventory.ini",
-        &format!(
-            "alpha ansible_connection=local ansible_python_interpreter={}\n",
-            python.display()
-        ),
-    );
+    sb.inventory_with_python(&["alpha"]);
     sb.write("bundle/a.txt", "a\n");
     sb.write("bundle/sub/b.txt", "b\n");
     sb.dir("files");

@@ -62,13 +62,7 @@ fn module_facts_never_set_a_setting() {
     names.dedup();
 
     let sb = Sandbox::new();
-    sb.write(
-        "inventory.ini",
-        &format!(
-            "alpha ansible_connection=local ansible_python_interpreter={}\n",
-            python.display()
-        ),
-    );
+    sb.inventory_with_python(&["alpha"]);
     sb.write("library/plant.py", PLANT);
     let work = sb.dir("work");
     let trap = work.join("trap");

@@ -5,7 +5,6 @@
 //! escapes that write the clipboard or rewrite lines, a newline that fakes an `ok:`
 //! line) are shown escaped.
 
-use sandball_e2e::binaries::ansible_python;
 use sandball_e2e::{Binaries, Sandbox};
 
 const SECRET: &str = "spec-secret-9931";
@@ -90,14 +89,7 @@ const NOISY: &str = "#!/usr/bin/python\n# WANT_JSON\nimport json\nprint(json.dum
 #[test]
 fn terminal_escapes_from_modules_are_shown_escaped() {
     let sb = Sandbox::new();
-    let python = ansible_python();
-    sb.write(
-        "inventory.ini",
-        &format!(
-            "alpha ansible_connection=local ansible_python_interpreter={}\n",
-            python.display()
-        ),
-    );
+    sb.inventory_with_python(&["alpha"]);
     sb.write("library/noisy.py", NOISY);
     let work = sb.dir("work");
     let pb = sb.write(

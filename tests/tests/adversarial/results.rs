@@ -3,7 +3,6 @@
 //! each flag by Python's truth value, so a module (or anything forging its output)
 //! cannot slip a failure past the recap by writing `"false"`.
 
-use sandball_e2e::binaries::ansible_python;
 use sandball_e2e::{HostRecap, Sandbox};
 
 const MODULE: &str = "#!/usr/bin/python\n# WANT_JSON\nimport json, sys\nargs = json.load(open(sys.argv[1]))\nprint(json.dumps(args['out']))\n";
@@ -27,14 +26,7 @@ const PLAY: &str = r#"
 #[test]
 fn result_flags_count_by_python_truth_as_in_ansible() {
     let sb = Sandbox::new();
-    let python = ansible_python();
-    sb.write(
-        "inventory.ini",
-        &format!(
-            "alpha ansible_connection=local ansible_python_interpreter={}\n",
-            python.display()
-        ),
-    );
+    sb.inventory_with_python(&["alpha"]);
     sb.write("library/echo_result.py", MODULE);
     let work = sb.dir("work");
     let pb = sb.write("play.yml", PLAY);
