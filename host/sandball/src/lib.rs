@@ -9,6 +9,7 @@
 
 pub mod assemble;
 pub mod cli;
+pub mod config;
 pub mod executor;
 pub mod inventory;
 pub mod playbook;

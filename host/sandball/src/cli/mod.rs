@@ -58,7 +58,8 @@ pub struct CommonArgs {
         long = "forks",
         default_value_t = 50,
         value_name = "FORKS",
-        value_parser = forks
+        value_parser = forks,
+        env = "ANSIBLE_FORKS"
     )]
     pub forks: usize,
     /// More output (-vvv shows module invocations, -vvvv debug logs).
@@ -75,10 +76,18 @@ pub struct CommonArgs {
     #[arg(short = 'b', long = "become")]
     pub become_: bool,
     /// The user to become.
-    #[arg(long = "become-user", value_name = "BECOME_USER")]
+    #[arg(
+        long = "become-user",
+        value_name = "BECOME_USER",
+        env = "ANSIBLE_BECOME_USER"
+    )]
     pub become_user: Option<String>,
     /// How to become it: sudo or su.
-    #[arg(long = "become-method", value_name = "BECOME_METHOD")]
+    #[arg(
+        long = "become-method",
+        value_name = "BECOME_METHOD",
+        env = "ANSIBLE_BECOME_METHOD"
+    )]
     pub become_method: Option<String>,
     /// Ask for the become password (read from the terminal without echo).
     #[arg(short = 'K', long = "ask-become-pass")]
@@ -87,22 +96,45 @@ pub struct CommonArgs {
     #[arg(short = 'k', long = "ask-pass")]
     pub ask_pass: bool,
     /// Connection type for hosts whose variables and plays set none (`local`, `ssh`).
-    #[arg(short = 'c', long = "connection", value_name = "CONNECTION")]
+    #[arg(
+        short = 'c',
+        long = "connection",
+        value_name = "CONNECTION",
+        env = "ANSIBLE_TRANSPORT"
+    )]
     pub connection: Option<String>,
     /// Connect as this user where the host's variables and plays set none.
-    #[arg(short = 'u', long = "user", value_name = "REMOTE_USER")]
+    #[arg(
+        short = 'u',
+        long = "user",
+        value_name = "REMOTE_USER",
+        env = "ANSIBLE_REMOTE_USER"
+    )]
     pub user: Option<String>,
     /// SSH private key file for hosts whose variables set none.
     #[arg(
         long = "private-key",
         alias = "key-file",
-        value_name = "PRIVATE_KEY_FILE"
+        value_name = "PRIVATE_KEY_FILE",
+        env = "ANSIBLE_PRIVATE_KEY_FILE"
     )]
     pub private_key: Option<String>,
 }
 
 /// Parses the command line, runs, and returns the exit code.
 pub fn main() -> i32 {
+    // ansible.cfg first: its settings are environment variables the flags and the rest
+    // read, beneath what the environment already says.
+    let config = match crate::config::load() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("ERROR! {e}");
+            return 5;
+        }
+    };
+    for w in &config.warnings {
+        eprintln!("[WARNING]: {w}");
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -119,6 +151,15 @@ pub fn main() -> i32 {
         Command::Audit(_) => 0,
     };
     init_logging(verbosity);
+    if verbosity >= 1 {
+        match &config.path {
+            Some(p) => eprintln!("Using {} as config file", p.display()),
+            None => eprintln!("No config file found; using defaults"),
+        }
+        for unused in &config.unused {
+            eprintln!("[WARNING]: {unused} in the configuration file is not used by sandball");
+        }
+    }
     let cli = match cli.command {
         Command::Inventory(a) => return finish(inventory::run(a)),
         Command::Audit(a) => return finish(audit::run(a)),
@@ -162,6 +203,16 @@ pub struct CliError {
     pub code: i32,
     /// What to print after `ERROR!`.
     pub message: String,
+}
+
+/// Whether an environment variable (or its ansible.cfg setting) says yes.
+fn env_true(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "yes" | "true" | "on" | "y" | "t"
+        )
+    })
 }
 
 /// `-f`: a number of hosts, at least one (as ansible's usage error says).
@@ -227,8 +278,22 @@ pub(crate) fn build_run(
     }
     let mut load = crate::inventory::LoadOptions::from_env();
     load.playbook_dir.clone_from(&playbook_dir);
-    let inventory = crate::inventory::Inventory::load_with(&common.inventory, &load)
-        .map_err(CliError::parse)?;
+    // Without -i, the configured inventory (`ANSIBLE_INVENTORY`, ansible.cfg).
+    let sources: Vec<String> = if common.inventory.is_empty() {
+        std::env::var("ANSIBLE_INVENTORY")
+            .map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    } else {
+        common.inventory.clone()
+    };
+    let inventory =
+        crate::inventory::Inventory::load_with(&sources, &load).map_err(CliError::parse)?;
     for w in inventory.warnings() {
         callback.warning(w);
     }
@@ -265,10 +330,10 @@ pub(crate) fn build_run(
         skip_tags,
         limits: crate::policy::limits_from_env().map_err(CliError::options)?,
         become_: crate::plugins::r#become::Options {
-            become_: common.become_,
+            become_: common.become_ || env_true("ANSIBLE_BECOME"),
             user: common.become_user.clone(),
             method: common.become_method.clone(),
-            password: if common.ask_become_pass {
+            password: if common.ask_become_pass || env_true("ANSIBLE_BECOME_ASK_PASS") {
                 Some(crate::plugins::connection::Secret(
                     crate::plugins::callback::prompt::ask("BECOME password: ", true)
                         .map_err(CliError::options)?,

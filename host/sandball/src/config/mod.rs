@@ -1,0 +1,339 @@
+//! Configuration as Ansible reads it: the first of `ANSIBLE_CONFIG`, `./ansible.cfg`
+//! (not in a world-writable directory, with Ansible's warning), `~/.ansible.cfg` and
+//! `/etc/ansible/ansible.cfg`; an INI file whose settings sandball has a use for
+//! become the `ANSIBLE_*` variables Ansible gives them, unless the environment already
+//! sets them — so the precedence is Ansible's: command line, environment, file,
+//! default. Paths in the file are relative to it. Settings sandball does not use are
+//! listed at `-v`, never an error.
+
+use std::path::{Path, PathBuf};
+
+/// A setting of `ansible.cfg`: its section, its key, the variable it becomes, and
+/// whether it holds paths (relative to the file).
+struct Setting {
+    section: &'static str,
+    key: &'static str,
+    variable: &'static str,
+    paths: bool,
+}
+
+const fn s(
+    section: &'static str,
+    key: &'static str,
+    variable: &'static str,
+    paths: bool,
+) -> Setting {
+    Setting {
+        section,
+        key,
+        variable,
+        paths,
+    }
+}
+
+/// The settings sandball reads.
+const SETTINGS: &[Setting] = &[
+    s("defaults", "inventory", "ANSIBLE_INVENTORY", true),
+    s("defaults", "forks", "ANSIBLE_FORKS", false),
+    s("defaults", "remote_user", "ANSIBLE_REMOTE_USER", false),
+    s(
+        "defaults",
+        "private_key_file",
+        "ANSIBLE_PRIVATE_KEY_FILE",
+        true,
+    ),
+    s("defaults", "roles_path", "ANSIBLE_ROLES_PATH", true),
+    s("defaults", "library", "ANSIBLE_LIBRARY", true),
+    s("defaults", "module_utils", "ANSIBLE_MODULE_UTILS", true),
+    s(
+        "defaults",
+        "collections_path",
+        "ANSIBLE_COLLECTIONS_PATH",
+        true,
+    ),
+    s(
+        "defaults",
+        "collections_paths",
+        "ANSIBLE_COLLECTIONS_PATH",
+        true,
+    ),
+    s(
+        "defaults",
+        "host_key_checking",
+        "ANSIBLE_HOST_KEY_CHECKING",
+        false,
+    ),
+    s("defaults", "gathering", "ANSIBLE_GATHERING", false),
+    s(
+        "defaults",
+        "stdout_callback",
+        "ANSIBLE_STDOUT_CALLBACK",
+        false,
+    ),
+    s("defaults", "remote_tmp", "ANSIBLE_REMOTE_TMP", false),
+    s(
+        "defaults",
+        "keep_remote_files",
+        "ANSIBLE_KEEP_REMOTE_FILES",
+        false,
+    ),
+    s("defaults", "transport", "ANSIBLE_TRANSPORT", false),
+    s("privilege_escalation", "become", "ANSIBLE_BECOME", false),
+    s(
+        "privilege_escalation",
+        "become_user",
+        "ANSIBLE_BECOME_USER",
+        false,
+    ),
+    s(
+        "privilege_escalation",
+        "become_method",
+        "ANSIBLE_BECOME_METHOD",
+        false,
+    ),
+    s(
+        "privilege_escalation",
+        "become_ask_pass",
+        "ANSIBLE_BECOME_ASK_PASS",
+        false,
+    ),
+    s("ssh_connection", "pipelining", "ANSIBLE_PIPELINING", false),
+    s(
+        "inventory",
+        "enable_plugins",
+        "ANSIBLE_INVENTORY_ENABLED",
+        false,
+    ),
+    s(
+        "inventory",
+        "unparsed_is_failed",
+        "ANSIBLE_INVENTORY_UNPARSED_FAILED",
+        false,
+    ),
+    s(
+        "inventory",
+        "any_unparsed_is_failed",
+        "ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED",
+        false,
+    ),
+    s("inventory", "cache", "ANSIBLE_INVENTORY_CACHE", false),
+    s(
+        "inventory",
+        "cache_connection",
+        "ANSIBLE_INVENTORY_CACHE_CONNECTION",
+        true,
+    ),
+    s(
+        "inventory",
+        "cache_timeout",
+        "ANSIBLE_INVENTORY_CACHE_TIMEOUT",
+        false,
+    ),
+];
+
+/// Why `ansible.cfg` could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read the configuration file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A line is not INI.
+    #[error("the configuration file {path}:{line} is not valid: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// The line (from 1).
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// What was read.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// The file, when there is one.
+    pub path: Option<PathBuf>,
+    /// Settings in the file sandball does not use (`[section] key`).
+    pub unused: Vec<String>,
+    /// Warnings to show.
+    pub warnings: Vec<String>,
+}
+
+/// The configuration file Ansible would read, and a warning when `./ansible.cfg` is
+/// passed over because the directory is world-writable.
+pub fn find() -> (Option<PathBuf>, Vec<String>) {
+    let mut warnings = Vec::new();
+    if let Some(path) = std::env::var_os("ANSIBLE_CONFIG").map(PathBuf::from) {
+        let path = if path.is_dir() {
+            path.join("ansible.cfg")
+        } else {
+            path
+        };
+        if path.is_file() {
+            return (Some(path), warnings);
+        }
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        let here = cwd.join("ansible.cfg");
+        if here.is_file() {
+            use std::os::unix::fs::PermissionsExt;
+            let open = std::fs::metadata(&cwd).is_ok_and(|m| m.permissions().mode() & 0o002 != 0);
+            if open {
+                warnings.push(format!(
+                    "Ansible is being run in a world writable directory ({}), ignoring it as an ansible.cfg source.",
+                    cwd.display()
+                ));
+            } else {
+                return (Some(here), warnings);
+            }
+        }
+    }
+    let home = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".ansible.cfg"));
+    let etc = Some(PathBuf::from("/etc/ansible/ansible.cfg"));
+    (home.into_iter().chain(etc).find(|p| p.is_file()), warnings)
+}
+
+/// The `(section, key, value, line)` entries of an INI text, keys lowercased.
+fn parse(path: &Path, text: &str) -> Result<Vec<(String, String, String, usize)>, ConfigError> {
+    let mut section = String::new();
+    let mut out = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[') {
+            let Some(name) = name.strip_suffix(']') else {
+                return Err(ConfigError::Invalid {
+                    path: path.to_path_buf(),
+                    line: i + 1,
+                    message: format!("a section header must end with ']': {line}"),
+                });
+            };
+            section = name.trim().to_ascii_lowercase();
+            continue;
+        }
+        let Some((key, value)) = line.split_once(['=', ':']) else {
+            return Err(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                line: i + 1,
+                message: format!("expected `key = value`, got: {line}"),
+            });
+        };
+        // An inline comment after a value (` ;` or ` #`) is not part of it.
+        let value = value
+            .split(" ;")
+            .next()
+            .unwrap_or_default()
+            .split(" #")
+            .next()
+            .unwrap_or_default();
+        out.push((
+            section.clone(),
+            key.trim().to_ascii_lowercase(),
+            value.trim().to_string(),
+            i + 1,
+        ));
+    }
+    Ok(out)
+}
+
+/// Reads the configuration file (if any) and sets, for each setting sandball uses,
+/// its `ANSIBLE_*` variable where the environment does not already.
+///
+/// Call it first thing in `main`, before any thread starts: it changes the process
+/// environment.
+pub fn load() -> Result<Loaded, ConfigError> {
+    let (path, warnings) = find();
+    let mut loaded = Loaded {
+        path: path.clone(),
+        unused: Vec::new(),
+        warnings,
+    };
+    let Some(path) = path else {
+        return Ok(loaded);
+    };
+    let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    for (section, key, value, _) in parse(&path, &text)? {
+        let Some(setting) = SETTINGS
+            .iter()
+            .find(|s| s.section == section && s.key == key)
+        else {
+            loaded.unused.push(format!("[{section}] {key}"));
+            continue;
+        };
+        if std::env::var_os(setting.variable).is_some() {
+            continue;
+        }
+        let value = if setting.paths {
+            relative_to(&dir, &value)
+        } else {
+            value
+        };
+        // SAFETY: called at the start of `main`, before the runtime or any other
+        // thread exists; nothing reads the environment concurrently.
+        unsafe { std::env::set_var(setting.variable, value) };
+    }
+    Ok(loaded)
+}
+
+/// A list of paths (`:` or `,` separated) with the relative ones made relative to `dir`.
+fn relative_to(dir: &Path, value: &str) -> String {
+    let sep = if value.contains(',') && !value.contains(':') {
+        ","
+    } else {
+        ":"
+    };
+    value
+        .split(sep)
+        .map(|p| {
+            let p = p.trim();
+            if p.is_empty()
+                || p.starts_with('/')
+                || p.starts_with('~')
+                || p.contains(',') && sep == ":"
+            {
+                p.to_string()
+            } else {
+                dir.join(p).display().to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(sep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ini_as_ansible_reads_it() {
+        let text = "# comment\n[defaults]\ninventory = hosts.ini\nFORKS: 7\n; other\nnocows = 1 ; inline\n[ssh_connection]\npipelining=True\n";
+        let got = parse(Path::new("a.cfg"), text).unwrap();
+        let pairs: Vec<(String, String, String)> =
+            got.into_iter().map(|(s, k, v, _)| (s, k, v)).collect();
+        assert_eq!(
+            pairs,
+            [
+                ("defaults", "inventory", "hosts.ini"),
+                ("defaults", "forks", "7"),
+                ("defaults", "nocows", "1"),
+                ("ssh_connection", "pipelining", "True"),
+            ]
+            .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+        );
+        let err = parse(Path::new("a.cfg"), "[defaults\n").unwrap_err();
+        assert!(err.to_string().contains("a.cfg:1"), "{err}");
+        assert_eq!(relative_to(Path::new("/p"), "inv:/etc/x"), "/p/inv:/etc/x");
+    }
+}
