@@ -17,6 +17,7 @@ pub mod plugins;
 pub mod policy;
 pub mod template;
 pub mod vars;
+pub mod vault;
 
 /// The ansible-core version whose behaviour sandball follows; modules see it as
 /// `_ansible_version` and playbooks as `ansible_version`.

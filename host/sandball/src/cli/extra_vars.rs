@@ -9,7 +9,7 @@ use std::path::Path;
 pub fn parse(text: &str) -> Result<Map<String, Value>, CliError> {
     let (value, origin) = if let Some(file) = text.strip_prefix('@') {
         let path = Path::new(file);
-        let content = std::fs::read_to_string(path)
+        let content = crate::vault::read_file(path)
             .map_err(|e| CliError::options(format!("cannot read extra vars file {file}: {e}")))?;
         (
             crate::playbook::load_data(&content, path).map_err(CliError::parse)?,

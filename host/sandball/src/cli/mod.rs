@@ -9,6 +9,7 @@ mod audit;
 mod extra_vars;
 mod inventory;
 mod playbook;
+mod vault;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -32,6 +33,8 @@ enum Command {
     Audit(audit::AuditArgs),
     /// Show the inventory: hosts, groups and variables (like ansible-inventory).
     Inventory(inventory::InventoryArgs),
+    /// Encrypt and decrypt with Ansible Vault (like ansible-vault).
+    Vault(vault::VaultArgs),
 }
 
 /// Flags shared by `playbook` and `run`.
@@ -95,6 +98,20 @@ pub struct CommonArgs {
     /// Ask for the connection (SSH) password (read from the terminal without echo).
     #[arg(short = 'k', long = "ask-pass")]
     pub ask_pass: bool,
+    /// A file holding the vault password, or a program printing it (repeatable).
+    #[arg(
+        long = "vault-password-file",
+        alias = "vault-pass-file",
+        value_name = "VAULT_PASSWORD_FILES",
+        env = "ANSIBLE_VAULT_PASSWORD_FILE"
+    )]
+    pub vault_password_file: Vec<PathBuf>,
+    /// A vault id: `label@file` (or `label@prompt`), repeatable.
+    #[arg(long = "vault-id", value_name = "VAULT_IDS")]
+    pub vault_id: Vec<String>,
+    /// Ask for the vault password (read from the terminal without echo).
+    #[arg(short = 'J', long = "ask-vault-pass", alias = "ask-vault-password")]
+    pub ask_vault_pass: bool,
     /// Connection type for hosts whose variables and plays set none (`local`, `ssh`).
     #[arg(
         short = 'c',
@@ -148,7 +165,7 @@ pub fn main() -> i32 {
         Command::Playbook(a) => a.common.verbose,
         Command::Run(a) => a.common.verbose,
         Command::Inventory(a) => a.verbose,
-        Command::Audit(_) => 0,
+        Command::Audit(_) | Command::Vault(_) => 0,
     };
     init_logging(verbosity);
     if verbosity >= 1 {
@@ -163,6 +180,7 @@ pub fn main() -> i32 {
     let cli = match cli.command {
         Command::Inventory(a) => return finish(inventory::run(a)),
         Command::Audit(a) => return finish(audit::run(a)),
+        Command::Vault(a) => return finish(vault::run(a)),
         other => other,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -181,6 +199,7 @@ pub fn main() -> i32 {
             Command::Run(a) => adhoc::run(a).await,
             Command::Inventory(a) => inventory::run(a),
             Command::Audit(a) => audit::run(a),
+            Command::Vault(a) => vault::run(a),
         }
     }))
 }
@@ -190,7 +209,9 @@ fn finish(outcome: Result<i32, CliError>) -> i32 {
     match outcome {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("ERROR! {}", e.message);
+            // Errors that already say they are one are not prefixed twice.
+            let message = e.message.strip_prefix("ERROR! ").unwrap_or(&e.message);
+            eprintln!("ERROR! {message}");
             e.code
         }
     }
@@ -203,6 +224,44 @@ pub struct CliError {
     pub code: i32,
     /// What to print after `ERROR!`.
     pub message: String,
+}
+
+/// The vault passwords the flags give (`--vault-password-file`, `--vault-id`,
+/// `--ask-vault-pass`), set for the run before anything is loaded.
+pub(crate) fn vault_secrets(common: &CommonArgs) -> Result<(), CliError> {
+    use crate::vault::{Secret, password_from};
+    let mut secrets = Vec::new();
+    let ask = || {
+        crate::plugins::callback::prompt::ask("Vault password: ", true)
+            .map(String::into_bytes)
+            .map_err(|e| CliError::options(format!("cannot ask for the vault password: {e}")))
+    };
+    for id in &common.vault_id {
+        let (label, source) = id.split_once('@').unwrap_or(("default", id.as_str()));
+        let password = if source == "prompt" {
+            ask()?
+        } else {
+            password_from(std::path::Path::new(source)).map_err(CliError::options)?
+        };
+        secrets.push(Secret {
+            label: label.to_string(),
+            password,
+        });
+    }
+    for file in &common.vault_password_file {
+        secrets.push(Secret {
+            label: "default".into(),
+            password: password_from(file).map_err(CliError::options)?,
+        });
+    }
+    if common.ask_vault_pass {
+        secrets.push(Secret {
+            label: "default".into(),
+            password: ask()?,
+        });
+    }
+    crate::vault::set_secrets(secrets);
+    Ok(())
 }
 
 /// Whether an environment variable (or its ansible.cfg setting) says yes.

@@ -56,6 +56,7 @@ pub struct PlaybookArgs {
 
 /// Runs the playbooks; returns the exit code.
 pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
+    super::vault_secrets(&args.common)?;
     let mut books = Vec::new();
     for path in &args.playbooks {
         if !path.exists() {

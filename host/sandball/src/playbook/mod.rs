@@ -423,7 +423,7 @@ mod tests {
             "ERROR! YAML syntax error: while parsing a block mapping, did not find expected key in '/srv/site.yml': line 4, column 4\nOrigin: /srv/site.yml:4:4\n\n    - debug: msg=x\n   - ping:\n   ^ here"
         );
         assert!(error("- hosts: all\n  vars:\n    a: !vault |\n      $ANSIBLE_VAULT;1.1;AES256\n")
-            .starts_with("ERROR! vault-encrypted values (!vault) are not supported yet in '/srv/site.yml': line 4"));
+            .starts_with("ERROR! !vault: Attempting to decrypt but no vault secrets found in '/srv/site.yml': line 4"));
     }
 
     #[test]

@@ -370,7 +370,7 @@ fn main_file(dir: &Path, name: &str) -> Option<PathBuf> {
 
 /// The YAML document of a file, with its source for locations.
 fn document(path: &Path) -> Result<(SourceFile, Option<yaml::Node>), PlaybookError> {
-    let text = std::fs::read_to_string(path).map_err(|source| PlaybookError::Read {
+    let text = crate::vault::read_file(path).map_err(|source| PlaybookError::Read {
         path: path.to_path_buf(),
         source,
     })?;

@@ -8,7 +8,7 @@
 //!
 //! Built in: `file`, `fileglob`, `first_found`, `template`, `env`, `pipe`, `vars`,
 //! `lines`, `items`, `list`, `indexed_items`, `dict`, `sequence`, `nested`, `together`,
-//! `subelements`, `random_choice`, `password`. Others (`url`, `unvault`, `csvfile`,
+//! `subelements`, `random_choice`, `password`, `unvault`. Others (`url`, `csvfile`,
 //! `ini`…) fail naming the lookup.
 
 use minijinja::value::{Kwargs, Rest};
@@ -201,7 +201,15 @@ pub fn run(
         }
         "password" => texts().iter().map(|t| password(t, ctx)).collect(),
         "url" => Err("the url lookup needs network access from the controller, which sandball does not give lookups".into()),
-        "unvault" => Err("vault is not supported by sandball yet".into()),
+        "unvault" => texts()
+            .iter()
+            .map(|t| {
+                let path = find(ctx, "files", t)?;
+                crate::vault::read_file(&path)
+                    .map(Json::String)
+                    .map_err(|e| format!("could not read {}: {e}", path.display()))
+            })
+            .collect(),
         other => Err(format!("lookup plugin ({other}) not found")),
     }
 }

@@ -113,7 +113,7 @@ impl VarsFiles {
 
 /// A vars file: a mapping (an empty file gives nothing).
 pub(crate) fn load(path: &Path) -> Result<Map<String, Value>, String> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::vault::read_file(path)
         .map_err(|e| format!("cannot read vars file {}: {e}", path.display()))?;
     match crate::playbook::load_data(&text, path).map_err(|e| e.to_string())? {
         Value::Object(m) => Ok(m),

@@ -94,8 +94,6 @@ impl TagKind {
     }
 }
 
-const VAULT_UNSUPPORTED: &str = "vault-encrypted values (!vault) are not supported yet";
-
 /// The second half of a mapping entry being read: what its key was.
 enum KeySlot {
     /// No key read yet.
@@ -298,7 +296,10 @@ impl Builder<'_> {
                     .map_err(|message| self.source.error(mark, message))?,
             ),
             Some(TagKind::Unsafe) => Yaml::Unsafe(text.into_owned()),
-            Some(TagKind::Vault) => return Err(self.source.error(mark, VAULT_UNSUPPORTED)),
+            Some(TagKind::Vault) => Yaml::Scalar(serde_json::Value::String(
+                crate::vault::decrypt_value(&text)
+                    .map_err(|e| self.source.error(mark, format!("!vault: {e}")))?,
+            )),
             Some(TagKind::Other(name)) => {
                 return Err(self
                     .source
@@ -324,7 +325,10 @@ impl Builder<'_> {
                 mark,
                 format!("the YAML tag '!!{kind}' is not supported on {what}"),
             )),
-            Some(TagKind::Vault) => Err(self.source.error(mark, VAULT_UNSUPPORTED)),
+            Some(TagKind::Vault) => Err(self.source.error(
+                mark,
+                "a !vault value must be the text of a vault, not a collection",
+            )),
             Some(TagKind::Other(name)) => Err(self
                 .source
                 .error(mark, format!("unknown YAML tag '{name}'"))),
@@ -616,7 +620,7 @@ mod tests {
     #[test]
     fn tag_errors_say_where() {
         assert!(error_of("a: !vault |\n  $ANSIBLE_VAULT\n").starts_with(
-            "ERROR! vault-encrypted values (!vault) are not supported yet in 't.yml': line 2, column 3"
+            "ERROR! !vault: Attempting to decrypt but no vault secrets found in 't.yml': line 2, column 3"
         ));
         assert!(
             error_of("a: !custom x\n")
@@ -629,7 +633,7 @@ mod tests {
         assert!(error_of("a: !!set {x}\n").starts_with(
             "ERROR! the YAML tag '!!set' is not supported on a mapping in 't.yml': line 1, column 10"
         ));
-        assert!(error_of("a: !vault [x]\n").starts_with("ERROR! vault-encrypted"));
+        assert!(error_of("a: !vault [x]\n").starts_with("ERROR! a !vault value must be"));
     }
 
     #[test]

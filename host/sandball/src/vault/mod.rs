@@ -1,0 +1,268 @@
+//! Ansible Vault, format 1.1 and 1.2 (`$ANSIBLE_VAULT;1.2;AES256;label`), as
+//! ansible-vault writes it: the body is hex of `hex(salt)\nhex(hmac)\nhex(ciphertext)`;
+//! PBKDF2-HMAC-SHA256 (10,000 rounds) turns the password and salt into an AES-256 key,
+//! an HMAC-SHA256 key and a CTR counter block; the HMAC covers the ciphertext; the
+//! plaintext is PKCS#7-padded. Encrypted files (vars files, `group_vars`, `host_vars`,
+//! role vars) and `!vault` values are opened with the passwords the command line gave
+//! ([`set_secrets`]): `--vault-password-file`, `--vault-id`, `--ask-vault-pass`,
+//! `ANSIBLE_VAULT_PASSWORD_FILE`. Decrypted text is never logged.
+
+use aes::Aes256;
+use cipher::{KeyIvInit, StreamCipher};
+use hmac::{KeyInit, Mac};
+use std::path::Path;
+use std::sync::OnceLock;
+
+type Sha256 = sha2_11::Sha256;
+type HmacSha256 = hmac::Hmac<Sha256>;
+type Aes256Ctr = ctr::Ctr128BE<Aes256>;
+
+/// The header every vault text starts with.
+pub const HEADER: &str = "$ANSIBLE_VAULT;";
+
+/// PBKDF2 rounds ansible-vault uses.
+const ROUNDS: u32 = 10_000;
+
+/// A password and the vault id (label) it is for.
+#[derive(Clone)]
+pub struct Secret {
+    /// The vault id (`default` when none was given).
+    pub label: String,
+    /// The password.
+    pub password: Vec<u8>,
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Secret({}, ********)", self.label)
+    }
+}
+
+/// Why a vault text could not be opened or made.
+#[derive(Debug, thiserror::Error)]
+pub enum VaultError {
+    /// No password was given.
+    #[error("Attempting to decrypt but no vault secrets found")]
+    NoSecrets,
+    /// The text is not a vault text sandball reads.
+    #[error("not a vault text sandball can read: {0}")]
+    Format(String),
+    /// No password given opens it.
+    #[error("Decryption failed (no vault secrets were found that could decrypt)")]
+    WrongPassword,
+    /// A password source could not be read.
+    #[error("cannot read the vault password from {source_name}: {why}")]
+    Password {
+        /// The file or program.
+        source_name: String,
+        /// Why.
+        why: String,
+    },
+}
+
+static SECRETS: OnceLock<Vec<Secret>> = OnceLock::new();
+
+/// Sets the passwords of the run (once, before anything is loaded).
+pub fn set_secrets(secrets: Vec<Secret>) {
+    let _ = SECRETS.set(secrets);
+}
+
+/// The passwords of the run.
+fn secrets() -> &'static [Secret] {
+    SECRETS.get().map(Vec::as_slice).unwrap_or_default()
+}
+
+/// Whether a text is vault-encrypted.
+pub fn is_vault(text: &str) -> bool {
+    text.trim_start().starts_with(HEADER)
+}
+
+/// A file's text, decrypted with the run's passwords when it is vault-encrypted.
+pub fn read_file(path: &Path) -> std::io::Result<String> {
+    let text = std::fs::read_to_string(path)?;
+    if !is_vault(&text) {
+        return Ok(text);
+    }
+    let plain = decrypt(&text, secrets())
+        .map_err(|e| std::io::Error::other(format!("{e} for {}", path.display())))?;
+    String::from_utf8(plain).map_err(|_| {
+        std::io::Error::other(format!(
+            "{} holds encrypted data that is not text",
+            path.display()
+        ))
+    })
+}
+
+/// A `!vault` value decrypted with the run's passwords.
+pub fn decrypt_value(text: &str) -> Result<String, VaultError> {
+    let plain = decrypt(text, secrets())?;
+    String::from_utf8(plain).map_err(|_| VaultError::Format("the value is not text".into()))
+}
+
+/// The three derived pieces: AES key, HMAC key, counter block.
+fn derive(password: &[u8], salt: &[u8]) -> ([u8; 32], [u8; 32], [u8; 16]) {
+    let mut out = [0u8; 80];
+    pbkdf2::pbkdf2_hmac::<Sha256>(password, salt, ROUNDS, &mut out);
+    let mut key = [0u8; 32];
+    let mut mac = [0u8; 32];
+    let mut iv = [0u8; 16];
+    key.copy_from_slice(&out[..32]);
+    mac.copy_from_slice(&out[32..64]);
+    iv.copy_from_slice(&out[64..]);
+    (key, mac, iv)
+}
+
+/// Decrypts a vault text with the first secret that opens it (the one of its label
+/// first).
+pub fn decrypt(text: &str, secrets: &[Secret]) -> Result<Vec<u8>, VaultError> {
+    if secrets.is_empty() {
+        return Err(VaultError::NoSecrets);
+    }
+    let mut lines = text.trim().lines();
+    let header = lines.next().unwrap_or_default().trim();
+    let parts: Vec<&str> = header.split(';').collect();
+    match parts.as_slice() {
+        ["$ANSIBLE_VAULT", "1.1" | "1.2", "AES256", ..] => {}
+        _ => return Err(VaultError::Format(format!("unknown header '{header}'"))),
+    }
+    let label = parts.get(3).copied();
+    let body: String = lines.flat_map(|l| l.trim().chars()).collect();
+    let inner = hex::decode(&body).map_err(|e| VaultError::Format(e.to_string()))?;
+    let inner = String::from_utf8(inner).map_err(|e| VaultError::Format(e.to_string()))?;
+    let fields: Vec<&str> = inner.split('\n').collect();
+    let [salt, tag, data] = fields.as_slice() else {
+        return Err(VaultError::Format(
+            "the body does not have three parts".into(),
+        ));
+    };
+    let salt = hex::decode(salt).map_err(|e| VaultError::Format(e.to_string()))?;
+    let tag = hex::decode(tag).map_err(|e| VaultError::Format(e.to_string()))?;
+    let data = hex::decode(data).map_err(|e| VaultError::Format(e.to_string()))?;
+    let mut ordered: Vec<&Secret> = secrets
+        .iter()
+        .filter(|s| Some(s.label.as_str()) == label)
+        .collect();
+    ordered.extend(secrets.iter().filter(|s| Some(s.label.as_str()) != label));
+    for secret in ordered {
+        let (key, mac_key, iv) = derive(&secret.password, &salt);
+        let Ok(mut mac) = <HmacSha256 as KeyInit>::new_from_slice(&mac_key) else {
+            continue;
+        };
+        mac.update(&data);
+        if mac.verify_slice(&tag).is_err() {
+            continue;
+        }
+        let mut plain = data.clone();
+        Aes256Ctr::new(&key.into(), &iv.into()).apply_keystream(&mut plain);
+        return unpad(plain);
+    }
+    Err(VaultError::WrongPassword)
+}
+
+/// PKCS#7 padding removed.
+fn unpad(mut plain: Vec<u8>) -> Result<Vec<u8>, VaultError> {
+    let n = plain.last().copied().unwrap_or(0) as usize;
+    if n == 0
+        || n > 16
+        || n > plain.len()
+        || !plain[plain.len() - n..].iter().all(|b| *b as usize == n)
+    {
+        return Err(VaultError::Format("bad padding".into()));
+    }
+    plain.truncate(plain.len() - n);
+    Ok(plain)
+}
+
+/// Encrypts `plain` as ansible-vault does (format 1.1, or 1.2 with a label other than
+/// `default`).
+pub fn encrypt(plain: &[u8], secret: &Secret) -> String {
+    let salt: [u8; 32] = rand::random();
+    let (key, mac_key, iv) = derive(&secret.password, &salt);
+    let pad = 16 - plain.len() % 16;
+    let mut data = plain.to_vec();
+    data.extend(std::iter::repeat_n(pad as u8, pad));
+    Aes256Ctr::new(&key.into(), &iv.into()).apply_keystream(&mut data);
+    let mut tag = Vec::new();
+    if let Ok(mut mac) = <HmacSha256 as KeyInit>::new_from_slice(&mac_key) {
+        mac.update(&data);
+        tag = mac.finalize().into_bytes().to_vec();
+    }
+    let inner = format!(
+        "{}\n{}\n{}",
+        hex::encode(salt),
+        hex::encode(tag),
+        hex::encode(&data)
+    );
+    let body = hex::encode(inner.as_bytes());
+    let header = if secret.label == "default" {
+        "$ANSIBLE_VAULT;1.1;AES256".to_string()
+    } else {
+        format!("$ANSIBLE_VAULT;1.2;AES256;{}", secret.label)
+    };
+    let mut out = header;
+    for chunk in body.as_bytes().chunks(80) {
+        out.push('\n');
+        out.push_str(&String::from_utf8_lossy(chunk));
+    }
+    out.push('\n');
+    out
+}
+
+/// A password from a file, or from the program it is when it is executable (its
+/// standard output), trailing newline removed.
+pub fn password_from(path: &Path) -> Result<Vec<u8>, VaultError> {
+    use std::os::unix::fs::PermissionsExt;
+    let err = |why: String| VaultError::Password {
+        source_name: path.display().to_string(),
+        why,
+    };
+    let meta = std::fs::metadata(path).map_err(|e| err(e.to_string()))?;
+    let raw = if meta.permissions().mode() & 0o111 != 0 {
+        let out = std::process::Command::new(path)
+            .output()
+            .map_err(|e| err(e.to_string()))?;
+        if !out.status.success() {
+            return Err(err(format!("it exited with {}", out.status)));
+        }
+        out.stdout
+    } else {
+        std::fs::read(path).map_err(|e| err(e.to_string()))?
+    };
+    let text = String::from_utf8_lossy(&raw);
+    let password = text.trim_end_matches(['\r', '\n']).as_bytes().to_vec();
+    if password.is_empty() {
+        return Err(err("it is empty".into()));
+    }
+    Ok(password)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secret(label: &str, pw: &str) -> Secret {
+        Secret {
+            label: label.into(),
+            password: pw.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn encrypts_and_decrypts_and_refuses_the_wrong_password() {
+        let s = secret("default", "pw");
+        let text = encrypt(b"a: 1\n", &s);
+        assert!(text.starts_with("$ANSIBLE_VAULT;1.1;AES256\n"));
+        assert_eq!(decrypt(&text, &[s.clone()]).unwrap(), b"a: 1\n");
+        assert!(matches!(
+            decrypt(&text, &[secret("default", "other")]),
+            Err(VaultError::WrongPassword)
+        ));
+        assert!(matches!(decrypt(&text, &[]), Err(VaultError::NoSecrets)));
+        let labelled = encrypt(b"x", &secret("prod", "p2"));
+        assert!(labelled.starts_with("$ANSIBLE_VAULT;1.2;AES256;prod\n"));
+        assert_eq!(
+            decrypt(&labelled, &[secret("dev", "no"), secret("prod", "p2")]).unwrap(),
+            b"x"
+        );
+    }
+}

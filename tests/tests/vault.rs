@@ -1,0 +1,153 @@
+//! Ansible Vault, interoperable both ways with ansible-vault: files and `!vault` values
+//! ansible-vault made are read by sandball (password file, executable password file,
+//! `--vault-id label@file`), files and strings sandball made are read by ansible-vault
+//! and ansible-playbook; a missing or wrong password is an error naming the file.
+
+use sandball_e2e::Sandbox;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn ansible_vault() -> Option<PathBuf> {
+    let dir = std::env::var_os("ANSIBLE_BIN_DIR")?;
+    Some(PathBuf::from(dir).join("ansible-vault"))
+}
+
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("runs");
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn vault_files_and_values_interoperate_with_ansible_vault() {
+    let Some(av) = ansible_vault() else {
+        eprintln!("skipping: ANSIBLE_BIN_DIR is unset");
+        return;
+    };
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let pw = sb.write("pw.txt", "correct horse\n");
+    let script = sb.write("pw.sh", "#!/bin/sh\necho 'correct horse'\n");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    // ansible-vault makes, sandball reads.
+    let vars = sb.write("group_vars/all.yml", "from_file: s3cret\n");
+    run(Command::new(&av)
+        .args(["encrypt", "--vault-password-file"])
+        .arg(&pw)
+        .arg(&vars));
+    let value = run(Command::new(&av)
+        .args([
+            "encrypt_string",
+            "inline-secret",
+            "--name",
+            "inline",
+            "--vault-password-file",
+        ])
+        .arg(&pw));
+    let indented: String = value.lines().map(|l| format!("    {l}\n")).collect();
+    let pb = sb.write(
+        "play.yml",
+        &format!("- hosts: all\n  gather_facts: false\n  vars:\n{indented}  tasks:\n    - name: show\n      debug: {{msg: \"{{{{ from_file }}}} {{{{ inline }}}}\"}}\n"),
+    );
+    let work = sb.dir("work");
+    for flag in [
+        vec![
+            "--vault-password-file".to_string(),
+            pw.display().to_string(),
+        ],
+        vec![
+            "--vault-password-file".to_string(),
+            script.display().to_string(),
+        ],
+        vec!["--vault-id".to_string(), format!("dev@{}", pw.display())],
+    ] {
+        let flags: Vec<&str> = flag.iter().map(String::as_str).collect();
+        let out = sb.play(&pb, &work, &flags).run();
+        out.assert_no_panic().assert_code(0);
+        out.assert_stdout_has("\"msg\": \"s3cret inline-secret\"");
+    }
+    let none = sb.play(&pb, &work, &[]).run();
+    none.assert_no_panic();
+    assert_ne!(none.code, 0, "{none}");
+    none.assert_stderr_has("Attempting to decrypt but no vault secrets found");
+    let wrong = sb.write("wrong.txt", "nope\n");
+    let wrong_run = sb
+        .play(
+            &pb,
+            &work,
+            &["--vault-password-file", &wrong.display().to_string()],
+        )
+        .run();
+    assert_ne!(wrong_run.code, 0, "{wrong_run}");
+    assert!(!wrong_run.stdout.contains("s3cret") && !wrong_run.stderr.contains("s3cret"));
+
+    // sandball makes, ansible-vault and ansible-playbook read.
+    let mine = sb.write("mine.yml", "made_by: sandball\n");
+    let pw_flag = pw.display().to_string();
+    let mine_flag = mine.display().to_string();
+    sb.sandball([
+        "vault",
+        "encrypt",
+        mine_flag.as_str(),
+        "--vault-password-file",
+        pw_flag.as_str(),
+    ])
+    .run()
+    .assert_code(0);
+    assert!(
+        std::fs::read_to_string(&mine)
+            .unwrap()
+            .starts_with("$ANSIBLE_VAULT;1.1;AES256")
+    );
+    let viewed = run(Command::new(&av)
+        .args(["view", "--vault-password-file"])
+        .arg(&pw)
+        .arg(&mine));
+    assert_eq!(viewed, "made_by: sandball\n");
+    let string = sb
+        .sandball([
+            "vault",
+            "encrypt_string",
+            "from-sandball",
+            "--name",
+            "mine",
+            "--vault-password-file",
+            pw_flag.as_str(),
+        ])
+        .run();
+    string.assert_code(0);
+    let indented: String = string
+        .stdout
+        .lines()
+        .map(|l| format!("    {l}\n"))
+        .collect();
+    let theirs_pb = sb.write(
+        "theirs.yml",
+        &format!("- hosts: all\n  gather_facts: false\n  vars:\n{indented}  vars_files: [mine.yml]\n  tasks:\n    - name: show\n      debug: {{msg: \"{{{{ mine }}}} {{{{ made_by }}}}\"}}\n"),
+    );
+    if let Some(theirs) = sb.ansible_play(
+        &theirs_pb,
+        &work,
+        &["--vault-password-file", pw_flag.as_str()],
+    ) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        theirs.assert_stdout_has("\"msg\": \"from-sandball sandball\"");
+    }
+    let ours = sb
+        .play(
+            &theirs_pb,
+            &work,
+            &["--vault-password-file", pw_flag.as_str()],
+        )
+        .run();
+    ours.assert_code(0);
+    ours.assert_stdout_has("\"msg\": \"from-sandball sandball\"");
+}
