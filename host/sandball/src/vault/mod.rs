@@ -252,7 +252,7 @@ mod tests {
         let s = secret("default", "pw");
         let text = encrypt(b"a: 1\n", &s);
         assert!(text.starts_with("$ANSIBLE_VAULT;1.1;AES256\n"));
-        assert_eq!(decrypt(&text, &[s.clone()]).unwrap(), b"a: 1\n");
+        assert_eq!(decrypt(&text, std::slice::from_ref(&s)).unwrap(), b"a: 1\n");
         assert!(matches!(
             decrypt(&text, &[secret("default", "other")]),
             Err(VaultError::WrongPassword)
