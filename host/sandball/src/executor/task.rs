@@ -195,7 +195,10 @@ pub async fn run_on_host(
             result.clone()
         })
     });
-    if t.loop_.is_none() {
+    // A loop whose items could not be worked out ends with no item shown: its result
+    // is shown as a task's.
+    let no_items = t.loop_.is_some() && !result.contains_key("results");
+    if t.loop_.is_none() || no_items {
         let shown = if no_log { censor(&result) } else { result };
         show_banner(run, banner);
         run.callback.result(&Report {

@@ -3,6 +3,7 @@
 pub(crate) mod collections;
 mod encoding;
 mod json;
+mod misc;
 mod path;
 mod regex;
 pub(crate) mod strings;
@@ -18,6 +19,7 @@ pub(crate) fn register(env: &mut Environment<'static>) {
     collections::register(env);
     encoding::register(env);
     json::register(env);
+    misc::register(env);
     path::register(env);
     regex::register(env);
     strings::register(env);

@@ -1,0 +1,302 @@
+//! Ansible's everyday filters that fit no family of their own: `random` and
+//! `shuffle`, `strftime` and `to_datetime`, `urlsplit`, `comment`,
+//! `human_readable` and `human_to_bytes`, and the Windows path filters
+//! (`win_basename`, `win_dirname`, `win_splitdrive`).
+
+use minijinja::value::Kwargs;
+use minijinja::{Environment, Error, ErrorKind, State, Value};
+
+use crate::template::convert::from_json;
+use crate::template::python::text_arg;
+
+fn invalid(msg: impl Into<String>) -> Error {
+    Error::new(ErrorKind::InvalidOperation, msg.into())
+}
+
+pub(super) fn register(env: &mut Environment<'static>) {
+    env.add_filter("random", random);
+    env.add_filter("shuffle", shuffle);
+    env.add_filter("strftime", strftime);
+    env.add_filter("to_datetime", to_datetime);
+    env.add_filter("urlsplit", urlsplit);
+    env.add_filter("comment", comment);
+    env.add_filter("human_readable", human_readable);
+    env.add_filter("human_to_bytes", human_to_bytes);
+    env.add_filter("win_basename", |state: &State, v: &Value| {
+        let p = text_arg(state, v)?;
+        Ok::<_, Error>(win_split(&p).1.to_string())
+    });
+    env.add_filter("win_dirname", |state: &State, v: &Value| {
+        let p = text_arg(state, v)?;
+        Ok::<_, Error>(win_split(&p).0.to_string())
+    });
+    env.add_filter("win_splitdrive", |state: &State, v: &Value| {
+        let p = text_arg(state, v)?;
+        let (drive, rest) = match p.find(':') {
+            Some(1) => (p[..2].to_string(), p[2..].to_string()),
+            _ => (String::new(), p.clone()),
+        };
+        Ok::<_, Error>(Value::from(vec![drive, rest]))
+    });
+}
+
+/// A Windows path split at its last separator (`\` or `/`).
+fn win_split(p: &str) -> (&str, &str) {
+    match p.rfind(['\\', '/']) {
+        Some(i) => (&p[..i], &p[i + 1..]),
+        None => match p.find(':') {
+            Some(1) => (&p[..2], &p[2..]),
+            _ => ("", p),
+        },
+    }
+}
+
+/// `random`: a random item of a list, or a random number below an integer (with
+/// `start` and `step`).
+fn random(value: &Value, kwargs: Kwargs) -> Result<Value, Error> {
+    use rand::RngExt;
+    use rand::seq::IndexedRandom;
+    let mut rng = rand::rng();
+    if let Some(end) = value.as_i64() {
+        let start: i64 = kwargs.get::<Option<i64>>("start")?.unwrap_or(0);
+        let step: i64 = kwargs.get::<Option<i64>>("step")?.unwrap_or(1).max(1);
+        kwargs.assert_all_used()?;
+        if end <= start {
+            return Err(invalid("random: empty range"));
+        }
+        let count = (end - start + step - 1) / step;
+        return Ok(Value::from(start + step * rng.random_range(0..count)));
+    }
+    kwargs.assert_all_used()?;
+    let items: Vec<Value> = value.try_iter()?.collect();
+    items
+        .choose(&mut rng)
+        .cloned()
+        .ok_or_else(|| invalid("random: the list is empty"))
+}
+
+/// `shuffle`: the items in a random order.
+fn shuffle(value: &Value) -> Result<Value, Error> {
+    use rand::seq::SliceRandom;
+    let mut items: Vec<Value> = value.try_iter()?.collect();
+    items.shuffle(&mut rand::rng());
+    Ok(Value::from(items))
+}
+
+/// `strftime(second=None, utc=False)`: the time formatted, the current one by default.
+fn strftime(
+    state: &State,
+    format: &Value,
+    second: Option<f64>,
+    kwargs: Kwargs,
+) -> Result<Value, Error> {
+    let format = text_arg(state, format)?;
+    let utc: bool = kwargs.get::<Option<bool>>("utc")?.unwrap_or(false);
+    kwargs.assert_all_used()?;
+    let when = match second {
+        Some(s) => chrono::DateTime::from_timestamp(s.trunc() as i64, 0)
+            .ok_or_else(|| invalid(format!("strftime: {s} is not a time")))?,
+        None => chrono::Utc::now(),
+    };
+    let text = if utc {
+        when.format(&format).to_string()
+    } else {
+        when.with_timezone(&chrono::Local)
+            .format(&format)
+            .to_string()
+    };
+    Ok(Value::from(text))
+}
+
+/// `to_datetime(format='%Y-%m-%d %H:%M:%S')`: a date and time from text, as a mapping
+/// with Python's `datetime` attributes.
+fn to_datetime(state: &State, value: &Value, format: Option<String>) -> Result<Value, Error> {
+    let text = text_arg(state, value)?;
+    let format = format.unwrap_or_else(|| "%Y-%m-%d %H:%M:%S".into());
+    let t = chrono::NaiveDateTime::parse_from_str(&text, &format)
+        .or_else(|_| {
+            chrono::NaiveDate::parse_from_str(&text, &format)
+                .map(|d| d.and_hms_opt(0, 0, 0).unwrap_or_default())
+        })
+        .map_err(|e| {
+            invalid(format!(
+                "time data '{text}' does not match format '{format}' ({e})"
+            ))
+        })?;
+    use chrono::{Datelike, Timelike};
+    Ok(from_json(&serde_json::json!({
+        "year": t.year(), "month": t.month(), "day": t.day(),
+        "hour": t.hour(), "minute": t.minute(), "second": t.second(),
+        "microsecond": t.nanosecond() / 1000,
+        "timestamp": t.and_utc().timestamp(),
+        "text": t.format("%Y-%m-%d %H:%M:%S").to_string(),
+    })))
+}
+
+/// `urlsplit(query='')`: a URL's parts (`scheme`, `netloc`, `path`, `query`,
+/// `fragment`, `hostname`, `port`, `username`, `password`), or one of them.
+fn urlsplit(state: &State, value: &Value, part: Option<String>) -> Result<Value, Error> {
+    let url = text_arg(state, value)?;
+    let (scheme, rest) = match url.split_once("://") {
+        Some((s, r)) => (s.to_string(), format!("//{r}")),
+        None => match url.split_once(':') {
+            Some((s, r)) if !s.contains('/') => (s.to_string(), r.to_string()),
+            _ => (String::new(), url.clone()),
+        },
+    };
+    let (rest, fragment) = rest
+        .split_once('#')
+        .map_or((rest.as_str(), ""), |(a, b)| (a, b));
+    let (rest, query) = rest.split_once('?').map_or((rest, ""), |(a, b)| (a, b));
+    let (netloc, path) = match rest.strip_prefix("//") {
+        Some(r) => match r.find('/') {
+            Some(i) => (&r[..i], &r[i..]),
+            None => (r, ""),
+        },
+        None => ("", rest),
+    };
+    let (userinfo, hostport) = netloc
+        .rsplit_once('@')
+        .map_or((None, netloc), |(u, h)| (Some(u), h));
+    let (username, password) = match userinfo {
+        Some(u) => match u.split_once(':') {
+            Some((a, b)) => (Some(a), Some(b)),
+            None => (Some(u), None),
+        },
+        None => (None, None),
+    };
+    let (host, port) = match hostport.rsplit_once(':') {
+        Some((h, p)) if !h.is_empty() && p.chars().all(|c| c.is_ascii_digit()) && !p.is_empty() => {
+            (h, p.parse::<u64>().ok())
+        }
+        _ => (hostport, None),
+    };
+    let parts = serde_json::json!({
+        "scheme": scheme.to_lowercase(),
+        "netloc": netloc,
+        "path": path,
+        "query": query,
+        "fragment": fragment,
+        "hostname": if host.is_empty() { serde_json::Value::Null } else { serde_json::Value::String(host.to_lowercase()) },
+        "port": port,
+        "username": username,
+        "password": password,
+    });
+    match part {
+        None => Ok(from_json(&parts)),
+        Some(p) => parts
+            .get(&p)
+            .map(from_json)
+            .ok_or_else(|| invalid(format!("urlsplit: unknown URL component: {p}"))),
+    }
+}
+
+/// `comment(style='plain')`: the text as a comment block (`#`, or `c`, `cblock`,
+/// `erlang`, `xml`).
+fn comment(state: &State, value: &Value, style: Option<String>) -> Result<Value, Error> {
+    let text = text_arg(state, value)?;
+    let (begin, prefix, end) = match style.as_deref().unwrap_or("plain") {
+        "plain" => ("#", "# ", "#"),
+        "erlang" => ("%", "% ", "%"),
+        "c" => ("//", "// ", "//"),
+        "cblock" => ("/*", " * ", " */"),
+        "xml" => ("<!--", " - ", "-->"),
+        other => return Err(invalid(format!("comment: unknown style {other}"))),
+    };
+    let mut out = vec![begin.to_string()];
+    out.extend(text.lines().map(|l| format!("{prefix}{l}")));
+    out.push(end.to_string());
+    Ok(Value::from(out.join("\n")))
+}
+
+/// `human_readable(isbits=False, unit=None)`: a byte (or bit) count as `1.00 MB`.
+fn human_readable(
+    value: &Value,
+    isbits: Option<bool>,
+    unit: Option<String>,
+) -> Result<Value, Error> {
+    let n = value
+        .as_i64()
+        .map(|i| i as f64)
+        .or_else(|| f64::try_from(value.clone()).ok())
+        .or_else(|| value.as_str().and_then(|s| s.trim().parse().ok()))
+        .ok_or_else(|| {
+            invalid(format!(
+                "human_readable() can't interpret following string: {value}"
+            ))
+        })?;
+    let bits = isbits.unwrap_or(false);
+    let suffix = if bits { "b" } else { "B" };
+    const UNITS: [&str; 9] = ["", "K", "M", "G", "T", "P", "E", "Z", "Y"];
+    let index = match unit.as_deref() {
+        Some(u) => UNITS
+            .iter()
+            .position(|x| x.eq_ignore_ascii_case(&u[..u.len().min(1)]))
+            .ok_or_else(|| invalid(format!("human_readable: unknown unit {u}")))?,
+        None => UNITS
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(i, _)| n >= 1024f64.powi(*i as i32))
+            .map_or(0, |(i, _)| i),
+    };
+    let scaled = n / 1024f64.powi(index as i32);
+    let name = if index == 0 {
+        if bits {
+            "Bits".to_string()
+        } else {
+            "Bytes".to_string()
+        }
+    } else {
+        format!("{}{suffix}", UNITS[index])
+    };
+    Ok(Value::from(format!("{scaled:.2} {name}")))
+}
+
+/// `human_to_bytes(default_unit=None, isbits=False)`: `1K` as 1024.
+fn human_to_bytes(
+    state: &State,
+    value: &Value,
+    default_unit: Option<String>,
+    isbits: Option<bool>,
+) -> Result<Value, Error> {
+    let mut text = text_arg(state, value)?;
+    if let Some(unit) = default_unit
+        && text.trim().chars().all(|c| c.is_ascii_digit() || c == '.')
+    {
+        text.push_str(&unit);
+    }
+    sandball_guest_sdk::args::human_to_number(&text, isbits.unwrap_or(false))
+        .map(Value::from)
+        .map_err(invalid)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::template::filters::testing::eval;
+    use serde_json::json;
+
+    #[test]
+    fn everyday_filters_as_ansible() {
+        assert_eq!(eval("[1, 2, 3] | shuffle | length"), json!(3));
+        assert_eq!(eval("[7] | random"), json!(7));
+        assert_eq!(eval("'%Y' | strftime(0, utc=true)"), json!("1970"));
+        assert_eq!(
+            eval("('2020-01-02 03:04:05' | to_datetime).year"),
+            json!(2020)
+        );
+        assert_eq!(
+            eval("'http://u:p@a.B:8080/c?d=1#f' | urlsplit('hostname')"),
+            json!("a.b")
+        );
+        assert_eq!(eval("'http://a.b:8080/c' | urlsplit('port')"), json!(8080));
+        assert_eq!(eval("'x' | comment"), json!("#\n# x\n#"));
+        assert_eq!(eval("1048576 | human_readable"), json!("1.00 MB"));
+        assert_eq!(eval("'1K' | human_to_bytes"), json!(1024));
+        assert_eq!(eval("'C:/x/y.txt' | win_basename"), json!("y.txt"));
+        assert_eq!(
+            eval("'C:/x/y.txt' | win_splitdrive"),
+            json!(["C:", "/x/y.txt"])
+        );
+    }
+}

@@ -1,0 +1,57 @@
+//! Everyday filters compared with ansible-playbook: the same expressions, the same
+//! values shown.
+
+use sandball_e2e::Sandbox;
+
+const EXPRESSIONS: &[&str] = &[
+    "[1,2,3] | random is number",
+    "[1,2,3] | shuffle | length",
+    "true | ternary('a','b')",
+    "[1,2] | zip(['a','b']) | list",
+    "[1,[2,[3]]] | flatten",
+    "[1,1,2] | unique",
+    "[1,2] | union([2,3])",
+    "[1,2] | difference([2])",
+    "[{'key':'a','value':1}] | items2dict",
+    "{'a':1} | to_nice_json",
+    "'%Y' | strftime(0, utc=true)",
+    "('2020-01-02 03:04:05' | to_datetime).year",
+    "'http://u:p@a.B:8080/c?d=1#f' | urlsplit('hostname')",
+    "'http://a.b:8080/c?d=1#f' | urlsplit('query')",
+    "'x\\ny' | comment",
+    "'x' | comment('c')",
+    "1048576 | human_readable",
+    "1500 | human_readable",
+    "'1K' | human_to_bytes",
+    "'2 MB' | human_to_bytes",
+    "'C:/x/y.txt' | win_basename",
+    "'C:/x/y.txt' | win_dirname",
+];
+
+#[test]
+fn filters_give_what_ansible_gives() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let mut play = String::from("- hosts: all\n  gather_facts: false\n  tasks:\n");
+    for (i, e) in EXPRESSIONS.iter().enumerate() {
+        play.push_str(&format!(
+            "    - name: f{i}\n      debug: {{msg: \"{{{{ {e} }}}}\"}}\n"
+        ));
+    }
+    let pb = sb.write("play.yml", &play);
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        for (i, expression) in EXPRESSIONS.iter().enumerate() {
+            let task = format!("f{i}");
+            assert_eq!(
+                ours.task_lines(&task),
+                theirs.task_lines(&task),
+                "{expression}"
+            );
+        }
+    }
+}
