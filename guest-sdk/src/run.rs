@@ -36,6 +36,24 @@ where
     }
 }
 
+/// The task's `environment` as the controller passes it (a mapping; values as text).
+fn task_environment(value: Option<&Value>) -> Vec<(String, String)> {
+    match value {
+        Some(Value::Object(m)) => m
+            .iter()
+            .map(|(k, v)| {
+                let text = match v {
+                    Value::String(s) => s.clone(),
+                    Value::Null => String::new(),
+                    other => other.to_string(),
+                };
+                (k.clone(), text)
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Runs a module on the argument bytes `input`, reading environment variables through
 /// `env`, and returns what [`run`] would print.
 pub fn execute<F>(
@@ -74,6 +92,7 @@ where
         }
     };
     let (mut module, error) = Module::new(&manifest, args, env);
+    crate::host::set_task_environment(task_environment(module.internal().get("environment")));
     if let Some(error) = error {
         let msg = error.module_message(module.module_name());
         return Outcome::finish(module, Err(Fail::new(msg)));

@@ -459,24 +459,35 @@ fn environment_of_every_level_reaches_the_module() {
     out.assert_stdout_has("\"msg\": \"saw play block task\"");
     same_as_ansible(&sb, &out, &pb, &work, &[]);
 
-    // A component that runs programs does not pass the environment on yet: refused,
-    // before anything runs, naming where the environment is set.
-    let marker = work.join("ran-first");
-    let refused = sb.write(
-        "refused.yml",
-        &format!(
-            "- hosts: all\n  gather_facts: false\n  environment: {{A: b}}\n  tasks:\n    - file: {{path: {}, state: touch}}\n    - command: /bin/true\n",
-            marker.display()
-        ),
+    // The command component passes it to the program it runs, as Ansible's module
+    // process would; a variable that could change how programs load is still refused.
+    let component = sb.write(
+        "component.yml",
+        r#"
+- hosts: all
+  gather_facts: false
+  environment: {FROM_PLAY: play, BOTH: play}
+  tasks:
+    - name: run env
+      command: /usr/bin/env
+      environment: {BOTH: task}
+      register: env
+    - name: what the program saw
+      debug: {msg: "{{ env.stdout_lines | select('match', '^(FROM_PLAY|BOTH)=') | sort }}"}
+"#,
     );
-    let out = sb.play(&refused, &work, &[]).run();
-    out.assert_no_panic();
-    assert_ne!(out.code, 0, "{out}");
-    assert!(
-        out.stderr.contains("`environment` (set at") && out.stderr.contains("refused.yml:3"),
-        "{out}"
+    let out = sb.play(&component, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("\"BOTH=task\",");
+    out.assert_stdout_has("\"FROM_PLAY=play\"");
+    same_as_ansible(&sb, &out, &component, &work, &[]);
+    let loader = sb.write(
+        "loader.yml",
+        "- hosts: all\n  gather_facts: false\n  environment: {LD_PRELOAD: /tmp/x.so}\n  tasks:\n    - command: /bin/true\n",
     );
-    assert!(!marker.exists(), "a task ran before the refusal:\n{out}");
+    let out = sb.play(&loader, &work, &[]).run();
+    out.assert_no_panic().assert_code(2);
+    out.assert_stdout_has("LD_PRELOAD");
 }
 
 #[test]

@@ -215,8 +215,32 @@ pub struct IfAddress {
     pub flags: u32,
 }
 
-/// Runs a program to completion. Only programs in the grant may run.
-pub fn run(cmd: Command) -> Result<Output, HostError> {
+thread_local! {
+    /// The task's `environment` (Ansible gives it to the module's process; here, to
+    /// every program the module runs).
+    static TASK_ENVIRONMENT: std::cell::RefCell<Vec<(String, String)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Sets the task's `environment` for the programs the module runs (from the internal
+/// argument `_ansible_environment`; the SDK does it before the module body runs).
+pub fn set_task_environment(vars: Vec<(String, String)>) {
+    TASK_ENVIRONMENT.with(|e| *e.borrow_mut() = vars);
+}
+
+/// Runs a program to completion. Only programs in the grant may run. The task's
+/// `environment` comes first; the command's own variables win over it.
+pub fn run(mut cmd: Command) -> Result<Output, HostError> {
+    let task: Vec<(String, String)> = TASK_ENVIRONMENT.with(|e| e.borrow().clone());
+    if !task.is_empty() {
+        let own = std::mem::take(&mut cmd.env);
+        let mut merged: Vec<(String, String)> = task
+            .into_iter()
+            .filter(|(k, _)| !own.iter().any(|(o, _)| o == k))
+            .collect();
+        merged.extend(own);
+        cmd.env = merged;
+    }
     backend::run(cmd)
 }
 

@@ -6,9 +6,8 @@
 //! sandball cannot honour) stops here, naming the keyword and its file:line.
 
 use super::{ExecError, Run};
-use crate::playbook::{Block, Chain, Keyword, Keywords, Location, Play, Task, TaskItem};
+use crate::playbook::{Block, Chain, Keywords, Location, Play, Task, TaskItem};
 use crate::plugins::action::{self, Runs};
-use sandball_wire::capability::CapabilityRequest;
 use serde_json::Value;
 
 /// What the executor does with a keyword. The test names are read by the unit test
@@ -271,7 +270,7 @@ pub fn play(run: &Run, play: &Play) -> Result<(), ExecError> {
 fn check_items(run: &Run, items: &[TaskItem], inherited: &Chain<'_>) -> Result<(), ExecError> {
     for item in items {
         match item {
-            TaskItem::Task(t) => check_task(run, t, &inherited.with(&t.keywords))?,
+            TaskItem::Task(t) => check_task(run, t)?,
             TaskItem::Block(b) => check_block(run, b, inherited)?,
         }
     }
@@ -289,48 +288,13 @@ fn check_block(run: &Run, b: &Block, inherited: &Chain<'_>) -> Result<(), ExecEr
     check_items(run, &b.block, &inherited.with(&b.keywords))
 }
 
-/// `environment` reaches legacy modules (as their process environment); a component
-/// that runs programs would need it passed on to them, which sandball does not do
-/// yet, so such a task is refused rather than run without it. Components that run no
-/// programs are not affected by an environment, in Ansible either.
-fn check_environment(run: &Run, t: &Task, kw: &Chain<'_>) -> Result<(), ExecError> {
-    let Some(setting) = kw.nearest_setting(Keyword::Environment) else {
-        return Ok(());
-    };
-    let Runs::Module {
-        name,
-        legacy: false,
-    } = action::find(&t.action).runs(&t.action)
-    else {
-        return Ok(());
-    };
-    let Ok(component) = run.modules.get(name) else {
-        return Ok(());
-    };
-    let runs_programs = component
-        .manifest
-        .capabilities
-        .iter()
-        .any(|r| matches!(r, CapabilityRequest::Exec(_)));
-    if !runs_programs || run.legacy.prefers_legacy(&component.name, None) {
-        return Ok(());
-    }
-    Err(ExecError::Unsupported {
-        what: format!(
-            "`environment` (set at {}) for the `{}` component, which runs programs: the environment does not reach them yet (SANDBALL_LEGACY_MODULES={} runs Ansible's module instead)",
-            setting.at, component.name, component.name
-        ),
-        location: t.location.clone(),
-    })
-}
 
-fn check_task(run: &Run, t: &Task, kw: &Chain<'_>) -> Result<(), ExecError> {
+fn check_task(run: &Run, t: &Task) -> Result<(), ExecError> {
     let unsupported = |what: String| ExecError::Unsupported {
         what,
         location: t.location.clone(),
     };
     check_keywords(&t.keywords)?;
-    check_environment(run, t, kw)?;
     for (name, value) in [("async", &t.async_), ("poll", &t.poll)] {
         if let Some(v) = value {
             check_keyword(name, v, &t.location)?;

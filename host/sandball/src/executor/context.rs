@@ -390,6 +390,20 @@ async fn module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String,
             fs.create_parents = false;
         }
     }
+    // The task's `environment` reaches the programs the component runs (the SDK sets
+    // it on each), through an internal argument.
+    match environment(run, cx.kw, cx.vars) {
+        Ok(env) if env.is_empty() => {}
+        Ok(env) => {
+            args.insert("_ansible_environment".into(), Value::Object(env));
+        }
+        Err(e) => {
+            return failed(format!(
+                "{e}\n\nThe error appears to be in '{}'.",
+                cx.task.location
+            ));
+        }
+    }
     let comp: &Component = &component;
     let send = move |args: Value, grant: Grant| async move {
         session
