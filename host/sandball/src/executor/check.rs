@@ -288,7 +288,6 @@ fn check_block(run: &Run, b: &Block, inherited: &Chain<'_>) -> Result<(), ExecEr
     check_items(run, &b.block, &inherited.with(&b.keywords))
 }
 
-
 fn check_task(run: &Run, t: &Task) -> Result<(), ExecError> {
     let unsupported = |what: String| ExecError::Unsupported {
         what,
