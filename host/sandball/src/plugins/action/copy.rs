@@ -127,15 +127,10 @@ pub async fn dry_run_into_missing_dir(
         return None;
     }
     let stat = ctx
-        .execute_module(ModuleRequest {
-            name: "stat",
-            args: json!({"path": dir, "get_checksum": false})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-            legacy: false,
-            transfers: Vec::new(),
-        })
+        .execute_module(ModuleRequest::new(
+            "stat",
+            json!({"path": dir, "get_checksum": false}),
+        ))
         .await;
     if stat.get("stat").and_then(|s| s.get("exists")) != Some(&Value::Bool(false)) {
         return None;
@@ -211,12 +206,8 @@ async fn file_sha256(path: &Path) -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::action::testing::FakeContext;
+    use crate::plugins::action::testing::{FakeContext, args};
     use serde_json::json;
-
-    fn args(v: Value) -> Map<String, Value> {
-        v.as_object().unwrap().clone()
-    }
 
     #[test]
     fn only_a_controller_source_is_sent() {

@@ -50,15 +50,7 @@ async fn fetch(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<Strin
     let validate = truthy(args.get("validate_checksum"), true)?;
 
     let read = ctx
-        .execute_module(ModuleRequest {
-            name: MODULE,
-            args: json!({ "src": src })
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-            legacy: false,
-            transfers: Vec::new(),
-        })
+        .execute_module(ModuleRequest::new(MODULE, json!({ "src": src })))
         .await;
     if read
         .get("unreachable")

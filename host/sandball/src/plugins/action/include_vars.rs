@@ -248,24 +248,7 @@ fn walk_into(dir: &Path, level: usize, how: &Walk, out: &mut Vec<PathBuf>) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::action::testing::FakeContext;
-
-    fn args(v: Value) -> Map<String, Value> {
-        v.as_object().unwrap().clone()
-    }
-
-    fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, FakeContext) {
-        let dir = tempfile::tempdir().unwrap();
-        for (name, text) in files {
-            let path = dir.path().join(name);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        let mut ctx = FakeContext::default();
-        ctx.vars
-            .set_data("playbook_dir", json!(dir.path().display().to_string()));
-        (dir, ctx)
-    }
+    use crate::plugins::action::testing::{args, project};
 
     #[test]
     fn a_file_from_vars_and_a_name() {

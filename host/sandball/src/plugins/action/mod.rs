@@ -126,6 +126,21 @@ pub struct ModuleRequest<'a> {
     pub transfers: Vec<Transfer>,
 }
 
+impl<'a> ModuleRequest<'a> {
+    /// A run of module `name` with `args` (a JSON object), no transfer.
+    pub fn new(name: &'a str, args: Value) -> Self {
+        ModuleRequest {
+            name,
+            args: match args {
+                Value::Object(m) => m,
+                _ => Map::new(),
+            },
+            legacy: false,
+            transfers: Vec::new(),
+        }
+    }
+}
+
 /// A controller file a module reads on the node.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Transfer {
@@ -472,6 +487,30 @@ pub(crate) mod testing {
         pub args: Map<String, Value>,
         pub legacy: bool,
         pub transfers: Vec<Transfer>,
+    }
+
+    /// A JSON object as task arguments.
+    pub fn args(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    /// A playbook directory holding `files` (path, text), and a context whose
+    /// `playbook_dir` is it.
+    pub fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, FakeContext) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).expect("a directory");
+            }
+            std::fs::write(path, text).expect("a file");
+        }
+        let mut ctx = FakeContext::default();
+        ctx.vars.set_data(
+            "playbook_dir",
+            serde_json::json!(dir.path().display().to_string()),
+        );
+        (dir, ctx)
     }
 
     #[derive(Default)]

@@ -56,15 +56,10 @@ pub async fn manager(
         return Ok(Some(found));
     }
     let gathered = ctx
-        .execute_module(ModuleRequest {
-            name: "setup",
-            args: json!({"gather_subset": ["!all"], "filter": format!("ansible_{fact}")})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-            legacy: false,
-            transfers: Vec::new(),
-        })
+        .execute_module(ModuleRequest::new(
+            "setup",
+            json!({"gather_subset": ["!all"], "filter": format!("ansible_{fact}")}),
+        ))
         .await;
     if gathered
         .get("failed")

@@ -65,11 +65,7 @@ pub fn command_result(out: &ExecOutput) -> Map<String, Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::action::testing::FakeContext;
-
-    fn args(v: Value) -> Map<String, Value> {
-        v.as_object().unwrap().clone()
-    }
+    use crate::plugins::action::testing::{FakeContext, args};
 
     #[tokio::test]
     async fn runs_as_ansible_reports() {

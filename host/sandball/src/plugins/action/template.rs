@@ -258,23 +258,12 @@ fn owner_name(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::action::testing::FakeContext;
+    use crate::plugins::action::testing::{FakeContext, args, project};
     use serde_json::json;
 
-    fn args(v: Value) -> Map<String, Value> {
-        v.as_object().unwrap().clone()
-    }
-
-    fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, FakeContext) {
-        let dir = tempfile::tempdir().unwrap();
-        for (name, text) in files {
-            let path = dir.path().join(name);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        let mut ctx = FakeContext::default();
-        ctx.vars
-            .set_data("playbook_dir", json!(dir.path().display().to_string()));
+    /// A project whose variables say who to greet.
+    fn greeting(files: &[(&str, &str)]) -> (tempfile::TempDir, FakeContext) {
+        let (dir, mut ctx) = project(files);
         ctx.vars.set_data("who", json!("world"));
         (dir, ctx)
     }
@@ -285,7 +274,7 @@ mod tests {
 
     #[test]
     fn renders_from_templates_with_includes_and_the_template_vars() {
-        let (dir, ctx) = project(&[
+        let (dir, ctx) = greeting(&[
             (
                 "templates/a.j2",
                 "# {{ ansible_managed }}\nhello {{ who }}\n{% include 'part.j2' %}{{ template_destpath }}\n",
@@ -306,7 +295,7 @@ mod tests {
 
     #[test]
     fn honours_delimiters_whitespace_and_newlines() {
-        let (_dir, ctx) = project(&[(
+        let (_dir, ctx) = greeting(&[(
             "t.j2",
             "  {% if true %}\n[[ who ]] {{ raw }}\n  {% endif %}\n",
         )]);
@@ -324,7 +313,7 @@ mod tests {
 
     #[test]
     fn bad_input_says_what_and_where() {
-        let (_dir, ctx) = project(&[("templates/u.j2", "line\n{{ nope }}\n")]);
+        let (_dir, ctx) = greeting(&[("templates/u.j2", "line\n{{ nope }}\n")]);
         let e = rendered(&ctx, json!({"src": "u.j2"})).unwrap_err();
         assert_eq!(e, "src and dest are required");
         let e = rendered(&ctx, json!({"src": "missing.j2", "dest": "/x"})).unwrap_err();
@@ -342,7 +331,7 @@ mod tests {
 
     #[tokio::test]
     async fn copy_writes_the_rendered_file() {
-        let (_dir, ctx) = project(&[("templates/a.j2", "hi {{ who }}\n")]);
+        let (_dir, ctx) = greeting(&[("templates/a.j2", "hi {{ who }}\n")]);
         let r = work(
             &ctx,
             args(json!({"src": "a.j2", "dest": "/tmp/a", "mode": "0600"})),
