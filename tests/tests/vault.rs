@@ -52,9 +52,14 @@ fn vault_files_and_values_interoperate_with_ansible_vault() {
         ])
         .arg(&pw));
     let indented: String = value.lines().map(|l| format!("    {l}\n")).collect();
+    let blob = sb.write("files/blob.txt", "file secret\n");
+    run(Command::new(&av)
+        .args(["encrypt", "--vault-password-file"])
+        .arg(&pw)
+        .arg(&blob));
     let pb = sb.write(
         "play.yml",
-        &format!("- hosts: all\n  gather_facts: false\n  vars:\n{indented}  tasks:\n    - name: show\n      debug: {{msg: \"{{{{ from_file }}}} {{{{ inline }}}}\"}}\n"),
+        &format!("- hosts: all\n  gather_facts: false\n  vars:\n{indented}  tasks:\n    - name: show\n      debug: {{msg: \"{{{{ from_file }}}} {{{{ inline }}}} {{{{ lookup('unvault', 'blob.txt') | trim }}}}\"}}\n"),
     );
     let work = sb.dir("work");
     for flag in [
@@ -71,7 +76,7 @@ fn vault_files_and_values_interoperate_with_ansible_vault() {
         let flags: Vec<&str> = flag.iter().map(String::as_str).collect();
         let out = sb.play(&pb, &work, &flags).run();
         out.assert_no_panic().assert_code(0);
-        out.assert_stdout_has("\"msg\": \"s3cret inline-secret\"");
+        out.assert_stdout_has("\"msg\": \"s3cret inline-secret file secret\"");
     }
     let none = sb.play(&pb, &work, &[]).run();
     none.assert_no_panic();
