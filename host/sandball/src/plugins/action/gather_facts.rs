@@ -33,7 +33,11 @@ mod tests {
     #[tokio::test]
     async fn runs_setup_without_the_actions_own_arguments() {
         let ctx = FakeContext::default();
-        work(&ctx, args(json!({"parallel": true, "gather_subset": ["min"]}))).await;
+        work(
+            &ctx,
+            args(json!({"parallel": true, "gather_subset": ["min"]})),
+        )
+        .await;
         let run = ctx.modules.borrow()[0].clone();
         assert_eq!(run.name, "setup");
         assert_eq!(run.args, args(json!({"gather_subset": ["min"]})));
