@@ -78,6 +78,12 @@ const SETTINGS: &[Setting] = &[
         false,
     ),
     s("defaults", "transport", "ANSIBLE_TRANSPORT", false),
+    s(
+        "defaults",
+        "show_custom_stats",
+        "ANSIBLE_SHOW_CUSTOM_STATS",
+        false,
+    ),
     s("privilege_escalation", "become", "ANSIBLE_BECOME", false),
     s(
         "privilege_escalation",

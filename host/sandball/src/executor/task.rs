@@ -593,6 +593,18 @@ pub(crate) fn integer(v: &Value) -> Option<i64> {
 /// Keeps the facts a result carries for `host`: `set_fact` values, or a module's
 /// `ansible_facts`.
 pub(crate) fn record_facts(run: &Run, t: &Task, host: &str, result: &Map<String, Value>) {
+    if let Some(Value::Object(stats)) = result.get("ansible_stats")
+        && let Some(Value::Object(data)) = stats.get("data")
+    {
+        let per_host = stats.get("per_host").is_some_and(py_truth);
+        let key = if per_host {
+            host
+        } else {
+            crate::plugins::callback::stats::RUN_STATS
+        };
+        let add = stats.get("aggregate").is_none_or(py_truth);
+        run.stats.set_custom(key, data, add);
+    }
     if let Some(Value::Object(facts)) = result.get("ansible_facts") {
         match action::find(&t.action).fact_layer() {
             FactLayer::SetFact => run.vars.set_facts(host, facts),

@@ -32,6 +32,7 @@ pub mod raw;
 pub mod script;
 pub mod service;
 pub mod set_fact;
+pub mod set_stats;
 pub mod shell;
 pub mod template;
 pub mod unarchive;
@@ -237,6 +238,7 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
         &Simple::now(validate_argument_spec::run),
     ),
     ("fail", &Simple::now(fail::run)),
+    ("set_stats", &Simple::now(set_stats::run)),
     (
         "pause",
         &Simple {

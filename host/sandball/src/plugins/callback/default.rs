@@ -377,7 +377,37 @@ impl Callback for DefaultCallback {
             ));
         }
         self.emit("");
+        // `set_stats` data, when asked for, as ansible-playbook shows it.
+        let custom = stats.custom();
+        let show = std::env::var("ANSIBLE_SHOW_CUSTOM_STATS")
+            .is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
+        if show && !custom.is_empty() {
+            self.banner("CUSTOM STATS:");
+            for (key, data) in custom {
+                let name = if key == super::stats::RUN_STATS {
+                    self.emit("");
+                    "RUN"
+                } else {
+                    key.as_str()
+                };
+                self.emit(&format!("\t{name}: {}", one_line_json(&data)));
+            }
+            self.emit("");
+        }
     }
+}
+
+/// JSON as Python's `json.dumps(indent=1, sort_keys=True)` with its newlines removed.
+fn one_line_json(data: &Map<String, Value>) -> String {
+    use serde::Serialize;
+    let sorted: std::collections::BTreeMap<&String, &Value> = data.iter().collect();
+    let mut out = Vec::new();
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(b" ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);
+    if sorted.serialize(&mut ser).is_err() {
+        return String::new();
+    }
+    String::from_utf8_lossy(&out).replace('\n', "")
 }
 
 #[cfg(test)]

@@ -24,13 +24,71 @@ pub struct HostStats {
     pub ignored: u32,
 }
 
-/// Counters of every host, in first-seen order.
+/// Counters of every host, in first-seen order, and the custom stats `set_stats` sets.
 #[derive(Debug, Default)]
 pub struct Stats {
     hosts: Mutex<IndexMap<String, HostStats>>,
+    /// `set_stats` data: per host, and for the run (`_run`).
+    custom: Mutex<std::collections::BTreeMap<String, serde_json::Map<String, serde_json::Value>>>,
+}
+
+/// The key of the run's own custom stats.
+pub const RUN_STATS: &str = "_run";
+
+/// `value` added to `old` as Ansible aggregates custom stats: numbers and text add up,
+/// lists are joined, mappings merged; anything else is replaced.
+fn aggregate(old: Option<&serde_json::Value>, value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match (old, value) {
+        (Some(Value::Number(a)), Value::Number(b)) => match (a.as_i64(), b.as_i64()) {
+            (Some(x), Some(y)) => Value::from(x + y),
+            _ => Value::from(a.as_f64().unwrap_or(0.0) + b.as_f64().unwrap_or(0.0)),
+        },
+        (Some(Value::String(a)), Value::String(b)) => Value::String(format!("{a}{b}")),
+        (Some(Value::Array(a)), Value::Array(b)) => {
+            Value::Array(a.iter().cloned().chain(b).collect())
+        }
+        (Some(Value::Object(a)), Value::Object(b)) => {
+            let mut m = a.clone();
+            m.extend(b);
+            Value::Object(m)
+        }
+        (_, v) => v,
+    }
 }
 
 impl Stats {
+    /// Records `set_stats` data for a host (`per_host`) or the run, added to what is
+    /// there (`aggregate`) or replacing it.
+    pub fn set_custom(
+        &self,
+        key: &str,
+        data: &serde_json::Map<String, serde_json::Value>,
+        add: bool,
+    ) {
+        let mut custom = self.custom.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = custom.entry(key.to_string()).or_default();
+        for (k, v) in data {
+            let next = if add {
+                aggregate(entry.get(k), v.clone())
+            } else {
+                v.clone()
+            };
+            entry.insert(k.clone(), next);
+        }
+    }
+
+    /// The custom stats, hosts by name then the run's.
+    pub fn custom(&self) -> Vec<(String, serde_json::Map<String, serde_json::Value>)> {
+        let custom = self.custom.lock().unwrap_or_else(|e| e.into_inner());
+        custom
+            .iter()
+            .filter(|(k, _)| k.as_str() != RUN_STATS)
+            .chain(custom.get_key_value(RUN_STATS))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
     /// Counts one task result. `changed` matters for failures that were ignored: they
     /// count as ok, and as changed when the result says so.
     pub fn record(&self, host: &str, status: Status, ignored: bool, changed: bool) {
