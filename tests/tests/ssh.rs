@@ -203,6 +203,10 @@ fn unreachable_hosts_do_not_stop_the_others() {
     assert!(line("badkey").contains("Permission denied"), "{out}");
     assert!(line("silent").contains("timed out"), "{out}");
     assert!(out.elapsed < Duration::from_secs(60), "{out}");
+    // `-T` is the timeout of hosts whose variables give none.
+    sb.write("inventory.ini", &inv.replace("ansible_ssh_timeout=2", ""));
+    let out = run_with(&sb, PINGS, &["-T", "1", "-l", "silent"]);
+    assert!(out.stdout.contains("timed out after 1s"), "{out}");
 }
 
 #[test]

@@ -120,6 +120,14 @@ pub struct CommonArgs {
         env = "ANSIBLE_TRANSPORT"
     )]
     pub connection: Option<String>,
+    /// Connection timeout in seconds for hosts whose variables set none.
+    #[arg(
+        short = 'T',
+        long = "timeout",
+        value_name = "TIMEOUT",
+        env = "ANSIBLE_TIMEOUT"
+    )]
+    pub timeout: Option<u32>,
     /// Connect as this user where the host's variables and plays set none.
     #[arg(
         short = 'u',
@@ -378,6 +386,7 @@ pub(crate) fn build_run(
         connection: common.connection.clone(),
         remote_user: common.user.clone(),
         private_key: common.private_key.clone(),
+        timeout: common.timeout.map(|t| t.to_string()),
         force_handlers: false,
         start_at_task: None,
         forks: common.forks,

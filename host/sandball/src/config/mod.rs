@@ -78,6 +78,7 @@ const SETTINGS: &[Setting] = &[
         false,
     ),
     s("defaults", "transport", "ANSIBLE_TRANSPORT", false),
+    s("defaults", "timeout", "ANSIBLE_TIMEOUT", false),
     s(
         "defaults",
         "show_custom_stats",

@@ -219,7 +219,7 @@ fn target(run: &Run, kw: &Chain<'_>, host: &str, vars: &Vars) -> Result<Target, 
             host_vars.insert(variable.to_string(), value);
         }
     }
-    // The command line comes last: `-c`, `-u`, `--private-key`.
+    // The command line comes last: `-c`, `-u`, `--private-key`, `-T`.
     for (option, variables) in [
         (&run.options.connection, &["ansible_connection"][..]),
         (
@@ -229,6 +229,10 @@ fn target(run: &Run, kw: &Chain<'_>, host: &str, vars: &Vars) -> Result<Target, 
         (
             &run.options.private_key,
             &["ansible_ssh_private_key_file", "ansible_private_key_file"][..],
+        ),
+        (
+            &run.options.timeout,
+            &["ansible_ssh_timeout", "ansible_timeout"][..],
         ),
     ] {
         if let Some(value) = option

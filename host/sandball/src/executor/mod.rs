@@ -52,6 +52,8 @@ pub struct RunOptions {
     pub remote_user: Option<String>,
     /// `--private-key`: below `ansible_ssh_private_key_file`.
     pub private_key: Option<String>,
+    /// `-T/--timeout`: below `ansible_timeout`/`ansible_ssh_timeout`.
+    pub timeout: Option<String>,
     /// `--force-handlers`: the default of the plays' `force_handlers`.
     pub force_handlers: bool,
     /// `--start-at-task`: tasks before the first one of that name (or glob) are skipped.
@@ -113,6 +115,7 @@ impl Default for RunOptions {
             connection: None,
             remote_user: None,
             private_key: None,
+            timeout: None,
             force_handlers: false,
             start_at_task: None,
         }
