@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 /// Runs Ansible-style playbooks with sandboxed WebAssembly modules.
 #[derive(Parser, Debug)]
-#[command(name = "sandball", version, about, long_about = None)]
+#[command(name = "sandball", version, propagate_version = true, about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
