@@ -66,6 +66,12 @@ fn project(sb: &Sandbox) {
       vars: {http_port: 99}
     - name: after
       debug: {msg: after}
+    - name: private
+      debug: {msg: "{{ http_port | default('private') }}"}
+    - name: include publicly
+      include_role: {name: web, tasks_from: alt, public: true}
+    - name: public
+      debug: {msg: "{{ http_port }}"}
 "#,
     );
 }

@@ -3,7 +3,8 @@
 //! host's variables and loop item — and runs the file's tasks on the hosts that
 //! included the same file with the same item, shown as `included: FILE for HOSTS`;
 //! `include_role` runs a role's tasks (`tasks_from`, `vars_from`, `defaults_from`) the
-//! same way, its variables private to it unless `public`. The include's `vars` and loop
+//! same way, its variables private to it unless `public` (then the play's from then
+//! on). The include's `vars` and loop
 //! variable are a level of the included tasks' keywords; `apply` gives them keywords.
 
 use super::play::{PlayRun, in_order, lock, run_items, when_holds};
@@ -261,11 +262,16 @@ fn load(cx: PlayRun<'_>, t: &Task, kind: Kind, path: &Path) -> Result<Vec<TaskIt
                 dynamic: true,
             };
             let name = path.display().to_string();
-            let (tasks, handlers, _role) =
+            let (tasks, handlers, role) =
                 roles::load_one(&name, &t.location, &base_dir(cx), &options)
                     .map_err(|e| first_line(&e.to_string()))?;
-            // The role's handlers can be notified from now on.
-            super::play::add_handlers(cx, handlers);
+            let public = t
+                .args
+                .get("public")
+                .is_some_and(|v| truthy(Some(v), false).unwrap_or(false));
+            // The role's handlers can be notified from now on; with `public`, its
+            // variables are the play's too.
+            super::play::add_role(cx, handlers, public.then_some(role));
             Ok(tasks)
         }
     }

@@ -85,6 +85,9 @@ pub(super) struct PlayState {
     roles_ran: Mutex<HashMap<String, HashSet<String>>>,
     /// Handlers of roles included while the play runs (`include_role`).
     more_handlers: Mutex<Vec<TaskItem>>,
+    /// Roles included with `public: true`: their defaults and vars are the play's from
+    /// then on.
+    public_roles: Mutex<Vec<std::sync::Arc<crate::playbook::roles::Role>>>,
 }
 
 /// What every task of a running play shares.
@@ -449,6 +452,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
         broken: Mutex::new(false),
         roles_ran: Mutex::new(HashMap::new()),
         more_handlers: Mutex::new(Vec::new()),
+        public_roles: Mutex::new(Vec::new()),
     };
     let cx = PlayRun {
         run,
@@ -635,9 +639,17 @@ async fn run_role_once(
     !lock(&state.active).is_empty()
 }
 
-/// Adds the handlers of a role included while the play runs.
-pub(super) fn add_handlers(cx: PlayRun<'_>, handlers: TaskItem) {
+/// Adds the handlers of a role included while the play runs, and with `public` its
+/// variables for the rest of the play.
+pub(super) fn add_role(
+    cx: PlayRun<'_>,
+    handlers: TaskItem,
+    public: Option<std::sync::Arc<crate::playbook::roles::Role>>,
+) {
     lock(&cx.state.more_handlers).push(handlers);
+    if let Some(role) = public {
+        lock(&cx.state.public_roles).push(role);
+    }
 }
 
 /// Fails a task on a host outside the task's own run (an include that cannot be read):
@@ -746,13 +758,20 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     if hosts.is_empty() {
         return handler || !lock(&state.active).is_empty();
     }
+    // The play's roles, and those included since with `public: true`.
+    let public = lock(&state.public_roles).clone();
+    let roles: std::borrow::Cow<'_, [_]> = if public.is_empty() {
+        std::borrow::Cow::Borrowed(play.loaded_roles.as_slice())
+    } else {
+        std::borrow::Cow::Owned(play.loaded_roles.iter().cloned().chain(public).collect())
+    };
     let scope = PlayScope {
         name: play.name.as_deref().unwrap_or(&play.hosts),
         vars: cx.vars,
         vars_files: cx.vars_files,
         hosts_all: all,
         hosts_active: &hosts,
-        roles: &play.loaded_roles,
+        roles: &roles,
         role_names: &play.role_names,
     };
     if let Some(action) = meta_action(t) {
