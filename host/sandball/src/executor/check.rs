@@ -143,11 +143,8 @@ fn known_order(v: &Value) -> Option<String> {
 
 /// `module_defaults` by module name; action groups (`group/…`) are not there.
 fn polled(v: &Value) -> Option<String> {
-    (super::task::integer(v) == Some(0)).then(|| POLL_ZERO.to_string())
+    (action::integer(v) == Some(0)).then(|| super::task::POLL_ZERO.to_string())
 }
-
-/// Why `poll: 0` is refused.
-pub(crate) const POLL_ZERO: &str = "`poll: 0` (fire-and-forget, checked later with async_status) is not supported by sandball yet: give a poll above 0 to wait for the task";
 
 fn no_action_groups(v: &Value) -> Option<String> {
     let levels = match v {

@@ -714,7 +714,7 @@ fn number_keyword(
     run.templar
         .template(&setting.value, vars)
         .ok()
-        .and_then(|v| task::integer(&v))
+        .and_then(|v| action::integer(&v))
         .and_then(|n| u64::try_from(n).ok())
         .ok_or_else(|| {
             format!(

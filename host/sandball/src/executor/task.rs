@@ -5,7 +5,7 @@
 use super::context::TaskContext;
 use super::{Run, RunOptions, loops};
 use crate::playbook::{Chain, Keyword, Task};
-use crate::plugins::action::{self, FactLayer, Runs, failed, truthy};
+use crate::plugins::action::{self, FactLayer, Runs, failed, integer, truthy};
 use crate::plugins::callback::{Report, Status};
 use crate::template::{OMIT, Vars};
 use crate::vars::PlayScope;
@@ -530,7 +530,7 @@ async fn attempt_async(
         Some(Err(e)) => return failed(e),
     };
     if poll == 0 {
-        return failed(super::check::POLL_ZERO);
+        return failed(POLL_ZERO);
     }
     let plugin = action::find(&t.action);
     if !plugin.supports_async() {
@@ -581,14 +581,11 @@ async fn attempt_async(
     }
 }
 
+/// Why `poll: 0` is refused.
+pub(crate) const POLL_ZERO: &str = "`poll: 0` (fire-and-forget, checked later with async_status) is not supported by sandball yet: give a poll above 0 to wait for the task";
+
 /// Seconds between checks of an `async` task, as Ansible's default `poll`.
 const DEFAULT_POLL: u64 = 15;
-
-/// A whole number from a keyword's templated value (`5`, `"5"`).
-pub(crate) fn integer(v: &Value) -> Option<i64> {
-    v.as_i64()
-        .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
-}
 
 /// Keeps the facts a result carries for `host`: `set_fact` values, or a module's
 /// `ansible_facts`.

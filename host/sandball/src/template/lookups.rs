@@ -186,15 +186,10 @@ pub fn run(
             }
             Ok(out)
         }
-        "sequence" | "nested" | "together" | "subelements" => {
-            let kind = crate::playbook::LoopKind::from_keyword(&format!("with_{name}"))
-                .unwrap_or_default();
-            let value = match (name, terms) {
-                ("sequence", [one]) => one.clone(),
-                _ => Json::Array(terms.to_vec()),
-            };
-            crate::executor::loops::items(&kind, value, ctx)
-        }
+        "sequence" => sequence(terms),
+        "nested" => Ok(nested(terms)),
+        "together" => Ok(together(terms)),
+        "subelements" => subelements(terms),
         "random_choice" => {
             use rand::seq::IndexedRandom;
             Ok(terms.choose(&mut rand::rng()).cloned().into_iter().collect())
@@ -211,6 +206,254 @@ pub fn run(
             })
             .collect(),
         other => Err(format!("lookup plugin ({other}) not found")),
+    }
+}
+
+/// `with_nested`: every combination of one item from each list, in order.
+fn nested(lists: &[Json]) -> Vec<Json> {
+    let mut out: Vec<Vec<Json>> = vec![Vec::new()];
+    for list in lists {
+        let choices = as_terms(list.clone());
+        out = out
+            .into_iter()
+            .flat_map(|prefix| {
+                choices.iter().map(move |c| {
+                    let mut next = prefix.clone();
+                    next.push(c.clone());
+                    next
+                })
+            })
+            .collect();
+    }
+    out.into_iter().map(Json::Array).collect()
+}
+
+/// `with_together`: the lists side by side, the shorter ones padded with nulls.
+fn together(lists: &[Json]) -> Vec<Json> {
+    let lists: Vec<Vec<Json>> = lists.iter().map(|l| as_terms(l.clone())).collect();
+    let longest = lists.iter().map(Vec::len).max().unwrap_or(0);
+    (0..longest)
+        .map(|i| {
+            Json::Array(
+                lists
+                    .iter()
+                    .map(|l| l.get(i).cloned().unwrap_or(Json::Null))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// `with_subelements: [list, key, {skip_missing: …}]`: each element of each item's
+/// `key` (a dotted path), beside the item without that key.
+fn subelements(terms: &[Json]) -> Result<Vec<Json>, String> {
+    let (Some(list), Some(Json::String(path))) = (terms.first(), terms.get(1)) else {
+        return Err(
+            "subelements lookup expects a list of two or three items: a list of dictionaries and a key"
+                .into(),
+        );
+    };
+    let skip_missing = terms
+        .get(2)
+        .and_then(|flags| flags.get("skip_missing"))
+        .is_some_and(sandball_wire::python::py_truth);
+    let keys: Vec<&str> = path.split('.').collect();
+    let mut out = Vec::new();
+    for item in as_terms(list.clone()) {
+        let Json::Object(parent) = &item else {
+            return Err(format!(
+                "subelements lookup expects a list of dictionaries, got {item}"
+            ));
+        };
+        let mut node = &item;
+        let mut found = true;
+        for key in &keys {
+            match node.get(key) {
+                Some(next) => node = next,
+                None => {
+                    found = false;
+                    break;
+                }
+            }
+        }
+        if !found {
+            if skip_missing {
+                continue;
+            }
+            return Err(format!(
+                "could not find '{path}' key in iterated item {}",
+                sandball_wire::python::py_repr(&item)
+            ));
+        }
+        let Json::Array(children) = node else {
+            return Err(format!("the key {path} should point to a list, got {node}"));
+        };
+        let mut shown = parent.clone();
+        if keys.len() == 1 {
+            shown.remove(keys[0]);
+        }
+        for child in children {
+            out.push(Json::Array(vec![
+                Json::Object(shown.clone()),
+                child.clone(),
+            ]));
+        }
+    }
+    Ok(out)
+}
+
+/// `with_sequence`: `start=1 end=5 stride=1 format=%d`, `count=N`, or the short forms
+/// `[start-]end[/stride][:format]`; each item is the formatted text.
+fn sequence(terms: &[Json]) -> Result<Vec<Json>, String> {
+    let mut out = Vec::new();
+    for term in terms.iter().cloned() {
+        let text = match term {
+            Json::String(s) => s,
+            other => other.to_string(),
+        };
+        out.extend(one_sequence(text.trim())?);
+    }
+    Ok(out)
+}
+
+fn one_sequence(text: &str) -> Result<Vec<Json>, String> {
+    let number = |k: &str, v: &str| {
+        v.trim()
+            .parse::<i64>()
+            .map_err(|_| format!("sequence: {k}={v} is not an integer"))
+    };
+    let (mut start, mut end, mut stride, mut count, mut format) =
+        (1_i64, None::<i64>, 1_i64, None::<i64>, "%d".to_string());
+    if text.contains('=') {
+        for part in text.split_whitespace() {
+            let Some((k, v)) = part.split_once('=') else {
+                return Err(format!(
+                    "sequence: cannot read {part:?} (key=value expected)"
+                ));
+            };
+            match k {
+                "start" => start = number(k, v)?,
+                "end" => end = Some(number(k, v)?),
+                "stride" => stride = number(k, v)?,
+                "count" => count = Some(number(k, v)?),
+                "format" => format = v.to_string(),
+                other => return Err(format!("sequence: unrecognized key {other:?}")),
+            }
+        }
+    } else {
+        let (range, fmt) = match text.split_once(':') {
+            Some((r, f)) => (r, Some(f)),
+            None => (text, None),
+        };
+        let (range, step) = match range.split_once('/') {
+            Some((r, s)) => (r, Some(number("stride", s)?)),
+            None => (range, None),
+        };
+        match range.split_once('-') {
+            Some((a, b)) => {
+                start = number("start", a)?;
+                end = Some(number("end", b)?);
+            }
+            None => end = Some(number("end", range)?),
+        }
+        if let Some(s) = step {
+            stride = s;
+        }
+        if let Some(f) = fmt {
+            format = f.to_string();
+        }
+    }
+    let end = match (end, count) {
+        (Some(_), Some(_)) => return Err("sequence: can't specify both count and end".into()),
+        (Some(e), None) => e,
+        (None, Some(0)) => return Ok(Vec::new()),
+        (None, Some(c)) => start + (c - 1) * stride,
+        (None, None) => return Err("sequence: must specify count or end".into()),
+    };
+    if stride == 0 {
+        return Ok(Vec::new());
+    }
+    if (stride > 0 && end < start) || (stride < 0 && end > start) {
+        return Err("sequence: to count backwards make stride negative".into());
+    }
+    let mut out = Vec::new();
+    let mut i = start;
+    while (stride > 0 && i <= end) || (stride < 0 && i >= end) {
+        out.push(Json::String(printf(&format, i)?));
+        i += stride;
+    }
+    Ok(out)
+}
+
+/// Python's `format % n` for the conversions sequences use (`%d`, `%02d`, `%x`, `%o`,
+/// `%s`…).
+fn printf(format: &str, n: i64) -> Result<String, String> {
+    let mut out = String::new();
+    let mut chars = format.chars().peekable();
+    let mut used = false;
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'%') {
+            chars.next();
+            out.push('%');
+            continue;
+        }
+        let mut spec = String::new();
+        while let Some(&d) = chars.peek() {
+            if d.is_ascii_digit() || d == '-' || d == '0' {
+                spec.push(d);
+                chars.next();
+            } else {
+                break;
+            }
+        }
+        let conv = chars
+            .next()
+            .ok_or_else(|| format!("sequence: bad format {format:?}"))?;
+        let digits = match conv {
+            'd' | 'i' | 's' => n.to_string(),
+            'x' => format!("{n:x}"),
+            'X' => format!("{n:X}"),
+            'o' => format!("{n:o}"),
+            other => {
+                return Err(format!(
+                    "sequence: unsupported conversion %{other} in {format:?}"
+                ));
+            }
+        };
+        let left = spec.starts_with('-');
+        let zero = spec.trim_start_matches('-').starts_with('0') && !left;
+        let width: usize = spec.trim_start_matches('-').parse().unwrap_or(0);
+        let padded = if digits.len() >= width {
+            digits
+        } else if left {
+            format!("{digits:<width$}")
+        } else if zero {
+            let (sign, body) = digits
+                .strip_prefix('-')
+                .map_or(("", digits.as_str()), |b| ("-", b));
+            format!("{sign}{body:0>w$}", w = width - sign.len())
+        } else {
+            format!("{digits:>width$}")
+        };
+        out.push_str(&padded);
+        used = true;
+    }
+    if !used {
+        return Err(format!("sequence: the format {format:?} has no conversion"));
+    }
+    Ok(out)
+}
+
+/// A loop's value as a lookup's terms: a list's items, nothing for null, else itself.
+pub fn as_terms(value: Json) -> Vec<Json> {
+    match value {
+        Json::Array(v) => v,
+        Json::Null => vec![],
+        other => vec![other],
     }
 }
 

@@ -156,7 +156,7 @@ impl Walk {
     fn from_args(args: &Map<String, Value>) -> Result<Walk, String> {
         let depth = match args.get("depth") {
             None | Some(Value::Null) => 0,
-            Some(v) => crate::executor::task::integer(v)
+            Some(v) => super::integer(v)
                 .and_then(|n| usize::try_from(n).ok())
                 .ok_or_else(|| format!("depth must be a whole number, got {v}"))?,
         };

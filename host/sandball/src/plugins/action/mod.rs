@@ -439,6 +439,12 @@ pub fn check_args(
     )))
 }
 
+/// A whole number from a keyword's templated value (`5`, `"5"`).
+pub fn integer(v: &Value) -> Option<i64> {
+    v.as_i64()
+        .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+}
+
 /// Ansible's truthiness of an argument value (`yes`, `true`, `1`, …).
 pub fn truthy(v: Option<&Value>, default: bool) -> Result<bool, String> {
     match v {

@@ -26,7 +26,7 @@ async fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value>
     let seconds = |key: &str, default: u64| -> Result<u64, String> {
         match args.get(key) {
             None | Some(Value::Null) => Ok(default),
-            Some(v) => crate::executor::task::integer(v)
+            Some(v) => super::integer(v)
                 .and_then(|n| u64::try_from(n).ok())
                 .ok_or_else(|| format!("{key} must be a whole number of seconds, got {v}")),
         }
