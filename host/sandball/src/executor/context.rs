@@ -6,7 +6,6 @@
 //! host it is delegated to, reached with the connection settings Ansible would use.
 
 use super::Run;
-use super::task::delegated_to;
 use crate::assemble::Component;
 use crate::playbook::{Chain, Keyword, Task};
 use crate::plugins::action::copy;
@@ -191,6 +190,25 @@ pub(crate) struct Target {
     pub name: String,
     /// How to reach it.
     pub transport: crate::plugins::connection::pool::Transport,
+}
+
+/// The host a task is delegated to (`delegate_to`, `local_action`), templated with the
+/// task's host's variables; `None` when it runs on its own host.
+pub(crate) fn delegated_to(
+    run: &Run,
+    kw: &Chain<'_>,
+    vars: &Vars,
+) -> Result<Option<String>, String> {
+    let Some(setting) = kw.nearest_setting(Keyword::DelegateTo) else {
+        return Ok(None);
+    };
+    match run.templar.template(&setting.value, vars) {
+        Ok(Value::Null) => Ok(None),
+        Ok(Value::String(name)) if name.trim().is_empty() => Ok(None),
+        Ok(Value::String(name)) => Ok(Some(name)),
+        Ok(other) => Ok(Some(other.to_string())),
+        Err(e) => Err(format!("delegate_to (at {}): {e}", setting.at)),
+    }
 }
 
 /// How the task reaches the host its module runs on (its own, or the one it is

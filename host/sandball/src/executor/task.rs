@@ -2,7 +2,7 @@
 //! `changed_when`/`failed_when`, `until`/`retries`, `register`, `no_log`, and the
 //! reports to the callback.
 
-use super::context::TaskContext;
+use super::context::{TaskContext, delegated_to};
 use super::{Run, RunOptions, loops};
 use crate::playbook::{Chain, Keyword, Task};
 use crate::plugins::action::{self, FactLayer, Runs, failed, integer, truthy};
@@ -832,24 +832,5 @@ fn strip_omit(v: Value) -> Option<Value> {
         )),
         Value::Array(a) => Some(Value::Array(a.into_iter().filter_map(strip_omit).collect())),
         other => Some(other),
-    }
-}
-
-/// The host a task is delegated to (`delegate_to`, `local_action`), templated with the
-/// task's host's variables; `None` when it runs on its own host.
-pub(crate) fn delegated_to(
-    run: &Run,
-    kw: &Chain<'_>,
-    vars: &Vars,
-) -> Result<Option<String>, String> {
-    let Some(setting) = kw.nearest_setting(Keyword::DelegateTo) else {
-        return Ok(None);
-    };
-    match run.templar.template(&setting.value, vars) {
-        Ok(Value::Null) => Ok(None),
-        Ok(Value::String(name)) if name.trim().is_empty() => Ok(None),
-        Ok(Value::String(name)) => Ok(Some(name)),
-        Ok(other) => Ok(Some(other.to_string())),
-        Err(e) => Err(format!("delegate_to (at {}): {e}", setting.at)),
     }
 }
