@@ -16,6 +16,9 @@ pub mod play;
 pub mod task;
 mod vars_prompt;
 
+#[cfg(test)]
+mod tests;
+
 use crate::assemble::ModuleStore;
 use crate::inventory::Inventory;
 use crate::playbook::{Location, Playbook};
