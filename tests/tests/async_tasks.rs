@@ -1,7 +1,8 @@
 //! `async` with `poll`: the controller waits, showing `ASYNC POLL` lines, and a task
 //! still running after `async` seconds fails; actions that cannot run in the background
 //! and check mode are refused as ansible-core refuses them — compared with
-//! ansible-playbook. `poll: 0` is refused before anything runs.
+//! ansible-playbook; `poll: 0` starts a job the shim keeps, asked after with
+//! `async_status`.
 
 use sandball_e2e::binaries::ansible_python;
 use sandball_e2e::{Output, Sandbox};
@@ -87,14 +88,156 @@ fn async_tasks_are_polled_as_in_ansible() {
             );
         }
     }
+}
 
-    let zero = sb.write(
-        "zero.yml",
-        "- hosts: all\n  gather_facts: false\n  tasks:\n    - command: sleep 1\n      async: 10\n      poll: 0\n",
+/// Fire and forget (`poll: 0`) of a sandball component (`command`) and of a legacy
+/// module (`shell`), then `async_status` until the job has finished, a job stopped at
+/// its `async` limit, an unknown job and `mode: cleanup`: the same task lines and
+/// recap as ansible-playbook.
+const FORGET: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    ansible_async_dir: "{{ work }}/async"
+  tasks:
+    - name: start
+      command: sleep 2
+      async: 10
+      poll: 0
+      register: job
+    - name: started
+      debug: {msg: "{{ job.started }} {{ job.finished }} {{ job.changed }} {{ job.results_file == ansible_async_dir ~ '/' ~ job.ansible_job_id }}"}
+    - name: wait
+      async_status: {jid: "{{ job.ansible_job_id }}"}
+      register: st
+      until: st.finished
+      retries: 30
+      delay: 1
+    - name: finished
+      debug: {msg: "{{ st.rc }} {{ st.cmd }} {{ st.finished }} {{ st.changed }}"}
+    - name: start legacy
+      shell: sleep 1; echo from the background
+      async: 10
+      poll: 0
+      register: sh
+    - name: wait legacy
+      async_status: {jid: "{{ sh.ansible_job_id }}"}
+      register: shs
+      until: shs.finished
+      retries: 30
+      delay: 1
+    - name: legacy output
+      debug: {var: shs.stdout}
+    - name: stuck
+      command: sleep 30
+      async: 1
+      poll: 0
+      register: j2
+    - name: later
+      pause: {seconds: 4}
+    - name: timed out
+      async_status: {jid: "{{ j2.ansible_job_id }}"}
+      register: st3
+      ignore_errors: true
+    - name: why
+      debug: {msg: "{{ st3.msg }} {{ st3.finished }}"}
+    - name: unknown
+      async_status: {jid: "j12345.678"}
+      register: u
+      ignore_errors: true
+    - name: unknown msg
+      debug: {msg: "{{ u.msg }}"}
+    - name: cleanup
+      async_status: {jid: "{{ job.ansible_job_id }}", mode: cleanup}
+      register: c
+    - name: erased
+      debug: {msg: "{{ c.erased == job.results_file }} {{ c.finished }} {{ c.started }}"}
+"#;
+
+#[test]
+fn fire_and_forget_jobs_are_asked_after_with_async_status_as_in_ansible() {
+    let sb = Sandbox::new();
+    let python = ansible_python();
+    sb.inventory_with_python(&["alpha"]);
+    let pb = sb.write("forget.yml", FORGET);
+    let work = sb.dir("work");
+    let out = sb
+        .play(&pb, &work, &[])
+        .env("SANDBALL_ANSIBLE_PYTHON", &python)
+        .run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("\"msg\": \"True False True True\"");
+    out.assert_stdout_has("\"msg\": \"0 ['sleep', '2'] True True\"");
+    out.assert_stdout_has("\"shs.stdout\": \"from the background\"");
+    out.assert_stdout_has("\"msg\": \"Timeout exceeded True\"");
+    out.assert_stdout_has("\"msg\": \"could not find job\"");
+    out.assert_stdout_has("\"msg\": \"True False False\"");
+    assert!(
+        !work.join("async").join("j12345.678").exists(),
+        "an unknown job leaves no file"
     );
-    let out = sb.play(&zero, &work, &[]).run();
-    out.assert_no_panic();
-    assert_ne!(out.code, 0, "{out}");
-    out.assert_stderr_has("`poll: 0`");
-    out.assert_stderr_has("zero.yml:4");
+    if let Some(theirs) = sb.ansible_play(&pb, &sb.dir("theirs"), &[]) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        out.assert_same_recap_as(&theirs);
+        for task in [
+            "start",
+            "started",
+            "finished",
+            "start legacy",
+            "legacy output",
+            "stuck",
+            "why",
+            "unknown msg",
+            "cleanup",
+            "erased",
+        ] {
+            assert_eq!(
+                lines(&theirs, task),
+                lines(&out, task),
+                "{task}:\n{theirs}\n{out}"
+            );
+        }
+    }
+}
+
+/// A background job outlives the run that started it (the shim keeps it, not the
+/// controller), and a job id that would leave the async directory is refused.
+#[test]
+fn a_background_job_outlives_its_run() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let work = sb.dir("work");
+    let marker = work.join("marker");
+    let pb = sb.write(
+        "outlive.yml",
+        &format!(
+            r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    ansible_async_dir: "{{{{ work }}}}/async"
+  tasks:
+    - command: sh -c "sleep 2; touch {marker}"
+      async: 30
+      poll: 0
+    - name: escape
+      async_status: {{jid: "../../etc/passwd"}}
+      ignore_errors: true
+"#,
+            marker = marker.display()
+        ),
+    );
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("invalid job id \"../../etc/passwd\"");
+    assert!(!marker.exists(), "the run waited for the job:\n{out}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !marker.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        marker.exists(),
+        "the job did not finish after the run:\n{out}"
+    );
 }

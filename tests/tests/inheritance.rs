@@ -526,11 +526,6 @@ fn keywords_sandball_does_not_run_yet_are_refused_with_their_line() {
     let marker = work.join("ran-first");
     for (keyword, yaml, line) in [
         (
-            "poll: 0",
-            "    - ping:\n      async: 10\n      poll: 0\n",
-            5,
-        ),
-        (
             "module_defaults",
             "    - ping:\n      module_defaults: {group/aws: {region: x}}\n",
             6,

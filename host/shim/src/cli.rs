@@ -3,6 +3,8 @@
 //! - `sandball-shim serve [--cache-dir DIR]`: one session over stdin/stdout;
 //! - `sandball-shim run MODULE.wasm [--args JSON|@FILE] [--grant JSON|@FILE] [--cache-dir DIR]`:
 //!   runs a module once, prints its stdout and exits with its exit code;
+//! - `sandball-shim job JID --async-dir DIR`: the detached process of a background job
+//!   a session started (see [`crate::jobs`]);
 //! - `sandball-shim version`.
 
 use crate::cache::Cache;
@@ -22,6 +24,7 @@ use std::process::ExitCode;
 pub const USAGE: &str = "usage:
   sandball-shim serve [--cache-dir DIR]
   sandball-shim run MODULE.wasm [--args JSON|@FILE] [--grant JSON|@FILE] [--cache-dir DIR]
+  sandball-shim job JID --async-dir DIR
   sandball-shim version";
 
 /// A parsed command line.
@@ -42,6 +45,13 @@ pub enum Command {
         grant: Option<String>,
         /// Cache directory (default `~/.sandball`).
         cache_dir: Option<PathBuf>,
+    },
+    /// Run a background job a session started.
+    Job {
+        /// The job id.
+        jid: String,
+        /// The async directory holding its spec and file.
+        async_dir: PathBuf,
     },
     /// Print the version.
     Version,
@@ -68,6 +78,9 @@ pub enum CliError {
     /// `run` without a module.
     #[error("run needs a module file")]
     NoModule,
+    /// `job` without its id or directory.
+    #[error("job needs a job id and --async-dir")]
+    NoJob,
     /// `--args` or `--grant` could not be read.
     #[error("cannot read {option} file {path}: {source}")]
     ReadOption {
@@ -109,9 +122,10 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, CliErr
             ("serve" | "run", "--cache-dir") => cache_dir = Some(PathBuf::from(value(&w)?)),
             ("run", "--args") => args = Some(value(&w)?),
             ("run", "--grant") => grant = Some(value(&w)?),
-            ("run", m) if module.is_none() && !m.starts_with("--") => {
+            ("run" | "job", m) if module.is_none() && !m.starts_with("--") => {
                 module = Some(PathBuf::from(m))
             }
+            ("job", "--async-dir") => cache_dir = Some(PathBuf::from(value(&w)?)),
             _ => return Err(CliError::Unexpected(w)),
         }
     }
@@ -123,6 +137,13 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, CliErr
             grant,
             cache_dir,
         }),
+        "job" => match (module, cache_dir) {
+            (Some(jid), Some(async_dir)) => Ok(Command::Job {
+                jid: jid.display().to_string(),
+                async_dir,
+            }),
+            _ => Err(CliError::NoJob),
+        },
         "version" | "--version" => Ok(Command::Version),
         other => Err(CliError::UnknownCommand(other.to_string())),
     }
@@ -167,6 +188,13 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             grant,
             cache_dir,
         }) => run_once(module, args, grant, cache_dir),
+        Ok(Command::Job { jid, async_dir }) => match crate::jobs::run(&jid, &async_dir) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("sandball-shim: job {jid}: {e}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 

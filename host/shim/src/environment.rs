@@ -60,6 +60,15 @@ pub fn scrub() {
     let _ = ORIGINAL.set(all);
 }
 
+/// The whole environment the shim started with (for the programs of legacy-module
+/// jobs, which run outside the sandbox as they would over the connection).
+pub fn all_original() -> Vec<(OsString, OsString)> {
+    match ORIGINAL.get() {
+        Some(all) => all.clone(),
+        None => std::env::vars_os().collect(),
+    }
+}
+
 /// The value `name` had when the shim started (what an `env` grant passes on to a
 /// module or a program). Without [`scrub`] (the shim used as a library), the
 /// current environment.

@@ -79,6 +79,9 @@ pub enum ShimError {
     /// The grant could not be turned into a sandbox.
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
+    /// A background job request that cannot be served (bad job id, job exists, …).
+    #[error("{0}")]
+    Job(String),
 }
 
 impl ShimError {

@@ -15,6 +15,7 @@
 //! - [`sandbox`]: a grant's directories and the WASI context built from it;
 //! - [`limits`]: memory limiter and capped output pipes of one run;
 //! - [`outcome`]: how a run's end maps to an outcome;
+//! - [`jobs`]: background jobs (`async` with `poll: 0`) that outlive their session;
 //! - [`host`]: the sandball host interface (`process`, `posix`) checked against the grant;
 //! - [`paths`]: home directory, `~`, lexical normalisation;
 //! - [`error`]: the shim's errors.
@@ -25,6 +26,7 @@ pub mod engine;
 pub mod environment;
 pub mod error;
 pub mod host;
+pub mod jobs;
 pub mod limits;
 pub mod outcome;
 pub mod paths;

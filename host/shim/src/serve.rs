@@ -6,7 +6,7 @@
 use crate::error::ShimError;
 use crate::runtime::{RunOutput, Runtime};
 use sandball_wire::frame::{self, FrameError};
-use sandball_wire::protocol::{Request, Response};
+use sandball_wire::protocol::{JobState, Request, Response};
 use sandball_wire::{PROTOCOL, VERSION};
 use std::io::{Read, Write};
 
@@ -181,6 +181,46 @@ fn session<R: Read, W: Write>(
                         path: Some(path.display().to_string()),
                     },
                     Ok((received, None)) => Response::Chunk { received },
+                    Err(e) => error(e.to_string()),
+                };
+                respond(output, &answer, &[])?;
+            }
+            Request::StartJob {
+                jid,
+                async_dir,
+                limit_s,
+                job,
+            } => {
+                let dir = crate::jobs::async_dir(async_dir.as_deref());
+                let answer = match crate::jobs::start(
+                    runtime.cache(),
+                    &jid,
+                    &dir,
+                    limit_s,
+                    job,
+                    &request.payload,
+                ) {
+                    Ok(file) => Response::Job {
+                        jid,
+                        results_file: file.display().to_string(),
+                        state: JobState::Running,
+                    },
+                    Err(e) => error(e.to_string()),
+                };
+                respond(output, &answer, &[])?;
+            }
+            Request::JobStatus {
+                jid,
+                async_dir,
+                cleanup,
+            } => {
+                let dir = crate::jobs::async_dir(async_dir.as_deref());
+                let answer = match crate::jobs::status(&jid, &dir, cleanup) {
+                    Ok((file, state)) => Response::Job {
+                        jid,
+                        results_file: file.display().to_string(),
+                        state,
+                    },
                     Err(e) => error(e.to_string()),
                 };
                 respond(output, &answer, &[])?;

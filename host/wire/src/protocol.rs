@@ -61,8 +61,95 @@ pub enum Request {
         /// What the module may use.
         grant: Grant,
     },
+    /// Starts a background job (`async` with `poll: 0`) in a shim process of its own,
+    /// which outlives the session and records the job in its file under the async
+    /// directory; answered with [`Response::Job`] once the job has started. A
+    /// [`Job::Command`]'s stdin is the frame payload.
+    StartJob {
+        /// The job id (`j` and digits, as Ansible's); names the job file.
+        jid: String,
+        /// The async directory (`~/.ansible_async` when not given).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        async_dir: Option<String>,
+        /// Seconds the job may run before it is stopped.
+        limit_s: u64,
+        /// What runs.
+        job: Job,
+    },
+    /// Reads a job's file (`async_status`); `cleanup` removes it instead.
+    JobStatus {
+        /// The job id.
+        jid: String,
+        /// The async directory (`~/.ansible_async` when not given).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        async_dir: Option<String>,
+        /// Remove the job's file.
+        cleanup: bool,
+    },
     /// Ends the session; the shim exits after answering.
     Shutdown,
+}
+
+/// What a background job runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Job {
+    /// A stored module, as [`Request::Run`] runs it.
+    Module {
+        /// Which module.
+        sha256: String,
+        /// Module name, for messages.
+        module: String,
+        /// The arguments.
+        args: Value,
+        /// What the module may use.
+        grant: Grant,
+    },
+    /// A program outside the sandbox (a legacy module's interpreter), with the shim's
+    /// original environment; its exit code and output make the result.
+    Command {
+        /// The legacy module's name, for messages.
+        module: String,
+        /// Program and arguments.
+        argv: Vec<String>,
+    },
+}
+
+impl Job {
+    /// The module the job runs.
+    pub fn module(&self) -> &str {
+        match self {
+            Job::Module { module, .. } | Job::Command { module, .. } => module,
+        }
+    }
+}
+
+/// Where a background job stands, as its file says.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "kebab-case")]
+pub enum JobState {
+    /// No file for this job id.
+    Missing,
+    /// Started and not finished.
+    Running,
+    /// Finished: how it ended and its stdout.
+    Finished {
+        /// The module the job ran.
+        module: String,
+        /// How the run ended.
+        result: RunResult,
+        /// What it wrote to stdout.
+        stdout: String,
+    },
+    /// Stopped at its time limit.
+    TimedOut {
+        /// The module the job ran.
+        module: String,
+        /// The process id it had.
+        pid: u32,
+    },
+    /// The job's file was removed (`cleanup`).
+    Erased,
 }
 
 /// A response.
@@ -104,6 +191,15 @@ pub enum Response {
     },
     /// Answer to [`Request::Run`]; the frame payload is the module's stdout.
     RunResult(RunResult),
+    /// Answer to [`Request::StartJob`] and [`Request::JobStatus`].
+    Job {
+        /// The job id.
+        jid: String,
+        /// The job's file on the node.
+        results_file: String,
+        /// Where the job stands.
+        state: JobState,
+    },
     /// The request could not be served (bad request, unknown module, I/O error).
     Error {
         /// What went wrong.

@@ -105,7 +105,7 @@ pub(crate) fn support(name: &str) -> Support {
             Honoured(&["delegate_to_runs_the_module_elsewhere_as_in_ansible"])
         }
         "async" => Honoured(&["async_tasks_are_polled_as_in_ansible"]),
-        "poll" => Partly(polled, &["async_tasks_are_polled_as_in_ansible"]),
+        "poll" => Honoured(&["async_tasks_are_polled_as_in_ansible"]),
         "roles" => Honoured(&["roles_run_as_in_ansible"]),
         _ => Refused("sandball does not know this keyword"),
     }
@@ -142,10 +142,6 @@ fn known_order(v: &Value) -> Option<String> {
 }
 
 /// `module_defaults` by module name; action groups (`group/…`) are not there.
-fn polled(v: &Value) -> Option<String> {
-    (action::integer(v) == Some(0)).then(|| super::task::POLL_ZERO.to_string())
-}
-
 fn no_action_groups(v: &Value) -> Option<String> {
     let levels = match v {
         Value::Array(items) => items.iter().collect(),

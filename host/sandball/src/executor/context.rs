@@ -14,11 +14,12 @@ use crate::plugins::action::normal::{self, ModuleFlags};
 use crate::plugins::action::{self, Context, ModuleRequest, failed};
 use crate::plugins::r#become::{Become, Keywords as BecomeKeywords};
 use crate::plugins::connection::pool::{ConnectError, transport_for};
-use crate::plugins::connection::{ExecOutput, SessionError};
+use crate::plugins::connection::{ExecOutput, JobReply, JobStart, Session, SessionError};
 use crate::policy;
 use crate::template::{Templar, Var, Vars};
 use futures::future::LocalBoxFuture;
 use sandball_wire::capability::Grant;
+use sandball_wire::protocol::{Job, JobState};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
@@ -41,6 +42,18 @@ pub(crate) struct TaskContext<'a> {
     pub check_mode: bool,
     /// `diff`, resolved.
     pub diff: bool,
+    /// Set when the task starts a background job instead of running (`async` with
+    /// `poll: 0`).
+    pub background: Option<&'a Background>,
+}
+
+/// A task started in the background (`async` with `poll: 0`): its job id and time
+/// limit; the shim keeps the job, `async_status` asks after it.
+pub(crate) struct Background {
+    /// The job id.
+    pub jid: String,
+    /// Seconds the job may run.
+    pub limit_s: u64,
 }
 
 impl Context for TaskContext<'_> {
@@ -103,6 +116,32 @@ impl Context for TaskContext<'_> {
 
     fn allow_unsandboxed(&self, what: &str) -> Result<(), Map<String, Value>> {
         unsandboxed(self.run, what, self.host)
+    }
+
+    fn job_status<'a>(
+        &'a self,
+        jid: &'a str,
+        cleanup: bool,
+    ) -> LocalBoxFuture<'a, Map<String, Value>> {
+        Box::pin(async move {
+            let (_, mut guard) = match target_session(self).await {
+                Ok(s) => s,
+                Err(r) => return r,
+            };
+            let Some(session) = guard.as_mut() else {
+                return unreachable("the shim session is not open".into());
+            };
+            let async_dir = async_dir(self.run, self.vars);
+            match session.job_status(jid, async_dir.as_deref(), cleanup).await {
+                Ok(reply) => job_result(jid, reply),
+                Err(e) => {
+                    if e.broke_session() {
+                        *guard = None;
+                    }
+                    failed(e.to_string())
+                }
+            }
+        })
     }
 
     fn exec_command<'a>(
@@ -340,31 +379,18 @@ async fn module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String,
         ),
     );
     let mut args = request.args;
-    let to = match target(run, cx.kw, host, cx.vars) {
-        Ok(to) => to,
-        Err(e) => return unreachable(e.to_string()),
+    let (to_name, mut guard) = match target_session(cx).await {
+        Ok(s) => s,
+        Err(r) => return r,
     };
     // The grant is the one policy gives the host the module runs on.
     let subject = policy::Subject {
         module: &component.name,
         sha256: Some(&component.sha256),
         builtin: component.builtin,
-        host: Some(&to.name),
+        host: Some(&to_name),
     };
     let flags = cx.flags();
-    let become_ = match become_for(run, cx.task, cx.kw, cx.vars) {
-        Ok(b) => b,
-        Err(e) => return e,
-    };
-    let slot = run.sessions.slot(&to.name, &to.transport, become_.as_ref());
-    let mut guard = slot.lock().await;
-    if let Err(e) = run
-        .sessions
-        .ensure_open(&mut guard, &to.name, &to.transport, become_.as_ref())
-        .await
-    {
-        return connect_failure(e);
-    }
     let Some(session) = guard.as_mut() else {
         return unreachable("the shim session is not open".into());
     };
@@ -426,6 +452,35 @@ async fn module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String,
             ));
         }
     }
+    if let Some(background) = cx.background {
+        let job = Job::Module {
+            sha256: component.sha256.clone(),
+            module: component.name.clone(),
+            args: normal::with_internal_args(&component.name, &args, flags),
+            grant: grant.clone(),
+        };
+        let (r, broke) = start_job(cx, session, background, Some(&component.bytes), job, &[]).await;
+        if broke {
+            *guard = None;
+        }
+        if let Some(log) = run.audit_log.as_ref().map(|_| grant) {
+            audit(
+                run,
+                &policy::audit_log::Entry {
+                    host,
+                    task: cx.plain_name(),
+                    module: &component.name,
+                    sha256: &component.sha256,
+                    manifest: Some(&component.manifest),
+                    args: &args,
+                    no_log: cx.no_log,
+                    grant: Some(&log),
+                    result: &r,
+                },
+            );
+        }
+        return r;
+    }
     let comp: &Component = &component;
     let send = move |args: Value, grant: Grant| async move {
         session
@@ -468,6 +523,139 @@ async fn module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String,
             },
         );
     }
+    r
+}
+
+/// The task's target and its shim session (as the task's become user), opened if need
+/// be; `Err` is the task's result.
+async fn target_session(
+    cx: &TaskContext<'_>,
+) -> Result<(String, tokio::sync::OwnedMutexGuard<Option<Session>>), Map<String, Value>> {
+    let run = cx.run;
+    let to = target(run, cx.kw, cx.host, cx.vars).map_err(|e| unreachable(e.to_string()))?;
+    let become_ = become_for(run, cx.task, cx.kw, cx.vars)?;
+    let slot = run.sessions.slot(&to.name, &to.transport, become_.as_ref());
+    let mut guard = slot.lock_owned().await;
+    run.sessions
+        .ensure_open(&mut guard, &to.name, &to.transport, become_.as_ref())
+        .await
+        .map_err(connect_failure)?;
+    Ok((to.name, guard))
+}
+
+/// Where the target keeps its job files: `ansible_async_dir`, else `ANSIBLE_ASYNC_DIR`,
+/// else the shim's default (`~/.ansible_async`).
+fn async_dir(run: &Run, vars: &Vars) -> Option<String> {
+    match var_value(run, vars, "ansible_async_dir") {
+        Some(Value::String(dir)) => Some(dir),
+        _ => std::env::var("ANSIBLE_ASYNC_DIR").ok(),
+    }
+}
+
+/// Starts a background job in `session`: the task's result (`started`, not
+/// `finished`, the job id and file, as Ansible reports a task with `poll: 0`), and
+/// whether the session broke.
+async fn start_job(
+    cx: &TaskContext<'_>,
+    session: &mut Session,
+    background: &Background,
+    module_bytes: Option<&[u8]>,
+    job: Job,
+    stdin: &[u8],
+) -> (Map<String, Value>, bool) {
+    let async_dir = async_dir(cx.run, cx.vars);
+    let start = JobStart {
+        jid: &background.jid,
+        async_dir: async_dir.as_deref(),
+        limit_s: background.limit_s,
+        module_bytes,
+    };
+    match session.start_job(start, job, stdin).await {
+        Ok(reply) => {
+            let mut r = Map::new();
+            r.insert("ansible_job_id".into(), json!(background.jid));
+            r.insert("started".into(), json!(true));
+            r.insert("finished".into(), json!(false));
+            r.insert("results_file".into(), json!(reply.results_file));
+            r.insert("changed".into(), json!(true));
+            (r, false)
+        }
+        Err(e) => {
+            let broke = e.broke_session();
+            (failed(format!("cannot start the job: {e}")), broke)
+        }
+    }
+}
+
+/// The result `async_status` returns for what the shim says of a job: the job's own
+/// result once it has finished, as its module run would have been reported.
+fn job_result(jid: &str, reply: JobReply) -> Map<String, Value> {
+    let mut r = match reply.state {
+        JobState::Missing => {
+            let mut r = failed("could not find job");
+            r.insert("finished".into(), json!(true));
+            r.insert("started".into(), json!(true));
+            r
+        }
+        JobState::Running => {
+            let mut r = Map::new();
+            r.insert("finished".into(), json!(false));
+            r.insert("started".into(), json!(true));
+            r.insert("changed".into(), json!(false));
+            r
+        }
+        JobState::Finished {
+            result:
+                sandball_wire::protocol::RunResult {
+                    outcome: sandball_wire::protocol::Outcome::TimedOut { .. },
+                    ..
+                },
+            ..
+        } => timed_out(None),
+        JobState::Finished {
+            module,
+            result,
+            stdout,
+        } => {
+            let reply = crate::plugins::connection::RunReply {
+                outcome: result.outcome,
+                stdout: stdout.into_bytes(),
+                stderr: result.stderr,
+                denials: result.denials,
+                denials_omitted: result.denials_omitted,
+                warnings: result.warnings,
+            };
+            let mut r = normal::interpret(&module, reply, &[], &|capability| {
+                format!("grant {capability} to the module in the policy")
+            });
+            r.insert("finished".into(), json!(true));
+            r.insert("started".into(), json!(true));
+            r
+        }
+        JobState::TimedOut { pid, .. } => timed_out(Some(pid)),
+        JobState::Erased => {
+            let mut r = Map::new();
+            r.insert("erased".into(), json!(reply.results_file));
+            r.insert("finished".into(), json!(false));
+            r.insert("started".into(), json!(false));
+            r.insert("changed".into(), json!(false));
+            r
+        }
+    };
+    r.insert("ansible_job_id".into(), json!(jid));
+    r.entry("results_file")
+        .or_insert_with(|| json!(reply.results_file));
+    r
+}
+
+/// A job stopped at its time limit, as `async_status` reports it.
+fn timed_out(pid: Option<u32>) -> Map<String, Value> {
+    let mut r = failed("Timeout exceeded");
+    if let Some(pid) = pid {
+        r.insert("child_pid".into(), json!(pid));
+    }
+    r.insert("finished".into(), json!(true));
+    r.insert("started".into(), json!(true));
     r
 }
 
@@ -651,6 +839,33 @@ async fn legacy_module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<
             .filter(|(n, _)| is_connection_var(n))
             .collect()
     };
+    // A background job is started by the shim of the task's session (as its become
+    // user), which keeps it.
+    let module_name = module.name.clone();
+    let start = move |cmd: String, payload: Vec<u8>| -> LocalBoxFuture<'_, Map<String, Value>> {
+        let module_name = module_name.clone();
+        Box::pin(async move {
+            let Some(background) = cx.background else {
+                return failed("no background job to start");
+            };
+            let (_, mut guard) = match target_session(cx).await {
+                Ok(s) => s,
+                Err(r) => return r,
+            };
+            let Some(session) = guard.as_mut() else {
+                return unreachable("the shim session is not open".into());
+            };
+            let job = Job::Command {
+                module: module_name,
+                argv: vec!["/bin/sh".into(), "-c".into(), cmd],
+            };
+            let (r, broke) = start_job(cx, session, background, None, job, &payload).await;
+            if broke {
+                *guard = None;
+            }
+            r
+        })
+    };
     let legacy_run = legacy::LegacyRun {
         module: &module,
         args: &args,
@@ -659,6 +874,7 @@ async fn legacy_module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<
         host_vars: &conn_vars,
         environment: &environment,
         become_: become_.as_ref(),
+        background: cx.background.map(|_| &start as &legacy::StartJob<'_>),
     };
     let result = legacy::run(&run.legacy, &conn, &legacy_run).await;
     if let Some((dir, _)) = sent {

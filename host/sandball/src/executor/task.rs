@@ -2,7 +2,7 @@
 //! `changed_when`/`failed_when`, `until`/`retries`, `register`, `no_log`, and the
 //! reports to the callback.
 
-use super::context::{TaskContext, delegated_to};
+use super::context::{Background, TaskContext, delegated_to};
 use super::{Run, RunOptions, loops};
 use crate::playbook::{Chain, Keyword, Task};
 use crate::plugins::action::{self, FactLayer, Runs, failed, integer, truthy};
@@ -485,10 +485,10 @@ async fn attempt_in_time(
         return attempt_async(run, t, kw, host, vars, no_log, spec).await;
     }
     if seconds == 0 {
-        return attempt(run, t, kw, host, vars, no_log).await;
+        return attempt(run, t, kw, host, vars, no_log, None).await;
     }
     let limit = std::time::Duration::from_secs(seconds);
-    match tokio::time::timeout(limit, attempt(run, t, kw, host, vars, no_log)).await {
+    match tokio::time::timeout(limit, attempt(run, t, kw, host, vars, no_log, None)).await {
         Ok(result) => result,
         Err(_) => {
             let mut r = failed(format!("Timed out after {seconds} second(s)."));
@@ -529,9 +529,6 @@ async fn attempt_async(
         Some(Ok(n)) => n,
         Some(Err(e)) => return failed(e),
     };
-    if poll == 0 {
-        return failed(POLL_ZERO);
-    }
     let plugin = action::find(&t.action);
     if !plugin.supports_async() {
         return failed(format!(
@@ -549,7 +546,15 @@ async fn attempt_async(
         rand::random_range(100_000_000_000u64..1_000_000_000_000),
         std::process::id()
     );
-    let job = attempt(run, t, kw, host, vars, no_log);
+    if poll == 0 {
+        // Fire and forget: the shim keeps the job, `async_status` asks after it.
+        let background = Background {
+            jid,
+            limit_s: limit,
+        };
+        return attempt(run, t, kw, host, vars, no_log, Some(&background)).await;
+    }
+    let job = attempt(run, t, kw, host, vars, no_log, None);
     tokio::pin!(job);
     let deadline = tokio::time::sleep(std::time::Duration::from_secs(limit));
     tokio::pin!(deadline);
@@ -580,9 +585,6 @@ async fn attempt_async(
         }
     }
 }
-
-/// Why `poll: 0` is refused.
-pub(crate) const POLL_ZERO: &str = "`poll: 0` (fire-and-forget, checked later with async_status) is not supported by sandball yet: give a poll above 0 to wait for the task";
 
 /// Seconds between checks of an `async` task, as Ansible's default `poll`.
 const DEFAULT_POLL: u64 = 15;
@@ -620,6 +622,7 @@ async fn attempt(
     host: &str,
     vars: &Vars,
     no_log: bool,
+    background: Option<&Background>,
 ) -> Map<String, Value> {
     let plugin = action::find(&t.action);
     let mode = |keyword, default| templated_bool(run, vars, kw.nearest(keyword), default);
@@ -643,6 +646,7 @@ async fn attempt(
         no_log,
         check_mode,
         diff,
+        background,
     };
     let mut result = plugin.run(&cx, &t.action, args).await;
     // A delegated module's result says where it ran (`ok: [web1 -> localhost]`); its

@@ -24,6 +24,7 @@ use crate::assemble::legacy::{self, AssembleContext, Assembled, LegacyStore};
 use crate::plugins::r#become::{self, Become};
 use crate::plugins::connection::{Connection, ConnectionError, ExecOutput, RunReply};
 use crate::plugins::shell::{quote, quote_path};
+use futures::future::LocalBoxFuture;
 use sandball_wire::protocol::Outcome;
 use serde_json::{Map, Value, json};
 
@@ -45,7 +46,14 @@ pub struct LegacyRun<'a> {
     pub environment: &'a Map<String, Value>,
     /// The task's become settings, when it becomes another user.
     pub become_: Option<&'a Become>,
+    /// Set when the task starts a background job (`async` with `poll: 0`): starts the
+    /// piped interpreter command line with the payload on its stdin, returning the
+    /// task's result.
+    pub background: Option<&'a StartJob<'a>>,
 }
+
+/// Starts a background job running a command line with a payload on its stdin.
+pub type StartJob<'a> = dyn Fn(String, Vec<u8>) -> LocalBoxFuture<'a, Map<String, Value>> + 'a;
 
 /// The default remote temporary directory, as Ansible's `sh` shell plugin has it.
 const DEFAULT_REMOTE_TMP: &str = "~/.ansible/tmp";
@@ -138,6 +146,20 @@ pub async fn run(store: &LegacyStore, conn: &Connection, r: &LegacyRun<'_>) -> M
             ));
         }
     };
+    if let Some(start) = r.background {
+        // The shim keeps the job, so it runs piped, whatever `ansible_pipelining` says.
+        if !assembled.pipelining {
+            return failed(format!(
+                "{} cannot run in the background (`poll: 0`) under sandball: only modules that can be piped to their interpreter can",
+                r.module.name
+            ));
+        }
+        let cmd = format!(
+            "{env}{}",
+            assembled.interpreter.as_deref().unwrap_or(&python)
+        );
+        return start(cmd, assembled.payload).await;
+    }
     let mut warnings = vec![];
     let output = if pipelining && assembled.pipelining {
         let cmd = format!(

@@ -7,6 +7,7 @@
 //! and diff modes, and the executor's services — run a module on the task's target
 //! (a sandball component, or a legacy module assembled the classic way), with
 //! controller files sent to the node first; run a command line over the connection.
+//! `async_status` asks the shim after a background job;
 //! `debug`, `assert`, `set_fact`, `include_vars`, `add_host`, `group_by`, `pause` and
 //! `fail` work on the controller only; [`raw`] and `script` use the connection; `copy`,
 //! `template`, `fetch`, `unarchive`, `shell`, `gather_facts` and `wait_for_connection`
@@ -16,6 +17,7 @@
 
 pub mod add_host;
 pub mod assert;
+pub mod async_status;
 pub mod copy;
 pub mod debug;
 pub mod fail;
@@ -193,6 +195,13 @@ pub trait Context {
     /// a `script`) on its host: `Err` is the failed result of a refusal; a warning is
     /// shown once when policy asks for one.
     fn allow_unsandboxed(&self, what: &str) -> Result<(), Map<String, Value>>;
+    /// Where a background job (`async` with `poll: 0`) stands on the task's target, or
+    /// with `cleanup` its record removed: the result `async_status` returns.
+    fn job_status<'a>(
+        &'a self,
+        jid: &'a str,
+        cleanup: bool,
+    ) -> LocalBoxFuture<'a, Map<String, Value>>;
 }
 
 /// Every action with a plugin of its own, by short name; the rest are [`normal::Normal`].
@@ -247,6 +256,10 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
         },
     ),
     ("raw", &Simple::later(Runs::Connection, raw::work)),
+    (
+        "async_status",
+        &Simple::later(Runs::Connection, async_status::work),
+    ),
     ("script", &Simple::later(Runs::Connection, script::work)),
     ("copy", &copy::Copy),
     ("template", &Simple::later(module("copy"), template::work)),
@@ -531,6 +544,8 @@ pub(crate) mod testing {
         pub modules: RefCell<Vec<Recorded>>,
         pub host: String,
         pub changes: RefCell<Vec<Change>>,
+        /// `job_status` calls: job id, cleanup.
+        pub jobs: RefCell<Vec<(String, bool)>>,
     }
 
     impl Context for FakeContext {
@@ -582,6 +597,14 @@ pub(crate) mod testing {
         }
         fn allow_unsandboxed(&self, _what: &str) -> Result<(), Map<String, Value>> {
             Ok(())
+        }
+        fn job_status<'a>(
+            &'a self,
+            jid: &'a str,
+            cleanup: bool,
+        ) -> LocalBoxFuture<'a, Map<String, Value>> {
+            self.jobs.borrow_mut().push((jid.to_string(), cleanup));
+            Box::pin(async { failed("no node here") })
         }
         fn exec_command<'a>(
             &'a self,

@@ -16,7 +16,7 @@ pub mod pool;
 pub mod session;
 pub mod ssh;
 
-pub use session::{RunReply, Session, SessionError};
+pub use session::{JobReply, JobStart, RunReply, Session, SessionError};
 
 use crate::plugins::r#become::Become;
 use crate::plugins::shell;

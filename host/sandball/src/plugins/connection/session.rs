@@ -6,7 +6,7 @@
 
 use sandball_wire::capability::Grant;
 use sandball_wire::frame::{self, FrameError};
-use sandball_wire::protocol::{Denial, Outcome, Request, Response};
+use sandball_wire::protocol::{Denial, Job, JobState, Outcome, Request, Response};
 use sandball_wire::{PROTOCOL, VERSION};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -65,6 +65,17 @@ pub enum SessionError {
     Unexpected(String),
 }
 
+impl SessionError {
+    /// Whether the session is unusable after this error (the shim's own refusals of
+    /// a request leave it usable).
+    pub fn broke_session(&self) -> bool {
+        !matches!(
+            self,
+            SessionError::Remote(_) | SessionError::MissingModule { .. }
+        )
+    }
+}
+
 impl From<FrameError> for SessionError {
     fn from(e: FrameError) -> Self {
         SessionError::Broken {
@@ -88,6 +99,28 @@ pub struct RunReply {
     pub denials_omitted: u64,
     /// What the shim had to say about the run (compiled code found corrupt, …).
     pub warnings: Vec<String>,
+}
+
+/// How a background job is started.
+#[derive(Clone, Copy, Debug)]
+pub struct JobStart<'a> {
+    /// The job id.
+    pub jid: &'a str,
+    /// The async directory (`ansible_async_dir`), the shim's default when `None`.
+    pub async_dir: Option<&'a str>,
+    /// Seconds the job may run.
+    pub limit_s: u64,
+    /// A module job's component, sent when the node lacks it.
+    pub module_bytes: Option<&'a [u8]>,
+}
+
+/// What the shim says of a background job.
+#[derive(Debug)]
+pub struct JobReply {
+    /// The job's file on the node.
+    pub results_file: String,
+    /// Where the job stands.
+    pub state: JobState,
 }
 
 /// Facts the shim reported in its hello.
@@ -353,6 +386,59 @@ impl Session {
                 denials: r.denials,
                 denials_omitted: r.denials_omitted,
                 warnings: r.warnings,
+            }),
+            (other, _) => Err(unexpected(&other)),
+        }
+    }
+
+    /// Starts a background job (`async` with `poll: 0`) that outlives the session; a
+    /// module job's module is sent first if the node lacks it, a command job's `stdin`
+    /// goes to its program.
+    pub async fn start_job(
+        &mut self,
+        start: JobStart<'_>,
+        job: Job,
+        stdin: &[u8],
+    ) -> Result<JobReply, SessionError> {
+        if let (Job::Module { sha256, .. }, Some(bytes)) = (&job, start.module_bytes) {
+            self.ensure_module(sha256, bytes).await?;
+        }
+        let req = Request::StartJob {
+            jid: start.jid.to_string(),
+            async_dir: start.async_dir.map(str::to_string),
+            limit_s: start.limit_s,
+            job,
+        };
+        self.job_call(&req, stdin).await
+    }
+
+    /// Where a background job stands (`async_status`); `cleanup` removes its file.
+    pub async fn job_status(
+        &mut self,
+        jid: &str,
+        async_dir: Option<&str>,
+        cleanup: bool,
+    ) -> Result<JobReply, SessionError> {
+        let req = Request::JobStatus {
+            jid: jid.to_string(),
+            async_dir: async_dir.map(str::to_string),
+            cleanup,
+        };
+        self.job_call(&req, &[]).await
+    }
+
+    async fn job_call(&mut self, req: &Request, payload: &[u8]) -> Result<JobReply, SessionError> {
+        match self.call(req, payload).await? {
+            (
+                Response::Job {
+                    results_file,
+                    state,
+                    ..
+                },
+                _,
+            ) => Ok(JobReply {
+                results_file,
+                state,
             }),
             (other, _) => Err(unexpected(&other)),
         }
