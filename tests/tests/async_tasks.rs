@@ -230,7 +230,7 @@ fn a_background_job_outlives_its_run() {
     );
     let out = sb.play(&pb, &work, &[]).run();
     out.assert_no_panic().assert_code(0);
-    out.assert_stdout_has("invalid job id \"../../etc/passwd\"");
+    out.assert_stdout_has(r#"invalid job id \"../../etc/passwd\": a job id has only letters"#);
     assert!(!marker.exists(), "the run waited for the job:\n{out}");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while !marker.exists() && std::time::Instant::now() < deadline {

@@ -14,7 +14,7 @@ const PLAY: &str = r#"
     - name: ask
       pause: {prompt: "go on?"}
     - name: show
-      debug: {msg: "{{ w.stdout if w is defined else 'not registered' }}"}
+      debug: {msg: "{{ w.stdout | regex_replace('[0-9.]+ seconds', 'N seconds') if w is defined else 'not registered' }}"}
     - name: connected
       wait_for_connection: {timeout: 20}
 "#;
