@@ -91,6 +91,8 @@ pub enum Request {
 }
 
 /// What a background job runs.
+// One job is encoded or decoded at a time: the size of `Module` costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Job {
