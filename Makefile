@@ -28,11 +28,12 @@ build: modules
 run: build
 	$(PROFILE_DIR)/sandball playbook -i examples/inventory.ini examples/site.yml
 
-## ansible: ansible-core from PyPI in a venv, the reference the tests and benchmarks compare against.
+## ansible: ansible-core from PyPI in a venv, the reference the tests and benchmarks compare
+## against, with passlib (which its password_hash filter and vars_prompt encrypt need).
 ansible: $(VENV)/bin/ansible-playbook
 $(VENV)/bin/ansible-playbook:
 	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check '$(ANSIBLE_PIN)'
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check '$(ANSIBLE_PIN)' passlib
 
 ## ansible-2.16: the older ansible-core whose module_utils layout the legacy tests also run.
 VENV_216 := target/venv-2.16

@@ -533,7 +533,7 @@ fn keywords_sandball_does_not_run_yet_are_refused_with_their_line() {
         ("vars_prompt", "", 3),
     ] {
         let play_level = match keyword {
-            "vars_prompt" => "  vars_prompt: [{name: x, encrypt: sha512_crypt}]\n",
+            "vars_prompt" => "  vars_prompt: [{name: x, hash_it: sha512_crypt}]\n",
             _ => "",
         };
         let pb = sb.write(

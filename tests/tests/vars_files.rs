@@ -115,6 +115,67 @@ fn vars_prompt_without_a_terminal_takes_defaults_as_in_ansible() {
     }
 }
 
+/// Hashes as Ansible makes them (with passlib): `vars_prompt`'s `encrypt` (with a
+/// `salt`, or a random one of `salt_size`), the `password_hash` filter, and the
+/// `password` lookup's `encrypt`, which keeps its salt beside the password so that the
+/// hash is the same on the next run.
+const HASHES: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars_prompt:
+    - name: pw
+      default: secret
+      encrypt: sha512_crypt
+      salt: mysalt
+    - name: pw2
+      encrypt: sha256_crypt
+      salt_size: 7
+      default: x
+  tasks:
+    - name: prompted
+      debug: {msg: "{{ pw }}|{{ pw2 is match('[$]5[$]rounds=535000[$][./0-9A-Za-z]{7}[$]') }}"}
+    - name: filtered
+      debug:
+        msg: "{{ 'secret' | password_hash('sha512', 'mysalt', rounds=10000) }}|{{ 'secret' | password_hash('sha256', salt='mysalt') }}|{{ 'secret' | password_hash('sha512') | length }}"
+    - name: looked up
+      debug: {msg: "{{ lookup('password', work ~ '/pw.txt encrypt=sha512_crypt') }}"}
+"#;
+
+#[test]
+fn hashes_are_made_as_ansible_makes_them() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let work = sb.dir("work");
+    let pb = sb.write("hashes.yml", HASHES);
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has(
+        "\"msg\": \"$6$rounds=656000$mysalt$cDA0t8lm/qt.LT6DzpoHxJ.NwTpx.WTkOPwhseSva8pRixDSH2./ffedCjAMbTX1Uo1QNT7jJPJ6FIzU2i59K/|True\"",
+    );
+    let kept = std::fs::read_to_string(work.join("pw.txt")).unwrap();
+    let (plain, salt) = kept.trim_end().split_once(" salt=").expect("a salt kept");
+    assert_eq!((plain.len(), salt.len()), (20, 8), "{kept}");
+    let looked_up = |o: &sandball_e2e::Output| o.task_lines("looked up").join("\n");
+    let first = looked_up(&out);
+    assert!(
+        first.contains(&format!("$6$rounds=656000${salt}$")),
+        "{first}"
+    );
+    let again = sb.play(&pb, &work, &[]).run();
+    assert_eq!(looked_up(&again), first, "the same hash on the next run");
+    // ansible-playbook hashes the same password with the same salt the same way.
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        for task in ["prompted", "filtered", "looked up"] {
+            assert_eq!(
+                theirs.task_lines(task),
+                out.task_lines(task),
+                "{theirs}\n{out}"
+            );
+        }
+    }
+}
+
 const INCLUDE: &str = r#"
 - hosts: all
   gather_facts: false

@@ -158,9 +158,19 @@ fn no_action_groups(v: &Value) -> Option<String> {
     })
 }
 
-/// `vars_prompt` entries sandball can ask: `encrypt` (hashing the answer) is not there.
+/// `vars_prompt` entries sandball can ask.
 fn known_prompt_keys(v: &Value) -> Option<String> {
-    let known = ["name", "prompt", "default", "private", "confirm", "unsafe"];
+    let known = [
+        "name",
+        "prompt",
+        "default",
+        "private",
+        "confirm",
+        "unsafe",
+        "encrypt",
+        "salt",
+        "salt_size",
+    ];
     let entries = match v {
         Value::Array(items) => items.iter().collect(),
         one => vec![one],
@@ -411,10 +421,10 @@ mod tests {
         assert!(refused("collections", serde_json::json!(["my.col"])).contains("full names"));
         let prompt = refused(
             "vars_prompt",
-            serde_json::json!([{"name": "pw", "encrypt": "sha512_crypt"}]),
+            serde_json::json!([{"name": "pw", "hash_it": "sha512_crypt"}]),
         );
         assert!(
-            prompt.contains("`vars_prompt`: `encrypt`") && prompt.contains("p.yml:3:5"),
+            prompt.contains("`vars_prompt`: `hash_it`") && prompt.contains("p.yml:3:5"),
             "{prompt}"
         );
         for ok in [

@@ -3,7 +3,8 @@
 //! `confirm` asks twice, an empty answer takes the `default`); without one, as
 //! ansible-playbook does, nothing is asked: a warning says so and each variable takes
 //! its `default` (or, as in ansible-core, the text `None`). A variable given with `-e`
-//! is not asked for.
+//! is not asked for. With `encrypt` (a hash scheme; `salt`, `salt_size`) the value is
+//! hashed as the `password_hash` filter hashes it, the default as well as an answer.
 
 use super::{ExecError, Run};
 use crate::playbook::Play;
@@ -20,10 +21,35 @@ struct Prompt {
     confirm: bool,
     /// `unsafe`: the answer is never templated.
     unsafe_: bool,
+    /// `encrypt`: the hash scheme, with the `salt` (or `salt_size`) to use.
+    encrypt: Option<(String, Option<String>, Option<usize>)>,
 }
 
-/// Reads the play's prompts; the keys sandball does not know (`encrypt`, …) were
-/// refused by the pre-run check.
+impl Prompt {
+    /// The value as the play sees it: hashed when the prompt says `encrypt`.
+    fn value(&self, answer: Value) -> Result<Value, String> {
+        let Some((scheme, salt, salt_size)) = &self.encrypt else {
+            return Ok(answer);
+        };
+        let secret = match &answer {
+            Value::String(s) => s.clone(),
+            Value::Object(m) => match m.get(crate::playbook::UNSAFE_KEY) {
+                Some(Value::String(s)) => s.clone(),
+                _ => answer.to_string(),
+            },
+            other => other.to_string(),
+        };
+        let salt = salt
+            .clone()
+            .or_else(|| salt_size.map(crate::template::crypt::random_salt));
+        crate::template::crypt::hash(&secret, scheme, salt.as_deref(), None)
+            .map(Value::String)
+            .map_err(|e| format!("vars_prompt {}: {e}", self.name))
+    }
+}
+
+/// Reads the play's prompts; the keys sandball does not know were refused by the
+/// pre-run check.
 fn prompts(play: &Play) -> Result<Vec<Prompt>, String> {
     let Some(spec) = &play.vars_prompt else {
         return Ok(Vec::new());
@@ -61,6 +87,21 @@ fn prompts(play: &Play) -> Result<Vec<Prompt>, String> {
                 private: flag("private", true),
                 confirm: flag("confirm", false),
                 unsafe_: flag("unsafe", false),
+                encrypt: match m.get("encrypt") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(scheme)) => Some((
+                        scheme.clone(),
+                        m.get("salt").and_then(Value::as_str).map(str::to_string),
+                        m.get("salt_size")
+                            .and_then(crate::plugins::action::integer)
+                            .and_then(|n| usize::try_from(n).ok()),
+                    )),
+                    Some(other) => {
+                        return Err(format!(
+                            "vars_prompt {name}: encrypt must be the name of a hash scheme, got {other}"
+                        ));
+                    }
+                },
                 name,
             })
         })
@@ -87,11 +128,19 @@ pub(crate) fn values(run: &Run, play: &Play) -> Result<Map<String, Value>, ExecE
         run.callback
             .warning("Not prompting as we are not in interactive mode");
         for p in wanted {
-            // ansible-core gives a prompt without a default the text "None".
-            out.insert(
-                p.name,
-                p.default.unwrap_or_else(|| Value::String("None".into())),
-            );
+            // ansible-core gives a prompt without a default the text "None" (and fails
+            // to hash it: sandball says why).
+            let value = match &p.default {
+                Some(d) => p.value(d.clone()).map_err(refused)?,
+                None if p.encrypt.is_some() => {
+                    return Err(refused(format!(
+                        "vars_prompt {}: there is no terminal to ask on and no default to encrypt",
+                        p.name
+                    )));
+                }
+                None => Value::String("None".into()),
+            };
+            out.insert(p.name, value);
         }
         return Ok(out);
     }
@@ -116,12 +165,12 @@ pub(crate) fn values(run: &Run, play: &Play) -> Result<Map<String, Value>, ExecE
             run.callback
                 .warning("***** VALUES ENTERED DO NOT MATCH ****");
         };
-        let value = match (answer.is_empty(), p.default) {
-            (true, Some(d)) => d,
+        let value = match (answer.is_empty(), &p.default) {
+            (true, Some(d)) => d.clone(),
             _ if p.unsafe_ => serde_json::json!({ crate::playbook::UNSAFE_KEY: answer }),
             _ => Value::String(answer),
         };
-        out.insert(p.name, value);
+        out.insert(p.name.clone(), p.value(value).map_err(refused)?);
     }
     Ok(out)
 }

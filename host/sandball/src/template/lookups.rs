@@ -564,11 +564,14 @@ fn first_found(
 
 /// `password`: the password kept in a file on the controller (made with `length`
 /// characters of `chars` when the file does not exist yet; `/dev/null` keeps nothing).
+/// With `encrypt` (a hash scheme) it is returned hashed, with a salt kept beside it in
+/// the file (`PASSWORD salt=SALT`) so that the hash stays the same from run to run.
 fn password(term: &str, ctx: &dyn LookupContext) -> Result<Json, String> {
     let mut words = term.split_whitespace();
     let path = words.next().unwrap_or("/dev/null").to_string();
     let mut length = 20usize;
     let mut chars = String::new();
+    let mut encrypt = None;
     for w in words {
         match w.split_once('=') {
             Some(("length", n)) => {
@@ -589,9 +592,7 @@ fn password(term: &str, ctx: &dyn LookupContext) -> Result<Json, String> {
                     });
                 }
             }
-            Some(("encrypt", _)) => {
-                return Err("password: encrypt is not supported by sandball yet".into());
-            }
+            Some(("encrypt", scheme)) => encrypt = Some(scheme.to_string()),
             Some((other, _)) => return Err(format!("password: unknown option {other}")),
             None => return Err(format!("password: cannot read '{w}'")),
         }
@@ -608,35 +609,57 @@ fn password(term: &str, ctx: &dyn LookupContext) -> Result<Json, String> {
             .unwrap_or_else(|| ".".into());
         std::path::Path::new(&base).join(&path)
     };
-    if path != "/dev/null"
-        && let Ok(existing) = std::fs::read_to_string(&file)
-    {
-        return Ok(Json::String(
-            existing
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .split(" salt=")
-                .next()
-                .unwrap_or_default()
-                .to_string(),
-        ));
-    }
-    use rand::seq::IndexedRandom;
-    let pool: Vec<char> = chars.chars().collect();
-    let mut rng = rand::rng();
-    let made: String = (0..length)
-        .filter_map(|_| pool.choose(&mut rng).copied())
-        .collect();
-    if path != "/dev/null" {
-        if let Some(dir) = file.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("password: cannot make {}: {e}", dir.display()))?;
+    let kept = if path == "/dev/null" {
+        None
+    } else {
+        std::fs::read_to_string(&file).ok()
+    };
+    let (plain, salt) = match &kept {
+        Some(existing) => {
+            let line = existing.lines().next().unwrap_or_default();
+            match line.split_once(" salt=") {
+                Some((pw, salt)) => (pw.to_string(), Some(salt.trim().to_string())),
+                None => (line.to_string(), None),
+            }
         }
-        write_private(&file, &format!("{made}\n"))
-            .map_err(|e| format!("password: cannot write {}: {e}", file.display()))?;
+        None => {
+            use rand::seq::IndexedRandom;
+            let pool: Vec<char> = chars.chars().collect();
+            let mut rng = rand::rng();
+            let made: String = (0..length)
+                .filter_map(|_| pool.choose(&mut rng).copied())
+                .collect();
+            (made, None)
+        }
+    };
+    let Some(scheme) = encrypt else {
+        if kept.is_none() && path != "/dev/null" {
+            keep_password(&file, &format!("{plain}\n"))?;
+        }
+        return Ok(Json::String(plain));
+    };
+    let salt = match salt {
+        Some(s) => s,
+        None => {
+            let s = super::crypt::random_salt(8);
+            if path != "/dev/null" {
+                keep_password(&file, &format!("{plain} salt={s}\n"))?;
+            }
+            s
+        }
+    };
+    super::crypt::hash(&plain, &scheme, Some(&salt), None)
+        .map(Json::String)
+        .map_err(|e| format!("password: {e}"))
+}
+
+/// Writes the `password` lookup's file (its directory made first).
+fn keep_password(file: &std::path::Path, text: &str) -> Result<(), String> {
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("password: cannot make {}: {e}", dir.display()))?;
     }
-    Ok(Json::String(made))
+    write_private(file, text).map_err(|e| format!("password: cannot write {}: {e}", file.display()))
 }
 
 /// Writes a secret file readable by its owner only, atomically.

@@ -7,6 +7,7 @@
 //! The environment carries Ansible's filters and tests and its undefined semantics.
 
 mod convert;
+pub(crate) mod crypt;
 mod error;
 mod filters;
 mod jinja_tests;

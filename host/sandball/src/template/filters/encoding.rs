@@ -1,9 +1,11 @@
 //! Encoding and digest filters: `b64encode`, `b64decode`, `hash`, `checksum`, `md5`,
-//! `sha1`. Non-string input is digested as its Python `str()`, as Ansible does.
+//! `sha1`, `password_hash`. Non-string input is digested as its Python `str()`, as
+//! Ansible does.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use md5::Md5;
+use minijinja::value::Kwargs;
 use minijinja::{Environment, Error, ErrorKind, State, Value};
 use sha1::Sha1;
 use sha2::{Digest, Sha224, Sha256, Sha384, Sha512};
@@ -23,6 +25,41 @@ pub(super) fn register(env: &mut Environment<'static>) {
     env.add_filter("md5", |state: &State, value: &Value| {
         hash(state, value, Some("md5".into()))
     });
+    env.add_filter("password_hash", password_hash);
+}
+
+/// `password_hash(hashtype='sha512', salt=None, rounds=None, salt_size=16)`: a crypt(3)
+/// hash as Ansible makes it with passlib (see [`crate::template::crypt`]).
+fn password_hash(
+    state: &State,
+    value: &Value,
+    hashtype: Option<String>,
+    salt: Option<String>,
+    kwargs: Kwargs,
+) -> Result<String, Error> {
+    let secret = text_arg(state, value)?;
+    let hashtype = match hashtype {
+        Some(h) => h,
+        None => kwargs
+            .get::<Option<String>>("hashtype")?
+            .unwrap_or_else(|| "sha512".into()),
+    };
+    let salt = match salt {
+        Some(s) => Some(s),
+        None => kwargs.get::<Option<String>>("salt")?,
+    };
+    let rounds = kwargs.get::<Option<usize>>("rounds")?;
+    let salt_size = kwargs.get::<Option<usize>>("salt_size")?;
+    if let Some(ident) = kwargs.get::<Option<String>>("ident")? {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!("password_hash: ident {ident:?} is for bcrypt, which sandball does not have"),
+        ));
+    }
+    kwargs.assert_all_used()?;
+    let salt = salt.or_else(|| salt_size.map(crate::template::crypt::random_salt));
+    crate::template::crypt::hash(&secret, &hashtype, salt.as_deref(), rounds)
+        .map_err(|e| Error::new(ErrorKind::InvalidOperation, format!("password_hash: {e}")))
 }
 
 fn b64encode(state: &State, value: &Value) -> Result<String, Error> {
