@@ -1,5 +1,5 @@
 //! Everyday filters compared with ansible-playbook: the same expressions, the same
-//! values shown.
+//! values shown (chained undefined values under `default` among them).
 
 use sandball_e2e::Sandbox;
 
@@ -26,6 +26,11 @@ const EXPRESSIONS: &[&str] = &[
     "'2 MB' | human_to_bytes",
     "'C:/x/y.txt' | win_basename",
     "'C:/x/y.txt' | win_dirname",
+    // An attribute of an undefined value is undefined where the template guards.
+    "nope.attr | default('x')",
+    "({'k':'v'}).missing.deeper | d('y')",
+    "nope.attr is defined",
+    "nope.a.b | default('z', true)",
 ];
 
 #[test]

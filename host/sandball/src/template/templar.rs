@@ -20,6 +20,12 @@ use crate::template::{filters, jinja_tests, methods, python};
 #[derive(Debug, Clone)]
 pub struct Templar {
     env: Arc<Environment<'static>>,
+    /// The same environment where an attribute of an undefined value is undefined
+    /// (printing one is still an error): a template that failed on an undefined value
+    /// and guards against one (`default`, `is defined`) is evaluated again in it, as
+    /// Ansible lets `{{ a.b | default('x') }}` and `a.b is defined` through when `a` is
+    /// undefined.
+    chained: Arc<Environment<'static>>,
 }
 
 impl Default for Templar {
@@ -52,7 +58,27 @@ impl Templar {
         filters::register(&mut env);
         jinja_tests::register(&mut env);
         crate::template::lookups::register(&mut env);
-        Templar { env: Arc::new(env) }
+        let chained = chained(&env);
+        Templar {
+            env: Arc::new(env),
+            chained: Arc::new(chained),
+        }
+    }
+
+    /// Runs `op` in the strict environment and, when it fails on an undefined value and
+    /// `source` guards against undefined values, again in the chained one; the strict
+    /// error stands when the second run fails too.
+    fn guarded<T>(
+        &self,
+        source: impl Fn() -> bool,
+        op: impl Fn(&Arc<Environment<'static>>) -> Result<T, TemplateError>,
+    ) -> Result<T, TemplateError> {
+        match op(&self.env) {
+            Err(e @ TemplateError::Undefined { .. }) if source() => {
+                op(&self.chained).map_err(|_| e)
+            }
+            other => other,
+        }
     }
 
     /// Templates every string in a JSON value, recursively through lists and mappings
@@ -67,16 +93,23 @@ impl Templar {
         if !needs_templating(value) {
             return Ok(value.clone());
         }
-        let scope = Call::new(self.env.clone(), vars);
-        template_value(&scope, value)
+        self.guarded(
+            || guards_undefined_value(value),
+            |env| template_value(&Call::new(env.clone(), vars), value),
+        )
     }
 
     /// Renders a template to text, whatever its shape (for the `template` action).
     pub fn render(&self, source: &str, vars: &Vars) -> Result<String, TemplateError> {
-        let scope = Call::new(self.env.clone(), vars);
-        scope
-            .render_text(source)
-            .map_err(|err| engine_error(&scope, &err, source))
+        self.guarded(
+            || guards_undefined(source),
+            |env| {
+                let scope = Call::new(env.clone(), vars);
+                scope
+                    .render_text(source)
+                    .map_err(|err| engine_error(&scope, &err, source))
+            },
+        )
     }
 
     /// Renders a template file's text with the `template` action's settings: its
@@ -88,41 +121,23 @@ impl Templar {
         vars: &Vars,
         options: &FileOptions,
     ) -> Result<String, TemplateError> {
-        let mut env = (*self.env).clone();
-        let syntax = SyntaxConfig::builder()
-            .block_delimiters(options.block.0.clone(), options.block.1.clone())
-            .variable_delimiters(options.variable.0.clone(), options.variable.1.clone())
-            .comment_delimiters(options.comment.0.clone(), options.comment.1.clone())
-            .trim_blocks(options.trim_blocks)
-            .lstrip_blocks(options.lstrip_blocks)
-            .keep_trailing_newline(true)
-            .build()
-            .map_err(|e| TemplateError::from_engine(&e, source))?;
-        env.set_syntax(syntax);
-        let dirs = options.search.clone();
-        env.set_loader(move |name| {
-            let Some(path) = dirs.iter().map(|d| d.join(name)).find(|p| p.is_file()) else {
-                return Ok(None);
-            };
-            std::fs::read_to_string(&path).map(Some).map_err(|e| {
-                minijinja::Error::new(
-                    minijinja::ErrorKind::TemplateNotFound,
-                    format!("cannot read {}: {e}", path.display()),
-                )
-            })
-        });
-        let scope = Call::new(Arc::new(env), vars);
-        scope
-            .render_text(source)
-            .map_err(|err| engine_error(&scope, &err, source))
+        self.guarded(
+            || guards_undefined(source),
+            |env| render_file_in(env, source, vars, options),
+        )
     }
 
     /// Evaluates a bare Jinja expression (as in `when`, `that`, `changed_when`,
     /// `failed_when`) to a native value.
     pub fn evaluate(&self, expr: &str, vars: &Vars) -> Result<serde_json::Value, TemplateError> {
-        let scope = Call::new(self.env.clone(), vars);
-        let value = eval(&scope, expr)?;
-        native(&scope, &value, expr, &format!("{{{{ {expr} }}}}"))
+        self.guarded(
+            || guards_undefined(expr),
+            |env| {
+                let scope = Call::new(env.clone(), vars);
+                let value = eval(&scope, expr)?;
+                native(&scope, &value, expr, &format!("{{{{ {expr} }}}}"))
+            },
+        )
     }
 
     /// Evaluates a conditional as Ansible evaluates `when`: a YAML bool is itself, a
@@ -138,10 +153,10 @@ impl Templar {
             serde_json::Value::Null => Ok(true),
             serde_json::Value::Bool(b) => Ok(*b),
             serde_json::Value::Number(n) => Ok(n.as_f64().is_some_and(|f| f != 0.0)),
-            serde_json::Value::String(text) => {
-                let scope = Call::new(self.env.clone(), vars);
-                conditional_str(&scope, text)
-            }
+            serde_json::Value::String(text) => self.guarded(
+                || guards_undefined(text),
+                |env| conditional_str(&Call::new(env.clone(), vars), text),
+            ),
             serde_json::Value::Array(items) => {
                 for item in items {
                     if !self.conditional(item, vars)? {
@@ -155,6 +170,77 @@ impl Templar {
                 detail: "a conditional must be a boolean, an expression or a list of them, not a mapping".into(),
             }),
         }
+    }
+}
+
+/// [`Templar::render_file`] in one environment.
+fn render_file_in(
+    base: &Environment<'static>,
+    source: &str,
+    vars: &Vars,
+    options: &FileOptions,
+) -> Result<String, TemplateError> {
+    let mut env = base.clone();
+    let syntax = SyntaxConfig::builder()
+        .block_delimiters(options.block.0.clone(), options.block.1.clone())
+        .variable_delimiters(options.variable.0.clone(), options.variable.1.clone())
+        .comment_delimiters(options.comment.0.clone(), options.comment.1.clone())
+        .trim_blocks(options.trim_blocks)
+        .lstrip_blocks(options.lstrip_blocks)
+        .keep_trailing_newline(true)
+        .build()
+        .map_err(|e| TemplateError::from_engine(&e, source))?;
+    env.set_syntax(syntax);
+    let dirs = options.search.clone();
+    env.set_loader(move |name| {
+        let Some(path) = dirs.iter().map(|d| d.join(name)).find(|p| p.is_file()) else {
+            return Ok(None);
+        };
+        std::fs::read_to_string(&path).map(Some).map_err(|e| {
+            minijinja::Error::new(
+                minijinja::ErrorKind::TemplateNotFound,
+                format!("cannot read {}: {e}", path.display()),
+            )
+        })
+    });
+    let scope = Call::new(Arc::new(env), vars);
+    scope
+        .render_text(source)
+        .map_err(|err| engine_error(&scope, &err, source))
+}
+
+/// The strict environment with chained undefined values (see [`Templar`]'s `chained`).
+fn chained(strict: &Environment<'static>) -> Environment<'static> {
+    let mut env = strict.clone();
+    env.set_undefined_behavior(UndefinedBehavior::Chainable);
+    env.set_formatter(|out, state, value| {
+        if value.is_undefined() {
+            return Err(minijinja::Error::new(
+                minijinja::ErrorKind::UndefinedError,
+                "an undefined value cannot be printed",
+            ));
+        }
+        python::format_output(out, state, value)
+    });
+    env
+}
+
+/// Whether a template guards against undefined values (`default`, `d(…)`, `is
+/// defined`, `is undefined`): only such templates are evaluated again with chained
+/// undefined values.
+fn guards_undefined(source: &str) -> bool {
+    source.contains("default") || source.contains("d(") || source.contains("defined")
+}
+
+/// [`guards_undefined`] for any string in a value.
+fn guards_undefined_value(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::String(s) => guards_undefined(s),
+        serde_json::Value::Array(items) => items.iter().any(guards_undefined_value),
+        serde_json::Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| guards_undefined(k) || guards_undefined_value(v)),
+        _ => false,
     }
 }
 
@@ -356,6 +442,34 @@ mod tests {
                 "{source}"
             );
         }
+    }
+
+    #[test]
+    fn attributes_of_undefined_values_are_undefined_where_a_template_guards_against_them() {
+        let t = Templar::new();
+        let v = vars(json!({"d": {"k": "v"}}));
+        let ok = |s: &str| t.template(&json!(s), &v).unwrap();
+        assert_eq!(ok("{{ nope.attr | default('x') }}"), json!("x"));
+        assert_eq!(ok("{{ d.missing.deeper | d('y') }}"), json!("y"));
+        assert_eq!(ok("<{{ nope.a.b | default('z', true) }}>"), json!("<z>"));
+        assert_eq!(ok("{{ nope.attr is defined }}"), json!(false));
+        assert!(!t.conditional(&json!("nope.attr is defined"), &v).unwrap());
+        assert!(t.conditional(&json!("d.x.y is undefined"), &v).unwrap());
+        assert_eq!(
+            t.evaluate("nope.attr | default(d.k)", &v).unwrap(),
+            json!("v")
+        );
+        // Without a guard, or with an unguarded undefined beside a guarded one, the
+        // strict error stands.
+        for bad in [
+            "{{ nope.attr }}",
+            "{{ nope.attr | default('x') }} {{ other }}",
+            "{{ nope.a | default('x') }}{{ d.missing.deeper }}",
+        ] {
+            let err = t.template(&json!(bad), &v).unwrap_err().to_string();
+            assert!(err.contains("is undefined"), "{bad}: {err}");
+        }
+        assert!(t.conditional(&json!("nope.attr"), &v).is_err());
     }
 
     #[test]
