@@ -836,3 +836,67 @@ fn legacy_modules_run_over_ssh() {
         "Hello, ssh!"
     );
 }
+
+/// ansible-core is found as a user expects, with nothing set by hand: the Python
+/// behind `ansible-playbook` on PATH (a venv, pipx) even when `python3` lacks it, else
+/// `ANSIBLE_LIBRARY` pointing at ansible-core's own modules; `-v` says which was used.
+#[test]
+fn ansible_core_is_found_without_set_up() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let work = sb.dir("work");
+    let pb = sb.write(
+        "find.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - name: core module\n      ansible.builtin.tempfile: {path: \"{{ work }}\"}\n      register: t\n    - debug: {msg: \"{{ t.path is match(work) }}\"}\n",
+    );
+    let venv_bin = ansible_bin("ANSIBLE_BIN_DIR", "venv");
+    let bare_path = "/usr/local/bin:/usr/bin:/bin";
+    // ansible-playbook alone on PATH (python3 there has no ansible-core).
+    let bin = sb.dir("bin");
+    std::os::unix::fs::symlink(
+        venv_bin.join("ansible-playbook"),
+        bin.join("ansible-playbook"),
+    )
+    .expect("a link to ansible-playbook");
+    let out = sb
+        .play(&pb, &work, &["-v"])
+        .env("PATH", format!("{}:{bare_path}", bin.display()))
+        .run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("\"msg\": true");
+    out.assert_stdout_has(&format!(
+        "ansible-core for legacy modules: {}",
+        ansible_package(&venv_bin)
+            .canonicalize()
+            .expect("the ansible package")
+            .display()
+    ));
+    out.assert_stdout_has("(the Python of ");
+    // ANSIBLE_LIBRARY naming ansible-core's modules, nothing on PATH.
+    let modules = ansible_package(&venv_bin).join("modules");
+    let out = sb
+        .play(&pb, &work, &["-v"])
+        .env("PATH", bare_path)
+        .env("ANSIBLE_LIBRARY", &modules)
+        .run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("\"msg\": true");
+    out.assert_stdout_has("(the library directory ");
+    // Neither: refused before the run (as ansible-playbook refuses an unknown
+    // module), saying what was looked for.
+    let out = sb.play(&pb, &work, &[]).env("PATH", bare_path).run();
+    out.assert_no_panic();
+    assert_eq!(out.code, 4, "{out}");
+    out.assert_stderr_has("no ansible-playbook on PATH");
+}
+
+/// The `ansible` package of the venv whose bin directory is `bin`.
+fn ansible_package(bin: &Path) -> PathBuf {
+    let lib = bin.parent().expect("the venv").join("lib");
+    std::fs::read_dir(&lib)
+        .expect("the venv's lib directory")
+        .filter_map(Result::ok)
+        .map(|e| e.path().join("site-packages/ansible"))
+        .find(|p| p.join("module_utils/basic.py").is_file())
+        .expect("ansible-core in the venv")
+}

@@ -6,8 +6,9 @@
 //! playbook), then in the installed ansible-core's `ansible/modules`;
 //! `ansible.builtin.<name>` only in ansible-core; `<ns>.<coll>.<name>` in the collections
 //! paths (`ansible_collections/<ns>/<coll>/plugins/modules`). ansible-core is found
-//! from a configured directory, else by asking the controller's Python where its
-//! `ansible` package is.
+//! as a user expects ([`LegacyFinder::ansible_core`]): a configured directory or
+//! Python, the Python behind `ansible-playbook`/`ansible` on `PATH` (a venv, pipx), a
+//! library directory that is ansible-core's own `ansible/modules`, then `python3`.
 
 use super::module_utils::{self, CodeRoots};
 use std::path::{Path, PathBuf};
@@ -122,7 +123,8 @@ pub enum FindError {
 #[derive(Debug)]
 pub struct LegacyFinder {
     config: FinderConfig,
-    ansible: OnceLock<Option<PathBuf>>,
+    /// ansible-core's `ansible` package, and how it was found.
+    ansible: OnceLock<Option<(PathBuf, String)>>,
 }
 
 /// File extensions that are never a module (documentation, compiled Python).
@@ -150,14 +152,57 @@ impl LegacyFinder {
         }
     }
 
-    /// ansible-core's `ansible` package directory, if there is one.
+    /// ansible-core's `ansible` package directory, if there is one: from
+    /// `SANDBALL_ANSIBLE_CORE`, else the Python of `SANDBALL_ANSIBLE_PYTHON`, else the
+    /// Python behind `ansible-playbook` or `ansible` on `PATH` (its `#!` line: a venv or
+    /// a pipx install), else a library directory that is ansible-core's `ansible/modules`
+    /// (`ANSIBLE_LIBRARY`, `library` in ansible.cfg), else `python3`'s.
     pub fn ansible_core(&self) -> Option<&Path> {
         self.ansible
-            .get_or_init(|| match &self.config.ansible_core {
-                Some(dir) => module_utils::ansible_package(dir),
-                None => ask_python(self.config.python.as_deref().unwrap_or("python3")),
-            })
-            .as_deref()
+            .get_or_init(|| self.locate_ansible_core())
+            .as_ref()
+            .map(|(dir, _)| dir.as_path())
+    }
+
+    /// Where ansible-core was found and how, for `-v`.
+    pub fn ansible_core_note(&self) -> String {
+        self.ansible_core();
+        match self.ansible.get().and_then(Option::as_ref) {
+            Some((dir, how)) => format!("ansible-core for legacy modules: {} ({how})", dir.display()),
+            None => "ansible-core for legacy modules: none found (set SANDBALL_ANSIBLE_CORE, or SANDBALL_ANSIBLE_PYTHON to a Python that has it)".into(),
+        }
+    }
+
+    fn locate_ansible_core(&self) -> Option<(PathBuf, String)> {
+        if let Some(dir) = &self.config.ansible_core {
+            return module_utils::ansible_package(dir)
+                .map(|d| (d, "SANDBALL_ANSIBLE_CORE".to_string()));
+        }
+        if let Some(python) = &self.config.python {
+            return ask_python(python).map(|d| {
+                (
+                    d,
+                    format!("the Python of SANDBALL_ANSIBLE_PYTHON, {python}"),
+                )
+            });
+        }
+        for program in ["ansible-playbook", "ansible"] {
+            if let Some((script, python)) = on_path(program).and_then(|p| {
+                let python = shebang_python(&p)?;
+                Some((p, python))
+            }) && let Some(dir) = ask_python(&python)
+            {
+                return Some((dir, format!("the Python of {}, {python}", script.display())));
+            }
+        }
+        for lib in &self.config.library {
+            if lib.ends_with("ansible/modules")
+                && let Some(dir) = lib.parent().and_then(module_utils::ansible_package)
+            {
+                return Some((dir, format!("the library directory {}", lib.display())));
+            }
+        }
+        ask_python("python3").map(|d| (d, "python3 on PATH".to_string()))
     }
 
     /// Where module_utils code comes from.
@@ -238,7 +283,7 @@ impl LegacyFinder {
             }
             if *origin == Origin::AnsibleCore && self.ansible_core().is_none() {
                 searched.push(PathBuf::from(format!(
-                    "(no ansible-core found: set SANDBALL_ANSIBLE_CORE, or SANDBALL_ANSIBLE_PYTHON to a Python that has it; {} has not)",
+                    "(no ansible-core found: no ansible-playbook on PATH, and {} has not got it; set SANDBALL_ANSIBLE_CORE, or SANDBALL_ANSIBLE_PYTHON to a Python that has it)",
                     self.config.python.as_deref().unwrap_or("python3")
                 )));
             }
@@ -275,6 +320,39 @@ fn module_file(dir: &Path, name: &str) -> Option<PathBuf> {
         .collect();
     found.sort();
     found.into_iter().next()
+}
+
+/// The first `program` on `PATH` that is an executable file.
+fn on_path(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// The Python a script's `#!` line names (`#!/venv/bin/python3`, `#!/usr/bin/env
+/// python3`), when it names one.
+fn shebang_python(script: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(script).ok()?.read(&mut head).ok()?;
+    let text = std::str::from_utf8(&head[..n]).ok()?;
+    let line = text.strip_prefix("#!")?.lines().next()?.trim();
+    let mut words = line.split_whitespace();
+    let first = words.next()?;
+    let python = if first.ends_with("/env") {
+        words.find(|w| !w.starts_with('-'))?
+    } else {
+        first
+    };
+    python
+        .rsplit('/')
+        .next()
+        .is_some_and(|name| name.starts_with("python"))
+        .then(|| python.to_string())
 }
 
 /// Asks a Python where its `ansible` package is.
@@ -386,5 +464,45 @@ mod tests {
         });
         let err = f.find("ansible.builtin.ping").unwrap_err().to_string();
         assert!(err.contains("SANDBALL_ANSIBLE_CORE"), "{err}");
+    }
+
+    #[test]
+    fn the_python_of_a_script_is_read_from_its_first_line() {
+        let d = tempfile::tempdir().unwrap();
+        let cases = [
+            (
+                "#!/venv/bin/python3.12\nimport x\n",
+                Some("/venv/bin/python3.12"),
+            ),
+            ("#!/usr/bin/env python3\n", Some("python3")),
+            ("#!/usr/bin/env -S python3 -E\n", Some("python3")),
+            ("#!/bin/sh\nexec python3 \"$@\"\n", None),
+            ("no line\n", None),
+        ];
+        for (i, (text, expected)) in cases.into_iter().enumerate() {
+            let script = d.path().join(format!("s{i}"));
+            std::fs::write(&script, text).unwrap();
+            assert_eq!(shebang_python(&script).as_deref(), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_library_directory_that_is_ansible_cores_modules_finds_ansible_core() {
+        let d = tempfile::tempdir().unwrap();
+        let core = d.path().join("site/ansible");
+        write(&core.join("module_utils/basic.py"), "");
+        write(&core.join("modules/tempfile.py"), "# core tempfile\n");
+        let f = LegacyFinder::new(FinderConfig {
+            library: vec![core.join("modules")],
+            ..Default::default()
+        });
+        // An ansible-playbook on PATH would be asked first (the end-to-end tests
+        // cover that order); CI has none there.
+        if on_path("ansible-playbook").is_none() && on_path("ansible").is_none() {
+            assert_eq!(f.ansible_core(), Some(core.as_path()));
+            assert!(f.ansible_core_note().contains("the library directory"));
+            let m = f.find("ansible.builtin.tempfile").unwrap();
+            assert_eq!(m.bytes.as_slice(), b"# core tempfile\n");
+        }
     }
 }

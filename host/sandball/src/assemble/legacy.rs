@@ -38,6 +38,8 @@ pub struct LegacyStore {
     users: Mutex<HashMap<String, String>>,
     prefer: Vec<String>,
     warned: Mutex<std::collections::HashSet<String>>,
+    /// Whether where ansible-core was found has been said.
+    noted: std::sync::atomic::AtomicBool,
 }
 
 impl LegacyStore {
@@ -53,6 +55,7 @@ impl LegacyStore {
             users: Mutex::new(HashMap::new()),
             prefer: config_prefer(),
             warned: Mutex::new(std::collections::HashSet::new()),
+            noted: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -81,6 +84,13 @@ impl LegacyStore {
         let m = Arc::new(self.finder.find(action)?);
         lock(&self.found).insert(action.to_string(), m.clone());
         Ok(m)
+    }
+
+    /// Where ansible-core was found and how (see [`LegacyFinder::ansible_core`]), the
+    /// first time it is asked for; `None` afterwards.
+    pub fn ansible_core_note_once(&self) -> Option<String> {
+        (!self.noted.swap(true, std::sync::atomic::Ordering::Relaxed))
+            .then(|| self.finder.ansible_core_note())
     }
 
     /// Where module_utils come from (ansible-core is located once).

@@ -780,6 +780,11 @@ async fn legacy_module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<
             ));
         }
     };
+    if run.options.verbosity >= 1
+        && let Some(note) = run.legacy.ansible_core_note_once()
+    {
+        run.callback.verbose(1, None, &note);
+    }
     run.callback.verbose(
         3,
         Some(host),
