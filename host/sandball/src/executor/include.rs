@@ -14,7 +14,7 @@ use crate::playbook::roles::{self, RoleOptions};
 use crate::playbook::{Chain, Keywords, Task, TaskItem};
 use crate::plugins::action::truthy;
 use crate::vars::PlayScope;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
 /// What an include task includes.
@@ -67,10 +67,7 @@ pub(super) async fn run(
             Some(spec) => match task::loop_items(run, t, &vars, spec) {
                 Ok(items) => items
                     .into_iter()
-                    .enumerate()
-                    .map(|(i, (item, item_vars))| {
-                        (Some((item.clone(), loop_vars(t, &item, i))), item_vars)
-                    })
+                    .map(|i| (Some((i.item, i.loop_vars)), i.vars))
                     .collect(),
                 Err(e) => {
                     report_failure(cx, t, host, &e);
@@ -159,18 +156,6 @@ pub(super) async fn run(
         });
     }
     !lock(&cx.state.active).is_empty()
-}
-
-/// The loop variables an included file sees for item number `index`.
-fn loop_vars(t: &Task, item: &Value, index: usize) -> Map<String, Value> {
-    let control = t.loop_control.clone().unwrap_or_default();
-    let mut vars = Map::new();
-    vars.insert(control.loop_var.clone(), item.clone());
-    vars.insert("ansible_loop_var".into(), Value::String(control.loop_var));
-    if let Some(iv) = control.index_var {
-        vars.insert(iv, json!(index));
-    }
-    vars
 }
 
 /// The keywords `apply` gives the included tasks (`include_tasks`, `include_role`).

@@ -227,9 +227,9 @@ fn plan_task(
     match task::loop_items(run, t, &vars, spec) {
         Ok(items) => items
             .iter()
-            .map(|(item, item_vars)| {
-                let label = super::loops::label(item);
-                planned(&component.name, Some(label), grant(item_vars))
+            .map(|i| {
+                let label = super::loops::label(&i.item);
+                planned(&component.name, Some(label), grant(&i.vars))
             })
             .collect(),
         Err(e) => vec![planned(

@@ -258,14 +258,14 @@ fn censor(result: &Map<String, Value>) -> Map<String, Value> {
 }
 
 /// A loop's items (`spec` templated, then expanded as its `loop`/`with_*` keyword says),
-/// each with the variables its run sees: the item under `loop_var`, `index_var`,
-/// `ansible_loop_var`.
+/// each with the variables its run sees (the item's [`LoopItem::loop_vars`] over the
+/// task's).
 pub(crate) fn loop_items(
     run: &Run,
     t: &Task,
     vars: &Vars,
     spec: &Value,
-) -> Result<Vec<(Value, Vars)>, String> {
+) -> Result<Vec<LoopItem>, String> {
     let items = run
         .templar
         .template(spec, vars)
@@ -277,21 +277,84 @@ pub(crate) fn loop_items(
             };
             loops::items(&t.loop_kind, v, &ctx)
         })?;
-    let control = t.loop_control.clone().unwrap_or_default();
-    let loop_var = control.loop_var;
-    Ok(items
-        .into_iter()
-        .enumerate()
-        .map(|(index, item)| {
-            let mut item_vars = vars.clone();
-            item_vars.set_data(&loop_var, item.clone());
+    let mut control = t.loop_control.clone().unwrap_or_default();
+    // `loop_var` and `index_var` may be templated.
+    let name = |n: &str| -> Result<String, String> {
+        run.templar
+            .template(&Value::String(n.to_string()), vars)
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+            .map_err(|e| e.to_string())
+    };
+    control.loop_var = name(&control.loop_var)?;
+    if let Some(iv) = &control.index_var {
+        control.index_var = Some(name(iv)?);
+    }
+    let flag = |v: &Option<Value>, default: bool| match v {
+        None => Ok(default),
+        Some(v) => run
+            .templar
+            .template(v, vars)
+            .map_err(|e| e.to_string())
+            .and_then(|v| truthy(Some(&v), default)),
+    };
+    let extended = flag(&control.extended, false)?;
+    let allitems = flag(&control.extended_allitems, true)?;
+    Ok((0..items.len())
+        .map(|index| {
+            let mut loop_vars = Map::new();
+            loop_vars.insert(control.loop_var.clone(), items[index].clone());
             if let Some(iv) = &control.index_var {
-                item_vars.set_data(iv, json!(index));
+                loop_vars.insert(iv.clone(), json!(index));
+                loop_vars.insert("ansible_index_var".into(), Value::String(iv.clone()));
             }
-            item_vars.set_data("ansible_loop_var", Value::String(loop_var.clone()));
-            (item, item_vars)
+            loop_vars.insert(
+                "ansible_loop_var".into(),
+                Value::String(control.loop_var.clone()),
+            );
+            if extended {
+                let len = items.len();
+                let mut info = json!({
+                    "index": index + 1,
+                    "index0": index,
+                    "revindex": len - index,
+                    "revindex0": len - index - 1,
+                    "first": index == 0,
+                    "last": index + 1 == len,
+                    "length": len,
+                });
+                if allitems {
+                    info["allitems"] = Value::Array(items.clone());
+                }
+                if index > 0 {
+                    info["previtem"] = items[index - 1].clone();
+                }
+                if index + 1 < len {
+                    info["nextitem"] = items[index + 1].clone();
+                }
+                loop_vars.insert("ansible_loop".into(), info);
+            }
+            let mut item_vars = vars.clone();
+            for (name, value) in &loop_vars {
+                item_vars.set_data(name, value.clone());
+            }
+            LoopItem {
+                item: items[index].clone(),
+                vars: item_vars,
+                loop_vars,
+            }
         })
         .collect())
+}
+
+/// One item of a task's loop.
+pub(crate) struct LoopItem {
+    /// The item.
+    pub item: Value,
+    /// The variables its run sees.
+    pub vars: Vars,
+    /// What the loop adds to them: the item under `loop_var`, `index_var`,
+    /// `ansible_loop_var`, and `ansible_loop` when `extended`.
+    pub loop_vars: Map<String, Value>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -307,19 +370,66 @@ async fn run_loop(
 ) -> Map<String, Value> {
     let items = match loop_items(run, t, vars, spec) {
         Ok(items) => items,
-        Err(e) => return failed(e),
+        // A loop that cannot be templated is skipped when the task's `when` (without
+        // an item) does not hold, as in Ansible.
+        Err(e) => {
+            return match when_stops(run, t, kw, vars) {
+                Some(r) if r.get("skipped").is_some_and(py_truth) => r,
+                _ => failed(e),
+            };
+        }
     };
     let control = t.loop_control.clone().unwrap_or_default();
-    let loop_var = control.loop_var.clone();
+    let pause = match &control.pause {
+        None => 0.0,
+        Some(p) => match run.templar.template(p, vars) {
+            Ok(v) => match v
+                .as_f64()
+                .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+            {
+                Some(secs) if secs >= 0.0 => secs,
+                _ => {
+                    return failed(format!(
+                        "loop_control.pause must be a number of seconds, got {v}"
+                    ));
+                }
+            },
+            Err(e) => return failed(e.to_string()),
+        },
+    };
     let mut results = Vec::with_capacity(items.len());
     let (mut changed, mut any_failed, mut all_skipped) = (false, false, !items.is_empty());
-    for (index, (item, item_vars)) in items.iter().enumerate() {
+    // What earlier items left for the later ones, as Ansible updates the loop's
+    // variables after each item: facts they returned, the registered result.
+    let mut carried: Map<String, Value> = Map::new();
+    for (
+        index,
+        LoopItem {
+            item,
+            vars,
+            loop_vars,
+        },
+    ) in items.iter().enumerate()
+    {
+        // `pause` waits between items, not before the first.
+        if index > 0 && pause > 0.0 {
+            tokio::time::sleep(std::time::Duration::from_secs_f64(pause)).await;
+        }
+        let mut with_carried;
+        let item_vars = if carried.is_empty() {
+            vars
+        } else {
+            with_carried = vars.clone();
+            for (name, value) in &carried {
+                with_carried.set_data(name, value.clone());
+            }
+            &with_carried
+        };
         let mut r = run_once(run, t, kw, host, item_vars, no_log).await;
-        r.insert(loop_var.clone(), item.clone());
-        r.insert("ansible_loop_var".into(), Value::String(loop_var.clone()));
-        if let Some(iv) = &control.index_var {
-            r.insert(iv.clone(), json!(index));
-            r.insert("ansible_index_var".into(), Value::String(iv.clone()));
+        carry(t, &r, &mut carried);
+        // The result says which item it was for: the loop's own variables.
+        for (name, value) in loop_vars {
+            r.insert(name.clone(), value.clone());
         }
         let status = Status::of(&r);
         changed |= status == Status::Changed || r.get("changed").is_some_and(py_truth);
@@ -342,7 +452,20 @@ async fn run_loop(
             item: Some(&label),
             ignored: false,
         });
+        // `break_when` ends the loop after an item, seeing its result under `register`.
+        let stop = if control.break_when.is_empty() {
+            Ok(false)
+        } else {
+            let mut check_vars = item_vars.clone();
+            bind_result(&mut check_vars, t, &r);
+            all_true(run, &control.break_when, &check_vars)
+        };
         results.push(Value::Object(r));
+        match stop {
+            Ok(false) => {}
+            Ok(true) => break,
+            Err(e) => return failed(e),
+        }
     }
     let mut m = Map::new();
     m.insert("changed".into(), Value::Bool(changed));
@@ -369,6 +492,46 @@ async fn run_loop(
     m
 }
 
+/// Keeps what one loop item's result gives the items after it: its facts (by name) and,
+/// under `register`, the result itself.
+fn carry(t: &Task, r: &Map<String, Value>, carried: &mut Map<String, Value>) {
+    if crate::assemble::component::short_name(&t.action) != "debug"
+        && let Some(Value::Object(facts)) = r.get("ansible_facts")
+    {
+        for (k, v) in facts {
+            carried.insert(k.clone(), v.clone());
+        }
+    }
+    if let Some(name) = &t.register {
+        carried.insert(name.clone(), Value::Object(r.clone()));
+    }
+}
+
+/// The result of a task whose `when` does not hold (skipped) or cannot be evaluated
+/// (failed); `None` when it holds.
+fn when_stops(run: &Run, t: &Task, kw: &Chain<'_>, vars: &Vars) -> Option<Map<String, Value>> {
+    for cond in kw.when() {
+        match run.templar.conditional(cond, vars) {
+            Ok(true) => {}
+            Ok(false) => {
+                return Some(action::ok_with(json!({
+                    "skipped": true,
+                    "skip_reason": "Conditional result was False",
+                    "false_condition": cond,
+                })));
+            }
+            Err(e) => {
+                return Some(failed(format!(
+                    "The conditional check '{}' failed. The error was: {e}\n\nThe error appears to be in '{}'.",
+                    cond_text(cond),
+                    t.location
+                )));
+            }
+        }
+    }
+    None
+}
+
 /// One run of the task (one loop item, or the task itself), with `until` retries.
 async fn run_once(
     run: &Run,
@@ -378,24 +541,8 @@ async fn run_once(
     vars: &Vars,
     no_log: bool,
 ) -> Map<String, Value> {
-    for cond in kw.when() {
-        match run.templar.conditional(cond, vars) {
-            Ok(true) => {}
-            Ok(false) => {
-                return action::ok_with(json!({
-                    "skipped": true,
-                    "skip_reason": "Conditional result was False",
-                    "false_condition": cond,
-                }));
-            }
-            Err(e) => {
-                return failed(format!(
-                    "The conditional check '{}' failed. The error was: {e}\n\nThe error appears to be in '{}'.",
-                    cond_text(cond),
-                    t.location
-                ));
-            }
-        }
+    if let Some(r) = when_stops(run, t, kw, vars) {
+        return r;
     }
     let Some(until) = &t.until else {
         return attempt_in_time(run, t, kw, host, vars, no_log).await;

@@ -77,12 +77,17 @@ pub fn run(
                 let path = find(ctx, "files", t)?;
                 let content = std::fs::read_to_string(&path)
                     .map_err(|e| format!("could not read {}: {e}", path.display()))?;
-                let strip = options.get("rstrip").is_none_or(|v| v != &Json::Bool(false));
-                Ok(Json::String(if strip {
-                    content.trim_end().to_string()
-                } else {
-                    content
-                }))
+                let flag = |key: &str, default: bool| {
+                    crate::plugins::action::truthy(options.get(key), default).unwrap_or(default)
+                };
+                let mut content = content.as_str();
+                if flag("rstrip", true) {
+                    content = content.trim_end();
+                }
+                if flag("lstrip", false) {
+                    content = content.trim_start();
+                }
+                Ok(Json::String(content.to_string()))
             })
             .collect(),
         "fileglob" => {

@@ -303,6 +303,18 @@ impl VariableManager {
             vars.set_data("ansible_role_name", Value::String(r.name.clone()));
             vars.set_data("role_path", Value::String(r.path.display().to_string()));
         }
+        // Where the task's relative files are searched: its role, then the playbook's
+        // directory.
+        let mut search: Vec<Value> = role
+            .map(|r| Value::String(r.path.display().to_string()))
+            .into_iter()
+            .collect();
+        if let Some(crate::template::Var::Trusted(dir) | crate::template::Var::Data(dir)) =
+            vars.get("playbook_dir")
+        {
+            search.push(dir.clone());
+        }
+        vars.set_data("ansible_search_path", Value::Array(search));
         let names = Value::Array(play.role_names.iter().cloned().map(Value::String).collect());
         vars.set_data("ansible_play_role_names", names.clone());
         vars.set_data("ansible_role_names", names);

@@ -199,7 +199,16 @@ impl Callback for DefaultCallback {
                     )
                 });
             } else {
-                for k in ["changed", "failed", "skipped", "invocation", "skip_reason"] {
+                for k in [
+                    "changed",
+                    "failed",
+                    "skipped",
+                    "invocation",
+                    "skip_reason",
+                    "ansible_loop_var",
+                    "ansible_index_var",
+                    "ansible_loop",
+                ] {
                     shown.remove(k);
                 }
             }

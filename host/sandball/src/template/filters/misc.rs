@@ -1,5 +1,5 @@
 //! Ansible's everyday filters that fit no family of their own: `random` and
-//! `shuffle`, `strftime` and `to_datetime`, `urlsplit`, `comment`,
+//! `shuffle`, `strftime` and `to_datetime` (and the `now()` function), `urlsplit`, `comment`,
 //! `human_readable` and `human_to_bytes`, and the Windows path filters
 //! (`win_basename`, `win_dirname`, `win_splitdrive`).
 
@@ -17,6 +17,7 @@ pub(super) fn register(env: &mut Environment<'static>) {
     env.add_filter("random", random);
     env.add_filter("shuffle", shuffle);
     env.add_filter("strftime", strftime);
+    env.add_function("now", now);
     env.add_filter("to_datetime", to_datetime);
     env.add_filter("urlsplit", urlsplit);
     env.add_filter("comment", comment);
@@ -98,14 +99,30 @@ fn strftime(
             .ok_or_else(|| invalid(format!("strftime: {s} is not a time")))?,
         None => chrono::Utc::now(),
     };
-    let text = if utc {
+    Ok(Value::from(py_strftime(when, &format, utc)))
+}
+
+/// `now(utc=False, fmt=None)`: the current time, as Python prints a `datetime`, or
+/// formatted with `fmt`.
+fn now(kwargs: Kwargs) -> Result<Value, Error> {
+    let utc: bool = kwargs.get::<Option<bool>>("utc")?.unwrap_or(false);
+    let fmt: Option<String> = kwargs.get("fmt")?;
+    kwargs.assert_all_used()?;
+    let format = fmt.unwrap_or_else(|| "%Y-%m-%d %H:%M:%S.%f".into());
+    Ok(Value::from(py_strftime(chrono::Utc::now(), &format, utc)))
+}
+
+/// A time formatted as Python's `strftime` formats it (`%f` is microseconds), in UTC or
+/// local time.
+fn py_strftime(when: chrono::DateTime<chrono::Utc>, format: &str, utc: bool) -> String {
+    let format = format.replace("%f", "%6f");
+    if utc {
         when.format(&format).to_string()
     } else {
         when.with_timezone(&chrono::Local)
             .format(&format)
             .to_string()
-    };
-    Ok(Value::from(text))
+    }
 }
 
 /// `to_datetime(format='%Y-%m-%d %H:%M:%S')`: a date and time from text, as a mapping
