@@ -42,6 +42,7 @@ pub fn items(kind: &LoopKind, value: Value, ctx: &dyn LookupContext) -> Result<V
         &serde_json::Map::new(),
         ctx,
     )
+    .map_err(|e| format!("The lookup plugin '{lookup}' failed: {e}"))
 }
 
 /// The `(item=…)` label: text as is, anything else as Python shows it

@@ -115,7 +115,24 @@ pub(crate) fn task_vars(run: &Run, scope: &PlayScope<'_>, host: &str, kw: &Chain
         .map(|r| &r.vars)
         .chain(role.map(|r| &r.vars));
     layers.splice(0..0, files_layer.iter().chain(role_vars));
-    run.vars.task_vars(&inventory, host, scope, &layers, role)
+    let mut vars = run.vars.task_vars(&inventory, host, scope, &layers, role);
+    // A task sees how its host is reached, as Ansible's play context fills it in:
+    // `ansible_host` (the host's name unless set) and `ansible_connection`.
+    if !vars.contains("ansible_host") {
+        vars.set_data("ansible_host", Value::String(host.to_string()));
+    }
+    if !vars.contains("ansible_connection") {
+        let connection = match kw.nearest(Keyword::Connection) {
+            Some(Value::String(c)) if !c.contains("{{") => c.clone(),
+            _ => run
+                .options
+                .connection
+                .clone()
+                .unwrap_or_else(|| "ssh".into()),
+        };
+        vars.set_data("ansible_connection", Value::String(connection));
+    }
+    vars
 }
 
 fn templated_bool(
@@ -230,11 +247,21 @@ pub async fn run_on_host(
 
 /// The result `register` stores: without internal keys.
 fn registered(result: &Map<String, Value>) -> Map<String, Value> {
-    result
+    let mut r: Map<String, Value> = result
         .iter()
         .filter(|(k, _)| !k.starts_with("_ansible_"))
         .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+        .collect();
+    with_failed_flag(&mut r);
+    r
+}
+
+/// A result that ran (was not skipped, is not a loop's summary) says whether it
+/// failed, as Ansible's registered results do.
+fn with_failed_flag(r: &mut Map<String, Value>) {
+    if !r.contains_key("results") && !r.get("skipped").is_some_and(py_truth) {
+        r.entry("failed").or_insert(Value::Bool(false));
+    }
 }
 
 fn loop_summary(result: &Map<String, Value>) -> Map<String, Value> {
@@ -379,6 +406,13 @@ async fn run_loop(
             };
         }
     };
+    if items.is_empty() {
+        return action::ok_with(json!({
+            "skipped": true,
+            "skipped_reason": "No items in the list",
+            "results": [],
+        }));
+    }
     let control = t.loop_control.clone().unwrap_or_default();
     let pause = match &control.pause {
         None => 0.0,
@@ -460,7 +494,9 @@ async fn run_loop(
             bind_result(&mut check_vars, t, &r);
             all_true(run, &control.break_when, &check_vars)
         };
-        results.push(Value::Object(r));
+        let mut kept = r;
+        with_failed_flag(&mut kept);
+        results.push(Value::Object(kept));
         match stop {
             Ok(false) => {}
             Ok(true) => break,
@@ -485,9 +521,7 @@ async fn run_loop(
     if any_failed {
         m.insert("failed".into(), Value::Bool(true));
     }
-    if all_skipped {
-        m.insert("skipped".into(), Value::Bool(true));
-    }
+    m.insert("skipped".into(), Value::Bool(all_skipped));
     m.insert("results".into(), Value::Array(results));
     m
 }
@@ -817,16 +851,31 @@ async fn attempt(
     if !t.changed_when.is_empty() || !t.failed_when.is_empty() {
         let mut check_vars = vars.clone();
         bind_result(&mut check_vars, t, &result);
+        // A conditional that cannot be evaluated fails the task and keeps its result,
+        // saying why under `changed_when_result`/`failed_when_result`, as Ansible does.
+        let evaluated = |conds: &[Value]| {
+            conds.iter().try_fold(true, |all, c| {
+                if !all {
+                    return Ok(false);
+                }
+                run.templar
+                    .conditional(c, &check_vars)
+                    .map_err(|e| format!("Error while evaluating conditional: {e}"))
+            })
+        };
         if !t.changed_when.is_empty() {
-            match all_true(run, &t.changed_when, &check_vars) {
+            match evaluated(&t.changed_when) {
                 Ok(b) => {
                     result.insert("changed".into(), Value::Bool(b));
                 }
-                Err(e) => return failed(e),
+                Err(e) => {
+                    result.insert("changed_when_result".into(), Value::String(e));
+                    result.insert("failed".into(), Value::Bool(true));
+                }
             }
         }
         if !t.failed_when.is_empty() {
-            match all_true(run, &t.failed_when, &check_vars) {
+            match evaluated(&t.failed_when) {
                 Ok(b) => {
                     result.insert("failed_when_result".into(), Value::Bool(b));
                     if b {
@@ -835,7 +884,10 @@ async fn attempt(
                         result.remove("failed");
                     }
                 }
-                Err(e) => return failed(e),
+                Err(e) => {
+                    result.insert("failed_when_result".into(), Value::String(e));
+                    result.insert("failed".into(), Value::Bool(true));
+                }
             }
         }
     }

@@ -1,7 +1,8 @@
 //! Where a task's relative controller files are looked up, as Ansible's loader does:
 //! under the task's role (`role_path`) first, then the playbook's directory
 //! (`playbook_dir`); in each, the kind's own folder (`files/`, `templates/`, `vars/`…)
-//! before the directory itself. An absolute path is used as it is.
+//! before the directory itself (and, in a role, its `tasks/` last). An absolute path is
+//! used as it is.
 
 use crate::template::{Var, Vars};
 use std::path::{Path, PathBuf};
@@ -14,12 +15,17 @@ pub fn candidates(vars: &Vars, kind: &str, name: &str) -> Vec<PathBuf> {
         return vec![path.to_path_buf()];
     }
     let mut out = Vec::new();
-    for base in ["role_path", "playbook_dir"]
+    for (var, base) in ["role_path", "playbook_dir"]
         .into_iter()
-        .filter_map(|v| string_var(vars, v))
+        .filter_map(|v| string_var(vars, v).map(|b| (v, PathBuf::from(b))))
     {
-        let base = PathBuf::from(base);
-        for candidate in [base.join(kind).join(path), base.join(path)] {
+        let mut found = vec![base.join(kind).join(path), base.join(path)];
+        // A role's task files are beside the task that names them (`include_tasks:
+        // "{{ lookup('first_found', …) }}"`).
+        if var == "role_path" {
+            found.push(base.join("tasks").join(path));
+        }
+        for candidate in found {
             if !out.contains(&candidate) {
                 out.push(candidate);
             }
@@ -43,6 +49,22 @@ pub fn find(vars: &Vars, kind: &str, name: &str) -> Result<PathBuf, String> {
         "Could not find or access '{name}'\nSearched in:\n{}\non the Ansible Controller.",
         listed.join("\n")
     ))
+}
+
+/// Where a template's `{% include %}`, `{% import %}` and `{% extends %}` find other
+/// templates: beside it, then the search path's `templates/` folders and directories.
+pub fn template_dirs(vars: &Vars, template: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = template
+        .parent()
+        .map(Path::to_path_buf)
+        .into_iter()
+        .collect();
+    for candidate in candidates(vars, "templates", ".") {
+        if !dirs.contains(&candidate) {
+            dirs.push(candidate);
+        }
+    }
+    dirs
 }
 
 /// A variable that holds a plain string (`role_path`, `playbook_dir`).
@@ -74,6 +96,7 @@ mod tests {
             [
                 "/p/roles/r/templates/a.j2",
                 "/p/roles/r/a.j2",
+                "/p/roles/r/tasks/a.j2",
                 "/p/templates/a.j2",
                 "/p/a.j2"
             ]

@@ -23,8 +23,14 @@ use crate::template::{Var, Vars};
 pub trait LookupContext {
     /// A variable's value, if it is defined.
     fn var(&self, name: &str) -> Option<Json>;
-    /// Renders a template's text with the task's variables.
-    fn render(&self, text: &str) -> Result<String, String>;
+    /// Renders a template file's text with the task's variables and `extra` ones, read
+    /// as `options` say.
+    fn render(
+        &self,
+        text: &str,
+        options: &crate::template::FileOptions,
+        extra: &serde_json::Map<String, Json>,
+    ) -> Result<String, String>;
 }
 
 /// The lookups [`run`] knows.
@@ -122,7 +128,7 @@ pub fn run(
                 let path = find(ctx, "templates", t)?;
                 let source = std::fs::read_to_string(&path)
                     .map_err(|e| format!("could not read {}: {e}", path.display()))?;
-                ctx.render(&source).map(Json::String)
+                template_lookup(ctx, &path, &source, options)
             })
             .collect(),
         "env" => Ok(texts()
@@ -193,6 +199,9 @@ pub fn run(
         }
         "sequence" => sequence(terms),
         "nested" => Ok(nested(terms)),
+        "together" if terms.is_empty() => {
+            Err("with_together requires at least one element in each list".into())
+        }
         "together" => Ok(together(terms)),
         "subelements" => subelements(terms),
         "random_choice" => {
@@ -481,6 +490,50 @@ fn flatten_one(terms: &[Json]) -> Vec<Json> {
         .collect()
 }
 
+/// One template of the `template` lookup, rendered with its options
+/// (`variable_start_string` and the other delimiters, `trim_blocks`, `template_vars`).
+fn template_lookup(
+    ctx: &dyn LookupContext,
+    path: &std::path::Path,
+    source: &str,
+    options: &serde_json::Map<String, Json>,
+) -> Result<Json, String> {
+    let mut file = crate::template::FileOptions {
+        search: crate::playbook::search_path::template_dirs(&search_vars(ctx), path),
+        ..Default::default()
+    };
+    let text_option = |key: &str, into: &mut String| -> Result<(), String> {
+        match options.get(key) {
+            None | Some(Json::Null) => Ok(()),
+            Some(Json::String(s)) => {
+                *into = s.clone();
+                Ok(())
+            }
+            Some(other) => Err(format!("template: {key} must be a string, got {other}")),
+        }
+    };
+    text_option("variable_start_string", &mut file.variable.0)?;
+    text_option("variable_end_string", &mut file.variable.1)?;
+    text_option("comment_start_string", &mut file.comment.0)?;
+    text_option("comment_end_string", &mut file.comment.1)?;
+    let flag = |key: &str, default: bool| {
+        crate::plugins::action::truthy(options.get(key), default).unwrap_or(default)
+    };
+    file.trim_blocks = flag("trim_blocks", true);
+    let extra = match options.get("template_vars") {
+        None | Some(Json::Null) => serde_json::Map::new(),
+        Some(Json::Object(m)) => m.clone(),
+        Some(other) => {
+            return Err(format!(
+                "template: template_vars must be a mapping, got {other}"
+            ));
+        }
+    };
+    // `convert_data` and `jinja2_native` change nothing in ansible-core 2.19: the
+    // result is text.
+    ctx.render(source, &file, &extra).map(Json::String)
+}
+
 /// A file of `kind` along the task's search path.
 fn find(ctx: &dyn LookupContext, kind: &str, name: &str) -> Result<std::path::PathBuf, String> {
     crate::playbook::search_path::find(&search_vars(ctx), kind, name)
@@ -692,16 +745,22 @@ impl LookupContext for StateContext<'_, '_> {
             .and_then(|v| to_json(&v).ok())
     }
 
-    fn render(&self, text: &str) -> Result<String, String> {
-        let context: Vec<(String, Value)> = self
+    fn render(
+        &self,
+        text: &str,
+        options: &crate::template::FileOptions,
+        extra: &serde_json::Map<String, Json>,
+    ) -> Result<String, String> {
+        let mut context: Vec<(String, Value)> = self
             .state
             .known_variables()
             .into_iter()
             .filter_map(|name| self.state.lookup(&name).map(|v| (name.to_string(), v)))
             .collect();
-        self.state
-            .env()
-            .render_str(text, Value::from_pairs(context))
+        context.extend(extra.iter().map(|(k, v)| (k.clone(), from_json(v))));
+        let mut env = self.state.env().clone();
+        super::templar::configure(&mut env, options).map_err(|e| e.to_string())?;
+        env.render_str(text, Value::from_pairs(context))
             .map_err(|e| e.to_string())
     }
 }
@@ -742,9 +801,7 @@ fn call(
         }
         Err(e) => Err(Error::new(
             ErrorKind::InvalidOperation,
-            format!(
-                "An unhandled exception occurred while running the lookup plugin '{name}'. Error was: {e}"
-            ),
+            format!("The lookup plugin '{name}' failed: {e}"),
         )),
     }
 }
@@ -788,9 +845,18 @@ impl LookupContext for TaskLookup<'_> {
         }
     }
 
-    fn render(&self, text: &str) -> Result<String, String> {
+    fn render(
+        &self,
+        text: &str,
+        options: &crate::template::FileOptions,
+        extra: &serde_json::Map<String, Json>,
+    ) -> Result<String, String> {
+        let mut vars = self.vars.clone();
+        for (k, v) in extra {
+            vars.set_data(k, v.clone());
+        }
         self.templar
-            .render(text, self.vars)
+            .render_file(text, &vars, options)
             .map_err(|e| e.to_string())
     }
 }

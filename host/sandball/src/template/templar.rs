@@ -181,6 +181,18 @@ fn render_file_in(
     options: &FileOptions,
 ) -> Result<String, TemplateError> {
     let mut env = base.clone();
+    configure(&mut env, options).map_err(|e| TemplateError::from_engine(&e, source))?;
+    let scope = Call::new(Arc::new(env), vars);
+    scope
+        .render_text(source)
+        .map_err(|err| engine_error(&scope, &err, source))
+}
+
+/// Sets a template file's delimiters, whitespace control and search directories.
+pub(crate) fn configure(
+    env: &mut Environment<'_>,
+    options: &FileOptions,
+) -> Result<(), minijinja::Error> {
     let syntax = SyntaxConfig::builder()
         .block_delimiters(options.block.0.clone(), options.block.1.clone())
         .variable_delimiters(options.variable.0.clone(), options.variable.1.clone())
@@ -188,25 +200,37 @@ fn render_file_in(
         .trim_blocks(options.trim_blocks)
         .lstrip_blocks(options.lstrip_blocks)
         .keep_trailing_newline(true)
-        .build()
-        .map_err(|e| TemplateError::from_engine(&e, source))?;
+        .build()?;
     env.set_syntax(syntax);
-    let dirs = options.search.clone();
+    load_from(env, options.search.clone());
+    Ok(())
+}
+
+/// Makes `{% include %}`, `{% import %}` and `{% extends %}` find templates in `dirs`,
+/// in order. A loaded template loses one trailing newline, as Jinja's templates do in
+/// Ansible (only the outermost template keeps its own).
+fn load_from(env: &mut Environment<'_>, dirs: Vec<std::path::PathBuf>) {
     env.set_loader(move |name| {
         let Some(path) = dirs.iter().map(|d| d.join(name)).find(|p| p.is_file()) else {
             return Ok(None);
         };
-        std::fs::read_to_string(&path).map(Some).map_err(|e| {
-            minijinja::Error::new(
-                minijinja::ErrorKind::TemplateNotFound,
-                format!("cannot read {}: {e}", path.display()),
-            )
-        })
+        std::fs::read_to_string(&path)
+            .map(|mut text| {
+                for ending in ["\r\n", "\n", "\r"] {
+                    if text.ends_with(ending) {
+                        text.truncate(text.len() - ending.len());
+                        break;
+                    }
+                }
+                Some(text)
+            })
+            .map_err(|e| {
+                minijinja::Error::new(
+                    minijinja::ErrorKind::TemplateNotFound,
+                    format!("cannot read {}: {e}", path.display()),
+                )
+            })
     });
-    let scope = Call::new(Arc::new(env), vars);
-    scope
-        .render_text(source)
-        .map_err(|err| engine_error(&scope, &err, source))
 }
 
 /// The strict environment with chained undefined values (see [`Templar`]'s `chained`).

@@ -28,9 +28,19 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
     let mut result = ok_with(json!({"_ansible_verbose_always": true}));
     match args.get("var") {
         Some(Value::String(name)) => {
-            let value = match ctx.templar().evaluate(name, ctx.vars()) {
+            // A name or an expression; written as a template, the template.
+            let evaluated = if name.contains("{{") {
+                ctx.templar()
+                    .template(&Value::String(name.clone()), ctx.vars())
+            } else {
+                ctx.templar().evaluate(name, ctx.vars())
+            };
+            let value = match evaluated {
                 Ok(v) => v,
-                Err(_) => Value::String("VARIABLE IS NOT DEFINED!".into()),
+                Err(crate::template::TemplateError::Undefined { .. }) => {
+                    Value::String("VARIABLE IS NOT DEFINED!".into())
+                }
+                Err(e) => return failed(e.to_string()),
             };
             result.insert(name.clone(), value);
         }

@@ -4,10 +4,25 @@ use super::{failed, ok_with, truthy};
 use serde_json::{Map, Value, json};
 
 /// Runs `set_fact`; the executor stores `ansible_facts` for the host.
-pub fn run(_ctx: &dyn super::Context, args: &Map<String, Value>) -> Map<String, Value> {
+pub fn run(ctx: &dyn super::Context, args: &Map<String, Value>) -> Map<String, Value> {
     let mut facts = Map::new();
     let mut cacheable = false;
     for (k, v) in args {
+        // A name may be templated (`set_fact: "{{ item }}=value"`), as Ansible allows.
+        let templated;
+        let k = if k.contains("{{") {
+            templated = match ctx
+                .templar()
+                .template(&Value::String(k.clone()), ctx.vars())
+            {
+                Ok(Value::String(name)) => name,
+                Ok(other) => other.to_string(),
+                Err(e) => return failed(e.to_string()),
+            };
+            &templated
+        } else {
+            k
+        };
         if k == "cacheable" {
             match truthy(Some(v), false) {
                 Ok(b) => cacheable = b,
@@ -52,5 +67,9 @@ mod tests {
         assert_eq!(r["failed"], true);
         let r = run(&Map::new());
         assert_eq!(r["failed"], true);
+        let mut ctx = FakeContext::default();
+        ctx.vars.set_data("item", json!("foo"));
+        let r = super::run(&ctx, json!({"{{ item }}": "moo"}).as_object().unwrap());
+        assert_eq!(r["ansible_facts"], json!({"foo": "moo"}));
     }
 }

@@ -152,16 +152,7 @@ fn render(
         vars.set_data("ansible_managed", Value::String(ANSIBLE_MANAGED.into()));
     }
     let mut file_options = options;
-    // `{% include %}` and friends: beside the template, then the search path's
-    // `templates/` folders.
-    if let Some(dir) = path.parent() {
-        file_options.search.push(dir.to_path_buf());
-    }
-    for candidate in search_path::candidates(ctx.vars(), "templates", ".") {
-        if !file_options.search.contains(&candidate) {
-            file_options.search.push(candidate);
-        }
-    }
+    file_options.search = search_path::template_dirs(ctx.vars(), &path);
     let text = ctx
         .templar()
         .render_file(&source, &vars, &file_options)
