@@ -516,10 +516,8 @@ fn template_lookup(
     text_option("variable_end_string", &mut file.variable.1)?;
     text_option("comment_start_string", &mut file.comment.0)?;
     text_option("comment_end_string", &mut file.comment.1)?;
-    let flag = |key: &str, default: bool| {
-        crate::plugins::action::truthy(options.get(key), default).unwrap_or(default)
-    };
-    file.trim_blocks = flag("trim_blocks", true);
+    file.trim_blocks =
+        crate::plugins::action::truthy(options.get("trim_blocks"), true).unwrap_or(true);
     let extra = match options.get("template_vars") {
         None | Some(Json::Null) => serde_json::Map::new(),
         Some(Json::Object(m)) => m.clone(),
