@@ -147,6 +147,32 @@ impl Output {
             .filter(|l| !l.is_empty())
             .collect()
     }
+
+    /// [`task_lines`](Self::task_lines) as one block per host result (a status line
+    /// and the lines of its result), in sorted order: hosts report in the order they
+    /// finish, which varies between runs of ansible-playbook.
+    pub fn task_results(&self, task: &str) -> Vec<String> {
+        const STATUS: &[&str] = &[
+            "ok: ",
+            "changed: ",
+            "fatal: ",
+            "failed: ",
+            "skipping: ",
+            "included: ",
+        ];
+        let mut blocks: Vec<String> = Vec::new();
+        for line in self.task_lines(task) {
+            match blocks.last_mut() {
+                Some(block) if !STATUS.iter().any(|s| line.starts_with(s)) => {
+                    block.push('\n');
+                    block.push_str(line);
+                }
+                _ => blocks.push(line.to_string()),
+            }
+        }
+        blocks.sort();
+        blocks
+    }
 }
 
 /// A `PLAY [..]`, `TASK [..]`, `RUNNING HANDLER [..]` or `PLAY RECAP` banner line.

@@ -47,8 +47,8 @@ fn vars_files_are_a_layer_above_play_vars_as_in_ansible() {
             let theirs = theirs.run();
             assert_eq!(theirs.code, 0, "{theirs}");
             assert_eq!(
-                theirs.task_lines("show"),
-                out.task_lines("show"),
+                theirs.task_results("show"),
+                out.task_results("show"),
                 "{theirs}\n{out}"
             );
         }
