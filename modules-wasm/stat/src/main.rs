@@ -1,10 +1,9 @@
 //! The `stat` module: what `stat(2)` says about a path, in the shape of Ansible's
 //! `stat` result (`exists`, `mode`, the `is*` flags, owner and group ids and names,
 //! times, permission bits, `checksum` for regular files, `lnk_source`/`lnk_target` for
-//! links), or `{exists: false}`. It only needs read access to `path`.
-//!
-//! `get_mime` and `get_attributes` are accepted and ignored: they would run `file` and
-//! `lsattr`, which the module is not granted.
+//! links), `mimetype`/`charset` (from the node's `file`) and `attr_flags`/`attributes`/
+//! `version` (from `lsattr`), or `{exists: false}`. It needs read access to `path` and
+//! may run `file` and `lsattr` on that path only.
 
 use sandball_guest_sdk::files::{HashAlgorithm, digest_reader, read_link, realpath};
 use sandball_guest_sdk::host::{FileKind, FileStat};
@@ -91,7 +90,14 @@ fn stat(m: &mut Module) -> Result<Map<String, Value>, Fail> {
             .unwrap_or("sha1")
             .parse()
             .map_err(Fail::new)?;
-        match std::fs::File::open(&path) {
+        // A followed link is read at its target (WASI itself will not follow a link
+        // to an absolute path).
+        let target = if m.get_bool("follow") {
+            realpath(&path)
+        } else {
+            path.clone()
+        };
+        match std::fs::File::open(&target) {
             Ok(file) => {
                 out.insert(
                     "checksum".into(),
@@ -104,7 +110,102 @@ fn stat(m: &mut Module) -> Result<Map<String, Value>, Fail> {
             )),
         }
     }
+    if m.get_bool("get_mime") {
+        let (mimetype, charset) = mime(&path);
+        out.insert("mimetype".into(), Value::from(mimetype));
+        out.insert("charset".into(), Value::from(charset));
+    }
+    if m.get_bool("get_attributes") {
+        let (version, flags) = attributes(&path);
+        let names: Vec<Value> = flags
+            .chars()
+            .filter_map(attribute_name)
+            .map(Value::from)
+            .collect();
+        out.insert("version".into(), version.map_or(Value::Null, Value::from));
+        out.insert("attr_flags".into(), Value::from(flags));
+        out.insert("attributes".into(), Value::Array(names));
+    }
     Ok(json_map!({"changed": false, "stat": out}))
+}
+
+/// Runs a program the manifest grants for `path`; its stdout when it succeeds.
+fn output_of(argv: &[&str]) -> Option<String> {
+    let out = host::run(host::Command {
+        argv: argv.iter().map(|a| a.to_string()).collect(),
+        ..host::Command::default()
+    })
+    .ok()?;
+    (out.rc == 0).then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The MIME type and encoding `file` gives the path, else `unknown` for both.
+fn mime(path: &str) -> (String, String) {
+    let unknown = || ("unknown".to_string(), "unknown".to_string());
+    let Some(text) = output_of(&["file", "--mime-type", "--mime-encoding", path]) else {
+        return unknown();
+    };
+    // `PATH: TYPE; charset=ENCODING`
+    let Some((_, rest)) = text.trim_end().rsplit_once(':') else {
+        return unknown();
+    };
+    match rest.split_once(';') {
+        Some((kind, charset)) => (
+            kind.trim().to_string(),
+            charset
+                .split_once('=')
+                .map_or("unknown", |(_, c)| c.trim())
+                .to_string(),
+        ),
+        None => unknown(),
+    }
+}
+
+/// The file's version and attribute flags as `lsattr -vd` shows them (no version and
+/// no flags where it cannot tell, as for a symlink).
+fn attributes(path: &str) -> (Option<String>, String) {
+    let Some(text) = output_of(&["lsattr", "-vd", path]) else {
+        return (None, String::new());
+    };
+    let mut words = text.split_whitespace();
+    let version = words.next().map(str::to_string);
+    let flags = words
+        .next()
+        .map(|f| f.chars().filter(|c| *c != '-').collect())
+        .unwrap_or_default();
+    (version, flags)
+}
+
+/// The name of an attribute flag, as chattr(1) calls it.
+fn attribute_name(flag: char) -> Option<&'static str> {
+    Some(match flag {
+        'A' => "noatime",
+        'a' => "append",
+        'c' => "compressed",
+        'C' => "nocow",
+        'd' => "nodump",
+        'D' => "dirsync",
+        'e' => "extents",
+        'E' => "encrypted",
+        'F' => "casefold",
+        'h' => "blocksize",
+        'i' => "immutable",
+        'I' => "indexed",
+        'j' => "journalled",
+        'm' => "dontcompress",
+        'N' => "inline",
+        'P' => "projinherit",
+        's' => "zero",
+        'S' => "synchronous",
+        't' => "notail",
+        'T' => "blockroot",
+        'u' => "undelete",
+        'V' => "verity",
+        'x' => "dax",
+        'X' => "compressedraw",
+        'Z' => "compresseddirty",
+        _ => return None,
+    })
 }
 
 fn main() {
@@ -163,6 +264,20 @@ mod tests {
             (json!(true), json!(true), json!(true))
         );
         assert!(s["pw_name"].is_string() && s["gr_name"].is_string() && s["mtime"].is_f64());
+        // `file` and `lsattr` answer where the node has them (Debian's file and
+        // e2fsprogs); `unknown` and no flags otherwise, as Ansible's stat gives.
+        if std::path::Path::new("/usr/bin/file").exists() {
+            assert_eq!(
+                (s["mimetype"].clone(), s["charset"].clone()),
+                (json!("text/plain"), json!("us-ascii"))
+            );
+        } else {
+            assert_eq!(s["mimetype"], json!("unknown"));
+        }
+        assert!(
+            s["attributes"].is_array() && s["attr_flags"].is_string(),
+            "{s}"
+        );
         assert!(s.get("lnk_source").is_none());
         let out = stat_args(json!({"path": p, "checksum_algorithm": "sha256", "get_mime": false}));
         assert_eq!(

@@ -106,13 +106,17 @@ pub(super) struct PlayRun<'a> {
     /// Under the `free` strategy (each host runs on its own): the task whose banner was
     /// shown last; banners are shown with results, not when a task starts.
     free: Option<&'a Mutex<Option<usize>>>,
+    /// Running tasks a handler included: their banners are handlers' banners.
+    in_handler: bool,
 }
 
 impl PlayRun<'_> {
     /// Shows a task's banner as it starts (under the linear strategy).
     fn banner(&self, name: &str, handler: bool) {
         if self.free.is_none() {
-            self.run.callback.task_start(name, handler);
+            self.run
+                .callback
+                .task_start(name, handler || self.in_handler);
         }
     }
 }
@@ -463,6 +467,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
         state: &state,
         vars_files,
         free,
+        in_handler: false,
     };
     let root = Chain::new(&play.keywords);
     let mut go_on = true;
@@ -780,6 +785,10 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     if let Some(kind) = super::include::kind(t) {
         let name = task::display_name(run, &scope, t, &hosts[0], &kw);
         cx.banner(&name, handler);
+        let cx = PlayRun {
+            in_handler: cx.in_handler || handler,
+            ..cx
+        };
         return super::include::run(cx, t, inherited, &kw, &scope, &hosts, kind).await;
     }
     let banner_name = task::display_name(run, &scope, t, &hosts[0], &kw);
@@ -788,7 +797,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         last,
         task: t as *const Task as usize,
         name: &banner_name,
-        handler,
+        handler: handler || cx.in_handler,
     });
     // `throttle` and `any_errors_fatal` are read once for the task, with the first
     // host's variables, as Ansible reads them.

@@ -860,7 +860,7 @@ async fn attempt(
                 }
                 run.templar
                     .conditional(c, &check_vars)
-                    .map_err(|e| format!("Error while evaluating conditional: {e}"))
+                    .map_err(|e| format!("Error while evaluating conditional: {}", e.detail()))
             })
         };
         if !t.changed_when.is_empty() {

@@ -137,9 +137,16 @@ pub(crate) fn find_file(t: &Task, base: &Path, file: &str) -> Result<PathBuf, Pl
     let candidates: Vec<PathBuf> = if Path::new(file).is_absolute() {
         vec![PathBuf::from(file)]
     } else {
-        own_dir
-            .into_iter()
-            .chain(std::iter::once(base.to_path_buf()))
+        let mut dirs: Vec<PathBuf> = own_dir.iter().cloned().collect();
+        // A role's handlers include task files from the role's `tasks/`.
+        if let Some(own) = &own_dir
+            && own.ends_with("handlers")
+            && let Some(role) = own.parent()
+        {
+            dirs.push(role.join("tasks"));
+        }
+        dirs.push(base.to_path_buf());
+        dirs.into_iter()
             .flat_map(|d| [d.join(file), d.join("tasks").join(file)])
             .collect()
     };

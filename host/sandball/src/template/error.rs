@@ -52,6 +52,16 @@ pub enum TemplateError {
 }
 
 impl TemplateError {
+    /// What went wrong, without the template it went wrong in.
+    pub fn detail(&self) -> &str {
+        match self {
+            TemplateError::Undefined { detail, .. }
+            | TemplateError::Syntax { detail, .. }
+            | TemplateError::Render { detail, .. }
+            | TemplateError::Conditional { detail, .. } => detail,
+        }
+    }
+
     /// Wraps an error of minijinja raised while evaluating `template`.
     pub(crate) fn from_engine(err: &minijinja::Error, template: &str) -> TemplateError {
         let detail = engine_detail(err);

@@ -13,6 +13,21 @@ const GROUP_KEYS: &[&str] = &["groups", "group", "groupname"];
 
 /// Runs `add_host`.
 pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
+    // `add_host: "{{ a_dict }}"`: the mapping gives the arguments, those written beside
+    // it win.
+    let mut merged;
+    let args = match args.get("_raw_params") {
+        Some(Value::Object(given)) => {
+            merged = given.clone();
+            merged.extend(
+                args.iter()
+                    .filter(|(k, _)| k.as_str() != "_raw_params")
+                    .map(|(k, v)| (k.clone(), v.clone())),
+            );
+            &merged
+        }
+        _ => args,
+    };
     let Some(written) = NAME_KEYS
         .iter()
         .find_map(|k| args.get(*k))

@@ -1,0 +1,79 @@
+//! Patterns ansible-core's own integration targets use (each a role, run the way
+//! ansible-test runs them), which sandball once handled differently: `add_host` from a
+//! mapping, a handler including a task file from its role's `tasks/` (its tasks shown
+//! as handlers), `set_fact` names templated per item, a `changed_when` that cannot be
+//! evaluated keeping the result, an empty loop skipped, `failed: false` registered,
+//! `stat`'s MIME type, encoding and attributes. The same task lines and recap as
+//! ansible-playbook.
+
+use sandball_e2e::Sandbox;
+
+const FILES: &[(&str, &str)] = &[
+    ("play.yml", include_str!("target_patterns/play.yml")),
+    (
+        "roles/cleaner/tasks/main.yml",
+        include_str!("target_patterns/roles/cleaner/tasks/main.yml"),
+    ),
+    (
+        "roles/cleaner/tasks/clean-up.yml",
+        include_str!("target_patterns/roles/cleaner/tasks/clean-up.yml"),
+    ),
+    (
+        "roles/cleaner/handlers/main.yml",
+        include_str!("target_patterns/roles/cleaner/handlers/main.yml"),
+    ),
+];
+
+#[test]
+fn patterns_of_ansible_core_targets_run_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory_with_python(&["alpha"]);
+    for (name, text) in FILES {
+        sb.write(name, text);
+    }
+    let pb = sb.path().join("play.yml");
+    let work = sb.dir("work");
+    let out = sb
+        .play(&pb, &work, &[])
+        .env(
+            "SANDBALL_ANSIBLE_PYTHON",
+            sandball_e2e::binaries::ansible_python(),
+        )
+        .run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("RUNNING HANDLER [cleaner : remove the file]");
+    out.assert_stdout_has("\"msg\": \"moo moo\"");
+    assert!(
+        !work.join("made.txt").exists(),
+        "the handler's task ran:\n{out}"
+    );
+    if let Some(theirs) = sb.ansible_play(&pb, &sb.dir("theirs"), &[]) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        out.assert_same_recap_as(&theirs);
+        for task in [
+            "add a host from a mapping",
+            "the added host",
+            "a templated fact name",
+            "facts named by the loop",
+            "what it kept",
+            "an empty loop",
+            "says it did not fail",
+            "its type",
+        ] {
+            assert_eq!(
+                theirs.task_lines(task),
+                out.task_lines(task),
+                "{task}:\n{theirs}\n{out}"
+            );
+        }
+        let handlers = |o: &sandball_e2e::Output| -> Vec<String> {
+            o.stdout
+                .lines()
+                .filter(|l| l.starts_with("RUNNING HANDLER"))
+                .map(str::to_string)
+                .collect()
+        };
+        assert_eq!(handlers(&theirs), handlers(&out));
+    }
+}
