@@ -183,9 +183,15 @@ fn render_file_in(
     let mut env = base.clone();
     configure(&mut env, options).map_err(|e| TemplateError::from_engine(&e, source))?;
     let scope = Call::new(Arc::new(env), vars);
-    scope
+    let mut text = scope
         .render_text(source)
-        .map_err(|err| engine_error(&scope, &err, source))
+        .map_err(|err| engine_error(&scope, &err, source))?;
+    // The template's own trailing newline is kept, whatever its last tag or the
+    // templates it includes or extends end with, as Ansible keeps it.
+    if source.ends_with('\n') && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text)
 }
 
 /// Sets a template file's delimiters, whitespace control and search directories.
