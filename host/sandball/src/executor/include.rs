@@ -223,33 +223,22 @@ fn load(cx: PlayRun<'_>, t: &Task, kind: Kind, path: &Path) -> Result<Vec<TaskIt
         Kind::Tasks => {
             let mut items =
                 roles::tasks_file(path, false).map_err(|e| first_line(&e.to_string()))?;
-            crate::playbook::imports::expand_list(&mut items, &base_dir(cx))
+            let imported = crate::playbook::imports::expand_list(&mut items, &base_dir(cx))
                 .map_err(|e| first_line(&e.to_string()))?;
+            super::play::add_role_names(cx, imported);
             Ok(items)
         }
         Kind::Role => {
-            let from = |key: &str| {
-                t.args
-                    .get(key)
-                    .and_then(Value::as_str)
-                    .unwrap_or("main")
-                    .to_string()
-            };
-            let options = RoleOptions {
-                tasks_from: from("tasks_from"),
-                vars_from: from("vars_from"),
-                defaults_from: from("defaults_from"),
-                handlers_from: from("handlers_from"),
-                allow_duplicates: t
-                    .args
-                    .get("allow_duplicates")
-                    .map(|v| truthy(Some(v), true).unwrap_or(true)),
-                dynamic: true,
-            };
+            let options = RoleOptions::of_task(&t.args, true);
             let name = path.display().to_string();
-            let (tasks, handlers, role) =
+            let (mut tasks, handlers, role) =
                 roles::load_one(&name, &t.location, &base_dir(cx), &options)
                     .map_err(|e| first_line(&e.to_string()))?;
+            // What the role's tasks import is read now, as a play's roles' is at load.
+            let mut imported = crate::playbook::imports::expand_list(&mut tasks, &base_dir(cx))
+                .map_err(|e| first_line(&e.to_string()))?;
+            imported.push(role.name.clone());
+            super::play::add_role_names(cx, imported);
             let public = t
                 .args
                 .get("public")

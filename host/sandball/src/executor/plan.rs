@@ -88,6 +88,7 @@ pub fn playbook(run: &Run, plays: &[Play]) -> Vec<Planned> {
             hosts_active: &hosts,
             roles: &play.loaded_roles,
             role_names: &play.role_names,
+            dependent_role_names: &play.dependent_role_names,
         };
         let root = Chain::new(&play.keywords);
         if let Some(gather) = super::play::gathering_task(play) {

@@ -88,6 +88,8 @@ pub(super) struct PlayState {
     /// Roles included with `public: true`: their defaults and vars are the play's from
     /// then on.
     public_roles: Mutex<Vec<std::sync::Arc<crate::playbook::roles::Role>>>,
+    /// `ansible_play_role_names`: the play's roles, then those included so far.
+    role_names: Mutex<Vec<String>>,
 }
 
 /// What every task of a running play shares.
@@ -210,6 +212,7 @@ pub(crate) fn play_vars_files(
         hosts_active: hosts,
         roles: &play.loaded_roles,
         role_names: &play.role_names,
+        dependent_role_names: &play.dependent_role_names,
     };
     let mut warned = HashSet::new();
     for host in hosts {
@@ -457,6 +460,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
         roles_ran: Mutex::new(HashMap::new()),
         more_handlers: Mutex::new(Vec::new()),
         public_roles: Mutex::new(Vec::new()),
+        role_names: Mutex::new(play.role_names.clone()),
     };
     let cx = PlayRun {
         run,
@@ -644,6 +648,11 @@ async fn run_role_once(
     !lock(&state.active).is_empty()
 }
 
+/// Adds roles included while the play runs to `ansible_play_role_names`.
+pub(super) fn add_role_names(cx: PlayRun<'_>, names: Vec<String>) {
+    lock(&cx.state.role_names).extend(names);
+}
+
 /// Adds the handlers of a role included while the play runs, and with `public` its
 /// variables for the rest of the play.
 pub(super) fn add_role(
@@ -770,6 +779,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     } else {
         std::borrow::Cow::Owned(play.loaded_roles.iter().cloned().chain(public).collect())
     };
+    let role_names = lock(&state.role_names).clone();
     let scope = PlayScope {
         name: play.name.as_deref().unwrap_or(&play.hosts),
         vars: cx.vars,
@@ -777,7 +787,8 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         hosts_all: all,
         hosts_active: &hosts,
         roles: &roles,
-        role_names: &play.role_names,
+        role_names: &role_names,
+        dependent_role_names: &play.dependent_role_names,
     };
     if let Some(action) = meta_action(t) {
         return run_meta(cx, t, &kw, &scope, &hosts, action).await;

@@ -71,7 +71,18 @@ pub fn display_name(
     host: &str,
     kw: &Chain<'_>,
 ) -> String {
+    // An `include_role` task is shown as itself, not as a task of the role it is in;
+    // unnamed, as `include_role : ROLE`.
+    let include_role = crate::assemble::component::short_name(&t.action) == "include_role";
     let name = match &t.name {
+        None if include_role => {
+            let role = ["name", "role", "_raw_params"]
+                .iter()
+                .find_map(|k| t.args.get(*k))
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                .unwrap_or_default();
+            format!("{} : {role}", t.action)
+        }
         None => t.action.clone(),
         Some(name) if !name.contains("{{") => name.clone(),
         Some(name) => {
@@ -84,8 +95,8 @@ pub fn display_name(
         }
     };
     match kw.role() {
-        Some(role) => format!("{} : {name}", role.name),
-        None => name,
+        Some(role) if !include_role => format!("{} : {name}", role.name),
+        _ => name,
     }
 }
 
@@ -116,6 +127,17 @@ pub(crate) fn task_vars(run: &Run, scope: &PlayScope<'_>, host: &str, kw: &Chain
         .chain(role.map(|r| &r.vars));
     layers.splice(0..0, files_layer.iter().chain(role_vars));
     let mut vars = run.vars.task_vars(&inventory, host, scope, &layers, role);
+    let parents = kw.parent_roles();
+    if !parents.is_empty() {
+        let list = |f: &dyn Fn(&crate::playbook::roles::Role) -> String| {
+            Value::Array(parents.iter().map(|r| Value::String(f(r))).collect())
+        };
+        vars.set_data("ansible_parent_role_names", list(&|r| r.name.clone()));
+        vars.set_data(
+            "ansible_parent_role_paths",
+            list(&|r| r.path.display().to_string()),
+        );
+    }
     // A task sees how its host is reached, as Ansible's play context fills it in:
     // `ansible_host` (the host's name unless set) and `ansible_connection`.
     if !vars.contains("ansible_host") {

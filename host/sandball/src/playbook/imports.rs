@@ -28,6 +28,7 @@ pub(crate) fn builtin(action: &str) -> &str {
 
 /// Resolves the imports of a play's task lists (its roles' included).
 pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> {
+    let from_roles = play.loaded_roles.len();
     let mut handlers = Vec::new();
     for list in [&mut play.pre_tasks, &mut play.tasks, &mut play.post_tasks] {
         expand_items(list, base, 0, &mut handlers, &mut play.loaded_roles)?;
@@ -42,13 +43,25 @@ pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> 
     )?;
     handlers.extend(play_handlers);
     play.handlers = handlers;
+    // Imported roles are the play's roles too (`ansible_play_role_names`).
+    let imported: Vec<String> = play.loaded_roles[from_roles..]
+        .iter()
+        .map(|r| r.name.clone())
+        .collect();
+    play.role_names.extend(imported);
     Ok(())
 }
 
 /// Resolves the imports of a task list read while the playbook runs (an included
-/// file); the handlers of roles it imports are not added to the play.
-pub(crate) fn expand_list(items: &mut [TaskItem], base: &Path) -> Result<(), PlaybookError> {
-    expand_items(items, base, 0, &mut Vec::new(), &mut Vec::new())
+/// file); the handlers of roles it imports are not added to the play. The names of the
+/// roles it imports, in order.
+pub(crate) fn expand_list(
+    items: &mut [TaskItem],
+    base: &Path,
+) -> Result<Vec<String>, PlaybookError> {
+    let mut imported = Vec::new();
+    expand_items(items, base, 0, &mut Vec::new(), &mut imported)?;
+    Ok(imported.iter().map(|r| r.name.clone()).collect())
 }
 
 /// Replaces every import in `items` (recursively) by the block it imports; the
@@ -177,18 +190,6 @@ fn import_role(
             "import_role needs the role's name (name:)",
         ));
     };
-    let from = |key: &str| arg(t, &[key]).unwrap_or("main").to_string();
-    let options = RoleOptions {
-        tasks_from: from("tasks_from"),
-        vars_from: from("vars_from"),
-        defaults_from: from("defaults_from"),
-        handlers_from: from("handlers_from"),
-        allow_duplicates: t.args.get("allow_duplicates").map(|v| {
-            !matches!(v, Value::Bool(false))
-                && v.as_str() != Some("no")
-                && v.as_str() != Some("false")
-        }),
-        dynamic: false,
-    };
+    let options = RoleOptions::of_task(&t.args, false);
     roles::load_one(name, &t.location, base, &options)
 }

@@ -342,6 +342,20 @@ impl<'a> Chain<'a> {
         self.levels.iter().rev().find_map(|l| l.role.as_deref())
     }
 
+    /// The roles that include or import the task's role, nearest first (a role that
+    /// includes itself is its own parent): `ansible_parent_role_names`.
+    pub fn parent_roles(&self) -> Vec<&'a crate::playbook::roles::Role> {
+        let mut roles: Vec<&crate::playbook::roles::Role> = self
+            .levels
+            .iter()
+            .rev()
+            .filter_map(|l| l.role.as_deref())
+            .collect();
+        // The levels (blocks) of one role name the same role once.
+        roles.dedup_by(|a, b| std::ptr::eq(*a, *b));
+        roles.into_iter().skip(1).collect()
+    }
+
     /// The handlers the task notifies: the nearest level's `notify`.
     pub fn notify(&self) -> Vec<String> {
         self.nearest(Keyword::Notify).map(names).unwrap_or_default()

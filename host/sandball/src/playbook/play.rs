@@ -46,6 +46,8 @@ pub struct Play {
     pub roles: Vec<RoleRef>,
     /// The names of the play's roles, in order (`ansible_play_role_names`).
     pub role_names: Vec<String>,
+    /// The names of the roles its roles depend on (`ansible_dependent_role_names`).
+    pub dependent_role_names: Vec<String>,
     /// The play's roles (dependencies first), whose defaults and vars every task sees.
     pub loaded_roles: Vec<std::sync::Arc<crate::playbook::roles::Role>>,
     /// `pre_tasks`.
@@ -86,6 +88,7 @@ impl Play {
             keywords: Keywords::parse(&fields)?,
             roles: role::roles(&fields)?,
             role_names: Vec::new(),
+            dependent_role_names: Vec::new(),
             loaded_roles: Vec::new(),
             pre_tasks: tasks("pre_tasks", false)?,
             tasks: tasks("tasks", false)?,

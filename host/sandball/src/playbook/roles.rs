@@ -82,6 +82,7 @@ pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> 
         tasks: Vec::new(),
         handlers: Vec::new(),
         names: Vec::new(),
+        dependencies: Vec::new(),
         loaded: Vec::new(),
     };
     for entry in std::mem::take(&mut play.roles) {
@@ -91,12 +92,14 @@ pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> 
         tasks,
         handlers,
         names,
+        dependencies,
         loaded,
         ..
     } = loader;
     play.tasks.splice(0..0, tasks);
     play.handlers.splice(0..0, handlers);
     play.role_names = names;
+    play.dependent_role_names = dependencies;
     play.loaded_roles = loaded;
     Ok(())
 }
@@ -116,6 +119,30 @@ pub struct RoleOptions {
     pub allow_duplicates: Option<bool>,
     /// Included while the play runs (`include_role`).
     pub dynamic: bool,
+}
+
+impl RoleOptions {
+    /// The options an `import_role` or `include_role` task gives (`tasks_from`…,
+    /// `allow_duplicates`, which is true unless the task says otherwise, as in
+    /// Ansible: importing or including a role again runs it again).
+    pub fn of_task(args: &Map<String, Value>, dynamic: bool) -> RoleOptions {
+        let from = |key: &str| {
+            args.get(key)
+                .and_then(Value::as_str)
+                .unwrap_or("main")
+                .to_string()
+        };
+        RoleOptions {
+            tasks_from: from("tasks_from"),
+            vars_from: from("vars_from"),
+            defaults_from: from("defaults_from"),
+            handlers_from: from("handlers_from"),
+            allow_duplicates: Some(
+                crate::plugins::action::truthy(args.get("allow_duplicates"), true).unwrap_or(true),
+            ),
+            dynamic,
+        }
+    }
 }
 
 impl Default for RoleOptions {
@@ -145,6 +172,7 @@ pub(crate) fn load_one(
         tasks: Vec::new(),
         handlers: Vec::new(),
         names: Vec::new(),
+        dependencies: Vec::new(),
         loaded: Vec::new(),
     };
     let entry = RoleRef {
@@ -176,6 +204,8 @@ struct Loader {
     handlers: Vec<TaskItem>,
     /// The play's role names, in order (`ansible_play_role_names`).
     names: Vec<String>,
+    /// The roles pulled in as dependencies (`ansible_dependent_role_names`).
+    dependencies: Vec<String>,
     /// The play's roles, in order.
     loaded: Vec<Arc<Role>>,
 }
@@ -196,6 +226,8 @@ impl Loader {
         let meta = read_meta(&dir)?;
         if parents.is_empty() {
             self.names.push(name.clone());
+        } else if !self.dependencies.contains(&name) {
+            self.dependencies.push(name.clone());
         }
         if parents.contains(&name) {
             return Err(PlaybookError::at(

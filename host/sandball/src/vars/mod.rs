@@ -206,6 +206,8 @@ pub struct PlayScope<'a> {
     pub roles: &'a [Arc<Role>],
     /// `ansible_play_role_names`.
     pub role_names: &'a [String],
+    /// `ansible_dependent_role_names`.
+    pub dependent_role_names: &'a [String],
 }
 
 impl VariableManager {
@@ -315,9 +317,27 @@ impl VariableManager {
             search.push(dir.clone());
         }
         vars.set_data("ansible_search_path", Value::Array(search));
-        let names = Value::Array(play.role_names.iter().cloned().map(Value::String).collect());
-        vars.set_data("ansible_play_role_names", names.clone());
-        vars.set_data("ansible_role_names", names);
+        let list_of = |names: &mut dyn Iterator<Item = &String>| {
+            Value::Array(names.cloned().map(Value::String).collect())
+        };
+        let direct = list_of(&mut play.role_names.iter());
+        vars.set_data("ansible_play_role_names", direct.clone());
+        // The older name of the same list.
+        vars.set_data("role_names", direct);
+        vars.set_data(
+            "ansible_dependent_role_names",
+            list_of(&mut play.dependent_role_names.iter()),
+        );
+        vars.set_data(
+            "ansible_role_names",
+            list_of(
+                &mut play.role_names.iter().chain(
+                    play.dependent_role_names
+                        .iter()
+                        .filter(|d| !play.role_names.contains(d)),
+                ),
+            ),
+        );
         vars.set_data("ansible_play_name", Value::String(play.name.to_string()));
         let list = |h: &[String]| Value::Array(h.iter().cloned().map(Value::String).collect());
         vars.set_data("ansible_play_hosts_all", list(play.hosts_all));

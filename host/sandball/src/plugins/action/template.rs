@@ -2,7 +2,7 @@
 //! node with the `copy` module, as Ansible's template action does. The template is
 //! found in the role's `templates/`, then the playbook's; it sees the task's variables
 //! plus `template_path`, `template_fullpath`, `template_destpath`, `template_host`,
-//! `template_uid`, `template_run_date` and `ansible_managed`. The rendered text is
+//! `template_uid`, `template_mtime`, `template_run_date` and `ansible_managed`. The rendered text is
 //! sent to the node as a file (never as an argument: it stays out of the results and
 //! the audit log), and `copy` puts it in place atomically, idempotently, with check
 //! and diff modes and the file attributes the task gives.
@@ -139,6 +139,7 @@ fn render(
         ("template_destpath", dest.clone()),
         ("template_host", controller_name()),
         ("template_uid", owner_name(&path)),
+        ("template_mtime", modified_at(&path)),
         (
             "template_run_date",
             chrono::Local::now()
@@ -216,6 +217,19 @@ fn rendered_file(text: &str) -> std::io::Result<tempfile::NamedTempFile> {
     file.write_all(text.as_bytes())?;
     file.flush()?;
     Ok(file)
+}
+
+/// When the template file was last changed, as Python prints a `datetime`
+/// (`template_mtime`).
+fn modified_at(path: &std::path::Path) -> String {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .map(|t| {
+            chrono::DateTime::<chrono::Local>::from(t)
+                .format("%Y-%m-%d %H:%M:%S%.6f")
+                .to_string()
+        })
+        .unwrap_or_default()
 }
 
 /// The controller's host name (`template_host`).
