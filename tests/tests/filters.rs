@@ -31,6 +31,12 @@ const EXPRESSIONS: &[&str] = &[
     "({'k':'v'}).missing.deeper | d('y')",
     "nope.attr is defined",
     "nope.a.b | default('z', true)",
+    // Tests.
+    "[1, 0] is any",
+    "[1, 0] is all",
+    "{'failed': false} is successful",
+    "{'finished': 0} is finished",
+    "{'timedout': {'period': 2}} is timedout",
 ];
 
 #[test]

@@ -3,13 +3,15 @@
 //! mapping, a handler including a task file from its role's `tasks/` (its tasks shown
 //! as handlers), `set_fact` names templated per item, a `changed_when` that cannot be
 //! evaluated keeping the result, an empty loop skipped, `failed: false` registered,
-//! `stat`'s MIME type, encoding and attributes. The same task lines and recap as
+//! `stat`'s MIME type, encoding and attributes, `copy` of a controller file into a
+//! directory keeping its name, `\1` kept in `key=value` arguments. The same task lines and recap as
 //! ansible-playbook.
 
 use sandball_e2e::Sandbox;
 
 const FILES: &[(&str, &str)] = &[
     ("play.yml", include_str!("target_patterns/play.yml")),
+    ("files/note.txt", "a note\n"),
     (
         "roles/cleaner/tasks/main.yml",
         include_str!("target_patterns/roles/cleaner/tasks/main.yml"),
@@ -60,6 +62,8 @@ fn patterns_of_ansible_core_targets_run_as_in_ansible() {
             "an empty loop",
             "says it did not fail",
             "its type",
+            "where it went",
+            "a back-reference in key=value arguments",
         ] {
             assert_eq!(
                 theirs.task_lines(task),

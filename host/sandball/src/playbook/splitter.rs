@@ -210,16 +210,7 @@ fn escape_at(rest: &[char]) -> Option<(char, usize)> {
         'U' => hex(8),
         'u' => hex(4),
         'x' => hex(2),
-        '0'..='7' => {
-            let digits = rest
-                .iter()
-                .take(3)
-                .take_while(|c| ('0'..='7').contains(*c))
-                .count();
-            let text: String = rest[..digits].iter().collect();
-            let code = u32::from_str_radix(&text, 8).ok()?;
-            Some((char::from_u32(code)?, digits))
-        }
+        // No octal escapes: `\1` stays a regular expression's back-reference.
         '\\' => Some(('\\', 1)),
         '\'' => Some(('\'', 1)),
         '"' => Some(('"', 1)),
@@ -329,7 +320,12 @@ mod tests {
             kv("msg=\"say \\\"hi\\\"\"", false),
             json!({"msg": "say \"hi\""})
         );
-        assert_eq!(kv("msg=\\x41\\u00e9\\101", false), json!({"msg": "AéA"}));
+        assert_eq!(kv("msg=\\x41\\u00e9", false), json!({"msg": "Aé"}));
+        // Octal escapes are not decoded: `\1` stays a back-reference, as in Ansible.
+        assert_eq!(
+            kv("replace='\"\\1\"'", false),
+            json!({"replace": "\"\\1\""})
+        );
         assert_eq!(
             kv("path=C:\\Users\\x", false),
             json!({"path": "C:\\Users\\x"})

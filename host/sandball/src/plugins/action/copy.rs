@@ -60,8 +60,15 @@ impl ActionPlugin for Copy {
             let transfers = match controller_source(&args, ctx.vars()) {
                 Ok(None) => Vec::new(),
                 Ok(Some(local)) => {
-                    // Once sent, the source is on the node.
+                    // Once sent, the source is on the node, under its content's name:
+                    // a directory `dest` gets the file under the source's own name.
                     args.insert("remote_src".into(), Value::Bool(true));
+                    if let Some(name) = local.file_name() {
+                        args.insert(
+                            "_original_basename".into(),
+                            Value::String(name.to_string_lossy().into_owned()),
+                        );
+                    }
                     vec![Transfer { arg: "src", local }]
                 }
                 Err(e) => return failed(e),

@@ -1,5 +1,6 @@
-//! Tests on collections: `subset`, `superset`, `contains`, and `sequence` as Jinja2 has
-//! it (strings, lists and dictionaries are sequences).
+//! Tests on collections: `subset`, `superset`, `contains`, `any`, `all` (Python's, on
+//! the items' truth), and `sequence` as Jinja2 has it (strings, lists and dictionaries
+//! are sequences).
 
 use minijinja::value::ValueKind;
 use minijinja::{Environment, Error, ErrorKind, State, Value};
@@ -15,6 +16,12 @@ pub(super) fn register(env: &mut Environment<'static>) {
         is_subset(state, b, a)
     });
     env.add_test("contains", contains);
+    env.add_test("any", |state: &State, seq: &Value| {
+        Ok::<_, Error>(items(state, seq)?.iter().any(Value::is_true))
+    });
+    env.add_test("all", |state: &State, seq: &Value| {
+        Ok::<_, Error>(items(state, seq)?.iter().all(Value::is_true))
+    });
     env.add_test("sequence", |value: &Value| {
         matches!(
             value.kind(),

@@ -1,5 +1,5 @@
 //! Path tests, on the controller's file system: `abs`, `exists`, `file`, `directory`,
-//! `link`, `mount`, `same_file`.
+//! `link`, `mount`, `same_file`, `vaulted_file` (a file in Ansible Vault's format).
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;
@@ -27,6 +27,10 @@ pub(super) fn register(env: &mut Environment<'static>) {
     });
     env.add_test("mount", |state: &State, path: &Value| {
         Ok::<_, Error>(is_mount(Path::new(&text_arg(state, path)?)))
+    });
+    env.add_test("vaulted_file", |state: &State, path: &Value| {
+        let head = fs::read(text_arg(state, path)?).unwrap_or_default();
+        Ok::<_, Error>(head.starts_with(b"$ANSIBLE_VAULT;"))
     });
     env.add_test("same_file", |state: &State, a: &Value, b: &Value| {
         let (a, b) = (text_arg(state, a)?, text_arg(state, b)?);

@@ -1,5 +1,6 @@
 //! Tests on task results: `failed`, `succeeded`, `changed`, `skipped`, `unreachable`,
-//! `reachable` (and their older names `failure`, `success`, `change`, `skip`).
+//! `reachable`, `timedout`, and `finished`/`started` of async jobs (and the other
+//! names `failure`, `success`, `successful`, `change`, `skip`).
 
 use minijinja::value::ValueKind;
 use minijinja::{Environment, Error, ErrorKind, State, Value};
@@ -11,6 +12,22 @@ pub(super) fn register(env: &mut Environment<'static>) {
     env.add_test("failure", failed);
     env.add_test("succeeded", succeeded);
     env.add_test("success", succeeded);
+    env.add_test("successful", succeeded);
+    env.add_test("timedout", |state: &State, result: &Value| {
+        ensure_defined(state, result)?;
+        let period = result
+            .get_item(&Value::from("timedout"))?
+            .get_item(&Value::from("period"))
+            .unwrap_or_default();
+        Ok::<_, Error>(period.is_true())
+    });
+    // A result that is not an async job's counts as started and finished.
+    env.add_test("finished", |state: &State, result: &Value| {
+        async_flag(state, result, "finished")
+    });
+    env.add_test("started", |state: &State, result: &Value| {
+        async_flag(state, result, "started")
+    });
     env.add_test("changed", changed);
     env.add_test("change", changed);
     env.add_test("skipped", skipped);
@@ -34,6 +51,12 @@ fn flag(state: &State, result: &Value, flag: &str, test: &str) -> Result<bool, E
         ));
     }
     Ok(result.get_item(&Value::from(flag))?.is_true())
+}
+
+fn async_flag(state: &State, result: &Value, name: &str) -> Result<bool, Error> {
+    let set = flag(state, result, name, name)?;
+    let present = !result.get_item(&Value::from(name))?.is_undefined();
+    Ok(set || !present)
 }
 
 fn failed(state: &State, result: &Value) -> Result<bool, Error> {
@@ -90,6 +113,12 @@ mod tests {
         assert_eq!(eval("{} is skip"), json!(false));
         assert_eq!(eval("{'unreachable': true} is unreachable"), json!(true));
         assert_eq!(eval("{} is reachable"), json!(true));
+        assert_eq!(eval("{'failed': false} is successful"), json!(true));
+        assert_eq!(eval("{'timedout': {'period': 3}} is timedout"), json!(true));
+        assert_eq!(eval("{} is timedout"), json!(false));
+        assert_eq!(eval("{'finished': 0} is finished"), json!(false));
+        assert_eq!(eval("{'finished': true} is finished"), json!(true));
+        assert_eq!(eval("{} is started"), json!(true));
         assert_eq!(
             eval("{'results': [{'changed': false}, {'changed': true}]} is changed"),
             json!(true)
