@@ -224,6 +224,43 @@ pub fn json_quote(s: &str, ensure_ascii: bool, out: &mut String) {
     out.push('"');
 }
 
+/// Python's `str.splitlines()`: lines without their ends, split at `\n`, `\r\n`, `\r`
+/// and the other line boundaries Python knows.
+pub fn splitlines(text: &str) -> Vec<&str> {
+    let is_break = |c: char| {
+        matches!(
+            c,
+            '\n' | '\r'
+                | '\x0b'
+                | '\x0c'
+                | '\x1c'
+                | '\x1d'
+                | '\x1e'
+                | '\u{85}'
+                | '\u{2028}'
+                | '\u{2029}'
+        )
+    };
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if is_break(c) {
+            lines.push(&text[start..i]);
+            let mut next = i + c.len_utf8();
+            if c == '\r' && chars.peek().is_some_and(|(_, n)| *n == '\n') {
+                chars.next();
+                next += 1;
+            }
+            start = next;
+        }
+    }
+    if start < text.len() {
+        lines.push(&text[start..]);
+    }
+    lines
+}
+
 /// Python's truth value (`bool(value)`): false for `None`, `False`, zero, and empty
 /// strings, lists and dicts; true for everything else (`"false"` and `"no"` too).
 /// Ansible reads a result's `failed`, `changed`, `skipped` and `unreachable` this way.
@@ -264,6 +301,13 @@ pub fn py_eq(a: &Value, b: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_split_as_python_splits_them() {
+        assert_eq!(splitlines("a\r\nb\rc\x0bd\n"), ["a", "b", "c", "d"]);
+        assert_eq!(splitlines("a\n\nb"), ["a", "", "b"]);
+        assert!(splitlines("").is_empty());
+    }
     use serde_json::json;
 
     #[test]

@@ -230,6 +230,19 @@ pub fn interpret(
         push_warning(&mut result, format!("sandball-shim: {w}"));
     }
     result.entry("changed").or_insert(Value::Bool(false));
+    // Output split into lines, as Ansible's action plugins add it to every module's
+    // result.
+    for (text, lines) in [("stdout", "stdout_lines"), ("stderr", "stderr_lines")] {
+        if !result.contains_key(lines)
+            && let Some(Value::String(t)) = result.get(text)
+        {
+            let split = sandball_wire::python::splitlines(t)
+                .into_iter()
+                .map(|l| Value::String(l.to_string()))
+                .collect();
+            result.insert(lines.into(), Value::Array(split));
+        }
+    }
     result
 }
 

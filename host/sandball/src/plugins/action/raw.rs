@@ -45,8 +45,12 @@ pub async fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Va
 pub fn command_result(out: &ExecOutput) -> Map<String, Value> {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let lines =
-        |s: &str| -> Vec<Value> { s.lines().map(|l| Value::String(l.to_string())).collect() };
+    let lines = |s: &str| -> Vec<Value> {
+        sandball_wire::python::splitlines(s)
+            .into_iter()
+            .map(|l| Value::String(l.to_string()))
+            .collect()
+    };
     let mut result = super::ok_with(json!({
         "changed": true,
         "rc": out.rc,

@@ -93,42 +93,12 @@ pub(crate) fn py_split(s: &str, sep: Option<&str>, maxsplit: i64) -> Result<Valu
     Ok(Value::from(parts))
 }
 
-/// Python's `str.splitlines()`.
+/// Python's `str.splitlines()`, as owned strings.
 pub(crate) fn py_splitlines(s: &str) -> Vec<String> {
-    let is_break = |c: char| {
-        matches!(
-            c,
-            '\n' | '\r'
-                | '\x0b'
-                | '\x0c'
-                | '\x1c'
-                | '\x1d'
-                | '\x1e'
-                | '\u{85}'
-                | '\u{2028}'
-                | '\u{2029}'
-        )
-    };
-    let mut lines = Vec::new();
-    let mut rest = s;
-    while !rest.is_empty() {
-        match rest.find(is_break) {
-            Some(at) => {
-                lines.push(rest[..at].to_string());
-                let skip = if rest[at..].starts_with("\r\n") {
-                    2
-                } else {
-                    rest[at..].chars().next().map_or(1, char::len_utf8)
-                };
-                rest = &rest[at + skip..];
-            }
-            None => {
-                lines.push(rest.to_string());
-                break;
-            }
-        }
-    }
-    lines
+    sandball_wire::python::splitlines(s)
+        .into_iter()
+        .map(str::to_string)
+        .collect()
 }
 
 /// Python's `str.strip(chars)` (and `lstrip`, `rstrip`): whitespace when `chars` is
