@@ -577,6 +577,14 @@ const MODULE_DEFAULTS: &str = r#"
           ignore_errors: true
         - name: the task's own arguments win
           file: {path: "{{ work }}/block-level", state: touch}
+        - name: an inner block
+          module_defaults:
+            ping: {data: inner}
+          block:
+            - name: the outer levels' defaults still hold
+              debug:
+            - name: an argument set to omit is not filled in
+              debug: {msg: "{{ omit }}"}
       module_defaults:
         file: {mode: "0600"}
 "#;
@@ -604,5 +612,18 @@ fn module_defaults_fill_in_arguments_as_in_ansible() {
     );
     std::fs::remove_file(work.join("play-level")).ok();
     std::fs::remove_file(work.join("block-level")).ok();
-    same_as_ansible(&sb, &out, &pb, &work, &[]);
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        out.assert_same_recap_as(&theirs);
+        for task in [
+            "the outer levels' defaults still hold",
+            "an argument set to omit is not filled in",
+        ] {
+            assert_eq!(
+                theirs.task_lines(task),
+                out.task_lines(task),
+                "{theirs}\n{out}"
+            );
+        }
+    }
 }

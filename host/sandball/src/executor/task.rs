@@ -982,8 +982,11 @@ pub(crate) fn template_args(
             out.insert(k.clone(), v);
         }
     }
+    // Defaults fill in what the task does not write (an argument it sets to `omit` is
+    // left out, not filled in).
     for (k, v) in module_defaults(run, kw, &t.action, vars)? {
         if !out.contains_key(&k)
+            && !t.args.contains_key(&k)
             && let Some(v) = strip_omit(v)
         {
             out.insert(k, v);
@@ -1017,31 +1020,40 @@ fn module_defaults(
     let Some(setting) = kw.nearest_setting(Keyword::ModuleDefaults) else {
         return Ok(Map::new());
     };
-    let templated = run
-        .templar
-        .template(&setting.value, vars)
-        .map_err(|e| format!("module_defaults (at {}): {e}", setting.at))?;
-    let levels = match templated {
-        Value::Array(items) => items,
-        one => vec![one],
-    };
-    let mut defaults = Map::new();
-    for level in levels {
-        let Value::Object(by_module) = level else {
-            continue;
+    // Every level's defaults, outermost first, merged by module: a nearer level's
+    // entry for a module replaces an outer one's (`debug: {}` removes it), as
+    // ansible-core merges them.
+    let mut by_module = Map::new();
+    for value in kw.all(Keyword::ModuleDefaults) {
+        let templated = run
+            .templar
+            .template(value, vars)
+            .map_err(|e| format!("module_defaults (at {}): {e}", setting.at))?;
+        let lists = match templated {
+            Value::Array(items) => items,
+            one => vec![one],
         };
-        for (key, args) in by_module {
-            if key.starts_with("group/") {
-                return Err(format!(
-                    "module_defaults (at {}): action groups ({key}) are not supported by sandball yet",
-                    setting.at
-                ));
+        for list in lists {
+            if let Value::Object(entries) = list {
+                by_module.extend(entries);
             }
-            if names_action(&key, action)
-                && let Value::Object(args) = args
-            {
-                defaults.extend(args);
-            }
+        }
+    }
+    // Of the entries naming the action (`file`, `ansible.builtin.file`), the last
+    // one stands.
+    let mut defaults = Map::new();
+    for (key, args) in by_module {
+        if key.starts_with("group/") {
+            return Err(format!(
+                "module_defaults (at {}): action groups ({key}) are not supported by sandball yet",
+                setting.at
+            ));
+        }
+        if names_action(&key, action) {
+            defaults = match args {
+                Value::Object(args) => args,
+                _ => Map::new(),
+            };
         }
     }
     Ok(defaults)

@@ -10,7 +10,7 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
         return e;
     }
     if args.contains_key("msg") && args.contains_key("var") {
-        return failed("'msg' and 'var' are incompatible options");
+        return failed("parameters are mutually exclusive: msg|var");
     }
     let verbosity = match args.get("verbosity") {
         None => 0,
