@@ -4,7 +4,8 @@
 //! as handlers), `set_fact` names templated per item, a `changed_when` that cannot be
 //! evaluated keeping the result, an empty loop skipped, `failed: false` registered,
 //! `stat`'s MIME type, encoding and attributes, `copy` of a controller file into a
-//! directory keeping its name, `\1` kept in `key=value` arguments. The same task lines and recap as
+//! directory keeping its name, `\1` kept in `key=value` arguments, a `script` whose
+//! path has a space, a template inside a conditional's string. The same task lines and recap as
 //! ansible-playbook.
 
 use sandball_e2e::Sandbox;
@@ -12,6 +13,7 @@ use sandball_e2e::Sandbox;
 const FILES: &[(&str, &str)] = &[
     ("play.yml", include_str!("target_patterns/play.yml")),
     ("files/note.txt", "a note\n"),
+    ("files/space dir/hello.sh", "#!/bin/sh\necho \"$# $1 $2\"\n"),
     (
         "roles/cleaner/tasks/main.yml",
         include_str!("target_patterns/roles/cleaner/tasks/main.yml"),
@@ -64,6 +66,8 @@ fn patterns_of_ansible_core_targets_run_as_in_ansible() {
             "its type",
             "where it went",
             "a back-reference in key=value arguments",
+            "what the script said",
+            "an embedded template in a conditional",
         ] {
             assert_eq!(
                 theirs.task_lines(task),

@@ -22,7 +22,7 @@ mod role;
 pub mod roles;
 pub mod search_path;
 pub(crate) mod source;
-mod splitter;
+pub(crate) mod splitter;
 mod task;
 pub(crate) mod yaml;
 

@@ -165,7 +165,7 @@ fn unescaped_equals(word: &str) -> Option<usize> {
 }
 
 /// `text` without the matching quotes around it, unless the closing one is escaped.
-fn unquote(text: &str) -> &str {
+pub(crate) fn unquote(text: &str) -> &str {
     let bytes = text.as_bytes();
     match bytes {
         [first, .., before_last, last]

@@ -362,14 +362,16 @@ fn template_value(
 
 /// A conditional string: a bare expression, or one `{{ expr }}`.
 fn conditional_str(scope: &Arc<Scope>, text: &str) -> Result<bool, TemplateError> {
+    let rendered;
     let expr = match single_expression(text) {
         Some(inner) => inner,
+        // Templates inside the expression's strings (`x == "{{ y }}"`) are rendered
+        // first, as ansible-core 2.19 still does.
         None if is_template(text) => {
-            return Err(TemplateError::Conditional {
-                condition: text.into(),
-                detail: "conditionals are bare Jinja expressions; write it without embedded {{ }} or {% %}"
-                    .into(),
-            });
+            rendered = scope
+                .render_text(text)
+                .map_err(|err| engine_error(scope, &err, text))?;
+            rendered.as_str()
         }
         None if text.trim().is_empty() => return Ok(true),
         None => text,
@@ -728,8 +730,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.starts_with("'nope' is undefined"), "{err}");
-        let err = t.conditional(&json!("{{ x }} == 1"), &v).unwrap_err();
-        assert!(matches!(err, TemplateError::Conditional { .. }));
+        // Templates inside the expression are rendered first, as ansible-core 2.19
+        // still does (with a deprecation warning).
+        assert!(holds(json!("x == {{ x }}")));
+        assert!(holds(json!("'{{ x }}' == '1'")));
         assert!(t.conditional(&json!({"a": 1}), &v).is_err());
     }
 

@@ -74,11 +74,15 @@ async fn run(
             "chdir {dir} must be an absolute path for a Unix-aware remote node"
         )));
     }
-    let words = shlex::split(command)
+    // The script and its arguments as Ansible splits them: the arguments stay as
+    // written (quotes and all), the script's name is unquoted.
+    let words = crate::playbook::splitter::split_args(command)
+        .ok()
         .filter(|w| !w.is_empty())
         .ok_or_else(|| failed(format!("cannot read the script's command line: {command}")))?;
-    let name = &words[0];
-    let source = search_path::find(ctx.vars(), "files", name).map_err(failed)?;
+    let name = crate::playbook::splitter::unquote(&words[0]).to_string();
+    let args = words[1..].join(" ");
+    let source = search_path::find(ctx.vars(), "files", &name).map_err(failed)?;
     let script = std::fs::read(&source).map_err(|e| {
         failed(format!(
             "Could not read the script {}: {e}",
@@ -96,8 +100,8 @@ async fn run(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "script".into());
-    // The command line as written, with the script's name replaced by its copy.
-    let target = command.replacen(name.as_str(), &format!("\"$d\"/{}", quote(&base)), 1);
+    // The copy of the script, then the arguments as written.
+    let target = format!("\"$d\"/{} {args}", quote(&base));
     let exe = text("executable")
         .map(|e| format!("{e} "))
         .unwrap_or_default();
