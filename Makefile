@@ -8,7 +8,7 @@ VENV        := target/venv
 ANSIBLE_PIN ?= ansible-core==2.19.*
 PROFILE_DIR := target/debug
 
-.PHONY: all setup modules build run test test-fixtures lint bench ansible ansible-2.16 ruby legacy-examples sshd clean
+.PHONY: all setup modules build run test test-fixtures lint bench ansible ansible-2.16 ansible-targets ruby legacy-examples sshd clean
 
 all: build
 
@@ -42,6 +42,20 @@ $(VENV_216)/bin/ansible-playbook:
 	python3 -m venv $(VENV_216)
 	$(VENV_216)/bin/pip install --quiet --disable-pip-version-check 'ansible-core==2.16.*'
 
+## ansible-targets: ansible-core's own integration targets (test/integration/targets),
+## from the PyPI sdist of the very version in $(VENV): tests/tests/integration_targets.rs
+## runs them as ansible-test does. Fetched at test time, never kept in the repository.
+TARGETS_DIR := target/ansible-targets
+ansible-targets: $(TARGETS_DIR)/targets/ping
+$(TARGETS_DIR)/targets/ping: $(VENV)/bin/ansible-playbook
+	rm -rf $(TARGETS_DIR) && mkdir -p $(TARGETS_DIR)/sdist
+	version=$$($(VENV)/bin/python -c 'import ansible.release; print(ansible.release.__version__)') && \
+	$(VENV)/bin/pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
+		-d $(TARGETS_DIR)/sdist "ansible-core==$$version" && \
+	tar -xzf $(TARGETS_DIR)/sdist/ansible_core-$$version.tar.gz -C $(TARGETS_DIR) \
+		--strip-components=3 ansible_core-$$version/test/integration/targets
+	rm -rf $(TARGETS_DIR)/sdist
+
 ## ruby: the interpreter of the WANT_JSON Ruby example module (Debian's package).
 ruby:
 	@command -v ruby >/dev/null || (apt-get update && apt-get install -y ruby)
@@ -63,7 +77,7 @@ sshd:
 	fi
 
 ## test: every test (unit, shim, end-to-end), plus format and lint checks.
-test: build ansible ansible-2.16 ruby legacy-examples test-fixtures sshd lint
+test: build ansible ansible-2.16 ansible-targets ruby legacy-examples test-fixtures sshd lint
 	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin $(CARGO) test --workspace
 
 lint:

@@ -730,3 +730,60 @@ fn command_line_connection_options_come_last_as_in_ansible() {
     let out = run_with(&sb, &ping("faraway"), &["-c", "local"]);
     assert_eq!(out.task_lines("reach"), vec!["ok: [faraway]"], "{out}");
 }
+
+/// `reboot` on a stand-in node: the "reboot" writes a new boot id a moment later (and
+/// kills the shim, as a real reboot would); the action waits, over fresh connections,
+/// until the id changes and the test command answers, and the next task opens a new
+/// session. On the local connection it refuses, as Ansible does.
+#[test]
+fn reboot_waits_for_a_new_boot_and_refuses_the_controller() {
+    let sshd = Sshd::start();
+    let sb = Sandbox::new();
+    let boot_id = sb.write("boot_id", "first\n");
+    let inv = format!(
+        "[nodes]\n{}\n[local]\ncontroller ansible_connection=local\n",
+        sshd.host_line("r1", &sb.path().join("node-r1"), "")
+    );
+    sb.write("inventory.ini", &inv);
+    let play = format!(
+        r#"
+- hosts: r1
+  gather_facts: false
+  tasks:
+    - name: a module before
+      ping:
+    - name: reboot it
+      reboot:
+        boot_time_command: cat {id}
+        reboot_command: (sleep 1; pkill -KILL -f {node}; echo second > {id}) >/dev/null 2>&1 &
+        test_command: test -s {id}
+        reboot_timeout: 60
+      register: r
+    - name: what reboot said
+      debug:
+        msg: "{{{{ r.rebooted }}}} {{{{ r.changed }}}} {{{{ r.elapsed is number }}}}"
+    - name: a module after
+      ping:
+- hosts: controller
+  gather_facts: false
+  tasks:
+    - name: not the controller
+      reboot:
+      ignore_errors: true
+"#,
+        id = boot_id.display(),
+        // A pattern that matches the shim's command line, not the shell's running it.
+        node = sb.path().join("node-r[1]/").display()
+    );
+    let out = run(&sb, &play);
+    out.assert_code(0);
+    assert_eq!(
+        std::fs::read_to_string(&boot_id).unwrap(),
+        "second\n",
+        "{out}"
+    );
+    assert_eq!(out.task_lines("reboot it"), vec!["changed: [r1]"], "{out}");
+    out.assert_stdout_has("\"msg\": \"True True True\"");
+    assert_eq!(out.task_lines("a module after"), vec!["ok: [r1]"], "{out}");
+    out.assert_stdout_has("Running reboot with local connection would reboot the control node.");
+}

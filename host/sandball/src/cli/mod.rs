@@ -146,6 +146,29 @@ pub struct CommonArgs {
     pub private_key: Option<String>,
 }
 
+/// The subcommand a link to sandball stands for when it carries the name of an Ansible
+/// command (`ln -s sandball ansible-playbook`), so scripts written for Ansible run it.
+fn subcommand_of(program: &std::ffi::OsStr) -> Option<&'static str> {
+    let name = std::path::Path::new(program).file_name()?.to_str()?;
+    match name {
+        "ansible-playbook" => Some("playbook"),
+        "ansible" => Some("run"),
+        "ansible-inventory" => Some("inventory"),
+        "ansible-vault" => Some("vault"),
+        _ => None,
+    }
+}
+
+/// The command line as clap should read it: `sandball SUBCOMMAND …`, with the
+/// subcommand put in when sandball was started under an Ansible command's name.
+fn arguments(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut args: Vec<_> = args.into_iter().collect();
+    if let Some(sub) = args.first().and_then(|p| subcommand_of(p)) {
+        args.insert(1, sub.into());
+    }
+    args
+}
+
 /// Parses the command line, runs, and returns the exit code.
 pub fn main() -> i32 {
     // ansible.cfg first: its settings are environment variables the flags and the rest
@@ -160,7 +183,7 @@ pub fn main() -> i32 {
     for w in &config.warnings {
         eprintln!("[WARNING]: {w}");
     }
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(arguments(std::env::args_os())) {
         Ok(c) => c,
         Err(e) => {
             // Usage errors exit 2, as ansible's argument parser exits.
@@ -434,4 +457,36 @@ pub(crate) fn build_run(
         audit_log: None,
         host_errors: Default::default(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(args: &[&str]) -> Vec<std::ffi::OsString> {
+        arguments(args.iter().map(std::ffi::OsString::from))
+    }
+
+    #[test]
+    fn ansible_command_names_stand_for_their_subcommands() {
+        assert_eq!(
+            words(&["/usr/local/bin/ansible-playbook", "-i", "inv", "site.yml"]),
+            [
+                "/usr/local/bin/ansible-playbook",
+                "playbook",
+                "-i",
+                "inv",
+                "site.yml"
+            ]
+        );
+        assert_eq!(words(&["ansible", "all", "-m", "ping"])[1], "run");
+        assert_eq!(words(&["ansible-inventory", "--list"])[1], "inventory");
+        assert_eq!(words(&["ansible-vault", "view", "f"])[1], "vault");
+        assert_eq!(
+            words(&["sandball", "playbook", "site.yml"]),
+            ["sandball", "playbook", "site.yml"]
+        );
+        let cli = Cli::try_parse_from(words(&["ansible-playbook", "site.yml"]));
+        assert!(matches!(cli.map(|c| c.command), Ok(Command::Playbook(_))));
+    }
 }

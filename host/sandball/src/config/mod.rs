@@ -64,6 +64,7 @@ const SETTINGS: &[Setting] = &[
         false,
     ),
     s("defaults", "gathering", "ANSIBLE_GATHERING", false),
+    s("defaults", "facts_modules", "ANSIBLE_FACTS_MODULES", false),
     s(
         "defaults",
         "stdout_callback",

@@ -13,7 +13,7 @@ use crate::plugins::action::legacy;
 use crate::plugins::action::normal::{self, ModuleFlags};
 use crate::plugins::action::{self, Context, ModuleRequest, failed};
 use crate::plugins::r#become::{Become, Keywords as BecomeKeywords};
-use crate::plugins::connection::pool::{ConnectError, transport_for};
+use crate::plugins::connection::pool::{ConnectError, Transport, transport_for};
 use crate::plugins::connection::{ExecOutput, JobReply, JobStart, Session, SessionError};
 use crate::policy;
 use crate::template::{Templar, Var, Vars};
@@ -141,6 +141,20 @@ impl Context for TaskContext<'_> {
                     failed(e.to_string())
                 }
             }
+        })
+    }
+
+    fn local_connection(&self) -> bool {
+        target(self.run, self.kw, self.host, self.vars)
+            .is_ok_and(|to| matches!(to.transport, Transport::Local { .. }))
+    }
+
+    fn reset_connection(&self) -> LocalBoxFuture<'_, ()> {
+        Box::pin(async move {
+            let name = target(self.run, self.kw, self.host, self.vars)
+                .map(|to| to.name)
+                .unwrap_or_else(|_| self.host.to_string());
+            self.run.sessions.reset(&name).await;
         })
     }
 

@@ -13,7 +13,7 @@ mod filters;
 mod jinja_tests;
 pub mod lookups;
 mod methods;
-mod pyregex;
+pub(crate) mod pyregex;
 pub(crate) mod python;
 mod scope;
 mod templar;

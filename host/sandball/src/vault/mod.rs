@@ -93,6 +93,24 @@ pub fn read_file(path: &Path) -> std::io::Result<String> {
     })
 }
 
+/// A controller file's content, decrypted with the run's passwords when it is
+/// vault-encrypted (`None` when it is not: use the file as it is), for the actions
+/// that send files (`copy`, `assemble`: their `decrypt` option).
+pub fn decrypted_file(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(HEADER.len() + 8);
+    std::fs::File::open(path)?
+        .take((HEADER.len() + 8) as u64)
+        .read_to_end(&mut head)?;
+    if !is_vault(&String::from_utf8_lossy(&head)) {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(path)?;
+    decrypt(&text, secrets())
+        .map(Some)
+        .map_err(|e| std::io::Error::other(format!("{e} for {}", path.display())))
+}
+
 /// A `!vault` value decrypted with the run's passwords.
 pub fn decrypt_value(text: &str) -> Result<String, VaultError> {
     let plain = decrypt(text, secrets())?;

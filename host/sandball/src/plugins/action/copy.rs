@@ -1,7 +1,11 @@
 //! The `copy` action: a `src` on the controller (not `remote_src`) is sent to the node
 //! over the host's shim session, in raw chunks, content-addressed by sha256 (nothing is
 //! sent when the node already holds the same content), and the `copy` module then
-//! copies it from the node's copy. `content` and `remote_src` need no transfer.
+//! copies it from the node's copy. `content` and `remote_src` need no transfer. A
+//! controller directory is sent file by file, as Ansible's copy action sends it: one
+//! `copy` run per file (its path below `dest` given as `_original_basename`, so the
+//! module makes the directories on the way), then `file` runs for the directories no
+//! file lands in and for the links kept as links (`local_follow: false`).
 
 use super::{ActionPlugin, Context, ModuleRequest, Runs, Transfer, failed, ok_with};
 use crate::plugins::connection::{Session, SessionError};
@@ -57,8 +61,17 @@ impl ActionPlugin for Copy {
         mut args: Map<String, Value>,
     ) -> LocalBoxFuture<'a, Map<String, Value>> {
         Box::pin(async move {
+            let decrypt = match super::truthy(args.get("decrypt"), true) {
+                Ok(d) => d,
+                Err(e) => return failed(format!("decrypt: {e}")),
+            };
+            // Holds a decrypted source until the module has run.
+            let mut _plain = None;
             let transfers = match controller_source(&args, ctx.vars()) {
                 Ok(None) => Vec::new(),
+                Ok(Some(local)) if local.is_dir() => {
+                    return copy_tree(ctx, action, args, &local, decrypt).await;
+                }
                 Ok(Some(local)) => {
                     // Once sent, the source is on the node, under its content's name:
                     // a directory `dest` gets the file under the source's own name.
@@ -69,7 +82,17 @@ impl ActionPlugin for Copy {
                             Value::String(name.to_string_lossy().into_owned()),
                         );
                     }
-                    vec![Transfer { arg: "src", local }]
+                    let sent = match sendable(&local, decrypt) {
+                        Ok((path, plain)) => {
+                            _plain = plain;
+                            path
+                        }
+                        Err(e) => return failed(e),
+                    };
+                    vec![Transfer {
+                        arg: "src",
+                        local: sent,
+                    }]
                 }
                 Err(e) => return failed(e),
             };
@@ -171,12 +194,271 @@ pub fn controller_source(
     let found = crate::playbook::search_path::find(vars, "files", src).map_err(|e| {
         format!("{e}\nIf you are using a module and expect the file to exist on the remote, see the remote_src option")
     })?;
-    if found.is_dir() {
-        return Err(format!(
-            "copy: src '{src}' is a directory on the controller; copying directories from the controller is not supported yet (use remote_src for a directory on the node)"
-        ));
-    }
     Ok(Some(found))
+}
+
+/// The file to send for the controller file `local`: itself, or, when it is
+/// vault-encrypted and `decrypt` is on (Ansible's default), its decrypted content in a
+/// private temporary file (kept while the guard lives).
+pub fn sendable(
+    local: &Path,
+    decrypt: bool,
+) -> Result<(PathBuf, Option<tempfile::NamedTempFile>), String> {
+    if !decrypt {
+        return Ok((local.to_path_buf(), None));
+    }
+    let plain = crate::vault::decrypted_file(local)
+        .map_err(|e| format!("Could not read the source file {}: {e}", local.display()))?;
+    let Some(plain) = plain else {
+        return Ok((local.to_path_buf(), None));
+    };
+    let mut file = tempfile::Builder::new()
+        .prefix("sandball-decrypted-")
+        .tempfile()
+        .map_err(|e| format!("cannot keep the decrypted {}: {e}", local.display()))?;
+    std::io::Write::write_all(&mut file, &plain)
+        .map_err(|e| format!("cannot keep the decrypted {}: {e}", local.display()))?;
+    Ok((file.path().to_path_buf(), Some(file)))
+}
+
+/// What a controller directory holds, as the copy action sends it. Paths are relative
+/// to `dest`: they start with the directory's own name unless `src` ends with `/`.
+#[derive(Debug, Default, PartialEq)]
+struct Tree {
+    /// Files (and, with `local_follow`, links to files): the controller's path, the
+    /// path below `dest`.
+    files: Vec<(PathBuf, String)>,
+    /// Directories no file or link lands in (the others are made on the way).
+    dirs: Vec<String>,
+    /// Links kept as links (`local_follow: false`): the path below `dest`, the target.
+    links: Vec<(String, String)>,
+}
+
+impl Tree {
+    /// Walks `root` in name order. Links are followed when `follow` (a link back into a
+    /// directory being walked is an error, not a loop).
+    fn walk(root: &Path, keep_name: bool, follow: bool) -> Result<Tree, String> {
+        let mut tree = Tree::default();
+        let mut all_dirs = Vec::new();
+        let prefix = if keep_name {
+            root.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
+        let mut walking = Vec::new();
+        tree.visit(root, &prefix, follow, &mut all_dirs, &mut walking)?;
+        let landed: Vec<&str> = tree
+            .files
+            .iter()
+            .map(|(_, rel)| rel.as_str())
+            .chain(tree.links.iter().map(|(rel, _)| rel.as_str()))
+            .collect();
+        tree.dirs = all_dirs
+            .into_iter()
+            .filter(|d| {
+                !landed.iter().any(|p| {
+                    p.strip_prefix(d.as_str())
+                        .is_some_and(|r| r.starts_with('/'))
+                })
+            })
+            .collect();
+        Ok(tree)
+    }
+
+    fn visit(
+        &mut self,
+        dir: &Path,
+        rel: &str,
+        follow: bool,
+        all_dirs: &mut Vec<String>,
+        walking: &mut Vec<PathBuf>,
+    ) -> Result<(), String> {
+        let unreadable = |e: std::io::Error| format!("could not read {}: {e}", dir.display());
+        let real = dir.canonicalize().map_err(unreadable)?;
+        if walking.contains(&real) {
+            return Err(format!(
+                "copy: {} links back to a directory being copied",
+                dir.display()
+            ));
+        }
+        walking.push(real);
+        if !rel.is_empty() {
+            all_dirs.push(rel.to_string());
+        }
+        let mut entries = std::fs::read_dir(dir)
+            .map_err(unreadable)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(unreadable)?;
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let below = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
+            let meta = std::fs::symlink_metadata(&path).map_err(unreadable)?;
+            let is_link = meta.file_type().is_symlink();
+            if is_link && !follow {
+                let target = std::fs::read_link(&path).map_err(unreadable)?;
+                self.links
+                    .push((below, target.to_string_lossy().into_owned()));
+            } else if path.is_dir() {
+                self.visit(&path, &below, follow, all_dirs, walking)?;
+            } else if path.is_file() {
+                self.files.push((path, below));
+            } else if is_link {
+                return Err(format!(
+                    "copy: {} is a link to nothing (use local_follow: false to copy it as a link)",
+                    path.display()
+                ));
+            }
+        }
+        walking.pop();
+        Ok(())
+    }
+}
+
+/// The task's `file` settings that apply to what it makes besides files.
+const FILE_SETTINGS: &[&str] = &[
+    "owner",
+    "group",
+    "seuser",
+    "serole",
+    "setype",
+    "selevel",
+    "unsafe_writes",
+    "attributes",
+];
+
+/// Copies the controller directory `local`: each file with the `copy` module, then the
+/// empty directories and the kept links with the `file` module. One file gives that
+/// copy's result; more give `changed`, `dest` and `src`, as Ansible's copy action.
+async fn copy_tree(
+    ctx: &dyn Context,
+    action: &str,
+    args: Map<String, Value>,
+    local: &Path,
+    decrypt: bool,
+) -> Map<String, Value> {
+    let src = args.get("src").and_then(Value::as_str).unwrap_or_default();
+    let trailing = src.ends_with('/');
+    let follow = match super::truthy(args.get("local_follow"), true) {
+        Ok(f) => f,
+        Err(e) => return failed(format!("local_follow: {e}")),
+    };
+    let tree = match Tree::walk(local, !trailing, follow) {
+        Ok(t) => t,
+        Err(e) => return failed(e),
+    };
+    let mut dest = args
+        .get("dest")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if dest.is_empty() {
+        return failed("src (or content) and dest are required");
+    }
+    if !dest.ends_with('/') {
+        dest.push('/');
+    }
+    let mut changed = false;
+    let mut diffs = Vec::new();
+    let mut last = Map::new();
+    for (file, below) in &tree.files {
+        let mut one = args.clone();
+        one.remove("local_follow");
+        one.insert("dest".into(), Value::String(dest.clone()));
+        one.insert("remote_src".into(), Value::Bool(true));
+        one.insert("_original_basename".into(), Value::String(below.clone()));
+        let (sent, _plain) = match sendable(file, decrypt) {
+            Ok(s) => s,
+            Err(e) => return failed(e),
+        };
+        let result = ctx
+            .execute_module(ModuleRequest {
+                name: action,
+                args: one,
+                legacy: false,
+                transfers: vec![Transfer {
+                    arg: "src",
+                    local: sent,
+                }],
+            })
+            .await;
+        if is_failure(&result) {
+            return result;
+        }
+        changed |= result.get("changed") == Some(&Value::Bool(true));
+        if let Some(Value::Array(d)) = result.get("diff") {
+            diffs.extend(d.iter().cloned());
+        }
+        last = result;
+    }
+    let settings: Map<String, Value> = args
+        .iter()
+        .filter(|(k, _)| FILE_SETTINGS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let made = tree
+        .dirs
+        .iter()
+        .map(|d| {
+            let mut a = settings.clone();
+            a.insert("state".into(), json!("directory"));
+            a.insert("path".into(), json!(format!("{dest}{d}")));
+            if let Some(mode) = args.get("directory_mode") {
+                a.insert("mode".into(), mode.clone());
+            }
+            a
+        })
+        .chain(tree.links.iter().map(|(below, target)| {
+            let mut a = settings.clone();
+            a.insert("state".into(), json!("link"));
+            a.insert("path".into(), json!(format!("{dest}{below}")));
+            a.insert("src".into(), json!(target));
+            a.insert("force".into(), json!(true));
+            a
+        }));
+    for file_args in made {
+        let result = ctx
+            .execute_module(ModuleRequest::new("file", Value::Object(file_args)))
+            .await;
+        if is_failure(&result) {
+            return result;
+        }
+        changed |= result.get("changed") == Some(&Value::Bool(true));
+        last = result;
+    }
+    // One file gives the last module's result (a `file` run's, when the directory also
+    // held empty directories or kept links), as Ansible's copy action gives it.
+    if tree.files.len() == 1 {
+        if let Some(path) = last.get("path").cloned() {
+            last.entry("dest").or_insert(path);
+        }
+        return last;
+    }
+    let mut shown = local
+        .display()
+        .to_string()
+        .trim_end_matches('/')
+        .to_string();
+    if trailing {
+        shown.push('/');
+    }
+    let mut result = ok_with(json!({"changed": changed, "dest": dest, "src": shown}));
+    if !diffs.is_empty() {
+        result.insert("diff".into(), Value::Array(diffs));
+    }
+    result
+}
+
+fn is_failure(result: &Map<String, Value>) -> bool {
+    result.get("failed") == Some(&Value::Bool(true))
+        || result.get("unreachable") == Some(&Value::Bool(true))
 }
 
 /// Sends the controller's file to the node (if the node does not hold it yet) and
@@ -235,8 +517,80 @@ mod tests {
                 .unwrap_err()
                 .contains("Could not find or access 'nope'")
         );
-        let d = controller_source(&args(json!({"src": "files"})), &vars);
-        assert!(d.unwrap_err().contains("is a directory"));
+    }
+
+    #[test]
+    fn a_directory_is_walked_as_ansible_sends_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("tree");
+        std::fs::create_dir_all(root.join("sub/deeper")).unwrap();
+        std::fs::create_dir_all(root.join("empty")).unwrap();
+        std::fs::write(root.join("a.txt"), "a").unwrap();
+        std::fs::write(root.join("sub/deeper/c.txt"), "c").unwrap();
+        std::os::unix::fs::symlink("a.txt", root.join("link.txt")).unwrap();
+        let t = Tree::walk(&root, true, true).unwrap();
+        let files: Vec<&str> = t.files.iter().map(|(_, r)| r.as_str()).collect();
+        assert_eq!(
+            files,
+            ["tree/a.txt", "tree/link.txt", "tree/sub/deeper/c.txt"]
+        );
+        assert_eq!(t.dirs, ["tree/empty"]);
+        assert!(t.links.is_empty());
+        let t = Tree::walk(&root, false, false).unwrap();
+        let files: Vec<&str> = t.files.iter().map(|(_, r)| r.as_str()).collect();
+        assert_eq!(files, ["a.txt", "sub/deeper/c.txt"]);
+        assert_eq!(t.dirs, ["empty"]);
+        assert_eq!(t.links, [("link.txt".to_string(), "a.txt".to_string())]);
+        std::os::unix::fs::symlink("..", root.join("sub/up")).unwrap();
+        assert!(
+            Tree::walk(&root, true, true)
+                .unwrap_err()
+                .contains("links back")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_directory_is_copied_file_by_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("files/tree/sub")).unwrap();
+        std::fs::create_dir_all(dir.path().join("files/tree/empty")).unwrap();
+        std::fs::write(dir.path().join("files/tree/a.txt"), "a").unwrap();
+        std::fs::write(dir.path().join("files/tree/sub/b.txt"), "b").unwrap();
+        let mut ctx = FakeContext::default();
+        ctx.vars
+            .set_trusted("playbook_dir", json!(dir.path().display().to_string()));
+        let r = Copy
+            .run(
+                &ctx,
+                "copy",
+                args(json!({"src": "tree/", "dest": "/srv/x", "directory_mode": "0750", "owner": "www"})),
+            )
+            .await;
+        assert_eq!(r["dest"], "/srv/x/");
+        assert_eq!(r["src"], format!("{}/files/tree/", dir.path().display()));
+        let runs = ctx.modules.borrow();
+        let shown: Vec<(String, Value, Value)> = runs
+            .iter()
+            .map(|m| {
+                let at = m.args.get("_original_basename").or(m.args.get("path"));
+                (
+                    m.name.clone(),
+                    at.cloned().unwrap_or_default(),
+                    m.args["owner"].clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("copy".into(), json!("a.txt"), json!("www")),
+                ("copy".into(), json!("sub/b.txt"), json!("www")),
+                ("file".into(), json!("/srv/x/empty"), json!("www")),
+            ]
+        );
+        assert_eq!(runs[0].args["dest"], "/srv/x/");
+        assert_eq!(runs[2].args["mode"], "0750");
+        assert_eq!(runs[2].args["state"], "directory");
     }
 
     #[tokio::test]

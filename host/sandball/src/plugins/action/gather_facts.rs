@@ -1,28 +1,180 @@
-//! `gather_facts`: the facts module of a POSIX host, `setup` (sandball's component,
-//! or ansible-core's when the host asks for legacy modules), with the task's arguments,
-//! as Ansible's gather_facts action runs it. `parallel` is the action's own (with one
-//! facts module there is nothing to run in parallel): it is not passed on.
+//! `gather_facts`: the facts modules of the host (`ansible_facts_modules`, else the
+//! `FACTS_MODULES` setting, `ANSIBLE_FACTS_MODULES`; `smart`, the default, is `setup`:
+//! sandball's component, or ansible-core's when the host asks for legacy modules), each
+//! with the task's arguments, as Ansible's gather_facts action runs them. With more than
+//! one module they run at once unless `parallel: false`, and their facts are merged (a
+//! later module's fact wins); modules that fail or skip are named in the result.
 
-use super::{Context, ModuleRequest};
+use super::{Context, ModuleRequest, failed, truthy};
 use futures::future::LocalBoxFuture;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 /// The `gather_facts` action (its line in [`super::PLUGINS`] says where it works).
 pub fn work<'a>(
     ctx: &'a dyn Context,
     mut args: Map<String, Value>,
 ) -> LocalBoxFuture<'a, Map<String, Value>> {
-    args.remove("parallel");
-    ctx.execute_module(ModuleRequest {
-        name: MODULE,
-        args,
-        legacy: false,
-        transfers: Vec::new(),
+    Box::pin(async move {
+        let parallel = args.remove("parallel");
+        let modules = match facts_modules(ctx) {
+            Ok(m) => m,
+            Err(e) => return failed(e),
+        };
+        let parallel = match truthy(parallel.as_ref(), modules.len() > 1) {
+            Ok(p) => p,
+            Err(e) => return failed(format!("parallel: {e}")),
+        };
+        let runs = modules.iter().map(|name| {
+            ctx.execute_module(ModuleRequest {
+                name: name.as_str(),
+                args: if name.as_str() == SMART {
+                    args.clone()
+                } else {
+                    for_other_module(&args)
+                },
+                legacy: false,
+                transfers: Vec::new(),
+            })
+        });
+        let results = if parallel {
+            futures::future::join_all(runs).await
+        } else {
+            let mut done = Vec::new();
+            for run in runs {
+                done.push(run.await);
+            }
+            done
+        };
+        merge(modules.iter().map(String::as_str).zip(results))
     })
 }
 
-/// The module that gathers.
-const MODULE: &str = "setup";
+/// The module `smart` stands for on a POSIX host.
+const SMART: &str = "setup";
+
+/// The facts modules to run: `ansible_facts_modules` (a list, or a comma-separated
+/// string), else `ANSIBLE_FACTS_MODULES`, else `smart`.
+fn facts_modules(ctx: &dyn Context) -> Result<Vec<String>, String> {
+    let configured = if ctx.vars().contains("ansible_facts_modules") {
+        ctx.templar()
+            .evaluate("ansible_facts_modules", ctx.vars())
+            .map_err(|e| format!("ansible_facts_modules: {e}"))?
+    } else {
+        Value::String(std::env::var("ANSIBLE_FACTS_MODULES").unwrap_or_default())
+    };
+    let names: Vec<String> = match configured {
+        Value::String(s) => s
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect(),
+        Value::Array(items) => items
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => Ok(s.clone()),
+                other => Err(format!(
+                    "ansible_facts_modules: {other} is not a module name"
+                )),
+            })
+            .collect::<Result<_, _>>()?,
+        Value::Null => Vec::new(),
+        other => {
+            return Err(format!(
+                "ansible_facts_modules must be a list of module names, not {other}"
+            ));
+        }
+    };
+    let names: Vec<String> = names
+        .into_iter()
+        .map(|n| {
+            let short = crate::assemble::component::short_name(&n);
+            if short == "smart" || short == "setup" {
+                SMART.to_string()
+            } else {
+                n
+            }
+        })
+        .collect();
+    Ok(if names.is_empty() {
+        vec![SMART.to_string()]
+    } else {
+        names
+    })
+}
+
+/// What another facts module gets: the task's `gather_subset` and `gather_timeout`
+/// (Ansible passes those two to every facts module), not setup's own options.
+fn for_other_module(args: &Map<String, Value>) -> Map<String, Value> {
+    args.iter()
+        .filter(|(k, _)| matches!(k.as_str(), "gather_subset" | "gather_timeout"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// One module's result as it is; several merged: facts combined in order, warnings
+/// and deprecations collected, failed and skipped modules named.
+fn merge<'a>(results: impl Iterator<Item = (&'a str, Map<String, Value>)>) -> Map<String, Value> {
+    let results: Vec<(&str, Map<String, Value>)> = results.collect();
+    if let [(_, only)] = results.as_slice() {
+        return only.clone();
+    }
+    let mut facts = Map::new();
+    let mut failed_modules = Map::new();
+    let mut skipped_modules = Map::new();
+    let mut warnings = Vec::new();
+    let mut deprecations = Vec::new();
+    for (name, mut r) in results.iter().cloned() {
+        let flag = |k: &str| r.get(k) == Some(&Value::Bool(true));
+        if flag("failed") || flag("unreachable") {
+            failed_modules.insert(name.to_string(), Value::Object(r));
+            continue;
+        }
+        if flag("skipped") {
+            skipped_modules.insert(name.to_string(), Value::Object(r));
+            continue;
+        }
+        if let Some(Value::Object(f)) = r.remove("ansible_facts") {
+            facts.extend(f);
+        }
+        for (key, into) in [
+            ("warnings", &mut warnings),
+            ("deprecations", &mut deprecations),
+        ] {
+            if let Some(Value::Array(items)) = r.remove(key) {
+                into.extend(items);
+            }
+        }
+    }
+    let mut out = Map::new();
+    out.insert("changed".into(), json!(false));
+    out.insert("ansible_facts".into(), Value::Object(facts));
+    if !warnings.is_empty() {
+        out.insert("warnings".into(), Value::Array(warnings));
+    }
+    if !deprecations.is_empty() {
+        out.insert("deprecations".into(), Value::Array(deprecations));
+    }
+    if !skipped_modules.is_empty() {
+        if skipped_modules.len() == results.len() {
+            out.insert("skipped".into(), json!(true));
+        }
+        out.insert("skipped_modules".into(), Value::Object(skipped_modules));
+    }
+    if !failed_modules.is_empty() {
+        let names: Vec<&str> = failed_modules.keys().map(String::as_str).collect();
+        out.insert(
+            "msg".into(),
+            json!(format!(
+                "The following modules failed to execute: {}\n",
+                names.join(", ")
+            )),
+        );
+        out.insert("failed".into(), json!(true));
+        out.insert("failed_modules".into(), Value::Object(failed_modules));
+    }
+    out
+}
 
 #[cfg(test)]
 mod tests {
@@ -41,5 +193,45 @@ mod tests {
         let run = ctx.modules.borrow()[0].clone();
         assert_eq!(run.name, "setup");
         assert_eq!(run.args, args(json!({"gather_subset": ["min"]})));
+    }
+
+    #[tokio::test]
+    async fn every_facts_module_runs_with_what_it_understands() {
+        let mut ctx = FakeContext::default();
+        ctx.vars
+            .set_trusted("ansible_facts_modules", json!(["smart", "my.facts.extra"]));
+        let r = work(
+            &ctx,
+            args(json!({"parallel": false, "gather_subset": ["min"], "filter": ["ansible_os*"]})),
+        )
+        .await;
+        {
+            let runs = ctx.modules.borrow();
+            assert_eq!(runs[0].name, "setup");
+            assert_eq!(runs[0].args["filter"], json!(["ansible_os*"]));
+            assert_eq!(runs[1].name, "my.facts.extra");
+            assert_eq!(runs[1].args, args(json!({"gather_subset": ["min"]})));
+            assert_eq!(r["changed"], false);
+            assert!(r["ansible_facts"].is_object());
+        }
+        ctx.vars.set_trusted("ansible_facts_modules", json!(7));
+        let r = work(&ctx, Map::new()).await;
+        assert!(r["msg"].as_str().unwrap().contains("list of module names"));
+    }
+
+    #[test]
+    fn facts_are_merged_and_failures_named() {
+        let one = json!({"ansible_facts": {"a": 1, "b": 1}, "warnings": ["w1"]});
+        let two = json!({"ansible_facts": {"b": 2}, "changed": false});
+        let bad = json!({"failed": true, "msg": "no"});
+        let m = |v: Value| v.as_object().cloned().unwrap();
+        let r = merge([("one", m(one.clone())), ("two", m(two))].into_iter());
+        assert_eq!(r["ansible_facts"], json!({"a": 1, "b": 2}));
+        assert_eq!(r["warnings"], json!(["w1"]));
+        assert!(r.get("failed").is_none());
+        let r = merge([("one", m(one)), ("bad", m(bad))].into_iter());
+        assert_eq!(r["failed"], true);
+        assert_eq!(r["msg"], "The following modules failed to execute: bad\n");
+        assert_eq!(r["failed_modules"]["bad"]["msg"], "no");
     }
 }

@@ -9,13 +9,14 @@
 //! controller files sent to the node first; run a command line over the connection.
 //! `async_status` asks the shim after a background job;
 //! `debug`, `assert`, `set_fact`, `include_vars`, `add_host`, `group_by`, `pause` and
-//! `fail` work on the controller only; [`raw`] and `script` use the connection; `copy`,
-//! `template`, `fetch`, `unarchive`, `shell`, `gather_facts` and `wait_for_connection`
+//! `fail` work on the controller only; [`raw`], `script` and `reboot` use the connection; `copy`,
+//! `template`, `assemble`, `fetch`, `unarchive`, `shell`, `gather_facts` and `wait_for_connection`
 //! prepare or repeat a module run; `package` and `service` pick the node's module from its facts.
 //! Adding an action is a file here and a line in [`PLUGINS`]; the executor does not
 //! change.
 
 pub mod add_host;
+pub mod assemble;
 pub mod assert;
 pub mod async_status;
 pub mod copy;
@@ -31,6 +32,7 @@ pub mod normal;
 pub mod package;
 pub mod pause;
 pub mod raw;
+pub mod reboot;
 pub mod script;
 pub mod service;
 pub mod set_fact;
@@ -56,7 +58,7 @@ pub enum Runs<'a> {
     /// A command over the target's connection, no module.
     Connection,
     /// Through a module chosen when it runs, from the target's facts (`package`,
-    /// `service`).
+    /// `service`) or the task's arguments (`assemble`).
     Chosen,
     /// Through a module on the target.
     Module {
@@ -191,6 +193,12 @@ pub trait Context {
         line: &'a str,
         stdin: Option<&'a [u8]>,
     ) -> LocalBoxFuture<'a, Result<ExecOutput, Map<String, Value>>>;
+    /// Whether the task's target is reached through the local connection (the
+    /// controller itself).
+    fn local_connection(&self) -> bool;
+    /// Closes the target's connection and sessions; the next use opens them again
+    /// (as `meta: reset_connection`).
+    fn reset_connection(&self) -> LocalBoxFuture<'_, ()>;
     /// Whether policy lets the task run something outside the sandbox (a legacy module,
     /// a `script`) on its host: `Err` is the failed result of a refusal; a warning is
     /// shown once when policy asks for one.
@@ -256,6 +264,7 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
         },
     ),
     ("raw", &Simple::later(Runs::Connection, raw::work)),
+    ("reboot", &Simple::later(Runs::Connection, reboot::work)),
     (
         "async_status",
         &Simple::later(Runs::Connection, async_status::work),
@@ -263,6 +272,7 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
     ("script", &Simple::later(Runs::Connection, script::work)),
     ("copy", &copy::Copy),
     ("template", &Simple::later(module("copy"), template::work)),
+    ("assemble", &Simple::later(Runs::Chosen, assemble::work)),
     ("fetch", &Simple::later(module("slurp"), fetch::work)),
     (
         "unarchive",
@@ -546,6 +556,10 @@ pub(crate) mod testing {
         pub changes: RefCell<Vec<Change>>,
         /// `job_status` calls: job id, cleanup.
         pub jobs: RefCell<Vec<(String, bool)>>,
+        /// Whether the fake target is the controller (its commands run here either way).
+        pub local: bool,
+        /// How many times the connection was reset.
+        pub resets: std::cell::Cell<usize>,
     }
 
     impl Context for FakeContext {
@@ -605,6 +619,13 @@ pub(crate) mod testing {
         ) -> LocalBoxFuture<'a, Map<String, Value>> {
             self.jobs.borrow_mut().push((jid.to_string(), cleanup));
             Box::pin(async { failed("no node here") })
+        }
+        fn local_connection(&self) -> bool {
+            self.local
+        }
+        fn reset_connection(&self) -> LocalBoxFuture<'_, ()> {
+            self.resets.set(self.resets.get() + 1);
+            Box::pin(async {})
         }
         fn exec_command<'a>(
             &'a self,

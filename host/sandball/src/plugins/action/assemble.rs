@@ -1,0 +1,325 @@
+//! `assemble`: one file from the fragments of a directory, as Ansible's assemble action
+//! makes it. With `remote_src` (the default) the fragments are on the node and
+//! ansible-core's `assemble` module does the work there. With `remote_src: false` they
+//! are on the controller (found in the role's `files/`, then the playbook's): they are
+//! joined here, in name order (`regexp` picks them, `ignore_hidden` skips dot files,
+//! `delimiter` goes between them, vaulted fragments are decrypted unless
+//! `decrypt: false`), and the result is written on the node by the `copy` component,
+//! atomically and idempotently, with `validate`, `backup` and the file's attributes.
+
+use super::{Context, ModuleRequest, Transfer, failed, truthy};
+use crate::playbook::search_path;
+use futures::future::LocalBoxFuture;
+use serde_json::{Map, Value};
+use std::io::Write;
+use std::path::Path;
+
+/// The `assemble` action (its line in [`super::PLUGINS`] says where it works).
+pub fn work<'a>(
+    ctx: &'a dyn Context,
+    mut args: Map<String, Value>,
+) -> LocalBoxFuture<'a, Map<String, Value>> {
+    Box::pin(async move {
+        let remote = match truthy(args.get("remote_src"), true) {
+            Ok(r) => r,
+            Err(e) => return failed(format!("remote_src: {e}")),
+        };
+        if remote {
+            return ctx
+                .execute_module(ModuleRequest {
+                    name: MODULE,
+                    args,
+                    legacy: true,
+                    transfers: Vec::new(),
+                })
+                .await;
+        }
+        let (Some(src), Some(_)) = (
+            args.get("src").and_then(Value::as_str).map(String::from),
+            args.get("dest").and_then(Value::as_str),
+        ) else {
+            return failed("src and dest are required");
+        };
+        let dir = match search_path::find(ctx.vars(), "files", &src) {
+            Ok(d) => d,
+            Err(e) => {
+                return failed(format!(
+                    "{e}\nIf you are using a module and expect the file to exist on the remote, see the remote_src option"
+                ));
+            }
+        };
+        if !dir.is_dir() {
+            return failed(format!("Source ({}) is not a directory", dir.display()));
+        }
+        let options = match Options::of(&args) {
+            Ok(o) => o,
+            Err(e) => return failed(e),
+        };
+        let joined = match assemble(&dir, &options) {
+            Ok(j) => j,
+            Err(e) => return failed(e),
+        };
+        let file = match kept(&joined) {
+            Ok(f) => f,
+            Err(e) => return failed(format!("cannot keep the assembled file: {e}")),
+        };
+        for own in OWN_ARGS {
+            args.remove(*own);
+        }
+        args.insert("remote_src".into(), Value::Bool(true));
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        args.insert("_original_basename".into(), Value::String(name));
+        ctx.execute_module(ModuleRequest {
+            name: "copy",
+            args,
+            legacy: false,
+            transfers: vec![Transfer {
+                arg: "src",
+                local: file.path().to_path_buf(),
+            }],
+        })
+        .await
+    })
+}
+
+/// The module of fragments on the node.
+const MODULE: &str = "assemble";
+
+/// Arguments of the action itself; the others go to `copy`.
+const OWN_ARGS: &[&str] = &[
+    "src",
+    "remote_src",
+    "regexp",
+    "delimiter",
+    "ignore_hidden",
+    "decrypt",
+];
+
+/// How the fragments are picked and joined.
+struct Options {
+    regexp: Option<regex::Regex>,
+    delimiter: Option<Vec<u8>>,
+    ignore_hidden: bool,
+    decrypt: bool,
+}
+
+impl Options {
+    fn of(args: &Map<String, Value>) -> Result<Options, String> {
+        let text = |k: &str| {
+            args.get(k)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+        };
+        let regexp = text("regexp")
+            .map(|p| {
+                crate::template::pyregex::compile(
+                    p,
+                    false,
+                    false,
+                    crate::template::pyregex::Anchor::Search,
+                )
+                .map_err(|e| format!("regexp: {e}"))
+            })
+            .transpose()?;
+        Ok(Options {
+            regexp,
+            delimiter: text("delimiter").map(unescape),
+            ignore_hidden: truthy(args.get("ignore_hidden"), false)
+                .map_err(|e| format!("ignore_hidden: {e}"))?,
+            decrypt: truthy(args.get("decrypt"), true).map_err(|e| format!("decrypt: {e}"))?,
+        })
+    }
+}
+
+/// The fragments of `dir` joined: regular files in name order; a fragment that does not
+/// end a line gets a newline before the next one; the delimiter, followed by a newline,
+/// goes between fragments (Ansible always adds that newline, even after a delimiter
+/// that ends in one).
+fn assemble(dir: &Path, options: &Options) -> Result<Vec<u8>, String> {
+    let unreadable = |e: std::io::Error| format!("could not read {}: {e}", dir.display());
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map_err(unreadable)?
+        .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect::<Result<_, _>>()
+        .map_err(unreadable)?;
+    names.sort();
+    let mut out = Vec::new();
+    let mut first = true;
+    let mut ends_line = true;
+    for name in names {
+        if options.regexp.as_ref().is_some_and(|r| !r.is_match(&name)) {
+            continue;
+        }
+        let path = dir.join(&name);
+        if !path.is_file() || (options.ignore_hidden && name.starts_with('.')) {
+            continue;
+        }
+        let (sent, _plain) = super::copy::sendable(&path, options.decrypt)?;
+        let content =
+            std::fs::read(&sent).map_err(|e| format!("could not read {}: {e}", path.display()))?;
+        if !ends_line {
+            out.push(b'\n');
+        }
+        if !first && let Some(d) = &options.delimiter {
+            out.extend_from_slice(d);
+            out.push(b'\n');
+        }
+        out.extend_from_slice(&content);
+        first = false;
+        ends_line = content.ends_with(b"\n");
+    }
+    Ok(out)
+}
+
+/// A delimiter's backslash escapes decoded, as Python's `escape_decode` decodes them
+/// (`\n`, `\t`, `\\`, `\xHH`, octal; an unknown escape stays as written).
+fn unescape(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b != b'\\' || i + 1 == bytes.len() {
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        let next = bytes[i + 1];
+        i += 2;
+        let simple = match next {
+            b'n' => Some(b'\n'),
+            b't' => Some(b'\t'),
+            b'r' => Some(b'\r'),
+            b'a' => Some(7),
+            b'b' => Some(8),
+            b'f' => Some(12),
+            b'v' => Some(11),
+            b'\\' => Some(b'\\'),
+            b'\'' => Some(b'\''),
+            b'"' => Some(b'"'),
+            _ => None,
+        };
+        if let Some(c) = simple {
+            out.push(c);
+        } else if next == b'\n' {
+            // A backslash before a newline joins the lines.
+        } else if next == b'x'
+            && let Some(v) = text
+                .get(i..i + 2)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(v);
+            i += 2;
+        } else if (b'0'..=b'7').contains(&next) {
+            let mut v = u32::from(next - b'0');
+            let mut taken = 0;
+            while taken < 2 && i < bytes.len() && (b'0'..=b'7').contains(&bytes[i]) {
+                v = v * 8 + u32::from(bytes[i] - b'0');
+                i += 1;
+                taken += 1;
+            }
+            out.push((v & 0xff) as u8);
+        } else {
+            out.push(b'\\');
+            out.push(next);
+        }
+    }
+    out
+}
+
+/// The assembled bytes in a private temporary file, to be sent.
+fn kept(bytes: &[u8]) -> std::io::Result<tempfile::NamedTempFile> {
+    let mut file = tempfile::Builder::new()
+        .prefix("sandball-assemble-")
+        .tempfile()?;
+    file.write_all(bytes)?;
+    file.flush()?;
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::action::testing::{FakeContext, args};
+    use serde_json::json;
+
+    fn fragments() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let frags = dir.path().join("files/frags");
+        std::fs::create_dir_all(frags.join("subdir")).unwrap();
+        std::fs::write(frags.join("01-a"), "one\n").unwrap();
+        std::fs::write(frags.join("02-b"), "two-no-nl").unwrap();
+        std::fs::write(frags.join("03-c"), "three\n").unwrap();
+        std::fs::write(frags.join(".h"), "hidden\n").unwrap();
+        dir
+    }
+
+    fn joined(dir: &Path, a: Value) -> String {
+        let options = Options::of(&args(a)).unwrap();
+        String::from_utf8(assemble(&dir.join("files/frags"), &options).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn fragments_are_joined_as_ansible_joins_them() {
+        let dir = fragments();
+        let d = dir.path();
+        assert_eq!(joined(d, json!({})), "hidden\none\ntwo-no-nl\nthree\n");
+        assert_eq!(
+            joined(d, json!({"ignore_hidden": true, "delimiter": "--\n"})),
+            "one\n--\n\ntwo-no-nl\n--\n\nthree\n"
+        );
+        assert_eq!(
+            joined(d, json!({"regexp": "^0[13]", "delimiter": "### x\\t"})),
+            "one\n### x\t\nthree\n"
+        );
+    }
+
+    #[test]
+    fn escapes_are_decoded_as_python_decodes_them() {
+        assert_eq!(unescape(r"a\tb\n\x41\101\q\\"), b"a\tb\nAA\\q\\");
+    }
+
+    #[tokio::test]
+    async fn controller_fragments_go_to_copy_and_node_fragments_to_the_module() {
+        let dir = fragments();
+        let mut ctx = FakeContext::default();
+        ctx.vars
+            .set_trusted("playbook_dir", json!(dir.path().display().to_string()));
+        work(
+            &ctx,
+            args(json!({"src": "frags", "dest": "/etc/x.conf", "remote_src": false, "mode": "0600", "regexp": "a$"})),
+        )
+        .await;
+        work(
+            &ctx,
+            args(json!({"src": "/srv/frags", "dest": "/etc/y.conf"})),
+        )
+        .await;
+        {
+            let runs = ctx.modules.borrow();
+            assert_eq!(runs[0].name, "copy");
+            assert_eq!(
+                runs[0].args,
+                args(
+                    json!({"dest": "/etc/x.conf", "mode": "0600", "remote_src": true, "_original_basename": "frags"})
+                )
+            );
+            assert_eq!(runs[1].name, "assemble");
+            assert!(runs[1].legacy);
+        }
+        let r = work(
+            &ctx,
+            args(json!({"src": "frags/01-a", "dest": "/x", "remote_src": false})),
+        )
+        .await;
+        assert!(
+            r["msg"]
+                .as_str()
+                .unwrap()
+                .ends_with("01-a) is not a directory")
+        );
+    }
+}

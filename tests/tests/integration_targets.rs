@@ -1,0 +1,241 @@
+//! ansible-core's own integration targets, run the way ansible-test runs them, under
+//! sandball and under ansible-playbook side by side.
+//!
+//! The targets come from the sdist of the very ansible-core version in `target/venv`,
+//! which `make ansible-targets` downloads from PyPI at test time (they are never kept in
+//! this repository). The layout is ansible-test's: a copy of `targets/` beside an
+//! `inventory` with `testhost` on the local connection; a target with a `runme.sh` is
+//! run as that script from its own directory (its `ansible-playbook`, `ansible` and
+//! `ansible-inventory` calls reach sandball through links of those names), any other
+//! target as a role of a one-play playbook on `testhost`, with `output_dir` and
+//! `ANSIBLE_ROLES_PATH` set as ansible-test sets them.
+//!
+//! A target passes when sandball exits 0 and prints the same recaps as ansible-playbook,
+//! which must exit 0 too. [`TARGETS`] lists the targets sandball passes; the test prints
+//! a line per target with both tools' times.
+
+use sandball_e2e::binaries::{Binaries, ansible_python, target_dir, workspace_root};
+use sandball_e2e::{Output, Sandbox};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// The targets sandball runs as ansible-playbook does (names of
+/// `test/integration/targets/`).
+const TARGETS: &[&str] = &[
+    "add_host",
+    "changed_when",
+    "failed_when",
+    "include_vars",
+    "lookup_dict",
+    "lookup_file",
+    "lookup_indexed_items",
+    "lookup_items",
+    "lookup_lines",
+    "lookup_list",
+    "lookup_nested",
+    "lookup_sequence",
+    "lookup_subelements",
+    "lookup_template",
+    "lookup_together",
+    "lookup_vars",
+    "loops",
+    "module_defaults",
+    "ping",
+    "special_vars",
+    "stat",
+    "task_ordering",
+    "tempfile",
+    "templating",
+    "undefined",
+];
+
+/// How long one target may take under one tool.
+const LIMIT: Duration = Duration::from_secs(600);
+
+/// Where `make ansible-targets` unpacked the targets (`$ANSIBLE_TARGETS_DIR` overrides).
+fn targets_source() -> PathBuf {
+    let dir = std::env::var_os("ANSIBLE_TARGETS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target_dir().join("ansible-targets/targets"));
+    assert!(
+        dir.join("ping").is_dir(),
+        "ansible-core's integration targets are not at {}: run `make ansible-targets`",
+        dir.display()
+    );
+    dir
+}
+
+/// One tool's copy of the ansible-test layout: `targets/`, `inventory`, a bin directory
+/// on PATH, and the environment ansible-test gives every target.
+struct Layout {
+    root: PathBuf,
+    bin: PathBuf,
+    ansible: bool,
+}
+
+impl Layout {
+    fn new(sb: &Sandbox, name: &str, source: &Path, ansible: bool) -> Layout {
+        let root = sb.dir(name);
+        let copied = Command::new("cp")
+            .arg("-a")
+            .arg(source)
+            .arg(root.join("targets"))
+            .status()
+            .expect("cp runs");
+        assert!(copied.success(), "cannot copy {}", source.display());
+        let python = ansible_python();
+        std::fs::write(
+            root.join("inventory"),
+            format!(
+                "[testgroup]\ntesthost ansible_connection=local ansible_pipelining=yes ansible_python_interpreter={}\n",
+                python.display()
+            ),
+        )
+        .expect("inventory written");
+        std::fs::write(root.join("ansible.cfg"), "[defaults]\n").expect("ansible.cfg written");
+        let bin = root.join("bin");
+        std::fs::create_dir_all(&bin).expect("bin dir");
+        let venv_bin = python.parent().expect("venv bin").to_path_buf();
+        for command in ["ansible-playbook", "ansible", "ansible-inventory"] {
+            let to = if ansible {
+                venv_bin.join(command)
+            } else {
+                Binaries::get().sandball.clone()
+            };
+            std::os::unix::fs::symlink(to, bin.join(command)).expect("link");
+        }
+        // `python` as the scripts call it: the venv's.
+        std::os::unix::fs::symlink(&python, bin.join("python")).expect("link");
+        Layout { root, bin, ansible }
+    }
+
+    /// The command for `target`: its `runme.sh`, or a playbook with it as a role.
+    fn command(&self, target: &str) -> Command {
+        let dir = self.root.join("targets").join(target);
+        let output_dir = self.root.join("output").join(target);
+        std::fs::create_dir_all(&output_dir).expect("output dir");
+        let aliases = std::fs::read_to_string(dir.join("aliases")).unwrap_or_default();
+        let aliases: Vec<&str> = aliases
+            .lines()
+            .filter_map(|l| l.split('#').next())
+            .map(str::trim)
+            .collect();
+        let mut cmd = if dir.join("runme.sh").is_file() {
+            let mut cmd = Command::new("./runme.sh");
+            cmd.current_dir(&dir).env("ANSIBLE_PLAYBOOK_DIR", &dir);
+            cmd
+        } else {
+            let play = self.root.join(format!("{target}-play.yml"));
+            std::fs::write(
+                &play,
+                format!(
+                    "- hosts: testhost\n  gather_facts: {}\n  vars:\n    output_dir: {}\n  roles:\n    - {target}\n",
+                    !aliases.contains(&"gather_facts/no/") && !aliases.contains(&"gather_facts/no"),
+                    output_dir.display()
+                ),
+            )
+            .expect("playbook written");
+            let mut cmd = Command::new(self.bin.join("ansible-playbook"));
+            cmd.arg(&play)
+                .arg("-i")
+                .arg(self.root.join("inventory"))
+                .current_dir(&self.root)
+                .env("ANSIBLE_PLAYBOOK_DIR", &self.root);
+            cmd
+        };
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut paths = vec![self.bin.clone()];
+        paths.extend(std::env::split_paths(&path));
+        cmd.env("PATH", std::env::join_paths(paths).expect("PATH"))
+            .env("ANSIBLE_ROLES_PATH", self.root.join("targets"))
+            .env("ANSIBLE_CONFIG", self.root.join("ansible.cfg"))
+            .env("OUTPUT_DIR", &output_dir)
+            .env("INVENTORY_PATH", self.root.join("inventory"))
+            .env("ANSIBLE_FORCE_HANDLERS", "true")
+            .env("ANSIBLE_HOST_PATTERN_MISMATCH", "error")
+            .env("ANSIBLE_DEPRECATION_WARNINGS", "false")
+            .env("ANSIBLE_HOST_KEY_CHECKING", "false")
+            .env("ANSIBLE_RETRY_FILES_ENABLED", "false")
+            .env("ANSIBLE_FORCE_COLOR", "false")
+            .env("ANSIBLE_NOCOLOR", "1")
+            .env("NO_COLOR", "1")
+            .env("ANSIBLE_HOME", self.root.join("ansible-home"))
+            .env("ANSIBLE_LOCAL_TEMP", self.root.join("ansible-local"));
+        // `env/set/NAME/VALUE` aliases: variables the target wants set.
+        for alias in &aliases {
+            if let Some((name, value)) = alias
+                .strip_prefix("env/set/")
+                .and_then(|nv| nv.split_once('/'))
+            {
+                cmd.env(name, value);
+            }
+        }
+        if !self.ansible {
+            let bins = Binaries::get();
+            cmd.env("SANDBALL_SHIM", &bins.shim)
+                .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
+                .env(
+                    "SANDBALL_CACHE_DIR",
+                    workspace_root().join("target/e2e-shim-cache"),
+                );
+        }
+        cmd
+    }
+}
+
+/// Every recap line of a run, in order (a script runs several playbooks).
+fn recaps(out: &Output) -> Vec<String> {
+    out.stdout
+        .lines()
+        .filter(|l| l.contains(" : ok=") && l.contains(" ignored="))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
+#[test]
+fn ansible_core_integration_targets_pass_as_under_ansible_playbook() {
+    let source = targets_source();
+    let sb = Sandbox::new();
+    let ours = Layout::new(&sb, "sandball", &source, false);
+    let theirs = Layout::new(&sb, "ansible", &source, true);
+    // `ANSIBLE_TARGETS=a,b` runs those targets instead (to try one out).
+    let chosen = std::env::var("ANSIBLE_TARGETS").ok();
+    let targets: Vec<&str> = match &chosen {
+        Some(list) => list.split(',').map(str::trim).collect(),
+        None => TARGETS.to_vec(),
+    };
+    let mut failures = Vec::new();
+    for target in &targets {
+        let (mine, reference) = std::thread::scope(|s| {
+            let mine = s.spawn(|| Output::run(ours.command(target), LIMIT));
+            let reference = s.spawn(|| Output::run(theirs.command(target), LIMIT));
+            (
+                mine.join().expect("sandball's run"),
+                reference.join().expect("ansible's run"),
+            )
+        });
+        let same = recaps(&mine) == recaps(&reference);
+        let passed = mine.code == 0 && reference.code == 0 && same && !recaps(&mine).is_empty();
+        eprintln!(
+            "{target:24} {:4}  sandball exit {} in {:5.1} s, ansible-playbook exit {} in {:5.1} s{}",
+            if passed { "pass" } else { "FAIL" },
+            mine.code,
+            mine.elapsed.as_secs_f64(),
+            reference.code,
+            reference.elapsed.as_secs_f64(),
+            if same { "" } else { ", recaps differ" },
+        );
+        if !passed {
+            failures.push(format!(
+                "{target}:\n--- sandball\n{mine}\n--- ansible-playbook\n{reference}"
+            ));
+        }
+    }
+    eprintln!(
+        "{} of {} targets pass",
+        targets.len() - failures.len(),
+        targets.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
