@@ -25,6 +25,7 @@ use std::time::Duration;
 const TARGETS: &[&str] = &[
     "add_host",
     "changed_when",
+    "failed_when",
     "lookup_dict",
     "lookup_file",
     "lookup_indexed_items",
@@ -33,6 +34,8 @@ const TARGETS: &[&str] = &[
     "lookup_list",
     "lookup_nested",
     "lookup_together",
+    "lookup_vars",
+    "ping",
     "stat",
     "task_ordering",
     "tempfile",

@@ -816,9 +816,34 @@ pub(crate) fn record_facts(run: &Run, t: &Task, host: &str, result: &Map<String,
     }
 }
 
+/// One attempt at the task ([`attempt_action`]), its failure marked as ansible-core 2.19
+/// marks it: a failed result has an `exception` (`(traceback unavailable)` when the
+/// module gave none), and one that `failed_when` forgave keeps it as
+/// `failed_when_suppressed_exception`. The default callback does not show it.
+async fn attempt(
+    run: &Run,
+    t: &Task,
+    kw: &Chain<'_>,
+    host: &str,
+    vars: &Vars,
+    no_log: bool,
+    background: Option<&Background>,
+) -> Map<String, Value> {
+    let mut result = attempt_action(run, t, kw, host, vars, no_log, background).await;
+    if result.get("failed").is_some_and(py_truth) {
+        result
+            .entry("exception")
+            .or_insert_with(|| Value::String(NO_TRACEBACK.into()));
+    }
+    result
+}
+
+/// What ansible-core 2.19 puts in `exception` when it shows no traceback.
+const NO_TRACEBACK: &str = "(traceback unavailable)";
+
 /// The action itself (its plugin, with the task's templated arguments), then
 /// `changed_when`/`failed_when`.
-async fn attempt(
+async fn attempt_action(
     run: &Run,
     t: &Task,
     kw: &Chain<'_>,
@@ -902,8 +927,11 @@ async fn attempt(
                     result.insert("failed_when_result".into(), Value::Bool(b));
                     if b {
                         result.insert("failed".into(), Value::Bool(true));
-                    } else {
-                        result.remove("failed");
+                    } else if result.remove("failed").is_some_and(|f| py_truth(&f)) {
+                        let exception = result
+                            .remove("exception")
+                            .unwrap_or_else(|| Value::String(NO_TRACEBACK.into()));
+                        result.insert("failed_when_suppressed_exception".into(), exception);
                     }
                 }
                 Err(e) => {

@@ -169,12 +169,18 @@ pub fn run(
             }
             Ok(out)
         }
-        "vars" => texts()
+        "vars" => terms
             .iter()
-            .map(|v| {
+            .map(|term| {
+                let Json::String(v) = term else {
+                    return Err(format!(
+                        "Variable name must be 'str' not '{}'.",
+                        super::filters::python_type(&super::convert::from_json(term))
+                    ));
+                };
                 ctx.var(v)
                     .or_else(|| options.get("default").cloned())
-                    .ok_or_else(|| format!("No variable found with this name: {v}"))
+                    .ok_or_else(|| format!("{NO_VARIABLE}'{v}' was found."))
             })
             .collect(),
         "items" => Ok(flatten_one(terms)),
@@ -261,9 +267,11 @@ fn together(lists: &[Json]) -> Vec<Json> {
 /// `with_subelements: [list, key, {skip_missing: …}]`: each element of each item's
 /// `key` (a dotted path), beside the item without that key.
 fn subelements(terms: &[Json]) -> Result<Vec<Json>, String> {
-    let (Some(list), Some(Json::String(path))) = (terms.first(), terms.get(1)) else {
+    let (Some(list @ (Json::Array(_) | Json::Object(_))), Some(Json::String(path))) =
+        (terms.first(), terms.get(1))
+    else {
         return Err(
-            "subelements lookup expects a list of two or three items: a list of dictionaries and a key"
+            "subelements lookup expects a list of two or three items, first a dict or a list, second a string pointing to the subkey"
                 .into(),
         );
     };
@@ -275,8 +283,15 @@ fn subelements(terms: &[Json]) -> Result<Vec<Json>, String> {
     let mut out = Vec::new();
     for item in as_terms(list.clone()) {
         let Json::Object(parent) = &item else {
+            let shown = match &item {
+                Json::String(t) => t.clone(),
+                Json::Bool(true) => "True".into(),
+                Json::Bool(false) => "False".into(),
+                Json::Null => "None".into(),
+                other => other.to_string(),
+            };
             return Err(format!(
-                "subelements lookup expects a list of dictionaries, got {item}"
+                "subelements lookup expects a dictionary, got '{shown}'"
             ));
         };
         let mut node = &item;
@@ -334,11 +349,16 @@ fn one_sequence(text: &str) -> Result<Vec<Json>, String> {
     let number = |k: &str, v: &str| {
         v.trim()
             .parse::<i64>()
-            .map_err(|_| format!("sequence: {k}={v} is not an integer"))
+            .map_err(|_| {
+                format!(
+                    "Config '{k}' for 'sequence' lookup plugin from 'Direct' has an invalid value: Invalid value provided for 'integer': '{v}'"
+                )
+            })
     };
     let (mut start, mut end, mut stride, mut count, mut format) =
         (1_i64, None::<i64>, 1_i64, None::<i64>, "%d".to_string());
     if text.contains('=') {
+        let mut unknown = Vec::new();
         for part in text.split_whitespace() {
             let Some((k, v)) = part.split_once('=') else {
                 return Err(format!(
@@ -351,8 +371,14 @@ fn one_sequence(text: &str) -> Result<Vec<Json>, String> {
                 "stride" => stride = number(k, v)?,
                 "count" => count = Some(number(k, v)?),
                 "format" => format = v.to_string(),
-                other => return Err(format!("sequence: unrecognized key {other:?}")),
+                other => unknown.push(format!("'{other}'")),
             }
+        }
+        if !unknown.is_empty() {
+            return Err(format!(
+                "unrecognized arguments to with_sequence: [{}]",
+                unknown.join(", ")
+            ));
         }
     } else {
         let (range, fmt) = match text.split_once(':') {
@@ -378,11 +404,13 @@ fn one_sequence(text: &str) -> Result<Vec<Json>, String> {
         }
     }
     let end = match (end, count) {
-        (Some(_), Some(_)) => return Err("sequence: can't specify both count and end".into()),
+        (Some(_), Some(_)) => {
+            return Err("can't specify both count and end in with_sequence".into());
+        }
         (Some(e), None) => e,
         (None, Some(0)) => return Ok(Vec::new()),
         (None, Some(c)) => start + (c - 1) * stride,
-        (None, None) => return Err("sequence: must specify count or end".into()),
+        (None, None) => return Err("must specify count or end in with_sequence".into()),
     };
     if stride == 0 {
         return Ok(Vec::new());
@@ -797,12 +825,17 @@ fn call(
             tracing::warn!(lookup = name, "{e}");
             Ok((Vec::new(), wantlist))
         }
+        // A missing variable is an undefined variable, not a failure of the plugin.
+        Err(e) if e.starts_with(NO_VARIABLE) => Err(Error::new(ErrorKind::UndefinedError, e)),
         Err(e) => Err(Error::new(
             ErrorKind::InvalidOperation,
             format!("The lookup plugin '{name}' failed: {e}"),
         )),
     }
 }
+
+/// How the `vars` lookup's error for a missing variable starts.
+const NO_VARIABLE: &str = "No variable named ";
 
 /// `lookup(name, terms…)`: one result as it is, several texts joined with `,`.
 fn lookup(state: &State, name: String, terms: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {

@@ -144,6 +144,13 @@ pub fn interpret(
                 if *code != 0 && !m.contains_key("failed") {
                     m.insert("failed".into(), Value::Bool(true));
                 }
+                // A module that failed with an exception: ansible-core 2.19 says so.
+                if m.contains_key("exception")
+                    && m.get("failed").is_some_and(sandball_wire::python::py_truth)
+                    && let Some(Value::String(msg)) = m.get_mut("msg")
+                {
+                    *msg = format!("Task failed: Module failed: {msg}");
+                }
                 m
             }
             Err(why) => {

@@ -267,8 +267,10 @@ impl Callback for DefaultCallback {
                 self.paint(&line, "0;36")
             }
             Status::Failed => {
-                // The status line already says it failed.
+                // The status line already says it failed; the exception is shown as a
+                // traceback at -vvv only, as ansible-core 2.19 shows it.
                 shown.remove("failed");
+                shown.remove("exception");
                 let head = if r.item.is_some() {
                     format!("failed: [{host_label}]{item} => ")
                 } else {

@@ -103,7 +103,12 @@ fn to_string(state: &State, value: &Value) -> Result<String, Error> {
 /// The Python type name of the value, as Ansible users know them.
 fn type_debug(state: &State, value: &Value) -> Result<&'static str, Error> {
     ensure_defined(state, value)?;
-    Ok(match value.kind() {
+    Ok(python_type(value))
+}
+
+/// The Python type name of a value (`int`, `str`, `dict`, `NoneType`…).
+pub(crate) fn python_type(value: &Value) -> &'static str {
+    match value.kind() {
         ValueKind::None => "NoneType",
         ValueKind::Bool => "bool",
         ValueKind::Number if value.is_integer() => "int",
@@ -114,7 +119,7 @@ fn type_debug(state: &State, value: &Value) -> Result<&'static str, Error> {
         ValueKind::Seq | ValueKind::Iterable => "list",
         ValueKind::Map => "dict",
         _ => "object",
-    })
+    }
 }
 
 /// `default(default_value='', boolean=False)`: the default when the value is undefined
