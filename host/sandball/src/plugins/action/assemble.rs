@@ -7,11 +7,10 @@
 //! `decrypt: false`), and the result is written on the node by the `copy` component,
 //! atomically and idempotently, with `validate`, `backup` and the file's attributes.
 
-use super::{Context, ModuleRequest, Transfer, failed, truthy};
+use super::{Context, ModuleRequest, failed, truthy};
 use crate::playbook::search_path;
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value};
-use std::io::Write;
 use std::path::Path;
 
 /// The `assemble` action (its line in [`super::PLUGINS`] says where it works).
@@ -59,29 +58,14 @@ pub fn work<'a>(
             Ok(j) => j,
             Err(e) => return failed(e),
         };
-        let file = match kept(&joined) {
-            Ok(f) => f,
-            Err(e) => return failed(format!("cannot keep the assembled file: {e}")),
-        };
         for own in OWN_ARGS {
             args.remove(*own);
         }
-        args.insert("remote_src".into(), Value::Bool(true));
         let name = dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        args.insert("_original_basename".into(), Value::String(name));
-        ctx.execute_module(ModuleRequest {
-            name: "copy",
-            args,
-            legacy: false,
-            transfers: vec![Transfer {
-                arg: "src",
-                local: file.path().to_path_buf(),
-            }],
-        })
-        .await
+        super::copy::put_made(ctx, args, name, &joined, "assemble").await
     })
 }
 
@@ -228,16 +212,6 @@ fn unescape(text: &str) -> Vec<u8> {
         }
     }
     out
-}
-
-/// The assembled bytes in a private temporary file, to be sent.
-fn kept(bytes: &[u8]) -> std::io::Result<tempfile::NamedTempFile> {
-    let mut file = tempfile::Builder::new()
-        .prefix("sandball-assemble-")
-        .tempfile()?;
-    file.write_all(bytes)?;
-    file.flush()?;
-    Ok(file)
 }
 
 #[cfg(test)]

@@ -197,6 +197,44 @@ pub fn controller_source(
     Ok(Some(found))
 }
 
+/// Bytes made on the controller (a rendered template, assembled fragments) in a private
+/// temporary file, removed when dropped.
+pub fn private_file(prefix: &str, bytes: &[u8]) -> std::io::Result<tempfile::NamedTempFile> {
+    let mut file = tempfile::Builder::new().prefix(prefix).tempfile()?;
+    std::io::Write::write_all(&mut file, bytes)?;
+    std::io::Write::flush(&mut file)?;
+    Ok(file)
+}
+
+/// Writes `bytes`, made on the controller, on the node with the `copy` module (`args`
+/// say where and how; `basename` is the source's name, for a directory `dest`):
+/// sent as a file of their own, never as an argument, so they stay out of results and
+/// the audit log.
+pub async fn put_made(
+    ctx: &dyn Context,
+    mut args: Map<String, Value>,
+    basename: String,
+    bytes: &[u8],
+    what: &str,
+) -> Map<String, Value> {
+    let file = match private_file(&format!("sandball-{what}-"), bytes) {
+        Ok(f) => f,
+        Err(e) => return failed(format!("cannot keep the {what}: {e}")),
+    };
+    args.insert("remote_src".into(), Value::Bool(true));
+    args.insert("_original_basename".into(), Value::String(basename));
+    ctx.execute_module(ModuleRequest {
+        name: "copy",
+        args,
+        legacy: false,
+        transfers: vec![Transfer {
+            arg: "src",
+            local: file.path().to_path_buf(),
+        }],
+    })
+    .await
+}
+
 /// The file to send for the controller file `local`: itself, or, when it is
 /// vault-encrypted and `decrypt` is on (Ansible's default), its decrypted content in a
 /// private temporary file (kept while the guard lives).
@@ -212,11 +250,7 @@ pub fn sendable(
     let Some(plain) = plain else {
         return Ok((local.to_path_buf(), None));
     };
-    let mut file = tempfile::Builder::new()
-        .prefix("sandball-decrypted-")
-        .tempfile()
-        .map_err(|e| format!("cannot keep the decrypted {}: {e}", local.display()))?;
-    std::io::Write::write_all(&mut file, &plain)
+    let file = private_file("sandball-decrypted-", &plain)
         .map_err(|e| format!("cannot keep the decrypted {}: {e}", local.display()))?;
     Ok((file.path().to_path_buf(), Some(file)))
 }

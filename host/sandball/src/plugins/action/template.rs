@@ -7,12 +7,11 @@
 //! the audit log), and `copy` puts it in place atomically, idempotently, with check
 //! and diff modes and the file attributes the task gives.
 
-use super::{Context, ModuleRequest, Transfer, failed, truthy};
+use super::{Context, failed, truthy};
 use crate::playbook::search_path;
 use crate::template::FileOptions;
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value};
-use std::io::Write;
 use std::path::Path;
 
 /// The `template` action (its line in [`super::PLUGINS`] says where it works).
@@ -40,32 +39,16 @@ pub fn work<'a>(
         {
             return r;
         }
-        // The rendered text goes to the node as a file of its own.
-        let file = match rendered_file(&rendered.text) {
-            Ok(f) => f,
-            Err(e) => return failed(format!("cannot keep the rendered template: {e}")),
-        };
-        let mut args = module_args;
-        args.insert("remote_src".into(), Value::Bool(true));
-        args.insert(
-            "_original_basename".into(),
-            Value::String(rendered.basename),
-        );
-        ctx.execute_module(ModuleRequest {
-            name: MODULE,
-            args,
-            legacy: false,
-            transfers: vec![Transfer {
-                arg: "src",
-                local: file.path().to_path_buf(),
-            }],
-        })
+        super::copy::put_made(
+            ctx,
+            module_args,
+            rendered.basename,
+            rendered.text.as_bytes(),
+            "template",
+        )
         .await
     })
 }
-
-/// The module that writes the result.
-const MODULE: &str = "copy";
 
 /// Arguments of the template action itself; the others go to `copy`.
 const OWN_ARGS: &[&str] = &[
@@ -206,17 +189,6 @@ fn options(args: &Map<String, Value>) -> Result<FileOptions, String> {
     o.trim_blocks = truthy(args.get("trim_blocks"), true)?;
     o.lstrip_blocks = truthy(args.get("lstrip_blocks"), false)?;
     Ok(o)
-}
-
-/// The rendered text in a private temporary file on the controller (removed when
-/// dropped).
-fn rendered_file(text: &str) -> std::io::Result<tempfile::NamedTempFile> {
-    let mut file = tempfile::Builder::new()
-        .prefix("sandball-template-")
-        .tempfile()?;
-    file.write_all(text.as_bytes())?;
-    file.flush()?;
-    Ok(file)
 }
 
 /// When the template file was last changed, as Python prints a `datetime`
