@@ -79,12 +79,18 @@ fn an_unknown_module_is_an_error_before_anything_runs() {
 }
 
 #[test]
-fn ansible_core_action_plugins_are_named_before_anything_runs() {
+fn documentation_only_modules_are_named_before_anything_runs() {
     let sb = Sandbox::new();
     sb.inventory(&["localhost"]);
+    // A module file that only documents an action plugin (as a collection's may): every
+    // one of ansible-core's has a sandball plugin now.
+    sb.write(
+        "library/reboot_later.py",
+        "#!/usr/bin/python\nDOCUMENTATION = r'''\nmodule: reboot_later\nshort_description: done by an action plugin\n'''\nEXAMPLES = r'''\n- reboot_later:\n'''\n",
+    );
     let pb = sb.write(
         "play.yml",
-        "- hosts: all\n  gather_facts: false\n  tasks:\n    - ping:\n    - reboot:\n        reboot_timeout: 5\n",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - ping:\n    - reboot_later:\n        reboot_timeout: 5\n",
     );
     let out = sb
         .play(&pb, &sb.dir("work"), &[])
@@ -93,7 +99,7 @@ fn ansible_core_action_plugins_are_named_before_anything_runs() {
             sandball_e2e::binaries::ansible_python(),
         )
         .run();
-    assert_parse_error(&out, "the `reboot` action", &[5]);
+    assert_parse_error(&out, "the `reboot_later` action", &[5]);
     out.assert_stderr_has("holds only documentation");
 }
 
