@@ -206,8 +206,9 @@ fn ansible_core_integration_targets_pass_as_under_ansible_playbook() {
                 reference.join().expect("ansible's run"),
             )
         });
-        let same = recaps(&mine) == recaps(&reference);
-        let passed = mine.code == 0 && reference.code == 0 && same && !recaps(&mine).is_empty();
+        let our_recaps = recaps(&mine);
+        let same = our_recaps == recaps(&reference);
+        let passed = mine.code == 0 && reference.code == 0 && same && !our_recaps.is_empty();
         eprintln!(
             "{target:24} {:4}  sandball exit {} in {:5.1} s, ansible-playbook exit {} in {:5.1} s{}",
             if passed { "pass" } else { "FAIL" },

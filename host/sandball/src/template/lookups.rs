@@ -64,18 +64,67 @@ pub fn known(name: &str) -> bool {
     KNOWN.contains(&short)
 }
 
+/// Why a lookup gave no results.
+#[derive(Debug, thiserror::Error)]
+pub enum LookupError {
+    /// The plugin failed (Ansible's "The lookup plugin 'x' failed: …").
+    #[error("{0}")]
+    Failed(String),
+    /// A variable it was asked for does not exist: an undefined variable, not a
+    /// failure of the plugin (the `vars` lookup).
+    #[error("{0}")]
+    Undefined(String),
+}
+
 /// Runs lookup `name` on `terms` with its options; the results, always a list.
 pub fn run(
     name: &str,
     terms: &[Json],
     options: &serde_json::Map<String, Json>,
     ctx: &dyn LookupContext,
-) -> Result<Vec<Json>, String> {
-    let texts = || -> Vec<String> { terms.iter().map(text).collect() };
+) -> Result<Vec<Json>, LookupError> {
     let name = name
         .strip_prefix("ansible.builtin.")
         .or_else(|| name.strip_prefix("ansible.legacy."))
         .unwrap_or(name);
+    if name == "vars" {
+        return vars(terms, options, ctx);
+    }
+    run_plugin(name, terms, options, ctx).map_err(LookupError::Failed)
+}
+
+/// `vars`: the variables named by the terms (`default` for a missing one).
+fn vars(
+    terms: &[Json],
+    options: &serde_json::Map<String, Json>,
+    ctx: &dyn LookupContext,
+) -> Result<Vec<Json>, LookupError> {
+    terms
+        .iter()
+        .map(|term| {
+            let Json::String(v) = term else {
+                return Err(LookupError::Failed(format!(
+                    "Variable name must be 'str' not '{}'.",
+                    super::filters::python_type(&super::convert::from_json(term))
+                )));
+            };
+            ctx.var(v)
+                .or_else(|| options.get("default").cloned())
+                .ok_or_else(|| {
+                    LookupError::Undefined(format!("No variable named '{v}' was found."))
+                })
+        })
+        .collect()
+}
+
+/// Every lookup but `vars`, by its short name.
+fn run_plugin(
+    name: &str,
+    terms: &[Json],
+    options: &serde_json::Map<String, Json>,
+    ctx: &dyn LookupContext,
+) -> Result<Vec<Json>, String> {
+    let texts = || -> Vec<String> { terms.iter().map(text).collect() };
     match name {
         "file" => texts()
             .iter()
@@ -163,26 +212,12 @@ pub fn run(
         "lines" => {
             let mut out = Vec::new();
             for cmd in texts() {
-                for line in run("pipe", &[Json::String(cmd)], options, ctx)? {
+                for line in run_plugin("pipe", &[Json::String(cmd)], options, ctx)? {
                     out.extend(text(&line).lines().map(|l| Json::String(l.to_string())));
                 }
             }
             Ok(out)
         }
-        "vars" => terms
-            .iter()
-            .map(|term| {
-                let Json::String(v) = term else {
-                    return Err(format!(
-                        "Variable name must be 'str' not '{}'.",
-                        super::filters::python_type(&super::convert::from_json(term))
-                    ));
-                };
-                ctx.var(v)
-                    .or_else(|| options.get("default").cloned())
-                    .ok_or_else(|| format!("{NO_VARIABLE}'{v}' was found."))
-            })
-            .collect(),
         "items" => Ok(flatten_one(terms)),
         "list" => Ok(terms.to_vec()),
         "indexed_items" => Ok(flatten_one(terms)
@@ -825,17 +860,13 @@ fn call(
             tracing::warn!(lookup = name, "{e}");
             Ok((Vec::new(), wantlist))
         }
-        // A missing variable is an undefined variable, not a failure of the plugin.
-        Err(e) if e.starts_with(NO_VARIABLE) => Err(Error::new(ErrorKind::UndefinedError, e)),
-        Err(e) => Err(Error::new(
+        Err(LookupError::Undefined(e)) => Err(Error::new(ErrorKind::UndefinedError, e)),
+        Err(LookupError::Failed(e)) => Err(Error::new(
             ErrorKind::InvalidOperation,
             format!("The lookup plugin '{name}' failed: {e}"),
         )),
     }
 }
-
-/// How the `vars` lookup's error for a missing variable starts.
-const NO_VARIABLE: &str = "No variable named ";
 
 /// `lookup(name, terms…)`: one result as it is, several texts joined with `,`.
 fn lookup(state: &State, name: String, terms: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {

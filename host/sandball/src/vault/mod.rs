@@ -80,11 +80,9 @@ pub fn is_vault(text: &str) -> bool {
 /// A file's text, decrypted with the run's passwords when it is vault-encrypted.
 pub fn read_file(path: &Path) -> std::io::Result<String> {
     let text = std::fs::read_to_string(path)?;
-    if !is_vault(&text) {
+    let Some(plain) = decrypted(text.as_bytes(), path)? else {
         return Ok(text);
-    }
-    let plain = decrypt(&text, secrets())
-        .map_err(|e| std::io::Error::other(format!("{e} for {}", path.display())))?;
+    };
     String::from_utf8(plain).map_err(|_| {
         std::io::Error::other(format!(
             "{} holds encrypted data that is not text",
@@ -105,8 +103,17 @@ pub fn decrypted_file(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
     if !is_vault(&String::from_utf8_lossy(&head)) {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(path)?;
-    decrypt(&text, secrets())
+    decrypted(&std::fs::read(path)?, path)
+}
+
+/// The content `bytes` of the file `path`, decrypted with the run's passwords when it is
+/// vault-encrypted (`None` when it is not).
+pub fn decrypted(bytes: &[u8], path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) if is_vault(text) => text,
+        _ => return Ok(None),
+    };
+    decrypt(text, secrets())
         .map(Some)
         .map_err(|e| std::io::Error::other(format!("{e} for {}", path.display())))
 }

@@ -141,9 +141,13 @@ fn assemble(dir: &Path, options: &Options) -> Result<Vec<u8>, String> {
         if !path.is_file() || (options.ignore_hidden && name.starts_with('.')) {
             continue;
         }
-        let (sent, _plain) = super::copy::sendable(&path, options.decrypt)?;
-        let content =
-            std::fs::read(&sent).map_err(|e| format!("could not read {}: {e}", path.display()))?;
+        let unreadable = |e: std::io::Error| format!("could not read {}: {e}", path.display());
+        let mut content = std::fs::read(&path).map_err(unreadable)?;
+        if options.decrypt
+            && let Some(plain) = crate::vault::decrypted(&content, &path).map_err(unreadable)?
+        {
+            content = plain;
+        }
         if !ends_line {
             out.push(b'\n');
         }
@@ -217,18 +221,18 @@ fn unescape(text: &str) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::action::testing::{FakeContext, args};
+    use crate::plugins::action::testing::{FakeContext, args, project};
     use serde_json::json;
 
-    fn fragments() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        let frags = dir.path().join("files/frags");
-        std::fs::create_dir_all(frags.join("subdir")).unwrap();
-        std::fs::write(frags.join("01-a"), "one\n").unwrap();
-        std::fs::write(frags.join("02-b"), "two-no-nl").unwrap();
-        std::fs::write(frags.join("03-c"), "three\n").unwrap();
-        std::fs::write(frags.join(".h"), "hidden\n").unwrap();
-        dir
+    /// Fragments in the playbook's `files/frags`, a directory among them.
+    fn fragments() -> (tempfile::TempDir, FakeContext) {
+        project(&[
+            ("files/frags/01-a", "one\n"),
+            ("files/frags/02-b", "two-no-nl"),
+            ("files/frags/03-c", "three\n"),
+            ("files/frags/.h", "hidden\n"),
+            ("files/frags/subdir/x", "not a fragment\n"),
+        ])
     }
 
     fn joined(dir: &Path, a: Value) -> String {
@@ -238,7 +242,7 @@ mod tests {
 
     #[test]
     fn fragments_are_joined_as_ansible_joins_them() {
-        let dir = fragments();
+        let (dir, _) = fragments();
         let d = dir.path();
         assert_eq!(joined(d, json!({})), "hidden\none\ntwo-no-nl\nthree\n");
         assert_eq!(
@@ -258,10 +262,7 @@ mod tests {
 
     #[tokio::test]
     async fn controller_fragments_go_to_copy_and_node_fragments_to_the_module() {
-        let dir = fragments();
-        let mut ctx = FakeContext::default();
-        ctx.vars
-            .set_trusted("playbook_dir", json!(dir.path().display().to_string()));
+        let (_dir, ctx) = fragments();
         work(
             &ctx,
             args(json!({"src": "frags", "dest": "/etc/x.conf", "remote_src": false, "mode": "0600", "regexp": "a$"})),

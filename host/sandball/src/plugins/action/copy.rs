@@ -65,39 +65,29 @@ impl ActionPlugin for Copy {
                 Ok(d) => d,
                 Err(e) => return failed(format!("decrypt: {e}")),
             };
-            // Holds a decrypted source until the module has run.
-            let mut _plain = None;
-            let transfers = match controller_source(&args, ctx.vars()) {
-                Ok(None) => Vec::new(),
+            let source = match controller_source(&args, ctx.vars()) {
+                Ok(None) => None,
                 Ok(Some(local)) if local.is_dir() => {
                     return copy_tree(ctx, action, args, &local, decrypt).await;
                 }
-                Ok(Some(local)) => {
-                    // Once sent, the source is on the node, under its content's name:
-                    // a directory `dest` gets the file under the source's own name.
-                    args.insert("remote_src".into(), Value::Bool(true));
-                    if let Some(name) = local.file_name() {
-                        args.insert(
-                            "_original_basename".into(),
-                            Value::String(name.to_string_lossy().into_owned()),
-                        );
-                    }
-                    let sent = match sendable(&local, decrypt) {
-                        Ok((path, plain)) => {
-                            _plain = plain;
-                            path
-                        }
-                        Err(e) => return failed(e),
-                    };
-                    vec![Transfer {
-                        arg: "src",
-                        local: sent,
-                    }]
-                }
+                Ok(Some(local)) => match Sendable::of(&local, decrypt) {
+                    Ok(sent) => Some((local, sent)),
+                    Err(e) => return failed(e),
+                },
                 Err(e) => return failed(e),
             };
-            let remote = transfers.is_empty() && !args.contains_key("content");
-            if !remote {
+            if let Some((local, _)) = &source {
+                // Once sent, the source is on the node, under its content's name:
+                // a directory `dest` gets the file under the source's own name.
+                args.insert("remote_src".into(), Value::Bool(true));
+                if let Some(name) = local.file_name() {
+                    args.insert(
+                        "_original_basename".into(),
+                        Value::String(name.to_string_lossy().into_owned()),
+                    );
+                }
+            }
+            if source.is_some() || args.contains_key("content") {
                 let mut dest = args
                     .get("dest")
                     .and_then(Value::as_str)
@@ -105,18 +95,18 @@ impl ActionPlugin for Copy {
                     .to_string();
                 // Into a directory: the file of the source's name.
                 if dest.ends_with('/')
-                    && let Some(name) = transfers.first().and_then(|t| t.local.file_name())
+                    && let Some(name) = source.as_ref().and_then(|(local, _)| local.file_name())
                 {
                     dest.push_str(&name.to_string_lossy());
                 }
-                let after = match (transfers.first(), args.get("content")) {
-                    (Some(t), _) => std::fs::read(&t.local).ok(),
+                let after = match (&source, args.get("content")) {
+                    (Some((_, sent)), _) => std::fs::read(sent.path()).ok(),
                     (None, Some(Value::String(c))) => Some(c.clone().into_bytes()),
                     _ => None,
                 };
-                let header = transfers
-                    .first()
-                    .map(|t| t.local.display().to_string())
+                let header = source
+                    .as_ref()
+                    .map(|(local, _)| local.display().to_string())
                     .unwrap_or_else(|| dest.to_string());
                 if let Some(r) =
                     dry_run_into_missing_dir(ctx, &dest, after.as_deref(), &header).await
@@ -124,6 +114,13 @@ impl ActionPlugin for Copy {
                     return r;
                 }
             }
+            let transfers = source
+                .iter()
+                .map(|(_, sent)| Transfer {
+                    arg: "src",
+                    local: sent.path().to_path_buf(),
+                })
+                .collect();
             ctx.execute_module(ModuleRequest {
                 name: action,
                 args,
@@ -235,24 +232,40 @@ pub async fn put_made(
     .await
 }
 
-/// The file to send for the controller file `local`: itself, or, when it is
-/// vault-encrypted and `decrypt` is on (Ansible's default), its decrypted content in a
-/// private temporary file (kept while the guard lives).
-pub fn sendable(
-    local: &Path,
-    decrypt: bool,
-) -> Result<(PathBuf, Option<tempfile::NamedTempFile>), String> {
-    if !decrypt {
-        return Ok((local.to_path_buf(), None));
+/// A controller file as it is sent: itself, or, when it is vault-encrypted and
+/// `decrypt` is on (Ansible's default), its decrypted content in a private temporary
+/// file (removed when this is dropped).
+pub enum Sendable {
+    /// The file itself.
+    AsIs(PathBuf),
+    /// Its decrypted content.
+    Decrypted(tempfile::NamedTempFile),
+}
+
+impl Sendable {
+    /// What to send for the controller file `local`.
+    pub fn of(local: &Path, decrypt: bool) -> Result<Sendable, String> {
+        let plain = if decrypt {
+            crate::vault::decrypted_file(local)
+                .map_err(|e| format!("Could not read the source file {}: {e}", local.display()))?
+        } else {
+            None
+        };
+        match plain {
+            None => Ok(Sendable::AsIs(local.to_path_buf())),
+            Some(plain) => private_file("sandball-decrypted-", &plain)
+                .map(Sendable::Decrypted)
+                .map_err(|e| format!("cannot keep the decrypted {}: {e}", local.display())),
+        }
     }
-    let plain = crate::vault::decrypted_file(local)
-        .map_err(|e| format!("Could not read the source file {}: {e}", local.display()))?;
-    let Some(plain) = plain else {
-        return Ok((local.to_path_buf(), None));
-    };
-    let file = private_file("sandball-decrypted-", &plain)
-        .map_err(|e| format!("cannot keep the decrypted {}: {e}", local.display()))?;
-    Ok((file.path().to_path_buf(), Some(file)))
+
+    /// The file to send.
+    pub fn path(&self) -> &Path {
+        match self {
+            Sendable::AsIs(p) => p,
+            Sendable::Decrypted(f) => f.path(),
+        }
+    }
 }
 
 /// What a controller directory holds, as the copy action sends it. Paths are relative
@@ -408,7 +421,7 @@ async fn copy_tree(
         one.insert("dest".into(), Value::String(dest.clone()));
         one.insert("remote_src".into(), Value::Bool(true));
         one.insert("_original_basename".into(), Value::String(below.clone()));
-        let (sent, _plain) = match sendable(file, decrypt) {
+        let sent = match Sendable::of(file, decrypt) {
             Ok(s) => s,
             Err(e) => return failed(e),
         };
@@ -419,7 +432,7 @@ async fn copy_tree(
                 legacy: false,
                 transfers: vec![Transfer {
                     arg: "src",
-                    local: sent,
+                    local: sent.path().to_path_buf(),
                 }],
             })
             .await;
@@ -529,7 +542,7 @@ async fn file_sha256(path: &Path) -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::action::testing::{FakeContext, args};
+    use crate::plugins::action::testing::{args, project};
     use serde_json::json;
 
     #[test]
@@ -585,14 +598,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_directory_is_copied_file_by_file() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("files/tree/sub")).unwrap();
+        let (dir, ctx) = project(&[("files/tree/a.txt", "a"), ("files/tree/sub/b.txt", "b")]);
         std::fs::create_dir_all(dir.path().join("files/tree/empty")).unwrap();
-        std::fs::write(dir.path().join("files/tree/a.txt"), "a").unwrap();
-        std::fs::write(dir.path().join("files/tree/sub/b.txt"), "b").unwrap();
-        let mut ctx = FakeContext::default();
-        ctx.vars
-            .set_trusted("playbook_dir", json!(dir.path().display().to_string()));
         let r = Copy
             .run(
                 &ctx,
@@ -629,11 +636,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_module_copies_the_sent_file_on_the_node() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.txt"), "a").unwrap();
-        let mut ctx = FakeContext::default();
-        ctx.vars
-            .set_trusted("playbook_dir", json!(dir.path().display().to_string()));
+        let (dir, ctx) = project(&[("a.txt", "a")]);
         let r = Copy
             .run(
                 &ctx,

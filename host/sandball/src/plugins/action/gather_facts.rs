@@ -45,7 +45,7 @@ pub fn work<'a>(
             }
             done
         };
-        merge(modules.iter().map(String::as_str).zip(results))
+        merge(modules.iter().map(String::as_str).zip(results).collect())
     })
 }
 
@@ -114,17 +114,19 @@ fn for_other_module(args: &Map<String, Value>) -> Map<String, Value> {
 
 /// One module's result as it is; several merged: facts combined in order, warnings
 /// and deprecations collected, failed and skipped modules named.
-fn merge<'a>(results: impl Iterator<Item = (&'a str, Map<String, Value>)>) -> Map<String, Value> {
-    let results: Vec<(&str, Map<String, Value>)> = results.collect();
-    if let [(_, only)] = results.as_slice() {
-        return only.clone();
+fn merge(mut results: Vec<(&str, Map<String, Value>)>) -> Map<String, Value> {
+    if results.len() == 1
+        && let Some((_, only)) = results.pop()
+    {
+        return only;
     }
+    let ran = results.len();
     let mut facts = Map::new();
     let mut failed_modules = Map::new();
     let mut skipped_modules = Map::new();
     let mut warnings = Vec::new();
     let mut deprecations = Vec::new();
-    for (name, mut r) in results.iter().cloned() {
+    for (name, mut r) in results {
         let flag = |k: &str| r.get(k) == Some(&Value::Bool(true));
         if flag("failed") || flag("unreachable") {
             failed_modules.insert(name.to_string(), Value::Object(r));
@@ -156,7 +158,7 @@ fn merge<'a>(results: impl Iterator<Item = (&'a str, Map<String, Value>)>) -> Ma
         out.insert("deprecations".into(), Value::Array(deprecations));
     }
     if !skipped_modules.is_empty() {
-        if skipped_modules.len() == results.len() {
+        if skipped_modules.len() == ran {
             out.insert("skipped".into(), json!(true));
         }
         out.insert("skipped_modules".into(), Value::Object(skipped_modules));
@@ -225,11 +227,11 @@ mod tests {
         let two = json!({"ansible_facts": {"b": 2}, "changed": false});
         let bad = json!({"failed": true, "msg": "no"});
         let m = |v: Value| v.as_object().cloned().unwrap();
-        let r = merge([("one", m(one.clone())), ("two", m(two))].into_iter());
+        let r = merge(vec![("one", m(one.clone())), ("two", m(two))]);
         assert_eq!(r["ansible_facts"], json!({"a": 1, "b": 2}));
         assert_eq!(r["warnings"], json!(["w1"]));
         assert!(r.get("failed").is_none());
-        let r = merge([("one", m(one)), ("bad", m(bad))].into_iter());
+        let r = merge(vec![("one", m(one)), ("bad", m(bad))]);
         assert_eq!(r["failed"], true);
         assert_eq!(r["msg"], "The following modules failed to execute: bad\n");
         assert_eq!(r["failed_modules"]["bad"]["msg"], "no");

@@ -2,8 +2,8 @@
 //! does. It reads the boot id (`boot_time_command`), runs the reboot command
 //! (`reboot_command`, else the node's `shutdown` found in `search_paths`, with
 //! `pre_reboot_delay` and `msg`), then, with the connection reset, waits until the boot
-//! id changes and `test_command` succeeds, within `reboot_timeout`, and sleeps
-//! `post_reboot_delay`. It refuses to run on the local connection (that would reboot
+//! id changes and `test_command` succeeds, within `reboot_timeout` (each attempt
+//! within `connect_timeout`, when given), and sleeps `post_reboot_delay`. It refuses to run on the local connection (that would reboot
 //! the controller) and changes nothing in check mode.
 
 use super::{Context, check_args, failed, integer, ok_with};
@@ -34,6 +34,7 @@ struct Settings {
     pre_delay: u64,
     post_delay: u64,
     timeout: Duration,
+    connect_timeout: Option<Duration>,
     test_command: String,
     msg: String,
     search_paths: Vec<String>,
@@ -93,8 +94,12 @@ impl Settings {
                 return Err(format!("search_paths must be a list of paths, not {other}"));
             }
         };
-        seconds("connect_timeout", 0)?;
+        let connect_timeout = match args.get("connect_timeout") {
+            None | Some(Value::Null) => None,
+            Some(_) => Some(Duration::from_secs(seconds("connect_timeout", 0)?)),
+        };
         Ok(Settings {
+            connect_timeout,
             pre_delay: seconds("pre_reboot_delay", 0)?,
             post_delay: seconds("post_reboot_delay", 0)?,
             timeout: Duration::from_secs(seconds("reboot_timeout", 600)?),
@@ -109,6 +114,23 @@ impl Settings {
                 .map(String::from),
         })
     }
+}
+
+/// `line` over the connection, given up after `connect_timeout` when one is set (a
+/// host still rebooting may not answer at all).
+async fn exec_within(
+    ctx: &dyn Context,
+    s: &Settings,
+    line: &str,
+) -> Result<crate::plugins::connection::ExecOutput, String> {
+    let exec = ctx.exec_command(line, None);
+    let done = match s.connect_timeout {
+        Some(limit) => tokio::time::timeout(limit, exec)
+            .await
+            .map_err(|_| format!("no answer within {} s", limit.as_secs()))?,
+        None => exec.await,
+    };
+    done.map_err(|r| r["msg"].as_str().unwrap_or_default().to_string())
 }
 
 async fn run(ctx: &dyn Context, s: &Settings, start: Instant) -> Map<String, Value> {
@@ -165,14 +187,14 @@ async fn run(ctx: &dyn Context, s: &Settings, start: Instant) -> Map<String, Val
         );
     }
     let tested = until(deadline, || async {
-        match ctx.exec_command(&s.test_command, None).await {
+        match exec_within(ctx, s, &s.test_command).await {
             Ok(out) if out.rc == 0 => Ok(()),
             Ok(out) => Err(format!(
                 "Test command failed: {} {}",
                 String::from_utf8_lossy(&out.stderr).trim(),
                 String::from_utf8_lossy(&out.stdout).trim()
             )),
-            Err(r) => Err(r["msg"].as_str().unwrap_or_default().to_string()),
+            Err(e) => Err(e),
         }
     })
     .await;
@@ -195,16 +217,13 @@ fn with_rebooted(mut r: Map<String, Value>, rebooted: bool) -> Map<String, Value
 
 /// The node's boot id (the output of `boot_time_command`).
 async fn boot_id(ctx: &dyn Context, s: &Settings) -> Result<String, String> {
-    match ctx.exec_command(&s.boot_time_command, None).await {
+    match exec_within(ctx, s, &s.boot_time_command).await {
         Ok(out) if out.rc == 0 => Ok(String::from_utf8_lossy(&out.stdout).trim().to_string()),
         Ok(out) => Err(format!(
             "Failed to get last boot time information: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         )),
-        Err(r) => Err(format!(
-            "Failed to get last boot time information: {}",
-            r["msg"].as_str().unwrap_or_default()
-        )),
+        Err(e) => Err(format!("Failed to get last boot time information: {e}")),
     }
 }
 
@@ -346,6 +365,25 @@ mod tests {
                 .as_str()
                 .unwrap()
                 .starts_with("Reboot command failed")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_host_that_does_not_answer_is_given_connect_timeout() {
+        let ctx = FakeContext::default();
+        let started = Instant::now();
+        let r = work(
+            &ctx,
+            args(json!({"boot_time_command": "sleep 10", "connect_timeout": 1})),
+        )
+        .await;
+        assert_eq!(
+            r["msg"],
+            "Failed to get last boot time information: no answer within 1 s"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "connect_timeout was not honoured"
         );
     }
 }
