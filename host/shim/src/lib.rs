@@ -15,6 +15,8 @@
 //! - [`sandbox`]: a grant's directories and the WASI context built from it;
 //! - [`limits`]: memory limiter and capped output pipes of one run;
 //! - [`outcome`]: how a run's end maps to an outcome;
+//! - [`fork_server`]: Python fork servers that run legacy Ansiballz modules without a
+//!   Python start-up each;
 //! - [`jobs`]: background jobs (`async` with `poll: 0`) that outlive their session;
 //! - [`host`]: the sandball host interface (`process`, `posix`) checked against the grant;
 //! - [`paths`]: home directory, `~`, lexical normalisation;
@@ -25,6 +27,7 @@ pub mod cli;
 pub mod engine;
 pub mod environment;
 pub mod error;
+pub mod fork_server;
 pub mod host;
 pub mod jobs;
 pub mod limits;

@@ -107,6 +107,7 @@ fn session<R: Read, W: Write>(
     output: &mut W,
 ) -> Result<End, ServeError> {
     let mut greeted = false;
+    let mut pythons = crate::fork_server::ForkServers::default();
     loop {
         let request = match frame::read::<Request, _>(input) {
             Ok(f) => f,
@@ -225,6 +226,32 @@ fn session<R: Read, W: Write>(
                 };
                 respond(output, &answer, &[])?;
             }
+            Request::RunPython {
+                interpreter,
+                env,
+                modlib,
+            } => match pythons.run(&interpreter, &env, modlib.as_deref(), &request.payload) {
+                Ok(ran) => {
+                    let mut payload = ran.stdout;
+                    let stdout_len = payload.len() as u64;
+                    payload.extend_from_slice(&ran.stderr);
+                    let answer = Response::Ran {
+                        rc: ran.rc,
+                        stdout_len,
+                    };
+                    match frame::encode(&answer, &payload) {
+                        Ok(bytes) => {
+                            output.write_all(&bytes).map_err(FrameError::from)?;
+                            output.flush().map_err(FrameError::from)?;
+                        }
+                        Err(e @ FrameError::TooLarge { .. }) => {
+                            respond(output, &error(format!("the module's output: {e}")), &[])?
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                Err(e) => respond(output, &error(e.to_string()), &[])?,
+            },
             Request::Run {
                 id,
                 sha256,

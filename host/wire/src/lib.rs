@@ -22,7 +22,7 @@ pub mod tables;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Version of the frame protocol. Bumped whenever a request or response changes shape.
-pub const PROTOCOL: u32 = 4;
+pub const PROTOCOL: u32 = 5;
 
 /// Name of the custom section that holds a module's manifest (JSON).
 pub const MANIFEST_SECTION: &str = "sandball:manifest";

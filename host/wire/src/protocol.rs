@@ -7,6 +7,7 @@
 use crate::capability::Grant;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// A request. Payloads (module bytes) travel raw in the frame, not in the header.
 // One request lives at a time on each side of a session, so the size of the `Run`
@@ -85,6 +86,22 @@ pub enum Request {
         async_dir: Option<String>,
         /// Remove the job's file.
         cleanup: bool,
+    },
+    /// Runs a legacy Python module's script (an Ansiballz payload, the frame payload)
+    /// as `interpreter` would run it piped to its stdin, in a child of the session's
+    /// fork server for that interpreter and environment (see the shim's
+    /// `fork_server`); answered with [`Response::Ran`].
+    RunPython {
+        /// The interpreter (a path).
+        interpreter: String,
+        /// Variables added to the shim's original environment (the task's
+        /// `environment`).
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        env: BTreeMap<String, String>,
+        /// The directory the payload unpacks to (`~` allowed): the server imports
+        /// `ansible.module_utils.basic` from there once a run has succeeded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        modlib: Option<String>,
     },
     /// Ends the session; the shim exits after answering.
     Shutdown,
@@ -201,6 +218,14 @@ pub enum Response {
         results_file: String,
         /// Where the job stands.
         state: JobState,
+    },
+    /// Answer to [`Request::RunPython`]: the frame payload is the run's stdout
+    /// followed by its stderr.
+    Ran {
+        /// Exit status; minus the signal number when a signal ended the run.
+        rc: i32,
+        /// How many bytes of the payload are stdout.
+        stdout_len: u64,
     },
     /// The request could not be served (bad request, unknown module, I/O error).
     Error {

@@ -238,6 +238,9 @@ pub struct Assembled {
     pub pipelining: bool,
     /// File name suffix on the node (`.py`, `.ps1`, or none).
     pub suffix: &'static str,
+    /// Where an Ansiballz payload is unpacked on the node (`~` is the node user's
+    /// home): the directory its `ansible.module_utils` come from.
+    pub modlib: Option<String>,
 }
 
 /// Whether running `module` needs the host's Python (so it must be known or
@@ -285,6 +288,11 @@ pub fn assemble(
                 interpreter: Some(ctx.python.to_string()),
                 pipelining: true,
                 suffix: ".py",
+                modlib: Some(format!(
+                    "{}/{}",
+                    ctx.cache_dir.trim_end_matches('/'),
+                    zip.sha256
+                )),
             })
         }
         ModuleType::PowerShell => {
@@ -308,6 +316,7 @@ pub fn assemble(
                 interpreter: Some(interpreter),
                 pipelining: false,
                 suffix: ".ps1",
+                modlib: None,
             })
         }
         ModuleType::JsonArgs => {
@@ -333,6 +342,7 @@ pub fn assemble(
             interpreter: None,
             pipelining: false,
             suffix: "",
+            modlib: None,
         }),
     }
 }
@@ -372,6 +382,7 @@ fn script(
         interpreter,
         pipelining: false,
         suffix: "",
+        modlib: None,
     }
 }
 

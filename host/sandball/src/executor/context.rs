@@ -22,6 +22,7 @@ use sandball_wire::capability::Grant;
 use sandball_wire::protocol::{Job, JobState};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// One task on one host, as its action plugin sees it.
@@ -774,6 +775,7 @@ fn is_connection_var(n: &str) -> bool {
                     | "ansible_keep_remote_files"
                     | legacy::WORLD_READABLE_VAR
             ))
+        || n == legacy::FORK_SERVER_VAR
 }
 
 /// A task whose module is not a built-in component (or that asks for the legacy
@@ -885,6 +887,31 @@ async fn legacy_module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<
             r
         })
     };
+    // Without become, a piped Python module runs in the fork server of the host's
+    // session; `None` sends it the usual way.
+    let forked = |interpreter: String,
+                  env: BTreeMap<String, String>,
+                  modlib: Option<String>,
+                  script: Vec<u8>|
+     -> LocalBoxFuture<'_, Option<ExecOutput>> {
+        Box::pin(async move {
+            let (_, mut guard) = target_session(cx).await.ok()?;
+            let session = guard.as_mut()?;
+            match session
+                .run_python(&interpreter, env, modlib.as_deref(), &script)
+                .await
+            {
+                Ok(out) => Some(out),
+                Err(e) => {
+                    tracing::debug!(error = %e, "the fork server did not run the module");
+                    if e.broke_session() {
+                        *guard = None;
+                    }
+                    None
+                }
+            }
+        })
+    };
     let legacy_run = legacy::LegacyRun {
         module: &module,
         args: &args,
@@ -894,6 +921,7 @@ async fn legacy_module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<
         environment: &environment,
         become_: become_.as_ref(),
         background: cx.background.map(|_| &start as &legacy::StartJob<'_>),
+        forked: become_.is_none().then_some(&forked as &legacy::Forked<'_>),
     };
     let result = legacy::run(&run.legacy, &conn, &legacy_run).await;
     if let Some((dir, _)) = sent {

@@ -27,6 +27,7 @@ use crate::plugins::shell::{quote, quote_path};
 use futures::future::LocalBoxFuture;
 use sandball_wire::protocol::Outcome;
 use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
 
 /// One legacy module run on one host.
 pub struct LegacyRun<'a> {
@@ -50,7 +51,25 @@ pub struct LegacyRun<'a> {
     /// piped interpreter command line with the payload on its stdin, returning the
     /// task's result.
     pub background: Option<&'a StartJob<'a>>,
+    /// Set when the run may go to the host's Python fork server (no become): runs a
+    /// piped script there, `None` when it could not.
+    pub forked: Option<&'a Forked<'a>>,
 }
+
+/// Runs a piped Python script (interpreter, environment, payload directory, script) in
+/// the fork server of the host's session: its output, or `None` when the server could
+/// not run it (the module then runs the usual way).
+pub type Forked<'a> = dyn Fn(
+        String,
+        BTreeMap<String, String>,
+        Option<String>,
+        Vec<u8>,
+    ) -> LocalBoxFuture<'a, Option<ExecOutput>>
+    + 'a;
+
+/// The variable (and `SANDBALL_FORK_SERVER` the setting) that turns the Python fork
+/// server off for a host: its piped modules then start an interpreter each.
+pub const FORK_SERVER_VAR: &str = "sandball_fork_server";
 
 /// Starts a background job running a command line with a payload on its stdin.
 pub type StartJob<'a> = dyn Fn(String, Vec<u8>) -> LocalBoxFuture<'a, Map<String, Value>> + 'a;
@@ -162,19 +181,38 @@ pub async fn run(store: &LegacyStore, conn: &Connection, r: &LegacyRun<'_>) -> M
     }
     let mut warnings = vec![];
     let output = if pipelining && assembled.pipelining {
-        let cmd = format!(
-            "{env}{}",
-            assembled.interpreter.as_deref().unwrap_or(&python)
-        );
-        r#become::exec_command_known(
-            conn,
-            become_,
-            needs_password,
-            &cmd,
-            Some(&assembled.payload),
-        )
-        .await
-        .map_err(|e| e.to_string())
+        let interpreter = assembled.interpreter.as_deref().unwrap_or(&python);
+        let forked = match (r.forked, become_, &assembled.modlib) {
+            (Some(fork), None, Some(modlib))
+                if flag(r.host_vars, FORK_SERVER_VAR, "SANDBALL_FORK_SERVER", true)
+                    && plain_program(interpreter) =>
+            {
+                let env = match env_vars(r.environment) {
+                    Ok(vars) => vars.into_iter().collect(),
+                    Err(msg) => return failed(msg),
+                };
+                fork(
+                    interpreter.to_string(),
+                    env,
+                    Some(modlib.clone()),
+                    assembled.payload.clone(),
+                )
+                .await
+            }
+            _ => None,
+        };
+        match forked {
+            Some(out) => Ok(out),
+            None => r#become::exec_command_known(
+                conn,
+                become_,
+                needs_password,
+                &format!("{env}{interpreter}"),
+                Some(&assembled.payload),
+            )
+            .await
+            .map_err(|e| e.to_string()),
+        }
     } else {
         // A become user other than root and the connection user cannot read the
         // connection user's private directory: its files go to a system temporary
@@ -365,9 +403,26 @@ async fn python_for(
     }
 }
 
+/// Whether an interpreter setting is one program (a path or a name, no arguments or
+/// shell syntax), which the fork server can start without a shell.
+fn plain_program(interpreter: &str) -> bool {
+    !interpreter.is_empty()
+        && interpreter
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
+}
+
 /// `K=V ` words for the task's environment (keys must be shell names).
 fn env_prefix(env: &Map<String, Value>) -> Result<String, String> {
-    let mut out = String::new();
+    Ok(env_vars(env)?
+        .into_iter()
+        .map(|(k, v)| format!("{k}={} ", quote(&v)))
+        .collect())
+}
+
+/// The task's environment as text (keys must be shell names).
+fn env_vars(env: &Map<String, Value>) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
     for (k, v) in env {
         let valid = k
             .chars()
@@ -384,7 +439,7 @@ fn env_prefix(env: &Map<String, Value>) -> Result<String, String> {
             Value::Null => String::new(),
             other => other.to_string(),
         };
-        out.push_str(&format!("{k}={} ", quote(&text)));
+        out.push((k.clone(), text));
     }
     Ok(out)
 }

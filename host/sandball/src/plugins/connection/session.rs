@@ -9,7 +9,7 @@ use sandball_wire::frame::{self, FrameError};
 use sandball_wire::protocol::{Denial, Job, JobState, Outcome, Request, Response};
 use sandball_wire::{PROTOCOL, VERSION};
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 /// Errors of a session. Any of them makes the host's session unusable; the next task
@@ -387,6 +387,30 @@ impl Session {
                 denials_omitted: r.denials_omitted,
                 warnings: r.warnings,
             }),
+            (other, _) => Err(unexpected(&other)),
+        }
+    }
+
+    /// Runs a legacy Python module's piped script in the shim's fork server for
+    /// `interpreter` and `env` (see [`Request::RunPython`]); `modlib` is the directory
+    /// its payload unpacks to.
+    pub async fn run_python(
+        &mut self,
+        interpreter: &str,
+        env: BTreeMap<String, String>,
+        modlib: Option<&str>,
+        script: &[u8],
+    ) -> Result<super::ExecOutput, SessionError> {
+        let req = Request::RunPython {
+            interpreter: interpreter.to_string(),
+            env,
+            modlib: modlib.map(str::to_string),
+        };
+        match self.call(&req, script).await? {
+            (Response::Ran { rc, stdout_len }, mut stdout) if stdout_len <= stdout.len() as u64 => {
+                let stderr = stdout.split_off(stdout_len as usize);
+                Ok(super::ExecOutput { rc, stdout, stderr })
+            }
             (other, _) => Err(unexpected(&other)),
         }
     }
