@@ -900,3 +900,71 @@ fn ansible_package(bin: &Path) -> PathBuf {
         .find(|p| p.join("module_utils/basic.py").is_file())
         .expect("ansible-core in the venv")
 }
+
+/// A new-style Python module that tells which process ran it and what it inherited.
+const PROC_MODULE: &str = r#"#!/usr/bin/python
+import os
+import sys
+from ansible.module_utils.basic import AnsibleModule
+
+
+def main():
+    m = AnsibleModule(argument_spec=dict(), supports_check_mode=True)
+    m.exit_json(changed=False, pid=os.getpid(), ppid=os.getppid(), argv0=sys.argv[0],
+                env=os.environ.get('SB_FORK', ''), stdin=sys.stdin.read())
+
+
+if __name__ == '__main__':
+    main()
+"#;
+
+const FORK_PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - {name: first, procinfo: }
+    - {name: second, procinfo: }
+    - name: with an environment
+      procinfo:
+      environment: {SB_FORK: "it's set"}
+    - name: again with it
+      procinfo:
+      environment: {SB_FORK: "it's set"}
+    - name: without the fork server
+      procinfo:
+      vars: {sandball_fork_server: false}
+    - name: fails as a process does
+      command: python3 -c 'import sys; sys.exit(3)'
+      vars: {sandball_legacy_modules: all}
+      ignore_errors: true
+"#;
+
+/// Piped Python modules are forked from one server per interpreter and environment in
+/// the host's shim session: each run is a process of its own (as `python < script`
+/// would start it), runs with the same environment share a parent, and the setting
+/// turns the server off.
+#[test]
+fn piped_python_modules_fork_from_one_server_per_environment() {
+    let sb = Sandbox::new();
+    sb.write("library/procinfo.py", PROC_MODULE);
+    let (out, work) = run_local(&sb, "fork.yml", FORK_PLAY, &[]);
+    out.assert_code(0);
+    let r = |task: &str| result(&out, task, &work);
+    let (first, second) = (r("first"), r("second"));
+    let (env1, env2, plain) = (
+        r("with an environment"),
+        r("again with it"),
+        r("without the fork server"),
+    );
+    assert_ne!(first["pid"], second["pid"], "{first} {second}");
+    assert_eq!(first["ppid"], second["ppid"], "one server: {first} {second}");
+    assert_eq!(first["env"], "");
+    assert_eq!(first["stdin"], "", "the module's stdin is empty");
+    assert_eq!(env1["env"], "it's set");
+    assert_eq!(env1["ppid"], env2["ppid"], "{env1} {env2}");
+    assert_ne!(env1["ppid"], first["ppid"], "another environment, another server");
+    assert_ne!(plain["ppid"], first["ppid"], "{plain} {first}");
+    assert_eq!(first["argv0"], plain["argv0"]);
+    let failed = r("fails as a process does");
+    assert_eq!(failed["rc"], 3, "{failed}");
+}
