@@ -957,12 +957,18 @@ fn piped_python_modules_fork_from_one_server_per_environment() {
         r("without the fork server"),
     );
     assert_ne!(first["pid"], second["pid"], "{first} {second}");
-    assert_eq!(first["ppid"], second["ppid"], "one server: {first} {second}");
+    assert_eq!(
+        first["ppid"], second["ppid"],
+        "one server: {first} {second}"
+    );
     assert_eq!(first["env"], "");
     assert_eq!(first["stdin"], "", "the module's stdin is empty");
     assert_eq!(env1["env"], "it's set");
     assert_eq!(env1["ppid"], env2["ppid"], "{env1} {env2}");
-    assert_ne!(env1["ppid"], first["ppid"], "another environment, another server");
+    assert_ne!(
+        env1["ppid"], first["ppid"],
+        "another environment, another server"
+    );
     assert_ne!(plain["ppid"], first["ppid"], "{plain} {first}");
     assert_eq!(first["argv0"], plain["argv0"]);
     let failed = r("fails as a process does");
