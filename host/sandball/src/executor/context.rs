@@ -111,6 +111,10 @@ impl Context for TaskContext<'_> {
         self.run.modules.exists(name) || self.run.legacy.get(name).is_ok()
     }
 
+    fn runs_legacy(&self, name: &str) -> bool {
+        runs_legacy(self.run, name, false, self.vars)
+    }
+
     fn change_inventory(&self, change: &crate::inventory::Change) -> Result<bool, String> {
         self.run.change_inventory(change).map_err(|e| e.to_string())
     }

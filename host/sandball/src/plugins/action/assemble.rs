@@ -65,7 +65,7 @@ pub fn work<'a>(
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        super::copy::put_made(ctx, args, name, &joined, "assemble").await
+        super::copy::put_made(ctx, "copy", args, name, &joined, "assemble").await
     })
 }
 

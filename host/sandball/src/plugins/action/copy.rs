@@ -114,6 +114,27 @@ impl ActionPlugin for Copy {
                     return r;
                 }
             }
+            // ansible-core's copy module takes no `content` of its own: its action
+            // plugin sends it as a file, and so does this one for the legacy module.
+            if source.is_none() && ctx.runs_legacy(action) {
+                match args.remove("content") {
+                    Some(Value::String(content)) => {
+                        return put_made(
+                            ctx,
+                            action,
+                            args,
+                            "source".into(),
+                            content.as_bytes(),
+                            "content",
+                        )
+                        .await;
+                    }
+                    Some(other) => {
+                        args.insert("content".into(), other);
+                    }
+                    None => {}
+                }
+            }
             let transfers = source
                 .iter()
                 .map(|(_, sent)| Transfer {
@@ -209,6 +230,7 @@ pub fn private_file(prefix: &str, bytes: &[u8]) -> std::io::Result<tempfile::Nam
 /// the audit log.
 pub async fn put_made(
     ctx: &dyn Context,
+    action: &str,
     mut args: Map<String, Value>,
     basename: String,
     bytes: &[u8],
@@ -221,7 +243,7 @@ pub async fn put_made(
     args.insert("remote_src".into(), Value::Bool(true));
     args.insert("_original_basename".into(), Value::String(basename));
     ctx.execute_module(ModuleRequest {
-        name: "copy",
+        name: action,
         args,
         legacy: false,
         transfers: vec![Transfer {
@@ -660,5 +682,24 @@ mod tests {
             .await;
         assert_eq!(r["failed"], true);
         assert_eq!(ctx.modules.borrow().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn content_goes_as_a_file_to_the_legacy_module_only() {
+        let (_dir, mut ctx) = project(&[]);
+        let task = || args(json!({"content": "hello\n", "dest": "/tmp/x"}));
+        Copy.run(&ctx, "copy", task()).await;
+        let component = ctx.modules.borrow()[0].clone();
+        assert_eq!(component.args["content"], "hello\n");
+        assert!(component.transfers.is_empty());
+
+        ctx.legacy = vec!["copy".into()];
+        ctx.modules.borrow_mut().clear();
+        Copy.run(&ctx, "copy", task()).await;
+        let legacy = ctx.modules.borrow()[0].clone();
+        assert!(!legacy.args.contains_key("content"), "{:?}", legacy.args);
+        assert_eq!(legacy.args["remote_src"], true);
+        assert_eq!(legacy.transfers.len(), 1);
+        assert_eq!(legacy.transfers[0].arg, "src");
     }
 }

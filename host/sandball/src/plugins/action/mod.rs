@@ -184,6 +184,9 @@ pub trait Context {
     /// Whether a module of that name exists (a sandball component, or a legacy module
     /// sandball can find).
     fn has_module(&self, name: &str) -> bool;
+    /// Whether a module of that name runs as a legacy module on this host (no sandball
+    /// component, or the component refused by `sandball_legacy_modules`).
+    fn runs_legacy(&self, name: &str) -> bool;
     /// Changes the inventory for the rest of the run; whether anything changed.
     fn change_inventory(&self, change: &Change) -> Result<bool, String>;
     /// Runs a command line over the target's connection, as the task's become user;
@@ -560,6 +563,8 @@ pub(crate) mod testing {
         pub local: bool,
         /// How many times the connection was reset.
         pub resets: std::cell::Cell<usize>,
+        /// The modules that run as legacy modules.
+        pub legacy: Vec<String>,
     }
 
     impl Context for FakeContext {
@@ -602,6 +607,9 @@ pub(crate) mod testing {
         fn warning(&self, _text: &str) {}
         fn has_module(&self, name: &str) -> bool {
             ["systemd", "apt", "dnf", "fakesvc"].contains(&name)
+        }
+        fn runs_legacy(&self, name: &str) -> bool {
+            self.legacy.contains(&name.to_string())
         }
         fn change_inventory(&self, change: &Change) -> Result<bool, String> {
             let mut changes = self.changes.borrow_mut();

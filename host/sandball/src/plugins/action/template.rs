@@ -41,6 +41,7 @@ pub fn work<'a>(
         }
         super::copy::put_made(
             ctx,
+            "copy",
             module_args,
             rendered.basename,
             rendered.text.as_bytes(),
