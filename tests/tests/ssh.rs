@@ -381,6 +381,23 @@ fn a_shim_that_dies_at_start_is_quoted() {
     );
 }
 
+#[test]
+fn a_shim_that_cannot_run_on_the_node_is_named() {
+    let sshd = Sshd::start();
+    let sb = Sandbox::new();
+    // Uploaded and checked, but it does not run there (as on a noexec filesystem).
+    let shim = sb.write("broken-shim", "#!/bin/sh\nexit 1\n");
+    std::fs::set_permissions(&shim, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = run_one_with_shim(&sshd, &sb, "n1", &shim, "    - name: first\n      ping:\n");
+    out.assert_code(4);
+    assert_eq!(out.host("n1").unreachable, 1, "{out}");
+    let line = out.task_lines("first").join("\n");
+    assert!(
+        line.contains("was uploaded to") && line.contains("but cannot run there"),
+        "{out}"
+    );
+}
+
 const BECOME: &str = r#"
 - hosts: all
   gather_facts: false

@@ -43,6 +43,14 @@ impl Ending {
             .and_then(|s| s.parse().ok())
     }
 
+    /// What follows `prefix` on the last line of stderr that starts with it.
+    pub fn line_after(&self, prefix: &str) -> Option<String> {
+        String::from_utf8_lossy(&self.stderr)
+            .lines()
+            .rev()
+            .find_map(|l| l.strip_prefix(prefix).map(|rest| rest.trim().to_string()))
+    }
+
     /// The shim's last lines of stderr, joined with " | ".
     pub fn last_words(&self) -> Option<String> {
         let text = String::from_utf8_lossy(&self.stderr);
@@ -177,6 +185,11 @@ mod tests {
         e.stderr(b"\nsandball-shim: cannot open the cache\n");
         e.status = Some("exit status 2".into());
         assert_eq!(e.code(), Some(2));
+        assert_eq!(
+            e.line_after("sandball-shim: "),
+            Some("cannot open the cache".into())
+        );
+        assert_eq!(e.line_after("nothing: "), None);
         let d = e.describe().unwrap();
         assert!(
             d.starts_with("the shim ended with exit status 2; its stderr: "),

@@ -131,62 +131,83 @@ fn normal_arch(m: &str) -> String {
 
 /// Makes sure the node holds this controller's shim under `cache` (as the become user,
 /// in that user's own cache, when there is one) and returns its path there. `host`
-/// names the node in errors.
+/// names the node in errors; `node` is its `uname -sm` when the caller knows it
+/// (otherwise it is asked, with whether the shim is there already).
 pub async fn ensure_shim(
     conn: &Connection,
     become_: Option<&Become>,
     host: &str,
     cache: &str,
+    node: Option<&str>,
 ) -> Result<String, ConnectionError> {
-    let exec = |cmd: String| async move { r#become::exec_command(conn, become_, &cmd, None).await };
     let shim = shim_binary().await?;
     let path = shim_path(cache, &shim.sha256);
     let dir = path.trim_end_matches("/sandball-shim").to_string();
-    let probe = format!(
-        "uname -sm; if {} version >/dev/null 2>&1; then echo present; else echo absent; fi",
-        quote_path(&path)
-    );
-    let out = exec(probe)
-        .await?
-        .success(&format!("cannot probe {host}"))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut lines = text.lines();
-    let uname = lines.next().unwrap_or_default().trim().to_string();
-    let (os, arch) = uname.split_once(' ').unwrap_or((uname.as_str(), ""));
-    if os != shim.os || normal_arch(arch) != shim.arch {
-        return Err(ConnectionError::Remote(format!(
-            "{host} is {os} {arch}, but the sandball-shim this controller deploys ({}) is for {} {}: build sandball-shim for {os} {arch} and point SANDBALL_SHIM at it",
-            shim.path, shim.os, shim.arch
-        )));
-    }
-    if lines.next() == Some("present") {
-        tracing::debug!(host, path, "shim already on the node");
-        return Ok(path);
-    }
+    let uname = match node {
+        Some(n) => n.trim().to_string(),
+        None => {
+            let probe = format!(
+                "uname -sm; if {} version >/dev/null 2>&1; then echo present; else echo absent; fi",
+                quote_path(&path)
+            );
+            let out = r#become::exec_command(conn, become_, &probe, None)
+                .await?
+                .success(&format!("cannot probe {host}"))?;
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            let mut lines = text.lines();
+            let uname = lines.next().unwrap_or_default().trim().to_string();
+            if lines.next() == Some("present") {
+                check_target(&shim, host, &uname)?;
+                tracing::debug!(host, path, "shim already on the node");
+                return Ok(path);
+            }
+            uname
+        }
+    };
+    check_target(&shim, host, &uname)?;
     tracing::debug!(
         host,
         path,
         user = become_.map(|b| b.user.as_str()),
         "uploading the shim"
     );
+    // Received, checked, made executable, renamed into place and run once, in one
+    // command: a copy that cannot run there exits with NOEXEC.
     let upload = format!(
         "set -e; umask 022; d={dir}; mkdir -p \"$d\"; chmod 755 {cache} {cache}/shim \"$d\" 2>/dev/null || :; \
          t=$(mktemp \"$d/.upload.XXXXXX\"); trap 'rm -f \"$t\"' EXIT; cat > \"$t\"; \
          s=$( (sha256sum \"$t\" 2>/dev/null || shasum -a 256 \"$t\") | cut -d' ' -f1); \
          if [ \"$s\" != {sha} ]; then echo \"the uploaded file's sha256 is $s, not {sha}\" >&2; exit 3; fi; \
-         chmod 755 \"$t\"; mv -f \"$t\" \"$d/sandball-shim\"",
+         chmod 755 \"$t\"; mv -f \"$t\" \"$d/sandball-shim\"; \
+         \"$d/sandball-shim\" version >/dev/null 2>&1 || exit {NOEXEC}",
         dir = quote_path(&dir),
         cache = quote_path(cache.trim_end_matches('/')),
         sha = shim.sha256,
     );
     let out = r#become::exec_command(conn, become_, &upload, Some(&shim.bytes)).await?;
-    out.success(&format!("cannot upload sandball-shim to {dir} on {host}"))?;
-    let check = format!("{} version", quote_path(&path));
-    let out = exec(check).await?;
-    out.success(&format!(
+    if out.rc == NOEXEC {
+        return Err(ConnectionError::Remote(format!(
             "sandball-shim was uploaded to {path} on {host} but cannot run there (a filesystem mounted noexec? set sandball_cache_dir to a directory where programs may run)"
-    ))?;
+        )));
+    }
+    out.success(&format!("cannot upload sandball-shim to {dir} on {host}"))?;
     Ok(path)
+}
+
+/// The exit status of the upload command when the uploaded shim does not run.
+const NOEXEC: i32 = 4;
+
+/// Refuses a node of another system or architecture than the shim's (`uname` is its
+/// `uname -sm`).
+fn check_target(shim: &ShimBinary, host: &str, uname: &str) -> Result<(), ConnectionError> {
+    let (os, arch) = uname.split_once(' ').unwrap_or((uname, ""));
+    if os != shim.os || normal_arch(arch) != shim.arch {
+        return Err(ConnectionError::Remote(format!(
+            "{host} is {os} {arch}, but the sandball-shim this controller deploys ({}) is for {} {}: build sandball-shim for {os} {arch} and point SANDBALL_SHIM at it",
+            shim.path, shim.os, shim.arch
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -193,16 +193,19 @@ impl Connection {
             "exec {path} serve --cache-dir {}",
             shell::quote_path(&cache)
         );
+        // A node without the shim says what it is in the same breath, so deploying
+        // needs no probe of its own.
         let guarded = format!(
-            "[ -x {path} ] || {{ echo 'sandball-shim is not deployed here' >&2; exit {}; }}; {serve}",
+            "[ -x {path} ] || {{ echo 'sandball-shim is not deployed here' >&2; echo \"{}$(uname -sm)\" >&2; exit {}; }}; {serve}",
+            session::NODE_LINE,
             session::NOT_DEPLOYED
         );
         let (line, stdin) = self.as_become(become_, guarded).await?;
-        match c.open_session(&line, &stdin).await {
-            Err(SessionError::NotDeployed) => {}
+        let node = match c.open_session(&line, &stdin).await {
+            Err(SessionError::NotDeployed { node }) => node,
             other => return Ok(other?),
-        }
-        deploy::ensure_shim(self, become_, &c.target(), &cache).await?;
+        };
+        deploy::ensure_shim(self, become_, &c.target(), &cache, node.as_deref()).await?;
         let (line, stdin) = self.as_become(become_, serve).await?;
         Ok(c.open_session(&line, &stdin).await?)
     }

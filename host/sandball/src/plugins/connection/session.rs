@@ -31,9 +31,12 @@ pub enum SessionError {
         detail: String,
     },
     /// The node does not hold the shim yet (the start command exited with
-    /// [`NOT_DEPLOYED`]).
+    /// [`NOT_DEPLOYED`]); `node` is its `uname -sm` when the command said it.
     #[error("sandball-shim is not deployed on the node")]
-    NotDeployed,
+    NotDeployed {
+        /// The node's system and machine (`Linux x86_64`).
+        node: Option<String>,
+    },
     /// The shim is another version.
     #[error(
         "sandball-shim version mismatch: controller is {ours} (protocol {our_protocol}), shim is {theirs} (protocol {their_protocol})"
@@ -136,6 +139,9 @@ pub struct NodeInfo {
 
 /// The exit status of a session's start command when the node does not hold the shim.
 pub const NOT_DEPLOYED: u32 = 97;
+
+/// What starts the line of stderr in which that command tells the node's `uname -sm`.
+pub const NODE_LINE: &str = "sandball-node: ";
 
 /// Tells, once the stream has ended, how the shim ended (exit status, last lines of
 /// stderr), when the transport knows.

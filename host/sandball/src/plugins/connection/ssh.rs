@@ -475,7 +475,8 @@ impl Ssh {
     /// `stdin` to it, and opens a session over it. The shim's stderr and exit status are
     /// kept for the error of a session that ends; a command that exits with
     /// [`NOT_DEPLOYED`](super::session::NOT_DEPLOYED) before the hello is
-    /// [`SessionError::NotDeployed`].
+    /// [`SessionError::NotDeployed`], with the node's `uname -sm` when its stderr
+    /// told it (after [`NODE_LINE`](super::session::NODE_LINE)).
     pub async fn open_session(&self, cmd: &str, stdin: &[u8]) -> Result<Session, SessionError> {
         let broken = |e: russh::Error| SessionError::Broken {
             detail: format!("ssh channel to {}: {e}", self.params.target()),
@@ -501,10 +502,14 @@ impl Ssh {
             Some(last_words),
         )
         .await;
-        let code = ending.lock().unwrap_or_else(|e| e.into_inner()).code();
+        let ending = ending.lock().unwrap_or_else(|e| e.into_inner());
         match opened {
-            Err(SessionError::Broken { .. }) if code == Some(super::session::NOT_DEPLOYED) => {
-                Err(SessionError::NotDeployed)
+            Err(SessionError::Broken { .. })
+                if ending.code() == Some(super::session::NOT_DEPLOYED) =>
+            {
+                Err(SessionError::NotDeployed {
+                    node: ending.line_after(super::session::NODE_LINE),
+                })
             }
             other => other,
         }
