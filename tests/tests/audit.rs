@@ -321,14 +321,14 @@ fn a_playbook_audit_shows_each_task_and_host_before_anything_runs() {
             .is_some_and(|u| u.contains("loop") && u.contains("touched")),
         "{out}"
     );
-    // `shell` is ansible-core's command module with `_uses_shell` (shell.py holds
-    // only documentation).
+    // `shell` is the shell component, granted the shell it runs the line with.
     let shell = row("through the shell");
     assert_eq!(
         (&shell["kind"], &shell["module"]),
-        (&Value::from("legacy"), &Value::from("command")),
+        (&Value::from("component"), &Value::from("shell")),
         "{out}"
     );
+    assert_eq!(shell["grant"]["exec"][0]["program"], "/bin/sh", "{out}");
     // Nothing ran.
     assert!(!work.join("made").exists());
 

@@ -162,45 +162,7 @@ const FIELDS: &[(&str, &[&str])] = &[
 /// Runs CORE_PLAY under sandball with the ansible-core of `bin` and under that
 /// version's ansible-playbook, and compares every task's fields and the recap.
 fn core_modules_match(bin: &Path) {
-    let sb = Sandbox::new();
-    sb.write(
-        "inventory.ini",
-        "[nodes]\nlocalhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n",
-    );
-    let pb = sb.write("core.yml", CORE_PLAY);
-    let ours_work = sb.dir("work");
-    let theirs_work = sb.dir("ansible-work");
-    let ours = sb
-        .play(&pb, &ours_work, &["-v"])
-        .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
-        .run();
-    ours.assert_no_panic();
-    let inventory = sb.path().join("inventory.ini");
-    let theirs = sb
-        .ansible_playbook_in(
-            bin,
-            [
-                "-i".to_string(),
-                inventory.display().to_string(),
-                pb.display().to_string(),
-                "-e".to_string(),
-                format!("work={}", theirs_work.display()),
-                "-v".to_string(),
-            ],
-        )
-        .run();
-    ours.assert_same_recap_as(&theirs);
-    for (task, fields) in FIELDS {
-        let a = result(&ours, task, &ours_work);
-        let b = result(&theirs, task, &theirs_work);
-        for f in *fields {
-            assert_eq!(
-                at(&a, f),
-                at(&b, f),
-                "task {task:?}, field {f}: sandball gave {a}\nansible-playbook gave {b}"
-            );
-        }
-    }
+    let (ours, theirs, ours_work, theirs_work) = both_run(bin, CORE_PLAY, FIELDS);
     // Both found the same files, and the temporary file is where it was asked for.
     let paths = |v: &Value| {
         let mut p: Vec<String> = at(v, "files")
@@ -223,6 +185,122 @@ fn core_modules_match(bin: &Path) {
         "{tmp}"
     );
     assert!(!ours_work.join("d").exists());
+}
+
+/// What a comparison run left: both outputs and both work directories.
+type BothRun = (Output, Output, PathBuf, PathBuf);
+
+/// Runs `play` under sandball (legacy modules from the ansible-core of `bin`) and
+/// under that version's ansible-playbook, each with its own `work` directory; checks
+/// the recaps and each task's `fields` are the same.
+fn both_run(bin: &Path, play: &str, fields: &[(&str, &[&str])]) -> BothRun {
+    let sb = Sandbox::new();
+    sb.write(
+        "inventory.ini",
+        "[nodes]\nlocalhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n",
+    );
+    let pb = sb.write("core.yml", play);
+    let ours_work = sb.dir("work");
+    let theirs_work = sb.dir("ansible-work");
+    let ours = sb
+        .play(&pb, &ours_work, &["-v"])
+        .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
+        .run();
+    ours.assert_no_panic();
+    let inventory = sb.path().join("inventory.ini");
+    let theirs = sb
+        .ansible_playbook_in(
+            bin,
+            [
+                "-i".to_string(),
+                inventory.display().to_string(),
+                pb.display().to_string(),
+                "-e".to_string(),
+                format!("work={}", theirs_work.display()),
+                "-v".to_string(),
+            ],
+        )
+        .run();
+    ours.assert_same_recap_as(&theirs);
+    for (task, fields) in fields {
+        let a = result(&ours, task, &ours_work);
+        let b = result(&theirs, task, &theirs_work);
+        for f in *fields {
+            assert_eq!(
+                at(&a, f),
+                at(&b, f),
+                "task {task:?}, field {f}: sandball gave {a}\nansible-playbook gave {b}"
+            );
+        }
+    }
+    (ours, theirs, ours_work, theirs_work)
+}
+
+/// The `shell` component's scenarios, compared with ansible-core's shell.
+const SHELL_PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: a pipeline and variables
+      shell: echo "it's $((2 + 3))" | tr 0-9 a-j; echo oops >&2; echo "$HOME" | wc -l
+    - name: fails with its status
+      shell: echo before; exit 3
+      ignore_errors: true
+    - name: another shell
+      shell: echo $0; [ -n "$BASH_VERSION" ] && echo bash
+      args: {executable: /bin/bash}
+    - name: chdir and creates
+      shell: pwd > made.txt; cat made.txt
+      args: {chdir: "{{ work }}", creates: "{{ work }}/made.txt"}
+    - name: creates again
+      shell: pwd > made.txt
+      args: {chdir: "{{ work }}", creates: made.txt}
+    - name: removes nothing
+      shell: rm nothing
+      args: {removes: "{{ work }}/nothing"}
+    - name: stdin
+      shell: cat; echo
+      args: {stdin: from stdin, stdin_add_newline: false}
+    - name: argv
+      shell:
+        argv: [printf, "%s|", "a b", "$HOME"]
+    - name: the environment
+      shell: echo "$GREETING"
+      environment: {GREETING: "hi 'there'"}
+    - name: in check mode
+      shell: touch never
+      check_mode: true
+"#;
+
+const SHELL_FIELDS: &[(&str, &[&str])] = &[
+    (
+        "a pipeline and variables",
+        &["changed", "rc", "stdout", "stderr", "cmd", "msg"],
+    ),
+    (
+        "fails with its status",
+        &["changed", "rc", "stdout", "cmd", "msg", "failed"],
+    ),
+    ("another shell", &["changed", "rc", "stdout", "cmd"]),
+    ("chdir and creates", &["changed", "rc", "stdout", "cmd"]),
+    ("creates again", &["changed", "rc", "stdout", "msg"]),
+    ("removes nothing", &["changed", "rc", "stdout", "msg"]),
+    ("stdin", &["changed", "stdout"]),
+    ("argv", &["changed", "stdout", "cmd"]),
+    ("the environment", &["stdout"]),
+    ("in check mode", &["changed", "rc", "msg", "skipped"]),
+];
+
+/// sandball's `shell` component (no ansible-core, no Python) gives what ansible-core's
+/// shell gives.
+#[test]
+fn the_shell_component_matches_ansible_core() {
+    let (ours, _, _, _) = both_run(
+        &ansible_bin("ANSIBLE_BIN_DIR", "venv"),
+        SHELL_PLAY,
+        SHELL_FIELDS,
+    );
+    assert!(!ours.stdout.contains("legacy"), "{ours}");
 }
 
 #[test]

@@ -177,3 +177,31 @@ fn executable_is_ignored_with_a_warning() {
         "{r:?}"
     );
 }
+
+/// Runs the `shell` module with `args` (its manifest, the same body).
+fn shell(args: Value) -> Map<String, Value> {
+    let input = serde_json::to_vec(&args).unwrap();
+    let out = execute(
+        include_str!("../shell.json"),
+        &input,
+        &|_| None,
+        super::shell,
+    );
+    assert!(!out.failed, "unexpected failure: {:?}", out.result);
+    out.result
+}
+
+#[test]
+fn shell_runs_the_line_through_the_executable_and_reports_it_as_given() {
+    let r =
+        shell(json!({"_raw_params": "echo $0 | tr a-z A-Z; echo 'x  y'", "executable": "/bin/sh"}));
+    assert_eq!(r["stdout"], json!("/BIN/SH\nx  y"));
+    assert_eq!(r["cmd"], json!("echo $0 | tr a-z A-Z; echo 'x  y'"));
+    assert_eq!(r["rc"], json!(0));
+    // Words of `argv` are quoted into the line; `cmd` shows them as given.
+    let r = shell(json!({"argv": ["printf", "%s|", "a b", "$HOME"], "executable": "/bin/sh"}));
+    assert_eq!(r["stdout"], json!("a b|$HOME|"));
+    assert_eq!(r["cmd"], json!(["printf", "%s|", "a b", "$HOME"]));
+    // No executable warning, unlike command.
+    assert!(r.get("warnings").is_none(), "{r:?}");
+}

@@ -241,7 +241,9 @@ fn canonical_args(manifest: &Manifest, args: &Value) -> Value {
             .iter()
             .chain(spec.deprecated_aliases.iter().map(|d| &d.name))
             .find_map(|a| given.get(a));
-        if let Some(v) = alias_value {
+        // What the module will use: the value given under an alias, else the
+        // argument's default.
+        if let Some(v) = alias_value.or(spec.default.as_ref()) {
             out.insert(name.clone(), v.clone());
         }
     }
@@ -467,6 +469,33 @@ mod tests {
         )
         .unwrap();
         assert_eq!(g.fs[0].path, "/srv/x");
+    }
+
+    #[test]
+    fn a_default_is_granted_as_the_module_will_use_it() {
+        let m: Manifest = serde_json::from_value(json!({
+            "name": "shell",
+            "argument_spec": {"executable": {"type": "str", "default": "/bin/sh"}},
+            "capabilities": [{"kind": "exec", "program": "$executable"}]
+        }))
+        .unwrap();
+        let program = |args: Value| {
+            grant_for(
+                &Policy::default(),
+                &subject(true),
+                &m,
+                &args,
+                &[],
+                Limits::default(),
+            )
+            .unwrap()
+            .exec
+            .iter()
+            .map(|e| e.program.clone())
+            .collect::<Vec<_>>()
+        };
+        assert_eq!(program(json!({})), ["/bin/sh"]);
+        assert_eq!(program(json!({"executable": "/bin/bash"})), ["/bin/bash"]);
     }
 
     #[test]

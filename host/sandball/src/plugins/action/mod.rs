@@ -287,8 +287,8 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
             supports_async: true,
             ..Simple::later(
                 Runs::Module {
-                    name: "command",
-                    legacy: true,
+                    name: "shell",
+                    legacy: false,
                 },
                 shell::work,
             )

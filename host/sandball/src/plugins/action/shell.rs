@@ -1,6 +1,9 @@
-//! `shell`: the `command` module with the command line run by the shell, as Ansible's
-//! shell action has it (`_uses_shell`). It runs ansible-core's `command` module: the
-//! `command` component runs programs directly and has no shell to give.
+//! `shell`: the command line run by a shell, as Ansible's shell action has it. The
+//! `shell` component runs it (`executable -c LINE`, the shell granted as a program:
+//! the task's `executable`, else `ansible_shell_executable`, else the component's
+//! default `/bin/sh`, as ansible-core's command module picks it); where there is no such component, or
+//! `sandball_legacy_modules` asks for it, ansible-core's `command` module runs it with
+//! `_uses_shell`.
 
 use super::{Context, ModuleRequest};
 use futures::future::LocalBoxFuture;
@@ -11,17 +14,46 @@ pub fn work<'a>(
     ctx: &'a dyn Context,
     mut args: Map<String, Value>,
 ) -> LocalBoxFuture<'a, Map<String, Value>> {
-    args.insert("_uses_shell".into(), Value::Bool(true));
+    if ctx.runs_legacy(COMPONENT) {
+        args.insert("_uses_shell".into(), Value::Bool(true));
+        return ctx.execute_module(ModuleRequest {
+            name: LEGACY,
+            args,
+            legacy: true,
+            transfers: Vec::new(),
+        });
+    }
+    if !matches!(args.get("executable"), Some(Value::String(s)) if !s.is_empty())
+        && let Some(shell) = shell_executable(ctx)
+    {
+        args.insert("executable".into(), Value::String(shell));
+    }
     ctx.execute_module(ModuleRequest {
-        name: MODULE,
+        name: COMPONENT,
         args,
-        legacy: true,
+        legacy: false,
         transfers: Vec::new(),
     })
 }
 
-/// The module `shell` runs.
-const MODULE: &str = "command";
+/// `ansible_shell_executable` (templated), when set (the component's default is
+/// `/bin/sh`).
+fn shell_executable(ctx: &dyn Context) -> Option<String> {
+    let value = match ctx.vars().get("ansible_shell_executable") {
+        Some(crate::template::Var::Trusted(v)) => ctx.templar().template(v, ctx.vars()).ok(),
+        Some(crate::template::Var::Data(v)) => Some(v.clone()),
+        _ => None,
+    };
+    match value {
+        Some(Value::String(s)) if !s.is_empty() => Some(s),
+        _ => None,
+    }
+}
+
+/// The component that runs a shell line.
+const COMPONENT: &str = "shell";
+/// ansible-core's module that runs it otherwise.
+const LEGACY: &str = "command";
 
 #[cfg(test)]
 mod tests {
@@ -30,8 +62,30 @@ mod tests {
     use serde_json::json;
 
     #[tokio::test]
+    async fn runs_the_shell_component_with_the_shell_to_use() {
+        let mut ctx = FakeContext::default();
+        let args = json!({"_raw_params": "echo $HOME"});
+        work(&ctx, args.as_object().unwrap().clone()).await;
+        ctx.vars
+            .set_data("ansible_shell_executable", json!("/bin/bash"));
+        work(&ctx, args.as_object().unwrap().clone()).await;
+        let mine = json!({"_raw_params": "echo", "executable": "/bin/dash"});
+        work(&ctx, mine.as_object().unwrap().clone()).await;
+        let runs = ctx.modules.borrow();
+        assert_eq!(runs[0].name, "shell");
+        assert!(!runs[0].legacy);
+        assert!(!runs[0].args.contains_key("executable"));
+        assert_eq!(runs[1].args["executable"], "/bin/bash");
+        assert_eq!(runs[2].args["executable"], "/bin/dash");
+        assert!(!runs[0].args.contains_key("_uses_shell"));
+    }
+
+    #[tokio::test]
     async fn runs_the_legacy_command_module_through_the_shell() {
-        let ctx = FakeContext::default();
+        let ctx = FakeContext {
+            legacy: vec!["shell".into()],
+            ..Default::default()
+        };
         let args = json!({"_raw_params": "echo $HOME"});
         work(&ctx, args.as_object().unwrap().clone()).await;
         let runs = ctx.modules.borrow();

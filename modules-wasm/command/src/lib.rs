@@ -1,0 +1,435 @@
+//! The `command` and `shell` modules: run one program on the node, as Ansible's
+//! `command` module does, without a shell (`command`: the command line, `_raw_params`
+//! or `cmd`, is split like a shell would split it, or `argv` gives the words) or
+//! through one (`shell`: `executable -c LINE`, as the module does with `_uses_shell`);
+//! `creates` and `removes` skip the run for idempotence; check mode reports what would
+//! run. The program runs through the sandball host interface, so only programs the
+//! grant allows can run. The two binaries (`src/main.rs`, `src/bin/shell.rs`) differ
+//! in their manifests only.
+
+mod civil;
+mod delta;
+mod glob;
+mod shlex;
+
+#[cfg(all(test, unix))]
+mod module_tests;
+
+use civil::{DateTime, since_epoch};
+use sandball_guest_sdk::args::expand_path;
+use sandball_guest_sdk::host::FileKind;
+use sandball_guest_sdk::prelude::*;
+use std::time::Duration;
+
+#[cfg(test)]
+sandball_guest_sdk::manifest!("../manifest.json");
+
+/// The `command` module's body.
+pub fn command(m: &mut Module) -> Result<Map<String, Value>, Fail> {
+    run(m, false)
+}
+
+/// The `shell` module's body: the command line run by `executable` (the shell
+/// action plugin sets it: the task's, else `ansible_shell_executable`, else `/bin/sh`).
+pub fn shell(m: &mut Module) -> Result<Map<String, Value>, Fail> {
+    run(m, true)
+}
+
+/// Decide whether to run, run, report.
+fn run(m: &mut Module, shell: bool) -> Result<Map<String, Value>, Fail> {
+    if !shell && let Some(exe) = m.get_str("executable") {
+        let warning = format!(
+            "The 'executable' parameter is not supported by the command module (use shell); not using '{exe}'."
+        );
+        m.warn(warning);
+    }
+    let mut r = Report::default();
+    let (argv, shown) = if shell {
+        match shell_words(m) {
+            Some(words) => words,
+            None => {
+                r.rc = json!(256);
+                return Err(r.fail("no command given"));
+            }
+        }
+    } else {
+        match command_words(m) {
+            Ok(argv) => {
+                let shown = json!(argv);
+                (argv, shown)
+            }
+            Err(msg) => return Err(r.fail(msg)),
+        }
+    };
+    if argv.is_empty() {
+        r.rc = json!(256);
+        return Err(r.fail("no command given"));
+    }
+    r.cmd = shown;
+
+    let chdir = m.get_str("chdir").map(str::to_string);
+    if let Some(dir) = &chdir {
+        // Asked of the host, which resolves the directory as the program will see it.
+        let problem = match host::stat(dir, true) {
+            Ok(Some(st)) if st.kind == FileKind::Directory => None,
+            Ok(Some(_)) => Some("not a directory".to_string()),
+            Ok(None) => Some("no such directory".to_string()),
+            Err(e) => Some(e.message),
+        };
+        if let Some(problem) = problem {
+            return Err(r.fail(format!(
+                "Unable to change directory before execution: {dir}: {problem}"
+            )));
+        }
+    }
+
+    let creates = m.get_str("creates");
+    let removes = m.get_str("removes");
+    if let Some(reason) = skip_reason(creates, removes, chdir.as_deref(), m.check_mode()) {
+        r.rc = json!(0);
+        r.stdout = reason.stdout;
+        r.msg = reason.msg;
+        return Ok(r.into_map());
+    }
+
+    r.changed = true;
+    if m.check_mode() {
+        r.rc = json!(0);
+        r.msg = "Command would have run if not in check mode".to_string();
+        if creates.is_none() && removes.is_none() {
+            r.skipped = true;
+            r.changed = false;
+        }
+        return Ok(r.into_map());
+    }
+
+    let run_argv: Vec<String> = if !shell && m.get_bool("expand_argument_vars") {
+        let env = |name: &str| std::env::var(name).ok();
+        argv.iter().map(|a| expand_path(a, &env)).collect()
+    } else {
+        argv.clone()
+    };
+    let stdin = m.get_str("stdin").filter(|s| !s.is_empty()).map(|s| {
+        let mut bytes = s.as_bytes().to_vec();
+        if m.get_bool("stdin_add_newline") {
+            bytes.push(b'\n');
+        }
+        bytes
+    });
+
+    let start = since_epoch();
+    let outcome = host::run(host::Command {
+        argv: run_argv,
+        cwd: chdir,
+        stdin,
+        env: Vec::new(),
+    });
+    let end = since_epoch();
+    r.start = json!(DateTime::from_unix(start).to_string());
+    r.end = json!(DateTime::from_unix(end).to_string());
+    r.delta = json!(delta::format_delta(
+        end.checked_sub(start).unwrap_or(Duration::ZERO)
+    ));
+
+    let output = match outcome {
+        Ok(output) => output,
+        Err(e) => {
+            r.rc = json!(if e.errno != 0 { e.errno } else { 126 });
+            if !shell {
+                r.cmd = json!(quote_join(&argv));
+            }
+            let msg = if e.denied {
+                format!(
+                    "Error executing command: running '{}' was denied by the grant: {}",
+                    argv[0], e.message
+                )
+            } else {
+                format!("Error executing command: {}", e.message)
+            };
+            return Err(r.fail(msg));
+        }
+    };
+    r.rc = json!(output.rc);
+    r.stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    r.stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    if m.get_bool("strip_empty_ends") {
+        r.stdout
+            .truncate(r.stdout.trim_end_matches(['\r', '\n']).len());
+        r.stderr
+            .truncate(r.stderr.trim_end_matches(['\r', '\n']).len());
+    }
+    if output.rc != 0 {
+        return Err(r.fail("non-zero return code"));
+    }
+    Ok(r.into_map())
+}
+
+/// The words to run: `_raw_params` or `cmd` split like a shell would, or `argv`.
+fn command_words(m: &Module) -> Result<Vec<String>, String> {
+    match m.get_str("_raw_params").or_else(|| m.get_str("cmd")) {
+        Some(line) => shlex::split(line)
+            .map_err(|e| format!("Unable to split the command line {line:?} into words: {e}")),
+        None => Ok(m.get_str_list("argv")),
+    }
+}
+
+/// For `shell`: the words to run (`executable -c LINE`; `argv` words are quoted and
+/// joined into the line) and the `cmd` to report (the line, or `argv` as given).
+fn shell_words(m: &Module) -> Option<(Vec<String>, Value)> {
+    let (line, shown) = match m.get_str("_raw_params").or_else(|| m.get_str("cmd")) {
+        Some(line) => (line.to_string(), json!(line)),
+        None => {
+            let argv = m.get_str_list("argv");
+            (quote_join(&argv), json!(argv))
+        }
+    };
+    if line.is_empty() {
+        return None;
+    }
+    let executable = m.get_str("executable").unwrap_or("/bin/sh").to_string();
+    Some((vec![executable, "-c".into(), line], shown))
+}
+
+/// Why the run is skipped, in the words of Ansible's command module.
+struct Skip {
+    msg: String,
+    stdout: String,
+}
+
+/// `creates` matching something or `removes` matching nothing skips the run.
+/// Relative patterns are taken relative to `chdir`, where the program would run.
+fn skip_reason(
+    creates: Option<&str>,
+    removes: Option<&str>,
+    chdir: Option<&str>,
+    check_mode: bool,
+) -> Option<Skip> {
+    let verb = if check_mode { "Would" } else { "Did" };
+    let resolve = |pattern: &str| match chdir {
+        Some(dir) if !pattern.starts_with('/') => {
+            format!("{}/{pattern}", dir.trim_end_matches('/'))
+        }
+        _ => pattern.to_string(),
+    };
+    if let Some(pattern) = creates
+        && glob::any_match(&resolve(pattern))
+    {
+        return Some(Skip {
+            msg: format!("{verb} not run command since '{pattern}' exists"),
+            stdout: format!("skipped, since {pattern} exists"),
+        });
+    }
+    if let Some(pattern) = removes
+        && !glob::any_match(&resolve(pattern))
+    {
+        return Some(Skip {
+            msg: format!("{verb} not run command since '{pattern}' does not exist"),
+            stdout: format!("skipped, since {pattern} does not exist"),
+        });
+    }
+    None
+}
+
+/// The fields every command result carries, in Ansible's order.
+struct Report {
+    changed: bool,
+    stdout: String,
+    stderr: String,
+    rc: Value,
+    cmd: Value,
+    start: Value,
+    end: Value,
+    delta: Value,
+    msg: String,
+    skipped: bool,
+}
+
+impl Default for Report {
+    fn default() -> Self {
+        Report {
+            changed: false,
+            stdout: String::new(),
+            stderr: String::new(),
+            rc: Value::Null,
+            cmd: Value::Null,
+            start: Value::Null,
+            end: Value::Null,
+            delta: Value::Null,
+            msg: String::new(),
+            skipped: false,
+        }
+    }
+}
+
+impl Report {
+    /// The result map, with `stdout_lines`/`stderr_lines` as Ansible's action adds them.
+    fn into_map(self) -> Map<String, Value> {
+        let mut map = Map::new();
+        map.insert("changed".into(), json!(self.changed));
+        map.insert("stdout".into(), json!(self.stdout));
+        map.insert("stderr".into(), json!(self.stderr));
+        map.insert("rc".into(), self.rc);
+        map.insert("cmd".into(), self.cmd);
+        map.insert("start".into(), self.start);
+        map.insert("end".into(), self.end);
+        map.insert("delta".into(), self.delta);
+        map.insert("msg".into(), json!(self.msg));
+        if self.skipped {
+            map.insert("skipped".into(), json!(true));
+        }
+        map.insert("stdout_lines".into(), json!(split_lines(&self.stdout)));
+        map.insert("stderr_lines".into(), json!(split_lines(&self.stderr)));
+        map
+    }
+
+    /// A failure carrying every result field, with `msg` as its message.
+    fn fail(self, msg: impl Into<String>) -> Fail {
+        self.into_map()
+            .into_iter()
+            .filter(|(k, _)| k != "msg")
+            .fold(Fail::new(msg), |fail, (k, v)| fail.with(k, v))
+    }
+}
+
+/// Lines of `text` as Python's `str.splitlines` gives them (the line breaks it knows:
+/// `\n`, `\r\n`, `\r`, `\v`, `\f`, `\x1c`–`\x1e`, `\u{85}`, `\u{2028}`, `\u{2029}`).
+fn split_lines(text: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let is_break = matches!(
+            c,
+            '\n' | '\r'
+                | '\x0b'
+                | '\x0c'
+                | '\x1c'
+                | '\x1d'
+                | '\x1e'
+                | '\u{85}'
+                | '\u{2028}'
+                | '\u{2029}'
+        );
+        if !is_break {
+            continue;
+        }
+        lines.push(&text[start..i]);
+        start = i + c.len_utf8();
+        if c == '\r' && chars.peek().is_some_and(|&(_, n)| n == '\n') {
+            chars.next();
+            start += 1;
+        }
+    }
+    if start < text.len() {
+        lines.push(&text[start..]);
+    }
+    lines
+}
+
+/// The words joined into one shell-quoted line, as Ansible reports a command that
+/// could not be started.
+fn quote_join(words: &[String]) -> String {
+    words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+}
+
+/// One word quoted for a POSIX shell (Python's `shlex.quote`).
+fn quote(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
+    if word.is_empty() {
+        "''".to_string()
+    } else if word.chars().all(safe) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\"'\"'"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    #[test]
+    fn splits_lines_like_python() {
+        assert_eq!(split_lines("a\nb\r\nc\rd"), ["a", "b", "c", "d"]);
+        assert_eq!(split_lines("a\n\nb\n"), ["a", "", "b"]);
+        assert!(split_lines("").is_empty());
+        assert_eq!(split_lines("x\u{2028}y"), ["x", "y"]);
+    }
+
+    #[test]
+    fn quotes_words_like_shlex_quote() {
+        assert_eq!(quote("plain/path-1.0"), "plain/path-1.0");
+        assert_eq!(quote(""), "''");
+        assert_eq!(quote("b c"), "'b c'");
+        assert_eq!(quote("it's"), "'it'\"'\"'s'");
+        assert_eq!(
+            quote_join(&["nosuchprog".into(), "a".into(), "b c".into()]),
+            "nosuchprog a 'b c'"
+        );
+    }
+
+    #[test]
+    fn creates_and_removes_skip_with_ansible_messages() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_str().unwrap();
+        fs::write(dir.path().join("made.txt"), "").unwrap();
+        let present = format!("{root}/made.*");
+        let absent = format!("{root}/gone");
+
+        let s = skip_reason(Some(&present), None, None, false).unwrap();
+        assert_eq!(
+            s.msg,
+            format!("Did not run command since '{present}' exists")
+        );
+        assert_eq!(s.stdout, format!("skipped, since {present} exists"));
+        let s = skip_reason(None, Some(&absent), None, true).unwrap();
+        assert_eq!(
+            s.msg,
+            format!("Would not run command since '{absent}' does not exist")
+        );
+        assert!(skip_reason(Some(&absent), Some(&present), None, false).is_none());
+        assert!(skip_reason(None, None, None, false).is_none());
+    }
+
+    #[test]
+    fn relative_patterns_are_taken_from_chdir() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("made.txt"), "").unwrap();
+        let root = dir.path().to_str().unwrap();
+        let s = skip_reason(Some("made.txt"), None, Some(root), false).unwrap();
+        assert_eq!(s.msg, "Did not run command since 'made.txt' exists");
+        assert!(skip_reason(Some("made.txt"), None, Some("/nonexistent"), false).is_none());
+    }
+
+    #[test]
+    fn report_carries_ansible_fields_in_order() {
+        let r = Report {
+            changed: true,
+            stdout: "one\ntwo".into(),
+            rc: json!(0),
+            cmd: json!(["echo"]),
+            ..Report::default()
+        };
+        let map = r.into_map();
+        let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "changed",
+                "stdout",
+                "stderr",
+                "rc",
+                "cmd",
+                "start",
+                "end",
+                "delta",
+                "msg",
+                "stdout_lines",
+                "stderr_lines"
+            ]
+        );
+        assert_eq!(map["stdout_lines"], json!(["one", "two"]));
+        assert_eq!(map["stderr_lines"], json!([]));
+    }
+}
