@@ -33,6 +33,7 @@ const TARGETS: &[&str] = &[
     "lookup_lines",
     "lookup_list",
     "lookup_nested",
+    "lookup_sequence",
     "lookup_together",
     "lookup_vars",
     "ping",

@@ -238,7 +238,7 @@ fn run_plugin(
             }
             Ok(out)
         }
-        "sequence" => sequence(terms),
+        "sequence" => sequence(terms, options),
         "nested" => Ok(nested(terms)),
         "together" if terms.is_empty() => {
             Err("with_together requires at least one element in each list".into())
@@ -368,45 +368,119 @@ fn subelements(terms: &[Json]) -> Result<Vec<Json>, String> {
 
 /// `with_sequence`: `start=1 end=5 stride=1 format=%d`, `count=N`, or the short forms
 /// `[start-]end[/stride][:format]`; each item is the formatted text.
-fn sequence(terms: &[Json]) -> Result<Vec<Json>, String> {
+fn sequence(terms: &[Json], options: &serde_json::Map<String, Json>) -> Result<Vec<Json>, String> {
+    // Keyword options apply to every term, beneath what the term itself says; with
+    // options and no term there is one empty term to apply them to.
+    let blank = [Json::String(String::new())];
+    let terms = if terms.is_empty() && !options.is_empty() {
+        &blank[..]
+    } else {
+        terms
+    };
     let mut out = Vec::new();
-    for term in terms.iter().cloned() {
+    for term in terms {
         let text = match term {
-            Json::String(s) => s,
+            Json::String(s) => s.clone(),
             other => other.to_string(),
         };
-        out.extend(one_sequence(text.trim())?);
+        let mut fields = SequenceFields::default();
+        for (k, v) in options {
+            let v = match v {
+                Json::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            fields.set(k, &v)?;
+        }
+        fields.parse(text.trim())?;
+        out.extend(fields.generate()?);
     }
     Ok(out)
 }
 
-fn one_sequence(text: &str) -> Result<Vec<Json>, String> {
-    let number = |k: &str, v: &str| {
-        v.trim()
-            .parse::<i64>()
-            .map_err(|_| {
+/// One sequence's settings, as `with_sequence` reads them.
+struct SequenceFields {
+    start: i64,
+    end: Option<i64>,
+    stride: i64,
+    count: Option<i64>,
+    format: String,
+}
+
+impl Default for SequenceFields {
+    fn default() -> Self {
+        SequenceFields {
+            start: 1,
+            end: None,
+            stride: 1,
+            count: None,
+            format: "%d".into(),
+        }
+    }
+}
+
+impl SequenceFields {
+    /// Sets one field from its text (numbers as Python reads integer literals:
+    /// decimal, `0x`, `0o`, `0b`).
+    fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let number = || {
+            python_int(value.trim()).ok_or_else(|| {
                 format!(
-                    "Config '{k}' for 'sequence' lookup plugin from 'Direct' has an invalid value: Invalid value provided for 'integer': '{v}'"
+                    "Config '{key}' for 'sequence' lookup plugin from 'Direct' has an invalid value: Invalid value provided for 'integer': '{value}'"
                 )
             })
-    };
-    let (mut start, mut end, mut stride, mut count, mut format) =
-        (1_i64, None::<i64>, 1_i64, None::<i64>, "%d".to_string());
-    if text.contains('=') {
+        };
+        match key {
+            "start" => self.start = number()?,
+            "end" => self.end = Some(number()?),
+            "stride" => self.stride = number()?,
+            "count" => self.count = Some(number()?),
+            "format" => self.format = value.to_string(),
+            other => {
+                return Err(format!(
+                    "unrecognized arguments to with_sequence: ['{other}']"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads a term: the short form `[start-]end[/stride][:format]`, else
+    /// `key=value` words.
+    fn parse(&mut self, text: &str) -> Result<(), String> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        if let Some((range, format)) = short_form(text) {
+            let (range, stride) = match range.split_once('/') {
+                Some((r, s)) => (r, Some(s)),
+                None => (range, None),
+            };
+            match range.split_once('-') {
+                Some((a, b)) => {
+                    self.set("start", a)?;
+                    self.set("end", b)?;
+                }
+                None => self.set("end", range)?,
+            }
+            if let Some(s) = stride {
+                self.set("stride", s)?;
+            }
+            if let Some(f) = format {
+                self.set("format", f)?;
+            }
+            return Ok(());
+        }
         let mut unknown = Vec::new();
         for part in text.split_whitespace() {
             let Some((k, v)) = part.split_once('=') else {
                 return Err(format!(
-                    "sequence: cannot read {part:?} (key=value expected)"
+                    "unknown error parsing with_sequence arguments: '{text}'. Error was: {part:?} is not key=value"
                 ));
             };
-            match k {
-                "start" => start = number(k, v)?,
-                "end" => end = Some(number(k, v)?),
-                "stride" => stride = number(k, v)?,
-                "count" => count = Some(number(k, v)?),
-                "format" => format = v.to_string(),
-                other => unknown.push(format!("'{other}'")),
+            if ["start", "end", "stride", "count", "format"].contains(&k) {
+                self.set(k, v)?;
+            } else {
+                unknown.push(format!("'{k}'"));
             }
         }
         if !unknown.is_empty() {
@@ -415,51 +489,74 @@ fn one_sequence(text: &str) -> Result<Vec<Json>, String> {
                 unknown.join(", ")
             ));
         }
-    } else {
-        let (range, fmt) = match text.split_once(':') {
-            Some((r, f)) => (r, Some(f)),
-            None => (text, None),
-        };
-        let (range, step) = match range.split_once('/') {
-            Some((r, s)) => (r, Some(number("stride", s)?)),
-            None => (range, None),
-        };
-        match range.split_once('-') {
-            Some((a, b)) => {
-                start = number("start", a)?;
-                end = Some(number("end", b)?);
+        Ok(())
+    }
+
+    /// The sequence, or the error Ansible gives for these settings.
+    fn generate(self) -> Result<Vec<Json>, String> {
+        let end = match (self.end, self.count) {
+            (None, None) => return Err("must specify count or end in with_sequence".into()),
+            (Some(_), Some(_)) => {
+                return Err("can't specify both count and end in with_sequence".into());
             }
-            None => end = Some(number("end", range)?),
+            (Some(e), None) => e,
+            (None, Some(0)) => return Ok(Vec::new()),
+            // Ansible's own arithmetic, kept for the sequences it gives.
+            (None, Some(c)) => self.start + c * self.stride - 1,
+        };
+        if self.stride > 0 && end < self.start {
+            return Err("to count backwards make stride negative".into());
         }
-        if let Some(s) = step {
-            stride = s;
+        if self.stride < 0 && end > self.start {
+            return Err("to count forward don't make stride negative".into());
         }
-        if let Some(f) = fmt {
-            format = f.to_string();
+        if self.stride == 0 {
+            return Ok(Vec::new());
         }
+        if self.format.matches('%').count() != 1 {
+            return Err(format!("bad formatting string: {}", self.format));
+        }
+        let mut out = Vec::new();
+        let mut i = self.start;
+        while (self.stride > 0 && i <= end) || (self.stride < 0 && i >= end) {
+            out.push(Json::String(printf(&self.format, i)?));
+            i += self.stride;
+        }
+        Ok(out)
     }
-    let end = match (end, count) {
-        (Some(_), Some(_)) => {
-            return Err("can't specify both count and end in with_sequence".into());
-        }
-        (Some(e), None) => e,
-        (None, Some(0)) => return Ok(Vec::new()),
-        (None, Some(c)) => start + (c - 1) * stride,
-        (None, None) => return Err("must specify count or end in with_sequence".into()),
+}
+
+/// The short form's range (`[start-]end[/stride]`) and format, when `text` is not
+/// `key=value` words: `[start-]end[/stride][:format]`. A bad number in it is then
+/// named by the field it is for (`A-4/2`: start).
+fn short_form(text: &str) -> Option<(&str, Option<&str>)> {
+    if text.contains('=') {
+        return None;
+    }
+    Some(match text.split_once(':') {
+        Some((range, format)) => (range, Some(format)),
+        None => (text, None),
+    })
+}
+
+/// An integer as Python's `int(text, 0)` reads it (and plain decimals with leading
+/// zeros, as Ansible's integer option does).
+fn python_int(text: &str) -> Option<i64> {
+    let (negative, body) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
     };
-    if stride == 0 {
-        return Ok(Vec::new());
-    }
-    if (stride > 0 && end < start) || (stride < 0 && end > start) {
-        return Err("sequence: to count backwards make stride negative".into());
-    }
-    let mut out = Vec::new();
-    let mut i = start;
-    while (stride > 0 && i <= end) || (stride < 0 && i >= end) {
-        out.push(Json::String(printf(&format, i)?));
-        i += stride;
-    }
-    Ok(out)
+    let lower = body.to_ascii_lowercase();
+    let value = if let Some(d) = lower.strip_prefix("0x") {
+        i64::from_str_radix(d, 16).ok()?
+    } else if let Some(d) = lower.strip_prefix("0o") {
+        i64::from_str_radix(d, 8).ok()?
+    } else if let Some(d) = lower.strip_prefix("0b") {
+        i64::from_str_radix(d, 2).ok()?
+    } else {
+        lower.parse::<i64>().ok()?
+    };
+    Some(if negative { -value } else { value })
 }
 
 /// Python's `format % n` for the conversions sequences use (`%d`, `%02d`, `%x`, `%o`,
@@ -920,5 +1017,73 @@ impl LookupContext for TaskLookup<'_> {
         self.templar
             .render_file(text, &vars, options)
             .map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn seq(terms: Json, options: Json) -> Result<Vec<Json>, String> {
+        let terms = terms.as_array().cloned().unwrap_or_default();
+        sequence(&terms, options.as_object().unwrap())
+    }
+
+    #[test]
+    fn sequences_follow_ansibles_rules() {
+        let ok = |terms: Json, options: Json, want: Json| {
+            assert_eq!(json!(seq(terms.clone(), options).unwrap()), want, "{terms}");
+        };
+        ok(
+            json!(["start=0x0f00 count=4 format=%04x"]),
+            json!({}),
+            json!(["0f00", "0f01", "0f02", "0f03"]),
+        );
+        ok(
+            json!(["2-10/2"]),
+            json!({}),
+            json!(["2", "4", "6", "8", "10"]),
+        );
+        ok(
+            json!(["4:host%02d"]),
+            json!({}),
+            json!(["host01", "host02", "host03", "host04"]),
+        );
+        ok(
+            json!([]),
+            json!({"count": 5, "start": 10}),
+            json!(["10", "11", "12", "13", "14"]),
+        );
+        ok(
+            json!(["count=5 start=0"]),
+            json!({"stride": -1}),
+            json!(["0", "-1", "-2", "-3", "-4", "-5", "-6"]),
+        );
+        ok(
+            json!(["count=5 start=0", "count=5"]),
+            json!({"start": 20}),
+            json!(["0", "1", "2", "3", "4", "20", "21", "22", "23", "24"]),
+        );
+        ok(json!(["count=5 start=0"]), json!({"stride": 0}), json!([]));
+        ok(json!([]), json!({}), json!([]));
+        let err = |terms: Json| seq(terms, json!({})).unwrap_err();
+        assert_eq!(
+            err(json!(["start=4 end=1 stride=2"])),
+            "to count backwards make stride negative"
+        );
+        assert_eq!(
+            err(json!(["start=1 end=4 stride=-2"])),
+            "to count forward don't make stride negative"
+        );
+        assert_eq!(
+            err(json!(["start=1 end=4 format=d"])),
+            "bad formatting string: d"
+        );
+        assert!(err(json!(["A-4/2"])).contains("Config 'start'"));
+        assert_eq!(
+            err(json!(["start=0 junk=3"])),
+            "unrecognized arguments to with_sequence: ['junk']"
+        );
     }
 }
