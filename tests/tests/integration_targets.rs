@@ -37,6 +37,7 @@ const TARGETS: &[&str] = &[
     "lookup_together",
     "lookup_vars",
     "ping",
+    "special_vars",
     "stat",
     "task_ordering",
     "tempfile",

@@ -328,14 +328,16 @@ impl VariableManager {
             "ansible_dependent_role_names",
             list_of(&mut play.dependent_role_names.iter()),
         );
+        // Every role of the play once (Ansible keeps them in a set).
+        let mut seen = std::collections::HashSet::new();
         vars.set_data(
             "ansible_role_names",
             list_of(
-                &mut play.role_names.iter().chain(
-                    play.dependent_role_names
-                        .iter()
-                        .filter(|d| !play.role_names.contains(d)),
-                ),
+                &mut play
+                    .role_names
+                    .iter()
+                    .chain(play.dependent_role_names.iter())
+                    .filter(|name| seen.insert(name.as_str())),
             ),
         );
         vars.set_data("ansible_play_name", Value::String(play.name.to_string()));
