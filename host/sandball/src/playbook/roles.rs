@@ -67,11 +67,14 @@ pub fn roles_path(base: &Path) -> Vec<PathBuf> {
     dirs
 }
 
+/// `~/` is the home directory; a relative directory is taken from the current one,
+/// as Ansible resolves `roles_path` (so `role_path` is absolute).
 fn expand_home(dir: &str) -> PathBuf {
-    match (dir.strip_prefix("~/"), std::env::var_os("HOME")) {
+    let path = match (dir.strip_prefix("~/"), std::env::var_os("HOME")) {
         (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
         _ => PathBuf::from(dir),
-    }
+    };
+    std::path::absolute(&path).unwrap_or(path)
 }
 
 /// Replaces a play's `roles:` with the blocks they become: their tasks before the

@@ -229,7 +229,11 @@ fn run_plugin(
             let mut out = Vec::new();
             for t in terms {
                 let Json::Object(m) = t else {
-                    return Err(format!("with_dict expects a dict, got {t}"));
+                    let value = super::convert::from_json(t);
+                    return Err(format!(
+                        "the 'dict' lookup plugin expects a dictionary, got '{value}' of type <class '{}'>",
+                        super::filters::python_type(&value)
+                    ));
                 };
                 out.extend(
                     m.iter()

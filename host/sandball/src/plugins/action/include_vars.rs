@@ -32,52 +32,86 @@ const ARGS: &[&str] = &[
 pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
     match include(ctx, args) {
         Ok(r) => r,
-        Err(e) => failed(e),
+        Err(Refusal::Arguments(e)) => failed(e),
+        Err(Refusal::Reading(e)) => unread(e),
     }
 }
 
-fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, Value>, String> {
+/// Why nothing was included.
+enum Refusal {
+    /// The arguments are wrong: the task fails with this message.
+    Arguments(String),
+    /// A directory or file could not be read: as ansible-core reports it, the reason
+    /// is the result's `message`, with nothing included.
+    Reading(String),
+}
+
+impl From<String> for Refusal {
+    fn from(e: String) -> Self {
+        Refusal::Reading(e)
+    }
+}
+
+/// The failure of an `include_vars` that could not read what it was given, in
+/// ansible-core 2.19's shape (`message`, and the generic `msg` of an action failure
+/// without one).
+fn unread(message: String) -> Map<String, Value> {
+    let mut r = failed("Task failed: Action failed: Unknown error.");
+    r.insert("message".into(), Value::String(message));
+    r.insert("ansible_facts".into(), Value::Object(Map::new()));
+    r.insert("ansible_included_var_files".into(), Value::Array(vec![]));
+    r
+}
+
+fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, Value>, Refusal> {
     if let Err(e) = check_args("include_vars", args, ARGS) {
         return Ok(e);
     }
     let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_string);
-    let file = text("file").or_else(|| text("_raw_params"));
+    // A free-form name written as a folded block (`include_vars: >`) ends in a line
+    // break that is not part of it, as Ansible's argument splitting has it.
+    let file = text("file").or_else(|| text("_raw_params").map(|f| f.trim().to_string()));
     let dir = text("dir");
     let files = match (file, dir) {
         (Some(_), Some(_)) => {
-            return Err(
+            return Err(Refusal::Arguments(
                 "You are mixing file only and dir only arguments, these are incompatible".into(),
-            );
+            ));
+        }
+        // No name at all (a `first_found` that found nothing, say) names no file.
+        (Some(f), None) if f.is_empty() => {
+            return Err(Refusal::Reading(
+                "Could not find file on the Ansible Controller.\nIf you are using a module and expect the file to exist on the remote, see the remote_src option".into(),
+            ));
         }
         (Some(f), None) => vec![search_path::find(ctx.vars(), "vars", &f)?],
         (None, Some(d)) => {
             let root = dir_root(ctx, &d);
             if !root.is_dir() {
-                return Err(format!("{} directory does not exist", root.display()));
+                return Err(format!("{} directory does not exist", root.display()).into());
             }
-            walk(&root, &Walk::from_args(args)?)?
+            walk(&root, &Walk::from_args(args).map_err(Refusal::Arguments)?)?
         }
-        (None, None) => return Err("one of file, dir or a free-form file name is required".into()),
+        (None, None) => {
+            return Err(Refusal::Arguments(
+                "one of file, dir or a free-form file name is required".into(),
+            ));
+        }
     };
     let merge = match text("hash_behaviour").as_deref() {
         None | Some("replace") => false,
         Some("merge") => true,
         Some(other) => {
-            return Err(format!(
+            return Err(Refusal::Arguments(format!(
                 "hash_behaviour must be 'replace' or 'merge', got '{other}'"
-            ));
+            )));
         }
     };
+    // The files of one include replace each other's variables, in order; only what
+    // the host already has is merged into (`hash_behaviour: merge`), as in Ansible.
     let mut values = Map::new();
     for f in &files {
-        for (k, v) in vars_files::load(f)? {
-            if merge {
-                let merged = merge_values(values.get(&k), v);
-                values.insert(k, merged);
-            } else {
-                values.insert(k, v);
-            }
-        }
+        values.extend(vars_files::load(f)?);
     }
     let mut values = match text("name") {
         Some(name) => {
@@ -118,6 +152,16 @@ fn dir_root(ctx: &dyn Context, dir: &str) -> PathBuf {
         _ => None,
     };
     match base("role_path") {
+        // `vars/…` is the role's own vars directory when that exists, else the path as
+        // given; anything else is under the role's vars directory.
+        Some(role) if path.starts_with("vars") => {
+            let own = role.join(path);
+            if own.exists() {
+                own
+            } else {
+                path.to_path_buf()
+            }
+        }
         Some(role) => role.join("vars").join(path),
         None => base("playbook_dir").unwrap_or_default().join(path),
     }
@@ -257,13 +301,16 @@ mod tests {
         assert_eq!(r["ansible_facts"], json!({"x": 1, "y": {"z": 2}}));
         let r = run(&ctx, &args(json!({"file": "a.yml", "name": "cfg"})));
         assert_eq!(r["ansible_facts"], json!({"cfg": {"x": 1, "y": {"z": 2}}}));
+        // What cannot be read fails with the reason as `message`, as in ansible-core.
         let r = run(&ctx, &args(json!({"file": "nope.yml"})));
         assert!(
-            r["msg"]
+            r["message"]
                 .as_str()
                 .unwrap()
                 .contains("Could not find or access 'nope.yml'")
         );
+        assert_eq!(r["msg"], "Task failed: Action failed: Unknown error.");
+        assert_eq!(r["ansible_included_var_files"], json!([]));
     }
 
     #[test]
@@ -294,7 +341,7 @@ mod tests {
         assert_eq!(r["ansible_facts"], json!({"v": "a", "a": 1}));
         let r = run(&ctx, &args(json!({"dir": "d"})));
         assert!(
-            r["msg"]
+            r["message"]
                 .as_str()
                 .unwrap()
                 .contains("does not have a valid extension"),
