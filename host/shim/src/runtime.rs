@@ -151,6 +151,54 @@ impl Runtime {
         self.cache.store_module(sha, bytes)
     }
 
+    /// Compiles stored modules that have no compiled code yet, one after the other in
+    /// a background thread (each compile already uses every core), so that their first
+    /// runs find the code: a run of one of them meanwhile waits on its compile lock,
+    /// then loads what was compiled. Returns how many it compiles. A module that fails
+    /// to compile here is compiled again by its run, which reports the error.
+    pub fn precompile(&mut self, shas: &[String]) -> usize {
+        let todo: Vec<String> = shas
+            .iter()
+            .filter(|sha| {
+                cache::check_sha(sha).is_ok()
+                    && !self.prepared.contains_key(*sha)
+                    && self.cache.module_path(sha).exists()
+                    && !self.cache.compiled_path(sha, &self.fingerprint).exists()
+            })
+            .cloned()
+            .collect();
+        let Some(first) = todo.first() else {
+            return 0;
+        };
+        let (engine, cache, fingerprint) = (
+            self.engine.clone(),
+            self.cache.clone(),
+            self.fingerprint.clone(),
+        );
+        // The first lock is taken before answering, so the run that comes next waits
+        // for this compile instead of starting its own.
+        let mut lock = cache.compile_lock(first, &fingerprint).ok();
+        let count = todo.len();
+        let spawned = std::thread::Builder::new()
+            .name("precompile".into())
+            .spawn(move || {
+                for (i, sha) in todo.iter().enumerate() {
+                    if i > 0 {
+                        lock = cache.compile_lock(sha, &fingerprint).ok();
+                    }
+                    if !cache.compiled_path(sha, &fingerprint).exists()
+                        && let Ok(bytes) = cache.read_module(sha)
+                        && let Ok(component) = Component::from_binary(&engine, &bytes)
+                        && let Ok(code) = component.serialize()
+                    {
+                        let _ = cache.store_compiled(sha, &fingerprint, &code);
+                    }
+                    drop(lock.take());
+                }
+            });
+        if spawned.is_err() { 0 } else { count }
+    }
+
     /// Compiles `bytes` and keeps the compiled code in the cache, with its sha256.
     fn compile(&mut self, sha: &str, module: &str, bytes: &[u8]) -> Result<Component, ShimError> {
         let component =

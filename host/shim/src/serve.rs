@@ -226,6 +226,10 @@ fn session<R: Read, W: Write>(
                 };
                 respond(output, &answer, &[])?;
             }
+            Request::Precompile { sha256s } => {
+                let count = runtime.precompile(&sha256s) as u64;
+                respond(output, &Response::Precompiling { count }, &[])?;
+            }
             Request::RunPython {
                 interpreter,
                 env,

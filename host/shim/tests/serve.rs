@@ -247,3 +247,55 @@ fn a_broken_stream_ends_the_session_with_an_error() {
     assert!(matches!(end, Err(ServeError::Frame(FrameError::Io(_)))));
     assert_eq!(out.len(), 1);
 }
+
+#[test]
+fn precompiling_leaves_the_compiled_code_for_the_first_run() {
+    let module = component(HELLO);
+    let sha = sha256_hex(&module);
+    let missing = sha256_hex(b"never stored");
+    let precompile = Request::Precompile {
+        sha256s: vec![sha.clone(), missing, "not-a-sha".into()],
+    };
+    let run = Request::Run {
+        id: 1,
+        sha256: sha.clone(),
+        module: "hello".into(),
+        args: json!({}),
+        grant: Grant::default(),
+    };
+    let input = encode(&[
+        (hello(), &[]),
+        (
+            Request::PutModule {
+                sha256: sha.clone(),
+            },
+            &module,
+        ),
+        (precompile.clone(), &[]),
+        (run, &[]),
+        (precompile, &[]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::open(dir.path()).unwrap();
+    let mut rt = Runtime::new(cache.clone()).unwrap();
+    let fingerprint = rt.fingerprint().to_string();
+    let mut output = Vec::new();
+    serve(&mut rt, &mut &input[..], &mut output).unwrap();
+    let frames = decode(&output);
+    // Only the stored module without compiled code is compiled; the run then finds
+    // the code (waiting for the compile), and a second request has nothing to do.
+    assert!(
+        matches!(frames[2].header, Response::Precompiling { count: 1 }),
+        "{:?}",
+        frames[2].header
+    );
+    match &frames[3].header {
+        Response::RunResult(r) => assert_eq!(r.outcome, Outcome::Exited { code: 0 }, "{r:?}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        frames[4].header,
+        Response::Precompiling { count: 0 }
+    ));
+    assert!(cache.compiled_path(&sha, &fingerprint).is_file());
+}

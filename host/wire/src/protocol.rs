@@ -87,6 +87,13 @@ pub enum Request {
         /// Remove the job's file.
         cleanup: bool,
     },
+    /// Starts compiling stored modules that have no compiled code yet, in the
+    /// background, so that their first runs find it; answered at once with
+    /// [`Response::Precompiling`].
+    Precompile {
+        /// The modules (content addresses), in the order they will first run.
+        sha256s: Vec<String>,
+    },
     /// Runs a legacy Python module's script (an Ansiballz payload, the frame payload)
     /// as `interpreter` would run it piped to its stdin, in a child of the session's
     /// fork server for that interpreter and environment (see the shim's
@@ -218,6 +225,11 @@ pub enum Response {
         results_file: String,
         /// Where the job stands.
         state: JobState,
+    },
+    /// Answer to [`Request::Precompile`].
+    Precompiling {
+        /// How many of the modules are being compiled.
+        count: u64,
     },
     /// Answer to [`Request::RunPython`]: the frame payload is the run's stdout
     /// followed by its stderr.

@@ -76,6 +76,9 @@ pub fn short_name(action: &str) -> &str {
 pub struct ModuleStore {
     dirs: Vec<PathBuf>,
     loaded: Mutex<HashMap<String, Arc<Component>>>,
+    /// The components the playbook's tasks name, in the order they first appear: a
+    /// node's session gets them, to compile, as soon as it opens.
+    wanted: Mutex<Vec<Arc<Component>>>,
 }
 
 impl ModuleStore {
@@ -84,6 +87,7 @@ impl ModuleStore {
         ModuleStore {
             dirs,
             loaded: Mutex::new(HashMap::new()),
+            wanted: Mutex::new(Vec::new()),
         }
     }
 
@@ -149,6 +153,25 @@ impl ModuleStore {
         let component = Arc::new(load(name, &path)?);
         self.lock().insert(name.to_string(), component.clone());
         Ok(component)
+    }
+
+    /// Notes that a task of the playbook runs the component for `action` (loaded now;
+    /// one that cannot be loaded is left for its task to report).
+    pub fn want(&self, action: &str) {
+        if let Ok(c) = self.get(action) {
+            let mut wanted = self.wanted.lock().unwrap_or_else(|e| e.into_inner());
+            if !wanted.iter().any(|w| w.sha256 == c.sha256) {
+                wanted.push(c);
+            }
+        }
+    }
+
+    /// The components noted by [`ModuleStore::want`], in order.
+    pub fn wanted(&self) -> Vec<Arc<Component>> {
+        self.wanted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Component>>> {

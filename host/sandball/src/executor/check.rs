@@ -330,6 +330,7 @@ fn check_task(run: &Run, t: &Task) -> Result<(), ExecError> {
         Runs::Module { name, legacy } => (name, legacy),
     };
     if !legacy && run.modules.exists(module) {
+        run.modules.want(module);
         return Ok(());
     }
     let legacy = match run.legacy.get(module) {

@@ -555,10 +555,33 @@ async fn target_session(
     let become_ = become_for(run, cx.task, cx.kw, cx.vars)?;
     let slot = run.sessions.slot(&to.name, &to.transport, become_.as_ref());
     let mut guard = slot.lock_owned().await;
+    let fresh = guard.is_none();
     run.sessions
         .ensure_open(&mut guard, &to.name, &to.transport, become_.as_ref())
         .await
         .map_err(connect_failure)?;
+    if fresh && let Some(session) = guard.as_mut() {
+        // The playbook's components go to a new session at once, to be compiled while
+        // the first tasks run.
+        let wanted = run.modules.wanted();
+        let modules: Vec<(&str, &[u8])> = wanted
+            .iter()
+            .map(|c| (c.sha256.as_str(), c.bytes.as_slice()))
+            .collect();
+        match session.precompile(&modules).await {
+            Ok(count) => tracing::debug!(host = %to.name, count, "precompiling modules"),
+            Err(e) => {
+                tracing::debug!(host = %to.name, error = %e, "modules not precompiled");
+                if e.broke_session() {
+                    *guard = None;
+                    run.sessions
+                        .ensure_open(&mut guard, &to.name, &to.transport, become_.as_ref())
+                        .await
+                        .map_err(connect_failure)?;
+                }
+            }
+        }
+    }
     Ok((to.name, guard))
 }
 

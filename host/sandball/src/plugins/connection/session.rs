@@ -287,6 +287,22 @@ impl Session {
         Ok(())
     }
 
+    /// Makes sure the shim holds `modules` (sending those it lacks) and has it start
+    /// compiling, in the background, those it has no compiled code for; returns how
+    /// many it compiles.
+    pub async fn precompile(&mut self, modules: &[(&str, &[u8])]) -> Result<u64, SessionError> {
+        for (sha256, bytes) in modules {
+            self.ensure_module(sha256, bytes).await?;
+        }
+        let req = Request::Precompile {
+            sha256s: modules.iter().map(|(sha, _)| sha.to_string()).collect(),
+        };
+        match self.call(&req, &[]).await?.0 {
+            Response::Precompiling { count } => Ok(count),
+            other => Err(unexpected(&other)),
+        }
+    }
+
     /// Sends a module to the shim.
     async fn put_module(&mut self, sha256: &str, bytes: &[u8]) -> Result<(), SessionError> {
         tracing::debug!(sha256, module_bytes = bytes.len(), "uploading a module");
