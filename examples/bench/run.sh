@@ -13,6 +13,8 @@
 # its components, with the venv's ansible-core and the same Python as ansible-playbook,
 # which then uses pipelining), ROUNDS (default 20: rounds of the playbook's four tasks
 # to run, the same for both tools; fewer for a quicker figure on a busy machine).
+# Besides wall times it prints the warm run's peak resident memory (its largest
+# process, the controller) and that per host.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -68,12 +70,15 @@ if [ "$BENCH_CONNECTION" = ssh ]; then
 fi
 
 # Runs a command and writes its wall time in milliseconds, from the monotonic clock, to
-# the file $1; returns the command's exit status. Only the command itself is timed.
-TIMER='import subprocess, sys, time
+# the file $1, and the peak resident memory of the command's largest process in KiB to
+# $1.rss; returns the command's exit status. Only the command itself is timed.
+TIMER='import resource, subprocess, sys, time
 start = time.monotonic_ns()
 rc = subprocess.call(sys.argv[2:])
 with open(sys.argv[1], "w") as f:
     f.write(str((time.monotonic_ns() - start) // 1000000))
+with open(sys.argv[1] + ".rss", "w") as f:
+    f.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
 sys.exit(rc)'
 timed() {
     python3 -c "$TIMER" "$@"
@@ -92,7 +97,8 @@ recap_clean() {
     fi
 }
 
-# Runs one tool: $1 = label, rest = command. Sets LAST_MS; returns non-zero on failure.
+# Runs one tool: $1 = label, rest = command. Sets LAST_MS and LAST_RSS (KiB); returns
+# non-zero on failure.
 timed_run() {
     label=$1
     shift
@@ -102,6 +108,7 @@ timed_run() {
     status=0
     timed "$WORK/$label.ms" "$@" -e "bench_dir=$WORK/$label-files" >"$log" 2>&1 || status=$?
     LAST_MS=$(cat "$WORK/$label.ms" 2>/dev/null || echo 0)
+    LAST_RSS=$(cat "$WORK/$label.ms.rss" 2>/dev/null || echo 0)
     sed -n '/^PLAY RECAP/,$p' "$log"
     if [ "$status" -ne 0 ]; then
         echo "run.sh: $label exited with $status; the last lines of its output:" >&2
@@ -144,6 +151,7 @@ fi
 warm_ms=
 if timed_run sandball-warm "$SANDBALL" playbook -i "$INVENTORY" "$PLAYBOOK" -f "$FORKS" "${SANDBALL_EXTRA[@]}"; then
     warm_ms=$LAST_MS
+    warm_rss=$LAST_RSS
 else
     failed=1
 fi
@@ -173,6 +181,8 @@ if [ -n "$sandball_ms" ]; then
 fi
 if [ -n "$warm_ms" ]; then
     echo "  sandball (warm):  $(seconds "$warm_ms") wall, $(per_task_host "$warm_ms") per task-host"
+    # The controller's peak memory (the largest process of the run is sandball's).
+    echo "  sandball (warm):  peak resident memory $(( warm_rss / 1024 )) MiB, $(( warm_rss / HOSTS )) KiB per host"
 fi
 if [ -n "$ansible_ms" ]; then
     echo "  ansible-playbook: $(seconds "$ansible_ms") wall, $(per_task_host "$ansible_ms") per task-host"
