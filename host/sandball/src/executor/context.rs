@@ -914,8 +914,8 @@ async fn legacy_module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<
             r
         })
     };
-    // Without become, a piped Python module runs in the fork server of the host's
-    // session; `None` sends it the usual way.
+    // A piped Python module runs in the fork server of the task's session (the
+    // become user's under become); `None` sends it the usual way.
     let forked = |interpreter: String,
                   env: BTreeMap<String, String>,
                   modlib: Option<String>,
@@ -948,7 +948,7 @@ async fn legacy_module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<
         environment: &environment,
         become_: become_.as_ref(),
         background: cx.background.map(|_| &start as &legacy::StartJob<'_>),
-        forked: become_.is_none().then_some(&forked as &legacy::Forked<'_>),
+        forked: Some(&forked as &legacy::Forked<'_>),
     };
     let result = legacy::run(&run.legacy, &conn, &legacy_run).await;
     if let Some((dir, _)) = sent {

@@ -51,8 +51,9 @@ pub struct LegacyRun<'a> {
     /// piped interpreter command line with the payload on its stdin, returning the
     /// task's result.
     pub background: Option<&'a StartJob<'a>>,
-    /// Set when the run may go to the host's Python fork server (no become): runs a
-    /// piped script there, `None` when it could not.
+    /// Set when the run may go to the Python fork server of the task's session (as
+    /// the connection user, or the become user): runs a piped script there, `None`
+    /// when it could not.
     pub forked: Option<&'a Forked<'a>>,
 }
 
@@ -182,9 +183,13 @@ pub async fn run(store: &LegacyStore, conn: &Connection, r: &LegacyRun<'_>) -> M
     let mut warnings = vec![];
     let output = if pipelining && assembled.pipelining {
         let interpreter = assembled.interpreter.as_deref().unwrap_or(&python);
-        let forked = match (r.forked, become_, &assembled.modlib) {
-            (Some(fork), None, Some(modlib))
-                if flag(r.host_vars, FORK_SERVER_VAR, "SANDBALL_FORK_SERVER", true)
+        // The fork server is the session's: the connection user's, or the become
+        // user's when the run becomes one (not when becoming is skipped, which
+        // would still open a become session).
+        let forked = match (r.forked, &assembled.modlib) {
+            (Some(fork), Some(modlib))
+                if become_.is_some() == r.become_.is_some()
+                    && flag(r.host_vars, FORK_SERVER_VAR, "SANDBALL_FORK_SERVER", true)
                     && plain_program(interpreter) =>
             {
                 let env = match env_vars(r.environment) {
