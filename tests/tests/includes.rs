@@ -1,8 +1,9 @@
 //! Static and dynamic inclusion, compared with ansible-playbook: `import_tasks` and
 //! `import_role` (`tasks_from`) read before the run with the importer's keywords
 //! reaching every task; `include_tasks` per host (templated names), in a loop, with
-//! `apply`, and imports inside an included file; `include_role` with its handlers; a
-//! missing included file fails the host that includes it.
+//! `apply`, and imports inside an included file; `include_role` with its handlers;
+//! includes a host's `when` leaves out shown skipped; a missing included file fails the
+//! host that includes it.
 
 use sandball_e2e::{Output, Sandbox};
 
@@ -64,6 +65,13 @@ fn project(sb: &Sandbox) {
     - name: include a role
       include_role: {name: web}
       vars: {http_port: 99}
+    - name: include for beta only
+      include_tasks: tasks/beta.yml
+      when: inventory_hostname == 'beta'
+      vars: {extra: e3}
+    - name: include a role for nobody
+      include_role: {name: web}
+      when: false
     - name: after
       debug: {msg: after}
     - name: private

@@ -7,7 +7,7 @@
 //! on). The include's `vars` and loop
 //! variable are a level of the included tasks' keywords; `apply` gives them keywords.
 
-use super::play::{PlayRun, in_order, lock, run_items, when_holds};
+use super::play::{PlayRun, in_order, lock, run_items};
 use super::task;
 use crate::playbook::imports::builtin;
 use crate::playbook::roles::{self, RoleOptions};
@@ -58,10 +58,30 @@ pub(super) async fn run(
     let run = cx.run;
     let mut groups: Vec<Group> = Vec::new();
     for host in hosts {
-        if !when_holds(run, scope, kw, host) {
+        let vars = task::task_vars(run, scope, host, kw);
+        // A host the condition leaves out is shown skipped and counted, as Ansible
+        // reports an include it does not make; one whose condition fails, fails.
+        if let Some(stopped) = task::when_stops(run, t, kw, &vars) {
+            if stopped.get("failed") == Some(&serde_json::Value::Bool(true)) {
+                super::play::fail_host(cx, t, host, stopped);
+            } else {
+                run.stats.record(
+                    host,
+                    crate::plugins::callback::Status::Skipped,
+                    false,
+                    false,
+                );
+                run.callback.result(&crate::plugins::callback::Report {
+                    host,
+                    action: &t.action,
+                    status: crate::plugins::callback::Status::Skipped,
+                    result: &stopped,
+                    item: None,
+                    ignored: false,
+                });
+            }
             continue;
         }
-        let vars = task::task_vars(run, scope, host, kw);
         let items: Vec<(Option<Item>, crate::template::Vars)> = match &t.loop_ {
             None => vec![(None, vars)],
             Some(spec) => match task::loop_items(run, t, &vars, spec) {

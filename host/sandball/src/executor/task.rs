@@ -565,7 +565,12 @@ fn carry(t: &Task, r: &Map<String, Value>, carried: &mut Map<String, Value>) {
 
 /// The result of a task whose `when` does not hold (skipped) or cannot be evaluated
 /// (failed); `None` when it holds.
-fn when_stops(run: &Run, t: &Task, kw: &Chain<'_>, vars: &Vars) -> Option<Map<String, Value>> {
+pub(super) fn when_stops(
+    run: &Run,
+    t: &Task,
+    kw: &Chain<'_>,
+    vars: &Vars,
+) -> Option<Map<String, Value>> {
     for cond in kw.when() {
         match run.templar.conditional(cond, vars) {
             Ok(true) => {}
