@@ -1052,3 +1052,55 @@ fn piped_python_modules_fork_from_one_server_per_environment() {
     let failed = r("fails as a process does");
     assert_eq!(failed["rc"], 3, "{failed}");
 }
+
+/// A new-style module failing with `fail_json(exception=…)`, as third-party modules do
+/// around a missing library.
+const EXCEPTION_MODULE: &str = r#"#!/usr/bin/python
+from ansible.module_utils.basic import AnsibleModule
+m = AnsibleModule(argument_spec=dict(mode=dict()))
+try:
+    raise ValueError('inner')
+except ValueError as e:
+    if m.params['mode'] == 'given':
+        m.fail_json(msg='the library is missing', exception=e)
+    m.fail_json(msg='caught it')
+"#;
+
+/// A legacy module's own failure keeps its message, exception or not (only a crash is
+/// 'Task failed: Module failed'), as under ansible-playbook.
+#[test]
+fn a_legacy_modules_failure_message_is_its_own() {
+    let sb = Sandbox::new();
+    sb.write(
+        "inventory.ini",
+        "[nodes]\nlocalhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n",
+    );
+    sb.write("library/failing.py", EXCEPTION_MODULE);
+    let pb = sb.write(
+        "fail.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - {name: given, failing: {mode: given}, ignore_errors: true}\n    - {name: implicit, failing: {mode: other}, ignore_errors: true}\n",
+    );
+    let work = sb.dir("work");
+    let ours = sb
+        .play(&pb, &work, &[])
+        .env("SANDBALL_ANSIBLE_PYTHON", python_2_19())
+        .run();
+    ours.assert_no_panic();
+    let fatal = |out: &Output, task: &str| -> String {
+        out.task_lines(task)
+            .into_iter()
+            .find(|l| l.starts_with("fatal: "))
+            .unwrap_or_else(|| panic!("no failure for {task}:\n{out}"))
+            .to_string()
+    };
+    assert!(
+        fatal(&ours, "given").contains(r#""msg": "the library is missing""#),
+        "{ours}"
+    );
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        for task in ["given", "implicit"] {
+            assert_eq!(fatal(&ours, task), fatal(&theirs, task), "{task}");
+        }
+    }
+}

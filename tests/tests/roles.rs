@@ -10,13 +10,17 @@ use sandball_e2e::{Output, Sandbox};
 fn project(sb: &Sandbox) {
     sb.write(
         "roles/common/tasks/main.yml",
-        "- name: common says\n  debug: {msg: \"common {{ greeting }} {{ shared }} {{ role_name }} {{ role_path | basename }}\"}\n- name: change\n  debug: {msg: c}\n  changed_when: true\n  notify: restart common\n",
+        "- name: per-OS vars\n  include_vars: \"{{ lookup('first_found', params) }}\"\n  vars:\n    params:\n      files: [Nonexistent.yml, fallback.yml]\n      paths: [vars]\n- name: common says\n  debug: {msg: \"common {{ greeting }} {{ shared }} {{ role_name }} {{ role_path | basename }} {{ os_vars }}\"}\n- name: change\n  debug: {msg: c}\n  changed_when: true\n  notify: restart common\n",
     );
     sb.write(
         "roles/common/defaults/main.yml",
         "greeting: hi-default\nshared: from-common-defaults\nlayered: role-default\n",
     );
     sb.write("roles/common/vars/main.yml", "common_var: cv\n");
+    // Per-OS variables found with first_found's `paths` in the role, as published
+    // roles load them.
+    sb.write("roles/common/vars/Other.yml", "os_vars: other\n");
+    sb.write("roles/common/vars/fallback.yml", "os_vars: fallback\n");
     sb.write(
         "roles/common/handlers/main.yml",
         "- name: restart common\n  debug: {msg: \"restarting common on {{ inventory_hostname }}\"}\n",

@@ -732,29 +732,27 @@ fn first_found(
             _ => Vec::new(),
         }
     };
+    // Each file, under each path when paths are given; what is not absolute is looked
+    // up as Ansible's search path has it: a role's `files/` and the role itself, then
+    // the playbook's (outside a role ansible-core 2.19 looks beside the playbook only).
     let mut add = |files: Vec<String>, paths: Vec<String>| {
+        let vars = search_vars(ctx);
+        let kind = if vars.contains("role_path") {
+            "files"
+        } else {
+            ""
+        };
         for f in files {
-            if paths.is_empty() {
-                // A role's `files/` is searched; outside a role ansible-core 2.19 looks
-                // beside the playbook only.
-                let vars = search_vars(ctx);
-                let kind = if vars.contains("role_path") {
-                    "files"
-                } else {
-                    ""
-                };
-                candidates.extend(crate::playbook::search_path::candidates(&vars, kind, &f));
+            let names: Vec<String> = if paths.is_empty() {
+                vec![f]
             } else {
-                // Relative paths are the playbook's.
-                let base = ctx
-                    .var("playbook_dir")
-                    .map(|v| text(&v))
-                    .unwrap_or_default();
-                candidates.extend(
-                    paths
-                        .iter()
-                        .map(|p| std::path::Path::new(&base).join(p).join(&f)),
-                );
+                paths
+                    .iter()
+                    .map(|p| std::path::Path::new(p).join(&f).display().to_string())
+                    .collect()
+            };
+            for name in names {
+                candidates.extend(crate::playbook::search_path::candidates(&vars, kind, &name));
             }
         }
     };

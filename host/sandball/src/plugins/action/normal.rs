@@ -101,6 +101,17 @@ where
     let granted_fs: Vec<String> = grant.fs.iter().map(ToString::to_string).collect();
     let reply = send(with_internal_args(&component.name, args, flags), grant).await?;
     let mut result = interpret(&component.name, reply, &granted_fs, hint);
+    // A component that crashed (it reports the exception, as ping's `data: crash`
+    // does): ansible-core 2.19 reports a module's unhandled exception this way. A
+    // legacy module's own `fail_json(exception=…)` keeps its message.
+    if result.contains_key("exception")
+        && result
+            .get("failed")
+            .is_some_and(sandball_wire::python::py_truth)
+        && let Some(Value::String(msg)) = result.get_mut("msg")
+    {
+        *msg = format!("Task failed: Module failed: {msg}");
+    }
     // What the module's spec marks no_log never reaches an output, even quoted back by
     // the module or by a denial (a refused command line). The diff is left as it is:
     // it shows the content the task writes, which `--diff` asks to see (Ansible's copy
@@ -143,13 +154,6 @@ pub fn interpret(
                 }
                 if *code != 0 && !m.contains_key("failed") {
                     m.insert("failed".into(), Value::Bool(true));
-                }
-                // A module that failed with an exception: ansible-core 2.19 says so.
-                if m.contains_key("exception")
-                    && m.get("failed").is_some_and(sandball_wire::python::py_truth)
-                    && let Some(Value::String(msg)) = m.get_mut("msg")
-                {
-                    *msg = format!("Task failed: Module failed: {msg}");
                 }
                 m
             }
