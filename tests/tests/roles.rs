@@ -10,7 +10,7 @@ use sandball_e2e::{Output, Sandbox};
 fn project(sb: &Sandbox) {
     sb.write(
         "roles/common/tasks/main.yml",
-        "- name: per-OS vars\n  include_vars: \"{{ lookup('first_found', params) }}\"\n  vars:\n    params:\n      files: [Nonexistent.yml, fallback.yml]\n      paths: [vars]\n- name: common says\n  debug: {msg: \"common {{ greeting }} {{ shared }} {{ role_name }} {{ role_path | basename }} {{ os_vars }}\"}\n- name: change\n  debug: {msg: c}\n  changed_when: true\n  notify: restart common\n",
+        "- name: per-OS vars\n  include_vars: \"{{ lookup('first_found', params) }}\"\n  vars:\n    params:\n      files: [Nonexistent.yml, fallback.yml]\n      paths: [vars]\n- name: per-version vars\n  include_vars: \"{{ item }}\"\n  with_first_found:\n    - files: [Nonexistent.yml, Other.yml]\n      skip: true\n- name: common says\n  debug: {msg: \"common {{ greeting }} {{ shared }} {{ role_name }} {{ role_path | basename }} {{ os_vars }}\"}\n- name: change\n  debug: {msg: c}\n  changed_when: true\n  notify: restart common\n",
     );
     sb.write(
         "roles/common/defaults/main.yml",

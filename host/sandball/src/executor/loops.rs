@@ -68,6 +68,7 @@ mod tests {
         TaskLookup {
             templar: &TEMPLAR,
             vars: &VARS,
+            loop_action: None,
         }
     }
 

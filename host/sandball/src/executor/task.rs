@@ -323,6 +323,7 @@ pub(crate) fn loop_items(
             let ctx = crate::template::lookups::TaskLookup {
                 templar: &run.templar,
                 vars,
+                loop_action: Some(&t.action),
             };
             loops::items(&t.loop_kind, v, &ctx)
         })?;

@@ -31,6 +31,11 @@ pub trait LookupContext {
         options: &crate::template::FileOptions,
         extra: &serde_json::Map<String, Json>,
     ) -> Result<String, String>;
+    /// The action of the task whose `with_<lookup>` loop this is; `None` for a
+    /// `lookup()` in a template.
+    fn loop_action(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// The lookups [`run`] knows.
@@ -733,14 +738,19 @@ fn first_found(
         }
     };
     // Each file, under each path when paths are given; what is not absolute is looked
-    // up as Ansible's search path has it: a role's `files/` and the role itself, then
-    // the playbook's (outside a role ansible-core 2.19 looks beside the playbook only).
+    // up as Ansible's search path has it: a role's `files/` (or what the looping task's
+    // action names) and the role itself, then the playbook's (outside a role, a
+    // `lookup()` looks beside the playbook only).
     let mut add = |files: Vec<String>, paths: Vec<String>| {
         let vars = search_vars(ctx);
-        let kind = if vars.contains("role_path") {
-            "files"
-        } else {
-            ""
+        let kind = match ctx.loop_action() {
+            // As `with_first_found`, the task's action says where to look: its
+            // templates, vars or files.
+            Some(action) if action.contains("template") => "templates",
+            Some(action) if action.contains("var") => "vars",
+            Some(_) => "files",
+            None if vars.contains("role_path") => "files",
+            None => "",
         };
         for f in files {
             let names: Vec<String> = if paths.is_empty() {
@@ -995,9 +1005,15 @@ pub struct TaskLookup<'a> {
     pub templar: &'a crate::template::Templar,
     /// The task's variables.
     pub vars: &'a Vars,
+    /// The task's action, when the lookup is its `with_<lookup>` loop.
+    pub loop_action: Option<&'a str>,
 }
 
 impl LookupContext for TaskLookup<'_> {
+    fn loop_action(&self) -> Option<&str> {
+        self.loop_action
+    }
+
     fn var(&self, name: &str) -> Option<Json> {
         match self.vars.get(name)? {
             Var::Data(v) => Some(v.clone()),
