@@ -416,10 +416,42 @@ fn undefined_result(scope: &Arc<Scope>, source: &str, as_template: &str) -> Temp
     engine_error(scope, &err, source)
 }
 
+/// For `base.name` where `base` is defined but has no `name`: the message ansible-core
+/// 2.19 gives ("object of type 'dict' has no attribute 'name'").
+fn missing_attribute(scope: &Arc<Scope>, expr: &str) -> Option<String> {
+    let (base, name) = expr.rsplit_once('.')?;
+    let word = |w: &str| {
+        w.chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && w.chars().all(|c| c.is_alphanumeric() || c == '_')
+    };
+    if !word(name) || !base.split('.').all(word) {
+        return None;
+    }
+    let value = scope.eval_expression(base).ok()?;
+    if value.is_undefined() || value.is_none() {
+        return None;
+    }
+    Some(format!(
+        "object of type '{}' has no attribute '{name}'",
+        super::filters::python_type(&value)
+    ))
+}
+
 /// An engine error as a `TemplateError`, explained by the variables that came out
 /// undefined during the call when it is about an undefined value.
 fn engine_error(scope: &Arc<Scope>, err: &minijinja::Error, source: &str) -> TemplateError {
     let mut error = TemplateError::from_engine(err, source);
+    // An attribute a defined value lacks is named as ansible-core 2.19 names it.
+    if let TemplateError::Undefined { detail, .. } = &mut error
+        && let Some(expr) = detail
+            .strip_prefix('\'')
+            .and_then(|d| d.strip_suffix("' is undefined"))
+        && let Some(message) = missing_attribute(scope, expr)
+    {
+        *detail = message;
+    }
     if let TemplateError::Undefined { .. } = error {
         for cause in scope.undefined_causes() {
             error = error.with_note(&cause);
@@ -662,7 +694,10 @@ mod tests {
             .to_string();
         assert!(err.starts_with("'nope' is undefined"), "{err}");
         let err = t.template(&json!("{{ d.b }}"), &v).unwrap_err().to_string();
-        assert!(err.starts_with("'d.b' is undefined"), "{err}");
+        assert!(
+            err.starts_with("object of type 'dict' has no attribute 'b'"),
+            "{err}"
+        );
         let err = t.evaluate("nope == 1", &v).unwrap_err().to_string();
         assert!(err.starts_with("'nope' is undefined"), "{err}");
         let err = t

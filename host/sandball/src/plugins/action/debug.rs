@@ -35,10 +35,15 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
             } else {
                 ctx.templar().evaluate(name, ctx.vars())
             };
+            // What is undefined is shown in its place, with a warning, as
+            // ansible-core 2.19 shows a template error in `var`.
             let value = match evaluated {
                 Ok(v) => v,
-                Err(crate::template::TemplateError::Undefined { .. }) => {
-                    Value::String("VARIABLE IS NOT DEFINED!".into())
+                Err(crate::template::TemplateError::Undefined { detail, .. }) => {
+                    ctx.warning(&format!(
+                        "Encountered 1 template error.\nerror 1 - {detail}"
+                    ));
+                    Value::String(format!("<< error 1 - {detail} >>"))
                 }
                 Err(e) => return failed(e.to_string()),
             };
@@ -57,4 +62,25 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
         }
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::action::testing::{FakeContext, args};
+
+    #[test]
+    fn an_undefined_var_is_shown_in_its_place_as_ansible_2_19_shows_it() {
+        let mut ctx = FakeContext::default();
+        ctx.vars.set_data("d", json!({"a": 1}));
+        let r = run(&ctx, &args(json!({"var": "nope"})));
+        assert_eq!(r["nope"], "<< error 1 - 'nope' is undefined >>");
+        let r = run(&ctx, &args(json!({"var": "d.b"})));
+        assert_eq!(
+            r["d.b"],
+            "<< error 1 - object of type 'dict' has no attribute 'b' >>"
+        );
+        let r = run(&ctx, &args(json!({"var": "d.a"})));
+        assert_eq!(r["d.a"], 1);
+    }
 }
