@@ -41,6 +41,7 @@ const TARGETS: &[&str] = &[
     "stat",
     "task_ordering",
     "tempfile",
+    "var_blending",
 ];
 
 /// How long one target may take under one tool.

@@ -29,8 +29,10 @@ pub fn parse(text: &str) -> Result<Map<String, Value>, CliError> {
     match value {
         Value::Object(m) => Ok(m),
         Value::Null => Ok(Map::new()),
+        // The value is not quoted: it may come from a vault-encrypted file.
         other => Err(CliError::options(format!(
-            "extra vars from {origin} must be a mapping of variable names to values, got {other}"
+            "extra vars from {origin} must be a mapping of variable names to values, got {}",
+            crate::inventory::script::json_type(&other)
         ))),
     }
 }

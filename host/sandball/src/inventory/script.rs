@@ -129,7 +129,9 @@ fn has_meta_hostvars(source: &str, groups: &Map<String, Value>) -> Result<bool, 
     }
 }
 
-fn json_type(value: &Value) -> &'static str {
+/// What a JSON value is, in words (`a string`, `a list`…), for messages that must not
+/// quote it.
+pub(crate) fn json_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
