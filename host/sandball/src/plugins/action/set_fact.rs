@@ -8,34 +8,31 @@ pub fn run(ctx: &dyn super::Context, args: &Map<String, Value>) -> Map<String, V
     let mut facts = Map::new();
     let mut cacheable = false;
     for (k, v) in args {
-        // A name may be templated (`set_fact: "{{ item }}=value"`), as Ansible allows.
-        let templated;
-        let k = if k.contains("{{") {
-            templated = match ctx
+        // A name may be templated (`set_fact: "{{ item }}=value"`), as Ansible allows;
+        // what the template gives must be a valid name.
+        let name = if k.contains("{{") {
+            match ctx
                 .templar()
                 .template(&Value::String(k.clone()), ctx.vars())
             {
-                Ok(Value::String(name)) => name,
-                Ok(other) => other.to_string(),
+                Ok(name) => name,
                 Err(e) => return failed(e.to_string()),
-            };
-            &templated
+            }
         } else {
-            k
+            Value::String(k.clone())
         };
-        if k == "cacheable" {
+        if name == "cacheable" {
             match truthy(Some(v), false) {
                 Ok(b) => cacheable = b,
                 Err(e) => return failed(e),
             }
             continue;
         }
-        if !is_identifier(k) {
-            return failed(format!(
-                "The variable name '{k}' is not valid. Variables must start with a letter or underscore character, and contain only letters, numbers and underscores."
-            ));
-        }
-        facts.insert(k.clone(), v.clone());
+        let k = match variable_name(&name) {
+            Ok(k) => k,
+            Err(e) => return failed(e),
+        };
+        facts.insert(k, v.clone());
     }
     if facts.is_empty() {
         return failed(
@@ -45,11 +42,32 @@ pub fn run(ctx: &dyn super::Context, args: &Map<String, Value>) -> Map<String, V
     ok_with(json!({"ansible_facts": facts, "_ansible_facts_cacheable": cacheable}))
 }
 
-/// Whether a name can be a variable.
-pub fn is_identifier(name: &str) -> bool {
-    let mut chars = name.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+/// A variable name as ansible-core 2.19 accepts one: a string that is an ASCII
+/// identifier and not a name Jinja gives a meaning (`true`, `none`, `not`…); else the
+/// error it gives, naming the value (and its type when it is not a string).
+fn variable_name(name: &Value) -> Result<String, String> {
+    const JINJA_NAMES: &[&str] = &["true", "false", "none", "True", "False", "None", "not"];
+    if let Value::String(s) = name {
+        let mut chars = s.chars();
+        if chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !JINJA_NAMES.contains(&s.as_str())
+        {
+            return Ok(s.clone());
+        }
+    }
+    let mut shown = format!("'{}'", sandball_wire::python::py_str(name));
+    if !name.is_string() {
+        shown.push_str(&format!(
+            " of type '{}'",
+            sandball_wire::python::short_type_name(name)
+        ));
+    }
+    Err(format!(
+        "Invalid variable name {shown}. Variable names must be strings starting with a letter or underscore character, and contain only letters, numbers and underscores."
+    ))
 }
 
 #[cfg(test)]
@@ -71,5 +89,22 @@ mod tests {
         ctx.vars.set_data("item", json!("foo"));
         let r = super::run(&ctx, json!({"{{ item }}": "moo"}).as_object().unwrap());
         assert_eq!(r["ansible_facts"], json!({"foo": "moo"}));
+        // What a template gives must be a name, as ansible-core 2.19 checks it.
+        let r = super::run(&ctx, json!({"{{ 'true' }}": 1}).as_object().unwrap());
+        assert!(
+            r["msg"]
+                .as_str()
+                .unwrap()
+                .contains("Invalid variable name 'true'."),
+            "{r:?}"
+        );
+        let r = super::run(&ctx, json!({"{{ 1 }}": 1}).as_object().unwrap());
+        assert!(
+            r["msg"]
+                .as_str()
+                .unwrap()
+                .contains("Invalid variable name '1' of type 'int'"),
+            "{r:?}"
+        );
     }
 }
