@@ -19,6 +19,7 @@ use civil::{DateTime, since_epoch};
 use sandball_guest_sdk::args::expand_path;
 use sandball_guest_sdk::host::FileKind;
 use sandball_guest_sdk::prelude::*;
+use sandball_wire::python::splitlines;
 use std::time::Duration;
 
 #[cfg(test)]
@@ -277,8 +278,8 @@ impl Report {
         if self.skipped {
             map.insert("skipped".into(), json!(true));
         }
-        map.insert("stdout_lines".into(), json!(split_lines(&self.stdout)));
-        map.insert("stderr_lines".into(), json!(split_lines(&self.stderr)));
+        map.insert("stdout_lines".into(), json!(splitlines(&self.stdout)));
+        map.insert("stderr_lines".into(), json!(splitlines(&self.stderr)));
         map
     }
 
@@ -289,41 +290,6 @@ impl Report {
             .filter(|(k, _)| k != "msg")
             .fold(Fail::new(msg), |fail, (k, v)| fail.with(k, v))
     }
-}
-
-/// Lines of `text` as Python's `str.splitlines` gives them (the line breaks it knows:
-/// `\n`, `\r\n`, `\r`, `\v`, `\f`, `\x1c`–`\x1e`, `\u{85}`, `\u{2028}`, `\u{2029}`).
-fn split_lines(text: &str) -> Vec<&str> {
-    let mut lines = Vec::new();
-    let mut start = 0;
-    let mut chars = text.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        let is_break = matches!(
-            c,
-            '\n' | '\r'
-                | '\x0b'
-                | '\x0c'
-                | '\x1c'
-                | '\x1d'
-                | '\x1e'
-                | '\u{85}'
-                | '\u{2028}'
-                | '\u{2029}'
-        );
-        if !is_break {
-            continue;
-        }
-        lines.push(&text[start..i]);
-        start = i + c.len_utf8();
-        if c == '\r' && chars.peek().is_some_and(|&(_, n)| n == '\n') {
-            chars.next();
-            start += 1;
-        }
-    }
-    if start < text.len() {
-        lines.push(&text[start..]);
-    }
-    lines
 }
 
 /// The words joined into one shell-quoted line, as Ansible reports a command that
@@ -348,14 +314,6 @@ fn quote(word: &str) -> String {
 mod tests {
     use super::*;
     use std::fs;
-
-    #[test]
-    fn splits_lines_like_python() {
-        assert_eq!(split_lines("a\nb\r\nc\rd"), ["a", "b", "c", "d"]);
-        assert_eq!(split_lines("a\n\nb\n"), ["a", "", "b"]);
-        assert!(split_lines("").is_empty());
-        assert_eq!(split_lines("x\u{2028}y"), ["x", "y"]);
-    }
 
     #[test]
     fn quotes_words_like_shlex_quote() {
