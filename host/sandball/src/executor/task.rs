@@ -815,7 +815,16 @@ pub(crate) fn record_facts(run: &Run, t: &Task, host: &str, result: &Map<String,
     }
     if let Some(Value::Object(facts)) = result.get("ansible_facts") {
         match action::find(&t.action).fact_layer() {
-            FactLayer::SetFact => run.vars.set_facts(host, facts),
+            FactLayer::SetFact => {
+                run.vars.set_facts(host, facts);
+                // `cacheable: true` makes them facts too (`ansible_facts.name`).
+                if result
+                    .get(crate::plugins::action::set_fact::CACHEABLE)
+                    .is_some_and(py_truth)
+                {
+                    run.vars.add_module_facts(host, facts);
+                }
+            }
             FactLayer::IncludeVars => run.vars.include_vars(host, facts),
             FactLayer::Facts => run.vars.add_module_facts(host, facts),
         }

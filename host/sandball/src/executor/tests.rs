@@ -310,3 +310,27 @@ fn a_role_runs_once_per_host_with_its_variables_and_handlers() {
     );
     assert_eq!(code, 0);
 }
+
+#[test]
+fn cacheable_set_fact_makes_facts_too() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let (lines, code, _) = run_play(
+        dir.path(),
+        r#"
+- hosts: a
+  gather_facts: false
+  tasks:
+    - set_fact: {cached: 1, cacheable: true}
+    - set_fact: {plain: 2}
+    - name: seen
+      debug: {msg: "{{ ansible_facts.cached | default('none') }} {{ ansible_facts.plain | default('none') }} {{ cached }} {{ plain }}"}
+"#,
+        RunOptions::default(),
+    );
+    assert_eq!(code, 0, "{}", lines.join("\n"));
+    assert!(
+        lines.iter().any(|l| l == "  a ok 1 none 1 2"),
+        "{}",
+        lines.join("\n")
+    );
+}

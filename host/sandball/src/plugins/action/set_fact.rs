@@ -39,8 +39,14 @@ pub fn run(ctx: &dyn super::Context, args: &Map<String, Value>) -> Map<String, V
             "No key/value pairs provided, at least one is required for this action to succeed",
         );
     }
-    ok_with(json!({"ansible_facts": facts, "_ansible_facts_cacheable": cacheable}))
+    let mut result = ok_with(json!({ "ansible_facts": facts }));
+    result.insert(CACHEABLE.into(), Value::Bool(cacheable));
+    result
 }
+
+/// The result key by which `cacheable: true` reaches the executor: the facts are then
+/// host facts too (`ansible_facts.name`), as in Ansible.
+pub const CACHEABLE: &str = "_ansible_facts_cacheable";
 
 /// A variable name as ansible-core 2.19 accepts one: a string that is an ASCII
 /// identifier and not a name Jinja gives a meaning (`true`, `none`, `not`…); else the
