@@ -264,6 +264,8 @@ impl Run {
         for p in &playbook.plays {
             check::play(self, p)?;
         }
+        self.callback
+            .playbook_start(&playbook.path.display().to_string(), playbook.plays.len());
         for p in &playbook.plays {
             if play::run(self, p).await? == play::Ended::EveryHostFailed {
                 // As Ansible: when a whole play's hosts failed, the playbook stops.

@@ -163,6 +163,17 @@ pub fn render_diff(diff: &Value) -> String {
 }
 
 impl Callback for DefaultCallback {
+    fn playbook_start(&self, path: &str, plays: usize) {
+        // From -vv, as ansible-playbook's default callback shows it.
+        if self.verbosity >= 2 {
+            let name = std::path::Path::new(path)
+                .file_name()
+                .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned());
+            self.banner(&format!("PLAYBOOK: {name}"));
+            self.emit(&format!("{plays} plays in {path}"));
+        }
+    }
+
     fn play_start(&self, name: &str) {
         self.banner(&format!("PLAY [{name}]"));
     }
@@ -496,6 +507,18 @@ mod tests {
             ignored: false,
         });
         assert_eq!(text(&buf), "ok: [h] => {\n    \"msg\": \"hi\"\n}\n");
+    }
+
+    #[test]
+    fn the_playbook_and_its_plays_are_named_from_vv() {
+        for (verbosity, shown) in [(1, false), (2, true)] {
+            let buf = Buf::default();
+            let cb = DefaultCallback::new(Box::new(buf.clone()), verbosity, false, false);
+            cb.playbook_start("sub/main.yml", 2);
+            let out = text(&buf);
+            assert_eq!(out.contains("\nPLAYBOOK: main.yml *"), shown, "{out}");
+            assert_eq!(out.contains("\n2 plays in sub/main.yml\n"), shown, "{out}");
+        }
     }
 
     #[test]

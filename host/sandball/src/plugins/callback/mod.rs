@@ -95,6 +95,11 @@ pub struct Report<'a> {
 
 /// Receives the events of a run.
 pub trait Callback: Send + Sync {
+    /// A playbook starts: its path as given and how many plays it has (imports
+    /// included).
+    fn playbook_start(&self, path: &str, plays: usize) {
+        let _ = (path, plays);
+    }
     /// A play starts.
     fn play_start(&self, name: &str);
     /// A task starts (`handler` for handlers).
