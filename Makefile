@@ -90,16 +90,19 @@ lint:
 ## ansible-core's Python ping/file/stat through sandball's Ansiballz (local, LEGACY=1),
 ## then inventory --list on 10,000 generated hosts against ansible-inventory, then the
 ## same tasks in a 10-host and a 10,010-host inventory (a task must not cost more in a
-## larger inventory).
+## larger inventory); at the end, every ratio against ansible-core in one table.
+bench: export BENCH_SUMMARY := $(CURDIR)/target/bench-summary.md
 bench: setup ansible sshd
 	$(CARGO) build --profile wasm --target $(WASM_TARGET) $(addprefix -p ,$(MODULES))
 	$(CARGO) build --release -p sandball -p sandball-shim
+	printf '| run | sandball cold | sandball warm | ansible-core | ratio cold | ratio warm |\n|---|---|---|---|---|---|\n' > "$$BENCH_SUMMARY"
 	examples/bench/run.sh
 	BENCH_CONNECTION=ssh examples/bench/run.sh
 	BENCH_CONNECTION=ssh HOSTS=100 FORKS=50 SKIP_ANSIBLE=1 examples/bench/run.sh
 	LEGACY=1 examples/bench/run.sh
 	examples/bench/inventory.sh
 	examples/bench/task_scale.sh
+	@echo; echo "Every ratio, ansible-core / sandball, measured in this run ($$(date -u '+%F %H:%M UTC'), load $$(cut -d' ' -f1-3 /proc/loadavg)):"; cat "$$BENCH_SUMMARY"
 
 clean:
 	$(CARGO) clean

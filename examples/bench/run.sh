@@ -14,7 +14,8 @@
 # which then uses pipelining), ROUNDS (default 20: rounds of the playbook's four tasks
 # to run, the same for both tools; fewer for a quicker figure on a busy machine).
 # Besides wall times it prints the warm run's peak resident memory (its largest
-# process, the controller) and that per host.
+# process, the controller) and that per host; with BENCH_SUMMARY set it adds a row to
+# that file (`make bench` prints them as one table).
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -196,5 +197,20 @@ ratio() {
 if [ -n "$ansible_ms" ]; then
     [ -z "$sandball_ms" ] || ratio cold "$sandball_ms"
     [ -z "$warm_ms" ] || ratio warm "$warm_ms"
+fi
+# One row of `make bench`'s table (BENCH_SUMMARY names its file).
+if [ -n "${BENCH_SUMMARY:-}" ]; then
+    x() { # ansible / $1 with two decimals, or "-"
+        if [ -n "$ansible_ms" ] && [ -n "$1" ]; then
+            r=$(( ansible_ms * 100 / ($1 > 0 ? $1 : 1) ))
+            printf '%d.%02dx' $(( r / 100 )) $(( r % 100 ))
+        else
+            printf -- '-'
+        fi
+    }
+    s() { if [ -n "$1" ]; then seconds "$1"; else printf -- '-'; fi; }
+    what="$BENCH_CONNECTION, $HOSTS hosts x $TASKS tasks${LEGACY:+, legacy modules}"
+    printf '| %s | %s | %s | %s | %s | %s |\n' "$what" "$(s "$sandball_ms")" "$(s "$warm_ms")" \
+        "$(s "$ansible_ms")" "$(x "$sandball_ms")" "$(x "$warm_ms")" >>"$BENCH_SUMMARY"
 fi
 exit "$failed"
