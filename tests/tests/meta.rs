@@ -146,6 +146,14 @@ fn run_once_and_meta_actions_as_in_ansible() {
     let off = FAILURES.replace("force_handlers: true", "force_handlers: false");
     let out = compare_with(&sb, &off, 2, &["--force-handlers"]);
     assert!(!out.stdout.contains("\"msg\": \"handler alpha\""), "{out}");
+    // ANSIBLE_FORCE_HANDLERS (or ansible.cfg's force_handlers) sets the default too.
+    let pb = sb.write("play.yml", &default);
+    let out = sb
+        .play(&pb, &sb.dir("work"), &[])
+        .env("ANSIBLE_FORCE_HANDLERS", "true")
+        .run();
+    out.assert_no_panic().assert_code(2);
+    out.assert_stdout_has("\"msg\": \"handler alpha\"");
 }
 
 const SERIAL: &str = r#"

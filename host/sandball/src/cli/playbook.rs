@@ -96,7 +96,13 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
         .and_then(|p| std::path::absolute(p).ok())
         .and_then(|p| p.parent().map(|d| d.to_path_buf()));
     let mut run = build_run(&args.common, callback, dir, args.tags, args.skip_tags)?;
-    run.options.force_handlers = args.force_handlers;
+    // `--force-handlers`, else ANSIBLE_FORCE_HANDLERS (or `force_handlers` in
+    // ansible.cfg), as Ansible ranks them.
+    run.options.force_handlers = args.force_handlers
+        || std::env::var("ANSIBLE_FORCE_HANDLERS").is_ok_and(|v| {
+            crate::plugins::action::truthy(Some(&serde_json::Value::String(v)), false)
+                .unwrap_or(false)
+        });
     // Roles bring their own legacy modules and module_utils.
     let role_dirs: Vec<&std::path::Path> = books
         .iter()

@@ -64,6 +64,12 @@ const SETTINGS: &[Setting] = &[
         false,
     ),
     s("defaults", "gathering", "ANSIBLE_GATHERING", false),
+    s(
+        "defaults",
+        "force_handlers",
+        "ANSIBLE_FORCE_HANDLERS",
+        false,
+    ),
     s("defaults", "facts_modules", "ANSIBLE_FACTS_MODULES", false),
     s(
         "defaults",
