@@ -57,6 +57,16 @@ pub(super) async fn run(
 ) -> bool {
     let run = cx.run;
     let mut groups: Vec<Group> = Vec::new();
+    // A host whose inclusion fails ends the play for all with `any_errors_fatal`.
+    let fatal = hosts.first().is_some_and(|h| {
+        super::play::any_errors_fatal(run, kw, &task::task_vars(run, scope, h, kw))
+    });
+    let included_failed = std::cell::Cell::new(false);
+    let fail = |host: &str, e: &str| {
+        report_failure(cx, t, host, e);
+        included_failed.set(true);
+    };
+    let fatal_failure = || fatal && included_failed.get();
     for host in hosts {
         let vars = task::task_vars(run, scope, host, kw);
         // A host the condition leaves out is shown skipped and counted, as Ansible
@@ -64,6 +74,7 @@ pub(super) async fn run(
         if let Some(stopped) = task::when_stops(run, t, kw, &vars) {
             if stopped.get("failed") == Some(&serde_json::Value::Bool(true)) {
                 super::play::fail_host(cx, t, host, stopped);
+                included_failed.set(true);
             } else {
                 run.stats.record(
                     host,
@@ -90,7 +101,7 @@ pub(super) async fn run(
                     .map(|i| (Some((i.item, i.loop_vars)), i.vars))
                     .collect(),
                 Err(e) => {
-                    report_failure(cx, t, host, &e);
+                    fail(host, &e);
                     continue;
                 }
             },
@@ -99,7 +110,7 @@ pub(super) async fn run(
             let path = match target(cx, t, kind, &item_vars) {
                 Ok(p) => p,
                 Err(e) => {
-                    report_failure(cx, t, host, &e);
+                    fail(host, &e);
                     continue;
                 }
             };
@@ -138,11 +149,14 @@ pub(super) async fn run(
         }
     }
     for g in groups {
+        if fatal_failure() {
+            break;
+        }
         let loaded = match load(cx, t, kind, &g.path) {
             Ok(l) => l,
             Err(e) => {
                 for h in &g.hosts {
-                    report_failure(cx, t, h, &e);
+                    fail(h, &e);
                 }
                 continue;
             }
@@ -151,7 +165,7 @@ pub(super) async fn run(
             Ok(k) => k,
             Err(e) => {
                 for h in &g.hosts {
-                    report_failure(cx, t, h, &e);
+                    fail(h, &e);
                 }
                 continue;
             }
@@ -174,6 +188,9 @@ pub(super) async fn run(
         *lock(&state.active) = in_order(&entering, |h| {
             (waiting.contains(h) && !g.hosts.contains(h)) || survivors.contains(h)
         });
+    }
+    if fatal_failure() {
+        lock(&cx.state.active).clear();
     }
     !lock(&cx.state.active).is_empty()
 }

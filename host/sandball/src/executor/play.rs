@@ -648,6 +648,18 @@ async fn run_role_once(
     !lock(&state.active).is_empty()
 }
 
+/// Whether the task's `any_errors_fatal` holds (read with the first host's variables,
+/// as Ansible reads it): one host's failure then ends the play for every host.
+pub(super) fn any_errors_fatal(run: &Run, kw: &Chain<'_>, vars: &crate::template::Vars) -> bool {
+    kw.nearest(Keyword::AnyErrorsFatal).is_some_and(|v| {
+        run.templar
+            .template(v, vars)
+            .ok()
+            .and_then(|v| crate::plugins::action::truthy(Some(&v), false).ok())
+            .unwrap_or(true)
+    })
+}
+
 /// Adds roles included while the play runs to `ansible_play_role_names`.
 pub(super) fn add_role_names(cx: PlayRun<'_>, names: Vec<String>) {
     lock(&cx.state.role_names).extend(names);
@@ -821,13 +833,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
             return false;
         }
     };
-    let fatal = kw.nearest(Keyword::AnyErrorsFatal).is_some_and(|v| {
-        run.templar
-            .template(v, &first_vars)
-            .ok()
-            .and_then(|v| crate::plugins::action::truthy(Some(&v), false).ok())
-            .unwrap_or(true)
-    });
+    let fatal = any_errors_fatal(run, &kw, &first_vars);
     let width = match throttle {
         0 => run.options.forks,
         n => n.min(run.options.forks),

@@ -334,3 +334,32 @@ fn cacheable_set_fact_makes_facts_too() {
         lines.join("\n")
     );
 }
+
+#[test]
+fn an_include_that_fails_one_host_ends_the_play_under_any_errors_fatal() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let (lines, code, _) = run_play(
+        dir.path(),
+        r#"
+- hosts: all
+  gather_facts: false
+  any_errors_fatal: true
+  tasks:
+    - name: missing
+      include_tasks: nope.yml
+      when: inventory_hostname == 'b'
+    - name: never
+      debug: {msg: reached}
+"#,
+        RunOptions {
+            forks: 1,
+            ..Default::default()
+        },
+    );
+    assert_eq!(code, 2, "{}", lines.join("\n"));
+    assert!(
+        !lines.iter().any(|l| l.contains("reached")),
+        "{}",
+        lines.join("\n")
+    );
+}
