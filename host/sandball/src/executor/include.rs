@@ -61,20 +61,22 @@ pub(super) async fn run(
     let fatal = hosts.first().is_some_and(|h| {
         super::play::any_errors_fatal(run, kw, &task::task_vars(run, scope, h, kw))
     });
-    let included_failed = std::cell::Cell::new(false);
+    let included_failed = std::cell::RefCell::new(None);
     let fail = |host: &str, e: &str| {
-        report_failure(cx, t, host, e);
-        included_failed.set(true);
+        let result = report_failure(cx, t, host, e);
+        included_failed.borrow_mut().get_or_insert(result);
     };
-    let fatal_failure = || fatal && included_failed.get();
+    let fatal_failure = || fatal && included_failed.borrow().is_some();
     for host in hosts {
         let vars = task::task_vars(run, scope, host, kw);
         // A host the condition leaves out is shown skipped and counted, as Ansible
         // reports an include it does not make; one whose condition fails, fails.
         if let Some(stopped) = task::when_stops(run, t, kw, &vars) {
             if stopped.get("failed") == Some(&serde_json::Value::Bool(true)) {
+                included_failed
+                    .borrow_mut()
+                    .get_or_insert_with(|| stopped.clone());
                 super::play::fail_host(cx, t, host, stopped);
-                included_failed.set(true);
             } else {
                 run.stats.record(
                     host,
@@ -189,8 +191,8 @@ pub(super) async fn run(
             (waiting.contains(h) && !g.hosts.contains(h)) || survivors.contains(h)
         });
     }
-    if fatal_failure() {
-        lock(&cx.state.active).clear();
+    if fatal && let Some(result) = included_failed.borrow().as_ref() {
+        super::play::fail_every_host(cx.state, t, result);
     }
     !lock(&cx.state.active).is_empty()
 }
@@ -290,10 +292,16 @@ fn load(cx: PlayRun<'_>, t: &Task, kind: Kind, path: &Path) -> Result<Vec<TaskIt
 
 /// Reports an include that failed on a host; the host leaves the play as after a
 /// failed task.
-fn report_failure(cx: PlayRun<'_>, t: &Task, host: &str, msg: &str) {
+fn report_failure(
+    cx: PlayRun<'_>,
+    t: &Task,
+    host: &str,
+    msg: &str,
+) -> serde_json::Map<String, Value> {
     let result = crate::plugins::action::failed(format!(
         "{msg}\n\nThe error appears to be in '{}'.",
         t.location
     ));
-    super::play::fail_host(cx, t, host, result);
+    super::play::fail_host(cx, t, host, result.clone());
+    result
 }

@@ -129,6 +129,9 @@ struct Failure {
     task: Value,
     /// `ansible_failed_result`.
     result: serde_json::Map<String, Value>,
+    /// Whether the failure is the host's own (counted in its recap); one that
+    /// `any_errors_fatal` gave it because another host failed is not.
+    own: bool,
 }
 
 /// The play's `hosts:`, templated with the extra vars (the only variables known
@@ -582,7 +585,9 @@ async fn run_block(cx: PlayRun<'_>, b: &crate::playbook::Block, inherited: &Chai
                 .iter()
                 .filter_map(|h| failures.remove(h).map(|f| (h, f)))
                 .map(|(h, f)| {
-                    run.stats.rescue(h);
+                    if f.own {
+                        run.stats.rescue(h);
+                    }
                     run.vars.register(h, "ansible_failed_task", f.task);
                     run.vars
                         .register(h, "ansible_failed_result", Value::Object(f.result));
@@ -701,8 +706,29 @@ pub(super) fn fail_host(
         Failure {
             task: failed_task(t),
             result,
+            own: true,
         },
     );
+}
+
+/// `any_errors_fatal`: one host's failure fails every host still running, so that each
+/// goes through the `rescue` and `always` of the blocks it is in (a rescue saves it, as
+/// in Ansible) and the play ends for those not rescued.
+pub(super) fn fail_every_host(
+    state: &PlayState,
+    t: &Task,
+    result: &serde_json::Map<String, Value>,
+) {
+    let task = failed_task(t);
+    let hosts = std::mem::take(&mut *lock(&state.active));
+    let mut failed = lock(&state.failed);
+    for h in hosts {
+        failed.entry(h).or_insert_with(|| Failure {
+            task: task.clone(),
+            result: result.clone(),
+            own: false,
+        });
+    }
 }
 
 /// Whether `-t`/`--skip-tags` select any task of a list.
@@ -874,23 +900,29 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     }
     let notify = kw.notify();
     let mut active = lock(&state.active);
-    let mut fatal_failure = false;
+    let mut fatal_failure: Option<serde_json::Map<String, Value>> = None;
     for (host, o) in outcomes {
         match o.status {
             Status::Failed if !o.ignored => {
                 active.retain(|h| h != &host);
-                fatal_failure |= fatal;
+                let result = o.failure.unwrap_or_default();
+                if fatal && fatal_failure.is_none() {
+                    fatal_failure = Some(result.clone());
+                }
                 lock(&state.failed).insert(
                     host,
                     Failure {
                         task: failed_task(t),
-                        result: o.failure.unwrap_or_default(),
+                        result,
+                        own: true,
                     },
                 );
             }
             Status::Unreachable if !o.ignored => {
                 active.retain(|h| h != &host);
-                fatal_failure |= fatal;
+                if fatal && fatal_failure.is_none() {
+                    fatal_failure = Some(o.registered.clone());
+                }
                 lock(&state.unreachable).insert(host);
             }
             Status::Changed if !notify.is_empty() => {
@@ -900,9 +932,9 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
             _ => {}
         }
     }
-    if fatal_failure {
-        // `any_errors_fatal`: one host's failure ends the play for every host.
-        active.clear();
+    if let Some(result) = fatal_failure {
+        drop(active);
+        fail_every_host(state, t, &result);
         return false;
     }
     if let Some(pct) = &play.max_fail_percentage {

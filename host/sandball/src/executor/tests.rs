@@ -363,3 +363,78 @@ fn an_include_that_fails_one_host_ends_the_play_under_any_errors_fatal() {
         lines.join("\n")
     );
 }
+
+#[test]
+fn any_errors_fatal_fails_every_host_into_rescue_and_always() {
+    let dir = tempfile::tempdir().expect("a directory");
+    // A rescue saves every host (only the one that failed counts it), as in Ansible.
+    let (lines, code, recap) = run_play(
+        dir.path(),
+        r#"
+- hosts: all
+  gather_facts: false
+  any_errors_fatal: true
+  tasks:
+    - block:
+        - name: fail on a
+          fail: {msg: boom}
+          when: inventory_hostname == 'a'
+        - name: never
+          debug: {msg: never}
+      rescue:
+        - name: rescued
+          debug: {msg: rescued}
+    - name: after
+      debug: {msg: recovered}
+"#,
+        RunOptions {
+            forks: 1,
+            ..Default::default()
+        },
+    );
+    assert_eq!(code, 0, "{}", lines.join("\n"));
+    assert!(
+        !lines.iter().any(|l| l.contains("never")),
+        "{}",
+        lines.join("\n")
+    );
+    let recovered = lines.iter().filter(|l| l.ends_with("ok recovered")).count();
+    assert_eq!(recovered, 3, "{}", lines.join("\n"));
+    let rescued: Vec<u32> = recap.iter().map(|(_, s)| s.rescued).collect();
+    assert_eq!(rescued, [1, 0, 0], "{recap:?}");
+    // Without a rescue, `always` runs and then the play ends for every host.
+    let (lines, code, _) = run_play(
+        dir.path(),
+        r#"
+- hosts: all
+  gather_facts: false
+  any_errors_fatal: true
+  tasks:
+    - block:
+        - name: fail on a
+          fail: {msg: boom}
+          when: inventory_hostname == 'a'
+      always:
+        - name: always
+          debug: {msg: always}
+    - name: after
+      debug: {msg: should not happen}
+"#,
+        RunOptions {
+            forks: 1,
+            ..Default::default()
+        },
+    );
+    assert_eq!(code, 2, "{}", lines.join("\n"));
+    assert_eq!(
+        lines.iter().filter(|l| l.ends_with("ok always")).count(),
+        3,
+        "{}",
+        lines.join("\n")
+    );
+    assert!(
+        !lines.iter().any(|l| l.contains("should not happen")),
+        "{}",
+        lines.join("\n")
+    );
+}
