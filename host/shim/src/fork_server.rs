@@ -6,9 +6,10 @@
 //! interpreter would be. It imports `ansible.module_utils.basic` once, from the first
 //! payload a run unpacked, and forks a fresh child per run: each run is a process of
 //! its own with the script's `__main__`, empty stdin, its own stdout, stderr and exit
-//! status, as `python < script` gives it. A server that cannot start or dies fails
-//! only that request (the controller then runs the module the classic way); the
-//! servers end with the session.
+//! status, as `python < script` gives it. A server that cannot start, or dies before
+//! it has the script, fails only that request (the controller then runs the module the
+//! classic way); one that dies while the module runs fails the run, which is never
+//! repeated. The servers end with the session.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -32,9 +33,19 @@ pub enum ForkError {
         /// Why.
         source: std::io::Error,
     },
-    /// The server's pipes broke (it died) or it answered nonsense.
+    /// The server's pipes broke (it died) before it had the whole script: the module
+    /// did not run.
     #[error("the Python fork server {interpreter} failed: {detail}")]
     Broken {
+        /// The interpreter.
+        interpreter: String,
+        /// What happened.
+        detail: String,
+    },
+    /// The server had the script but its answer was lost (it died, or answered
+    /// nonsense): the module may have run, so it must not be run again.
+    #[error("the Python fork server {interpreter} failed while the module ran: {detail}")]
+    Lost {
         /// The interpreter.
         interpreter: String,
         /// What happened.
@@ -102,10 +113,22 @@ impl ForkServers {
             self.servers.insert(key.clone(), server);
         }
         let Some(server) = self.servers.get_mut(&key) else {
-            return Err(broken(interpreter, "the server is gone".into()));
+            return Err(ForkError::Broken {
+                interpreter: interpreter.to_string(),
+                detail: "the server is gone".into(),
+            });
         };
         server.last_used = self.clock;
-        let ran = exchange(server, modlib, script).map_err(|e| broken(interpreter, e));
+        let ran = exchange(server, modlib, script).map_err(|e| match e {
+            Exchange::Sending(detail) => ForkError::Broken {
+                interpreter: interpreter.to_string(),
+                detail,
+            },
+            Exchange::Answer(detail) => ForkError::Lost {
+                interpreter: interpreter.to_string(),
+                detail,
+            },
+        });
         if ran.is_err() {
             self.servers.remove(&key);
         }
@@ -113,11 +136,12 @@ impl ForkServers {
     }
 }
 
-fn broken(interpreter: &str, detail: String) -> ForkError {
-    ForkError::Broken {
-        interpreter: interpreter.to_string(),
-        detail,
-    }
+/// Where an exchange with the server failed.
+enum Exchange {
+    /// Sending the request: the script did not reach the server whole.
+    Sending(String),
+    /// Reading the answer: the module may have run.
+    Answer(String),
 }
 
 fn start(interpreter: &str, env: &BTreeMap<String, String>) -> Result<Server, ForkError> {
@@ -152,20 +176,23 @@ fn start(interpreter: &str, env: &BTreeMap<String, String>) -> Result<Server, Fo
 /// Limit on a header of the server's (it is a short JSON object).
 const MAX_HEADER: u32 = 4096;
 
-fn exchange(server: &mut Server, modlib: Option<&str>, script: &[u8]) -> Result<Ran, String> {
+fn exchange(server: &mut Server, modlib: Option<&str>, script: &[u8]) -> Result<Ran, Exchange> {
+    let sending = |e: std::io::Error| Exchange::Sending(e.to_string());
     let head = serde_json::json!({ "script": script.len(), "modlib": modlib }).to_string();
     let mut request = Vec::with_capacity(4 + head.len() + script.len());
     request.extend_from_slice(&(head.len() as u32).to_be_bytes());
     request.extend_from_slice(head.as_bytes());
     request.extend_from_slice(script);
-    let io = |e: std::io::Error| e.to_string();
-    server.stdin.write_all(&request).map_err(io)?;
-    server.stdin.flush().map_err(io)?;
+    server.stdin.write_all(&request).map_err(sending)?;
+    server.stdin.flush().map_err(sending)?;
+    let io = |e: std::io::Error| Exchange::Answer(e.to_string());
     let mut len4 = [0u8; 4];
     server.stdout.read_exact(&mut len4).map_err(io)?;
     let len = u32::from_be_bytes(len4);
     if len > MAX_HEADER {
-        return Err(format!("its answer's header announces {len} bytes"));
+        return Err(Exchange::Answer(format!(
+            "its answer's header announces {len} bytes"
+        )));
     }
     let mut head = vec![0u8; len as usize];
     server.stdout.read_exact(&mut head).map_err(io)?;
@@ -175,15 +202,15 @@ fn exchange(server: &mut Server, modlib: Option<&str>, script: &[u8]) -> Result<
         stdout: u64,
         stderr: u64,
     }
-    let head: Head = serde_json::from_slice(&head).map_err(|e| e.to_string())?;
-    let mut take = |n: u64| -> Result<Vec<u8>, String> {
+    let head: Head = serde_json::from_slice(&head).map_err(|e| Exchange::Answer(e.to_string()))?;
+    let mut take = |n: u64| -> Result<Vec<u8>, Exchange> {
         let mut buf = Vec::new();
         (&mut server.stdout)
             .take(n)
             .read_to_end(&mut buf)
             .map_err(io)?;
         if (buf.len() as u64) < n {
-            return Err("its answer ended early".into());
+            return Err(Exchange::Answer("its answer ended early".into()));
         }
         Ok(buf)
     };
@@ -272,6 +299,20 @@ mod tests {
             .unwrap();
         assert_eq!(r.stdout, b"two\nbye\n");
         assert_eq!(servers.servers.len(), 2);
+
+        // A server that dies while the module runs loses the run (it must not run
+        // again); the next run gets a new server.
+        let lost = servers.run(
+            py,
+            &env,
+            None,
+            b"import os, signal, time\nos.kill(os.getppid(), signal.SIGKILL)\ntime.sleep(0.2)\n",
+        );
+        assert!(matches!(lost, Err(ForkError::Lost { .. })), "{lost:?}");
+        assert_eq!(
+            servers.run(py, &env, None, b"print(1)\n").unwrap().stdout,
+            b"1\n"
+        );
 
         let missing = servers.run("/nonexistent/python", &env, None, b"pass\n");
         assert!(

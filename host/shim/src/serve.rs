@@ -75,6 +75,20 @@ fn answer_run<W: Write>(
     respond(output, &answer, &[])
 }
 
+/// Answers a `RunPython` whose module ran without output to show: a failed run whose
+/// stderr says why.
+fn ran_without_output<W: Write>(output: &mut W, why: &str) -> Result<(), ServeError> {
+    let stderr = format!("sandball-shim: {why}\n");
+    respond(
+        output,
+        &Response::Ran {
+            rc: 1,
+            stdout_len: 0,
+        },
+        stderr.as_bytes(),
+    )
+}
+
 fn error(message: String) -> Response {
     Response::Error {
         message,
@@ -248,12 +262,19 @@ fn session<R: Read, W: Write>(
                             output.write_all(&bytes).map_err(FrameError::from)?;
                             output.flush().map_err(FrameError::from)?;
                         }
+                        // The module ran: its failure says why its output is gone
+                        // (answering with an error would have it run again).
                         Err(e @ FrameError::TooLarge { .. }) => {
-                            respond(output, &error(format!("the module's output: {e}")), &[])?
+                            ran_without_output(output, &format!("its output was dropped: {e}"))?
                         }
                         Err(e) => return Err(e.into()),
                     }
                 }
+                // The module may have run: it fails, and is not run again.
+                Err(e @ crate::fork_server::ForkError::Lost { .. }) => {
+                    ran_without_output(output, &e.to_string())?
+                }
+                // It did not run: the controller runs it the usual way.
                 Err(e) => respond(output, &error(e.to_string()), &[])?,
             },
             Request::Run {
