@@ -224,6 +224,28 @@ pub fn json_quote(s: &str, ensure_ascii: bool, out: &mut String) {
     out.push('"');
 }
 
+/// `shlex.quote(text)`: the text as one POSIX shell word, unchanged when it holds only
+/// safe characters, else in single quotes.
+pub fn shlex_quote(text: &str) -> String {
+    if text.is_empty() {
+        return "''".into();
+    }
+    let safe = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
+    if text.chars().all(safe) {
+        return text.to_string();
+    }
+    format!("'{}'", text.replace('\'', "'\"'\"'"))
+}
+
+/// `shlex.join(words)`: a command line of quoted words.
+pub fn shlex_join<S: AsRef<str>>(words: &[S]) -> String {
+    words
+        .iter()
+        .map(|w| shlex_quote(w.as_ref()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Python's `str.splitlines()`: lines without their ends, split at `\n`, `\r\n`, `\r`
 /// and the other line boundaries Python knows.
 pub fn splitlines(text: &str) -> Vec<&str> {

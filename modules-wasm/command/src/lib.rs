@@ -19,7 +19,9 @@ use civil::{DateTime, since_epoch};
 use sandball_guest_sdk::args::expand_path;
 use sandball_guest_sdk::host::FileKind;
 use sandball_guest_sdk::prelude::*;
-use sandball_wire::python::splitlines;
+#[cfg(test)]
+use sandball_wire::python::shlex_quote as quote;
+use sandball_wire::python::{shlex_join, splitlines};
 use std::time::Duration;
 
 #[cfg(test)]
@@ -295,19 +297,7 @@ impl Report {
 /// The words joined into one shell-quoted line, as Ansible reports a command that
 /// could not be started.
 fn quote_join(words: &[String]) -> String {
-    words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
-}
-
-/// One word quoted for a POSIX shell (Python's `shlex.quote`).
-fn quote(word: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
-    if word.is_empty() {
-        "''".to_string()
-    } else if word.chars().all(safe) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\"'\"'"))
-    }
+    shlex_join(words)
 }
 
 #[cfg(test)]

@@ -98,11 +98,8 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
     let mut run = build_run(&args.common, callback, dir, args.tags, args.skip_tags)?;
     // `--force-handlers`, else ANSIBLE_FORCE_HANDLERS (or `force_handlers` in
     // ansible.cfg), as Ansible ranks them.
-    run.options.force_handlers = args.force_handlers
-        || std::env::var("ANSIBLE_FORCE_HANDLERS").is_ok_and(|v| {
-            crate::plugins::action::truthy(Some(&serde_json::Value::String(v)), false)
-                .unwrap_or(false)
-        });
+    run.options.force_handlers =
+        args.force_handlers || crate::plugins::action::env_flag("ANSIBLE_FORCE_HANDLERS", false);
     // Roles bring their own legacy modules and module_utils.
     let role_dirs: Vec<&std::path::Path> = books
         .iter()

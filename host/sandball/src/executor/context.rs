@@ -918,14 +918,14 @@ async fn legacy_module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<
     // become user's under become); `None` sends it the usual way.
     let forked = |interpreter: String,
                   env: BTreeMap<String, String>,
-                  modlib: Option<String>,
+                  modlib: String,
                   script: Vec<u8>|
      -> LocalBoxFuture<'_, Option<ExecOutput>> {
         Box::pin(async move {
             let (_, mut guard) = target_session(cx).await.ok()?;
             let session = guard.as_mut()?;
             match session
-                .run_python(&interpreter, env, modlib.as_deref(), &script)
+                .run_python(&interpreter, env, Some(&modlib), &script)
                 .await
             {
                 Ok(out) => Some(out),

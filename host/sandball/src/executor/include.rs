@@ -57,26 +57,32 @@ pub(super) async fn run(
 ) -> bool {
     let run = cx.run;
     let mut groups: Vec<Group> = Vec::new();
-    // A host whose inclusion fails ends the play for all with `any_errors_fatal`.
-    let fatal = hosts.first().is_some_and(|h| {
-        super::play::any_errors_fatal(run, kw, &task::task_vars(run, scope, h, kw))
-    });
+    // A host whose inclusion fails ends the play for all with `any_errors_fatal`
+    // (read, once a host has failed, with the first host's variables).
     let included_failed = std::cell::RefCell::new(None);
-    let fail = |host: &str, e: &str| {
-        let result = report_failure(cx, t, host, e);
-        included_failed.borrow_mut().get_or_insert(result);
+    let fail_with = |host: &str, result: serde_json::Map<String, Value>| {
+        included_failed
+            .borrow_mut()
+            .get_or_insert_with(|| result.clone());
+        super::play::fail_host(cx, t, host, result);
     };
-    let fatal_failure = || fatal && included_failed.borrow().is_some();
+    let fail = |host: &str, e: &str| fail_with(host, failure(t, e));
+    let fatal = std::cell::OnceCell::new();
+    let fatal_failure = || {
+        included_failed.borrow().is_some()
+            && *fatal.get_or_init(|| {
+                hosts.first().is_some_and(|h| {
+                    super::play::any_errors_fatal(run, kw, &task::task_vars(run, scope, h, kw))
+                })
+            })
+    };
     for host in hosts {
         let vars = task::task_vars(run, scope, host, kw);
         // A host the condition leaves out is shown skipped and counted, as Ansible
         // reports an include it does not make; one whose condition fails, fails.
         if let Some(stopped) = task::when_stops(run, t, kw, &vars) {
             if stopped.get("failed") == Some(&serde_json::Value::Bool(true)) {
-                included_failed
-                    .borrow_mut()
-                    .get_or_insert_with(|| stopped.clone());
-                super::play::fail_host(cx, t, host, stopped);
+                fail_with(host, stopped);
             } else {
                 run.stats.record(
                     host,
@@ -191,7 +197,9 @@ pub(super) async fn run(
             (waiting.contains(h) && !g.hosts.contains(h)) || survivors.contains(h)
         });
     }
-    if fatal && let Some(result) = included_failed.borrow().as_ref() {
+    if fatal_failure()
+        && let Some(result) = included_failed.borrow().as_ref()
+    {
         super::play::fail_every_host(cx.state, t, result);
     }
     !lock(&cx.state.active).is_empty()
@@ -290,18 +298,11 @@ fn load(cx: PlayRun<'_>, t: &Task, kind: Kind, path: &Path) -> Result<Vec<TaskIt
     }
 }
 
-/// Reports an include that failed on a host; the host leaves the play as after a
-/// failed task.
-fn report_failure(
-    cx: PlayRun<'_>,
-    t: &Task,
-    host: &str,
-    msg: &str,
-) -> serde_json::Map<String, Value> {
-    let result = crate::plugins::action::failed(format!(
+/// The failed result of an include that could not be made on a host, saying where the
+/// task is.
+fn failure(t: &Task, msg: &str) -> serde_json::Map<String, Value> {
+    crate::plugins::action::failed(format!(
         "{msg}\n\nThe error appears to be in '{}'.",
         t.location
-    ));
-    super::play::fail_host(cx, t, host, result.clone());
-    result
+    ))
 }

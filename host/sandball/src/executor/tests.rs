@@ -111,6 +111,14 @@ fn run_play(
     (recorder.lines(), code, run.stats.snapshot())
 }
 
+/// Options running one host at a time, so the lines come in a fixed order.
+fn one_fork() -> RunOptions {
+    RunOptions {
+        forks: 1,
+        ..Default::default()
+    }
+}
+
 fn shown(lines: &[String], wanted: &[&str]) {
     let got: Vec<&str> = lines.iter().map(String::as_str).collect();
     assert_eq!(got, wanted, "{}", lines.join("\n"));
@@ -138,10 +146,7 @@ fn a_failure_is_rescued_for_its_host_only_and_always_runs_for_all() {
         - name: always
           debug: {msg: always}
 "#,
-        RunOptions {
-            forks: 1,
-            ..Default::default()
-        },
+        one_fork(),
     );
     shown(
         &lines,
@@ -193,10 +198,7 @@ fn a_failed_host_leaves_the_play_and_its_handlers_do_not_run() {
     - name: h
       debug: {msg: handled}
 "#,
-        RunOptions {
-            forks: 1,
-            ..Default::default()
-        },
+        one_fork(),
     );
     shown(
         &lines,
@@ -244,10 +246,7 @@ fn include_tasks_runs_each_file_for_the_hosts_that_include_it() {
       include_tasks: {file: "{{ 'one' if inventory_hostname == 'a' else 'two' }}.yml"}
       vars: {n: 2}
 "#,
-        RunOptions {
-            forks: 1,
-            ..Default::default()
-        },
+        one_fork(),
     );
     shown(
         &lines,
@@ -351,10 +350,7 @@ fn an_include_that_fails_one_host_ends_the_play_under_any_errors_fatal() {
     - name: never
       debug: {msg: reached}
 "#,
-        RunOptions {
-            forks: 1,
-            ..Default::default()
-        },
+        one_fork(),
     );
     assert_eq!(code, 2, "{}", lines.join("\n"));
     assert!(
@@ -387,10 +383,7 @@ fn any_errors_fatal_fails_every_host_into_rescue_and_always() {
     - name: after
       debug: {msg: recovered}
 "#,
-        RunOptions {
-            forks: 1,
-            ..Default::default()
-        },
+        one_fork(),
     );
     assert_eq!(code, 0, "{}", lines.join("\n"));
     assert!(
@@ -420,10 +413,7 @@ fn any_errors_fatal_fails_every_host_into_rescue_and_always() {
     - name: after
       debug: {msg: should not happen}
 "#,
-        RunOptions {
-            forks: 1,
-            ..Default::default()
-        },
+        one_fork(),
     );
     assert_eq!(code, 2, "{}", lines.join("\n"));
     assert_eq!(

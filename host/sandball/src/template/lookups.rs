@@ -398,7 +398,9 @@ fn sequence(terms: &[Json], options: &serde_json::Map<String, Json>) -> Result<V
                 Json::String(s) => s.clone(),
                 other => other.to_string(),
             };
-            fields.set(k, &v)?;
+            if !fields.set(k, &v)? {
+                return Err(format!("unrecognized arguments to with_sequence: ['{k}']"));
+            }
         }
         fields.parse(text.trim())?;
         out.extend(fields.generate()?);
@@ -429,8 +431,8 @@ impl Default for SequenceFields {
 
 impl SequenceFields {
     /// Sets one field from its text (numbers as Python reads integer literals:
-    /// decimal, `0x`, `0o`, `0b`).
-    fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+    /// decimal, `0x`, `0o`, `0b`); false when there is no field of that name.
+    fn set(&mut self, key: &str, value: &str) -> Result<bool, String> {
         let number = || {
             python_int(value.trim()).ok_or_else(|| {
                 format!(
@@ -444,13 +446,9 @@ impl SequenceFields {
             "stride" => self.stride = number()?,
             "count" => self.count = Some(number()?),
             "format" => self.format = value.to_string(),
-            other => {
-                return Err(format!(
-                    "unrecognized arguments to with_sequence: ['{other}']"
-                ));
-            }
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Reads a term: the short form `[start-]end[/stride][:format]`, else
@@ -459,7 +457,13 @@ impl SequenceFields {
         if text.is_empty() {
             return Ok(());
         }
-        if let Some((range, format)) = short_form(text) {
+        // The short form, when the term is not `key=value` words; a bad number in it
+        // is named by the field it is for (`A-4/2`: start).
+        if !text.contains('=') {
+            let (range, format) = match text.split_once(':') {
+                Some((range, format)) => (range, Some(format)),
+                None => (text, None),
+            };
             let (range, stride) = match range.split_once('/') {
                 Some((r, s)) => (r, Some(s)),
                 None => (range, None),
@@ -469,7 +473,9 @@ impl SequenceFields {
                     self.set("start", a)?;
                     self.set("end", b)?;
                 }
-                None => self.set("end", range)?,
+                None => {
+                    self.set("end", range)?;
+                }
             }
             if let Some(s) = stride {
                 self.set("stride", s)?;
@@ -486,9 +492,7 @@ impl SequenceFields {
                     "unknown error parsing with_sequence arguments: '{text}'. Error was: {part:?} is not key=value"
                 ));
             };
-            if ["start", "end", "stride", "count", "format"].contains(&k) {
-                self.set(k, v)?;
-            } else {
+            if !self.set(k, v)? {
                 unknown.push(format!("'{k}'"));
             }
         }
@@ -533,19 +537,6 @@ impl SequenceFields {
         }
         Ok(out)
     }
-}
-
-/// The short form's range (`[start-]end[/stride]`) and format, when `text` is not
-/// `key=value` words: `[start-]end[/stride][:format]`. A bad number in it is then
-/// named by the field it is for (`A-4/2`: start).
-fn short_form(text: &str) -> Option<(&str, Option<&str>)> {
-    if text.contains('=') {
-        return None;
-    }
-    Some(match text.split_once(':') {
-        Some((range, format)) => (range, Some(format)),
-        None => (text, None),
-    })
 }
 
 /// An integer as Python's `int(text, 0)` reads it (and plain decimals with leading

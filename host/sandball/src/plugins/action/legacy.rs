@@ -60,12 +60,7 @@ pub struct LegacyRun<'a> {
 /// Runs a piped Python script (interpreter, environment, payload directory, script) in
 /// the fork server of the host's session: its output, or `None` when the server could
 /// not run it (the module then runs the usual way).
-pub type Forked<'a> = dyn Fn(
-        String,
-        BTreeMap<String, String>,
-        Option<String>,
-        Vec<u8>,
-    ) -> LocalBoxFuture<'a, Option<ExecOutput>>
+pub type Forked<'a> = dyn Fn(String, BTreeMap<String, String>, String, Vec<u8>) -> LocalBoxFuture<'a, Option<ExecOutput>>
     + 'a;
 
 /// The variable (and `SANDBALL_FORK_SERVER` the setting) that turns the Python fork
@@ -88,10 +83,7 @@ pub async fn run(store: &LegacyStore, conn: &Connection, r: &LegacyRun<'_>) -> M
         Some(b) => match connection_user(store, conn, r.host).await {
             Err(e) => return failed(format!("MODULE FAILURE: {e}")),
             Ok(me) if me == b.user => {
-                let same = std::env::var("ANSIBLE_BECOME_ALLOW_SAME_USER")
-                    .ok()
-                    .and_then(|v| super::truthy(Some(&Value::String(v)), false).ok())
-                    .unwrap_or(false);
+                let same = super::env_flag("ANSIBLE_BECOME_ALLOW_SAME_USER", false);
                 (same.then_some(b), None)
             }
             Ok(_) if ADMIN_USERS.contains(&b.user.as_str()) => (Some(b), None),
@@ -199,7 +191,7 @@ pub async fn run(store: &LegacyStore, conn: &Connection, r: &LegacyRun<'_>) -> M
                 fork(
                     interpreter.to_string(),
                     env,
-                    Some(modlib.clone()),
+                    modlib.clone(),
                     assembled.payload.clone(),
                 )
                 .await
@@ -366,14 +358,10 @@ fn internal_args(
 
 /// A boolean setting: the host variable, else the environment variable, else `default`.
 fn flag(vars: &Map<String, Value>, var: &str, env: &str, default: bool) -> bool {
-    let from_var = vars.get(var).map(|v| super::truthy(Some(v), default));
-    let from_env = std::env::var(env)
-        .ok()
-        .map(|v| super::truthy(Some(&Value::String(v)), default));
-    from_var
-        .or(from_env)
-        .and_then(Result::ok)
-        .unwrap_or(default)
+    match vars.get(var) {
+        Some(v) => super::truthy(Some(v), default).unwrap_or(default),
+        None => super::env_flag(env, default),
+    }
 }
 
 /// The host's Python: configured, remembered, or discovered now (then `true`).

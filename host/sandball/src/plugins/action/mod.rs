@@ -471,6 +471,15 @@ pub fn integer(v: &Value) -> Option<i64> {
         .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
 }
 
+/// An environment variable read as Ansible reads a boolean setting; `default` when it
+/// is unset or not a boolean.
+pub fn env_flag(name: &str, default: bool) -> bool {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| truthy(Some(&Value::String(v)), default).ok())
+        .unwrap_or(default)
+}
+
 /// Ansible's truthiness of an argument value (`yes`, `true`, `1`, …).
 pub fn truthy(v: Option<&Value>, default: bool) -> Result<bool, String> {
     match v {

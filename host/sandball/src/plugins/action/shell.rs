@@ -1,9 +1,9 @@
 //! `shell`: the command line run by a shell, as Ansible's shell action has it. The
 //! `shell` component runs it (`executable -c LINE`, the shell granted as a program:
 //! the task's `executable`, else `ansible_shell_executable`, else the component's
-//! default `/bin/sh`, as ansible-core's command module picks it); where there is no such component, or
-//! `sandball_legacy_modules` asks for it, ansible-core's `command` module runs it with
-//! `_uses_shell`.
+//! default `/bin/sh`, as ansible-core's command module picks it); where there is no
+//! such component, or `sandball_legacy_modules` asks for it, ansible-core's `command`
+//! module runs it with `_uses_shell`.
 
 use super::{Context, ModuleRequest};
 use futures::future::LocalBoxFuture;

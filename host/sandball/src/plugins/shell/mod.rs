@@ -1,27 +1,9 @@
 //! The `sh` shell plugin: how commands sent over a connection are written for a POSIX
 //! shell on the node.
 
-/// The text as one shell word, as Python's `shlex.quote` writes it: unchanged when it
-/// holds only safe characters, else in single quotes.
-pub fn quote(text: &str) -> String {
-    if text.is_empty() {
-        return "''".into();
-    }
-    let safe = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
-    if text.chars().all(safe) {
-        return text.to_string();
-    }
-    format!("'{}'", text.replace('\'', "'\"'\"'"))
-}
-
-/// A command line of quoted words.
-pub fn join<S: AsRef<str>>(words: &[S]) -> String {
-    words
-        .iter()
-        .map(|w| quote(w.as_ref()))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+/// One shell word (Python's `shlex.quote`) and a command line of them (`shlex.join`),
+/// as the node's modules quote them too.
+pub use sandball_wire::python::{shlex_join as join, shlex_quote as quote};
 
 /// A path for the shell: a leading `~/` (or `~user/`, for a plain user name) stays
 /// outside the quotes so the node's shell expands it to the user's home.
