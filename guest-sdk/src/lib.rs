@@ -31,7 +31,8 @@
 //!
 //! - [`args`]: argument validation (usable on its own, e.g. by the controller);
 //! - [`files`]: file common arguments, modes, checksums, atomic writes;
-//! - [`host`]: the sandball host interface (running programs, POSIX metadata).
+//! - [`host`]: the sandball host interface (running programs, POSIX metadata);
+//! - [`pyre`]: Python `re` patterns and replacement templates.
 
 pub mod args;
 mod diff;
@@ -41,6 +42,7 @@ pub mod host;
 mod io_error;
 mod manifest;
 mod module;
+pub mod pyre;
 mod result;
 mod run;
 

@@ -13,7 +13,6 @@ mod filters;
 mod jinja_tests;
 pub mod lookups;
 mod methods;
-pub(crate) mod pyregex;
 pub(crate) mod python;
 mod scope;
 mod templar;

@@ -10,6 +10,7 @@
 use super::{Context, ModuleRequest, failed, truthy};
 use crate::playbook::search_path;
 use futures::future::LocalBoxFuture;
+use sandball_guest_sdk::pyre::{Anchor, Pattern};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -84,7 +85,7 @@ const OWN_ARGS: &[&str] = &[
 
 /// How the fragments are picked and joined.
 struct Options {
-    regexp: Option<regex::Regex>,
+    regexp: Option<Pattern>,
     delimiter: Option<Vec<u8>>,
     ignore_hidden: bool,
     decrypt: bool,
@@ -99,13 +100,7 @@ impl Options {
         };
         let regexp = text("regexp")
             .map(|p| {
-                crate::template::pyregex::compile(
-                    p,
-                    false,
-                    false,
-                    crate::template::pyregex::Anchor::Search,
-                )
-                .map_err(|e| format!("regexp: {e}"))
+                Pattern::new(p, false, false, Anchor::Search).map_err(|e| format!("regexp: {e}"))
             })
             .transpose()?;
         Ok(Options {
@@ -134,7 +129,9 @@ fn assemble(dir: &Path, options: &Options) -> Result<Vec<u8>, String> {
     let mut first = true;
     let mut ends_line = true;
     for name in names {
-        if options.regexp.as_ref().is_some_and(|r| !r.is_match(&name)) {
+        if let Some(regexp) = &options.regexp
+            && !regexp.is_match(&name).map_err(|e| e.to_string())?
+        {
             continue;
         }
         let path = dir.join(&name);

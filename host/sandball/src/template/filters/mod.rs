@@ -8,6 +8,7 @@ mod path;
 mod regex;
 pub(crate) mod strings;
 mod types;
+pub(crate) use regex::re_error;
 pub(crate) use types::python_type;
 mod yaml;
 

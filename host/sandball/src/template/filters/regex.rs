@@ -4,14 +4,19 @@
 use minijinja::value::{Kwargs, Rest};
 use minijinja::{Environment, Error, ErrorKind, State, Value};
 
-use crate::template::pyregex::{self, Anchor};
 use crate::template::python::text_arg;
+use sandball_guest_sdk::pyre::{self, Anchor, Pattern, PyreError};
 
 pub(super) fn register(env: &mut Environment<'static>) {
     env.add_filter("regex_replace", regex_replace);
     env.add_filter("regex_search", regex_search);
     env.add_filter("regex_findall", regex_findall);
     env.add_filter("regex_escape", regex_escape);
+}
+
+/// A pattern or match error as a template error.
+pub(crate) fn re_error(err: PyreError) -> Error {
+    Error::new(ErrorKind::InvalidOperation, err.to_string())
 }
 
 /// The `ignorecase` and `multiline` flags every regex filter takes by keyword.
@@ -42,23 +47,17 @@ fn regex_replace(
     let count = kwargs.get::<Option<usize>>("count")?.unwrap_or(0);
     let mandatory_count = kwargs.get::<Option<usize>>("mandatory_count")?.unwrap_or(0);
     kwargs.assert_all_used()?;
-    let regex = pyregex::compile(&pattern, ignorecase, multiline, Anchor::Search)?;
-    let replacement = pyregex::replacement(&replacement)?;
-    if mandatory_count > 0 {
-        let found = regex.find_iter(&text).count();
-        let made = if count > 0 { found.min(count) } else { found };
-        if made != mandatory_count {
-            return Err(Error::new(
-                ErrorKind::InvalidOperation,
-                format!(
-                    "regex_replace: {made} replacements made, but mandatory_count is {mandatory_count}"
-                ),
-            ));
-        }
+    let regex = Pattern::new(&pattern, ignorecase, multiline, Anchor::Search).map_err(re_error)?;
+    let (replaced, made) = regex.sub(&replacement, &text, count).map_err(re_error)?;
+    if mandatory_count > 0 && made != mandatory_count {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!(
+                "regex_replace: {made} replacements made, but mandatory_count is {mandatory_count}"
+            ),
+        ));
     }
-    Ok(regex
-        .replacen(&text, count, replacement.as_str())
-        .into_owned())
+    Ok(replaced.into_owned())
 }
 
 /// `regex_search(pattern, '\\1', '\\g<name>', ..., ignorecase=False, multiline=False)`:
@@ -73,12 +72,12 @@ fn regex_search(
     let text = text_arg(state, value)?;
     let (ignorecase, multiline) = flags(&kwargs)?;
     kwargs.assert_all_used()?;
-    let regex = pyregex::compile(&pattern, ignorecase, multiline, Anchor::Search)?;
-    let Some(captures) = regex.captures(&text) else {
+    let regex = Pattern::new(&pattern, ignorecase, multiline, Anchor::Search).map_err(re_error)?;
+    let Some(captures) = regex.search(&text).map_err(re_error)? else {
         return Ok(Value::from(()));
     };
     if groups.is_empty() {
-        return Ok(Value::from(captures.get(0).map_or("", |m| m.as_str())));
+        return Ok(Value::from(captures.get(0).unwrap_or("")));
     }
     let mut found = Vec::with_capacity(groups.len());
     for group in groups.iter() {
@@ -102,7 +101,7 @@ fn regex_search(
                 ),
             ));
         };
-        found.push(matched.map_or(Value::from(()), |m| Value::from(m.as_str())));
+        found.push(matched.map_or(Value::from(()), Value::from));
     }
     Ok(Value::from(found))
 }
@@ -118,19 +117,20 @@ fn regex_findall(
     let text = text_arg(state, value)?;
     let (ignorecase, multiline) = flags(&kwargs)?;
     kwargs.assert_all_used()?;
-    let regex = pyregex::compile(&pattern, ignorecase, multiline, Anchor::Search)?;
-    let groups = regex.captures_len() - 1;
-    let group_text = |captures: &regex::Captures, index: usize| {
-        Value::from(captures.get(index).map_or("", |m| m.as_str()))
-    };
+    let regex = Pattern::new(&pattern, ignorecase, multiline, Anchor::Search).map_err(re_error)?;
+    let groups = regex.groups();
+    let group_text =
+        |captures: &pyre::Match, index: usize| Value::from(captures.get(index).unwrap_or(""));
     let found = regex
-        .captures_iter(&text)
+        .find_all(&text)
+        .map_err(re_error)?
+        .iter()
         .map(|captures| match groups {
-            0 => group_text(&captures, 0),
-            1 => group_text(&captures, 1),
+            0 => group_text(captures, 0),
+            1 => group_text(captures, 1),
             _ => Value::from(
                 (1..=groups)
-                    .map(|i| group_text(&captures, i))
+                    .map(|i| group_text(captures, i))
                     .collect::<Vec<_>>(),
             ),
         })
@@ -142,8 +142,8 @@ fn regex_findall(
 fn regex_escape(state: &State, value: &Value, re_type: Option<String>) -> Result<String, Error> {
     let text = text_arg(state, value)?;
     match re_type.as_deref().unwrap_or("python") {
-        "python" => Ok(pyregex::escape_python(&text)),
-        "posix_basic" => Ok(pyregex::escape_posix_basic(&text)),
+        "python" => Ok(pyre::escape_python(&text)),
+        "posix_basic" => Ok(pyre::escape_posix_basic(&text)),
         other => Err(Error::new(
             ErrorKind::InvalidOperation,
             format!("regex_escape: unsupported re_type {other:?} (supported: python, posix_basic)"),

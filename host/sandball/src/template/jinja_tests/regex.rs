@@ -4,8 +4,9 @@
 use minijinja::value::Kwargs;
 use minijinja::{Environment, Error, ErrorKind, State, Value};
 
-use crate::template::pyregex::{self, Anchor};
+use crate::template::filters::re_error;
 use crate::template::python::text_arg;
+use sandball_guest_sdk::pyre::{Anchor, Pattern};
 
 pub(super) fn register(env: &mut Environment<'static>) {
     env.add_test(
@@ -55,7 +56,9 @@ fn test(
         },
     };
     kwargs.assert_all_used()?;
-    Ok(pyregex::compile(pattern, ignorecase, multiline, anchor)?.is_match(&text))
+    Pattern::new(pattern, ignorecase, multiline, anchor)
+        .and_then(|p| p.is_match(&text))
+        .map_err(re_error)
 }
 
 #[cfg(test)]
