@@ -32,9 +32,12 @@
 //! - [`args`]: argument validation (usable on its own, e.g. by the controller);
 //! - [`files`]: file common arguments, modes, checksums, atomic writes;
 //! - [`host`]: the sandball host interface (running programs, POSIX metadata);
-//! - [`pyre`]: Python `re` patterns and replacement templates.
+//! - [`pyre`]: Python `re` patterns and replacement templates;
+//! - [`shlex`]: command lines split as Python's `shlex.split`;
+//! - [`civil`]: UTC calendar times as Python prints them.
 
 pub mod args;
+pub mod civil;
 mod diff;
 mod fail;
 pub mod files;
@@ -45,6 +48,7 @@ mod module;
 pub mod pyre;
 mod result;
 mod run;
+pub mod shlex;
 
 pub use diff::Diff;
 pub use fail::Fail;

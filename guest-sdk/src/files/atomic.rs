@@ -4,7 +4,7 @@
 
 use crate::host;
 use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
+use std::hash::BuildHasher;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -46,11 +46,15 @@ pub fn atomic_write(dest: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
     written
 }
 
+/// A random number from the platform's source (WASI `random` on a node).
+pub fn random_u64() -> u64 {
+    RandomState::new().hash_one(0u8)
+}
+
 fn create_temp(dir: &Path, name: &str) -> io::Result<(std::path::PathBuf, std::fs::File)> {
     let mut last = None;
     for _ in 0..ATTEMPTS {
-        let random = RandomState::new().build_hasher().finish();
-        let tmp = dir.join(format!(".sandball_tmp{random:016x}{name}"));
+        let tmp = dir.join(format!(".sandball_tmp{:016x}{name}", random_u64()));
         match std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)

@@ -9,6 +9,18 @@ use crate::Fail;
 use crate::diff::Diff;
 use crate::host::{self, FileKind, FileStat};
 
+/// Sets owner and group, tolerating EPERM like Ansible (an unprivileged user cannot
+/// give files away; the file then keeps the user's own ids).
+pub fn carry_owner(path: &str, uid: u32, gid: u32) -> Result<(), Fail> {
+    match host::chown(path, Some(uid), Some(gid), true) {
+        Err(e) if !e.denied && e.errno == EPERM => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+/// `EPERM` ("operation not permitted"), the same number on every POSIX system.
+const EPERM: i32 = 1;
+
 /// Which id of a file an ownership change sets.
 #[derive(Clone, Copy)]
 enum Id {

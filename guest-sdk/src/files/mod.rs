@@ -1,21 +1,26 @@
 //! File helpers for modules, as Ansible's `AnsibleModule` offers them: the file common
 //! arguments ([`FileArgs`]) and [`set_fs_attributes_if_different`], modes in octal or
-//! symbolic form, checksums, atomic writes, `path_info` and `realpath`.
+//! symbolic form, checksums, atomic writes, backups, `validate` commands, `path_info`
+//! and `realpath`.
 
 mod args;
 mod atomic;
 mod attributes;
+mod backup;
 mod chattr;
 mod checksum;
 mod mode;
 mod path_info;
 mod realpath;
+mod validate;
 
 pub use args::{FileArgs, common_arg_spec};
-pub use atomic::atomic_write;
-pub use attributes::{mode_text, set_fs_attributes_if_different};
+pub use atomic::{atomic_write, random_u64};
+pub use attributes::{carry_owner, mode_text, set_fs_attributes_if_different};
+pub use backup::backup_local;
 pub use chattr::{file_attributes, set_attributes_if_different};
 pub use checksum::{HashAlgorithm, digest_file, digest_reader, sha1_file};
 pub use mode::{ModeError, resolve_mode, symbolic_mode};
 pub use path_info::path_info;
 pub use realpath::{read_link, realpath};
+pub use validate::run_validation;

@@ -7,18 +7,17 @@
 //! grant allows can run. The two binaries (`src/main.rs`, `src/bin/shell.rs`) differ
 //! in their manifests only.
 
-mod civil;
 mod delta;
 mod glob;
-mod shlex;
 
 #[cfg(all(test, unix))]
 mod module_tests;
 
-use civil::{DateTime, since_epoch};
 use sandball_guest_sdk::args::expand_path;
+use sandball_guest_sdk::civil::{DateTime, since_epoch};
 use sandball_guest_sdk::host::FileKind;
 use sandball_guest_sdk::prelude::*;
+use sandball_guest_sdk::shlex;
 #[cfg(test)]
 use sandball_wire::python::shlex_quote as quote;
 use sandball_wire::python::{shlex_join, splitlines};

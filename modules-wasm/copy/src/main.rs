@@ -5,17 +5,10 @@
 //! are applied. The controller's copy action stages local files and passes them as
 //! `src`.
 
-#[path = "../../command/src/civil.rs"]
-mod civil;
-#[path = "../../command/src/shlex.rs"]
-mod shlex;
-
-mod backup;
 mod diff;
 mod source;
 mod stage;
 mod tree;
-mod validate;
 
 #[cfg(all(test, unix))]
 mod module_tests;
@@ -133,7 +126,7 @@ fn copy(m: &mut Module) -> Result<Map<String, Value>, Fail> {
         }
         if !m.check_mode() {
             if m.get_bool("backup") && stat(&dest)?.is_some() {
-                backup_file = Some(backup::backup_local(&dest)?);
+                backup_file = Some(files::backup_local(&dest)?);
             }
             put(m, &args, &source, &dest)?;
         }
@@ -173,7 +166,13 @@ fn put(m: &Module, args: &FileArgs, source: &Source, dest: &str) -> Result<(), F
     if let Some(validate) = m.get_str("validate") {
         // Validators may care about the mode and owner (e.g. sshd's config).
         m.set_fs_attributes_if_different(args, staged.path(), false, None)?;
-        validate::run_validation(validate, staged.path())?;
+        let output = files::run_validation(validate, staged.path())?;
+        if output.rc != 0 {
+            return Err(Fail::new("failed to validate")
+                .with("exit_status", json!(output.rc))
+                .with("stdout", json!(String::from_utf8_lossy(&output.stdout)))
+                .with("stderr", json!(String::from_utf8_lossy(&output.stderr))));
+        }
     }
     let keep = match (m.get_bool("remote_src"), source.path()) {
         (true, Some(src)) => Keep::Source(src),

@@ -3,11 +3,10 @@
 //! attributes the destination should keep and is then renamed over it, so nobody
 //! ever sees half a file. A staged file that is not committed is removed.
 
+use sandball_guest_sdk::files::{carry_owner, random_u64};
 use sandball_guest_sdk::host::FileKind;
 use sandball_guest_sdk::prelude::*;
-use std::collections::hash_map::RandomState;
 use std::fs::{self, OpenOptions};
-use std::hash::BuildHasher;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
@@ -89,18 +88,6 @@ impl Drop for Staged {
     }
 }
 
-/// Sets owner and group, tolerating EPERM like Ansible (an unprivileged user cannot
-/// give files away; the file then keeps the user's own ids).
-pub fn carry_owner(path: &str, uid: u32, gid: u32) -> Result<(), Fail> {
-    match host::chown(path, Some(uid), Some(gid), true) {
-        Err(e) if !e.denied && e.errno == EPERM => Ok(()),
-        other => Ok(other?),
-    }
-}
-
-/// `EPERM` ("operation not permitted"), the same number on every POSIX system.
-const EPERM: i32 = 1;
-
 /// A hidden, unpredictable name in `dest`'s directory.
 fn temp_path_for(dest: &str) -> String {
     let path = Path::new(dest);
@@ -113,11 +100,6 @@ fn temp_path_for(dest: &str) -> String {
         _ => String::new(),
     };
     format!("{dir}.{name}.{:016x}.sandball.tmp", random_u64())
-}
-
-/// A random number from the platform's source (WASI `random` on a node).
-pub fn random_u64() -> u64 {
-    RandomState::new().hash_one(0u8)
 }
 
 #[cfg(test)]

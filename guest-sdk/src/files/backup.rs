@@ -3,9 +3,9 @@
 //! owner, group and times. Ansible's `<id>` is its process id; a module under WASI
 //! has none, so a random number in the same range stands in.
 
+use super::{carry_owner, random_u64};
 use crate::civil::{DateTime, since_epoch};
-use crate::stage::{carry_owner, random_u64};
-use sandball_guest_sdk::prelude::*;
+use crate::prelude::*;
 use std::fs::{File, OpenOptions};
 use std::io;
 
