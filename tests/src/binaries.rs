@@ -11,8 +11,16 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The built-in modules the tests use.
-pub const BUILT_IN_MODULES: &[&str] =
-    &["ping", "file", "stat", "copy", "command", "slurp", "setup"];
+pub const BUILT_IN_MODULES: &[&str] = &[
+    "ping",
+    "file",
+    "stat",
+    "copy",
+    "command",
+    "slurp",
+    "setup",
+    "lineinfile",
+];
 
 /// The misbehaving components of `tests/fixtures/`, built by `make test-fixtures`.
 pub const FIXTURES: &[&str] = &[

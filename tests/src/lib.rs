@@ -4,6 +4,7 @@
 //!
 //! - [`binaries`]: where the built binaries, modules and test fixtures are; a missing
 //!   one fails the test with the command that builds it;
+//! - [`compare`]: one playbook under sandball and ansible-playbook, results compared;
 //! - [`sandbox`]: a temporary directory with an inventory, playbooks and the shim's
 //!   cache, and the commands run in it;
 //! - [`output`]: running a command with a time limit and what it printed;
@@ -15,6 +16,7 @@
 //! The tests themselves are in `tests/`.
 
 pub mod binaries;
+pub mod compare;
 pub mod output;
 pub mod recap;
 pub mod sandbox;

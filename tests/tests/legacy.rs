@@ -7,48 +7,14 @@
 //! `target/venv-2.16` (or `$ANSIBLE_216_BIN_DIR`), which `make test` installs.
 
 use sandball_e2e::binaries::{target_dir, workspace_root};
+use sandball_e2e::compare::{ansible_bin, at, both_run, result};
 use sandball_e2e::{Output, Sandbox};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-/// The bin dir of an ansible-core venv; panics with the command that installs it.
-fn ansible_bin(var: &str, venv: &str) -> PathBuf {
-    let dir = std::env::var_os(var)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| target_dir().join(venv).join("bin"));
-    assert!(
-        dir.join("ansible-playbook").is_file(),
-        "{} has no ansible-playbook: run `make ansible ansible-2.16` (`make test` does)",
-        dir.display()
-    );
-    dir
-}
-
 /// The Python of the ansible-core 2.19 venv, whose modules the tests run.
 fn python_2_19() -> PathBuf {
     ansible_bin("ANSIBLE_BIN_DIR", "venv").join("python")
-}
-
-/// The result JSON printed for `task` (`ok: [h] => {...}`, possibly over several lines),
-/// with the work directory written as `WORK`.
-fn result(out: &Output, task: &str, work: &Path) -> Value {
-    let lines = out.task_lines(task);
-    let start = lines
-        .iter()
-        .position(|l| l.contains("=> {"))
-        .unwrap_or_else(|| panic!("no result for task {task}:\n{out}"));
-    let first = &lines[start][lines[start].find("=> {").unwrap() + 3..];
-    let mut text = String::from(first);
-    for l in &lines[start + 1..] {
-        text.push('\n');
-        text.push_str(l);
-    }
-    let text = text.replace(&work.display().to_string(), "WORK");
-    let mut stream = serde_json::Deserializer::from_str(&text).into_iter::<Value>();
-    stream
-        .next()
-        .and_then(Result::ok)
-        .unwrap_or_else(|| panic!("task {task}: the result is not JSON: {text}\n{out}"))
 }
 
 /// Runs `play` (written as `name`) against localhost with `-v` and `extra` flags, with
@@ -72,11 +38,6 @@ fn failed(out: &Output, task: &str) -> bool {
     out.task_lines(task)
         .iter()
         .any(|l| l.starts_with("fatal: ") && l.contains("FAILED!"))
-}
-
-/// The value at a `/`-separated path (`stat/size`), or null.
-fn at<'a>(v: &'a Value, path: &str) -> &'a Value {
-    v.pointer(&format!("/{path}")).unwrap_or(&Value::Null)
 }
 
 const CORE_PLAY: &str = r#"
@@ -162,7 +123,7 @@ const FIELDS: &[(&str, &[&str])] = &[
 /// Runs CORE_PLAY under sandball with the ansible-core of `bin` and under that
 /// version's ansible-playbook, and compares every task's fields and the recap.
 fn core_modules_match(bin: &Path) {
-    let (ours, theirs, ours_work, theirs_work) = both_run(bin, CORE_PLAY, FIELDS);
+    let (ours, theirs, ours_work, theirs_work) = both_run(&Sandbox::new(), bin, CORE_PLAY, FIELDS);
     // Both found the same files, and the temporary file is where it was asked for.
     let paths = |v: &Value| {
         let mut p: Vec<String> = at(v, "files")
@@ -188,54 +149,6 @@ fn core_modules_match(bin: &Path) {
 }
 
 /// What a comparison run left: both outputs and both work directories.
-type BothRun = (Output, Output, PathBuf, PathBuf);
-
-/// Runs `play` under sandball (legacy modules from the ansible-core of `bin`) and
-/// under that version's ansible-playbook, each with its own `work` directory; checks
-/// the recaps and each task's `fields` are the same.
-fn both_run(bin: &Path, play: &str, fields: &[(&str, &[&str])]) -> BothRun {
-    let sb = Sandbox::new();
-    sb.write(
-        "inventory.ini",
-        "[nodes]\nlocalhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n",
-    );
-    let pb = sb.write("core.yml", play);
-    let ours_work = sb.dir("work");
-    let theirs_work = sb.dir("ansible-work");
-    let ours = sb
-        .play(&pb, &ours_work, &["-v"])
-        .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
-        .run();
-    ours.assert_no_panic();
-    let inventory = sb.path().join("inventory.ini");
-    let theirs = sb
-        .ansible_playbook_in(
-            bin,
-            [
-                "-i".to_string(),
-                inventory.display().to_string(),
-                pb.display().to_string(),
-                "-e".to_string(),
-                format!("work={}", theirs_work.display()),
-                "-v".to_string(),
-            ],
-        )
-        .run();
-    ours.assert_same_recap_as(&theirs);
-    for (task, fields) in fields {
-        let a = result(&ours, task, &ours_work);
-        let b = result(&theirs, task, &theirs_work);
-        for f in *fields {
-            assert_eq!(
-                at(&a, f),
-                at(&b, f),
-                "task {task:?}, field {f}: sandball gave {a}\nansible-playbook gave {b}"
-            );
-        }
-    }
-    (ours, theirs, ours_work, theirs_work)
-}
-
 /// The `shell` component's scenarios, compared with ansible-core's shell.
 const SHELL_PLAY: &str = r#"
 - hosts: all
@@ -296,6 +209,7 @@ const SHELL_FIELDS: &[(&str, &[&str])] = &[
 #[test]
 fn the_shell_component_matches_ansible_core() {
     let (ours, _, _, _) = both_run(
+        &Sandbox::new(),
         &ansible_bin("ANSIBLE_BIN_DIR", "venv"),
         SHELL_PLAY,
         SHELL_FIELDS,

@@ -27,17 +27,6 @@ pub enum SandboxError {
         /// The resolved path.
         path: PathBuf,
     },
-    /// An entry's directory does not exist, and the grant does not say to create it.
-    #[error(
-        "{grant}: its directory {} does not exist on the node; a grant opens the entry's own directory only (create the directory first)",
-        path.display()
-    )]
-    MissingParent {
-        /// The grant, as policy wrote it.
-        grant: String,
-        /// The missing directory.
-        path: PathBuf,
-    },
     /// The directory a grant opens is reached through a symlink to a place the grant
     /// does not name.
     #[error(
@@ -382,8 +371,8 @@ fn create_missing(fs: &FsGrant, resolved: &Resolved) -> Result<(), SandboxError>
 /// included) and checked before anything is opened or created: it must be a
 /// directory the grant names, outside every denied path, not overlapping
 /// `protected` (sandball's own files) when writable, and not exposing processes
-/// under `/proc`. An entry's missing directory is an error for a read-write grant
-/// (unless it says to create it), and an empty stand-in for a read grant. Entries
+/// under `/proc`. An entry's missing directory is created for a read-write grant that
+/// says `create_parents`; otherwise an empty, read-only directory stands in. Entries
 /// directly under `/proc` are copied into a private snapshot. Relative paths and `~`
 /// are taken from `home`.
 pub fn regions(grant: &Grant, home: &Path, protected: &[PathBuf]) -> Result<Regions, SandboxError> {
@@ -406,20 +395,23 @@ pub fn regions(grant: &Grant, home: &Path, protected: &[PathBuf]) -> Result<Regi
             });
         }
         if resolved.missing.is_empty() {
-            add(&mut out.regions, real.clone(), real, fs);
-        } else if fs.access() == Access::Read {
-            // Nothing to read there: an empty directory stands in for it.
-            let dir = private_dir("sandball-empty-", fs)?;
-            add(&mut out.regions, dir.path().to_path_buf(), real, fs);
-            out.stand_ins.push(dir);
-        } else if fs.create_parents {
+            add(&mut out.regions, real.clone(), real, fs, fs.access());
+        } else if fs.access() == Access::ReadWrite && fs.create_parents {
             create_missing(fs, &resolved)?;
-            add(&mut out.regions, real.clone(), real, fs);
+            add(&mut out.regions, real.clone(), real, fs, fs.access());
         } else {
-            return Err(SandboxError::MissingParent {
-                grant: fs.to_string(),
-                path: resolved.lexical,
-            });
+            // Nothing there: an empty directory stands in for it, read-only, so the
+            // module finds nothing and can make nothing (it says so in its own
+            // words, as it would where the directory is missing).
+            let dir = private_dir("sandball-empty-", fs)?;
+            add(
+                &mut out.regions,
+                dir.path().to_path_buf(),
+                real,
+                fs,
+                Access::Read,
+            );
+            out.stand_ins.push(dir);
         }
     }
     if !proc_files.is_empty() {
@@ -442,17 +434,17 @@ fn private_dir(prefix: &str, fs: &FsGrant) -> Result<tempfile::TempDir, SandboxE
         })
 }
 
-fn add(regions: &mut Vec<Region>, dir: PathBuf, guest: PathBuf, fs: &FsGrant) {
+fn add(regions: &mut Vec<Region>, dir: PathBuf, guest: PathBuf, fs: &FsGrant, access: Access) {
     match regions.iter_mut().find(|r| r.guest == guest) {
-        Some(r) if r.access < fs.access() => {
-            r.access = fs.access();
+        Some(r) if r.access < access => {
+            r.access = access;
             r.grant = fs.to_string();
         }
         Some(_) => {}
         None => regions.push(Region {
             dir,
             guest,
-            access: fs.access(),
+            access,
             grant: fs.to_string(),
         }),
     }
@@ -660,6 +652,7 @@ mod tests {
             ops: access.into(),
             scope,
             create_parents: false,
+            create_parents_if: None,
         }
     }
 
@@ -723,26 +716,20 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_parent_fails_the_run_instead_of_opening_an_ancestor() {
+    fn a_missing_parent_is_an_empty_read_only_stand_in_never_an_ancestor() {
         let (_tmp, base) = base();
         let file = base.join("new/deeper/file");
-        let err = opened(vec![entry(&file, Access::ReadWrite)], vec![], &[]).unwrap_err();
-        assert!(
-            matches!(&err, SandboxError::MissingParent { path, .. } if *path == base.join("new/deeper")),
-            "{err}"
-        );
-        assert!(
-            err.to_string().contains("does not exist on the node"),
-            "{err}"
-        );
-        assert!(!base.join("new").exists());
-        // Read, an empty directory stands in for the missing one.
-        let got = opened(vec![entry(&file, Access::Read)], vec![], &[]).unwrap();
-        assert_eq!(got.regions.len(), 1);
-        assert_eq!(got.regions[0].guest, base.join("new/deeper"));
-        assert!(!got.regions[0].dir.starts_with(&base));
-        assert_eq!(std::fs::read_dir(&got.regions[0].dir).unwrap().count(), 0);
-        assert!(!base.join("new").exists());
+        // Read or read-write, an empty directory stands in for the missing one, and
+        // it is read-only: nothing can be made there.
+        for access in [Access::Read, Access::ReadWrite] {
+            let got = opened(vec![entry(&file, access)], vec![], &[]).unwrap();
+            assert_eq!(got.regions.len(), 1);
+            assert_eq!(got.regions[0].guest, base.join("new/deeper"));
+            assert_eq!(got.regions[0].access, Access::Read);
+            assert!(!got.regions[0].dir.starts_with(&base));
+            assert_eq!(std::fs::read_dir(&got.regions[0].dir).unwrap().count(), 0);
+            assert!(!base.join("new").exists());
+        }
         // Asked to, the shim creates the missing directories and opens the parent only.
         let mut g = entry(&file, Access::ReadWrite);
         g.create_parents = true;

@@ -168,6 +168,7 @@ fn host_calls_inside_the_grant_work() {
             ops: Access::ReadWrite.into(),
             scope: FsScope::Entry,
             create_parents: false,
+            create_parents_if: None,
         }],
         ..Grant::default()
     };

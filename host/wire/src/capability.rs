@@ -21,6 +21,7 @@
 //! time, output) bound every run. Strings may refer to module arguments: `$name`,
 //! `$name[N]` (one word) and `$name[N:]` (the words from N on).
 
+use crate::python::to_bool;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
@@ -167,8 +168,9 @@ pub enum FsScope {
     /// The entry itself: the directory that holds it (its parent, never more) is
     /// opened, so the entry can be created, replaced or removed (and, if it is a
     /// directory, everything below it). When that directory does not exist, a read
-    /// grant opens an empty stand-in, and a read-write one fails the run unless it
-    /// says [`FsGrant::create_parents`].
+    /// grant, or a read-write one that does not say [`FsGrant::create_parents`], opens
+    /// an empty read-only stand-in (the module finds nothing and makes nothing); with
+    /// it, the shim creates the missing directories.
     #[default]
     Entry,
     /// The path is a directory; it and everything below it (`recursive: true`).
@@ -189,8 +191,11 @@ pub struct FsGrant {
     pub scope: FsScope,
     /// For a read-write entry whose parent directory is missing: the shim creates the
     /// missing directories below the nearest existing one (like `mkdir -p`) and opens
-    /// the parent. Without it, a missing parent fails the run.
+    /// the parent. Without it, an empty read-only directory stands in for the parent.
     pub create_parents: bool,
+    /// In a request: the boolean argument that must be true for `create_parents` to
+    /// apply (written `create_parents: $create`); `None` in a grant.
+    pub create_parents_if: Option<String>,
 }
 
 impl FsGrant {
@@ -284,12 +289,25 @@ struct FsWritten {
     scope: Option<FsScope>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     recursive: Option<bool>,
-    #[serde(default, skip_serializing_if = "is_false")]
-    create_parents: bool,
+    #[serde(default, skip_serializing_if = "CreateParents::is_never")]
+    create_parents: CreateParents,
 }
 
-fn is_false(b: &bool) -> bool {
-    !*b
+/// `create_parents` as written: always, never, or when a boolean argument is true.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+enum CreateParents {
+    Always(bool),
+    #[serde(skip)]
+    #[default]
+    Never,
+    If(String),
+}
+
+impl CreateParents {
+    fn is_never(&self) -> bool {
+        matches!(self, CreateParents::Never | CreateParents::Always(false))
+    }
 }
 
 impl TryFrom<FsWritten> for FsGrant {
@@ -317,7 +335,20 @@ impl TryFrom<FsWritten> for FsGrant {
                 return Err(format!("fs {}: `scope` and `recursive` disagree", w.path));
             }
         };
-        if w.create_parents && (scope == FsScope::Tree || ops.access() == Access::Read) {
+        let (create_parents, create_parents_if) = match w.create_parents {
+            CreateParents::Always(yes) => (yes, None),
+            CreateParents::Never => (false, None),
+            CreateParents::If(reference) => match reference.strip_prefix('$') {
+                Some(name) if !name.is_empty() => (true, Some(name.to_string())),
+                _ => {
+                    return Err(format!(
+                        "fs {}: `create_parents` is true, false or a boolean argument ($name), not {reference:?}",
+                        w.path
+                    ));
+                }
+            },
+        };
+        if create_parents && (scope == FsScope::Tree || ops.access() == Access::Read) {
             return Err(format!(
                 "fs {}: `create_parents` is for read-write entries (scope: entry) only",
                 w.path
@@ -327,7 +358,8 @@ impl TryFrom<FsWritten> for FsGrant {
             path: w.path,
             ops,
             scope,
-            create_parents: w.create_parents,
+            create_parents,
+            create_parents_if,
         })
     }
 }
@@ -349,7 +381,11 @@ impl From<FsGrant> for FsWritten {
             // `entry` is the default; said only when it is a tree.
             scope: (g.scope == FsScope::Tree).then_some(g.scope),
             recursive: None,
-            create_parents: g.create_parents,
+            create_parents: match (g.create_parents, g.create_parents_if) {
+                (false, _) => CreateParents::Never,
+                (true, None) => CreateParents::Always(true),
+                (true, Some(name)) => CreateParents::If(format!("${name}")),
+            },
         }
     }
 }
@@ -612,7 +648,11 @@ impl Grant {
                             path: normalize_path(&p),
                             ops: fs.ops,
                             scope: fs.scope,
-                            create_parents: fs.create_parents,
+                            create_parents: fs.create_parents
+                                && fs.create_parents_if.as_ref().is_none_or(|name| {
+                                    args.get(name).is_some_and(|v| to_bool(v).unwrap_or(false))
+                                }),
+                            create_parents_if: None,
                         };
                         if !self.fs.contains(&g) {
                             self.fs.push(g);
@@ -839,27 +879,27 @@ impl fmt::Display for FsOps {
 impl fmt::Display for FsGrant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.scope {
-            FsScope::Entry if self.create_parents => write!(
-                f,
-                "fs {} on {} (opens its directory {}, creating the missing directories below the nearest existing one)",
-                self.ops,
-                self.path,
-                self.opened_dir()
-            ),
-            FsScope::Entry if self.access() == Access::Read => write!(
-                f,
-                "fs {} on {} (opens its directory {}, or an empty stand-in when it does not exist)",
-                self.ops,
-                self.path,
-                self.opened_dir()
-            ),
-            FsScope::Entry => write!(
-                f,
-                "fs {} on {} (opens its directory {}, which must exist)",
-                self.ops,
-                self.path,
-                self.opened_dir()
-            ),
+            FsScope::Entry => {
+                write!(
+                    f,
+                    "fs {} on {} (opens its directory {}",
+                    self.ops,
+                    self.path,
+                    self.opened_dir()
+                )?;
+                match (self.create_parents, &self.create_parents_if) {
+                    (true, None) => f.write_str(
+                        ", creating the missing directories below the nearest existing one)",
+                    ),
+                    (true, Some(name)) => write!(
+                        f,
+                        "; where it does not exist, creates the missing directories below the nearest existing one when {name} is true, else an empty read-only stand-in)"
+                    ),
+                    (false, _) => {
+                        f.write_str(", or an empty read-only stand-in where it does not exist)")
+                    }
+                }
+            }
             FsScope::Tree => write!(f, "fs {} on {} (whole tree)", self.ops, self.path),
         }
     }
@@ -915,6 +955,7 @@ mod tests {
             ops,
             scope: FsScope::Entry,
             create_parents: false,
+            create_parents_if: None,
         })
     }
 
@@ -981,6 +1022,39 @@ mod tests {
                 .unwrap();
         assert_eq!(e.exec[0].args, None);
         assert_eq!(e.exec[1].args, Some(vec!["*".to_string()]));
+    }
+
+    #[test]
+    fn create_parents_may_follow_a_boolean_argument() {
+        let written = json!({"kind": "fs", "path": "$path", "access": "read-write", "create_parents": "$create"});
+        let r: CapabilityRequest = serde_json::from_value(written.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&r).unwrap(), written);
+        let grant_for = |args: Value| {
+            let mut g = Grant::default();
+            g.add_requests(std::slice::from_ref(&r), &args).unwrap();
+            (g.fs[0].create_parents, g.fs[0].create_parents_if.clone())
+        };
+        assert_eq!(
+            grant_for(json!({"path": "/a/b", "create": "yes"})),
+            (true, None)
+        );
+        assert_eq!(
+            grant_for(json!({"path": "/a/b", "create": false})),
+            (false, None)
+        );
+        assert_eq!(grant_for(json!({"path": "/a/b"})), (false, None));
+        let plain: CapabilityRequest = serde_json::from_value(
+            json!({"kind": "fs", "path": "$p", "access": "read-write", "create_parents": true}),
+        )
+        .unwrap();
+        let mut g = Grant::default();
+        g.add_requests(&[plain], &json!({"p": "/x/y"})).unwrap();
+        assert!(g.fs[0].create_parents);
+        for bad in ["create", "$"] {
+            let bad =
+                json!({"kind": "fs", "path": "/x", "access": "read-write", "create_parents": bad});
+            assert!(serde_json::from_value::<CapabilityRequest>(bad).is_err());
+        }
     }
 
     #[test]

@@ -320,6 +320,42 @@ pub fn py_eq(a: &Value, b: &Value) -> bool {
     }
 }
 
+const TRUE_WORDS: [&str; 6] = ["y", "yes", "on", "1", "true", "t"];
+const FALSE_WORDS: [&str; 6] = ["n", "no", "off", "0", "false", "f"];
+
+/// Ansible's boolean reading of a value.
+pub fn to_bool(value: &Value) -> Result<bool, String> {
+    let invalid = |shown: String| {
+        format!(
+            "The value {shown} is not a valid boolean. Valid booleans include: \
+             'y', 'yes', 'on', '1', 'true', 't', 1, 1.0, True, \
+             'n', 'no', 'off', '0', 'false', 'f', 0, 0.0, False"
+        )
+    };
+    match value {
+        Value::Bool(b) => Ok(*b),
+        Value::String(s) => {
+            let word = s.trim().to_lowercase();
+            if TRUE_WORDS.contains(&word.as_str()) {
+                Ok(true)
+            } else if FALSE_WORDS.contains(&word.as_str()) {
+                Ok(false)
+            } else {
+                Err(invalid(format!("'{s}'")))
+            }
+        }
+        Value::Number(n) => match n.as_f64() {
+            Some(1.0) => Ok(true),
+            Some(0.0) => Ok(false),
+            _ => Err(invalid(n.to_string())),
+        },
+        other => Err(format!(
+            "{} cannot be converted to a bool",
+            type_name(other)
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

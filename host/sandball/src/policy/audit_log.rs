@@ -145,6 +145,7 @@ mod tests {
                 ops: Access::Read.into(),
                 scope: FsScope::Entry,
                 create_parents: false,
+                create_parents_if: None,
             }],
             ..Grant::default()
         };

@@ -175,6 +175,7 @@ mod tests {
             ops: access.into(),
             scope,
             create_parents: false,
+            create_parents_if: None,
         })
     }
 
@@ -259,6 +260,7 @@ mod tests {
                     ops: FsOps::of(&[sandball_wire::capability::FsOp::Remove]),
                     scope: FsScope::Tree,
                     create_parents: false,
+                    create_parents_if: None,
                 }),
             ],
         )

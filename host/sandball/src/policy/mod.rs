@@ -302,6 +302,7 @@ pub fn denied_capability(capability: &str) -> CapabilityRequest {
                 ops: access.into(),
                 scope: FsScope::Entry,
                 create_parents: false,
+                create_parents_if: None,
             })
         }
     }

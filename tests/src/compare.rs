@@ -1,0 +1,95 @@
+//! Comparing runs with ansible-playbook's: the ansible-core venvs, a task's printed
+//! result as JSON, and one playbook run under both tools with each task's chosen
+//! result fields compared.
+
+use crate::binaries::target_dir;
+use crate::{Output, Sandbox};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The bin dir of an ansible-core venv; panics with the command that installs it.
+pub fn ansible_bin(var: &str, venv: &str) -> PathBuf {
+    let dir = std::env::var_os(var)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target_dir().join(venv).join("bin"));
+    assert!(
+        dir.join("ansible-playbook").is_file(),
+        "{} has no ansible-playbook: run `make ansible ansible-2.16` (`make test` does)",
+        dir.display()
+    );
+    dir
+}
+
+/// The result JSON printed for `task` (`ok: [h] => {...}`, possibly over several lines),
+/// with the work directory written as `WORK`.
+pub fn result(out: &Output, task: &str, work: &Path) -> Value {
+    let lines = out.task_lines(task);
+    let start = lines
+        .iter()
+        .position(|l| l.contains("=> {"))
+        .unwrap_or_else(|| panic!("no result for task {task}:\n{out}"));
+    let first = &lines[start][lines[start].find("=> {").unwrap() + 3..];
+    let mut text = String::from(first);
+    for l in &lines[start + 1..] {
+        text.push('\n');
+        text.push_str(l);
+    }
+    let text = text.replace(&work.display().to_string(), "WORK");
+    let mut stream = serde_json::Deserializer::from_str(&text).into_iter::<Value>();
+    stream
+        .next()
+        .and_then(Result::ok)
+        .unwrap_or_else(|| panic!("task {task}: the result is not JSON: {text}\n{out}"))
+}
+
+/// The value at a `/`-separated path (`stat/size`), or null.
+pub fn at<'a>(v: &'a Value, path: &str) -> &'a Value {
+    v.pointer(&format!("/{path}")).unwrap_or(&Value::Null)
+}
+
+pub type BothRun = (Output, Output, PathBuf, PathBuf);
+
+/// Runs `play` in `sb` under sandball (legacy modules from the ansible-core of `bin`) and
+/// under that version's ansible-playbook, each with its own `work` directory; checks
+/// the recaps and each task's `fields` are the same.
+pub fn both_run(sb: &Sandbox, bin: &Path, play: &str, fields: &[(&str, &[&str])]) -> BothRun {
+    sb.write(
+        "inventory.ini",
+        "[nodes]\nlocalhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n",
+    );
+    let pb = sb.write("core.yml", play);
+    let ours_work = sb.dir("work");
+    let theirs_work = sb.dir("ansible-work");
+    let ours = sb
+        .play(&pb, &ours_work, &["-v"])
+        .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
+        .run();
+    ours.assert_no_panic();
+    let inventory = sb.path().join("inventory.ini");
+    let theirs = sb
+        .ansible_playbook_in(
+            bin,
+            [
+                "-i".to_string(),
+                inventory.display().to_string(),
+                pb.display().to_string(),
+                "-e".to_string(),
+                format!("work={}", theirs_work.display()),
+                "-v".to_string(),
+            ],
+        )
+        .run();
+    ours.assert_same_recap_as(&theirs);
+    for (task, fields) in fields {
+        let a = result(&ours, task, &ours_work);
+        let b = result(&theirs, task, &theirs_work);
+        for f in *fields {
+            assert_eq!(
+                at(&a, f),
+                at(&b, f),
+                "task {task:?}, field {f}: sandball gave {a}\nansible-playbook gave {b}"
+            );
+        }
+    }
+    (ours, theirs, ours_work, theirs_work)
+}

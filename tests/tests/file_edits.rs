@@ -1,0 +1,170 @@
+//! The file-editing components (`lineinfile`) against ansible-core's modules of the
+//! same name: one playbook of scenarios run under sandball and ansible-playbook 2.19,
+//! each task's result fields compared, then every file the two runs left, byte for
+//! byte; a second run of the edits changes nothing in either.
+
+use sandball_e2e::Sandbox;
+use sandball_e2e::compare::{ansible_bin, both_run};
+use std::path::Path;
+
+/// The `lineinfile` scenarios: each edits a file the play writes first.
+const LINEINFILE_PLAY: &str = r##"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: files to edit
+      copy:
+        dest: "{{ work }}/{{ item.name }}"
+        content: "{{ item.text }}"
+      loop:
+        - {name: conf, text: "[main]\nport=1\n# port=0\nname=x\n[extra]\nport=2\n"}
+        - {name: nonl, text: "a\nb"}
+        - {name: listen, text: "listen 80;\nlisten 81;\n"}
+        - {name: comments, text: "#a\nb\n  #c\nd\n"}
+      loop_control: {label: "{{ item.name }}"}
+
+    - name: add at the end
+      lineinfile: {path: "{{ work }}/nonl", line: c}
+    - name: add at the end again
+      lineinfile: {path: "{{ work }}/nonl", line: c}
+    - name: replace the last match
+      lineinfile: {path: "{{ work }}/conf", regexp: '^port=', line: port=9}
+    - name: replace the first match
+      lineinfile: {path: "{{ work }}/conf", regexp: '^port=', line: port=8, firstmatch: true}
+    - name: dollar before the newline
+      lineinfile: {path: "{{ work }}/conf", regexp: '^name=x$', line: name=y}
+    - name: search string
+      lineinfile: {path: "{{ work }}/conf", search_string: '# port=', line: '# port=7'}
+    - name: insert after a section
+      lineinfile: {path: "{{ work }}/conf", line: debug=1, insertafter: '^\[main\]'}
+    - name: insert after a section again
+      lineinfile: {path: "{{ work }}/conf", line: debug=1, insertafter: '^\[main\]'}
+    - name: insert before the last section
+      lineinfile: {path: "{{ work }}/conf", line: '; extra follows', insertbefore: '^\['}
+    - name: insert before the first section
+      lineinfile: {path: "{{ work }}/conf", line: '; top', insertbefore: '^\[', firstmatch: true}
+    - name: insert at the start
+      lineinfile: {path: "{{ work }}/conf", line: '; very top', insertbefore: BOF}
+    - name: insertafter matching nothing
+      lineinfile: {path: "{{ work }}/conf", line: last=1, insertafter: '^nothing'}
+    - name: backrefs
+      lineinfile: {path: "{{ work }}/listen", regexp: '^listen (\d+);$', line: 'listen \1 ssl;', backrefs: true}
+    - name: backrefs again
+      lineinfile: {path: "{{ work }}/listen", regexp: '^listen (\d+);$', line: 'listen \1 ssl;', backrefs: true}
+    - name: backrefs with no match
+      lineinfile: {path: "{{ work }}/listen", regexp: '^nothing (\d+)', line: 'x \1', backrefs: true}
+    - name: lookahead
+      lineinfile: {path: "{{ work }}/listen", regexp: '^listen (?!80)\d+', line: listen 82 ssl;}
+    - name: remove by pattern
+      lineinfile: {path: "{{ work }}/comments", regexp: '^\s*#', state: absent}
+    - name: remove by line
+      lineinfile: {path: "{{ work }}/comments", line: d, state: absent}
+    - name: remove what is not there
+      lineinfile: {path: "{{ work }}/comments", line: zzz, state: absent}
+    - name: remove from a missing file
+      lineinfile: {path: "{{ work }}/missing", line: zzz, state: absent}
+    - name: create with a mode
+      lineinfile: {path: "{{ work }}/new/dir/file", line: hello, create: true, mode: "0640"}
+    - name: create again
+      lineinfile: {path: "{{ work }}/new/dir/file", line: hello, create: true, mode: "0640"}
+    - name: a missing file without create
+      lineinfile: {path: "{{ work }}/absent-file", line: hello}
+      ignore_errors: true
+    - name: a missing directory without create
+      lineinfile: {path: "{{ work }}/nodir/file", line: hello}
+      ignore_errors: true
+    - name: a directory
+      lineinfile: {path: "{{ work }}/new", line: hello}
+      ignore_errors: true
+    - name: backrefs without regexp
+      lineinfile: {path: "{{ work }}/conf", line: x, backrefs: true}
+      ignore_errors: true
+    - name: absent without anything to find
+      lineinfile: {path: "{{ work }}/conf", state: absent}
+      ignore_errors: true
+    - name: validation refuses
+      lineinfile: {path: "{{ work }}/conf", line: bad, validate: 'grep -q nothing-like-this %s'}
+      ignore_errors: true
+    - name: validation passes
+      lineinfile: {path: "{{ work }}/conf", line: good, validate: 'grep -q port %s'}
+    - name: check mode
+      lineinfile: {path: "{{ work }}/conf", line: not-written}
+      check_mode: true
+    - name: check mode creating
+      lineinfile: {path: "{{ work }}/later/file", line: x, create: true}
+      check_mode: true
+    - name: attributes only
+      lineinfile: {path: "{{ work }}/nonl", line: c, mode: "0600"}
+"##;
+
+const LINEINFILE_FIELDS: &[(&str, &[&str])] = &[
+    ("add at the end", &["changed", "msg", "backup"]),
+    ("add at the end again", &["changed", "msg"]),
+    ("replace the last match", &["changed", "msg"]),
+    ("replace the first match", &["changed", "msg"]),
+    ("dollar before the newline", &["changed", "msg"]),
+    ("search string", &["changed", "msg"]),
+    ("insert after a section", &["changed", "msg"]),
+    ("insert after a section again", &["changed", "msg"]),
+    ("insert before the last section", &["changed", "msg"]),
+    ("insert before the first section", &["changed", "msg"]),
+    ("insert at the start", &["changed", "msg"]),
+    ("insertafter matching nothing", &["changed", "msg"]),
+    ("backrefs", &["changed", "msg"]),
+    ("backrefs again", &["changed", "msg"]),
+    ("backrefs with no match", &["changed", "msg"]),
+    ("lookahead", &["changed", "msg"]),
+    ("remove by pattern", &["changed", "msg", "found"]),
+    ("remove by line", &["changed", "msg", "found"]),
+    ("remove what is not there", &["changed", "msg", "found"]),
+    ("remove from a missing file", &["changed", "msg", "found"]),
+    ("create with a mode", &["changed", "msg"]),
+    ("create again", &["changed", "msg"]),
+    ("a missing file without create", &["failed", "msg", "rc"]),
+    (
+        "a missing directory without create",
+        &["failed", "msg", "rc"],
+    ),
+    ("a directory", &["failed", "msg", "rc"]),
+    ("backrefs without regexp", &["failed", "msg"]),
+    ("absent without anything to find", &["failed", "msg"]),
+    ("validation refuses", &["failed", "msg"]),
+    ("validation passes", &["changed", "msg"]),
+    ("check mode", &["changed", "msg"]),
+    ("check mode creating", &["changed", "msg", "backup"]),
+    ("attributes only", &["changed", "msg"]),
+];
+
+/// Every regular file below `dir`, by relative path, with its content.
+fn files(dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let name = path.strip_prefix(dir).unwrap().display().to_string();
+                out.push((name, std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn lineinfile_matches_ansible_core() {
+    let sb = Sandbox::new();
+    let (ours, _, ours_work, theirs_work) = both_run(
+        &sb,
+        &ansible_bin("ANSIBLE_BIN_DIR", "venv"),
+        LINEINFILE_PLAY,
+        LINEINFILE_FIELDS,
+    );
+    assert!(!ours.stdout.contains("legacy"), "{ours}");
+    let (a, b) = (files(&ours_work), files(&theirs_work));
+    assert_eq!(a, b, "the files differ:\n{ours}");
+    assert!(a.iter().any(|(name, _)| name == "new/dir/file"), "{a:?}");
+}
