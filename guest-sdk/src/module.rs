@@ -174,6 +174,39 @@ impl Module {
         files::set_fs_attributes_if_different(args, path, changed, diff, self.check_mode())
     }
 
+    /// Ansible's `check_file_attrs` of the text-editing modules: applies the file
+    /// arguments to `path` after a content change (or none) described by `msg`;
+    /// returns the new `changed` and `msg` ("… and ownership, perms or SE linux
+    /// context changed") and the attributes' diff (`<path> (file attributes)`
+    /// headers; `before`/`after` only for what changed).
+    pub fn check_file_attrs(
+        &self,
+        path: &str,
+        changed: bool,
+        msg: &str,
+    ) -> Result<(bool, String, Value), Fail> {
+        let mut diff = Diff {
+            before: Value::Null,
+            after: Value::Null,
+            before_header: Some(format!("{path} (file attributes)")),
+            after_header: Some(format!("{path} (file attributes)")),
+        };
+        let mut msg = msg.to_string();
+        let attrs_changed =
+            self.set_fs_attributes_if_different(&self.file_args(), path, false, Some(&mut diff))?;
+        let mut diff = serde_json::to_value(&diff).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut diff {
+            map.retain(|_, v| !v.is_null());
+        }
+        if attrs_changed {
+            if changed {
+                msg.push_str(" and ");
+            }
+            msg.push_str("ownership, perms or SE linux context changed");
+        }
+        Ok((changed || attrs_changed, msg, diff))
+    }
+
     /// Takes the warnings and deprecations to report in the result.
     pub(crate) fn take_report(&mut self) -> (Vec<String>, Vec<Deprecation>) {
         (

@@ -6,6 +6,7 @@
 
 use fancy_regex::{Regex, RegexBuilder};
 use std::borrow::Cow;
+use std::ops::Range;
 
 /// What went wrong with a pattern, a replacement template or a match.
 #[derive(Debug, thiserror::Error)]
@@ -117,6 +118,9 @@ impl Pattern {
         let groups = (0..captures.len())
             .map(|i| captures.get(i).map(|m| m.as_str()))
             .collect();
+        let spans = (0..captures.len())
+            .map(|i| captures.get(i).map(|m| m.range()))
+            .collect();
         let start = captures.get(0).map_or(0, |m| m.start());
         let end = captures.get(0).map_or(0, |m| m.end());
         let names = self
@@ -127,6 +131,7 @@ impl Pattern {
             .collect();
         Match {
             groups,
+            spans,
             names,
             start,
             end,
@@ -164,6 +169,7 @@ impl Pattern {
 pub struct Match<'t> {
     /// Group 0 (the whole match), then each group; `None` where a group took no part.
     pub groups: Groups<'t>,
+    spans: Vec<Option<Range<usize>>>,
     names: Vec<(String, usize)>,
     /// Where the whole match starts and ends in the text (bytes).
     pub start: usize,
@@ -178,8 +184,16 @@ impl<'t> Match<'t> {
 
     /// The text of the group called `name`.
     pub fn name(&self, name: &str) -> Option<&'t str> {
-        let (_, index) = self.names.iter().find(|(n, _)| n == name)?;
-        self.get(*index)
+        self.get(self.index_of(name)?)
+    }
+
+    /// Where the group called `name` starts and ends in the text (bytes).
+    pub fn span_of(&self, name: &str) -> Option<Range<usize>> {
+        self.spans.get(self.index_of(name)?).cloned().flatten()
+    }
+
+    fn index_of(&self, name: &str) -> Option<usize> {
+        self.names.iter().find(|(n, _)| n == name).map(|(_, i)| *i)
     }
 
     /// Python's `match.expand(template)`: `\1`, `\g<name>` and escapes filled in; a
@@ -420,11 +434,13 @@ mod tests {
         assert!(search("a\\Z").is_match("ba").unwrap());
         assert!(!search("a\\Z").is_match("ab").unwrap());
         assert!(!search("a\\Z").is_match("ba\n").unwrap());
-        let named = search("(?P<word>\\w+)")
-            .search("hi there")
+        let named = search("x(?P<word>\\w+)")
+            .search("a xhi there")
             .unwrap()
             .unwrap();
         assert_eq!(named.name("word"), Some("hi"));
+        assert_eq!(named.span_of("word"), Some(3..5));
+        assert_eq!(named.span_of("nothing"), None);
         assert!(Pattern::new("(", false, false, Anchor::Search).is_err());
     }
 

@@ -1,4 +1,5 @@
-//! The file-editing components (`lineinfile`) against ansible-core's modules of the
+//! The file-editing components (`lineinfile`, `replace`, `blockinfile`) against
+//! ansible-core's modules of the
 //! same name: one playbook of scenarios run under sandball and ansible-playbook 2.19,
 //! each task's result fields compared, then every file the two runs left, byte for
 //! byte; a second run of the edits changes nothing in either.
@@ -156,15 +157,156 @@ fn files(dir: &Path) -> Vec<(String, String)> {
 
 #[test]
 fn lineinfile_matches_ansible_core() {
+    matches_ansible_core(LINEINFILE_PLAY, LINEINFILE_FIELDS);
+}
+
+/// The `replace` scenarios.
+const REPLACE_PLAY: &str = r##"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: files to edit
+      copy:
+        dest: "{{ work }}/{{ item.name }}"
+        content: "{{ item.text }}"
+      loop:
+        - {name: conf, text: "x=1\n[s]\nx=2\nname = old\n[t]\nx=3\n"}
+        - {name: hosts, text: "10.0.0.1 alpha\n10.0.0.2 beta\n"}
+      loop_control: {label: "{{ item.name }}"}
+
+    - name: every line
+      replace: {path: "{{ work }}/conf", regexp: '^x=(\d)$', replace: 'x=\1\1'}
+    - name: every line again
+      replace: {path: "{{ work }}/conf", regexp: '^x=(\d)$', replace: 'x=\1\1'}
+    - name: named groups
+      replace: {path: "{{ work }}/hosts", regexp: '^(?P<ip>[\d.]+)\s+(?P<name>\w+)$', replace: '\g<name> \g<ip>'}
+    - name: after a section
+      replace: {path: "{{ work }}/conf", regexp: '^x=', replace: 'y=', after: '\[s\]'}
+    - name: before a section
+      replace: {path: "{{ work }}/conf", regexp: '^y=', replace: 'z=', before: '\[t\]'}
+    - name: between two
+      replace: {path: "{{ work }}/conf", regexp: 'old', replace: 'new', after: '\[s\]', before: '\[t\]'}
+    - name: a section that is not there
+      replace: {path: "{{ work }}/conf", regexp: 'x', after: 'nothing-like-this'}
+    - name: nothing matches
+      replace: {path: "{{ work }}/conf", regexp: 'nothing-like-this', replace: x}
+    - name: removing lines
+      replace: {path: "{{ work }}/conf", regexp: '^name.*\n'}
+    - name: check mode
+      replace: {path: "{{ work }}/hosts", regexp: 'alpha', replace: gamma}
+      check_mode: true
+    - name: a mode
+      replace: {path: "{{ work }}/hosts", regexp: 'beta', replace: delta, mode: "0600"}
+    - name: a missing file
+      replace: {path: "{{ work }}/missing", regexp: x}
+      ignore_errors: true
+    - name: validation refuses
+      replace: {path: "{{ work }}/hosts", regexp: 'delta', replace: epsilon, validate: 'grep -q nothing-like-this %s'}
+      ignore_errors: true
+"##;
+
+const REPLACE_FIELDS: &[(&str, &[&str])] = &[
+    ("every line", &["changed", "msg", "rc"]),
+    ("every line again", &["changed", "msg", "rc"]),
+    ("named groups", &["changed", "msg"]),
+    ("after a section", &["changed", "msg"]),
+    ("before a section", &["changed", "msg"]),
+    ("between two", &["changed", "msg"]),
+    ("a section that is not there", &["changed", "msg", "rc"]),
+    ("nothing matches", &["changed", "msg"]),
+    ("removing lines", &["changed", "msg"]),
+    ("check mode", &["changed", "msg"]),
+    ("a mode", &["changed", "msg"]),
+    ("a missing file", &["failed", "msg", "rc"]),
+    ("validation refuses", &["failed", "msg"]),
+];
+
+/// The `blockinfile` scenarios.
+const BLOCKINFILE_PLAY: &str = r##"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: files to edit
+      copy:
+        dest: "{{ work }}/{{ item.name }}"
+        content: "{{ item.text }}"
+      loop:
+        - {name: conf, text: "[a]\nk=v\n[b]\nk=w"}
+        - {name: other, text: "line\n"}
+      loop_control: {label: "{{ item.name }}"}
+
+    - name: at the end
+      blockinfile: {path: "{{ work }}/conf", block: "x=1\ny=2"}
+    - name: at the end again
+      blockinfile: {path: "{{ work }}/conf", block: "x=1\ny=2"}
+    - name: updated in place
+      blockinfile: {path: "{{ work }}/conf", block: "x=3", insertbefore: BOF}
+    - name: a second block after a section
+      blockinfile:
+        path: "{{ work }}/conf"
+        marker: "; {mark} extra"
+        block: "z=1"
+        insertafter: '^\[a\]'
+        prepend_newline: true
+        append_newline: true
+    - name: a third before the last section
+      blockinfile: {path: "{{ work }}/conf", marker: "; {mark} third", marker_begin: start, marker_end: stop, block: "t=1", insertbefore: '^\['}
+    - name: removed
+      blockinfile: {path: "{{ work }}/conf", state: absent}
+    - name: removed again
+      blockinfile: {path: "{{ work }}/conf", state: absent}
+    - name: empty block removes
+      blockinfile: {path: "{{ work }}/conf", marker: "; {mark} third", marker_begin: start, marker_end: stop, block: ""}
+    - name: at the start
+      blockinfile: {path: "{{ work }}/other", block: first, insertbefore: BOF}
+    - name: created
+      blockinfile: {path: "{{ work }}/new/file", block: hello, create: true, mode: "0640"}
+    - name: created again
+      blockinfile: {path: "{{ work }}/new/file", block: hello, create: true, mode: "0640"}
+    - name: check mode creating
+      blockinfile: {path: "{{ work }}/later/file", block: x, create: true}
+      check_mode: true
+    - name: a missing file
+      blockinfile: {path: "{{ work }}/missing", block: x}
+      ignore_errors: true
+    - name: absent from a missing file
+      blockinfile: {path: "{{ work }}/missing", state: absent, create: true}
+"##;
+
+const BLOCKINFILE_FIELDS: &[(&str, &[&str])] = &[
+    ("at the end", &["changed", "msg"]),
+    ("at the end again", &["changed", "msg"]),
+    ("updated in place", &["changed", "msg"]),
+    ("a second block after a section", &["changed", "msg"]),
+    ("a third before the last section", &["changed", "msg"]),
+    ("removed", &["changed", "msg"]),
+    ("removed again", &["changed", "msg"]),
+    ("empty block removes", &["changed", "msg"]),
+    ("at the start", &["changed", "msg"]),
+    ("created", &["changed", "msg"]),
+    ("created again", &["changed", "msg"]),
+    ("check mode creating", &["changed", "msg"]),
+    ("a missing file", &["failed", "msg", "rc"]),
+    ("absent from a missing file", &["changed", "msg"]),
+];
+
+/// Runs `play` under both tools, compares the fields, then the files left.
+fn matches_ansible_core(play: &str, fields: &[(&str, &[&str])]) {
     let sb = Sandbox::new();
-    let (ours, _, ours_work, theirs_work) = both_run(
-        &sb,
-        &ansible_bin("ANSIBLE_BIN_DIR", "venv"),
-        LINEINFILE_PLAY,
-        LINEINFILE_FIELDS,
-    );
+    let (ours, _, ours_work, theirs_work) =
+        both_run(&sb, &ansible_bin("ANSIBLE_BIN_DIR", "venv"), play, fields);
     assert!(!ours.stdout.contains("legacy"), "{ours}");
     let (a, b) = (files(&ours_work), files(&theirs_work));
+    assert!(a.len() > 1, "the play left its files: {a:?}");
     assert_eq!(a, b, "the files differ:\n{ours}");
-    assert!(a.iter().any(|(name, _)| name == "new/dir/file"), "{a:?}");
+}
+
+#[test]
+fn replace_matches_ansible_core() {
+    matches_ansible_core(REPLACE_PLAY, REPLACE_FIELDS);
+}
+
+#[test]
+fn blockinfile_matches_ansible_core() {
+    matches_ansible_core(BLOCKINFILE_PLAY, BLOCKINFILE_FIELDS);
 }

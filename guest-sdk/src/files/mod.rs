@@ -23,4 +23,4 @@ pub use checksum::{HashAlgorithm, digest_file, digest_reader, sha1_file};
 pub use mode::{ModeError, resolve_mode, symbolic_mode};
 pub use path_info::path_info;
 pub use realpath::{read_link, realpath};
-pub use validate::run_validation;
+pub use validate::{read_text, run_validation, write_validated};

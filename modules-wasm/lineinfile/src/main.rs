@@ -9,11 +9,11 @@
 #[cfg(all(test, unix))]
 mod module_tests;
 
-use sandball_guest_sdk::files::{backup_local, realpath, run_validation};
+use sandball_guest_sdk::describe_io_error;
+use sandball_guest_sdk::files::{backup_local, read_text, write_validated};
 use sandball_guest_sdk::host::FileKind;
 use sandball_guest_sdk::prelude::*;
 use sandball_guest_sdk::pyre::{Anchor, Pattern, PyreError};
-use sandball_guest_sdk::{describe_io_error, files::atomic_write};
 
 sandball_guest_sdk::manifest!("../manifest.json");
 
@@ -336,30 +336,13 @@ fn content_diff(m: &Module, path: &str, before: &str, lines: &[String]) -> Value
 fn finish(
     m: &Module,
     path: &str,
-    mut changed: bool,
-    mut msg: String,
+    changed: bool,
+    msg: String,
     backup: String,
     content_diff: Value,
     found: Option<usize>,
 ) -> Result<Map<String, Value>, Fail> {
-    let mut attr_diff = Diff {
-        before: Value::Null,
-        after: Value::Null,
-        ..Diff::default()
-    };
-    if m.set_fs_attributes_if_different(&m.file_args(), path, false, Some(&mut attr_diff))? {
-        if changed {
-            msg.push_str(" and ");
-        }
-        changed = true;
-        msg.push_str("ownership, perms or SE linux context changed");
-    }
-    attr_diff.before_header = Some(format!("{path} (file attributes)"));
-    attr_diff.after_header = Some(format!("{path} (file attributes)"));
-    let mut attr_diff = serde_json::to_value(&attr_diff).unwrap_or(Value::Null);
-    if let Value::Object(map) = &mut attr_diff {
-        map.retain(|_, v| !v.is_null());
-    }
+    let (changed, msg, attr_diff) = m.check_file_attrs(path, changed, &msg)?;
     let mut result = json_map!({
         "changed": changed,
         "msg": msg,
@@ -374,54 +357,13 @@ fn finish(
 
 /// The file's lines, each with its newline (the last may have none).
 fn read_lines(path: &str) -> Result<Vec<String>, Fail> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Fail::new(format!("Could not read {path}: {}", describe_io_error(&e))))?;
-    let text = String::from_utf8(bytes).map_err(|_| {
-        Fail::new(format!(
-            "{path} is not UTF-8 text: this lineinfile edits UTF-8 files only (sandball_legacy_modules: [lineinfile] runs ansible-core's)"
-        ))
-    })?;
+    let text = read_text(path, "lineinfile")?;
     Ok(text.split_inclusive('\n').map(str::to_string).collect())
 }
 
-/// Writes `lines` to what `path` names (through symlinks), after `validate`.
+/// Writes `lines` to `path`, after `validate`.
 fn write_lines(m: &Module, path: &str, lines: &[String]) -> Result<(), Fail> {
-    let content = lines.concat();
-    if let Some(validate) = m.get_str("validate") {
-        if !validate.contains("%s") {
-            return Err(Fail::new(format!("validate must contain %s: {validate}")));
-        }
-        let staged = format!("{}.sandball-validate", hidden_sibling(path));
-        write_atomically(&staged, &content)?;
-        let output = run_validation(validate, &staged);
-        let _ = std::fs::remove_file(&staged);
-        let output = output?;
-        if output.rc != 0 {
-            return Err(Fail::new(format!(
-                "failed to validate: rc:{} error:{}",
-                output.rc,
-                String::from_utf8_lossy(&output.stderr)
-            )));
-        }
-    }
-    write_atomically(&realpath(path), &content)
-}
-
-fn write_atomically(path: &str, content: &str) -> Result<(), Fail> {
-    atomic_write(path, content.as_bytes())
-        .map_err(|e| Fail::new(format!("Unable to write {path}: {}", describe_io_error(&e))))
-}
-
-/// A hidden name beside `path`, for the copy `validate` checks.
-fn hidden_sibling(path: &str) -> String {
-    let dir = dirname(path);
-    let name = &path[path.rfind('/').map_or(0, |i| i + 1)..];
-    let random = sandball_guest_sdk::files::random_u64();
-    if dir.is_empty() {
-        format!(".{name}.{random:016x}")
-    } else {
-        format!("{dir}/.{name}.{random:016x}")
-    }
+    write_validated(path, lines.concat().as_bytes(), m.get_str("validate"))
 }
 
 /// What kind of file `path` is (following symlinks), or `None` when it does not exist.

@@ -1,0 +1,179 @@
+//! The `replace` module: replaces every match of a Python pattern in a file, in
+//! multiline mode, as Python's `re.subn` does, or only in the part of the file
+//! between the first match of `after` and the last (or, with `after`, the next) match
+//! of `before`. The file is written atomically after an optional `validate` and
+//! `backup`, then the file attributes are applied.
+
+#[cfg(all(test, unix))]
+mod module_tests;
+
+use sandball_guest_sdk::describe_io_error;
+use sandball_guest_sdk::files::{backup_local, write_validated};
+use sandball_guest_sdk::host::FileKind;
+use sandball_guest_sdk::prelude::*;
+use sandball_guest_sdk::pyre::{Anchor, Pattern, PyreError};
+
+sandball_guest_sdk::manifest!("../manifest.json");
+
+fn main() {
+    sandball_guest_sdk::run(MANIFEST, replace);
+}
+
+/// The module body.
+fn replace(m: &mut Module) -> Result<Map<String, Value>, Fail> {
+    let path = m.get_str("path").unwrap_or_default().to_string();
+    match host::stat(&path, true)?.map(|st| st.kind) {
+        Some(FileKind::Directory) => {
+            return Err(Fail::new(format!("Path {path} is a directory !")).with("rc", 256));
+        }
+        None => {
+            return Err(Fail::new(format!("Path {path} does not exist !")).with("rc", 257));
+        }
+        Some(_) => {}
+    }
+    let encoding = Encoding::named(m.get_str("encoding").unwrap_or("utf-8"))?;
+    let bytes = std::fs::read(&path).map_err(|e| {
+        Fail::new(format!(
+            "Unable to read the contents of {path}: {}",
+            describe_io_error(&e)
+        ))
+    })?;
+    let contents = encoding.decode(&bytes, &path)?;
+
+    // The part of the file to work on: all of it, or what lies between after/before.
+    let text = |name: &str| m.get_str(name).filter(|s| !s.is_empty());
+    let section_pattern = match (text("after"), text("before")) {
+        (Some(after), Some(before)) => Some(format!("{after}(?P<subsection>.*?){before}")),
+        (Some(after), None) => Some(format!("{after}(?P<subsection>.*)")),
+        (None, Some(before)) => Some(format!("(?P<subsection>.*){before}")),
+        (None, None) => None,
+    };
+    let mut result = json_map!({"rc": 0});
+    let span = match &section_pattern {
+        None => 0..contents.len(),
+        Some(pattern) => {
+            let section = Pattern::new(&format!("(?s){pattern}"), false, false, Anchor::Search)
+                .map_err(pattern_failed)?;
+            match section.search(&contents).map_err(pattern_failed)? {
+                Some(found) => found.span_of("subsection").unwrap_or(0..0),
+                None => {
+                    result.insert(
+                        "msg".into(),
+                        json!(format!(
+                            "Pattern for before/after params did not match the given file: {pattern}"
+                        )),
+                    );
+                    result.insert("changed".into(), json!(false));
+                    return Ok(result);
+                }
+            }
+        }
+    };
+    let section = &contents[span.clone()];
+    let regexp = Pattern::new(
+        m.get_str("regexp").unwrap_or_default(),
+        false,
+        true,
+        Anchor::Search,
+    )
+    .map_err(pattern_failed)?;
+    let (replaced, made) = regexp
+        .sub(m.get_str("replace").unwrap_or_default(), section, 0)
+        .map_err(pattern_failed)?;
+
+    let mut changed = false;
+    let mut msg = String::new();
+    if made > 0 && replaced != section {
+        let after = format!(
+            "{}{replaced}{}",
+            &contents[..span.start],
+            &contents[span.end..]
+        );
+        msg = format!("{made} replacements made");
+        changed = true;
+        if m.diff_mode() {
+            result.insert(
+                "diff".into(),
+                json!({"before_header": path, "before": contents, "after_header": path, "after": after}),
+            );
+        }
+        if !m.check_mode() {
+            if m.get_bool("backup") {
+                result.insert("backup_file".into(), json!(backup_local(&path)?));
+            }
+            write_validated(&path, &encoding.encode(&after)?, m.get_str("validate"))?;
+        }
+    }
+    let (changed, msg, _) = m.check_file_attrs(&path, changed, &msg)?;
+    result.insert("changed".into(), json!(changed));
+    result.insert("msg".into(), json!(msg));
+    Ok(result)
+}
+
+fn pattern_failed(e: PyreError) -> Fail {
+    Fail::new(e.to_string())
+}
+
+/// The encodings the file may be in.
+#[derive(Clone, Copy)]
+enum Encoding {
+    Utf8,
+    /// One byte a character, every byte valid.
+    Latin1,
+    Ascii,
+}
+
+impl Encoding {
+    fn named(name: &str) -> Result<Encoding, Fail> {
+        let normal = name.to_ascii_lowercase().replace(['-', '_'], "");
+        match normal.as_str() {
+            "utf8" => Ok(Encoding::Utf8),
+            "latin1" | "iso88591" | "l1" => Ok(Encoding::Latin1),
+            "ascii" | "usascii" => Ok(Encoding::Ascii),
+            _ => Err(Fail::new(format!(
+                "encoding {name} is not supported by the built-in replace (utf-8, latin-1, ascii); sandball_legacy_modules: [replace] runs ansible-core's"
+            ))),
+        }
+    }
+
+    fn decode(self, bytes: &[u8], path: &str) -> Result<String, Fail> {
+        let bad = || Fail::new(format!("{path} is not valid {}", self.name()));
+        match self {
+            Encoding::Utf8 => String::from_utf8(bytes.to_vec()).map_err(|_| bad()),
+            Encoding::Latin1 => Ok(bytes.iter().map(|&b| char::from(b)).collect()),
+            Encoding::Ascii if bytes.is_ascii() => {
+                Ok(bytes.iter().map(|&b| char::from(b)).collect())
+            }
+            Encoding::Ascii => Err(bad()),
+        }
+    }
+
+    fn encode(self, text: &str) -> Result<Vec<u8>, Fail> {
+        let limit = match self {
+            Encoding::Utf8 => return Ok(text.as_bytes().to_vec()),
+            Encoding::Latin1 => 0xff,
+            Encoding::Ascii => 0x7f,
+        };
+        text.chars()
+            .map(|c| {
+                u8::try_from(u32::from(c))
+                    .ok()
+                    .filter(|b| u32::from(*b) <= limit)
+                    .ok_or_else(|| {
+                        Fail::new(format!(
+                            "the replaced text has {c:?}, which {} cannot encode",
+                            self.name()
+                        ))
+                    })
+            })
+            .collect()
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Encoding::Utf8 => "utf-8",
+            Encoding::Latin1 => "latin-1",
+            Encoding::Ascii => "ascii",
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! Behaviour of the whole module, run natively on temporary files through the SDK's
+//! `execute`: multiline replacement, groups, after/before sections, check mode,
+//! backups, encodings and the errors, as Ansible's replace behaves.
+
+use super::{MANIFEST, replace};
+use sandball_guest_sdk::execute;
+use serde_json::{Map, Value, json};
+use std::fs;
+
+fn run(args: Value) -> (Map<String, Value>, bool) {
+    let input = serde_json::to_vec(&args).unwrap();
+    let out = execute(MANIFEST, &input, &|_| None, replace);
+    (out.result, out.failed)
+}
+
+/// Writes `before` to a fresh file, runs the module with `args` (plus `path`) and
+/// returns the result, whether it failed, and the file's new bytes.
+fn edit(before: &[u8], args: Value) -> (Map<String, Value>, bool, Vec<u8>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("f");
+    fs::write(&path, before).unwrap();
+    let mut args = args;
+    args["path"] = json!(path.to_str().unwrap());
+    let (r, failed) = run(args);
+    (r, failed, fs::read(&path).unwrap())
+}
+
+#[test]
+fn every_match_is_replaced_line_by_line() {
+    let (r, _, text) = edit(
+        b"a=1\nb=2\na=3\n",
+        json!({"regexp": "^a=(\\d)$", "replace": "a=\\1\\1"}),
+    );
+    assert_eq!(
+        (r["changed"].clone(), r["msg"].clone(), r["rc"].clone()),
+        (json!(true), json!("2 replacements made"), json!(0))
+    );
+    assert_eq!(text, b"a=11\nb=2\na=33\n");
+    let (r, _, text) = edit(b"a=1\n", json!({"regexp": "^z"}));
+    assert_eq!(
+        (r["changed"].clone(), r["msg"].clone()),
+        (json!(false), json!(""))
+    );
+    assert_eq!(text, b"a=1\n");
+    // A replacement that changes nothing is no change.
+    let (r, _, _) = edit(b"a=1\n", json!({"regexp": "a", "replace": "a"}));
+    assert_eq!(r["changed"], json!(false));
+}
+
+#[test]
+fn after_and_before_bound_the_section() {
+    let before = b"x\n[s]\nx\n[t]\nx\n";
+    let (_, _, text) = edit(
+        before,
+        json!({"regexp": "^x$", "replace": "y", "after": "\\[s\\]"}),
+    );
+    assert_eq!(text, b"x\n[s]\ny\n[t]\ny\n");
+    let (_, _, text) = edit(
+        before,
+        json!({"regexp": "^x$", "replace": "y", "before": "\\[t\\]"}),
+    );
+    assert_eq!(text, b"y\n[s]\ny\n[t]\nx\n");
+    let (_, _, text) = edit(
+        before,
+        json!({"regexp": "^x$", "replace": "y", "after": "\\[s\\]", "before": "\\["}),
+    );
+    assert_eq!(text, b"x\n[s]\ny\n[t]\nx\n");
+    let (r, failed, _) = edit(before, json!({"regexp": "x", "after": "nothing"}));
+    assert!(!failed);
+    assert_eq!(
+        r["msg"],
+        json!(
+            "Pattern for before/after params did not match the given file: nothing(?P<subsection>.*)"
+        )
+    );
+}
+
+#[test]
+fn check_mode_diff_and_backup() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("f");
+    fs::write(&path, "old\n").unwrap();
+    let p = path.to_str().unwrap();
+    let (r, _) = run(json!({"path": p, "regexp": "old", "replace": "new",
+                            "_ansible_check_mode": true, "_ansible_diff": true}));
+    assert_eq!(r["changed"], json!(true));
+    assert_eq!(r["diff"]["after"], json!("new\n"));
+    assert_eq!(fs::read_to_string(&path).unwrap(), "old\n");
+    let (r, _) = run(json!({"path": p, "regexp": "old", "replace": "new", "backup": true}));
+    assert_eq!(
+        fs::read_to_string(r["backup_file"].as_str().unwrap()).unwrap(),
+        "old\n"
+    );
+    assert_eq!(fs::read_to_string(&path).unwrap(), "new\n");
+}
+
+#[test]
+fn encodings_and_errors() {
+    let (_, failed, text) = edit(
+        b"caf\xe9\n",
+        json!({"regexp": "caf.", "replace": "tea", "encoding": "latin-1"}),
+    );
+    assert!(!failed);
+    assert_eq!(text, b"tea\n");
+    let (r, failed, _) = edit(b"caf\xe9\n", json!({"regexp": "x"}));
+    assert!(failed);
+    assert!(
+        r["msg"].as_str().unwrap().contains("is not valid utf-8"),
+        "{r:?}"
+    );
+    let (r, failed, _) = edit(b"a\n", json!({"regexp": "a", "encoding": "utf-16"}));
+    assert!(
+        failed && r["msg"].as_str().unwrap().contains("not supported"),
+        "{r:?}"
+    );
+    let (r, failed) = run(json!({"path": "/nonexistent/x", "regexp": "a"}));
+    assert!(failed);
+    assert_eq!(
+        (r["msg"].clone(), r["rc"].clone()),
+        (json!("Path /nonexistent/x does not exist !"), json!(257))
+    );
+}
