@@ -14,9 +14,10 @@ pub enum PyreError {
     /// The pattern does not compile.
     #[error("invalid regular expression {pattern:?}: {reason}")]
     Pattern { pattern: String, reason: String },
-    /// The replacement template is malformed.
-    #[error("bad replacement template {template:?}: {reason}")]
-    Replacement { template: String, reason: String },
+    /// The replacement template is malformed (Python's words: "bad escape \D at
+    /// position 0").
+    #[error("{reason}")]
+    Replacement { reason: String },
     /// Matching gave up (too much backtracking).
     #[error("regular expression {pattern:?} could not be matched: {reason}")]
     Matching { pattern: String, reason: String },
@@ -38,6 +39,8 @@ pub enum Anchor {
 pub struct Pattern {
     source: String,
     regex: Regex,
+    /// The named groups and their numbers.
+    names: Vec<(String, usize)>,
 }
 
 /// One match: the whole match is group 0; groups that did not take part are `None`.
@@ -66,9 +69,15 @@ impl Pattern {
                 pattern: pattern.to_string(),
                 reason: err.to_string(),
             })?;
+        let names = regex
+            .capture_names()
+            .enumerate()
+            .filter_map(|(i, name)| name.map(|n| (n.to_string(), i)))
+            .collect();
         Ok(Pattern {
             source: pattern.to_string(),
             regex,
+            names,
         })
     }
 
@@ -123,16 +132,10 @@ impl Pattern {
             .collect();
         let start = captures.get(0).map_or(0, |m| m.start());
         let end = captures.get(0).map_or(0, |m| m.end());
-        let names = self
-            .regex
-            .capture_names()
-            .enumerate()
-            .filter_map(|(i, name)| name.map(|n| (n.to_string(), i)))
-            .collect();
         Match {
             groups,
             spans,
-            names,
+            names: self.names.clone(),
             start,
             end,
         }
@@ -146,21 +149,35 @@ impl Pattern {
         text: &'t str,
         count: usize,
     ) -> Result<(Cow<'t, str>, usize), PyreError> {
-        let expansion = replacement(template)?;
-        let found = self
-            .regex
-            .find_iter(text)
-            .take(if count == 0 { usize::MAX } else { count });
+        let groups = GroupNames {
+            count: self.groups(),
+            names: &self.names,
+        };
+        let pieces = parse_replacement(template, &groups)?;
+        let limit = if count == 0 { usize::MAX } else { count };
+        let mut out = String::new();
+        let mut last = 0;
         let mut made = 0;
-        for m in found {
-            m.map_err(|e| self.failed(e))?;
+        for captures in self.regex.captures_iter(text).take(limit) {
+            let captures = captures.map_err(|e| self.failed(e))?;
+            let Some(whole) = captures.get(0) else {
+                continue;
+            };
+            out.push_str(&text[last..whole.start()]);
+            for piece in &pieces {
+                match piece {
+                    Piece::Text(t) => out.push_str(t),
+                    Piece::Group(i) => out.push_str(captures.get(*i).map_or("", |m| m.as_str())),
+                }
+            }
+            last = whole.end();
             made += 1;
         }
-        let replaced = self
-            .regex
-            .try_replacen(text, count, expansion.as_str())
-            .map_err(|e| self.failed(e))?;
-        Ok((replaced, made))
+        if made == 0 {
+            return Ok((Cow::Borrowed(text), 0));
+        }
+        out.push_str(&text[last..]);
+        Ok((Cow::Owned(out), made))
     }
 }
 
@@ -199,21 +216,15 @@ impl<'t> Match<'t> {
     /// Python's `match.expand(template)`: `\1`, `\g<name>` and escapes filled in; a
     /// group that took no part is empty.
     pub fn expand(&self, template: &str) -> Result<String, PyreError> {
+        let groups = GroupNames {
+            count: self.groups.len() - 1,
+            names: &self.names,
+        };
         let mut out = String::with_capacity(template.len());
-        for piece in parse_replacement(template)? {
+        for piece in parse_replacement(template, &groups)? {
             match piece {
                 Piece::Text(text) => out.push_str(&text),
-                Piece::Group(group) => {
-                    let text = match group.parse::<usize>() {
-                        Ok(index) if index < self.groups.len() => self.get(index),
-                        Ok(_) => None.ok_or_else(|| bad(template, "invalid group reference"))?,
-                        Err(_) => match self.names.iter().find(|(n, _)| *n == group) {
-                            Some((_, index)) => self.get(*index),
-                            None => None.ok_or_else(|| bad(template, "unknown group name"))?,
-                        },
-                    };
-                    out.push_str(text.unwrap_or(""));
-                }
+                Piece::Group(index) => out.push_str(self.get(index).unwrap_or("")),
             }
         }
         Ok(out)
@@ -292,45 +303,81 @@ fn is_repetition(text: &str) -> bool {
 /// A piece of a parsed replacement template.
 enum Piece {
     Text(String),
-    Group(String),
+    /// A group, by number.
+    Group(usize),
 }
 
-fn bad(template: &str, reason: &str) -> PyreError {
-    PyreError::Replacement {
-        template: template.to_string(),
-        reason: reason.to_string(),
-    }
+/// The groups a template may name: how many there are and the named ones.
+struct GroupNames<'a> {
+    count: usize,
+    names: &'a [(String, usize)],
 }
 
-/// Reads a Python replacement template (`\1`, `\g<1>`, `\g<name>`, `\n`…).
-fn parse_replacement(template: &str) -> Result<Vec<Piece>, PyreError> {
+fn bad(reason: String) -> PyreError {
+    PyreError::Replacement { reason }
+}
+
+/// Reads a Python replacement template (`\1`, `\g<1>`, `\g<name>`, `\n`…), with
+/// Python's messages for what it refuses.
+fn parse_replacement(template: &str, groups: &GroupNames) -> Result<Vec<Piece>, PyreError> {
     let mut pieces = Vec::new();
     let mut text = String::new();
-    let mut chars = template.chars().peekable();
-    while let Some(c) = chars.next() {
+    let mut chars = template.chars().enumerate().peekable();
+    let number = |digits: &str, at: usize| -> Result<usize, PyreError> {
+        match digits.parse::<usize>() {
+            Ok(n) if n <= groups.count => Ok(n),
+            _ => Err(bad(format!(
+                "invalid group reference {digits} at position {at}"
+            ))),
+        }
+    };
+    while let Some((at, c)) = chars.next() {
         if c != '\\' {
             text.push(c);
             continue;
         }
         let group = match chars.next() {
-            Some(d @ '1'..='9') => {
-                let mut group = String::from(d);
-                if let Some(e) = chars.next_if(char::is_ascii_digit) {
-                    group.push(e);
+            Some((_, d @ '1'..='9')) => {
+                let mut digits = String::from(d);
+                if let Some((_, e)) = chars.next_if(|(_, c)| c.is_ascii_digit()) {
+                    digits.push(e);
                 }
-                group
+                number(&digits, at + 1)?
             }
-            Some('g') => {
-                if chars.next() != Some('<') {
-                    return Err(bad(template, "missing < after \\g"));
+            Some((g, 'g')) => {
+                if chars.next_if(|(_, c)| *c == '<').is_none() {
+                    return Err(bad(format!("missing < at position {}", g + 1)));
                 }
-                let name: String = chars.by_ref().take_while(|c| *c != '>').collect();
+                let start = g + 2;
+                let mut name = String::new();
+                let mut closed = false;
+                for (_, c) in chars.by_ref() {
+                    if c == '>' {
+                        closed = true;
+                        break;
+                    }
+                    name.push(c);
+                }
                 if name.is_empty() {
-                    return Err(bad(template, "empty group name"));
+                    return Err(bad(format!("missing group name at position {start}")));
                 }
-                name
+                if !closed {
+                    return Err(bad(format!(
+                        "missing >, unterminated name at position {start}"
+                    )));
+                }
+                if name.chars().all(|c| c.is_ascii_digit()) {
+                    number(&name, start)?
+                } else {
+                    groups
+                        .names
+                        .iter()
+                        .find(|(n, _)| *n == name)
+                        .map(|(_, i)| *i)
+                        .ok_or_else(|| bad(format!("unknown group name '{name}'")))?
+                }
             }
-            Some(escape) => {
+            Some((_, escape)) => {
                 match escape {
                     'n' => text.push('\n'),
                     't' => text.push('\t'),
@@ -338,10 +385,11 @@ fn parse_replacement(template: &str) -> Result<Vec<Piece>, PyreError> {
                     'f' => text.push('\x0c'),
                     'v' => text.push('\x0b'),
                     'a' => text.push('\x07'),
+                    'b' => text.push('\x08'),
                     '0' => text.push('\0'),
                     '\\' => text.push('\\'),
                     other if other.is_ascii_alphabetic() => {
-                        return Err(bad(template, &format!("unknown escape \\{other}")));
+                        return Err(bad(format!("bad escape \\{other} at position {at}")));
                     }
                     other => {
                         text.push('\\');
@@ -350,7 +398,7 @@ fn parse_replacement(template: &str) -> Result<Vec<Piece>, PyreError> {
                 }
                 continue;
             }
-            None => return Err(bad(template, "trailing backslash")),
+            None => return Err(bad(format!("bad escape (end of pattern) at position {at}"))),
         };
         if !text.is_empty() {
             pieces.push(Piece::Text(std::mem::take(&mut text)));
@@ -361,23 +409,6 @@ fn parse_replacement(template: &str) -> Result<Vec<Piece>, PyreError> {
         pieces.push(Piece::Text(text));
     }
     Ok(pieces)
-}
-
-/// A Python replacement template in fancy-regex's own syntax (`${1}`, `${name}`, a
-/// literal `$` as `$$`).
-fn replacement(template: &str) -> Result<String, PyreError> {
-    let mut out = String::with_capacity(template.len() + 8);
-    for piece in parse_replacement(template)? {
-        match piece {
-            Piece::Text(text) => out.push_str(&text.replace('$', "$$")),
-            Piece::Group(group) => {
-                out.push_str("${");
-                out.push_str(&group);
-                out.push('}');
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// Python's `re.escape`: a backslash before every character special in patterns.
@@ -478,9 +509,24 @@ mod tests {
         assert_eq!((text.as_ref(), made), ("home, you@work", 1));
         let m = re.search("me@home").unwrap().unwrap();
         assert_eq!(m.expand("\\2-\\1\\n").unwrap(), "home-me\n");
+        // Python's own words for what a template gets wrong.
+        let error = |template: &str| re.sub(template, "a@b", 0).unwrap_err().to_string();
+        assert_eq!(error("\\D"), "bad escape \\D at position 0");
+        assert_eq!(error("a\\"), "bad escape (end of pattern) at position 1");
+        assert_eq!(error("\\g"), "missing < at position 2");
+        assert_eq!(error("\\g<>"), "missing group name at position 3");
+        assert_eq!(error("\\g<a"), "missing >, unterminated name at position 3");
+        assert_eq!(error("\\3"), "invalid group reference 3 at position 1");
+        assert_eq!(error("\\g<x>"), "unknown group name 'x'");
         assert!(m.expand("\\3").is_err());
-        assert!(re.sub("\\q", "x", 0).is_err());
-        assert!(re.sub("\\", "x", 0).is_err());
+        let named = search("(?P<user>\\w+)@");
+        assert_eq!(named.sub("<\\g<user>>", "me@x", 0).unwrap().0, "<me>x");
+        assert_eq!(named.sub("\\b", "me@", 0).unwrap().0, "\x08");
+        // Nothing found: the text itself.
+        assert_eq!(
+            re.sub("x", "nothing", 0).unwrap(),
+            (Cow::Borrowed("nothing"), 0)
+        );
         let optional = search("a(b)?").search("a").unwrap().unwrap();
         assert_eq!(optional.expand("[\\1]").unwrap(), "[]");
         assert_eq!(

@@ -16,6 +16,12 @@ pub fn run<F>(manifest: &str, body: F)
 where
     F: FnOnce(&mut Module) -> Result<Map<String, Value>, Fail>,
 {
+    // The node's working directory, which relative paths start from (WASI starts a
+    // component at `/`); the shim says where it is.
+    #[cfg(target_arch = "wasm32")]
+    if let Some(dir) = std::env::var_os("PWD") {
+        let _ = std::env::set_current_dir(dir);
+    }
     let mut input = Vec::new();
     let outcome = match std::io::stdin().read_to_end(&mut input) {
         Ok(_) => execute(manifest, &input, &|name| std::env::var(name).ok(), body),

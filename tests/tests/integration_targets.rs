@@ -24,8 +24,11 @@ use std::time::Duration;
 /// `test/integration/targets/`).
 const TARGETS: &[&str] = &[
     "add_host",
+    "blockinfile",
     "changed_when",
+    "check_mode",
     "failed_when",
+    "getent",
     "lookup_dict",
     "lookup_file",
     "lookup_indexed_items",
@@ -37,6 +40,7 @@ const TARGETS: &[&str] = &[
     "lookup_together",
     "lookup_vars",
     "ping",
+    "replace",
     "special_vars",
     "stat",
     "task_ordering",

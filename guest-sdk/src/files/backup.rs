@@ -20,7 +20,8 @@ pub fn backup_local(dest: &str) -> Result<String, Fail> {
         DateTime::from_unix(since_epoch()),
     );
     let fail = |e: io::Error| Fail::new(format!("Could not make backup of {dest} to {name}: {e}"));
-    let mut from = File::open(dest).map_err(fail)?;
+    // Through a symlink to what it names, as Python's `shutil.copy2` reads it.
+    let mut from = File::open(super::realpath(dest)).map_err(fail)?;
     let mut to = OpenOptions::new()
         .write(true)
         .create_new(true)

@@ -1,5 +1,6 @@
 //! Path handling shared by grants, host calls and the cache: the shim user's home
-//! directory, `~` and relative paths, and lexical normalisation.
+//! directory, where `~` and relative paths start ([`Places`]), and lexical
+//! normalisation.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
@@ -26,6 +27,49 @@ pub fn from_home(path: &str, home: &Path) -> PathBuf {
         home.join(rest)
     } else {
         home.join(path)
+    }
+}
+
+/// Where paths that are not absolute start on the node: `~` and `~/…` at the home
+/// directory of the user the shim runs as, other relative paths at the shim's working
+/// directory, which is the connection's (the home directory over SSH, the directory
+/// the controller runs in on the local connection), as they would for a module
+/// Ansible runs there.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Places {
+    pub home: PathBuf,
+    pub cwd: PathBuf,
+}
+
+impl Places {
+    /// The shim process's: its user's home and its working directory (the home
+    /// directory when that cannot be read).
+    pub fn of_process() -> Places {
+        let home = home_dir();
+        let cwd = std::env::current_dir().unwrap_or_else(|_| home.clone());
+        Places { home, cwd }
+    }
+
+    /// Home and working directory both `dir`.
+    pub fn at(dir: &Path) -> Places {
+        Places {
+            home: dir.to_path_buf(),
+            cwd: dir.to_path_buf(),
+        }
+    }
+
+    /// `path` made absolute (`..` and symlinks left for whoever resolves it).
+    pub fn join(&self, path: &str) -> PathBuf {
+        if path == "~" || path.starts_with("~/") {
+            from_home(path, &self.home)
+        } else {
+            self.cwd.join(path)
+        }
+    }
+
+    /// [`Places::join`], normalised lexically.
+    pub fn absolute(&self, path: &str) -> PathBuf {
+        normalize(&self.join(path))
     }
 }
 

@@ -8,12 +8,12 @@ use crate::error::ShimError;
 use crate::host::{self, HostState};
 use crate::limits::{MemoryLimiter, OutputPipes};
 use crate::outcome::{self, Observed};
+use crate::paths::Places;
 use crate::sandbox::{self, Stdio};
 use sandball_wire::capability::Grant;
 use sandball_wire::protocol::{Response, RunResult};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::time::Instant;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{Engine, Store};
@@ -55,7 +55,7 @@ pub struct Runtime {
     fingerprint: String,
     linker: Linker<RunState>,
     cache: Cache,
-    home: PathBuf,
+    places: Places,
     prepared: HashMap<String, CommandPre<RunState>>,
     /// Warnings about the cache gathered while preparing a module, reported with the
     /// next run's result.
@@ -82,7 +82,7 @@ impl Runtime {
             engine,
             linker,
             cache,
-            home: crate::paths::home_dir(),
+            places: Places::of_process(),
             prepared: HashMap::new(),
             warnings: Vec::new(),
             watchdog: None,
@@ -345,7 +345,7 @@ impl Runtime {
                 return Err(e);
             }
         };
-        let opened = sandbox::regions(grant, &self.home, &self.cache.protected_paths())?;
+        let opened = sandbox::regions(grant, &self.places, &self.cache.protected_paths())?;
         let regions = &opened.regions;
         let network = sandbox::Network::from_grant(grant)?;
         let limits = grant.limits;
@@ -353,6 +353,7 @@ impl Runtime {
         let stdin = args.to_string().into_bytes();
         let wasi = sandbox::wasi_ctx(
             module,
+            &self.places,
             grant,
             regions,
             &network,
@@ -375,7 +376,7 @@ impl Runtime {
                         regions.clone(),
                         grant.exec.clone(),
                         grant.env.clone(),
-                        self.home.clone(),
+                        self.places.clone(),
                         deadline,
                         limits.output_bytes,
                     );

@@ -4,7 +4,7 @@
 //! grant and nothing else.
 
 use crate::limits::Denials;
-use crate::paths;
+use crate::paths::{self, Places};
 use sandball_wire::capability::{Access, FsGrant, FsScope, Grant, NetHost, NetPattern, glob};
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
@@ -187,7 +187,7 @@ impl Resolved {
 /// The checks every opened directory passes, against the whole grant.
 struct Checker<'a> {
     grant: &'a Grant,
-    home: &'a Path,
+    places: &'a Places,
     /// The denied paths: as written, and resolved on the node (`None` for patterns).
     deny: Vec<(&'a FsGrant, PathBuf, Option<PathBuf>)>,
     /// sandball's own files, resolved.
@@ -195,12 +195,12 @@ struct Checker<'a> {
 }
 
 impl<'a> Checker<'a> {
-    fn new(grant: &'a Grant, home: &'a Path, protected: &[PathBuf]) -> Self {
+    fn new(grant: &'a Grant, places: &'a Places, protected: &[PathBuf]) -> Self {
         let deny = grant
             .deny
             .iter()
             .map(|d| {
-                let lexical = paths::absolute(&d.path, home);
+                let lexical = places.absolute(&d.path);
                 let real = (!d.path.contains(['*', '?'])).then(|| {
                     resolve_existing(&lexical)
                         .map(|(e, m)| e.join(m.iter().collect::<PathBuf>()))
@@ -215,7 +215,7 @@ impl<'a> Checker<'a> {
             .collect();
         Checker {
             grant,
-            home,
+            places,
             deny,
             protected,
         }
@@ -226,7 +226,7 @@ impl<'a> Checker<'a> {
     fn covers(&self, real: &Path, access: Access) -> bool {
         self.grant.fs.iter().any(|g| {
             g.access() >= access && {
-                let opened = paths::absolute(&g.opened_dir(), self.home);
+                let opened = self.places.absolute(&g.opened_dir());
                 real == opened || (g.scope == FsScope::Tree && real.starts_with(&opened))
             }
         })
@@ -302,8 +302,8 @@ impl<'a> Checker<'a> {
 
 /// Where one grant leads on the node: its directory resolved (tree: the path, which
 /// must exist; entry: its parent, never more, which may be missing).
-fn resolve_grant(fs: &FsGrant, home: &Path) -> Result<Resolved, SandboxError> {
-    let lexical = paths::absolute(&fs.opened_dir(), home);
+fn resolve_grant(fs: &FsGrant, places: &Places) -> Result<Resolved, SandboxError> {
+    let lexical = places.absolute(&fs.opened_dir());
     let open_error = |e: std::io::Error| SandboxError::Open {
         grant: fs.to_string(),
         path: lexical.clone(),
@@ -374,14 +374,22 @@ fn create_missing(fs: &FsGrant, resolved: &Resolved) -> Result<(), SandboxError>
 /// under `/proc`. An entry's missing directory is created for a read-write grant that
 /// says `create_parents`; otherwise an empty, read-only directory stands in. Entries
 /// directly under `/proc` are copied into a private snapshot. Relative paths and `~`
-/// are taken from `home`.
-pub fn regions(grant: &Grant, home: &Path, protected: &[PathBuf]) -> Result<Regions, SandboxError> {
-    let home = std::fs::canonicalize(home).unwrap_or_else(|_| paths::normalize(home));
-    let checker = Checker::new(grant, &home, protected);
+/// start at `places`.
+pub fn regions(
+    grant: &Grant,
+    places: &Places,
+    protected: &[PathBuf],
+) -> Result<Regions, SandboxError> {
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| paths::normalize(p));
+    let places = &Places {
+        home: canonical(&places.home),
+        cwd: canonical(&places.cwd),
+    };
+    let checker = Checker::new(grant, places, protected);
     let mut out = Regions::default();
     let mut proc_files = Vec::new();
     for fs in &grant.fs {
-        let resolved = resolve_grant(fs, &home)?;
+        let resolved = resolve_grant(fs, places)?;
         checker.check(fs, &resolved)?;
         let real = resolved.real();
         if real == Path::new(PROC) && fs.scope == FsScope::Entry {
@@ -415,7 +423,7 @@ pub fn regions(grant: &Grant, home: &Path, protected: &[PathBuf]) -> Result<Regi
         }
     }
     if !proc_files.is_empty() {
-        let (dir, region) = proc_snapshot(&proc_files, &home)?;
+        let (dir, region) = proc_snapshot(&proc_files, places)?;
         out.stand_ins.push(dir);
         out.regions.push(region);
     }
@@ -454,11 +462,11 @@ fn add(regions: &mut Vec<Region>, dir: PathBuf, guest: PathBuf, fs: &FsGrant, ac
 /// only, never a process's directory) into a private directory seen as `/proc`.
 fn proc_snapshot(
     files: &[&FsGrant],
-    home: &Path,
+    places: &Places,
 ) -> Result<(tempfile::TempDir, Region), SandboxError> {
     let dir = private_dir("sandball-proc-", files[0])?;
     for fs in files {
-        let path = paths::absolute(&fs.path, home);
+        let path = places.absolute(&fs.path);
         let refuse = |reason: String| SandboxError::Proc {
             grant: fs.to_string(),
             reason,
@@ -594,12 +602,13 @@ pub struct Stdio {
 /// Builds the WASI context of one run: the regions preopened at their own paths
 /// (read-only or read-write), only the granted environment variables (with the
 /// values the shim started with, see [`crate::environment`]; unset ones are left
-/// out), arguments `[module]`, the given stdio,
+/// out), `PWD` and `HOME` from `places`, arguments `[module]`, the given stdio,
 /// no TCP unless the grant has `net` patterns (then every address is checked against
 /// `network`, which records refusals), no UDP, and name lookups only when the grant
 /// says `dns`.
 pub fn wasi_ctx(
     module: &str,
+    places: &Places,
     grant: &Grant,
     regions: &[Region],
     network: &Network,
@@ -618,7 +627,18 @@ pub fn wasi_ctx(
         })
         .allow_udp(false)
         .allow_ip_name_lookup(grant.dns);
-    for name in &grant.env {
+    // Where relative paths and `~` start, as the grant's paths were resolved (the SDK
+    // makes `PWD` the component's working directory; `HOME` expands `~`).
+    for (name, dir) in [("PWD", &places.cwd), ("HOME", &places.home)] {
+        if let Some(dir) = dir.to_str() {
+            b.env(name, dir);
+        }
+    }
+    for name in grant
+        .env
+        .iter()
+        .filter(|n| !["PWD", "HOME"].contains(&n.as_str()))
+    {
         if let Some(value) = crate::environment::original(name).and_then(|v| v.into_string().ok()) {
             b.env(name, value);
         }
@@ -674,7 +694,11 @@ mod tests {
             deny,
             ..Grant::default()
         };
-        regions(&grant, Path::new("/nonexistent-home"), protected)
+        regions(
+            &grant,
+            &Places::at(Path::new("/nonexistent-home")),
+            protected,
+        )
     }
 
     fn dirs(r: &Regions) -> Vec<(PathBuf, Access)> {
@@ -919,28 +943,52 @@ mod tests {
             ],
             ..Grant::default()
         };
-        let got = regions(&grant, Path::new("/"), &[]).unwrap().regions;
+        let got = regions(&grant, &Places::at(Path::new("/")), &[])
+            .unwrap()
+            .regions;
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].access, Access::Read);
     }
 
     #[test]
-    fn relative_grants_are_taken_from_home_and_missing_trees_refused() {
+    fn tilde_and_relative_grants_are_taken_from_home_and_the_working_dir() {
         let home = tempfile::tempdir().unwrap();
+        let cwd = tempfile::tempdir().unwrap();
         std::fs::create_dir(home.path().join("work")).unwrap();
+        std::fs::create_dir(cwd.path().join("here")).unwrap();
+        let places = Places {
+            home: home.path().to_path_buf(),
+            cwd: cwd.path().to_path_buf(),
+        };
         let grant = Grant {
-            fs: vec![fs("~/work", Access::Read, FsScope::Tree)],
+            fs: vec![
+                fs("~/work", Access::Read, FsScope::Tree),
+                fs("here", Access::Read, FsScope::Tree),
+                fs("file.txt", Access::ReadWrite, FsScope::Entry),
+            ],
             ..Grant::default()
         };
+        let dirs: Vec<PathBuf> = regions(&grant, &places, &[])
+            .unwrap()
+            .regions
+            .into_iter()
+            .map(|r| r.dir)
+            .collect();
+        let real = |p: &Path| std::fs::canonicalize(p).unwrap();
         assert_eq!(
-            regions(&grant, home.path(), &[]).unwrap().regions[0].dir,
-            std::fs::canonicalize(home.path()).unwrap().join("work")
+            dirs,
+            [
+                real(home.path()).join("work"),
+                real(cwd.path()).join("here"),
+                real(cwd.path())
+            ]
         );
+        let home = &places.home;
         let grant = Grant {
             fs: vec![fs("missing", Access::Read, FsScope::Tree)],
             ..Grant::default()
         };
-        let err = regions(&grant, home.path(), &[]).unwrap_err();
+        let err = regions(&grant, &Places::at(home), &[]).unwrap_err();
         assert!(
             err.to_string().contains("is not an existing directory"),
             "{err}"

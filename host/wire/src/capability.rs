@@ -178,8 +178,9 @@ pub enum FsScope {
 }
 
 /// Filesystem access to one path: in a request the path may be an argument reference
-/// (`$path`); in a grant it is a path on the node (relative paths and `~` are resolved
-/// by the shim against the home directory of the user it runs as).
+/// (`$path`); in a grant it is a path on the node (`~` is resolved by the shim against
+/// the home directory of the user it runs as, other relative paths against its working
+/// directory, as a module's would be).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "FsWritten", into = "FsWritten")]
 pub struct FsGrant {
@@ -213,7 +214,7 @@ impl FsGrant {
                 Some(("", _)) => "/".to_string(),
                 Some((dir, _)) => dir.to_string(),
                 None if self.path == "~" => "~/..".to_string(),
-                None => "~".to_string(),
+                None => ".".to_string(),
             },
         }
     }

@@ -8,7 +8,7 @@
 mod module_tests;
 
 use sandball_guest_sdk::describe_io_error;
-use sandball_guest_sdk::files::{backup_local, read_text, write_validated};
+use sandball_guest_sdk::files::{backup_local, read_text, realpath, write_validated};
 use sandball_guest_sdk::host::FileKind;
 use sandball_guest_sdk::prelude::*;
 use sandball_guest_sdk::pyre::{Anchor, Pattern};
@@ -29,7 +29,7 @@ fn blockinfile(m: &mut Module) -> Result<Map<String, Value>, Fail> {
     let exists = kind.is_some();
     let present = m.get_str("state") != Some("absent");
     let original = if exists {
-        Some(read_text(&path, "blockinfile")?)
+        Some(read_text(&realpath(&path), "blockinfile")?)
     } else {
         if !m.get_bool("create") {
             return Err(Fail::new(format!("Path {path} does not exist !")).with("rc", 257));

@@ -10,7 +10,7 @@
 mod module_tests;
 
 use sandball_guest_sdk::describe_io_error;
-use sandball_guest_sdk::files::{backup_local, read_text, write_validated};
+use sandball_guest_sdk::files::{backup_local, read_text, realpath, write_validated};
 use sandball_guest_sdk::host::FileKind;
 use sandball_guest_sdk::prelude::*;
 use sandball_guest_sdk::pyre::{Anchor, Pattern, PyreError};
@@ -357,7 +357,7 @@ fn finish(
 
 /// The file's lines, each with its newline (the last may have none).
 fn read_lines(path: &str) -> Result<Vec<String>, Fail> {
-    let text = read_text(path, "lineinfile")?;
+    let text = read_text(&realpath(path), "lineinfile")?;
     Ok(text.split_inclusive('\n').map(str::to_string).collect())
 }
 

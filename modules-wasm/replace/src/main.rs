@@ -8,7 +8,7 @@
 mod module_tests;
 
 use sandball_guest_sdk::describe_io_error;
-use sandball_guest_sdk::files::{backup_local, write_validated};
+use sandball_guest_sdk::files::{backup_local, realpath, write_validated};
 use sandball_guest_sdk::host::FileKind;
 use sandball_guest_sdk::prelude::*;
 use sandball_guest_sdk::pyre::{Anchor, Pattern, PyreError};
@@ -32,7 +32,7 @@ fn replace(m: &mut Module) -> Result<Map<String, Value>, Fail> {
         Some(_) => {}
     }
     let encoding = Encoding::named(m.get_str("encoding").unwrap_or("utf-8"))?;
-    let bytes = std::fs::read(&path).map_err(|e| {
+    let bytes = std::fs::read(realpath(&path)).map_err(|e| {
         Fail::new(format!(
             "Unable to read the contents of {path}: {}",
             describe_io_error(&e)
@@ -79,7 +79,7 @@ fn replace(m: &mut Module) -> Result<Map<String, Value>, Fail> {
     .map_err(pattern_failed)?;
     let (replaced, made) = regexp
         .sub(m.get_str("replace").unwrap_or_default(), section, 0)
-        .map_err(pattern_failed)?;
+        .map_err(|e| Fail::new(format!("Unable to process replace due to error: {e}")))?;
 
     let mut changed = false;
     let mut msg = String::new();

@@ -6,7 +6,7 @@
 //! then done through that directory's descriptor with cap-primitives' confined
 //! lookups, so a path that changes in between still cannot leave the directory.
 
-use crate::paths;
+use crate::paths::Places;
 use crate::sandbox::Region;
 use sandball_wire::capability::Access;
 use std::collections::VecDeque;
@@ -26,7 +26,7 @@ pub struct Confinement {
     /// through the regions' own directories, which differ for stand-ins).
     real_dirs: Option<Vec<PathBuf>>,
     opened: Vec<Option<File>>,
-    home: PathBuf,
+    places: Places,
 }
 
 /// A path located inside a granted directory.
@@ -111,14 +111,14 @@ pub fn resolve(path: &Path, follow: bool) -> io::Result<PathBuf> {
 
 impl Confinement {
     /// The confinement of a run whose grant opened `regions`; relative paths and
-    /// `~` are taken from `home`.
-    pub fn new(regions: Vec<Region>, home: PathBuf) -> Self {
+    /// `~` start at `places`.
+    pub fn new(regions: Vec<Region>, places: Places) -> Self {
         let opened = regions.iter().map(|_| None).collect();
         Confinement {
             regions,
             real_dirs: None,
             opened,
-            home,
+            places,
         }
     }
 
@@ -153,8 +153,7 @@ impl Confinement {
         if path.is_empty() {
             return Err(LocateError::Io(io::Error::from_raw_os_error(libc::ENOENT)));
         }
-        let resolved =
-            resolve(&paths::from_home(path, &self.home), follow).map_err(LocateError::Io)?;
+        let resolved = resolve(&self.places.join(path), follow).map_err(LocateError::Io)?;
         let regions = &self.regions;
         let real_dirs = self.real_dirs.get_or_insert_with(|| {
             regions
@@ -228,7 +227,7 @@ mod tests {
                 access,
                 grant: "test".into(),
             }],
-            f.base.clone(),
+            Places::at(&f.base),
         )
     }
 
@@ -265,7 +264,7 @@ mod tests {
         assert_eq!(l.rel, PathBuf::from("out"));
         let l = c.locate(g.to_str().unwrap(), true, Access::Read).unwrap();
         assert_eq!(l.rel, PathBuf::from("."));
-        // Relative paths are taken from home (here the fixture's base).
+        // Relative paths are taken from the working directory (the fixture's base).
         let l = c
             .locate("granted/new-file", true, Access::ReadWrite)
             .unwrap();
@@ -340,7 +339,7 @@ mod tests {
                 access: Access::Read,
                 grant: "test".into(),
             }],
-            f.base.clone(),
+            Places::at(&f.base),
         );
         let l = c
             .locate(

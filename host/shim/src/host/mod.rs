@@ -20,10 +20,10 @@ pub mod system;
 pub mod users;
 
 use crate::limits::Denials;
+use crate::paths::Places;
 use crate::sandbox::Region;
 use confine::Confinement;
 use sandball_wire::capability::ExecGrant;
-use std::path::PathBuf;
 use std::time::Instant;
 
 wasmtime::component::bindgen!({
@@ -57,12 +57,12 @@ impl HostState {
         regions: Vec<Region>,
         exec: Vec<ExecGrant>,
         env: Vec<String>,
-        home: PathBuf,
+        places: Places,
         deadline: Instant,
         output_limit: u64,
     ) -> Self {
         HostState {
-            confinement: Confinement::new(regions, home),
+            confinement: Confinement::new(regions, places),
             exec,
             env,
             deadline,

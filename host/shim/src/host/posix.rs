@@ -336,7 +336,7 @@ mod tests {
             }],
             Vec::new(),
             Vec::new(),
-            PathBuf::from("/"),
+            crate::paths::Places::at(std::path::Path::new("/")),
             Instant::now() + Duration::from_secs(60),
             1 << 20,
         )

@@ -447,7 +447,7 @@ mod tests {
                 })
                 .collect(),
             vec!["SANDBALL_TEST_GRANTED".into(), "LD_PRELOAD".into()],
-            PathBuf::from("/"),
+            crate::paths::Places::at(std::path::Path::new("/")),
             Instant::now() + time,
             limit,
         )

@@ -376,7 +376,7 @@ impl Host for HostState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
     use std::time::{Duration, Instant};
 
     fn state(dns: bool) -> HostState {
@@ -384,7 +384,7 @@ mod tests {
             Vec::new(),
             Vec::new(),
             Vec::new(),
-            PathBuf::from("/"),
+            crate::paths::Places::at(std::path::Path::new("/")),
             Instant::now() + Duration::from_secs(60),
             1 << 20,
         );
