@@ -356,3 +356,52 @@ fn with_sequence_nested_together_and_subelements_as_in_ansible() {
         }
     }
 }
+
+/// Actions named by templates, resolved when the task runs.
+const TEMPLATED_ACTIONS: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    namespace: ansible.builtin.
+  tasks:
+    - action: "{{ prefix }}debug msg=from-extra-vars"
+    - action: "{{ namespace }}set_fact fact=set"
+    - name: named
+      action: "{{ namespace }}debug msg={{ fact }}"
+    - action: "{{ prefix }}file path={{ work }}/made state=touch"
+"#;
+
+#[test]
+fn templated_action_names_resolve_when_the_task_runs() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let pb = sb.write("play.yml", TEMPLATED_ACTIONS);
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &["-e", "prefix="]).run();
+    out.assert_no_panic().assert_code(0);
+    assert!(work.join("made").exists(), "{out}");
+    let tasks = [
+        "{{ prefix }}debug",
+        "{{ namespace }}set_fact",
+        "named",
+        "{{ prefix }}file",
+    ];
+    let theirs_work = sb.dir("theirs");
+    if let Some(theirs) = sb.ansible_play(&pb, &theirs_work, &["-e", "prefix="]) {
+        let theirs = theirs.run();
+        out.assert_same_recap_as(&theirs);
+        for task in &tasks[..3] {
+            assert_eq!(
+                theirs.task_lines(task),
+                out.task_lines(task),
+                "{task}:\n{theirs}\n{out}"
+            );
+        }
+    }
+    assert!(
+        out.task_lines("named")
+            .iter()
+            .any(|l| l.contains("\"msg\": \"set\"")),
+        "{out}"
+    );
+}

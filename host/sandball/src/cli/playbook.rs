@@ -24,6 +24,11 @@ pub struct PlaybookArgs {
     /// Run handlers even for hosts that failed (the plays' default `force_handlers`).
     #[arg(long = "force-handlers")]
     pub force_handlers: bool,
+    /// Clear the fact cache of every host in the inventory. sandball keeps no facts
+    /// between runs (there is no fact cache yet), so each run already starts with an
+    /// empty one: there is nothing more to clear.
+    #[arg(long = "flush-cache")]
+    pub flush_cache: bool,
     /// List the hosts each play would run on, and exit.
     #[arg(long = "list-hosts")]
     pub list_hosts: bool,
@@ -57,6 +62,9 @@ pub struct PlaybookArgs {
 /// Runs the playbooks; returns the exit code.
 pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
     super::vault_secrets(&args.common)?;
+    if args.flush_cache {
+        tracing::info!("--flush-cache: no facts are kept between runs, so none to clear");
+    }
     let mut books = Vec::new();
     for path in &args.playbooks {
         if !path.exists() {

@@ -308,6 +308,10 @@ fn check_task(run: &Run, t: &Task) -> Result<(), ExecError> {
             t.loop_kind.lookup().unwrap_or_default()
         )));
     }
+    if crate::template::is_template(&t.action) {
+        // Named by a template: resolved when the task runs (`executor/play.rs`).
+        return Ok(());
+    }
     let short = crate::assemble::component::short_name(&t.action);
     if short == "meta" {
         return match super::play::meta_action(t) {

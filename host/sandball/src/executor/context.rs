@@ -211,12 +211,16 @@ pub(crate) fn become_for(
     let layers: Vec<BecomeKeywords<'_>> = kw
         .levels()
         .iter()
-        .map(|level| BecomeKeywords {
-            become_: level.get(Keyword::Become),
-            user: level.get(Keyword::BecomeUser),
-            method: level.get(Keyword::BecomeMethod),
-            flags: level.get(Keyword::BecomeFlags),
-            exe: level.get(Keyword::BecomeExe),
+        .map(|level| {
+            // A level that sets a keyword to `omit` leaves it to the levels around.
+            let get = |k| level.get(k).filter(|v| !super::task::omitted(run, vars, v));
+            BecomeKeywords {
+                become_: get(Keyword::Become),
+                user: get(Keyword::BecomeUser),
+                method: get(Keyword::BecomeMethod),
+                flags: get(Keyword::BecomeFlags),
+                exe: get(Keyword::BecomeExe),
+            }
         })
         .collect();
     Become::resolve(&run.templar, vars, &layers, &run.options.become_).map_err(|e| {

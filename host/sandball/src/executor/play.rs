@@ -381,6 +381,9 @@ fn batches(run: &Run, play: &Play, hosts: &[String]) -> Result<Vec<Vec<String>>,
         .templar
         .template(serial, &run.vars.extra_vars_only())
         .map_err(|e| format!("`serial`: {e}"))?;
+    if serial.as_str() == Some(crate::template::OMIT) {
+        return Ok(vec![hosts.to_vec()]);
+    }
     let steps: Vec<Value> = match serial {
         Value::Array(items) => items,
         one => vec![one],
@@ -656,13 +659,8 @@ async fn run_role_once(
 /// Whether the task's `any_errors_fatal` holds (read with the first host's variables,
 /// as Ansible reads it): one host's failure then ends the play for every host.
 pub(super) fn any_errors_fatal(run: &Run, kw: &Chain<'_>, vars: &crate::template::Vars) -> bool {
-    kw.nearest(Keyword::AnyErrorsFatal).is_some_and(|v| {
-        run.templar
-            .template(v, vars)
-            .ok()
-            .and_then(|v| crate::plugins::action::truthy(Some(&v), false).ok())
-            .unwrap_or(true)
-    })
+    // One that cannot be worked out holds: failing safe.
+    task::keyword_bool(run, vars, kw, Keyword::AnyErrorsFatal, false).unwrap_or(true)
 }
 
 /// Adds roles included while the play runs to `ansible_play_role_names`.
@@ -828,11 +826,35 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         role_names: &role_names,
         dependent_role_names: &play.dependent_role_names,
     };
+    // An action named by a template (`action: "{{ prefix }}file"`) is resolved when the
+    // task runs, with the first host's variables, as Ansible does; the banner keeps the
+    // name as written.
+    let written = t;
+    let mut resolved = None;
+    let t = if crate::template::is_template(&t.action) {
+        let vars = task::task_vars(run, &scope, &hosts[0], &kw);
+        match run.templar.render(&t.action, &vars) {
+            Ok(action) => &*resolved.insert(Task {
+                action: action.trim().to_string(),
+                ..t.clone()
+            }),
+            Err(e) => {
+                run.callback.warning(&format!(
+                    "the action name {:?} could not be templated: {e}\n\nThe error appears to be in '{}'.",
+                    t.action, t.location
+                ));
+                lock(&state.active).clear();
+                return false;
+            }
+        }
+    } else {
+        t
+    };
     if let Some(action) = meta_action(t) {
         return run_meta(cx, t, &kw, &scope, &hosts, action).await;
     }
     if let Some(kind) = super::include::kind(t) {
-        let name = task::display_name(run, &scope, t, &hosts[0], &kw);
+        let name = task::display_name(run, &scope, written, &hosts[0], &kw);
         cx.banner(&name, handler);
         let cx = PlayRun {
             in_handler: cx.in_handler || handler,
@@ -840,7 +862,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         };
         return super::include::run(cx, t, inherited, &kw, &scope, &hosts, kind).await;
     }
-    let banner_name = task::display_name(run, &scope, t, &hosts[0], &kw);
+    let banner_name = task::display_name(run, &scope, written, &hosts[0], &kw);
     cx.banner(&banner_name, handler);
     let free_banner = cx.free.map(|last| task::Banner {
         last,
@@ -866,13 +888,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     };
     // `run_once`: the first host runs the task; what it registers and the facts it
     // sets reach every host of the play, as in Ansible.
-    let once = kw.nearest(Keyword::RunOnce).is_some_and(|v| {
-        run.templar
-            .template(v, &first_vars)
-            .ok()
-            .and_then(|v| crate::plugins::action::truthy(Some(&v), false).ok())
-            .unwrap_or(false)
-    });
+    let once = task::keyword_bool(run, &first_vars, &kw, Keyword::RunOnce, false).unwrap_or(false);
     // An action that bypasses the host loop (`add_host`, `pause`) also runs for the first
     // host only, but what it registers stays that host's, as in Ansible.
     let bypass = action::find(&t.action).bypasses_host_loop();

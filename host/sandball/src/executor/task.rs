@@ -157,13 +157,28 @@ pub(crate) fn task_vars(run: &Run, scope: &PlayScope<'_>, host: &str, kw: &Chain
     vars
 }
 
-fn templated_bool(
+/// Whether a keyword's value templates to `omit`: that level then does not set it,
+/// and the keyword is inherited from the levels around it, as in Ansible.
+pub(crate) fn omitted(run: &Run, vars: &Vars, v: &Value) -> bool {
+    matches!(v, Value::String(s) if s.contains("omit") && crate::template::is_template(s))
+        && matches!(run.templar.template(v, vars), Ok(Value::String(s)) if s == OMIT)
+}
+
+/// The value of keyword `k` that applies to the task: the innermost level's that sets
+/// it, levels that set it to `omit` aside.
+pub(crate) fn keyword<'a>(run: &Run, vars: &Vars, kw: &Chain<'a>, k: Keyword) -> Option<&'a Value> {
+    kw.nearest_where(k, |v| !omitted(run, vars, v))
+}
+
+/// Keyword `k` (see [`keyword`]) templated and read as a boolean.
+pub(crate) fn keyword_bool(
     run: &Run,
     vars: &Vars,
-    v: Option<&Value>,
+    kw: &Chain<'_>,
+    k: Keyword,
     default: bool,
 ) -> Result<bool, String> {
-    match v {
+    match keyword(run, vars, kw, k) {
         None => Ok(default),
         Some(v) => {
             let t = run.templar.template(v, vars).map_err(|e| e.to_string())?;
@@ -208,7 +223,7 @@ pub async fn run_on_host(
 ) -> HostOutcome {
     let vars = task_vars(run, scope, host, kw);
     // A no_log that cannot be worked out hides the result: secrets stay hidden.
-    let no_log = templated_bool(run, &vars, kw.nearest(Keyword::NoLog), false).unwrap_or(true);
+    let no_log = keyword_bool(run, &vars, kw, Keyword::NoLog, false).unwrap_or(true);
     let result = match &t.loop_ {
         None => run_once(run, t, kw, host, &vars, no_log).await,
         Some(spec) => run_loop(run, t, kw, host, &vars, spec, no_log, banner).await,
@@ -218,7 +233,7 @@ pub async fn run_on_host(
             .register(host, name, Value::Object(registered(&result)));
     }
     let status = Status::of(&result);
-    let ignore = |k| templated_bool(run, &vars, kw.nearest(k), false).unwrap_or_default();
+    let ignore = |k| keyword_bool(run, &vars, kw, k, false).unwrap_or_default();
     let ignored = match status {
         Status::Failed => ignore(Keyword::IgnoreErrors),
         Status::Unreachable => ignore(Keyword::IgnoreUnreachable),
@@ -677,7 +692,7 @@ async fn attempt_in_time(
     vars: &Vars,
     no_log: bool,
 ) -> Map<String, Value> {
-    let seconds = match kw.nearest(Keyword::Timeout) {
+    let seconds = match keyword(run, vars, kw, Keyword::Timeout) {
         None => 0,
         Some(v) => match run.templar.template(v, vars).map(|v| integer(&v)) {
             Ok(Some(n)) if n >= 0 => n as u64,
@@ -745,7 +760,7 @@ async fn attempt_async(
             crate::assemble::component::short_name(&t.action)
         ));
     }
-    match templated_bool(run, vars, kw.nearest(Keyword::CheckMode), run.options.check) {
+    match keyword_bool(run, vars, kw, Keyword::CheckMode, run.options.check) {
         Ok(true) => return failed("check mode and async cannot be used on same task."),
         Ok(false) => {}
         Err(e) => return failed(e),
@@ -868,7 +883,7 @@ async fn attempt_action(
     background: Option<&Background>,
 ) -> Map<String, Value> {
     let plugin = action::find(&t.action);
-    let mode = |keyword, default| templated_bool(run, vars, kw.nearest(keyword), default);
+    let mode = |k, default| keyword_bool(run, vars, kw, k, default);
     let (check_mode, diff) = match (
         mode(Keyword::CheckMode, run.options.check),
         mode(Keyword::Diff, run.options.diff),
@@ -902,7 +917,7 @@ async fn attempt_action(
             "_ansible_delegated_vars".into(),
             json!({"ansible_host": other, "ansible_delegated_host": other}),
         );
-        if templated_bool(run, vars, kw.nearest(Keyword::DelegateFacts), false).unwrap_or(false) {
+        if keyword_bool(run, vars, kw, Keyword::DelegateFacts, false).unwrap_or(false) {
             facts_host = other;
         }
     }

@@ -314,6 +314,16 @@ impl<'a> Chain<'a> {
         self.levels.iter().rev().find_map(|l| l.setting(k))
     }
 
+    /// The innermost value of `k` that `keep` accepts (the executor skips levels that
+    /// set a keyword to `omit`).
+    pub fn nearest_where(&self, k: Keyword, keep: impl Fn(&Value) -> bool) -> Option<&'a Value> {
+        self.levels
+            .iter()
+            .rev()
+            .filter_map(|l| l.get(k))
+            .find(|v| keep(v))
+    }
+
     /// Every level's value of `k`, outermost first (for keywords that accumulate).
     pub fn all(&self, k: Keyword) -> impl Iterator<Item = &'a Value> + '_ {
         self.levels.iter().filter_map(move |l| l.get(k))

@@ -12,6 +12,7 @@ use crate::playbook::keywords::is_task_keyword;
 use crate::playbook::source::Mark;
 use crate::playbook::splitter::{SplitError, parse_kv, split_args};
 use crate::playbook::yaml::{Node, Yaml};
+use crate::template::is_template;
 
 /// Actions, by short name, that accept words which are not `key=value` pairs.
 const RAW_PARAM_ACTIONS: &[&str] = &[
@@ -76,11 +77,6 @@ fn is_free_form(action: &str) -> bool {
 /// Whether the action accepts `_raw_params`.
 fn takes_raw_params(action: &str) -> bool {
     is_free_form(action) || RAW_PARAM_ACTIONS.contains(&short_name(action))
-}
-
-/// Whether `text` holds Jinja.
-fn is_template(text: &str) -> bool {
-    ["{{", "{%", "{#"].iter().any(|open| text.contains(open))
 }
 
 /// Finds the task's action and builds its arguments.

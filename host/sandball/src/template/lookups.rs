@@ -678,15 +678,21 @@ fn template_lookup(
     text_option("comment_end_string", &mut file.comment.1)?;
     file.trim_blocks =
         crate::plugins::action::truthy(options.get("trim_blocks"), true).unwrap_or(true);
-    let extra = match options.get("template_vars") {
-        None | Some(Json::Null) => serde_json::Map::new(),
-        Some(Json::Object(m)) => m.clone(),
+    // The template file's variables, then `template_vars` over them, as in Ansible.
+    let managed = ctx.var("ansible_managed").is_some();
+    let mut extra: serde_json::Map<String, Json> = crate::template::file_vars(path, None, managed)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    match options.get("template_vars") {
+        None | Some(Json::Null) => {}
+        Some(Json::Object(m)) => extra.extend(m.clone()),
         Some(other) => {
             return Err(format!(
                 "template: template_vars must be a mapping, got {other}"
             ));
         }
-    };
+    }
     // `convert_data` and `jinja2_native` change nothing in ansible-core 2.19: the
     // result is text.
     ctx.render(source, &file, &extra).map(Json::String)
@@ -949,6 +955,10 @@ fn call(
             continue;
         }
         let value: Value = kwargs.get(key)?;
+        if value.is_undefined() {
+            // As if not given (`default=undef()`).
+            continue;
+        }
         options.insert(key.to_string(), to_json(&value)?);
     }
     let terms: Vec<Json> = terms.iter().map(to_json).collect::<Result<_, _>>()?;
@@ -970,6 +980,17 @@ fn call(
 
 /// `lookup(name, terms…)`: one result as it is, several texts joined with `,`.
 fn lookup(state: &State, name: String, terms: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    // `lookup('env', 'X', default=undef())`: an unset variable gives the undefined value
+    // itself (so `is defined` can test it), as in Ansible.
+    if name == "env"
+        && kwargs.has("default")
+        && kwargs.get::<Value>("default")?.is_undefined()
+        && terms
+            .iter()
+            .any(|t| t.as_str().is_some_and(|v| std::env::var_os(v).is_none()))
+    {
+        return Ok(Value::UNDEFINED);
+    }
     let (results, wantlist) = call(state, &name, &terms, &kwargs)?;
     if wantlist {
         return Ok(from_json(&Json::Array(results)));

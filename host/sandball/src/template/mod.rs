@@ -9,6 +9,7 @@
 mod convert;
 pub(crate) mod crypt;
 mod error;
+mod file_vars;
 mod filters;
 mod jinja_tests;
 pub mod lookups;
@@ -20,6 +21,8 @@ mod vars;
 mod view;
 
 pub use error::TemplateError;
+pub(crate) use file_vars::file_vars;
+pub(crate) use scope::is_template;
 pub use templar::{FileOptions, Templar};
 pub use vars::{HostVarsSource, Var, Vars};
 

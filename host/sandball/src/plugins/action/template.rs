@@ -66,9 +66,6 @@ const OWN_ARGS: &[&str] = &[
     "output_encoding",
 ];
 
-/// `ansible_managed`'s default text.
-const ANSIBLE_MANAGED: &str = "Ansible managed";
-
 /// A template rendered for a task.
 struct Rendered {
     /// The text to write.
@@ -115,26 +112,10 @@ fn render(
     let path = search_path::find(ctx.vars(), "templates", &src)?;
     let source = std::fs::read_to_string(&path)
         .map_err(|e| format!("Could not read the template {}: {e}", path.display()))?;
-    let full = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
     let mut vars = ctx.vars().clone();
-    for (name, value) in [
-        ("template_path", path.display().to_string()),
-        ("template_fullpath", full.display().to_string()),
-        ("template_destpath", dest.clone()),
-        ("template_host", controller_name()),
-        ("template_uid", owner_name(&path)),
-        ("template_mtime", modified_at(&path)),
-        (
-            "template_run_date",
-            chrono::Local::now()
-                .format("%Y-%m-%d %H:%M:%S%.6f")
-                .to_string(),
-        ),
-    ] {
-        vars.set_data(name, Value::String(value));
-    }
-    if !vars.contains("ansible_managed") {
-        vars.set_data("ansible_managed", Value::String(ANSIBLE_MANAGED.into()));
+    let managed = vars.contains("ansible_managed");
+    for (name, value) in crate::template::file_vars(&path, Some(&dest), managed) {
+        vars.set_data(name, value);
     }
     let mut file_options = options;
     file_options.search = search_path::template_dirs(ctx.vars(), &path);
@@ -190,47 +171,6 @@ fn options(args: &Map<String, Value>) -> Result<FileOptions, String> {
     o.trim_blocks = truthy(args.get("trim_blocks"), true)?;
     o.lstrip_blocks = truthy(args.get("lstrip_blocks"), false)?;
     Ok(o)
-}
-
-/// When the template file was last changed, as Python prints a `datetime`
-/// (`template_mtime`).
-fn modified_at(path: &std::path::Path) -> String {
-    std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .map(|t| {
-            chrono::DateTime::<chrono::Local>::from(t)
-                .format("%Y-%m-%d %H:%M:%S%.6f")
-                .to_string()
-        })
-        .unwrap_or_default()
-}
-
-/// The controller's host name (`template_host`).
-fn controller_name() -> String {
-    rustix::system::uname()
-        .nodename()
-        .to_string_lossy()
-        .into_owned()
-}
-
-/// The name of the template file's owner (`template_uid`), or its number when the
-/// controller has no name for it.
-fn owner_name(path: &Path) -> String {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(uid) = std::fs::metadata(path).map(|m| m.uid()) else {
-        return String::new();
-    };
-    std::fs::read_to_string("/etc/passwd")
-        .ok()
-        .and_then(|passwd| {
-            passwd.lines().find_map(|line| {
-                let mut fields = line.split(':');
-                let name = fields.next()?;
-                let id = fields.nth(1)?.parse::<u32>().ok()?;
-                (id == uid).then(|| name.to_string())
-            })
-        })
-        .unwrap_or_else(|| uid.to_string())
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Ansible's everyday filters that fit no family of their own: `random` and
 //! `shuffle`, `strftime` and `to_datetime` (and the `now()` function), `urlsplit`, `comment`,
-//! `human_readable` and `human_to_bytes`, and the Windows path filters
-//! (`win_basename`, `win_dirname`, `win_splitdrive`).
+//! `human_readable` and `human_to_bytes`, the Windows path filters
+//! (`win_basename`, `win_dirname`, `win_splitdrive`), and the `undef()` function.
 
 use minijinja::value::Kwargs;
 use minijinja::{Environment, Error, ErrorKind, State, Value};
@@ -18,6 +18,10 @@ pub(super) fn register(env: &mut Environment<'static>) {
     env.add_filter("shuffle", shuffle);
     env.add_filter("strftime", strftime);
     env.add_function("now", now);
+    // `undef(hint)`: an undefined value, for a default that must be set elsewhere. The
+    // hint cannot travel with minijinja's undefined; using the value says what is
+    // undefined as any undefined value does.
+    env.add_function("undef", |_hint: Option<String>| Value::UNDEFINED);
     env.add_filter("to_datetime", to_datetime);
     env.add_filter("urlsplit", urlsplit);
     env.add_filter("comment", comment);
