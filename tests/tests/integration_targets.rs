@@ -46,6 +46,7 @@ const TARGETS: &[&str] = &[
     "task_ordering",
     "tempfile",
     "var_blending",
+    "var_precedence",
 ];
 
 /// How long one target may take under one tool.

@@ -27,6 +27,7 @@ const LAYERS: &[&str] = &[
     "task vars",
     "include_vars",
     "set_fact",
+    "include params",
     "extra vars",
 ];
 
@@ -92,12 +93,18 @@ fn setup(n: usize) -> (Sandbox, Vec<String>) {
     if on("include_vars") {
         play.push_str("    - include_vars: included.yml\n");
     }
-    play.push_str("    - block:\n        - name: show\n          debug: {msg: \"v={{ v }}\"}\n");
+    // The task that shows `v`, in its block, in a file the play includes.
+    let mut shown = String::from("- block:\n    - name: show\n      debug: {msg: \"v={{ v }}\"}\n");
     if on("task vars") {
-        play.push_str("          vars: {v: 'task vars'}\n");
+        shown.push_str("      vars: {v: 'task vars'}\n");
     }
     if on("block vars") {
-        play.push_str("      vars: {v: 'block vars'}\n");
+        shown.push_str("  vars: {v: 'block vars'}\n");
+    }
+    sb.write("pb/shown.yml", &shown);
+    play.push_str("    - include_tasks: shown.yml\n");
+    if on("include params") {
+        play.push_str("      vars: {v: 'include params'}\n");
     }
     sb.write("pb/play.yml", &play);
     let mut extra = Vec::new();

@@ -178,7 +178,7 @@ pub(super) async fn run(
                 continue;
             }
         };
-        level.vars.extend(t.keywords.vars.clone());
+        level.include_params = t.keywords.vars.clone();
         if let Some((_, vars)) = &g.item {
             level.vars.extend(vars.clone());
         }

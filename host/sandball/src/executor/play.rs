@@ -221,7 +221,7 @@ pub(crate) fn play_vars_files(
     for host in hosts {
         let below = run
             .vars
-            .task_vars(&run.inventory(), host, &scope, &[], None);
+            .task_vars(&run.inventory(), host, &scope, &[], None, &[]);
         let (_, errors) = files.layer(&run.templar, host, &below);
         for e in errors {
             if warned.insert(e.clone()) {

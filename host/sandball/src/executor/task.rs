@@ -109,7 +109,7 @@ pub(crate) fn task_vars(run: &Run, scope: &PlayScope<'_>, host: &str, kw: &Chain
         let below = if files.complete(host) {
             Vars::new()
         } else {
-            run.vars.task_vars(&inventory, host, scope, &[], None)
+            run.vars.task_vars(&inventory, host, scope, &[], None, &[])
         };
         let (layer, errors) = files.layer(&run.templar, host, &below);
         for e in errors {
@@ -126,7 +126,9 @@ pub(crate) fn task_vars(run: &Run, scope: &PlayScope<'_>, host: &str, kw: &Chain
         .map(|r| &r.vars)
         .chain(role.map(|r| &r.vars));
     layers.splice(0..0, files_layer.iter().chain(role_vars));
-    let mut vars = run.vars.task_vars(&inventory, host, scope, &layers, role);
+    let mut vars = run
+        .vars
+        .task_vars(&inventory, host, scope, &layers, role, &kw.include_params());
     let parents = kw.parent_roles();
     if !parents.is_empty() {
         let list = |f: &dyn Fn(&crate::playbook::roles::Role) -> String| {

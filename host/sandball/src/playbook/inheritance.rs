@@ -152,6 +152,10 @@ pub struct Keywords {
     settings: BTreeMap<Keyword, Setting>,
     /// `vars`.
     pub vars: Map<String, Value>,
+    /// The `vars` of the include whose tasks this level holds: include parameters,
+    /// which rank above `set_fact` and role parameters (`include_tasks`,
+    /// `include_role`).
+    pub include_params: Map<String, Value>,
     /// `tags`; a comma-separated string is split.
     pub tags: Vec<String>,
     /// `when` (blocks, tasks and role entries): conditionals, all of which must hold.
@@ -345,6 +349,11 @@ impl<'a> Chain<'a> {
     /// precedence layer of their own).
     pub fn vars(&self) -> Vec<&'a Map<String, Value>> {
         self.levels.iter().skip(1).map(|l| &l.vars).collect()
+    }
+
+    /// Every level's include parameters, outermost first.
+    pub fn include_params(&self) -> Vec<&'a Map<String, Value>> {
+        self.levels.iter().map(|l| &l.include_params).collect()
     }
 
     /// The role the task belongs to: the innermost level's.

@@ -89,7 +89,7 @@ pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> 
         loaded: Vec::new(),
     };
     for entry in std::mem::take(&mut play.roles) {
-        loader.load(&entry, &[], &RoleOptions::default())?;
+        loader.load(&entry, &[], &RoleOptions::default(), &Map::new())?;
     }
     let Loader {
         tasks,
@@ -184,7 +184,7 @@ pub(crate) fn load_one(
         params: Map::new(),
         location: at.clone(),
     };
-    loader.load(&entry, &[], options)?;
+    loader.load(&entry, &[], options, &Map::new())?;
     let role = loader
         .loaded
         .pop()
@@ -214,12 +214,15 @@ struct Loader {
 }
 
 impl Loader {
-    /// Adds the role of `entry` (its dependencies first) to the play.
+    /// Adds the role of `entry` (its dependencies first) to the play. `inherited` are
+    /// the parameters of the roles that depend on it: a role sees those, with its own
+    /// over them, as in Ansible.
     fn load(
         &mut self,
         entry: &RoleRef,
         parents: &[String],
         options: &RoleOptions,
+        inherited: &Map<String, Value>,
     ) -> Result<(), PlaybookError> {
         let dir = self.find(&entry.name, &entry.location)?;
         let name = dir
@@ -246,8 +249,10 @@ impl Loader {
         let outer_handlers = self.handlers.len();
         let mut chain = vec![name.clone()];
         chain.extend(parents.iter().cloned());
+        let mut params = inherited.clone();
+        params.extend(entry.params.clone());
         for dep in &meta.dependencies {
-            self.load(dep, &chain, &RoleOptions::default())?;
+            self.load(dep, &chain, &RoleOptions::default(), &params)?;
         }
         let role = Arc::new(Role {
             // Ansible tells role instances apart by their parameters, the entry's
@@ -270,7 +275,7 @@ impl Loader {
             path: dir.clone(),
             defaults: read_vars(&dir.join("defaults"), &options.defaults_from)?,
             vars: read_vars(&dir.join("vars"), &options.vars_from)?,
-            params: entry.params.clone(),
+            params,
             parents: parents.to_vec(),
         });
         let marked = |items: Vec<TaskItem>| {

@@ -287,6 +287,7 @@ impl VariableManager {
         play: &PlayScope<'_>,
         task_vars: &[&Map<String, Value>],
         role: Option<&Role>,
+        include_params: &[&Map<String, Value>],
     ) -> Vars {
         let mut layers = vec![play.vars];
         layers.extend_from_slice(task_vars);
@@ -297,9 +298,9 @@ impl VariableManager {
             .chain(role.map(|r| &r.defaults))
             .collect();
         let params = role.map(|r| &r.params);
-        let mut vars = self
-            .shared
-            .host_vars(inventory, host, &layers, &defaults, params);
+        let mut vars =
+            self.shared
+                .host_vars(inventory, host, &layers, &defaults, params, include_params);
         if let Some(r) = role {
             vars.set_data("role_name", Value::String(r.name.clone()));
             vars.set_data("ansible_role_name", Value::String(r.name.clone()));
@@ -369,6 +370,7 @@ impl Shared {
         layers: &[&Map<String, Value>],
         role_defaults: &[&Map<String, Value>],
         role_params: Option<&Map<String, Value>>,
+        include_params: &[&Map<String, Value>],
     ) -> Vars {
         let mut vars = Vars::new();
         for (k, v) in role_defaults.iter().flat_map(|m| m.iter()) {
@@ -390,7 +392,11 @@ impl Shared {
         for (k, v) in state.set {
             vars.set_data(&k, v);
         }
-        for (k, v) in role_params.into_iter().flatten() {
+        for (k, v) in role_params
+            .into_iter()
+            .chain(include_params.iter().copied())
+            .flatten()
+        {
             vars.set_trusted(k, v.clone());
         }
         for (k, v) in &self.extra_vars {
@@ -437,7 +443,9 @@ impl HostVarsSource for HostVars {
         if !self.inventory.knows_host(host) {
             return None;
         }
-        let mut vars = self.shared.host_vars(&self.inventory, host, &[], &[], None);
+        let mut vars = self
+            .shared
+            .host_vars(&self.inventory, host, &[], &[], None, &[]);
         vars.set_hostvars(Arc::new(HostVars {
             shared: self.shared.clone(),
             inventory: self.inventory.clone(),
