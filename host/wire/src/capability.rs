@@ -571,11 +571,20 @@ enum Index {
 }
 
 /// Expands one request string against module arguments. A literal yields itself;
-/// a reference to a missing or null argument yields nothing.
+/// a reference to a missing or null argument yields nothing. A reference may go on
+/// with a path below it (`$fact_path/*.fact`): each word then gets it.
 pub fn expand(reference: &str, args: &Value) -> Result<Vec<String>, ResolveError> {
     let Some(rest) = reference.strip_prefix('$') else {
         return Ok(vec![reference.to_string()]);
     };
+    if let Some((name, below)) = rest.split_once('/')
+        && !name.contains('[')
+    {
+        return Ok(expand(&format!("${name}"), args)?
+            .into_iter()
+            .map(|word| format!("{}/{below}", word.trim_end_matches('/')))
+            .collect());
+    }
     let bad = || ResolveError::BadReference(reference.to_string());
     let (name, index) = match rest.split_once('[') {
         None => (rest, Index::All),
@@ -1023,6 +1032,17 @@ mod tests {
                 .unwrap();
         assert_eq!(e.exec[0].args, None);
         assert_eq!(e.exec[1].args, Some(vec!["*".to_string()]));
+    }
+
+    #[test]
+    fn references_may_go_on_below_the_argument() {
+        let args = json!({"dir": "/etc/facts.d/", "none": null});
+        assert_eq!(
+            expand("$dir/*.fact", &args).unwrap(),
+            vec!["/etc/facts.d/*.fact".to_string()]
+        );
+        assert!(expand("$none/x", &args).unwrap().is_empty());
+        assert!(expand("$/x", &args).is_err());
     }
 
     #[test]

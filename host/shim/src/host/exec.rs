@@ -1,9 +1,11 @@
 //! Which programs a grant allows `process.run` to start. A program is allowed when
 //! `argv[0]` is literally a granted entry, or when both are found (names without a
-//! `/` in `PATH`, others relative to the working directory) and are the same file,
+//! `/` in `PATH`, others relative to the working directory) and are the same file, or
+//! when the entry is an absolute pattern (`/etc/ansible/facts.d/*.fact`: `*` and `?`
+//! within one path component) that the found file matches, every symlink resolved;
 //! and the arguments after it match that entry's argument patterns, if it has any.
 
-use sandball_wire::capability::ExecGrant;
+use sandball_wire::capability::{ExecGrant, glob};
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -76,7 +78,11 @@ pub fn check(
     let same_program = |g: &&ExecGrant| {
         g.program == *argv0
             || found.as_ref().is_some_and(|f| {
-                find(&g.program, cwd, path_var).is_some_and(|gf| gf.file == f.file)
+                if is_pattern(&g.program) {
+                    pattern_matches(&g.program, &f.file)
+                } else {
+                    find(&g.program, cwd, path_var).is_some_and(|gf| gf.file == f.file)
+                }
             })
     };
     let matching: Vec<&ExecGrant> = granted.iter().filter(same_program).collect();
@@ -90,6 +96,23 @@ pub fn check(
         Some(f) => Check::Allowed(f.path),
         None => Check::NotFound,
     }
+}
+
+fn is_pattern(program: &str) -> bool {
+    program.contains(['*', '?'])
+}
+
+/// Whether the absolute `file` matches the absolute `pattern` component by component
+/// (a `*` never reaches into another directory).
+fn pattern_matches(pattern: &str, file: &Path) -> bool {
+    let Some(file) = file.to_str() else {
+        return false;
+    };
+    if !pattern.starts_with('/') || !file.starts_with('/') {
+        return false;
+    }
+    let (p, f): (Vec<&str>, Vec<&str>) = (pattern.split('/').collect(), file.split('/').collect());
+    p.len() == f.len() && p.iter().zip(&f).all(|(p, f)| glob(p, f))
 }
 
 #[cfg(test)]
@@ -136,6 +159,36 @@ mod tests {
         assert_eq!(
             check("./bin/tool"),
             Check::Allowed(tmp.path().join("./bin/tool"))
+        );
+    }
+
+    #[test]
+    fn absolute_patterns_match_files_in_one_directory_never_below_or_through_links() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let facts = base.join("facts.d");
+        std::fs::create_dir_all(facts.join("sub")).unwrap();
+        let fact = program(&facts, "uuid.fact");
+        program(&facts.join("sub"), "deep.fact");
+        let shell = program(&base, "sh.fact");
+        symlink(&shell, facts.join("link.fact")).unwrap();
+        program(&facts, "other.sh");
+        let granted = grants(&[&format!("{}/*.fact", facts.display())]);
+        let check = |path: &Path| check(&argv(path.to_str().unwrap()), &granted, &base, None);
+        assert_eq!(check(&fact), Check::Allowed(fact.clone()));
+        assert_eq!(check(&facts.join("sub/deep.fact")), Check::Denied);
+        assert_eq!(check(&facts.join("other.sh")), Check::Denied);
+        // The link's file is elsewhere: the pattern does not name it.
+        assert_eq!(check(&facts.join("link.fact")), Check::Denied);
+        assert_eq!(
+            check(&facts.join("sub/../uuid.fact")),
+            Check::Allowed(facts.join("sub/../uuid.fact"))
+        );
+        // A relative pattern names nothing.
+        let relative = grants(&["facts.d/*.fact"]);
+        assert_eq!(
+            super::check(&argv(fact.to_str().unwrap()), &relative, &base, None),
+            Check::Denied
         );
     }
 
