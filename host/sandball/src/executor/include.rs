@@ -97,6 +97,7 @@ pub(super) async fn run(
                     result: &stopped,
                     item: None,
                     ignored: false,
+                    looped: false,
                 });
             }
             continue;

@@ -697,6 +697,7 @@ pub(super) fn fail_host(
         result: &result,
         item: None,
         ignored: false,
+        looped: false,
     });
     lock(&cx.state.active).retain(|h| h != host);
     lock(&cx.state.failed).insert(
@@ -1108,6 +1109,7 @@ async fn run_meta(
             result: &skipped,
             item: None,
             ignored: false,
+            looped: false,
         });
     }
     let applies: Vec<String> = if per_host || holds.is_empty() {

@@ -264,6 +264,7 @@ pub async fn run_on_host(
             result: &shown,
             item: None,
             ignored,
+            looped: false,
         });
     } else if ignored || status == Status::Skipped {
         show_banner(run, banner);
@@ -274,6 +275,7 @@ pub async fn run_on_host(
             result: &loop_summary(&result),
             item: None,
             ignored,
+            looped: true,
         });
     }
     HostOutcome {
@@ -505,17 +507,34 @@ async fn run_loop(
         for (name, value) in loop_vars {
             r.insert(name.clone(), value.clone());
         }
+        // The label sees the item's result under `register`, as in Ansible; one that
+        // cannot be templated fails the item, which is then shown by its value.
+        let label = match &control.label {
+            Some(l) => {
+                let mut label_vars = item_vars.clone();
+                bind_result(&mut label_vars, t, &r);
+                match run.templar.template(l, &label_vars) {
+                    Ok(v) => loops::label(&v),
+                    Err(e) => {
+                        r.remove("skipped");
+                        r.insert("failed".into(), Value::Bool(true));
+                        r.insert(
+                            "msg".into(),
+                            Value::String(format!(
+                                "Failed to template loop_control.label: {}",
+                                e.detail()
+                            )),
+                        );
+                        loops::label(item)
+                    }
+                }
+            }
+            None => loops::label(item),
+        };
         let status = Status::of(&r);
         changed |= status == Status::Changed || r.get("changed").is_some_and(py_truth);
         any_failed |= status == Status::Failed;
         all_skipped &= status == Status::Skipped;
-        let label = match &control.label {
-            Some(l) => match run.templar.template(l, item_vars) {
-                Ok(v) => loops::label(&v),
-                Err(_) => loops::label(l),
-            },
-            None => loops::label(item),
-        };
         let shown = if no_log { censor(&r) } else { r.clone() };
         show_banner(run, banner);
         run.callback.result(&Report {
@@ -525,6 +544,7 @@ async fn run_loop(
             result: &shown,
             item: Some(&label),
             ignored: false,
+            looped: false,
         });
         // `break_when` ends the loop after an item, seeing its result under `register`.
         let stop = if control.break_when.is_empty() {

@@ -277,6 +277,8 @@ impl Callback for DefaultCallback {
                 }
                 self.paint(&line, "0;36")
             }
+            // A loop's items said how each failed: only that it was ignored is left.
+            Status::Failed if r.looped && r.ignored => self.paint("...ignoring", "0;36"),
             Status::Failed => {
                 // The status line already says it failed; the exception is shown as a
                 // traceback at -vvv only, as ansible-core 2.19 shows it.
@@ -469,6 +471,7 @@ mod tests {
             result: res,
             item: None,
             ignored: false,
+            looped: false,
         });
         let fail = json!({"changed": false, "msg": "boom", "failed": true});
         cb.result(&Report {
@@ -478,6 +481,7 @@ mod tests {
             result: fail.as_object().unwrap(),
             item: None,
             ignored: true,
+            looped: false,
         });
         let out = text(&buf);
         assert!(
@@ -505,6 +509,7 @@ mod tests {
             result: res.as_object().unwrap(),
             item: None,
             ignored: false,
+            looped: false,
         });
         assert_eq!(text(&buf), "ok: [h] => {\n    \"msg\": \"hi\"\n}\n");
     }

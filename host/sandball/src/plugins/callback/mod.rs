@@ -91,6 +91,8 @@ pub struct Report<'a> {
     pub item: Option<&'a str>,
     /// A failure that `ignore_errors` let through.
     pub ignored: bool,
+    /// The summary of a loop whose items were reported one by one.
+    pub looped: bool,
 }
 
 /// Receives the events of a run.
