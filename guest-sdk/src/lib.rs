@@ -55,7 +55,7 @@ pub use fail::Fail;
 pub use io_error::{describe_io_error, leaves_grant};
 pub use module::Module;
 pub use result::Outcome;
-pub use run::{execute, run};
+pub use run::{execute, run, run_with_paths};
 pub use serde_json::{self, Map, Value, json};
 
 /// Builds a `Map<String, Value>` from a JSON object literal, like [`json!`] does a

@@ -10,18 +10,27 @@ use sandball_wire::manifest::Manifest;
 use serde_json::{Map, Value};
 use std::io::{Read, Write};
 
+/// [`run`] for a module that takes paths: relative paths start at the node's working
+/// directory, as they would for an Ansible module there (WASI starts a component at
+/// `/`; the shim says where that directory is in `PWD`). Changing directory needs the
+/// filesystem interface, which a module without paths (`ping`) does not import.
+pub fn run_with_paths<F>(manifest: &str, body: F)
+where
+    F: FnOnce(&mut Module) -> Result<Map<String, Value>, Fail>,
+{
+    #[cfg(target_arch = "wasm32")]
+    if let Some(dir) = std::env::var_os("PWD") {
+        let _ = std::env::set_current_dir(dir);
+    }
+    run(manifest, body);
+}
+
 /// Runs a module: `manifest` is its manifest JSON (see [`manifest!`](crate::manifest)),
 /// `body` does the work and returns the result object or a [`Fail`].
 pub fn run<F>(manifest: &str, body: F)
 where
     F: FnOnce(&mut Module) -> Result<Map<String, Value>, Fail>,
 {
-    // The node's working directory, which relative paths start from (WASI starts a
-    // component at `/`); the shim says where it is.
-    #[cfg(target_arch = "wasm32")]
-    if let Some(dir) = std::env::var_os("PWD") {
-        let _ = std::env::set_current_dir(dir);
-    }
     let mut input = Vec::new();
     let outcome = match std::io::stdin().read_to_end(&mut input) {
         Ok(_) => execute(manifest, &input, &|name| std::env::var(name).ok(), body),

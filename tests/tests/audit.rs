@@ -16,7 +16,17 @@ fn audit_module(sb: &Sandbox, target: &str) -> (i32, Value, String) {
 #[test]
 fn every_built_in_module_imports_only_what_its_manifest_covers() {
     let sb = Sandbox::new();
-    for module in ["command", "copy", "file", "ping", "slurp", "stat"] {
+    for module in [
+        "command",
+        "copy",
+        "file",
+        "ping",
+        "slurp",
+        "stat",
+        "lineinfile",
+        "replace",
+        "blockinfile",
+    ] {
         let (code, report, out) = audit_module(&sb, module);
         assert_eq!(code, 0, "{module}:\n{out}");
         assert_eq!(report["module"], module, "{out}");
@@ -37,12 +47,21 @@ fn every_built_in_module_imports_only_what_its_manifest_covers() {
             "{module}: {imports:?}"
         );
         // Only the modules that run programs import the process interface (stat runs
-        // `file` and `lsattr` on its path).
+        // `file` and `lsattr` on its path, the text editors their `validate`).
         assert_eq!(
             imports
                 .iter()
                 .any(|i| i.starts_with("sandball:host/process@")),
-            ["command", "copy", "file", "stat"].contains(&module),
+            [
+                "command",
+                "copy",
+                "file",
+                "stat",
+                "lineinfile",
+                "replace",
+                "blockinfile"
+            ]
+            .contains(&module),
             "{module}: {imports:?}"
         );
     }

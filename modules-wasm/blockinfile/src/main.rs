@@ -16,7 +16,7 @@ use sandball_guest_sdk::pyre::{Anchor, Pattern};
 sandball_guest_sdk::manifest!("../manifest.json");
 
 fn main() {
-    sandball_guest_sdk::run(MANIFEST, blockinfile);
+    sandball_guest_sdk::run_with_paths(MANIFEST, blockinfile);
 }
 
 /// The module body.

@@ -3,5 +3,5 @@
 sandball_guest_sdk::manifest!("../manifest.json");
 
 fn main() {
-    sandball_guest_sdk::run(MANIFEST, command::command);
+    sandball_guest_sdk::run_with_paths(MANIFEST, command::command);
 }

@@ -26,7 +26,7 @@ use tree::TreeCopy;
 sandball_guest_sdk::manifest!("../manifest.json");
 
 fn main() {
-    sandball_guest_sdk::run(MANIFEST, copy);
+    sandball_guest_sdk::run_with_paths(MANIFEST, copy);
 }
 
 /// The module body.

@@ -28,7 +28,7 @@ use times::Times;
 sandball_guest_sdk::manifest!("../manifest.json");
 
 fn main() {
-    sandball_guest_sdk::run(MANIFEST, file);
+    sandball_guest_sdk::run_with_paths(MANIFEST, file);
 }
 
 /// The module body: settle the path and state, then hand over to the state's handler.

@@ -16,7 +16,7 @@ use sandball_guest_sdk::pyre::{Anchor, Pattern, PyreError};
 sandball_guest_sdk::manifest!("../manifest.json");
 
 fn main() {
-    sandball_guest_sdk::run(MANIFEST, replace);
+    sandball_guest_sdk::run_with_paths(MANIFEST, replace);
 }
 
 /// The module body.

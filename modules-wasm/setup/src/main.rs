@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 sandball_guest_sdk::manifest!("../manifest.json");
 
 fn main() {
-    sandball_guest_sdk::run(MANIFEST, setup);
+    sandball_guest_sdk::run_with_paths(MANIFEST, setup);
 }
 
 /// The facts of one collector, added to `facts` (names without the `ansible_` prefix).

@@ -37,7 +37,7 @@ fn slurp(m: &mut Module) -> Result<Map<String, Value>, Fail> {
 }
 
 fn main() {
-    sandball_guest_sdk::run(MANIFEST, slurp)
+    sandball_guest_sdk::run_with_paths(MANIFEST, slurp)
 }
 
 #[cfg(test)]

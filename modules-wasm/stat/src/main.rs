@@ -209,7 +209,7 @@ fn attribute_name(flag: char) -> Option<&'static str> {
 }
 
 fn main() {
-    sandball_guest_sdk::run(MANIFEST, stat)
+    sandball_guest_sdk::run_with_paths(MANIFEST, stat)
 }
 
 #[cfg(test)]

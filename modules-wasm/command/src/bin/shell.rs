@@ -4,5 +4,5 @@
 sandball_guest_sdk::manifest!("../../shell.json");
 
 fn main() {
-    sandball_guest_sdk::run(MANIFEST, command::shell);
+    sandball_guest_sdk::run_with_paths(MANIFEST, command::shell);
 }
