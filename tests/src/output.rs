@@ -148,6 +148,27 @@ impl Output {
             .collect()
     }
 
+    /// [`task_lines`](Self::task_lines) without the `[ERROR]: Task failed` block (and
+    /// its `Origin:` excerpt) printed before each failure, as ansible-core 2.19 prints
+    /// it: the results themselves.
+    pub fn result_lines(&self, task: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut in_error = false;
+        for l in self.task_lines(task) {
+            if l.starts_with("[ERROR]: Task failed") {
+                in_error = true;
+                continue;
+            }
+            if in_error && (l.starts_with("failed: ") || l.starts_with("fatal: ")) {
+                in_error = false;
+            }
+            if !in_error {
+                out.push(l);
+            }
+        }
+        out
+    }
+
     /// [`task_lines`](Self::task_lines) as one block per host result (a status line
     /// and the lines of its result), in sorted order: hosts report in the order they
     /// finish, which varies between runs of ansible-playbook.

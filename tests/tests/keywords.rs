@@ -27,7 +27,7 @@ fn a_failed_task_stops_its_host_only_and_exits_2() {
     let out = sb.play(&pb, &work, &[]).run();
     out.assert_no_panic().assert_code(2);
     assert_eq!(
-        out.task_lines("alpha fails"),
+        out.result_lines("alpha fails"),
         vec![
             "fatal: [alpha]: FAILED! => {\"changed\": false, \"msg\": \"alpha is broken\"}",
             "skipping: [beta]"
@@ -166,7 +166,7 @@ fn keywords_behave_as_in_ansible() {
         "{first}"
     );
     assert_eq!(
-        first.task_lines("a failure that is ignored"),
+        first.result_lines("a failure that is ignored"),
         vec![
             "fatal: [localhost]: FAILED! => {\"changed\": false, \"msg\": \"expected failure\"}",
             "...ignoring"
@@ -198,7 +198,7 @@ fn keywords_behave_as_in_ansible() {
         first.task_lines("a non-zero exit that is fine"),
         vec!["changed: [localhost]"]
     );
-    let boom = first.task_lines("a success that counts as a failure");
+    let boom = first.result_lines("a success that counts as a failure");
     assert!(
         boom[0].starts_with("fatal: [localhost]: FAILED! => {")
             && boom[0].contains("\"failed_when_result\": true"),
@@ -236,7 +236,7 @@ fn keywords_behave_as_in_ansible() {
         vec![format!("ok: [localhost] => {{{CENSORED}}}")],
         "{second}"
     );
-    let failure = second.task_lines("a secret failure");
+    let failure = second.result_lines("a secret failure");
     assert!(
         failure[0].starts_with("fatal: [localhost]: FAILED! => {") && failure[0].contains(CENSORED),
         "{second}"
@@ -293,7 +293,7 @@ fn until_retries_until_the_condition_holds_then_gives_up() {
         vec!["changed: [localhost]"],
         "{out}"
     );
-    let give_up = out.task_lines("give up");
+    let give_up = out.result_lines("give up");
     assert_eq!(
         give_up[..2],
         [

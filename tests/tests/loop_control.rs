@@ -41,30 +41,10 @@ fn loop_control_works_as_in_ansible() {
             "an ignored failing loop",
         ] {
             assert_eq!(
-                results(theirs.task_lines(task)),
-                results(out.task_lines(task)),
+                theirs.result_lines(task),
+                out.result_lines(task),
                 "{task}:\n{theirs}\n{out}"
             );
         }
     }
-}
-
-/// A task's result lines, without the `[ERROR]: Task failed` block (with its `Origin:`
-/// excerpt) ansible-core 2.19 prints before each failure.
-fn results(lines: Vec<&str>) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut in_error = false;
-    for l in lines {
-        if l.starts_with("[ERROR]: ") {
-            in_error = true;
-            continue;
-        }
-        if in_error && (l.starts_with("failed: ") || l.starts_with("fatal: ")) {
-            in_error = false;
-        }
-        if !in_error {
-            out.push(l);
-        }
-    }
-    out
 }

@@ -34,7 +34,7 @@ fn result_flags_count_by_python_truth_as_in_ansible() {
     out.assert_no_panic().assert_code(4);
     // The status line of a task (the legacy-module warning comes before it).
     let status = |task: &str| {
-        out.task_lines(task)
+        out.result_lines(task)
             .into_iter()
             .find(|l| !l.starts_with("[WARNING]"))
             .unwrap_or_default()

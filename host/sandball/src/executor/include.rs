@@ -98,6 +98,7 @@ pub(super) async fn run(
                     item: None,
                     ignored: false,
                     looped: false,
+                    origin: None,
                 });
             }
             continue;

@@ -698,6 +698,7 @@ pub(super) fn fail_host(
         item: None,
         ignored: false,
         looped: false,
+        origin: None,
     });
     lock(&cx.state.active).retain(|h| h != host);
     lock(&cx.state.failed).insert(
@@ -1110,6 +1111,7 @@ async fn run_meta(
             item: None,
             ignored: false,
             looped: false,
+            origin: None,
         });
     }
     let applies: Vec<String> = if per_host || holds.is_empty() {

@@ -265,6 +265,7 @@ pub async fn run_on_host(
             item: None,
             ignored,
             looped: false,
+            origin: Some(origin(t)),
         });
     } else if ignored || status == Status::Skipped {
         show_banner(run, banner);
@@ -276,6 +277,7 @@ pub async fn run_on_host(
             item: None,
             ignored,
             looped: true,
+            origin: None,
         });
     }
     HostOutcome {
@@ -283,6 +285,18 @@ pub async fn run_on_host(
         ignored,
         failure,
         registered: kept,
+    }
+}
+
+/// Where the task is written and whether a module does its work, for the error block
+/// shown before a failure.
+fn origin(t: &Task) -> crate::plugins::callback::Origin<'_> {
+    crate::plugins::callback::Origin {
+        location: &t.location,
+        module: matches!(
+            action::find(&t.action).runs(&t.action),
+            action::Runs::Module { .. } | action::Runs::Chosen
+        ),
     }
 }
 
@@ -545,6 +559,7 @@ async fn run_loop(
             item: Some(&label),
             ignored: false,
             looped: false,
+            origin: Some(origin(t)),
         });
         // `break_when` ends the loop after an item, seeing its result under `register`.
         let stop = if control.break_when.is_empty() {

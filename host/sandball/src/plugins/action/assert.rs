@@ -41,6 +41,7 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
                 }
                 r.insert("assertion".into(), cond.clone());
                 r.insert("evaluated_to".into(), Value::Bool(false));
+                r.insert("_ansible_verbose_always".into(), Value::Bool(!quiet));
                 return r;
             }
             Err(e) => {

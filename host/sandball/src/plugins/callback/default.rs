@@ -119,6 +119,54 @@ fn python_separators(compact: &str) -> String {
     out
 }
 
+/// ansible-core 2.19's block before a failed task's result: what failed, and where,
+/// with the task's lines (the two before it too, when `source`) and a caret at its
+/// column.
+fn error_block(origin: &super::Origin<'_>, msg: Option<&str>, source: bool) -> String {
+    // The first paragraph: where it happened is said below.
+    let msg = msg
+        .map(|m| m.split("\n\n").next().unwrap_or(m))
+        .unwrap_or("Unknown error.");
+    let mut out = if msg.starts_with("Task failed: ") {
+        format!("[ERROR]: {msg}")
+    } else {
+        let what = if origin.module { "Module" } else { "Action" };
+        format!("[ERROR]: Task failed: {what} failed: {msg}")
+    };
+    let at = origin.location;
+    let file = std::path::absolute(&at.file).unwrap_or_else(|_| at.file.clone());
+    out.push_str(&format!(
+        "\nOrigin: {}:{}:{}\n",
+        file.display(),
+        at.line,
+        at.column
+    ));
+    if let Some(source) = source
+        .then(|| std::fs::read_to_string(&at.file).ok())
+        .flatten()
+        && at.line > 0
+    {
+        let width = at.line.to_string().len();
+        let first = at.line.saturating_sub(2).max(1);
+        out.push('\n');
+        for (n, text) in source
+            .lines()
+            .enumerate()
+            .map(|(i, l)| (i + 1, l))
+            .skip(first - 1)
+            .take(at.line + 1 - first)
+        {
+            out.push_str(&format!("{n:>width$} {text}\n"));
+        }
+        out.push_str(&format!(
+            "{}^ column {}\n",
+            " ".repeat(width + at.column),
+            at.column
+        ));
+    }
+    out
+}
+
 /// Renders an Ansible diff dict (or list of them) as a unified diff.
 pub fn render_diff(diff: &Value) -> String {
     let items: Vec<&Value> = match diff {
@@ -280,6 +328,15 @@ impl Callback for DefaultCallback {
             // A loop's items said how each failed: only that it was ignored is left.
             Status::Failed if r.looped && r.ignored => self.paint("...ignoring", "0;36"),
             Status::Failed => {
+                // ansible-core 2.19 says what failed, and where, before the result.
+                // A `no_log` result says only that it is hidden, and shows no source
+                // (ansible-core prints the secret there; sandball never does).
+                if let Some(origin) = &r.origin {
+                    let censored = r.result.get("censored").and_then(Value::as_str);
+                    let msg = censored.or_else(|| r.result.get("msg").and_then(Value::as_str));
+                    let block = error_block(origin, msg, censored.is_none());
+                    self.emit(&self.paint(&block, "0;31"));
+                }
                 // The status line already says it failed; the exception is shown as a
                 // traceback at -vvv only, as ansible-core 2.19 shows it.
                 shown.remove("failed");
@@ -472,6 +529,7 @@ mod tests {
             item: None,
             ignored: false,
             looped: false,
+            origin: None,
         });
         let fail = json!({"changed": false, "msg": "boom", "failed": true});
         cb.result(&Report {
@@ -482,6 +540,7 @@ mod tests {
             item: None,
             ignored: true,
             looped: false,
+            origin: None,
         });
         let out = text(&buf);
         assert!(
@@ -510,6 +569,7 @@ mod tests {
             item: None,
             ignored: false,
             looped: false,
+            origin: None,
         });
         assert_eq!(text(&buf), "ok: [h] => {\n    \"msg\": \"hi\"\n}\n");
     }

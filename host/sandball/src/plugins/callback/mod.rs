@@ -93,6 +93,19 @@ pub struct Report<'a> {
     pub ignored: bool,
     /// The summary of a loop whose items were reported one by one.
     pub looped: bool,
+    /// The task that failed, for ansible-core 2.19's `[ERROR]: Task failed` block
+    /// (`None` where no task stands behind the result).
+    pub origin: Option<Origin<'a>>,
+}
+
+/// Where a failed task is written, and what failed in it.
+#[derive(Clone, Copy, Debug)]
+pub struct Origin<'a> {
+    /// The task's position in its file.
+    pub location: &'a crate::playbook::Location,
+    /// Whether its work is a module's (`Module failed`) rather than the action's on the
+    /// controller (`Action failed`).
+    pub module: bool,
 }
 
 /// Receives the events of a run.
