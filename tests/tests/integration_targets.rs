@@ -24,7 +24,9 @@ use std::time::Duration;
 /// `test/integration/targets/`).
 const TARGETS: &[&str] = &[
     "add_host",
+    "any_errors_fatal",
     "blockinfile",
+    "blocks",
     "changed_when",
     "check_mode",
     "failed_when",

@@ -244,7 +244,10 @@ fn target(
         Kind::Tasks => crate::playbook::imports::find_file(t, &base, &name)
             .map(|p| std::path::absolute(&p).unwrap_or(p))
             .map_err(|e| first_line(&e.to_string())),
-        Kind::Role => Ok(PathBuf::from(name)),
+        // A role that is not there fails the host before anything is included.
+        Kind::Role => roles::find_role(&name, &t.location, &base)
+            .map(|_| PathBuf::from(name))
+            .map_err(|e| first_line(&e.to_string())),
     }
 }
 

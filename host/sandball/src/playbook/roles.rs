@@ -162,6 +162,20 @@ impl Default for RoleOptions {
     }
 }
 
+/// The directory of the role `name` (or at that path), along the roles path of a
+/// playbook in `base`.
+pub(crate) fn find_role(name: &str, at: &Location, base: &Path) -> Result<PathBuf, PlaybookError> {
+    Loader {
+        path: roles_path(base),
+        tasks: Vec::new(),
+        handlers: Vec::new(),
+        names: Vec::new(),
+        dependencies: Vec::new(),
+        loaded: Vec::new(),
+    }
+    .find(name, at)
+}
+
 /// One role (its dependencies first) for `import_role`/`include_role`: the block of its
 /// tasks, the block of its handlers, and the role.
 pub(crate) fn load_one(
