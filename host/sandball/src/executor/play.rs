@@ -1034,13 +1034,30 @@ fn handler_list<'a>(
 /// is notified by it, as in Ansible (the same role twice in a play defines its handlers
 /// twice).
 async fn run_handlers(cx: PlayRun<'_>, items: &[TaskItem], root: &Chain<'_>) {
+    // Each top-level block of handlers (a role's, the play's own) is a group.
     let mut handlers = Vec::new();
-    handler_list(items, root, &mut handlers);
+    let mut groups = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        let before = handlers.len();
+        handler_list(std::slice::from_ref(item), root, &mut handlers);
+        // Handlers written straight in the play's `handlers:` are one group.
+        let group = match item {
+            TaskItem::Task(_) if index > 0 && matches!(items[index - 1], TaskItem::Task(_)) => {
+                groups.last().copied().unwrap_or(index)
+            }
+            _ => index,
+        };
+        groups.extend(std::iter::repeat_n(group, handlers.len() - before));
+    }
     for (i, (h, chain)) in handlers.iter().enumerate() {
+        // Of the handlers sharing a name, the one that runs is the first of the last
+        // group holding that name, as Ansible picks it.
         let shadowed = h.name.is_some()
-            && handlers[i + 1..]
-                .iter()
-                .any(|(later, _)| later.name == h.name);
+            && handlers.iter().enumerate().any(|(j, (other, _))| {
+                j != i
+                    && other.name == h.name
+                    && (groups[j] > groups[i] || (groups[j] == groups[i] && j < i))
+            });
         if shadowed {
             continue;
         }

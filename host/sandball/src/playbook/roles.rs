@@ -80,14 +80,7 @@ fn expand_home(dir: &str) -> PathBuf {
 /// Replaces a play's `roles:` with the blocks they become: their tasks before the
 /// play's tasks, their handlers before its handlers.
 pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> {
-    let mut loader = Loader {
-        path: roles_path(base),
-        tasks: Vec::new(),
-        handlers: Vec::new(),
-        names: Vec::new(),
-        dependencies: Vec::new(),
-        loaded: Vec::new(),
-    };
+    let mut loader = Loader::new(base);
     for entry in std::mem::take(&mut play.roles) {
         loader.load(&entry, &[], &RoleOptions::default(), &Map::new())?;
     }
@@ -162,18 +155,21 @@ impl Default for RoleOptions {
     }
 }
 
+/// The parts of a role name written `namespace.collection.role`.
+fn collection_role(name: &str) -> Option<(&str, &str, &str)> {
+    let mut parts = name.split('.');
+    let parts = (parts.next()?, parts.next()?, parts.next()?, parts.next());
+    let word = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    match parts {
+        (ns, col, role, None) if word(ns) && word(col) && word(role) => Some((ns, col, role)),
+        _ => None,
+    }
+}
+
 /// The directory of the role `name` (or at that path), along the roles path of a
 /// playbook in `base`.
 pub(crate) fn find_role(name: &str, at: &Location, base: &Path) -> Result<PathBuf, PlaybookError> {
-    Loader {
-        path: roles_path(base),
-        tasks: Vec::new(),
-        handlers: Vec::new(),
-        names: Vec::new(),
-        dependencies: Vec::new(),
-        loaded: Vec::new(),
-    }
-    .find(name, at)
+    Loader::new(base).find(name, at)
 }
 
 /// One role (its dependencies first) for `import_role`/`include_role`: the block of its
@@ -184,14 +180,7 @@ pub(crate) fn load_one(
     base: &Path,
     options: &RoleOptions,
 ) -> Result<(Vec<TaskItem>, TaskItem, Arc<Role>), PlaybookError> {
-    let mut loader = Loader {
-        path: roles_path(base),
-        tasks: Vec::new(),
-        handlers: Vec::new(),
-        names: Vec::new(),
-        dependencies: Vec::new(),
-        loaded: Vec::new(),
-    };
+    let mut loader = Loader::new(base);
     let entry = RoleRef {
         name: name.to_string(),
         keywords: Keywords::default(),
@@ -217,6 +206,8 @@ pub(crate) fn load_one(
 /// Loads the roles of one play.
 struct Loader {
     path: Vec<PathBuf>,
+    /// Directories holding `ansible_collections/`, for `namespace.collection.role`.
+    collections: Vec<PathBuf>,
     tasks: Vec<TaskItem>,
     handlers: Vec<TaskItem>,
     /// The play's role names, in order (`ansible_play_role_names`).
@@ -228,6 +219,20 @@ struct Loader {
 }
 
 impl Loader {
+    /// A loader for the roles of a playbook in `base`.
+    fn new(base: &Path) -> Loader {
+        Loader {
+            path: roles_path(base),
+            collections: crate::assemble::finder::FinderConfig::from_env(&[], Some(base))
+                .collections,
+            tasks: Vec::new(),
+            handlers: Vec::new(),
+            names: Vec::new(),
+            dependencies: Vec::new(),
+            loaded: Vec::new(),
+        }
+    }
+
     /// Adds the role of `entry` (its dependencies first) to the play. `inherited` are
     /// the parameters of the roles that depend on it: a role sees those, with its own
     /// over them, as in Ansible.
@@ -328,14 +333,24 @@ impl Loader {
         Ok(())
     }
 
-    /// The directory of the role named (or at the path) `name`.
+    /// The directory of the role named (or at the path) `name`; a
+    /// `namespace.collection.role` name is also looked for in the collections.
     fn find(&self, name: &str, at: &Location) -> Result<PathBuf, PlaybookError> {
         let as_path = Path::new(name);
-        let candidates: Vec<PathBuf> = if as_path.is_absolute() {
+        let mut candidates: Vec<PathBuf> = if as_path.is_absolute() {
             vec![as_path.to_path_buf()]
         } else {
             self.path.iter().map(|d| d.join(name)).collect()
         };
+        if let Some((namespace, collection, role)) = collection_role(name) {
+            candidates.extend(self.collections.iter().map(|root| {
+                root.join("ansible_collections")
+                    .join(namespace)
+                    .join(collection)
+                    .join("roles")
+                    .join(role)
+            }));
+        }
         candidates.into_iter().find(|d| d.is_dir()).ok_or_else(|| {
             let searched: Vec<String> = self.path.iter().map(|d| d.display().to_string()).collect();
             PlaybookError::at(
