@@ -1,9 +1,10 @@
 //! Roles, compared with ansible-playbook: the roles path, `tasks`/`handlers`/
 //! `defaults`/`vars`/`meta` (dependencies with parameters, run once per host and
 //! parameters), the entry's tags and `when` reaching the role and its dependencies,
-//! handlers notified by name and by `role : name` (the last of a name wins), banners
-//! `role : task`, `role_name`/`role_path`/`ansible_play_role_names`, the variable
-//! layers of roles, `--list-tasks`, and the error for a missing role.
+//! handlers notified by name and by `role : name` (of a name, the first of the last
+//! group wins), banners `role : task`, `role_name`/`role_path`/
+//! `ansible_play_role_names`, the variable layers of roles, `--list-tasks`, the error
+//! for a missing role, and roles of collections (`namespace.collection.role`).
 
 use sandball_e2e::{Output, Sandbox};
 
@@ -170,5 +171,32 @@ fn role_argument_specs_are_validated_as_in_ansible() {
                 .run()
                 .assert_same_recap_as(&theirs);
         }
+    }
+}
+
+#[test]
+fn collection_roles_and_handlers_sharing_a_name_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory_with_python(&["alpha"]);
+    sb.write(
+        "collections/ansible_collections/ns/col/roles/tool/tasks/main.yml",
+        "- name: from the collection\n  debug: {msg: \"{{ role_name }} {{ tool_param }}\"}\n  changed_when: true\n  notify: tool done\n",
+    );
+    sb.write(
+        "collections/ansible_collections/ns/col/roles/tool/handlers/main.yml",
+        "- name: tool done\n  debug: {msg: collection handler}\n",
+    );
+    let pb = sb.write(
+        "site.yml",
+        "- hosts: all\n  gather_facts: false\n  roles:\n    - role: ns.col.tool\n      tool_param: p\n  tasks:\n    - name: notify twice-named\n      debug: {msg: go}\n      changed_when: true\n      notify: twice\n  handlers:\n    - name: twice\n      debug: {msg: first of the name}\n    - name: twice\n      debug: {msg: second of the name}\n    - name: listener\n      debug: {msg: listening}\n      listen: twice\n",
+    );
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    ours.assert_stdout_has("\"msg\": \"first of the name\"");
+    ours.assert_stdout_has("\"msg\": \"collection handler\"");
+    assert!(!ours.stdout.contains("second of the name"), "{ours}");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        same(&ours, &theirs.run());
     }
 }

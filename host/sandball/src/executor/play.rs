@@ -799,9 +799,9 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         active
             .into_iter()
             .filter(|h| {
-                notified.get(h).is_some_and(|s| {
-                    task::handler_matches(t, kw.role().map(|r| r.name.as_str()), s)
-                })
+                notified
+                    .get(h)
+                    .is_some_and(|s| task::handler_matches(t, kw.role(), s))
             })
             .collect()
     } else {

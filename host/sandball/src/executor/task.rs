@@ -55,9 +55,18 @@ pub fn selected_by_tags(opts: &RunOptions, kw: &Chain<'_>) -> bool {
 
 /// Whether a handler (of `role`, if any) was notified by name, by `role : name`, or by
 /// one of its `listen` topics.
-pub fn handler_matches(h: &Task, role: Option<&str>, notified: &HashSet<String>) -> bool {
+pub fn handler_matches(
+    h: &Task,
+    role: Option<&crate::playbook::roles::Role>,
+    notified: &HashSet<String>,
+) -> bool {
     let named = |n: &String| {
-        notified.contains(n) || role.is_some_and(|r| notified.contains(&format!("{r} : {n}")))
+        notified.contains(n)
+            || role.is_some_and(|r| {
+                std::iter::once(&r.name)
+                    .chain(&r.fqcn)
+                    .any(|r| notified.contains(&format!("{r} : {n}")))
+            })
     };
     h.name.as_ref().is_some_and(named) || h.listen.iter().any(named)
 }
@@ -95,7 +104,7 @@ pub fn display_name(
         }
     };
     match kw.role() {
-        Some(role) if !include_role => format!("{} : {name}", role.name),
+        Some(role) if !include_role => format!("{} : {name}", role.shown_name()),
         _ => name,
     }
 }

@@ -33,6 +33,9 @@ pub struct Role {
     pub allow_duplicates: bool,
     /// Its name (the last part of its path).
     pub name: String,
+    /// `namespace.collection.name` for a role of a collection: how its tasks and
+    /// handlers are shown, and a second name to notify its handlers by.
+    pub fqcn: Option<String>,
     /// Its directory (`role_path`).
     pub path: PathBuf,
     /// `defaults/main`: the lowest variable layer.
@@ -218,6 +221,13 @@ struct Loader {
     loaded: Vec<Arc<Role>>,
 }
 
+impl Role {
+    /// How the role is shown in banners: its collection name, else its name.
+    pub fn shown_name(&self) -> &str {
+        self.fqcn.as_deref().unwrap_or(&self.name)
+    }
+}
+
 impl Loader {
     /// A loader for the roles of a playbook in `base`.
     fn new(base: &Path) -> Loader {
@@ -291,6 +301,9 @@ impl Loader {
             ),
             allow_duplicates: options.allow_duplicates.unwrap_or(meta.allow_duplicates),
             name: name.clone(),
+            fqcn: collection_role(&entry.name)
+                .filter(|_| self.collections.iter().any(|root| dir.starts_with(root)))
+                .map(|_| entry.name.clone()),
             path: dir.clone(),
             defaults: read_vars(&dir.join("defaults"), &options.defaults_from)?,
             vars: read_vars(&dir.join("vars"), &options.vars_from)?,
