@@ -67,11 +67,13 @@ mod tests {
         // Argument patterns treat `*`, `?` and `[` specially: the script has none.
         assert!(!SCRIPT.contains(['*', '?', '[']));
         let manifest: Value = serde_json::from_str(crate::MANIFEST).unwrap();
-        let granted: Vec<&Value> = manifest["capabilities"]
-            .as_array()
-            .unwrap()
+        // The interpreters; the local fact scripts are granted apart.
+        let fact_scripts = json!({"kind": "exec", "program": "$fact_path/*.fact"});
+        let capabilities = manifest["capabilities"].as_array().unwrap();
+        assert!(capabilities.contains(&fact_scripts));
+        let granted: Vec<&Value> = capabilities
             .iter()
-            .filter(|c| c["kind"] == "exec")
+            .filter(|c| c["kind"] == "exec" && **c != fact_scripts)
             .collect();
         assert_eq!(granted.len(), INTERPRETERS.len());
         for (grant, python) in granted.iter().zip(INTERPRETERS) {
