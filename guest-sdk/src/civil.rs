@@ -53,7 +53,7 @@ pub fn since_epoch() -> Duration {
 }
 
 /// Year, month and day of the day `days` after 1970-01-01 (proleptic Gregorian).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     // Shift to a calendar whose years start on March 1st, so the leap day is last.
     let z = days + 719_468;
     let era = z.div_euclid(146_097);

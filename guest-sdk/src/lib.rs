@@ -71,6 +71,42 @@ macro_rules! json_map {
     };
 }
 
+/// Test helpers for a module's own tests, run natively through [`execute`]:
+/// `module_test_helpers!(MANIFEST, body)` defines `run(args) -> (result, failed)`,
+/// `ok(args) -> result` (which panics on a failure) and `fails(args) -> msg` (which
+/// panics on a success), `args` being a `serde_json::Value`.
+#[macro_export]
+macro_rules! module_test_helpers {
+    ($manifest:expr, $body:expr) => {
+        /// Runs the module with `args`; returns the printed result and whether it failed.
+        #[allow(dead_code)]
+        fn run(args: $crate::Value) -> ($crate::Map<String, $crate::Value>, bool) {
+            let input = $crate::serde_json::to_vec(&args).unwrap_or_default();
+            let out = $crate::execute($manifest, &input, &|_| None, $body);
+            (out.result, out.failed)
+        }
+
+        /// The result of a run that must succeed.
+        #[allow(dead_code)]
+        fn ok(args: $crate::Value) -> $crate::Map<String, $crate::Value> {
+            let (r, failed) = run(args);
+            assert!(!failed, "unexpected failure: {r:?}");
+            r
+        }
+
+        /// The message of a run that must fail.
+        #[allow(dead_code)]
+        fn fails(args: $crate::Value) -> String {
+            let (r, failed) = run(args);
+            assert!(failed, "expected a failure: {r:?}");
+            r.get("msg")
+                .and_then($crate::Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        }
+    };
+}
+
 /// Everything a module's `main.rs` usually needs.
 pub mod prelude {
     pub use crate::{Diff, Fail, Map, Module, Value, files, host, json, json_map};

@@ -3,15 +3,10 @@
 //! check mode and the errors, as Ansible's blockinfile behaves.
 
 use super::{MANIFEST, blockinfile, split_lines};
-use sandball_guest_sdk::execute;
 use serde_json::{Map, Value, json};
 use std::fs;
 
-fn run(args: Value) -> (Map<String, Value>, bool) {
-    let input = serde_json::to_vec(&args).unwrap();
-    let out = execute(MANIFEST, &input, &|_| None, blockinfile);
-    (out.result, out.failed)
-}
+sandball_guest_sdk::module_test_helpers!(MANIFEST, blockinfile);
 
 /// Writes `before` to a fresh file, runs the module with `args` (plus `path`) and
 /// returns the result and the file's new text.

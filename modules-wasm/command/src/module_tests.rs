@@ -6,18 +6,7 @@ use super::{MANIFEST, command};
 use sandball_guest_sdk::execute;
 use serde_json::{Map, Value, json};
 
-/// Runs the module with `args`; returns the printed result and whether it failed.
-fn run(args: Value) -> (Map<String, Value>, bool) {
-    let input = serde_json::to_vec(&args).unwrap();
-    let out = execute(MANIFEST, &input, &|_| None, command);
-    (out.result, out.failed)
-}
-
-fn ok(args: Value) -> Map<String, Value> {
-    let (r, failed) = run(args);
-    assert!(!failed, "unexpected failure: {r:?}");
-    r
-}
+sandball_guest_sdk::module_test_helpers!(MANIFEST, command);
 
 /// True when `text` reads like Python's `str(datetime)`.
 fn is_datetime(text: &Value) -> bool {

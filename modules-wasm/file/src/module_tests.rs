@@ -3,30 +3,12 @@
 //! idempotence on a second run, check mode and diffs, against Ansible's results.
 
 use super::{MANIFEST, file};
-use sandball_guest_sdk::execute;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::path::Path;
 
-/// Runs the module with `args`; returns the printed result and whether it failed.
-fn run(args: Value) -> (Map<String, Value>, bool) {
-    let input = serde_json::to_vec(&args).unwrap();
-    let out = execute(MANIFEST, &input, &|_| None, file);
-    (out.result, out.failed)
-}
-
-fn ok(args: Value) -> Map<String, Value> {
-    let (r, failed) = run(args);
-    assert!(!failed, "unexpected failure: {r:?}");
-    r
-}
-
-fn fails(args: Value) -> String {
-    let (r, failed) = run(args);
-    assert!(failed, "expected a failure: {r:?}");
-    r["msg"].as_str().unwrap().to_string()
-}
+sandball_guest_sdk::module_test_helpers!(MANIFEST, file);
 
 fn mode(p: &Path) -> u32 {
     fs::symlink_metadata(p).unwrap().permissions().mode() & 0o7777

@@ -3,28 +3,11 @@
 //! validation and the errors, as Ansible's lineinfile behaves.
 
 use super::{MANIFEST, lineinfile};
-use sandball_guest_sdk::execute;
 use serde_json::{Map, Value, json};
 use std::fs;
 use std::path::Path;
 
-fn run(args: Value) -> (Map<String, Value>, bool) {
-    let input = serde_json::to_vec(&args).unwrap();
-    let out = execute(MANIFEST, &input, &|_| None, lineinfile);
-    (out.result, out.failed)
-}
-
-fn ok(args: Value) -> Map<String, Value> {
-    let (r, failed) = run(args);
-    assert!(!failed, "unexpected failure: {r:?}");
-    r
-}
-
-fn fails(args: Value) -> String {
-    let (r, failed) = run(args);
-    assert!(failed, "expected a failure: {r:?}");
-    r["msg"].as_str().unwrap().to_string()
-}
+sandball_guest_sdk::module_test_helpers!(MANIFEST, lineinfile);
 
 fn s(p: &Path) -> String {
     p.to_str().unwrap().to_string()

@@ -3,15 +3,10 @@
 //! backups, encodings and the errors, as Ansible's replace behaves.
 
 use super::{MANIFEST, replace};
-use sandball_guest_sdk::execute;
 use serde_json::{Map, Value, json};
 use std::fs;
 
-fn run(args: Value) -> (Map<String, Value>, bool) {
-    let input = serde_json::to_vec(&args).unwrap();
-    let out = execute(MANIFEST, &input, &|_| None, replace);
-    (out.result, out.failed)
-}
+sandball_guest_sdk::module_test_helpers!(MANIFEST, replace);
 
 /// Writes `before` to a fresh file, runs the module with `args` (plus `path`) and
 /// returns the result, whether it failed, and the file's new bytes.
