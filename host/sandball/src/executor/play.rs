@@ -641,14 +641,37 @@ async fn run_role_once(
     if fresh.is_empty() {
         return true;
     }
-    if any_selected(cx.run, &b.block, inner) {
+    let selected = any_selected(cx.run, &b.block, inner);
+    if selected {
         lock(&state.roles_ran)
             .entry(role.key.clone())
             .or_default()
             .extend(fresh.iter().cloned());
     }
-    let waiting = std::mem::replace(&mut *lock(&state.active), fresh);
+    // What each host has done so far (tasks that ran, not skipped ones).
+    let worked = || -> HashMap<String, u32> {
+        cx.run
+            .stats
+            .snapshot()
+            .into_iter()
+            .map(|(host, s)| (host, s.ok + s.failed + s.unreachable))
+            .collect()
+    };
+    let before = worked();
+    let waiting = std::mem::replace(&mut *lock(&state.active), fresh.clone());
     run_items(cx, &b.block, inner).await;
+    // A host on which every task of the role was skipped (the entry's `when` did not
+    // hold) has not run it: a later entry of the same role runs, as in Ansible.
+    if selected {
+        let after = worked();
+        let idle: HashSet<&String> = fresh
+            .iter()
+            .filter(|h| after.get(*h) == before.get(*h))
+            .collect();
+        if let Some(ran) = lock(&state.roles_ran).get_mut(&role.key) {
+            ran.retain(|h| !idle.contains(h));
+        }
+    }
     let survivors = std::mem::take(&mut *lock(&state.active));
     *lock(&state.active) = in_order(&entering, |h| {
         (waiting.contains(h) && ran.contains(h)) || survivors.contains(h)
