@@ -200,3 +200,25 @@ fn collection_roles_and_handlers_sharing_a_name_as_in_ansible() {
         same(&ours, &theirs.run());
     }
 }
+
+#[test]
+fn a_role_skipped_by_its_when_runs_at_its_next_entry_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory_with_python(&["alpha"]);
+    sb.write("roles/a/tasks/main.yml", "- debug: {msg: A}\n");
+    sb.write(
+        "roles/set_var/tasks/main.yml",
+        "- set_fact: {ready: true}\n",
+    );
+    let pb = sb.write(
+        "site.yml",
+        "- hosts: all\n  gather_facts: false\n  roles:\n    - {role: a, when: ready is defined}\n    - set_var\n    - {role: a, when: ready is defined}\n    - {role: a, when: ready is defined}\n",
+    );
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    assert_eq!(ours.stdout.matches("\"msg\": \"A\"").count(), 1, "{ours}");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        same(&ours, &theirs.run());
+    }
+}
