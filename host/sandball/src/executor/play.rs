@@ -251,9 +251,6 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
         return Ok(Ended::Normally);
     }
     order_hosts(&mut hosts, play.order.as_ref());
-    for h in &hosts {
-        run.stats.touch(h);
-    }
     let vars_files = play_vars_files(run, play, &play_vars, &hosts);
     let free = match strategy(run, play) {
         Ok(free) => free,

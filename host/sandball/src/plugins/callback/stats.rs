@@ -127,12 +127,6 @@ impl Stats {
         s.rescued += 1;
     }
 
-    /// Makes sure a host appears in the recap even with no results.
-    pub fn touch(&self, host: &str) {
-        let mut hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
-        hosts.entry(host.to_string()).or_default();
-    }
-
     /// A copy of the counters, sorted by host name as Ansible's recap is.
     pub fn snapshot(&self) -> Vec<(String, HostStats)> {
         let hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
