@@ -171,3 +171,27 @@ fn import_playbook_brings_plays_as_in_ansible() {
     out.assert_stderr_has("Could not find or access");
     out.assert_stderr_has("missing.yml");
 }
+
+#[test]
+fn templated_import_playbook_names_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    sb.write(
+        "p1.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - name: shown\n      debug: {msg: \"in {{ which }}\"}\n",
+    );
+    let pb = sb.write(
+        "site.yml",
+        "- import_playbook: \"{{ 'p1.yml' }}\"\n  vars: {which: first}\n- import_playbook: \"{{ name }}.yml\"\n  vars: {which: entry}\n",
+    );
+    let work = sb.dir("work");
+    let args = ["-e", "name=p1"];
+    let ours = sb.play(&pb, &work, &args).run();
+    ours.assert_no_panic().assert_code(0);
+    ours.assert_stdout_has("\"msg\": \"in entry\"");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &args) {
+        let theirs = theirs.run();
+        ours.assert_same_recap_as(&theirs);
+        assert_eq!(theirs.task_results("shown"), ours.task_results("shown"));
+    }
+}

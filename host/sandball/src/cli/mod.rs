@@ -353,6 +353,17 @@ fn init_logging(verbosity: u8) {
         .try_init();
 }
 
+/// The extra vars of every `-e`, later ones over earlier ones.
+pub(crate) fn extra_vars_of(
+    common: &CommonArgs,
+) -> Result<serde_json::Map<String, serde_json::Value>, CliError> {
+    let mut extra = serde_json::Map::new();
+    for e in &common.extra_vars {
+        extra.extend(extra_vars::parse(e)?);
+    }
+    Ok(extra)
+}
+
 /// Builds the shared run state from the common flags.
 pub(crate) fn build_run(
     common: &CommonArgs,
@@ -362,10 +373,7 @@ pub(crate) fn build_run(
     skip_tags: Vec<String>,
 ) -> Result<crate::executor::Run, CliError> {
     use crate::executor::{Run, RunOptions};
-    let mut extra = serde_json::Map::new();
-    for e in &common.extra_vars {
-        extra.extend(extra_vars::parse(e)?);
-    }
+    let extra = extra_vars_of(common)?;
     let mut load = crate::inventory::LoadOptions::from_env();
     load.playbook_dir.clone_from(&playbook_dir);
     // Without -i, the configured inventory (`ANSIBLE_INVENTORY`, ansible.cfg).

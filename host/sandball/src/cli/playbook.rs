@@ -65,6 +65,7 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
     if args.flush_cache {
         tracing::info!("--flush-cache: no facts are kept between runs, so none to clear");
     }
+    let extra_vars = super::extra_vars_of(&args.common)?;
     let mut books = Vec::new();
     for path in &args.playbooks {
         if !path.exists() {
@@ -73,7 +74,7 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
                 path.display()
             )));
         }
-        books.push(crate::playbook::load(path).map_err(CliError::parse)?);
+        books.push(crate::playbook::load_with_vars(path, &extra_vars).map_err(CliError::parse)?);
     }
     let callback: Box<dyn Callback> = match args.output.as_str() {
         "default" | "ansible.builtin.default" => Box::new(DefaultCallback::stdout(

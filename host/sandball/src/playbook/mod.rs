@@ -60,6 +60,18 @@ const IMPORT_PLAYBOOK: &[&str] = &[
 ];
 
 /// Loads the playbook file at `path`.
+/// [`load`], templating `import_playbook` names with `extra_vars` (the variables there
+/// are when playbooks are read, as in Ansible).
+pub fn load_with_vars(
+    path: &Path,
+    extra_vars: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Playbook, PlaybookError> {
+    IMPORT_VARS.with(|v| *v.borrow_mut() = extra_vars.clone());
+    let loaded = load(path);
+    IMPORT_VARS.with(|v| v.borrow_mut().clear());
+    loaded
+}
+
 pub fn load(path: &Path) -> Result<Playbook, PlaybookError> {
     let text = std::fs::read_to_string(path).map_err(|source| PlaybookError::Read {
         path: path.to_path_buf(),
@@ -141,17 +153,28 @@ fn import_playbook(
             "import_playbook needs the file of the playbook to import",
         ));
     };
-    if name.contains("{{") {
-        return Err(source.error(
-            value.mark,
-            format!("import_playbook: the name '{name}' is a template; sandball reads imports before anything runs and templates no playbook names yet"),
-        ));
-    }
     let fields = attribute::Fields::new(source, entry, "import_playbook")?;
     fields.reject_unknown(|k| {
         IMPORT_PLAYBOOK.contains(&k) || matches!(k, "vars" | "tags" | "when" | "name")
     })?;
-    let path = base.join(name);
+    // A templated name sees the entry's `vars` and the extra vars over them.
+    let name = if crate::template::is_template(name) {
+        let mut vars = crate::template::Vars::new();
+        for (k, v) in fields.vars()? {
+            vars.set_trusted(&k, v);
+        }
+        IMPORT_VARS.with(|extra| {
+            for (k, v) in extra.borrow().iter() {
+                vars.set_trusted(k, v.clone());
+            }
+        });
+        crate::template::Templar::new()
+            .render(name, &vars)
+            .map_err(|e| source.error(value.mark, format!("import_playbook: {e}")))?
+    } else {
+        name.to_string()
+    };
+    let path = base.join(&name);
     if !path.is_file() {
         return Err(source.error(
             key.mark,
@@ -187,6 +210,9 @@ fn import_playbook(
 thread_local! {
     /// How deep `import_playbook` is nested while loading.
     static IMPORT_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// The extra vars `import_playbook` names are templated with while loading.
+    static IMPORT_VARS: std::cell::RefCell<serde_json::Map<String, serde_json::Value>> =
+        std::cell::RefCell::new(serde_json::Map::new());
 }
 
 /// Loads a YAML (or JSON) data document typed as Ansible's loader types it, for vars
