@@ -435,9 +435,12 @@ mod tests {
         assert!(error("- hosts: all\n- name: more\n  ansible.builtin.import_playbook: other.yml\n").starts_with(
             "ERROR! Could not find or access '/srv/other.yml' in '/srv/site.yml': line 3, column 3"
         ));
+        // A templated name needs what it names.
+        let undefined = error("- import_playbook: \"{{ x }}.yml\"\n");
         assert!(
-            error("- import_playbook: \"{{ x }}.yml\"\n")
-                .starts_with("ERROR! import_playbook: the name '{{ x }}.yml' is a template")
+            undefined.starts_with("ERROR! import_playbook: ")
+                && undefined.contains("'x' is undefined"),
+            "{undefined}"
         );
         assert!(error("- import_playbook: other.yml\n  become: true\n").contains("become"));
     }
