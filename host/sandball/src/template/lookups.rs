@@ -311,6 +311,9 @@ fn together(lists: &[Json]) -> Vec<Json> {
 /// `with_subelements: [list, key, {skip_missing: …}]`: each element of each item's
 /// `key` (a dotted path), beside the item without that key.
 fn subelements(terms: &[Json]) -> Result<Vec<Json>, String> {
+    if terms.len() > 3 {
+        return Err("subelements lookup expects a list of two or three items,".into());
+    }
     let (Some(list @ (Json::Array(_) | Json::Object(_))), Some(Json::String(path))) =
         (terms.first(), terms.get(1))
     else {
@@ -319,13 +322,26 @@ fn subelements(terms: &[Json]) -> Result<Vec<Json>, String> {
                 .into(),
         );
     };
-    let skip_missing = terms
-        .get(2)
-        .and_then(|flags| flags.get("skip_missing"))
-        .is_some_and(sandball_wire::python::py_truth);
+    let skip_missing = match terms.get(2) {
+        None => false,
+        Some(Json::Object(flags)) if flags.keys().all(|k| k == "skip_missing") => flags
+            .get("skip_missing")
+            .is_some_and(sandball_wire::python::py_truth),
+        Some(_) => {
+            return Err("subelements lookup expects a list of two or three items, the optional third item must be a dict with flags skip_missing".into());
+        }
+    };
     let keys: Vec<&str> = path.split('.').collect();
+    // A mapping stands for the list of its values (none when it says it was skipped).
+    let items = match list {
+        Json::Object(m) if m.get("skipped").is_some_and(|v| v != &Json::Bool(false)) => {
+            return Ok(Vec::new());
+        }
+        Json::Object(m) => m.values().cloned().collect(),
+        other => as_terms(other.clone()),
+    };
     let mut out = Vec::new();
-    for item in as_terms(list.clone()) {
+    for item in items {
         let Json::Object(parent) = &item else {
             let shown = match &item {
                 Json::String(t) => t.clone(),
@@ -338,38 +354,51 @@ fn subelements(terms: &[Json]) -> Result<Vec<Json>, String> {
                 "subelements lookup expects a dictionary, got '{shown}'"
             ));
         };
-        let mut node = &item;
-        let mut found = true;
-        for key in &keys {
-            match node.get(key) {
-                Some(next) => node = next,
+        // An item a loop's `register` marked skipped is passed over.
+        if parent.get("skipped") == Some(&Json::Bool(true)) {
+            continue;
+        }
+        // Down the keys as Ansible walks them: each but the last must name a
+        // mapping, the last a list, which the item is shown without.
+        let quoted = |v: &Json| format!("'{}'", sandball_wire::python::py_str(v));
+        let mut shown = parent.clone();
+        let mut holder = Some(&mut shown);
+        let mut children = Vec::new();
+        for (depth, key) in keys.iter().enumerate() {
+            let Some(level) = holder.take() else { break };
+            let last = depth + 1 == keys.len();
+            match level.get(*key) {
+                None if skip_missing => {}
                 None => {
-                    found = false;
-                    break;
+                    return Err(format!(
+                        "could not find '{key}' key in iterated item {}",
+                        quoted(&Json::Object(level.clone()))
+                    ));
+                }
+                Some(Json::Array(list)) if last => {
+                    children = list.clone();
+                    level.remove(*key);
+                }
+                Some(other) if last => {
+                    return Err(format!(
+                        "the key {key} should point to a list, got {}",
+                        quoted(other)
+                    ));
+                }
+                Some(Json::Object(_)) => {
+                    holder = level.get_mut(*key).and_then(Json::as_object_mut);
+                }
+                Some(_) if skip_missing => {}
+                Some(other) => {
+                    return Err(format!(
+                        "the key {key} should point to a dictionary, got {}",
+                        quoted(other)
+                    ));
                 }
             }
         }
-        if !found {
-            if skip_missing {
-                continue;
-            }
-            return Err(format!(
-                "could not find '{path}' key in iterated item {}",
-                sandball_wire::python::py_repr(&item)
-            ));
-        }
-        let Json::Array(children) = node else {
-            return Err(format!("the key {path} should point to a list, got {node}"));
-        };
-        let mut shown = parent.clone();
-        if keys.len() == 1 {
-            shown.remove(keys[0]);
-        }
         for child in children {
-            out.push(Json::Array(vec![
-                Json::Object(shown.clone()),
-                child.clone(),
-            ]));
+            out.push(Json::Array(vec![Json::Object(shown.clone()), child]));
         }
     }
     Ok(out)
