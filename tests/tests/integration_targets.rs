@@ -40,6 +40,7 @@ const TARGETS: &[&str] = &[
     "lookup_nested",
     "lookup_sequence",
     "lookup_subelements",
+    "lookup_template",
     "lookup_together",
     "lookup_vars",
     "loops",

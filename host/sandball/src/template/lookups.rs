@@ -723,8 +723,12 @@ fn template_lookup(
         }
     }
     // `convert_data` and `jinja2_native` change nothing in ansible-core 2.19: the
-    // result is text.
-    ctx.render(source, &file, &extra).map(Json::String)
+    // result is text, and a template that renders nothing is `None`.
+    ctx.render(source, &file, &extra)
+        .map(|text| match text.is_empty() {
+            true => Json::Null,
+            false => Json::String(text),
+        })
 }
 
 /// A file of `kind` along the task's search path.
