@@ -663,7 +663,7 @@ async fn run_role_once(
         let after = worked();
         let idle: HashSet<&String> = fresh
             .iter()
-            .filter(|h| after.get(*h) == before.get(*h))
+            .filter(|h| after.get(*h).unwrap_or(&0) == before.get(*h).unwrap_or(&0))
             .collect();
         if let Some(ran) = lock(&state.roles_ran).get_mut(&role.key) {
             ran.retain(|h| !idle.contains(h));
