@@ -195,3 +195,36 @@ fn templated_import_playbook_names_as_in_ansible() {
         assert_eq!(theirs.task_results("shown"), ours.task_results("shown"));
     }
 }
+
+#[test]
+fn imports_named_by_play_and_entry_vars_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    sb.write(
+        "roles/r1/tasks/main.yml",
+        "- name: in the role\n  debug: {msg: \"r1 {{ who }}\"}\n",
+    );
+    sb.write(
+        "t1.yml",
+        "- name: in the file\n  debug: {msg: tasks file}\n",
+    );
+    sb.write(
+        "inner.yml",
+        "- hosts: all\n  gather_facts: false\n  vars: {tf: t1}\n  tasks:\n    - import_role: {name: \"{{ rname }}\"}\n    - import_tasks: \"{{ tf }}.yml\"\n",
+    );
+    let pb = sb.write(
+        "site.yml",
+        "- import_playbook: inner.yml\n  vars: {who: entry, rname: r1}\n",
+    );
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    ours.assert_stdout_has("\"msg\": \"r1 entry\"");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        ours.assert_same_recap_as(&theirs);
+        for task in ["r1 : in the role", "in the file"] {
+            assert_eq!(theirs.task_results(task), ours.task_results(task), "{task}");
+        }
+    }
+}

@@ -30,13 +30,15 @@ pub(crate) fn builtin(action: &str) -> &str {
 pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> {
     let from_roles = play.loaded_roles.len();
     let mut handlers = Vec::new();
+    let vars = play.keywords.vars.clone();
+    let at = Reading { base, vars: &vars };
     for list in [&mut play.pre_tasks, &mut play.tasks, &mut play.post_tasks] {
-        expand_items(list, base, 0, &mut handlers, &mut play.loaded_roles)?;
+        expand_items(list, &at, 0, &mut handlers, &mut play.loaded_roles)?;
     }
     let mut play_handlers = std::mem::take(&mut play.handlers);
     expand_items(
         &mut play_handlers,
-        base,
+        &at,
         0,
         &mut handlers,
         &mut play.loaded_roles,
@@ -60,15 +62,38 @@ pub(crate) fn expand_list(
     base: &Path,
 ) -> Result<Vec<String>, PlaybookError> {
     let mut imported = Vec::new();
-    expand_items(items, base, 0, &mut Vec::new(), &mut imported)?;
+    let none = serde_json::Map::new();
+    let at = Reading { base, vars: &none };
+    expand_items(items, &at, 0, &mut Vec::new(), &mut imported)?;
     Ok(imported.iter().map(|r| r.name.clone()).collect())
+}
+
+/// Where imports are read from: the playbook's directory, and the variables their
+/// names may be templated with (the play's `vars`; see `render_at_load`).
+struct Reading<'a> {
+    base: &'a Path,
+    vars: &'a serde_json::Map<String, Value>,
+}
+
+impl Reading<'_> {
+    /// An import's name, templated as names are when the playbook is read.
+    fn name(&self, t: &Task, what: &str, name: &str) -> Result<String, PlaybookError> {
+        super::render_at_load(name, self.vars).map_err(|e| {
+            PlaybookError::at(
+                &t.location,
+                format!(
+                    "{what}: the name '{name}' cannot be templated when the playbook is read ({e}); use the include_ form for a name known only when it runs"
+                ),
+            )
+        })
+    }
 }
 
 /// Replaces every import in `items` (recursively) by the block it imports; the
 /// handlers of imported roles go to `handlers`.
 fn expand_items(
     items: &mut [TaskItem],
-    base: &Path,
+    at: &Reading<'_>,
     depth: usize,
     handlers: &mut Vec<TaskItem>,
     loaded: &mut Vec<std::sync::Arc<roles::Role>>,
@@ -77,7 +102,7 @@ fn expand_items(
         match item {
             TaskItem::Block(b) => {
                 for part in [&mut b.block, &mut b.rescue, &mut b.always] {
-                    expand_items(part, base, depth, handlers, loaded)?;
+                    expand_items(part, at, depth, handlers, loaded)?;
                 }
             }
             TaskItem::Task(t) => {
@@ -94,14 +119,14 @@ fn expand_items(
                     ));
                 }
                 let mut inner = if kind == "import_tasks" {
-                    import_tasks(t, base)?
+                    import_tasks(t, at)?
                 } else {
-                    let (tasks, role_handlers, role) = import_role(t, base)?;
+                    let (tasks, role_handlers, role) = import_role(t, at)?;
                     handlers.push(role_handlers);
                     loaded.push(role);
                     tasks
                 };
-                expand_items(&mut inner, base, depth + 1, handlers, loaded)?;
+                expand_items(&mut inner, at, depth + 1, handlers, loaded)?;
                 *item = TaskItem::Block(Box::new(Block {
                     name: t.name.clone(),
                     block: inner,
@@ -124,22 +149,15 @@ fn arg<'a>(t: &'a Task, keys: &[&str]) -> Option<&'a str> {
 }
 
 /// The tasks of an `import_tasks`.
-fn import_tasks(t: &Task, base: &Path) -> Result<Vec<TaskItem>, PlaybookError> {
+fn import_tasks(t: &Task, at: &Reading<'_>) -> Result<Vec<TaskItem>, PlaybookError> {
     let Some(file) = arg(t, &["file", "_raw_params"]) else {
         return Err(PlaybookError::at(
             &t.location,
             "import_tasks needs the file to import (free-form or file:)",
         ));
     };
-    if file.contains("{{") {
-        return Err(PlaybookError::at(
-            &t.location,
-            format!(
-                "import_tasks: the file name '{file}' is a template; an import is read before anything runs: use include_tasks for a name known only then"
-            ),
-        ));
-    }
-    let path = find_file(t, base, file)?;
+    let file = at.name(t, "import_tasks", file)?;
+    let path = find_file(t, at.base, &file)?;
     roles::tasks_file(&path, false)
 }
 
@@ -182,7 +200,7 @@ pub(crate) fn find_file(t: &Task, base: &Path, file: &str) -> Result<PathBuf, Pl
 /// The tasks, handlers and role of an `import_role`.
 fn import_role(
     t: &Task,
-    base: &Path,
+    at: &Reading<'_>,
 ) -> Result<(Vec<TaskItem>, TaskItem, std::sync::Arc<roles::Role>), PlaybookError> {
     let Some(name) = arg(t, &["name", "role", "_raw_params"]) else {
         return Err(PlaybookError::at(
@@ -190,6 +208,7 @@ fn import_role(
             "import_role needs the role's name (name:)",
         ));
     };
+    let name = at.name(t, "import_role", name)?;
     let options = RoleOptions::of_task(&t.args, false);
-    roles::load_one(name, &t.location, base, &options)
+    roles::load_one(&name, &t.location, at.base, &options)
 }

@@ -157,23 +157,35 @@ fn import_playbook(
     fields.reject_unknown(|k| {
         IMPORT_PLAYBOOK.contains(&k) || matches!(k, "vars" | "tags" | "when" | "name")
     })?;
-    // A templated name sees the entry's `vars` and the extra vars over them.
-    let name = if crate::template::is_template(name) {
-        let mut vars = crate::template::Vars::new();
-        for (k, v) in fields.vars()? {
-            vars.set_trusted(&k, v);
-        }
-        IMPORT_VARS.with(|extra| {
-            for (k, v) in extra.borrow().iter() {
-                vars.set_trusted(k, v.clone());
-            }
-        });
-        crate::template::Templar::new()
-            .render(name, &vars)
-            .map_err(|e| source.error(value.mark, format!("import_playbook: {e}")))?
-    } else {
-        name.to_string()
-    };
+    // The name, and the import names of the plays it brings, see this entry's `vars`
+    // over those of the entries around it, and the extra vars over all.
+    let entry_vars = fields.vars()?;
+    ENTRY_VARS.with(|stack| stack.borrow_mut().push(entry_vars));
+    let imported = import_entry(source, key, value, name, base);
+    ENTRY_VARS.with(|stack| stack.borrow_mut().pop());
+    let loaded = imported?;
+    let vars = fields.vars()?;
+    let tags = fields.tags()?;
+    let when = fields.conditionals("when")?;
+    let mut plays = loaded.plays;
+    for play in &mut plays {
+        play.keywords.vars.extend(vars.clone());
+        play.keywords.tags.extend(tags.iter().cloned());
+        play.keywords.when.extend(when.iter().cloned());
+    }
+    Ok(plays)
+}
+
+/// The playbook an `import_playbook` entry names (`name`, templated), read.
+fn import_entry(
+    source: &SourceFile,
+    key: &yaml::Node,
+    value: &yaml::Node,
+    name: &str,
+    base: &Path,
+) -> Result<Playbook, PlaybookError> {
+    let name = render_at_load(name, &serde_json::Map::new())
+        .map_err(|e| source.error(value.mark, format!("import_playbook: {e}")))?;
     let path = base.join(&name);
     if !path.is_file() {
         return Err(source.error(
@@ -195,24 +207,48 @@ fn import_playbook(
         load(&path)
     };
     IMPORT_DEPTH.with(|d| d.set(d.get() - 1));
-    let vars = fields.vars()?;
-    let tags = fields.tags()?;
-    let when = fields.conditionals("when")?;
-    let mut plays = loaded?.plays;
-    for play in &mut plays {
-        play.keywords.vars.extend(vars.clone());
-        play.keywords.tags.extend(tags.iter().cloned());
-        play.keywords.when.extend(when.iter().cloned());
-    }
-    Ok(plays)
+    loaded
 }
 
 thread_local! {
     /// How deep `import_playbook` is nested while loading.
     static IMPORT_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-    /// The extra vars `import_playbook` names are templated with while loading.
+    /// The extra vars import names are templated with while loading.
     static IMPORT_VARS: std::cell::RefCell<serde_json::Map<String, serde_json::Value>> =
         std::cell::RefCell::new(serde_json::Map::new());
+    /// The `vars` of the `import_playbook` entries being read, outermost first.
+    static ENTRY_VARS: std::cell::RefCell<Vec<serde_json::Map<String, serde_json::Value>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `text` rendered as an import name is while the playbook is read: with `vars` (the
+/// play's, or an `import_playbook` entry's), the `vars` of the `import_playbook`
+/// entries being read over them, and the extra vars over all. Text without Jinja is
+/// returned as it is.
+pub(crate) fn render_at_load(
+    text: &str,
+    vars: &serde_json::Map<String, serde_json::Value>,
+) -> Result<String, String> {
+    if !crate::template::is_template(text) {
+        return Ok(text.to_string());
+    }
+    let mut layered = crate::template::Vars::new();
+    for (k, v) in vars {
+        layered.set_trusted(k, v.clone());
+    }
+    ENTRY_VARS.with(|stack| {
+        for (k, v) in stack.borrow().iter().flatten() {
+            layered.set_trusted(k, v.clone());
+        }
+    });
+    IMPORT_VARS.with(|extra| {
+        for (k, v) in extra.borrow().iter() {
+            layered.set_trusted(k, v.clone());
+        }
+    });
+    crate::template::Templar::new()
+        .render(text, &layered)
+        .map_err(|e| e.to_string())
 }
 
 /// Loads a YAML (or JSON) data document typed as Ansible's loader types it, for vars
