@@ -19,8 +19,12 @@ where
     F: FnOnce(&mut Module) -> Result<Map<String, Value>, Fail>,
 {
     #[cfg(target_arch = "wasm32")]
-    if let Some(dir) = std::env::var_os("PWD") {
-        let _ = std::env::set_current_dir(dir);
+    if let Some(dir) = std::env::var("PWD").ok().filter(|d| d.starts_with('/'))
+        && std::env::set_current_dir(&dir).is_err()
+    {
+        // The directory is not one the grant opens: path arguments are made
+        // absolute from it instead.
+        crate::args::relative_from(dir);
     }
     run(manifest, body);
 }

@@ -310,3 +310,56 @@ fn replace_matches_ansible_core() {
 fn blockinfile_matches_ansible_core() {
     matches_ansible_core(BLOCKINFILE_PLAY, BLOCKINFILE_FIELDS);
 }
+
+/// Relative paths, in the working directory and below it.
+const RELATIVE_PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: a directory below
+      file: {path: rel/sub, state: directory}
+    - name: a line in a file below
+      lineinfile: {path: rel/sub/a.txt, line: hello, create: true}
+    - name: a copy below
+      copy: {dest: rel/sub/b.txt, content: "b\n"}
+    - name: stat below
+      stat: {path: rel/sub/b.txt}
+      register: below
+    - name: a file here
+      copy: {dest: here.txt, content: "h\n"}
+    - name: what stat saw
+      debug: {msg: "{{ below.stat.exists }} {{ below.stat.size }}"}
+"#;
+
+#[test]
+fn relative_paths_start_in_the_working_directory_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let pb = sb.write("relative.yml", RELATIVE_PLAY);
+    let work = sb.dir("work");
+    let created = || {
+        (
+            std::fs::read_to_string(sb.path().join("rel/sub/a.txt")).ok(),
+            std::fs::read_to_string(sb.path().join("rel/sub/b.txt")).ok(),
+            std::fs::read_to_string(sb.path().join("here.txt")).ok(),
+        )
+    };
+    let first = sb.play(&pb, &work, &[]).run();
+    first.assert_no_panic().assert_code(0);
+    first.assert_stdout_has("\"msg\": \"True 2\"");
+    let second = sb.play(&pb, &work, &[]).run();
+    second.assert_no_panic().assert_code(0);
+    let ours = created();
+    assert_eq!(
+        ours,
+        (Some("hello\n".into()), Some("b\n".into()), Some("h\n".into()))
+    );
+    std::fs::remove_dir_all(sb.path().join("rel")).unwrap();
+    std::fs::remove_file(sb.path().join("here.txt")).unwrap();
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        first.assert_same_recap_as(&theirs.run());
+        let again = sb.ansible_play(&pb, &work, &[]).expect("ran once already");
+        second.assert_same_recap_as(&again.run());
+        assert_eq!(created(), ours);
+    }
+}

@@ -19,7 +19,7 @@ pub use context::{Context, StringConversion};
 pub use deprecation::Deprecation;
 pub use error::{ArgError, ArgErrorKind};
 pub use internal::InternalArgs;
-pub use path::expand_path;
+pub use path::{expand_path, relative_from};
 /// Python's text forms of values (shared with the controller through the wire crate).
 pub use sandball_wire::python;
 pub use size::human_to_number;

@@ -2,10 +2,27 @@
 //! then a leading `~` (from `HOME`), as `os.path.expanduser(os.path.expandvars(p))`.
 //! Unknown variables and `~user` are left as written.
 
+/// Where relative paths are made absolute from, when a module could not change into
+/// its working directory (see [`relative_from`]).
+static RELATIVE_BASE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Makes relative `path` arguments absolute from `dir` from now on: under WASI a
+/// module can change only into a directory its grant opens, and a grant for `sub/file`
+/// opens `sub` alone, so such a path must not be left to resolve from `/`.
+pub fn relative_from(dir: String) {
+    let _ = RELATIVE_BASE.set(dir);
+}
+
 /// Expands variables and `~` in `path`, reading variables through `env`.
 pub fn expand_path(path: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
     let vars = expand_vars(path, env);
-    expand_user(&vars, env)
+    let expanded = expand_user(&vars, env);
+    match RELATIVE_BASE.get() {
+        Some(base) if !expanded.is_empty() && !expanded.starts_with(['/', '~']) => {
+            format!("{}/{expanded}", base.trim_end_matches('/'))
+        }
+        _ => expanded,
+    }
 }
 
 fn expand_vars(text: &str, env: &dyn Fn(&str) -> Option<String>) -> String {

@@ -89,13 +89,39 @@ pub fn check(
     if matching.is_empty() {
         return Check::Denied;
     }
-    if !matching.iter().any(|g| g.allows_args(args)) {
+    // A relative path in a grant's arguments (`sub/file`, as the task wrote it) also
+    // matches that path made absolute from the working directory, which is how a
+    // module that could not change into it passes it on: the same file.
+    let from_cwd = |g: &ExecGrant| ExecGrant {
+        program: g.program.clone(),
+        args: g.args.as_ref().map(|patterns| {
+            patterns
+                .iter()
+                .map(|p| match relative_path(p) {
+                    true => cwd.join(p).to_string_lossy().into_owned(),
+                    false => p.clone(),
+                })
+                .collect()
+        }),
+    };
+    if !matching
+        .iter()
+        .any(|g| g.allows_args(args) || from_cwd(g).allows_args(args))
+    {
         return Check::ArgumentsDenied;
     }
     match found {
         Some(f) => Check::Allowed(f.path),
         None => Check::NotFound,
     }
+}
+
+/// Whether an argument pattern is a plain relative path (`sub/file`): no option, no
+/// glob, not absolute, not from home.
+fn relative_path(pattern: &str) -> bool {
+    pattern.contains('/')
+        && !pattern.starts_with(['/', '-', '~'])
+        && !pattern.contains(['*', '?', '['])
 }
 
 fn is_pattern(program: &str) -> bool {
@@ -190,6 +216,30 @@ mod tests {
             super::check(&argv(fact.to_str().unwrap()), &relative, &base, None),
             Check::Denied
         );
+    }
+
+    #[test]
+    fn a_relative_path_argument_matches_its_absolute_form_from_the_working_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let tool = program(tmp.path(), "tool");
+        let granted = vec![ExecGrant {
+            program: tool.display().to_string(),
+            args: Some(vec!["-v".into(), "sub/file".into()]),
+        }];
+        let check = |words: &[&str]| {
+            let argv: Vec<String> = std::iter::once(tool.display().to_string())
+                .chain(words.iter().map(|w| w.to_string()))
+                .collect();
+            check(&argv, &granted, tmp.path(), None)
+        };
+        let absolute = tmp.path().join("sub/file").display().to_string();
+        assert_eq!(check(&["-v", "sub/file"]), Check::Allowed(tool.clone()));
+        assert_eq!(check(&["-v", &absolute]), Check::Allowed(tool.clone()));
+        assert_eq!(
+            check(&["-v", "/elsewhere/sub/file"]),
+            Check::ArgumentsDenied
+        );
+        assert_eq!(check(&[&absolute, "-v"]), Check::ArgumentsDenied);
     }
 
     #[test]
