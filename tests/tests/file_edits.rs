@@ -352,7 +352,11 @@ fn relative_paths_start_in_the_working_directory_as_in_ansible() {
     let ours = created();
     assert_eq!(
         ours,
-        (Some("hello\n".into()), Some("b\n".into()), Some("h\n".into()))
+        (
+            Some("hello\n".into()),
+            Some("b\n".into()),
+            Some("h\n".into())
+        )
     );
     std::fs::remove_dir_all(sb.path().join("rel")).unwrap();
     std::fs::remove_file(sb.path().join("here.txt")).unwrap();
