@@ -4,7 +4,7 @@
 //! Errors are the text that follows "we were unable to convert to <type>: ".
 
 use super::context::{Context, StringConversion};
-use super::path::expand_path;
+use super::path::path_argument;
 use super::python::{json_dumps, py_repr, py_str, type_name};
 use super::size::human_to_number;
 use sandball_wire::manifest::ArgType;
@@ -41,7 +41,7 @@ pub fn coerce(
         ArgType::Raw => Ok(value.clone()),
         ArgType::Str => to_str(value, ctx, warnings).map(Value::String),
         ArgType::Path => {
-            to_str(value, ctx, warnings).map(|s| Value::String(expand_path(&s, ctx.env)))
+            to_str(value, ctx, warnings).map(|s| Value::String(path_argument(&s, ctx.env)))
         }
         ArgType::Bool => to_bool(value).map(Value::Bool),
         ArgType::Int => to_int(value),

@@ -16,7 +16,13 @@ pub fn relative_from(dir: String) {
 /// Expands variables and `~` in `path`, reading variables through `env`.
 pub fn expand_path(path: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
     let vars = expand_vars(path, env);
-    let expanded = expand_user(&vars, env);
+    expand_user(&vars, env)
+}
+
+/// A `path` argument: [`expand_path`], then made absolute from the working directory
+/// when the module could not change into it ([`relative_from`]).
+pub(crate) fn path_argument(path: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
+    let expanded = expand_path(path, env);
     match RELATIVE_BASE.get() {
         Some(base) if !expanded.is_empty() && !expanded.starts_with(['/', '~']) => {
             format!("{}/{expanded}", base.trim_end_matches('/'))
