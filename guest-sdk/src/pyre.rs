@@ -43,9 +43,6 @@ pub struct Pattern {
     names: Vec<(String, usize)>,
 }
 
-/// One match: the whole match is group 0; groups that did not take part are `None`.
-pub type Groups<'t> = Vec<Option<&'t str>>;
-
 impl Pattern {
     /// Compiles `pattern` with Python's `re.IGNORECASE` / `re.MULTILINE` flags.
     pub fn new(
@@ -79,11 +76,6 @@ impl Pattern {
             regex,
             names,
         })
-    }
-
-    /// The pattern as written.
-    pub fn as_str(&self) -> &str {
-        &self.source
     }
 
     fn failed(&self, err: fancy_regex::Error) -> PyreError {
@@ -185,7 +177,7 @@ impl Pattern {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Match<'t> {
     /// Group 0 (the whole match), then each group; `None` where a group took no part.
-    pub groups: Groups<'t>,
+    groups: Vec<Option<&'t str>>,
     spans: Vec<Option<Range<usize>>>,
     names: Vec<(String, usize)>,
     /// Where the whole match starts and ends in the text (bytes).
