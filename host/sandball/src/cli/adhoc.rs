@@ -2,6 +2,8 @@
 
 use super::{CliError, CommonArgs, build_run};
 use crate::plugins::callback::minimal::MinimalCallback;
+use crate::plugins::callback::tree::TreeCallback;
+use crate::plugins::callback::{Callback, Many};
 use clap::Args;
 use serde_json::json;
 use std::path::Path;
@@ -20,6 +22,38 @@ pub struct AdhocArgs {
     pub args: String,
     #[command(flatten)]
     pub common: CommonArgs,
+    /// Condense the output: one line per host (the `oneline` callback).
+    #[arg(short = 'o', long = "one-line")]
+    pub one_line: bool,
+    /// Save each host's result as JSON in DIR/HOST (the `tree` callback).
+    #[arg(short = 't', long = "tree", value_name = "TREE")]
+    pub tree: Option<std::path::PathBuf>,
+    /// Run asynchronously, failing after this many seconds (the task's `async`).
+    #[arg(short = 'B', long = "background", value_name = "SECONDS")]
+    pub background: Option<u64>,
+    /// With -B: check the job every this many seconds; 0 to leave it running (the
+    /// task's `poll`).
+    #[arg(
+        short = 'P',
+        long = "poll",
+        value_name = "POLL_INTERVAL",
+        default_value_t = 15
+    )]
+    pub poll: u64,
+    /// The task's `timeout`: seconds before it is stopped (0: none).
+    #[arg(
+        long = "task-timeout",
+        value_name = "TASK_TIMEOUT",
+        default_value_t = 0
+    )]
+    pub task_timeout: u64,
+    /// The directory relative paths (`files/`, `templates/`, roles) are found from, as
+    /// a playbook's own directory would be.
+    #[arg(long = "playbook-dir", value_name = "BASEDIR")]
+    pub playbook_dir: Option<std::path::PathBuf>,
+    /// List the hosts the pattern matches, and exit.
+    #[arg(long = "list-hosts")]
+    pub list_hosts: bool,
 }
 
 /// Runs the module on the pattern's hosts; returns the exit code.
@@ -33,20 +67,42 @@ pub async fn run(args: AdhocArgs) -> Result<i32, CliError> {
     };
     // An ad-hoc run is a one-task play, parsed like any playbook so the arguments get
     // the same k=v and free-form handling.
+    let mut task = json!({ args.module.clone(): task_args });
+    if let Some(seconds) = args.background {
+        task["async"] = json!(seconds);
+        task["poll"] = json!(args.poll);
+    }
+    if args.task_timeout > 0 {
+        task["timeout"] = json!(args.task_timeout);
+    }
     let text = json!([{
         "name": format!("Ansible Ad-Hoc"),
         "hosts": args.pattern,
         "gather_facts": false,
-        "tasks": [{ args.module.clone(): task_args }],
+        "tasks": [task],
     }])
     .to_string();
     let book = crate::playbook::load_str(&text, Path::new("<ad-hoc>")).map_err(CliError::parse)?;
-    let run = build_run(
-        &args.common,
-        Box::new(MinimalCallback::stdout()),
-        None,
-        vec![],
-        vec![],
-    )?;
+    let mut callbacks: Vec<Box<dyn Callback>> =
+        vec![Box::new(MinimalCallback::stdout(args.one_line))];
+    if let Some(dir) = &args.tree {
+        callbacks.push(Box::new(TreeCallback::new(dir.clone())));
+    }
+    let dir = args
+        .playbook_dir
+        .as_deref()
+        .map(std::path::absolute)
+        .transpose()
+        .map_err(|e| CliError::options(format!("--playbook-dir: {e}")))?;
+    let run = build_run(&args.common, Box::new(Many(callbacks)), dir, vec![], vec![])?;
+    if args.list_hosts {
+        let hosts =
+            crate::executor::play::play_hosts(&run, &book.plays[0]).map_err(CliError::options)?;
+        println!("  hosts ({}):", hosts.len());
+        for h in hosts {
+            println!("    {h}");
+        }
+        return Ok(0);
+    }
     run.playbook(&book).await.map_err(CliError::parse)
 }

@@ -207,7 +207,9 @@ fn playbook(a: PlaybookArgs) -> Result<i32, CliError> {
     let dir = std::path::absolute(&a.playbook)
         .ok()
         .and_then(|p| p.parent().map(Path::to_path_buf));
-    let callback = Box::new(crate::plugins::callback::minimal::MinimalCallback::stdout());
+    let callback = Box::new(crate::plugins::callback::minimal::MinimalCallback::stdout(
+        false,
+    ));
     let run = super::build_run(&a.common, callback, dir, vec![], vec![])?;
     let planned = plan::playbook(&run, &book.plays);
     if a.json {

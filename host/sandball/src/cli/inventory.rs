@@ -147,7 +147,12 @@ pub fn run(args: InventoryArgs) -> Result<i32, CliError> {
         text
     };
     match &args.output {
-        Some(path) => write_atomically(path, &text)?,
+        Some(path) => crate::local_files::write_atomically(path, text.as_bytes()).map_err(|e| {
+            CliError::other(format!(
+                "Unable to write to destination file ({}): {e}",
+                path.display()
+            ))
+        })?,
         None => println!("{text}"),
     }
     Ok(0)
@@ -231,22 +236,4 @@ fn format(value: &serde_json::Value, yaml: bool) -> Result<String, CliError> {
     } else {
         Ok(to_json_text(value))
     }
-}
-
-/// Writes `text` to `path` through a temporary file in the same directory.
-fn write_atomically(path: &std::path::Path, text: &str) -> Result<(), CliError> {
-    let fail = |e: std::io::Error| {
-        CliError::other(format!(
-            "Unable to write to destination file ({}): {e}",
-            path.display()
-        ))
-    };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(fail)?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(fail)?;
-    tmp.persist(path).map_err(|e| fail(e.error))?;
-    Ok(())
 }

@@ -41,7 +41,12 @@ enum Command {
 #[derive(Args, Debug, Clone)]
 pub struct CommonArgs {
     /// Inventory source: a file, a directory or a comma-separated host list (repeatable).
-    #[arg(short = 'i', long = "inventory", value_name = "INVENTORY")]
+    #[arg(
+        short = 'i',
+        long = "inventory",
+        alias = "inventory-file",
+        value_name = "INVENTORY"
+    )]
     pub inventory: Vec<String>,
     /// Limit the run to hosts matching this pattern.
     #[arg(short = 'l', long = "limit", value_name = "SUBSET")]
@@ -144,6 +149,58 @@ pub struct CommonArgs {
         env = "ANSIBLE_PRIVATE_KEY_FILE"
     )]
     pub private_key: Option<String>,
+    /// The become password, from a file (or a program that prints it).
+    #[arg(
+        long = "become-password-file",
+        alias = "become-pass-file",
+        value_name = "BECOME_PASSWORD_FILE",
+        env = "ANSIBLE_BECOME_PASSWORD_FILE"
+    )]
+    pub become_password_file: Option<PathBuf>,
+    /// The connection (SSH) password, from a file (or a program that prints it).
+    #[arg(
+        long = "connection-password-file",
+        alias = "conn-pass-file",
+        value_name = "CONNECTION_PASSWORD_FILE",
+        env = "ANSIBLE_CONNECTION_PASSWORD_FILE"
+    )]
+    pub connection_password_file: Option<PathBuf>,
+    /// SSH options for every host whose variables set no `ansible_ssh_common_args`
+    /// (sandball reads `-o UserKnownHostsFile=…` and `-o StrictHostKeyChecking=…`).
+    #[arg(
+        long = "ssh-common-args",
+        value_name = "SSH_COMMON_ARGS",
+        allow_hyphen_values = true
+    )]
+    pub ssh_common_args: Option<String>,
+    /// SSH options for every host whose variables set no `ansible_ssh_extra_args`.
+    #[arg(
+        long = "ssh-extra-args",
+        value_name = "SSH_EXTRA_ARGS",
+        allow_hyphen_values = true
+    )]
+    pub ssh_extra_args: Option<String>,
+    /// Accepted for ansible's sake; without effect: sandball copies files over its own
+    /// SSH session, never with scp.
+    #[arg(
+        long = "scp-extra-args",
+        value_name = "SCP_EXTRA_ARGS",
+        allow_hyphen_values = true
+    )]
+    pub scp_extra_args: Option<String>,
+    /// Accepted for ansible's sake; without effect: sandball copies files over its own
+    /// SSH session, never with sftp.
+    #[arg(
+        long = "sftp-extra-args",
+        value_name = "SFTP_EXTRA_ARGS",
+        allow_hyphen_values = true
+    )]
+    pub sftp_extra_args: Option<String>,
+    /// Clear the fact cache of every host in the inventory. sandball keeps no facts
+    /// between runs (there is no fact cache yet), so each run already starts with an
+    /// empty one: there is nothing more to clear.
+    #[arg(long = "flush-cache")]
+    pub flush_cache: bool,
 }
 
 /// The subcommand a link to sandball stands for when it carries the name of an Ansible
@@ -405,7 +462,14 @@ pub(crate) fn build_run(
         ));
     let mut dirs = common.module_path.clone();
     dirs.extend(crate::assemble::ModuleStore::default_dirs());
-    let ask_pass = if common.ask_pass {
+    let from_file = |file: &std::path::Path, what: &str| {
+        crate::vault::password_from(file)
+            .map(|p| crate::plugins::connection::Secret(String::from_utf8_lossy(&p).into_owned()))
+            .map_err(|e| CliError::options(format!("cannot read the {what} password: {e}")))
+    };
+    let ask_pass = if let Some(file) = &common.connection_password_file {
+        Some(from_file(file, "connection")?)
+    } else if common.ask_pass {
         Some(crate::plugins::connection::Secret(
             crate::plugins::callback::prompt::ask("SSH password: ", true)
                 .map_err(CliError::options)?,
@@ -413,13 +477,29 @@ pub(crate) fn build_run(
     } else {
         None
     };
+    for (flag, value) in [
+        ("--scp-extra-args", &common.scp_extra_args),
+        ("--sftp-extra-args", &common.sftp_extra_args),
+    ] {
+        if value.is_some() {
+            callback.warning(&format!(
+                "{flag} has no effect: sandball copies files over its own SSH session, not with scp or sftp"
+            ));
+        }
+    }
+    if common.flush_cache {
+        tracing::info!("--flush-cache: no facts are kept between runs, so none to clear");
+    }
     let options = RunOptions {
         connection: common.connection.clone(),
         remote_user: common.user.clone(),
         private_key: common.private_key.clone(),
         timeout: common.timeout.map(|t| t.to_string()),
+        ssh_common_args: common.ssh_common_args.clone(),
+        ssh_extra_args: common.ssh_extra_args.clone(),
         force_handlers: false,
         start_at_task: None,
+        step: None,
         forks: common.forks,
         check: common.check,
         diff: common.diff,
@@ -432,7 +512,9 @@ pub(crate) fn build_run(
             become_: common.become_ || env_true("ANSIBLE_BECOME"),
             user: common.become_user.clone(),
             method: common.become_method.clone(),
-            password: if common.ask_become_pass || env_true("ANSIBLE_BECOME_ASK_PASS") {
+            password: if let Some(file) = &common.become_password_file {
+                Some(from_file(file, "become")?)
+            } else if common.ask_become_pass || env_true("ANSIBLE_BECOME_ASK_PASS") {
                 Some(crate::plugins::connection::Secret(
                     crate::plugins::callback::prompt::ask("BECOME password: ", true)
                         .map_err(CliError::options)?,

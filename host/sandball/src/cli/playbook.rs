@@ -1,9 +1,6 @@
 //! `sandball playbook`: the ansible-playbook of sandball.
 
 use super::{CliError, CommonArgs, build_run};
-use crate::plugins::callback::Callback;
-use crate::plugins::callback::default::DefaultCallback;
-use crate::plugins::callback::jsonl::JsonlCallback;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -24,11 +21,6 @@ pub struct PlaybookArgs {
     /// Run handlers even for hosts that failed (the plays' default `force_handlers`).
     #[arg(long = "force-handlers")]
     pub force_handlers: bool,
-    /// Clear the fact cache of every host in the inventory. sandball keeps no facts
-    /// between runs (there is no fact cache yet), so each run already starts with an
-    /// empty one: there is nothing more to clear.
-    #[arg(long = "flush-cache")]
-    pub flush_cache: bool,
     /// List the hosts each play would run on, and exit.
     #[arg(long = "list-hosts")]
     pub list_hosts: bool,
@@ -41,11 +33,17 @@ pub struct PlaybookArgs {
     /// Start at the first task of this name (or glob); the tasks before it are skipped.
     #[arg(long = "start-at-task", value_name = "START_AT_TASK")]
     pub start_at_task: Option<String>,
+    /// Ask before each task: (N)o skips it, (y)es runs it, (c)ontinue runs it and the
+    /// rest without asking.
+    #[arg(long = "step")]
+    pub step: bool,
     /// Check the playbooks' syntax and exit.
     #[arg(long = "syntax-check")]
     pub syntax_check: bool,
-    /// Output format: `default` (as ansible-playbook prints) or `jsonl` (one JSON
-    /// object per event, for machines). Defaults to `$ANSIBLE_STDOUT_CALLBACK`.
+    /// Output format (the stdout callback): `default` (as ansible-playbook prints),
+    /// `yaml` (results as YAML), `minimal`, `oneline`, `json` (one document at the end,
+    /// as ansible.posix.json) or `jsonl` (one JSON object per event, for machines).
+    /// Defaults to `$ANSIBLE_STDOUT_CALLBACK` (`stdout_callback` in ansible.cfg).
     #[arg(
         long = "output",
         value_name = "FORMAT",
@@ -62,9 +60,6 @@ pub struct PlaybookArgs {
 /// Runs the playbooks; returns the exit code.
 pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
     super::vault_secrets(&args.common)?;
-    if args.flush_cache {
-        tracing::info!("--flush-cache: no facts are kept between runs, so none to clear");
-    }
     let extra_vars = super::extra_vars_of(&args.common)?;
     let mut books = Vec::new();
     for path in &args.playbooks {
@@ -76,18 +71,12 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
         }
         books.push(crate::playbook::load_with_vars(path, &extra_vars).map_err(CliError::parse)?);
     }
-    let callback: Box<dyn Callback> = match args.output.as_str() {
-        "default" | "ansible.builtin.default" => Box::new(DefaultCallback::stdout(
-            args.common.verbose,
-            args.common.diff,
-        )),
-        "jsonl" => Box::new(JsonlCallback::stdout()),
-        other => {
-            return Err(CliError::options(format!(
-                "unknown output format '{other}' (choose default or jsonl)"
-            )));
-        }
-    };
+    let (callback, warnings) =
+        crate::plugins::callback::for_run(&args.output, args.common.verbose, args.common.diff)
+            .map_err(CliError::options)?;
+    for w in &warnings {
+        callback.warning(w);
+    }
     for b in &books {
         for w in &b.warnings {
             callback.warning(w);
@@ -147,6 +136,11 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
                 "Specified inventory, host pattern and/or --limit leaves us with no hosts to target.",
             ));
         }
+    }
+    if args.step {
+        run.options.step = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(
+            true,
+        )));
     }
     run.options.start_at_task = args
         .start_at_task

@@ -299,7 +299,8 @@ fn target(run: &Run, kw: &Chain<'_>, host: &str, vars: &Vars) -> Result<Target, 
             host_vars.insert(variable.to_string(), value);
         }
     }
-    // The command line comes last: `-c`, `-u`, `--private-key`, `-T`.
+    // The command line comes last: `-c`, `-u`, `--private-key`, `-T`,
+    // `--ssh-common-args`, `--ssh-extra-args`.
     for (option, variables) in [
         (&run.options.connection, &["ansible_connection"][..]),
         (
@@ -314,6 +315,11 @@ fn target(run: &Run, kw: &Chain<'_>, host: &str, vars: &Vars) -> Result<Target, 
             &run.options.timeout,
             &["ansible_ssh_timeout", "ansible_timeout"][..],
         ),
+        (
+            &run.options.ssh_common_args,
+            &["ansible_ssh_common_args"][..],
+        ),
+        (&run.options.ssh_extra_args, &["ansible_ssh_extra_args"][..]),
     ] {
         if let Some(value) = option
             && !variables.iter().any(|v| host_vars.contains_key(*v))

@@ -57,10 +57,17 @@ pub struct RunOptions {
     pub private_key: Option<String>,
     /// `-T/--timeout`: below `ansible_timeout`/`ansible_ssh_timeout`.
     pub timeout: Option<String>,
+    /// `--ssh-common-args`: below `ansible_ssh_common_args`.
+    pub ssh_common_args: Option<String>,
+    /// `--ssh-extra-args`: below `ansible_ssh_extra_args`.
+    pub ssh_extra_args: Option<String>,
     /// `--force-handlers`: the default of the plays' `force_handlers`.
     pub force_handlers: bool,
     /// `--start-at-task`: tasks before the first one of that name (or glob) are skipped.
     pub start_at_task: Option<StartAt>,
+    /// `--step`: each task is confirmed before it runs; the answer `continue` ends the
+    /// asking (the flag turns false).
+    pub step: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// `--start-at-task`: the task name (or glob) to start at, and whether a task of the
@@ -119,8 +126,11 @@ impl Default for RunOptions {
             remote_user: None,
             private_key: None,
             timeout: None,
+            ssh_common_args: None,
+            ssh_extra_args: None,
             force_handlers: false,
             start_at_task: None,
+            step: None,
         }
     }
 }
@@ -259,6 +269,44 @@ impl Run {
         Ok(())
     }
 
+    /// With `retry_files_enabled` (`ANSIBLE_RETRY_FILES_ENABLED`), the hosts that failed
+    /// or were unreachable, one per line, in `PLAYBOOK.retry` beside the playbook (or in
+    /// `retry_files_save_path`), for `--limit @file`.
+    fn write_retry_file(&self, playbook: &Playbook) {
+        if !crate::plugins::action::env_flag("ANSIBLE_RETRY_FILES_ENABLED", false) {
+            return;
+        }
+        let mut hosts: Vec<String> = {
+            let errors = self.host_errors.lock().unwrap_or_else(|e| e.into_inner());
+            errors.failed.union(&errors.unreachable).cloned().collect()
+        };
+        if hosts.is_empty() {
+            return;
+        }
+        hosts.sort();
+        let dir = match std::env::var_os("ANSIBLE_RETRY_FILES_SAVE_PATH") {
+            Some(d) => std::path::PathBuf::from(d),
+            None => std::path::absolute(&playbook.path)
+                .ok()
+                .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
+                .unwrap_or_default(),
+        };
+        let stem = playbook
+            .path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "playbook".into());
+        let file = dir.join(format!("{stem}.retry"));
+        let text: String = hosts.iter().map(|h| format!("{h}\n")).collect();
+        match crate::local_files::write_atomically(&file, text.as_bytes()) {
+            Ok(()) => println!("\tto retry, use: --limit @{}", file.display()),
+            Err(e) => self.callback.warning(&format!(
+                "Could not create retry file '{}'. The error was: {e}",
+                file.display()
+            )),
+        }
+    }
+
     /// Runs every play of a playbook, prints the recap and returns the exit code.
     pub async fn playbook(&self, playbook: &Playbook) -> Result<i32, ExecError> {
         for p in &playbook.plays {
@@ -273,6 +321,7 @@ impl Run {
             }
         }
         self.sessions.shutdown().await;
+        self.write_retry_file(playbook);
         self.callback.recap(&self.stats);
         Ok(self
             .host_errors

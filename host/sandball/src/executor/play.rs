@@ -545,6 +545,32 @@ pub(super) async fn run_items(cx: PlayRun<'_>, items: &[TaskItem], inherited: &C
     true
 }
 
+/// Whether a task runs under `--step`: the user is asked, as ansible-playbook asks
+/// (`y` runs it, `c` runs it and every task after it without asking, anything else —
+/// or no answer — skips it), and the question is repeated as a banner.
+fn stepped(run: &Run, name: &str, handler: bool) -> bool {
+    use std::sync::atomic::Ordering;
+    let Some(step) = &run.options.step else {
+        return true;
+    };
+    if !step.load(Ordering::SeqCst) {
+        return true;
+    }
+    let kind = if handler { "HANDLER" } else { "TASK" };
+    let question = format!("Perform task: {kind}: {name} (N)o/(y)es/(c)ontinue: ");
+    let answer = crate::plugins::callback::prompt::ask_line(&question).unwrap_or_default();
+    let go = match answer.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => true,
+        "c" | "continue" => {
+            step.store(false, Ordering::SeqCst);
+            true
+        }
+        _ => false,
+    };
+    run.callback.banner(question.trim_end());
+    go
+}
+
 /// Whether a task runs under `--start-at-task` (every task without it).
 fn starts(run: &Run, t: &Task) -> bool {
     run.options
@@ -877,6 +903,9 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     }
     if let Some(kind) = super::include::kind(t) {
         let name = task::display_name(run, &scope, written, &hosts[0], &kw);
+        if !stepped(run, &name, handler || cx.in_handler) {
+            return true;
+        }
         cx.banner(&name, handler);
         let cx = PlayRun {
             in_handler: cx.in_handler || handler,
@@ -885,6 +914,9 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         return super::include::run(cx, t, inherited, &kw, &scope, &hosts, kind).await;
     }
     let banner_name = task::display_name(run, &scope, written, &hosts[0], &kw);
+    if !stepped(run, &banner_name, handler || cx.in_handler) {
+        return true;
+    }
     cx.banner(&banner_name, handler);
     let free_banner = cx.free.map(|last| task::Banner {
         last,

@@ -276,17 +276,22 @@ pub async fn run_on_host(
             looped: false,
             origin: Some(origin(t)),
         });
-    } else if ignored || status == Status::Skipped {
-        show_banner(run, banner);
+    } else {
+        // The loop's whole result, for the callbacks that keep results; the stdout
+        // ones show it only when it was ignored or skipped (`Report::shown`).
+        let shown = if no_log { censor(&result) } else { result };
+        if ignored || status == Status::Skipped {
+            show_banner(run, banner);
+        }
         run.callback.result(&Report {
             host,
             action: &t.action,
             status,
-            result: &loop_summary(&result),
+            result: &shown,
             item: None,
             ignored,
             looped: true,
-            origin: None,
+            origin: Some(origin(t)),
         });
     }
     HostOutcome {
@@ -326,14 +331,6 @@ fn with_failed_flag(r: &mut Map<String, Value>) {
     if !r.contains_key("results") && !r.get("skipped").is_some_and(py_truth) {
         r.entry("failed").or_insert(Value::Bool(false));
     }
-}
-
-fn loop_summary(result: &Map<String, Value>) -> Map<String, Value> {
-    result
-        .iter()
-        .filter(|(k, _)| k.as_str() != "results")
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
 }
 
 /// What is shown of a `no_log` result.

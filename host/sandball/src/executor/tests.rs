@@ -33,6 +33,9 @@ impl Callback for Recorder {
         self.push("NO MORE HOSTS".into());
     }
     fn result(&self, r: &Report<'_>) {
+        if !r.shown() {
+            return;
+        }
         let status = match r.status {
             Status::Ok => "ok",
             Status::Changed => "changed",
@@ -48,12 +51,9 @@ impl Callback for Recorder {
                 .to_string(),
         );
     }
-    fn retrying(&self, _host: &str, _task: &str, _left: u64) {}
     fn warning(&self, msg: &str) {
         self.push(format!("WARNING {msg}"));
     }
-    fn deprecation(&self, _msg: &str) {}
-    fn recap(&self, _stats: &Stats) {}
 }
 
 impl Recorder {

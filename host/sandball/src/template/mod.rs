@@ -40,4 +40,11 @@ pub fn yaml_dump(value: &serde_json::Value) -> Result<String, TemplateError> {
     filters::yaml_dump(&convert::from_json(value)).map_err(|e| TemplateError::from_engine(&e, ""))
 }
 
+/// A result as ansible-core's callbacks show it with `callback_result_format = yaml`,
+/// every line indented by `column`.
+pub fn callback_yaml(value: &serde_json::Value, column: usize) -> Result<String, TemplateError> {
+    filters::callback_yaml(&convert::from_json(value), column)
+        .map_err(|e| TemplateError::from_engine(&e, ""))
+}
+
 pub const OMIT: &str = "__omit_place_holder__5bb7c4b2d3f1a0e9c8d7";

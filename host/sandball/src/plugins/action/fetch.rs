@@ -11,7 +11,6 @@ use base64::Engine;
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value, json};
 use sha1::{Digest, Sha1};
-use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 /// The `fetch` action (its line in [`super::PLUGINS`] says where it works).
@@ -146,7 +145,8 @@ async fn fetch(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<Strin
             "checksum": remote_checksum,
         })));
     }
-    write_atomically(&dest, &data).map_err(|e| format!("Failed to fetch the file: {e}"))?;
+    crate::local_files::write_atomically(&dest, &data)
+        .map_err(|e| format!("Failed to fetch the file: {e}"))?;
     let written = std::fs::read(&dest).map_err(|e| format!("Failed to fetch the file: {e}"))?;
     let new_checksum = sha1_hex(&written);
     if validate && new_checksum != remote_checksum {
@@ -216,25 +216,6 @@ fn normalized(path: &Path) -> PathBuf {
 
 fn sha1_hex(bytes: &[u8]) -> String {
     hex::encode(Sha1::digest(bytes))
-}
-
-/// Writes `data` to `dest` through a temporary file in the same directory (created with
-/// its parents when missing), renamed into place; the file keeps its mode, a new one is
-/// readable by all (0644).
-fn write_atomically(dest: &Path, data: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = dest.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let mode = std::fs::metadata(dest).map_or(0o644, |m| m.permissions().mode() & 0o7777);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".sandball-fetch-")
-        .tempfile_in(dir)?;
-    tmp.write_all(data)?;
-    tmp.flush()?;
-    tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(mode))?;
-    tmp.persist(dest).map_err(|e| e.error)?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,60 +1,152 @@
 //! The default callback: output as `ansible-playbook` prints it (PLAY/TASK banners,
 //! `ok:`/`changed:`/`fatal:`/`skipping:` lines, `=> {…}` at `-v`, diffs with `-D`,
-//! PLAY RECAP), in colour when stdout is a terminal and `NO_COLOR` is unset.
+//! PLAY RECAP), in colour as [`super::color`] decides; `display_ok_hosts`,
+//! `display_skipped_hosts` and `callback_result_format` (`json`, `yaml`) as in
+//! ansible.cfg's `[defaults]`.
 
+use super::color::{Palette, Role};
 use super::stats::Stats;
 use super::{Callback, Report, Status, module_text, printable};
 use serde_json::{Map, Value};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::sync::Mutex;
 
 const WIDTH: usize = 80;
+
+/// How results are written after `=>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResultFormat {
+    /// JSON (one line, or indented from `-vvv`).
+    Json,
+    /// YAML beneath the line, indented (`callback_result_format = yaml`).
+    Yaml,
+}
+
+/// What the default callback shows, from ansible.cfg's `[defaults]` settings.
+#[derive(Clone, Debug)]
+pub struct Display {
+    /// `-v` count.
+    pub verbosity: u8,
+    /// `-D`: show diffs.
+    pub diff: bool,
+    /// The colours (none when not on a terminal).
+    pub palette: Palette,
+    /// `display_ok_hosts`: `ok:` lines are shown.
+    pub ok_hosts: bool,
+    /// `display_skipped_hosts`: `skipping:` lines are shown.
+    pub skipped_hosts: bool,
+    /// `callback_result_format`.
+    pub format: ResultFormat,
+}
+
+impl Display {
+    /// What ansible-playbook shows by default, without colours.
+    pub fn plain(verbosity: u8, diff: bool) -> Display {
+        Display {
+            verbosity,
+            diff,
+            palette: Palette::plain(),
+            ok_hosts: true,
+            skipped_hosts: true,
+            format: ResultFormat::Json,
+        }
+    }
+
+    /// As the environment (`ANSIBLE_DISPLAY_OK_HOSTS`, `ANSIBLE_DISPLAY_SKIPPED_HOSTS`,
+    /// `ANSIBLE_CALLBACK_RESULT_FORMAT`, the colour settings) and ansible.cfg say.
+    pub fn from_env(verbosity: u8, diff: bool) -> Result<Display, String> {
+        let format = match std::env::var("ANSIBLE_CALLBACK_RESULT_FORMAT")
+            .unwrap_or_default()
+            .trim()
+        {
+            "" | "json" => ResultFormat::Json,
+            "yaml" => ResultFormat::Yaml,
+            other => {
+                return Err(format!(
+                    "Invalid value '{other}' for callback_result_format (ANSIBLE_CALLBACK_RESULT_FORMAT): choose json or yaml"
+                ));
+            }
+        };
+        Ok(Display {
+            palette: Palette::for_stdout(),
+            ok_hosts: crate::plugins::action::env_flag("ANSIBLE_DISPLAY_OK_HOSTS", true),
+            skipped_hosts: crate::plugins::action::env_flag("ANSIBLE_DISPLAY_SKIPPED_HOSTS", true),
+            format,
+            ..Display::plain(verbosity, diff)
+        })
+    }
+}
 
 /// Prints a run for people.
 pub struct DefaultCallback {
     verbosity: u8,
     diff: bool,
-    color: bool,
+    display: Display,
     out: Mutex<Box<dyn Write + Send>>,
+    /// A task banner not shown yet: when some results are not displayed
+    /// (`display_ok_hosts`/`display_skipped_hosts` off), a task's banner waits for
+    /// its first shown line, as ansible-playbook's does.
+    pending: Mutex<Option<String>>,
 }
 
 impl DefaultCallback {
     /// Prints to stdout.
-    pub fn stdout(verbosity: u8, diff: bool) -> Self {
-        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        Self::new(Box::new(std::io::stdout()), verbosity, diff, color)
+    pub fn stdout(display: Display) -> Self {
+        Self::new(Box::new(std::io::stdout()), display)
     }
 
     /// Prints to any writer.
-    pub fn new(out: Box<dyn Write + Send>, verbosity: u8, diff: bool, color: bool) -> Self {
+    pub fn new(out: Box<dyn Write + Send>, display: Display) -> Self {
         DefaultCallback {
-            verbosity,
-            diff,
-            color,
+            verbosity: display.verbosity,
+            diff: display.diff,
+            display,
             out: Mutex::new(out),
+            pending: Mutex::new(None),
         }
     }
 
     fn emit(&self, text: &str) {
+        let pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
         // Output errors (a closed pipe) must not abort the run.
+        if let Some(banner) = pending {
+            let _ = writeln!(out, "{banner}");
+        }
         let _ = writeln!(out, "{text}");
         let _ = out.flush();
     }
 
-    fn paint(&self, text: &str, code: &str) -> String {
-        let text = printable(text);
-        if self.color {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text.into_owned()
-        }
+    fn paint(&self, text: &str, role: Role) -> String {
+        self.display.palette.paint(&printable(text), role)
     }
 
-    fn banner(&self, text: &str) {
+    /// A banner line: the text, then stars to the 80th column, after a blank line.
+    pub fn banner_line(text: &str) -> String {
         // Lines are exactly WIDTH long, as Ansible draws them on an 80-column terminal.
         let stars = WIDTH.saturating_sub(text.chars().count() + 1).max(3);
-        self.emit(&format!("\n{} {}", printable(text), "*".repeat(stars)));
+        format!("\n{} {}", printable(text), "*".repeat(stars))
+    }
+
+    /// A result as it follows `=> `: JSON on the line, or YAML beneath it.
+    fn rendered(&self, shown: &Map<String, Value>, pretty: bool) -> String {
+        if self.display.format == ResultFormat::Yaml {
+            let mut shown = shown.clone();
+            // The lines' lists repeat the text: YAML output leaves them out.
+            for (text, lines) in [("stdout", "stdout_lines"), ("stderr", "stderr_lines")] {
+                if shown.contains_key(text) && shown.contains_key(lines) {
+                    shown.insert(lines.into(), Value::String("<omitted>".into()));
+                }
+            }
+            if let Ok(yaml) = crate::template::callback_yaml(&Value::Object(shown), 4) {
+                return format!("\n{}", yaml.trim_end());
+            }
+        }
+        dump(shown, pretty)
     }
 }
 
@@ -222,6 +314,15 @@ impl Callback for DefaultCallback {
         }
     }
 
+    fn banner(&self, text: &str) {
+        // A task banner still waiting for a line to show is passed over.
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        self.emit(&Self::banner_line(text));
+    }
+
     fn play_start(&self, name: &str) {
         self.banner(&format!("PLAY [{name}]"));
     }
@@ -232,10 +333,21 @@ impl Callback for DefaultCallback {
 
     fn task_start(&self, name: &str, handler: bool) {
         let kind = if handler { "RUNNING HANDLER" } else { "TASK" };
-        self.banner(&format!("{kind} [{name}]"));
+        let line = Self::banner_line(&format!("{kind} [{name}]"));
+        if self.display.ok_hosts && self.display.skipped_hosts {
+            self.emit(&line);
+        } else {
+            *self.pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(line);
+        }
     }
 
     fn result(&self, r: &Report<'_>) {
+        if !r.shown()
+            || (r.status == Status::Ok && !self.display.ok_hosts)
+            || (r.status == Status::Skipped && !self.display.skipped_hosts)
+        {
+            return;
+        }
         // A delegated task shows where it ran: `[web1 -> localhost]`.
         let host_label = match r
             .result
@@ -247,6 +359,10 @@ impl Callback for DefaultCallback {
             None => r.host.to_string(),
         };
         let mut shown = displayed(r.result, self.verbosity);
+        if r.looped {
+            // Its items were shown (or skipped) one by one.
+            shown.remove("results");
+        }
         if crate::assemble::component::short_name(r.action) == "debug" {
             // debug shows only what it was asked to print: its `msg` (with warnings and
             // an exception), or the variable, without the loop's own keys.
@@ -292,9 +408,9 @@ impl Callback for DefaultCallback {
         let line = match r.status {
             Status::Ok | Status::Changed => {
                 let (word, code) = if r.status == Status::Ok {
-                    ("ok", "0;32")
+                    ("ok", Role::Ok)
                 } else {
-                    ("changed", "0;33")
+                    ("changed", Role::Changed)
                 };
                 let mut line = format!("{word}: [{host_label}]");
                 if r.item.is_some() {
@@ -303,7 +419,7 @@ impl Callback for DefaultCallback {
                 }
                 if verbose_always || self.verbosity >= 1 {
                     line.push_str(" => ");
-                    line.push_str(&dump(&shown, pretty));
+                    line.push_str(&self.rendered(&shown, pretty));
                 }
                 self.paint(&line, code)
             }
@@ -321,12 +437,12 @@ impl Callback for DefaultCallback {
                 }
                 if self.verbosity >= 1 {
                     line.push_str(" => ");
-                    line.push_str(&dump(&shown, pretty));
+                    line.push_str(&self.rendered(&shown, pretty));
                 }
-                self.paint(&line, "0;36")
+                self.paint(&line, Role::Skip)
             }
             // A loop's items said how each failed: only that it was ignored is left.
-            Status::Failed if r.looped && r.ignored => self.paint("...ignoring", "0;36"),
+            Status::Failed if r.looped && r.ignored => self.paint("...ignoring", Role::Skip),
             Status::Failed => {
                 // ansible-core 2.19 says what failed, and where, before the result.
                 // A `no_log` result says only that it is hidden, and shows no source
@@ -335,7 +451,7 @@ impl Callback for DefaultCallback {
                     let censored = r.result.get("censored").and_then(Value::as_str);
                     let msg = censored.or_else(|| r.result.get("msg").and_then(Value::as_str));
                     let block = error_block(origin, msg, censored.is_none());
-                    self.emit(&self.paint(&block, "0;31"));
+                    self.emit(&self.paint(&block, Role::Error));
                 }
                 // The status line already says it failed; the exception is shown as a
                 // traceback at -vvv only, as ansible-core 2.19 shows it.
@@ -346,16 +462,16 @@ impl Callback for DefaultCallback {
                 } else {
                     format!("fatal: [{host_label}]: FAILED! => ")
                 };
-                let mut line = format!("{head}{}", dump(&shown, pretty));
+                let mut line = format!("{head}{}", self.rendered(&shown, pretty));
                 if let Some(Value::String(exc)) = r.result.get("exception")
                     && self.verbosity >= 3
                 {
                     line = format!("The full traceback is:\n{exc}\n{line}");
                 }
-                let mut painted = self.paint(&line, "0;31");
+                let mut painted = self.paint(&line, Role::Error);
                 if r.ignored {
                     painted.push('\n');
-                    painted.push_str(&self.paint("...ignoring", "0;36"));
+                    painted.push_str(&self.paint("...ignoring", Role::Skip));
                 }
                 painted
             }
@@ -363,13 +479,13 @@ impl Callback for DefaultCallback {
                 let mut painted = self.paint(
                     &format!(
                         "fatal: [{host_label}]: UNREACHABLE! => {}",
-                        dump(&shown, pretty)
+                        self.rendered(&shown, pretty)
                     ),
-                    "0;31",
+                    Role::Unreachable,
                 );
                 if r.ignored {
                     painted.push('\n');
-                    painted.push_str(&self.paint("...ignoring", "0;36"));
+                    painted.push_str(&self.paint("...ignoring", Role::Skip));
                 }
                 painted
             }
@@ -392,12 +508,12 @@ impl Callback for DefaultCallback {
     fn retrying(&self, host: &str, task: &str, retries_left: u64) {
         self.emit(&self.paint(
             &format!("FAILED - RETRYING: [{host}]: {task} ({retries_left} retries left)."),
-            "0;31",
+            Role::Error,
         ));
     }
 
     fn warning(&self, msg: &str) {
-        self.emit(&self.paint(&format!("[WARNING]: {msg}"), "1;35"));
+        self.emit(&self.paint(&format!("[WARNING]: {msg}"), Role::Warn));
     }
 
     fn verbose(&self, level: u8, host: Option<&str>, msg: &str) {
@@ -408,53 +524,59 @@ impl Callback for DefaultCallback {
             Some(h) => format!("<{h}> {msg}"),
             None => msg.to_string(),
         };
-        self.emit(&self.paint(&text, "0;34"));
+        self.emit(&self.paint(&text, Role::Verbose));
     }
 
     fn async_poll(&self, host: &str, jid: &str) {
         self.emit(&self.paint(
             &format!("ASYNC POLL on {host}: jid={jid} started=True finished=False"),
-            "0;36",
+            Role::Skip,
         ));
     }
 
     fn async_done(&self, host: &str, jid: &str, ok: bool) {
         let (word, code) = if ok {
-            ("OK", "0;32")
+            ("OK", Role::Ok)
         } else {
-            ("FAILED", "0;31")
+            ("FAILED", Role::Error)
         };
         self.emit(&self.paint(&format!("ASYNC {word} on {host}: jid={jid}"), code));
     }
 
     fn deprecation(&self, msg: &str) {
-        self.emit(&self.paint(&format!("[DEPRECATION WARNING]: {msg}"), "1;35"));
+        self.emit(&self.paint(&format!("[DEPRECATION WARNING]: {msg}"), Role::Deprecate));
     }
 
     fn recap(&self, stats: &Stats) {
         self.banner("PLAY RECAP");
         for (host, s) in stats.snapshot() {
-            let field = |name: &str, n: u32, code: &str| {
+            let field = |name: &str, n: u32, code: Role| {
                 let text = format!("{name}={n:<4}");
                 if n > 0 { self.paint(&text, code) } else { text }
             };
             let host_code = if s.failed > 0 || s.unreachable > 0 {
-                "0;31"
+                Role::Error
             } else if s.changed > 0 {
-                "0;33"
+                Role::Changed
             } else {
-                "0;32"
+                Role::Ok
             };
             self.emit(&format!(
                 "{} : {} {} {} {} {} {} {}",
-                self.paint(&format!("{host:<26}"), host_code),
-                field("ok", s.ok, "0;32"),
-                field("changed", s.changed, "0;33"),
-                field("unreachable", s.unreachable, "0;31"),
-                field("failed", s.failed, "0;31"),
-                field("skipped", s.skipped, "0;36"),
-                field("rescued", s.rescued, "0;35"),
-                field("ignored", s.ignored, "0;35"),
+                {
+                    // Ansible pads the painted name, escapes included: the visible
+                    // name is padded to 26 columns.
+                    let painted = self.paint(&host, host_code);
+                    let width = 26 + painted.len() - host.len();
+                    format!("{painted:<width$}")
+                },
+                field("ok", s.ok, Role::Ok),
+                field("changed", s.changed, Role::Changed),
+                field("unreachable", s.unreachable, Role::Unreachable),
+                field("failed", s.failed, Role::Error),
+                field("skipped", s.skipped, Role::Skip),
+                field("rescued", s.rescued, Role::Ok),
+                field("ignored", s.ignored, Role::Warn),
             ));
         }
         self.emit("");
@@ -516,7 +638,7 @@ mod tests {
     #[test]
     fn lines_look_like_ansible() {
         let buf = Buf::default();
-        let cb = DefaultCallback::new(Box::new(buf.clone()), 0, false, false);
+        let cb = DefaultCallback::new(Box::new(buf.clone()), Display::plain(0, false));
         cb.play_start("demo");
         cb.task_start("ping", false);
         let res = json!({"changed": false, "ping": "pong", "_ansible_no_log": false});
@@ -559,7 +681,7 @@ mod tests {
     #[test]
     fn debug_results_are_pretty_and_internal_keys_hidden() {
         let buf = Buf::default();
-        let cb = DefaultCallback::new(Box::new(buf.clone()), 0, false, false);
+        let cb = DefaultCallback::new(Box::new(buf.clone()), Display::plain(0, false));
         let res = json!({"msg": "hi", "_ansible_verbose_always": true, "invocation": {}});
         cb.result(&Report {
             host: "h",
@@ -578,7 +700,7 @@ mod tests {
     fn the_playbook_and_its_plays_are_named_from_vv() {
         for (verbosity, shown) in [(1, false), (2, true)] {
             let buf = Buf::default();
-            let cb = DefaultCallback::new(Box::new(buf.clone()), verbosity, false, false);
+            let cb = DefaultCallback::new(Box::new(buf.clone()), Display::plain(verbosity, false));
             cb.playbook_start("sub/main.yml", 2);
             let out = text(&buf);
             assert_eq!(out.contains("\nPLAYBOOK: main.yml *"), shown, "{out}");
@@ -590,7 +712,7 @@ mod tests {
     fn verbose_messages_show_from_their_level() {
         for (verbosity, shown) in [(2, false), (3, true)] {
             let buf = Buf::default();
-            let cb = DefaultCallback::new(Box::new(buf.clone()), verbosity, false, false);
+            let cb = DefaultCallback::new(Box::new(buf.clone()), Display::plain(verbosity, false));
             cb.verbose(3, Some("h1"), "Using module file /m/ping.py");
             cb.verbose(3, None, "no host");
             let want = "<h1> Using module file /m/ping.py\nno host\n";
@@ -601,7 +723,7 @@ mod tests {
     #[test]
     fn recap_pads_like_ansible() {
         let buf = Buf::default();
-        let cb = DefaultCallback::new(Box::new(buf.clone()), 0, false, false);
+        let cb = DefaultCallback::new(Box::new(buf.clone()), Display::plain(0, false));
         let stats = Stats::default();
         stats.record("localhost", Status::Changed, false, true);
         cb.recap(&stats);

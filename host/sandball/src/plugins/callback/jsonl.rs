@@ -58,10 +58,13 @@ impl Callback for JsonlCallback {
     }
 
     fn result(&self, r: &Report<'_>) {
+        if !r.shown() {
+            return;
+        }
         let result: serde_json::Map<String, Value> = r
             .result
             .iter()
-            .filter(|(k, _)| !k.starts_with("_ansible_"))
+            .filter(|(k, _)| !(k.starts_with("_ansible_") || r.looped && k.as_str() == "results"))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         self.emit(json!({

@@ -1,5 +1,6 @@
 //! The `minimal` callback, which ad-hoc runs (`sandball run`) use as `ansible` does:
-//! `host | SUCCESS => {…}`, and `host | CHANGED | rc=0 >>` with the output for commands.
+//! `host | SUCCESS => {…}`, and `host | CHANGED | rc=0 >>` with the output for commands;
+//! and `oneline` (`-o`): the same on one line per host.
 
 use super::default::dump;
 use super::stats::Stats;
@@ -11,13 +12,16 @@ use std::sync::Mutex;
 /// Prints one block per host result.
 pub struct MinimalCallback {
     out: Mutex<Box<dyn Write + Send>>,
+    /// One line per result (`oneline`).
+    oneline: bool,
 }
 
 impl MinimalCallback {
-    /// Prints to stdout.
-    pub fn stdout() -> Self {
+    /// Prints to stdout (`oneline`: one line per result).
+    pub fn stdout(oneline: bool) -> Self {
         MinimalCallback {
             out: Mutex::new(Box::new(std::io::stdout())),
+            oneline,
         }
     }
 
@@ -28,8 +32,14 @@ impl MinimalCallback {
     }
 }
 
-/// The block `ansible` prints for a result.
-pub fn render(host: &str, status: Status, result: &serde_json::Map<String, Value>) -> String {
+/// The block `ansible` prints for a result; on one line for `oneline` (JSON without
+/// line breaks, a command's output with its line breaks escaped).
+pub fn render(
+    host: &str,
+    status: Status,
+    result: &serde_json::Map<String, Value>,
+    oneline: bool,
+) -> String {
     let word = match status {
         Status::Ok => "SUCCESS",
         Status::Changed => "CHANGED",
@@ -50,6 +60,16 @@ pub fn render(host: &str, status: Status, result: &serde_json::Map<String, Value
         result.get("stdout").and_then(Value::as_str),
     ) && status != Status::Unreachable
     {
+        if oneline {
+            let flat = |t: &str| t.replace('\n', "\\n").replace('\r', "\\r");
+            let mut text = format!("{host} | {word} | rc={rc} | (stdout) {}", flat(stdout));
+            if let Some(stderr) = result.get("stderr").and_then(Value::as_str)
+                && !stderr.is_empty()
+            {
+                text.push_str(&format!(" (stderr) {}", flat(stderr)));
+            }
+            return text;
+        }
         let mut text = format!("{host} | {word} | rc={rc} >>\n{stdout}");
         if let Some(stderr) = result.get("stderr").and_then(Value::as_str)
             && !stderr.is_empty()
@@ -64,7 +84,16 @@ pub fn render(host: &str, status: Status, result: &serde_json::Map<String, Value
     } else {
         word
     };
-    format!("{host} | {word} => {}", dump(&shown, true))
+    let body = if oneline {
+        // Python's json.dumps(indent=0) with its line breaks taken out.
+        dump(&shown, true)
+            .lines()
+            .map(str::trim_start)
+            .collect::<String>()
+    } else {
+        dump(&shown, true)
+    };
+    format!("{host} | {word} => {body}")
 }
 
 impl Callback for MinimalCallback {
@@ -74,7 +103,10 @@ impl Callback for MinimalCallback {
     fn task_start(&self, _name: &str, _handler: bool) {}
 
     fn result(&self, r: &Report<'_>) {
-        self.emit(&render(r.host, r.status, r.result));
+        if !r.shown() {
+            return;
+        }
+        self.emit(&render(r.host, r.status, r.result, self.oneline));
     }
 
     fn retrying(&self, host: &str, task: &str, retries_left: u64) {
@@ -103,13 +135,22 @@ mod tests {
     fn blocks_look_like_ansible_ad_hoc() {
         let ping = json!({"changed": false, "ping": "pong"});
         assert_eq!(
-            render("localhost", Status::Ok, ping.as_object().unwrap()),
+            render("localhost", Status::Ok, ping.as_object().unwrap(), false),
             "localhost | SUCCESS => {\n    \"changed\": false,\n    \"ping\": \"pong\"\n}"
         );
         let cmd = json!({"changed": true, "rc": 0, "stdout": "hi", "stderr": ""});
         assert_eq!(
-            render("h", Status::Changed, cmd.as_object().unwrap()),
+            render("h", Status::Changed, cmd.as_object().unwrap(), false),
             "h | CHANGED | rc=0 >>\nhi"
+        );
+        assert_eq!(
+            render("localhost", Status::Ok, ping.as_object().unwrap(), true),
+            "localhost | SUCCESS => {\"changed\": false,\"ping\": \"pong\"}"
+        );
+        let two = json!({"changed": true, "rc": 0, "stdout": "a\nb", "stderr": "e"});
+        assert_eq!(
+            render("h", Status::Changed, two.as_object().unwrap(), true),
+            "h | CHANGED | rc=0 | (stdout) a\\nb (stderr) e"
         );
     }
 }

@@ -3,11 +3,16 @@
 //! The executor reports events through [`Callback`]; [`default::DefaultCallback`] prints
 //! them as `ansible-playbook` does, and [`stats::Stats`] counts them for the recap.
 
+pub mod color;
 pub mod default;
+pub mod json;
 pub mod jsonl;
+pub mod junit;
 pub mod minimal;
+pub mod profile_tasks;
 pub mod prompt;
 pub mod stats;
+pub mod tree;
 
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -40,6 +45,142 @@ pub fn printable(text: &str) -> Cow<'_, str> {
 /// indented so they cannot pass for lines of sandball's own (`ok: [host]`).
 pub fn module_text(text: &str) -> String {
     printable(text).replace('\n', "\n  ")
+}
+
+/// `value` with the keys of every mapping in it sorted, as `json.dumps(sort_keys=True)`
+/// writes them.
+pub fn sorted_keys(value: &Value) -> Value {
+    match value {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted_keys(&m[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted_keys).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The stdout callback a name stands for (`stdout_callback` in ansible.cfg,
+/// `ANSIBLE_STDOUT_CALLBACK`, `--output`), then those `callbacks_enabled` names
+/// (`ANSIBLE_CALLBACKS_ENABLED`, formerly `callback_whitelist`) after it; the warnings
+/// for enabled names sandball does not have, as ansible-playbook skips them.
+pub fn for_run(
+    stdout: &str,
+    verbosity: u8,
+    diff: bool,
+) -> Result<(Box<dyn Callback>, Vec<String>), String> {
+    use default::{DefaultCallback, Display, ResultFormat};
+    let short = stdout
+        .strip_prefix("ansible.builtin.")
+        .or_else(|| stdout.strip_prefix("ansible.posix."))
+        .or_else(|| stdout.strip_prefix("community.general."))
+        .unwrap_or(stdout);
+    let first: Box<dyn Callback> = match short {
+        "default" => Box::new(DefaultCallback::stdout(Display::from_env(verbosity, diff)?)),
+        "yaml" => Box::new(DefaultCallback::stdout(Display {
+            format: ResultFormat::Yaml,
+            ..Display::from_env(verbosity, diff)?
+        })),
+        "minimal" => Box::new(minimal::MinimalCallback::stdout(false)),
+        "oneline" => Box::new(minimal::MinimalCallback::stdout(true)),
+        "json" => Box::new(json::JsonCallback::default()),
+        "jsonl" => Box::new(jsonl::JsonlCallback::stdout()),
+        other => {
+            return Err(format!(
+                "Invalid callback for stdout specified: {other} (sandball has default, yaml, minimal, oneline, json and jsonl)"
+            ));
+        }
+    };
+    let mut all = vec![first];
+    let mut warnings = Vec::new();
+    let enabled = std::env::var("ANSIBLE_CALLBACKS_ENABLED")
+        .or_else(|_| std::env::var("ANSIBLE_CALLBACK_WHITELIST"))
+        .unwrap_or_default();
+    for name in enabled.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let short = name.rsplit('.').next().unwrap_or(name);
+        let known = matches!(
+            name,
+            "profile_tasks"
+                | "ansible.posix.profile_tasks"
+                | "timer"
+                | "ansible.posix.timer"
+                | "junit"
+                | "ansible.builtin.junit"
+                | "community.general.junit"
+                | "tree"
+                | "ansible.builtin.tree"
+        );
+        match short {
+            "profile_tasks" if known => all.push(Box::new(profile_tasks::ProfileTasks::default())),
+            "timer" if known => all.push(Box::new(profile_tasks::Timer::default())),
+            "junit" if known => all.push(Box::new(junit::JunitCallback::from_env())),
+            "tree" if known => match std::env::var_os("ANSIBLE_CALLBACK_TREE_DIR") {
+                Some(dir) => all.push(Box::new(tree::TreeCallback::new(dir.into()))),
+                None => warnings.push(
+                    "The tree callback is enabled but no directory is set (ANSIBLE_CALLBACK_TREE_DIR, [callback_tree] directory): it is skipped".to_string(),
+                ),
+            },
+            _ => warnings.push(format!("Skipping callback plugin '{name}', unable to load")),
+        }
+    }
+    let callback: Box<dyn Callback> = if all.len() == 1 {
+        all.remove(0)
+    } else {
+        Box::new(Many(all))
+    };
+    Ok((callback, warnings))
+}
+
+/// Several callbacks, each told every event in turn (the stdout one first).
+pub struct Many(pub Vec<Box<dyn Callback>>);
+
+impl Callback for Many {
+    fn playbook_start(&self, path: &str, plays: usize) {
+        self.0.iter().for_each(|c| c.playbook_start(path, plays));
+    }
+    fn play_start(&self, name: &str) {
+        self.0.iter().for_each(|c| c.play_start(name));
+    }
+    fn task_start(&self, name: &str, handler: bool) {
+        self.0.iter().for_each(|c| c.task_start(name, handler));
+    }
+    fn no_more_hosts(&self) {
+        self.0.iter().for_each(|c| c.no_more_hosts());
+    }
+    fn result(&self, report: &Report<'_>) {
+        self.0.iter().for_each(|c| c.result(report));
+    }
+    fn retrying(&self, host: &str, task: &str, retries_left: u64) {
+        self.0
+            .iter()
+            .for_each(|c| c.retrying(host, task, retries_left));
+    }
+    fn warning(&self, msg: &str) {
+        self.0.iter().for_each(|c| c.warning(msg));
+    }
+    fn banner(&self, text: &str) {
+        self.0.iter().for_each(|c| c.banner(text));
+    }
+    fn verbose(&self, level: u8, host: Option<&str>, msg: &str) {
+        self.0.iter().for_each(|c| c.verbose(level, host, msg));
+    }
+    fn async_poll(&self, host: &str, jid: &str) {
+        self.0.iter().for_each(|c| c.async_poll(host, jid));
+    }
+    fn async_done(&self, host: &str, jid: &str, ok: bool) {
+        self.0.iter().for_each(|c| c.async_done(host, jid, ok));
+    }
+    fn deprecation(&self, msg: &str) {
+        self.0.iter().for_each(|c| c.deprecation(msg));
+    }
+    fn recap(&self, stats: &stats::Stats) {
+        self.0.iter().for_each(|c| c.recap(stats));
+    }
 }
 
 /// How a task (or one loop item) ended on a host.
@@ -98,6 +239,22 @@ pub struct Report<'a> {
     pub origin: Option<Origin<'a>>,
 }
 
+impl Report<'_> {
+    /// Whether a stdout callback shows this report: every one but the summary of a loop
+    /// whose items were shown one by one, unless that summary says the failure was
+    /// ignored or the task skipped. Callbacks that keep whole results (`json`,
+    /// `junit`) take the summaries too.
+    pub fn shown(&self) -> bool {
+        !self.looped || self.ignored || self.status == Status::Skipped
+    }
+
+    /// Whether this is a host's whole result for a task (a loop's summary, not one
+    /// of its items).
+    pub fn is_final(&self) -> bool {
+        self.item.is_none()
+    }
+}
+
 /// Where a failed task is written, and what failed in it.
 #[derive(Clone, Copy, Debug)]
 pub struct Origin<'a> {
@@ -116,17 +273,32 @@ pub trait Callback: Send + Sync {
         let _ = (path, plays);
     }
     /// A play starts.
-    fn play_start(&self, name: &str);
+    fn play_start(&self, name: &str) {
+        let _ = name;
+    }
     /// A task starts (`handler` for handlers).
-    fn task_start(&self, name: &str, handler: bool);
+    fn task_start(&self, name: &str, handler: bool) {
+        let _ = (name, handler);
+    }
     /// A play stops for every host (`max_fail_percentage` passed).
-    fn no_more_hosts(&self);
-    /// A task finished on a host, or a loop item did.
-    fn result(&self, report: &Report<'_>);
+    fn no_more_hosts(&self) {}
+    /// A task finished on a host, or a loop item did, or a loop did (`looped`: see
+    /// [`Report::shown`]).
+    fn result(&self, report: &Report<'_>) {
+        let _ = report;
+    }
     /// An `until` condition was not met; the task runs again.
-    fn retrying(&self, host: &str, task: &str, retries_left: u64);
+    fn retrying(&self, host: &str, task: &str, retries_left: u64) {
+        let _ = (host, task, retries_left);
+    }
     /// A warning for the user.
-    fn warning(&self, msg: &str);
+    fn warning(&self, msg: &str) {
+        let _ = msg;
+    }
+    /// A banner of the run's own (`--step`'s question, as ansible-playbook repeats it).
+    fn banner(&self, text: &str) {
+        let _ = text;
+    }
     /// A message for verbosity `level` and up (`-vvv` is 3), about `host` when there is
     /// one, as Ansible's `display.vvv` shows it (`<host> msg`). Callbacks without a
     /// verbose view ignore it.
@@ -142,9 +314,13 @@ pub trait Callback: Send + Sync {
         let _ = (host, jid, ok);
     }
     /// A deprecation notice.
-    fn deprecation(&self, msg: &str);
+    fn deprecation(&self, msg: &str) {
+        let _ = msg;
+    }
     /// The run ended.
-    fn recap(&self, stats: &stats::Stats);
+    fn recap(&self, stats: &stats::Stats) {
+        let _ = stats;
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Asking the user on the terminal: secrets (`-K`, private `vars_prompt`) without
-//! echoing them, other answers (`vars_prompt` with `private: false`) echoed.
+//! echoing them, other answers (`vars_prompt` with `private: false`) echoed; and
+//! `--step`'s question, answered on stdin.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::Command;
@@ -34,4 +35,17 @@ pub fn ask(prompt: &str, private: bool) -> Result<String, String> {
     }
     read.map_err(|e| format!("cannot read the answer: {e}"))?;
     Ok(line.trim_end_matches(['\r', '\n']).to_string())
+}
+
+/// Prints `prompt` on stdout and reads one line from stdin, as Python's `input()` does
+/// (for `--step`, whose answers may come from a pipe); `None` at the end of the input.
+pub fn ask_line(prompt: &str) -> Option<String> {
+    let mut out = std::io::stdout();
+    let _ = write!(out, "{prompt}");
+    let _ = out.flush();
+    let mut line = String::new();
+    match std::io::stdin().lock().read_line(&mut line) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(line.trim_end_matches(['\r', '\n']).to_string()),
+    }
 }

@@ -14,7 +14,7 @@ mod yaml;
 
 use minijinja::Environment;
 
-pub(crate) use yaml::yaml_dump;
+pub(crate) use yaml::{callback_yaml, yaml_dump};
 
 /// Adds every filter (and the `dict` global, which Ansible's Jinja accepts pairs for).
 pub(crate) fn register(env: &mut Environment<'static>) {

@@ -53,10 +53,36 @@ pub(crate) fn yaml_dump(value: &Value) -> Result<String, Error> {
     Emitter::new(2, false).document(value)
 }
 
+/// A result as ansible-core's callbacks write it with `callback_result_format = yaml`:
+/// `yaml.dump` with indent 4, block style, and strings of several lines as literal
+/// blocks (`|-`) with their trailing whitespace dropped. Every line of it starts at
+/// `column`.
+pub(crate) fn callback_yaml(value: &Value, column: usize) -> Result<String, Error> {
+    let emitter = Emitter {
+        literal: true,
+        ..Emitter::new(4, false)
+    };
+    let text = emitter.document(value)?;
+    let pad = " ".repeat(column);
+    Ok(text
+        .lines()
+        .map(|l| {
+            if l.is_empty() {
+                String::new()
+            } else {
+                format!("{pad}{l}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n"))
+}
+
 /// Writes YAML as PyYAML does.
 struct Emitter {
     indent: usize,
     flow_leaves: bool,
+    /// Strings of several lines as literal blocks (`|-`), not double-quoted.
+    literal: bool,
 }
 
 /// Where a scalar is written: flow collections make more characters special.
@@ -71,6 +97,7 @@ impl Emitter {
         Emitter {
             indent: indent.clamp(2, 9),
             flow_leaves,
+            literal: false,
         }
     }
 
@@ -119,7 +146,22 @@ impl Emitter {
         in_map: bool,
         out: &mut String,
     ) -> Result<(), Error> {
-        if !is_collection(item) {
+        if self.literal
+            && let Some(text) = item.as_str()
+            && text.trim_end().contains('\n')
+            && !text.chars().any(|c| c != '\n' && is_special(c))
+        {
+            // `|-` with the text's lines beneath, one level in.
+            out.push_str(" |-\n");
+            let pad = " ".repeat(column + self.indent);
+            for line in text.trim_end().lines() {
+                if !line.is_empty() {
+                    out.push_str(&pad);
+                    out.push_str(line.trim_end());
+                }
+                out.push('\n');
+            }
+        } else if !is_collection(item) {
             out.push(' ');
             out.push_str(&scalar(item, Context::Block)?.0);
             out.push('\n');
