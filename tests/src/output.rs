@@ -29,11 +29,16 @@ impl Output {
     /// Panics, with what it printed so far, when it runs longer than `limit`, or when
     /// it exits but leaves processes behind that keep its output open; the whole
     /// process group is killed first.
-    pub fn run(mut cmd: Command, limit: Duration) -> Output {
+    pub fn run(cmd: Command, limit: Duration) -> Output {
+        Output::run_with_input(cmd, limit, Stdio::null())
+    }
+
+    /// As [`run`](Self::run), with `input` as the command's stdin.
+    pub fn run_with_input(mut cmd: Command, limit: Duration, input: Stdio) -> Output {
         let command = format!("{cmd:?}");
         let start = Instant::now();
         let mut child = cmd
-            .stdin(Stdio::null())
+            .stdin(input)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)

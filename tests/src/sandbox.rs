@@ -174,7 +174,28 @@ impl Sandbox {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let exe = bin_dir.join("ansible-playbook");
+        self.ansible_tool_in(bin_dir, "ansible-playbook", args)
+    }
+
+    /// `ansible ARGS…` (the ad-hoc command) from `$ANSIBLE_BIN_DIR`, configured as
+    /// [`ansible_playbook`](Self::ansible_playbook) configures it; `None` when
+    /// `ANSIBLE_BIN_DIR` is unset.
+    pub fn ansible<I, S>(&self, args: I) -> Option<Invocation>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let bin_dir = std::env::var_os("ANSIBLE_BIN_DIR").map(PathBuf::from)?;
+        Some(self.ansible_tool_in(&bin_dir, "ansible", args))
+    }
+
+    /// One of ansible-core's commands from `bin_dir`, configured for the sandbox.
+    fn ansible_tool_in<I, S>(&self, bin_dir: &Path, program: &str, args: I) -> Invocation
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let exe = bin_dir.join(program);
         assert!(
             exe.is_file(),
             "ANSIBLE_BIN_DIR is set but {} does not exist; run `make ansible`",
@@ -219,9 +240,22 @@ impl Invocation {
         self
     }
 
+    /// Leaves an environment variable out of the run.
+    pub fn env_remove(mut self, key: &str) -> Self {
+        self.cmd.env_remove(key);
+        self
+    }
+
     /// Runs it to the end.
     pub fn run(self) -> Output {
         Output::run(self.cmd, self.limit)
+    }
+
+    /// Runs it to the end with the file `input` as its stdin.
+    pub fn run_with_stdin(self, input: &Path) -> Output {
+        let file = std::fs::File::open(input)
+            .unwrap_or_else(|e| panic!("cannot open {}: {e}", input.display()));
+        Output::run_with_input(self.cmd, self.limit, file.into())
     }
 }
 

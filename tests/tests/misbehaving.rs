@@ -151,8 +151,9 @@ fn junk_output_is_tolerated_around_json_and_fails_without_it() {
     out.assert_code(2);
     let around = out.task_lines("junk around the result");
     assert_eq!(around[0], "ok: [localhost]", "{out}");
+    // Warnings go to stderr, as Ansible's.
     assert!(
-        around.iter().any(|l| l.starts_with(
+        out.stderr.lines().any(|l| l.starts_with(
             "[WARNING]: Module invocation had junk after the JSON data: junk after the JSON"
         )),
         "no warning about the trailing junk:\n{out}"

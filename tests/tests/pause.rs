@@ -28,7 +28,7 @@ fn pause_runs_once_as_in_ansible() {
     let out = sb.play(&pb, &work, &[]).run();
     out.assert_no_panic().assert_code(0);
     out.assert_stdout_has("Pausing for 1 seconds");
-    out.assert_stdout_has(
+    out.assert_stderr_has(
         "[WARNING]: Not waiting for response to prompt as stdin is not interactive",
     );
     if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {

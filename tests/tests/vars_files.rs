@@ -63,7 +63,7 @@ fn vars_files_are_a_layer_above_play_vars_as_in_ansible() {
     let out = sb.play(&missing, &work, &[]).run();
     out.assert_no_panic().assert_code(0);
     assert!(
-        out.stdout
+        out.stderr
             .contains("[WARNING]: vars file vars/nope.yml was not found"),
         "{out}"
     );
@@ -103,7 +103,7 @@ fn vars_prompt_without_a_terminal_takes_defaults_as_in_ansible() {
     let pb = sb.write("play.yml", PROMPTS);
     let out = sb.play(&pb, &work, &["-e", "given=x"]).run();
     out.assert_no_panic().assert_code(0);
-    out.assert_stdout_has("[WARNING]: Not prompting as we are not in interactive mode");
+    out.assert_stderr_has("[WARNING]: Not prompting as we are not in interactive mode");
     out.assert_stdout_has("\"msg\": \"dflt|None|x\"");
     if let Some(theirs) = sb.ansible_play(&pb, &work, &["-e", "given=x"]) {
         let theirs = theirs.run();

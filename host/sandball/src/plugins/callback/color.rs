@@ -1,6 +1,6 @@
-//! Colours as ansible-playbook chooses them: on a terminal unless `ANSIBLE_NOCOLOR`
-//! (`nocolor` in ansible.cfg) or `NO_COLOR` says no, always when `ANSIBLE_FORCE_COLOR`
-//! (`force_color`) says yes; each kind of line in the colour `[colors]` (or its
+//! Colours as ansible-playbook chooses them: always when `ANSIBLE_FORCE_COLOR`
+//! (`force_color` in ansible.cfg) says yes, else on a terminal unless `ANSIBLE_NOCOLOR`
+//! (`nocolor`) or `NO_COLOR` says no; each kind of line in the colour `[colors]` (or its
 //! `ANSIBLE_COLOR_*` variable) names, Ansible's defaults otherwise.
 
 use std::io::IsTerminal;
@@ -125,10 +125,11 @@ impl Palette {
     /// The colours for output to stdout, as the environment and ansible.cfg say.
     pub fn for_stdout() -> Palette {
         use crate::plugins::action::env_flag;
-        let on = if env_flag("ANSIBLE_NOCOLOR", false) || std::env::var_os("NO_COLOR").is_some() {
-            false
-        } else if env_flag("ANSIBLE_FORCE_COLOR", false) {
+        // As in Ansible, forcing colours wins over turning them off.
+        let on = if env_flag("ANSIBLE_FORCE_COLOR", false) {
             true
+        } else if env_flag("ANSIBLE_NOCOLOR", false) || std::env::var_os("NO_COLOR").is_some() {
+            false
         } else {
             std::io::stdout().is_terminal()
         };

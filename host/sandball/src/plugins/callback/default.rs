@@ -83,6 +83,10 @@ pub struct DefaultCallback {
     diff: bool,
     display: Display,
     out: Mutex<Box<dyn Write + Send>>,
+    /// Errors and warnings already shown: Ansible shows each text once.
+    shown: Mutex<std::collections::HashSet<String>>,
+    /// Where warnings go (stderr).
+    err: Mutex<Box<dyn Write + Send>>,
     /// A task banner not shown yet: when some results are not displayed
     /// (`display_ok_hosts`/`display_skipped_hosts` off), a task's banner waits for
     /// its first shown line, as ansible-playbook's does.
@@ -90,20 +94,40 @@ pub struct DefaultCallback {
 }
 
 impl DefaultCallback {
-    /// Prints to stdout.
+    /// Prints to stdout, warnings to stderr.
     pub fn stdout(display: Display) -> Self {
-        Self::new(Box::new(std::io::stdout()), display)
+        Self::new(
+            Box::new(std::io::stdout()),
+            Box::new(std::io::stderr()),
+            display,
+        )
     }
 
-    /// Prints to any writer.
-    pub fn new(out: Box<dyn Write + Send>, display: Display) -> Self {
+    /// Prints to any writers (`err` for warnings).
+    pub fn new(out: Box<dyn Write + Send>, err: Box<dyn Write + Send>, display: Display) -> Self {
         DefaultCallback {
             verbosity: display.verbosity,
             diff: display.diff,
             display,
             out: Mutex::new(out),
+            shown: Mutex::new(Default::default()),
+            err: Mutex::new(err),
             pending: Mutex::new(None),
         }
+    }
+
+    /// Whether `text` is shown for the first time (it is remembered).
+    fn first_time(&self, text: &str) -> bool {
+        self.shown
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(text.to_string())
+    }
+
+    fn emit_err(&self, text: &str) {
+        let mut err = self.err.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = writeln!(err, "{text}");
+        let _ = err.flush();
     }
 
     fn emit(&self, text: &str) {
@@ -167,7 +191,7 @@ fn displayed(result: &Map<String, Value>, verbosity: u8) -> Map<String, Value> {
 /// Serialises like Python's `json.dumps(..., indent=4, sort_keys=True)`, or compact
 /// like `json.dumps(..., sort_keys=True)`.
 pub fn dump(value: &Map<String, Value>, pretty: bool) -> String {
-    let sorted: std::collections::BTreeMap<_, _> = value.iter().collect();
+    let sorted = super::sorted_keys(&Value::Object(value.clone()));
     if pretty {
         pretty_json(&sorted)
     } else {
@@ -451,7 +475,11 @@ impl Callback for DefaultCallback {
                     let censored = r.result.get("censored").and_then(Value::as_str);
                     let msg = censored.or_else(|| r.result.get("msg").and_then(Value::as_str));
                     let block = error_block(origin, msg, censored.is_none());
-                    self.emit(&self.paint(&block, Role::Error));
+                    // The same error (message and place) is shown once, as Ansible
+                    // shows it, however many hosts it failed on.
+                    if self.first_time(&block) {
+                        self.emit(&self.paint(&block, Role::Error));
+                    }
                 }
                 // The status line already says it failed; the exception is shown as a
                 // traceback at -vvv only, as ansible-core 2.19 shows it.
@@ -513,7 +541,11 @@ impl Callback for DefaultCallback {
     }
 
     fn warning(&self, msg: &str) {
-        self.emit(&self.paint(&format!("[WARNING]: {msg}"), Role::Warn));
+        // On stderr, as Ansible's; each text once per run, as Ansible shows it.
+        let text = format!("[WARNING]: {msg}");
+        if self.first_time(&text) {
+            self.emit_err(&self.paint(&text, Role::Warn));
+        }
     }
 
     fn verbose(&self, level: u8, host: Option<&str>, msg: &str) {
@@ -544,7 +576,10 @@ impl Callback for DefaultCallback {
     }
 
     fn deprecation(&self, msg: &str) {
-        self.emit(&self.paint(&format!("[DEPRECATION WARNING]: {msg}"), Role::Deprecate));
+        let text = format!("[DEPRECATION WARNING]: {msg}");
+        if self.first_time(&text) {
+            self.emit_err(&self.paint(&text, Role::Deprecate));
+        }
     }
 
     fn recap(&self, stats: &Stats) {
@@ -638,7 +673,11 @@ mod tests {
     #[test]
     fn lines_look_like_ansible() {
         let buf = Buf::default();
-        let cb = DefaultCallback::new(Box::new(buf.clone()), Display::plain(0, false));
+        let cb = DefaultCallback::new(
+            Box::new(buf.clone()),
+            Box::new(buf.clone()),
+            Display::plain(0, false),
+        );
         cb.play_start("demo");
         cb.task_start("ping", false);
         let res = json!({"changed": false, "ping": "pong", "_ansible_no_log": false});
@@ -681,7 +720,11 @@ mod tests {
     #[test]
     fn debug_results_are_pretty_and_internal_keys_hidden() {
         let buf = Buf::default();
-        let cb = DefaultCallback::new(Box::new(buf.clone()), Display::plain(0, false));
+        let cb = DefaultCallback::new(
+            Box::new(buf.clone()),
+            Box::new(buf.clone()),
+            Display::plain(0, false),
+        );
         let res = json!({"msg": "hi", "_ansible_verbose_always": true, "invocation": {}});
         cb.result(&Report {
             host: "h",
@@ -700,7 +743,11 @@ mod tests {
     fn the_playbook_and_its_plays_are_named_from_vv() {
         for (verbosity, shown) in [(1, false), (2, true)] {
             let buf = Buf::default();
-            let cb = DefaultCallback::new(Box::new(buf.clone()), Display::plain(verbosity, false));
+            let cb = DefaultCallback::new(
+                Box::new(buf.clone()),
+                Box::new(buf.clone()),
+                Display::plain(verbosity, false),
+            );
             cb.playbook_start("sub/main.yml", 2);
             let out = text(&buf);
             assert_eq!(out.contains("\nPLAYBOOK: main.yml *"), shown, "{out}");
@@ -712,7 +759,11 @@ mod tests {
     fn verbose_messages_show_from_their_level() {
         for (verbosity, shown) in [(2, false), (3, true)] {
             let buf = Buf::default();
-            let cb = DefaultCallback::new(Box::new(buf.clone()), Display::plain(verbosity, false));
+            let cb = DefaultCallback::new(
+                Box::new(buf.clone()),
+                Box::new(buf.clone()),
+                Display::plain(verbosity, false),
+            );
             cb.verbose(3, Some("h1"), "Using module file /m/ping.py");
             cb.verbose(3, None, "no host");
             let want = "<h1> Using module file /m/ping.py\nno host\n";
@@ -723,7 +774,11 @@ mod tests {
     #[test]
     fn recap_pads_like_ansible() {
         let buf = Buf::default();
-        let cb = DefaultCallback::new(Box::new(buf.clone()), Display::plain(0, false));
+        let cb = DefaultCallback::new(
+            Box::new(buf.clone()),
+            Box::new(buf.clone()),
+            Display::plain(0, false),
+        );
         let stats = Stats::default();
         stats.record("localhost", Status::Changed, false, true);
         cb.recap(&stats);

@@ -50,6 +50,15 @@ impl Document {
 }
 
 impl Callback for JsonCallback {
+    fn warning(&self, msg: &str) {
+        // Beside the document, never in it, as Ansible's warnings go.
+        eprintln!("[WARNING]: {msg}");
+    }
+
+    fn deprecation(&self, msg: &str) {
+        eprintln!("[DEPRECATION WARNING]: {msg}");
+    }
+
     fn play_start(&self, name: &str) {
         self.doc
             .lock()

@@ -1,10 +1,13 @@
 //! The `junit` callback (`callbacks_enabled = junit`): at the end of a run, a JUnit XML
 //! report for CI, one test case per task and host, written (atomically) to
 //! `JUNIT_OUTPUT_DIR` (default `~/.ansible.log`) as `PLAYBOOK-TIME.xml`, as
-//! ansible-core's junit callback writes it. Failures are `<failure>`, unreachable hosts
-//! `<error>`, skipped tasks `<skipped>`; `JUNIT_FAIL_ON_IGNORE` counts ignored failures
-//! as failures, `JUNIT_FAIL_ON_CHANGE` a change; `JUNIT_INCLUDE_SETUP_TASKS_IN_REPORT`
-//! (default true) keeps fact gathering.
+//! ansible-core 2.19's junit callback writes it. A failure is an `<error>` (in 2.19
+//! every failed result carries an exception), one that `failed_when` decided a
+//! `<failure>`; skipped tasks are `<skipped>`; `JUNIT_FAIL_ON_IGNORE` counts ignored
+//! failures, `JUNIT_FAIL_ON_CHANGE` a change; `JUNIT_INCLUDE_SETUP_TASKS_IN_REPORT`
+//! (default true) keeps fact gathering. Test-case names never carry the task's
+//! arguments (as with `JUNIT_HIDE_TASK_ARGUMENTS=true`): the callbacks are not given
+//! them.
 
 use super::default::dump;
 use super::stats::Stats;
@@ -168,9 +171,14 @@ impl Callback for JunitCallback {
         };
         let (outcome, message) = match r.status {
             Status::Failed if !r.ignored || env_flag("JUNIT_FAIL_ON_IGNORE", false) => {
-                (Outcome::Failed, msg("msg").to_string())
+                let outcome = if r.result.contains_key("failed_when_result") {
+                    Outcome::Failed
+                } else {
+                    Outcome::Error
+                };
+                (outcome, msg("msg").to_string())
             }
-            Status::Unreachable => (Outcome::Error, msg("msg").to_string()),
+            Status::Unreachable => (Outcome::Failed, msg("msg").to_string()),
             Status::Skipped => (Outcome::Skipped, msg("skip_reason").to_string()),
             Status::Changed if env_flag("JUNIT_FAIL_ON_CHANGE", false) => {
                 (Outcome::Failed, "Task changed".to_string())

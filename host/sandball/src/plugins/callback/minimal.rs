@@ -116,11 +116,11 @@ impl Callback for MinimalCallback {
     }
 
     fn warning(&self, msg: &str) {
-        self.emit(&format!("[WARNING]: {msg}"));
+        eprintln!("[WARNING]: {}", super::printable(msg));
     }
 
     fn deprecation(&self, msg: &str) {
-        self.emit(&format!("[DEPRECATION WARNING]: {msg}"));
+        eprintln!("[DEPRECATION WARNING]: {}", super::printable(msg));
     }
 
     fn recap(&self, _stats: &Stats) {}
