@@ -1018,3 +1018,49 @@ fn a_legacy_modules_failure_message_is_its_own() {
         }
     }
 }
+
+#[test]
+fn unsandboxed_modules_are_named_in_one_line_and_each_at_v() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let pb = sb.write(
+        "unsandboxed.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - getent: {database: passwd, key: root}\n    - getent: {database: group, key: root}\n    - tempfile: {path: '{{ work }}'}\n",
+    );
+    let work = sb.dir("work");
+    let run = |flags: &[&str]| {
+        let out = sb
+            .play(&pb, &work, flags)
+            .env("SANDBALL_ANSIBLE_PYTHON", python_2_19())
+            .run();
+        out.assert_no_panic().assert_code(0);
+        out
+    };
+    let quiet = run(&[]);
+    let warnings: Vec<&str> = quiet
+        .stderr
+        .lines()
+        .filter(|l| l.contains("unsandboxed") || l.contains("not sandboxed"))
+        .collect();
+    assert_eq!(
+        warnings.len(),
+        1,
+        "one line for the playbook, not one per task:\n{quiet}"
+    );
+    assert!(
+        warnings[0].starts_with("[WARNING]: legacy (non-component) modules ran unsandboxed")
+            && warnings[0].contains(": getent, tempfile ("),
+        "{quiet}"
+    );
+    let verbose = run(&["-v"]);
+    let each: Vec<&str> = verbose
+        .stderr
+        .lines()
+        .filter(|l| l.contains("is a legacy (non-component) module"))
+        .collect();
+    assert_eq!(each.len(), 2, "one per module at -v:\n{verbose}");
+    assert!(
+        !verbose.stderr.contains("modules ran unsandboxed"),
+        "{verbose}"
+    );
+}

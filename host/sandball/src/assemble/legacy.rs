@@ -113,6 +113,13 @@ impl LegacyStore {
         lock(&self.warned).insert(module.to_string())
     }
 
+    /// The legacy modules warned about so far, sorted; the list starts again empty.
+    pub fn take_warned(&self) -> Vec<String> {
+        let mut names: Vec<String> = lock(&self.warned).drain().collect();
+        names.sort();
+        names
+    }
+
     /// The Python discovered on `host` earlier in the run.
     pub fn discovered_python(&self, host: &str) -> Option<String> {
         lock(&self.pythons).get(host).cloned()

@@ -759,13 +759,14 @@ async fn send_files(
 }
 
 /// Legacy modules and scripts run outside the WebAssembly sandbox, with the connection
-/// user's rights: policy decides whether that may happen on a host (a warning once per
-/// name when it asks for one).
+/// user's rights: policy decides whether that may happen on a host. When it asks for a
+/// warning: at `-v`, one per name as it first runs; else one line for the playbook at
+/// its end (`Run::playbook`).
 fn unsandboxed(run: &Run, name: &str, host: &str) -> Result<(), Map<String, Value>> {
     match policy::legacy_decision(&run.policy, name, host) {
         policy::LegacyDecision::Allow => Ok(()),
         policy::LegacyDecision::Warn(msg) => {
-            if run.legacy.first_warning(name) {
+            if run.legacy.first_warning(name) && run.options.verbosity >= 1 {
                 run.callback.warning(&msg);
             }
             Ok(())

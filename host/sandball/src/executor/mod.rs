@@ -321,6 +321,13 @@ impl Run {
             }
         }
         self.sessions.shutdown().await;
+        let unsandboxed = self.legacy.take_warned();
+        if !unsandboxed.is_empty() && self.options.verbosity == 0 {
+            self.callback.warning(&format!(
+                "legacy (non-component) modules ran unsandboxed, with all the rights of the remote user: {} (the capability policy's legacy = \"warn\"; -v shows each with its hosts and where the setting comes from; legacy = \"allow\" silences this)",
+                unsandboxed.join(", ")
+            ));
+        }
         self.write_retry_file(playbook);
         self.callback.recap(&self.stats);
         Ok(self
