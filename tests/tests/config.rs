@@ -75,3 +75,48 @@ fn ansible_cfg_settings_are_used_as_in_ansible() {
     assert_ne!(broken.code, 0, "{broken}");
     broken.assert_stderr_has("bad.cfg:1");
 }
+
+#[test]
+fn config_dump_view_and_list_say_where_each_setting_comes_from() {
+    let sb = Sandbox::new();
+    let cfg = sb.write("my.cfg", "[defaults]\nforks = 7\ntimeout = 5\n");
+    let dump = sb
+        .sandball(["config", "dump", "--only-changed"])
+        .env("ANSIBLE_CONFIG", &cfg)
+        .env("ANSIBLE_TIMEOUT", "3")
+        .run();
+    dump.assert_no_panic().assert_code(0);
+    assert_eq!(
+        dump.stdout,
+        format!(
+            "ANSIBLE_FORKS({}) = 7\nANSIBLE_TIMEOUT(env: ANSIBLE_TIMEOUT) = 3\n",
+            cfg.display()
+        ),
+        "{dump}"
+    );
+    let all = sb
+        .sandball(["config", "dump"])
+        .env("ANSIBLE_CONFIG", &cfg)
+        .run();
+    all.assert_stdout_has("ANSIBLE_BECOME_USER(default) = root\n")
+        .assert_stdout_has("ANSIBLE_TIMEOUT(")
+        .assert_stdout_has(") = 5\n");
+    let view = sb
+        .sandball(["config", "view"])
+        .env("ANSIBLE_CONFIG", &cfg)
+        .run();
+    assert_eq!(
+        view.stdout, "[defaults]\nforks = 7\ntimeout = 5\n",
+        "{view}"
+    );
+    let list = sb.sandball(["config", "list"]).run();
+    list.assert_code(0).assert_stdout_has(
+        "ANSIBLE_FORKS:\n  ini: [defaults] forks\n  env: ANSIBLE_FORKS\n  default: 50\n",
+    );
+    // Without a file, view says so (unless the machine has one of its own).
+    if !std::path::Path::new("/etc/ansible/ansible.cfg").exists() {
+        let none = sb.sandball(["config", "view"]).env("HOME", sb.path()).run();
+        assert_ne!(none.code, 0, "{none}");
+        none.assert_stderr_has("no config file");
+    }
+}

@@ -6,6 +6,7 @@
 
 mod adhoc;
 mod audit;
+mod config;
 mod extra_vars;
 mod inventory;
 mod playbook;
@@ -35,6 +36,8 @@ enum Command {
     Inventory(inventory::InventoryArgs),
     /// Encrypt and decrypt with Ansible Vault (like ansible-vault).
     Vault(vault::VaultArgs),
+    /// The settings from ansible.cfg and the environment (like ansible-config).
+    Config(config::ConfigArgs),
 }
 
 /// Flags shared by `playbook` and `run`.
@@ -212,6 +215,7 @@ fn subcommand_of(program: &std::ffi::OsStr) -> Option<&'static str> {
         "ansible" => Some("run"),
         "ansible-inventory" => Some("inventory"),
         "ansible-vault" => Some("vault"),
+        "ansible-config" => Some("config"),
         _ => None,
     }
 }
@@ -253,7 +257,7 @@ pub fn main() -> i32 {
         Command::Playbook(a) => a.common.verbose,
         Command::Run(a) => a.common.verbose,
         Command::Inventory(a) => a.verbose,
-        Command::Audit(_) | Command::Vault(_) => 0,
+        Command::Audit(_) | Command::Vault(_) | Command::Config(_) => 0,
     };
     init_logging(verbosity);
     if verbosity >= 1 {
@@ -269,6 +273,7 @@ pub fn main() -> i32 {
         Command::Inventory(a) => return finish(inventory::run(a)),
         Command::Audit(a) => return finish(audit::run(a)),
         Command::Vault(a) => return finish(vault::run(a)),
+        Command::Config(a) => return finish(config::run(a, &config)),
         other => other,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -288,6 +293,7 @@ pub fn main() -> i32 {
             Command::Inventory(a) => inventory::run(a),
             Command::Audit(a) => audit::run(a),
             Command::Vault(a) => vault::run(a),
+            Command::Config(a) => config::run(a, &config),
         }
     }))
 }

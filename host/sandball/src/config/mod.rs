@@ -257,6 +257,109 @@ const SETTINGS: &[Setting] = &[
     ),
 ];
 
+/// sandball's defaults of the settings that have one (Ansible's, except `forks`: 50).
+const DEFAULTS: &[(&str, &str)] = &[
+    ("ANSIBLE_FORKS", "50"),
+    ("ANSIBLE_HOST_KEY_CHECKING", "True"),
+    ("ANSIBLE_GATHERING", "implicit"),
+    ("ANSIBLE_FORCE_HANDLERS", "False"),
+    ("ANSIBLE_FACTS_MODULES", "smart"),
+    ("ANSIBLE_STDOUT_CALLBACK", "default"),
+    ("ANSIBLE_KEEP_REMOTE_FILES", "False"),
+    ("ANSIBLE_TRANSPORT", "ssh"),
+    ("ANSIBLE_TIMEOUT", "10"),
+    ("ANSIBLE_SHOW_CUSTOM_STATS", "False"),
+    ("ANSIBLE_DISPLAY_OK_HOSTS", "True"),
+    ("ANSIBLE_DISPLAY_SKIPPED_HOSTS", "True"),
+    ("ANSIBLE_CALLBACK_RESULT_FORMAT", "json"),
+    ("ANSIBLE_NOCOLOR", "False"),
+    ("ANSIBLE_FORCE_COLOR", "False"),
+    ("ANSIBLE_RETRY_FILES_ENABLED", "False"),
+    ("JUNIT_OUTPUT_DIR", "~/.ansible.log"),
+    ("JUNIT_FAIL_ON_CHANGE", "False"),
+    ("JUNIT_FAIL_ON_IGNORE", "False"),
+    ("JUNIT_INCLUDE_SETUP_TASKS_IN_REPORT", "True"),
+    ("PROFILE_TASKS_TASK_OUTPUT_LIMIT", "20"),
+    ("PROFILE_TASKS_SORT_ORDER", "descending"),
+    ("ANSIBLE_COLOR_OK", "green"),
+    ("ANSIBLE_COLOR_CHANGED", "yellow"),
+    ("ANSIBLE_COLOR_SKIP", "cyan"),
+    ("ANSIBLE_COLOR_UNREACHABLE", "bright red"),
+    ("ANSIBLE_COLOR_ERROR", "red"),
+    ("ANSIBLE_COLOR_WARN", "bright purple"),
+    ("ANSIBLE_COLOR_DEPRECATE", "purple"),
+    ("ANSIBLE_COLOR_VERBOSE", "blue"),
+    ("ANSIBLE_COLOR_DEBUG", "dark gray"),
+    ("ANSIBLE_COLOR_HIGHLIGHT", "white"),
+    ("ANSIBLE_COLOR_DIFF_ADD", "green"),
+    ("ANSIBLE_COLOR_DIFF_REMOVE", "red"),
+    ("ANSIBLE_COLOR_DIFF_LINES", "cyan"),
+    ("ANSIBLE_BECOME", "False"),
+    ("ANSIBLE_BECOME_USER", "root"),
+    ("ANSIBLE_BECOME_METHOD", "sudo"),
+    ("ANSIBLE_BECOME_ASK_PASS", "False"),
+    ("ANSIBLE_PIPELINING", "False"),
+    (
+        "ANSIBLE_INVENTORY_ENABLED",
+        "host_list, script, auto, yaml, ini, toml",
+    ),
+    ("ANSIBLE_INVENTORY_UNPARSED_FAILED", "False"),
+    ("ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED", "False"),
+    ("ANSIBLE_INVENTORY_CACHE", "False"),
+    ("ANSIBLE_INVENTORY_CACHE_TIMEOUT", "3600"),
+];
+
+/// One setting as `sandball config dump` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown {
+    /// `[section] key` in ansible.cfg.
+    pub ini: String,
+    /// Its environment variable.
+    pub variable: &'static str,
+    /// Its value, when it has one.
+    pub value: Option<String>,
+    /// Where the value comes from: `default`, `env: VAR`, or the file's path.
+    pub origin: String,
+    /// sandball's default, when there is one.
+    pub default: Option<&'static str>,
+}
+
+/// Every setting sandball reads (once per variable), its value and where it comes
+/// from, after [`load`].
+pub fn shown(loaded: &Loaded) -> Vec<Shown> {
+    let mut out: Vec<Shown> = Vec::new();
+    for setting in SETTINGS {
+        if out.iter().any(|s| s.variable == setting.variable) {
+            continue;
+        }
+        let default = DEFAULTS
+            .iter()
+            .find(|(v, _)| *v == setting.variable)
+            .map(|(_, d)| *d);
+        let from_file = loaded.from_file.contains(&setting.variable);
+        let (value, origin) = match std::env::var(setting.variable) {
+            Ok(v) if from_file => (
+                Some(v),
+                loaded
+                    .path
+                    .as_ref()
+                    .map_or_else(String::new, |p| p.display().to_string()),
+            ),
+            Ok(v) => (Some(v), format!("env: {}", setting.variable)),
+            Err(_) => (default.map(str::to_string), "default".to_string()),
+        };
+        out.push(Shown {
+            ini: format!("[{}] {}", setting.section, setting.key),
+            variable: setting.variable,
+            value,
+            origin,
+            default,
+        });
+    }
+    out.sort_by(|a, b| a.variable.cmp(b.variable));
+    out
+}
+
 /// Why `ansible.cfg` could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -289,6 +392,8 @@ pub struct Loaded {
     pub unused: Vec<String>,
     /// Warnings to show.
     pub warnings: Vec<String>,
+    /// The variables the file set (the environment did not already).
+    pub from_file: Vec<&'static str>,
 }
 
 /// The configuration file Ansible would read, and a warning when `./ansible.cfg` is
@@ -381,6 +486,7 @@ pub fn load() -> Result<Loaded, ConfigError> {
         path: path.clone(),
         unused: Vec::new(),
         warnings,
+        from_file: Vec::new(),
     };
     let Some(path) = path else {
         return Ok(loaded);
@@ -409,6 +515,7 @@ pub fn load() -> Result<Loaded, ConfigError> {
         // SAFETY: called at the start of `main`, before the runtime or any other
         // thread exists; nothing reads the environment concurrently.
         unsafe { std::env::set_var(setting.variable, value) };
+        loaded.from_file.push(setting.variable);
     }
     Ok(loaded)
 }
