@@ -177,16 +177,16 @@ impl Sandbox {
         self.ansible_tool_in(bin_dir, "ansible-playbook", args)
     }
 
-    /// `ansible ARGS…` (the ad-hoc command) from `$ANSIBLE_BIN_DIR`, configured as
-    /// [`ansible_playbook`](Self::ansible_playbook) configures it; `None` when
-    /// `ANSIBLE_BIN_DIR` is unset.
-    pub fn ansible<I, S>(&self, args: I) -> Option<Invocation>
+    /// Another of ansible-core's commands (`ansible`, `ansible-doc`…) from
+    /// `$ANSIBLE_BIN_DIR`, configured as [`ansible_playbook`](Self::ansible_playbook)
+    /// configures it; `None` when `ANSIBLE_BIN_DIR` is unset.
+    pub fn ansible_tool<I, S>(&self, program: &str, args: I) -> Option<Invocation>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
         let bin_dir = std::env::var_os("ANSIBLE_BIN_DIR").map(PathBuf::from)?;
-        Some(self.ansible_tool_in(&bin_dir, "ansible", args))
+        Some(self.ansible_tool_in(&bin_dir, program, args))
     }
 
     /// One of ansible-core's commands from `bin_dir`, configured for the sandbox.

@@ -406,23 +406,26 @@ fn ad_hoc_one_line_tree_and_list_hosts_as_ansibles() {
         .run();
     list.assert_no_panic().assert_code(0);
     assert_eq!(list.stdout, "  hosts (2):\n    a\n    b\n");
-    let Some(theirs) = sb.ansible(["all", "-i", &inv, "--list-hosts"]) else {
+    let Some(theirs) = sb.ansible_tool("ansible", ["all", "-i", &inv, "--list-hosts"]) else {
         return;
     };
     assert_eq!(list.stdout, theirs.run().stdout);
     let theirs_tree = sb.dir("tree-theirs");
     let theirs_tree_text = theirs_tree.display().to_string();
     let theirs = sb
-        .ansible([
-            "all",
-            "-i",
-            &inv,
-            "-m",
-            "ping",
-            "-o",
-            "--tree",
-            &theirs_tree_text,
-        ])
+        .ansible_tool(
+            "ansible",
+            [
+                "all",
+                "-i",
+                &inv,
+                "-m",
+                "ping",
+                "-o",
+                "--tree",
+                &theirs_tree_text,
+            ],
+        )
         .map(|i| i.run());
     if let Some(theirs) = theirs {
         let mut a: Vec<&str> = ours.stdout.lines().collect();

@@ -127,6 +127,24 @@ impl ModuleStore {
             .join(", ")
     }
 
+    /// The names of the components in the search directories, sorted.
+    pub fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .dirs
+            .iter()
+            .filter_map(|d| std::fs::read_dir(d).ok())
+            .flat_map(|entries| entries.filter_map(Result::ok))
+            .filter_map(|e| {
+                let path = e.path();
+                (path.extension()? == "wasm")
+                    .then(|| path.file_stem()?.to_str().map(str::to_string))?
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// Whether a component for `action` exists, without loading it.
     pub fn exists(&self, action: &str) -> bool {
         let file = format!("{}.wasm", short_name(action));

@@ -7,6 +7,7 @@
 mod adhoc;
 mod audit;
 mod config;
+mod doc;
 mod extra_vars;
 mod inventory;
 mod playbook;
@@ -38,6 +39,8 @@ enum Command {
     Vault(vault::VaultArgs),
     /// The settings from ansible.cfg and the environment (like ansible-config).
     Config(config::ConfigArgs),
+    /// A module's documentation, its options and capabilities (like ansible-doc).
+    Doc(doc::DocArgs),
 }
 
 /// Flags shared by `playbook` and `run`.
@@ -216,6 +219,7 @@ fn subcommand_of(program: &std::ffi::OsStr) -> Option<&'static str> {
         "ansible-inventory" => Some("inventory"),
         "ansible-vault" => Some("vault"),
         "ansible-config" => Some("config"),
+        "ansible-doc" => Some("doc"),
         _ => None,
     }
 }
@@ -257,7 +261,7 @@ pub fn main() -> i32 {
         Command::Playbook(a) => a.common.verbose,
         Command::Run(a) => a.common.verbose,
         Command::Inventory(a) => a.verbose,
-        Command::Audit(_) | Command::Vault(_) | Command::Config(_) => 0,
+        Command::Audit(_) | Command::Vault(_) | Command::Config(_) | Command::Doc(_) => 0,
     };
     init_logging(verbosity);
     if verbosity >= 1 {
@@ -274,6 +278,7 @@ pub fn main() -> i32 {
         Command::Audit(a) => return finish(audit::run(a)),
         Command::Vault(a) => return finish(vault::run(a)),
         Command::Config(a) => return finish(config::run(a, &config)),
+        Command::Doc(a) => return finish(doc::run(a)),
         other => other,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -294,6 +299,7 @@ pub fn main() -> i32 {
             Command::Audit(a) => audit::run(a),
             Command::Vault(a) => vault::run(a),
             Command::Config(a) => config::run(a, &config),
+            Command::Doc(a) => doc::run(a),
         }
     }))
 }
