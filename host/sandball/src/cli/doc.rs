@@ -153,7 +153,7 @@ impl Doc {
                 aliases: spec.aliases.clone(),
                 choices: spec.choices.clone().unwrap_or_default(),
                 default: spec.default.clone(),
-                kind: serde_json::to_value(&spec.kind)
+                kind: serde_json::to_value(spec.kind)
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_string)),
                 elements: spec
