@@ -493,3 +493,44 @@ fn flags_ansible_has_are_taken() {
         .run();
     out.assert_no_panic().assert_code(0);
 }
+
+#[test]
+fn a_progress_line_shows_on_a_terminal_only() {
+    let sb = Sandbox::new();
+    let inv = sb.inventory(&["h1", "h2", "h3"]).display().to_string();
+    let pb = sb
+        .write(
+            "slow.yml",
+            "- hosts: all\n  gather_facts: false\n  tasks:\n    - command: \"sleep {{ 0 if inventory_hostname == 'h1' else 3 }}\"\n",
+        )
+        .display()
+        .to_string();
+    // `script` gives the run a terminal.
+    let bins = sandball_e2e::Binaries::get();
+    let line = format!("{} playbook -i {inv} {pb}", bins.sandball.display());
+    let mut cmd = std::process::Command::new("script");
+    cmd.args(["-qec", &line, "/dev/null"])
+        .current_dir(sb.path())
+        .env("SANDBALL_SHIM", &bins.shim)
+        .env(
+            "SANDBALL_CACHE_DIR",
+            sandball_e2e::binaries::workspace_root().join("target/e2e-shim-cache"),
+        )
+        .env("NO_COLOR", "1");
+    let tty = Output::run(cmd, std::time::Duration::from_secs(120));
+    assert_eq!(tty.code, 0, "{tty}");
+    assert!(
+        tty.stdout.contains("\r\x1b[K[1/3 hosts done, 1s]"),
+        "no progress line on a terminal:\n{tty:?}"
+    );
+    // Cleared before the next result: no line ends with it.
+    assert!(
+        !tty.stdout
+            .lines()
+            .any(|l| l.trim_end_matches('\r').ends_with("s]")),
+        "{tty:?}"
+    );
+    let piped = sb.sandball(["playbook", "-i", &inv, &pb]).run();
+    piped.assert_code(0);
+    assert!(!piped.stdout.contains("hosts done"), "{piped}");
+}

@@ -918,6 +918,9 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         return true;
     }
     cx.banner(&banner_name, handler);
+    if cx.free.is_none() {
+        run.callback.task_hosts(hosts.len());
+    }
     let free_banner = cx.free.map(|last| task::Banner {
         last,
         task: t as *const Task as usize,

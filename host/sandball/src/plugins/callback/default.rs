@@ -82,7 +82,9 @@ pub struct DefaultCallback {
     verbosity: u8,
     diff: bool,
     display: Display,
-    out: Mutex<Box<dyn Write + Send>>,
+    out: std::sync::Arc<Mutex<Box<dyn Write + Send>>>,
+    /// The live progress line, on a terminal.
+    progress: Option<std::sync::Arc<super::progress::Progress>>,
     /// Errors and warnings already shown: Ansible shows each text once.
     shown: Mutex<std::collections::HashSet<String>>,
     /// Where warnings go (stderr).
@@ -94,13 +96,19 @@ pub struct DefaultCallback {
 }
 
 impl DefaultCallback {
-    /// Prints to stdout, warnings to stderr.
+    /// Prints to stdout, warnings to stderr; with a live progress line when stdout is
+    /// a terminal.
     pub fn stdout(display: Display) -> Self {
-        Self::new(
+        use std::io::IsTerminal;
+        let mut callback = Self::new(
             Box::new(std::io::stdout()),
             Box::new(std::io::stderr()),
             display,
-        )
+        );
+        if std::io::stdout().is_terminal() {
+            callback.progress = Some(super::progress::Progress::start(callback.out.clone()));
+        }
+        callback
     }
 
     /// Prints to any writers (`err` for warnings).
@@ -109,7 +117,8 @@ impl DefaultCallback {
             verbosity: display.verbosity,
             diff: display.diff,
             display,
-            out: Mutex::new(out),
+            out: std::sync::Arc::new(Mutex::new(out)),
+            progress: None,
             shown: Mutex::new(Default::default()),
             err: Mutex::new(err),
             pending: Mutex::new(None),
@@ -125,6 +134,11 @@ impl DefaultCallback {
     }
 
     fn emit_err(&self, text: &str) {
+        if let Some(p) = &self.progress {
+            let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = write!(out, "{}", p.clear());
+            let _ = out.flush();
+        }
         let mut err = self.err.lock().unwrap_or_else(|e| e.into_inner());
         let _ = writeln!(err, "{text}");
         let _ = err.flush();
@@ -138,6 +152,9 @@ impl DefaultCallback {
             .take();
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
         // Output errors (a closed pipe) must not abort the run.
+        if let Some(p) = &self.progress {
+            let _ = write!(out, "{}", p.clear());
+        }
         if let Some(banner) = pending {
             let _ = writeln!(out, "{banner}");
         }
@@ -326,6 +343,14 @@ pub fn render_diff(diff: &Value) -> String {
     out
 }
 
+impl Drop for DefaultCallback {
+    fn drop(&mut self) {
+        if let Some(p) = &self.progress {
+            p.stop();
+        }
+    }
+}
+
 impl Callback for DefaultCallback {
     fn playbook_start(&self, path: &str, plays: usize) {
         // From -vv, as ansible-playbook's default callback shows it.
@@ -365,7 +390,18 @@ impl Callback for DefaultCallback {
         }
     }
 
+    fn task_hosts(&self, total: usize) {
+        if let Some(p) = &self.progress {
+            p.task(total);
+        }
+    }
+
     fn result(&self, r: &Report<'_>) {
+        if let Some(p) = &self.progress
+            && r.is_final()
+        {
+            p.host_done(matches!(r.status, Status::Failed | Status::Unreachable));
+        }
         if !r.shown()
             || (r.status == Status::Ok && !self.display.ok_hosts)
             || (r.status == Status::Skipped && !self.display.skipped_hosts)

@@ -10,6 +10,7 @@ pub mod jsonl;
 pub mod junit;
 pub mod minimal;
 pub mod profile_tasks;
+pub mod progress;
 pub mod prompt;
 pub mod stats;
 pub mod tree;
@@ -149,6 +150,9 @@ impl Callback for Many {
     fn task_start(&self, name: &str, handler: bool) {
         self.0.iter().for_each(|c| c.task_start(name, handler));
     }
+    fn task_hosts(&self, total: usize) {
+        self.0.iter().for_each(|c| c.task_hosts(total));
+    }
     fn no_more_hosts(&self) {
         self.0.iter().for_each(|c| c.no_more_hosts());
     }
@@ -279,6 +283,10 @@ pub trait Callback: Send + Sync {
     /// A task starts (`handler` for handlers).
     fn task_start(&self, name: &str, handler: bool) {
         let _ = (name, handler);
+    }
+    /// The task whose banner was shown last runs on this many hosts (linear strategy).
+    fn task_hosts(&self, total: usize) {
+        let _ = total;
     }
     /// A play stops for every host (`max_fail_percentage` passed).
     fn no_more_hosts(&self) {}
