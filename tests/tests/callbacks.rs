@@ -534,3 +534,42 @@ fn a_progress_line_shows_on_a_terminal_only() {
     piped.assert_code(0);
     assert!(!piped.stdout.contains("hosts done"), "{piped}");
 }
+
+#[test]
+fn verbose_runs_say_what_runs_and_where_each_task_is() {
+    let sb = Sandbox::new();
+    let (pb, inv) = setup(&sb);
+    let ours = sb
+        .sandball(["playbook", &pb, "-i", &inv, "-f", "1", "-vv"])
+        .run();
+    ours.assert_no_panic().assert_code(0);
+    let first: Vec<&str> = ours.stdout.lines().take(5).collect();
+    assert!(
+        first[0].starts_with("sandball playbook [sandball "),
+        "{ours}"
+    );
+    assert!(first[1].starts_with("  config file = "), "{ours}");
+    assert!(
+        first[4] == "No config file found; using defaults"
+            || (first[4].starts_with("Using ") && first[4].ends_with(" as config file")),
+        "{ours}"
+    );
+    let paths = |out: &Output| -> Vec<String> {
+        out.stdout
+            .lines()
+            .filter(|l| l.starts_with("task path: "))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(paths(&ours).len(), 4, "{ours}");
+    assert!(paths(&ours)[3].ends_with("play.yml:15"), "{ours}");
+    let quiet = sb.sandball(["playbook", &pb, "-i", &inv]).run();
+    assert!(
+        paths(&quiet).is_empty() && !quiet.stdout.contains("config file"),
+        "{quiet}"
+    );
+    let Some(theirs) = sb.ansible_playbook([&pb, "-i", &inv, "-f", "1", "-vv"]) else {
+        return;
+    };
+    assert_eq!(paths(&ours), paths(&theirs.run()));
+}

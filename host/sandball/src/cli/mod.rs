@@ -265,9 +265,37 @@ pub fn main() -> i32 {
     };
     init_logging(verbosity);
     if verbosity >= 1 {
+        // As ansible's commands start at -v: what runs, with which configuration.
+        let header = match &cli.command {
+            Command::Playbook(a) => Some(("playbook", &a.common.module_path)),
+            Command::Run(a) => Some(("run", &a.common.module_path)),
+            _ => None,
+        };
+        if let Some((command, module_path)) = header {
+            let mut searched = module_path.clone();
+            searched.extend(crate::assemble::ModuleStore::default_dirs());
+            println!(
+                "sandball {command} [{} {}, ansible-core {} compatible]\n  config file = {}\n  configured module search path = [{}]\n  executable location = {}",
+                env!("CARGO_PKG_NAME"),
+                env!("CARGO_PKG_VERSION"),
+                crate::ANSIBLE_COMPAT_VERSION,
+                config
+                    .path
+                    .as_ref()
+                    .map_or_else(|| "None".to_string(), |p| p.display().to_string()),
+                searched
+                    .iter()
+                    .map(|d| format!("'{}'", d.display()))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                std::env::current_exe()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+            );
+        }
         match &config.path {
-            Some(p) => eprintln!("Using {} as config file", p.display()),
-            None => eprintln!("No config file found; using defaults"),
+            Some(p) => println!("Using {} as config file", p.display()),
+            None => println!("No config file found; using defaults"),
         }
         for unused in &config.unused {
             eprintln!("[WARNING]: {unused} in the configuration file is not used by sandball");

@@ -919,7 +919,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     }
     cx.banner(&banner_name, handler);
     if cx.free.is_none() {
-        run.callback.task_hosts(hosts.len());
+        run.callback.task_running(hosts.len(), &t.location);
     }
     let free_banner = cx.free.map(|last| task::Banner {
         last,

@@ -390,9 +390,13 @@ impl Callback for DefaultCallback {
         }
     }
 
-    fn task_hosts(&self, total: usize) {
+    fn task_running(&self, hosts: usize, path: &crate::playbook::Location) {
+        // From -vv, where the task is written, as ansible-playbook shows it.
+        if self.verbosity >= 2 {
+            self.emit(&format!("task path: {}:{}", path.file.display(), path.line));
+        }
         if let Some(p) = &self.progress {
-            p.task(total);
+            p.task(hosts);
         }
     }
 

@@ -150,8 +150,8 @@ impl Callback for Many {
     fn task_start(&self, name: &str, handler: bool) {
         self.0.iter().for_each(|c| c.task_start(name, handler));
     }
-    fn task_hosts(&self, total: usize) {
-        self.0.iter().for_each(|c| c.task_hosts(total));
+    fn task_running(&self, hosts: usize, path: &crate::playbook::Location) {
+        self.0.iter().for_each(|c| c.task_running(hosts, path));
     }
     fn no_more_hosts(&self) {
         self.0.iter().for_each(|c| c.no_more_hosts());
@@ -284,9 +284,10 @@ pub trait Callback: Send + Sync {
     fn task_start(&self, name: &str, handler: bool) {
         let _ = (name, handler);
     }
-    /// The task whose banner was shown last runs on this many hosts (linear strategy).
-    fn task_hosts(&self, total: usize) {
-        let _ = total;
+    /// The task whose banner was shown last runs on this many hosts (linear strategy);
+    /// it is written at `path`.
+    fn task_running(&self, hosts: usize, path: &crate::playbook::Location) {
+        let _ = (hosts, path);
     }
     /// A play stops for every host (`max_fail_percentage` passed).
     fn no_more_hosts(&self) {}
