@@ -269,7 +269,6 @@ fn junit_reports_as_ansibles() {
         .env("ANSIBLE_CALLBACKS_ENABLED", "junit")
         .env("JUNIT_OUTPUT_DIR", &dir)
         .env("JUNIT_FAIL_ON_IGNORE", "true")
-        .env("JUNIT_HIDE_TASK_ARGUMENTS", "true")
         .run()
         .assert_code(0);
     assert_eq!((cases, suite), junit_cases(&dir));

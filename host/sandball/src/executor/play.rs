@@ -919,7 +919,15 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     }
     cx.banner(&banner_name, handler);
     if cx.free.is_none() {
-        run.callback.task_running(hosts.len(), &t.location);
+        run.callback
+            .task_running(&crate::plugins::callback::Running {
+                hosts: hosts.len(),
+                path: &t.location,
+                args: kw
+                    .nearest_setting(Keyword::NoLog)
+                    .is_none()
+                    .then_some(&t.args),
+            });
     }
     let free_banner = cx.free.map(|last| task::Banner {
         last,

@@ -390,13 +390,14 @@ impl Callback for DefaultCallback {
         }
     }
 
-    fn task_running(&self, hosts: usize, path: &crate::playbook::Location) {
+    fn task_running(&self, task: &super::Running<'_>) {
         // From -vv, where the task is written, as ansible-playbook shows it.
         if self.verbosity >= 2 {
-            self.emit(&format!("task path: {}:{}", path.file.display(), path.line));
+            let at = task.path;
+            self.emit(&format!("task path: {}:{}", at.file.display(), at.line));
         }
         if let Some(p) = &self.progress {
-            p.task(hosts);
+            p.task(task.hosts);
         }
     }
 

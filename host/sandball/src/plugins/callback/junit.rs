@@ -5,9 +5,9 @@
 //! every failed result carries an exception), one that `failed_when` decided a
 //! `<failure>`; skipped tasks are `<skipped>`; `JUNIT_FAIL_ON_IGNORE` counts ignored
 //! failures, `JUNIT_FAIL_ON_CHANGE` a change; `JUNIT_INCLUDE_SETUP_TASKS_IN_REPORT`
-//! (default true) keeps fact gathering. Test-case names never carry the task's
-//! arguments (as with `JUNIT_HIDE_TASK_ARGUMENTS=true`): the callbacks are not given
-//! them.
+//! (default true) keeps fact gathering. A test case's name is `[host] play: task`
+//! and the task's arguments as written (`msg=hi`), unless `JUNIT_HIDE_TASK_ARGUMENTS`
+//! or `no_log` hides them (under the `free` strategy they are not known: not shown).
 
 use super::default::dump;
 use super::stats::Stats;
@@ -155,12 +155,31 @@ impl Callback for JunitCallback {
         s.task_started = Instant::now();
     }
 
+    fn task_running(&self, task: &super::Running<'_>) {
+        // The task's arguments follow its name (`msg=hi`), unless hidden or `no_log`.
+        let Some(args) = task.args else { return };
+        if env_flag("JUNIT_HIDE_TASK_ARGUMENTS", false) || args.is_empty() {
+            return;
+        }
+        let shown: Vec<String> = args
+            .iter()
+            .map(|(k, v)| {
+                let text = crate::template::python_str(v).unwrap_or_else(|_| v.to_string());
+                format!("{k}={text}")
+            })
+            .collect();
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.task = format!("{} {}", s.task, shown.join(", "));
+    }
+
     fn result(&self, r: &Report<'_>) {
         if !r.is_final() {
             return;
         }
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if s.task == "Gathering Facts" && !env_flag("JUNIT_INCLUDE_SETUP_TASKS_IN_REPORT", true) {
+        if s.task.starts_with("Gathering Facts")
+            && !env_flag("JUNIT_INCLUDE_SETUP_TASKS_IN_REPORT", true)
+        {
             return;
         }
         let msg = |key: &str| {

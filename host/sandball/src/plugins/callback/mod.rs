@@ -150,8 +150,8 @@ impl Callback for Many {
     fn task_start(&self, name: &str, handler: bool) {
         self.0.iter().for_each(|c| c.task_start(name, handler));
     }
-    fn task_running(&self, hosts: usize, path: &crate::playbook::Location) {
-        self.0.iter().for_each(|c| c.task_running(hosts, path));
+    fn task_running(&self, task: &Running<'_>) {
+        self.0.iter().for_each(|c| c.task_running(task));
     }
     fn no_more_hosts(&self) {
         self.0.iter().for_each(|c| c.no_more_hosts());
@@ -259,6 +259,18 @@ impl Report<'_> {
     }
 }
 
+/// A task as it starts running.
+#[derive(Clone, Copy, Debug)]
+pub struct Running<'a> {
+    /// How many hosts it runs on.
+    pub hosts: usize,
+    /// Where it is written.
+    pub path: &'a crate::playbook::Location,
+    /// Its arguments as written, untemplated; `None` when `no_log` is set on it or
+    /// around it (they may hold secrets).
+    pub args: Option<&'a Map<String, Value>>,
+}
+
 /// Where a failed task is written, and what failed in it.
 #[derive(Clone, Copy, Debug)]
 pub struct Origin<'a> {
@@ -284,10 +296,9 @@ pub trait Callback: Send + Sync {
     fn task_start(&self, name: &str, handler: bool) {
         let _ = (name, handler);
     }
-    /// The task whose banner was shown last runs on this many hosts (linear strategy);
-    /// it is written at `path`.
-    fn task_running(&self, hosts: usize, path: &crate::playbook::Location) {
-        let _ = (hosts, path);
+    /// The task whose banner was shown last starts running (linear strategy).
+    fn task_running(&self, task: &Running<'_>) {
+        let _ = task;
     }
     /// A play stops for every host (`max_fail_percentage` passed).
     fn no_more_hosts(&self) {}
