@@ -163,6 +163,12 @@ const SETTINGS: &[Setting] = &[
     ),
     s(
         "callback_junit",
+        "hide_task_arguments",
+        "JUNIT_HIDE_TASK_ARGUMENTS",
+        false,
+    ),
+    s(
+        "callback_junit",
         "fail_on_ignore",
         "JUNIT_FAIL_ON_IGNORE",
         false,
@@ -278,6 +284,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("JUNIT_OUTPUT_DIR", "~/.ansible.log"),
     ("JUNIT_FAIL_ON_CHANGE", "False"),
     ("JUNIT_FAIL_ON_IGNORE", "False"),
+    ("JUNIT_HIDE_TASK_ARGUMENTS", "False"),
     ("JUNIT_INCLUDE_SETUP_TASKS_IN_REPORT", "True"),
     ("PROFILE_TASKS_TASK_OUTPUT_LIMIT", "20"),
     ("PROFILE_TASKS_SORT_ORDER", "descending"),
