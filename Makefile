@@ -29,11 +29,12 @@ run: build
 	$(PROFILE_DIR)/sandball playbook -i examples/inventory.ini examples/site.yml
 
 ## ansible: ansible-core from PyPI in a venv, the reference the tests and benchmarks compare
-## against, with passlib (which its password_hash filter and vars_prompt encrypt need).
+## against, with passlib (which its password_hash filter and vars_prompt encrypt need)
+## and tomli-w (which ansible-inventory --toml needs).
 ansible: $(VENV)/bin/ansible-playbook
 $(VENV)/bin/ansible-playbook:
 	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check '$(ANSIBLE_PIN)' passlib
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check '$(ANSIBLE_PIN)' passlib tomli-w
 
 ## ansible-2.16: the older ansible-core whose module_utils layout the legacy tests also run.
 VENV_216 := target/venv-2.16

@@ -58,7 +58,7 @@ pub struct AdhocArgs {
 
 /// Runs the module on the pattern's hosts; returns the exit code.
 pub async fn run(args: AdhocArgs) -> Result<i32, CliError> {
-    super::vault_secrets(&args.common)?;
+    super::vault_secrets(&args.common.vault)?;
     let task_args = if args.args.trim_start().starts_with('{') {
         serde_json::from_str(&args.args)
             .map_err(|e| CliError::options(format!("-a is not valid JSON: {e}")))?

@@ -43,6 +43,15 @@ pub struct InventoryArgs {
     /// YAML instead of JSON.
     #[arg(short = 'y', long = "yaml")]
     pub yaml: bool,
+    /// TOML instead of JSON (with `--list`).
+    #[arg(long = "toml", conflicts_with = "yaml")]
+    pub toml: bool,
+    /// Extra variables (`k=v`, JSON or YAML text, `@file`): accepted for ansible's sake;
+    /// sandball's inventory sources do not template with them.
+    #[arg(short = 'e', long = "extra-vars", value_name = "EXTRA_VARS")]
+    pub extra_vars: Vec<String>,
+    #[command(flatten)]
+    pub vault: super::VaultFlags,
     /// Write to this file instead of standard output.
     #[arg(long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -66,6 +75,12 @@ pub struct InventoryArgs {
 
 /// Loads the inventory and prints what was asked; returns the exit code.
 pub fn run(args: InventoryArgs) -> Result<i32, CliError> {
+    super::vault_secrets(&args.vault)?;
+    if !args.extra_vars.is_empty() {
+        warn(
+            "-e has no effect here: sandball's inventory sources are not templated with extra vars",
+        );
+    }
     let actions = [
         args.list,
         args.host.is_some(),
@@ -138,6 +153,13 @@ pub fn run(args: InventoryArgs) -> Result<i32, CliError> {
             listing.graph(g, args.vars)
         } else if args.yaml {
             format(&listing.yaml_tree(), true)?
+        } else if args.toml {
+            if !args.list {
+                return Err(CliError::options("--toml goes with --list only"));
+            }
+            toml::to_string(&listing.toml_tree()).map_err(|e| {
+                CliError::other(format!("the inventory cannot be written as TOML: {e}"))
+            })?
         } else {
             to_json_text(&listing.json())
         };

@@ -109,20 +109,8 @@ pub struct CommonArgs {
     /// Ask for the connection (SSH) password (read from the terminal without echo).
     #[arg(short = 'k', long = "ask-pass")]
     pub ask_pass: bool,
-    /// A file holding the vault password, or a program printing it (repeatable).
-    #[arg(
-        long = "vault-password-file",
-        alias = "vault-pass-file",
-        value_name = "VAULT_PASSWORD_FILES",
-        env = "ANSIBLE_VAULT_PASSWORD_FILE"
-    )]
-    pub vault_password_file: Vec<PathBuf>,
-    /// A vault id: `label@file` (or `label@prompt`), repeatable.
-    #[arg(long = "vault-id", value_name = "VAULT_IDS")]
-    pub vault_id: Vec<String>,
-    /// Ask for the vault password (read from the terminal without echo).
-    #[arg(short = 'J', long = "ask-vault-pass", alias = "ask-vault-password")]
-    pub ask_vault_pass: bool,
+    #[command(flatten)]
+    pub vault: VaultFlags,
     /// Connection type for hosts whose variables and plays set none (`local`, `ssh`).
     #[arg(
         short = 'c',
@@ -207,6 +195,25 @@ pub struct CommonArgs {
     /// empty one: there is nothing more to clear.
     #[arg(long = "flush-cache")]
     pub flush_cache: bool,
+}
+
+/// The vault flags of `playbook`, `run` and `inventory`.
+#[derive(Args, Debug, Clone)]
+pub struct VaultFlags {
+    /// A file holding the vault password, or a program printing it (repeatable).
+    #[arg(
+        long = "vault-password-file",
+        alias = "vault-pass-file",
+        value_name = "VAULT_PASSWORD_FILES",
+        env = "ANSIBLE_VAULT_PASSWORD_FILE"
+    )]
+    pub vault_password_file: Vec<PathBuf>,
+    /// A vault id: `label@file` (or `label@prompt`), repeatable.
+    #[arg(long = "vault-id", value_name = "VAULT_IDS")]
+    pub vault_id: Vec<String>,
+    /// Ask for the vault password (read from the terminal without echo).
+    #[arg(short = 'J', long = "ask-vault-pass", alias = "ask-vault-password")]
+    pub ask_vault_pass: bool,
 }
 
 /// The subcommand a link to sandball stands for when it carries the name of an Ansible
@@ -356,7 +363,7 @@ pub struct CliError {
 
 /// The vault passwords the flags give (`--vault-password-file`, `--vault-id`,
 /// `--ask-vault-pass`), set for the run before anything is loaded.
-pub(crate) fn vault_secrets(common: &CommonArgs) -> Result<(), CliError> {
+pub(crate) fn vault_secrets(common: &VaultFlags) -> Result<(), CliError> {
     use crate::vault::{Secret, password_from};
     let mut secrets = Vec::new();
     let ask = || {

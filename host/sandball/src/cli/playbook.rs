@@ -59,7 +59,7 @@ pub struct PlaybookArgs {
 
 /// Runs the playbooks; returns the exit code.
 pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
-    super::vault_secrets(&args.common)?;
+    super::vault_secrets(&args.common.vault)?;
     let extra_vars = super::extra_vars_of(&args.common)?;
     let mut books = Vec::new();
     for path in &args.playbooks {

@@ -129,6 +129,58 @@ impl<'a> Listing<'a> {
         }
     }
 
+    /// The `--list --toml` document: one table per group (`all` only for its
+    /// `vars`), with its `children` (names), its own `hosts` (each with the variables
+    /// `--list` gives it) and, with `--export`, `vars`.
+    pub fn toml_tree(&self) -> Value {
+        let list = self.json();
+        let hostvars = list
+            .pointer("/_meta/hostvars")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let mut out = Map::new();
+        for (name, group) in list.as_object().into_iter().flatten() {
+            if name == "_meta" {
+                continue;
+            }
+            let mut table = Map::new();
+            if name != "all"
+                && let Some(children) = group
+                    .get("children")
+                    .filter(|c| c.as_array().is_some_and(|a| !a.is_empty()))
+            {
+                table.insert("children".into(), children.clone());
+            }
+            if let Some(Value::Array(hosts)) = group.get("hosts") {
+                let hosts: Map<String, Value> = hosts
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(|h| {
+                        let vars = hostvars
+                            .get(h)
+                            .cloned()
+                            .unwrap_or_else(|| Value::Object(Map::new()));
+                        (h.to_string(), vars)
+                    })
+                    .collect();
+                if !hosts.is_empty() {
+                    table.insert("hosts".into(), Value::Object(hosts));
+                }
+            }
+            if let Some(vars) = group
+                .get("vars")
+                .filter(|v| v.as_object().is_some_and(|m| !m.is_empty()))
+            {
+                table.insert("vars".into(), vars.clone());
+            }
+            if !table.is_empty() {
+                out.insert(name.clone(), Value::Object(table));
+            }
+        }
+        Value::Object(out)
+    }
+
     /// The `--list --yaml` document: `all` with nested `children`, `hosts` (each host's
     /// variables under the first group that lists it, an empty mapping elsewhere) and, with
     /// `--export`, `vars`.

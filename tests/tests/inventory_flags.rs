@@ -1,0 +1,119 @@
+//! `sandball inventory` flags beyond the corpus of `inventory.rs`: `--toml` (the same
+//! data as `ansible-inventory --list --toml`, compared parsed), the vault flags
+//! (encrypted `group_vars` read with `--vault-password-file`) and `-e` (accepted,
+//! said to have no effect).
+
+use sandball_e2e::Sandbox;
+use sandball_e2e::compare::ansible_bin;
+use std::path::Path;
+
+/// A TOML file as sorted JSON, parsed by the venv's Python (`tomllib`).
+fn toml_as_json(python: &Path, file: &Path) -> String {
+    let out = std::process::Command::new(python)
+        .args([
+            "-c",
+            "import json, sys, tomllib; print(json.dumps(tomllib.load(open(sys.argv[1], 'rb')), sort_keys=True))",
+        ])
+        .arg(file)
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn toml_lists_the_inventory_as_ansible_inventory_does() {
+    let sb = Sandbox::new();
+    let inv = sb
+        .write(
+            "hosts.ini",
+            "a x=1\n[g]\nb y=2\n[g:vars]\nz=3\n[p:children]\ng\n[all:vars]\nq=1\n",
+        )
+        .display()
+        .to_string();
+    let python = ansible_bin("ANSIBLE_BIN_DIR", "venv").join("python");
+    for export in [false, true] {
+        let mut args = vec!["inventory", "-i", &inv, "--list", "--toml"];
+        if export {
+            args.push("--export");
+        }
+        let mine = sb.path().join(format!("mine-{export}.toml"));
+        let ours = sb
+            .sandball(
+                args.iter()
+                    .copied()
+                    .chain(["--output", mine.to_str().unwrap_or_default()]),
+            )
+            .run();
+        ours.assert_no_panic().assert_code(0);
+        let parsed = toml_as_json(&python, &mine);
+        let expected = if export {
+            r#"{"all": {"vars": {"q": 1}}, "g": {"hosts": {"b": {"y": 2}}, "vars": {"z": 3}}, "p": {"children": ["g"]}, "ungrouped": {"hosts": {"a": {"x": 1}}}}"#
+        } else {
+            r#"{"g": {"hosts": {"b": {"q": 1, "y": 2, "z": 3}}}, "p": {"children": ["g"]}, "ungrouped": {"hosts": {"a": {"q": 1, "x": 1}}}}"#
+        };
+        assert_eq!(parsed.trim(), expected);
+        // ansible-inventory needs the tomli-w library for TOML: compared when it has it.
+        let Some(theirs) = sb.ansible_tool("ansible-inventory", args[1..].iter().copied()) else {
+            continue;
+        };
+        let theirs = theirs.run();
+        if theirs.code == 0 {
+            let file = sb.write(&format!("theirs-{export}.toml"), &theirs.stdout);
+            assert_eq!(parsed, toml_as_json(&python, &file));
+        } else {
+            eprintln!(
+                "ansible-inventory --toml unavailable here: {}",
+                theirs.stderr.trim()
+            );
+        }
+    }
+}
+
+#[test]
+fn vaulted_group_vars_are_read_with_the_vault_flags() {
+    let sb = Sandbox::new();
+    let inv = sb
+        .write("inv/hosts.ini", "[web]\nw1\n")
+        .display()
+        .to_string();
+    let vars = sb.write("inv/group_vars/web.yml", "secret_port: 8443\n");
+    let pw = sb.write("pw", "hunter2\n");
+    let pw_text = pw.display().to_string();
+    sb.sandball([
+        "vault",
+        "encrypt",
+        vars.to_str().unwrap_or_default(),
+        "--vault-password-file",
+        &pw_text,
+    ])
+    .run()
+    .assert_code(0);
+    assert!(
+        std::fs::read_to_string(&vars)
+            .unwrap_or_default()
+            .starts_with("$ANSIBLE_VAULT;")
+    );
+    let out = sb
+        .sandball([
+            "inventory",
+            "-i",
+            &inv,
+            "--host",
+            "w1",
+            "--vault-password-file",
+            &pw_text,
+            "-e",
+            "x=1",
+        ])
+        .run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("\"secret_port\": 8443")
+        .assert_stderr_has("-e has no effect here");
+    let without = sb.sandball(["inventory", "-i", &inv, "--host", "w1"]).run();
+    assert_ne!(without.code, 0, "{without}");
+}
