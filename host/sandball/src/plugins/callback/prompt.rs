@@ -6,13 +6,26 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::Command;
 
 /// Prints `prompt` on the terminal and reads one line from it, with echo turned off
-/// when the answer is `private`.
+/// when the answer is `private`; without a terminal, reads stdin after a warning, as
+/// ansible's prompts do.
 pub fn ask(prompt: &str, private: bool) -> Result<String, String> {
-    let tty = std::fs::OpenOptions::new()
+    let Ok(tty) = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open("/dev/tty")
-        .map_err(|e| format!("cannot ask: no terminal (/dev/tty: {e})"))?;
+    else {
+        // Without a terminal, as Python's getpass: said on stderr, then read from stdin
+        // (nothing there is an empty answer).
+        let mut err = std::io::stderr();
+        if private {
+            let _ = writeln!(err, "Warning: Password input may be echoed.");
+        }
+        let _ = write!(err, "{prompt}");
+        let _ = err.flush();
+        let mut line = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut line);
+        return Ok(line.trim_end_matches(['\r', '\n']).to_string());
+    };
     let stty = |arg: &str| {
         let input = tty.try_clone().map_err(|e| e.to_string())?;
         Command::new("stty")
