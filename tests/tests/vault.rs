@@ -59,7 +59,7 @@ fn vault_files_and_values_interoperate_with_ansible_vault() {
         .arg(&blob));
     let pb = sb.write(
         "play.yml",
-        &format!("- hosts: all\n  gather_facts: false\n  vars:\n{indented}  tasks:\n    - name: show\n      debug: {{msg: \"{{{{ from_file }}}} {{{{ inline }}}} {{{{ lookup('unvault', 'blob.txt') | trim }}}}\"}}\n"),
+        &format!("- hosts: all\n  gather_facts: false\n  vars:\n{indented}    shown: \"{{{{ from_file }}}} {{{{ inline }}}} {{{{ lookup('unvault', 'blob.txt') | trim }}}}\"\n  tasks:\n    - name: show\n      debug: {{msg: \"{{{{ shown }}}}\"}}\n    - name: keep\n      copy: {{content: \"{{{{ shown }}}}\", dest: \"{{{{ work }}}}/shown\"}}\n"),
     );
     let work = sb.dir("work");
     for flag in [
@@ -76,7 +76,14 @@ fn vault_files_and_values_interoperate_with_ansible_vault() {
         let flags: Vec<&str> = flag.iter().map(String::as_str).collect();
         let out = sb.play(&pb, &work, &flags).run();
         out.assert_no_panic().assert_code(0);
-        out.assert_stdout_has("\"msg\": \"s3cret inline-secret file secret\"");
+        // Decrypted, used, and never shown.
+        assert_eq!(
+            std::fs::read_to_string(work.join("shown")).unwrap_or_default(),
+            "s3cret inline-secret file secret",
+            "{out}"
+        );
+        out.assert_stdout_has("\"msg\": \"******** ******** ********\"");
+        let _ = std::fs::remove_file(work.join("shown"));
     }
     let none = sb.play(&pb, &work, &[]).run();
     none.assert_no_panic();
@@ -154,5 +161,79 @@ fn vault_files_and_values_interoperate_with_ansible_vault() {
         )
         .run();
     ours.assert_code(0);
-    ours.assert_stdout_has("\"msg\": \"from-sandball sandball\"");
+    // sandball never shows what the vault decrypted (ansible-playbook does).
+    ours.assert_stdout_has("\"msg\": \"******** ********\"");
+}
+
+#[test]
+fn decrypted_values_are_used_but_never_shown() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let work = sb.dir("work");
+    let pw = sb.write("pw", "s3cret-pass\n");
+    let pw_flag = pw.display().to_string();
+    let secret = sb
+        .sandball([
+            "vault",
+            "encrypt_string",
+            "tr0ub4dor&3",
+            "--name",
+            "db_password",
+            "--vault-password-file",
+            pw_flag.as_str(),
+        ])
+        .run();
+    secret.assert_code(0);
+    let indented: String = secret
+        .stdout
+        .lines()
+        .map(|l| format!("    {l}\n"))
+        .collect();
+    let vars = sb.write("secrets.yml", "api_token: tok-9f8e7d6c\n");
+    sb.sandball([
+        "vault",
+        "encrypt",
+        vars.to_str().unwrap_or_default(),
+        "--vault-password-file",
+        pw_flag.as_str(),
+    ])
+    .run()
+    .assert_code(0);
+    let pb = sb.write(
+        "play.yml",
+        &format!(
+            "- hosts: all\n  gather_facts: false\n  vars:\n{indented}  vars_files: [secrets.yml]\n  tasks:\n    - name: shown\n      debug: {{msg: \"db {{{{ db_password }}}} api {{{{ api_token }}}}\"}}\n    - name: written\n      copy: {{content: \"{{{{ db_password }}}}/{{{{ api_token }}}}\", dest: \"{{{{ work }}}}/out\"}}\n    - name: failed\n      fail: {{msg: \"bad {{{{ api_token }}}}\"}}\n      ignore_errors: true\n"
+        ),
+    );
+    let log = sb.path().join("audit.jsonl");
+    let out = sb
+        .play(
+            &pb,
+            &work,
+            &[
+                "--vault-password-file",
+                pw_flag.as_str(),
+                "-v",
+                "--audit-log",
+                log.to_str().unwrap_or_default(),
+            ],
+        )
+        .run();
+    out.assert_no_panic().assert_code(0);
+    assert_eq!(
+        std::fs::read_to_string(work.join("out")).unwrap_or_default(),
+        "tr0ub4dor&3/tok-9f8e7d6c",
+        "the values are used: {out}"
+    );
+    out.assert_stdout_has("\"msg\": \"db ******** api ********\"")
+        .assert_stdout_has("bad ********");
+    let everything = format!(
+        "{}{}{}",
+        out.stdout,
+        out.stderr,
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+    for plain in ["tr0ub4dor&3", "tok-9f8e7d6c"] {
+        assert!(!everything.contains(plain), "{plain} shown:\n{out}");
+    }
 }

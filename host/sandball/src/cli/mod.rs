@@ -477,6 +477,9 @@ pub(crate) fn build_run(
     skip_tags: Vec<String>,
 ) -> Result<crate::executor::Run, CliError> {
     use crate::executor::{Run, RunOptions};
+    // Whatever the vault decrypts is masked before any callback sees it.
+    let callback: Box<dyn crate::plugins::callback::Callback> =
+        Box::new(crate::plugins::callback::Masked(callback));
     let extra = extra_vars_of(common)?;
     let mut load = crate::inventory::LoadOptions::from_env();
     load.playbook_dir.clone_from(&playbook_dir);

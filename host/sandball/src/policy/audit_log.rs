@@ -57,7 +57,10 @@ impl AuditLog {
 
     /// Appends one line for `e`.
     pub fn record(&self, e: &Entry<'_>) -> std::io::Result<()> {
-        let mut line = serde_json::to_string(&entry_json(e, SystemTime::now()))?;
+        // Nothing the vault decrypted is written down.
+        let mut line =
+            crate::vault::mask(&serde_json::to_string(&entry_json(e, SystemTime::now()))?)
+                .into_owned();
         line.push('\n');
         // One write per line, under the lock: lines from parallel hosts never mix.
         let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());

@@ -62,6 +62,70 @@ pub enum VaultError {
 
 static SECRETS: OnceLock<Vec<Secret>> = OnceLock::new();
 
+/// What was decrypted in this run, to be masked wherever it would be shown (longest
+/// first, so a secret holding another is masked whole).
+static DECRYPTED: std::sync::RwLock<Vec<String>> = std::sync::RwLock::new(Vec::new());
+
+/// What a masked secret is shown as.
+pub const MASK: &str = "********";
+
+/// Texts shorter than this are not masked: a secret of one to three characters would
+/// take those characters out of every line.
+const MASKED_FROM: usize = 4;
+
+/// Remembers decrypted texts so that they are never shown.
+fn remember<'a>(texts: impl IntoIterator<Item = &'a str>) {
+    let mut known = DECRYPTED.write().unwrap_or_else(|e| e.into_inner());
+    for t in texts {
+        let t = t.trim();
+        if t.chars().count() >= MASKED_FROM && !known.iter().any(|k| k == t) {
+            known.push(t.to_string());
+        }
+    }
+    known.sort_by_key(|k| std::cmp::Reverse(k.len()));
+}
+
+/// Remembers what a decrypted vars file holds: each of its values (text and numbers
+/// as text), or its lines when it is not YAML data.
+fn remember_data(text: &str, path: &Path) {
+    fn leaves(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::String(s) => out.push(s.clone()),
+            serde_json::Value::Number(n) => out.push(n.to_string()),
+            serde_json::Value::Array(items) => items.iter().for_each(|i| leaves(i, out)),
+            serde_json::Value::Object(m) => m.values().for_each(|i| leaves(i, out)),
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    match crate::playbook::load_data(text, path) {
+        Ok(data) if data.is_object() || data.is_array() => leaves(&data, &mut found),
+        _ => found.extend(text.lines().map(str::to_string)),
+    }
+    remember(found.iter().map(String::as_str));
+}
+
+/// `text` with every decrypted secret of the run replaced by [`MASK`].
+pub fn mask(text: &str) -> std::borrow::Cow<'_, str> {
+    let known = DECRYPTED.read().unwrap_or_else(|e| e.into_inner());
+    if !known.iter().any(|k| text.contains(k.as_str())) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = text.to_string();
+    for k in known.iter() {
+        out = out.replace(k.as_str(), MASK);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Whether anything was decrypted in this run (so that output must be masked).
+pub fn any_decrypted() -> bool {
+    !DECRYPTED
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .is_empty()
+}
+
 /// Sets the passwords of the run (once, before anything is loaded).
 pub fn set_secrets(secrets: Vec<Secret>) {
     let _ = SECRETS.set(secrets);
@@ -83,12 +147,14 @@ pub fn read_file(path: &Path) -> std::io::Result<String> {
     let Some(plain) = decrypted(text.as_bytes(), path)? else {
         return Ok(text);
     };
-    String::from_utf8(plain).map_err(|_| {
+    let plain = String::from_utf8(plain).map_err(|_| {
         std::io::Error::other(format!(
             "{} holds encrypted data that is not text",
             path.display()
         ))
-    })
+    })?;
+    remember_data(&plain, path);
+    Ok(plain)
 }
 
 /// A controller file's content, decrypted with the run's passwords when it is
@@ -103,12 +169,22 @@ pub fn decrypted_file(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
     if !is_vault(&String::from_utf8_lossy(&head)) {
         return Ok(None);
     }
-    decrypted(&std::fs::read(path)?, path)
+    decrypted_content(&std::fs::read(path)?, path)
+}
+
+/// As [`decrypted`], for a file's content that may be shown (a diff): each of its
+/// lines is remembered as a secret.
+pub fn decrypted_content(bytes: &[u8], path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    let plain = decrypted(bytes, path)?;
+    if let Some(text) = plain.as_deref().and_then(|p| std::str::from_utf8(p).ok()) {
+        remember(text.lines());
+    }
+    Ok(plain)
 }
 
 /// The content `bytes` of the file `path`, decrypted with the run's passwords when it is
 /// vault-encrypted (`None` when it is not).
-pub fn decrypted(bytes: &[u8], path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+fn decrypted(bytes: &[u8], path: &Path) -> std::io::Result<Option<Vec<u8>>> {
     let text = match std::str::from_utf8(bytes) {
         Ok(text) if is_vault(text) => text,
         _ => return Ok(None),
@@ -121,7 +197,10 @@ pub fn decrypted(bytes: &[u8], path: &Path) -> std::io::Result<Option<Vec<u8>>> 
 /// A `!vault` value decrypted with the run's passwords.
 pub fn decrypt_value(text: &str) -> Result<String, VaultError> {
     let plain = decrypt(text, secrets())?;
-    String::from_utf8(plain).map_err(|_| VaultError::Format("the value is not text".into()))
+    let plain =
+        String::from_utf8(plain).map_err(|_| VaultError::Format("the value is not text".into()))?;
+    remember([plain.as_str()]);
+    Ok(plain)
 }
 
 /// The three derived pieces: AES key, HMAC key, counter block.

@@ -141,7 +141,8 @@ fn assemble(dir: &Path, options: &Options) -> Result<Vec<u8>, String> {
         let unreadable = |e: std::io::Error| format!("could not read {}: {e}", path.display());
         let mut content = std::fs::read(&path).map_err(unreadable)?;
         if options.decrypt
-            && let Some(plain) = crate::vault::decrypted(&content, &path).map_err(unreadable)?
+            && let Some(plain) =
+                crate::vault::decrypted_content(&content, &path).map_err(unreadable)?
         {
             content = plain;
         }

@@ -137,6 +137,99 @@ pub fn for_run(
     Ok((callback, warnings))
 }
 
+/// `value` with every text in it (keys too) masked with [`crate::vault::mask`].
+fn masked_value(value: &Value) -> Value {
+    match value {
+        Value::String(s) => Value::String(crate::vault::mask(s).into_owned()),
+        Value::Array(items) => Value::Array(items.iter().map(masked_value).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (crate::vault::mask(k).into_owned(), masked_value(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// What the vault decrypted in this run never reaches a callback: every text of every
+/// event is masked first (`********`), as `no_log` values are kept from the output.
+pub struct Masked(pub Box<dyn Callback>);
+
+impl Callback for Masked {
+    fn playbook_start(&self, path: &str, plays: usize) {
+        self.0.playbook_start(&crate::vault::mask(path), plays);
+    }
+    fn play_start(&self, name: &str) {
+        self.0.play_start(&crate::vault::mask(name));
+    }
+    fn task_start(&self, name: &str, handler: bool) {
+        self.0.task_start(&crate::vault::mask(name), handler);
+    }
+    fn task_running(&self, task: &Running<'_>) {
+        if !crate::vault::any_decrypted() {
+            return self.0.task_running(task);
+        }
+        let args = task
+            .args
+            .map(|a| match masked_value(&Value::Object(a.clone())) {
+                Value::Object(m) => m,
+                _ => Map::new(),
+            });
+        self.0.task_running(&Running {
+            args: args.as_ref(),
+            ..*task
+        });
+    }
+    fn no_more_hosts(&self) {
+        self.0.no_more_hosts();
+    }
+    fn result(&self, r: &Report<'_>) {
+        if !crate::vault::any_decrypted() {
+            return self.0.result(r);
+        }
+        let result = match masked_value(&Value::Object(r.result.clone())) {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
+        let item = r.item.map(|i| crate::vault::mask(i).into_owned());
+        self.0.result(&Report {
+            host: r.host,
+            action: r.action,
+            status: r.status,
+            result: &result,
+            item: item.as_deref(),
+            ignored: r.ignored,
+            looped: r.looped,
+            origin: r.origin,
+        });
+    }
+    fn retrying(&self, host: &str, task: &str, retries_left: u64) {
+        self.0
+            .retrying(host, &crate::vault::mask(task), retries_left);
+    }
+    fn warning(&self, msg: &str) {
+        self.0.warning(&crate::vault::mask(msg));
+    }
+    fn banner(&self, text: &str) {
+        self.0.banner(&crate::vault::mask(text));
+    }
+    fn verbose(&self, level: u8, host: Option<&str>, msg: &str) {
+        self.0.verbose(level, host, &crate::vault::mask(msg));
+    }
+    fn async_poll(&self, host: &str, jid: &str) {
+        self.0.async_poll(host, jid);
+    }
+    fn async_done(&self, host: &str, jid: &str, ok: bool) {
+        self.0.async_done(host, jid, ok);
+    }
+    fn deprecation(&self, msg: &str) {
+        self.0.deprecation(&crate::vault::mask(msg));
+    }
+    fn recap(&self, stats: &stats::Stats) {
+        self.0.recap(stats);
+    }
+}
+
 /// Several callbacks, each told every event in turn (the stdout one first).
 pub struct Many(pub Vec<Box<dyn Callback>>);
 
