@@ -295,6 +295,24 @@ fn json_output_holds_the_run() {
         .collect();
     assert_eq!(names, ["say hi", "change", "only on b", "fails on a"]);
     assert_eq!(tasks[0]["hosts"]["a"]["msg"], "hi");
+    let play = &doc["plays"][0]["play"];
+    assert!(
+        play["path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("play.yml:1")),
+        "{play}"
+    );
+    let ids: Vec<&str> = std::iter::once(&play["id"])
+        .chain(tasks.iter().map(|t| &t["task"]["id"]))
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    assert_eq!(ids.len(), 5, "{doc}");
+    assert!(
+        ids.iter()
+            .all(|i| i.len() == 36 && i.split('-').count() == 5),
+        "{ids:?}"
+    );
+    assert!(ids.windows(2).all(|w| w[0] != w[1]), "{ids:?}");
     assert_eq!(tasks[0]["hosts"]["b"]["action"], "debug");
     assert_eq!(tasks[2]["hosts"]["a"]["skipped"], true);
     assert_eq!(tasks[3]["hosts"]["a"]["failed"], true);

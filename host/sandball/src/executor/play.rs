@@ -240,6 +240,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
     let mut play_vars = play.keywords.vars.clone();
     play_vars.extend(super::vars_prompt::values(run, play)?);
     run.callback.play_start(&name);
+    run.callback.play_location(&play.location);
     let mut hosts = play_hosts(run, play)?;
     {
         // Hosts an earlier play gave up on take no part, as in Ansible.
@@ -274,6 +275,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
         if i > 0 {
             // Each batch of a `serial` play runs the play anew, under its banner.
             run.callback.play_start(&name);
+            run.callback.play_location(&play.location);
         }
         let cx = BatchRun {
             play,

@@ -18,7 +18,22 @@ fn now() -> String {
 #[derive(Default)]
 struct Document {
     plays: Vec<Map<String, Value>>,
-    tasks: usize,
+    /// Plays and tasks so far: the ids count them.
+    count: u64,
+}
+
+/// A UUID-shaped id, as Ansible gives plays and tasks: random for the run, then a
+/// count.
+fn id(count: u64) -> String {
+    static RUN: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let run = *RUN.get_or_init(rand::random::<u64>);
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{count:012x}",
+        run >> 32,
+        (run >> 16) & 0xffff,
+        run & 0xffff,
+        count >> 48
+    )
 }
 
 /// Gathers the run, prints it at the end.
@@ -38,7 +53,8 @@ impl Document {
     }
 
     fn start_play(&mut self, name: &str) {
-        let id = format!("play-{}", self.plays.len() + 1);
+        self.count += 1;
+        let id = id(self.count);
         let mut play = Map::new();
         play.insert(
             "play".into(),
@@ -66,10 +82,17 @@ impl Callback for JsonCallback {
             .start_play(name);
     }
 
+    fn play_location(&self, at: &crate::playbook::Location) {
+        let mut doc = self.doc.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(play) = doc.play().get_mut("play") {
+            play["path"] = Value::String(format!("{}:{}", at.file.display(), at.line));
+        }
+    }
+
     fn task_start(&self, name: &str, _handler: bool) {
         let mut doc = self.doc.lock().unwrap_or_else(|e| e.into_inner());
-        doc.tasks += 1;
-        let id = format!("task-{}", doc.tasks);
+        doc.count += 1;
+        let id = id(doc.count);
         if let Some(Value::Array(tasks)) = doc.play().get_mut("tasks") {
             tasks.push(json!({
                 "task": {"name": name, "id": id, "duration": {"start": now()}},

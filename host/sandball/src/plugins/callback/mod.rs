@@ -162,6 +162,9 @@ impl Callback for Masked {
     fn play_start(&self, name: &str) {
         self.0.play_start(&crate::vault::mask(name));
     }
+    fn play_location(&self, at: &crate::playbook::Location) {
+        self.0.play_location(at);
+    }
     fn task_start(&self, name: &str, handler: bool) {
         self.0.task_start(&crate::vault::mask(name), handler);
     }
@@ -239,6 +242,9 @@ impl Callback for Many {
     }
     fn play_start(&self, name: &str) {
         self.0.iter().for_each(|c| c.play_start(name));
+    }
+    fn play_location(&self, at: &crate::playbook::Location) {
+        self.0.iter().for_each(|c| c.play_location(at));
     }
     fn task_start(&self, name: &str, handler: bool) {
         self.0.iter().for_each(|c| c.task_start(name, handler));
@@ -384,6 +390,10 @@ pub trait Callback: Send + Sync {
     /// A play starts.
     fn play_start(&self, name: &str) {
         let _ = name;
+    }
+    /// Where the play that just started is written.
+    fn play_location(&self, at: &crate::playbook::Location) {
+        let _ = at;
     }
     /// A task starts (`handler` for handlers).
     fn task_start(&self, name: &str, handler: bool) {
