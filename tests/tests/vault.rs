@@ -237,3 +237,104 @@ fn decrypted_values_are_used_but_never_shown() {
         assert!(!everything.contains(plain), "{plain} shown:\n{out}");
     }
 }
+
+#[test]
+fn edit_and_create_go_through_the_editor() {
+    let sb = Sandbox::new();
+    let pw = sb.write("pw", "edit-pass\n");
+    let pw_flag = pw.display().to_string();
+    let file = sb.write("vars.yml", "answer: old\n");
+    let file_flag = file.display().to_string();
+    sb.sandball([
+        "vault",
+        "encrypt",
+        &file_flag,
+        "--vault-password-file",
+        &pw_flag,
+    ])
+    .run()
+    .assert_code(0);
+    // The editor is a command with its arguments, given the plain file last.
+    let edit = sb
+        .sandball([
+            "vault",
+            "edit",
+            &file_flag,
+            "--vault-password-file",
+            &pw_flag,
+        ])
+        .env("EDITOR", "sed -i s/old/new/")
+        .run();
+    edit.assert_no_panic().assert_code(0);
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    assert!(text.starts_with("$ANSIBLE_VAULT;1.1;AES256"), "{text}");
+    let view = sb
+        .sandball([
+            "vault",
+            "view",
+            &file_flag,
+            "--vault-password-file",
+            &pw_flag,
+        ])
+        .run();
+    assert_eq!(view.stdout, "answer: new\n", "{view}");
+    // An editor that changes nothing leaves the file as it was.
+    sb.sandball([
+        "vault",
+        "edit",
+        &file_flag,
+        "--vault-password-file",
+        &pw_flag,
+    ])
+    .env("EDITOR", "true")
+    .run()
+    .assert_code(0);
+    assert_eq!(std::fs::read_to_string(&file).unwrap_or_default(), text);
+    // A failing editor changes nothing either.
+    let failed = sb
+        .sandball([
+            "vault",
+            "edit",
+            &file_flag,
+            "--vault-password-file",
+            &pw_flag,
+        ])
+        .env("EDITOR", "false")
+        .run();
+    assert_ne!(failed.code, 0, "{failed}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap_or_default(), text);
+    let template = sb.write("template", "made: here\n");
+    let made = sb.path().join("made.yml");
+    let made_flag = made.display().to_string();
+    sb.sandball([
+        "vault",
+        "create",
+        &made_flag,
+        "--vault-password-file",
+        &pw_flag,
+    ])
+    .env("EDITOR", format!("cp {}", template.display()))
+    .run()
+    .assert_code(0);
+    let again = sb
+        .sandball([
+            "vault",
+            "create",
+            &made_flag,
+            "--vault-password-file",
+            &pw_flag,
+        ])
+        .env("EDITOR", "true")
+        .run();
+    assert_ne!(again.code, 0, "{again}");
+    again.assert_stderr_has("exists");
+    if let Some(av) = ansible_vault() {
+        for (f, plain) in [(&file, "answer: new\n"), (&made, "made: here\n")] {
+            let viewed = run(Command::new(&av)
+                .args(["view", "--vault-password-file"])
+                .arg(&pw)
+                .arg(f));
+            assert_eq!(viewed, plain);
+        }
+    }
+}

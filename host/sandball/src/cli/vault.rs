@@ -1,6 +1,8 @@
 //! `sandball vault`: the ansible-vault of sandball — `encrypt`, `decrypt`, `view`,
-//! `rekey` files and `encrypt_string`, in the format ansible-vault reads and writes.
-//! Files are rewritten atomically (temporary file and rename), keeping their mode.
+//! `edit`, `create`, `rekey` files and `encrypt_string`, in the format ansible-vault
+//! reads and writes. Files are rewritten atomically (temporary file and rename),
+//! keeping their mode; `edit` and `create` hand the plain text to `$EDITOR` in a
+//! private temporary file, removed afterwards.
 
 use super::CliError;
 use crate::vault::{self, Secret};
@@ -21,9 +23,17 @@ pub struct VaultArgs {
         env = "ANSIBLE_VAULT_PASSWORD_FILE"
     )]
     password_file: Option<PathBuf>,
-    /// The vault id to encrypt with (`label@file`).
+    /// The vault id to encrypt with (`label@file`, or `label@prompt`).
     #[arg(long = "vault-id", global = true)]
     vault_id: Option<String>,
+    /// Ask for the vault password.
+    #[arg(
+        short = 'J',
+        long = "ask-vault-pass",
+        alias = "ask-vault-password",
+        global = true
+    )]
+    ask_vault_pass: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -58,6 +68,17 @@ enum Action {
         #[arg(long = "name", short = 'n')]
         name: Option<String>,
     },
+    /// Edit an encrypted file with `$EDITOR` (default `vi`); it is encrypted again
+    /// when it changed.
+    Edit {
+        /// The file.
+        file: PathBuf,
+    },
+    /// Make a new encrypted file, written with `$EDITOR` (default `vi`).
+    Create {
+        /// The file (it must not exist).
+        file: PathBuf,
+    },
     /// Encrypt files again with a new password.
     Rekey {
         /// The files.
@@ -70,15 +91,32 @@ enum Action {
 
 /// The secret the flags give.
 fn secret(args: &VaultArgs) -> Result<Secret, CliError> {
+    let ask = || {
+        crate::plugins::callback::prompt::ask("Vault password: ", true)
+            .map(String::into_bytes)
+            .map_err(|e| CliError::options(format!("cannot ask for the vault password: {e}")))
+    };
     let (label, path) = match (&args.vault_id, &args.password_file) {
         (Some(id), _) => match id.split_once('@') {
+            Some((label, "prompt")) => {
+                return Ok(Secret {
+                    label: label.to_string(),
+                    password: ask()?,
+                });
+            }
             Some((label, source)) => (label.to_string(), PathBuf::from(source)),
             None => ("default".to_string(), PathBuf::from(id)),
         },
         (None, Some(file)) => ("default".to_string(), file.clone()),
+        (None, None) if args.ask_vault_pass => {
+            return Ok(Secret {
+                label: "default".into(),
+                password: ask()?,
+            });
+        }
         (None, None) => {
             return Err(CliError::options(
-                "a vault password is needed: --vault-password-file or --vault-id",
+                "a vault password is needed: --vault-password-file, --vault-id or --ask-vault-pass",
             ));
         }
     };
@@ -99,23 +137,46 @@ fn write(path: &Path, data: &[u8]) -> Result<(), CliError> {
             .write_all(data)
             .map_err(|e| CliError::other(e.to_string()));
     }
-    let fail = |e: std::io::Error| CliError::other(format!("cannot write {}: {e}", path.display()));
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".sandball-vault-")
-        .tempfile_in(dir)
+    crate::local_files::write_atomically(path, data)
+        .map_err(|e| CliError::other(format!("cannot write {}: {e}", path.display())))
+}
+
+/// `plain` handed to `$EDITOR` (default `vi`) in a file only its user can read, in a
+/// directory of its own that is removed afterwards; what the editor left.
+fn edited(plain: &[u8], name: &Path) -> Result<Vec<u8>, CliError> {
+    use std::os::unix::fs::PermissionsExt;
+    let fail = |e: std::io::Error| CliError::other(format!("cannot edit {}: {e}", name.display()));
+    let dir = tempfile::Builder::new()
+        .prefix("sandball-vault-")
+        .tempdir()
         .map_err(fail)?;
-    tmp.write_all(data).map_err(fail)?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        tmp.as_file()
-            .set_permissions(meta.permissions())
-            .map_err(fail)?;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).map_err(fail)?;
+    let file = dir.path().join(
+        name.file_name()
+            .map_or_else(|| "vault".into(), |n| n.to_os_string()),
+    );
+    std::fs::write(&file, plain).map_err(fail)?;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).map_err(fail)?;
+    let editor = std::env::var("EDITOR")
+        .ok()
+        .filter(|e| !e.trim().is_empty())
+        .unwrap_or_else(|| "vi".into());
+    // `$EDITOR` may hold arguments (`code --wait`): the shell splits it.
+    let status = std::process::Command::new("/bin/sh")
+        .args(["-c", &format!("{editor} \"$1\""), "sh"])
+        .arg(&file)
+        .status()
+        .map_err(fail)?;
+    if !status.success() {
+        return Err(CliError::other(format!(
+            "the editor ({editor}) failed ({status}); {} is unchanged",
+            name.display()
+        )));
     }
-    tmp.persist(path).map_err(|e| fail(e.error))?;
-    Ok(())
+    let text = std::fs::read(&file).map_err(fail)?;
+    // The plain text is overwritten before the directory goes.
+    let _ = std::fs::write(&file, vec![0u8; text.len()]);
+    Ok(text)
 }
 
 fn decrypted(path: &Path, secret: &Secret) -> Result<Vec<u8>, CliError> {
@@ -167,6 +228,23 @@ pub fn run(args: VaultArgs) -> Result<i32, CliError> {
                 Some(n) => print!("{n}: !vault |\n{indented}"),
                 None => print!("!vault |\n{indented}"),
             }
+        }
+        Action::Edit { file } => {
+            let plain = decrypted(file, &s)?;
+            let changed = edited(&plain, file)?;
+            if changed != plain {
+                write(file, vault::encrypt(&changed, &s).as_bytes())?;
+            }
+        }
+        Action::Create { file } => {
+            if file.exists() {
+                return Err(CliError::other(format!(
+                    "{} exists, please use 'edit' instead",
+                    file.display()
+                )));
+            }
+            let plain = edited(b"", file)?;
+            write(file, vault::encrypt(&plain, &s).as_bytes())?;
         }
         Action::Rekey {
             files,
