@@ -228,3 +228,39 @@ fn imports_named_by_play_and_entry_vars_as_in_ansible() {
         }
     }
 }
+
+#[test]
+fn modules_in_an_included_role_or_an_imported_playbook_library_are_found() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let module =
+        |msg: &str| format!("#!/bin/sh\necho '{{\"changed\": false, \"msg\": \"{msg}\"}}'\n");
+    let role_module = sb.write("roles/tooling/library/role_hello", &module("from the role"));
+    let sub_module = sb.write("sub/library/sub_hello", &module("from the sub playbook"));
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for m in [&role_module, &sub_module] {
+            std::fs::set_permissions(m, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+    sb.write(
+        "roles/tooling/tasks/main.yml",
+        "- name: role module\n  role_hello:\n",
+    );
+    sb.write(
+        "sub/sub.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - name: sub module\n      sub_hello:\n",
+    );
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - include_role: {name: tooling}\n- import_playbook: sub/sub.yml\n",
+    );
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &["-v"]).run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("\"msg\": \"from the role\"")
+        .assert_stdout_has("\"msg\": \"from the sub playbook\"");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &["-v"]) {
+        out.assert_same_recap_as(&theirs.run());
+    }
+}

@@ -139,8 +139,9 @@ impl LegacyFinder {
         }
     }
 
-    /// Adds roles' `library/` and `module_utils/` directories to the search.
-    pub fn add_role_dirs(&mut self, roles: &[&Path]) {
+    /// Adds the `library/` and `module_utils/` directories in these (roles, the
+    /// directories of imported playbooks) to the search.
+    pub fn add_plugin_dirs(&mut self, roles: &[&Path]) {
         for role in roles {
             let (library, utils) = (role.join("library"), role.join("module_utils"));
             if !self.config.library.contains(&library) {

@@ -59,10 +59,11 @@ impl LegacyStore {
         }
     }
 
-    /// Adds the `library/` and `module_utils/` directories of roles (searched after the
-    /// configured and the playbook's), before anything is looked up.
-    pub fn add_role_dirs(&mut self, roles: &[&std::path::Path]) {
-        self.finder.add_role_dirs(roles);
+    /// Adds the `library/` and `module_utils/` directories beside roles and imported
+    /// playbooks (searched after the configured and the playbook's), before anything
+    /// is looked up.
+    pub fn add_plugin_dirs(&mut self, roles: &[&std::path::Path]) {
+        self.finder.add_plugin_dirs(roles);
     }
 
     /// Whether a task asks for the legacy module even though a built-in component of

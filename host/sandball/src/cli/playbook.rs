@@ -98,14 +98,21 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
     // ansible.cfg), as Ansible ranks them.
     run.options.force_handlers =
         args.force_handlers || crate::plugins::action::env_flag("ANSIBLE_FORCE_HANDLERS", false);
-    // Roles bring their own legacy modules and module_utils.
-    let role_dirs: Vec<&std::path::Path> = books
-        .iter()
-        .flat_map(|b| &b.plays)
-        .flat_map(|p| &p.loaded_roles)
-        .map(|r| r.path.as_path())
+    // Roles bring their own legacy modules and module_utils — those of the plays, and
+    // those `include_role` names without a template —, and so does the directory of
+    // each imported playbook (its `library/`), as in Ansible.
+    let plays = || books.iter().flat_map(|b| &b.plays);
+    let included: Vec<std::path::PathBuf> = plays().flat_map(included_roles).collect();
+    let plugin_dirs: Vec<&std::path::Path> = plays()
+        .filter_map(|p| p.location.file.parent())
+        .chain(
+            plays()
+                .flat_map(|p| &p.loaded_roles)
+                .map(|r| r.path.as_path()),
+        )
+        .chain(included.iter().map(std::path::PathBuf::as_path))
         .collect();
-    run.legacy.add_role_dirs(&role_dirs);
+    run.legacy.add_plugin_dirs(&plugin_dirs);
     let listing = crate::executor::listing::Listing {
         hosts: args.list_hosts,
         tasks: args.list_tasks,
@@ -165,4 +172,51 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
         );
     }
     Ok(code)
+}
+
+/// The directories of the roles a play's `include_role` tasks name without a template
+/// (found as the include will find them), so that their `library/` is searched.
+fn included_roles(play: &crate::playbook::Play) -> Vec<std::path::PathBuf> {
+    use crate::playbook::TaskItem;
+    fn walk(items: &[TaskItem], base: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for item in items {
+            match item {
+                TaskItem::Block(b) => {
+                    for section in [&b.block, &b.rescue, &b.always] {
+                        walk(section, base, out);
+                    }
+                }
+                TaskItem::Task(t) => {
+                    if crate::assemble::component::short_name(&t.action) != "include_role" {
+                        continue;
+                    }
+                    let Some(name) = t.args.get("name").and_then(serde_json::Value::as_str) else {
+                        continue;
+                    };
+                    if crate::template::is_template(name) {
+                        continue;
+                    }
+                    if let Ok(dir) = crate::playbook::roles::find_role(name, &t.location, base) {
+                        out.push(dir);
+                    }
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let base = play
+        .location
+        .file
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    for section in [
+        &play.pre_tasks,
+        &play.tasks,
+        &play.post_tasks,
+        &play.handlers,
+    ] {
+        walk(section, &base, &mut out);
+    }
+    out
 }
