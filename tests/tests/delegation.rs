@@ -97,3 +97,43 @@ fn delegate_to_runs_the_module_elsewhere_as_in_ansible() {
         }
     }
 }
+
+#[test]
+fn delegated_tasks_and_an_imported_roles_handlers_see_ansible_delegated_vars() {
+    let sb = Sandbox::new();
+    sb.inventory(&["a", "b"]);
+    sb.write(
+        "roles/notifier/tasks/main.yml",
+        "- command: \"true\"\n  notify: [delegated handler]\n",
+    );
+    sb.write(
+        "roles/notifier/handlers/main.yml",
+        "- name: delegated handler\n  assert:\n    that: ansible_delegated_vars is defined\n",
+    );
+    let pb = sb.write(
+        "play.yml",
+        r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - assert:
+        that:
+          - "'localhost' in ansible_delegated_vars"
+          - ansible_delegated_vars['localhost']['inventory_hostname'] == inventory_hostname
+          - ansible_delegated_vars['localhost']['inventory_hostname_short'] == 'localhost'
+          - ansible_delegated_vars['localhost']['ansible_host'] == 'localhost'
+          - ansible_delegated_vars['localhost']['ansible_port'] is none
+      delegate_to: localhost
+    - assert:
+        that: ansible_delegated_vars is not defined
+    - import_role: {name: notifier}
+      delegate_to: localhost
+"#,
+    );
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    assert_eq!(out.host("a").ok, 4, "{out}");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        out.assert_same_recap_as(&theirs.run());
+    }
+}

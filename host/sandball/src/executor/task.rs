@@ -165,6 +165,27 @@ pub(crate) fn task_vars(run: &Run, scope: &PlayScope<'_>, host: &str, kw: &Chain
         };
         vars.set_data("ansible_connection", Value::String(connection));
     }
+    // A delegated task sees the host it is delegated to: `ansible_delegated_vars`
+    // holds that host's variables under its name, as in Ansible.
+    if kw.nearest(Keyword::DelegateTo).is_some()
+        && let Ok(Some(other)) = super::context::delegated_to(run, kw, &vars)
+    {
+        // Ansible's carries the other host's reach (`ansible_host`, `_port`, `_user`,
+        // its short name) and, oddly, the task's own host as `inventory_hostname`.
+        let mut theirs = inventory.host_vars(&other);
+        theirs
+            .entry("ansible_host")
+            .or_insert_with(|| Value::String(other.clone()));
+        for unset in ["ansible_port", "ansible_user"] {
+            theirs.entry(unset).or_insert(Value::Null);
+        }
+        theirs.insert("inventory_hostname".into(), Value::String(host.to_string()));
+        let short = other.split('.').next().unwrap_or(&other).to_string();
+        theirs.insert("inventory_hostname_short".into(), Value::String(short));
+        let mut delegated = serde_json::Map::new();
+        delegated.insert(other, Value::Object(theirs));
+        vars.set_data("ansible_delegated_vars", Value::Object(delegated));
+    }
     vars
 }
 

@@ -122,7 +122,19 @@ fn expand_items(
                     import_tasks(t, at)?
                 } else {
                     let (tasks, role_handlers, role) = import_role(t, at)?;
-                    handlers.push(role_handlers);
+                    // The role's handlers sit under the import's keywords too
+                    // (`delegate_to`, `become`…), as in Ansible; its tags do not
+                    // filter them.
+                    let mut keywords = t.keywords.clone();
+                    keywords.tags = Default::default();
+                    handlers.push(TaskItem::Block(Box::new(Block {
+                        name: None,
+                        block: vec![role_handlers],
+                        rescue: Vec::new(),
+                        always: Vec::new(),
+                        keywords,
+                        location: t.location.clone(),
+                    })));
                     loaded.push(role);
                     tasks
                 };
