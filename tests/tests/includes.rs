@@ -264,3 +264,25 @@ fn modules_in_an_included_role_or_an_imported_playbook_library_are_found() {
         out.assert_same_recap_as(&theirs.run());
     }
 }
+
+#[test]
+fn include_role_files_are_templated_with_the_includes_vars() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    sb.write("roles/r/tasks/main.yml", "- debug: {msg: main}\n");
+    sb.write(
+        "roles/r/tasks/canary.yml",
+        "- set_fact: {from_canary: r1c3}\n",
+    );
+    sb.write("roles/r/vars/extra.yml", "from_vars: here\n");
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - include_role:\n        name: r\n        tasks_from: \"{{ which }}.yml\"\n        vars_from: \"{{ vars_file }}\"\n        public: true\n      vars: {which: canary, vars_file: extra.yml}\n    - assert:\n        that: [from_canary == 'r1c3', from_vars == 'here']\n",
+    );
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        out.assert_same_recap_as(&theirs.run());
+    }
+}

@@ -43,6 +43,9 @@ struct Group {
     path: PathBuf,
     item: Option<Item>,
     hosts: Vec<String>,
+    /// An `include_role`'s `tasks_from`, `vars_from`, `defaults_from` and
+    /// `handlers_from`, templated with the host's variables.
+    from: serde_json::Map<String, Value>,
 }
 
 /// Runs an include task on `hosts`; false when no hosts are left.
@@ -117,15 +120,24 @@ pub(super) async fn run(
             },
         };
         for (item, item_vars) in items {
-            let path = match target(cx, t, kind, &item_vars) {
-                Ok(p) => p,
+            let found = target(cx, t, kind, &item_vars).and_then(|path| {
+                let from = match kind {
+                    Kind::Role => role_files(cx, t, &item_vars)?,
+                    Kind::Tasks => serde_json::Map::new(),
+                };
+                Ok((path, from))
+            });
+            let (path, from) = match found {
+                Ok(found) => found,
                 Err(e) => {
                     fail(host, &e);
                     continue;
                 }
             };
             let same = groups.iter_mut().find(|g| {
-                g.path == path && g.item.as_ref().map(|i| &i.0) == item.as_ref().map(|i| &i.0)
+                g.path == path
+                    && g.from == from
+                    && g.item.as_ref().map(|i| &i.0) == item.as_ref().map(|i| &i.0)
             });
             match same {
                 Some(g) => g.hosts.push(host.clone()),
@@ -133,6 +145,7 @@ pub(super) async fn run(
                     path,
                     item,
                     hosts: vec![host.clone()],
+                    from,
                 }),
             }
         }
@@ -162,7 +175,7 @@ pub(super) async fn run(
         if fatal_failure() {
             break;
         }
-        let loaded = match load(cx, t, kind, &g.path) {
+        let loaded = match load(cx, t, kind, &g.path, &g.from) {
             Ok(l) => l,
             Err(e) => {
                 for h in &g.hosts {
@@ -269,8 +282,34 @@ fn first_line(text: &str) -> String {
         .to_string()
 }
 
+/// An `include_role`'s `*_from` files, their names templated with the host's
+/// variables (the include's own `vars` among them).
+fn role_files(
+    cx: PlayRun<'_>,
+    t: &Task,
+    vars: &crate::template::Vars,
+) -> Result<serde_json::Map<String, Value>, String> {
+    let mut out = serde_json::Map::new();
+    for key in ["tasks_from", "vars_from", "defaults_from", "handlers_from"] {
+        let Some(raw) = t.args.get(key) else { continue };
+        let value = match cx.run.templar.template(raw, vars) {
+            Ok(Value::String(s)) => s,
+            Ok(other) => other.to_string(),
+            Err(e) => return Err(format!("{key}: {e}")),
+        };
+        out.insert(key.to_string(), Value::String(value));
+    }
+    Ok(out)
+}
+
 /// The tasks an inclusion runs.
-fn load(cx: PlayRun<'_>, t: &Task, kind: Kind, path: &Path) -> Result<Vec<TaskItem>, String> {
+fn load(
+    cx: PlayRun<'_>,
+    t: &Task,
+    kind: Kind,
+    path: &Path,
+    from: &serde_json::Map<String, Value>,
+) -> Result<Vec<TaskItem>, String> {
     match kind {
         Kind::Tasks => {
             let mut items =
@@ -281,7 +320,9 @@ fn load(cx: PlayRun<'_>, t: &Task, kind: Kind, path: &Path) -> Result<Vec<TaskIt
             Ok(items)
         }
         Kind::Role => {
-            let options = RoleOptions::of_task(&t.args, true);
+            let mut args = t.args.clone();
+            args.extend(from.clone());
+            let options = RoleOptions::of_task(&args, true);
             let name = path.display().to_string();
             let (mut tasks, handlers, role) =
                 roles::load_one(&name, &t.location, &base_dir(cx), &options)
