@@ -294,7 +294,19 @@ fn role_files(
         let Some(raw) = t.args.get(key) else { continue };
         let value = match cx.run.templar.template(raw, vars) {
             Ok(Value::String(s)) => s,
-            Ok(other) => other.to_string(),
+            Ok(other) => {
+                let kind = match other {
+                    Value::Array(_) => "list",
+                    Value::Object(_) => "dict",
+                    Value::Bool(_) => "bool",
+                    Value::Number(n) if n.is_f64() => "float",
+                    Value::Number(_) => "int",
+                    _ => "NoneType",
+                };
+                return Err(format!(
+                    "Expected a string for {key} but got <class '{kind}'>"
+                ));
+            }
             Err(e) => return Err(format!("{key}: {e}")),
         };
         out.insert(key.to_string(), Value::String(value));
