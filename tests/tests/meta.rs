@@ -199,3 +199,55 @@ fn serial_batches_and_max_fail_percentage_as_in_ansible() {
     assert_eq!(out.stdout.matches("PLAY [serial]").count(), 3, "{out}");
     assert!(out.stdout.contains("NO MORE HOSTS LEFT"), "{out}");
 }
+
+#[test]
+fn notices_are_templated_and_a_missing_handler_is_an_error() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let pb = sb.write(
+        "play.yml",
+        r#"- hosts: all
+  gather_facts: false
+  vars: {h1: name1, h2: name2, h4: name4, several: [name5, name6]}
+  handlers:
+    - name: name1
+      set_fact: {one: true}
+    - name: "{{ h2 }}"
+      set_fact: {two: true}
+    - name: listener
+      set_fact: {four: true}
+      listen: "{{ h4 }}"
+    - name: name5
+      set_fact: {five: true}
+    - set_fact: {six: true}
+      listen: name6
+  tasks:
+    - command: "true"
+      notify: ["{{ h1 }}", "{{ h2 }}", "{{ h4 }}"]
+    - meta: flush_handlers
+    - command: "true"
+      notify: "{{ several }}"
+    - meta: flush_handlers
+    - assert:
+        that: [one, two, four is undefined, five, six]
+"#,
+    );
+    let work = sb.dir("work");
+    let lenient = sb
+        .play(&pb, &work, &[])
+        .env("ANSIBLE_ERROR_ON_MISSING_HANDLER", "false")
+        .run();
+    lenient.assert_no_panic().assert_code(0);
+    lenient.assert_stderr_has("[WARNING]: The requested handler 'name4' was not found in either the main handlers list nor in the listening handlers list");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs
+            .env("ANSIBLE_ERROR_ON_MISSING_HANDLER", "false")
+            .run();
+        lenient.assert_same_recap_as(&theirs);
+    }
+    // By default an unknown handler stops the host, with Ansible's words.
+    let strict = sb.play(&pb, &work, &[]).run();
+    strict.assert_no_panic();
+    assert_ne!(strict.code, 0, "{strict}");
+    strict.assert_stderr_has("[ERROR]: The requested handler 'name4' was not found");
+}

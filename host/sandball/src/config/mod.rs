@@ -123,6 +123,12 @@ const SETTINGS: &[Setting] = &[
         false,
     ),
     s("defaults", "nocolor", "ANSIBLE_NOCOLOR", false),
+    s(
+        "defaults",
+        "error_on_missing_handler",
+        "ANSIBLE_ERROR_ON_MISSING_HANDLER",
+        false,
+    ),
     s("defaults", "force_color", "ANSIBLE_FORCE_COLOR", false),
     s(
         "defaults",
@@ -279,6 +285,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("ANSIBLE_DISPLAY_SKIPPED_HOSTS", "True"),
     ("ANSIBLE_CALLBACK_RESULT_FORMAT", "json"),
     ("ANSIBLE_NOCOLOR", "False"),
+    ("ANSIBLE_ERROR_ON_MISSING_HANDLER", "True"),
     ("ANSIBLE_FORCE_COLOR", "False"),
     ("ANSIBLE_RETRY_FILES_ENABLED", "False"),
     ("JUNIT_OUTPUT_DIR", "~/.ansible.log"),

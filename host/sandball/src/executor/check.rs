@@ -325,6 +325,21 @@ fn check_task(run: &Run, t: &Task) -> Result<(), ExecError> {
             ))),
         };
     }
+    if short == "include_role" {
+        // The files it names must be names (templates are read when it runs), as
+        // ansible-core checks when it loads the task.
+        for key in ["tasks_from", "vars_from", "defaults_from", "handlers_from"] {
+            if let Some(v) = t.args.get(key).filter(|v| !v.is_string()) {
+                return Err(ExecError::Refused {
+                    what: format!(
+                        "Expected a string for {key} but got {} instead",
+                        sandball_wire::python::type_name(v)
+                    ),
+                    location: t.location.clone(),
+                });
+            }
+        }
+    }
     if matches!(short, "include_tasks" | "include" | "include_role") {
         // What they include is read when they run (`executor/include.rs`).
         return Ok(());

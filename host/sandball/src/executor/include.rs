@@ -295,16 +295,9 @@ fn role_files(
         let value = match cx.run.templar.template(raw, vars) {
             Ok(Value::String(s)) => s,
             Ok(other) => {
-                let kind = match other {
-                    Value::Array(_) => "list",
-                    Value::Object(_) => "dict",
-                    Value::Bool(_) => "bool",
-                    Value::Number(n) if n.is_f64() => "float",
-                    Value::Number(_) => "int",
-                    _ => "NoneType",
-                };
                 return Err(format!(
-                    "Expected a string for {key} but got <class '{kind}'>"
+                    "Expected a string for {key} but got {} instead",
+                    sandball_wire::python::type_name(&other)
                 ));
             }
             Err(e) => return Err(format!("{key}: {e}")),

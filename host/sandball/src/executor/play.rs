@@ -981,7 +981,28 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
             task::record_facts(run, t, other, &o.registered);
         }
     }
-    let notify = kw.notify();
+    // Notices are templated (a name, or a list of names), as Ansible reads them.
+    let notify: Vec<String> = kw
+        .notify()
+        .into_iter()
+        .flat_map(|n| {
+            if !crate::template::is_template(&n) {
+                return vec![n];
+            }
+            match run.templar.template(&Value::String(n.clone()), &first_vars) {
+                Ok(Value::String(s)) => vec![s],
+                Ok(Value::Array(items)) => items
+                    .into_iter()
+                    .map(|i| match i {
+                        Value::String(s) => s,
+                        other => other.to_string(),
+                    })
+                    .collect(),
+                Ok(other) => vec![other.to_string()],
+                Err(_) => vec![n],
+            }
+        })
+        .collect();
     let mut active = lock(&state.active);
     let mut fatal_failure: Option<serde_json::Map<String, Value>> = None;
     for (host, o) in outcomes {
@@ -1009,8 +1030,46 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
                 lock(&state.unreachable).insert(host);
             }
             Status::Changed if !notify.is_empty() => {
+                // A notice no handler answers is an error (a warning with
+                // `error_on_missing_handler = false`), as in Ansible; the host stops.
+                let mut missing = Vec::new();
+                let mut notices = notify.clone();
+                for n in &notify {
+                    match answering(cx, n, &first_vars) {
+                        Some(raw) => notices.extend(raw),
+                        None => missing.push(n),
+                    }
+                }
+                let mut stop = false;
+                for name in missing {
+                    let msg = format!(
+                        "The requested handler '{name}' was not found in either the main handlers list nor in the listening handlers list"
+                    );
+                    if crate::plugins::action::env_flag("ANSIBLE_ERROR_ON_MISSING_HANDLER", true) {
+                        run.callback.error(&msg);
+                        run.stats.record(&host, Status::Failed, false, false);
+                        lock(&state.failed).insert(
+                            host.clone(),
+                            Failure {
+                                task: failed_task(t),
+                                result: serde_json::Map::from_iter([
+                                    ("failed".to_string(), Value::Bool(true)),
+                                    ("msg".to_string(), Value::String(msg)),
+                                ]),
+                                own: true,
+                            },
+                        );
+                        stop = true;
+                    } else {
+                        run.callback.warning(&msg);
+                    }
+                }
+                if stop {
+                    active.retain(|h| h != &host);
+                    continue;
+                }
                 let mut n = lock(&state.notified);
-                n.entry(host).or_default().extend(notify.iter().cloned());
+                n.entry(host).or_default().extend(notices);
             }
             _ => {}
         }
@@ -1078,6 +1137,39 @@ async fn flush_handlers(cx: PlayRun<'_>, force: bool) {
     Box::pin(run_handlers(cx, &handlers, &root)).await;
     lock(&state.active).retain(|h| !forced.contains(h));
     lock(&state.notified).clear();
+}
+
+/// Whether some handler of the play (or of a role included so far) answers `notice`
+/// by name or `listen` (`None` when none does), and the templated handler names that
+/// render to it with the notifying task's variables, to notify as written (handler
+/// names are templated, `listen` is not, as in Ansible).
+fn answering(cx: PlayRun<'_>, notice: &str, vars: &crate::template::Vars) -> Option<Vec<String>> {
+    let root = Chain::new(&cx.play.keywords);
+    let more = lock(&cx.state.more_handlers).clone();
+    let mut handlers = Vec::new();
+    handler_list(&cx.play.handlers, &root, &mut handlers);
+    handler_list(&more, &root, &mut handlers);
+    let wanted = HashSet::from([notice.to_string()]);
+    let mut found = false;
+    let mut raw = Vec::new();
+    for (h, chain) in &handlers {
+        if task::handler_matches(h, chain.role(), &wanted) {
+            found = true;
+        } else if let Some(name) = h
+            .name
+            .as_deref()
+            .filter(|n| crate::template::is_template(n))
+            && let Ok(Value::String(rendered)) = cx
+                .run
+                .templar
+                .template(&Value::String(name.to_string()), vars)
+            && rendered == notice
+        {
+            found = true;
+            raw.push(name.to_string());
+        }
+    }
+    found.then_some(raw)
 }
 
 /// The handlers of a list with their keywords, those of roles' blocks included, in

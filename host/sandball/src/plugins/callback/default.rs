@@ -589,6 +589,13 @@ impl Callback for DefaultCallback {
         }
     }
 
+    fn error(&self, msg: &str) {
+        let text = format!("[ERROR]: {msg}");
+        if self.first_time(&text) {
+            self.emit_err(&self.paint(&text, Role::Error));
+        }
+    }
+
     fn verbose(&self, level: u8, host: Option<&str>, msg: &str) {
         if self.verbosity < level {
             return;

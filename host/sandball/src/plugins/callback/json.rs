@@ -71,6 +71,10 @@ impl Callback for JsonCallback {
         eprintln!("[WARNING]: {msg}");
     }
 
+    fn error(&self, msg: &str) {
+        eprintln!("[ERROR]: {msg}");
+    }
+
     fn deprecation(&self, msg: &str) {
         eprintln!("[DEPRECATION WARNING]: {msg}");
     }

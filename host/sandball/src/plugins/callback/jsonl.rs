@@ -88,6 +88,10 @@ impl Callback for JsonlCallback {
         self.emit(json!({"event": "warning", "msg": msg}));
     }
 
+    fn error(&self, msg: &str) {
+        self.emit(json!({"event": "error", "msg": msg}));
+    }
+
     fn deprecation(&self, msg: &str) {
         self.emit(json!({"event": "deprecation", "msg": msg}));
     }

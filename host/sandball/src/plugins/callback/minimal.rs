@@ -119,6 +119,10 @@ impl Callback for MinimalCallback {
         eprintln!("[WARNING]: {}", super::printable(msg));
     }
 
+    fn error(&self, msg: &str) {
+        eprintln!("[ERROR]: {}", super::printable(msg));
+    }
+
     fn deprecation(&self, msg: &str) {
         eprintln!("[DEPRECATION WARNING]: {}", super::printable(msg));
     }

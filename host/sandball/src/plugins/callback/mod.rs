@@ -213,6 +213,9 @@ impl Callback for Masked {
     fn warning(&self, msg: &str) {
         self.0.warning(&crate::vault::mask(msg));
     }
+    fn error(&self, msg: &str) {
+        self.0.error(&crate::vault::mask(msg));
+    }
     fn banner(&self, text: &str) {
         self.0.banner(&crate::vault::mask(text));
     }
@@ -265,6 +268,9 @@ impl Callback for Many {
     }
     fn warning(&self, msg: &str) {
         self.0.iter().for_each(|c| c.warning(msg));
+    }
+    fn error(&self, msg: &str) {
+        self.0.iter().for_each(|c| c.error(msg));
     }
     fn banner(&self, text: &str) {
         self.0.iter().for_each(|c| c.banner(text));
@@ -416,6 +422,10 @@ pub trait Callback: Send + Sync {
     }
     /// A warning for the user.
     fn warning(&self, msg: &str) {
+        let _ = msg;
+    }
+    /// An error that stops a host or the run, outside a task's result.
+    fn error(&self, msg: &str) {
         let _ = msg;
     }
     /// A banner of the run's own (`--step`'s question, as ansible-playbook repeats it).
