@@ -222,3 +222,25 @@ fn a_role_skipped_by_its_when_runs_at_its_next_entry_as_in_ansible() {
         same(&ours, &theirs.run());
     }
 }
+
+#[test]
+fn a_role_a_host_was_unreachable_in_runs_again_at_its_next_entry() {
+    let sb = Sandbox::new();
+    sb.write(
+        "inventory.ini",
+        "[nodes]\nup ansible_connection=local\ndown ansible_host=127.0.0.1 ansible_port=1 ansible_connection=ssh\n",
+    );
+    sb.write("roles/probe/tasks/main.yml", "- ping: {data: reachable}\n");
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  ignore_unreachable: true\n  roles:\n    - probe\n    - probe\n",
+    );
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic();
+    assert_eq!(out.host("down").ignored, 2, "{out}");
+    assert_eq!(out.host("up").ok, 1, "{out}");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        out.assert_same_recap_as(&theirs.run());
+    }
+}

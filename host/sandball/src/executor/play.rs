@@ -74,6 +74,9 @@ pub(super) struct PlayState {
     failed: Mutex<HashMap<String, Failure>>,
     /// Hosts that could not be reached (they never come back in this play).
     unreachable: Mutex<HashSet<String>>,
+    /// How often each host was unreachable under `ignore_unreachable` (a role it was
+    /// unreachable in has not run on it).
+    unreachable_ignored: Mutex<HashMap<String, u32>>,
     notified: Mutex<HashMap<String, HashSet<String>>>,
     /// `meta: end_play` or `end_batch` ended the batch (its handlers do not run).
     ended: Mutex<bool>,
@@ -458,6 +461,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
         active: Mutex::new(batch.to_vec()),
         failed: Mutex::new(HashMap::new()),
         unreachable: Mutex::new(HashSet::new()),
+        unreachable_ignored: Mutex::new(HashMap::new()),
         notified: Mutex::new(HashMap::new()),
         ended: Mutex::new(false),
         play_ended: Mutex::new(false),
@@ -673,7 +677,8 @@ async fn run_role_once(
             .or_default()
             .extend(fresh.iter().cloned());
     }
-    // What each host has done so far (tasks that ran, not skipped ones).
+    // What each host has done so far (tasks that ran, not skipped ones), and how often
+    // it was unreachable under `ignore_unreachable`.
     let worked = || -> HashMap<String, u32> {
         cx.run
             .stats
@@ -682,16 +687,24 @@ async fn run_role_once(
             .map(|(host, s)| (host, s.ok + s.failed + s.unreachable))
             .collect()
     };
+    let unreachable = || lock(&state.unreachable_ignored).clone();
     let before = worked();
+    let unreachable_before = unreachable();
     let waiting = std::mem::replace(&mut *lock(&state.active), fresh.clone());
     run_items(cx, &b.block, inner).await;
     // A host on which every task of the role was skipped (the entry's `when` did not
-    // hold) has not run it: a later entry of the same role runs, as in Ansible.
+    // hold), or that was unreachable in it, has not run it: a later entry of the same
+    // role runs, as in Ansible.
     if selected {
         let after = worked();
+        let unreachable_after = unreachable();
+        let count = |m: &HashMap<String, u32>, h: &String| m.get(h).copied().unwrap_or(0);
         let idle: HashSet<&String> = fresh
             .iter()
-            .filter(|h| after.get(*h).unwrap_or(&0) == before.get(*h).unwrap_or(&0))
+            .filter(|h| {
+                count(&after, h) == count(&before, h)
+                    || count(&unreachable_after, h) > count(&unreachable_before, h)
+            })
             .collect();
         if let Some(ran) = lock(&state.roles_ran).get_mut(&role.key) {
             ran.retain(|h| !idle.contains(h));
@@ -1022,7 +1035,10 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
                     },
                 );
             }
-            Status::Unreachable if !o.ignored => {
+            Status::Unreachable if o.ignored => {
+                *lock(&state.unreachable_ignored).entry(host).or_default() += 1;
+            }
+            Status::Unreachable => {
                 active.retain(|h| h != &host);
                 if fatal && fatal_failure.is_none() {
                     fatal_failure = Some(o.registered.clone());
