@@ -203,3 +203,39 @@ fn bad_module_arguments_fail_the_task_with_the_reason() {
         out.assert_same_recap_as(&theirs.run());
     }
 }
+
+#[test]
+fn an_undefined_variable_in_a_condition_fails_the_task_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let pb = sb.write(
+        "play.yml",
+        r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - debug: {msg: never}
+      when: _undefined == 'yes'
+      ignore_errors: true
+      register: compared
+    - include_tasks: nothing.yml
+      when: [_undefined == 'yes']
+      ignore_errors: true
+      register: included
+    - assert:
+        that:
+          - compared is failed
+          - included is failed
+          - _undefined is undefined
+          - (_undefined | default('x')) == 'x'
+          - not (_undefined is defined and _undefined == 'yes')
+"#,
+    );
+    sb.write("nothing.yml", "- debug: {msg: included}\n");
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("'_undefined' is undefined");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        out.assert_same_recap_as(&theirs.run());
+    }
+}

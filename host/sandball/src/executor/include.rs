@@ -11,7 +11,7 @@ use super::play::{PlayRun, in_order, lock, run_items};
 use super::task;
 use crate::playbook::imports::builtin;
 use crate::playbook::roles::{self, RoleOptions};
-use crate::playbook::{Chain, Keywords, Task, TaskItem};
+use crate::playbook::{Chain, Keyword, Keywords, Task, TaskItem};
 use crate::plugins::action::truthy;
 use crate::vars::PlayScope;
 use serde_json::{Map, Value};
@@ -63,11 +63,17 @@ pub(super) async fn run(
     // A host whose inclusion fails ends the play for all with `any_errors_fatal`
     // (read, once a host has failed, with the first host's variables).
     let included_failed = std::cell::RefCell::new(None);
+    // `ignore_errors` lets the host go on; `register` keeps the failure either way.
     let fail_with = |host: &str, result: serde_json::Map<String, Value>| {
-        included_failed
-            .borrow_mut()
-            .get_or_insert_with(|| result.clone());
-        super::play::fail_host(cx, t, host, result);
+        let vars = task::task_vars(run, scope, host, kw);
+        let ignored =
+            task::keyword_bool(run, &vars, kw, Keyword::IgnoreErrors, false).unwrap_or(false);
+        if !ignored {
+            included_failed
+                .borrow_mut()
+                .get_or_insert_with(|| result.clone());
+        }
+        super::play::fail_host(cx, t, host, result, ignored);
     };
     let fail = |host: &str, e: &str| fail_with(host, failure(t, e));
     let fatal = std::cell::OnceCell::new();
@@ -93,6 +99,10 @@ pub(super) async fn run(
                     false,
                     false,
                 );
+                if let Some(name) = &t.register {
+                    run.vars
+                        .register(host, name, Value::Object(stopped.clone()));
+                }
                 run.callback.result(&crate::plugins::callback::Report {
                     host,
                     action: &t.action,

@@ -743,24 +743,34 @@ pub(super) fn add_role(
 }
 
 /// Fails a task on a host outside the task's own run (an include that cannot be read):
-/// reported, counted, and the host leaves the play as after a failed task.
+/// reported, counted, registered, and the host leaves the play as after a failed task
+/// (unless the failure is `ignored`).
 pub(super) fn fail_host(
     cx: PlayRun<'_>,
     t: &Task,
     host: &str,
     result: serde_json::Map<String, Value>,
+    ignored: bool,
 ) {
-    cx.run.stats.record(host, Status::Failed, false, false);
+    cx.run.stats.record(host, Status::Failed, ignored, false);
+    if let Some(name) = &t.register {
+        cx.run
+            .vars
+            .register(host, name, Value::Object(result.clone()));
+    }
     cx.run.callback.result(&crate::plugins::callback::Report {
         host,
         action: &t.action,
         status: Status::Failed,
         result: &result,
         item: None,
-        ignored: false,
+        ignored,
         looped: false,
         origin: None,
     });
+    if ignored {
+        return;
+    }
     lock(&cx.state.active).retain(|h| h != host);
     lock(&cx.state.failed).insert(
         host.to_string(),

@@ -138,6 +138,22 @@ impl Scope {
         compiled.eval(self.root())
     }
 
+    /// The first variable `expr` uses that is undefined, when undefined values are
+    /// strict: a comparison with one is an error in Ansible (`x == 'y'` with no `x`),
+    /// where the engine would only say false. `None` with chained undefined values (a
+    /// guarded expression: `x is defined`, `x | default(…)`).
+    pub(crate) fn undefined_variable(self: &Arc<Self>, expr: &str) -> Option<String> {
+        if self.shared.env.undefined_behavior() != minijinja::UndefinedBehavior::Strict {
+            return None;
+        }
+        let compiled = self.shared.env.compile_expression(expr).ok()?;
+        let mut names: Vec<String> = compiled.undeclared_variables(false).into_iter().collect();
+        names.sort();
+        names
+            .into_iter()
+            .find(|name| self.eval_expression(name).is_ok_and(|v| v.is_undefined()))
+    }
+
     /// Why variables used by the call came out undefined, for error messages.
     pub(crate) fn undefined_causes(&self) -> Vec<String> {
         lock(&self.shared.undefined_causes).clone()

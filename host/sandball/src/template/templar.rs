@@ -259,7 +259,12 @@ fn chained(strict: &Environment<'static>) -> Environment<'static> {
 /// defined`, `is undefined`): only such templates are evaluated again with chained
 /// undefined values.
 fn guards_undefined(source: &str) -> bool {
-    source.contains("default") || source.contains("d(") || source.contains("defined")
+    // Words, not parts of names: `_undefined == 'yes'` guards nothing.
+    static GUARD: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"\b(?:default|defined|undefined)\b|\bd\s*\(")
+            .expect("the guard pattern is valid")
+    });
+    GUARD.is_match(source)
 }
 
 /// [`guards_undefined`] for any string in a value.
@@ -376,6 +381,9 @@ fn conditional_str(scope: &Arc<Scope>, text: &str) -> Result<bool, TemplateError
         None if text.trim().is_empty() => return Ok(true),
         None => text,
     };
+    if let Some(name) = scope.undefined_variable(expr) {
+        return Err(undefined_result(scope, &name, &format!("{{{{ {name} }}}}")));
+    }
     let value = eval(scope, expr)?;
     if value.is_undefined() {
         return Err(undefined_result(scope, expr, &format!("{{{{ {expr} }}}}")));
