@@ -244,3 +244,38 @@ fn a_role_a_host_was_unreachable_in_runs_again_at_its_next_entry() {
         out.assert_same_recap_as(&theirs.run());
     }
 }
+
+#[test]
+fn rolespec_validate_and_import_options_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    sb.write(
+        "roles/needs_port/meta/argument_specs.yml",
+        "argument_specs:\n  main:\n    options:\n      port: {type: int, required: true}\n",
+    );
+    sb.write("roles/needs_port/tasks/main.yml", "- debug: {msg: ran}\n");
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - import_role: {name: needs_port, rolespec_validate: false}\n    - include_role: {name: needs_port, rolespec_validate: false}\n    - include_role: {name: needs_port}\n      ignore_errors: true\n",
+    );
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &[]).run();
+    // The include's `ignore_errors` is the include's own: the role's failed
+    // validation fails the host, as in Ansible.
+    out.assert_no_panic().assert_code(2);
+    assert_eq!(out.host("localhost").ok, 4, "{out}");
+    assert_eq!(out.host("localhost").failed, 1, "{out}");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        out.assert_same_recap_as(&theirs.run());
+    }
+    // `apply` belongs to the includes: an import refuses it before anything runs.
+    let bad = sb.write(
+        "bad.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - import_tasks:\n        file: t.yml\n        apply: {tags: [x]}\n",
+    );
+    sb.write("t.yml", "- debug: {msg: t}\n");
+    let refused = sb.play(&bad, &work, &[]).run();
+    refused.assert_no_panic();
+    assert_ne!(refused.code, 0, "{refused}");
+    refused.assert_stderr_has("Invalid options for import_tasks: apply");
+}

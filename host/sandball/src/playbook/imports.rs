@@ -161,7 +161,27 @@ fn arg<'a>(t: &'a Task, keys: &[&str]) -> Option<&'a str> {
 }
 
 /// The tasks of an `import_tasks`.
+/// Refuses arguments an import does not take (`apply` belongs to the includes), with
+/// ansible-core's words.
+fn only_options(t: &Task, kind: &str, valid: &[&str]) -> Result<(), PlaybookError> {
+    let mut invalid: Vec<&str> = t
+        .args
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !valid.contains(k))
+        .collect();
+    if invalid.is_empty() {
+        return Ok(());
+    }
+    invalid.sort_unstable();
+    Err(PlaybookError::at(
+        &t.location,
+        format!("Invalid options for {kind}: {}", invalid.join(", ")),
+    ))
+}
+
 fn import_tasks(t: &Task, at: &Reading<'_>) -> Result<Vec<TaskItem>, PlaybookError> {
+    only_options(t, "import_tasks", &["file", "_raw_params"])?;
     let Some(file) = arg(t, &["file", "_raw_params"]) else {
         return Err(PlaybookError::at(
             &t.location,
@@ -214,6 +234,22 @@ fn import_role(
     t: &Task,
     at: &Reading<'_>,
 ) -> Result<(Vec<TaskItem>, TaskItem, std::sync::Arc<roles::Role>), PlaybookError> {
+    only_options(
+        t,
+        "import_role",
+        &[
+            "name",
+            "role",
+            "_raw_params",
+            "tasks_from",
+            "vars_from",
+            "defaults_from",
+            "handlers_from",
+            "allow_duplicates",
+            "public",
+            "rolespec_validate",
+        ],
+    )?;
     let Some(name) = arg(t, &["name", "role", "_raw_params"]) else {
         return Err(PlaybookError::at(
             &t.location,

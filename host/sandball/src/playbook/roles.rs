@@ -118,6 +118,9 @@ pub struct RoleOptions {
     pub allow_duplicates: Option<bool>,
     /// Included while the play runs (`include_role`).
     pub dynamic: bool,
+    /// `rolespec_validate`: check the role's `meta/argument_specs.yml` first (the
+    /// default).
+    pub validate: bool,
 }
 
 impl RoleOptions {
@@ -140,6 +143,8 @@ impl RoleOptions {
                 crate::plugins::action::truthy(args.get("allow_duplicates"), true).unwrap_or(true),
             ),
             dynamic,
+            validate: crate::plugins::action::truthy(args.get("rolespec_validate"), true)
+                .unwrap_or(true),
         }
     }
 }
@@ -154,6 +159,7 @@ impl Default for RoleOptions {
             handlers_from: main(),
             allow_duplicates: None,
             dynamic: false,
+            validate: true,
         }
     }
 }
@@ -321,8 +327,11 @@ impl Loader {
             }))
         };
         let mut tasks = read_tasks(&dir.join("tasks"), &options.tasks_from, false)?;
-        // A spec for this entry point makes its validation the role's first task.
-        if let Some(check) = validation_task(&dir, &name, &options.tasks_from, &entry.params)? {
+        // A spec for this entry point makes its validation the role's first task
+        // (unless `rolespec_validate: false`).
+        if options.validate
+            && let Some(check) = validation_task(&dir, &name, &options.tasks_from, &entry.params)?
+        {
             tasks.insert(0, check);
         }
         let handlers = read_tasks(&dir.join("handlers"), &options.handlers_from, true)?;
