@@ -5,12 +5,13 @@
 use std::collections::BTreeSet;
 
 use indexmap::IndexMap;
-use minijinja::value::{Kwargs, Rest, ValueKind};
+use minijinja::value::{Kwargs, Rest, ValueKind, ValueOrKwargs};
 use minijinja::{Environment, Error, ErrorKind, State, Value};
 
 use crate::template::convert::ensure_defined;
 
 pub(super) fn register(env: &mut Environment<'static>) {
+    env.add_filter("map", map);
     env.add_filter("combine", combine);
     env.add_filter("dict2items", dict2items);
     env.add_filter("items2dict", items2dict);
@@ -441,10 +442,61 @@ fn dict(state: &State, source: Option<Value>, kwargs: Kwargs) -> Result<Value, E
     Ok(Value::from_object(map))
 }
 
+/// `map`, as Jinja's, except that `map(attribute=…)` over an item that lacks the
+/// attribute (and no `default=`) is an error naming it, as ansible-core 2.19 reports
+/// it ("object of type 'dict' has no attribute 'name'"), instead of an undefined value
+/// that surfaces later without a name.
+fn map(state: &mut State, value: Value, args: Rest<ValueOrKwargs>) -> Result<Vec<Value>, Error> {
+    let raw: Vec<Value> = args.iter().map(|a| Value::from(a.clone())).collect();
+    let (_, kwargs): (&[Value], Kwargs) = minijinja::value::from_args(&raw)?;
+    if let Some(attr) = kwargs.get::<Option<Value>>("attribute")?
+        && !kwargs.has("default")
+        && let Some(path) = attr.as_str()
+        && !value.is_undefined()
+    {
+        for item in value.try_iter()? {
+            // `a.b` and `a.0` walk into the item, as Jinja's attribute paths do.
+            let found =
+                path.split('.')
+                    .try_fold(item.clone(), |v, part| match part.parse::<i64>() {
+                        Ok(i) => v.get_item(&Value::from(i)),
+                        Err(_) => v.get_attr(part),
+                    });
+            if !item.is_undefined() && found.is_ok_and(|v| v.is_undefined()) {
+                return Err(Error::new(
+                    ErrorKind::UndefinedError,
+                    format!(
+                        "object of type '{}' has no attribute '{path}'",
+                        super::python_type(&item)
+                    ),
+                ));
+            }
+        }
+    }
+    minijinja::filters::map(state, value, args)
+}
+
 #[cfg(test)]
 mod tests {
     use crate::template::filters::testing::{error, eval};
     use serde_json::json;
+
+    #[test]
+    fn map_names_a_missing_attribute_as_ansible_does() {
+        assert_eq!(
+            eval("[{'name': 'a'}, {'x': 1}] | map(attribute='name', default='z') | list"),
+            json!(["a", "z"])
+        );
+        assert_eq!(
+            eval("[{'a': {'b': 1}}, {'a': [5]}] | map(attribute='a.b', default=0) | list"),
+            json!([1, 0])
+        );
+        assert_eq!(eval("['x'] | map('upper') | list"), json!(["X"]));
+        assert!(
+            error("[{'name': 'a'}, {'x': 1}] | map(attribute='name') | list")
+                .contains("object of type 'dict' has no attribute 'name'")
+        );
+    }
 
     #[test]
     fn combine_dicts() {
