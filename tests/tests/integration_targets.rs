@@ -50,6 +50,7 @@ const TARGETS: &[&str] = &[
     "stat",
     "task_ordering",
     "tempfile",
+    "undefined",
     "var_blending",
     "var_precedence",
 ];
