@@ -79,3 +79,46 @@ fn result_flags_count_by_python_truth_as_in_ansible() {
     }
     eprintln!("adversarial: {tried} result types tried, {tried} read as Ansible reads them");
 }
+
+#[test]
+fn module_output_in_a_condition_is_never_evaluated() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let work = sb.dir("work");
+    let sentinel = work.join("INJECTED");
+    let pb = sb.write(
+        "play.yml",
+        &format!(
+            r#"- hosts: all
+  gather_facts: false
+  vars:
+    trusted_expr: "1 == 1"
+    names: [foo, bar]
+  tasks:
+    - shell: echo "lookup('pipe', 'touch {sentinel} && echo x')"
+      register: untrusted_expr
+    - shell: echo "['foo', 'baz']"
+      register: literal_out
+    - debug: {{msg: never}}
+      when: '"foo" in {{{{ untrusted_expr.stdout }}}}'
+      ignore_errors: true
+      register: refused
+    - assert:
+        that:
+          - refused is failed
+          - "{{{{ trusted_expr }}}}"
+          - '"foo" in {{{{ names }}}}'
+          - '"foo" in {{{{ literal_out.stdout }}}}'
+"#,
+            sentinel = sentinel.display()
+        ),
+    );
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("Encountered untrusted template or expression");
+    assert!(
+        !sentinel.exists(),
+        "module output ran as an expression:\n{out}"
+    );
+    eprintln!("adversarial: 1 expression injection through a condition tried, 1 contained");
+}

@@ -154,6 +154,41 @@ impl Scope {
             .find(|name| self.eval_expression(name).is_ok_and(|v| v.is_undefined()))
     }
 
+    /// Whether an expression reads only trusted variables (the play's own, not module
+    /// results, facts or other hosts' variables); globals (`lookup`, `range`) count as
+    /// trusted, being no data.
+    pub(crate) fn reads_only_trusted(self: &Arc<Self>, expr: &str) -> bool {
+        self.shared
+            .env
+            .compile_expression(expr)
+            .is_ok_and(|c| self.all_trusted(&c.undeclared_variables(false)))
+    }
+
+    /// [`Self::reads_only_trusted`] for a whole template (`{% if x %}…`).
+    pub(crate) fn template_reads_only_trusted(self: &Arc<Self>, source: &str) -> bool {
+        self.shared
+            .env
+            .template_from_str(source)
+            .is_ok_and(|t| self.all_trusted(&t.undeclared_variables(false)))
+    }
+
+    fn all_trusted(&self, names: &std::collections::HashSet<String>) -> bool {
+        names.iter().all(|name| match self.vars.get(name) {
+            Some(crate::template::vars::Var::Trusted(_)) => true,
+            Some(_) => false,
+            None => true,
+        })
+    }
+
+    /// Whether a text is a plain literal expression (a number, a string, a list or a
+    /// mapping of them): it names nothing and calls nothing.
+    pub(crate) fn is_literal(self: &Arc<Self>, text: &str) -> bool {
+        self.shared
+            .env
+            .compile_expression(text)
+            .is_ok_and(|c| c.undeclared_variables(true).is_empty())
+    }
+
     /// Why variables used by the call came out undefined, for error messages.
     pub(crate) fn undefined_causes(&self) -> Vec<String> {
         lock(&self.shared.undefined_causes).clone()

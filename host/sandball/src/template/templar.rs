@@ -373,9 +373,7 @@ fn conditional_str(scope: &Arc<Scope>, text: &str) -> Result<bool, TemplateError
         // Templates inside the expression's strings (`x == "{{ y }}"`) are rendered
         // first, as ansible-core 2.19 still does.
         None if is_template(text) => {
-            rendered = scope
-                .render_text(text)
-                .map_err(|err| engine_error(scope, &err, text))?;
+            rendered = render_embedded(scope, text)?;
             rendered.as_str()
         }
         None if text.trim().is_empty() => return Ok(true),
@@ -389,6 +387,48 @@ fn conditional_str(scope: &Arc<Scope>, text: &str) -> Result<bool, TemplateError
         return Err(undefined_result(scope, expr, &format!("{{{{ {expr} }}}}")));
     }
     Ok(value.is_true())
+}
+
+/// A condition's embedded templates (`"foo" in {{ result.stdout }}`) rendered into
+/// the expression text, as ansible-core 2.19 still renders them — but a template that
+/// reads untrusted data (a module's result, facts, other hosts' variables) may only
+/// bring a literal: data that reads as an expression (`lookup('pipe', …)`) is never
+/// evaluated, as ansible-core refuses it ("Encountered untrusted template or
+/// expression").
+fn render_embedded(scope: &Arc<Scope>, text: &str) -> Result<String, TemplateError> {
+    let untrusted = || TemplateError::Conditional {
+        condition: text.to_string(),
+        detail: "Encountered untrusted template or expression.".into(),
+    };
+    if text.contains("{%") || text.contains("{#") {
+        // Statements are rendered whole, and only when they read trusted variables.
+        if !scope.template_reads_only_trusted(text) {
+            return Err(untrusted());
+        }
+        return scope
+            .render_text(text)
+            .map_err(|err| engine_error(scope, &err, text));
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        let Some(len) = rest[start..].find("}}") else {
+            break;
+        };
+        let chunk = &rest[start..start + len + 2];
+        let expr = &chunk[2..chunk.len() - 2];
+        let value = scope
+            .render_text(chunk)
+            .map_err(|err| engine_error(scope, &err, text))?;
+        if !scope.reads_only_trusted(expr) && !scope.is_literal(&value) {
+            return Err(untrusted());
+        }
+        out.push_str(&rest[..start]);
+        out.push_str(&value);
+        rest = &rest[start + len + 2..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 fn eval(scope: &Arc<Scope>, expr: &str) -> Result<Value, TemplateError> {
