@@ -425,7 +425,11 @@ fn validation_task(
             "validate_args_context": {
                 "argument_spec_name": entry_point,
                 "name": role,
-                "path": dir.display().to_string(),
+                // Absolute, as Ansible gives it.
+                "path": std::path::absolute(dir)
+                    .unwrap_or_else(|_| dir.to_path_buf())
+                    .display()
+                    .to_string(),
                 "type": "role",
             },
         },
