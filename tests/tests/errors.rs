@@ -239,3 +239,19 @@ fn an_undefined_variable_in_a_condition_fails_the_task_as_in_ansible() {
         out.assert_same_recap_as(&theirs.run());
     }
 }
+
+#[test]
+fn a_literal_string_in_a_template_is_never_a_condition() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - assert: {that: \"{{ '1 == 1' }}\"}\n      ignore_errors: yes\n      register: r\n    - assert:\n        that:\n          - r is failed\n          - r.msg is contains 'untrusted template or expression'\n          - '{{ 1 == 1 }}'\n",
+    );
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        out.assert_same_recap_as(&theirs.run());
+    }
+}

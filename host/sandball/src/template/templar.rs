@@ -369,6 +369,14 @@ fn template_value(
 fn conditional_str(scope: &Arc<Scope>, text: &str) -> Result<bool, TemplateError> {
     let rendered;
     let expr = match single_expression(text) {
+        // A literal string in a template (`{{ '1 == 1' }}`) is text, never an
+        // expression to evaluate: ansible-core 2.19 refuses it.
+        Some(inner) if scope.is_literal(inner) && eval(scope, inner)?.as_str().is_some() => {
+            return Err(TemplateError::Conditional {
+                condition: text.to_string(),
+                detail: "Encountered untrusted template or expression.".into(),
+            });
+        }
         Some(inner) => inner,
         // Templates inside the expression's strings (`x == "{{ y }}"`) are rendered
         // first, as ansible-core 2.19 still does.
