@@ -103,8 +103,10 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
     // each imported playbook (its `library/`), as in Ansible.
     let plays = || books.iter().flat_map(|b| &b.plays);
     let included: Vec<std::path::PathBuf> = plays().flat_map(included_roles).collect();
-    let plugin_dirs: Vec<&std::path::Path> = plays()
-        .filter_map(|p| p.location.file.parent())
+    let play_dirs: Vec<std::path::PathBuf> = plays().map(crate::playbook::Play::dir).collect();
+    let plugin_dirs: Vec<&std::path::Path> = play_dirs
+        .iter()
+        .map(std::path::PathBuf::as_path)
         .chain(
             plays()
                 .flat_map(|p| &p.loaded_roles)
@@ -204,12 +206,7 @@ fn included_roles(play: &crate::playbook::Play) -> Vec<std::path::PathBuf> {
         }
     }
     let mut out = Vec::new();
-    let base = play
-        .location
-        .file
-        .parent()
-        .map(std::path::Path::to_path_buf)
-        .unwrap_or_default();
+    let base = play.dir();
     for section in [
         &play.pre_tasks,
         &play.tasks,

@@ -203,12 +203,7 @@ pub(crate) fn play_vars_files(
     if play.vars_files.is_empty() {
         return None;
     }
-    let base = play
-        .location
-        .file
-        .parent()
-        .map(std::path::Path::to_path_buf)
-        .unwrap_or_default();
+    let base = play.dir();
     let files = VarsFiles::new(play.vars_files.clone(), &base);
     let scope = PlayScope {
         name: play.name.as_deref().unwrap_or(&play.hosts),

@@ -65,6 +65,16 @@ pub struct Play {
 }
 
 impl Play {
+    /// The directory of the file the play is written in (its imports' relative paths,
+    /// `vars_files` and roles are found from there).
+    pub fn dir(&self) -> std::path::PathBuf {
+        self.location
+            .file
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default()
+    }
+
     /// Reads a play from its mapping.
     pub(crate) fn parse(source: &SourceFile, node: &Node) -> Result<Play, PlaybookError> {
         let fields = Fields::new(source, node, "Play")?;

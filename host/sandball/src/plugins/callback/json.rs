@@ -135,18 +135,7 @@ impl Callback for JsonCallback {
 
     fn recap(&self, stats: &Stats) {
         let doc = self.doc.lock().unwrap_or_else(|e| e.into_inner());
-        let counters: Map<String, Value> = stats
-            .snapshot()
-            .into_iter()
-            .map(|(h, s)| {
-                (
-                    h,
-                    json!({"ok": s.ok, "changed": s.changed, "unreachable": s.unreachable,
-                           "failures": s.failed, "skipped": s.skipped, "rescued": s.rescued,
-                           "ignored": s.ignored}),
-                )
-            })
-            .collect();
+        let counters = stats.per_host_json("failures");
         let mut custom = Map::new();
         let mut global = Map::new();
         if crate::plugins::action::env_flag("ANSIBLE_SHOW_CUSTOM_STATS", false) {

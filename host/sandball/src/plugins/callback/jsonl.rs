@@ -97,18 +97,7 @@ impl Callback for JsonlCallback {
     }
 
     fn recap(&self, stats: &Stats) {
-        let hosts: serde_json::Map<String, Value> = stats
-            .snapshot()
-            .into_iter()
-            .map(|(h, s)| {
-                (
-                    h,
-                    json!({"ok": s.ok, "changed": s.changed, "unreachable": s.unreachable,
-                           "failed": s.failed, "skipped": s.skipped, "rescued": s.rescued,
-                           "ignored": s.ignored}),
-                )
-            })
-            .collect();
+        let hosts = stats.per_host_json("failed");
         self.emit(json!({"event": "recap", "hosts": hosts, "exit_code": stats.exit_code()}));
     }
 }

@@ -135,6 +135,29 @@ impl Stats {
         v
     }
 
+    /// Each host's counters as JSON (`failed_key` names the failures: `failed`, or
+    /// `failures` as ansible.posix.json writes them).
+    pub fn per_host_json(&self, failed_key: &str) -> serde_json::Map<String, serde_json::Value> {
+        self.snapshot()
+            .into_iter()
+            .map(|(h, s)| {
+                let mut m = serde_json::Map::new();
+                for (k, v) in [
+                    ("ok", s.ok),
+                    ("changed", s.changed),
+                    ("unreachable", s.unreachable),
+                    (failed_key, s.failed),
+                    ("skipped", s.skipped),
+                    ("rescued", s.rescued),
+                    ("ignored", s.ignored),
+                ] {
+                    m.insert(k.to_string(), serde_json::Value::from(v));
+                }
+                (h, serde_json::Value::Object(m))
+            })
+            .collect()
+    }
+
     /// Exit code as `ansible-playbook` gives it: 4 when a host was unreachable, 2 when a
     /// task failed, 0 otherwise.
     pub fn exit_code(&self) -> i32 {
