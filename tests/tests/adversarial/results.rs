@@ -103,9 +103,17 @@ fn module_output_in_a_condition_is_never_evaluated() {
       when: '"foo" in {{{{ untrusted_expr.stdout }}}}'
       ignore_errors: true
       register: refused
+    - shell: echo "x\" or lookup('pipe', 'touch {sentinel}') or \""
+      register: breakout
+    - debug: {{msg: never}}
+      when: 'inventory_hostname == "{{{{ breakout.stdout }}}}"'
+      ignore_errors: true
+      register: refused_in_quotes
     - assert:
         that:
           - refused is failed
+          - refused_in_quotes is failed
+          - 'inventory_hostname == "{{{{ inventory_hostname }}}}"'
           - "{{{{ trusted_expr }}}}"
           - '"foo" in {{{{ names }}}}'
           - '"foo" in {{{{ literal_out.stdout }}}}'
@@ -120,5 +128,5 @@ fn module_output_in_a_condition_is_never_evaluated() {
         !sentinel.exists(),
         "module output ran as an expression:\n{out}"
     );
-    eprintln!("adversarial: 1 expression injection through a condition tried, 1 contained");
+    eprintln!("adversarial: 2 expression injections through a condition tried, 2 contained");
 }

@@ -428,15 +428,37 @@ fn render_embedded(scope: &Arc<Scope>, text: &str) -> Result<String, TemplateErr
         let value = scope
             .render_text(chunk)
             .map_err(|err| engine_error(scope, &err, text))?;
-        if !scope.reads_only_trusted(expr) && !scope.is_literal(&value) {
+        out.push_str(&rest[..start]);
+        // Inside a quoted string (`x == "{{ name }}"`), data stays text as long as it
+        // cannot close the quotes; elsewhere it must be a literal, unless trusted.
+        let safe = match open_quote(&out) {
+            Some(q) => !value.contains(q) && !value.contains('\\'),
+            None => scope.is_literal(&value),
+        };
+        if !safe && !scope.reads_only_trusted(expr) {
             return Err(untrusted());
         }
-        out.push_str(&rest[..start]);
         out.push_str(&value);
         rest = &rest[start + len + 2..];
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// The quote character a string literal still open at the end of `expr` started with.
+fn open_quote(expr: &str) -> Option<char> {
+    let mut open = None;
+    let mut escaped = false;
+    for c in expr.chars() {
+        match open {
+            Some(_) if escaped => escaped = false,
+            Some(_) if c == '\\' => escaped = true,
+            Some(q) if c == q => open = None,
+            None if c == '\'' || c == '"' => open = Some(c),
+            _ => {}
+        }
+    }
+    open
 }
 
 fn eval(scope: &Arc<Scope>, expr: &str) -> Result<Value, TemplateError> {
