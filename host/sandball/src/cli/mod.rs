@@ -364,39 +364,48 @@ pub struct CliError {
 /// The vault passwords the flags give (`--vault-password-file`, `--vault-id`,
 /// `--ask-vault-pass`), set for the run before anything is loaded.
 pub(crate) fn vault_secrets(common: &VaultFlags) -> Result<(), CliError> {
-    use crate::vault::{Secret, password_from};
     let mut secrets = Vec::new();
-    let ask = || {
-        crate::plugins::callback::prompt::ask("Vault password: ", true)
-            .map(String::into_bytes)
-            .map_err(|e| CliError::options(format!("cannot ask for the vault password: {e}")))
-    };
     for id in &common.vault_id {
-        let (label, source) = id.split_once('@').unwrap_or(("default", id.as_str()));
-        let password = if source == "prompt" {
-            ask()?
-        } else {
-            password_from(std::path::Path::new(source)).map_err(CliError::options)?
-        };
-        secrets.push(Secret {
-            label: label.to_string(),
-            password,
-        });
+        secrets.push(vault_id_secret(id)?);
     }
     for file in &common.vault_password_file {
-        secrets.push(Secret {
-            label: "default".into(),
-            password: password_from(file).map_err(CliError::options)?,
-        });
+        secrets.push(vault_file_secret("default", file)?);
     }
     if common.ask_vault_pass {
-        secrets.push(Secret {
-            label: "default".into(),
-            password: ask()?,
-        });
+        secrets.push(asked_vault_secret("default")?);
     }
     crate::vault::set_secrets(secrets);
     Ok(())
+}
+
+/// The secret of a `--vault-id`: `label@file` (or a program), `label@prompt`, or a
+/// bare file (label `default`).
+pub(crate) fn vault_id_secret(id: &str) -> Result<crate::vault::Secret, CliError> {
+    match id.split_once('@').unwrap_or(("default", id)) {
+        (label, "prompt") => asked_vault_secret(label),
+        (label, source) => vault_file_secret(label, std::path::Path::new(source)),
+    }
+}
+
+/// A vault secret read from a file, or printed by a program.
+pub(crate) fn vault_file_secret(
+    label: &str,
+    file: &std::path::Path,
+) -> Result<crate::vault::Secret, CliError> {
+    Ok(crate::vault::Secret {
+        label: label.to_string(),
+        password: crate::vault::password_from(file).map_err(CliError::options)?,
+    })
+}
+
+/// A vault secret asked for (on the terminal, else read from stdin).
+pub(crate) fn asked_vault_secret(label: &str) -> Result<crate::vault::Secret, CliError> {
+    let password = crate::plugins::callback::prompt::ask("Vault password: ", true)
+        .map_err(|e| CliError::options(format!("cannot ask for the vault password: {e}")))?;
+    Ok(crate::vault::Secret {
+        label: label.to_string(),
+        password: password.into_bytes(),
+    })
 }
 
 /// Whether an environment variable (or its ansible.cfg setting) says yes.

@@ -91,39 +91,14 @@ enum Action {
 
 /// The secret the flags give.
 fn secret(args: &VaultArgs) -> Result<Secret, CliError> {
-    let ask = || {
-        crate::plugins::callback::prompt::ask("Vault password: ", true)
-            .map(String::into_bytes)
-            .map_err(|e| CliError::options(format!("cannot ask for the vault password: {e}")))
-    };
-    let (label, path) = match (&args.vault_id, &args.password_file) {
-        (Some(id), _) => match id.split_once('@') {
-            Some((label, "prompt")) => {
-                return Ok(Secret {
-                    label: label.to_string(),
-                    password: ask()?,
-                });
-            }
-            Some((label, source)) => (label.to_string(), PathBuf::from(source)),
-            None => ("default".to_string(), PathBuf::from(id)),
-        },
-        (None, Some(file)) => ("default".to_string(), file.clone()),
-        (None, None) if args.ask_vault_pass => {
-            return Ok(Secret {
-                label: "default".into(),
-                password: ask()?,
-            });
-        }
-        (None, None) => {
-            return Err(CliError::options(
-                "a vault password is needed: --vault-password-file, --vault-id or --ask-vault-pass",
-            ));
-        }
-    };
-    Ok(Secret {
-        label,
-        password: vault::password_from(&path).map_err(CliError::options)?,
-    })
+    match (&args.vault_id, &args.password_file) {
+        (Some(id), _) => super::vault_id_secret(id),
+        (None, Some(file)) => super::vault_file_secret("default", file),
+        (None, None) if args.ask_vault_pass => super::asked_vault_secret("default"),
+        (None, None) => Err(CliError::options(
+            "a vault password is needed: --vault-password-file, --vault-id or --ask-vault-pass",
+        )),
+    }
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, CliError> {

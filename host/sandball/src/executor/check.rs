@@ -328,13 +328,10 @@ fn check_task(run: &Run, t: &Task) -> Result<(), ExecError> {
     if short == "include_role" {
         // The files it names must be names (templates are read when it runs), as
         // ansible-core checks when it loads the task.
-        for key in ["tasks_from", "vars_from", "defaults_from", "handlers_from"] {
+        for key in crate::playbook::roles::FILE_OPTIONS {
             if let Some(v) = t.args.get(key).filter(|v| !v.is_string()) {
                 return Err(ExecError::Refused {
-                    what: format!(
-                        "Expected a string for {key} but got {} instead",
-                        sandball_wire::python::type_name(v)
-                    ),
+                    what: crate::playbook::roles::not_a_file_name(key, v),
                     location: t.location.clone(),
                 });
             }

@@ -300,16 +300,11 @@ fn role_files(
     vars: &crate::template::Vars,
 ) -> Result<serde_json::Map<String, Value>, String> {
     let mut out = serde_json::Map::new();
-    for key in ["tasks_from", "vars_from", "defaults_from", "handlers_from"] {
+    for key in roles::FILE_OPTIONS {
         let Some(raw) = t.args.get(key) else { continue };
         let value = match cx.run.templar.template(raw, vars) {
             Ok(Value::String(s)) => s,
-            Ok(other) => {
-                return Err(format!(
-                    "Expected a string for {key} but got {} instead",
-                    sandball_wire::python::type_name(&other)
-                ));
-            }
+            Ok(other) => return Err(roles::not_a_file_name(key, &other)),
             Err(e) => return Err(format!("{key}: {e}")),
         };
         out.insert(key.to_string(), Value::String(value));

@@ -1021,6 +1021,17 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
             }
         })
         .collect();
+    // Which handlers answer each notice (read with the first host's variables, as
+    // the notices are), worked out once for the task.
+    let answers: Vec<(&String, Option<Vec<String>>)> = if notify.is_empty() {
+        Vec::new()
+    } else {
+        let more = lock(&state.more_handlers).clone();
+        notify
+            .iter()
+            .map(|n| (n, answering(cx, &more, n, &first_vars)))
+            .collect()
+    };
     let mut active = lock(&state.active);
     let mut fatal_failure: Option<serde_json::Map<String, Value>> = None;
     for (host, o) in outcomes {
@@ -1055,10 +1066,10 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
                 // `error_on_missing_handler = false`), as in Ansible; the host stops.
                 let mut missing = Vec::new();
                 let mut notices = notify.clone();
-                for n in &notify {
-                    match answering(cx, n, &first_vars) {
-                        Some(raw) => notices.extend(raw),
-                        None => missing.push(n),
+                for (n, answer) in &answers {
+                    match answer {
+                        Some(raw) => notices.extend(raw.iter().cloned()),
+                        None => missing.push(*n),
                     }
                 }
                 let mut stop = false;
@@ -1160,16 +1171,20 @@ async fn flush_handlers(cx: PlayRun<'_>, force: bool) {
     lock(&state.notified).clear();
 }
 
-/// Whether some handler of the play (or of a role included so far) answers `notice`
+/// Whether some handler of the play (or of those `more`, included so far) answers `notice`
 /// by name or `listen` (`None` when none does), and the templated handler names that
 /// render to it with the notifying task's variables, to notify as written (handler
 /// names are templated, `listen` is not, as in Ansible).
-fn answering(cx: PlayRun<'_>, notice: &str, vars: &crate::template::Vars) -> Option<Vec<String>> {
+fn answering(
+    cx: PlayRun<'_>,
+    more: &[TaskItem],
+    notice: &str,
+    vars: &crate::template::Vars,
+) -> Option<Vec<String>> {
     let root = Chain::new(&cx.play.keywords);
-    let more = lock(&cx.state.more_handlers).clone();
     let mut handlers = Vec::new();
     handler_list(&cx.play.handlers, &root, &mut handlers);
-    handler_list(&more, &root, &mut handlers);
+    handler_list(more, &root, &mut handlers);
     let wanted = HashSet::from([notice.to_string()]);
     let mut found = false;
     let mut raw = Vec::new();

@@ -123,6 +123,18 @@ pub struct RoleOptions {
     pub validate: bool,
 }
 
+/// The options of `import_role`/`include_role` that name one of a role's files.
+pub(crate) const FILE_OPTIONS: [&str; 4] =
+    ["tasks_from", "vars_from", "defaults_from", "handlers_from"];
+
+/// Why a `*_from` option is no file name, in ansible-core's words.
+pub(crate) fn not_a_file_name(key: &str, value: &Value) -> String {
+    format!(
+        "Expected a string for {key} but got {} instead",
+        sandball_wire::python::type_name(value)
+    )
+}
+
 impl RoleOptions {
     /// The options an `import_role` or `include_role` task gives (`tasks_from`…,
     /// `allow_duplicates`, which is true unless the task says otherwise, as in

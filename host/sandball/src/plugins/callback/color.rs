@@ -24,10 +24,6 @@ pub enum Role {
     Deprecate,
     /// `-v` messages.
     Verbose,
-    /// `-vvvv` debug lines.
-    Debug,
-    /// Banners' highlighted text.
-    Highlight,
     /// Added lines of a diff.
     DiffAdd,
     /// Removed lines of a diff.
@@ -48,8 +44,6 @@ impl Role {
             Role::Warn => ("warn", "bright purple"),
             Role::Deprecate => ("deprecate", "purple"),
             Role::Verbose => ("verbose", "blue"),
-            Role::Debug => ("debug", "dark gray"),
-            Role::Highlight => ("highlight", "white"),
             Role::DiffAdd => ("diff_add", "green"),
             Role::DiffRemove => ("diff_remove", "red"),
             Role::DiffLines => ("diff_lines", "cyan"),
@@ -57,7 +51,7 @@ impl Role {
     }
 
     /// Every role, for the settings list.
-    pub const ALL: [Role; 13] = [
+    pub const ALL: [Role; 11] = [
         Role::Ok,
         Role::Changed,
         Role::Skip,
@@ -66,8 +60,6 @@ impl Role {
         Role::Warn,
         Role::Deprecate,
         Role::Verbose,
-        Role::Debug,
-        Role::Highlight,
         Role::DiffAdd,
         Role::DiffRemove,
         Role::DiffLines,

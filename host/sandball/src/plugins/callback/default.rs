@@ -79,8 +79,6 @@ impl Display {
 
 /// Prints a run for people.
 pub struct DefaultCallback {
-    verbosity: u8,
-    diff: bool,
     display: Display,
     out: std::sync::Arc<Mutex<Box<dyn Write + Send>>>,
     /// The live progress line, on a terminal.
@@ -114,8 +112,6 @@ impl DefaultCallback {
     /// Prints to any writers (`err` for warnings).
     pub fn new(out: Box<dyn Write + Send>, err: Box<dyn Write + Send>, display: Display) -> Self {
         DefaultCallback {
-            verbosity: display.verbosity,
-            diff: display.diff,
             display,
             out: std::sync::Arc::new(Mutex::new(out)),
             progress: None,
@@ -354,7 +350,7 @@ impl Drop for DefaultCallback {
 impl Callback for DefaultCallback {
     fn playbook_start(&self, path: &str, plays: usize) {
         // From -vv, as ansible-playbook's default callback shows it.
-        if self.verbosity >= 2 {
+        if self.display.verbosity >= 2 {
             let name = std::path::Path::new(path)
                 .file_name()
                 .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned());
@@ -392,7 +388,7 @@ impl Callback for DefaultCallback {
 
     fn task_running(&self, task: &super::Running<'_>) {
         // From -vv, where the task is written, as ansible-playbook shows it.
-        if self.verbosity >= 2 {
+        if self.display.verbosity >= 2 {
             let at = task.path;
             self.emit(&format!("task path: {}:{}", at.file.display(), at.line));
         }
@@ -423,7 +419,7 @@ impl Callback for DefaultCallback {
             Some(other) => format!("{} -> {other}", r.host),
             None => r.host.to_string(),
         };
-        let mut shown = displayed(r.result, self.verbosity);
+        let mut shown = displayed(r.result, self.display.verbosity);
         if r.looped {
             // Its items were shown (or skipped) one by one.
             shown.remove("results");
@@ -458,16 +454,26 @@ impl Callback for DefaultCallback {
             .get("_ansible_verbose_always")
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        let pretty = verbose_always || self.verbosity >= 3;
+        let pretty = verbose_always || self.display.verbosity >= 3;
         let item = r.item.map(|i| format!(" (item={i})")).unwrap_or_default();
-        if self.diff
+        if self.display.diff
             && let Some(d) = r.result.get("diff")
             && r.status == Status::Changed
         {
             let text = render_diff(d);
             if !text.is_empty() {
-                // A blank line follows the diff, as in ansible-playbook.
-                self.emit(&printable(&text));
+                // A blank line follows the diff, as in ansible-playbook; added, removed
+                // and `@@` lines in their `[colors]`.
+                let painted: Vec<String> = printable(&text)
+                    .split('\n')
+                    .map(|line| match line.chars().next() {
+                        Some('+') => self.paint(line, Role::DiffAdd),
+                        Some('-') => self.paint(line, Role::DiffRemove),
+                        _ if line.starts_with("@@") => self.paint(line, Role::DiffLines),
+                        _ => line.to_string(),
+                    })
+                    .collect();
+                self.emit(&painted.join("\n"));
             }
         }
         let line = match r.status {
@@ -482,7 +488,7 @@ impl Callback for DefaultCallback {
                     line.push_str(" =>");
                     line.push_str(&item);
                 }
-                if verbose_always || self.verbosity >= 1 {
+                if verbose_always || self.display.verbosity >= 1 {
                     line.push_str(" => ");
                     line.push_str(&self.rendered(&shown, pretty));
                 }
@@ -500,7 +506,7 @@ impl Callback for DefaultCallback {
                     // Ansible prints two spaces here.
                     line.push(' ');
                 }
-                if self.verbosity >= 1 {
+                if self.display.verbosity >= 1 {
                     line.push_str(" => ");
                     line.push_str(&self.rendered(&shown, pretty));
                 }
@@ -533,7 +539,7 @@ impl Callback for DefaultCallback {
                 };
                 let mut line = format!("{head}{}", self.rendered(&shown, pretty));
                 if let Some(Value::String(exc)) = r.result.get("exception")
-                    && self.verbosity >= 3
+                    && self.display.verbosity >= 3
                 {
                     line = format!("The full traceback is:\n{exc}\n{line}");
                 }
@@ -597,7 +603,7 @@ impl Callback for DefaultCallback {
     }
 
     fn verbose(&self, level: u8, host: Option<&str>, msg: &str) {
-        if self.verbosity < level {
+        if self.display.verbosity < level {
             return;
         }
         let text = match host {

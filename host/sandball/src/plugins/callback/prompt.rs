@@ -20,11 +20,7 @@ pub fn ask(prompt: &str, private: bool) -> Result<String, String> {
         if private {
             let _ = writeln!(err, "Warning: Password input may be echoed.");
         }
-        let _ = write!(err, "{prompt}");
-        let _ = err.flush();
-        let mut line = String::new();
-        let _ = std::io::stdin().lock().read_line(&mut line);
-        return Ok(line.trim_end_matches(['\r', '\n']).to_string());
+        return Ok(stdin_line(&mut err, prompt).unwrap_or_default());
     };
     let stty = |arg: &str| {
         let input = tty.try_clone().map_err(|e| e.to_string())?;
@@ -53,7 +49,11 @@ pub fn ask(prompt: &str, private: bool) -> Result<String, String> {
 /// Prints `prompt` on stdout and reads one line from stdin, as Python's `input()` does
 /// (for `--step`, whose answers may come from a pipe); `None` at the end of the input.
 pub fn ask_line(prompt: &str) -> Option<String> {
-    let mut out = std::io::stdout();
+    stdin_line(&mut std::io::stdout(), prompt)
+}
+
+/// Writes `prompt` to `out`, then reads one line from stdin (`None` at its end).
+fn stdin_line(out: &mut dyn Write, prompt: &str) -> Option<String> {
     let _ = write!(out, "{prompt}");
     let _ = out.flush();
     let mut line = String::new();
