@@ -8,7 +8,7 @@ VENV        := target/venv
 ANSIBLE_PIN ?= ansible-core==2.19.*
 PROFILE_DIR := target/debug
 
-.PHONY: all setup modules build run test test-fixtures lint bench ansible ansible-2.16 ansible-targets ruby legacy-examples sshd clean
+.PHONY: all setup modules build run test test-fixtures example-component lint bench ansible ansible-2.16 ansible-targets ruby legacy-examples sshd clean
 
 all: build
 
@@ -70,6 +70,11 @@ legacy-examples:
 test-fixtures: setup
 	cd tests/fixtures && CARGO_TARGET_DIR=$(CURDIR)/target/fixtures $(CARGO) build --release --target $(WASM_TARGET)
 
+## example-component: examples/modules/component, a third-party module written against the
+## guest SDK alone (a workspace of its own, built into target/examples).
+example-component: setup
+	cd examples/modules/component && CARGO_TARGET_DIR=$(CURDIR)/target/examples $(CARGO) build --release --target $(WASM_TARGET)
+
 ## sshd: OpenSSH's server, which the SSH tests start on a loopback port, and sudo for
 ## the become tests.
 sshd:
@@ -78,7 +83,7 @@ sshd:
 	fi
 
 ## test: every test (unit, shim, end-to-end), plus format and lint checks.
-test: build ansible ansible-2.16 ansible-targets ruby legacy-examples test-fixtures sshd lint
+test: build ansible ansible-2.16 ansible-targets ruby legacy-examples test-fixtures example-component sshd lint
 	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin $(CARGO) test --workspace
 
 lint:

@@ -4,7 +4,8 @@
 //! Defaults, relative to the workspace's target dir (`$CARGO_TARGET_DIR` or `target/`):
 //! `debug/sandball`, `debug/sandball-shim`, the built-in modules in
 //! `wasm32-wasip2/wasm/` and the misbehaving test components in
-//! `fixtures/wasm32-wasip2/release/`. `SANDBALL_BIN` and `SANDBALL_SHIM` override the two
+//! `fixtures/wasm32-wasip2/release/`, the example third-party component in
+//! `examples/wasm32-wasip2/release/`. `SANDBALL_BIN` and `SANDBALL_SHIM` override the two
 //! binaries.
 
 use std::path::{Path, PathBuf};
@@ -140,6 +141,27 @@ impl Binaries {
                 )
             );
         }
+        dir
+    }
+
+    /// The directory holding `examples/modules/component`'s `json_key.wasm` (a
+    /// third-party module). Panics, saying to run `make example-component`, when it is
+    /// missing.
+    pub fn example_component() -> PathBuf {
+        let dir = target_dir()
+            .join("examples")
+            .join("wasm32-wasip2")
+            .join("release");
+        let path = dir.join("json_key.wasm");
+        assert!(
+            path.is_file(),
+            "{}",
+            missing(
+                "the example component json_key",
+                &path,
+                "make example-component"
+            )
+        );
         dir
     }
 }
