@@ -144,10 +144,13 @@ pub(super) async fn run(
                     continue;
                 }
             };
+            // A host that includes the same file with the same item twice (a loop
+            // with duplicate items) runs it twice: a group holds a host once.
             let same = groups.iter_mut().find(|g| {
                 g.path == path
                     && g.from == from
                     && g.item.as_ref().map(|i| &i.0) == item.as_ref().map(|i| &i.0)
+                    && !g.hosts.contains(host)
             });
             match same {
                 Some(g) => g.hosts.push(host.clone()),
@@ -324,9 +327,7 @@ fn load(
         Kind::Tasks => {
             let mut items =
                 roles::tasks_file(path, false).map_err(|e| first_line(&e.to_string()))?;
-            let imported = crate::playbook::imports::expand_list(&mut items, &base_dir(cx))
-                .map_err(|e| first_line(&e.to_string()))?;
-            super::play::add_role_names(cx, imported);
+            expand_imports(cx, &mut items, None)?;
             Ok(items)
         }
         Kind::Role => {
@@ -338,10 +339,7 @@ fn load(
                 roles::load_one(&name, &t.location, &base_dir(cx), &options)
                     .map_err(|e| first_line(&e.to_string()))?;
             // What the role's tasks import is read now, as a play's roles' is at load.
-            let mut imported = crate::playbook::imports::expand_list(&mut tasks, &base_dir(cx))
-                .map_err(|e| first_line(&e.to_string()))?;
-            imported.push(role.name.clone());
-            super::play::add_role_names(cx, imported);
+            expand_imports(cx, &mut tasks, Some(&role.name))?;
             let public = t
                 .args
                 .get("public")
@@ -352,6 +350,24 @@ fn load(
             Ok(tasks)
         }
     }
+}
+
+/// Reads the imports of an included task list (and of the role `including`, whose
+/// name is added after theirs): the roles it imports are the play's roles, and their
+/// handlers the play's handlers, from now on.
+fn expand_imports(
+    cx: PlayRun<'_>,
+    items: &mut [TaskItem],
+    including: Option<&str>,
+) -> Result<(), String> {
+    let (mut imported, handlers) = crate::playbook::imports::expand_list(items, &base_dir(cx))
+        .map_err(|e| first_line(&e.to_string()))?;
+    imported.extend(including.map(str::to_string));
+    super::play::add_role_names(cx, imported);
+    for h in handlers {
+        super::play::add_role(cx, h, None);
+    }
+    Ok(())
 }
 
 /// The failed result of an include that could not be made on a host, saying where the

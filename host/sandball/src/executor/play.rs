@@ -1195,14 +1195,21 @@ fn answering(
             .name
             .as_deref()
             .filter(|n| crate::template::is_template(n))
-            && let Ok(Value::String(rendered)) = cx
+        {
+            match cx
                 .run
                 .templar
                 .template(&Value::String(name.to_string()), vars)
-            && rendered == notice
-        {
-            found = true;
-            raw.push(name.to_string());
+            {
+                Ok(Value::String(rendered)) if rendered == notice => {
+                    found = true;
+                    raw.push(name.to_string());
+                }
+                Err(e) if h.listen.is_empty() => cx.run.callback.warning(&format!(
+                    "Handler '{name}' is unusable: its name cannot be templated with the notifying task's variables and it has no listen topics to be notified by ({e})"
+                )),
+                _ => {}
+            }
         }
     }
     found.then_some(raw)

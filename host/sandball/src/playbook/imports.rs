@@ -55,17 +55,18 @@ pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> 
 }
 
 /// Resolves the imports of a task list read while the playbook runs (an included
-/// file); the handlers of roles it imports are not added to the play. The names of the
-/// roles it imports, in order.
+/// file). The names of the roles it imports, in order, and their handlers (which the
+/// play gains from then on, as Ansible adds an imported role's handlers to the play).
 pub(crate) fn expand_list(
     items: &mut [TaskItem],
     base: &Path,
-) -> Result<Vec<String>, PlaybookError> {
+) -> Result<(Vec<String>, Vec<TaskItem>), PlaybookError> {
     let mut imported = Vec::new();
+    let mut handlers = Vec::new();
     let none = serde_json::Map::new();
     let at = Reading { base, vars: &none };
-    expand_items(items, &at, 0, &mut Vec::new(), &mut imported)?;
-    Ok(imported.iter().map(|r| r.name.clone()).collect())
+    expand_items(items, &at, 0, &mut handlers, &mut imported)?;
+    Ok((imported.iter().map(|r| r.name.clone()).collect(), handlers))
 }
 
 /// Where imports are read from: the playbook's directory, and the variables their
