@@ -931,7 +931,13 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
             in_handler: cx.in_handler || handler,
             ..cx
         };
-        return super::include::run(cx, t, inherited, &kw, &scope, &hosts, kind).await;
+        // `run_once` on an include makes the inclusion for the first host alone (the
+        // included tasks run there only, unless `apply` gives them `run_once` too).
+        let first_vars = task::task_vars(run, &scope, &hosts[0], &kw);
+        let once =
+            task::keyword_bool(run, &first_vars, &kw, Keyword::RunOnce, false).unwrap_or(false);
+        let including = if once { &hosts[..1] } else { &hosts[..] };
+        return super::include::run(cx, t, inherited, &kw, &scope, including, kind).await;
     }
     let banner_name = task::display_name(run, &scope, written, &hosts[0], &kw);
     if !stepped(run, &banner_name, handler || cx.in_handler) {
@@ -990,8 +996,9 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         .buffer_unordered(width.max(1))
         .collect()
         .await;
-    if once && let Some((_, o)) = outcomes.first() {
-        for other in &hosts[1..] {
+    // Every host of the batch gets them, those an include left out too, as in Ansible.
+    if once && let Some((first, o)) = outcomes.first() {
+        for other in cx.batch.iter().filter(|h| *h != first) {
             if let Some(name) = &t.register {
                 run.vars
                     .register(other, name, Value::Object(o.registered.clone()));

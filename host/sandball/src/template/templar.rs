@@ -171,6 +171,38 @@ impl Templar {
             }),
         }
     }
+
+    /// The conditionals an `assert`'s `that` holds: a list's items; the items of the list
+    /// a template of trusted variables yields (`that: "{{ checks }}"`, as ansible-core
+    /// templates the argument first); else the value alone.
+    pub fn conditions(
+        &self,
+        that: &serde_json::Value,
+        vars: &Vars,
+    ) -> Result<Vec<serde_json::Value>, TemplateError> {
+        match that {
+            serde_json::Value::Array(items) => Ok(items.clone()),
+            serde_json::Value::String(text) => {
+                let listed = self.guarded(
+                    || guards_undefined(text),
+                    |env| {
+                        let scope = Call::new(env.clone(), vars);
+                        match trusted_template_value(&scope, text)? {
+                            Some(value) if value.len().is_some() && value.as_str().is_none() => {
+                                native(&scope, &value, text, text).map(Some)
+                            }
+                            _ => Ok(None),
+                        }
+                    },
+                )?;
+                Ok(match listed {
+                    Some(serde_json::Value::Array(items)) => items,
+                    _ => vec![that.clone()],
+                })
+            }
+            other => Ok(vec![other.clone()]),
+        }
+    }
 }
 
 /// [`Templar::render_file`] in one environment.
@@ -367,6 +399,33 @@ fn template_value(
 
 /// A conditional string: a bare expression, or one `{{ expr }}`.
 fn conditional_str(scope: &Arc<Scope>, text: &str) -> Result<bool, TemplateError> {
+    // A template of trusted variables naming an expression (`when: "{{ check }}"` with
+    // `check: "x == 1"`) evaluates that expression, as ansible-core 2.19 does; what a
+    // module or a fact brought is never evaluated.
+    if let Some(named) = trusted_template_value(scope, text)?
+        && let Some(named) = named.as_str()
+    {
+        return conditional_expression(scope, named);
+    }
+    conditional_expression(scope, text)
+}
+
+/// The value of `text` when it is one `{{ expr }}` that reads only trusted variables
+/// (and is not a literal, which [`conditional_expression`] refuses).
+fn trusted_template_value(scope: &Arc<Scope>, text: &str) -> Result<Option<Value>, TemplateError> {
+    match single_expression(text) {
+        Some(inner)
+            if scope.reads_only_trusted(inner)
+                && !scope.is_literal(inner)
+                && scope.undefined_variable(inner).is_none() =>
+        {
+            Ok(Some(eval(scope, inner)?))
+        }
+        _ => Ok(None),
+    }
+}
+
+fn conditional_expression(scope: &Arc<Scope>, text: &str) -> Result<bool, TemplateError> {
     let rendered;
     let expr = match single_expression(text) {
         // A literal string in a template (`{{ '1 == 1' }}`) is text, never an

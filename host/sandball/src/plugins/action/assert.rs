@@ -16,9 +16,13 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
     let Some(that) = args.get("that") else {
         return failed("conditional required in \"that\" string");
     };
-    let conditions: Vec<Value> = match that {
-        Value::Array(v) => v.clone(),
-        other => vec![other.clone()],
+    let conditions = match ctx.templar().conditions(that, ctx.vars()) {
+        Ok(c) => c,
+        Err(e) => {
+            return failed(format!(
+                "The conditional check '{that}' failed. The error was: {e}"
+            ));
+        }
     };
     let quiet = match truthy(args.get("quiet"), false) {
         Ok(q) => q,
