@@ -154,6 +154,22 @@ impl Cache {
         crate::paths::home_dir().join(".sandball")
     }
 
+    /// `root`, or where the cache goes when `root` cannot be made: a user whose home
+    /// does not exist or is not theirs to write (`nobody`'s `/nonexistent`, `www-data`'s
+    /// `/var/www`) keeps it in `.sandball-<uid>` under the system's temporary directory,
+    /// as Ansible falls back to it for its remote temporary files. [`Cache::open`]
+    /// still checks it: one that someone else made first is refused, not used.
+    pub fn usable_root(root: PathBuf) -> PathBuf {
+        let Some(existing) = root.ancestors().find(|p| p.exists()) else {
+            return root;
+        };
+        if existing == root || rustix::fs::access(existing, rustix::fs::Access::WRITE_OK).is_ok() {
+            return root;
+        }
+        let uid = rustix::process::getuid().as_raw();
+        std::env::temp_dir().join(format!(".sandball-{uid}"))
+    }
+
     /// The cache's root directory.
     pub fn root(&self) -> &Path {
         &self.root

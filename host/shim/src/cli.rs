@@ -166,7 +166,7 @@ fn json_option<T: serde::de::DeserializeOwned>(
 }
 
 fn runtime(cache_dir: Option<PathBuf>) -> Result<Runtime, ShimError> {
-    let root = cache_dir.unwrap_or_else(Cache::default_root);
+    let root = Cache::usable_root(cache_dir.unwrap_or_else(Cache::default_root));
     Runtime::new(Cache::open(&root)?)
 }
 
