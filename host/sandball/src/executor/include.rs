@@ -188,7 +188,7 @@ pub(super) async fn run(
         if fatal_failure() {
             break;
         }
-        let loaded = match load(cx, t, kind, &g.path, &g.from) {
+        let loaded = match load(cx, t, kind, &g.path, &g.from, inherited.role()) {
             Ok(l) => l,
             Err(e) => {
                 for h in &g.hosts {
@@ -322,12 +322,13 @@ fn load(
     kind: Kind,
     path: &Path,
     from: &serde_json::Map<String, Value>,
+    including: Option<&roles::Role>,
 ) -> Result<Vec<TaskItem>, String> {
     match kind {
         Kind::Tasks => {
             let mut items =
                 roles::tasks_file(path, false).map_err(|e| first_line(&e.to_string()))?;
-            expand_imports(cx, &mut items, None)?;
+            expand_imports(cx, &mut items, None, including)?;
             Ok(items)
         }
         Kind::Role => {
@@ -336,10 +337,10 @@ fn load(
             let options = RoleOptions::of_task(&args, true);
             let name = path.display().to_string();
             let (mut tasks, handlers, role) =
-                roles::load_one(&name, &t.location, &base_dir(cx), &options)
+                roles::load_one(&name, &t.location, &base_dir(cx), &options, including)
                     .map_err(|e| first_line(&e.to_string()))?;
             // What the role's tasks import is read now, as a play's roles' is at load.
-            expand_imports(cx, &mut tasks, Some(&role.name))?;
+            expand_imports(cx, &mut tasks, Some(&role.name), including)?;
             let public = t
                 .args
                 .get("public")
@@ -352,17 +353,19 @@ fn load(
     }
 }
 
-/// Reads the imports of an included task list (and of the role `including`, whose
-/// name is added after theirs): the roles it imports are the play's roles, and their
-/// handlers the play's handlers, from now on.
+/// Reads the imports of an included task list (and of the role `included_role`, whose
+/// name is added after theirs; `including` is the role of the include task): the roles
+/// it imports are the play's roles, and their handlers the play's handlers, from now on.
 fn expand_imports(
     cx: PlayRun<'_>,
     items: &mut [TaskItem],
-    including: Option<&str>,
+    included_role: Option<&str>,
+    including: Option<&roles::Role>,
 ) -> Result<(), String> {
-    let (mut imported, handlers) = crate::playbook::imports::expand_list(items, &base_dir(cx))
-        .map_err(|e| first_line(&e.to_string()))?;
-    imported.extend(including.map(str::to_string));
+    let (mut imported, handlers) =
+        crate::playbook::imports::expand_list(items, &base_dir(cx), including)
+            .map_err(|e| first_line(&e.to_string()))?;
+    imported.extend(included_role.map(str::to_string));
     super::play::add_role_names(cx, imported);
     for h in handlers {
         super::play::add_role(cx, h, None);

@@ -31,7 +31,11 @@ pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> 
     let from_roles = play.loaded_roles.len();
     let mut handlers = Vec::new();
     let vars = play.keywords.vars.clone();
-    let at = Reading { base, vars: &vars };
+    let at = Reading {
+        base,
+        vars: &vars,
+        role: None,
+    };
     for list in [&mut play.pre_tasks, &mut play.tasks, &mut play.post_tasks] {
         expand_items(list, &at, 0, &mut handlers, &mut play.loaded_roles)?;
     }
@@ -60,11 +64,16 @@ pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> 
 pub(crate) fn expand_list(
     items: &mut [TaskItem],
     base: &Path,
+    role: Option<&roles::Role>,
 ) -> Result<(Vec<String>, Vec<TaskItem>), PlaybookError> {
     let mut imported = Vec::new();
     let mut handlers = Vec::new();
     let none = serde_json::Map::new();
-    let at = Reading { base, vars: &none };
+    let at = Reading {
+        base,
+        vars: &none,
+        role,
+    };
     expand_items(items, &at, 0, &mut handlers, &mut imported)?;
     Ok((imported.iter().map(|r| r.name.clone()).collect(), handlers))
 }
@@ -74,6 +83,9 @@ pub(crate) fn expand_list(
 struct Reading<'a> {
     base: &'a Path,
     vars: &'a serde_json::Map<String, Value>,
+    /// The role whose tasks hold the imports, if any: a role it imports sees its
+    /// parameters.
+    role: Option<&'a roles::Role>,
 }
 
 impl Reading<'_> {
@@ -102,8 +114,15 @@ fn expand_items(
     for item in items.iter_mut() {
         match item {
             TaskItem::Block(b) => {
+                // Inside a role's block, imports are that role's.
+                let role = b.keywords.role.clone();
+                let inner = Reading {
+                    base: at.base,
+                    vars: at.vars,
+                    role: role.as_deref().or(at.role),
+                };
                 for part in [&mut b.block, &mut b.rescue, &mut b.always] {
-                    expand_items(part, at, depth, handlers, loaded)?;
+                    expand_items(part, &inner, depth, handlers, loaded)?;
                 }
             }
             TaskItem::Task(t) => {
@@ -259,5 +278,5 @@ fn import_role(
     };
     let name = at.name(t, "import_role", name)?;
     let options = RoleOptions::of_task(&t.args, false);
-    roles::load_one(&name, &t.location, at.base, &options)
+    roles::load_one(&name, &t.location, at.base, &options, at.role)
 }

@@ -200,6 +200,7 @@ pub(crate) fn load_one(
     at: &Location,
     base: &Path,
     options: &RoleOptions,
+    parent: Option<&Role>,
 ) -> Result<(Vec<TaskItem>, TaskItem, Arc<Role>), PlaybookError> {
     let mut loader = Loader::new(base);
     let entry = RoleRef {
@@ -208,7 +209,11 @@ pub(crate) fn load_one(
         params: Map::new(),
         location: at.clone(),
     };
-    loader.load(&entry, &[], options, &Map::new())?;
+    // A role included or imported by another role's task sees that role's parameters
+    // (beneath its own), as a dependency does. (It is not a dependency: a role may
+    // include itself.)
+    let inherited = parent.map(|p| p.params.clone()).unwrap_or_default();
+    loader.load(&entry, &[], options, &inherited)?;
     let role = loader
         .loaded
         .pop()
