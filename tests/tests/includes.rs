@@ -286,3 +286,82 @@ fn include_role_files_are_templated_with_the_includes_vars() {
         out.assert_same_recap_as(&theirs.run());
     }
 }
+
+/// Behaviours ansible-core's own targets check (include_import, handlers, roles,
+/// conditionals), compared with ansible-playbook line for line: a loop with duplicate
+/// items includes once per item; a role imported by an included role gives the play its
+/// handlers; `run_once` on an include makes it for the first host alone, while its
+/// `set_fact` under `apply: {run_once: true}` reaches every host; a role included by
+/// another role's task sees that role's parameters; a trusted variable naming an
+/// expression is evaluated as a condition, and `that: "{{ list }}"` checks each item.
+#[test]
+fn include_details_from_ansible_core_targets_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta"]);
+    sb.write(
+        "tasks/item.yml",
+        "- name: item\n  debug: {msg: \"item={{ item }}\"}\n",
+    );
+    sb.write("tasks/lola.yml", "- set_fact: {lola: wiseman}\n");
+    sb.write(
+        "roles/outer/tasks/main.yml",
+        "- name: outer sees\n  debug: {msg: \"{{ info }}\"}\n- import_role: {name: inner}\n- include_role: {name: deep}\n",
+    );
+    sb.write(
+        "roles/inner/tasks/main.yml",
+        "- name: notify inner\n  debug: {msg: inner}\n  changed_when: true\n  notify: inner handler\n",
+    );
+    sb.write(
+        "roles/inner/handlers/main.yml",
+        "- name: inner handler\n  debug: {msg: handled}\n- name: \"handler with {{ nowhere }}\"\n  debug: {msg: never}\n",
+    );
+    sb.write(
+        "roles/deep/tasks/main.yml",
+        "- name: deep sees\n  debug: {msg: \"{{ info | default('nothing') }}\"}\n",
+    );
+    let pb = sb.write(
+        "site.yml",
+        r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    check: "1 == 0"
+    checks: ["1 == 1", "2 == 2"]
+    lola: untouched
+  tasks:
+    - include_tasks: tasks/item.yml
+      loop: [foo, foo, foo]
+    - include_role: {name: outer}
+      vars: {info: from the include}
+    - include_tasks: tasks/lola.yml
+      run_once: true
+    - name: lola after run_once include
+      debug: {msg: "{{ lola }}"}
+    - include_tasks: {file: tasks/lola.yml, apply: {run_once: true}}
+    - name: lola after applied run_once
+      debug: {msg: "{{ lola }}"}
+    - name: a trusted expression
+      debug: {msg: skipped}
+      when: "{{ check }}"
+    - name: checks from a list
+      assert: {that: "{{ checks }}"}
+- hosts: all
+  gather_facts: false
+  roles:
+    - {role: outer, info: role parameter}
+"#,
+    );
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &["-f", "1"]).run();
+    ours.assert_no_panic().assert_code(0);
+    assert_eq!(
+        ours.stdout.matches("\"msg\": \"item=foo\"").count(),
+        6,
+        "{ours}"
+    );
+    ours.assert_stderr_has("Handler 'handler with {{ nowhere }}' is unusable");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &["-f", "1"]) {
+        let theirs = theirs.run();
+        assert_eq!(ours.stdout, theirs.stdout, "{theirs}\n{ours}");
+    }
+}
