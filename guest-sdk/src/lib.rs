@@ -45,6 +45,7 @@ pub mod host;
 mod io_error;
 mod manifest;
 mod module;
+pub mod program;
 pub mod pyre;
 mod result;
 mod run;
