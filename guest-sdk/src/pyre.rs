@@ -95,6 +95,11 @@ impl Pattern {
         self.regex.captures_len() - 1
     }
 
+    /// The named groups, with their numbers, in the order they appear.
+    pub fn group_names(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.names.iter().map(|(n, i)| (n.as_str(), *i))
+    }
+
     /// The first match's groups, with those named.
     pub fn search<'t>(&self, text: &'t str) -> Result<Option<Match<'t>>, PyreError> {
         let Some(captures) = self.regex.captures(text).map_err(|e| self.failed(e))? else {

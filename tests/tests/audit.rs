@@ -26,6 +26,7 @@ fn every_built_in_module_imports_only_what_its_manifest_covers() {
         "lineinfile",
         "replace",
         "blockinfile",
+        "wait_for",
     ] {
         let (code, report, out) = audit_module(&sb, module);
         assert_eq!(code, 0, "{module}:\n{out}");

@@ -46,6 +46,7 @@ fn options_are_ansible_docs() {
         "setup",
         "slurp",
         "stat",
+        "wait_for",
         // Legacy modules, from ansible-core.
         "getent",
         "tempfile",

@@ -19,7 +19,8 @@
 //!
 //! Clocks and random numbers are always available; resource [`Limits`] (memory, wall
 //! time, output) bound every run. Strings may refer to module arguments: `$name`,
-//! `$name[N]` (one word) and `$name[N:]` (the words from N on).
+//! `$name[N]` (one word) and `$name[N:]` (the words from N on); braced references join
+//! with literal text (`${host}:${port}`).
 
 use crate::python::to_bool;
 use serde::{Deserialize, Serialize};
@@ -574,6 +575,9 @@ enum Index {
 /// a reference to a missing or null argument yields nothing. A reference may go on
 /// with a path below it (`$fact_path/*.fact`): each word then gets it.
 pub fn expand(reference: &str, args: &Value) -> Result<Vec<String>, ResolveError> {
+    if reference.contains("${") {
+        return expand_joined(reference, args);
+    }
     let Some(rest) = reference.strip_prefix('$') else {
         return Ok(vec![reference.to_string()]);
     };
@@ -615,6 +619,40 @@ pub fn expand(reference: &str, args: &Value) -> Result<Vec<String>, ResolveError
         Index::One(i) => words.into_iter().nth(i).into_iter().collect(),
         Index::From(i) => words.into_iter().skip(i).collect(),
     })
+}
+
+/// Expands a string joining braced references with literal text between them
+/// (`${host}:${port}`): each `${ref}` stands for what `$ref` expands to, and the string
+/// yields one text per combination of their words; nothing when any reference yields
+/// nothing (a missing or null argument).
+fn expand_joined(template: &str, args: &Value) -> Result<Vec<String>, ResolveError> {
+    let bad = || ResolveError::BadReference(template.to_string());
+    let mut out = vec![String::new()];
+    let mut rest = template;
+    while let Some(start) = rest.find("${") {
+        let (literal, after) = rest.split_at(start);
+        let end = after.find('}').ok_or_else(bad)?;
+        let inner = &after[2..end];
+        if inner.is_empty() || inner.contains('/') || inner.contains('$') {
+            return Err(bad());
+        }
+        let words = expand(&format!("${inner}"), args)?;
+        if words.is_empty() {
+            return Ok(vec![]);
+        }
+        out = out
+            .iter()
+            .flat_map(|head| words.iter().map(move |w| format!("{head}{literal}{w}")))
+            .collect();
+        rest = &after[end + 1..];
+    }
+    if rest.contains('$') {
+        return Err(bad());
+    }
+    Ok(out
+        .into_iter()
+        .map(|head| format!("{head}{rest}"))
+        .collect())
 }
 
 fn scalar_text(v: &Value) -> String {
@@ -1032,6 +1070,32 @@ mod tests {
                 .unwrap();
         assert_eq!(e.exec[0].args, None);
         assert_eq!(e.exec[1].args, Some(vec!["*".to_string()]));
+    }
+
+    #[test]
+    fn braced_references_join_arguments_with_literal_text() {
+        let args = json!({"host": "127.0.0.1", "port": 8080, "hosts": ["a", "b"], "none": null});
+        assert_eq!(
+            expand("${host}:${port}", &args).unwrap(),
+            vec!["127.0.0.1:8080"]
+        );
+        assert_eq!(
+            expand("${hosts}:${port}", &args).unwrap(),
+            vec!["a:8080", "b:8080"]
+        );
+        assert_eq!(expand("[${host}]", &args).unwrap(), vec!["[127.0.0.1]"]);
+        assert!(expand("${host}:${missing}", &args).unwrap().is_empty());
+        assert!(expand("${none}:${port}", &args).unwrap().is_empty());
+        assert!(expand("${host}:${port", &args).is_err());
+        assert!(expand("${}:1", &args).is_err());
+        assert!(expand("${host}:$port", &args).is_err());
+        let mut g = Grant::default();
+        let net = CapabilityRequest::Net {
+            address: "${host}:${port}".into(),
+        };
+        assert!(net.refers_to_arguments());
+        g.add_requests(std::slice::from_ref(&net), &args).unwrap();
+        assert_eq!(g.net, vec!["127.0.0.1:8080"]);
     }
 
     #[test]
