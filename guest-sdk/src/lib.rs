@@ -33,6 +33,7 @@
 //! - [`files`]: file common arguments, modes, checksums, atomic writes;
 //! - [`host`]: the sandball host interface (running programs, POSIX metadata);
 //! - [`pyre`]: Python `re` patterns and replacement templates;
+//! - [`program`]: running a node's program as Ansible's `run_command` does;
 //! - [`shlex`]: command lines split as Python's `shlex.split`;
 //! - [`civil`]: UTC calendar times as Python prints them.
 

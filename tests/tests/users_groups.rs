@@ -6,7 +6,83 @@
 //! and those are compared too. A guard removes whatever is left, even when a test fails.
 
 use sandball_e2e::Sandbox;
-use sandball_e2e::compare::{ansible_bin, both_run};
+use sandball_e2e::compare::{BothRun, ansible_bin, both_run};
+use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+
+/// The tests change and read the same account databases: one at a time.
+static ACCOUNTS: Mutex<()> = Mutex::new(());
+
+/// The accounts (users, then groups) whose names start with a prefix of this test
+/// process: whatever is left of them is removed when it is dropped.
+struct Accounts {
+    prefix: String,
+    _one_at_a_time: MutexGuard<'static, ()>,
+}
+
+impl Accounts {
+    /// Names starting `sbt_<pid>_<kind>`.
+    fn new(kind: &str) -> Accounts {
+        let guard = ACCOUNTS.lock().unwrap_or_else(|e| e.into_inner());
+        let accounts = Accounts {
+            prefix: format!("sbt_{}_{kind}", std::process::id()),
+            _one_at_a_time: guard,
+        };
+        accounts.remove_all();
+        accounts
+    }
+
+    /// The lines of a colon-separated database (`/etc/passwd`…) for our names.
+    fn lines(&self, file: &str) -> Vec<String> {
+        std::fs::read_to_string(file)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.starts_with(&self.prefix))
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn remove_all(&self) {
+        let names = |file: &str| -> Vec<String> {
+            self.lines(file)
+                .iter()
+                .filter_map(|l| l.split(':').next().map(str::to_string))
+                .collect()
+        };
+        for user in names("/etc/passwd") {
+            let _ = Command::new("userdel").args(["-r", "-f", &user]).output();
+        }
+        for group in names("/etc/group") {
+            let _ = Command::new("groupdel").arg(&group).output();
+        }
+    }
+}
+
+impl Drop for Accounts {
+    fn drop(&mut self) {
+        self.remove_all();
+    }
+}
+
+/// Whether the tests can change accounts here (root); says why not on stderr.
+fn root() -> bool {
+    let uid = Command::new("id").arg("-u").output().unwrap();
+    let root = String::from_utf8_lossy(&uid.stdout).trim() == "0";
+    if !root {
+        eprintln!("skipping: adding users and groups needs root");
+    }
+    root
+}
+
+/// Runs `play` (with `PREFIX` standing for the accounts' prefix) under both tools
+/// and compares `fields` (task names may hold `PREFIX` too).
+fn compare(accounts: &Accounts, play: &str, fields: &[(&str, &[&str])]) -> BothRun {
+    let sb = Sandbox::new();
+    let play = play.replace("PREFIX", &accounts.prefix);
+    let run = both_run(&sb, &ansible_bin("ANSIBLE_BIN_DIR", "venv"), &play, fields);
+    assert!(!run.0.stdout.contains("legacy"), "{}", run.0);
+    run
+}
 
 /// The `getent` scenarios: every database shape, the key and service forms, failures.
 const GETENT_PLAY: &str = r#"
@@ -75,13 +151,100 @@ const GETENT_FIELDS: &[(&str, &[&str])] = &[
 
 #[test]
 fn getent_matches_ansible_core() {
-    let sb = Sandbox::new();
-    let (ours, ..) = both_run(
-        &sb,
-        &ansible_bin("ANSIBLE_BIN_DIR", "venv"),
-        GETENT_PLAY,
-        GETENT_FIELDS,
-    );
-    assert!(!ours.stdout.contains("legacy"), "{ours}");
+    let accounts = Accounts::new("e");
+    let (ours, ..) = compare(&accounts, GETENT_PLAY, GETENT_FIELDS);
     assert!(ours.stdout.contains("\"getent_services\""), "{ours}");
+}
+
+/// The `group` scenarios: adding (with a gid, as a system group, in a gid range),
+/// idempotence, changing the gid, check mode, the failures, then the lines the
+/// groups left in `/etc/group` and `/etc/gshadow`, and removing them.
+const GROUP_PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: add
+      group: {name: PREFIX1}
+    - name: add again
+      group: {name: PREFIX1}
+    - name: add with a gid
+      group: {name: PREFIX2, gid: 61234}
+    - name: change the gid
+      group: {name: PREFIX2, gid: 61235}
+    - name: change the gid in check mode
+      group: {name: PREFIX2, gid: 61236}
+      check_mode: true
+    - name: the same gid
+      group: {name: PREFIX2, gid: 61235, system: true}
+    - name: a system group
+      group: {name: PREFIX3, system: true}
+    - name: add in check mode
+      group: {name: PREFIX4}
+      check_mode: true
+    - name: a gid already taken
+      group: {name: PREFIX5, gid: 61235}
+      ignore_errors: true
+    - name: a gid shared on purpose
+      group: {name: PREFIX5, gid: 61235, non_unique: true}
+    - name: non_unique without a gid
+      group: {name: PREFIX6, non_unique: true}
+      ignore_errors: true
+    - name: a gid range
+      group: {name: PREFIX6, gid_min: 62000, gid_max: 62010}
+    - name: a name groupadd refuses
+      group: {name: "PREFIX bad:name"}
+      ignore_errors: true
+    - name: the group lines
+      command: grep -h '^PREFIX' /etc/group /etc/gshadow
+    - name: remove
+      group: {name: PREFIX1, state: absent}
+    - name: remove again
+      group: {name: PREFIX1, state: absent}
+    - name: remove in check mode
+      group: {name: PREFIX2, state: absent}
+      check_mode: true
+    - name: remove with force
+      group: {name: PREFIX2, state: absent, force: true}
+    - name: remove the others
+      group: {name: "PREFIX{{ item }}", state: absent}
+      loop: [3, 5, 6]
+    - name: the lines left
+      command: grep -c '^PREFIX' /etc/group
+      ignore_errors: true
+"#;
+
+const GROUP_RESULT: &[&str] = &["changed", "failed", "msg", "name", "state", "gid", "system"];
+
+const GROUP_FIELDS: &[(&str, &[&str])] = &[
+    ("add", GROUP_RESULT),
+    ("add again", GROUP_RESULT),
+    ("add with a gid", GROUP_RESULT),
+    ("change the gid", GROUP_RESULT),
+    ("change the gid in check mode", GROUP_RESULT),
+    ("the same gid", GROUP_RESULT),
+    ("a system group", GROUP_RESULT),
+    ("add in check mode", GROUP_RESULT),
+    ("a gid already taken", GROUP_RESULT),
+    ("a gid shared on purpose", GROUP_RESULT),
+    ("non_unique without a gid", GROUP_RESULT),
+    ("a gid range", GROUP_RESULT),
+    ("a name groupadd refuses", GROUP_RESULT),
+    ("the group lines", &["stdout"]),
+    ("remove", GROUP_RESULT),
+    ("remove again", GROUP_RESULT),
+    ("remove in check mode", GROUP_RESULT),
+    ("remove with force", GROUP_RESULT),
+    ("the lines left", &["stdout", "rc"]),
+];
+
+#[test]
+fn group_matches_ansible_core() {
+    if !root() {
+        return;
+    }
+    let accounts = Accounts::new("g");
+    let (ours, ..) = compare(&accounts, GROUP_PLAY, GROUP_FIELDS);
+    assert!(ours.stdout.contains("\"gid\": 62000"), "{ours}");
+    assert!(ours.stdout.contains(":61235:"), "{ours}");
+    assert_eq!(accounts.lines("/etc/group"), Vec::<String>::new());
 }

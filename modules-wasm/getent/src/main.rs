@@ -7,8 +7,8 @@
 #[cfg(test)]
 mod module_tests;
 
-use sandball_guest_sdk::host::Command;
 use sandball_guest_sdk::prelude::*;
+use sandball_guest_sdk::program::run_command;
 use sandball_wire::python::splitlines;
 
 sandball_guest_sdk::manifest!("../manifest.json");
@@ -78,21 +78,11 @@ fn getent(m: &mut Module) -> Result<Map<String, Value>, Fail> {
     if let Some(service) = m.get_str("service") {
         argv.extend(["-s".to_string(), service.to_string()]);
     }
-    let out = host::run(Command {
-        argv,
-        ..Command::default()
-    })
-    .map_err(|e| match e.errno {
-        2 => Fail::new(format!(
-            "Failed to find required executable \"getent\" in paths: {GETENT}"
-        )),
-        _ => Fail::from(e),
-    })?;
+    let out = run_command(&argv, None, &[])?;
     let tree_name = format!("getent_{database}");
     let msg = match out.rc {
         0 => {
-            let text = String::from_utf8_lossy(&out.stdout);
-            let tree = entries(&text, split.as_deref());
+            let tree = entries(&out.stdout, split.as_deref());
             return Ok(json_map!({"ansible_facts": {tree_name: tree}}));
         }
         1 => "Missing arguments, or database unknown.",
