@@ -55,8 +55,12 @@ pub fn coerce(
 }
 
 fn to_str(value: &Value, ctx: &Context, warnings: &mut Vec<String>) -> Result<String, String> {
-    if let Value::String(s) = value {
-        return Ok(s.clone());
+    match value {
+        Value::String(s) => return Ok(s.clone()),
+        // A null that must convert (a required option, or one with a default) is
+        // empty text, as ansible-core 2.19 converts it.
+        Value::Null => return Ok(String::new()),
+        _ => {}
     }
     let text = py_str(value);
     match ctx.string_conversion {
@@ -80,32 +84,61 @@ fn to_str(value: &Value, ctx: &Context, warnings: &mut Vec<String>) -> Result<St
     Ok(text)
 }
 
-/// Reads Python `int()` text: optional sign, digits, single underscores between digits.
+/// Reads text as Python's `int(Decimal(text))` accepts it when no digit is lost:
+/// surrounding blanks, a sign, digits with single underscores between them, a fraction
+/// and an exponent (`1.0`, `1e3`, `1_000`), as ansible-core 2.19's `check_type_int`.
 fn parse_int_text(text: &str) -> Option<Number> {
     let t = text.trim();
-    let (negative, digits) = match t.as_bytes().first() {
+    let (negative, body) = match t.as_bytes().first() {
         Some(b'-') => (true, &t[1..]),
         Some(b'+') => (false, &t[1..]),
         _ => (false, t),
     };
-    let well_formed = !digits.is_empty()
-        && !digits.starts_with('_')
-        && !digits.ends_with('_')
-        && !digits.contains("__")
-        && digits.chars().all(|c| c.is_ascii_digit() || c == '_');
-    if !well_formed {
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], body[i + 1..].parse::<i32>().ok()?),
+        None => (body, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits_ok = |part: &str| {
+        !part.starts_with('_')
+            && !part.ends_with('_')
+            && !part.contains("__")
+            && part.chars().all(|c| c.is_ascii_digit() || c == '_')
+    };
+    if whole.is_empty() && fraction.is_empty() || !digits_ok(whole) || !digits_ok(fraction) {
         return None;
     }
-    let clean: String = digits.chars().filter(|c| *c != '_').collect();
-    if negative {
-        format!("-{clean}").parse::<i64>().ok().map(Number::from)
+    let mut digits: String = whole
+        .chars()
+        .chain(fraction.chars())
+        .filter(|c| *c != '_')
+        .collect();
+    // The value is digits × 10^(exponent − fraction digits).
+    let shift = exponent - i32::try_from(fraction.chars().filter(|c| *c != '_').count()).ok()?;
+    if shift >= 0 {
+        digits.extend(std::iter::repeat_n(
+            '0',
+            usize::try_from(shift).ok()?.min(40),
+        ));
     } else {
-        clean.parse::<u64>().ok().map(Number::from)
+        let cut = usize::try_from(-shift).ok()?;
+        let keep = digits.len().saturating_sub(cut);
+        if digits[keep..].chars().any(|c| c != '0') {
+            return None;
+        }
+        digits.truncate(keep);
+    }
+    let digits = digits.trim_start_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
+    if negative {
+        format!("-{digits}").parse::<i64>().ok().map(Number::from)
+    } else {
+        digits.parse::<u64>().ok().map(Number::from)
     }
 }
 
 fn to_int(value: &Value) -> Result<Value, String> {
-    let fail = || format!("{} cannot be converted to an int", type_name(value));
+    let fail = || format!("\"{}\" cannot be converted to an int", py_repr(value));
     match value {
         Value::Bool(b) => Ok(Value::from(i64::from(*b))),
         Value::Number(n) if !n.is_f64() => Ok(value.clone()),
@@ -280,21 +313,30 @@ mod tests {
         assert_eq!(ok(ArgType::Int, json!(42.0)), json!(42));
         assert_eq!(ok(ArgType::Int, json!(5)), json!(5));
         assert_eq!(ok(ArgType::Int, json!(true)), json!(1));
+        // 2.19 reads text as a decimal number that must be whole.
+        assert_eq!(ok(ArgType::Int, json!("4.0")), json!(4));
+        assert_eq!(ok(ArgType::Int, json!("1e3")), json!(1000));
+        assert_eq!(ok(ArgType::Int, json!("-2.50e1")), json!(-25));
+        assert_eq!(ok(ArgType::Int, json!("120e-1")), json!(12));
         assert_eq!(
             err(ArgType::Int, json!(42.5)),
-            "<class 'float'> cannot be converted to an int"
+            "\"42.5\" cannot be converted to an int"
         );
         assert_eq!(
-            err(ArgType::Int, json!("4.0")),
-            "<class 'str'> cannot be converted to an int"
+            err(ArgType::Int, json!("1.5")),
+            "\"'1.5'\" cannot be converted to an int"
         );
         assert_eq!(
             err(ArgType::Int, json!("0x10")),
-            "<class 'str'> cannot be converted to an int"
+            "\"'0x10'\" cannot be converted to an int"
+        );
+        assert_eq!(
+            err(ArgType::Int, json!(null)),
+            "\"None\" cannot be converted to an int"
         );
         assert_eq!(
             err(ArgType::Int, json!({})),
-            "<class 'dict'> cannot be converted to an int"
+            "\"{}\" cannot be converted to an int"
         );
     }
 

@@ -275,7 +275,11 @@ impl Walker<'_, '_> {
         context: &[String],
     ) {
         for (name, s) in spec {
-            let Some(value) = params.get(name).filter(|v| !v.is_null()) else {
+            // A null is left alone unless the option is required or has a default: then
+            // it must convert like any value (None is not an int), as in Ansible.
+            let Some(value) = params.get(name).filter(|v| {
+                !v.is_null() || s.required || s.default.as_ref().is_some_and(|d| !d.is_null())
+            }) else {
                 continue;
             };
             match coerce(s.kind, value, self.ctx, &mut self.out.warnings) {
@@ -528,7 +532,11 @@ mod tests {
         assert!(v.no_log_values.contains("from-env"));
         let v = run(m, json!({"token": "given", "data": null}));
         assert_eq!(v.params["token"], json!("given"));
-        assert_eq!(v.params["data"], Value::Null, "an explicit null is kept");
+        assert_eq!(
+            v.params["data"],
+            json!(""),
+            "an explicit null of an option with a default converts (to empty text)"
+        );
         assert!(v.no_log_values.contains("given") && !v.no_log_values.contains("from-env"));
     }
 
@@ -580,11 +588,11 @@ mod tests {
         }});
         assert_eq!(
             first_error(m.clone(), json!({"n": "many"})),
-            "argument 'n' is of type str and we were unable to convert to int: <class 'str'> cannot be converted to an int"
+            "argument 'n' is of type str and we were unable to convert to int: \"'many'\" cannot be converted to an int"
         );
         assert_eq!(
             first_error(m.clone(), json!({"ports": "80,x"})),
-            "Elements value for option 'ports' is of type str and we were unable to convert to int: <class 'str'> cannot be converted to an int"
+            "Elements value for option 'ports' is of type str and we were unable to convert to int: \"'x'\" cannot be converted to an int"
         );
         let v = run(m, json!({"ports": "80,443", "mode": 644}));
         assert_eq!(v.params["ports"], json!([80, 443]));
@@ -682,7 +690,7 @@ mod tests {
         );
         assert_eq!(
             first_error(m.clone(), json!({"users": [{"name": "a", "uid": "x"}]})),
-            "argument 'uid' is of type str found in 'users'. and we were unable to convert to int: <class 'str'> cannot be converted to an int"
+            "argument 'uid' is of type str found in 'users'. and we were unable to convert to int: \"'x'\" cannot be converted to an int"
         );
         assert_eq!(
             first_error(m.clone(), json!({"top": {"bogus": 1}})),
