@@ -267,6 +267,30 @@ pub fn play(run: &Run, play: &Play) -> Result<(), ExecError> {
     ] {
         check_items(run, items, &root)?;
     }
+    check_handlers(&play.handlers)
+}
+
+/// A role cannot be a handler (Ansible refuses `include_role` and `import_role` there
+/// when it reads the play).
+fn check_handlers(items: &[TaskItem]) -> Result<(), ExecError> {
+    for item in items {
+        match item {
+            TaskItem::Task(t) => {
+                let action = crate::playbook::imports::builtin(&t.action);
+                if action == "include_role" || action == "import_role" {
+                    return Err(ExecError::Refused {
+                        what: format!("Using '{action}' as a handler is not supported."),
+                        location: t.location.clone(),
+                    });
+                }
+            }
+            TaskItem::Block(b) => {
+                for part in [&b.block, &b.rescue, &b.always] {
+                    check_handlers(part)?;
+                }
+            }
+        }
+    }
     Ok(())
 }
 

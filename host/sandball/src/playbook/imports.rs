@@ -142,6 +142,10 @@ fn expand_items(
                     import_tasks(t, at)?
                 } else {
                     let (tasks, role_handlers, role) = import_role(t, at)?;
+                    // What its handlers import is read now too (the tasks an imported
+                    // handler file holds are handlers; its own name is not kept).
+                    let mut role_handlers = vec![role_handlers];
+                    expand_items(&mut role_handlers, at, depth + 1, handlers, loaded)?;
                     // The role's handlers sit under the import's keywords too
                     // (`delegate_to`, `become`…), as in Ansible; its tags do not
                     // filter them.
@@ -149,7 +153,7 @@ fn expand_items(
                     keywords.tags = Default::default();
                     handlers.push(TaskItem::Block(Box::new(Block {
                         name: None,
-                        block: vec![role_handlers],
+                        block: role_handlers,
                         rescue: Vec::new(),
                         always: Vec::new(),
                         keywords,
@@ -221,12 +225,14 @@ pub(crate) fn find_file(t: &Task, base: &Path, file: &str) -> Result<PathBuf, Pl
         vec![PathBuf::from(file)]
     } else {
         let mut dirs: Vec<PathBuf> = own_dir.iter().cloned().collect();
-        // A role's handlers include task files from the role's `tasks/`.
+        // A role's handlers include task files from the role's `tasks/`, or by a path
+        // from the role's own directory (`tasks/handlers.yml`).
         if let Some(own) = &own_dir
             && own.ends_with("handlers")
             && let Some(role) = own.parent()
         {
             dirs.push(role.join("tasks"));
+            dirs.push(role.to_path_buf());
         }
         dirs.push(base.to_path_buf());
         dirs.into_iter()

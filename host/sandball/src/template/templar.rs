@@ -165,6 +165,13 @@ impl Templar {
                 }
                 Ok(true)
             }
+            // `when: !unsafe …`: data marked untrusted is never evaluated.
+            serde_json::Value::Object(_) if let Some(text) = super::view::unsafe_mark(cond) => {
+                Err(TemplateError::Conditional {
+                    condition: text.as_str().map_or_else(|| text.to_string(), str::to_string),
+                    detail: "Encountered untrusted template or expression.".into(),
+                })
+            }
             serde_json::Value::Object(_) => Err(TemplateError::Conditional {
                 condition: cond.to_string(),
                 detail: "a conditional must be a boolean, an expression or a list of them, not a mapping".into(),
