@@ -73,6 +73,12 @@ const SETTINGS: &[Setting] = &[
     s("defaults", "facts_modules", "ANSIBLE_FACTS_MODULES", false),
     s(
         "defaults",
+        "allow_broken_conditionals",
+        "ANSIBLE_ALLOW_BROKEN_CONDITIONALS",
+        false,
+    ),
+    s(
+        "defaults",
         "stdout_callback",
         "ANSIBLE_STDOUT_CALLBACK",
         false,
@@ -274,6 +280,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("ANSIBLE_GATHERING", "implicit"),
     ("ANSIBLE_FORCE_HANDLERS", "False"),
     ("ANSIBLE_FACTS_MODULES", "smart"),
+    ("ANSIBLE_ALLOW_BROKEN_CONDITIONALS", "False"),
     ("ANSIBLE_STDOUT_CALLBACK", "default"),
     ("ANSIBLE_KEEP_REMOTE_FILES", "False"),
     ("ANSIBLE_TRANSPORT", "ssh"),

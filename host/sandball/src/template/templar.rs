@@ -152,7 +152,12 @@ impl Templar {
         match cond {
             serde_json::Value::Null => Ok(true),
             serde_json::Value::Bool(b) => Ok(*b),
-            serde_json::Value::Number(n) => Ok(n.as_f64().is_some_and(|f| f != 0.0)),
+            serde_json::Value::Number(n) => boolean_result(
+                &n.to_string(),
+                false,
+                n.as_f64().is_some_and(|f| f != 0.0),
+                || if n.is_f64() { "float" } else { "int" },
+            ),
             serde_json::Value::String(text) => self.guarded(
                 || guards_undefined(text),
                 |env| conditional_str(&Call::new(env.clone(), vars), text),
@@ -460,7 +465,50 @@ fn conditional_expression(scope: &Arc<Scope>, text: &str) -> Result<bool, Templa
     if value.is_undefined() {
         return Err(undefined_result(scope, expr, &format!("{{{{ {expr} }}}}")));
     }
-    Ok(value.is_true())
+    // The value as Ansible's native types have it (a trusted `"{{ x == 1 }}"` is a
+    // boolean, not text).
+    let native = native(scope, &value, expr, &format!("{{{{ {expr} }}}}"))?;
+    boolean_result(
+        text,
+        native.is_boolean(),
+        sandball_wire::python::py_truth(&native),
+        || match native {
+            serde_json::Value::String(_) => "str",
+            serde_json::Value::Array(_) => "list",
+            serde_json::Value::Object(_) => "dict",
+            serde_json::Value::Null => "NoneType",
+            serde_json::Value::Number(ref n) if n.is_f64() => "float",
+            serde_json::Value::Number(_) => "int",
+            serde_json::Value::Bool(_) => "bool",
+        },
+    )
+}
+
+/// A conditional's result must be a boolean, as ansible-core 2.19 requires, unless
+/// `ALLOW_BROKEN_CONDITIONALS` (`ANSIBLE_ALLOW_BROKEN_CONDITIONALS`, or
+/// `allow_broken_conditionals` in ansible.cfg) lets its truth stand.
+fn boolean_result(
+    condition: &str,
+    is_bool: bool,
+    truth: bool,
+    type_name: impl Fn() -> &'static str,
+) -> Result<bool, TemplateError> {
+    static ALLOW: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if is_bool
+        || *ALLOW.get_or_init(|| {
+            crate::plugins::action::env_flag("ANSIBLE_ALLOW_BROKEN_CONDITIONALS", false)
+        })
+    {
+        return Ok(truth);
+    }
+    Err(TemplateError::Conditional {
+        condition: condition.to_string(),
+        detail: format!(
+            "Conditional result ({}) was derived from value of type '{}'. Conditionals must have a boolean result.",
+            if truth { "True" } else { "False" },
+            type_name()
+        ),
+    })
 }
 
 /// A condition's embedded templates (`"foo" in {{ result.stdout }}`) rendered into
@@ -897,7 +945,18 @@ mod tests {
         assert!(!holds(json!("x == 2")));
         assert!(holds(json!("{{ x == 1 }}")));
         assert!(holds(json!("flag")));
-        assert!(!holds(json!("empty")));
+        assert!(!holds(json!("empty is truthy")));
+        // ansible-core 2.19 wants a boolean result.
+        let err = t.conditional(&json!("empty"), &v).unwrap_err().to_string();
+        assert!(
+            err.contains("Conditional result (False) was derived from value of type 'list'. Conditionals must have a boolean result."),
+            "{err}"
+        );
+        let err = t.conditional(&json!(1), &v).unwrap_err().to_string();
+        assert!(
+            err.contains("(True) was derived from value of type 'int'"),
+            "{err}"
+        );
         assert!(holds(json!("r.rc == 0 and x is defined")));
         assert!(holds(json!(["x == 1", "flag"])));
         assert!(!holds(json!(["x == 1", "x == 2"])));
