@@ -43,8 +43,8 @@ struct Group {
     path: PathBuf,
     item: Option<Item>,
     hosts: Vec<String>,
-    /// An `include_role`'s `tasks_from`, `vars_from`, `defaults_from` and
-    /// `handlers_from`, templated with the host's variables.
+    /// An `include_role`'s `tasks_from`, `vars_from`, `defaults_from`,
+    /// `handlers_from` and switches, templated with the host's variables.
     from: serde_json::Map<String, Value>,
 }
 
@@ -312,6 +312,15 @@ fn role_files(
         };
         out.insert(key.to_string(), Value::String(value));
     }
+    for key in roles::FLAG_OPTIONS {
+        let Some(raw) = t.args.get(key) else { continue };
+        let value = cx
+            .run
+            .templar
+            .template(raw, vars)
+            .map_err(|e| format!("{key}: {e}"))?;
+        out.insert(key.to_string(), value);
+    }
     Ok(out)
 }
 
@@ -341,8 +350,7 @@ fn load(
                     .map_err(|e| first_line(&e.to_string()))?;
             // What the role's tasks import is read now, as a play's roles' is at load.
             expand_imports(cx, &mut tasks, Some(&role.name), including)?;
-            let public = t
-                .args
+            let public = args
                 .get("public")
                 .is_some_and(|v| truthy(Some(v), false).unwrap_or(false));
             // The role's handlers can be notified from now on; with `public`, its

@@ -283,6 +283,13 @@ fn import_role(
         ));
     };
     let name = at.name(t, "import_role", name)?;
-    let options = RoleOptions::of_task(&t.args, false);
+    let mut args = t.args.clone();
+    for key in roles::FLAG_OPTIONS {
+        if let Some(Value::String(raw)) = t.args.get(key) {
+            let value = at.name(t, "import_role", raw)?;
+            args.insert(key.to_string(), Value::String(value));
+        }
+    }
+    let options = RoleOptions::of_task(&args, false);
     roles::load_one(&name, &t.location, at.base, &options, at.role)
 }

@@ -127,6 +127,10 @@ pub struct RoleOptions {
 pub(crate) const FILE_OPTIONS: [&str; 4] =
     ["tasks_from", "vars_from", "defaults_from", "handlers_from"];
 
+/// The options of `import_role`/`include_role` that are switches (templated like the
+/// file options: `public: "{{ expose | bool }}"`).
+pub(crate) const FLAG_OPTIONS: [&str; 3] = ["allow_duplicates", "public", "rolespec_validate"];
+
 /// Why a `*_from` option is no file name, in ansible-core's words.
 pub(crate) fn not_a_file_name(key: &str, value: &Value) -> String {
     format!(

@@ -184,36 +184,25 @@ impl Templar {
         }
     }
 
-    /// The conditionals an `assert`'s `that` holds: a list's items; the items of the list
-    /// a template of trusted variables yields (`that: "{{ checks }}"`, as ansible-core
-    /// templates the argument first); else the value alone.
+    /// The conditionals an `assert`'s `that` holds: a list's items; the items of the
+    /// trusted list variable a template names (`that: "{{ checks }}"`, as ansible-core
+    /// templates the argument first; items marked `!unsafe` stay marked, so they are
+    /// refused, never evaluated); else the value alone.
     pub fn conditions(
         &self,
         that: &serde_json::Value,
         vars: &Vars,
     ) -> Result<Vec<serde_json::Value>, TemplateError> {
-        match that {
-            serde_json::Value::Array(items) => Ok(items.clone()),
+        Ok(match that {
+            serde_json::Value::Array(items) => items.clone(),
             serde_json::Value::String(text) => {
-                let listed = self.guarded(
-                    || guards_undefined(text),
-                    |env| {
-                        let scope = Call::new(env.clone(), vars);
-                        match trusted_template_value(&scope, text)? {
-                            Some(value) if value.len().is_some() && value.as_str().is_none() => {
-                                native(&scope, &value, text, text).map(Some)
-                            }
-                            _ => Ok(None),
-                        }
-                    },
-                )?;
-                Ok(match listed {
-                    Some(serde_json::Value::Array(items)) => items,
+                match single_expression(text).and_then(|inner| vars.get(inner.trim())) {
+                    Some(super::Var::Trusted(serde_json::Value::Array(items))) => items.clone(),
                     _ => vec![that.clone()],
-                })
+                }
             }
-            other => Ok(vec![other.clone()]),
-        }
+            other => vec![other.clone()],
+        })
     }
 }
 
