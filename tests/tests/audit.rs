@@ -27,6 +27,7 @@ fn every_built_in_module_imports_only_what_its_manifest_covers() {
         "replace",
         "blockinfile",
         "wait_for",
+        "known_hosts",
     ] {
         let (code, report, out) = audit_module(&sb, module);
         assert_eq!(code, 0, "{module}:\n{out}");

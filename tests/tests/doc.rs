@@ -47,6 +47,7 @@ fn options_are_ansible_docs() {
         "slurp",
         "stat",
         "wait_for",
+        "known_hosts",
         // Legacy modules, from ansible-core.
         "getent",
         "tempfile",
