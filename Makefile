@@ -8,7 +8,7 @@ VENV        := target/venv
 ANSIBLE_PIN ?= ansible-core==2.19.*
 PROFILE_DIR := target/debug
 
-.PHONY: all setup modules build run test test-fixtures example-component lint bench ansible ansible-2.16 ansible-targets ruby legacy-examples sshd clean
+.PHONY: all setup modules build run test test-fixtures example-component lint bench ansible ansible-2.16 ansible-targets ruby legacy-examples sshd apt-test clean
 
 all: build
 
@@ -82,8 +82,15 @@ sshd:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server sudo; \
 	fi
 
+## apt-test: what the apt module's tests need: package lists (apt-get update when there
+## are none) and python3-apt, under which ansible-core's apt module runs.
+apt-test:
+	@ls /var/lib/apt/lists/*_Packages >/dev/null 2>&1 || apt-get update -qq
+	@/usr/bin/python3 -c 'import apt' 2>/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-apt)
+
 ## test: every test (unit, shim, end-to-end), plus format and lint checks.
-test: build ansible ansible-2.16 ansible-targets ruby legacy-examples test-fixtures example-component sshd lint
+test: build ansible ansible-2.16 ansible-targets ruby legacy-examples test-fixtures example-component sshd apt-test lint
 	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin $(CARGO) test --workspace
 
 lint:

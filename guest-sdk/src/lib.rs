@@ -42,6 +42,7 @@ pub mod civil;
 mod diff;
 mod fail;
 pub mod files;
+pub mod fnmatch;
 pub mod host;
 mod io_error;
 mod manifest;
