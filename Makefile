@@ -4,6 +4,10 @@
 CARGO       ?= cargo
 WASM_TARGET := wasm32-wasip2
 MODULES     := $(notdir $(wildcard modules-wasm/*))
+# Each module's package, named with its version: a module may share its name with a
+# crates.io dependency (`tempfile`), which a bare `-p tempfile` would make ambiguous.
+MODULE_VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+MODULE_PKGS := $(addprefix -p ,$(addsuffix @$(MODULE_VERSION),$(MODULES)))
 VENV        := target/venv
 ANSIBLE_PIN ?= ansible-core==2.19.*
 PROFILE_DIR := target/debug
@@ -18,7 +22,7 @@ setup:
 
 ## modules: the built-in module components (small, optimised: they run on every node).
 modules: setup
-	$(CARGO) build --profile wasm --target $(WASM_TARGET) $(addprefix -p ,$(MODULES))
+	$(CARGO) build --profile wasm --target $(WASM_TARGET) $(MODULE_PKGS)
 
 ## build: the controller and the shim (debug), plus the modules.
 build: modules
@@ -106,7 +110,7 @@ lint:
 ## larger inventory); at the end, every ratio against ansible-core in one table.
 bench: export BENCH_SUMMARY := $(CURDIR)/target/bench-summary.md
 bench: setup ansible sshd
-	$(CARGO) build --profile wasm --target $(WASM_TARGET) $(addprefix -p ,$(MODULES))
+	$(CARGO) build --profile wasm --target $(WASM_TARGET) $(MODULE_PKGS)
 	$(CARGO) build --release -p sandball -p sandball-shim
 	printf '| run | sandball cold | sandball warm | ansible-core | ratio cold | ratio warm |\n|---|---|---|---|---|---|\n' > "$$BENCH_SUMMARY"
 	examples/bench/run.sh

@@ -34,6 +34,7 @@
 //! - [`host`]: the sandball host interface (running programs, POSIX metadata);
 //! - [`pyre`]: Python `re` patterns and replacement templates;
 //! - [`program`]: running a node's program as Ansible's `run_command` does;
+//! - [`fnmatch`]: shell globs matched as Python's `fnmatch.fnmatch`;
 //! - [`shlex`]: command lines split as Python's `shlex.split`;
 //! - [`civil`]: UTC calendar times as Python prints them.
 
@@ -55,7 +56,7 @@ pub mod shlex;
 
 pub use diff::Diff;
 pub use fail::Fail;
-pub use io_error::{describe_io_error, leaves_grant};
+pub use io_error::{describe_io_error, leaves_grant, python_errno, python_os_error};
 pub use module::Module;
 pub use result::Outcome;
 pub use run::{execute, run, run_with_paths};

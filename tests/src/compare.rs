@@ -53,6 +53,17 @@ pub type BothRun = (Output, Output, PathBuf, PathBuf);
 /// under that version's ansible-playbook, each with its own `work` directory; checks
 /// the recaps and each task's `fields` are the same.
 pub fn both_run(sb: &Sandbox, bin: &Path, play: &str, fields: &[(&str, &[&str])]) -> BothRun {
+    both_run_env(sb, bin, play, fields, &[])
+}
+
+/// [`both_run`] with environment variables set for both runs.
+pub fn both_run_env(
+    sb: &Sandbox,
+    bin: &Path,
+    play: &str,
+    fields: &[(&str, &[&str])],
+    env: &[(&str, &Path)],
+) -> BothRun {
     sb.write(
         "inventory.ini",
         "[nodes]\nlocalhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n",
@@ -60,25 +71,30 @@ pub fn both_run(sb: &Sandbox, bin: &Path, play: &str, fields: &[(&str, &[&str])]
     let pb = sb.write("core.yml", play);
     let ours_work = sb.dir("work");
     let theirs_work = sb.dir("ansible-work");
-    let ours = sb
+    let mut ours = sb
         .play(&pb, &ours_work, &["-v"])
-        .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
-        .run();
+        .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"));
+    for (k, v) in env {
+        ours = ours.env(k, v);
+    }
+    let ours = ours.run();
     ours.assert_no_panic();
     let inventory = sb.path().join("inventory.ini");
-    let theirs = sb
-        .ansible_playbook_in(
-            bin,
-            [
-                "-i".to_string(),
-                inventory.display().to_string(),
-                pb.display().to_string(),
-                "-e".to_string(),
-                format!("work={}", theirs_work.display()),
-                "-v".to_string(),
-            ],
-        )
-        .run();
+    let mut theirs = sb.ansible_playbook_in(
+        bin,
+        [
+            "-i".to_string(),
+            inventory.display().to_string(),
+            pb.display().to_string(),
+            "-e".to_string(),
+            format!("work={}", theirs_work.display()),
+            "-v".to_string(),
+        ],
+    );
+    for (k, v) in env {
+        theirs = theirs.env(k, v);
+    }
+    let theirs = theirs.run();
     ours.assert_same_recap_as(&theirs);
     for (task, fields) in fields {
         let a = result(&ours, task, &ours_work);

@@ -2,6 +2,7 @@
 //! directory, where `~` and relative paths start ([`Places`]), and lexical
 //! normalisation.
 
+use sandball_wire::capability::{NODE_TMPDIR, is_node_place};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Component, Path, PathBuf};
@@ -58,9 +59,13 @@ impl Places {
         }
     }
 
-    /// `path` made absolute (`..` and symlinks left for whoever resolves it).
+    /// `path` made absolute (`..` and symlinks left for whoever resolves it); a node
+    /// place ([`NODE_TMPDIR`]) is where it is on this node.
     pub fn join(&self, path: &str) -> PathBuf {
-        if path == "~" || path.starts_with("~/") {
+        if is_node_place(path) {
+            let rest = path.trim_start_matches(NODE_TMPDIR).trim_start_matches('/');
+            node_tmpdir(self).join(rest)
+        } else if path == "~" || path.starts_with("~/") {
             from_home(path, &self.home)
         } else {
             self.cwd.join(path)
@@ -71,6 +76,40 @@ impl Places {
     pub fn absolute(&self, path: &str) -> PathBuf {
         normalize(&self.join(path))
     }
+}
+
+/// The node's temporary directory ([`NODE_TMPDIR`]), as Python's
+/// `tempfile.gettempdir()` picks it: the first of `$TMPDIR`, `$TEMP`, `$TMP` (as the
+/// shim started with them; relative ones from the working directory), `/tmp`,
+/// `/var/tmp`, `/usr/tmp` and the working directory that is a directory the shim's
+/// user may write in and search; the working directory when none is. Found once per
+/// process.
+pub fn node_tmpdir(places: &Places) -> PathBuf {
+    static FOUND: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let from_env = ["TMPDIR", "TEMP", "TMP"]
+                .into_iter()
+                .filter_map(crate::environment::original)
+                .filter(|v| !v.is_empty())
+                .map(|v| places.cwd.join(v));
+            let fixed = ["/tmp", "/var/tmp", "/usr/tmp"]
+                .into_iter()
+                .map(PathBuf::from);
+            from_env
+                .chain(fixed)
+                .map(|d| normalize(&d))
+                .find(|d| {
+                    d.is_dir()
+                        && rustix::fs::access(
+                            d.as_path(),
+                            rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
+                        )
+                        .is_ok()
+                })
+                .unwrap_or_else(|| places.cwd.clone())
+        })
+        .clone()
 }
 
 /// [`from_home`], normalised lexically.

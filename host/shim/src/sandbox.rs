@@ -5,7 +5,9 @@
 
 use crate::limits::Denials;
 use crate::paths::{self, Places};
-use sandball_wire::capability::{Access, FsGrant, FsScope, Grant, NetHost, NetPattern, glob};
+use sandball_wire::capability::{
+    Access, FsGrant, FsScope, Grant, NetHost, NetPattern, glob, is_node_place,
+};
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -372,7 +374,8 @@ fn create_missing(fs: &FsGrant, resolved: &Resolved) -> Result<(), SandboxError>
 /// directory the grant names, outside every denied path, not overlapping
 /// `protected` (sandball's own files) when writable, and not exposing processes
 /// under `/proc`. An entry's missing directory is created for a read-write grant that
-/// says `create_parents`; otherwise an empty, read-only directory stands in. Entries
+/// says `create_parents`; otherwise an empty, read-only directory stands in. A tree
+/// that is not an existing directory opens nothing. Entries
 /// directly under `/proc` are copied into a private snapshot. Relative paths and `~`
 /// start at `places`.
 pub fn regions(
@@ -389,6 +392,12 @@ pub fn regions(
     let mut out = Regions::default();
     let mut proc_files = Vec::new();
     for fs in &grant.fs {
+        if fs.scope == FsScope::Tree && !places.absolute(&fs.path).is_dir() {
+            // Nothing is opened: the module finds the path missing (WASI reads a path
+            // outside every granted directory as missing) and says so in its own
+            // words, as where it is not a directory.
+            continue;
+        }
         let resolved = resolve_grant(fs, places)?;
         checker.check(fs, &resolved)?;
         let real = resolved.real();
@@ -599,10 +608,35 @@ pub struct Stdio {
     pub stderr: MemoryOutputPipe,
 }
 
+/// The module's environment: `PWD` and `HOME` (where relative paths and `~` start,
+/// as the grant's paths were resolved: the SDK makes `PWD` the component's working
+/// directory; `HOME` expands `~`), `TMPDIR` when the grant opens the node's temporary
+/// directory (the module cannot know it otherwise), and the granted variables with
+/// the values the shim started with (unset ones left out).
+fn module_env(places: &Places, grant: &Grant) -> Vec<(String, String)> {
+    let mut env = Vec::new();
+    for (name, dir) in [("PWD", &places.cwd), ("HOME", &places.home)] {
+        if let Some(dir) = dir.to_str() {
+            env.push((name.to_string(), dir.to_string()));
+        }
+    }
+    let node_tmp = grant.fs.iter().any(|g| is_node_place(&g.path));
+    if node_tmp && let Some(dir) = paths::node_tmpdir(places).to_str() {
+        env.push(("TMPDIR".to_string(), dir.to_string()));
+    }
+    // A granted TMPDIR gives way to the resolved one.
+    let own = |n: &str| ["PWD", "HOME"].contains(&n) || (node_tmp && n == "TMPDIR");
+    for name in grant.env.iter().filter(|n| !own(n)) {
+        if let Some(value) = crate::environment::original(name).and_then(|v| v.into_string().ok()) {
+            env.push((name.clone(), value));
+        }
+    }
+    env
+}
+
 /// Builds the WASI context of one run: the regions preopened at their own paths
-/// (read-only or read-write), only the granted environment variables (with the
-/// values the shim started with, see [`crate::environment`]; unset ones are left
-/// out), `PWD` and `HOME` from `places`, arguments `[module]`, the given stdio,
+/// (read-only or read-write), the environment [`module_env`] gives (see
+/// [`crate::environment`]), arguments `[module]`, the given stdio,
 /// no TCP unless the grant has `net` patterns (then every address is checked against
 /// `network`, which records refusals), no UDP, and name lookups only when the grant
 /// says `dns`.
@@ -627,21 +661,8 @@ pub fn wasi_ctx(
         })
         .allow_udp(false)
         .allow_ip_name_lookup(grant.dns);
-    // Where relative paths and `~` start, as the grant's paths were resolved (the SDK
-    // makes `PWD` the component's working directory; `HOME` expands `~`).
-    for (name, dir) in [("PWD", &places.cwd), ("HOME", &places.home)] {
-        if let Some(dir) = dir.to_str() {
-            b.env(name, dir);
-        }
-    }
-    for name in grant
-        .env
-        .iter()
-        .filter(|n| !["PWD", "HOME"].contains(&n.as_str()))
-    {
-        if let Some(value) = crate::environment::original(name).and_then(|v| v.into_string().ok()) {
-            b.env(name, value);
-        }
+    for (name, value) in module_env(places, grant) {
+        b.env(name, value);
     }
     for r in regions {
         let perms = match r.access {
@@ -673,6 +694,7 @@ mod tests {
             scope,
             create_parents: false,
             create_parents_if: None,
+            fallback: None,
         }
     }
 
@@ -802,6 +824,32 @@ mod tests {
         )
         .unwrap();
         assert_eq!(dirs(&got), vec![(base.join("secret"), Access::Read)]);
+    }
+
+    #[test]
+    fn the_node_temporary_directory_is_resolved_on_the_node_and_checked() {
+        use sandball_wire::capability::NODE_TMPDIR;
+        let places = Places::at(Path::new("/nonexistent-home"));
+        let tmp = std::fs::canonicalize(paths::node_tmpdir(&places)).unwrap();
+        assert!(tmp.is_dir());
+        let grant = fs(NODE_TMPDIR, Access::ReadWrite, FsScope::Tree);
+        let r = opened(vec![grant.clone()], vec![], &[]).unwrap();
+        assert_eq!(dirs(&r), [(tmp.clone(), Access::ReadWrite)]);
+        // Deny rules are matched against the directory it resolved to.
+        let err = opened(vec![grant.clone()], vec![tree(&tmp, Access::Read)], &[]).unwrap_err();
+        assert!(matches!(err, SandboxError::Denied { .. }), "{err}");
+        // The module learns where it is as TMPDIR, and only with such a grant.
+        let env_of = |g: Vec<FsGrant>| {
+            let grant = Grant {
+                fs: g,
+                ..Grant::default()
+            };
+            module_env(&places, &grant)
+        };
+        let dir = paths::node_tmpdir(&places).to_str().unwrap().to_string();
+        assert!(env_of(vec![grant]).contains(&("TMPDIR".to_string(), dir)));
+        let without = env_of(vec![tree(&tmp, Access::Read)]);
+        assert!(!without.iter().any(|(k, _)| k == "TMPDIR"), "{without:?}");
     }
 
     #[test]
@@ -984,15 +1032,24 @@ mod tests {
             ]
         );
         let home = &places.home;
+        // A missing tree or a file opens nothing (the module finds the path
+        // missing); the other grants still open.
+        std::fs::write(home.join("file"), b"").unwrap();
         let grant = Grant {
-            fs: vec![fs("missing", Access::Read, FsScope::Tree)],
+            fs: vec![
+                fs("missing", Access::ReadWrite, FsScope::Tree),
+                fs("file", Access::Read, FsScope::Tree),
+                fs("work", Access::Read, FsScope::Tree),
+            ],
             ..Grant::default()
         };
-        let err = regions(&grant, &Places::at(home), &[]).unwrap_err();
-        assert!(
-            err.to_string().contains("is not an existing directory"),
-            "{err}"
-        );
+        let opened: Vec<PathBuf> = regions(&grant, &Places::at(home), &[])
+            .unwrap()
+            .regions
+            .into_iter()
+            .map(|r| r.dir)
+            .collect();
+        assert_eq!(opened, [home.join("work")]);
     }
 
     #[test]

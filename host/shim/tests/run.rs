@@ -169,6 +169,7 @@ fn host_calls_inside_the_grant_work() {
             scope: FsScope::Entry,
             create_parents: false,
             create_parents_if: None,
+            fallback: None,
         }],
         ..Grant::default()
     };

@@ -174,7 +174,9 @@ pub enum FsScope {
     /// it, the shim creates the missing directories.
     #[default]
     Entry,
-    /// The path is a directory; it and everything below it (`recursive: true`).
+    /// The path is a directory; it and everything below it (`recursive: true`). A
+    /// read-write tree must exist; a read-only one that is not an existing directory
+    /// (missing, or a file) opens nothing: the module finds the path missing.
     Tree,
 }
 
@@ -198,6 +200,9 @@ pub struct FsGrant {
     /// In a request: the boolean argument that must be true for `create_parents` to
     /// apply (written `create_parents: $create`); `None` in a grant.
     pub create_parents_if: Option<String>,
+    /// In a request: the node place ([`NODE_TMPDIR`]) granted instead when `path`'s
+    /// argument is absent or null (written `fallback: "@tmpdir"`); `None` in a grant.
+    pub fallback: Option<String>,
 }
 
 impl FsGrant {
@@ -227,6 +232,20 @@ impl FsGrant {
         (same && (self.scope == FsScope::Tree || inner.scope == FsScope::Entry))
             || (self.scope == FsScope::Tree && is_below(&inner.path, &self.path))
     }
+}
+
+/// The node's temporary directory, as a grant's path: what Python's
+/// `tempfile.gettempdir()` would pick on the node (`$TMPDIR`, `$TEMP` or `$TMP`, else
+/// `/tmp`, `/var/tmp` or `/usr/tmp`, the first that is a directory the shim's user may
+/// write in), which only the shim can know. A manifest names it as an fs request's
+/// `fallback`: granted when the request's argument is absent.
+pub const NODE_TMPDIR: &str = "@tmpdir";
+
+/// Whether a grant's path is (or lies below) a place the shim resolves on the node
+/// ([`NODE_TMPDIR`]).
+pub fn is_node_place(path: &str) -> bool {
+    path.strip_prefix(NODE_TMPDIR)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 /// Whether `path` is strictly below directory `dir` (both normalised, as text).
@@ -293,6 +312,8 @@ struct FsWritten {
     recursive: Option<bool>,
     #[serde(default, skip_serializing_if = "CreateParents::is_never")]
     create_parents: CreateParents,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fallback: Option<String>,
 }
 
 /// `create_parents` as written: always, never, or when a boolean argument is true.
@@ -356,12 +377,21 @@ impl TryFrom<FsWritten> for FsGrant {
                 w.path
             ));
         }
+        if let Some(place) = &w.fallback
+            && (place != NODE_TMPDIR || !w.path.starts_with('$'))
+        {
+            return Err(format!(
+                "fs {}: `fallback` is {NODE_TMPDIR} (the node's temporary directory), for a path that is an argument ($name), not {place:?}",
+                w.path
+            ));
+        }
         Ok(FsGrant {
             path: w.path,
             ops,
             scope,
             create_parents,
             create_parents_if,
+            fallback: w.fallback,
         })
     }
 }
@@ -388,6 +418,7 @@ impl From<FsGrant> for FsWritten {
                 (true, None) => CreateParents::Always(true),
                 (true, Some(name)) => CreateParents::If(format!("${name}")),
             },
+            fallback: g.fallback,
         }
     }
 }
@@ -688,10 +719,14 @@ impl Grant {
         for req in requests {
             match req {
                 CapabilityRequest::Fs(fs) => {
-                    for p in expand(&fs.path, args)? {
-                        if p.is_empty() {
-                            continue;
-                        }
+                    let mut paths = expand(&fs.path, args)?;
+                    paths.retain(|p| !p.is_empty());
+                    if paths.is_empty()
+                        && let Some(place) = &fs.fallback
+                    {
+                        paths.push(place.clone());
+                    }
+                    for p in paths {
                         let g = FsGrant {
                             path: normalize_path(&p),
                             ops: fs.ops,
@@ -701,6 +736,7 @@ impl Grant {
                                     args.get(name).is_some_and(|v| to_bool(v).unwrap_or(false))
                                 }),
                             create_parents_if: None,
+                            fallback: None,
                         };
                         if !self.fs.contains(&g) {
                             self.fs.push(g);
@@ -924,15 +960,35 @@ impl fmt::Display for FsOps {
     }
 }
 
+/// A grant's path as the audit shows it: a node place says what it is.
+fn shown_path(path: &str) -> String {
+    match path.strip_prefix(NODE_TMPDIR) {
+        Some(rest) if is_node_place(path) => format!(
+            "{NODE_TMPDIR}{rest} (the node's temporary directory: $TMPDIR, $TEMP or $TMP, else /tmp, /var/tmp or /usr/tmp, resolved by the shim)"
+        ),
+        _ => path.to_string(),
+    }
+}
+
 impl fmt::Display for FsGrant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fmt_scope(f)?;
+        match &self.fallback {
+            Some(place) => write!(f, "; without that argument, on {}", shown_path(place)),
+            None => Ok(()),
+        }
+    }
+}
+
+impl FsGrant {
+    fn fmt_scope(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.scope {
             FsScope::Entry => {
                 write!(
                     f,
                     "fs {} on {} (opens its directory {}",
                     self.ops,
-                    self.path,
+                    shown_path(&self.path),
                     self.opened_dir()
                 )?;
                 match (self.create_parents, &self.create_parents_if) {
@@ -948,7 +1004,12 @@ impl fmt::Display for FsGrant {
                     }
                 }
             }
-            FsScope::Tree => write!(f, "fs {} on {} (whole tree)", self.ops, self.path),
+            FsScope::Tree => write!(
+                f,
+                "fs {} on {} (whole tree)",
+                self.ops,
+                shown_path(&self.path)
+            ),
         }
     }
 }
@@ -1004,6 +1065,7 @@ mod tests {
             scope: FsScope::Entry,
             create_parents: false,
             create_parents_if: None,
+            fallback: None,
         })
     }
 
@@ -1107,6 +1169,46 @@ mod tests {
         );
         assert!(expand("$none/x", &args).unwrap().is_empty());
         assert!(expand("$/x", &args).is_err());
+    }
+
+    #[test]
+    fn an_absent_argument_falls_back_to_the_node_temporary_directory() {
+        let req: CapabilityRequest = serde_json::from_value(json!(
+            {"kind": "fs", "path": "$path", "fallback": "@tmpdir", "ops": ["read", "create"], "scope": "tree"}
+        ))
+        .unwrap();
+        let mut g = Grant::default();
+        g.add_requests(std::slice::from_ref(&req), &json!({"path": "/srv/x/"}))
+            .unwrap();
+        assert_eq!(g.fs[0].path, "/srv/x");
+        let mut g = Grant::default();
+        g.add_requests(std::slice::from_ref(&req), &json!({"path": null}))
+            .unwrap();
+        assert_eq!(
+            (g.fs[0].path.as_str(), g.fs[0].fallback.as_ref()),
+            (NODE_TMPDIR, None)
+        );
+        assert!(is_node_place(&g.fs[0].path) && !is_node_place("@tmpdirx"));
+        assert!(
+            g.fs[0]
+                .to_string()
+                .starts_with("fs read+create on @tmpdir (the node's temporary directory: $TMPDIR")
+        );
+        assert!(
+            req.to_string()
+                .contains("; without that argument, on @tmpdir"),
+            "{req}"
+        );
+        // Written back as read.
+        let back = serde_json::to_value(&req).unwrap();
+        assert_eq!(back["fallback"], json!("@tmpdir"));
+        for bad in [
+            json!({"kind": "fs", "path": "$path", "fallback": "/tmp", "access": "read"}),
+            json!({"kind": "fs", "path": "/srv", "fallback": "@tmpdir", "access": "read"}),
+        ] {
+            let err = serde_json::from_value::<CapabilityRequest>(bad).unwrap_err();
+            assert!(err.to_string().contains("`fallback` is @tmpdir"), "{err}");
+        }
     }
 
     #[test]

@@ -15,7 +15,7 @@ mod module_tests;
 
 use diff::{Side, content_diff};
 use sandball_guest_sdk::describe_io_error;
-use sandball_guest_sdk::files::{FileArgs, HashAlgorithm, path_info, realpath, sha1_file};
+use sandball_guest_sdk::files::{FileArgs, HashAlgorithm, join, path_info, realpath, sha1_file};
 use sandball_guest_sdk::host::{FileKind, FileStat};
 use sandball_guest_sdk::prelude::*;
 use source::Source;
@@ -352,15 +352,6 @@ fn dirname(path: &str) -> String {
 /// path ending in `/`).
 fn base_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
-}
-
-/// `name` inside `dir`, as Python's `os.path.join` puts it.
-fn join(dir: &str, name: &str) -> String {
-    if dir.ends_with('/') {
-        format!("{dir}{name}")
-    } else {
-        format!("{dir}/{name}")
-    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 mod module_tests;
 
 use sandball_guest_sdk::describe_io_error;
-use sandball_guest_sdk::files::{backup_local, realpath, write_validated};
+use sandball_guest_sdk::files::{Encoding, backup_local, realpath, write_validated};
 use sandball_guest_sdk::host::FileKind;
 use sandball_guest_sdk::prelude::*;
 use sandball_guest_sdk::pyre::{Anchor, Pattern, PyreError};
@@ -31,7 +31,7 @@ fn replace(m: &mut Module) -> Result<Map<String, Value>, Fail> {
         }
         Some(_) => {}
     }
-    let encoding = Encoding::named(m.get_str("encoding").unwrap_or("utf-8"))?;
+    let encoding = Encoding::named(m.get_str("encoding").unwrap_or("utf-8"), "replace")?;
     let bytes = std::fs::read(realpath(&path)).map_err(|e| {
         Fail::new(format!(
             "Unable to read the contents of {path}: {}",
@@ -112,68 +112,4 @@ fn replace(m: &mut Module) -> Result<Map<String, Value>, Fail> {
 
 fn pattern_failed(e: PyreError) -> Fail {
     Fail::new(e.to_string())
-}
-
-/// The encodings the file may be in.
-#[derive(Clone, Copy)]
-enum Encoding {
-    Utf8,
-    /// One byte a character, every byte valid.
-    Latin1,
-    Ascii,
-}
-
-impl Encoding {
-    fn named(name: &str) -> Result<Encoding, Fail> {
-        let normal = name.to_ascii_lowercase().replace(['-', '_'], "");
-        match normal.as_str() {
-            "utf8" => Ok(Encoding::Utf8),
-            "latin1" | "iso88591" | "l1" => Ok(Encoding::Latin1),
-            "ascii" | "usascii" => Ok(Encoding::Ascii),
-            _ => Err(Fail::new(format!(
-                "encoding {name} is not supported by the built-in replace (utf-8, latin-1, ascii); sandball_legacy_modules: [replace] runs ansible-core's"
-            ))),
-        }
-    }
-
-    fn decode(self, bytes: &[u8], path: &str) -> Result<String, Fail> {
-        let bad = || Fail::new(format!("{path} is not valid {}", self.name()));
-        match self {
-            Encoding::Utf8 => String::from_utf8(bytes.to_vec()).map_err(|_| bad()),
-            Encoding::Latin1 => Ok(bytes.iter().map(|&b| char::from(b)).collect()),
-            Encoding::Ascii if bytes.is_ascii() => {
-                Ok(bytes.iter().map(|&b| char::from(b)).collect())
-            }
-            Encoding::Ascii => Err(bad()),
-        }
-    }
-
-    fn encode(self, text: &str) -> Result<Vec<u8>, Fail> {
-        let limit = match self {
-            Encoding::Utf8 => return Ok(text.as_bytes().to_vec()),
-            Encoding::Latin1 => 0xff,
-            Encoding::Ascii => 0x7f,
-        };
-        text.chars()
-            .map(|c| {
-                u8::try_from(u32::from(c))
-                    .ok()
-                    .filter(|b| u32::from(*b) <= limit)
-                    .ok_or_else(|| {
-                        Fail::new(format!(
-                            "the replaced text has {c:?}, which {} cannot encode",
-                            self.name()
-                        ))
-                    })
-            })
-            .collect()
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Encoding::Utf8 => "utf-8",
-            Encoding::Latin1 => "latin-1",
-            Encoding::Ascii => "ascii",
-        }
-    }
 }

@@ -75,7 +75,7 @@ fn kept(name: &str, filters: &[String]) -> bool {
     filters.is_empty()
         || filters
             .iter()
-            .any(|f| f.is_empty() || f == "*" || util::fnmatch(f, name))
+            .any(|f| f.is_empty() || f == "*" || sandball_guest_sdk::fnmatch::fnmatch(f, name))
 }
 
 /// The module body.

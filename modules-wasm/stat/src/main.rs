@@ -5,7 +5,7 @@
 //! `version` (from `lsattr`), or `{exists: false}`. It needs read access to `path` and
 //! may run `file` and `lsattr` on that path only.
 
-use sandball_guest_sdk::files::{HashAlgorithm, digest_reader, read_link, realpath};
+use sandball_guest_sdk::files::{HashAlgorithm, digest_reader, read_link, realpath, stat_fields};
 use sandball_guest_sdk::host::{FileKind, FileStat};
 use sandball_guest_sdk::prelude::*;
 
@@ -13,39 +13,9 @@ sandball_guest_sdk::manifest!("../manifest.json");
 
 /// The fields of Ansible's `stat` result that come from the metadata alone.
 fn metadata_fields(path: &str, st: &FileStat) -> Map<String, Value> {
-    let bit = |b: u32| Value::Bool(st.mode & b != 0);
-    json_map!({
-        "exists": true,
-        "path": path,
-        "mode": format!("{:04o}", st.mode),
-        "isdir": st.kind == FileKind::Directory,
-        "ischr": st.kind == FileKind::CharDevice,
-        "isblk": st.kind == FileKind::BlockDevice,
-        "isreg": st.kind == FileKind::File,
-        "isfifo": st.kind == FileKind::Fifo,
-        "islnk": st.kind == FileKind::Symlink,
-        "issock": st.kind == FileKind::Socket,
-        "uid": st.uid,
-        "gid": st.gid,
-        "size": st.size,
-        "inode": st.inode,
-        "dev": st.dev,
-        "nlink": st.nlink,
-        "atime": st.atime,
-        "mtime": st.mtime,
-        "ctime": st.ctime,
-        "wusr": bit(0o200),
-        "rusr": bit(0o400),
-        "xusr": bit(0o100),
-        "wgrp": bit(0o020),
-        "rgrp": bit(0o040),
-        "xgrp": bit(0o010),
-        "woth": bit(0o002),
-        "roth": bit(0o004),
-        "xoth": bit(0o001),
-        "isuid": bit(0o4000),
-        "isgid": bit(0o2000),
-    })
+    let mut out = json_map!({"exists": true, "path": path});
+    out.extend(stat_fields(st));
+    out
 }
 
 /// The module body.

@@ -149,6 +149,7 @@ mod tests {
                 scope: FsScope::Entry,
                 create_parents: false,
                 create_parents_if: None,
+                fallback: None,
             }],
             ..Grant::default()
         };

@@ -176,6 +176,7 @@ mod tests {
             scope,
             create_parents: false,
             create_parents_if: None,
+            fallback: None,
         })
     }
 
@@ -261,6 +262,7 @@ mod tests {
                     scope: FsScope::Tree,
                     create_parents: false,
                     create_parents_if: None,
+                    fallback: None,
                 }),
             ],
         )

@@ -303,6 +303,7 @@ pub fn denied_capability(capability: &str) -> CapabilityRequest {
                 scope: FsScope::Entry,
                 create_parents: false,
                 create_parents_if: None,
+                fallback: None,
             })
         }
     }
