@@ -463,3 +463,103 @@ fn user_matches_ansible_core() {
     assert!(!ours.stdout.contains("plain-text"), "{ours}");
     assert_eq!(accounts.lines("/etc/passwd"), Vec::<String>::new());
 }
+
+/// The `hostname` scenarios. The machine's running name never changes: the current
+/// name is set again (nothing to do), another one only in check mode, and the file
+/// strategy Ansible finds on Debian without systemd (which writes `/etc/hostname`
+/// and leaves the running name alone) writes another name and then the original back; a guard puts the file back
+/// whatever happens. hostnamectl without systemd fails the same way under both.
+const HOSTNAME_PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: the name it has
+      hostname: {name: ORIGINAL}
+    - name: the name it has, the file strategy of alpine
+      hostname: {name: ORIGINAL, use: alpine}
+    - name: another name in check mode
+      hostname: {name: NEWNAME.example.org}
+      check_mode: true
+    - name: the file unchanged
+      command: cat /etc/hostname
+    - name: another name in the file
+      hostname: {name: NEWNAME}
+    - name: the file changed
+      command: cat /etc/hostname
+    - name: the original name back
+      hostname: {name: ORIGINAL}
+    - name: hostnamectl without systemd
+      hostname: {name: ORIGINAL, use: systemd}
+      ignore_errors: true
+    - name: debian means hostnamectl too
+      hostname: {name: ORIGINAL, use: debian}
+      ignore_errors: true
+    - name: a strategy sandball does not have
+      hostname: {name: ORIGINAL, use: redhat}
+      ignore_errors: true
+"#;
+
+const HOSTNAME_RESULT: &[&str] = &["changed", "failed", "msg", "name", "ansible_facts", "diff"];
+
+const HOSTNAME_FIELDS: &[(&str, &[&str])] = &[
+    ("the name it has", HOSTNAME_RESULT),
+    (
+        "the name it has, the file strategy of alpine",
+        HOSTNAME_RESULT,
+    ),
+    ("another name in check mode", HOSTNAME_RESULT),
+    ("the file unchanged", &["stdout"]),
+    ("another name in the file", HOSTNAME_RESULT),
+    ("the file changed", &["stdout"]),
+    ("the original name back", HOSTNAME_RESULT),
+    ("hostnamectl without systemd", HOSTNAME_RESULT),
+    ("debian means hostnamectl too", HOSTNAME_RESULT),
+    ("a strategy sandball does not have", &["changed", "failed"]),
+];
+
+/// Puts `/etc/hostname` back as it was when dropped.
+struct HostnameFile(Option<Vec<u8>>);
+
+impl Drop for HostnameFile {
+    fn drop(&mut self) {
+        if let Some(bytes) = &self.0 {
+            let _ = std::fs::write("/etc/hostname", bytes);
+        }
+    }
+}
+
+#[test]
+fn hostname_matches_ansible_core() {
+    if !root() {
+        return;
+    }
+    let _one_at_a_time = ACCOUNTS.lock().unwrap_or_else(|e| e.into_inner());
+    let saved = HostnameFile(std::fs::read("/etc/hostname").ok());
+    let original = String::from_utf8_lossy(saved.0.as_deref().unwrap_or_default())
+        .trim()
+        .to_string();
+    let running = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    if original.is_empty() || original != running.trim() {
+        eprintln!("skipping: /etc/hostname does not hold the running name");
+        return;
+    }
+    let sb = Sandbox::new();
+    let play = HOSTNAME_PLAY
+        .replace("ORIGINAL", &original)
+        .replace("NEWNAME", &format!("sbt-{}", std::process::id()));
+    let (ours, ..) = both_run(
+        &sb,
+        &ansible_bin("ANSIBLE_BIN_DIR", "venv"),
+        &play,
+        HOSTNAME_FIELDS,
+    );
+    assert!(!ours.stdout.contains("legacy"), "{ours}");
+    assert!(
+        ours.stdout
+            .contains("is not supported by sandball's hostname"),
+        "{ours}"
+    );
+    assert_eq!(std::fs::read("/etc/hostname").ok(), saved.0);
+    let now = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    assert_eq!(now, running, "the running name changed");
+}
