@@ -12,7 +12,7 @@ VENV        := target/venv
 ANSIBLE_PIN ?= ansible-core==2.19.*
 PROFILE_DIR := target/debug
 
-.PHONY: all setup modules build run test test-fixtures example-component lint bench ansible ansible-2.16 ansible-targets ruby legacy-examples sshd apt-test clean
+.PHONY: all setup modules build run test test-fixtures example-component lint bench ansible ansible-2.16 ansible-targets ruby cron legacy-examples sshd apt-test clean
 
 all: build
 
@@ -65,6 +65,10 @@ $(TARGETS_DIR)/targets/ping: $(VENV)/bin/ansible-playbook
 ruby:
 	@command -v ruby >/dev/null || (apt-get update && apt-get install -y ruby)
 
+## cron: the crontab program, for the cron module's end-to-end test (tests/tests/cron.rs).
+cron:
+	@command -v crontab >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y cron)
+
 ## legacy-examples: the binary example module, compiled for this node.
 legacy-examples:
 	$(CARGO) build -p sandball-example-binary
@@ -94,7 +98,7 @@ apt-test:
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-apt)
 
 ## test: every test (unit, shim, end-to-end), plus format and lint checks.
-test: build ansible ansible-2.16 ansible-targets ruby legacy-examples test-fixtures example-component sshd apt-test lint
+test: build ansible ansible-2.16 ansible-targets ruby cron legacy-examples test-fixtures example-component sshd apt-test lint
 	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin $(CARGO) test --workspace
 
 lint:

@@ -48,6 +48,7 @@ fn options_are_ansible_docs() {
         "stat",
         "wait_for",
         "known_hosts",
+        "cron",
         // Legacy modules, from ansible-core.
         "getent",
         "tempfile",

@@ -655,7 +655,8 @@ pub fn expand(reference: &str, args: &Value) -> Result<Vec<String>, ResolveError
 /// Expands a string joining braced references with literal text between them
 /// (`${host}:${port}`): each `${ref}` stands for what `$ref` expands to, and the string
 /// yields one text per combination of their words; nothing when any reference yields
-/// nothing (a missing or null argument).
+/// nothing (a missing or null argument). After a `/`, an absolute word replaces what
+/// comes before it, as a path joined to a directory does (`/etc/cron.d/${file}`).
 fn expand_joined(template: &str, args: &Value) -> Result<Vec<String>, ResolveError> {
     let bad = || ResolveError::BadReference(template.to_string());
     let mut out = vec![String::new()];
@@ -673,7 +674,16 @@ fn expand_joined(template: &str, args: &Value) -> Result<Vec<String>, ResolveErr
         }
         out = out
             .iter()
-            .flat_map(|head| words.iter().map(move |w| format!("{head}{literal}{w}")))
+            .flat_map(|head| {
+                words.iter().map(move |w| {
+                    // A path joined to a directory: an absolute one stands alone.
+                    if literal.ends_with('/') && w.starts_with('/') {
+                        w.clone()
+                    } else {
+                        format!("{head}{literal}{w}")
+                    }
+                })
+            })
             .collect();
         rest = &after[end + 1..];
     }
@@ -696,13 +706,14 @@ fn scalar_text(v: &Value) -> String {
 impl CapabilityRequest {
     /// Whether the request refers to module arguments (its grant depends on them).
     pub fn refers_to_arguments(&self) -> bool {
+        let refers = |s: &str| s.starts_with('$') || s.contains("${");
         match self {
-            CapabilityRequest::Fs(f) => f.path.starts_with('$'),
+            CapabilityRequest::Fs(f) => refers(&f.path),
             CapabilityRequest::Exec(e) => {
-                e.program.starts_with('$') || e.args.iter().flatten().any(|a| a.starts_with('$'))
+                refers(&e.program) || e.args.iter().flatten().any(|a| refers(a))
             }
-            CapabilityRequest::Env { name } => name.starts_with('$'),
-            CapabilityRequest::Net { address } => address.starts_with('$'),
+            CapabilityRequest::Env { name } => refers(name),
+            CapabilityRequest::Net { address } => refers(address),
             CapabilityRequest::Dns => false,
         }
     }
@@ -748,8 +759,15 @@ impl Grant {
                         None => None,
                         Some(patterns) => {
                             let mut out = Vec::new();
+                            let mut missing = false;
                             for p in patterns {
-                                out.extend(expand(p, args)?);
+                                let words = expand(p, args)?;
+                                // A braced reference to a missing argument: no grant.
+                                missing |= words.is_empty() && p.contains("${");
+                                out.extend(words);
+                            }
+                            if missing {
+                                continue;
                             }
                             Some(out)
                         }
@@ -1158,6 +1176,25 @@ mod tests {
         assert!(net.refers_to_arguments());
         g.add_requests(std::slice::from_ref(&net), &args).unwrap();
         assert_eq!(g.net, vec!["127.0.0.1:8080"]);
+        // A path joined to a directory: relative below it, absolute alone.
+        let joined = |v: &str| expand("/etc/cron.d/${f}", &json!({"f": v})).unwrap();
+        assert_eq!(joined("jobs"), vec!["/etc/cron.d/jobs"]);
+        assert_eq!(joined("/srv/jobs"), vec!["/srv/jobs"]);
+        // Program arguments with a braced reference to a missing argument: no grant.
+        let exec: CapabilityRequest = serde_json::from_value(
+            json!({"kind": "exec", "program": "crontab", "args": ["-u", "${user}", "-l"]}),
+        )
+        .unwrap();
+        let mut g = Grant::default();
+        g.add_requests(std::slice::from_ref(&exec), &json!({}))
+            .unwrap();
+        assert!(g.exec.is_empty());
+        g.add_requests(std::slice::from_ref(&exec), &json!({"user": "www"}))
+            .unwrap();
+        assert_eq!(
+            g.exec[0].args,
+            Some(vec!["-u".into(), "www".into(), "-l".into()])
+        );
     }
 
     #[test]
