@@ -310,6 +310,14 @@ impl Loader {
         for dep in &meta.dependencies {
             self.load(dep, &chain, &RoleOptions::default(), &params)?;
         }
+        for (sub, name) in [
+            ("tasks", &options.tasks_from),
+            ("vars", &options.vars_from),
+            ("defaults", &options.defaults_from),
+            ("handlers", &options.handlers_from),
+        ] {
+            inside_role(&dir, sub, name, &entry.location)?;
+        }
         let role = Arc::new(Role {
             // Ansible tells role instances apart by their parameters, the entry's
             // `when`, `tags` and `vars`, the files chosen and how it was included.
@@ -471,6 +479,36 @@ struct Meta {
 }
 
 /// The file `dir/name.yml` (`.yaml`, `.json`, or no extension), if there is one.
+/// A `*_from` file must lie inside its role (`tasks_from: ../../x.yml` and absolute
+/// paths are refused, as in Ansible), judged on the path as written, `..` resolved.
+fn inside_role(dir: &Path, sub: &str, name: &str, at: &Location) -> Result<(), PlaybookError> {
+    let mut path = PathBuf::new();
+    for part in dir.join(sub).join(name).components() {
+        match part {
+            std::path::Component::ParentDir
+                if matches!(
+                    path.components().next_back(),
+                    Some(std::path::Component::Normal(_))
+                ) =>
+            {
+                path.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => path.push(other),
+        }
+    }
+    if path.starts_with(dir) {
+        return Ok(());
+    }
+    Err(PlaybookError::at(
+        at,
+        format!(
+            "the {sub} file '{name}' cannot be loaded as it is not inside the expected role path '{}'",
+            dir.display()
+        ),
+    ))
+}
+
 fn main_file(dir: &Path, name: &str) -> Option<PathBuf> {
     ["yml", "yaml", "json", ""]
         .iter()
@@ -589,4 +627,37 @@ pub(crate) fn read_vars(dir: &Path, name: &str) -> Result<Map<String, Value>, Pl
         }
     }
     Ok(vars)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn role_files_stay_inside_the_role() {
+        let at = Location::default();
+        for (dir, name) in [
+            ("roles/a", "main"),
+            ("../roles/a", "sub/x"),
+            ("/r/a", "x/../y"),
+        ] {
+            assert!(
+                inside_role(Path::new(dir), "tasks", name, &at).is_ok(),
+                "{dir} {name}"
+            );
+        }
+        for (dir, name) in [
+            ("roles/a", "../../x"),
+            ("/r/a", "/etc/x"),
+            ("../roles/a", "s/../../../x"),
+        ] {
+            let err = inside_role(Path::new(dir), "tasks", name, &at)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("is not inside the expected role path"),
+                "{err}"
+            );
+        }
+    }
 }
