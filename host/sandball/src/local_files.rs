@@ -2,7 +2,7 @@
 //! reports): always whole, through a temporary file renamed into place.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Writes `data` to `dest` through a temporary file in the same directory (created with
 /// its parents when missing), renamed into place; the file keeps its mode, a new one is
@@ -24,4 +24,15 @@ pub fn write_atomically(dest: &Path, data: &[u8]) -> std::io::Result<()> {
         .set_permissions(std::fs::Permissions::from_mode(mode))?;
     tmp.persist(dest).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// A controller path with `~` (alone or as `~/…`) made the user's home directory, as
+/// Ansible expands the paths of its settings; other paths are returned as written.
+pub fn expand_user(path: &str) -> PathBuf {
+    match (path.strip_prefix('~'), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+            PathBuf::from(home).join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(path),
+    }
 }

@@ -190,9 +190,8 @@ pub struct CommonArgs {
         allow_hyphen_values = true
     )]
     pub sftp_extra_args: Option<String>,
-    /// Clear the fact cache of every host in the inventory. sandball keeps no facts
-    /// between runs (there is no fact cache yet), so each run already starts with an
-    /// empty one: there is nothing more to clear.
+    /// Clear the fact cache of every host in the inventory (with `fact_caching =
+    /// jsonfile`; the default `memory` cache holds nothing between runs).
     #[arg(long = "flush-cache")]
     pub flush_cache: bool,
 }
@@ -466,6 +465,14 @@ fn init_logging(verbosity: u8) {
         .try_init();
 }
 
+/// The inventory's hosts, and the implicit `localhost` when no host has that name.
+fn with_implicit_localhost(mut hosts: Vec<String>) -> Vec<String> {
+    if !hosts.iter().any(|h| h == "localhost") {
+        hosts.push("localhost".into());
+    }
+    hosts
+}
+
 /// The extra vars of every `-e`, later ones over earlier ones.
 pub(crate) fn extra_vars_of(
     common: &CommonArgs,
@@ -546,9 +553,6 @@ pub(crate) fn build_run(
             ));
         }
     }
-    if common.flush_cache {
-        tracing::info!("--flush-cache: no facts are kept between runs, so none to clear");
-    }
     let options = RunOptions {
         connection: common.connection.clone(),
         remote_user: common.user.clone(),
@@ -589,12 +593,30 @@ pub(crate) fn build_run(
         diff_mode: common.diff,
         verbosity: common.verbose,
     };
+    // Facts kept between runs (`fact_caching`), for the inventory's hosts.
+    let vars =
+        match crate::vars::fact_cache::FactCache::from_settings().map_err(CliError::options)? {
+            None => crate::vars::VariableManager::new(extra, magic),
+            Some(cache) => {
+                let (vars, warnings) = crate::vars::VariableManager::with_fact_cache(
+                    extra,
+                    magic,
+                    cache,
+                    &with_implicit_localhost(inventory.host_names()),
+                    common.flush_cache,
+                );
+                for w in warnings {
+                    callback.warning(&w);
+                }
+                vars
+            }
+        };
     Ok(Run {
         templar: crate::template::Templar::new(),
         inventory: std::sync::RwLock::new(std::sync::Arc::new(inventory)),
         modules: crate::assemble::ModuleStore::new(dirs),
         legacy,
-        vars: crate::vars::VariableManager::new(extra, magic),
+        vars,
         callback,
         stats: Default::default(),
         sessions: crate::plugins::connection::pool::SessionPool::new(

@@ -19,7 +19,7 @@ use std::sync::Mutex;
 /// component, or ansible-core's `setup` when asked for) with the play's
 /// `gather_subset` and `gather_timeout`. Plays gather unless they say
 /// `gather_facts: false`, or unless `ANSIBLE_GATHERING=explicit` and they do not say
-/// `gather_facts: true`.
+/// `gather_facts: true`; with `smart`, only hosts without facts gather.
 pub(crate) fn gathering_task(play: &Play) -> Option<Task> {
     let implicit = !std::env::var("ANSIBLE_GATHERING")
         .is_ok_and(|g| g.trim().eq_ignore_ascii_case("explicit"));
@@ -47,6 +47,11 @@ pub(crate) fn gathering_task(play: &Play) -> Option<Task> {
     };
     task.keywords.tags = vec!["always".into()];
     Some(task)
+}
+
+/// Whether `ANSIBLE_GATHERING` (`gathering` in ansible.cfg) is `smart`.
+fn smart_gathering() -> bool {
+    std::env::var("ANSIBLE_GATHERING").is_ok_and(|g| g.trim().eq_ignore_ascii_case("smart"))
 }
 
 /// What a `meta` task asks for (`refresh_inventory`, `flush_handlers`, ...).
@@ -490,6 +495,21 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
             _ => Ok(()),
         };
         match found {
+            Ok(()) if smart_gathering() => {
+                // `gathering = smart`: hosts that have facts (from the fact cache or an
+                // earlier play) are not gathered again; the others are.
+                let entering = lock(&state.active).clone();
+                let (known, needed): (Vec<String>, Vec<String>) =
+                    entering.iter().cloned().partition(|h| run.vars.has_facts(h));
+                if !needed.is_empty() {
+                    *lock(&state.active) = needed;
+                    run_task(cx, &gather, &root, false).await;
+                    let survivors = std::mem::take(&mut *lock(&state.active));
+                    *lock(&state.active) =
+                        in_order(&entering, |h| known.contains(h) || survivors.contains(h));
+                }
+                go_on = !lock(&state.active).is_empty();
+            }
             Ok(()) => go_on = run_task(cx, &gather, &root, false).await,
             Err(e) => run.callback.warning(&format!(
                 "no facts were gathered for play '{}': there is no `setup` component and ansible-core's setup module: {e} (set `gather_facts: false` to silence this)",

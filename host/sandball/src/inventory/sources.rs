@@ -189,7 +189,7 @@ impl SourceReader<'_> {
 /// `path` with `~` and `$VAR`/`${VAR}` expanded, made absolute against the current
 /// directory and normalised (`.`, `..` and repeated slashes removed) without following links.
 pub fn absolute_path(path: &str) -> String {
-    let expanded = expand_vars(&expand_user(path));
+    let expanded = expand_vars(&crate::local_files::expand_user(path).to_string_lossy());
     let joined = if Path::new(&expanded).is_absolute() {
         PathBuf::from(&expanded)
     } else {
@@ -206,15 +206,6 @@ pub fn absolute_path(path: &str) -> String {
         }
     }
     out.to_string_lossy().into_owned()
-}
-
-fn expand_user(path: &str) -> String {
-    match (path.strip_prefix('~'), std::env::var("HOME")) {
-        (Some(rest), Ok(home)) if rest.is_empty() || rest.starts_with('/') => {
-            format!("{home}{rest}")
-        }
-        _ => path.to_string(),
-    }
 }
 
 /// `$NAME` and `${NAME}` replaced by environment variables; unknown ones are left as written.
@@ -265,7 +256,15 @@ mod tests {
         );
         let home = std::env::var("HOME").unwrap();
         assert_eq!(expand_vars("${HOME}/x"), format!("{home}/x"));
-        assert_eq!(expand_user("~/inv"), format!("{home}/inv"));
+        assert_eq!(
+            crate::local_files::expand_user("~/inv"),
+            PathBuf::from(format!("{home}/inv"))
+        );
+        assert_eq!(crate::local_files::expand_user("~"), PathBuf::from(&home));
+        assert_eq!(
+            crate::local_files::expand_user("~x/y"),
+            PathBuf::from("~x/y")
+        );
     }
 
     #[test]

@@ -73,10 +73,7 @@ pub fn roles_path(base: &Path) -> Vec<PathBuf> {
 /// `~/` is the home directory; a relative directory is taken from the current one,
 /// as Ansible resolves `roles_path` (so `role_path` is absolute).
 fn expand_home(dir: &str) -> PathBuf {
-    let path = match (dir.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
-        _ => PathBuf::from(dir),
-    };
+    let path = crate::local_files::expand_user(dir);
     std::path::absolute(&path).unwrap_or(path)
 }
 

@@ -11,6 +11,7 @@
 //! `hostvars[h]` is host `h`'s variables as Ansible gives them: the same sources without
 //! the play's and the task's, looked up live (facts gathered a moment ago show).
 
+pub mod fact_cache;
 pub mod vars_files;
 
 use crate::inventory::Inventory;
@@ -187,6 +188,8 @@ struct Shared {
     extra_vars: Map<String, Value>,
     magic: Magic,
     hosts: Mutex<HashMap<String, HostState>>,
+    /// Where facts outlive the run (`fact_caching = jsonfile`), if anywhere.
+    fact_cache: Option<fact_cache::FactCache>,
 }
 
 /// The play-level context of one task.
@@ -218,7 +221,69 @@ impl VariableManager {
                 extra_vars,
                 magic,
                 hosts: Mutex::new(HashMap::new()),
+                fact_cache: None,
             }),
+        }
+    }
+
+    /// The manager with a fact cache: the facts it holds for `hosts` are theirs from the
+    /// start (after `flush`, which empties their entries, none are), and every change
+    /// of a host's facts is written back. What cannot be read or removed is returned as
+    /// warnings.
+    pub fn with_fact_cache(
+        extra_vars: Map<String, Value>,
+        magic: Magic,
+        cache: fact_cache::FactCache,
+        hosts: &[String],
+        flush: bool,
+    ) -> (Self, Vec<String>) {
+        let mut warnings = Vec::new();
+        let mut states = HashMap::new();
+        for host in hosts {
+            let loaded = if flush {
+                cache.flush(host).map(|()| None)
+            } else {
+                cache.load(host)
+            };
+            match loaded {
+                Ok(Some(facts)) => {
+                    states.insert(
+                        host.clone(),
+                        HostState {
+                            facts,
+                            ..HostState::default()
+                        },
+                    );
+                }
+                Ok(None) => {}
+                Err(e) => warnings.push(e),
+            }
+        }
+        let manager = VariableManager {
+            shared: Arc::new(Shared {
+                extra_vars,
+                magic,
+                hosts: Mutex::new(states),
+                fact_cache: Some(cache),
+            }),
+        };
+        (manager, warnings)
+    }
+
+    /// Whether `host` has facts (gathered, returned by modules or cached): `gathering =
+    /// smart` does not gather them again.
+    pub fn has_facts(&self, host: &str) -> bool {
+        self.state()
+            .get(host)
+            .is_some_and(|st| !st.facts.is_empty())
+    }
+
+    /// Writes `host`'s facts to the fact cache, if there is one.
+    fn cache_facts(&self, host: &str, facts: &Map<String, Value>) {
+        if let Some(cache) = &self.shared.fact_cache
+            && let Err(e) = cache.store(host, facts)
+        {
+            tracing::warn!("{e}");
         }
     }
 
@@ -247,18 +312,26 @@ impl VariableManager {
 
     /// Records `ansible_facts` a module returned.
     pub fn add_module_facts(&self, host: &str, facts: &Map<String, Value>) {
-        let mut s = self.state();
-        let st = s.entry(host.to_string()).or_default();
-        for (k, v) in facts {
-            st.facts.insert(k.clone(), v.clone());
+        let all = {
+            let mut s = self.state();
+            let st = s.entry(host.to_string()).or_default();
+            for (k, v) in facts {
+                st.facts.insert(k.clone(), v.clone());
+            }
+            self.shared.fact_cache.is_some().then(|| st.facts.clone())
+        };
+        if let Some(all) = all {
+            self.cache_facts(host, &all);
         }
     }
 
-    /// Forgets the facts modules returned for a host (`meta: clear_facts`).
+    /// Forgets the facts modules returned for a host (`meta: clear_facts`), in the fact
+    /// cache too.
     pub fn clear_facts(&self, host: &str) {
         if let Some(st) = self.state().get_mut(host) {
             st.facts.clear();
         }
+        self.cache_facts(host, &Map::new());
     }
 
     /// Records a registered result.

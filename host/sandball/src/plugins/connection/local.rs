@@ -60,14 +60,14 @@ impl Local {
 
     /// Writes a file.
     pub async fn put_data(&self, data: &[u8], dest: &str) -> Result<(), ConnectionError> {
-        tokio::fs::write(expand_home(dest), data)
+        tokio::fs::write(crate::local_files::expand_user(dest), data)
             .await
             .map_err(ConnectionError::io(format!("cannot write {dest}")))
     }
 
     /// Reads a file.
     pub async fn read(&self, src: &str) -> Result<Vec<u8>, ConnectionError> {
-        tokio::fs::read(expand_home(src))
+        tokio::fs::read(crate::local_files::expand_user(src))
             .await
             .map_err(ConnectionError::io(format!("cannot read {src}")))
     }
@@ -98,13 +98,5 @@ impl Local {
             })?;
         // The child is killed when the session (which owns it) drops.
         Session::open(Box::new(stdout), Box::new(input), Box::new(child), None).await
-    }
-}
-
-/// `~/x` as the user's home joined with `x` (the shell is not involved here).
-fn expand_home(path: &str) -> PathBuf {
-    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
-        _ => PathBuf::from(path),
     }
 }
