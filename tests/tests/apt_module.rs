@@ -4,8 +4,9 @@
 //! task's result fields compared and dpkg's state of both packages after each step:
 //! the cache (fresh, and updated in check mode), check mode, install, install again,
 //! version patterns and `>=`, name globs, install_recommends, unknown packages and
-//! versions, removal in check mode, removal, purge, a local .deb, autoremove in check
-//! mode. Then the options sandball refuses.
+//! versions, removal in check mode, removal, purge, a local .deb, `package` (which
+//! runs this component where apt is the manager), autoremove in check mode. Then the
+//! options sandball refuses.
 //!
 //! Needs apt-get with package lists and a mirror, python3-apt for ansible-core's
 //! module (`make apt-test`), and root. The two plays take turns (one dpkg).
@@ -135,8 +136,8 @@ const OTHER_STEPS: &[Step] = &[
         true,
     ),
     (
-        "remove the deb's package",
-        "      apt: {name: hello, state: absent}\n",
+        "remove the deb's package through package",
+        "      package: {name: hello, state: absent, use: apt}\n",
         true,
     ),
     (
