@@ -141,6 +141,26 @@ const OTHER_STEPS: &[Step] = &[
         true,
     ),
     (
+        "a deb of another architecture",
+        "      apt: {deb: \"{{ work }}/fake-s390x.deb\"}\n      ignore_errors: true\n",
+        false,
+    ),
+    (
+        "a deb of our own",
+        "      apt: {deb: \"{{ work }}/fake-1.0.deb\"}\n",
+        false,
+    ),
+    (
+        "an older deb",
+        "      apt: {deb: \"{{ work }}/fake-0.9.deb\"}\n      ignore_errors: true\n",
+        false,
+    ),
+    (
+        "purge our own",
+        "      apt: {name: sandball-e2e-fake, state: absent, purge: true}\n",
+        false,
+    ),
+    (
         "autoremove in check mode",
         "      apt: {autoremove: true}\n      check_mode: true\n",
         false,
@@ -235,6 +255,20 @@ fn installing_and_removing_match_ansible_core() {
     );
 }
 
+/// Builds `fake-1.0.deb`, `fake-0.9.deb` (architecture all) and `fake-s390x.deb` in the
+/// work directory.
+const FAKE_DEBS: &str = r#"|
+        set -e
+        for v in 1.0:all 0.9:all 1.0:s390x; do
+          d={{ work }}/fake-${v#*:}-${v%:*}
+          mkdir -p $d/DEBIAN
+          printf 'Package: sandball-e2e-fake\nVersion: %s\nArchitecture: %s\nMaintainer: t <t@example.com>\nDescription: sandball test\n' ${v%:*} ${v#*:} > $d/DEBIAN/control
+          dpkg-deb -b $d {{ work }}/fake-${v%:*}-${v#*:}.deb >/dev/null
+        done
+        mv {{ work }}/fake-1.0-all.deb {{ work }}/fake-1.0.deb
+        mv {{ work }}/fake-0.9-all.deb {{ work }}/fake-0.9.deb
+        mv {{ work }}/fake-1.0-s390x.deb {{ work }}/fake-s390x.deb"#;
+
 #[test]
 fn purge_a_deb_file_and_autoremove_match_ansible_core() {
     let _one = APT.lock().unwrap_or_else(|e| e.into_inner());
@@ -245,6 +279,11 @@ fn purge_a_deb_file_and_autoremove_match_ansible_core() {
     let play = play(OTHER_STEPS).replace(
         "    - name: a deb file\n",
         "    - name: download\n      command: apt-get download hello\n      args: {chdir: \"{{ work }}\"}\n    - name: the deb\n      shell: ls {{ work }}/hello_*.deb\n      register: deb\n    - name: a deb file\n",
+    );
+    // Packages of our own: another architecture, and two versions.
+    let play = play.replace(
+        "    - name: a deb of another architecture\n",
+        &format!("    - name: fake debs\n      shell: {FAKE_DEBS}\n    - name: a deb of another architecture\n"),
     );
     let (ours, work) = compare(&play, OTHER_STEPS);
     let state = |step: &str| result(&ours, &format!("dpkg after {step}"), &work)["stdout"].clone();
@@ -258,6 +297,17 @@ fn purge_a_deb_file_and_autoremove_match_ansible_core() {
     assert_eq!(state("purge"), "");
     assert_eq!(result(&ours, "a deb file", &work)["changed"], true);
     assert_eq!(result(&ours, "a deb file again", &work)["changed"], false);
+    assert_eq!(
+        result(&ours, "an older deb", &work)["msg"],
+        "A later version is already installed"
+    );
+    assert!(
+        result(&ours, "a deb of another architecture", &work)["msg"]
+            .as_str()
+            .unwrap()
+            .starts_with("Wrong architecture 's390x'"),
+        "{ours}"
+    );
 }
 
 #[test]

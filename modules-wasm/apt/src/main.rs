@@ -98,7 +98,7 @@ fn apt(m: &mut Module) -> Result<Map<String, Value>, Fail> {
         if m.get_str("state") != Some("present") {
             return Err(Fail::new("deb only supports state=present"));
         }
-        return a.install_deb(deb, &dpkg_options);
+        return a.install_deb(deb, &dpkg_options, m.get_bool("allow_downgrade"));
     }
 
     let packages: Vec<String> = packages_given
@@ -524,6 +524,27 @@ impl Apt {
         }))
     }
 
+    /// Why a package of architecture `arch` cannot be installed here (none when it
+    /// can: `all`, the node's, or one dpkg was told to add).
+    fn foreign_architecture(&self, arch: &str) -> Result<Option<String>, Fail> {
+        if arch.is_empty() {
+            return Ok(Some("No Architecture field in the package".into()));
+        }
+        if arch == "all" {
+            return Ok(None);
+        }
+        let native = self.run_line(&format!("{DPKG} --print-architecture"))?;
+        let foreign = self.run_line(&format!("{DPKG} --print-foreign-architectures"))?;
+        let known = std::iter::once(native.stdout.trim())
+            .chain(foreign.stdout.lines().map(str::trim))
+            .any(|a| a == arch);
+        Ok((!known).then(|| {
+            format!(
+                "Wrong architecture '{arch}' -- Run dpkg --add-architecture to add it and update afterwards"
+            )
+        }))
+    }
+
     /// `apt-get clean`: its output and diff.
     fn aptclean(&self) -> Result<(String, String, Value), Fail> {
         let ran = run_command(&[APT_GET.into(), "clean".into()], None, APT_ENV)?;
@@ -537,9 +558,17 @@ impl Apt {
     }
 
     /// Installs local .deb files with dpkg, unless the same version is installed;
-    /// their dependencies must be installed already (dpkg refuses otherwise, and the
-    /// task fails with its words).
-    fn install_deb(&self, debs: &str, dpkg_options: &str) -> Result<Map<String, Value>, Fail> {
+    /// one of another architecture than the node's, or older than the version
+    /// installed (unless `allow_downgrade`), is refused as python3-apt refuses it
+    /// (`force` overrides). Their dependencies must be installed already: dpkg
+    /// refuses otherwise, and the task fails with its words (ansible-core installs
+    /// them with apt-get first).
+    fn install_deb(
+        &self,
+        debs: &str,
+        dpkg_options: &str,
+        allow_downgrade: bool,
+    ) -> Result<Map<String, Value>, Fail> {
         let policy = self.policy();
         let mut to_install = Vec::new();
         for deb in debs.split(',') {
@@ -556,8 +585,26 @@ impl Apt {
             let name = field("Package")?;
             let wanted = field("Version")?;
             let installed = policy.installed_version(&name)?;
-            if installed.is_some_and(|v| version::compare(&v, &wanted).is_eq()) {
+            if installed
+                .as_ref()
+                .is_some_and(|v| version::compare(v, &wanted).is_eq())
+            {
                 continue;
+            }
+            let problem = match self.foreign_architecture(&field("Architecture")?)? {
+                Some(problem) => Some(problem),
+                None if installed
+                    .as_ref()
+                    .is_some_and(|v| version::compare(&wanted, v).is_lt()) =>
+                {
+                    Some("A later version is already installed".to_string())
+                }
+                None => None,
+            };
+            if let Some(problem) = problem
+                && !(self.force || (problem.contains("later version") && allow_downgrade))
+            {
+                return Err(Fail::new(problem));
             }
             to_install.push(deb.to_string());
         }
