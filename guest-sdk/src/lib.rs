@@ -29,6 +29,7 @@
 //! assert_eq!(out.result["changed"], json!(false));
 //! ```
 //!
+//! - [`accounts`]: users and groups as the node's `getent` gives them;
 //! - [`args`]: argument validation (usable on its own, e.g. by the controller);
 //! - [`files`]: file common arguments, modes, checksums, atomic writes;
 //! - [`host`]: the sandball host interface (running programs, POSIX metadata);
@@ -38,6 +39,7 @@
 //! - [`shlex`]: command lines split as Python's `shlex.split`;
 //! - [`civil`]: UTC calendar times as Python prints them.
 
+pub mod accounts;
 pub mod args;
 pub mod civil;
 mod diff;

@@ -1,12 +1,14 @@
 //! The `group` module (Linux): makes sure a group exists, with the gid asked for, or
 //! does not, through the node's `groupadd`, `groupmod` and `groupdel`, with the
-//! results, check mode and messages of Ansible's group module. It may run those three
-//! programs only with the task's group name as their last argument (`groupmod` only
-//! to set the task's gid). `local` (libuser's lgroupadd) is refused.
+//! results, check mode and messages of Ansible's group module. It reads the group
+//! with `getent group NAME`, and may run those three programs only with the task's
+//! group name as their last argument (`groupmod` only to set the task's gid).
+//! `local` (libuser's lgroupadd) is refused.
 
 #[cfg(test)]
 mod module_tests;
 
+use sandball_guest_sdk::accounts;
 use sandball_guest_sdk::prelude::*;
 use sandball_guest_sdk::program::{Ran, run_command};
 
@@ -21,8 +23,8 @@ fn main() {
 }
 
 /// The gid of an existing group, looked up through the node's name services.
-fn existing_gid(name: &str) -> Option<u32> {
-    host::group_id(name)
+fn existing_gid(name: &str) -> Result<Option<u32>, Fail> {
+    Ok(accounts::group(name)?.map(|g| g.gid))
 }
 
 /// `groupadd`'s arguments for the task: gid (and `-o`), `-r`, the id range, the name.
@@ -68,7 +70,7 @@ fn group(m: &mut Module) -> Result<Map<String, Value>, Fail> {
         ));
     }
     let mut result = json_map!({"name": name, "state": state});
-    let ran: Option<Ran> = match (state.as_str(), existing_gid(&name)) {
+    let ran: Option<Ran> = match (state.as_str(), existing_gid(&name)?) {
         ("absent", Some(_)) => {
             if m.check_mode() {
                 return Ok(json_map!({"changed": true}));
@@ -115,7 +117,7 @@ fn group(m: &mut Module) -> Result<Map<String, Value>, Fail> {
         }
     }
     result.insert("changed".into(), json!(ran.is_some()));
-    if let Some(gid) = existing_gid(&name) {
+    if let Some(gid) = existing_gid(&name)? {
         result.insert("system".into(), json!(m.get_bool("system")));
         result.insert("gid".into(), json!(gid));
     }

@@ -8,11 +8,10 @@
 //! with `mkhomedir_helper`. SSH key generation, `local` (libuser) and the options of
 //! other systems are refused by name.
 
-mod accounts;
 #[cfg(test)]
 mod module_tests;
 
-use accounts::{Gr, Pw, find};
+use sandball_guest_sdk::accounts::{self, Gr, Pw, find};
 use sandball_guest_sdk::civil::civil_from_days;
 use sandball_guest_sdk::prelude::*;
 use sandball_guest_sdk::program::{Ran, run_command};

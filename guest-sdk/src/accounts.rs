@@ -1,8 +1,11 @@
-//! What the node's name services say about accounts, through its `getent`: a user's
-//! password and shadow entries, and every group (for names, gids and members).
+//! What the node's name services say about accounts, through its `getent` (as
+//! Python's `pwd`, `spwd` and `grp` would): a user's password and shadow entries, a
+//! group, and every group (for names, gids and members). A module granted
+//! `/usr/bin/getent` with `passwd $name`, `shadow $name`, `group $name` or `group`
+//! reads what it needs and nothing else.
 
-use sandball_guest_sdk::Fail;
-use sandball_guest_sdk::program::run_command;
+use crate::fail::Fail;
+use crate::program::run_command;
 
 const GETENT: &str = "/usr/bin/getent";
 
@@ -104,6 +107,27 @@ pub fn shadow(name: &str) -> Result<Option<Sp>, Fail> {
     }))
 }
 
+/// The group entry of `name` (a name, not a gid).
+pub fn group(name: &str) -> Result<Option<Gr>, Fail> {
+    Ok(entry("group", name)?
+        .and_then(|f| group_of(&f.iter().map(String::as_str).collect::<Vec<_>>())))
+}
+
+/// A group from its colon-separated fields.
+fn group_of(f: &[&str]) -> Option<Gr> {
+    let gid = f.get(2)?.parse().ok()?;
+    let members = f
+        .get(3)
+        .filter(|m| !m.is_empty())
+        .map(|m| m.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    Some(Gr {
+        name: f.first()?.to_string(),
+        gid,
+        members,
+    })
+}
+
 /// Every group the name services list.
 pub fn groups() -> Result<Vec<Gr>, Fail> {
     let ran = run_command(&[GETENT.to_string(), "group".to_string()], None, &[])?;
@@ -117,20 +141,7 @@ pub fn groups() -> Result<Vec<Gr>, Fail> {
     Ok(ran
         .stdout
         .lines()
-        .filter_map(|line| {
-            let f: Vec<&str> = line.split(':').collect();
-            let gid = f.get(2)?.parse().ok()?;
-            let members = f
-                .get(3)
-                .filter(|m| !m.is_empty())
-                .map(|m| m.split(',').map(str::to_string).collect())
-                .unwrap_or_default();
-            Some(Gr {
-                name: f[0].to_string(),
-                gid,
-                members,
-            })
-        })
+        .filter_map(|line| group_of(&line.split(':').collect::<Vec<_>>()))
         .collect())
 }
 
@@ -141,4 +152,21 @@ pub fn find<'a>(groups: &'a [Gr], spec: &str) -> Option<&'a Gr> {
         .ok()
         .and_then(|gid| groups.iter().find(|g| g.gid == gid))
         .or_else(|| groups.iter().find(|g| g.name == spec))
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_is_read_from_the_name_services() {
+        let pw = passwd("root").unwrap().unwrap();
+        assert_eq!((pw.uid, pw.gid, pw.dir.as_str()), (0, 0, "/root"));
+        assert_eq!(group("root").unwrap().unwrap().gid, 0);
+        let all = groups().unwrap();
+        assert_eq!(find(&all, "0").map(|g| g.name.as_str()), Some("root"));
+        assert_eq!(find(&all, "root").map(|g| g.gid), Some(0));
+        assert_eq!(passwd("sbt_no_such_user").unwrap(), None);
+        assert_eq!(group("sbt_no_such_group").unwrap(), None);
+    }
 }
