@@ -33,6 +33,7 @@
 //! - [`args`]: argument validation (usable on its own, e.g. by the controller);
 //! - [`files`]: file common arguments, modes, checksums, atomic writes;
 //! - [`host`]: the sandball host interface (running programs, POSIX metadata);
+//! - [`http`]: an HTTP client over `wasi:http` (requests checked against `net` grants);
 //! - [`pyre`]: Python `re` patterns and replacement templates;
 //! - [`program`]: running a node's program as Ansible's `run_command` does;
 //! - [`fnmatch`]: shell globs matched as Python's `fnmatch.fnmatch`;
@@ -47,6 +48,7 @@ mod fail;
 pub mod files;
 pub mod fnmatch;
 pub mod host;
+pub mod http;
 mod io_error;
 mod manifest;
 mod module;

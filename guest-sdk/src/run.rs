@@ -118,7 +118,7 @@ where
     }
     if module.check_mode() && !manifest.supports_check_mode {
         let msg = format!(
-            "remote module ({}) does not support check mode",
+            "This action ({}) does not support check mode.",
             module.module_name()
         );
         let skipped = crate::json_map!({"skipped": true, "msg": msg, "changed": false});
@@ -255,7 +255,7 @@ mod tests {
         assert!(!out.failed);
         assert_eq!(
             Value::Object(out.result),
-            json!({"skipped": true, "msg": "remote module (nocheck) does not support check mode", "changed": false, "invocation": {"module_args": {}}})
+            json!({"skipped": true, "msg": "This action (nocheck) does not support check mode.", "changed": false, "invocation": {"module_args": {}}})
         );
         let out = execute(manifest, b"{}", &|_| None, |_| {
             Ok(json_map!({"changed": true}))

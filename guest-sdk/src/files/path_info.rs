@@ -42,6 +42,29 @@ pub fn path_info(path: &str) -> Map<String, Value> {
     info
 }
 
+/// Ansible's `add_path_info`, which `exit_json` and `fail_json` apply to every
+/// result: when `result` has a `path` (else a `dest`) that exists, adds its
+/// [`path_info`] fields (a missing path adds nothing).
+pub fn add_path_info(result: &mut Map<String, Value>) {
+    let Some(path) = result
+        .get("path")
+        .or_else(|| result.get("dest"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+    else {
+        return;
+    };
+    let info = path_info(&path);
+    if info.get("state").and_then(Value::as_str) == Some("absent") {
+        return;
+    }
+    for (k, v) in info {
+        if k != "path" {
+            result.insert(k, v);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

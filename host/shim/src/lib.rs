@@ -18,6 +18,7 @@
 //! - [`fork_server`]: Python fork servers that run legacy Ansiballz modules without a
 //!   Python start-up each;
 //! - [`jobs`]: background jobs (`async` with `poll: 0`) that outlive their session;
+//! - [`http`]: `wasi:http` for runs granted `net` (grant checks, TLS);
 //! - [`host`]: the sandball host interface (`process`, `posix`) checked against the grant;
 //! - [`paths`]: home directory, `~`, lexical normalisation;
 //! - [`error`]: the shim's errors.
@@ -29,6 +30,7 @@ pub mod environment;
 pub mod error;
 pub mod fork_server;
 pub mod host;
+pub mod http;
 pub mod jobs;
 pub mod limits;
 pub mod outcome;

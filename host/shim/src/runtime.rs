@@ -1,11 +1,13 @@
-//! The shim's runtime: one engine and linker (WASI 0.2 plus the sandball host
-//! interface), modules compiled once per node (cached on disk per engine) and
-//! linked once per process, and one fresh store per run.
+//! The shim's runtime: one engine and linker (WASI 0.2, `wasi:http` whose requests
+//! the run's `net` grant gates, and the sandball host interface), modules compiled
+//! once per node (cached on disk per engine) and linked once per process, and one
+//! fresh store per run.
 
 use crate::cache::{self, Cache, Compiled};
 use crate::engine::{self, Ticker};
 use crate::error::ShimError;
 use crate::host::{self, HostState};
+use crate::http::HttpGate;
 use crate::limits::{MemoryLimiter, OutputPipes};
 use crate::outcome::{self, Observed};
 use crate::paths::Places;
@@ -19,6 +21,7 @@ use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{Engine, Store};
 use wasmtime_wasi::p2::bindings::sync::CommandPre;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 /// Most bytes of a module's stderr returned in a run result.
 pub const STDERR_RESULT_BYTES: usize = 64 << 10;
@@ -29,6 +32,18 @@ pub struct RunState {
     table: ResourceTable,
     memory: MemoryLimiter,
     host: HostState,
+    http: WasiHttpCtx,
+    gate: HttpGate,
+}
+
+impl WasiHttpView for RunState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.gate,
+        }
+    }
 }
 
 impl WasiView for RunState {
@@ -75,6 +90,7 @@ impl Runtime {
                     &mut s.host
                 })
             })
+            .and_then(|()| wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker))
             .map_err(|e| ShimError::Engine(format!("cannot set up the linker: {e:#}")))?;
         Ok(Runtime {
             fingerprint: engine::fingerprint(&engine),
@@ -383,6 +399,8 @@ impl Runtime {
                     host.allow_dns(grant.dns);
                     host
                 },
+                http: WasiHttpCtx::new(),
+                gate: HttpGate::new(network.clone()),
             },
         );
         store.limiter(|s| &mut s.memory);

@@ -579,17 +579,61 @@ impl Network {
     }
 
     fn deny(&self, addr: SocketAddr, what: &str) {
+        self.deny_peer(&addr.to_string(), &format!("network {what} {addr}"));
+    }
+
+    /// Records the refusal of `peer` (`host:port`, as a `net` entry would name it);
+    /// `what` says what was refused.
+    fn deny_peer(&self, peer: &str, what: &str) {
         let granted: Vec<&str> = self.allowed.iter().map(|(t, _, _)| t.as_str()).collect();
         let reason = if granted.is_empty() {
-            format!("network {what} {addr} denied: the grant allows no network connections")
+            format!("{what} denied: the grant allows no network connections")
         } else {
             format!(
-                "network {what} {addr} denied: the grant allows TCP connections to [{}] only",
+                "{what} denied: the grant allows TCP connections to [{}] only",
                 granted.join(", ")
             )
         };
         let mut denials = self.denials.lock().unwrap_or_else(|e| e.into_inner());
-        denials.push(format!("net {addr}"), reason);
+        denials.push(format!("net {peer}"), reason);
+    }
+
+    /// The addresses an HTTP request to `host:port` may connect to: those of
+    /// `addrs` (what `host` resolved to) that a granted pattern allows, every one of
+    /// them when a pattern names `host` itself. None allowed records a denial naming
+    /// `host:port` and the request (`what`).
+    pub fn http_peers(
+        &self,
+        host: &str,
+        port: u16,
+        addrs: &[IpAddr],
+        what: &str,
+    ) -> Vec<SocketAddr> {
+        let host = host.to_ascii_lowercase();
+        let named = self.names(&host, port);
+        let peers: Vec<SocketAddr> = addrs
+            .iter()
+            .map(|ip| SocketAddr::new(*ip, port))
+            .filter(|a| named || self.allowed.iter().any(|(_, p, r)| p.matches(*a, r)))
+            .collect();
+        if peers.is_empty() {
+            let peer = if host.contains(':') {
+                format!("[{host}]:{port}")
+            } else {
+                format!("{host}:{port}")
+            };
+            self.deny_peer(&peer, what);
+        }
+        peers
+    }
+
+    /// Whether a granted pattern names host `host` (a name) and allows `port`.
+    pub fn names(&self, host: &str, port: u16) -> bool {
+        self.allowed.iter().any(|(_, p, _)| {
+            matches!(&p.host, NetHost::Name(n) if n.eq_ignore_ascii_case(host))
+                && p.ports.0 <= port
+                && port <= p.ports.1
+        })
     }
 
     /// Takes the denials recorded so far.

@@ -523,10 +523,15 @@ pub enum CapabilityRequest {
         /// Variable name.
         name: String,
     },
-    /// Opening TCP connections to `host:port`.
+    /// Opening TCP connections to `host:port`, written as the address or as a URL
+    /// (`url: $url`: the URL's host and port, or its scheme's default port).
     Net {
-        /// `host:port` pattern or argument reference.
+        /// `host:port` pattern or argument reference (empty when `url` is given).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
         address: String,
+        /// A URL or an argument reference to one; it grants the URL's `host:port`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
     },
     /// Looking up host names.
     Dns,
@@ -713,7 +718,9 @@ impl CapabilityRequest {
                 refers(&e.program) || e.args.iter().flatten().any(|a| refers(a))
             }
             CapabilityRequest::Env { name } => refers(name),
-            CapabilityRequest::Net { address } => refers(address),
+            CapabilityRequest::Net { address, url } => {
+                refers(address) || url.as_deref().is_some_and(refers)
+            }
             CapabilityRequest::Dns => false,
         }
     }
@@ -783,8 +790,15 @@ impl Grant {
                     }
                 }
                 CapabilityRequest::Env { name } => push_unique(&mut self.env, expand(name, args)?),
-                CapabilityRequest::Net { address } => {
-                    push_unique(&mut self.net, expand(address, args)?)
+                CapabilityRequest::Net { address, url } => {
+                    push_unique(&mut self.net, expand(address, args)?);
+                    if let Some(url) = url {
+                        let peers = expand(url, args)?
+                            .iter()
+                            .filter_map(|u| url_peer(u))
+                            .collect();
+                        push_unique(&mut self.net, peers);
+                    }
                 }
                 CapabilityRequest::Dns => self.dns = true,
             }
@@ -813,6 +827,7 @@ impl Grant {
         );
         out.extend(self.net.iter().map(|address| CapabilityRequest::Net {
             address: address.clone(),
+            url: None,
         }));
         if self.dns {
             out.push(CapabilityRequest::Dns);
@@ -827,6 +842,41 @@ fn push_unique(list: &mut Vec<String>, items: Vec<String>) {
             list.push(i);
         }
     }
+}
+
+/// The `host:port` a URL connects to: its host (an IPv6 address in brackets) and
+/// its port, or its scheme's default one (`http` 80, `https` 443, `ftp` 21); a URL
+/// may follow a word and a colon (`sha256:https://…`, a checksum's URL). `None`
+/// when it is not such a URL (no `scheme://`, no host, an unknown scheme without a
+/// port, a port that is not a number).
+pub fn url_peer(url: &str) -> Option<String> {
+    let (scheme, rest) = url.trim().split_once("://")?;
+    // `ALGORITHM:URL` (get_url's `checksum`) names the URL after the algorithm.
+    let scheme = scheme.rsplit(':').next().unwrap_or(scheme);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
+        let (host, after) = v6.split_once(']')?;
+        (format!("[{host}]"), after.strip_prefix(':'))
+    } else {
+        match hostport.rsplit_once(':') {
+            Some((h, p)) => (h.to_string(), Some(p)),
+            None => (hostport.to_string(), None),
+        }
+    };
+    if host.is_empty() || host == "[]" {
+        return None;
+    }
+    let port: u16 = match port.filter(|p| !p.is_empty()) {
+        Some(p) => p.parse().ok()?,
+        None => match scheme.to_ascii_lowercase().as_str() {
+            "http" => 80,
+            "https" => 443,
+            "ftp" => 21,
+            _ => return None,
+        },
+    };
+    Some(format!("{}:{port}", host.to_ascii_lowercase()))
 }
 
 /// The host part of a [`NetPattern`].
@@ -1047,7 +1097,8 @@ impl fmt::Display for CapabilityRequest {
             CapabilityRequest::Fs(g) => write!(f, "{g}"),
             CapabilityRequest::Exec(e) => write!(f, "{e}"),
             CapabilityRequest::Env { name } => write!(f, "env {name}"),
-            CapabilityRequest::Net { address } => write!(f, "net {address}"),
+            CapabilityRequest::Net { address, url: None } => write!(f, "net {address}"),
+            CapabilityRequest::Net { url: Some(url), .. } => write!(f, "net url {url}"),
             CapabilityRequest::Dns => f.write_str("dns"),
         }
     }
@@ -1057,6 +1108,53 @@ impl fmt::Display for CapabilityRequest {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn url_requests_grant_the_urls_host_and_port() {
+        assert_eq!(
+            url_peer("http://127.0.0.1:8080/x?y").as_deref(),
+            Some("127.0.0.1:8080")
+        );
+        assert_eq!(
+            url_peer("https://Example.org/").as_deref(),
+            Some("example.org:443")
+        );
+        assert_eq!(url_peer("http://u:p@h.test").as_deref(), Some("h.test:80"));
+        assert_eq!(url_peer("ftp://[::1]/f").as_deref(), Some("[::1]:21"));
+        assert_eq!(
+            url_peer("https://[::1]:8443").as_deref(),
+            Some("[::1]:8443")
+        );
+        assert_eq!(url_peer("sha256:https://h/sums").as_deref(), Some("h:443"));
+        assert_eq!(url_peer("sha256:0123abcd"), None);
+        for bad in [
+            "no-scheme",
+            "http://",
+            "gopher://h/",
+            "http://h:port/",
+            "http://h:99999/",
+        ] {
+            assert_eq!(url_peer(bad), None, "{bad}");
+        }
+        let req: CapabilityRequest =
+            serde_json::from_value(json!({"kind": "net", "url": "$url"})).unwrap();
+        assert!(req.refers_to_arguments());
+        assert_eq!(req.to_string(), "net url $url");
+        let mut g = Grant::default();
+        g.add_requests(&[req], &json!({"url": "http://localhost:8000/a"}))
+            .unwrap();
+        assert_eq!(g.net, vec!["localhost:8000"]);
+        let mut none = Grant::default();
+        none.add_requests(
+            &[serde_json::from_value(json!({"kind": "net", "url": "$url"})).unwrap()],
+            &json!({"url": "not a url"}),
+        )
+        .unwrap();
+        assert!(none.net.is_empty());
+        for address in ["localhost:8000", "[::1]:443", "example.org:80"] {
+            assert!(NetPattern::parse(address).is_ok(), "{address}");
+        }
+    }
 
     #[test]
     fn expands_literals_arguments_lists_and_first_words() {
@@ -1172,6 +1270,7 @@ mod tests {
         let mut g = Grant::default();
         let net = CapabilityRequest::Net {
             address: "${host}:${port}".into(),
+            url: None,
         };
         assert!(net.refers_to_arguments());
         g.add_requests(std::slice::from_ref(&net), &args).unwrap();

@@ -20,7 +20,9 @@ pub fn covers(outer: &Cap, inner: &Cap) -> bool {
                 }
         }
         (Cap::Env { name: o }, Cap::Env { name: i }) => glob(o, i),
-        (Cap::Net { address: o }, Cap::Net { address: i }) => glob(o, i) || net_covers(o, i),
+        (Cap::Net { address: o, .. }, Cap::Net { address: i, .. }) => {
+            glob(o, i) || net_covers(o, i)
+        }
         (Cap::Dns, Cap::Dns) => true,
         _ => false,
     }
@@ -70,7 +72,7 @@ fn rebuild(caps: Vec<Cap>, limits: sandball_wire::capability::Limits) -> Grant {
                     g.env.push(name)
                 }
             }
-            Cap::Net { address } => {
+            Cap::Net { address, .. } => {
                 if !g.net.contains(&address) {
                     g.net.push(address)
                 }
@@ -197,9 +199,11 @@ mod tests {
         assert!(!covers(&exec("/usr/bin/*"), &exec("/bin/sh")));
         let net = Cap::Net {
             address: "127.0.0.0/8:8000-9000".into(),
+            url: None,
         };
         let peer = Cap::Net {
             address: "127.0.0.1:8080".into(),
+            url: None,
         };
         assert!(covers(&net, &peer));
         assert!(!covers(&peer, &net));

@@ -64,7 +64,7 @@ pub fn reach(name: &str) -> Reach {
         "sandball:host/process" => Reach::Exec,
         "sandball:host/types" => Reach::Always,
         "sandball:host/system" => Reach::System,
-        i if i.starts_with("wasi:sockets/") => Reach::Net,
+        i if i.starts_with("wasi:sockets/") || i.starts_with("wasi:http/") => Reach::Net,
         i if ["wasi:cli/", "wasi:io/", "wasi:clocks/", "wasi:random/"]
             .iter()
             .any(|p| i.starts_with(p)) =>

@@ -290,7 +290,10 @@ pub fn denied_capability(capability: &str) -> CapabilityRequest {
             args: (words.len() > 2).then(|| words[2..].iter().map(|w| w.to_string()).collect()),
         }),
         Some("env") => CapabilityRequest::Env { name: target },
-        Some("net") => CapabilityRequest::Net { address: target },
+        Some("net") => CapabilityRequest::Net {
+            address: target,
+            url: None,
+        },
         _ => {
             let access = if words.contains(&"read") && !words.contains(&"read-write") {
                 Access::Read
