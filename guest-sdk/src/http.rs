@@ -540,15 +540,15 @@ pub struct FetchArgs {
     pub default_redirects: &'static str,
 }
 
+/// How a [`fetch`] ended.
+pub type FetchOutcome = Result<Fetched, HttpError>;
+
 /// Ansible's `fetch_url`: sends `args` with what the module's URL options say
 /// (`http_agent`, `timeout`, `validate_certs`, `ca_path`,
 /// `unredirected_headers`, `url_username`/`url_password`/`force_basic_auth`,
 /// `follow_redirects`) and returns the outcome with its `info` (see
 /// [`fetch_info`]). Fails when `ca_path` cannot be read.
-pub fn fetch_url(
-    m: &Module,
-    args: FetchArgs,
-) -> Result<(Result<Fetched, HttpError>, Map<String, Value>), Fail> {
+pub fn fetch_url(m: &Module, args: FetchArgs) -> Result<(FetchOutcome, Map<String, Value>), Fail> {
     let mut headers = vec![(
         "User-agent".to_string(),
         m.get_str("http_agent")
@@ -642,7 +642,7 @@ pub fn mask_url(url: &str) -> String {
 /// `Content-Length`, `unknown` without) and the final `url`; for an HTTP error, `msg`
 /// (`HTTP Error 404: Not Found`) and `body`; when no response came, status -1 and
 /// `msg` `Request failed: <urlopen error …>`.
-pub fn fetch_info(url: &str, outcome: &Result<Fetched, HttpError>) -> Map<String, Value> {
+pub fn fetch_info(url: &str, outcome: &FetchOutcome) -> Map<String, Value> {
     let mut info = Map::new();
     info.insert("url".into(), json!(mask_url(url)));
     info.insert("status".into(), json!(-1));
