@@ -839,7 +839,7 @@ fn ansible_core_is_found_without_set_up() {
     let work = sb.dir("work");
     let pb = sb.write(
         "find.yml",
-        "- hosts: all\n  gather_facts: false\n  tasks:\n    - name: core module\n      ansible.builtin.tempfile: {path: \"{{ work }}\"}\n      register: t\n    - debug: {msg: \"{{ t.path is match(work) }}\"}\n",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - name: core module\n      ansible.builtin.debconf: {name: tzdata}\n      register: t\n    - debug: {msg: \"{{ t.current is mapping }}\"}\n",
     );
     let venv_bin = ansible_bin("ANSIBLE_BIN_DIR", "venv");
     let bare_path = "/usr/local/bin:/usr/bin:/bin";
