@@ -117,10 +117,14 @@ where
         return Outcome::finish(module, Err(Fail::new(msg)));
     }
     if module.check_mode() && !manifest.supports_check_mode {
-        let msg = format!(
-            "This action ({}) does not support check mode.",
-            module.module_name()
-        );
+        // ansible-core's modules refuse check mode themselves, in their words; `uri` is
+        // refused by its action plugin first, in that plugin's words.
+        let name = module.module_name();
+        let msg = if name == "uri" || name.ends_with(".uri") {
+            format!("This action ({name}) does not support check mode.")
+        } else {
+            format!("remote module ({name}) does not support check mode")
+        };
         let skipped = crate::json_map!({"skipped": true, "msg": msg, "changed": false});
         return Outcome::finish(module, Ok(skipped));
     }
@@ -255,7 +259,7 @@ mod tests {
         assert!(!out.failed);
         assert_eq!(
             Value::Object(out.result),
-            json!({"skipped": true, "msg": "This action (nocheck) does not support check mode.", "changed": false, "invocation": {"module_args": {}}})
+            json!({"skipped": true, "msg": "remote module (nocheck) does not support check mode", "changed": false, "invocation": {"module_args": {}}})
         );
         let out = execute(manifest, b"{}", &|_| None, |_| {
             Ok(json_map!({"changed": true}))
