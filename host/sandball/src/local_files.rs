@@ -36,3 +36,26 @@ pub fn expand_user(path: &str) -> PathBuf {
         _ => PathBuf::from(path),
     }
 }
+
+/// A path with `.`, `..` and repeated separators resolved in its text, without
+/// following links (`/a/b/../c` is `/a/c`; `..` above the root stays at the root, and
+/// a relative path keeps the `..` it starts with), for checks that a path stays
+/// inside a directory.
+pub fn normalized(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(c),
+            },
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}

@@ -21,8 +21,7 @@ use std::sync::Mutex;
 /// `gather_facts: false`, or unless `ANSIBLE_GATHERING=explicit` and they do not say
 /// `gather_facts: true`; with `smart`, only hosts without facts gather.
 pub(crate) fn gathering_task(play: &Play) -> Option<Task> {
-    let implicit = !std::env::var("ANSIBLE_GATHERING")
-        .is_ok_and(|g| g.trim().eq_ignore_ascii_case("explicit"));
+    let implicit = !gathering_is("explicit");
     let gather = match &play.gather_facts {
         Some(v) => crate::plugins::action::truthy(Some(v), implicit).unwrap_or(implicit),
         None => implicit,
@@ -49,9 +48,10 @@ pub(crate) fn gathering_task(play: &Play) -> Option<Task> {
     Some(task)
 }
 
-/// Whether `ANSIBLE_GATHERING` (`gathering` in ansible.cfg) is `smart`.
-fn smart_gathering() -> bool {
-    std::env::var("ANSIBLE_GATHERING").is_ok_and(|g| g.trim().eq_ignore_ascii_case("smart"))
+/// Whether `ANSIBLE_GATHERING` (`gathering` in ansible.cfg) is `mode` (`implicit`,
+/// `explicit`, `smart`).
+fn gathering_is(mode: &str) -> bool {
+    std::env::var("ANSIBLE_GATHERING").is_ok_and(|g| g.trim().eq_ignore_ascii_case(mode))
 }
 
 /// What a `meta` task asks for (`refresh_inventory`, `flush_handlers`, ...).
@@ -495,7 +495,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
             _ => Ok(()),
         };
         match found {
-            Ok(()) if smart_gathering() => {
+            Ok(()) if gathering_is("smart") => {
                 // `gathering = smart`: hosts that have facts (from the fact cache or an
                 // earlier play) are not gathered again; the others are.
                 let entering = lock(&state.active).clone();
@@ -941,29 +941,27 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     if let Some(action) = meta_action(t) {
         return run_meta(cx, t, &kw, &scope, &hosts, action).await;
     }
-    if let Some(kind) = super::include::kind(t) {
-        let name = task::display_name(run, &scope, written, &hosts[0], &kw);
-        if !stepped(run, &name, handler || cx.in_handler) {
-            return true;
-        }
-        cx.banner(&name, handler);
-        let cx = PlayRun {
-            in_handler: cx.in_handler || handler,
-            ..cx
-        };
-        // `run_once` on an include makes the inclusion for the first host alone (the
-        // included tasks run there only, unless `apply` gives them `run_once` too).
-        let first_vars = task::task_vars(run, &scope, &hosts[0], &kw);
-        let once =
-            task::keyword_bool(run, &first_vars, &kw, Keyword::RunOnce, false).unwrap_or(false);
-        let including = if once { &hosts[..1] } else { &hosts[..] };
-        return super::include::run(cx, t, inherited, &kw, &scope, including, kind).await;
-    }
     let banner_name = task::display_name(run, &scope, written, &hosts[0], &kw);
     if !stepped(run, &banner_name, handler || cx.in_handler) {
         return true;
     }
     cx.banner(&banner_name, handler);
+    // `throttle`, `any_errors_fatal` and `run_once` are read once for the task, with the
+    // first host's variables, as Ansible reads them.
+    let first_vars = task::task_vars(run, &scope, &hosts[0], &kw);
+    // `run_once`: the first host runs the task; what it registers and the facts it
+    // sets reach every host of the play, as in Ansible. On an include it makes the
+    // inclusion for the first host alone (the included tasks run there only, unless
+    // `apply` gives them `run_once` too).
+    let once = task::keyword_bool(run, &first_vars, &kw, Keyword::RunOnce, false).unwrap_or(false);
+    if let Some(kind) = super::include::kind(t) {
+        let cx = PlayRun {
+            in_handler: cx.in_handler || handler,
+            ..cx
+        };
+        let including = if once { &hosts[..1] } else { &hosts[..] };
+        return super::include::run(cx, t, inherited, &kw, &scope, including, kind).await;
+    }
     if cx.free.is_none() {
         run.callback
             .task_running(&crate::plugins::callback::Running {
@@ -981,9 +979,6 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         name: &banner_name,
         handler: handler || cx.in_handler,
     });
-    // `throttle` and `any_errors_fatal` are read once for the task, with the first
-    // host's variables, as Ansible reads them.
-    let first_vars = task::task_vars(run, &scope, &hosts[0], &kw);
     let throttle = match number_keyword(run, &kw, Keyword::Throttle, &first_vars) {
         Ok(n) => n as usize,
         Err(e) => {
@@ -997,9 +992,6 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         0 => run.options.forks,
         n => n.min(run.options.forks),
     };
-    // `run_once`: the first host runs the task; what it registers and the facts it
-    // sets reach every host of the play, as in Ansible.
-    let once = task::keyword_bool(run, &first_vars, &kw, Keyword::RunOnce, false).unwrap_or(false);
     // An action that bypasses the host loop (`add_host`, `pause`) also runs for the first
     // host only, but what it registers stays that host's, as in Ansible.
     let bypass = action::find(&t.action).bypasses_host_loop();

@@ -479,21 +479,7 @@ struct Meta {
 /// A `*_from` file must lie inside its role (`tasks_from: ../../x.yml` and absolute
 /// paths are refused, as in Ansible), judged on the path as written, `..` resolved.
 fn inside_role(dir: &Path, sub: &str, name: &str, at: &Location) -> Result<(), PlaybookError> {
-    let mut path = PathBuf::new();
-    for part in dir.join(sub).join(name).components() {
-        match part {
-            std::path::Component::ParentDir
-                if matches!(
-                    path.components().next_back(),
-                    Some(std::path::Component::Normal(_))
-                ) =>
-            {
-                path.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => path.push(other),
-        }
-    }
+    let path = crate::local_files::normalized(&dir.join(sub).join(name));
     if path.starts_with(dir) {
         return Ok(());
     }

@@ -152,12 +152,7 @@ impl Templar {
         match cond {
             serde_json::Value::Null => Ok(true),
             serde_json::Value::Bool(b) => Ok(*b),
-            serde_json::Value::Number(n) => boolean_result(
-                &n.to_string(),
-                false,
-                n.as_f64().is_some_and(|f| f != 0.0),
-                || if n.is_f64() { "float" } else { "int" },
-            ),
+            serde_json::Value::Number(n) => boolean_result(&n.to_string(), cond),
             serde_json::Value::String(text) => self.guarded(
                 || guards_undefined(text),
                 |env| conditional_str(&Call::new(env.clone(), vars), text),
@@ -454,36 +449,24 @@ fn conditional_expression(scope: &Arc<Scope>, text: &str) -> Result<bool, Templa
     if value.is_undefined() {
         return Err(undefined_result(scope, expr, &format!("{{{{ {expr} }}}}")));
     }
+    if value.kind() == minijinja::value::ValueKind::Bool {
+        return Ok(value.is_true());
+    }
     // The value as Ansible's native types have it (a trusted `"{{ x == 1 }}"` is a
     // boolean, not text).
-    let native = native(scope, &value, expr, &format!("{{{{ {expr} }}}}"))?;
     boolean_result(
         text,
-        native.is_boolean(),
-        sandball_wire::python::py_truth(&native),
-        || match native {
-            serde_json::Value::String(_) => "str",
-            serde_json::Value::Array(_) => "list",
-            serde_json::Value::Object(_) => "dict",
-            serde_json::Value::Null => "NoneType",
-            serde_json::Value::Number(ref n) if n.is_f64() => "float",
-            serde_json::Value::Number(_) => "int",
-            serde_json::Value::Bool(_) => "bool",
-        },
+        &native(scope, &value, expr, &format!("{{{{ {expr} }}}}"))?,
     )
 }
 
 /// A conditional's result must be a boolean, as ansible-core 2.19 requires, unless
 /// `ALLOW_BROKEN_CONDITIONALS` (`ANSIBLE_ALLOW_BROKEN_CONDITIONALS`, or
 /// `allow_broken_conditionals` in ansible.cfg) lets its truth stand.
-fn boolean_result(
-    condition: &str,
-    is_bool: bool,
-    truth: bool,
-    type_name: impl Fn() -> &'static str,
-) -> Result<bool, TemplateError> {
+fn boolean_result(condition: &str, value: &serde_json::Value) -> Result<bool, TemplateError> {
     static ALLOW: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if is_bool
+    let truth = sandball_wire::python::py_truth(value);
+    if value.is_boolean()
         || *ALLOW.get_or_init(|| {
             crate::plugins::action::env_flag("ANSIBLE_ALLOW_BROKEN_CONDITIONALS", false)
         })
@@ -495,7 +478,7 @@ fn boolean_result(
         detail: format!(
             "Conditional result ({}) was derived from value of type '{}'. Conditionals must have a boolean result.",
             if truth { "True" } else { "False" },
-            type_name()
+            filters::python_type(&crate::template::convert::from_json(value))
         ),
     })
 }

@@ -216,12 +216,21 @@ pub struct PlayScope<'a> {
 impl VariableManager {
     /// A manager with `-e` extra vars and run settings.
     pub fn new(extra_vars: Map<String, Value>, magic: Magic) -> Self {
+        Self::with_state(extra_vars, magic, HashMap::new(), None)
+    }
+
+    fn with_state(
+        extra_vars: Map<String, Value>,
+        magic: Magic,
+        hosts: HashMap<String, HostState>,
+        fact_cache: Option<fact_cache::FactCache>,
+    ) -> Self {
         VariableManager {
             shared: Arc::new(Shared {
                 extra_vars,
                 magic,
-                hosts: Mutex::new(HashMap::new()),
-                fact_cache: None,
+                hosts: Mutex::new(hosts),
+                fact_cache,
             }),
         }
     }
@@ -259,15 +268,10 @@ impl VariableManager {
                 Err(e) => warnings.push(e),
             }
         }
-        let manager = VariableManager {
-            shared: Arc::new(Shared {
-                extra_vars,
-                magic,
-                hosts: Mutex::new(states),
-                fact_cache: Some(cache),
-            }),
-        };
-        (manager, warnings)
+        (
+            Self::with_state(extra_vars, magic, states, Some(cache)),
+            warnings,
+        )
     }
 
     /// Whether `host` has facts (gathered, returned by modules or cached): `gathering =

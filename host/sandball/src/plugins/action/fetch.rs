@@ -11,7 +11,7 @@ use base64::Engine;
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value, json};
 use sha1::{Digest, Sha1};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// The `fetch` action (its line in [`super::PLUGINS`] says where it works).
 pub fn work<'a>(
@@ -115,16 +115,16 @@ async fn fetch(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<Strin
                 ));
             }
         }
-        normalized(&base(&d))
+        crate::local_files::normalized(&base(&d))
     } else {
-        normalized(&base(&format!("{dest}/{}/{src}", ctx.host())))
+        crate::local_files::normalized(&base(&format!("{dest}/{}/{src}", ctx.host())))
     };
     let root = if flat {
         dest_root(&dest_arg(args))
     } else {
         dest_arg(args)
     };
-    if !dest.starts_with(normalized(&base(&root))) {
+    if !dest.starts_with(crate::local_files::normalized(&base(&root))) {
         return Err(format!(
             "Detected directory traversal, expected to be contained in '{}' but got '{}'",
             dest_arg(args),
@@ -199,21 +199,6 @@ fn playbook_dir(ctx: &dyn Context) -> PathBuf {
     }
 }
 
-/// A path with `.`, `..` and repeated separators resolved in its text.
-fn normalized(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
 fn sha1_hex(bytes: &[u8]) -> String {
     hex::encode(Sha1::digest(bytes))
 }
@@ -225,7 +210,7 @@ mod tests {
     #[test]
     fn paths_are_normalized_in_their_text() {
         assert_eq!(
-            normalized(Path::new("/a/b//c/../d/./e")),
+            crate::local_files::normalized(Path::new("/a/b//c/../d/./e")),
             PathBuf::from("/a/b/d/e")
         );
         assert_eq!(dest_root("out/"), "out/");
