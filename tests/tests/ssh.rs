@@ -128,6 +128,38 @@ fn the_shim_and_modules_go_to_each_host_once_and_stay() {
     }
 }
 
+#[test]
+fn aliases_of_one_node_share_one_shim_upload() {
+    let sshd = Sshd::start();
+    let sb = Sandbox::new();
+    let hosts = ["a1", "a2", "a3", "a4"];
+    // Every alias reaches the same sshd as the same user, with the same cache.
+    let cache = sb.path().join("node");
+    let mut inv = String::from("[nodes]\n");
+    for h in hosts {
+        inv.push_str(&sshd.host_line(h, &cache, ""));
+    }
+    sb.write("inventory.ini", &inv);
+
+    let first = run(&sb, TASKS);
+    first.assert_code(0);
+    for h in hosts {
+        assert_eq!(first.host(h).ok, 4, "{first}");
+    }
+    assert_eq!(
+        first.stderr.matches("uploading the shim").count(),
+        1,
+        "{first}"
+    );
+    let shim_sha = sha256(&deployable_shim());
+    let shim = cache.join("shim").join(&shim_sha).join("sandball-shim");
+    assert_eq!(
+        sha256(&shim),
+        shim_sha,
+        "the node's shim is the controller's"
+    );
+}
+
 const PINGS: &str = r#"
 - hosts: all
   gather_facts: false

@@ -7,14 +7,16 @@
 //! a temporary file in `<cache>/shim/<sha256>/`, its sha256 is checked on the node, and
 //! it is renamed into place, so a node never runs a half-written or foreign shim and
 //! later runs reuse it. Under become, all of this happens as the become user, in that
-//! user's own cache. A node of another OS or architecture, a full disk or a `noexec`
-//! mount is an error that names the cause.
+//! user's own cache. Inventory hosts that are aliases of one node (same user, address
+//! and port) share one deployment per run. A node of another OS or architecture, a
+//! full disk or a `noexec` mount is an error that names the cause.
 
 use super::{Connection, ConnectionError};
 use crate::plugins::r#become::{self, Become};
 use crate::plugins::shell::quote_path;
 use sha2::{Digest, Sha256};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
 use tokio::sync::OnceCell;
 
 /// The node's cache when `sandball_cache_dir` is not set.
@@ -192,6 +194,36 @@ pub async fn ensure_shim(
     }
     out.success(&format!("cannot upload sandball-shim to {dir} on {host}"))?;
     Ok(path)
+}
+
+/// The deployments of this run, done or under way, by node (`user@address:port`),
+/// become user and cache: inventory hosts that are aliases of one node share one
+/// upload, the others waiting for it instead of sending the same shim again.
+type Deployments = HashMap<String, Arc<OnceCell<String>>>;
+static DEPLOYED: LazyLock<Mutex<Deployments>> = LazyLock::new(Mutex::default);
+
+/// Runs `deploy` (an [`ensure_shim`]) once per node, become user and cache: a host
+/// whose node another host already deployed to (or is deploying to) gets that path
+/// without uploading again. A deployment that fails is not remembered, so the next
+/// host tries again.
+pub async fn once_per_node<F, Fut>(
+    node: &str,
+    become_user: Option<&str>,
+    cache: &str,
+    deploy: F,
+) -> Result<String, ConnectionError>
+where
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = Result<String, ConnectionError>>,
+{
+    let key = format!("{node}\0{}\0{cache}", become_user.unwrap_or_default());
+    let cell = DEPLOYED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(key)
+        .or_default()
+        .clone();
+    cell.get_or_try_init(deploy).await.cloned()
 }
 
 /// The exit status of the upload command when the uploaded shim does not run.

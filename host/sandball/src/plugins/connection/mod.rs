@@ -205,7 +205,12 @@ impl Connection {
             Err(SessionError::NotDeployed { node }) => node,
             other => return Ok(other?),
         };
-        deploy::ensure_shim(self, become_, &c.target(), &cache, node.as_deref()).await?;
+        let target = c.target();
+        let user = become_.map(|b| b.user.as_str());
+        deploy::once_per_node(&target, user, &cache, || {
+            deploy::ensure_shim(self, become_, &target, &cache, node.as_deref())
+        })
+        .await?;
         let (line, stdin) = self.as_become(become_, serve).await?;
         Ok(c.open_session(&line, &stdin).await?)
     }
