@@ -8,6 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod named;
+
 /// A setting of `ansible.cfg`: its section, its key, the variable it becomes, and
 /// whether it holds paths (relative to the file).
 struct Setting {
@@ -346,7 +348,36 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED", "False"),
     ("ANSIBLE_INVENTORY_CACHE", "False"),
     ("ANSIBLE_INVENTORY_CACHE_TIMEOUT", "3600"),
+    ("ANSIBLE_REMOTE_TMP", "~/.ansible/tmp"),
+    ("ANSIBLE_CALLBACKS_ENABLED", ""),
+    (
+        "ANSIBLE_ROLES_PATH",
+        "~/.ansible/roles:/usr/share/ansible/roles:/etc/ansible/roles",
+    ),
+    (
+        "ANSIBLE_COLLECTIONS_PATH",
+        "~/.ansible/collections:/usr/share/ansible/collections",
+    ),
 ];
+
+/// sandball's default of a setting, by its variable.
+fn default_of(variable: &str) -> Option<&'static str> {
+    DEFAULTS
+        .iter()
+        .find(|(v, _)| *v == variable)
+        .map(|(_, d)| *d)
+}
+
+/// The configuration file and the variables it set, once [`load`] has read it.
+static FROM_FILE: std::sync::OnceLock<(PathBuf, Vec<&'static str>)> = std::sync::OnceLock::new();
+
+/// The configuration file, when it (not the environment) set `variable`.
+fn file_origin(variable: &str) -> Option<&'static Path> {
+    FROM_FILE
+        .get()
+        .filter(|(_, set)| set.contains(&variable))
+        .map(|(path, _)| path.as_path())
+}
 
 /// One setting as `sandball config dump` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -371,10 +402,7 @@ pub fn shown(loaded: &Loaded) -> Vec<Shown> {
         if out.iter().any(|s| s.variable == setting.variable) {
             continue;
         }
-        let default = DEFAULTS
-            .iter()
-            .find(|(v, _)| *v == setting.variable)
-            .map(|(_, d)| *d);
+        let default = default_of(setting.variable);
         let from_file = loaded.from_file.contains(&setting.variable);
         let (value, origin) = match std::env::var(setting.variable) {
             Ok(v) if from_file => (
@@ -556,6 +584,7 @@ pub fn load() -> Result<Loaded, ConfigError> {
         unsafe { std::env::set_var(setting.variable, value) };
         loaded.from_file.push(setting.variable);
     }
+    let _ = FROM_FILE.set((path, loaded.from_file.clone()));
     Ok(loaded)
 }
 

@@ -8,7 +8,8 @@
 //!
 //! Built in: `file`, `fileglob`, `first_found`, `template`, `env`, `pipe`, `vars`,
 //! `lines`, `items`, `list`, `indexed_items`, `dict`, `sequence`, `nested`, `together`,
-//! `subelements`, `random_choice`, `password`, `unvault`. Others (`url`, `csvfile`,
+//! `subelements`, `random_choice`, `password`, `unvault`, `config` (the settings by
+//! Ansible's names, see [`crate::config::named`]). Others (`url`, `csvfile`,
 //! `ini`…) fail naming the lookup.
 
 use minijinja::value::{Kwargs, Rest};
@@ -58,6 +59,8 @@ const KNOWN: &[&str] = &[
     "subelements",
     "random_choice",
     "password",
+    "unvault",
+    "config",
 ];
 
 /// Whether `name` (short or `ansible.builtin.*`) is a lookup sandball has.
@@ -259,6 +262,7 @@ fn run_plugin(
             Ok(terms.choose(&mut rand::rng()).cloned().into_iter().collect())
         }
         "password" => texts().iter().map(|t| password(t, ctx)).collect(),
+        "config" => config(terms, options, ctx),
         "url" => Err("the url lookup needs network access from the controller, which sandball does not give lookups".into()),
         "unvault" => texts()
             .iter()
@@ -271,6 +275,68 @@ fn run_plugin(
             .collect(),
         other => Err(format!("lookup plugin ({other}) not found")),
     }
+}
+
+/// `config`: each setting named by the terms (with `show_origin`, as `[value, origin]`),
+/// a base setting or, with `plugin_type` and `plugin_name`, a plugin's option; a missing
+/// one is an error, a warning or nothing as `on_missing` says.
+fn config(
+    terms: &[Json],
+    options: &serde_json::Map<String, Json>,
+    ctx: &dyn LookupContext,
+) -> Result<Vec<Json>, String> {
+    use crate::config::named::{self, NamedError};
+    let choice = |key: &str, valid: &[&str]| -> Result<Option<String>, String> {
+        match options.get(key) {
+            None | Some(Json::Null) => Ok(None),
+            Some(v) if valid.is_empty() || valid.contains(&text(v).as_str()) => Ok(Some(text(v))),
+            Some(v) => Err(format!(
+                "Invalid value '{}' for config '{key}' for 'config' lookup plugin. Valid values are: {}",
+                text(v),
+                valid.join(", ")
+            )),
+        }
+    };
+    let on_missing = choice("on_missing", &["error", "warn", "skip"])?;
+    let plugin_type = choice("plugin_type", named::PLUGIN_TYPES)?;
+    let plugin_name = choice("plugin_name", &[])?;
+    let plugin = match (&plugin_type, &plugin_name) {
+        (Some(t), Some(n)) => Some((t.as_str(), n.as_str())),
+        (None, None) => None,
+        _ => {
+            return Err(
+                "Both plugin_type and plugin_name are required, cannot use one without the other"
+                    .into(),
+            );
+        }
+    };
+    let show_origin = crate::plugins::action::truthy(options.get("show_origin"), false)
+        .map_err(|e| format!("show_origin: {e}"))?;
+    let mut out = Vec::new();
+    for term in terms {
+        let Json::String(name) = term else {
+            return Err(format!(
+                "Invalid setting identifier, {} is not a <class 'str'>, its a <class '{}'>",
+                from_json(term),
+                super::filters::python_type(&from_json(term))
+            ));
+        };
+        match named::value(name, plugin, &|v| ctx.var(v)) {
+            Ok((value, origin)) if show_origin => {
+                out.push(Json::Array(vec![value, Json::String(origin)]))
+            }
+            Ok((value, _)) => out.push(value),
+            Err(e @ (NamedError::Missing(_) | NamedError::MissingOption { .. })) => {
+                match on_missing.as_deref() {
+                    Some("skip") => {}
+                    Some("warn") => tracing::warn!("Skipping {name}: {e}"),
+                    _ => return Err(e.to_string()),
+                }
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Ok(out)
 }
 
 /// `with_nested`: every combination of one item from each list, in order.
@@ -972,12 +1038,14 @@ pub(crate) fn register(env: &mut Environment<'static>) {
     env.add_function("q", query);
 }
 
+/// Runs a lookup of a template; `None` when it failed and `errors` says to go on (with
+/// a warning for `warn`), and whether `wantlist` was given.
 fn call(
     state: &State,
     name: &str,
     terms: &[Value],
     kwargs: &Kwargs,
-) -> Result<(Vec<Json>, bool), Error> {
+) -> Result<(Option<Vec<Json>>, bool), Error> {
     let wantlist: bool = kwargs.get::<Option<bool>>("wantlist")?.unwrap_or(false);
     let errors: String = kwargs
         .get::<Option<String>>("errors")?
@@ -997,11 +1065,11 @@ fn call(
     let terms: Vec<Json> = terms.iter().map(to_json).collect::<Result<_, _>>()?;
     let ctx = StateContext { state };
     match run(name, &terms, &options, &ctx) {
-        Ok(results) => Ok((results, wantlist)),
-        Err(_) if errors == "ignore" => Ok((Vec::new(), wantlist)),
+        Ok(results) => Ok((Some(results), wantlist)),
+        Err(_) if errors == "ignore" => Ok((None, wantlist)),
         Err(e) if errors == "warn" => {
-            tracing::warn!(lookup = name, "{e}");
-            Ok((Vec::new(), wantlist))
+            tracing::warn!("An error occurred while running the lookup plugin '{name}': {e}");
+            Ok((None, wantlist))
         }
         Err(LookupError::Undefined(e)) => Err(Error::new(ErrorKind::UndefinedError, e)),
         Err(LookupError::Failed(e)) => Err(Error::new(
@@ -1011,7 +1079,9 @@ fn call(
     }
 }
 
-/// `lookup(name, terms…)`: one result as it is, several texts joined with `,`.
+/// `lookup(name, terms…)`: one result as it is, several texts joined with `,`, none as
+/// an empty list; a failure `errors` lets pass is `None` (an empty list with
+/// `wantlist`), as in ansible-core 2.19.
 fn lookup(state: &State, name: String, terms: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
     // `lookup('env', 'X', default=undef())`: an unset variable gives the undefined value
     // itself (so `is defined` can test it), as in Ansible.
@@ -1025,23 +1095,30 @@ fn lookup(state: &State, name: String, terms: Rest<Value>, kwargs: Kwargs) -> Re
         return Ok(Value::UNDEFINED);
     }
     let (results, wantlist) = call(state, &name, &terms, &kwargs)?;
+    let Some(results) = results else {
+        return Ok(if wantlist {
+            Value::from(Vec::<Value>::new())
+        } else {
+            Value::from(())
+        });
+    };
     if wantlist {
         return Ok(from_json(&Json::Array(results)));
     }
     Ok(match results.as_slice() {
-        [] => Value::from(""),
         [one] => from_json(one),
-        many if many.iter().all(Json::is_string) => {
+        many if !many.is_empty() && many.iter().all(Json::is_string) => {
             Value::from(many.iter().map(text).collect::<Vec<_>>().join(","))
         }
         many => from_json(&Json::Array(many.to_vec())),
     })
 }
 
-/// `query(name, terms…)`: the results as a list.
+/// `query(name, terms…)`: the results as a list (empty when `errors` let a failure
+/// pass).
 fn query(state: &State, name: String, terms: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
     let (results, _) = call(state, &name, &terms, &kwargs)?;
-    Ok(from_json(&Json::Array(results)))
+    Ok(from_json(&Json::Array(results.unwrap_or_default())))
 }
 
 /// A task's variables and templar as a lookup context (for `with_<lookup>` loops).
