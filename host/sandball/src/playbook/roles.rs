@@ -480,7 +480,7 @@ struct Meta {
 /// paths are refused, as in Ansible), judged on the path as written, `..` resolved.
 fn inside_role(dir: &Path, sub: &str, name: &str, at: &Location) -> Result<(), PlaybookError> {
     let path = crate::local_files::normalized(&dir.join(sub).join(name));
-    if path.starts_with(dir) {
+    if path.starts_with(crate::local_files::normalized(dir)) {
         return Ok(());
     }
     Err(PlaybookError::at(
@@ -623,6 +623,8 @@ mod tests {
             ("roles/a", "main"),
             ("../roles/a", "sub/x"),
             ("/r/a", "x/../y"),
+            ("/t/omit/../setup", "main"),
+            ("roles/../other/a", "sub/../main"),
         ] {
             assert!(
                 inside_role(Path::new(dir), "tasks", name, &at).is_ok(),
@@ -633,6 +635,7 @@ mod tests {
             ("roles/a", "../../x"),
             ("/r/a", "/etc/x"),
             ("../roles/a", "s/../../../x"),
+            ("/t/omit/../setup", "../../omit/x"),
         ] {
             let err = inside_role(Path::new(dir), "tasks", name, &at)
                 .unwrap_err()

@@ -2,8 +2,10 @@
 //! builds its data: YAML 1.1 scalar types, anchors and aliases, `<<` merge keys, and a
 //! warning (not an error) for a duplicated mapping key, the last value winning.
 //!
-//! Tags: core-schema tags (`!!str`, `!!int`…), the non-specific `!`, and Ansible's
-//! `!unsafe` are understood; `!vault` and any other tag are errors that say where.
+//! Tags: core-schema tags (`!!str`, `!!int`…, `!!binary` as the text of its bytes,
+//! `!!set` as the list of its keys, `!!omap`/`!!pairs` as a list of `[key, value]`
+//! pairs, as Ansible stores them), the non-specific `!`, Ansible's `!unsafe` and
+//! `!vault` are understood; any other tag is an error that says where.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -57,6 +59,17 @@ pub(crate) fn load(source: &SourceFile) -> Result<Document, PlaybookError> {
     })
 }
 
+/// The text of a `!!binary` scalar's bytes (base64, line breaks and blanks ignored);
+/// bytes that are not UTF-8 become U+FFFD, as Ansible shows them.
+fn binary_text(text: &str) -> Result<String, String> {
+    use base64::Engine;
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(compact)
+        .map_err(|e| format!("Failed to decode base64 data: {e}"))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// A saphyr marker (1-based line, 0-based column) as a [`Mark`].
 fn mark_of(marker: &Marker) -> Mark {
     Mark {
@@ -104,13 +117,26 @@ enum KeySlot {
     Key(Node),
 }
 
+/// What a collection's tag makes of it.
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    /// Untagged, or tagged with its own kind (`!!seq`, `!!map`).
+    Plain,
+    /// `!unsafe`: every string in it is never templated.
+    Unsafe,
+    /// `!!set` on a mapping: the list of its keys.
+    Set,
+    /// `!!omap` or `!!pairs` on a sequence of one-entry mappings: `[key, value]` pairs.
+    Pairs,
+}
+
 /// A collection being read.
 enum Frame {
     Seq {
         items: Vec<Node>,
         mark: Mark,
         anchor: usize,
-        unsafe_: bool,
+        shape: Shape,
     },
     Map {
         /// Entries written in this mapping, in order.
@@ -120,7 +146,7 @@ enum Frame {
         key: KeySlot,
         mark: Mark,
         anchor: usize,
-        unsafe_: bool,
+        shape: Shape,
     },
 }
 
@@ -216,19 +242,19 @@ impl Builder<'_> {
                 self.add(node, 0)
             }
             Event::SequenceStart(anchor, tag) => {
-                let unsafe_ = self.collection_tag(tag.as_deref(), "seq", "a list", mark)?;
+                let shape = self.collection_tag(tag.as_deref(), "seq", "a list", mark)?;
                 self.open(
                     Frame::Seq {
                         items: Vec::new(),
                         mark,
                         anchor,
-                        unsafe_,
+                        shape,
                     },
                     mark,
                 )
             }
             Event::MappingStart(anchor, tag) => {
-                let unsafe_ = self.collection_tag(tag.as_deref(), "map", "a mapping", mark)?;
+                let shape = self.collection_tag(tag.as_deref(), "map", "a mapping", mark)?;
                 self.open(
                     Frame::Map {
                         explicit: Vec::new(),
@@ -236,14 +262,14 @@ impl Builder<'_> {
                         key: KeySlot::Empty,
                         mark,
                         anchor,
-                        unsafe_,
+                        shape,
                     },
                     mark,
                 )
             }
             Event::SequenceEnd | Event::MappingEnd => match self.stack.pop() {
                 Some(frame) => {
-                    let (node, anchor) = self.close(frame);
+                    let (node, anchor) = self.close(frame)?;
                     self.add(node, anchor)
                 }
                 None => Ok(()),
@@ -291,6 +317,9 @@ impl Builder<'_> {
                 resolver::implicit(&text).map_err(|message| self.source.error(mark, message))?,
             ),
             None | Some(TagKind::NonSpecific) => Yaml::Scalar(Value::String(text.into_owned())),
+            Some(TagKind::Core(kind)) if kind == "binary" => Yaml::Scalar(Value::String(
+                binary_text(&text).map_err(|message| self.source.error(mark, message))?,
+            )),
             Some(TagKind::Core(kind)) => Yaml::Scalar(
                 resolver::explicit(&kind, &text)
                     .map_err(|message| self.source.error(mark, message))?,
@@ -309,18 +338,22 @@ impl Builder<'_> {
         Ok(Node { value, mark })
     }
 
-    /// Checks the tag of a collection; returns whether it is `!unsafe`.
+    /// Checks the tag of a collection; returns what it makes of it.
     fn collection_tag(
         &self,
         tag: Option<&Tag>,
         core: &str,
         what: &str,
         mark: Mark,
-    ) -> Result<bool, PlaybookError> {
+    ) -> Result<Shape, PlaybookError> {
         match tag.map(TagKind::of) {
-            None | Some(TagKind::NonSpecific) => Ok(false),
-            Some(TagKind::Core(kind)) if kind == core => Ok(false),
-            Some(TagKind::Unsafe) => Ok(true),
+            None | Some(TagKind::NonSpecific) => Ok(Shape::Plain),
+            Some(TagKind::Core(kind)) if kind == core => Ok(Shape::Plain),
+            Some(TagKind::Core(kind)) if core == "map" && kind == "set" => Ok(Shape::Set),
+            Some(TagKind::Core(kind)) if core == "seq" && (kind == "omap" || kind == "pairs") => {
+                Ok(Shape::Pairs)
+            }
+            Some(TagKind::Unsafe) => Ok(Shape::Unsafe),
             Some(TagKind::Core(kind)) => Err(self.source.error(
                 mark,
                 format!("the YAML tag '!!{kind}' is not supported on {what}"),
@@ -336,31 +369,80 @@ impl Builder<'_> {
     }
 
     /// Turns a finished collection into its node; returns it with its anchor id.
-    fn close(&mut self, frame: Frame) -> (Node, usize) {
-        let (node, anchor, unsafe_) = match frame {
+    fn close(&mut self, frame: Frame) -> Result<(Node, usize), PlaybookError> {
+        let (node, anchor, shape) = match frame {
             Frame::Seq {
                 items,
                 mark,
                 anchor,
-                unsafe_,
-            } => (
-                Node {
-                    value: Yaml::Seq(items),
-                    mark,
-                },
-                anchor,
-                unsafe_,
-            ),
+                shape,
+            } => {
+                let items = if shape == Shape::Pairs {
+                    items
+                        .into_iter()
+                        .map(|item| self.pair(item))
+                        .collect::<Result<_, _>>()?
+                } else {
+                    items
+                };
+                (
+                    Node {
+                        value: Yaml::Seq(items),
+                        mark,
+                    },
+                    anchor,
+                    shape,
+                )
+            }
             Frame::Map {
                 explicit,
                 merged,
                 mark,
                 anchor,
-                unsafe_,
+                shape,
                 ..
-            } => (self.mapping(explicit, merged, mark), anchor, unsafe_),
+            } => {
+                let node = self.mapping(explicit, merged, mark);
+                let node = match node.value {
+                    Yaml::Map(entries) if shape == Shape::Set => Node {
+                        value: Yaml::Seq(entries.into_iter().map(|(key, _)| key).collect()),
+                        mark,
+                    },
+                    _ => node,
+                };
+                (node, anchor, shape)
+            }
         };
-        (if unsafe_ { node.into_unsafe() } else { node }, anchor)
+        let node = if shape == Shape::Unsafe {
+            node.into_unsafe()
+        } else {
+            node
+        };
+        Ok((node, anchor))
+    }
+
+    /// One item of an `!!omap`/`!!pairs` sequence, a one-entry mapping, as `[key, value]`.
+    fn pair(&self, item: Node) -> Result<Node, PlaybookError> {
+        match item.value {
+            Yaml::Map(mut entries) if entries.len() == 1 => {
+                let (key, value) = entries.remove(0);
+                Ok(Node {
+                    value: Yaml::Seq(vec![key, value]),
+                    mark: item.mark,
+                })
+            }
+            Yaml::Map(entries) => Err(self.source.error(
+                item.mark,
+                format!(
+                    "expected a single mapping item, but found {} items",
+                    entries.len()
+                ),
+            )),
+            _ => Err(self.source.error(
+                item.mark,
+                "expected a mapping of length 1 in an !!omap or !!pairs sequence",
+            )),
+        }
     }
 
     /// The mapping of merged-in entries overridden by explicit ones; a key written twice
@@ -599,6 +681,22 @@ mod tests {
     }
 
     #[test]
+    fn binary_set_and_pair_tags_load_as_ansible_stores_them() {
+        assert_eq!(
+            json_of(
+                "b: !!binary aGVsbG8=\nm: !!binary |\n  aGVs\n  bG8=\ns: !!set {x, y}\no: !!omap [a: 1, b: 2]\np: !!pairs\n  - a: 1\n  - a: [2]\n"
+            ),
+            json!({
+                "b": "hello",
+                "m": "hello",
+                "s": ["x", "y"],
+                "o": [["a", 1], ["b", 2]],
+                "p": [["a", 1], ["a", [2]]],
+            })
+        );
+    }
+
+    #[test]
     fn empty_text_has_no_document() {
         assert!(
             parse("# only a comment\n")
@@ -630,8 +728,15 @@ mod tests {
             error_of("a: !!int ten\n")
                 .starts_with("ERROR! 'ten' is not an integer in 't.yml': line 1, column 10")
         );
-        assert!(error_of("a: !!set {x}\n").starts_with(
-            "ERROR! the YAML tag '!!set' is not supported on a mapping in 't.yml': line 1, column 10"
+        assert!(error_of("a: !!set [x]\n").starts_with(
+            "ERROR! the YAML tag '!!set' is not supported on a list in 't.yml': line 1, column 10"
+        ));
+        assert!(
+            error_of("a: !!binary 'a'\n")
+                .starts_with("ERROR! Failed to decode base64 data: ")
+        );
+        assert!(error_of("a: !!omap [{x: 1, y: 2}]\n").starts_with(
+            "ERROR! expected a single mapping item, but found 2 items in 't.yml': line 1, column 12"
         ));
         assert!(error_of("a: !vault [x]\n").starts_with("ERROR! a !vault value must be"));
     }

@@ -399,8 +399,8 @@ mod tests {
         );
         assert_eq!(explicit("float", "x"), Err("'x' is not a float".to_owned()));
         assert_eq!(
-            explicit("binary", "AAAA"),
-            Err("the YAML tag '!!binary' is not supported on a scalar".to_owned())
+            explicit("set", "AAAA"),
+            Err("the YAML tag '!!set' is not supported on a scalar".to_owned())
         );
     }
 }
