@@ -53,7 +53,7 @@ pub fn run(ctx: &dyn Context, task_args: &Map<String, Value>) -> Map<String, Val
         &args::Context {
             env: &env,
             string_conversion: StringConversion::Ignore,
-            ignore_unknown: true,
+            ignore_unknown: false,
         },
     );
     let context = task_args
@@ -115,5 +115,31 @@ mod tests {
             missing["msg"].as_str().unwrap().contains("port"),
             "{missing:?}"
         );
+    }
+
+    #[test]
+    fn unknown_options_and_suboptions_are_errors() {
+        let spec = json!({
+            "port": {"type": "int"},
+            "nested": {"type": "dict", "options": {"level": {"type": "int"}}},
+        });
+        for (provided, error) in [
+            (
+                json!({"other": 1, "nested": {"level": 2}}),
+                "other. Supported parameters include: nested, port.",
+            ),
+            (
+                json!({"nested": {"lvl": 2}}),
+                "nested.lvl. Supported parameters include: level.",
+            ),
+        ] {
+            let bad = run(
+                &FakeContext::default(),
+                json!({"argument_spec": spec, "provided_arguments": provided})
+                    .as_object()
+                    .unwrap(),
+            );
+            assert_eq!(bad["argument_errors"], json!([error]), "{bad:?}");
+        }
     }
 }
