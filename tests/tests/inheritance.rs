@@ -394,19 +394,26 @@ fn order_sorts_the_hosts_as_in_ansible() {
     let sb = Sandbox::new();
     sb.inventory(&["charlie", "alpha", "bravo"]);
     let work = sb.dir("work");
-    for (order, expected) in [
-        ("sorted", ["alpha", "bravo", "charlie"]),
-        ("reverse_sorted", ["charlie", "bravo", "alpha"]),
-        ("reverse_inventory", ["bravo", "alpha", "charlie"]),
-        ("inventory", ["charlie", "alpha", "bravo"]),
+    // Plain, templated from the play's vars, and from the extra vars over them.
+    for (order, extra, expected) in [
+        ("sorted", None, ["alpha", "bravo", "charlie"]),
+        ("'{{ wanted }}'", None, ["charlie", "bravo", "alpha"]),
+        (
+            "'{{ wanted }}'",
+            Some("wanted=reverse_inventory"),
+            ["bravo", "alpha", "charlie"],
+        ),
+        ("inventory", None, ["charlie", "alpha", "bravo"]),
     ] {
         let pb = sb.write(
             "play.yml",
             &format!(
-                "- hosts: all\n  gather_facts: false\n  order: {order}\n  tasks:\n    - name: who\n      ping:\n"
+                "- hosts: all\n  gather_facts: false\n  vars:\n    wanted: reverse_sorted\n  order: {order}\n  tasks:\n    - name: who\n      ping:\n"
             ),
         );
-        let out = sb.play(&pb, &work, &["-f", "1"]).run();
+        let mut args = vec!["-f", "1"];
+        args.extend(extra.iter().flat_map(|e| ["-e", *e]));
+        let out = sb.play(&pb, &work, &args).run();
         out.assert_no_panic().assert_code(0);
         let seen: Vec<String> = out
             .task_lines("who")
@@ -415,7 +422,7 @@ fn order_sorts_the_hosts_as_in_ansible() {
             .collect();
         let want: Vec<String> = expected.iter().map(|h| format!("ok: [{h}]")).collect();
         assert_eq!(seen, want, "order: {order}\n{out}");
-        if let Some(theirs) = sb.ansible_play(&pb, &work, &["-f", "1"]) {
+        if let Some(theirs) = sb.ansible_play(&pb, &work, &args) {
             let theirs = theirs.run();
             let theirs: Vec<String> = theirs
                 .task_lines("who")

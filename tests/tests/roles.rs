@@ -279,3 +279,30 @@ fn rolespec_validate_and_import_options_as_in_ansible() {
     assert_ne!(refused.code, 0, "{refused}");
     refused.assert_stderr_has("Invalid options for import_tasks: apply");
 }
+
+#[test]
+fn a_role_sees_its_dependencies_vars_over_its_parents_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let show = "- name: level\n  debug: {msg: \"{{ role_name }} {{ level }}\"}\n";
+    sb.write("roles/top/meta/main.yml", "dependencies: [mid]\n");
+    sb.write("roles/top/tasks/main.yml", show);
+    sb.write("roles/mid/meta/main.yml", "dependencies: [leaf]\n");
+    sb.write("roles/mid/vars/main.yml", "level: parent\n");
+    sb.write("roles/mid/tasks/main.yml", show);
+    sb.write("roles/leaf/meta/main.yml", "dependencies: [deeper]\n");
+    sb.write("roles/leaf/tasks/main.yml", show);
+    sb.write("roles/deeper/vars/main.yml", "level: dependency\n");
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  roles: [top]\n  tasks:\n    - name: level\n      debug: {msg: \"play {{ level }}\"}\n",
+    );
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    ours.assert_stdout_has("\"msg\": \"leaf dependency\"");
+    ours.assert_stdout_has("\"msg\": \"mid parent\"");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        same(&ours, &theirs.run());
+    }
+}

@@ -125,7 +125,12 @@ fn known_strategy(v: &Value) -> Option<String> {
     })
 }
 
-fn known_order(v: &Value) -> Option<String> {
+/// Why an `order` is refused: it names no known order (a template is judged once
+/// templated, when the play starts).
+pub(super) fn known_order(v: &Value) -> Option<String> {
+    if v.as_str().is_some_and(|o| o.contains("{{")) {
+        return None;
+    }
     let known = [
         "inventory",
         "reverse_inventory",

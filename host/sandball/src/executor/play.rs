@@ -7,6 +7,7 @@ use super::{ExecError, Run};
 use crate::playbook::{Chain, Keyword, Play, Task, TaskItem};
 use crate::plugins::action::{self, Runs};
 use crate::plugins::callback::Status;
+use crate::template::Vars;
 use crate::vars::PlayScope;
 use crate::vars::vars_files::VarsFiles;
 use futures::StreamExt;
@@ -167,10 +168,25 @@ pub(crate) fn hosts_pattern(run: &Run, play: &Play) -> Result<String, ExecError>
     }
 }
 
-/// Puts the play's hosts in the order its `order` keyword asks for (`inventory`, the
-/// default, keeps them as the inventory lists them).
-fn order_hosts(hosts: &mut [String], order: Option<&Value>) {
-    match order.and_then(Value::as_str) {
+/// Puts the play's hosts in the order its `order` keyword (templated) asks for
+/// (`inventory`, the default, keeps them as the inventory lists them).
+fn order_hosts(
+    run: &Run,
+    hosts: &mut [String],
+    order: Option<&Value>,
+    vars: &Vars,
+) -> Result<(), String> {
+    let Some(order) = order else {
+        return Ok(());
+    };
+    let order = run
+        .templar
+        .template(order, vars)
+        .map_err(|e| format!("`order`: {e}"))?;
+    if let Some(refused) = super::check::known_order(&order) {
+        return Err(refused);
+    }
+    match order.as_str() {
         Some("sorted") => hosts.sort(),
         Some("reverse_sorted") => {
             hosts.sort();
@@ -183,6 +199,7 @@ fn order_hosts(hosts: &mut [String], order: Option<&Value>) {
         }
         _ => {}
     }
+    Ok(())
 }
 
 /// How a play (or one batch of it) ended, for the playbook.
@@ -254,9 +271,15 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
         run.callback.warning("no hosts matched, nothing to do");
         return Ok(Ended::Normally);
     }
-    order_hosts(&mut hosts, play.order.as_ref());
+    let keyword_vars = run.vars.play_level(&play_vars);
+    if let Err(what) = order_hosts(run, &mut hosts, play.order.as_ref(), &keyword_vars) {
+        return Err(ExecError::Refused {
+            what,
+            location: play.location.clone(),
+        });
+    }
     let vars_files = play_vars_files(run, play, &play_vars, &hosts);
-    let free = match strategy(run, play) {
+    let free = match strategy(run, play, &keyword_vars) {
         Ok(free) => free,
         Err(what) => {
             return Err(ExecError::Refused {
@@ -265,7 +288,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
             });
         }
     };
-    let batches = match batches(run, play, &hosts) {
+    let batches = match batches(run, play, &hosts, &keyword_vars) {
         Ok(b) => b,
         Err(what) => {
             return Err(ExecError::Refused {
@@ -328,13 +351,13 @@ pub(crate) fn play_hosts(run: &Run, play: &Play) -> Result<Vec<String>, ExecErro
 /// Whether the play runs under the `free` strategy (`host_pinned` is the same for
 /// sandball: a host keeps its place among the forks until it is done); `linear` is the
 /// default.
-fn strategy(run: &Run, play: &Play) -> Result<bool, String> {
+fn strategy(run: &Run, play: &Play, vars: &Vars) -> Result<bool, String> {
     let Some(value) = &play.strategy else {
         return Ok(false);
     };
     let name = run
         .templar
-        .template(value, &run.vars.extra_vars_only())
+        .template(value, vars)
         .map_err(|e| format!("`strategy`: {e}"))?;
     let name = name.as_str().unwrap_or_default();
     match name.strip_prefix("ansible.builtin.").unwrap_or(name) {
@@ -375,13 +398,18 @@ async fn run_free(run: &Run, b: BatchRun<'_>) -> Ended {
 
 /// The hosts of a play, split into `serial` batches (a number, a percentage of the
 /// play's hosts, or a list of them whose last repeats); one batch without `serial`.
-fn batches(run: &Run, play: &Play, hosts: &[String]) -> Result<Vec<Vec<String>>, String> {
+fn batches(
+    run: &Run,
+    play: &Play,
+    hosts: &[String],
+    vars: &Vars,
+) -> Result<Vec<Vec<String>>, String> {
     let Some(serial) = &play.serial else {
         return Ok(vec![hosts.to_vec()]);
     };
     let serial = run
         .templar
-        .template(serial, &run.vars.extra_vars_only())
+        .template(serial, vars)
         .map_err(|e| format!("`serial`: {e}"))?;
     if serial.as_str() == Some(crate::template::OMIT) {
         return Ok(vec![hosts.to_vec()]);

@@ -166,10 +166,21 @@ impl<'a> Fields<'a> {
     pub(crate) fn identifier(&self, name: &str) -> Result<Option<String>, PlaybookError> {
         let text = self.string(name)?;
         match (text, self.node(name)) {
-            (Some(text), Some(node)) if !is_identifier(&text) => Err(self.error_at(
-                node.mark,
-                format!("invalid variable name in '{name}' specified: '{text}'"),
-            )),
+            (Some(text), Some(node)) if !is_identifier(&text) => {
+                let value = node.to_json();
+                let of_type = if value.is_string() {
+                    String::new()
+                } else {
+                    format!(
+                        " of type '{}'",
+                        sandball_wire::python::short_type_name(&value)
+                    )
+                };
+                Err(self.error_at(
+                    node.mark,
+                    format!("Invalid '{name}' specified: Invalid variable name '{text}'{of_type}."),
+                ))
+            }
             (text, _) => Ok(text),
         }
     }
@@ -534,7 +545,7 @@ mod tests {
             assert_eq!(
                 fields.identifier("bad").err().map(first_line).as_deref(),
                 Some(
-                    "ERROR! invalid variable name in 'bad' specified: 'my-out' in 'f.yml': line 2, column 6"
+                    "ERROR! Invalid 'bad' specified: Invalid variable name 'my-out'. in 'f.yml': line 2, column 6"
                 )
             );
         });

@@ -42,6 +42,10 @@ pub struct Role {
     pub defaults: Map<String, Value>,
     /// `vars/main`: above the play's `vars_files`.
     pub vars: Map<String, Value>,
+    /// The `vars/main` of its dependencies (theirs first, recursively): for its own
+    /// tasks, above the vars of the roles that depend on it and below its own, as in
+    /// Ansible.
+    pub dependency_vars: Map<String, Value>,
     /// The role entry's parameters: above `set_fact`.
     pub params: Map<String, Value>,
     /// The roles that pulled it in as a dependency, nearest first.
@@ -269,14 +273,15 @@ impl Loader {
 
     /// Adds the role of `entry` (its dependencies first) to the play. `inherited` are
     /// the parameters of the roles that depend on it: a role sees those, with its own
-    /// over them, as in Ansible.
+    /// over them, as in Ansible. Returns the role vars it exports to the roles that
+    /// depend on it: its dependencies' under its own.
     fn load(
         &mut self,
         entry: &RoleRef,
         parents: &[String],
         options: &RoleOptions,
         inherited: &Map<String, Value>,
-    ) -> Result<(), PlaybookError> {
+    ) -> Result<Map<String, Value>, PlaybookError> {
         let dir = self.find(&entry.name, &entry.location)?;
         let name = dir
             .file_name()
@@ -304,8 +309,9 @@ impl Loader {
         chain.extend(parents.iter().cloned());
         let mut params = inherited.clone();
         params.extend(entry.params.clone());
+        let mut dependency_vars = Map::new();
         for dep in &meta.dependencies {
-            self.load(dep, &chain, &RoleOptions::default(), &params)?;
+            dependency_vars.extend(self.load(dep, &chain, &RoleOptions::default(), &params)?);
         }
         for (sub, name) in [
             ("tasks", &options.tasks_from),
@@ -339,6 +345,7 @@ impl Loader {
             path: dir.clone(),
             defaults: read_vars(&dir.join("defaults"), &options.defaults_from)?,
             vars: read_vars(&dir.join("vars"), &options.vars_from)?,
+            dependency_vars,
             params,
             parents: parents.to_vec(),
         });
@@ -363,6 +370,8 @@ impl Loader {
         let handlers = read_tasks(&dir.join("handlers"), &options.handlers_from, true)?;
         self.tasks.push(marked(tasks));
         self.handlers.push(marked(handlers));
+        let mut exported = role.dependency_vars.clone();
+        exported.extend(role.vars.clone());
         self.loaded.push(role);
         let wrap = |items: Vec<TaskItem>| {
             TaskItem::Block(Box::new(Block {
@@ -378,7 +387,7 @@ impl Loader {
         self.tasks.push(wrap(own_tasks));
         let own_handlers = self.handlers.split_off(outer_handlers);
         self.handlers.push(wrap(own_handlers));
-        Ok(())
+        Ok(exported)
     }
 
     /// The directory of the role named (or at the path) `name`; a

@@ -357,7 +357,11 @@ capabilities: {network: true}
         );
         assert_eq!(
             parse("debug:\nregister: 1x\n", false),
-            Err("ERROR! invalid variable name in 'register' specified: '1x' in '/p/t.yml': line 2, column 11".to_owned())
+            Err("ERROR! Invalid 'register' specified: Invalid variable name '1x'. in '/p/t.yml': line 2, column 11".to_owned())
+        );
+        assert_eq!(
+            parse("debug:\nregister: 200\n", false),
+            Err("ERROR! Invalid 'register' specified: Invalid variable name '200' of type 'int'. in '/p/t.yml': line 2, column 11".to_owned())
         );
         assert_eq!(
             parse("debug:\nnotify: {a: b}\n", false),

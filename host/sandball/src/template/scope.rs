@@ -20,8 +20,8 @@ pub(crate) fn is_template(s: &str) -> bool {
 }
 
 /// The expression of a string that is exactly one `{{ expr }}` (whitespace control
-/// markers allowed), whose value is then the expression's native value. Text around it,
-/// even a newline, makes the result text: `"{{ item }}\n"` renders to `"red\n"`.
+/// markers allowed), whose value is then the expression's native value. Text around it
+/// makes the result text.
 pub(crate) fn single_expression(s: &str) -> Option<&str> {
     let inner = s.strip_prefix("{{")?.strip_suffix("}}")?;
     let inner = inner.strip_prefix(['-', '+']).unwrap_or(inner);
@@ -108,12 +108,21 @@ impl Scope {
     }
 
     /// Renders a string: a single `{{ expr }}` yields the expression's native value, any
-    /// other template renders to text.
+    /// other template renders to text. One trailing newline after the expression does
+    /// not make it text (a folded `>` scalar ends with one), but a string result keeps
+    /// it, as in ansible-core.
     pub(crate) fn render_str(self: &Arc<Self>, source: &str) -> Result<Value, Error> {
-        if let Some(expr) = single_expression(source)
+        let (body, newline) = match source.strip_suffix('\n') {
+            Some(body) => (body, true),
+            None => (source, false),
+        };
+        if let Some(expr) = single_expression(body)
             && let Ok(compiled) = self.shared.env.compile_expression_owned(expr.to_string())
         {
             let value = compiled.eval(self.root())?;
+            if newline && let Some(text) = value.as_str() {
+                return Ok(Value::from(format!("{text}\n")));
+            }
             if !value.is_undefined() {
                 return Ok(value);
             }

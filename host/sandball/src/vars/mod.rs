@@ -356,6 +356,16 @@ impl VariableManager {
         vars
     }
 
+    /// The play's vars under the extra vars: what play-level keywords (`order`, `serial`,
+    /// `strategy`) are templated with before the play starts, as in Ansible.
+    pub fn play_level(&self, play_vars: &Map<String, Value>) -> Vars {
+        let mut vars = Vars::new();
+        for (k, v) in play_vars.iter().chain(&self.shared.extra_vars) {
+            vars.set_trusted(k, v.clone());
+        }
+        vars
+    }
+
     /// All variables for a task on a host; `role` is the role the task belongs to.
     pub fn task_vars(
         &self,

@@ -731,10 +731,7 @@ mod tests {
         assert!(error_of("a: !!set [x]\n").starts_with(
             "ERROR! the YAML tag '!!set' is not supported on a list in 't.yml': line 1, column 10"
         ));
-        assert!(
-            error_of("a: !!binary 'a'\n")
-                .starts_with("ERROR! Failed to decode base64 data: ")
-        );
+        assert!(error_of("a: !!binary 'a'\n").starts_with("ERROR! Failed to decode base64 data: "));
         assert!(error_of("a: !!omap [{x: 1, y: 2}]\n").starts_with(
             "ERROR! expected a single mapping item, but found 2 items in 't.yml': line 1, column 12"
         ));
