@@ -43,6 +43,20 @@ pub struct Pattern {
     names: Vec<(String, usize)>,
 }
 
+/// Why a pattern does not compile, in Python's words where they are known ("nothing to
+/// repeat at position 0"); `prefix` is what the anchoring added before the pattern.
+fn python_reason(err: &fancy_regex::Error, prefix: usize) -> String {
+    match err {
+        fancy_regex::Error::ParseError(at, fancy_regex::ParseError::TargetNotRepeatable) => {
+            format!(
+                "nothing to repeat at position {}",
+                at.saturating_sub(prefix)
+            )
+        }
+        other => other.to_string(),
+    }
+}
+
 impl Pattern {
     /// Compiles `pattern` with Python's `re.IGNORECASE` / `re.MULTILINE` flags.
     pub fn new(
@@ -53,10 +67,10 @@ impl Pattern {
     ) -> Result<Pattern, PyreError> {
         let multiline = multiline || leading_flags(pattern).contains('m');
         let body = translate(pattern, multiline);
-        let translated = match anchor {
-            Anchor::Search => body,
-            Anchor::Match => format!("\\A(?:{body})"),
-            Anchor::Full => format!("\\A(?:{body})\\z"),
+        let (translated, prefix) = match anchor {
+            Anchor::Search => (body, 0),
+            Anchor::Match => (format!("\\A(?:{body})"), 5),
+            Anchor::Full => (format!("\\A(?:{body})\\z"), 5),
         };
         let regex = RegexBuilder::new(&translated)
             .case_insensitive(ignorecase)
@@ -64,7 +78,7 @@ impl Pattern {
             .build()
             .map_err(|err| PyreError::Pattern {
                 pattern: pattern.to_string(),
-                reason: err.to_string(),
+                reason: python_reason(&err, prefix),
             })?;
         let names = regex
             .capture_names()
@@ -449,6 +463,17 @@ mod tests {
         assert!(matching.is_match("ba").unwrap());
         assert!(full.is_match("ab").unwrap());
         assert!(!full.is_match("abc").unwrap());
+    }
+
+    #[test]
+    fn errors_in_pythons_words() {
+        for anchor in [Anchor::Search, Anchor::Match] {
+            let err = Pattern::new("a**", false, false, anchor).unwrap_err();
+            assert!(
+                err.to_string().ends_with("nothing to repeat at position 2"),
+                "{err}"
+            );
+        }
     }
 
     #[test]

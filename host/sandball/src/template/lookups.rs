@@ -9,7 +9,8 @@
 //! Built in: `file`, `fileglob`, `first_found`, `template`, `env`, `pipe`, `vars`,
 //! `lines`, `items`, `list`, `indexed_items`, `dict`, `sequence`, `nested`, `together`,
 //! `subelements`, `random_choice`, `password`, `unvault`, `config` (the settings by
-//! Ansible's names, see [`crate::config::named`]). Others (`url`, `csvfile`,
+//! Ansible's names, see [`crate::config::named`]), `varnames`, `ini` and `csvfile` (see
+//! [`super::table_lookups`]). Others (`url`, `csvfile`,
 //! `ini`…) fail naming the lookup.
 
 use minijinja::value::{Kwargs, Rest};
@@ -32,6 +33,8 @@ pub trait LookupContext {
         options: &crate::template::FileOptions,
         extra: &serde_json::Map<String, Json>,
     ) -> Result<String, String>;
+    /// The names of the variables the task sees.
+    fn var_names(&self) -> Vec<String>;
     /// The action of the task whose `with_<lookup>` loop this is; `None` for a
     /// `lookup()` in a template.
     fn loop_action(&self) -> Option<&str> {
@@ -61,6 +64,9 @@ const KNOWN: &[&str] = &[
     "password",
     "unvault",
     "config",
+    "varnames",
+    "ini",
+    "csvfile",
 ];
 
 /// Whether `name` (short or `ansible.builtin.*`) is a lookup sandball has.
@@ -263,6 +269,9 @@ fn run_plugin(
         }
         "password" => texts().iter().map(|t| password(t, ctx)).collect(),
         "config" => config(terms, options, ctx),
+        "varnames" => varnames(terms, ctx),
+        "ini" => super::table_lookups::ini(terms, options, &|f| find(ctx, "files", f)),
+        "csvfile" => super::table_lookups::csvfile(terms, options, &|f| find(ctx, "files", f)),
         "url" => Err("the url lookup needs network access from the controller, which sandball does not give lookups".into()),
         "unvault" => texts()
             .iter()
@@ -337,6 +346,32 @@ fn config(
         }
     }
     Ok(out)
+}
+
+/// `varnames`: for each term (a Python regular expression), the names of the variables
+/// it finds, sorted (Ansible gives them in the order they were defined).
+fn varnames(terms: &[Json], ctx: &dyn LookupContext) -> Result<Vec<Json>, String> {
+    use sandball_guest_sdk::pyre::{Anchor, Pattern};
+    let names = ctx.var_names();
+    let mut found: Vec<Json> = Vec::new();
+    for term in terms {
+        let Json::String(term) = term else {
+            let value = from_json(term);
+            return Err(format!(
+                "Invalid setting identifier, \"{value}\" is not a string, it is a <class '{}'>",
+                super::filters::python_type(&value)
+            ));
+        };
+        let re = Pattern::new(term, false, false, Anchor::Search)
+            .map_err(|e| format!("Unable to use \"{term}\" as a search parameter: {e}"))?;
+        for name in &names {
+            let hit = re.is_match(name).map_err(|e| e.to_string())?;
+            if hit {
+                found.push(Json::String(name.clone()));
+            }
+        }
+    }
+    Ok(found)
 }
 
 /// `with_nested`: every combination of one item from each list, in order.
@@ -727,7 +762,7 @@ pub fn as_terms(value: Json) -> Vec<Json> {
 }
 
 /// A term as text (strings as they are).
-fn text(v: &Json) -> String {
+pub(super) fn text(v: &Json) -> String {
     match v {
         Json::String(s) => s.clone(),
         other => other.to_string(),
@@ -1004,6 +1039,17 @@ struct StateContext<'a, 'b> {
 }
 
 impl LookupContext for StateContext<'_, '_> {
+    fn var_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .state
+            .known_variables()
+            .into_iter()
+            .map(|n| n.to_string())
+            .collect();
+        names.sort();
+        names
+    }
+
     fn var(&self, name: &str) -> Option<Json> {
         self.state
             .lookup(name)
@@ -1132,6 +1178,12 @@ pub struct TaskLookup<'a> {
 }
 
 impl LookupContext for TaskLookup<'_> {
+    fn var_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.vars.names().map(str::to_string).collect();
+        names.sort();
+        names
+    }
+
     fn loop_action(&self) -> Option<&str> {
         self.loop_action
     }

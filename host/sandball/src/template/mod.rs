@@ -16,6 +16,7 @@ pub mod lookups;
 mod methods;
 pub(crate) mod python;
 mod scope;
+mod table_lookups;
 mod templar;
 mod vars;
 mod view;

@@ -1,5 +1,7 @@
 //! Ansible's everyday filters that fit no family of their own: `random` and
-//! `shuffle`, `strftime` and `to_datetime` (and the `now()` function), `urlsplit`, `comment`,
+//! `shuffle`, `strftime` and `to_datetime` (and the `now()` function), `urlsplit`,
+//! `urldecode` and `urlencode` (Jinja2's: a string quoted, a dictionary or a list of
+//! pairs as a query string), `comment`,
 //! `human_readable` and `human_to_bytes`, the Windows path filters
 //! (`win_basename`, `win_dirname`, `win_splitdrive`), and the `undef()` function.
 
@@ -24,6 +26,10 @@ pub(super) fn register(env: &mut Environment<'static>) {
     env.add_function("undef", |_hint: Option<String>| Value::UNDEFINED);
     env.add_filter("to_datetime", to_datetime);
     env.add_filter("urlsplit", urlsplit);
+    env.add_filter("urlencode", urlencode);
+    env.add_filter("urldecode", |state: &State, v: &Value| {
+        Ok::<_, Error>(urldecode(&text_arg(state, v)?))
+    });
     env.add_filter("comment", comment);
     env.add_filter("human_readable", human_readable);
     env.add_filter("human_to_bytes", human_to_bytes);
@@ -43,6 +49,81 @@ pub(super) fn register(env: &mut Environment<'static>) {
         };
         Ok::<_, Error>(Value::from(vec![drive, rest]))
     });
+}
+
+/// Jinja2's `urlencode`: a string (or any value that is not a collection, as text)
+/// percent-quoted with `/` left as it is; a dictionary's items, or a list of pairs, as
+/// `k=v` joined with `&`, each side quoted for a query string (`/` quoted, space `+`).
+fn urlencode(state: &State, value: &Value) -> Result<String, Error> {
+    use minijinja::value::ValueKind;
+    let quote = |v: &Value, for_query: bool| -> Result<String, Error> {
+        let text = crate::template::python::py_str(v)?;
+        let mut out = String::new();
+        for b in text.bytes() {
+            match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'.' | b'-' | b'~' => {
+                    out.push(char::from(b));
+                }
+                b'/' if !for_query => out.push('/'),
+                b' ' if for_query => out.push('+'),
+                b => out.push_str(&format!("%{b:02X}")),
+            }
+        }
+        Ok(out)
+    };
+    let pairs: Vec<(Value, Value)> = match value.kind() {
+        ValueKind::Map => value
+            .try_iter()?
+            .map(|k| {
+                let v = value.get_item(&k)?;
+                Ok((k, v))
+            })
+            .collect::<Result<_, Error>>()?,
+        ValueKind::Seq | ValueKind::Iterable => value
+            .try_iter()?
+            .map(|pair| {
+                let mut it = pair.try_iter()?;
+                match (it.next(), it.next(), it.next()) {
+                    (Some(k), Some(v), None) => Ok((k, v)),
+                    _ => Err(invalid(format!(
+                        "urlencode: expected a pair, got {}",
+                        crate::template::python::py_str(&pair)?
+                    ))),
+                }
+            })
+            .collect::<Result<_, Error>>()?,
+        _ => return quote(&Value::from(text_arg(state, value)?), false),
+    };
+    pairs
+        .iter()
+        .map(|(k, v)| Ok(format!("{}={}", quote(k, true)?, quote(v, true)?)))
+        .collect::<Result<Vec<_>, Error>>()
+        .map(|p| p.join("&"))
+}
+
+/// Python's `unquote_plus`: `+` is a space, `%XX` a byte; the bytes read as UTF-8
+/// (what is not UTF-8 replaced), a `%` not followed by two hex digits kept.
+fn urldecode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push((h * 16 + l) as u8);
+                    i += 3;
+                    continue;
+                }
+                _ => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A Windows path split at its last separator (`\` or `/`).
@@ -301,6 +382,20 @@ mod tests {
     fn everyday_filters_as_ansible() {
         assert_eq!(eval("[1, 2, 3] | shuffle | length"), json!(3));
         assert_eq!(eval("[7] | random"), json!(7));
+        assert_eq!(
+            eval("'a%3D%C3%A9+b%2%zz%41' | urldecode"),
+            json!("a=é b%2%zzA")
+        );
+        assert_eq!(eval("'a/b c' | urlencode"), json!("a/b%20c"));
+        assert_eq!(
+            eval("{'a b': 'c/d', 'n': 1} | urlencode"),
+            json!("a+b=c%2Fd&n=1")
+        );
+        assert_eq!(
+            eval("[('k', 'v'), ['x', 'é']] | urlencode"),
+            json!("k=v&x=%C3%A9")
+        );
+        assert_eq!(eval("() | urlencode"), json!(""));
         assert_eq!(eval("'%Y' | strftime(0, utc=true)"), json!("1970"));
         assert_eq!(
             eval("('2020-01-02 03:04:05' | to_datetime).year"),

@@ -1,4 +1,5 @@
-//! Tests on collections: `subset`, `superset`, `contains`, `any`, `all` (Python's, on
+//! Tests on collections: `subset`, `superset` (old names `issubset`, `issuperset`),
+//! `nan` (`isnan`), `contains`, `any`, `all` (Python's, on
 //! the items' truth), and `sequence` as Jinja2 has it (strings, lists and dictionaries
 //! are sequences).
 
@@ -9,12 +10,16 @@ use crate::template::convert::ensure_defined;
 use crate::template::filters::collections::Seen;
 
 pub(super) fn register(env: &mut Environment<'static>) {
-    env.add_test("subset", |state: &State, a: &Value, b: &Value| {
-        is_subset(state, a, b)
-    });
-    env.add_test("superset", |state: &State, a: &Value, b: &Value| {
-        is_subset(state, b, a)
-    });
+    let subset = |state: &State, a: &Value, b: &Value| is_subset(state, a, b);
+    let superset = |state: &State, a: &Value, b: &Value| is_subset(state, b, a);
+    env.add_test("subset", subset);
+    env.add_test("issubset", subset);
+    env.add_test("superset", superset);
+    env.add_test("issuperset", superset);
+    // `nan` (old name `isnan`): a float that is not a number; anything else is not.
+    let nan = |value: &Value| f64::try_from(value.clone()).is_ok_and(f64::is_nan);
+    env.add_test("nan", nan);
+    env.add_test("isnan", nan);
     env.add_test("contains", contains);
     env.add_test("any", |state: &State, seq: &Value| {
         Ok::<_, Error>(items(state, seq)?.iter().any(Value::is_true))
@@ -69,6 +74,12 @@ mod tests {
         assert_eq!(eval("[1, 4] is subset([1, 2, 3])"), json!(false));
         assert_eq!(eval("[1, 2, 3] is superset([3, 1])"), json!(true));
         assert_eq!(eval("[1] is superset([2])"), json!(false));
+        assert_eq!(eval("[1] is issubset([1, 2])"), json!(true));
+        assert_eq!(eval("[1, 2] is issuperset([3])"), json!(false));
+        assert_eq!(eval("('nan' | float) is nan"), json!(true));
+        assert_eq!(eval("('nan' | float) is isnan"), json!(true));
+        assert_eq!(eval("'bad' is nan"), json!(false));
+        assert_eq!(eval("1.5 is nan"), json!(false));
     }
 
     #[test]

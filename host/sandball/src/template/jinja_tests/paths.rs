@@ -1,5 +1,6 @@
 //! Path tests, on the controller's file system: `abs`, `exists`, `file`, `directory`,
-//! `link`, `mount`, `same_file`, `vaulted_file` (a file in Ansible Vault's format).
+//! `link`, `link_exists`, `mount`, `same_file` (and their old `is_*` names: `is_abs`,
+//! `is_dir`…), `vaulted_file` (a file in Ansible Vault's format).
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;
@@ -10,35 +11,41 @@ use minijinja::{Environment, Error, State, Value};
 use crate::template::python::text_arg;
 
 pub(super) fn register(env: &mut Environment<'static>) {
-    env.add_test("abs", |state: &State, path: &Value| {
-        Ok::<_, Error>(text_arg(state, path)?.starts_with('/'))
-    });
-    env.add_test("exists", |state: &State, path: &Value| {
-        Ok::<_, Error>(Path::new(&text_arg(state, path)?).exists())
-    });
-    env.add_test("file", |state: &State, path: &Value| {
-        Ok::<_, Error>(Path::new(&text_arg(state, path)?).is_file())
-    });
-    env.add_test("directory", |state: &State, path: &Value| {
-        Ok::<_, Error>(Path::new(&text_arg(state, path)?).is_dir())
-    });
-    env.add_test("link", |state: &State, path: &Value| {
-        Ok::<_, Error>(Path::new(&text_arg(state, path)?).is_symlink())
-    });
-    env.add_test("mount", |state: &State, path: &Value| {
-        Ok::<_, Error>(is_mount(Path::new(&text_arg(state, path)?)))
-    });
-    env.add_test("vaulted_file", |state: &State, path: &Value| {
-        let head = fs::read(text_arg(state, path)?).unwrap_or_default();
-        Ok::<_, Error>(head.starts_with(b"$ANSIBLE_VAULT;"))
-    });
-    env.add_test("same_file", |state: &State, a: &Value, b: &Value| {
+    /// A test of one path, under its name and its old `is_*` name (if any).
+    type PathTest = fn(&Path) -> bool;
+    const TESTS: &[(&str, Option<&str>, PathTest)] = &[
+        ("abs", Some("is_abs"), |p| p.is_absolute()),
+        ("exists", None, Path::exists),
+        ("file", Some("is_file"), Path::is_file),
+        ("directory", Some("is_dir"), Path::is_dir),
+        ("link", Some("is_link"), Path::is_symlink),
+        ("link_exists", None, |p| fs::symlink_metadata(p).is_ok()),
+        ("mount", Some("is_mount"), is_mount),
+        ("vaulted_file", None, |p| {
+            fs::read(p)
+                .unwrap_or_default()
+                .starts_with(b"$ANSIBLE_VAULT;")
+        }),
+    ];
+    for (name, old, test) in TESTS {
+        let test = *test;
+        let f = move |state: &State, path: &Value| {
+            Ok::<_, Error>(test(Path::new(&text_arg(state, path)?)))
+        };
+        env.add_test(*name, f);
+        if let Some(old) = old {
+            env.add_test(*old, f);
+        }
+    }
+    let same_file = |state: &State, a: &Value, b: &Value| {
         let (a, b) = (text_arg(state, a)?, text_arg(state, b)?);
         Ok::<_, Error>(match (fs::metadata(a), fs::metadata(b)) {
             (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
             _ => false,
         })
-    });
+    };
+    env.add_test("same_file", same_file);
+    env.add_test("is_same_file", same_file);
 }
 
 /// `os.path.ismount`: not a link, and on another device than its parent (or the root).
@@ -79,6 +86,13 @@ mod tests {
         assert_eq!(check("f is link"), json!(false));
         assert_eq!(check("f is same_file(l)"), json!(true));
         assert_eq!(check("f is same_file(d)"), json!(false));
+        assert_eq!(
+            check("d is is_dir and f is is_file and l is is_link"),
+            json!(true)
+        );
+        assert_eq!(check("f is is_same_file(l) and f is is_abs"), json!(true));
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(check("l is link_exists and l is not exists"), json!(true));
         assert_eq!(check("f is abs"), json!(true));
         assert_eq!(check("'rel/x' is abs"), json!(false));
         assert_eq!(check("'/' is mount"), json!(true));
