@@ -32,6 +32,7 @@ const TARGETS: &[&str] = &[
     "failed_when",
     "filter_urlsplit",
     "getent",
+    "include_with_templating",
     "lookup_dict",
     "lookup_file",
     "lookup_indexed_items",
@@ -47,9 +48,13 @@ const TARGETS: &[&str] = &[
     "lookup_together",
     "lookup_unvault",
     "lookup_vars",
+    "loop_control",
     "loops",
     "ping",
+    "register",
     "replace",
+    "roles_arg_spec",
+    "roles_var_inheritance",
     "special_vars",
     "split",
     "stat",
@@ -61,6 +66,7 @@ const TARGETS: &[&str] = &[
     "undefined",
     "var_blending",
     "var_precedence",
+    "vars_files",
 ];
 
 /// How long one target may take under one tool.

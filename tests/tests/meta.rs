@@ -251,3 +251,49 @@ fn notices_are_templated_and_a_missing_handler_is_an_error() {
     assert_ne!(strict.code, 0, "{strict}");
     strict.assert_stderr_has("[ERROR]: The requested handler 'name4' was not found");
 }
+
+#[test]
+fn meta_actions_say_what_they_did_or_why_not_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta"]);
+    let pb = sb.write(
+        "play.yml",
+        r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - meta: end_host
+      when: inventory_hostname == 'beta'
+    - meta: end_play
+      when: false
+    - meta: end_batch
+      when: false
+    - meta: clear_host_errors
+      when: false
+    - meta: flush_handlers
+      when: false
+    - meta: clear_facts
+    - name: after
+      debug: {msg: after}
+"#,
+    );
+    let work = sb.dir("work");
+    let said = |o: &Output| -> Vec<String> {
+        o.stdout
+            .lines()
+            .filter(|l| l.starts_with("META: ") || l.starts_with("skipping: "))
+            .map(str::to_string)
+            .collect()
+    };
+    let ours = sb.play(&pb, &work, &["-vv"]).run();
+    ours.assert_no_panic().assert_code(0);
+    ours.assert_stdout_has(
+        "META: end_host conditional evaluated to False, continuing execution for alpha",
+    );
+    ours.assert_stdout_has("META: ending play for beta");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &["-vv"]) {
+        let theirs = theirs.run();
+        assert_eq!(said(&ours), said(&theirs), "{theirs}\n{ours}");
+        ours.assert_same_recap_as(&theirs);
+    }
+}

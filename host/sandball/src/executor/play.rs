@@ -1361,12 +1361,30 @@ async fn run_meta(
         .cloned()
         .collect();
     // Hosts the condition leaves out are shown skipped (a meta task counts in no
-    // recap).
+    // recap), with ansible-core's words for why, also shown at -vv.
     for h in asked.iter().filter(|h| !holds.contains(h)) {
-        let skipped = crate::plugins::action::ok_with(serde_json::json!({
-            "skipped": true,
-            "skip_reason": "Conditional result was False",
-        }));
+        let reason = format!(
+            "{action} conditional evaluated to False{}",
+            match action {
+                "flush_handlers" => format!(", not running handlers for {h}"),
+                "clear_facts" => format!(", not clearing facts and fact cache for {h}"),
+                "clear_host_errors" => format!(", not clearing host error state for {h}"),
+                "end_batch" => ", continuing current batch".to_string(),
+                "end_play" => ", continuing play".to_string(),
+                "end_host" => format!(", continuing execution for {h}"),
+                _ => String::new(),
+            }
+        );
+        let msg = if action == "end_host" {
+            format!("end_host conditional evaluated to false, continuing execution for {h}")
+        } else {
+            action.to_string()
+        };
+        run.callback.verbose(2, None, &format!("META: {reason}"));
+        let mut skipped = serde_json::Map::new();
+        skipped.insert("msg".into(), Value::String(msg));
+        skipped.insert("skipped".into(), Value::Bool(true));
+        skipped.insert("skip_reason".into(), Value::String(reason));
         run.callback.result(&crate::plugins::callback::Report {
             host: h,
             action: &t.action,
@@ -1377,6 +1395,19 @@ async fn run_meta(
             looped: false,
             origin: None,
         });
+    }
+    for h in &holds {
+        let done = match action {
+            "flush_handlers" => format!("triggered running handlers for {h}"),
+            "end_host" => format!("ending play for {h}"),
+            "end_play" => "ending play".to_string(),
+            "end_batch" => "ending batch".to_string(),
+            "clear_facts" => "facts cleared".to_string(),
+            "clear_host_errors" => "cleared host errors".to_string(),
+            "reset_connection" => "reset connection".to_string(),
+            other => other.to_string(),
+        };
+        run.callback.verbose(2, None, &format!("META: {done}"));
     }
     let applies: Vec<String> = if per_host || holds.is_empty() {
         holds

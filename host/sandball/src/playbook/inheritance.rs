@@ -284,6 +284,8 @@ pub fn names(value: &Value) -> Vec<String> {
             .iter()
             .filter_map(|n| n.as_str().map(str::to_string))
             .collect(),
+        // One name, as `apply: {notify: name}` gives it.
+        Value::String(name) => vec![name.clone()],
         _ => Vec::new(),
     }
 }
@@ -445,6 +447,19 @@ mod tests {
         );
         assert!(Keyword::Environment.accumulates());
         assert!(!Keyword::NoLog.accumulates());
+    }
+
+    #[test]
+    fn applied_notify_names_one_handler_or_several() {
+        for (notify, expected) in [
+            (json!("hello"), vec!["hello"]),
+            (json!(["a", "b"]), vec!["a", "b"]),
+        ] {
+            let mut m = Map::new();
+            m.insert("notify".into(), notify);
+            let applied = Keywords::from_map(&m, &at(1)).unwrap();
+            assert_eq!(Chain::new(&applied).notify(), expected);
+        }
     }
 
     #[test]
