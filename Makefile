@@ -12,7 +12,7 @@ VENV        := target/venv
 ANSIBLE_PIN ?= ansible-core==2.19.*
 PROFILE_DIR := target/debug
 
-.PHONY: all setup modules build run test test-fixtures example-component lint bench ansible ansible-2.16 ansible-targets ruby cron legacy-examples sshd apt-test clean
+.PHONY: all setup modules build run test nextest test-fixtures example-component lint bench ansible ansible-2.16 ansible-targets ruby cron legacy-examples sshd apt-test clean
 
 all: build
 
@@ -97,9 +97,14 @@ apt-test:
 	@/usr/bin/python3 -c 'import apt' 2>/dev/null || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-apt)
 
+## nextest: cargo-nextest, which runs the tests: each in a process of its own, several
+## at once (.config/nextest.toml; tests that change the machine run one at a time).
+nextest:
+	@command -v cargo-nextest >/dev/null || $(CARGO) install --locked cargo-nextest
+
 ## test: every test (unit, shim, end-to-end), plus format and lint checks.
-test: build ansible ansible-2.16 ansible-targets ruby cron legacy-examples test-fixtures example-component sshd apt-test lint
-	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin $(CARGO) test --workspace
+test: build ansible ansible-2.16 ansible-targets ruby cron legacy-examples test-fixtures example-component sshd apt-test nextest lint
+	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin $(CARGO) nextest run --workspace --no-fail-fast
 
 lint:
 	$(CARGO) fmt --all -- --check

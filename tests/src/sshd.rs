@@ -173,20 +173,27 @@ impl Drop for Sshd {
 }
 
 /// The shim the SSH tests deploy: the built one without its debug information (a debug
-/// build carries hundreds of megabytes of it), made once per test run.
+/// build carries hundreds of megabytes of it), made again only when the build is newer
+/// (tests run in processes of their own: the first to need it makes it for the others).
 pub fn deployable_shim() -> PathBuf {
     static SHIM: OnceLock<PathBuf> = OnceLock::new();
     SHIM.get_or_init(|| {
         let src = &Binaries::get().shim;
         let dir = target_dir().join("e2e-ssh");
         std::fs::create_dir_all(&dir).expect("target/e2e-ssh");
+        let dest = dir.join("sandball-shim");
+        let modified = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        if let (Some(made), Some(built)) = (modified(&dest), modified(src))
+            && made > built
+        {
+            return dest;
+        }
         let tmp = dir.join(format!(".sandball-shim.{}", std::process::id()));
         run(Command::new("strip")
             .arg("--strip-debug")
             .arg("-o")
             .arg(&tmp)
             .arg(src));
-        let dest = dir.join("sandball-shim");
         std::fs::rename(&tmp, &dest).expect("rename the stripped shim");
         dest
     })
