@@ -11,7 +11,7 @@ use super::task;
 use crate::playbook::{Chain, Play, Task, TaskItem};
 use crate::plugins::action::{self, Runs};
 use crate::policy::{self, LegacyDecision, Subject};
-use crate::vars::PlayScope;
+use crate::vars::{HostNames, PlayScope};
 use sandball_wire::capability::Grant;
 use serde::Serialize;
 
@@ -84,8 +84,8 @@ pub fn playbook(run: &Run, plays: &[Play]) -> Vec<Planned> {
             name: &name,
             vars: &play.keywords.vars,
             vars_files: vars_files.as_ref(),
-            hosts_all: &hosts,
-            hosts_active: &hosts,
+            hosts_all: HostNames::new(&hosts),
+            hosts_active: HostNames::new(&hosts),
             roles: &play.loaded_roles,
             role_names: &play.role_names,
             dependent_role_names: &play.dependent_role_names,

@@ -8,8 +8,8 @@ use crate::playbook::{Chain, Keyword, Play, Task, TaskItem};
 use crate::plugins::action::{self, Runs};
 use crate::plugins::callback::Status;
 use crate::template::Vars;
-use crate::vars::PlayScope;
 use crate::vars::vars_files::VarsFiles;
+use crate::vars::{HostNames, PlayScope};
 use futures::StreamExt;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -231,8 +231,8 @@ pub(crate) fn play_vars_files(
         name: play.name.as_deref().unwrap_or(&play.hosts),
         vars: play_vars,
         vars_files: None,
-        hosts_all: hosts,
-        hosts_active: hosts,
+        hosts_all: HostNames::new(hosts),
+        hosts_active: HostNames::new(hosts),
         roles: &play.loaded_roles,
         role_names: &play.role_names,
         dependent_role_names: &play.dependent_role_names,
@@ -936,8 +936,8 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         name: play.name.as_deref().unwrap_or(&play.hosts),
         vars: cx.vars,
         vars_files: cx.vars_files,
-        hosts_all: all,
-        hosts_active: &hosts,
+        hosts_all: HostNames::new(all),
+        hosts_active: HostNames::new(&hosts),
         roles: &roles,
         role_names: &role_names,
         dependent_role_names: &play.dependent_role_names,

@@ -201,9 +201,9 @@ pub struct PlayScope<'a> {
     /// The play's `vars_files` (a layer above its vars).
     pub vars_files: Option<&'a vars_files::VarsFiles>,
     /// `ansible_play_hosts_all`.
-    pub hosts_all: &'a [String],
+    pub hosts_all: HostNames<'a>,
     /// `ansible_play_hosts` (hosts still active).
-    pub hosts_active: &'a [String],
+    pub hosts_active: HostNames<'a>,
     /// The play's roles, in order: their defaults and vars are every task's (Ansible's
     /// roles do not keep their variables private by default).
     pub roles: &'a [Arc<Role>],
@@ -211,6 +211,34 @@ pub struct PlayScope<'a> {
     pub role_names: &'a [String],
     /// `ansible_dependent_role_names`.
     pub dependent_role_names: &'a [String],
+}
+
+/// A list of host names as a magic variable gives it (`ansible_play_hosts`…), made
+/// into a value once per scope and shared by every host's variables: copying it for
+/// each host would make a task cost more the more hosts the play has.
+pub struct HostNames<'a> {
+    names: &'a [String],
+    value: std::sync::OnceLock<Arc<Value>>,
+}
+
+impl<'a> HostNames<'a> {
+    /// The list of `names`.
+    pub fn new(names: &'a [String]) -> Self {
+        HostNames {
+            names,
+            value: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn value(&self) -> Arc<Value> {
+        self.value
+            .get_or_init(|| {
+                Arc::new(Value::Array(
+                    self.names.iter().cloned().map(Value::String).collect(),
+                ))
+            })
+            .clone()
+    }
 }
 
 impl VariableManager {
@@ -429,11 +457,11 @@ impl VariableManager {
             ),
         );
         vars.set_data("ansible_play_name", Value::String(play.name.to_string()));
-        let list = |h: &[String]| Value::Array(h.iter().cloned().map(Value::String).collect());
-        vars.set_data("ansible_play_hosts_all", list(play.hosts_all));
-        vars.set_data("ansible_play_hosts", list(play.hosts_active));
-        vars.set_data("ansible_play_batch", list(play.hosts_active));
-        vars.set_data("play_hosts", list(play.hosts_active));
+        vars.set_shared_data("ansible_play_hosts_all", play.hosts_all.value());
+        let active = play.hosts_active.value();
+        vars.set_shared_data("ansible_play_hosts", active.clone());
+        vars.set_shared_data("ansible_play_batch", active.clone());
+        vars.set_shared_data("play_hosts", active);
         vars.set_hostvars(Arc::new(HostVars {
             shared: self.shared.clone(),
             inventory: inventory.clone(),
