@@ -13,6 +13,7 @@ use super::sandball::host::process::{Command, Host, Output};
 use super::{HostError, HostState, deny, exec, failure, listing, os_failure};
 use sandball_wire::capability::Access;
 use std::io::{Read, Write};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
@@ -24,7 +25,8 @@ use wasmtime::Trap;
 
 /// Longest pause between two looks at a running program.
 const MAX_POLL: Duration = Duration::from_millis(5);
-/// How long to wait, once a program has ended, for its pipes to close.
+/// How long a pipe may stay silent, once the program has ended, before what it wrote
+/// is taken as all of it.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(1);
 
 impl Host for HostState {
@@ -193,35 +195,67 @@ pub fn forbidden_variable(name: &str) -> bool {
     NAMES.contains(&upper.as_str()) || PREFIXES.iter().any(|p| upper.starts_with(p))
 }
 
-/// What a reader thread brings back: the bytes kept, and whether there were more.
-type Captured = std::io::Result<(Vec<u8>, bool)>;
+/// What a reader thread sends: a chunk it read (empty past the limit), or how the
+/// stream ended.
+enum Piece {
+    Bytes(Vec<u8>),
+    End(std::io::Result<()>),
+}
 
-/// Reads a stream to its end, keeping at most `limit` bytes; past the limit it
-/// raises `overflow` and keeps draining so the writer is not blocked.
+/// A stream being read by its own thread: what it sends, and a copy of the pipe's
+/// descriptor to look at whether anything waits to be read.
+struct Capture {
+    pieces: mpsc::Receiver<Piece>,
+    pipe: OwnedFd,
+}
+
+/// Reads a stream to its end, sending what it reads, at most `limit` bytes in all;
+/// past the limit it raises `overflow` and keeps draining so the writer is not
+/// blocked. It stops, closing its end, once the receiver is gone.
 fn capture(
-    mut stream: impl Read + Send + 'static,
+    mut stream: impl Read + AsFd + Send + 'static,
     limit: usize,
     overflow: Arc<AtomicBool>,
-) -> mpsc::Receiver<Captured> {
+) -> std::io::Result<Capture> {
+    let pipe = stream.as_fd().try_clone_to_owned()?;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let mut kept = Vec::new();
-        let r = (&mut stream)
-            .take((limit as u64).saturating_add(1))
-            .read_to_end(&mut kept)
-            .and_then(|_| {
-                let over = kept.len() > limit;
-                if over {
-                    kept.truncate(limit);
-                    overflow.store(true, Ordering::Relaxed);
-                    std::io::copy(&mut stream, &mut std::io::sink())?;
+        let mut buf = vec![0u8; 32 * 1024];
+        let mut total = 0usize;
+        loop {
+            let piece = match stream.read(&mut buf) {
+                Ok(0) => Piece::End(Ok(())),
+                Ok(n) => {
+                    let keep = n.min(limit.saturating_sub(total));
+                    total = total.saturating_add(n);
+                    if keep < n {
+                        overflow.store(true, Ordering::Relaxed);
+                    }
+                    Piece::Bytes(buf[..keep].to_vec())
                 }
-                Ok((kept, over))
-            });
-        // The receiver may be gone when the run gave up on this program.
-        let _ = tx.send(r);
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => Piece::End(Err(e)),
+            };
+            let end = matches!(piece, Piece::End(_));
+            if tx.send(piece).is_err() || end {
+                break;
+            }
+        }
     });
-    rx
+    Ok(Capture { pieces: rx, pipe })
+}
+
+/// Whether the pipe has something for its reader: bytes, or its end (every writer
+/// gone).
+fn pending(pipe: &OwnedFd) -> bool {
+    let mut fds = [libc::pollfd {
+        fd: pipe.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    }];
+    // SAFETY: one valid pollfd, owned by this frame; a zero timeout does not block.
+    let r = unsafe { libc::poll(fds.as_mut_ptr(), 1, 0) };
+    r > 0 && fds[0].revents != 0
 }
 
 fn kill_group(child: &Child) {
@@ -312,21 +346,38 @@ fn wait(
     }
 }
 
-fn collect(
-    rx: &mpsc::Receiver<Captured>,
-    until: Instant,
-    what: &str,
-) -> Result<Vec<u8>, HostError> {
-    let left = until.saturating_duration_since(Instant::now());
-    match rx.recv_timeout(left) {
-        Ok(Ok((bytes, _))) => Ok(bytes),
-        Ok(Err(e)) => Err(os_failure(format!("cannot read the program's {what}"), &e)),
-        Err(_) => Err(failure(
-            0,
-            format!(
-                "the program's {what} stayed open after it ended (a background process holds it)"
-            ),
-        )),
+/// What the program wrote on one stream: everything up to its end, or, when
+/// something the program started keeps the pipe open (a daemon it spawned), what came
+/// before the pipe stayed empty for [`DRAIN_AFTER_EXIT`] after the program ended, as
+/// Ansible's `run_command` takes it. A pipe with bytes or its end waiting is never
+/// left (however slowly the reader thread gets to them), but nothing is waited for
+/// past `deadline`.
+fn collect(capture: &Capture, deadline: Instant, what: &str) -> Result<Vec<u8>, HostError> {
+    const STEP: Duration = Duration::from_millis(50);
+    let mut bytes = Vec::new();
+    let mut empty_since: Option<Instant> = None;
+    loop {
+        match capture.pieces.recv_timeout(STEP) {
+            Ok(Piece::Bytes(b)) => {
+                bytes.extend_from_slice(&b);
+                empty_since = None;
+            }
+            Ok(Piece::End(Ok(()))) | Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(bytes),
+            Ok(Piece::End(Err(e))) => {
+                return Err(os_failure(format!("cannot read the program's {what}"), &e));
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let now = Instant::now();
+                if now >= deadline {
+                    return Ok(bytes);
+                }
+                if pending(&capture.pipe) {
+                    empty_since = None;
+                } else if now.duration_since(*empty_since.get_or_insert(now)) >= DRAIN_AFTER_EXIT {
+                    return Ok(bytes);
+                }
+            }
+        }
     }
 }
 
@@ -380,8 +431,19 @@ fn run_bounded(
             format!("cannot capture the output of {argv0}"),
         )));
     };
-    let out = capture(out, limit, Arc::clone(&overflow));
-    let err = capture(err, limit, Arc::clone(&overflow));
+    let captured = capture(out, limit, Arc::clone(&overflow))
+        .and_then(|out| Ok((out, capture(err, limit, Arc::clone(&overflow))?)));
+    let (out, err) = match captured {
+        Ok(both) => both,
+        Err(e) => {
+            kill_group(&child);
+            let _ = child.wait();
+            return Ok(Err(os_failure(
+                format!("cannot capture the output of {argv0}"),
+                &e,
+            )));
+        }
+    };
     let status = match wait(&mut child, deadline, &overflow) {
         Ok(Ok(status)) => status,
         Ok(Err(stop)) => {
@@ -404,12 +466,11 @@ fn run_bounded(
         }
     };
     // Pipes close when the program ends, unless something it started keeps them.
-    let until = Instant::now() + DRAIN_AFTER_EXIT;
-    let stdout = match collect(&out, until, "stdout") {
+    let stdout = match collect(&out, deadline, "stdout") {
         Ok(b) => b,
         Err(e) => return Ok(Err(e)),
     };
-    let stderr = match collect(&err, until, "stderr") {
+    let stderr = match collect(&err, deadline, "stderr") {
         Ok(b) => b,
         Err(e) => return Ok(Err(e)),
     };
@@ -632,6 +693,31 @@ mod tests {
         assert!(!String::from_utf8_lossy(&out.stdout).contains("wrote"));
         assert_eq!(std::fs::read(&result).unwrap(), b"genuine");
         drop(fd);
+    }
+
+    #[test]
+    fn a_daemon_holding_the_output_open_does_not_fail_the_run() {
+        // `setsid` takes the daemon out of the program's group, as a program that
+        // daemonizes does (git's background maintenance, an init script's service):
+        // what the program wrote is its output once the pipe has been silent a while,
+        // as Ansible's run_command takes it.
+        let (_tmp, dir) = scratch();
+        let ready = dir.join("ready");
+        let script = format!(
+            "echo hi; setsid sh -c 'touch {r}; exec sleep 4' & \
+             while [ ! -e {r} ]; do sleep 0.01; done; echo bye; echo err >&2",
+            r = ready.display()
+        );
+        let mut s = state(&["sh"], MINUTE, 1 << 20);
+        let started = Instant::now();
+        let out = s.run(cmd(&["sh", "-c", &script])).unwrap().unwrap();
+        assert_eq!(out.rc, 0);
+        assert_eq!(out.stdout, b"hi\nbye\n");
+        assert_eq!(out.stderr, b"err\n");
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "it waited for the daemon"
+        );
     }
 
     #[test]
