@@ -116,7 +116,9 @@ lint:
 ## ansible-core's Python ping/file/stat through sandball's Ansiballz (local, LEGACY=1),
 ## then inventory --list on 10,000 generated hosts against ansible-inventory, then the
 ## same tasks in a 10-host and a 10,010-host inventory (a task must not cost more in a
-## larger inventory); at the end, every ratio against ansible-core in one table.
+## larger inventory), then plays of 200, 2,000 and 20,000 hosts (the controller's cost
+## per task-host and memory per host must stay flat); at the end, every ratio against
+## ansible-core in one table.
 bench: export BENCH_SUMMARY := $(CURDIR)/target/bench-summary.md
 bench: setup ansible sshd
 	$(CARGO) build --profile wasm --target $(WASM_TARGET) $(MODULE_PKGS)
@@ -128,6 +130,7 @@ bench: setup ansible sshd
 	LEGACY=1 examples/bench/run.sh
 	examples/bench/inventory.sh
 	examples/bench/task_scale.sh
+	examples/bench/many_hosts.sh
 	@echo; echo "Every ratio, ansible-core / sandball, measured in this run ($$(date -u '+%F %H:%M UTC'), load $$(cut -d' ' -f1-3 /proc/loadavg)):"; cat "$$BENCH_SUMMARY"
 
 clean:
