@@ -212,20 +212,45 @@ fn recaps(out: &Output) -> Vec<String> {
         .collect()
 }
 
+/// The listed targets are split into this many tests, which the test runner runs
+/// beside each other and beside the other tests.
+const SHARDS: usize = 3;
+
 #[test]
-fn ansible_core_integration_targets_pass_as_under_ansible_playbook() {
+fn ansible_core_integration_targets_pass_as_under_ansible_playbook_1_of_3() {
+    shard(0);
+}
+
+#[test]
+fn ansible_core_integration_targets_pass_as_under_ansible_playbook_2_of_3() {
+    shard(1);
+}
+
+#[test]
+fn ansible_core_integration_targets_pass_as_under_ansible_playbook_3_of_3() {
+    shard(2);
+}
+
+/// Runs every `SHARDS`th listed target from the `n`th on — or, in the first shard,
+/// the targets `ANSIBLE_TARGETS=a,b` names instead (to try one out).
+fn shard(n: usize) {
+    let chosen = std::env::var("ANSIBLE_TARGETS").ok();
+    let targets: Vec<&str> = match &chosen {
+        Some(_) if n > 0 => return,
+        Some(list) => list.split(',').map(str::trim).collect(),
+        None => TARGETS.iter().copied().skip(n).step_by(SHARDS).collect(),
+    };
+    run_targets(&targets);
+}
+
+/// Runs `targets` under both tools and asserts that sandball passes each.
+fn run_targets(targets: &[&str]) {
     let source = targets_source();
     let sb = Sandbox::new();
     let ours = Layout::new(&sb, "sandball", &source, false);
     let theirs = Layout::new(&sb, "ansible", &source, true);
-    // `ANSIBLE_TARGETS=a,b` runs those targets instead (to try one out).
-    let chosen = std::env::var("ANSIBLE_TARGETS").ok();
-    let targets: Vec<&str> = match &chosen {
-        Some(list) => list.split(',').map(str::trim).collect(),
-        None => TARGETS.to_vec(),
-    };
     let mut failures = Vec::new();
-    for target in &targets {
+    for target in targets {
         let (mine, reference) = std::thread::scope(|s| {
             let mine = s.spawn(|| Output::run(ours.command(target), LIMIT));
             let reference = s.spawn(|| Output::run(theirs.command(target), LIMIT));
