@@ -445,17 +445,17 @@ fn environment_of_every_level_reaches_the_module() {
 - name: environment
   hosts: all
   gather_facts: false
-  environment: {FROM_PLAY: play, BOTH: play}
+  environment: {FROM_PLAY: play, BOTH: play, LATE: "{{ ansible_env.HOME }}"}
   tasks:
     - name: a block
       block:
         - name: show it
-          shell: echo "$FROM_PLAY $FROM_BLOCK $BOTH"
+          shell: echo "$FROM_PLAY $FROM_BLOCK $BOTH ${GONE-unset} ${LATE-unset}"
           register: shown
-          environment: {BOTH: task}
+          environment: [{BOTH: task, GONE: "{{ omit }}"}, "{{ omit }}"]
         - name: what the module saw
           debug: {msg: "saw {{ shown.stdout }}"}
-      environment: [{FROM_BLOCK: block}]
+      environment: [{FROM_BLOCK: block}, not a mapping]
 "#,
     );
     let out = sb
@@ -463,7 +463,12 @@ fn environment_of_every_level_reaches_the_module() {
         .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
         .run();
     out.assert_no_panic().assert_code(0);
-    out.assert_stdout_has("\"msg\": \"saw play block task\"");
+    out.assert_stdout_has("\"msg\": \"saw play block task unset unset\"");
+    assert!(
+        out.stderr
+            .contains("could not parse environment value, skipping: "),
+        "{out}"
+    );
     same_as_ansible(&sb, &out, &pb, &work, &[]);
 
     // The command component passes it to the program it runs, as Ansible's module

@@ -350,6 +350,9 @@ pub fn capability_keywords(
 
 /// The task's `environment`: every level's (play, blocks, task; each a mapping or a
 /// list of them), templated and merged outermost first, so the task's own values win.
+/// As in Ansible, what is `omit` (a value, an item, a level) is left out, a value that
+/// needs the `ansible_env` facts before they are gathered is left out, and an item that
+/// is not a mapping is skipped with a warning.
 pub(crate) fn environment(
     run: &Run,
     kw: &Chain<'_>,
@@ -357,24 +360,41 @@ pub(crate) fn environment(
 ) -> Result<Map<String, Value>, String> {
     let mut merged = Map::new();
     for level in kw.all(Keyword::Environment) {
-        let templated = run
-            .templar
-            .template(level, vars)
-            .map_err(|e| e.to_string())?;
-        let parts = match templated {
-            Value::Array(items) => items,
-            other => vec![other],
+        let items = match level {
+            Value::Array(items) => items.clone(),
+            Value::Null => Vec::new(),
+            one => vec![one.clone()],
         };
-        for part in parts {
-            match part {
-                Value::Object(m) => merged.extend(m),
-                Value::Null => {}
-                other => {
-                    return Err(format!(
-                        "environment must be a dictionary, received {other} ({})",
-                        sandball_wire::python::short_type_name(&other)
-                    ));
+        let written = Value::Array(items.clone());
+        for item in items {
+            match item {
+                Value::Object(m) => {
+                    for (name, value) in m {
+                        match run.templar.template(&value, vars) {
+                            Ok(Value::String(s)) if s == crate::template::OMIT => {}
+                            Ok(value) => {
+                                merged.insert(name, value);
+                            }
+                            Err(e) if e.to_string().contains("ansible_env") => {}
+                            Err(e) => return Err(e.to_string()),
+                        }
+                    }
                 }
+                other => match run
+                    .templar
+                    .template(&other, vars)
+                    .map_err(|e| e.to_string())?
+                {
+                    Value::Object(m) => merged.extend(
+                        m.into_iter()
+                            .filter(|(_, v)| v.as_str() != Some(crate::template::OMIT)),
+                    ),
+                    Value::String(s) if s == crate::template::OMIT => {}
+                    _ => run.callback.warning(&format!(
+                        "could not parse environment value, skipping: {}",
+                        sandball_wire::python::py_repr(&written)
+                    )),
+                },
             }
         }
     }
