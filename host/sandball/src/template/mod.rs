@@ -26,6 +26,7 @@ pub(crate) use file_vars::file_vars;
 pub(crate) use scope::is_template;
 pub use templar::{FileOptions, Templar};
 pub use vars::{HostVarsSource, Var, Vars};
+pub(crate) use view::unsafe_mark;
 
 /// The value of Ansible's `omit` variable: a module argument templated to exactly this
 /// string must be removed from the module's arguments before the module runs.

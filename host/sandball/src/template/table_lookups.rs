@@ -3,7 +3,8 @@
 //! unless `case_sensitive`, `%(name)s` interpolation unless `interpolation=false`,
 //! `allow_no_value`, `re`) and `csvfile` (a column of the row whose key column holds
 //! the term, the file read as Python's `csv` reads it). Both take their options as
-//! keywords or, the old way, inline in the term (`key section=s file=f`).
+//! keywords or, the old way, inline in the term (`key section=s file=f`; quotes in the
+//! key are part of it, quotes around an option's value are not).
 
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -18,10 +19,10 @@ fn inline(term: &str, valid: &[&str]) -> Result<(String, Vec<(String, String)>),
             !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         });
         match option {
-            Some((k, v)) if valid.contains(&k) => options.push((k.to_string(), v.to_string())),
-            Some((k, _)) if !key.is_empty() || !options.is_empty() => {
-                return Err(format!("'{k}' is not a valid option"));
+            Some((k, v)) if valid.contains(&k) => {
+                options.push((k.to_string(), unquoted(v).to_string()));
             }
+            Some((k, _)) => return Err(format!("'{k}' is not a valid option")),
             _ => match options.last_mut() {
                 Some((_, v)) => {
                     v.push(' ');
@@ -34,36 +35,44 @@ fn inline(term: &str, valid: &[&str]) -> Result<(String, Vec<(String, String)>),
     Ok((key.join(" "), options))
 }
 
-/// Words split at white space, quotes (`"` or `'`) keeping theirs together and going.
+/// Words split at white space outside quotes (`"` or `'`), the quotes kept.
 fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut word = String::new();
     let mut quote: Option<char> = None;
-    let mut started = false;
     for c in text.chars() {
         match quote {
-            Some(q) if c == q => quote = None,
+            Some(q) if c == q => {
+                quote = None;
+                word.push(c);
+            }
             Some(_) => word.push(c),
             None if c == '"' || c == '\'' => {
                 quote = Some(c);
-                started = true;
+                word.push(c);
             }
             None if c == ' ' || c == '\n' || c == '\r' => {
-                if started {
+                if !word.is_empty() {
                     out.push(std::mem::take(&mut word));
-                    started = false;
                 }
             }
-            None => {
-                word.push(c);
-                started = true;
-            }
+            None => word.push(c),
         }
     }
-    if started {
+    if !word.is_empty() {
         out.push(word);
     }
     out
+}
+
+/// An option's value without the quotes around it (`file="a b.csv"`).
+fn unquoted(value: &str) -> &str {
+    for q in ['"', '\''] {
+        if let Some(inner) = value.strip_prefix(q).and_then(|v| v.strip_suffix(q)) {
+            return inner;
+        }
+    }
+    value
 }
 
 /// The options of a lookup: the keywords, with a term's inline ones over them.
@@ -396,16 +405,21 @@ pub(super) fn csvfile(
         }
         let o = merged(options, extra);
         let number = |name: &str, default: usize| -> Result<usize, String> {
+            let invalid = |v: &dyn std::fmt::Display| {
+                format!(
+                    "Config '{name}' for 'csvfile' lookup plugin has an invalid value: Invalid value provided for 'int': '{v}'"
+                )
+            };
             match o.get(name) {
                 None | Some(Json::Null) => Ok(default),
                 Some(Json::Number(n)) => n
                     .as_u64()
                     .and_then(|n| usize::try_from(n).ok())
-                    .ok_or_else(|| format!("{name} must be a column number, got {n}")),
-                Some(v) => super::lookups::text(v)
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("{name} must be a column number, got {v}")),
+                    .ok_or_else(|| invalid(n)),
+                Some(v) => {
+                    let text = super::lookups::text(v);
+                    text.trim().parse().map_err(|_| invalid(&text))
+                }
             }
         };
         let (col, keycol) = (number("col", 1)?, number("keycol", 0)?);
@@ -506,6 +520,16 @@ mod tests {
             "'thisarg' is not a valid option"
         );
         assert_eq!(inline("file=x", CSV_OPTIONS).unwrap().0, "");
+        assert_eq!(
+            inline("\"The Rock\" Johnson file=a", CSV_OPTIONS)
+                .unwrap()
+                .0,
+            "\"The Rock\" Johnson"
+        );
+        assert_eq!(
+            inline("invalid=option", INI_OPTIONS).unwrap_err(),
+            "'invalid' is not a valid option"
+        );
     }
 
     #[test]

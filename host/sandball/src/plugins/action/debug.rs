@@ -49,9 +49,19 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
             };
             result.insert(name.clone(), value);
         }
+        // `var: !unsafe name`: data marked untrusted is never evaluated.
+        Some(other) if crate::template::unsafe_mark(other).is_some() => {
+            return failed(
+                "Error while resolving `var` expression: Encountered untrusted template or expression.",
+            );
+        }
         Some(other) => {
-            let key = other.to_string();
-            result.insert(key, other.clone());
+            use sandball_wire::python::{py_str, short_type_name};
+            return failed(format!(
+                "argument 'var' is of type {} and we were unable to convert to _check_type_str_no_conversion: '{}' is not a string and conversion is not allowed",
+                short_type_name(other),
+                py_str(other)
+            ));
         }
         None => {
             let msg = args
@@ -82,5 +92,13 @@ mod tests {
         );
         let r = run(&ctx, &args(json!({"var": "d.a"})));
         assert_eq!(r["d.a"], 1);
+        let r = run(&ctx, &args(json!({"var": {"__ansible_unsafe": "d"}})));
+        assert_eq!(r["failed"], true);
+        assert!(r["msg"].as_str().unwrap().contains("untrusted template"));
+        let r = run(&ctx, &args(json!({"var": {"a": 1}})));
+        assert_eq!(
+            r["msg"],
+            "argument 'var' is of type dict and we were unable to convert to _check_type_str_no_conversion: '{'a': 1}' is not a string and conversion is not allowed"
+        );
     }
 }

@@ -1,0 +1,57 @@
+//! `debug`'s `var`, compared with ansible-playbook: a name or an expression is shown
+//! with its value; a value that is not a string (a mapping, a list, a number) fails with
+//! ansible-core's type message; a name marked `!unsafe` is never evaluated.
+
+use sandball_e2e::Sandbox;
+
+const PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    debug_me: hi
+  tasks:
+    - name: a name
+      debug: {var: debug_me}
+    - name: an expression
+      debug: {var: "debug_me | upper"}
+    - name: a mapping
+      debug:
+        var: {a: 1}
+      ignore_errors: true
+    - name: a number
+      debug:
+        var: 5
+      ignore_errors: true
+    - name: untrusted
+      debug:
+        var: !unsafe debug_me
+      ignore_errors: true
+      register: untrusted
+    - name: check
+      assert:
+        that:
+          - untrusted is failed
+          - untrusted.msg is contains "Encountered untrusted template or expression"
+"#;
+
+#[test]
+fn debug_var_is_checked_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let pb = sb.write("play.yml", PLAY);
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    let Some(theirs) = sb.ansible_play(&pb, &work, &[]) else {
+        return;
+    };
+    let theirs = theirs.run();
+    for task in ["a name", "an expression", "a mapping", "a number", "check"] {
+        assert_eq!(
+            ours.result_lines(task),
+            theirs.result_lines(task),
+            "{task}:\n{theirs}\n{ours}"
+        );
+    }
+    ours.assert_same_recap_as(&theirs);
+}
