@@ -405,3 +405,22 @@ fn templated_action_names_resolve_when_the_task_runs() {
         "{out}"
     );
 }
+
+#[test]
+fn a_boolean_keyword_that_is_not_one_is_named_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - name: bad\n      debug: {msg: x}\n      diff: yes.\n      ignore_errors: true\n      register: bad\n    - name: why\n      debug: {msg: \"{{ bad.msg is contains(\\\"Error processing keyword 'diff': The value 'yes.' could not be converted to 'bool'\\\") }}\"}\n",
+    );
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    ours.assert_stdout_has("\"msg\": true");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        theirs.assert_stdout_has("\"msg\": true");
+        ours.assert_same_recap_as(&theirs);
+    }
+}

@@ -37,6 +37,12 @@ const fn s(
 const SETTINGS: &[Setting] = &[
     s("defaults", "inventory", "ANSIBLE_INVENTORY", true),
     s("defaults", "forks", "ANSIBLE_FORKS", false),
+    s(
+        "defaults",
+        "duplicate_dict_key",
+        "ANSIBLE_DUPLICATE_YAML_DICT_KEY",
+        false,
+    ),
     s("defaults", "remote_user", "ANSIBLE_REMOTE_USER", false),
     s(
         "defaults",

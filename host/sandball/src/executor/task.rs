@@ -214,7 +214,13 @@ pub(crate) fn keyword_bool(
         None => Ok(default),
         Some(v) => {
             let t = run.templar.template(v, vars).map_err(|e| e.to_string())?;
-            truthy(Some(&t), default)
+            truthy(Some(&t), default).map_err(|_| {
+                format!(
+                    "Error processing keyword '{}': The value {} could not be converted to 'bool'.",
+                    k.name(),
+                    sandball_wire::python::py_repr(&t)
+                )
+            })
         }
     }
 }

@@ -432,7 +432,7 @@ mod tests {
         );
         assert_eq!(
             book.warnings,
-            vec!["found a duplicate dict key 'debug' in '/srv/site.yml': line 4, column 7; using the last defined value only (the mapping starts at line 3, column 7)".to_owned()]
+            vec!["Found duplicate mapping key 'debug' in '/srv/site.yml': line 4, column 7. Using last defined value only.".to_owned()]
         );
     }
 

@@ -402,7 +402,7 @@ impl Builder<'_> {
                 shape,
                 ..
             } => {
-                let node = self.mapping(explicit, merged, mark);
+                let node = self.mapping(explicit, merged, mark)?;
                 let node = match node.value {
                     Yaml::Map(entries) if shape == Shape::Set => Node {
                         value: Yaml::Seq(entries.into_iter().map(|(key, _)| key).collect()),
@@ -446,13 +446,14 @@ impl Builder<'_> {
     }
 
     /// The mapping of merged-in entries overridden by explicit ones; a key written twice
-    /// keeps its first place and its last value, with a warning.
+    /// keeps its first place and its last value, with a warning (or as
+    /// `ANSIBLE_DUPLICATE_YAML_DICT_KEY` says: `error`, `ignore`).
     fn mapping(
         &mut self,
         explicit: Vec<(Node, Node)>,
         merged: Vec<(Node, Node)>,
         mark: Mark,
-    ) -> Node {
+    ) -> Result<Node, PlaybookError> {
         let mut entries: Vec<(Node, Node)> = Vec::with_capacity(merged.len() + explicit.len());
         let mut explicitly_set: Vec<bool> = Vec::with_capacity(entries.capacity());
         let mut index: HashMap<KeyId, usize> = HashMap::new();
@@ -464,13 +465,7 @@ impl Builder<'_> {
             match index.get(&KeyId::of(&key)) {
                 Some(&at) => {
                     if is_explicit && explicitly_set[at] {
-                        self.warnings.push(format!(
-                            "found a duplicate dict key '{}' {}; using the last defined value only (the mapping starts at line {}, column {})",
-                            key.key_text(),
-                            self.source.place(key.mark),
-                            mark.line,
-                            mark.column
-                        ));
+                        self.duplicate(&key)?;
                     }
                     explicitly_set[at] |= is_explicit;
                     entries[at] = (key, value);
@@ -482,9 +477,32 @@ impl Builder<'_> {
                 }
             }
         }
-        Node {
+        Ok(Node {
             value: Yaml::Map(entries),
             mark,
+        })
+    }
+
+    /// A key written twice in one mapping: a warning, an error or nothing, as
+    /// `ANSIBLE_DUPLICATE_YAML_DICT_KEY` (ansible.cfg's `duplicate_dict_key`) says.
+    fn duplicate(&mut self, key: &Node) -> Result<(), PlaybookError> {
+        let found = format!("Found duplicate mapping key '{}'", key.key_text());
+        match std::env::var("ANSIBLE_DUPLICATE_YAML_DICT_KEY")
+            .unwrap_or_default()
+            .to_ascii_lowercase()
+            .as_str()
+        {
+            "ignore" => Ok(()),
+            "error" => Err(self
+                .source
+                .error(key.mark, format!("YAML parsing failed: {found}."))),
+            _ => {
+                self.warnings.push(format!(
+                    "{found} {}. Using last defined value only.",
+                    self.source.place(key.mark)
+                ));
+                Ok(())
+            }
         }
     }
 
@@ -638,7 +656,7 @@ mod tests {
         assert_eq!(
             document.warnings,
             vec![
-                "found a duplicate dict key 'a' in 't.yml': line 3, column 1; using the last defined value only (the mapping starts at line 1, column 1)"
+                "Found duplicate mapping key 'a' in 't.yml': line 3, column 1. Using last defined value only."
             ]
         );
     }
