@@ -55,14 +55,15 @@ print(ms, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 sys.exit(rc)'
 
 echo "== many hosts: $TASKS controller tasks, forks $FORKS"
-first_n= first_ms=
+first_n= first_ms= first_rss=
 for n in $SIZES; do
     read -r ms rss < <(python3 -c "$TIMER" "$SANDBALL" playbook -i "$WORK/hosts-$n.ini" "$WORK/play.yml" -f "$FORKS") || {
         echo "many_hosts.sh: sandball failed on $n hosts" >&2
         exit 1
     }
-    python3 -c "import sys; n, ms, rss, t = map(int, sys.argv[1:]); print(f'  sandball {n:>6,} hosts: {ms / 1000:.3f} s, {ms * 1000 / (n * t):.1f} us per task-host, peak memory {rss // 1024} MiB ({rss * 1024 // n} bytes per host)')" "$n" "$ms" "$rss" "$TASKS"
-    if [ -z "$first_n" ]; then first_n=$n first_ms=$ms; fi
+    if [ -z "$first_n" ]; then first_n=$n first_ms=$ms first_rss=$rss; fi
+    # Memory per host: what the peak grew by since the smallest play, per added host.
+    python3 -c "import sys; n, ms, rss, t, n0, r0 = map(int, sys.argv[1:]); per = f', {(rss - r0) * 1024 // (n - n0)} bytes more per added host' if n > n0 else ''; print(f'  sandball {n:>6,} hosts: {ms / 1000:.3f} s, {ms * 1000 / (n * t):.1f} us per task-host, peak memory {rss // 1024} MiB{per}')" "$n" "$ms" "$rss" "$TASKS" "$first_n" "$first_rss"
 done
 
 if [ "${SKIP_ANSIBLE:-}" = 1 ] || [ ! -x "$VENV/bin/ansible-playbook" ]; then
