@@ -2,7 +2,8 @@
 //! run, each tool with a cache directory of its own: gathered facts and `set_fact`
 //! with `cacheable: true` are there in the next run (other `set_fact` values are not),
 //! `--flush-cache` empties it, `gathering = smart` does not gather a host whose facts
-//! are cached, and a cache plugin sandball does not have is refused, naming it.
+//! are cached, a host `add_host` adds has the facts cached for it, and a cache plugin
+//! sandball does not have is refused, naming it.
 
 use sandball_e2e::Sandbox;
 
@@ -31,6 +32,20 @@ const SMART: &str = r#"
       debug: {msg: "{{ ansible_system }}"}
 "#;
 
+/// Caches a fact of a host that `add_host` adds, then reads it in a later run.
+const ADDED: &str = r#"
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - add_host: {name: added, ansible_connection: local}
+- hosts: added
+  gather_facts: false
+  tasks:
+    - name: what the cache kept for an added host
+      debug: {msg: "{{ added_fact | default('none') }}"}
+    - set_fact: {added_fact: added_value, cacheable: true}
+"#;
+
 #[test]
 fn facts_outlive_the_run_as_in_ansible() {
     let sb = Sandbox::new();
@@ -38,16 +53,19 @@ fn facts_outlive_the_run_as_in_ansible() {
     let write = sb.write("write.yml", WRITE);
     let read = sb.write("read.yml", READ);
     let smart = sb.write("smart.yml", SMART);
+    let added = sb.write("added.yml", ADDED);
     let work = sb.dir("work");
     let mut outputs: Vec<Vec<String>> = vec![];
     for tool in ["sandball", "ansible"] {
         let cache = sb.dir(&format!("cache-{tool}"));
-        let steps: [(&std::path::Path, &[&str], &str); 5] = [
+        let steps: [(&std::path::Path, &[&str], &str); 7] = [
             (&write, &[], "implicit"),
             (&read, &[], "implicit"),
             (&smart, &[], "smart"),
             (&read, &["--flush-cache"], "implicit"),
             (&smart, &[], "smart"),
+            (&added, &[], "implicit"),
+            (&added, &[], "implicit"),
         ];
         let mut outs = vec![];
         for (pb, args, gathering) in steps {
@@ -83,6 +101,8 @@ fn facts_outlive_the_run_as_in_ansible() {
                 outs[3]
             );
             assert!(outs[4].contains("Gathering Facts"), "{}", outs[4]);
+            assert!(outs[5].contains("\"msg\": \"none\""), "{}", outs[5]);
+            assert!(outs[6].contains("\"msg\": \"added_value\""), "{}", outs[6]);
             assert!(cache.join("facts_localhost").is_file());
         }
         outputs.push(outs);

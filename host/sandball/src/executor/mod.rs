@@ -246,12 +246,24 @@ impl Run {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
         };
-        match inventory.changed(change)? {
+        let changed = match inventory.changed(change)? {
             Some(new) => {
                 *inventory = std::sync::Arc::new(new);
-                Ok(true)
+                true
             }
-            None => Ok(false),
+            None => false,
+        };
+        drop(inventory);
+        if let crate::inventory::Change::AddHost { name, .. } = change {
+            self.host_joined(name);
+        }
+        Ok(changed)
+    }
+
+    /// Gives a host that joined the run the facts the fact cache holds for it.
+    fn host_joined(&self, host: &str) {
+        if let Err(e) = self.vars.host_joined(host) {
+            self.callback.warning(&e);
         }
     }
 
@@ -263,8 +275,11 @@ impl Run {
             self.callback.warning(w);
         }
         match self.inventory.write() {
-            Ok(mut inventory) => *inventory = fresh,
-            Err(poisoned) => *poisoned.into_inner() = fresh,
+            Ok(mut inventory) => *inventory = fresh.clone(),
+            Err(poisoned) => *poisoned.into_inner() = fresh.clone(),
+        }
+        for host in fresh.host_names() {
+            self.host_joined(&host);
         }
         Ok(())
     }

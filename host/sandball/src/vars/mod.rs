@@ -302,6 +302,27 @@ impl VariableManager {
         )
     }
 
+    /// A host that joined the run (`add_host`, `meta: refresh_inventory`) gets the
+    /// facts the fact cache holds for it, as Ansible reads them for any host name;
+    /// a host the run already knows keeps its own. What cannot be read is returned.
+    pub fn host_joined(&self, host: &str) -> Result<(), String> {
+        let Some(cache) = &self.shared.fact_cache else {
+            return Ok(());
+        };
+        if self.state().contains_key(host) {
+            return Ok(());
+        }
+        if let Some(facts) = cache.load(host)? {
+            self.state()
+                .entry(host.to_string())
+                .or_insert_with(|| HostState {
+                    facts,
+                    ..HostState::default()
+                });
+        }
+        Ok(())
+    }
+
     /// Whether `host` has facts (gathered, returned by modules or cached): `gathering =
     /// smart` does not gather them again.
     pub fn has_facts(&self, host: &str) -> bool {
