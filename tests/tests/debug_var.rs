@@ -1,6 +1,8 @@
 //! `debug`'s `var`, compared with ansible-playbook: a name or an expression is shown
 //! with its value; a value that is not a string (a mapping, a list, a number) fails with
-//! ansible-core's type message; a name marked `!unsafe` is never evaluated.
+//! ansible-core's type message; a name marked `!unsafe` is never evaluated; a division
+//! by zero in `msg` fails in Python's words; an undefined variable is shown in its
+//! place with a warning the result keeps.
 
 use sandball_e2e::Sandbox;
 
@@ -27,9 +29,20 @@ const PLAY: &str = r#"
         var: !unsafe debug_me
       ignore_errors: true
       register: untrusted
+    - name: undefined var
+      debug: {var: something_undefined}
+      register: undefined
+    - name: division by zero
+      debug: {msg: "{{ 5 / 0 }}"}
+      ignore_errors: true
+      register: zero
     - name: check
       assert:
         that:
+          - undefined.warnings | length == 1
+          - undefined.warnings[0] is contains "something_undefined"
+          - zero is failed
+          - "'division by zero' in zero.msg"
           - untrusted is failed
           - untrusted.msg is contains "Encountered untrusted template or expression"
 "#;
@@ -46,7 +59,14 @@ fn debug_var_is_checked_as_in_ansible() {
         return;
     };
     let theirs = theirs.run();
-    for task in ["a name", "an expression", "a mapping", "a number", "check"] {
+    for task in [
+        "a name",
+        "an expression",
+        "a mapping",
+        "a number",
+        "undefined var",
+        "check",
+    ] {
         assert_eq!(
             ours.result_lines(task),
             theirs.result_lines(task),

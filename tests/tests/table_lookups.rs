@@ -113,3 +113,45 @@ fn table_lookups_and_url_filters_as_in_ansible() {
     }
     ours.assert_same_recap_as(&theirs);
 }
+
+/// `inventory_hostnames` over an inventory with groups: groups, globs, regexes, unions,
+/// intersections and exclusions, in inventory order.
+#[test]
+fn inventory_hostnames_selects_as_in_ansible() {
+    let sb = Sandbox::new();
+    let inventory = sb.write(
+        "hosts.ini",
+        "lone ansible_connection=local\n[g1]\nb1 ansible_connection=local\na2 ansible_connection=local\nc3 ansible_connection=local\n[g2]\nc3\nd4 ansible_connection=local\n",
+    );
+    let pb = sb.write(
+        "hosts.yml",
+        r#"
+- hosts: lone
+  gather_facts: false
+  tasks:
+    - name: patterns
+      debug:
+        msg:
+          - "{{ query('inventory_hostnames', 'g1') }}"
+          - "{{ query('inventory_hostnames', 'g1:!a2') }}"
+          - "{{ query('inventory_hostnames', 'g1:&g2') }}"
+          - "{{ query('inventory_hostnames', 'lone,d*') }}"
+          - "{{ query('inventory_hostnames', '~[ab].:!g2') }}"
+          - "{{ query('inventory_hostnames', '!g1') }}"
+          - "{{ query('inventory_hostnames', 'nothing') }}"
+          - "{{ lookup('inventory_hostnames', 'g2') }}"
+"#,
+    );
+    let args = ["-i", inventory.to_str().unwrap(), pb.to_str().unwrap()];
+    let ours = sb.sandball(std::iter::once("playbook").chain(args)).run();
+    ours.assert_no_panic().assert_code(0);
+    let Some(theirs) = sb.ansible_playbook(args) else {
+        return;
+    };
+    let theirs = theirs.run();
+    assert_eq!(
+        ours.result_lines("patterns"),
+        theirs.result_lines("patterns"),
+        "{theirs}\n{ours}"
+    );
+}

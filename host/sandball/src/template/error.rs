@@ -116,8 +116,34 @@ pub(crate) fn engine_detail(err: &minijinja::Error) -> String {
     };
     match err.kind() {
         minijinja::ErrorKind::UndefinedError => detail.replace('`', "'"),
-        _ => detail,
+        _ => zero_division(&detail).unwrap_or(detail),
     }
+}
+
+/// Python's words for a division by zero the engine reports as "unable to calculate
+/// 5 / 0": `division by zero`, `integer division or modulo by zero`…
+fn zero_division(detail: &str) -> Option<String> {
+    let expr = detail.strip_prefix("unable to calculate ")?;
+    let (left, op, right) = ["//", "/", "%"].iter().find_map(|op| {
+        expr.rsplit_once(&format!(" {op} "))
+            .map(|(l, r)| (l, *op, r))
+    })?;
+    let right: f64 = right.trim().parse().ok()?;
+    if right != 0.0 {
+        return None;
+    }
+    let float = left.contains('.') || expr.rsplit(' ').next().is_some_and(|r| r.contains('.'));
+    Some(
+        match (op, float) {
+            ("/", false) => "division by zero",
+            ("/", true) => "float division by zero",
+            ("//", false) => "integer division or modulo by zero",
+            ("//", true) => "float floor division by zero",
+            (_, false) => "integer modulo by zero",
+            (_, true) => "float modulo by zero",
+        }
+        .to_string(),
+    )
 }
 
 /// Formats the template excerpt and line that close every message.
@@ -142,6 +168,16 @@ impl fmt::Display for Context<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn division_by_zero_in_pythons_words() {
+        let env = minijinja::Environment::new();
+        let detail = |t: &str| engine_detail(&env.render_str(t, ()).unwrap_err());
+        assert_eq!(detail("{{ 5 / 0 }}"), "division by zero");
+        assert_eq!(detail("{{ 5 // 0 }}"), "integer division or modulo by zero");
+        assert_eq!(detail("{{ 5 % 0 }}"), "integer modulo by zero");
+        assert_eq!(detail("{{ 5.0 / 0 }}"), "float division by zero");
+    }
 
     #[test]
     fn undefined_names_are_quoted_like_ansible() {

@@ -67,6 +67,7 @@ const KNOWN: &[&str] = &[
     "varnames",
     "ini",
     "csvfile",
+    "inventory_hostnames",
 ];
 
 /// Whether `name` (short or `ansible.builtin.*`) is a lookup sandball has.
@@ -270,6 +271,7 @@ fn run_plugin(
         "password" => texts().iter().map(|t| password(t, ctx)).collect(),
         "config" => config(terms, options, ctx),
         "varnames" => varnames(terms, ctx),
+        "inventory_hostnames" => inventory_hostnames(terms, ctx),
         "ini" => super::table_lookups::ini(terms, options, &|f| find(ctx, "files", f)),
         "csvfile" => super::table_lookups::csvfile(terms, options, &|f| find(ctx, "files", f)),
         "url" => Err("the url lookup needs network access from the controller, which sandball does not give lookups".into()),
@@ -346,6 +348,78 @@ fn config(
         }
     }
     Ok(out)
+}
+
+/// `inventory_hostnames`: the hosts a host pattern selects among the task's `groups`
+/// (names, groups, globs, `~regex`, unions, `&` intersections and `!` exclusions), in
+/// inventory order.
+fn inventory_hostnames(terms: &[Json], ctx: &dyn LookupContext) -> Result<Vec<Json>, String> {
+    use crate::inventory::pattern::split_host_pattern;
+    let groups = ctx.var("groups").unwrap_or(Json::Null);
+    let hosts_of = |group: &str| -> Vec<String> {
+        groups
+            .get(group)
+            .and_then(Json::as_array)
+            .map(|hosts| hosts.iter().map(text).collect())
+            .unwrap_or_default()
+    };
+    let all = hosts_of("all");
+    let matching = |pattern: &str| -> Result<Vec<String>, String> {
+        if pattern == "all" || pattern == "*" {
+            return Ok(all.clone());
+        }
+        if groups.get(pattern).is_some() {
+            return Ok(hosts_of(pattern));
+        }
+        // As Ansible matches: the groups whose names match (from their start), then,
+        // for a regex, a glob or no such group, the hosts whose names do.
+        let re = match pattern.strip_prefix('~') {
+            Some(re) => format!("^(?:{re})"),
+            None => crate::inventory::fnmatch::translate(pattern),
+        };
+        let re = regex::Regex::new(&re).map_err(|e| format!("bad host pattern {pattern}: {e}"))?;
+        let mut hits: Vec<String> = Vec::new();
+        if let Some(map) = groups.as_object() {
+            for (g, _) in map.iter().filter(|(g, _)| re.is_match(g)) {
+                hits.extend(hosts_of(g));
+            }
+        }
+        if hits.is_empty() || pattern.starts_with('~') || pattern.contains(['.', '?', '*', '[']) {
+            hits.extend(all.iter().filter(|h| re.is_match(h)).cloned());
+        }
+        Ok(hits)
+    };
+    let mut out: Vec<String> = Vec::new();
+    for term in terms {
+        let parts = split_host_pattern(&text(term));
+        let mut selected: Vec<String> = Vec::new();
+        let (plain, rest): (Vec<&String>, Vec<&String>) =
+            parts.iter().partition(|p| !p.starts_with(['&', '!']));
+        if plain.is_empty() {
+            selected.clone_from(&all);
+        }
+        for p in plain {
+            let hits = matching(p)?;
+            if hits.is_empty() {
+                tracing::warn!("Could not match supplied host pattern, ignoring: {p}");
+            }
+            for h in hits {
+                if !selected.contains(&h) {
+                    selected.push(h);
+                }
+            }
+        }
+        for p in rest {
+            let those = matching(&p[1..])?;
+            if p.starts_with('&') {
+                selected.retain(|h| those.contains(h));
+            } else {
+                selected.retain(|h| !those.contains(h));
+            }
+        }
+        out.extend(selected);
+    }
+    Ok(out.into_iter().map(Json::String).collect())
 }
 
 /// `varnames`: for each term (a Python regular expression), the names of the variables

@@ -37,12 +37,14 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
             };
             // What is undefined is shown in its place, with a warning, as
             // ansible-core 2.19 shows a template error in `var`.
+            // The warning is the result's, as in ansible-core (`result.warnings`).
             let value = match evaluated {
                 Ok(v) => v,
                 Err(crate::template::TemplateError::Undefined { detail, .. }) => {
-                    ctx.warning(&format!(
-                        "Encountered 1 template error.\nerror 1 - {detail}"
-                    ));
+                    result.insert(
+                        "warnings".into(),
+                        json!([format!("Encountered 1 template error.\nerror 1 - {detail}")]),
+                    );
                     Value::String(format!("<< error 1 - {detail} >>"))
                 }
                 Err(e) => return failed(e.to_string()),
@@ -85,6 +87,10 @@ mod tests {
         ctx.vars.set_data("d", json!({"a": 1}));
         let r = run(&ctx, &args(json!({"var": "nope"})));
         assert_eq!(r["nope"], "<< error 1 - 'nope' is undefined >>");
+        assert_eq!(
+            r["warnings"],
+            json!(["Encountered 1 template error.\nerror 1 - 'nope' is undefined"])
+        );
         let r = run(&ctx, &args(json!({"var": "d.b"})));
         assert_eq!(
             r["d.b"],

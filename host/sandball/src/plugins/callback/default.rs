@@ -444,6 +444,8 @@ impl Callback for DefaultCallback {
                     "ansible_loop_var",
                     "ansible_index_var",
                     "ansible_loop",
+                    // Shown as warnings of their own.
+                    "warnings",
                 ] {
                     shown.remove(k);
                 }
