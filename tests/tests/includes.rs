@@ -3,7 +3,7 @@
 //! reaching every task; `include_tasks` per host (templated names), in a loop, with
 //! `apply`, and imports inside an included file; `include_role` with its handlers;
 //! includes a host's `when` leaves out shown skipped; a missing included file fails the
-//! host that includes it.
+//! host that includes it; a role as a handler is refused before the run.
 
 use sandball_e2e::{Output, Sandbox};
 
@@ -137,6 +137,40 @@ fn a_missing_include_fails_the_host_that_includes_it() {
         !out.stdout.contains("TASK ["),
         "an import error is found before the run:\n{out}"
     );
+}
+
+#[test]
+fn a_role_as_a_handler_is_refused_before_the_run_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    sb.write("roles/r/tasks/main.yml", "- debug: {msg: from role}\n");
+    let work = sb.dir("work");
+    for action in ["import_role", "include_role"] {
+        let pb = sb.write(
+            &format!("{action}.yml"),
+            &format!(
+                "- hosts: all\n  gather_facts: false\n  tasks:\n    - name: first\n      command: 'true'\n      notify: h\n  handlers:\n    - name: h\n      {action}: {{name: r}}\n"
+            ),
+        );
+        let ours = sb.play(&pb, &work, &[]).run();
+        ours.assert_no_panic();
+        ours.assert_stderr_has(&format!("Using '{action}' as a handler is not supported."));
+        ours.assert_stderr_has(&format!("{action}.yml:8"));
+        assert!(
+            !ours.stdout.contains("TASK ["),
+            "refused before the run:\n{ours}"
+        );
+        if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+            let theirs = theirs.run();
+            assert!(
+                theirs
+                    .stderr
+                    .contains(&format!("Using '{action}' as a handler is not supported.")),
+                "{theirs}"
+            );
+            assert_eq!(ours.code, theirs.code, "{ours}\n{theirs}");
+        }
+    }
 }
 
 #[test]

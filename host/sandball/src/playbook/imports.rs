@@ -35,6 +35,7 @@ pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> 
         base,
         vars: &vars,
         role: None,
+        handlers: false,
     };
     for list in [&mut play.pre_tasks, &mut play.tasks, &mut play.post_tasks] {
         expand_items(list, &at, 0, &mut handlers, &mut play.loaded_roles)?;
@@ -42,7 +43,10 @@ pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> 
     let mut play_handlers = std::mem::take(&mut play.handlers);
     expand_items(
         &mut play_handlers,
-        &at,
+        &Reading {
+            handlers: true,
+            ..at
+        },
         0,
         &mut handlers,
         &mut play.loaded_roles,
@@ -73,6 +77,7 @@ pub(crate) fn expand_list(
         base,
         vars: &none,
         role,
+        handlers: false,
     };
     expand_items(items, &at, 0, &mut handlers, &mut imported)?;
     Ok((imported.iter().map(|r| r.name.clone()).collect(), handlers))
@@ -86,6 +91,8 @@ struct Reading<'a> {
     /// The role whose tasks hold the imports, if any: a role it imports sees its
     /// parameters.
     role: Option<&'a roles::Role>,
+    /// Whether these are handlers, where a role cannot be imported.
+    handlers: bool,
 }
 
 impl Reading<'_> {
@@ -120,6 +127,7 @@ fn expand_items(
                     base: at.base,
                     vars: at.vars,
                     role: role.as_deref().or(at.role),
+                    handlers: at.handlers,
                 };
                 for part in [&mut b.block, &mut b.rescue, &mut b.always] {
                     expand_items(part, &inner, depth, handlers, loaded)?;
@@ -129,6 +137,14 @@ fn expand_items(
                 let kind = builtin(&t.action);
                 if kind != "import_tasks" && kind != "import_role" {
                     continue;
+                }
+                // As Ansible refuses it when it reads the play (`include_role` is
+                // refused before the run, see `executor::check`).
+                if kind == "import_role" && at.handlers {
+                    return Err(PlaybookError::at(
+                        &t.location,
+                        "Using 'import_role' as a handler is not supported.",
+                    ));
                 }
                 if depth >= MAX_DEPTH {
                     return Err(PlaybookError::at(
@@ -145,7 +161,17 @@ fn expand_items(
                     // What its handlers import is read now too (the tasks an imported
                     // handler file holds are handlers; its own name is not kept).
                     let mut role_handlers = vec![role_handlers];
-                    expand_items(&mut role_handlers, at, depth + 1, handlers, loaded)?;
+                    let among_handlers = Reading {
+                        handlers: true,
+                        ..*at
+                    };
+                    expand_items(
+                        &mut role_handlers,
+                        &among_handlers,
+                        depth + 1,
+                        handlers,
+                        loaded,
+                    )?;
                     // The role's handlers sit under the import's keywords too
                     // (`delegate_to`, `become`…), as in Ansible; its tags do not
                     // filter them.
