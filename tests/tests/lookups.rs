@@ -79,3 +79,45 @@ fn lookups_read_as_in_ansible() {
     out.assert_stdout_has("lookup plugin 'file'");
     out.assert_stdout_has("Could not find or access 'missing.txt'");
 }
+
+/// `fileglob` along the search path, compared with ansible-playbook: a bare pattern is
+/// tried in each folder (a role's `files/` and folder, then the playbook's), the first
+/// with matches winning; a pattern with a folder, in the first place it exists.
+#[test]
+fn fileglob_searches_as_ansible_does() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    sb.write("roles/r/files/in_role.txt", "r\n");
+    sb.write("roles/r/files/sub/deep.txt", "d\n");
+    sb.write("files/top.md", "t\n");
+    sb.write("files/top.txt", "t\n");
+    sb.write("adjacent.conf", "a\n");
+    sb.write(
+        "roles/r/tasks/main.yml",
+        r#"- name: globs
+  debug:
+    msg:
+      - "{{ query('fileglob', '*.txt') | map('basename') }}"
+      - "{{ query('fileglob', '*.md') | map('basename') }}"
+      - "{{ query('fileglob', '*.conf') | map('basename') }}"
+      - "{{ query('fileglob', 'sub/*.txt') | map('basename') }}"
+      - "{{ query('fileglob', '*.none') }}"
+"#,
+    );
+    let pb = sb.write(
+        "glob.yml",
+        "- hosts: all\n  gather_facts: false\n  roles: [r]\n",
+    );
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    ours.assert_stdout_has("\"in_role.txt\"");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        assert_eq!(
+            ours.result_lines("r : globs"),
+            theirs.result_lines("r : globs"),
+            "{theirs}\n{ours}"
+        );
+    }
+}

@@ -167,19 +167,27 @@ fn run_plugin(
                     Some((d, g)) => (d.to_string(), g.to_string()),
                     None => (String::new(), pattern.clone()),
                 };
-                let base = find(ctx, "files", &dir).ok();
-                let Some(base) = base.filter(|b| b.is_dir()) else {
-                    continue;
-                };
                 let re = regex::Regex::new(&crate::inventory::fnmatch::translate(&glob))
                     .map_err(|e| format!("fileglob: bad pattern {pattern}: {e}"))?;
-                let mut found: Vec<String> = std::fs::read_dir(&base)
-                    .map_err(|e| format!("fileglob: cannot read {}: {e}", base.display()))?
-                    .filter_map(|e| e.ok())
-                    .filter(|e| e.path().is_file())
-                    .filter(|e| re.is_match(&e.file_name().to_string_lossy()))
-                    .map(|e| e.path().display().to_string())
-                    .collect();
+                // A bare pattern is tried in each folder of the search path (its
+                // `files/` first), the first with matches winning; a pattern with a
+                // folder, in the first place that folder exists, as Ansible does.
+                let dirs = crate::playbook::search_path::candidates(&search_vars(ctx), "files", &dir);
+                let mut dirs = dirs.into_iter().filter(|d| d.is_dir());
+                let mut found: Vec<String> = Vec::new();
+                while found.is_empty() {
+                    let Some(base) = dirs.next() else { break };
+                    found = std::fs::read_dir(&base)
+                        .map_err(|e| format!("fileglob: cannot read {}: {e}", base.display()))?
+                        .filter_map(|e| e.ok())
+                        .filter(|e| e.path().is_file())
+                        .filter(|e| re.is_match(&e.file_name().to_string_lossy()))
+                        .map(|e| e.path().display().to_string())
+                        .collect();
+                    if !dir.is_empty() {
+                        break;
+                    }
+                }
                 found.sort();
                 out.extend(found.into_iter().map(Json::String));
             }
