@@ -79,6 +79,7 @@ const TARGETS: &[&str] = &[
     "var_inheritance",
     "var_precedence",
     "vars_files",
+    "yaml_parsing",
 ];
 
 /// How long one target may take under one tool.

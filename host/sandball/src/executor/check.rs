@@ -181,6 +181,9 @@ fn known_prompt_keys(v: &Value) -> Option<String> {
         one => vec![one],
     };
     entries.into_iter().find_map(|e| {
+        if e.as_object().is_some_and(|m| !m.contains_key("name")) {
+            return Some("Invalid vars_prompt data structure, missing 'name' key".to_string());
+        }
         let key = e
             .as_object()?
             .keys()

@@ -72,7 +72,8 @@ pub(crate) fn task_items(
         return Err(source.error(
             node.mark,
             format!(
-                "the field '{field}' must be a list of {what}s, got {}",
+                "A malformed block was encountered while loading {field}: {} should be a list or None but is {} (a list of {what}s)",
+                sandball_wire::python::py_repr(&node.to_json()),
                 node.describe()
             ),
         ));
@@ -220,7 +221,7 @@ mod tests {
     fn errors_say_what_and_where() {
         assert_eq!(
             items("debug: msg=x\n", false),
-            Err("ERROR! the field 'tasks' must be a list of tasks, got a mapping in 'b.yml': line 1, column 1".to_owned())
+            Err("ERROR! A malformed block was encountered while loading tasks: {'debug': 'msg=x'} should be a list or None but is a mapping (a list of tasks) in 'b.yml': line 1, column 1".to_owned())
         );
         assert_eq!(
             items("- debug: msg=x\n- just a string\n", false),
@@ -246,7 +247,7 @@ mod tests {
         );
         assert_eq!(
             items("- block: nope\n", false),
-            Err("ERROR! the field 'block' must be a list of tasks, got a string in 'b.yml': line 1, column 10".to_owned())
+            Err("ERROR! A malformed block was encountered while loading block: 'nope' should be a list or None but is a string (a list of tasks) in 'b.yml': line 1, column 10".to_owned())
         );
         assert_eq!(
             items("- block:\n    - name: nothing\n", false),

@@ -33,6 +33,8 @@ const COMMON: &[&str] = &[
 /// Keywords only a play accepts.
 const PLAY: &[&str] = &[
     "hosts",
+    // The older name of `remote_user` (see `playbook::play`).
+    "user",
     "gather_facts",
     "gather_subset",
     "gather_timeout",

@@ -100,7 +100,7 @@ pub fn load_str(text: &str, path: &Path) -> Result<Playbook, PlaybookError> {
         ));
     };
     if entries.is_empty() {
-        return Err(source.error(root.mark, "a playbook must contain at least one play"));
+        return Err(source.error(root.mark, "A playbook must contain at least one play"));
     }
     let plays = entries
         .iter()
@@ -463,7 +463,7 @@ mod tests {
             "ERROR! a playbook must be a list of plays, got a mapping instead in '/srv/site.yml': line 1, column 1"
         ));
         assert!(error("[]\n").starts_with(
-            "ERROR! a playbook must contain at least one play in '/srv/site.yml': line 1, column 1"
+            "ERROR! A playbook must contain at least one play in '/srv/site.yml': line 1, column 1"
         ));
         assert!(error("- hosts: all\n- site.yml\n").starts_with(
             "ERROR! a playbook entry must be a play or an 'import_playbook', got a string in '/srv/site.yml': line 2, column 3"

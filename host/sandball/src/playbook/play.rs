@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::playbook::attribute::Fields;
 use crate::playbook::block::{TaskItem, task_items};
 use crate::playbook::error::PlaybookError;
-use crate::playbook::inheritance::Keywords;
+use crate::playbook::inheritance::{Keyword, Keywords};
 use crate::playbook::keywords::is_play_keyword;
 use crate::playbook::location::Location;
 use crate::playbook::role::{self, RoleRef};
@@ -95,7 +95,7 @@ impl Play {
             order: fields.value("order"),
             max_fail_percentage: fields.value("max_fail_percentage"),
             force_handlers: fields.value("force_handlers"),
-            keywords: Keywords::parse(&fields)?,
+            keywords: with_user(&fields, Keywords::parse(&fields)?)?,
             roles: role::roles(&fields)?,
             role_names: Vec::new(),
             dependent_role_names: Vec::new(),
@@ -115,7 +115,12 @@ fn hosts(play: &Fields<'_>) -> Result<String, PlaybookError> {
         return Err(play.error("the field 'hosts' is required but was not set"));
     };
     let node = entry.value;
-    let empty = |mark| play.error_at(mark, "the hosts of a play cannot be empty");
+    let empty = |mark| {
+        play.error_at(
+            mark,
+            "Hosts list cannot be empty. Please check your playbook",
+        )
+    };
     if let Some(pattern) = node.as_str() {
         return if pattern.trim().is_empty() {
             Err(empty(node.mark))
@@ -173,6 +178,26 @@ fn vars_files(play: &Fields<'_>) -> Result<Vec<Value>, PlaybookError> {
             node.describe()
         ),
     ))
+}
+
+/// A play's `user`, the older name of `remote_user`, is its `remote_user`; both at
+/// once is an error, as in Ansible.
+fn with_user(fields: &Fields<'_>, mut keywords: Keywords) -> Result<Keywords, PlaybookError> {
+    let Some(user) = fields.entry("user").filter(|e| !e.value.is_null()) else {
+        return Ok(keywords);
+    };
+    if keywords.get(Keyword::RemoteUser).is_some() {
+        return Err(fields.error_at(
+            user.key.mark,
+            "both 'user' and 'remote_user' are set for this play. The use of 'user' is deprecated, and should be removed",
+        ));
+    }
+    keywords.set(
+        Keyword::RemoteUser,
+        user.value.to_json(),
+        fields.source().location(user.key.mark),
+    );
+    Ok(keywords)
 }
 
 #[cfg(test)]
@@ -378,21 +403,21 @@ handlers: [{name: h, debug: msg=h, listen: t}]
         assert_eq!(
             parse("hosts:\n"),
             Err(
-                "ERROR! the hosts of a play cannot be empty in 'p.yml': line 1, column 1"
+                "ERROR! Hosts list cannot be empty. Please check your playbook in 'p.yml': line 1, column 1"
                     .to_owned()
             )
         );
         assert_eq!(
             parse("hosts: ''\n"),
             Err(
-                "ERROR! the hosts of a play cannot be empty in 'p.yml': line 1, column 8"
+                "ERROR! Hosts list cannot be empty. Please check your playbook in 'p.yml': line 1, column 8"
                     .to_owned()
             )
         );
         assert_eq!(
             parse("hosts: []\n"),
             Err(
-                "ERROR! the hosts of a play cannot be empty in 'p.yml': line 1, column 8"
+                "ERROR! Hosts list cannot be empty. Please check your playbook in 'p.yml': line 1, column 8"
                     .to_owned()
             )
         );
@@ -403,6 +428,20 @@ handlers: [{name: h, debug: msg=h, listen: t}]
         assert_eq!(
             parse("hosts: [web, ~]\n"),
             Err("ERROR! the hosts of a play must be pattern strings, but an item is null in 'p.yml': line 1, column 14".to_owned())
+        );
+    }
+
+    #[test]
+    fn user_is_the_older_name_of_remote_user() {
+        let play = parse("hosts: all\nuser: bob\n").unwrap();
+        assert_eq!(
+            play.keywords.get(Keyword::RemoteUser),
+            Some(&Value::String("bob".into()))
+        );
+        assert!(
+            parse("hosts: all\nremote_user: a\nuser: b\n")
+                .unwrap_err()
+                .starts_with("ERROR! both 'user' and 'remote_user' are set for this play.")
         );
     }
 
@@ -424,11 +463,11 @@ handlers: [{name: h, debug: msg=h, listen: t}]
         );
         assert_eq!(
             parse("hosts: all\ntasks: {debug: msg=x}\n"),
-            Err("ERROR! the field 'tasks' must be a list of tasks, got a mapping in 'p.yml': line 2, column 8".to_owned())
+            Err("ERROR! A malformed block was encountered while loading tasks: {'debug': 'msg=x'} should be a list or None but is a mapping (a list of tasks) in 'p.yml': line 2, column 8".to_owned())
         );
         assert_eq!(
             parse("hosts: all\nhandlers: x\n"),
-            Err("ERROR! the field 'handlers' must be a list of handlers, got a string in 'p.yml': line 2, column 11".to_owned())
+            Err("ERROR! A malformed block was encountered while loading handlers: 'x' should be a list or None but is a string (a list of handlers) in 'p.yml': line 2, column 11".to_owned())
         );
         assert_eq!(
             parse("hosts: all\nvars_files: {a: 1}\n"),

@@ -33,7 +33,11 @@ pub(crate) fn roles(play: &Fields<'_>) -> Result<Vec<RoleRef>, PlaybookError> {
     let Some(items) = node.as_seq() else {
         return Err(play.error_at(
             node.mark,
-            format!("the field 'roles' must be a list, got {}", node.describe()),
+            format!(
+                "A malformed role declaration was encountered: roles ({}) should be a list but is {}",
+                sandball_wire::python::py_repr(&node.to_json()),
+                node.describe()
+            ),
         ));
     };
     items.iter().map(|item| role(play.source(), item)).collect()
@@ -41,6 +45,13 @@ pub(crate) fn roles(play: &Fields<'_>) -> Result<Vec<RoleRef>, PlaybookError> {
 
 pub(crate) fn role(source: &SourceFile, node: &Node) -> Result<RoleRef, PlaybookError> {
     if let Some(name) = node.scalar_text() {
+        // `name,version` was the old style of naming a role: refused, as in Ansible.
+        if name.contains(',') {
+            return Err(source.error(
+                node.mark,
+                format!("Invalid old style role requirement: {name}"),
+            ));
+        }
         return Ok(RoleRef {
             name,
             keywords: Keywords::default(),
@@ -147,7 +158,7 @@ mod tests {
         assert_eq!(parse("roles:\n"), Ok(vec![]));
         assert_eq!(
             parse("roles: web\n"),
-            Err("ERROR! the field 'roles' must be a list, got a string in 'r.yml': line 1, column 8".to_owned())
+            Err("ERROR! A malformed role declaration was encountered: roles ('web') should be a list but is a string in 'r.yml': line 1, column 8".to_owned())
         );
         assert_eq!(
             parse("roles:\n  - [web]\n"),
