@@ -358,7 +358,7 @@ fn any_errors_fatal_throttle_and_timeout_as_in_ansible() {
       command: sleep 1
       throttle: 1
     - name: too slow
-      command: sleep 5
+      command: sleep 30
       timeout: 1
       ignore_errors: true
     - name: one host fails
@@ -377,6 +377,12 @@ fn any_errors_fatal_throttle_and_timeout_as_in_ansible() {
     assert!(
         out.elapsed >= Duration::from_secs(3),
         "three one-second commands under throttle: 1 took {:?}:\n{out}",
+        out.elapsed
+    );
+    // The command that timed out is not waited for.
+    assert!(
+        out.elapsed < Duration::from_secs(25),
+        "a timed-out command was waited for: {:?}\n{out}",
         out.elapsed
     );
     let slow = out.task_lines("too slow");

@@ -424,3 +424,33 @@ fn a_boolean_keyword_that_is_not_one_is_named_as_in_ansible() {
         ours.assert_same_recap_as(&theirs);
     }
 }
+
+#[test]
+fn a_plays_user_is_its_remote_user_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let work = sb.dir("work");
+    let me = std::env::var("USER").unwrap_or_else(|_| "root".into());
+    let alone = sb.write(
+        "alone.yml",
+        &format!("- hosts: all\n  gather_facts: false\n  user: {me}\n  tasks:\n    - name: runs\n      command: /bin/true\n"),
+    );
+    let both = sb.write(
+        "both.yml",
+        &format!("- hosts: all\n  gather_facts: false\n  user: {me}\n  remote_user: {me}\n  tasks:\n    - command: /bin/true\n"),
+    );
+    let ours = sb.play(&alone, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    let refused = sb.play(&both, &work, &[]).run();
+    refused.assert_no_panic().assert_code(4);
+    let said = "both 'user' and 'remote_user' are set for this play.";
+    assert!(refused.stderr.contains(said), "{refused}");
+    if let Some(theirs) = sb.ansible_play(&alone, &work, &[]) {
+        ours.assert_same_recap_as(&theirs.run());
+    }
+    if let Some(theirs) = sb.ansible_play(&both, &work, &[]) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 4, "{theirs}");
+        assert!(theirs.stderr.contains(said), "{theirs}");
+    }
+}

@@ -88,6 +88,7 @@ pub(crate) fn support(name: &str) -> Support {
         "connection" | "port" | "remote_user" => {
             Honoured(&["connection_keywords_yield_to_host_variables_as_in_ansible"])
         }
+        "user" => Honoured(&["a_plays_user_is_its_remote_user_as_in_ansible"]),
         "run_once" | "force_handlers" => Honoured(&["run_once_and_meta_actions_as_in_ansible"]),
         "serial" | "max_fail_percentage" => {
             Honoured(&["serial_batches_and_max_fail_percentage_as_in_ansible"])

@@ -490,8 +490,13 @@ impl Session {
         }
     }
 
-    /// Asks the shim to exit.
+    /// Asks the shim to exit. A session whose last request was abandoned (a task's
+    /// `timeout`) is only dropped: its shim is still busy with that request, and the
+    /// run does not wait for it, as ansible-playbook does not.
     pub async fn shutdown(mut self) {
+        if self.in_flight {
+            return;
+        }
         // Best effort: the shim also exits when its stdin closes.
         let _ = frame::asynchronous::write(&mut self.writer, &Request::Shutdown, &[]).await;
         let _ = frame::asynchronous::read::<Response, _>(&mut self.reader).await;
