@@ -334,6 +334,25 @@ fn on_path(program: &str) -> Option<PathBuf> {
         })
 }
 
+/// The controller's Python, as `ansible_playbook_python` names it: the Python of
+/// `SANDBALL_ANSIBLE_PYTHON`, else the one behind `ansible-playbook` (or `ansible`) on
+/// `PATH`, else `python3` on `PATH`; an absolute path, or none when there is none.
+pub fn controller_python() -> Option<String> {
+    let named = std::env::var("SANDBALL_ANSIBLE_PYTHON")
+        .ok()
+        .or_else(|| {
+            ["ansible-playbook", "ansible"]
+                .iter()
+                .find_map(|program| shebang_python(&on_path(program)?))
+        })
+        .unwrap_or_else(|| "python3".to_string());
+    if named.contains('/') {
+        Some(named)
+    } else {
+        on_path(&named).map(|p| p.display().to_string())
+    }
+}
+
 /// The Python a script's `#!` line names (`#!/venv/bin/python3`, `#!/usr/bin/env
 /// python3`), when it names one.
 fn shebang_python(script: &Path) -> Option<String> {

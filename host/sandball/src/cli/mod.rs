@@ -592,6 +592,7 @@ pub(crate) fn build_run(
         check_mode: common.check,
         diff_mode: common.diff,
         verbosity: common.verbose,
+        playbook_python: crate::assemble::finder::controller_python(),
     };
     // Facts kept between runs (`fact_caching`), for the inventory's hosts.
     let vars =

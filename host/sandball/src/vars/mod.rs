@@ -176,6 +176,8 @@ pub struct Magic {
     pub diff_mode: bool,
     /// `ansible_verbosity`.
     pub verbosity: u8,
+    /// `ansible_playbook_python`: the controller's Python, when there is one.
+    pub playbook_python: Option<String>,
 }
 
 /// The variables of a run.
@@ -545,6 +547,9 @@ impl Shared {
         let m = &self.magic;
         if let Some(dir) = &m.playbook_dir {
             vars.set_data("playbook_dir", Value::String(dir.display().to_string()));
+        }
+        if let Some(python) = &m.playbook_python {
+            vars.set_data("ansible_playbook_python", Value::String(python.clone()));
         }
         vars.set_data("ansible_check_mode", Value::Bool(m.check_mode));
         vars.set_data("ansible_diff_mode", Value::Bool(m.diff_mode));
