@@ -163,6 +163,10 @@ impl Context for TaskContext<'_> {
         })
     }
 
+    fn environment(&self) -> Result<Map<String, Value>, String> {
+        environment(self.run, self.kw, self.vars)
+    }
+
     fn exec_command<'a>(
         &'a self,
         line: &'a str,

@@ -406,7 +406,7 @@ fn plain_program(interpreter: &str) -> bool {
 }
 
 /// `K=V ` words for the task's environment (keys must be shell names).
-fn env_prefix(env: &Map<String, Value>) -> Result<String, String> {
+pub(crate) fn env_prefix(env: &Map<String, Value>) -> Result<String, String> {
     Ok(env_vars(env)?
         .into_iter()
         .map(|(k, v)| format!("{k}={} ", quote(&v)))

@@ -196,6 +196,9 @@ pub trait Context {
         line: &'a str,
         stdin: Option<&'a [u8]>,
     ) -> LocalBoxFuture<'a, Result<ExecOutput, Map<String, Value>>>;
+    /// The task's `environment` (every level's, templated and merged, the task's
+    /// values winning), for a command the action runs itself (`script`).
+    fn environment(&self) -> Result<Map<String, Value>, String>;
     /// Whether the task's target is reached through the local connection (the
     /// controller itself).
     fn local_connection(&self) -> bool;
@@ -574,6 +577,8 @@ pub(crate) mod testing {
         pub resets: std::cell::Cell<usize>,
         /// The modules that run as legacy modules.
         pub legacy: Vec<String>,
+        /// The task's `environment`.
+        pub environment: Map<String, Value>,
     }
 
     impl Context for FakeContext {
@@ -644,6 +649,10 @@ pub(crate) mod testing {
             self.resets.set(self.resets.get() + 1);
             Box::pin(async {})
         }
+        fn environment(&self) -> Result<Map<String, Value>, String> {
+            Ok(self.environment.clone())
+        }
+
         fn exec_command<'a>(
             &'a self,
             line: &'a str,

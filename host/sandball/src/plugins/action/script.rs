@@ -108,8 +108,13 @@ async fn run(
     let cd = chdir
         .map(|d| format!("cd {} && ", quote(d)))
         .unwrap_or_default();
+    // The task's `environment`, as Ansible puts it before the script's command line.
+    let env = ctx
+        .environment()
+        .and_then(|env| super::legacy::env_prefix(&env))
+        .map_err(failed)?;
     let line = format!(
-        "umask 77 && d=$(mktemp -d) && cat > \"$d\"/{name} && chmod u+x \"$d\"/{name} && ( {cd}{exe}{target} ); rc=$?; rm -rf \"$d\"; exit $rc",
+        "umask 77 && d=$(mktemp -d) && cat > \"$d\"/{name} && chmod u+x \"$d\"/{name} && ( {cd}{env}{exe}{target} ); rc=$?; rm -rf \"$d\"; exit $rc",
         name = quote(&base),
     );
     let out = ctx.exec_command(&line, Some(&script)).await?;
@@ -156,6 +161,27 @@ mod tests {
         std::fs::write(&marker, "").unwrap();
         let r = run(&ctx, args.as_object().unwrap()).await.unwrap();
         assert_eq!(r["skipped"], true);
+    }
+
+    #[tokio::test]
+    async fn the_task_environment_reaches_the_script() {
+        let (_dir, mut ctx) = project("#!/bin/sh\necho \"$option|$other\"\n");
+        ctx.environment = json!({"option": "Zażółć gęślą", "other": "it's"})
+            .as_object()
+            .unwrap()
+            .clone();
+        let r = run(&ctx, json!({"_raw_params": "s.sh"}).as_object().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(r["stdout_lines"], json!(["Zażółć gęślą|it's"]));
+        ctx.environment = json!({"not a name": "x"}).as_object().unwrap().clone();
+        let r = run(&ctx, json!({"_raw_params": "s.sh"}).as_object().unwrap()).await;
+        assert!(
+            r.unwrap_err()["msg"]
+                .as_str()
+                .unwrap()
+                .contains("'not a name' is not a valid environment variable name")
+        );
     }
 
     #[tokio::test]
