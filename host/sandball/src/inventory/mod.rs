@@ -117,11 +117,56 @@ impl Inventory {
             VarsFiles::load(&used, options.playbook_dir.as_deref(), &data)?;
         let mut warnings: Vec<String> = data.warnings().map(str::to_string).collect();
         warnings.extend(file_warnings);
+        Ok(Inventory::assembled(
+            data,
+            files,
+            warnings,
+            sources.to_vec(),
+            options.clone(),
+            used,
+        ))
+    }
+
+    /// An inventory of the hosts and groups a `groups` variable lists (each group with
+    /// its hosts, no variables), as Ansible's `inventory_hostnames` lookup builds one to
+    /// match host patterns against.
+    pub fn from_groups(groups: &Map<String, Value>) -> Result<Inventory, InventoryError> {
+        let fail = |e: data::DataError| InventoryError::Inconsistent(e.to_string());
+        let mut data = InventoryData::new();
+        for (group, hosts) in groups {
+            data.add_group(group).map_err(fail)?;
+            for host in hosts.as_array().into_iter().flatten() {
+                let name = host
+                    .as_str()
+                    .map_or_else(|| host.to_string(), str::to_string);
+                data.add_host(&name, Some(group), None).map_err(fail)?;
+            }
+        }
+        data.reconcile().map_err(fail)?;
+        Ok(Inventory::assembled(
+            data,
+            VarsFiles::default(),
+            Vec::new(),
+            Vec::new(),
+            LoadOptions::default(),
+            Vec::new(),
+        ))
+    }
+
+    /// An inventory of `data` (its group depths and each group's hosts worked out once).
+    fn assembled(
+        data: InventoryData,
+        files: VarsFiles,
+        warnings: Vec<String>,
+        sources: Vec<String>,
+        options: LoadOptions,
+        used: Vec<String>,
+    ) -> Inventory {
         let depths = data.group_depths();
         let group_hosts = (0..data.group_count())
             .map(|g| data.group_hosts(g))
             .collect();
-        Ok(Inventory {
+        Inventory {
             data,
             files,
             depths,
@@ -129,10 +174,10 @@ impl Inventory {
             implicit: OnceLock::new(),
             groups: OnceLock::new(),
             warnings,
-            sources: sources.to_vec(),
-            options: options.clone(),
+            sources,
+            options,
             used,
-        })
+        }
     }
 
     /// This inventory with `change` made, or `None` when it changes nothing (the host
@@ -174,22 +219,14 @@ impl Inventory {
             return Ok(None);
         }
         let (files, _) = VarsFiles::load(&self.used, self.options.playbook_dir.as_deref(), &data)?;
-        let depths = data.group_depths();
-        let group_hosts = (0..data.group_count())
-            .map(|g| data.group_hosts(g))
-            .collect();
-        Ok(Some(Inventory {
+        Ok(Some(Inventory::assembled(
             data,
             files,
-            depths,
-            group_hosts,
-            implicit: OnceLock::new(),
-            groups: OnceLock::new(),
-            warnings: self.warnings.clone(),
-            sources: self.sources.clone(),
-            options: self.options.clone(),
-            used: self.used.clone(),
-        }))
+            self.warnings.clone(),
+            self.sources.clone(),
+            self.options.clone(),
+            self.used.clone(),
+        )))
     }
 
     /// The same sources read again, bypassing cached results (`meta: refresh_inventory`).

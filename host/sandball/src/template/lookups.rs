@@ -10,8 +10,8 @@
 //! `lines`, `items`, `list`, `indexed_items`, `dict`, `sequence`, `nested`, `together`,
 //! `subelements`, `random_choice`, `password`, `unvault`, `config` (the settings by
 //! Ansible's names, see [`crate::config::named`]), `varnames`, `ini` and `csvfile` (see
-//! [`super::table_lookups`]). Others (`url`, `csvfile`,
-//! `ini`…) fail naming the lookup.
+//! [`super::table_lookups`]), `inventory_hostnames`. Others (`url`…) fail naming
+//! the lookup.
 
 use minijinja::value::{Kwargs, Rest};
 use minijinja::{Environment, Error, ErrorKind, State, Value};
@@ -358,83 +358,32 @@ fn config(
     Ok(out)
 }
 
-/// `inventory_hostnames`: the hosts a host pattern selects among the task's `groups`
-/// (names, groups, globs, `~regex`, unions, `&` intersections and `!` exclusions), in
-/// inventory order.
+/// `inventory_hostnames`: the hosts the terms (host patterns, evaluated together)
+/// select in an inventory of the task's `groups`, as Ansible builds one for it: the
+/// inventory's own pattern matching (names, groups, globs, `~regex`, unions, `&` and `!`,
+/// subscripts), in inventory order.
 fn inventory_hostnames(terms: &[Json], ctx: &dyn LookupContext) -> Result<Vec<Json>, String> {
-    use crate::inventory::pattern::split_host_pattern;
-    let groups = ctx.var("groups").unwrap_or(Json::Null);
-    let hosts_of = |group: &str| -> Vec<String> {
-        groups
-            .get(group)
-            .and_then(Json::as_array)
-            .map(|hosts| hosts.iter().map(text).collect())
-            .unwrap_or_default()
+    let groups = match ctx.var("groups") {
+        Some(Json::Object(groups)) => groups,
+        _ => serde_json::Map::new(),
     };
-    let all = hosts_of("all");
-    let matching = |pattern: &str| -> Result<Vec<String>, String> {
-        if pattern == "all" || pattern == "*" {
-            return Ok(all.clone());
-        }
-        if groups.get(pattern).is_some() {
-            return Ok(hosts_of(pattern));
-        }
-        // As Ansible matches: the groups whose names match (from their start), then,
-        // for a regex, a glob or no such group, the hosts whose names do.
-        let re = match pattern.strip_prefix('~') {
-            Some(re) => format!("^(?:{re})"),
-            None => crate::inventory::fnmatch::translate(pattern),
-        };
-        let re = regex::Regex::new(&re).map_err(|e| format!("bad host pattern {pattern}: {e}"))?;
-        let mut hits: Vec<String> = Vec::new();
-        if let Some(map) = groups.as_object() {
-            for (g, _) in map.iter().filter(|(g, _)| re.is_match(g)) {
-                hits.extend(hosts_of(g));
-            }
-        }
-        if hits.is_empty() || pattern.starts_with('~') || pattern.contains(['.', '?', '*', '[']) {
-            hits.extend(all.iter().filter(|h| re.is_match(h)).cloned());
-        }
-        Ok(hits)
-    };
-    let mut out: Vec<String> = Vec::new();
-    for term in terms {
-        let parts = split_host_pattern(&text(term));
-        let mut selected: Vec<String> = Vec::new();
-        let (plain, rest): (Vec<&String>, Vec<&String>) =
-            parts.iter().partition(|p| !p.starts_with(['&', '!']));
-        if plain.is_empty() {
-            selected.clone_from(&all);
-        }
-        for p in plain {
-            let hits = matching(p)?;
-            if hits.is_empty() {
-                tracing::warn!("Could not match supplied host pattern, ignoring: {p}");
-            }
-            for h in hits {
-                if !selected.contains(&h) {
-                    selected.push(h);
-                }
-            }
-        }
-        for p in rest {
-            let those = matching(&p[1..])?;
-            if p.starts_with('&') {
-                selected.retain(|h| those.contains(h));
-            } else {
-                selected.retain(|h| !those.contains(h));
-            }
-        }
-        out.extend(selected);
+    let inventory = crate::inventory::Inventory::from_groups(&groups).map_err(|e| e.to_string())?;
+    let patterns: Vec<String> = terms.iter().map(text).collect();
+    let selected = inventory
+        .select_list(&patterns)
+        .map_err(|e| e.to_string())?;
+    for w in &selected.warnings {
+        tracing::warn!("{w}");
     }
-    Ok(out.into_iter().map(Json::String).collect())
+    Ok(selected.hosts.into_iter().map(Json::String).collect())
 }
 
 /// `varnames`: for each term (a Python regular expression), the names of the variables
 /// it finds, sorted (Ansible gives them in the order they were defined).
 fn varnames(terms: &[Json], ctx: &dyn LookupContext) -> Result<Vec<Json>, String> {
     use sandball_guest_sdk::pyre::{Anchor, Pattern};
-    let names = ctx.var_names();
+    let mut names = ctx.var_names();
+    names.sort();
     let mut found: Vec<Json> = Vec::new();
     for term in terms {
         let Json::String(term) = term else {
@@ -1122,14 +1071,11 @@ struct StateContext<'a, 'b> {
 
 impl LookupContext for StateContext<'_, '_> {
     fn var_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .state
+        self.state
             .known_variables()
             .into_iter()
             .map(|n| n.to_string())
-            .collect();
-        names.sort();
-        names
+            .collect()
     }
 
     fn var(&self, name: &str) -> Option<Json> {
@@ -1261,9 +1207,7 @@ pub struct TaskLookup<'a> {
 
 impl LookupContext for TaskLookup<'_> {
     fn var_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.vars.names().map(str::to_string).collect();
-        names.sort();
-        names
+        self.vars.names().map(str::to_string).collect()
     }
 
     fn loop_action(&self) -> Option<&str> {
