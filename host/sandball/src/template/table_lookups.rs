@@ -6,6 +6,7 @@
 //! keywords or, the old way, inline in the term (`key section=s file=f`; quotes in the
 //! key are part of it, quotes around an option's value are not).
 
+use crate::playbook::splitter::unquote;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
@@ -20,7 +21,7 @@ fn inline(term: &str, valid: &[&str]) -> Result<(String, Vec<(String, String)>),
         });
         match option {
             Some((k, v)) if valid.contains(&k) => {
-                options.push((k.to_string(), unquoted(v).to_string()));
+                options.push((k.to_string(), unquote(v).to_string()));
             }
             Some((k, _)) => return Err(format!("'{k}' is not a valid option")),
             _ => match options.last_mut() {
@@ -63,16 +64,6 @@ fn words(text: &str) -> Vec<String> {
         out.push(word);
     }
     out
-}
-
-/// An option's value without the quotes around it (`file="a b.csv"`).
-fn unquoted(value: &str) -> &str {
-    for q in ['"', '\''] {
-        if let Some(inner) = value.strip_prefix(q).and_then(|v| v.strip_suffix(q)) {
-            return inner;
-        }
-    }
-    value
 }
 
 /// The options of a lookup: the keywords, with a term's inline ones over them.
