@@ -111,6 +111,19 @@ impl Output {
         self
     }
 
+    /// Asserts that each of `tasks` reported the same result lines as in `reference`
+    /// (the same playbook under ansible-playbook).
+    pub fn assert_same_results_as(&self, reference: &Output, tasks: &[&str]) -> &Self {
+        for task in tasks {
+            assert_eq!(
+                self.result_lines(task),
+                reference.result_lines(task),
+                "{task}:\n{reference}\n{self}"
+            );
+        }
+        self
+    }
+
     /// Asserts the exit code, showing the whole output when it differs.
     pub fn assert_code(&self, code: i32) -> &Self {
         assert_eq!(self.code, code, "unexpected exit code:\n{self}");

@@ -59,19 +59,16 @@ fn debug_var_is_checked_as_in_ansible() {
         return;
     };
     let theirs = theirs.run();
-    for task in [
-        "a name",
-        "an expression",
-        "a mapping",
-        "a number",
-        "undefined var",
-        "check",
-    ] {
-        assert_eq!(
-            ours.result_lines(task),
-            theirs.result_lines(task),
-            "{task}:\n{theirs}\n{ours}"
-        );
-    }
+    ours.assert_same_results_as(
+        &theirs,
+        &[
+            "a name",
+            "an expression",
+            "a mapping",
+            "a number",
+            "undefined var",
+            "check",
+        ],
+    );
     ours.assert_same_recap_as(&theirs);
 }

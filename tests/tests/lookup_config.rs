@@ -106,13 +106,7 @@ fn config_lookup_reads_settings_as_ansible_does() {
             continue;
         };
         let theirs = with(theirs).run();
-        for task in tasks {
-            assert_eq!(
-                ours.result_lines(task),
-                theirs.result_lines(task),
-                "{task}:\n{theirs}\n{ours}"
-            );
-        }
+        ours.assert_same_results_as(&theirs, &tasks);
         ours.assert_same_recap_as(&theirs);
     }
 }

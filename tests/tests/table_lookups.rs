@@ -97,20 +97,17 @@ fn table_lookups_and_url_filters_as_in_ansible() {
         return;
     };
     let theirs = theirs.run();
-    for task in [
-        "ini",
-        "csvfile",
-        "varnames",
-        "url filters",
-        "old test names",
-        "errors",
-    ] {
-        assert_eq!(
-            ours.result_lines(task),
-            theirs.result_lines(task),
-            "{task}:\n{theirs}\n{ours}"
-        );
-    }
+    ours.assert_same_results_as(
+        &theirs,
+        &[
+            "ini",
+            "csvfile",
+            "varnames",
+            "url filters",
+            "old test names",
+            "errors",
+        ],
+    );
     ours.assert_same_recap_as(&theirs);
 }
 
