@@ -1,6 +1,8 @@
 //! How YAML files load, compared with ansible-playbook: the tags Ansible's loader
-//! accepts (`!!binary`, `!!set`, `!!omap`, `!!pairs`, `!!int`…) and a mapping key
-//! written twice under each `ANSIBLE_DUPLICATE_YAML_DICT_KEY` setting.
+//! accepts (`!!binary`, `!!set`, `!!omap`, `!!pairs`, `!!int`…), flow collections and
+//! quoted scalars whose lines are not indented under their key (JSON pasted into a vars
+//! file), and a mapping key written twice under each `ANSIBLE_DUPLICATE_YAML_DICT_KEY`
+//! setting.
 
 use sandball_e2e::{Output, Sandbox};
 
@@ -9,11 +11,16 @@ fn tags_and_duplicate_keys_load_as_in_ansible() {
     let sb = Sandbox::new();
     sb.inventory(&["localhost"]);
     let work = sb.dir("work");
+    sb.write(
+        "flow.yml",
+        "json: {\n\"list\": [\n  1, {\"k\": \"v]\"},\n[]\n],\n\"n\": null\n}\nfolded: \"one\ntwo\"\nafter: [a,\nb]\n",
+    );
     let tags = sb.write(
         "tags.yml",
         r#"
 - hosts: all
   gather_facts: false
+  vars_files: [flow.yml]
   vars:
     b: !!binary aGVsbG8=
     s: !!set {only: }
@@ -24,7 +31,7 @@ fn tags_and_duplicate_keys_load_as_in_ansible() {
     t: !!str 3
   tasks:
     - name: tagged
-      debug: {msg: "{{ [b, b | length, s, o, p, i + 1, f, t ~ '!'] }}"}
+      debug: {msg: "{{ [b, b | length, s, o, p, i + 1, f, t ~ '!', json, folded, after] }}"}
 "#,
     );
     let lines = |o: &Output| -> Vec<String> {

@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::playbook::error::PlaybookError;
 use crate::playbook::source::{Mark, SourceFile};
 use crate::playbook::yaml::node::{Node, Yaml};
+use crate::playbook::yaml::reindent::reindent;
 use crate::playbook::yaml::resolver;
 
 /// Deepest nesting accepted, so that later recursive walks cannot exhaust the stack.
@@ -32,8 +33,47 @@ pub(crate) struct Document {
     pub(crate) warnings: Vec<String>,
 }
 
-/// Parses the text of `source` as one YAML document.
+/// Parses the text of `source` as one YAML document. Lines that only libyaml's leniency
+/// about indentation in flow collections and quoted scalars makes readable are padded
+/// (see [`reindent`]) and read again, positions still pointing into the original text.
 pub(crate) fn load(source: &SourceFile) -> Result<Document, PlaybookError> {
+    match parse(source, source.text(), &[]) {
+        Err(Failure::Syntax {
+            error,
+            indentation: true,
+        }) => match reindent(source.text()) {
+            Some(padded) => match parse(source, &padded.text, &padded.pads) {
+                Err(Failure::Syntax { .. }) => Err(error),
+                result => result.map_err(Failure::into_error),
+            },
+            None => Err(error),
+        },
+        result => result.map_err(Failure::into_error),
+    }
+}
+
+/// Why a text could not be loaded.
+enum Failure {
+    /// The parser refused it; `indentation` when for the indentation of a line.
+    Syntax {
+        error: PlaybookError,
+        indentation: bool,
+    },
+    /// It parsed, but its content is wrong (a bad tag, a merge of a scalar…).
+    Content(PlaybookError),
+}
+
+impl Failure {
+    fn into_error(self) -> PlaybookError {
+        match self {
+            Failure::Syntax { error, .. } | Failure::Content(error) => error,
+        }
+    }
+}
+
+/// Parses `text`, the text of `source` with `pads[i]` blanks added before its line `i`
+/// (from 0).
+fn parse(source: &SourceFile, text: &str, pads: &[usize]) -> Result<Document, Failure> {
     let mut builder = Builder {
         source,
         stack: Vec::new(),
@@ -43,15 +83,25 @@ pub(crate) fn load(source: &SourceFile) -> Result<Document, PlaybookError> {
         root: None,
         warnings: Vec::new(),
     };
-    let mut parser = Parser::new_from_str(source.text());
+    let mark_of = |marker: &Marker| {
+        let pad = pads.get(marker.line().saturating_sub(1)).copied();
+        Mark {
+            line: marker.line().max(1),
+            column: marker.col().saturating_sub(pad.unwrap_or(0)) + 1,
+        }
+    };
+    let mut parser = Parser::new_from_str(text);
     while let Some(next) = parser.next_event() {
-        let (event, span) = next.map_err(|error| {
-            source.error(
+        let (event, span) = next.map_err(|error| Failure::Syntax {
+            error: source.error(
                 mark_of(error.marker()),
                 format!("YAML syntax error: {}", error.info()),
-            )
+            ),
+            indentation: error.info().starts_with("invalid indentation"),
         })?;
-        builder.event(event, mark_of(&span.start))?;
+        builder
+            .event(event, mark_of(&span.start))
+            .map_err(Failure::Content)?;
     }
     Ok(Document {
         root: builder.root,
@@ -68,14 +118,6 @@ fn binary_text(text: &str) -> Result<String, String> {
         .decode(compact)
         .map_err(|e| format!("Failed to decode base64 data: {e}"))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-/// A saphyr marker (1-based line, 0-based column) as a [`Mark`].
-fn mark_of(marker: &Marker) -> Mark {
-    Mark {
-        line: marker.line().max(1),
-        column: marker.col() + 1,
-    }
 }
 
 /// What a tag asks for.
@@ -730,6 +772,24 @@ mod tests {
         assert_eq!(
             error_of("a: 1\n  b: 2\n"),
             "ERROR! YAML syntax error: mapping values are not allowed in this context in 't.yml': line 2, column 4\nOrigin: t.yml:2:4\n\na: 1\n  b: 2\n   ^ here"
+        );
+    }
+
+    #[test]
+    fn reads_flow_lines_and_quoted_continuations_libyaml_reads() {
+        assert_eq!(
+            json_of("a: {\n\"x\": [1,\n2\n]\n}\nb: \"one\ntwo\"\n"),
+            json!({"a": {"x": [1, 2]}, "b": "one two"})
+        );
+        // Positions still point into the original text.
+        assert!(
+            error_of("a: {\n\"x\": !custom 1\n}\n")
+                .starts_with("ERROR! unknown YAML tag '!custom' in 't.yml': line 2, column 14")
+        );
+        // A text the padding does not save keeps its own error.
+        assert!(
+            error_of("a: [\n1,\n b: c\n")
+                .starts_with("ERROR! YAML syntax error: invalid indentation in 't.yml': line 2")
         );
     }
 

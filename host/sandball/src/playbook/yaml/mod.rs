@@ -3,6 +3,7 @@
 
 mod loader;
 mod node;
+mod reindent;
 mod resolver;
 
 pub(crate) use loader::{Document, load};
