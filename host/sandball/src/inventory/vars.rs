@@ -40,10 +40,14 @@ pub fn host_vars(
     merged
 }
 
-/// What the implicit localhost has on top of `all`'s variables.
+/// What the implicit localhost has on top of `all`'s variables: the local connection
+/// and, as ansible-core gives it, the controller's Python as its interpreter.
 static IMPLICIT_LOCALHOST: LazyLock<Map<String, Value>> = LazyLock::new(|| {
     let mut vars = Map::new();
     vars.insert("ansible_connection".into(), Value::String("local".into()));
+    if let Some(python) = crate::assemble::finder::controller_python() {
+        vars.insert("ansible_python_interpreter".into(), Value::String(python));
+    }
     vars
 });
 
@@ -365,6 +369,12 @@ mod tests {
         );
         assert_eq!(vars["v"], json!("all"));
         assert_eq!(vars["ansible_connection"], json!("local"));
+        assert_eq!(
+            vars.get("ansible_python_interpreter"),
+            crate::assemble::finder::controller_python()
+                .map(Value::String)
+                .as_ref()
+        );
         let magic = magic_vars(&data, HostRef::Implicit("localhost"));
         assert_eq!(magic["group_names"], json!([]));
         assert!(!magic.contains_key("inventory_file"));

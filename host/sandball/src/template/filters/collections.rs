@@ -1,6 +1,7 @@
 //! Filters on lists and dictionaries: `combine`, `dict2items`, `items2dict`, the set
 //! filters (`union`, `intersect`, `difference`, `symmetric_difference`), `flatten`,
-//! `zip_longest`, `product`, `extract`; and the `dict()` global with Python's signature.
+//! `zip_longest`, `product`, `extract`, `unique`; and the `dict()` global with Python's
+//! signature.
 
 use std::collections::BTreeSet;
 
@@ -12,6 +13,7 @@ use crate::template::convert::ensure_defined;
 
 pub(super) fn register(env: &mut Environment<'static>) {
     env.add_filter("map", map);
+    env.add_filter("unique", unique_filter);
     env.add_filter("combine", combine);
     env.add_filter("dict2items", dict2items);
     env.add_filter("items2dict", items2dict);
@@ -455,13 +457,7 @@ fn map(state: &mut State, value: Value, args: Rest<ValueOrKwargs>) -> Result<Vec
         && !value.is_undefined()
     {
         for item in value.try_iter()? {
-            // `a.b` and `a.0` walk into the item, as Jinja's attribute paths do.
-            let found =
-                path.split('.')
-                    .try_fold(item.clone(), |v, part| match part.parse::<i64>() {
-                        Ok(i) => v.get_item(&Value::from(i)),
-                        Err(_) => v.get_attr(part),
-                    });
+            let found = attribute_path(&item, path);
             if !item.is_undefined() && found.is_ok_and(|v| v.is_undefined()) {
                 return Err(Error::new(
                     ErrorKind::UndefinedError,
@@ -474,6 +470,56 @@ fn map(state: &mut State, value: Value, args: Rest<ValueOrKwargs>) -> Result<Vec
         }
     }
     minijinja::filters::map(state, value, args)
+}
+
+/// What Jinja's attribute path `path` finds in `item`: `a.b` and `a.0` walk into it.
+fn attribute_path(item: &Value, path: &str) -> Result<Value, Error> {
+    path.split('.')
+        .try_fold(item.clone(), |v, part| match part.parse::<i64>() {
+            Ok(i) => v.get_item(&Value::from(i)),
+            Err(_) => v.get_attr(part),
+        })
+}
+
+/// `unique(case_sensitive=None, attribute=None)`, as ansible-core runs it: Jinja's
+/// (case-insensitive unless `case_sensitive`), and when an item is a list or a
+/// dictionary (which Python cannot hash) Ansible's own, which compares items whole and
+/// refuses those two parameters; a value that is not iterable is Python's error.
+fn unique_filter(state: &State, value: Value, kwargs: Kwargs) -> Result<Value, Error> {
+    ensure_defined(state, &value)?;
+    if !matches!(
+        value.kind(),
+        ValueKind::Seq | ValueKind::Iterable | ValueKind::Map | ValueKind::String
+    ) {
+        return Err(error(format!(
+            "'{}' object is not iterable",
+            super::python_type(&value)
+        )));
+    }
+    let attribute = kwargs.get::<Option<Value>>("attribute")?;
+    let unhashable = value.try_iter()?.any(|item| {
+        let key = match attribute.as_ref().and_then(|a| a.as_str()) {
+            Some(path) => attribute_path(&item, path).unwrap_or_default(),
+            None => item,
+        };
+        matches!(
+            key.kind(),
+            ValueKind::Seq | ValueKind::Iterable | ValueKind::Map
+        )
+    });
+    if !unhashable {
+        return minijinja::filters::unique(state, value, kwargs);
+    }
+    let case_sensitive = kwargs.get::<Option<Value>>("case_sensitive")?;
+    kwargs.assert_all_used()?;
+    if attribute.is_some_and(|a| a.is_true())
+        || case_sensitive.is_some_and(|c| c.kind() == ValueKind::Bool && !c.is_true())
+    {
+        return Err(error(
+            "Jinja2's unique filter failed and we cannot fall back to Ansible's version as it does not support the parameters supplied.",
+        ));
+    }
+    Ok(Value::from(unique(value.try_iter()?)))
 }
 
 #[cfg(test)]
@@ -581,6 +627,21 @@ mod tests {
         assert_eq!(
             eval("['a', 'A', 'a'] | unique(case_sensitive=true)"),
             json!(["a", "A"])
+        );
+        assert_eq!(
+            eval("[{'a': 1}, [1], {'a': 1}, [1], 'x'] | unique"),
+            json!([{"a": 1}, [1], "x"])
+        );
+        assert_eq!(eval("'foo' | unique | join"), json!("fo"));
+        assert_eq!(eval("{'a': 1, 'b': 2} | unique"), json!(["a", "b"]));
+        assert!(error("True | unique").contains("'bool' object is not iterable"));
+        assert!(
+            error("[{'a': 1}] | unique(case_sensitive=False)")
+                .contains("cannot fall back to Ansible's version")
+        );
+        assert!(
+            error("[{'a': [1]}] | unique(attribute='a')")
+                .contains("cannot fall back to Ansible's version")
         );
     }
 

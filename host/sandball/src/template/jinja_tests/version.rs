@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 
-use minijinja::value::Kwargs;
+use minijinja::value::{Kwargs, Rest, ValueOrKwargs};
 use minijinja::{Environment, Error, ErrorKind, State, Value};
 
 use crate::template::python::text_arg;
@@ -17,62 +17,123 @@ fn error(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::InvalidOperation, message.into())
 }
 
-/// `version(other, operator='eq', strict=False, version_type='loose')`.
+/// The operators `version` takes, by their names and symbols, as Ansible lists them.
+const OPERATORS: [(&str, &str); 14] = [
+    ("==", "eq"),
+    ("=", "eq"),
+    ("eq", "eq"),
+    ("<", "lt"),
+    ("lt", "lt"),
+    ("<=", "le"),
+    ("le", "le"),
+    (">", "gt"),
+    ("gt", "gt"),
+    (">=", "ge"),
+    ("ge", "ge"),
+    ("!=", "ne"),
+    ("<>", "ne"),
+    ("ne", "ne"),
+];
+
+/// The version types, as Ansible lists them.
+const VERSION_TYPES: [&str; 5] = ["loose", "strict", "semver", "semantic", "pep440"];
+
+/// `'a', 'b'…`: choices as Python shows a list of them.
+fn choices(names: impl IntoIterator<Item = &'static str>) -> String {
+    names
+        .into_iter()
+        .map(|name| format!("'{name}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `version(other, operator='eq', strict=None, version_type=None)`, checked in
+/// ansible-core's order and with its messages.
 fn version(
     state: &State,
     value: &Value,
     other: &Value,
-    operator: Option<String>,
-    kwargs: Kwargs,
+    args: Rest<ValueOrKwargs>,
 ) -> Result<bool, Error> {
     let value = text_arg(state, value)?;
     let other = text_arg(state, other)?;
+    let raw: Vec<Value> = args.iter().map(|a| Value::from(a.clone())).collect();
+    let (operator, strict, kwargs): (Option<String>, Option<Value>, Kwargs) =
+        minijinja::value::from_args(&raw)?;
     let operator = match operator {
         Some(op) => op,
         None => kwargs
             .get::<Option<String>>("operator")?
             .unwrap_or_else(|| "eq".into()),
     };
-    let strict = kwargs.get::<Option<bool>>("strict")?;
+    let strict = match strict {
+        Some(strict) => Some(strict),
+        None => kwargs.get::<Option<Value>>("strict")?,
+    };
     let version_type = kwargs.get::<Option<String>>("version_type")?;
     kwargs.assert_all_used()?;
-    if strict.is_some() && version_type.is_some() {
-        return Err(error(
-            "version: strict and version_type are mutually exclusive",
-        ));
+    if strict.as_ref().is_some_and(|s| !s.is_none()) && version_type.is_some() {
+        return Err(error("Cannot specify both 'strict' and 'version_type'"));
     }
     if value.is_empty() {
-        return Err(error("version: the version to compare cannot be empty"));
+        return Err(error("Input version value cannot be empty"));
     }
     if other.is_empty() {
         return Err(error(
-            "version: the version to compare against cannot be empty",
+            "Version parameter to compare against cannot be empty",
         ));
     }
-    let ordering = match (strict, version_type.as_deref()) {
-        (Some(true), _) | (_, Some("strict")) => {
-            strict_version(&value)?.cmp(&strict_version(&other)?)
-        }
-        (_, Some("semver" | "semantic")) => compare_semver(&semver(&value)?, &semver(&other)?),
-        (_, None | Some("loose")) => compare_loose(&loose(&value), &loose(&other), &operator)?,
-        (_, Some(other)) => {
-            return Err(error(format!(
-                "version: unsupported version_type {other:?} (supported: loose, strict, semver, semantic)"
-            )));
+    let kind = if strict.is_some_and(|s| s.is_true()) {
+        "strict"
+    } else {
+        match version_type.as_deref() {
+            None | Some("") => "loose",
+            Some(kind) => VERSION_TYPES
+                .into_iter()
+                .find(|k| *k == kind)
+                .ok_or_else(|| {
+                    error(format!(
+                        "Invalid version type ({kind}). Must be one of {}",
+                        choices(VERSION_TYPES)
+                    ))
+                })?,
         }
     };
-    Ok(match operator.as_str() {
-        "==" | "=" | "eq" => ordering == Ordering::Equal,
-        "!=" | "<>" | "ne" => ordering != Ordering::Equal,
-        "<" | "lt" => ordering == Ordering::Less,
-        "<=" | "le" => ordering != Ordering::Greater,
-        ">" | "gt" => ordering == Ordering::Greater,
-        ">=" | "ge" => ordering != Ordering::Less,
-        other => {
-            return Err(error(format!(
-                "version: invalid operator {other:?} (one of ==, =, eq, <, lt, <=, le, >, gt, >=, ge, !=, <>, ne)"
-            )));
-        }
+    let operator = OPERATORS
+        .iter()
+        .find(|(name, _)| *name == operator)
+        .map(|(_, op)| *op)
+        .ok_or_else(|| {
+            error(format!(
+                "Invalid operator type ({operator}). Must be one of {}",
+                choices(OPERATORS.map(|(name, _)| name))
+            ))
+        })?;
+    let failed = |e: Error| {
+        error(format!(
+            "Version comparison failed: {}",
+            e.detail().unwrap_or_default()
+        ))
+    };
+    let ordering = match kind {
+        "strict" => strict_version(&value)
+            .and_then(|a| Ok(a.cmp(&strict_version(&other)?)))
+            .map_err(failed)?,
+        "semver" | "semantic" => semver(&value)
+            .and_then(|a| Ok(compare_semver(&a, &semver(&other)?)))
+            .map_err(failed)?,
+        "pep440" => pep440(&value)
+            .and_then(|a| Ok(a.cmp(&pep440(&other)?)))
+            .map_err(failed)?,
+        _ => compare_loose(&loose(&value), &loose(&other), operator).map_err(failed)?,
+    };
+    Ok(match operator {
+        "eq" => ordering == Ordering::Equal,
+        "ne" => ordering != Ordering::Equal,
+        "lt" => ordering == Ordering::Less,
+        "le" => ordering != Ordering::Greater,
+        "gt" => ordering == Ordering::Greater,
+        _ => ordering != Ordering::Less,
     })
 }
 
@@ -123,17 +184,29 @@ fn loose(version: &str) -> Vec<Piece> {
 }
 
 /// Compares loose versions as Python compares their lists: a number never equals a
-/// word, and ordering one against the other is an error.
+/// word, and ordering one against the other is Python's error.
 fn compare_loose(a: &[Piece], b: &[Piece], operator: &str) -> Result<Ordering, Error> {
     for (x, y) in a.iter().zip(b) {
         let ordering = match (x, y) {
             (Piece::Number(x), Piece::Number(y)) => x.cmp(y),
             (Piece::Text(x), Piece::Text(y)) => x.cmp(y),
-            _ if matches!(operator, "==" | "=" | "eq" | "!=" | "<>" | "ne") => Ordering::Less,
+            _ if matches!(operator, "eq" | "ne") => Ordering::Less,
             _ => {
-                return Err(error(
-                    "version comparison failed: cannot order a number against text in loose versions",
-                ));
+                let symbol = match operator {
+                    "lt" => "<",
+                    "le" => "<=",
+                    "gt" => ">",
+                    _ => ">=",
+                };
+                let kind = |piece: &Piece| match piece {
+                    Piece::Number(_) => "int",
+                    Piece::Text(_) => "str",
+                };
+                return Err(error(format!(
+                    "'{symbol}' not supported between instances of '{}' and '{}'",
+                    kind(x),
+                    kind(y)
+                )));
             }
         };
         if ordering != Ordering::Equal {
@@ -149,7 +222,7 @@ type Strict = (u64, u64, u64, (u8, u8, u64));
 
 /// `StrictVersion` parsing: `N.N[.N][{a|b}N]`.
 fn strict_version(version: &str) -> Result<Strict, Error> {
-    let invalid = || error(format!("invalid version number {version:?}"));
+    let invalid = || error(format!("invalid version number '{version}'"));
     let (numbers, pre) = match version.find(['a', 'b']) {
         Some(at) => (&version[..at], Some(&version[at..])),
         None => (version, None),
@@ -189,7 +262,7 @@ fn strict_version(version: &str) -> Result<Strict, Error> {
 type SemVer = (u64, u64, u64, Vec<String>);
 
 fn semver(version: &str) -> Result<SemVer, Error> {
-    let invalid = || error(format!("invalid semantic version {version:?}"));
+    let invalid = || error(format!("invalid semantic version '{version}'"));
     let without_build = version.split_once('+').map_or(version, |(v, _)| v);
     let (core, pre) = match without_build.split_once('-') {
         Some((core, pre)) => (core, pre.split('.').map(str::to_string).collect()),
@@ -240,6 +313,95 @@ fn compare_semver(a: &SemVer, b: &SemVer) -> Ordering {
         })
 }
 
+/// A PEP 440 version's sort key, as the `packaging` library orders versions: epoch,
+/// release (trailing zeros dropped), pre-release (a development release of a final
+/// version first, a final version after its pre-releases), post-release, development
+/// release (last when absent) and local label (numbers after words).
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Pep440 {
+    epoch: u64,
+    release: Vec<u64>,
+    pre: (u8, u64),
+    post: Option<u64>,
+    dev: (u8, u64),
+    local: Vec<(u8, u64, String)>,
+}
+
+/// Parses a PEP 440 version, with the spellings `packaging` normalises (`alpha`, `c`,
+/// `-1` for a post-release, `_`/`-` separators, a leading `v`).
+fn pep440(version: &str) -> Result<Pep440, Error> {
+    static PATTERN: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?ix)^\s*v?
+            (?:(?P<epoch>[0-9]+)!)?
+            (?P<release>[0-9]+(?:\.[0-9]+)*)
+            (?:[-_.]?(?P<pre_l>alpha|a|beta|b|preview|pre|c|rc)[-_.]?(?P<pre_n>[0-9]+)?)?
+            (?P<post>-(?P<post_n1>[0-9]+)|[-_.]?(?:post|rev|r)[-_.]?(?P<post_n2>[0-9]+)?)?
+            (?P<dev>[-_.]?dev[-_.]?(?P<dev_n>[0-9]+)?)?
+            (?:\+(?P<local>[a-z0-9]+(?:[-_.][a-z0-9]+)*))?
+            \s*$",
+        )
+        .ok()
+    });
+    let invalid = || error(format!("Invalid version: '{version}'"));
+    let captures = PATTERN
+        .as_ref()
+        .and_then(|pattern| pattern.captures(version))
+        .ok_or_else(invalid)?;
+    let number = |name: &str| -> Result<Option<u64>, Error> {
+        captures
+            .name(name)
+            .map(|m| m.as_str().parse().map_err(|_| invalid()))
+            .transpose()
+    };
+    let mut release = captures["release"]
+        .split('.')
+        .map(|part| part.parse().map_err(|_| invalid()))
+        .collect::<Result<Vec<u64>, _>>()?;
+    while release.len() > 1 && release.last() == Some(&0) {
+        release.pop();
+    }
+    let post = match captures.name("post") {
+        Some(_) => Some(number("post_n1")?.or(number("post_n2")?).unwrap_or(0)),
+        None => None,
+    };
+    let dev = match captures.name("dev") {
+        Some(_) => Some(number("dev_n")?.unwrap_or(0)),
+        None => None,
+    };
+    let pre = match captures.name("pre_l") {
+        Some(letter) => {
+            let rank = match letter.as_str().to_ascii_lowercase().as_str() {
+                "a" | "alpha" => 1,
+                "b" | "beta" => 2,
+                _ => 3,
+            };
+            (rank, number("pre_n")?.unwrap_or(0))
+        }
+        // A development release of a final version sorts before its pre-releases.
+        None if post.is_none() && dev.is_some() => (0, 0),
+        None => (4, 0),
+    };
+    let local = captures.name("local").map_or_else(Vec::new, |local| {
+        local
+            .as_str()
+            .split(['-', '_', '.'])
+            .map(|part| match part.parse::<u64>() {
+                Ok(n) => (1, n, String::new()),
+                Err(_) => (0, 0, part.to_ascii_lowercase()),
+            })
+            .collect()
+    });
+    Ok(Pep440 {
+        epoch: number("epoch")?.unwrap_or(0),
+        release,
+        pre,
+        post,
+        dev: dev.map_or((1, 0), |n| (0, n)),
+        local,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,9 +427,18 @@ mod tests {
         assert!(check("'1.0a' is version('1.0b', '<')"));
         assert!(check("'1.0' is version('1.0a', '<')"));
         assert!(!check("'1.0' is version('1.x', '==')"));
-        assert!(error("'1.0' is version('a.0', '<')").contains("cannot order"));
-        assert!(error("'1' is version('2', 'bigger')").contains("invalid operator"));
-        assert!(error("'' is version('2')").contains("cannot be empty"));
+        assert!(error("'1.0' is version('a.0', '<')").contains(
+            "Version comparison failed: '<' not supported between instances of 'int' and 'str'"
+        ));
+        assert!(
+            error("'1' is version('2', 'bigger')")
+                .contains("Invalid operator type (bigger). Must be one of '==', '=', 'eq'")
+        );
+        assert!(error("'' is version('2')").contains("Input version value cannot be empty"));
+        assert!(
+            error("'1' is version('')")
+                .contains("Version parameter to compare against cannot be empty")
+        );
         assert_eq!(
             loose("1.2-rc1"),
             [
@@ -283,6 +454,7 @@ mod tests {
     #[test]
     fn strict_versions() {
         assert!(check("'1.0' is version('1.0.0', '==', strict=true)"));
+        assert!(check("'1.0' is version_compare('1.0.0', '==', true)"));
         assert!(check("'1.0a1' is version('1.0', '<', strict=true)"));
         assert!(check(
             "'1.0a2' is version('1.0b1', '<', version_type='strict')"
@@ -292,7 +464,31 @@ mod tests {
         );
         assert!(
             error("'1' is version('1', strict=true, version_type='loose')")
-                .contains("mutually exclusive")
+                .contains("Cannot specify both 'strict' and 'version_type'")
+        );
+    }
+
+    #[test]
+    fn pep440_versions() {
+        let pep440 = |op: &str, a: &str, b: &str| {
+            check(&format!(
+                "'{a}' is version('{b}', '{op}', version_type='pep440')"
+            ))
+        };
+        assert!(pep440("<", "2.14.0rc1", "2.14.0"));
+        assert!(pep440("<", "1.0.dev1", "1.0a1"));
+        assert!(pep440("<", "1.0a1", "1.0b1"));
+        assert!(pep440("<", "1.0", "1.0.post1"));
+        assert!(pep440("<", "1.0.post1.dev1", "1.0.post1"));
+        assert!(pep440("==", "1.0", "1.0.0"));
+        assert!(pep440("==", "1.0-1", "1.0.post1"));
+        assert!(pep440("==", "v1.0ALPHA2", "1.0a2"));
+        assert!(pep440("<", "1.0", "1.0+local.1"));
+        assert!(pep440("<", "1.0+abc", "1.0+1"));
+        assert!(pep440(">", "1!0.1", "2.0"));
+        assert!(
+            error("'nope' is version('1', version_type='pep440')")
+                .contains("Version comparison failed: Invalid version: 'nope'")
         );
     }
 
@@ -319,8 +515,8 @@ mod tests {
                 .contains("invalid semantic version")
         );
         assert!(
-            error("'1' is version('1', version_type='pep440')")
-                .contains("unsupported version_type")
+            error("'1' is version('1', version_type='boom')")
+                .contains("Invalid version type (boom). Must be one of 'loose', 'strict'")
         );
     }
 }

@@ -1,0 +1,96 @@
+//! Filters and tests at their edges, compared with ansible-playbook: `unique` over
+//! lists of lists or dictionaries and its errors, the `version` test's parameters
+//! (`strict` by position, `pep440`) and its error messages; played on the implicit
+//! localhost, whose interpreter is the controller's Python as in Ansible.
+
+use sandball_e2e::Sandbox;
+
+const PLAY: &str = r#"
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: unique values
+      debug:
+        msg: "{{ [[1, 2, 2, 1] | unique, ['a', 'A', 'b'] | unique,
+                 ['a', 'A'] | unique(case_sensitive=true), [{'a': 1}, [1], {'a': 1}, [1]] | unique,
+                 'foo' | unique, {'x': 1, 'y': 2} | unique,
+                 [{'n': 'a'}, {'n': 'A'}, {'n': 'b'}] | unique(attribute='n')] }}"
+    - name: unique of a boolean
+      set_fact: {x: "{{ True | unique }}"}
+      ignore_errors: true
+      register: unique_bool
+    - name: unique of dictionaries, case-insensitively
+      set_fact: {x: "{{ [{'a': 1}] | unique(case_sensitive=False) }}"}
+      ignore_errors: true
+      register: unique_dicts
+    - name: versions compared
+      debug:
+        msg: "{{ ['1.0' is version('1.0.0', '==', true), '1.0' is version_compare('1.1', 'lt'),
+                 '2.14.0rc1' is version('2.14.0', 'lt', version_type='pep440'),
+                 '1.0.dev1' is version('1.0a1', '<', version_type='pep440'),
+                 '1.0-1' is version('1.0.post1', '==', version_type='pep440'),
+                 '1.2.3' is version('2.0.0', 'lt', version_type='semver')] }}"
+BAD_VERSIONS
+    - name: the errors say what Ansible says
+      assert:
+        that:
+          - "\"'bool' object is not iterable\" in unique_bool.msg"
+          - "\"cannot fall back to Ansible's version\" in unique_dicts.msg"
+          - bad | map(attribute='failed') | unique == [true]
+          - "\"Invalid operator type (equals). Must be one of '==', '='\" in bad[0].msg"
+          - "'Input version value cannot be empty' in bad[1].msg"
+          - "'Version parameter to compare against cannot be empty' in bad[2].msg"
+          - "\"Cannot specify both 'strict' and 'version_type'\" in bad[3].msg"
+          - "\"Invalid version type (boom). Must be one of 'loose', 'strict', 'semver', 'semantic', 'pep440'\" in bad[4].msg"
+          - "\"Version comparison failed: invalid semantic version 'nope'\" in bad[5].msg"
+          - "\"Version comparison failed: Invalid version: 'nope'\" in bad[6].msg"
+          - "\"'<' not supported between instances of 'int' and 'str'\" in bad[7].msg"
+    - name: the implicit localhost runs the controller's Python
+      debug: {msg: "{{ ansible_python_interpreter == ansible_playbook_python }}"}
+"#;
+
+/// Expressions the `version` test refuses, each evaluated by a task of its own whose
+/// result lands in `bad`.
+const BAD_VERSIONS: &[&str] = &[
+    "'1.0' is version('1.0', 'equals')",
+    "'' is version('1.0')",
+    "'1.0' is version('')",
+    "'1.0' is version('1.0', strict=true, version_type='loose')",
+    "'1.0' is version('1.0', version_type='boom')",
+    "'nope' is version('1.0', version_type='semver')",
+    "'nope' is version('1.0', version_type='pep440')",
+    "'1.0' is version('a.0', '<')",
+];
+
+#[test]
+fn unique_and_version_behave_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let bad: String = BAD_VERSIONS
+        .iter()
+        .enumerate()
+        .map(|(i, expression)| {
+            format!(
+                "    - name: bad version {i}\n      set_fact: {{x: \"{{{{ {expression} }}}}\"}}\n      \
+                 ignore_errors: true\n      register: bad_{i}\n    - set_fact: {{bad: \"{{{{ (bad | default([])) + [bad_{i}] }}}}\"}}\n"
+            )
+        })
+        .collect();
+    let pb = sb.write("play.yml", &PLAY.replace("BAD_VERSIONS\n", &bad));
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        ours.assert_same_recap_as(&theirs).assert_same_results_as(
+            &theirs,
+            &[
+                "unique values",
+                "versions compared",
+                "the errors say what Ansible says",
+                "the implicit localhost runs the controller's Python",
+            ],
+        );
+    }
+}
