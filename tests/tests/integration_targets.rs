@@ -36,6 +36,8 @@ const TARGETS: &[&str] = &[
     "group_by",
     "hosts_field",
     "ignore_errors",
+    "import_tasks",
+    "include_import_tasks_nested",
     "include_with_templating",
     "lookup_csvfile",
     "lookup_dict",

@@ -306,3 +306,78 @@ fn a_role_sees_its_dependencies_vars_over_its_parents_as_in_ansible() {
         same(&ours, &theirs.run());
     }
 }
+
+#[test]
+fn a_role_sees_the_roles_above_it_and_its_dependencies_defaults_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let said = |who: &str, names: &[&str]| {
+        let shown: Vec<String> = names
+            .iter()
+            .map(|n| format!("{{{{ {n} | default('-') }}}}"))
+            .collect();
+        format!("- debug: {{msg: \"{who} sees {}\"}}\n", shown.join(" "))
+    };
+    for r in ["a", "b", "c", "d"] {
+        sb.write(
+            &format!("roles/{r}/vars/main.yml"),
+            &format!("{r}_var: {r}_vars\n"),
+        );
+        sb.write(
+            &format!("roles/{r}/defaults/main.yml"),
+            &format!("{r}_def: {r}_defaults\n"),
+        );
+    }
+    // a depends on b, includes c (which includes d) and imports d.
+    sb.write("roles/a/meta/main.yml", "dependencies: [b]\n");
+    sb.write(
+        "roles/a/tasks/main.yml",
+        &format!(
+            "{}- include_role: {{name: c}}\n- import_role: {{name: d}}\n",
+            said("a", &["b_var", "b_def"])
+        ),
+    );
+    sb.write("roles/b/tasks/main.yml", &said("b", &["a_var", "a_def"]));
+    sb.write(
+        "roles/c/tasks/main.yml",
+        &format!(
+            "{}- include_role: {{name: d}}\n",
+            said("c", &["a_var", "a_def", "b_var", "b_def"])
+        ),
+    );
+    sb.write(
+        "roles/d/tasks/main.yml",
+        &said("d", &["a_var", "a_def", "c_var", "c_def"]),
+    );
+    // An import's name templated with the role's variables and `role_path`.
+    for (file, text) in [
+        ("vars/main.yml", "e_dir: \"{{ role_path }}/extra\"\n"),
+        (
+            "tasks/main.yml",
+            "- import_tasks: \"{{ role_path }}/extra/one.yml\"\n- import_tasks: \"{{ e_dir }}/two.yml\"\n",
+        ),
+        ("extra/one.yml", "- debug: {msg: one}\n"),
+        ("extra/two.yml", "- debug: {msg: two}\n"),
+    ] {
+        sb.write(&format!("roles/e/{file}"), text);
+    }
+    let after = said("play", &["a_var", "c_var", "c_def", "d_var", "d_def"]);
+    let indented: String = after.lines().map(|l| format!("    {l}\n")).collect();
+    let pb = sb.write(
+        "play.yml",
+        &format!(
+            "- hosts: all\n  gather_facts: false\n  roles: [a]\n  tasks:\n{indented}\
+             - hosts: all\n  gather_facts: false\n  tasks:\n    - include_role: {{name: a}}\n{indented}\
+             - hosts: all\n  gather_facts: false\n  tasks:\n    - import_role: {{name: d, public: false}}\n{indented}    - import_role: {{name: e}}\n"
+        ),
+    );
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    ours.assert_stdout_has("\"msg\": \"d sees a_vars a_defaults c_vars c_defaults\"");
+    ours.assert_stdout_has("\"msg\": \"b sees a_vars a_defaults\"");
+    ours.assert_stdout_has("\"msg\": \"two\"");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        same(&ours, &theirs.run());
+    }
+}

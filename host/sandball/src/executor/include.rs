@@ -12,7 +12,6 @@ use super::task;
 use crate::playbook::imports::builtin;
 use crate::playbook::roles::{self, RoleOptions};
 use crate::playbook::{Chain, Keyword, Keywords, Task, TaskItem};
-use crate::plugins::action::truthy;
 use crate::vars::PlayScope;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -350,12 +349,9 @@ fn load(
                     .map_err(|e| first_line(&e.to_string()))?;
             // What the role's tasks import is read now, as a play's roles' is at load.
             expand_imports(cx, &mut tasks, Some(&role.name), including)?;
-            let public = args
-                .get("public")
-                .is_some_and(|v| truthy(Some(v), false).unwrap_or(false));
             // The role's handlers can be notified from now on; with `public`, its
             // variables are the play's too.
-            super::play::add_role(cx, handlers, public.then_some(role));
+            super::play::add_role(cx, handlers, options.public.then_some(role));
             Ok(tasks)
         }
     }
@@ -370,11 +366,16 @@ fn expand_imports(
     included_role: Option<&str>,
     including: Option<&roles::Role>,
 ) -> Result<(), String> {
-    let (mut imported, handlers) =
+    let (imported, handlers) =
         crate::playbook::imports::expand_list(items, &base_dir(cx), including)
             .map_err(|e| first_line(&e.to_string()))?;
-    imported.extend(included_role.map(str::to_string));
-    super::play::add_role_names(cx, imported);
+    let mut names: Vec<String> = imported.iter().map(|i| i.role.name.clone()).collect();
+    names.extend(included_role.map(str::to_string));
+    super::play::add_role_names(cx, names);
+    // The variables of the public roles it imports are the play's from now on.
+    for public in imported.into_iter().filter(|i| i.public) {
+        super::play::add_public_role(cx, public.role);
+    }
     for h in handlers {
         super::play::add_role(cx, h, None);
     }

@@ -781,8 +781,14 @@ pub(super) fn add_role(
 ) {
     lock(&cx.state.more_handlers).push(handlers);
     if let Some(role) = public {
-        lock(&cx.state.public_roles).push(role);
+        add_public_role(cx, role);
     }
+}
+
+/// Makes the defaults and vars of a role imported or included while the play runs
+/// the play's for the rest of it.
+pub(super) fn add_public_role(cx: PlayRun<'_>, role: std::sync::Arc<crate::playbook::roles::Role>) {
+    lock(&cx.state.public_roles).push(role);
 }
 
 /// Fails a task on a host outside the task's own run (an include that cannot be read):

@@ -129,11 +129,16 @@ pub(crate) fn task_vars(run: &Run, scope: &PlayScope<'_>, host: &str, kw: &Chain
     // Role vars (every role's of the play, then the task's own role's dependencies'
     // and its own) sit above `vars_files`, below block and task vars.
     let role = kw.role();
+    // A role exports its dependencies' vars with its own; the task's own role sees
+    // those of the roles above it too, beneath its own.
     let role_vars = scope
         .roles
         .iter()
-        .map(|r| &r.vars)
-        .chain(role.into_iter().flat_map(|r| [&r.dependency_vars, &r.vars]));
+        .flat_map(|r| [&r.dependency_vars, &r.vars])
+        .chain(
+            role.into_iter()
+                .flat_map(|r| [&r.inherited.vars, &r.dependency_vars, &r.vars]),
+        );
     layers.splice(0..0, files_layer.iter().chain(role_vars));
     let mut vars = run
         .vars

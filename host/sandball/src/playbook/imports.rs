@@ -28,7 +28,7 @@ pub(crate) fn builtin(action: &str) -> &str {
 
 /// Resolves the imports of a play's task lists (its roles' included).
 pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> {
-    let from_roles = play.loaded_roles.len();
+    let mut imported = Vec::new();
     let mut handlers = Vec::new();
     let vars = play.keywords.vars.clone();
     let at = Reading {
@@ -38,7 +38,7 @@ pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> 
         handlers: false,
     };
     for list in [&mut play.pre_tasks, &mut play.tasks, &mut play.post_tasks] {
-        expand_items(list, &at, 0, &mut handlers, &mut play.loaded_roles)?;
+        expand_items(list, &at, 0, &mut handlers, &mut imported)?;
     }
     let mut play_handlers = std::mem::take(&mut play.handlers);
     expand_items(
@@ -49,27 +49,36 @@ pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> 
         },
         0,
         &mut handlers,
-        &mut play.loaded_roles,
+        &mut imported,
     )?;
     handlers.extend(play_handlers);
     play.handlers = handlers;
-    // Imported roles are the play's roles too (`ansible_play_role_names`).
-    let imported: Vec<String> = play.loaded_roles[from_roles..]
-        .iter()
-        .map(|r| r.name.clone())
-        .collect();
-    play.role_names.extend(imported);
+    // Imported roles are the play's roles too (`ansible_play_role_names`); the
+    // variables of the public ones are the play's.
+    for Imported { role, public } in imported {
+        play.role_names.push(role.name.clone());
+        if public {
+            play.loaded_roles.push(role);
+        }
+    }
     Ok(())
 }
 
+/// A role imported by `import_role`, and whether it is `public` (its defaults and vars
+/// the play's).
+pub(crate) struct Imported {
+    pub role: std::sync::Arc<roles::Role>,
+    pub public: bool,
+}
+
 /// Resolves the imports of a task list read while the playbook runs (an included
-/// file). The names of the roles it imports, in order, and their handlers (which the
-/// play gains from then on, as Ansible adds an imported role's handlers to the play).
+/// file). The roles it imports, in order, and their handlers (which the play gains
+/// from then on, as Ansible adds an imported role's handlers to the play).
 pub(crate) fn expand_list(
     items: &mut [TaskItem],
     base: &Path,
     role: Option<&roles::Role>,
-) -> Result<(Vec<String>, Vec<TaskItem>), PlaybookError> {
+) -> Result<(Vec<Imported>, Vec<TaskItem>), PlaybookError> {
     let mut imported = Vec::new();
     let mut handlers = Vec::new();
     let none = serde_json::Map::new();
@@ -80,7 +89,7 @@ pub(crate) fn expand_list(
         handlers: false,
     };
     expand_items(items, &at, 0, &mut handlers, &mut imported)?;
-    Ok((imported.iter().map(|r| r.name.clone()).collect(), handlers))
+    Ok((imported, handlers))
 }
 
 /// Where imports are read from: the playbook's directory, and the variables their
@@ -96,9 +105,37 @@ struct Reading<'a> {
 }
 
 impl Reading<'_> {
-    /// An import's name, templated as names are when the playbook is read.
+    /// An import's name, templated as names are when the playbook is read: inside a
+    /// role, its defaults, vars and parameters and `role_path` are there too, layered
+    /// around the play's `vars` as they are when the role's tasks run.
     fn name(&self, t: &Task, what: &str, name: &str) -> Result<String, PlaybookError> {
-        super::render_at_load(name, self.vars).map_err(|e| {
+        let in_role;
+        let vars = match self.role {
+            None => self.vars,
+            Some(role) => {
+                let mut layered = role.dependency_defaults.clone();
+                for layer in [
+                    &role.inherited.defaults,
+                    &role.defaults,
+                    self.vars,
+                    &role.inherited.vars,
+                    &role.dependency_vars,
+                    &role.vars,
+                    &role.params,
+                ] {
+                    layered.extend(layer.clone());
+                }
+                for (k, v) in [
+                    ("role_name", role.name.clone()),
+                    ("role_path", role.path.display().to_string()),
+                ] {
+                    layered.insert(k.into(), Value::String(v));
+                }
+                in_role = layered;
+                &in_role
+            }
+        };
+        super::render_at_load(name, vars).map_err(|e| {
             PlaybookError::at(
                 &t.location,
                 format!(
@@ -110,13 +147,13 @@ impl Reading<'_> {
 }
 
 /// Replaces every import in `items` (recursively) by the block it imports; the
-/// handlers of imported roles go to `handlers`.
+/// handlers of imported roles go to `handlers`, the roles to `loaded`.
 fn expand_items(
     items: &mut [TaskItem],
     at: &Reading<'_>,
     depth: usize,
     handlers: &mut Vec<TaskItem>,
-    loaded: &mut Vec<std::sync::Arc<roles::Role>>,
+    loaded: &mut Vec<Imported>,
 ) -> Result<(), PlaybookError> {
     for item in items.iter_mut() {
         match item {
@@ -157,7 +194,7 @@ fn expand_items(
                 let mut inner = if kind == "import_tasks" {
                     import_tasks(t, at)?
                 } else {
-                    let (tasks, role_handlers, role) = import_role(t, at)?;
+                    let (tasks, role_handlers, role, public) = import_role(t, at)?;
                     // What its handlers import is read now too (the tasks an imported
                     // handler file holds are handlers; its own name is not kept).
                     let mut role_handlers = vec![role_handlers];
@@ -185,7 +222,7 @@ fn expand_items(
                         keywords,
                         location: t.location.clone(),
                     })));
-                    loaded.push(role);
+                    loaded.push(Imported { role, public });
                     tasks
                 };
                 expand_items(&mut inner, at, depth + 1, handlers, loaded)?;
@@ -281,11 +318,11 @@ pub(crate) fn find_file(t: &Task, base: &Path, file: &str) -> Result<PathBuf, Pl
         })
 }
 
-/// The tasks, handlers and role of an `import_role`.
+/// The tasks, handlers and role of an `import_role`, and whether it is `public`.
 fn import_role(
     t: &Task,
     at: &Reading<'_>,
-) -> Result<(Vec<TaskItem>, TaskItem, std::sync::Arc<roles::Role>), PlaybookError> {
+) -> Result<(Vec<TaskItem>, TaskItem, std::sync::Arc<roles::Role>, bool), PlaybookError> {
     only_options(
         t,
         "import_role",
@@ -317,5 +354,6 @@ fn import_role(
         }
     }
     let options = RoleOptions::of_task(&args, false);
-    roles::load_one(&name, &t.location, at.base, &options, at.role)
+    let (tasks, handlers, role) = roles::load_one(&name, &t.location, at.base, &options, at.role)?;
+    Ok((tasks, handlers, role, options.public))
 }

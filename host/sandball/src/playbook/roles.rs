@@ -46,10 +46,55 @@ pub struct Role {
     /// tasks, above the vars of the roles that depend on it and below its own, as in
     /// Ansible.
     pub dependency_vars: Map<String, Value>,
-    /// The role entry's parameters: above `set_fact`.
+    /// The `defaults/main` of its dependencies (theirs first, recursively): beneath its
+    /// own defaults and those of the roles above it.
+    pub dependency_defaults: Map<String, Value>,
+    /// The role entry's parameters, over those of the roles above it: above
+    /// `set_fact`.
     pub params: Map<String, Value>,
-    /// The roles that pulled it in as a dependency, nearest first.
-    pub parents: Vec<String>,
+    /// The defaults and vars of the roles above it (Ansible's dependency chain).
+    pub inherited: Inherited,
+}
+
+/// What a role takes from the roles above it — those that depend on it, include it or
+/// import it, Ansible's dependency chain — each merged outermost first, a nearer
+/// role's values winning. Its tasks see the defaults above its dependencies' defaults
+/// and below its own, the vars below its dependencies' and its own vars.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Inherited {
+    /// The parameters of the roles above.
+    pub params: Map<String, Value>,
+    /// Their `defaults/main`.
+    pub defaults: Map<String, Value>,
+    /// Their `vars/main`.
+    pub vars: Map<String, Value>,
+}
+
+impl Inherited {
+    /// What the roles beneath `role` (its dependencies, the roles its tasks include or
+    /// import) inherit: what it inherits, with its own values over it.
+    pub fn from_role(role: &Role) -> Inherited {
+        Inherited::beneath(&role.inherited, &role.params, &role.defaults, &role.vars)
+    }
+
+    /// `above` with a role's own parameters, defaults and vars over it.
+    fn beneath(
+        above: &Inherited,
+        params: &Map<String, Value>,
+        defaults: &Map<String, Value>,
+        vars: &Map<String, Value>,
+    ) -> Inherited {
+        let over = |a: &Map<String, Value>, b: &Map<String, Value>| {
+            let mut m = a.clone();
+            m.extend(b.clone());
+            m
+        };
+        Inherited {
+            params: over(&above.params, params),
+            defaults: over(&above.defaults, defaults),
+            vars: over(&above.vars, vars),
+        }
+    }
 }
 
 /// Where roles are looked for, in order, for a playbook in `base`.
@@ -86,7 +131,7 @@ fn expand_home(dir: &str) -> PathBuf {
 pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> {
     let mut loader = Loader::new(base);
     for entry in std::mem::take(&mut play.roles) {
-        loader.load(&entry, &[], &RoleOptions::default(), &Map::new())?;
+        loader.load(&entry, &[], &RoleOptions::default(), &Inherited::default())?;
     }
     let Loader {
         tasks,
@@ -122,6 +167,9 @@ pub struct RoleOptions {
     /// `rolespec_validate`: check the role's `meta/argument_specs.yml` first (the
     /// default).
     pub validate: bool,
+    /// `public`: its defaults and vars are the play's from then on (by default those
+    /// of a role imported or in `roles:`, not those of an included one).
+    pub public: bool,
 }
 
 /// The options of `import_role`/`include_role` that name one of a role's files.
@@ -162,6 +210,8 @@ impl RoleOptions {
             dynamic,
             validate: crate::plugins::action::truthy(args.get("rolespec_validate"), true)
                 .unwrap_or(true),
+            public: crate::plugins::action::truthy(args.get("public"), !dynamic)
+                .unwrap_or(!dynamic),
         }
     }
 }
@@ -177,6 +227,7 @@ impl Default for RoleOptions {
             allow_duplicates: None,
             dynamic: false,
             validate: true,
+            public: true,
         }
     }
 }
@@ -214,10 +265,10 @@ pub(crate) fn load_one(
         params: Map::new(),
         location: at.clone(),
     };
-    // A role included or imported by another role's task sees that role's parameters
-    // (beneath its own), as a dependency does. (It is not a dependency: a role may
-    // include itself.)
-    let inherited = parent.map(|p| p.params.clone()).unwrap_or_default();
+    // A role included or imported by another role's task sees that role's parameters,
+    // defaults and vars (beneath its own), as a dependency does. (It is not a
+    // dependency: a role may include itself.)
+    let inherited = parent.map(Inherited::from_role).unwrap_or_default();
     loader.load(&entry, &[], options, &inherited)?;
     let role = loader
         .loaded
@@ -232,6 +283,24 @@ pub(crate) fn load_one(
         location: at.clone(),
     }));
     Ok((loader.tasks, handlers, role))
+}
+
+/// The vars and defaults a role gives the roles that depend on it: its dependencies'
+/// (theirs first, recursively) under its own.
+#[derive(Default)]
+struct Exported {
+    vars: Map<String, Value>,
+    defaults: Map<String, Value>,
+}
+
+impl Exported {
+    fn of(role: &Role) -> Exported {
+        let mut vars = role.dependency_vars.clone();
+        vars.extend(role.vars.clone());
+        let mut defaults = role.dependency_defaults.clone();
+        defaults.extend(role.defaults.clone());
+        Exported { vars, defaults }
+    }
 }
 
 /// Loads the roles of one play.
@@ -271,17 +340,17 @@ impl Loader {
         }
     }
 
-    /// Adds the role of `entry` (its dependencies first) to the play. `inherited` are
-    /// the parameters of the roles that depend on it: a role sees those, with its own
-    /// over them, as in Ansible. Returns the role vars it exports to the roles that
-    /// depend on it: its dependencies' under its own.
+    /// Adds the role of `entry` (its dependencies first) to the play. `inherited` is
+    /// what it takes from the roles above it: a role sees those values, with its own
+    /// over them, as in Ansible. Returns the role vars and defaults it exports to the
+    /// roles that depend on it: its dependencies' under its own.
     fn load(
         &mut self,
         entry: &RoleRef,
         parents: &[String],
         options: &RoleOptions,
-        inherited: &Map<String, Value>,
-    ) -> Result<Map<String, Value>, PlaybookError> {
+        inherited: &Inherited,
+    ) -> Result<Exported, PlaybookError> {
         let dir = self.find(&entry.name, &entry.location)?;
         let name = dir
             .file_name()
@@ -307,12 +376,6 @@ impl Loader {
         let outer_handlers = self.handlers.len();
         let mut chain = vec![name.clone()];
         chain.extend(parents.iter().cloned());
-        let mut params = inherited.clone();
-        params.extend(entry.params.clone());
-        let mut dependency_vars = Map::new();
-        for dep in &meta.dependencies {
-            dependency_vars.extend(self.load(dep, &chain, &RoleOptions::default(), &params)?);
-        }
         for (sub, name) in [
             ("tasks", &options.tasks_from),
             ("vars", &options.vars_from),
@@ -320,6 +383,18 @@ impl Loader {
             ("handlers", &options.handlers_from),
         ] {
             inside_role(&dir, sub, name, &entry.location)?;
+        }
+        let defaults = read_vars(&dir.join("defaults"), &options.defaults_from)?;
+        let vars = read_vars(&dir.join("vars"), &options.vars_from)?;
+        let mut params = inherited.params.clone();
+        params.extend(entry.params.clone());
+        // Its dependencies see its parameters, defaults and vars.
+        let beneath = Inherited::beneath(inherited, &entry.params, &defaults, &vars);
+        let mut from_dependencies = Exported::default();
+        for dep in &meta.dependencies {
+            let exported = self.load(dep, &chain, &RoleOptions::default(), &beneath)?;
+            from_dependencies.vars.extend(exported.vars);
+            from_dependencies.defaults.extend(exported.defaults);
         }
         let role = Arc::new(Role {
             // Ansible tells role instances apart by their parameters, the entry's
@@ -343,11 +418,12 @@ impl Loader {
                 .filter(|_| self.collections.iter().any(|root| dir.starts_with(root)))
                 .map(|_| entry.name.clone()),
             path: dir.clone(),
-            defaults: read_vars(&dir.join("defaults"), &options.defaults_from)?,
-            vars: read_vars(&dir.join("vars"), &options.vars_from)?,
-            dependency_vars,
+            defaults,
+            vars,
+            dependency_vars: from_dependencies.vars,
+            dependency_defaults: from_dependencies.defaults,
             params,
-            parents: parents.to_vec(),
+            inherited: inherited.clone(),
         });
         let marked = |items: Vec<TaskItem>| {
             TaskItem::Block(Box::new(Block {
@@ -370,8 +446,7 @@ impl Loader {
         let handlers = read_tasks(&dir.join("handlers"), &options.handlers_from, true)?;
         self.tasks.push(marked(tasks));
         self.handlers.push(marked(handlers));
-        let mut exported = role.dependency_vars.clone();
-        exported.extend(role.vars.clone());
+        let exported = Exported::of(&role);
         self.loaded.push(role);
         let wrap = |items: Vec<TaskItem>| {
             TaskItem::Block(Box::new(Block {

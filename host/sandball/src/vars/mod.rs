@@ -429,11 +429,16 @@ impl VariableManager {
     ) -> Vars {
         let mut layers = vec![play.vars];
         layers.extend_from_slice(task_vars);
+        // Each role's defaults over its dependencies'; the task's own role's over those
+        // of the roles above it.
         let defaults: Vec<&Map<String, Value>> = play
             .roles
             .iter()
-            .map(|r| &r.defaults)
-            .chain(role.map(|r| &r.defaults))
+            .flat_map(|r| [&r.dependency_defaults, &r.defaults])
+            .chain(
+                role.into_iter()
+                    .flat_map(|r| [&r.dependency_defaults, &r.inherited.defaults, &r.defaults]),
+            )
             .collect();
         let params = role.map(|r| &r.params);
         let mut vars =
