@@ -7,6 +7,7 @@ use crate::fail::Fail;
 use crate::module::Module;
 use crate::result::Outcome;
 use sandball_wire::manifest::Manifest;
+use sandball_wire::protocol::task_environment;
 use serde_json::{Map, Value};
 use std::io::{Read, Write};
 
@@ -55,24 +56,6 @@ where
     }
 }
 
-/// The task's `environment` as the controller passes it (a mapping; values as text).
-fn task_environment(value: Option<&Value>) -> Vec<(String, String)> {
-    match value {
-        Some(Value::Object(m)) => m
-            .iter()
-            .map(|(k, v)| {
-                let text = match v {
-                    Value::String(s) => s.clone(),
-                    Value::Null => String::new(),
-                    other => other.to_string(),
-                };
-                (k.clone(), text)
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
 /// Runs a module on the argument bytes `input`, reading environment variables through
 /// `env`, and returns what [`run`] would print.
 pub fn execute<F>(
@@ -110,8 +93,11 @@ where
             ));
         }
     };
-    let (mut module, error) = Module::new(&manifest, args, env);
-    crate::host::set_task_environment(task_environment(module.internal().get("environment")));
+    // The task's `environment` is the module's environment in Ansible: path arguments
+    // and `$VAR`s see it before the module's own variables.
+    crate::host::set_task_environment(task_environment(&args));
+    let env = |name: &str| crate::host::task_variable(name).or_else(|| env(name));
+    let (mut module, error) = Module::new(&manifest, args, &env);
     if let Some(error) = error {
         let msg = error.module_message(module.module_name());
         return Outcome::finish(module, Err(Fail::new(msg)));

@@ -216,31 +216,53 @@ pub struct IfAddress {
 }
 
 thread_local! {
-    /// The task's `environment` (Ansible gives it to the module's process; here, to
-    /// every program the module runs).
+    /// The task's `environment` (Ansible gives it to the module's process; here the
+    /// module sees it through [`variable`], and the shim gives it to every program the
+    /// module runs).
     static TASK_ENVIRONMENT: std::cell::RefCell<Vec<(String, String)>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Sets the task's `environment` for the programs the module runs (from the internal
-/// argument `_ansible_environment`; the SDK does it before the module body runs).
+/// Sets the task's `environment` (from the internal argument `_ansible_environment`;
+/// the SDK does it before the module body runs).
 pub fn set_task_environment(vars: Vec<(String, String)>) {
     TASK_ENVIRONMENT.with(|e| *e.borrow_mut() = vars);
 }
 
-/// Runs a program to completion. Only programs in the grant may run. The task's
-/// `environment` comes first; the command's own variables win over it.
-pub fn run(mut cmd: Command) -> Result<Output, HostError> {
-    let task: Vec<(String, String)> = TASK_ENVIRONMENT.with(|e| e.borrow().clone());
-    if !task.is_empty() {
-        let own = std::mem::take(&mut cmd.env);
-        let mut merged: Vec<(String, String)> = task
-            .into_iter()
-            .filter(|(k, _)| !own.iter().any(|(o, _)| o == k))
-            .collect();
-        merged.extend(own);
-        cmd.env = merged;
-    }
+/// An environment variable as the module's programs see it: the task's `environment`
+/// first, then the module's own environment (the variables its grant passes on).
+pub fn variable(name: &str) -> Option<String> {
+    task_variable(name).or_else(|| std::env::var(name).ok())
+}
+
+/// Every variable as [`variable`] sees them: the module's own environment with the
+/// task's `environment` over it (what Ansible's module process has).
+pub fn environment() -> std::collections::BTreeMap<String, String> {
+    let mut vars: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    vars.extend(task_environment());
+    vars
+}
+
+/// The task's `environment`.
+fn task_environment() -> Vec<(String, String)> {
+    TASK_ENVIRONMENT.with(|e| e.borrow().clone())
+}
+
+/// A variable of the task's `environment`, if it sets `name`.
+pub(crate) fn task_variable(name: &str) -> Option<String> {
+    TASK_ENVIRONMENT.with(|e| {
+        e.borrow()
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    })
+}
+
+/// Runs a program to completion. Only programs in the grant may run. The program
+/// gets the task's `environment` (the shim sets it, from the controller's arguments:
+/// the playbook may set `PATH` or `LD_LIBRARY_PATH`, which `cmd.env` may not), then
+/// `cmd.env`.
+pub fn run(cmd: Command) -> Result<Output, HostError> {
     backend::run(cmd)
 }
 

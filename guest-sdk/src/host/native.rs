@@ -40,6 +40,8 @@ pub(super) fn run(cmd: Command) -> Result<Output, HostError> {
     let mut command = std::process::Command::new(program);
     command
         .args(args)
+        // As the shim does on a node.
+        .envs(super::task_environment())
         .envs(cmd.env.iter().map(|(k, v)| (k, v)))
         .stdin(if cmd.stdin.is_some() {
             Stdio::piped()

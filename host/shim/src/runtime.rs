@@ -13,7 +13,7 @@ use crate::outcome::{self, Observed};
 use crate::paths::Places;
 use crate::sandbox::{self, Stdio};
 use sandball_wire::capability::Grant;
-use sandball_wire::protocol::{Response, RunResult};
+use sandball_wire::protocol::{Response, RunResult, task_environment};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -397,6 +397,9 @@ impl Runtime {
                         limits.output_bytes,
                     );
                     host.allow_dns(grant.dns);
+                    if let Some(args) = args.as_object() {
+                        host.set_task_environment(task_environment(args));
+                    }
                     host
                 },
                 http: WasiHttpCtx::new(),

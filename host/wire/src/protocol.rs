@@ -320,6 +320,27 @@ pub struct Denial {
     pub reason: String,
 }
 
+/// The task's `environment` in a module's arguments (the internal argument
+/// `_ansible_environment`, a mapping the controller resolved), values as text. The
+/// shim sets it for every program the module runs; the module sees it as its own
+/// environment (path arguments, `$VAR`s).
+pub fn task_environment(args: &serde_json::Map<String, Value>) -> Vec<(String, String)> {
+    match args.get("_ansible_environment") {
+        Some(Value::Object(m)) => m
+            .iter()
+            .map(|(k, v)| {
+                let text = match v {
+                    Value::String(s) => s.clone(),
+                    Value::Null => String::new(),
+                    other => other.to_string(),
+                };
+                (k.clone(), text)
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

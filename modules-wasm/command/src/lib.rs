@@ -106,8 +106,9 @@ fn run(m: &mut Module, shell: bool) -> Result<Map<String, Value>, Fail> {
     }
 
     let run_argv: Vec<String> = if !shell && m.get_bool("expand_argument_vars") {
-        let env = |name: &str| std::env::var(name).ok();
-        argv.iter().map(|a| expand_path(a, &env)).collect()
+        argv.iter()
+            .map(|a| expand_path(a, &host::variable))
+            .collect()
     } else {
         argv.clone()
     };

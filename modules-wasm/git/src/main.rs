@@ -26,7 +26,7 @@ fn main() {
 /// The module's body.
 fn git(m: &mut Module) -> Result<Map<String, Value>, Fail> {
     refuse_what_cannot_be_granted(m)?;
-    let env = |name: &str| std::env::var(name).ok();
+    let env = host::variable;
     let original_repo = m.get_str("repo").unwrap_or_default().to_string();
     let expanded = expand_path(&original_repo, &env);
     // Depth and the like need a URL for a local path, as the module makes one.
@@ -149,7 +149,7 @@ fn normpath(path: &str) -> String {
 /// A path or URL as the module compares remote addresses: variables and `~` expanded,
 /// made absolute, symlinks resolved.
 fn unfrack(path: &str) -> String {
-    let env = |name: &str| std::env::var(name).ok();
+    let env = host::variable;
     normpath(&realpath(&expand_path(path, &env)))
 }
 

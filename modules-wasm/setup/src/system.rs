@@ -464,10 +464,10 @@ pub fn cmdline(facts: &mut Map<String, Value>) {
 }
 
 /// `env`: the environment the module sees, which is only the variables its grant
-/// passes through (not the whole environment, as with ansible-core).
+/// passes through (not the whole environment, as with ansible-core), and the task's
+/// `environment`.
 pub fn env(facts: &mut Map<String, Value>) {
-    let vars: BTreeMap<String, String> = std::env::vars().collect();
-    facts.insert("env".into(), json!(vars));
+    facts.insert("env".into(), json!(host::environment()));
 }
 
 /// `loadavg`: the 1, 5 and 15 minute load averages.

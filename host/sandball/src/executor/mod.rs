@@ -97,11 +97,16 @@ impl StartAt {
         if self.reached.load(Ordering::SeqCst) {
             return true;
         }
-        let hit = name == self.pattern || self.glob.as_ref().is_some_and(|g| g.is_match(name));
+        let hit = self.matches(name);
         if hit {
             self.reached.store(true, Ordering::SeqCst);
         }
         hit
+    }
+
+    /// Whether `name` is the task asked for (without marking it reached).
+    pub fn matches(&self, name: &str) -> bool {
+        name == self.pattern || self.glob.as_ref().is_some_and(|g| g.is_match(name))
     }
 
     /// Whether some task matched.

@@ -512,7 +512,10 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
     };
     let root = Chain::new(&play.keywords);
     let mut go_on = true;
-    if let Some(gather) = gathering_task(play) {
+    // Under `--start-at-task` a play gathers facts only when the task asked for is
+    // among its own (or was reached before), as ansible-playbook does.
+    if let Some(gather) = gathering_task(play).filter(|g| starts(run, g) || holds_start(run, play))
+    {
         // The built-in `setup` component gathers without ansible-core; a host that
         // asks for the legacy module (`sandball_legacy_modules`) fails its own task
         // when ansible-core is missing.
@@ -625,7 +628,28 @@ fn starts(run: &Run, t: &Task) -> bool {
     run.options
         .start_at_task
         .as_ref()
-        .is_none_or(|s| s.runs(t.name.as_deref().unwrap_or(&t.action)))
+        .is_none_or(|s| s.runs(start_name(t)))
+}
+
+/// The name `--start-at-task` matches a task by: its own, else its action.
+fn start_name(t: &Task) -> &str {
+    t.name.as_deref().unwrap_or(&t.action)
+}
+
+/// Whether the task `--start-at-task` asks for is among the play's tasks (those of
+/// its blocks included, not `rescue` or `always`, which are never started at).
+fn holds_start(run: &Run, play: &Play) -> bool {
+    fn within(start: &super::StartAt, items: &[TaskItem]) -> bool {
+        items.iter().any(|item| match item {
+            TaskItem::Task(t) => start.matches(start_name(t)),
+            TaskItem::Block(b) => within(start, &b.block),
+        })
+    }
+    run.options.start_at_task.as_ref().is_some_and(|start| {
+        [&play.pre_tasks, &play.tasks, &play.post_tasks]
+            .into_iter()
+            .any(|items| within(start, items))
+    })
 }
 
 /// Runs a block as Ansible's linear strategy does: its tasks on the hosts that enter

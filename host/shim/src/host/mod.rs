@@ -43,6 +43,8 @@ pub struct HostState {
     exec: Vec<ExecGrant>,
     /// The environment variables the grant passes through.
     env: Vec<String>,
+    /// The task's `environment`, from the controller: set for every program run.
+    task_env: Vec<(String, String)>,
     deadline: Instant,
     output_limit: usize,
     denials: Denials,
@@ -65,11 +67,20 @@ impl HostState {
             confinement: Confinement::new(regions, places),
             exec,
             env,
+            task_env: Vec::new(),
             deadline,
             output_limit: usize::try_from(output_limit).unwrap_or(usize::MAX),
             denials: Denials::default(),
             dns: false,
         }
+    }
+
+    /// Sets the task's `environment` (the playbook's, which the controller sends in
+    /// the module's arguments) for every program the module runs. Unlike a module's
+    /// own variables it may set any name, `PATH` included: it is the playbook's
+    /// author who sets it, as for any Ansible module.
+    pub fn set_task_environment(&mut self, vars: Vec<(String, String)>) {
+        self.task_env = vars;
     }
 
     /// Allows (or not) the name lookups of the host interface (`system.fqdn`), as the

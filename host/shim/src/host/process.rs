@@ -12,6 +12,7 @@ use super::confine::LocateError;
 use super::sandball::host::process::{Command, Host, Output};
 use super::{HostError, HostState, deny, exec, failure, listing, os_failure};
 use sandball_wire::capability::Access;
+use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
@@ -66,7 +67,11 @@ impl Host for HostState {
             },
             None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
         };
-        let path_var = std::env::var_os("PATH");
+        // The task's `PATH` finds programs as it would for an Ansible module.
+        let path_var = match self.task_env.iter().rev().find(|(k, _)| k == "PATH") {
+            Some((_, path)) => Some(OsString::from(path)),
+            None => std::env::var_os("PATH"),
+        };
         let program = match exec::check(&cmd.argv, &self.exec, &cwd, path_var.as_deref()) {
             exec::Check::Allowed(p) => p,
             exec::Check::NotFound => {
@@ -113,6 +118,7 @@ impl Host for HostState {
                 env.push((name.clone(), value));
             }
         }
+        env.extend(self.task_env.iter().cloned());
         env.extend(cmd.env.iter().cloned());
         run_bounded(&program, &cmd, &cwd, &env, self.deadline, self.output_limit)
     }
@@ -622,6 +628,38 @@ mod tests {
                 .unwrap()
                 .contains("SANDBALL_X=1\n")
         );
+    }
+
+    #[test]
+    fn the_task_environment_reaches_programs_and_its_path_finds_them() {
+        let (_tmp, dir) = scratch();
+        let tool = dir.join("only-in-task-path");
+        std::fs::write(&tool, "#!/bin/sh\necho \"$PATH|$MARK\"\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut s = state(&["only-in-task-path"], MINUTE, 1 << 20);
+        let path = format!("{}:/usr/bin:/bin", dir.display());
+        s.set_task_environment(vec![
+            ("PATH".into(), path.clone()),
+            ("MARK".into(), "task".into()),
+        ]);
+        let out = s.run(cmd(&["only-in-task-path"])).unwrap().unwrap();
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap(),
+            format!("{path}|task\n")
+        );
+        // The module's own variables come after the task's; PATH stays refused to them.
+        let mut c = cmd(&["only-in-task-path"]);
+        c.env = vec![("MARK".into(), "module".into())];
+        let out = s.run(c).unwrap().unwrap();
+        assert!(
+            String::from_utf8(out.stdout)
+                .unwrap()
+                .ends_with("|module\n")
+        );
+        let mut c = cmd(&["only-in-task-path"]);
+        c.env = vec![("PATH".into(), "/tmp".into())];
+        assert_eq!(s.run(c).unwrap().unwrap_err().errno, libc::EPERM);
     }
 
     #[test]
