@@ -68,6 +68,7 @@ const TARGETS: &[&str] = &[
     "replace",
     "roles_arg_spec",
     "roles_var_inheritance",
+    "set_stats",
     "special_vars",
     "split",
     "stat",

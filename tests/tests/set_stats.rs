@@ -1,6 +1,6 @@
 //! `set_stats`: custom stats per host and for the run, added up or replaced, shown
-//! after the recap when `ANSIBLE_SHOW_CUSTOM_STATS` asks — compared with
-//! ansible-playbook.
+//! after the recap when `ANSIBLE_SHOW_CUSTOM_STATS` asks, options read leniently and
+//! names checked — compared with ansible-playbook.
 
 use sandball_e2e::{Output, Sandbox};
 
@@ -12,6 +12,10 @@ const PLAY: &str = r#"
     - set_stats: {data: {count: 2}}
     - set_stats: {data: {mine: "{{ inventory_hostname }}"}, per_host: true}
     - set_stats: {data: {last: "{{ inventory_hostname }}"}, aggregate: false}
+    # Options read leniently (not true is false); a key that is no variable name fails.
+    - set_stats: {data: {loose: "{{ inventory_hostname }}"}, aggregate: "x", per_host: "{{ 'maybe' }}"}
+    - set_stats: {data: {".bad": 1}}
+      ignore_errors: true
 "#;
 
 /// What follows the recap.
@@ -39,7 +43,7 @@ fn custom_stats_are_shown_as_in_ansible() {
         .run();
     ours.assert_no_panic().assert_code(0);
     ours.assert_stdout_has(
-        "\tRUN: { \"count\": 6, \"last\": \"beta\", \"names\": [  \"alpha\",  \"beta\" ]}",
+        "\tRUN: { \"count\": 6, \"last\": \"beta\", \"loose\": \"beta\", \"names\": [  \"alpha\",  \"beta\" ]}",
     );
     if let Some(theirs) = sb.ansible_play(&pb, &work, &["-f", "1"]) {
         let theirs = theirs.env("ANSIBLE_SHOW_CUSTOM_STATS", "1").run();

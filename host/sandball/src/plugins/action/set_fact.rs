@@ -51,7 +51,7 @@ pub const CACHEABLE: &str = "_ansible_facts_cacheable";
 /// A variable name as ansible-core 2.19 accepts one: a string that is an ASCII
 /// identifier and not a name Jinja gives a meaning (`true`, `none`, `not`…); else the
 /// error it gives, naming the value (and its type when it is not a string).
-fn variable_name(name: &Value) -> Result<String, String> {
+pub(super) fn variable_name(name: &Value) -> Result<String, String> {
     const JINJA_NAMES: &[&str] = &["true", "false", "none", "True", "False", "None", "not"];
     if let Value::String(s) = name {
         let mut chars = s.chars();

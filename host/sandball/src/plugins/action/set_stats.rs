@@ -14,11 +14,23 @@ pub fn run(_ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> 
     let Some(Value::Object(data)) = args.get("data") else {
         return failed("The 'data' option needs to be a dictionary/hash");
     };
-    let flag = |key: &str, default: bool| truthy(args.get(key), default);
-    match (flag("per_host", false), flag("aggregate", true)) {
-        (Ok(per_host), Ok(aggregate)) => ok_with(json!({
-            "ansible_stats": {"data": data, "per_host": per_host, "aggregate": aggregate},
-        })),
-        (Err(e), _) | (_, Err(e)) => failed(e),
+    if let Some(Err(e)) = data
+        .keys()
+        .map(|k| super::set_fact::variable_name(&Value::String(k.clone())))
+        .find(Result::is_err)
+    {
+        return failed(e);
     }
+    // Read leniently, as ansible-core reads them: what is not a true value is false.
+    let flag = |key: &str, default: bool| match args.get(key) {
+        None | Some(Value::Null) => default,
+        v => truthy(v, false).unwrap_or(false),
+    };
+    ok_with(json!({
+        "ansible_stats": {
+            "data": data,
+            "per_host": flag("per_host", false),
+            "aggregate": flag("aggregate", true),
+        },
+    }))
 }
