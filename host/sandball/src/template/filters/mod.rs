@@ -3,6 +3,7 @@
 pub(crate) mod collections;
 mod encoding;
 mod json;
+mod math;
 mod misc;
 mod path;
 mod regex;
@@ -21,6 +22,7 @@ pub(crate) fn register(env: &mut Environment<'static>) {
     collections::register(env);
     encoding::register(env);
     json::register(env);
+    math::register(env);
     misc::register(env);
     path::register(env);
     regex::register(env);
