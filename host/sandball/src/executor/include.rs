@@ -88,7 +88,7 @@ pub(super) async fn run(
         let vars = task::task_vars(run, scope, host, kw);
         // A host the condition leaves out is shown skipped and counted, as Ansible
         // reports an include it does not make; one whose condition fails, fails.
-        if let Some(stopped) = task::when_stops(run, t, kw, &vars) {
+        if let Some(stopped) = task::when_stops(run, kw, &vars) {
             if stopped.get("failed") == Some(&serde_json::Value::Bool(true)) {
                 fail_with(host, stopped);
             } else {

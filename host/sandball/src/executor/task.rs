@@ -494,7 +494,7 @@ async fn run_loop(
         // A loop that cannot be templated is skipped when the task's `when` (without
         // an item) does not hold, as in Ansible.
         Err(e) => {
-            return match when_stops(run, t, kw, vars) {
+            return match when_stops(run, kw, vars) {
                 Some(r) if r.get("skipped").is_some_and(py_truth) => r,
                 _ => failed(e),
             };
@@ -656,12 +656,7 @@ fn carry(t: &Task, r: &Map<String, Value>, carried: &mut Map<String, Value>) {
 
 /// The result of a task whose `when` does not hold (skipped) or cannot be evaluated
 /// (failed); `None` when it holds.
-pub(super) fn when_stops(
-    run: &Run,
-    t: &Task,
-    kw: &Chain<'_>,
-    vars: &Vars,
-) -> Option<Map<String, Value>> {
+pub(super) fn when_stops(run: &Run, kw: &Chain<'_>, vars: &Vars) -> Option<Map<String, Value>> {
     for cond in kw.when() {
         match run.templar.conditional(cond, vars) {
             Ok(true) => {}
@@ -673,11 +668,7 @@ pub(super) fn when_stops(
                 })));
             }
             Err(e) => {
-                return Some(failed(format!(
-                    "The conditional check '{}' failed. The error was: {e}\n\nThe error appears to be in '{}'.",
-                    cond_text(cond),
-                    t.location
-                )));
+                return Some(failed(e.conditional_failure()));
             }
         }
     }
@@ -693,7 +684,7 @@ async fn run_once(
     vars: &Vars,
     no_log: bool,
 ) -> Map<String, Value> {
-    if let Some(r) = when_stops(run, t, kw, vars) {
+    if let Some(r) = when_stops(run, kw, vars) {
         return r;
     }
     let Some(until) = &t.until else {
@@ -739,13 +730,6 @@ async fn run_once(
             retries + 1 - attempts,
         );
         tokio::time::sleep(std::time::Duration::from_secs_f64(delay.max(0.0))).await;
-    }
-}
-
-fn cond_text(cond: &Value) -> String {
-    match cond {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
     }
 }
 
@@ -1057,12 +1041,7 @@ fn all_true(run: &Run, conds: &[Value], vars: &Vars) -> Result<bool, String> {
         match run.templar.conditional(c, vars) {
             Ok(true) => {}
             Ok(false) => return Ok(false),
-            Err(e) => {
-                return Err(format!(
-                    "The conditional check '{}' failed. The error was: {e}",
-                    cond_text(c)
-                ));
-            }
+            Err(e) => return Err(e.conditional_failure()),
         }
     }
     Ok(true)
@@ -1106,8 +1085,9 @@ pub(crate) fn template_args(
         } else {
             run.templar.template(v, vars).map_err(|e| {
                 format!(
-                    "The task includes an option with an undefined variable or a template error. The error was: {e}\n\nThe error appears to be in '{}'.",
-                    t.location
+                    "Task failed: Finalization of task args for '{}' failed: Error while resolving value for '{k}': {}",
+                    action_name(run, &t.action),
+                    e.cause()
                 )
             })?
         };
@@ -1126,6 +1106,34 @@ pub(crate) fn template_args(
         }
     }
     Ok(out)
+}
+
+/// The task's action as ansible-core names it in errors: one of its own plugins or
+/// modules (sandball's built-in components are those) written without a collection as
+/// `ansible.builtin.NAME`, any other as written.
+fn action_name(run: &Run, action: &str) -> String {
+    if action.contains('.') {
+        return action.to_string();
+    }
+    let in_core = |dir: &str| {
+        run.legacy
+            .roots()
+            .ansible
+            .as_deref()
+            .is_some_and(|core| core.join(dir).join(format!("{action}.py")).is_file())
+    };
+    let component = crate::assemble::component::ModuleStore::builtin_dirs()
+        .iter()
+        .any(|dir| dir.join(format!("{action}.wasm")).is_file());
+    if action::is_builtin_action(action)
+        || component
+        || in_core("modules")
+        || in_core("plugins/action")
+    {
+        format!("ansible.builtin.{action}")
+    } else {
+        action.to_string()
+    }
 }
 
 /// Whether a `module_defaults` key names the task's action: the same name, or the same

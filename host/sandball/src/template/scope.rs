@@ -38,8 +38,9 @@ struct Shared {
     active: Mutex<Vec<String>>,
     /// Rendered trusted strings by path; `None` when they came out undefined.
     cache: Mutex<HashMap<String, Option<Value>>>,
-    /// Why variables came out undefined, to explain a later "is undefined" error.
-    undefined_causes: Mutex<Vec<String>>,
+    /// The variables that came out undefined, each with its template's error, to find
+    /// the root of a later "is undefined" error.
+    undefined_causes: Mutex<Vec<(String, String)>>,
 }
 
 /// The variables of one host during one templating call, as the root of the context.
@@ -198,9 +199,27 @@ impl Scope {
             .is_ok_and(|c| c.undeclared_variables(true).is_empty())
     }
 
-    /// Why variables used by the call came out undefined, for error messages.
-    pub(crate) fn undefined_causes(&self) -> Vec<String> {
-        lock(&self.shared.undefined_causes).clone()
+    /// What made `expr` undefined, when it is a variable whose template met an undefined
+    /// value: that template's error, followed down to the innermost one, as ansible-core
+    /// reports the template that failed rather than the variables that use it.
+    pub(crate) fn undefined_root(&self, expr: &str) -> Option<String> {
+        let causes = lock(&self.shared.undefined_causes);
+        let mut root: Option<&String> = None;
+        let mut name = expr;
+        for _ in 0..causes.len() {
+            let Some((_, detail)) = causes.iter().find(|(key, _)| key == name) else {
+                break;
+            };
+            root = Some(detail);
+            match detail
+                .strip_prefix('\'')
+                .and_then(|d| d.strip_suffix("' is undefined"))
+            {
+                Some(next) => name = next,
+                None => break,
+            }
+        }
+        root.cloned()
     }
 
     /// The value of a trusted string found at `path`: rendered once per call. `None` if
@@ -231,10 +250,7 @@ impl Scope {
         let value = match result {
             Ok(value) => Some(value),
             Err(err) if err.kind() == ErrorKind::UndefinedError => {
-                lock(&self.shared.undefined_causes).push(format!(
-                    "'{key}' is {source:?}, in which {}",
-                    engine_detail(&err)
-                ));
+                lock(&self.shared.undefined_causes).push((key.clone(), engine_detail(&err)));
                 None
             }
             Err(err) => Some(Value::from(Error::new(

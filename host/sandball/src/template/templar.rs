@@ -603,23 +603,20 @@ fn missing_attribute(scope: &Arc<Scope>, expr: &str) -> Option<String> {
     ))
 }
 
-/// An engine error as a `TemplateError`, explained by the variables that came out
-/// undefined during the call when it is about an undefined value.
+/// An engine error as a `TemplateError`. An undefined variable whose own template met
+/// an undefined value is reported by the innermost such value, as ansible-core 2.19
+/// reports it; an attribute a defined value lacks is named as it names it.
 fn engine_error(scope: &Arc<Scope>, err: &minijinja::Error, source: &str) -> TemplateError {
     let mut error = TemplateError::from_engine(err, source);
-    // An attribute a defined value lacks is named as ansible-core 2.19 names it.
     if let TemplateError::Undefined { detail, .. } = &mut error
         && let Some(expr) = detail
             .strip_prefix('\'')
             .and_then(|d| d.strip_suffix("' is undefined"))
-        && let Some(message) = missing_attribute(scope, expr)
+        && let Some(message) = scope
+            .undefined_root(expr)
+            .or_else(|| missing_attribute(scope, expr))
     {
         *detail = message;
-    }
-    if let TemplateError::Undefined { .. } = error {
-        for cause in scope.undefined_causes() {
-            error = error.with_note(&cause);
-        }
     }
     error
 }
@@ -872,8 +869,13 @@ mod tests {
             .template(&json!("{{ indirect }}"), &v)
             .unwrap_err()
             .to_string();
-        assert!(err.contains("'indirect' is undefined"), "{err}");
-        assert!(err.contains("'missing' is undefined"), "{err}");
+        // As ansible-core 2.19: the template that failed, not the variable using it.
+        assert!(err.starts_with("'missing' is undefined"), "{err}");
+        let err = t
+            .template(&json!("{{ indirect | default(1) }}{{ nope }}"), &v)
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("'nope' is undefined"), "{err}");
         let err = t
             .template(&json!("{% for x in nope %}{% endfor %}"), &v)
             .unwrap_err();

@@ -18,11 +18,7 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
     };
     let conditions = match ctx.templar().conditions(that, ctx.vars()) {
         Ok(c) => c,
-        Err(e) => {
-            return failed(format!(
-                "The conditional check '{that}' failed. The error was: {e}"
-            ));
-        }
+        Err(e) => return failed(e.conditional_failure()),
     };
     let quiet = match truthy(args.get("quiet"), false) {
         Ok(q) => q,
@@ -48,15 +44,7 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
                 r.insert("_ansible_verbose_always".into(), Value::Bool(!quiet));
                 return r;
             }
-            Err(e) => {
-                let text = match cond {
-                    Value::String(s) => s.clone(),
-                    v => v.to_string(),
-                };
-                return failed(format!(
-                    "The conditional check '{text}' failed. The error was: {e}"
-                ));
-            }
+            Err(e) => return failed(e.conditional_failure()),
         }
     }
     let msg = message("success_msg").unwrap_or_else(|| json!("All assertions passed"));

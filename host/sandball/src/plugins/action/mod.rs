@@ -436,6 +436,11 @@ pub fn find(action: &str) -> &'static dyn ActionPlugin {
         .map_or(&normal::Normal, |(_, plugin)| *plugin)
 }
 
+/// Whether `short` names one of the action plugins of Ansible's own that sandball has.
+pub fn is_builtin_action(short: &str) -> bool {
+    PLUGINS.iter().any(|(name, _)| *name == short)
+}
+
 /// A failed result with a message.
 pub fn failed(msg: impl Into<String>) -> Map<String, Value> {
     let mut m = Map::new();

@@ -1,0 +1,87 @@
+//! How a template that fails is reported, compared with ansible-playbook 2.19: task
+//! arguments ("Finalization of task args for 'ansible.builtin.debug' failed: Error
+//! while resolving value for 'msg': …", a module of the playbook's `library/` by its
+//! plain name), conditionals of `when` and `assert` ("Error while evaluating
+//! conditional: …"), and a variable whose own template meets an undefined value, named
+//! by that innermost value (also in what `debug: var` shows).
+
+use sandball_e2e::Sandbox;
+
+const PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    chained: '{{ middle }}'
+    middle: '{{ not_defined }}'
+    nested: {k: '{{ also_not_defined }}'}
+  tasks:
+    - name: debug msg
+      debug: {msg: "{{ chained }}"}
+      ignore_errors: true
+    - name: debug var
+      debug: {var: chained}
+    - name: nested value
+      debug: {msg: "{{ nested.k }}"}
+      ignore_errors: true
+    - name: set_fact
+      set_fact: {x: "{{ nope }}"}
+      ignore_errors: true
+    - name: command free form
+      command: "echo {{ nope }}"
+      ignore_errors: true
+    - name: library module
+      mymod: {a: "{{ nope }}"}
+      ignore_errors: true
+    - name: missing attribute
+      debug: {msg: "{{ nested.zz }}"}
+      ignore_errors: true
+    - name: when
+      debug: {msg: hi}
+      when: chained == 1
+      ignore_errors: true
+    - name: assert
+      assert: {that: ["1 == 1", "nope == 1"]}
+      ignore_errors: true
+    - name: swallowed undefined then another
+      debug: {msg: "{{ chained | default(1) }}{{ nope }}"}
+      ignore_errors: true
+"#;
+
+const TASKS: &[&str] = &[
+    "debug msg",
+    "debug var",
+    "nested value",
+    "set_fact",
+    "command free form",
+    "library module",
+    "missing attribute",
+    "when",
+    "assert",
+    "swallowed undefined then another",
+];
+
+#[test]
+fn template_failures_are_reported_as_ansible_reports_them() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    sb.write(
+        "library/mymod.py",
+        "#!/usr/bin/python\nfrom ansible.module_utils.basic import AnsibleModule\nAnsibleModule(argument_spec={'a': {}}).exit_json()\n",
+    );
+    let pb = sb.write("play.yml", PLAY);
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    assert!(
+        ours.stdout.contains(
+            "Finalization of task args for 'ansible.builtin.debug' failed: Error while resolving value for 'msg': 'not_defined' is undefined"
+        ),
+        "{ours}"
+    );
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        ours.assert_same_recap_as(&theirs)
+            .assert_same_results_as(&theirs, TASKS);
+    }
+}
