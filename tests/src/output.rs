@@ -140,6 +140,20 @@ impl Output {
         self
     }
 
+    /// Asserts that stdout is line for line the same as `reference`'s (the same
+    /// playbook under ansible-playbook), warnings aside.
+    pub fn assert_same_stdout_as(&self, reference: &Output) -> &Self {
+        let shown = |o: &Output| -> Vec<String> {
+            o.stdout
+                .lines()
+                .filter(|l| !l.starts_with("[WARNING]"))
+                .map(str::to_string)
+                .collect()
+        };
+        assert_eq!(shown(self), shown(reference), "{reference}\n{self}");
+        self
+    }
+
     /// Asserts that stdout contains `text`.
     pub fn assert_stdout_has(&self, text: &str) -> &Self {
         assert!(self.stdout.contains(text), "stdout lacks {text:?}:\n{self}");

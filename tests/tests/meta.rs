@@ -297,3 +297,69 @@ fn meta_actions_say_what_they_did_or_why_not_as_in_ansible() {
         ours.assert_same_recap_as(&theirs);
     }
 }
+
+/// An inventory of local hosts with their `parity`: the one `meta: refresh_inventory`
+/// reads first, then again (where `one` left and `four` joined).
+fn parity_inventory(hosts: &[&str]) -> String {
+    let mut text = String::from("all:\n  vars: {ansible_connection: local}\n  hosts:\n");
+    for h in hosts {
+        let parity = if ["two", "four"].contains(h) {
+            "even"
+        } else {
+            "odd"
+        };
+        text.push_str(&format!("    {h}: {{parity: {parity}}}\n"));
+    }
+    text
+}
+
+const REFRESH: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - add_host: {name: added, ansible_connection: local}
+    - group_by: {key: "{{ parity }}"}
+    - name: named refresh
+      run_once: true
+      block:
+        - name: swap the inventory
+          debug: {msg: "{{ lookup('pipe', 'cp new.yml inventory.yml') }}"}
+        - meta: refresh_inventory
+        - name: still here
+          debug: {msg: "{{ ansible_play_hosts_all | length }}"}
+      always:
+        - name: always
+          debug: {msg: "{{ inventory_hostname }}"}
+    - name: after the block
+      debug: {msg: "{{ inventory_hostname }}"}
+    - meta: noop
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: refreshed
+      debug: {msg: "{{ ansible_play_hosts }} {{ groups.even | default([]) }} {{ groups.odd | default([]) }}"}
+"#;
+
+#[test]
+fn refresh_inventory_keeps_added_hosts_and_groups_and_drops_removed_hosts_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.write("new.yml", &parity_inventory(&["two", "three", "four"]));
+    let old = parity_inventory(&["one", "two", "three"]);
+    let pb = sb.write("play.yml", REFRESH);
+    let args = [
+        "playbook",
+        "-i",
+        "inventory.yml",
+        "-f",
+        "1",
+        pb.to_str().unwrap(),
+    ];
+    sb.write("inventory.yml", &old);
+    let ours = sb.sandball(args).run();
+    ours.assert_no_panic().assert_code(0);
+    ours.assert_stdout_has("\"msg\": \"['two', 'three', 'four', 'added'] ['two'] ['three']\"");
+    if let Some(theirs) = sb.ansible_playbook(&args[1..]) {
+        sb.write("inventory.yml", &old);
+        ours.assert_same_stdout_as(&theirs.run());
+    }
+}

@@ -82,14 +82,7 @@ fn project(sb: &Sandbox) {
 
 fn same(ours: &Output, theirs: &Output) {
     assert_eq!(theirs.code, ours.code, "{theirs}\n{ours}");
-    let body = |o: &Output| -> Vec<String> {
-        o.stdout
-            .lines()
-            .filter(|l| !l.starts_with("[WARNING]"))
-            .map(str::to_string)
-            .collect()
-    };
-    assert_eq!(body(ours), body(theirs), "{theirs}\n{ours}");
+    ours.assert_same_stdout_as(theirs);
 }
 
 #[test]

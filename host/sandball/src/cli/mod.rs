@@ -628,6 +628,7 @@ pub(crate) fn build_run(
         policy,
         audit_log: None,
         host_errors: Default::default(),
+        dynamic_changes: Default::default(),
     })
 }
 

@@ -7,7 +7,7 @@
 //! on). The include's `vars` and loop
 //! variable are a level of the included tasks' keywords; `apply` gives them keywords.
 
-use super::play::{PlayRun, in_order, lock, run_items};
+use super::play::{PlayRun, lock, run_items};
 use super::task;
 use crate::playbook::imports::builtin;
 use crate::playbook::roles::{self, RoleOptions};
@@ -220,7 +220,7 @@ pub(super) async fn run(
         let waiting = std::mem::replace(&mut *lock(&state.active), group);
         Box::pin(run_items(cx, &loaded, &chain)).await;
         let survivors = std::mem::take(&mut *lock(&state.active));
-        *lock(&state.active) = in_order(&entering, |h| {
+        *lock(&state.active) = state.in_order(&entering, |h| {
             (waiting.contains(h) && !g.hosts.contains(h)) || survivors.contains(h)
         });
     }

@@ -207,6 +207,9 @@ pub struct Run {
     /// Hosts that failed (unrescued) or became unreachable in an earlier play: later
     /// plays leave them out, as Ansible does, until `meta: clear_host_errors`.
     pub host_errors: std::sync::Mutex<HostErrors>,
+    /// The inventory changes `add_host` and `group_by` made, in order: made again after
+    /// `meta: refresh_inventory`, as ansible-core 2.19 keeps them.
+    pub dynamic_changes: std::sync::Mutex<Vec<crate::inventory::Change>>,
 }
 
 /// Hosts a run has given up on.
@@ -259,6 +262,10 @@ impl Run {
             None => false,
         };
         drop(inventory);
+        self.dynamic_changes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(change.clone());
         if let crate::inventory::Change::AddHost { name, .. } = change {
             self.host_joined(name);
         }
@@ -273,12 +280,34 @@ impl Run {
     }
 
     /// Reads the inventory sources again, bypassing the cache (`meta: refresh_inventory`);
-    /// tasks and plays that follow see the new hosts, groups and variables.
+    /// tasks and plays that follow see the new hosts, groups and variables. The hosts
+    /// `add_host` added are added again, then the groups `group_by` made, but for the
+    /// hosts the sources no longer have, as ansible-core 2.19 does.
     pub fn refresh_inventory(&self) -> Result<(), crate::inventory::InventoryError> {
-        let fresh = std::sync::Arc::new(self.inventory().reload()?);
+        use crate::inventory::Change;
+        let mut fresh = self.inventory().reload()?;
         for w in fresh.warnings() {
             self.callback.warning(w);
         }
+        let changes = self
+            .dynamic_changes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let (hosts, groupings): (Vec<&Change>, Vec<&Change>) = changes
+            .iter()
+            .partition(|c| matches!(c, Change::AddHost { .. }));
+        for change in hosts.into_iter().chain(groupings) {
+            if let Change::GroupBy { host, .. } = change
+                && fresh.data().host_index(host).is_none()
+            {
+                continue;
+            }
+            if let Some(changed) = fresh.changed(change)? {
+                fresh = changed;
+            }
+        }
+        let fresh = std::sync::Arc::new(fresh);
         match self.inventory.write() {
             Ok(mut inventory) => *inventory = fresh.clone(),
             Err(poisoned) => *poisoned.into_inner() = fresh.clone(),

@@ -99,6 +99,12 @@ pub(super) struct PlayState {
     public_roles: Mutex<Vec<std::sync::Arc<crate::playbook::roles::Role>>>,
     /// `ansible_play_role_names`: the play's roles, then those included so far.
     role_names: Mutex<Vec<String>>,
+    /// Hosts that left the play when `meta: refresh_inventory` read an inventory the
+    /// play's pattern no longer selects them from.
+    left: Mutex<HashSet<String>>,
+    /// What the play's pattern selects since `meta: refresh_inventory`
+    /// (`ansible_play_hosts_all`; the hosts new to it take no part in the play).
+    refreshed: Mutex<Option<Vec<String>>>,
 }
 
 /// What every task of a running play shares.
@@ -498,6 +504,8 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
         more_handlers: Mutex::new(Vec::new()),
         public_roles: Mutex::new(Vec::new()),
         role_names: Mutex::new(play.role_names.clone()),
+        left: Mutex::new(HashSet::new()),
+        refreshed: Mutex::new(None),
     };
     let cx = PlayRun {
         run,
@@ -537,7 +545,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
                     run_task(cx, &gather, &root, false).await;
                     let survivors = std::mem::take(&mut *lock(&state.active));
                     *lock(&state.active) =
-                        in_order(&entering, |h| known.contains(h) || survivors.contains(h));
+                        state.in_order(&entering, |h| known.contains(h) || survivors.contains(h));
                 }
                 go_on = !lock(&state.active).is_empty();
             }
@@ -700,12 +708,12 @@ async fn run_block(cx: PlayRun<'_>, b: &crate::playbook::Block, inherited: &Chai
             run_items(cx, &b.rescue, &inner).await;
             let survivors = std::mem::take(&mut *lock(&state.active));
             *lock(&state.active) =
-                in_order(&entering, |h| waiting.contains(h) || survivors.contains(h));
+                state.in_order(&entering, |h| waiting.contains(h) || survivors.contains(h));
         }
     }
     if !b.always.is_empty() {
         let unreachable = lock(&state.unreachable).clone();
-        *lock(&state.active) = in_order(&entering, |h| !unreachable.contains(h));
+        *lock(&state.active) = state.in_order(&entering, |h| !unreachable.contains(h));
         run_items(cx, &b.always, &inner).await;
         // A failure that was not rescued still ends the host's play after `always`.
         let failed: HashSet<String> = lock(&state.failed).keys().cloned().collect();
@@ -778,7 +786,7 @@ async fn run_role_once(
         }
     }
     let survivors = std::mem::take(&mut *lock(&state.active));
-    *lock(&state.active) = in_order(&entering, |h| {
+    *lock(&state.active) = state.in_order(&entering, |h| {
         (waiting.contains(h) && ran.contains(h)) || survivors.contains(h)
     });
     !lock(&state.active).is_empty()
@@ -888,9 +896,18 @@ fn any_selected(run: &Run, items: &[TaskItem], inherited: &Chain<'_>) -> bool {
     })
 }
 
-/// The hosts of `order` that `keep` accepts, in that order.
-pub(super) fn in_order(order: &[String], keep: impl Fn(&String) -> bool) -> Vec<String> {
-    order.iter().filter(|h| keep(h)).cloned().collect()
+impl PlayState {
+    /// The hosts of `order` that `keep` accepts, in that order, but for those that left
+    /// the play with the inventory (`meta: refresh_inventory`): the hosts that go on
+    /// after others waited.
+    pub(super) fn in_order(&self, order: &[String], keep: impl Fn(&String) -> bool) -> Vec<String> {
+        let left = lock(&self.left);
+        order
+            .iter()
+            .filter(|h| keep(h) && !left.contains(*h))
+            .cloned()
+            .collect()
+    }
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -962,11 +979,12 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         std::borrow::Cow::Owned(play.loaded_roles.iter().cloned().chain(public).collect())
     };
     let role_names = lock(&state.role_names).clone();
+    let refreshed = lock(&state.refreshed).clone();
     let scope = PlayScope {
         name: play.name.as_deref().unwrap_or(&play.hosts),
         vars: cx.vars,
         vars_files: cx.vars_files,
-        hosts_all: HostNames::new(all),
+        hosts_all: HostNames::new(refreshed.as_deref().unwrap_or(all)),
         hosts_active: HostNames::new(&hosts),
         roles: &roles,
         role_names: &role_names,
@@ -1362,13 +1380,43 @@ async fn run_meta(
     action: &str,
 ) -> bool {
     let PlayRun { run, state, .. } = cx;
+    // Most meta actions run once for the batch, their condition read on its first host
+    // (as ansible-core's linear strategy does); these are per host, and ansible-core
+    // shows their banner once per host.
+    let per_host = matches!(
+        action,
+        "noop" | "end_host" | "reset_connection" | "flush_handlers"
+    );
+    let asked = if per_host { hosts } else { &hosts[..1] };
+    let banner = || cx.banner(&task::display_name(run, scope, t, &hosts[0], kw), false);
     match action {
-        "noop" => return true,
+        "noop" => {
+            asked.iter().for_each(|_| banner());
+            return true;
+        }
         "refresh_inventory" => {
-            // Once for the play, on the controller, as Ansible does; the play keeps
-            // its hosts.
-            return match run.refresh_inventory() {
-                Ok(()) => true,
+            banner();
+            // Once for the play, on the controller, as Ansible does; the hosts the
+            // play's pattern no longer selects leave it (hosts new to the inventory
+            // take no part in it).
+            let refreshed = || -> Result<Vec<String>, String> {
+                run.refresh_inventory().map_err(|e| e.to_string())?;
+                let pattern = hosts_pattern(run, cx.play).map_err(|e| e.to_string())?;
+                let selected = run
+                    .inventory()
+                    .select(&pattern)
+                    .map_err(|e| e.to_string())?;
+                Ok(selected.hosts)
+            };
+            return match refreshed() {
+                Ok(selected) => {
+                    let mut left = lock(&state.left);
+                    left.extend(cx.all.iter().filter(|h| !selected.contains(h)).cloned());
+                    let mut active = lock(&state.active);
+                    active.retain(|h| !left.contains(h));
+                    *lock(&state.refreshed) = Some(selected);
+                    !active.is_empty()
+                }
                 Err(e) => {
                     run.callback
                         .warning(&format!("meta: refresh_inventory failed: {e}"));
@@ -1379,12 +1427,6 @@ async fn run_meta(
         }
         _ => {}
     }
-    cx.banner(&task::display_name(run, scope, t, &hosts[0], kw), false);
-    // Most meta actions run once for the batch, their condition read on its first host
-    // (as ansible-core's linear strategy does); `end_host` and `reset_connection` are
-    // per host.
-    let per_host = matches!(action, "end_host" | "reset_connection" | "flush_handlers");
-    let asked = if per_host { hosts } else { &hosts[..1] };
     let holds: Vec<String> = asked
         .iter()
         .filter(|h| when_holds(run, scope, kw, h))
@@ -1392,7 +1434,11 @@ async fn run_meta(
         .collect();
     // Hosts the condition leaves out are shown skipped (a meta task counts in no
     // recap), with ansible-core's words for why, also shown at -vv.
-    for h in asked.iter().filter(|h| !holds.contains(h)) {
+    for h in asked {
+        banner();
+        if holds.contains(h) {
+            continue;
+        }
         let reason = format!(
             "{action} conditional evaluated to False{}",
             match action {
