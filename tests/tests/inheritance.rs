@@ -396,6 +396,49 @@ fn any_errors_fatal_throttle_and_timeout_as_in_ansible() {
 }
 
 #[test]
+fn throttle_holds_back_hosts_under_the_free_strategy() {
+    // Each host runs on its own under `free`; a throttled task still runs on no more
+    // hosts at once than its `throttle`. Each run records how many were running.
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta", "gamma", "delta"]);
+    let work = sb.dir("work");
+    let pb = sb.write(
+        "play.yml",
+        r#"
+- hosts: all
+  gather_facts: false
+  strategy: free
+  tasks:
+    - name: not throttled
+      shell: |
+        mkdir -p {{ work }}/{{ dir }}; touch {{ work }}/{{ dir }}/{{ inventory_hostname }}
+        ls {{ work }}/{{ dir }} | wc -l >> {{ work }}/{{ dir }}.seen; sleep 1
+        rm {{ work }}/{{ dir }}/{{ inventory_hostname }}
+      vars: {dir: free}
+    - name: throttled
+      shell: |
+        mkdir -p {{ work }}/{{ dir }}; touch {{ work }}/{{ dir }}/{{ inventory_hostname }}
+        ls {{ work }}/{{ dir }} | wc -l >> {{ work }}/{{ dir }}.seen; sleep 1
+        rm {{ work }}/{{ dir }}/{{ inventory_hostname }}
+      vars: {dir: throttled}
+      throttle: 2
+"#,
+    );
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    let most = |name: &str| -> u32 {
+        let seen = std::fs::read_to_string(work.join(name)).expect("counts");
+        seen.lines()
+            .map(|l| l.trim().parse::<u32>().expect("a count"))
+            .max()
+            .expect("runs")
+    };
+    // Without it the hosts do overlap (so the second count means something).
+    assert!(most("free.seen") > 2, "{out}");
+    assert!(most("throttled.seen") <= 2, "{out}");
+}
+
+#[test]
 fn order_sorts_the_hosts_as_in_ansible() {
     let sb = Sandbox::new();
     sb.inventory(&["charlie", "alpha", "bravo"]);

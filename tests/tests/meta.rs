@@ -245,11 +245,45 @@ fn notices_are_templated_and_a_missing_handler_is_an_error() {
             .run();
         lenient.assert_same_recap_as(&theirs);
     }
-    // By default an unknown handler stops the host, with Ansible's words.
+    // By default an unknown handler ends the whole run, with Ansible's words: no
+    // task after it runs, handlers included, and there is no recap.
     let strict = sb.play(&pb, &work, &[]).run();
-    strict.assert_no_panic();
-    assert_ne!(strict.code, 0, "{strict}");
+    strict.assert_no_panic().assert_code(1);
     strict.assert_stderr_has("[ERROR]: The requested handler 'name4' was not found");
+    assert!(!strict.stdout.contains("RUNNING HANDLER"), "{strict}");
+    assert!(!strict.stdout.contains("PLAY RECAP"), "{strict}");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        theirs.assert_code(1);
+        assert!(!theirs.stdout.contains("PLAY RECAP"), "{theirs}");
+    }
+    // So does a `throttle` that is not a number, before the task runs anywhere.
+    let throttle = sb.write(
+        "throttle.yml",
+        r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - block:
+        - name: never runs
+          debug: {msg: nope}
+          throttle: "{{ 'abc' }}"
+      always:
+        - name: nor does this
+          debug: {msg: nope}
+"#,
+    );
+    let ours = sb.play(&throttle, &work, &[]).run();
+    ours.assert_no_panic().assert_code(1);
+    ours.assert_stderr_has(
+        "Failed to convert the throttle value to an integer: invalid literal for int() with base 10: 'abc'",
+    );
+    assert!(!ours.stdout.contains("\"nope\""), "{ours}");
+    assert!(!ours.stdout.contains("PLAY RECAP"), "{ours}");
+    if let Some(theirs) = sb.ansible_play(&throttle, &work, &[]) {
+        let theirs = theirs.run();
+        theirs.assert_code(1);
+        assert!(!theirs.stdout.contains("\"nope\""), "{theirs}");
+    }
 }
 
 #[test]

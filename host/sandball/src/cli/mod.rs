@@ -343,9 +343,12 @@ fn finish(outcome: Result<i32, CliError>) -> i32 {
     match outcome {
         Ok(code) => code,
         Err(e) => {
-            // Errors that already say they are one are not prefixed twice.
-            let message = e.message.strip_prefix("ERROR! ").unwrap_or(&e.message);
-            eprintln!("ERROR! {message}");
+            // Errors that already say they are one are not prefixed twice; one
+            // already shown is not shown again.
+            if !e.message.is_empty() {
+                let message = e.message.strip_prefix("ERROR! ").unwrap_or(&e.message);
+                eprintln!("ERROR! {message}");
+            }
             e.code
         }
     }
@@ -439,6 +442,14 @@ impl CliError {
         CliError {
             code: 5,
             message: e.to_string(),
+        }
+    }
+
+    /// An error already shown (by the callback), with its exit code.
+    pub fn said(code: i32) -> Self {
+        CliError {
+            code,
+            message: String::new(),
         }
     }
 

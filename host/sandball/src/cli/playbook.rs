@@ -1,6 +1,7 @@
 //! `sandball playbook`: the ansible-playbook of sandball.
 
 use super::{CliError, CommonArgs, build_run};
+use crate::executor::ExecError;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -163,7 +164,16 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
     }
     let mut code = 0;
     for book in &books {
-        code = run.playbook(book).await.map_err(CliError::parse)?;
+        code = match run.playbook(book).await {
+            Ok(code) => code,
+            Err(ExecError::Aborted(msg)) => {
+                // An error of the run (exit 1): the callback shows it, as it shows
+                // errors; a run that did not finish has no recap.
+                run.callback.error(&msg);
+                return Err(CliError::said(1));
+            }
+            Err(e) => return Err(CliError::parse(e)),
+        };
     }
     if let Some(start) = &run.options.start_at_task
         && !start.was_reached()

@@ -178,6 +178,10 @@ pub enum ExecError {
     /// A host pattern could not be used.
     #[error("{0}")]
     Pattern(String),
+    /// An error that ended the run while it ran (a notice no handler answers, a
+    /// `throttle` that is not a number): exit 1, no recap, as in ansible-core.
+    #[error("{0}")]
+    Aborted(String),
 }
 
 /// Everything a run shares.
@@ -364,9 +368,14 @@ impl Run {
         self.callback
             .playbook_start(&playbook.path.display().to_string(), playbook.plays.len());
         for p in &playbook.plays {
-            if play::run(self, p).await? == play::Ended::EveryHostFailed {
+            match play::run(self, p).await {
                 // As Ansible: when a whole play's hosts failed, the playbook stops.
-                break;
+                Ok(play::Ended::EveryHostFailed) => break,
+                Ok(_) => {}
+                Err(e) => {
+                    self.sessions.shutdown().await;
+                    return Err(e);
+                }
             }
         }
         self.sessions.shutdown().await;

@@ -90,6 +90,8 @@ pub(super) struct PlayState {
     play_ended: Mutex<bool>,
     /// `max_fail_percentage` was passed: the play, and the playbook, stop.
     broken: Mutex<bool>,
+    /// An error that ends the whole run (see [`abort`]).
+    aborted: Mutex<Option<String>>,
     /// The roles (by key: directory and parameters) that ran on each host.
     roles_ran: Mutex<HashMap<String, HashSet<String>>>,
     /// Handlers of roles included while the play runs (`include_role`).
@@ -120,9 +122,9 @@ pub(super) struct PlayRun<'a> {
     batch: &'a [String],
     pub(super) state: &'a PlayState,
     vars_files: Option<&'a VarsFiles>,
-    /// Under the `free` strategy (each host runs on its own): the task whose banner was
-    /// shown last; banners are shown with results, not when a task starts.
-    free: Option<&'a Mutex<Option<usize>>>,
+    /// Under the `free` strategy (each host runs on its own): what the batch's hosts
+    /// share (banners are shown with results, not when a task starts).
+    free: Option<&'a FreeRun>,
     /// Running tasks a handler included: their banners are handlers' banners.
     in_handler: bool,
 }
@@ -209,7 +211,7 @@ fn order_hosts(
 }
 
 /// How a play (or one batch of it) ended, for the playbook.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Ended {
     /// Its tasks ran (or it had no hosts).
     Normally,
@@ -217,6 +219,8 @@ pub enum Ended {
     Play,
     /// Every one of its hosts failed or became unreachable: Ansible runs no more plays.
     EveryHostFailed,
+    /// An error ended the whole run (see [`abort`]).
+    Aborted(String),
 }
 
 /// A play's `vars_files`, read for every host before the play starts (names that need
@@ -326,6 +330,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
             Ended::Normally => {}
             Ended::Play => break,
             Ended::EveryHostFailed => return Ok(Ended::EveryHostFailed),
+            Ended::Aborted(msg) => return Err(ExecError::Aborted(msg)),
         }
     }
     Ok(Ended::Normally)
@@ -380,12 +385,12 @@ fn strategy(run: &Run, play: &Play, vars: &Vars) -> Result<bool, String> {
 /// shown under their task's banner (shown again when another task's came in between),
 /// handlers run for a host when it is done.
 async fn run_free(run: &Run, b: BatchRun<'_>) -> Ended {
-    let last = Mutex::new(None);
+    let shared = FreeRun::default();
     let ends: Vec<Ended> = futures::stream::iter(b.batch.iter())
         .map(|h| {
             let one = BatchRun {
                 batch: std::slice::from_ref(h),
-                free: Some(&last),
+                free: Some(&shared),
                 ..b
             };
             run_batch(run, one)
@@ -393,7 +398,9 @@ async fn run_free(run: &Run, b: BatchRun<'_>) -> Ended {
         .buffer_unordered(run.options.forks.max(1))
         .collect()
         .await;
-    if ends.iter().all(|e| matches!(e, Ended::EveryHostFailed)) {
+    if let Some(aborted) = ends.iter().find(|e| matches!(e, Ended::Aborted(_))) {
+        aborted.clone()
+    } else if ends.iter().all(|e| matches!(e, Ended::EveryHostFailed)) {
         Ended::EveryHostFailed
     } else if ends.iter().any(|e| matches!(e, Ended::Play)) {
         Ended::Play
@@ -477,8 +484,30 @@ struct BatchRun<'a> {
     /// The hosts of this batch.
     batch: &'a [String],
     vars_files: Option<&'a VarsFiles>,
-    /// Under the `free` strategy, the task whose banner was shown last.
-    free: Option<&'a Mutex<Option<usize>>>,
+    /// Under the `free` strategy, what the batch's hosts share.
+    free: Option<&'a FreeRun>,
+}
+
+/// What the hosts of a batch share under the `free` strategy, each running the play on
+/// its own.
+#[derive(Default)]
+struct FreeRun {
+    /// The task whose banner was shown last.
+    last: Mutex<Option<usize>>,
+    /// Each throttled task's permits (by where it is written: an included task is the
+    /// same task for every host), so that no more hosts than its `throttle` run it at
+    /// once.
+    throttles: Mutex<HashMap<String, std::sync::Arc<tokio::sync::Semaphore>>>,
+}
+
+impl FreeRun {
+    /// The permits of task `t` under `throttle` (made on first use).
+    fn throttle(&self, t: &Task, throttle: usize) -> std::sync::Arc<tokio::sync::Semaphore> {
+        lock(&self.throttles)
+            .entry(t.location.to_string())
+            .or_insert_with(|| std::sync::Arc::new(tokio::sync::Semaphore::new(throttle)))
+            .clone()
+    }
 }
 
 /// Runs a play's tasks and handlers on one batch of its hosts.
@@ -500,6 +529,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
         ended: Mutex::new(false),
         play_ended: Mutex::new(false),
         broken: Mutex::new(false),
+        aborted: Mutex::new(None),
         roles_ran: Mutex::new(HashMap::new()),
         more_handlers: Mutex::new(Vec::new()),
         public_roles: Mutex::new(Vec::new()),
@@ -577,6 +607,9 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
     let every_host_failed = batch
         .iter()
         .all(|h| failed.contains(h) || unreachable.contains(h));
+    if let Some(msg) = lock(&state.aborted).take() {
+        return Ended::Aborted(msg);
+    }
     let broken = *lock(&state.broken);
     let mut errors = lock(&run.host_errors);
     errors.failed.extend(failed);
@@ -675,6 +708,10 @@ async fn run_block(cx: PlayRun<'_>, b: &crate::playbook::Block, inherited: &Chai
     }
     let entering = lock(&state.active).clone();
     run_items(cx, &b.block, &inner).await;
+    if lock(&state.aborted).is_some() {
+        // Neither `rescue` nor `always` runs: the run is over.
+        return false;
+    }
     if run
         .options
         .start_at_task
@@ -914,29 +951,27 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A task keyword that must be a whole number, templated with `vars`; 0 when unset.
-fn number_keyword(
-    run: &Run,
-    kw: &Chain<'_>,
-    k: Keyword,
-    vars: &crate::template::Vars,
-) -> Result<u64, String> {
-    let Some(setting) = kw.nearest_setting(k) else {
+/// The task's `throttle`, templated with `vars`; 0 when unset. A value that is not a
+/// whole number is an error in ansible-core's words (Python's, for the conversion).
+fn throttle(run: &Run, kw: &Chain<'_>, vars: &crate::template::Vars) -> Result<u64, String> {
+    let Some(setting) = kw.nearest_setting(Keyword::Throttle) else {
         return Ok(0);
     };
-    run.templar
-        .template(&setting.value, vars)
-        .ok()
-        .and_then(|v| action::integer(&v))
-        .and_then(|n| u64::try_from(n).ok())
-        .ok_or_else(|| {
-            format!(
-                "{} must be a whole number, got {}\n\nThe error appears to be in '{}'.",
-                k.name(),
-                setting.value,
-                setting.at
-            )
-        })
+    let why = match run.templar.template(&setting.value, vars) {
+        Ok(v) => match action::integer(&v).map(u64::try_from) {
+            Some(Ok(n)) => return Ok(n),
+            Some(Err(_)) => format!("{} is not a whole number", v),
+            None => format!(
+                "invalid literal for int() with base 10: {}",
+                sandball_wire::python::py_repr(&v)
+            ),
+        },
+        Err(e) => e.to_string(),
+    };
+    Err(format!(
+        "Failed to convert the throttle value to an integer: {why}\n\nThe error appears to be in '{}'.",
+        setting.at
+    ))
 }
 
 /// Runs a task on the play's active hosts (or, for a handler, on the hosts that
@@ -1049,17 +1084,17 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
                     .then_some(&t.args),
             });
     }
-    let free_banner = cx.free.map(|last| task::Banner {
-        last,
+    let free_banner = cx.free.map(|free| task::Banner {
+        last: &free.last,
         task: t as *const Task as usize,
         name: &banner_name,
         handler: handler || cx.in_handler,
     });
-    let throttle = match number_keyword(run, &kw, Keyword::Throttle, &first_vars) {
+    let throttle = match throttle(run, &kw, &first_vars) {
         Ok(n) => n as usize,
         Err(e) => {
-            run.callback.warning(&e);
-            lock(&state.active).clear();
+            let mut active = lock(&state.active);
+            abort(state, &mut active, e);
             return false;
         }
     };
@@ -1067,6 +1102,15 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     let width = match throttle {
         0 => run.options.forks,
         n => n.min(run.options.forks),
+    };
+    // Under `free` each host runs the task on its own: `throttle` holds the others back.
+    let permits = cx
+        .free
+        .filter(|_| throttle > 0)
+        .map(|free| free.throttle(t, throttle));
+    let _permit = match &permits {
+        Some(permits) => permits.acquire().await.ok(),
+        None => None,
     };
     // An action that bypasses the host loop (`add_host`, `pause`) also runs for the first
     // host only, but what it registers stays that host's, as in Ansible.
@@ -1129,6 +1173,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     };
     let mut active = lock(&state.active);
     let mut fatal_failure: Option<serde_json::Map<String, Value>> = None;
+    let mut missing_handler: Option<String> = None;
     for (host, o) in outcomes {
         match o.status {
             Status::Failed if !o.ignored => {
@@ -1167,39 +1212,25 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
                         None => missing.push(*n),
                     }
                 }
-                let mut stop = false;
                 for name in missing {
                     let msg = format!(
                         "The requested handler '{name}' was not found in either the main handlers list nor in the listening handlers list"
                     );
                     if crate::plugins::action::env_flag("ANSIBLE_ERROR_ON_MISSING_HANDLER", true) {
-                        run.callback.error(&msg);
-                        run.stats.record(&host, Status::Failed, false, false);
-                        lock(&state.failed).insert(
-                            host.clone(),
-                            Failure {
-                                task: failed_task(t),
-                                result: serde_json::Map::from_iter([
-                                    ("failed".to_string(), Value::Bool(true)),
-                                    ("msg".to_string(), Value::String(msg)),
-                                ]),
-                                own: true,
-                            },
-                        );
-                        stop = true;
+                        missing_handler.get_or_insert(msg);
                     } else {
                         run.callback.warning(&msg);
                     }
-                }
-                if stop {
-                    active.retain(|h| h != &host);
-                    continue;
                 }
                 let mut n = lock(&state.notified);
                 n.entry(host).or_default().extend(notices);
             }
             _ => {}
         }
+    }
+    if let Some(msg) = missing_handler {
+        abort(state, &mut active, msg);
+        return false;
     }
     if let Some(result) = fatal_failure {
         drop(active);
@@ -1226,6 +1257,16 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     }
     // When every host has failed, ansible-core 2.19 ends the play without a word.
     !active.is_empty()
+}
+
+/// Ends the whole run with `msg`, as ansible-core ends it for a notice no handler
+/// answers or a `throttle` that is not a number: no task, `rescue`, `always` or handler
+/// runs after it, and `sandball playbook` prints the error and exits 1 without a recap.
+/// `active` is the batch's active hosts, locked by the caller.
+fn abort(state: &PlayState, active: &mut Vec<String>, msg: String) {
+    active.clear();
+    *lock(&state.broken) = true;
+    lock(&state.aborted).get_or_insert(msg);
 }
 
 /// `ansible_failed_task`: the task that failed, as data.
