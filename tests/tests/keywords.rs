@@ -454,3 +454,29 @@ fn a_plays_user_is_its_remote_user_as_in_ansible() {
         assert!(theirs.stderr.contains(said), "{theirs}");
     }
 }
+
+#[test]
+fn a_plays_name_is_templated_with_its_vars_and_the_extra_vars_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let work = sb.dir("work");
+    let named = sb.write(
+        "named.yml",
+        "- name: \"deploy {{ app }} {{ stage | default('dev') }} {{ inventory_hostname | default('none') }}\"\n  hosts: all\n  gather_facts: false\n  vars: {app: web}\n  tasks:\n    - debug: {msg: \"{{ ansible_play_name }}\"}\n\
+         - hosts: \"{{ target }}\"\n  gather_facts: false\n  tasks:\n    - debug: {msg: \"{{ ansible_play_name }}\"}\n\
+         - name: \"broken {{ nowhere }}\"\n  hosts: all\n  gather_facts: false\n  tasks:\n    - debug: {msg: never}\n",
+    );
+    let args = ["-e", "stage=prod", "-e", "target=alpha"];
+    let ours = sb.play(&named, &work, &args).run();
+    ours.assert_no_panic().assert_code(4);
+    ours.assert_stdout_has("PLAY [deploy web prod none] ***");
+    ours.assert_stdout_has("\"msg\": \"alpha\"");
+    ours.assert_stderr_has("Error processing keyword 'name': 'nowhere' is undefined");
+    if let Some(theirs) = sb.ansible_play(&named, &work, &args) {
+        let theirs = theirs.run();
+        theirs
+            .assert_code(4)
+            .assert_stderr_has("Error processing keyword 'name': 'nowhere' is undefined");
+        ours.assert_same_stdout_as(&theirs);
+    }
+}

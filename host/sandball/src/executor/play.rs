@@ -114,6 +114,8 @@ pub(super) struct PlayState {
 pub(super) struct PlayRun<'a> {
     pub(super) run: &'a Run,
     pub(super) play: &'a Play,
+    /// The play's name, templated (`ansible_play_name`).
+    name: &'a str,
     /// The play's vars with the `vars_prompt` answers.
     vars: &'a serde_json::Map<String, Value>,
     /// The play's hosts.
@@ -263,12 +265,31 @@ pub(crate) fn play_vars_files(
     Some(files)
 }
 
+/// The play's name (else its `hosts`), templated with its vars and the extra vars as
+/// ansible-core templates it before the play starts: the banner and
+/// `ansible_play_name`.
+pub(crate) fn play_name(run: &Run, play: &Play, vars: &Vars) -> Result<String, ExecError> {
+    let written = play.name.as_deref().unwrap_or(&play.hosts);
+    match run
+        .templar
+        .template(&Value::String(written.to_string()), vars)
+    {
+        Ok(Value::String(s)) => Ok(s),
+        Ok(other) => Ok(sandball_wire::python::py_str(&other)),
+        Err(e) => Err(ExecError::Refused {
+            what: format!("Error processing keyword 'name': {e}"),
+            location: play.location.clone(),
+        }),
+    }
+}
+
 /// Runs one play.
 pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
-    let name = play.name.clone().unwrap_or_else(|| play.hosts.clone());
     // `vars_prompt` answers are a layer above the play's vars (asked before the play).
     let mut play_vars = play.keywords.vars.clone();
     play_vars.extend(super::vars_prompt::values(run, play)?);
+    let keyword_vars = run.vars.play_level(&play_vars);
+    let name = play_name(run, play, &keyword_vars)?;
     run.callback.play_start(&name);
     run.callback.play_location(&play.location);
     let mut hosts = play_hosts(run, play)?;
@@ -281,7 +302,6 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
         run.callback.warning("no hosts matched, nothing to do");
         return Ok(Ended::Normally);
     }
-    let keyword_vars = run.vars.play_level(&play_vars);
     if let Err(what) = order_hosts(run, &mut hosts, play.order.as_ref(), &keyword_vars) {
         return Err(ExecError::Refused {
             what,
@@ -315,6 +335,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
         }
         let cx = BatchRun {
             play,
+            name: &name,
             vars: &play_vars,
             all: &hosts,
             batch,
@@ -477,6 +498,8 @@ fn batches(
 #[derive(Clone, Copy)]
 struct BatchRun<'a> {
     play: &'a Play,
+    /// The play's name, templated.
+    name: &'a str,
     /// The play's vars with the `vars_prompt` answers.
     vars: &'a serde_json::Map<String, Value>,
     /// Every host of the play.
@@ -514,6 +537,7 @@ impl FreeRun {
 async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
     let BatchRun {
         play,
+        name,
         vars,
         all,
         batch,
@@ -540,6 +564,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
     let cx = PlayRun {
         run,
         play,
+        name,
         vars,
         all,
         batch,
@@ -581,8 +606,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
             }
             Ok(()) => go_on = run_task(cx, &gather, &root, false).await,
             Err(e) => run.callback.warning(&format!(
-                "no facts were gathered for play '{}': there is no `setup` component and ansible-core's setup module: {e} (set `gather_facts: false` to silence this)",
-                play.name.as_deref().unwrap_or(&play.hosts)
+                "no facts were gathered for play '{name}': there is no `setup` component and ansible-core's setup module: {e} (set `gather_facts: false` to silence this)",
             )),
         }
     }
@@ -980,6 +1004,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     let PlayRun {
         run,
         play,
+        name,
         all,
         state,
         ..
@@ -1016,7 +1041,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     let role_names = lock(&state.role_names).clone();
     let refreshed = lock(&state.refreshed).clone();
     let scope = PlayScope {
-        name: play.name.as_deref().unwrap_or(&play.hosts),
+        name,
         vars: cx.vars,
         vars_files: cx.vars_files,
         hosts_all: HostNames::new(refreshed.as_deref().unwrap_or(all)),
