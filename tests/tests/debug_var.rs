@@ -2,7 +2,10 @@
 //! with its value; a value that is not a string (a mapping, a list, a number) fails with
 //! ansible-core's type message; a name marked `!unsafe` is never evaluated; a division
 //! by zero in `msg` fails in Python's words; an undefined variable is shown in its
-//! place with a warning the result keeps.
+//! place with a warning the result keeps; `var` templated to `omit` is no `var`, a
+//! value that is `omit` is shown as a placeholder with a warning, and `omit` inside it
+//! is left out; a division by zero in `var` and arguments given as one template
+//! (`args: "{{ … }}"`) that give no mapping, or `omit`, are reported as in ansible-core.
 
 use sandball_e2e::Sandbox;
 
@@ -36,6 +39,27 @@ const PLAY: &str = r#"
       debug: {msg: "{{ 5 / 0 }}"}
       ignore_errors: true
       register: zero
+    - name: var omitted
+      debug: {var: "{{ omit }}"}
+    - name: var is omit
+      debug: {var: indirect_omit}
+      vars: {indirect_omit: "{{ omit }}"}
+    - name: omit inside var
+      debug: {var: "[omit, 1]"}
+    - name: var division by zero
+      debug: {var: 5/0}
+      ignore_errors: true
+    - name: args not a mapping
+      debug:
+      args: '{{ "a string" }}'
+      ignore_errors: true
+    - name: args undefined
+      debug:
+      args: '{{ nope }}'
+      ignore_errors: true
+    - name: args omitted
+      debug:
+      args: '{{ omit }}'
     - name: check
       assert:
         that:
@@ -67,6 +91,13 @@ fn debug_var_is_checked_as_in_ansible() {
             "a mapping",
             "a number",
             "undefined var",
+            "var omitted",
+            "var is omit",
+            "omit inside var",
+            "var division by zero",
+            "args not a mapping",
+            "args undefined",
+            "args omitted",
             "check",
         ],
     );

@@ -1,7 +1,8 @@
 //! Filters and tests at their edges, compared with ansible-playbook: `unique` over
-//! lists of lists or dictionaries and its errors, the `version` test's parameters
-//! (`strict` by position, `pep440`) and its error messages; played on the implicit
-//! localhost, whose interpreter is the controller's Python as in Ansible.
+//! lists of lists or dictionaries and its errors, `log`/`pow`/`root`,
+//! `human_readable`/`human_to_bytes` with keyword arguments and bad input, the `version`
+//! test's parameters (`strict` by position, `pep440`) and its error messages; played on
+//! the implicit localhost, whose interpreter is the controller's Python as in Ansible.
 
 use sandball_e2e::Sandbox;
 
@@ -15,6 +16,21 @@ const PLAY: &str = r#"
                  ['a', 'A'] | unique(case_sensitive=true), [{'a': 1}, [1], {'a': 1}, [1]] | unique,
                  'foo' | unique, {'x': 1, 'y': 2} | unique,
                  [{'n': 'a'}, {'n': 'A'}, {'n': 'b'}] | unique(attribute='n')] }}"
+    - name: arithmetic and sizes
+      debug:
+        msg: "{{ [1 | log, 100 | log(10), 8 | log(2), 2 | pow(4), 4 | root, 27 | root(3),
+                 (2.3 | log(42) | string)[:8], 1 | human_readable(isbits=True),
+                 102400000 | human_readable(unit='G'), 102400000 | human_readable(isbits=True, unit='G'),
+                 2048 | human_readable(unit='GB'), 10240 | human_readable,
+                 '10.00 Kb' | human_to_bytes(isbits=True), '1.1 GB' | human_to_bytes] }}"
+    - name: log of a string
+      set_fact: {x: "{{ 'yo' | log }}"}
+      ignore_errors: true
+      register: log_str
+    - name: human_readable of a string
+      set_fact: {x: "{{ 'monkeys' | human_readable }}"}
+      ignore_errors: true
+      register: human_str
     - name: unique of a boolean
       set_fact: {x: "{{ True | unique }}"}
       ignore_errors: true
@@ -35,6 +51,8 @@ BAD_VERSIONS
       assert:
         that:
           - "\"'bool' object is not iterable\" in unique_bool.msg"
+          - "'log() can only be used on numbers' in log_str.msg"
+          - "\"human_readable() failed on bad input: '>=' not supported between instances of 'str' and 'int'\" in human_str.msg"
           - "\"cannot fall back to Ansible's version\" in unique_dicts.msg"
           - bad | map(attribute='failed') | unique == [true]
           - "\"Invalid operator type (equals). Must be one of '==', '='\" in bad[0].msg"
@@ -87,6 +105,7 @@ fn unique_and_version_behave_as_in_ansible() {
             &theirs,
             &[
                 "unique values",
+                "arithmetic and sizes",
                 "versions compared",
                 "the errors say what Ansible says",
                 "the implicit localhost runs the controller's Python",

@@ -1062,21 +1062,28 @@ pub(crate) fn template_args(
     let mut out = Map::new();
     // `module: "{{ a_dict }}"` (or `args: "{{ a_dict }}"`): the template gives the
     // arguments; arguments written out beside it win.
+    let finalization = |cause: String| {
+        format!(
+            "Task failed: Finalization of task args for '{}' failed: {cause}",
+            action_name(run, &t.action)
+        )
+    };
     if let Some(params) = t.args.get(VARIABLE_PARAMS) {
-        match run.templar.template(params, vars) {
-            Ok(Value::Object(m)) => out.extend(m),
-            Ok(other) => {
-                return Err(format!(
-                    "the arguments of the task must be a mapping, the template gave {other}\n\nThe error appears to be in '{}'.",
-                    t.location
-                ));
+        // All of them `omit`: none.
+        match run
+            .templar
+            .template(params, vars)
+            .map(crate::template::strip_omit)
+        {
+            Ok(Some(Value::Object(m))) => out.extend(m),
+            Ok(None) => {}
+            Ok(Some(other)) => {
+                return Err(finalization(format!(
+                    "Task args must resolve to a 'dict' not '{}'.",
+                    sandball_wire::python::short_type_name(&other)
+                )));
             }
-            Err(e) => {
-                return Err(format!(
-                    "{e}\n\nThe error appears to be in '{}'.",
-                    t.location
-                ));
-            }
+            Err(e) => return Err(finalization(e.cause())),
         }
     }
     for (k, v) in t.args.iter().filter(|(k, _)| k.as_str() != VARIABLE_PARAMS) {
@@ -1084,14 +1091,13 @@ pub(crate) fn template_args(
             v.clone()
         } else {
             run.templar.template(v, vars).map_err(|e| {
-                format!(
-                    "Task failed: Finalization of task args for '{}' failed: Error while resolving value for '{k}': {}",
-                    action_name(run, &t.action),
+                finalization(format!(
+                    "Error while resolving value for '{k}': {}",
                     e.cause()
-                )
+                ))
             })?
         };
-        if let Some(v) = strip_omit(value) {
+        if let Some(v) = crate::template::strip_omit(value) {
             out.insert(k.clone(), v);
         }
     }
@@ -1100,7 +1106,7 @@ pub(crate) fn template_args(
     for (k, v) in module_defaults(run, kw, &t.action, vars)? {
         if !out.contains_key(&k)
             && !t.args.contains_key(&k)
-            && let Some(v) = strip_omit(v)
+            && let Some(v) = crate::template::strip_omit(v)
         {
             out.insert(k, v);
         }
@@ -1198,17 +1204,4 @@ fn module_defaults(
         }
     }
     Ok(defaults)
-}
-
-fn strip_omit(v: Value) -> Option<Value> {
-    match v {
-        Value::String(s) if s == OMIT => None,
-        Value::Object(m) => Some(Value::Object(
-            m.into_iter()
-                .filter_map(|(k, v)| strip_omit(v).map(|v| (k, v)))
-                .collect(),
-        )),
-        Value::Array(a) => Some(Value::Array(a.into_iter().filter_map(strip_omit).collect())),
-        other => Some(other),
-    }
 }

@@ -50,3 +50,20 @@ pub fn callback_yaml(value: &serde_json::Value, column: usize) -> Result<String,
 }
 
 pub const OMIT: &str = "__omit_place_holder__5bb7c4b2d3f1a0e9c8d7";
+
+/// `v` without the values that are `omit` (in its collections too); `None` when it is
+/// `omit` itself.
+pub(crate) fn strip_omit(v: serde_json::Value) -> Option<serde_json::Value> {
+    match v {
+        serde_json::Value::String(s) if s == OMIT => None,
+        serde_json::Value::Object(m) => Some(serde_json::Value::Object(
+            m.into_iter()
+                .filter_map(|(k, v)| strip_omit(v).map(|v| (k, v)))
+                .collect(),
+        )),
+        serde_json::Value::Array(a) => Some(serde_json::Value::Array(
+            a.into_iter().filter_map(strip_omit).collect(),
+        )),
+        other => Some(other),
+    }
+}

@@ -26,7 +26,12 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
         return ok_with(json!({"skipped_reason": "Verbosity threshold not met.", "skipped": true}));
     }
     let mut result = ok_with(json!({"_ansible_verbose_always": true}));
-    match args.get("var") {
+    // `var` templated to `omit` is no `var`.
+    let var = args.get("var").filter(|var| {
+        !matches!(var, Value::String(name) if name.contains("{{")
+            && matches!(ctx.templar().template(var, ctx.vars()), Ok(Value::String(s)) if s == crate::template::OMIT))
+    });
+    match var {
         Some(Value::String(name)) => {
             // A name or an expression; written as a template, the template.
             let evaluated = if name.contains("{{") {
@@ -35,6 +40,17 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
             } else {
                 ctx.templar().evaluate(name, ctx.vars())
             };
+            // `omit` in what it gives is left out; all of it `omit`, a placeholder is
+            // shown, with a warning, as in ansible-core 2.19.
+            let evaluated = evaluated.map(|v| {
+                crate::template::strip_omit(v).unwrap_or_else(|| {
+                    result.insert(
+                        "warnings".into(),
+                        json!(["The result of the `var` expression could not be omitted; a placeholder was used instead."]),
+                    );
+                    json!("<<Omit>>")
+                })
+            });
             // What is undefined is shown in its place, with a warning, as
             // ansible-core 2.19 shows a template error in `var`.
             // The warning is the result's, as in ansible-core (`result.warnings`).
@@ -47,7 +63,12 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
                     );
                     Value::String(format!("<< error 1 - {detail} >>"))
                 }
-                Err(e) => return failed(e.to_string()),
+                Err(e) => {
+                    return failed(format!(
+                        "Task failed: Error while resolving `var` expression: Error rendering expression: {}",
+                        e.cause()
+                    ));
+                }
             };
             result.insert(name.clone(), value);
         }
@@ -98,6 +119,14 @@ mod tests {
         );
         let r = run(&ctx, &args(json!({"var": "d.a"})));
         assert_eq!(r["d.a"], 1);
+        ctx.vars.set_data("o", json!(crate::template::OMIT));
+        let r = run(&ctx, &args(json!({"var": "o"})));
+        assert_eq!(r["o"], "<<Omit>>");
+        assert_eq!(r["warnings"].as_array().map(Vec::len), Some(1));
+        let r = run(&ctx, &args(json!({"var": "[o, 1]"})));
+        assert_eq!(r["[o, 1]"], json!([1]));
+        let r = run(&ctx, &args(json!({"var": "{{ omit }}"})));
+        assert_eq!(r["msg"], "Hello world!");
         let r = run(&ctx, &args(json!({"var": {"__ansible_unsafe": "d"}})));
         assert_eq!(r["failed"], true);
         assert!(r["msg"].as_str().unwrap().contains("untrusted template"));

@@ -5,7 +5,7 @@
 //! `human_readable` and `human_to_bytes`, the Windows path filters
 //! (`win_basename`, `win_dirname`, `win_splitdrive`), and the `undef()` function.
 
-use minijinja::value::Kwargs;
+use minijinja::value::{Kwargs, ValueKind};
 use minijinja::{Environment, Error, ErrorKind, State, Value};
 
 use crate::template::convert::from_json;
@@ -311,48 +311,86 @@ fn comment(state: &State, value: &Value, style: Option<String>) -> Result<Value,
     Ok(Value::from(out.join("\n")))
 }
 
-/// `human_readable(isbits=False, unit=None)`: a byte (or bit) count as `1.00 MB`.
+/// `human_readable(isbits=False, unit=None)`: a byte (or bit) count as `1.00 MB`, the
+/// largest unit it reaches or the one-letter `unit` asked for, as ansible-core's
+/// `bytes_to_human` writes it; a value that is no number is its error.
 fn human_readable(
     value: &Value,
-    isbits: Option<bool>,
-    unit: Option<String>,
+    isbits: Option<Value>,
+    unit: Option<Value>,
+    kwargs: Kwargs,
 ) -> Result<Value, Error> {
-    let n = value
-        .as_i64()
-        .map(|i| i as f64)
-        .or_else(|| f64::try_from(value.clone()).ok())
-        .or_else(|| value.as_str().and_then(|s| s.trim().parse().ok()))
-        .ok_or_else(|| {
-            invalid(format!(
-                "human_readable() can't interpret following string: {value}"
-            ))
-        })?;
-    let bits = isbits.unwrap_or(false);
-    let suffix = if bits { "b" } else { "B" };
-    const UNITS: [&str; 9] = ["", "K", "M", "G", "T", "P", "E", "Z", "Y"];
-    let index = match unit.as_deref() {
-        Some(u) => UNITS
-            .iter()
-            .position(|x| x.eq_ignore_ascii_case(&u[..u.len().min(1)]))
-            .ok_or_else(|| invalid(format!("human_readable: unknown unit {u}")))?,
-        None => UNITS
-            .iter()
-            .enumerate()
-            .rev()
-            .find(|(i, _)| n >= 1024f64.powi(*i as i32))
-            .map_or(0, |(i, _)| i),
+    let isbits = match isbits {
+        Some(isbits) => Some(isbits),
+        None => kwargs.get::<Option<Value>>("isbits")?,
     };
-    let scaled = n / 1024f64.powi(index as i32);
-    let name = if index == 0 {
-        if bits {
-            "Bits".to_string()
-        } else {
-            "Bytes".to_string()
+    let unit = match unit {
+        Some(unit) => Some(unit),
+        None => kwargs.get::<Option<Value>>("unit")?,
+    };
+    kwargs.assert_all_used()?;
+    let unit = match unit.filter(|u| !u.is_none()) {
+        None => None,
+        Some(u) => Some(
+            u.as_str()
+                .map(str::to_uppercase)
+                .ok_or_else(|| invalid("human_readable() can't interpret the input"))?,
+        ),
+    };
+    let bad = |cause: String| invalid(format!("human_readable() failed on bad input: {cause}"));
+    let kind = crate::template::filters::python_type(value);
+    let size = match value.kind() {
+        ValueKind::Number => f64::try_from(value.clone()).ok(),
+        ValueKind::Bool => Some(if value.is_true() { 1.0 } else { 0.0 }),
+        _ => None,
+    };
+    const RANGES: [(&str, i32); 9] = [
+        ("Y", 80),
+        ("Z", 70),
+        ("E", 60),
+        ("P", 50),
+        ("T", 40),
+        ("G", 30),
+        ("M", 20),
+        ("K", 10),
+        ("B", 0),
+    ];
+    let mut chosen = RANGES[RANGES.len() - 1];
+    for (suffix, shift) in RANGES {
+        chosen = (suffix, shift);
+        let reached = match (&unit, size) {
+            (Some(unit), _) => unit == suffix,
+            (None, Some(size)) => size >= 2f64.powi(shift),
+            (None, None) => {
+                return Err(bad(format!(
+                    "'>=' not supported between instances of '{kind}' and 'int'"
+                )));
+            }
+        };
+        if reached {
+            break;
         }
+    }
+    let size = size.ok_or_else(|| {
+        bad(format!(
+            "unsupported operand type(s) for /: '{kind}' and 'int'"
+        ))
+    })?;
+    let base = if isbits.is_some_and(|b| b.is_true()) {
+        "bits"
     } else {
-        format!("{}{suffix}", UNITS[index])
+        "Bytes"
     };
-    Ok(Value::from(format!("{scaled:.2} {name}")))
+    let (suffix, shift) = chosen;
+    let name = if shift == 0 {
+        base.to_string()
+    } else {
+        format!("{suffix}{}", &base[..1])
+    };
+    Ok(Value::from(format!(
+        "{:.2} {name}",
+        size / 2f64.powi(shift)
+    )))
 }
 
 /// `human_to_bytes(default_unit=None, isbits=False)`: `1K` as 1024.
@@ -361,7 +399,17 @@ fn human_to_bytes(
     value: &Value,
     default_unit: Option<String>,
     isbits: Option<bool>,
+    kwargs: Kwargs,
 ) -> Result<Value, Error> {
+    let default_unit = match default_unit {
+        Some(unit) => Some(unit),
+        None => kwargs.get::<Option<String>>("default_unit")?,
+    };
+    let isbits = match isbits {
+        Some(isbits) => Some(isbits),
+        None => kwargs.get::<Option<bool>>("isbits")?,
+    };
+    kwargs.assert_all_used()?;
     let mut text = text_arg(state, value)?;
     if let Some(unit) = default_unit
         && text.trim().chars().all(|c| c.is_ascii_digit() || c == '.')
@@ -375,11 +423,14 @@ fn human_to_bytes(
 
 #[cfg(test)]
 mod tests {
-    use crate::template::filters::testing::eval;
+    use crate::template::filters::testing::{error, eval};
     use serde_json::json;
 
     #[test]
     fn everyday_filters_as_ansible() {
+        assert!(error("'monkeys' | human_readable").contains(
+            "human_readable() failed on bad input: '>=' not supported between instances of 'str' and 'int'"
+        ));
         assert_eq!(eval("[1, 2, 3] | shuffle | length"), json!(3));
         assert_eq!(eval("[7] | random"), json!(7));
         assert_eq!(
@@ -408,6 +459,19 @@ mod tests {
         assert_eq!(eval("'http://a.b:8080/c' | urlsplit('port')"), json!(8080));
         assert_eq!(eval("'x' | comment"), json!("#\n# x\n#"));
         assert_eq!(eval("1048576 | human_readable"), json!("1.00 MB"));
+        assert_eq!(eval("1 | human_readable(isbits=True)"), json!("1.00 bits"));
+        assert_eq!(
+            eval("102400000 | human_readable(isbits=True, unit='G')"),
+            json!("0.10 Gb")
+        );
+        assert_eq!(
+            eval("2048 | human_readable(unit='GB')"),
+            json!("2048.00 Bytes")
+        );
+        assert_eq!(
+            eval("'10.00 Kb' | human_to_bytes(isbits=True)"),
+            json!(10240)
+        );
         assert_eq!(eval("'1K' | human_to_bytes"), json!(1024));
         assert_eq!(eval("'C:/x/y.txt' | win_basename"), json!("y.txt"));
         assert_eq!(
