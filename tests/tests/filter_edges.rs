@@ -1,5 +1,5 @@
 //! Filters and tests at their edges, compared with ansible-playbook: `unique` over
-//! lists of lists or dictionaries and its errors, `log`/`pow`/`root`,
+//! lists of lists or dictionaries and its errors, `rekey_on_member`, `log`/`pow`/`root`,
 //! `human_readable`/`human_to_bytes` with keyword arguments and bad input, the `version`
 //! test's parameters (`strict` by position, `pep440`) and its error messages; played on
 //! the implicit localhost, whose interpreter is the controller's Python as in Ansible.
@@ -23,6 +23,14 @@ const PLAY: &str = r#"
                  102400000 | human_readable(unit='G'), 102400000 | human_readable(isbits=True, unit='G'),
                  2048 | human_readable(unit='GB'), 10240 | human_readable,
                  '10.00 Kb' | human_to_bytes(isbits=True), '1.1 GB' | human_to_bytes] }}"
+    - name: rekeyed
+      debug:
+        msg: "{{ [[{'p': 'a', 'n': 1}, {'p': 'b'}] | rekey_on_member('p'),
+                 {'x': {'p': 'a', 'n': 1}, 'y': {'p': 'a'}} | rekey_on_member('p', duplicates='overwrite')] }}"
+    - name: rekey duplicates
+      set_fact: {x: "{{ [{'p': 'a'}, {'p': 'a'}] | rekey_on_member('p') }}"}
+      ignore_errors: true
+      register: rekey_dup
     - name: log of a string
       set_fact: {x: "{{ 'yo' | log }}"}
       ignore_errors: true
@@ -52,6 +60,7 @@ BAD_VERSIONS
         that:
           - "\"'bool' object is not iterable\" in unique_bool.msg"
           - "'log() can only be used on numbers' in log_str.msg"
+          - "\"Key 'a' is not unique, cannot convert to dict.\" in rekey_dup.msg"
           - "\"human_readable() failed on bad input: '>=' not supported between instances of 'str' and 'int'\" in human_str.msg"
           - "\"cannot fall back to Ansible's version\" in unique_dicts.msg"
           - bad | map(attribute='failed') | unique == [true]
@@ -106,6 +115,7 @@ fn unique_and_version_behave_as_in_ansible() {
             &[
                 "unique values",
                 "arithmetic and sizes",
+                "rekeyed",
                 "versions compared",
                 "the errors say what Ansible says",
                 "the implicit localhost runs the controller's Python",

@@ -1,6 +1,6 @@
 //! Filters on lists and dictionaries: `combine`, `dict2items`, `items2dict`, the set
 //! filters (`union`, `intersect`, `difference`, `symmetric_difference`), `flatten`,
-//! `zip_longest`, `product`, `extract`, `unique`; and the `dict()` global with Python's
+//! `zip_longest`, `product`, `extract`, `unique`, `rekey_on_member`; and the `dict()` global with Python's
 //! signature.
 
 use std::collections::BTreeSet;
@@ -14,6 +14,7 @@ use crate::template::convert::ensure_defined;
 pub(super) fn register(env: &mut Environment<'static>) {
     env.add_filter("map", map);
     env.add_filter("unique", unique_filter);
+    env.add_filter("rekey_on_member", rekey_on_member);
     env.add_filter("combine", combine);
     env.add_filter("dict2items", dict2items);
     env.add_filter("items2dict", items2dict);
@@ -472,6 +473,61 @@ fn map(state: &mut State, value: Value, args: Rest<ValueOrKwargs>) -> Result<Vec
     minijinja::filters::map(state, value, args)
 }
 
+/// `rekey_on_member(key, duplicates='error')`: a dictionary of the dictionaries of a
+/// list (or of a dictionary's values) by the value each has under `key`; a value seen
+/// twice is an error, or the later dictionary wins with `duplicates='overwrite'`.
+fn rekey_on_member(
+    state: &State,
+    value: &Value,
+    key: &Value,
+    duplicates: Option<String>,
+    kwargs: Kwargs,
+) -> Result<Value, Error> {
+    ensure_defined(state, value)?;
+    ensure_defined(state, key)?;
+    let duplicates = match duplicates {
+        Some(d) => d,
+        None => kwargs
+            .get::<Option<String>>("duplicates")?
+            .unwrap_or_else(|| "error".into()),
+    };
+    kwargs.assert_all_used()?;
+    let repr = |v: &Value| -> Result<String, Error> {
+        let mut out = String::new();
+        crate::template::python::py_repr(v, &mut out)?;
+        Ok(out)
+    };
+    if duplicates != "error" && duplicates != "overwrite" {
+        return Err(error(format!(
+            "duplicates parameter to rekey_on_member has unknown value {}",
+            repr(&Value::from(duplicates))?
+        )));
+    }
+    let items: Vec<Value> = match value.kind() {
+        ValueKind::Map => entries(value, "rekey_on_member")?.into_values().collect(),
+        ValueKind::Seq | ValueKind::Iterable => value.try_iter()?.collect(),
+        _ => return Err(error("Type is not a valid list, set, or dict")),
+    };
+    let mut out = Map::new();
+    for item in items {
+        if item.kind() != ValueKind::Map {
+            return Err(error("List item is not a valid dict"));
+        }
+        let found = item.get_item(key).ok().filter(|v| !v.is_undefined());
+        let Some(member) = found else {
+            return Err(error(format!("Key {} was not found.", repr(key)?)));
+        };
+        if out.contains_key(&member) && duplicates == "error" {
+            return Err(error(format!(
+                "Key {} is not unique, cannot convert to dict.",
+                repr(&member)?
+            )));
+        }
+        out.insert(member, item);
+    }
+    Ok(Value::from_object(out))
+}
+
 /// What Jinja's attribute path `path` finds in `item`: `a.b` and `a.0` walk into it.
 fn attribute_path(item: &Value, path: &str) -> Result<Value, Error> {
     path.split('.')
@@ -633,6 +689,29 @@ mod tests {
             json!([{"a": 1}, [1], "x"])
         );
         assert_eq!(eval("'foo' | unique | join"), json!("fo"));
+        assert_eq!(
+            eval("[{'p': 'a', 'n': 1}, {'p': 'b'}] | rekey_on_member('p')"),
+            json!({"a": {"p": "a", "n": 1}, "b": {"p": "b"}})
+        );
+        assert_eq!(
+            eval(
+                "{'x': {'p': 'a', 'n': 1}, 'y': {'p': 'a'}} | rekey_on_member('p', duplicates='overwrite')"
+            ),
+            json!({"a": {"p": "a"}})
+        );
+        assert!(
+            error("[{'p': 'a'}, {'p': 'a'}] | rekey_on_member('p')")
+                .contains("Key 'a' is not unique, cannot convert to dict.")
+        );
+        assert!(error("[{'q': 1}] | rekey_on_member('p')").contains("Key 'p' was not found."));
+        assert!(error("[True] | rekey_on_member('p')").contains("List item is not a valid dict"));
+        assert!(
+            error("'s' | rekey_on_member('p')").contains("Type is not a valid list, set, or dict")
+        );
+        assert!(
+            error("[] | rekey_on_member('p', duplicates='boo')")
+                .contains("duplicates parameter to rekey_on_member has unknown value 'boo'")
+        );
         assert_eq!(eval("{'a': 1, 'b': 2} | unique"), json!(["a", "b"]));
         assert!(error("True | unique").contains("'bool' object is not iterable"));
         assert!(
