@@ -374,3 +374,44 @@ fn a_role_sees_the_roles_above_it_and_its_dependencies_defaults_as_in_ansible() 
         same(&ours, &theirs.run());
     }
 }
+
+#[test]
+fn private_role_vars_decides_which_roles_variables_the_play_sees_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    for r in ["listed", "imported", "included", "opened"] {
+        sb.write(
+            &format!("roles/{r}/vars/main.yml"),
+            &format!("{r}_var: {r}\n"),
+        );
+        sb.write(&format!("roles/{r}/tasks/main.yml"), "- meta: noop\n");
+    }
+    let names = ["listed", "imported", "included", "opened"]
+        .map(|r| format!("{{{{ {r}_var | default('-') }}}}"))
+        .join(" ");
+    let pb = sb.write(
+        "play.yml",
+        &format!(
+            "- hosts: all\n  gather_facts: false\n  roles: [listed]\n  tasks:\n    - import_role: {{name: imported}}\n    - include_role: {{name: included}}\n    - include_role: {{name: opened, public: true}}\n    - name: sees\n      debug: {{msg: \"{names} {{{{ lookup('config', 'DEFAULT_PRIVATE_ROLE_VARS') }}}}\"}}\n"
+        ),
+    );
+    let work = sb.dir("work");
+    for (setting, seen) in [
+        (None, "listed imported - opened False"),
+        (Some("1"), "- - - opened True"),
+        (Some("0"), "listed imported included opened False"),
+    ] {
+        let with = |mut run: sandball_e2e::Invocation| {
+            if let Some(value) = setting {
+                run = run.env("ANSIBLE_PRIVATE_ROLE_VARS", value);
+            }
+            run.run()
+        };
+        let ours = with(sb.play(&pb, &work, &[]));
+        ours.assert_no_panic().assert_code(0);
+        ours.assert_stdout_has(&format!("\"msg\": \"{seen}\""));
+        if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+            same(&ours, &with(theirs));
+        }
+    }
+}

@@ -78,6 +78,12 @@ const SETTINGS: &[Setting] = &[
         "ANSIBLE_FORCE_HANDLERS",
         false,
     ),
+    s(
+        "defaults",
+        "private_role_vars",
+        "ANSIBLE_PRIVATE_ROLE_VARS",
+        false,
+    ),
     s("defaults", "facts_modules", "ANSIBLE_FACTS_MODULES", false),
     s("defaults", "fact_caching", "ANSIBLE_CACHE_PLUGIN", false),
     s(
@@ -306,6 +312,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("ANSIBLE_HOST_KEY_CHECKING", "True"),
     ("ANSIBLE_GATHERING", "implicit"),
     ("ANSIBLE_FORCE_HANDLERS", "False"),
+    ("ANSIBLE_PRIVATE_ROLE_VARS", "False"),
     ("ANSIBLE_FACTS_MODULES", "smart"),
     ("ANSIBLE_ALLOW_BROKEN_CONDITIONALS", "False"),
     ("ANSIBLE_CACHE_PLUGIN", "memory"),

@@ -172,6 +172,12 @@ const BASE: &[Definition] = &[
         &[],
         &["ANSIBLE_PRIVATE_KEY_FILE"],
     ),
+    d(
+        "DEFAULT_PRIVATE_ROLE_VARS",
+        Bool,
+        &[],
+        &["ANSIBLE_PRIVATE_ROLE_VARS"],
+    ),
     d("DEFAULT_REMOTE_USER", Str, &[], &["ANSIBLE_REMOTE_USER"]),
     d("DEFAULT_ROLES_PATH", PathSpec, &[], &["ANSIBLE_ROLES_PATH"]),
     d(

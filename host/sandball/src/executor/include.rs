@@ -351,7 +351,7 @@ fn load(
             expand_imports(cx, &mut tasks, Some(&role.name), including)?;
             // The role's handlers can be notified from now on; with `public`, its
             // variables are the play's too.
-            super::play::add_role(cx, handlers, options.public.then_some(role));
+            super::play::add_role(cx, handlers, role.public.then_some(role));
             Ok(tasks)
         }
     }
@@ -369,12 +369,12 @@ fn expand_imports(
     let (imported, handlers) =
         crate::playbook::imports::expand_list(items, &base_dir(cx), including)
             .map_err(|e| first_line(&e.to_string()))?;
-    let mut names: Vec<String> = imported.iter().map(|i| i.role.name.clone()).collect();
+    let mut names: Vec<String> = imported.iter().map(|r| r.name.clone()).collect();
     names.extend(included_role.map(str::to_string));
     super::play::add_role_names(cx, names);
     // The variables of the public roles it imports are the play's from now on.
-    for public in imported.into_iter().filter(|i| i.public) {
-        super::play::add_public_role(cx, public.role);
+    for role in imported.into_iter().filter(|r| r.public) {
+        super::play::add_public_role(cx, role);
     }
     for h in handlers {
         super::play::add_role(cx, h, None);

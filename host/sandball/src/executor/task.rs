@@ -134,6 +134,7 @@ pub(crate) fn task_vars(run: &Run, scope: &PlayScope<'_>, host: &str, kw: &Chain
     let role_vars = scope
         .roles
         .iter()
+        .filter(|r| r.public)
         .flat_map(|r| [&r.dependency_vars, &r.vars])
         .chain(
             role.into_iter()

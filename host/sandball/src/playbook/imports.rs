@@ -53,22 +53,12 @@ pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> 
     )?;
     handlers.extend(play_handlers);
     play.handlers = handlers;
-    // Imported roles are the play's roles too (`ansible_play_role_names`); the
-    // variables of the public ones are the play's.
-    for Imported { role, public } in imported {
-        play.role_names.push(role.name.clone());
-        if public {
-            play.loaded_roles.push(role);
-        }
-    }
+    // Imported roles are the play's roles too (`ansible_play_role_names`; the
+    // variables of the public ones are the play's).
+    play.role_names
+        .extend(imported.iter().map(|r| r.name.clone()));
+    play.loaded_roles.extend(imported);
     Ok(())
-}
-
-/// A role imported by `import_role`, and whether it is `public` (its defaults and vars
-/// the play's).
-pub(crate) struct Imported {
-    pub role: std::sync::Arc<roles::Role>,
-    pub public: bool,
 }
 
 /// Resolves the imports of a task list read while the playbook runs (an included
@@ -78,7 +68,7 @@ pub(crate) fn expand_list(
     items: &mut [TaskItem],
     base: &Path,
     role: Option<&roles::Role>,
-) -> Result<(Vec<Imported>, Vec<TaskItem>), PlaybookError> {
+) -> Result<(Vec<std::sync::Arc<roles::Role>>, Vec<TaskItem>), PlaybookError> {
     let mut imported = Vec::new();
     let mut handlers = Vec::new();
     let none = serde_json::Map::new();
@@ -153,7 +143,7 @@ fn expand_items(
     at: &Reading<'_>,
     depth: usize,
     handlers: &mut Vec<TaskItem>,
-    loaded: &mut Vec<Imported>,
+    loaded: &mut Vec<std::sync::Arc<roles::Role>>,
 ) -> Result<(), PlaybookError> {
     for item in items.iter_mut() {
         match item {
@@ -194,7 +184,7 @@ fn expand_items(
                 let mut inner = if kind == "import_tasks" {
                     import_tasks(t, at)?
                 } else {
-                    let (tasks, role_handlers, role, public) = import_role(t, at)?;
+                    let (tasks, role_handlers, role) = import_role(t, at)?;
                     // What its handlers import is read now too (the tasks an imported
                     // handler file holds are handlers; its own name is not kept).
                     let mut role_handlers = vec![role_handlers];
@@ -222,7 +212,7 @@ fn expand_items(
                         keywords,
                         location: t.location.clone(),
                     })));
-                    loaded.push(Imported { role, public });
+                    loaded.push(role);
                     tasks
                 };
                 expand_items(&mut inner, at, depth + 1, handlers, loaded)?;
@@ -318,11 +308,11 @@ pub(crate) fn find_file(t: &Task, base: &Path, file: &str) -> Result<PathBuf, Pl
         })
 }
 
-/// The tasks, handlers and role of an `import_role`, and whether it is `public`.
+/// The tasks, handlers and role of an `import_role`.
 fn import_role(
     t: &Task,
     at: &Reading<'_>,
-) -> Result<(Vec<TaskItem>, TaskItem, std::sync::Arc<roles::Role>, bool), PlaybookError> {
+) -> Result<(Vec<TaskItem>, TaskItem, std::sync::Arc<roles::Role>), PlaybookError> {
     only_options(
         t,
         "import_role",
@@ -354,6 +344,5 @@ fn import_role(
         }
     }
     let options = RoleOptions::of_task(&args, false);
-    let (tasks, handlers, role) = roles::load_one(&name, &t.location, at.base, &options, at.role)?;
-    Ok((tasks, handlers, role, options.public))
+    roles::load_one(&name, &t.location, at.base, &options, at.role)
 }

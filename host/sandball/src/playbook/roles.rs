@@ -54,6 +54,9 @@ pub struct Role {
     pub params: Map<String, Value>,
     /// The defaults and vars of the roles above it (Ansible's dependency chain).
     pub inherited: Inherited,
+    /// Whether its defaults and vars are the play's (see [`RoleOptions::public`]); a
+    /// private role's are its own tasks' alone.
+    pub public: bool,
 }
 
 /// What a role takes from the roles above it — those that depend on it, include it or
@@ -167,9 +170,23 @@ pub struct RoleOptions {
     /// `rolespec_validate`: check the role's `meta/argument_specs.yml` first (the
     /// default).
     pub validate: bool,
-    /// `public`: its defaults and vars are the play's from then on (by default those
-    /// of a role imported or in `roles:`, not those of an included one).
+    /// `public`: its defaults and vars are the play's from then on. By default those
+    /// of a role imported or in `roles:` are, not those of an included one; the
+    /// `private_role_vars` setting (`ANSIBLE_PRIVATE_ROLE_VARS`), when set, decides for
+    /// all of them, as in ansible-core.
     pub public: bool,
+}
+
+/// Whether a role's variables are the play's when its entry does not say (`public`):
+/// as `private_role_vars` (`ANSIBLE_PRIVATE_ROLE_VARS`) says when it is set, else for a
+/// role read with the playbook (`static`), not for an included one.
+fn default_public(static_role: bool) -> bool {
+    match std::env::var("ANSIBLE_PRIVATE_ROLE_VARS") {
+        Ok(private) => {
+            !crate::plugins::action::truthy(Some(&Value::String(private)), false).unwrap_or(false)
+        }
+        Err(_) => static_role,
+    }
 }
 
 /// The options of `import_role`/`include_role` that name one of a role's files.
@@ -210,8 +227,8 @@ impl RoleOptions {
             dynamic,
             validate: crate::plugins::action::truthy(args.get("rolespec_validate"), true)
                 .unwrap_or(true),
-            public: crate::plugins::action::truthy(args.get("public"), !dynamic)
-                .unwrap_or(!dynamic),
+            public: crate::plugins::action::truthy(args.get("public"), default_public(!dynamic))
+                .unwrap_or(default_public(!dynamic)),
         }
     }
 }
@@ -227,7 +244,7 @@ impl Default for RoleOptions {
             allow_duplicates: None,
             dynamic: false,
             validate: true,
-            public: true,
+            public: default_public(true),
         }
     }
 }
@@ -392,7 +409,12 @@ impl Loader {
         let beneath = Inherited::beneath(inherited, &entry.params, &defaults, &vars);
         let mut from_dependencies = Exported::default();
         for dep in &meta.dependencies {
-            let exported = self.load(dep, &chain, &RoleOptions::default(), &beneath)?;
+            // A dependency's variables are the play's as its dependent's are.
+            let dep_options = RoleOptions {
+                public: options.public,
+                ..RoleOptions::default()
+            };
+            let exported = self.load(dep, &chain, &dep_options, &beneath)?;
             from_dependencies.vars.extend(exported.vars);
             from_dependencies.defaults.extend(exported.defaults);
         }
@@ -424,6 +446,7 @@ impl Loader {
             dependency_defaults: from_dependencies.defaults,
             params,
             inherited: inherited.clone(),
+            public: options.public,
         });
         let marked = |items: Vec<TaskItem>| {
             TaskItem::Block(Box::new(Block {

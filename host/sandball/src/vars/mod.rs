@@ -206,8 +206,8 @@ pub struct PlayScope<'a> {
     pub hosts_all: HostNames<'a>,
     /// `ansible_play_hosts` (hosts still active).
     pub hosts_active: HostNames<'a>,
-    /// The play's roles, in order: their defaults and vars are every task's (Ansible's
-    /// roles do not keep their variables private by default).
+    /// The play's roles, in order: the defaults and vars of the public ones are every
+    /// task's (Ansible's roles do not keep their variables private by default).
     pub roles: &'a [Arc<Role>],
     /// `ansible_play_role_names`.
     pub role_names: &'a [String],
@@ -434,6 +434,7 @@ impl VariableManager {
         let defaults: Vec<&Map<String, Value>> = play
             .roles
             .iter()
+            .filter(|r| r.public)
             .flat_map(|r| [&r.dependency_defaults, &r.defaults])
             .chain(
                 role.into_iter()
