@@ -537,7 +537,8 @@ fn a_progress_line_shows_on_a_terminal_only() {
     let tty = Output::run(cmd, std::time::Duration::from_secs(120));
     assert_eq!(tty.code, 0, "{tty}");
     assert!(
-        tty.stdout.contains("\r\x1b[K[1/3 hosts done, 1s]"),
+        // The seconds depend on how loaded the machine is.
+        tty.stdout.contains("\r\x1b[K[1/3 hosts done, "),
         "no progress line on a terminal:\n{tty:?}"
     );
     // Cleared before the next result: no line ends with it.

@@ -399,8 +399,24 @@ pub fn regions(
             continue;
         }
         let resolved = resolve_grant(fs, places)?;
-        checker.check(fs, &resolved)?;
         let real = resolved.real();
+        if real == Path::new("/") && missing_root_entry(fs, places) {
+            // Reading `/x` that does not exist (a link's `src`, a `creates` test):
+            // opening `/` would open every process's directory under /proc, so an
+            // empty directory stands in for `/`, read-only: the module finds nothing
+            // there, as it would on the node.
+            let dir = private_dir("sandball-empty-", fs)?;
+            add(
+                &mut out.regions,
+                dir.path().to_path_buf(),
+                real,
+                fs,
+                Access::Read,
+            );
+            out.stand_ins.push(dir);
+            continue;
+        }
+        checker.check(fs, &resolved)?;
         if real == Path::new(PROC) && fs.scope == FsScope::Entry {
             proc_files.push(fs);
             continue;
@@ -437,6 +453,17 @@ pub fn regions(
         out.regions.push(region);
     }
     Ok(out)
+}
+
+/// Whether `fs` is a read-only entry directly under `/` that does not exist.
+fn missing_root_entry(fs: &FsGrant, places: &Places) -> bool {
+    fs.scope == FsScope::Entry
+        && fs.access() == Access::Read
+        && !fs.path.trim_start_matches('/').is_empty()
+        && matches!(
+            std::fs::symlink_metadata(places.absolute(&fs.path)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound
+        )
 }
 
 /// A private temporary directory (mode 0700), removed when dropped.
@@ -830,6 +857,24 @@ mod tests {
         );
         assert!(base.join("new/deeper").is_dir());
         assert!(!file.exists());
+    }
+
+    #[test]
+    fn a_missing_entry_under_the_root_is_read_through_an_empty_stand_in_for_it() {
+        let missing = Path::new("/sandball-test-never-there");
+        let got = opened(vec![entry(missing, Access::Read)], vec![], &[]).unwrap();
+        assert_eq!(got.regions.len(), 1);
+        assert_eq!(got.regions[0].guest, Path::new("/"));
+        assert_eq!(got.regions[0].access, Access::Read);
+        assert_eq!(std::fs::read_dir(&got.regions[0].dir).unwrap().count(), 0);
+        // What exists under `/`, or writing there, still opens `/` itself: refused.
+        for g in [
+            entry(Path::new("/etc"), Access::Read),
+            entry(missing, Access::ReadWrite),
+        ] {
+            let err = opened(vec![g.clone()], vec![], &[]).unwrap_err();
+            assert!(matches!(err, SandboxError::Proc { .. }), "{g}: {err}");
+        }
     }
 
     #[test]

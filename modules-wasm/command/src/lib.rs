@@ -40,8 +40,9 @@ pub fn shell(m: &mut Module) -> Result<Map<String, Value>, Fail> {
 /// Decide whether to run, run, report.
 fn run(m: &mut Module, shell: bool) -> Result<Map<String, Value>, Fail> {
     if !shell && let Some(exe) = m.get_str("executable") {
+        // ansible-core's words, which playbooks and its tests look for.
         let warning = format!(
-            "The 'executable' parameter is not supported by the command module (use shell); not using '{exe}'."
+            "As of Ansible 2.4, the parameter 'executable' is no longer supported with the 'command' module. Not using '{exe}'."
         );
         m.warn(warning);
     }

@@ -97,12 +97,13 @@ impl TreeCopy<'_> {
     }
 
     fn sync_link(&self, s: &str, d: &str) -> Result<bool, Fail> {
-        let target = fs::read_link(s).map_err(|e| io_fail(s, e))?;
+        let target = files::read_link(Path::new(s)).map_err(|e| io_fail(s, e))?;
         let target = target.to_string_lossy();
         match fs::symlink_metadata(d) {
             Ok(m)
                 if m.file_type().is_symlink()
-                    && fs::read_link(d).is_ok_and(|t| t.to_string_lossy() == target) =>
+                    && files::read_link(Path::new(d))
+                        .is_ok_and(|t| t.to_string_lossy() == target) =>
             {
                 return Ok(false);
             }

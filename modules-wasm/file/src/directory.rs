@@ -117,7 +117,7 @@ fn recursive_set_attributes(task: &Task, root: &str) -> Result<bool, Fail> {
             if !task.follow {
                 continue;
             }
-            let Ok(target) = fs::read_link(&entry) else {
+            let Ok(target) = files::read_link(std::path::Path::new(&entry)) else {
                 continue;
             };
             let target = resolve_from(&dir, &target.to_string_lossy());

@@ -39,15 +39,15 @@ pub fn ensure_hardlink(task: &Task) -> Result<Outcome, Fail> {
     };
     let changed = match (prev, src) {
         (State::Absent, _) => true,
-        (State::Link, Some(src)) => match link_target(path)? {
-            Some(old) if old == src => false,
-            Some(old) => {
-                diff.record("src", old, src);
-                true
-            }
+        (State::Link, Some(src)) => {
             // A symlink is never a hard link; only its text could make Ansible keep it.
-            None => true,
-        },
+            let old = link_target(path)?;
+            let changed = old != src;
+            if changed {
+                diff.record("src", old, src);
+            }
+            changed
+        }
         (State::Hard, Some(src)) => {
             let differs = !same_file(path, src);
             if differs && !task.force {
@@ -81,7 +81,7 @@ pub fn ensure_hardlink(task: &Task) -> Result<Outcome, Fail> {
         let src = src.unwrap_or_default();
         if prev == State::Absent {
             let target = if task.follow && is_link(src) {
-                fs::read_link(src)
+                files::read_link(std::path::Path::new(src))
                     .map(|t| t.to_string_lossy().into_owned())
                     .unwrap_or_else(|_| src.to_string())
             } else {

@@ -4,9 +4,7 @@
 //! host call, since WASI cannot create links with absolute targets.
 
 use crate::replace::replace_with;
-use crate::state::{
-    State, exists, get_state, initial_diff, is_dir, is_link, link_target, same_file,
-};
+use crate::state::{State, exists, get_state, initial_diff, is_dir, is_link, link_target};
 use crate::task::{Outcome, Task};
 use sandball_guest_sdk::prelude::*;
 use std::fs;
@@ -19,7 +17,7 @@ pub fn ensure_symlink(task: &Task) -> Result<Outcome, Fail> {
     let mut src = task.src.clone();
     // Without src, an existing link keeps its target (and attributes still apply).
     if src.is_none() && task.follow && is_link(path) && exists(path) {
-        src = link_target(path)?;
+        src = Some(link_target(path)?);
     }
 
     let base = if !is_link(path) && is_dir(path) {
@@ -52,15 +50,14 @@ pub fn ensure_symlink(task: &Task) -> Result<Outcome, Fail> {
     let mut diff = initial_diff(path, "link", prev);
     let changed = match (prev, &src) {
         (State::Link, None) => false,
-        (State::Link, Some(src)) => match link_target(path)? {
-            Some(old) if &old == src => false,
-            Some(old) => {
+        (State::Link, Some(src)) => {
+            let old = link_target(path)?;
+            let changed = &old != src;
+            if changed {
                 diff.record("src", old, src.as_str());
-                true
             }
-            // Unreadable in the sandbox: the same target file means the same link.
-            None => !same_file(path, &join(&base, src)),
-        },
+            changed
+        }
         (_, None) => return Err(Fail::new("src is required for creating new symlinks")),
         (_, Some(_)) => true,
     };

@@ -84,13 +84,11 @@ pub fn is_dir(path: &str) -> bool {
     matches!(host::stat(path, true), Ok(Some(st)) if st.kind == FileKind::Directory)
 }
 
-/// The target of the symlink `path` as written, or `None` when the sandbox cannot
-/// read it: WASI refuses to read a symlink whose target is absolute, and the host
-/// interface has no `readlink` yet.
-pub fn link_target(path: &str) -> Result<Option<String>, Fail> {
-    match fs::read_link(path) {
-        Ok(target) => Ok(Some(target.to_string_lossy().into_owned())),
-        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => Ok(None),
+/// The target of the symlink `path` as written (an absolute one too, read through the
+/// host interface where WASI refuses it).
+pub fn link_target(path: &str) -> Result<String, Fail> {
+    match files::read_link(std::path::Path::new(path)) {
+        Ok(target) => Ok(target.to_string_lossy().into_owned()),
         Err(e) => Err(Fail::new(format!(
             "cannot read link {path}: {}",
             describe_io_error(&e)

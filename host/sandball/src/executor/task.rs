@@ -307,7 +307,7 @@ pub async fn run_on_host(
             item: None,
             ignored,
             looped: false,
-            origin: Some(origin(t)),
+            origin: Some(origin(run, t, kw, &vars)),
         });
     } else {
         // The loop's whole result, for the callbacks that keep results; the stdout
@@ -324,7 +324,7 @@ pub async fn run_on_host(
             item: None,
             ignored,
             looped: true,
-            origin: Some(origin(t)),
+            origin: Some(origin(run, t, kw, &vars)),
         });
     }
     HostOutcome {
@@ -337,9 +337,16 @@ pub async fn run_on_host(
 
 /// Where the task is written and whether a module does its work, for the error block
 /// shown before a failure.
-fn origin(t: &Task) -> crate::plugins::callback::Origin<'_> {
+fn origin<'a>(
+    run: &Run,
+    t: &'a Task,
+    kw: &Chain<'_>,
+    vars: &Vars,
+) -> crate::plugins::callback::Origin<'a> {
     crate::plugins::callback::Origin {
         location: &t.location,
+        diff: keyword_bool(run, vars, kw, Keyword::Diff, run.options.diff)
+            .unwrap_or(run.options.diff),
         module: matches!(
             action::find(&t.action).runs(&t.action),
             action::Runs::Module { .. } | action::Runs::Chosen
@@ -598,7 +605,7 @@ async fn run_loop(
             item: Some(&label),
             ignored: false,
             looped: false,
-            origin: Some(origin(t)),
+            origin: Some(origin(run, t, kw, vars)),
         });
         // `break_when` ends the loop after an item, seeing its result under `register`.
         let stop = if control.break_when.is_empty() {

@@ -458,7 +458,7 @@ impl Callback for DefaultCallback {
             .unwrap_or(false);
         let pretty = verbose_always || self.display.verbosity >= 3;
         let item = r.item.map(|i| format!(" (item={i})")).unwrap_or_default();
-        if self.display.diff
+        if r.origin.as_ref().map_or(self.display.diff, |o| o.diff)
             && let Some(d) = r.result.get("diff")
             && r.status == Status::Changed
         {

@@ -384,6 +384,9 @@ pub struct Origin<'a> {
     /// Whether its work is a module's (`Module failed`) rather than the action's on the
     /// controller (`Action failed`).
     pub module: bool,
+    /// Whether the task runs in diff mode (`-D`, or its `diff` keyword): its diff is
+    /// shown.
+    pub diff: bool,
 }
 
 /// Receives the events of a run.
