@@ -369,28 +369,32 @@ const TEMPLATED_ACTIONS: &str = r#"
     - name: named
       action: "{{ namespace }}debug msg={{ fact }}"
     - action: "{{ prefix }}file path={{ work }}/made state=touch"
+    - name: each host its own
+      action: "{{ 'debug' if inventory_hostname == 'alpha' else 'set_fact' }} msg=mine"
 "#;
 
 #[test]
 fn templated_action_names_resolve_when_the_task_runs() {
     let sb = Sandbox::new();
-    sb.inventory(&["alpha"]);
+    sb.inventory(&["alpha", "beta"]);
     let pb = sb.write("play.yml", TEMPLATED_ACTIONS);
     let work = sb.dir("work");
-    let out = sb.play(&pb, &work, &["-e", "prefix="]).run();
+    let args = ["-e", "prefix=", "-f", "1"];
+    let out = sb.play(&pb, &work, &args).run();
     out.assert_no_panic().assert_code(0);
     assert!(work.join("made").exists(), "{out}");
     let tasks = [
         "{{ prefix }}debug",
         "{{ namespace }}set_fact",
         "named",
+        "each host its own",
         "{{ prefix }}file",
     ];
     let theirs_work = sb.dir("theirs");
-    if let Some(theirs) = sb.ansible_play(&pb, &theirs_work, &["-e", "prefix="]) {
+    if let Some(theirs) = sb.ansible_play(&pb, &theirs_work, &args) {
         let theirs = theirs.run();
         out.assert_same_recap_as(&theirs);
-        for task in &tasks[..3] {
+        for task in &tasks[..4] {
             assert_eq!(
                 theirs.task_lines(task),
                 out.task_lines(task),

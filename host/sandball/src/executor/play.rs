@@ -1051,29 +1051,41 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         dependent_role_names: &play.dependent_role_names,
     };
     // An action named by a template (`action: "{{ prefix }}file"`) is resolved when the
-    // task runs, with the first host's variables, as Ansible does; the banner keeps the
-    // name as written.
+    // task runs, with each host's variables, as Ansible does: the first host's decides
+    // how the task runs (a `meta` action, an include, once for the play), each host
+    // runs its own; the banner keeps the name as written.
     let written = t;
-    let mut resolved = None;
-    let t = if crate::template::is_template(&t.action) {
-        let vars = task::task_vars(run, &scope, &hosts[0], &kw);
-        match run.templar.render(&t.action, &vars) {
-            Ok(action) => &*resolved.insert(Task {
-                action: action.trim().to_string(),
-                ..t.clone()
-            }),
-            Err(e) => {
-                run.callback.warning(&format!(
-                    "the action name {:?} could not be templated: {e}\n\nThe error appears to be in '{}'.",
-                    t.action, t.location
-                ));
-                lock(&state.active).clear();
-                return false;
+    let resolved: HashMap<&String, Task> = if crate::template::is_template(&t.action) {
+        let mut resolved = HashMap::new();
+        for h in &hosts {
+            let vars = task::task_vars(run, &scope, h, &kw);
+            match run.templar.render(&t.action, &vars) {
+                Ok(action) => {
+                    let action = action.trim().to_string();
+                    resolved.insert(
+                        h,
+                        Task {
+                            action,
+                            ..t.clone()
+                        },
+                    );
+                }
+                Err(e) => {
+                    run.callback.warning(&format!(
+                        "the action name {:?} could not be templated: {e}\n\nThe error appears to be in '{}'.",
+                        t.action, t.location
+                    ));
+                    lock(&state.active).clear();
+                    return false;
+                }
             }
         }
+        resolved
     } else {
-        t
+        HashMap::new()
     };
+    let host_task = |h: &String| resolved.get(h).unwrap_or(written);
+    let t = host_task(&hosts[0]);
     if let Some(action) = meta_action(t) {
         return run_meta(cx, t, &kw, &scope, &hosts, action).await;
     }
@@ -1147,7 +1159,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     };
     let outcomes: Vec<(String, HostOutcome)> = futures::stream::iter(running.iter())
         .map(|h| async {
-            let o = task::run_on_host(run, &scope, t, &kw, h, free_banner).await;
+            let o = task::run_on_host(run, &scope, host_task(h), &kw, h, free_banner).await;
             (h.clone(), o)
         })
         .buffer_unordered(width.max(1))
