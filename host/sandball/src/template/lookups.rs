@@ -1091,6 +1091,7 @@ impl LookupContext for StateContext<'_, '_> {
         options: &crate::template::FileOptions,
         extra: &serde_json::Map<String, Json>,
     ) -> Result<String, String> {
+        let (text, options) = super::overrides::apply(text, options).map_err(|e| e.to_string())?;
         let mut context: Vec<(String, Value)> = self
             .state
             .known_variables()
@@ -1099,7 +1100,7 @@ impl LookupContext for StateContext<'_, '_> {
             .collect();
         context.extend(extra.iter().map(|(k, v)| (k.clone(), from_json(v))));
         let mut env = self.state.env().clone();
-        super::templar::configure(&mut env, options).map_err(|e| e.to_string())?;
+        super::templar::configure(&mut env, &options).map_err(|e| e.to_string())?;
         env.render_str(text, Value::from_pairs(context))
             .map_err(|e| e.to_string())
     }

@@ -14,6 +14,7 @@ mod filters;
 mod jinja_tests;
 pub mod lookups;
 mod methods;
+mod overrides;
 pub(crate) mod python;
 mod scope;
 mod table_lookups;
@@ -28,8 +29,6 @@ pub use templar::{FileOptions, Templar};
 pub use vars::{HostVarsSource, Var, Vars};
 pub(crate) use view::unsafe_mark;
 
-/// The value of Ansible's `omit` variable: a module argument templated to exactly this
-/// string must be removed from the module's arguments before the module runs.
 /// Python's `str()` of a JSON value (`True`, `[1, 'a']`, `{'k': None}`), as Ansible shows
 /// values in text (e.g. `ansible-inventory --graph --vars`).
 pub fn python_str(value: &serde_json::Value) -> Result<String, TemplateError> {
@@ -49,6 +48,8 @@ pub fn callback_yaml(value: &serde_json::Value, column: usize) -> Result<String,
         .map_err(|e| TemplateError::from_engine(&e, ""))
 }
 
+/// The value of Ansible's `omit` variable: a module argument templated to exactly this
+/// string must be removed from the module's arguments before the module runs.
 pub const OMIT: &str = "__omit_place_holder__5bb7c4b2d3f1a0e9c8d7";
 
 /// `v` without the values that are `omit` (in its collections too); `None` when it is

@@ -121,9 +121,10 @@ impl Templar {
         vars: &Vars,
         options: &FileOptions,
     ) -> Result<String, TemplateError> {
+        let (source, options) = super::overrides::apply(source, options)?;
         self.guarded(
             || guards_undefined(source),
-            |env| render_file_in(env, source, vars, options),
+            |env| render_file_in(env, source, vars, &options),
         )
     }
 

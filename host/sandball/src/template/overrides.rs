@@ -1,0 +1,146 @@
+//! A template file's first line `#jinja2: key: value, …`, as Ansible reads it: the
+//! delimiters and whitespace control for that file (values are Python literals), the
+//! line itself not part of the output. As in ansible-core 2.19, a file with such a line
+//! loses its last newline unless the line sets `keep_trailing_newline: True` (Jinja's
+//! default for a new environment). Jinja environment settings sandball does not apply
+//! are refused; other keys are ignored, as Ansible ignores them.
+
+use super::{FileOptions, TemplateError};
+
+/// What starts the line of overrides.
+const HEADER: &str = "#jinja2:";
+
+/// Jinja environment settings a header may name that sandball does not apply.
+const UNSUPPORTED: &[&str] = &[
+    "newline_sequence",
+    "line_statement_prefix",
+    "line_comment_prefix",
+    "autoescape",
+    "optimized",
+    "finalize",
+    "undefined",
+    "extensions",
+    "auto_reload",
+    "cache_size",
+    "enable_async",
+];
+
+/// `source` without its `#jinja2:` line, and `options` with that line's settings; both
+/// as given when there is no such line.
+pub(crate) fn apply<'s>(
+    source: &'s str,
+    options: &FileOptions,
+) -> Result<(&'s str, FileOptions), TemplateError> {
+    let mut options = options.clone();
+    let Some(rest) = source.strip_prefix(HEADER) else {
+        return Ok((source, options));
+    };
+    let (line, body) = rest.split_once('\n').unwrap_or((rest, ""));
+    let mut keep_trailing_newline = false;
+    let error = |detail: String| TemplateError::Render {
+        detail,
+        template: format!("{HEADER}{line}"),
+        line: None,
+    };
+    for pair in line.split(',') {
+        let Some((key, value)) = pair.split_once(':') else {
+            return Err(error(format!(
+                "failed to parse jinja2 override '{}'. Did you use something different from colon as key-value separator?",
+                pair.trim()
+            )));
+        };
+        let key = key.trim();
+        let parsed = crate::inventory::literal::literal_eval(value.trim())
+            .ok()
+            .flatten()
+            .ok_or_else(|| {
+                error(format!(
+                    "the jinja2 override '{key}' is not a Python literal: {}",
+                    value.trim()
+                ))
+            })?;
+        let text = |into: &mut String| match parsed.as_str() {
+            Some(s) => {
+                *into = s.to_string();
+                Ok(())
+            }
+            None => Err(error(format!(
+                "the jinja2 override '{key}' must be a string"
+            ))),
+        };
+        let flag = || match parsed.as_bool() {
+            Some(b) => Ok(b),
+            None => Err(error(format!(
+                "the jinja2 override '{key}' must be True or False"
+            ))),
+        };
+        match key {
+            "block_start_string" => text(&mut options.block.0)?,
+            "block_end_string" => text(&mut options.block.1)?,
+            "variable_start_string" => text(&mut options.variable.0)?,
+            "variable_end_string" => text(&mut options.variable.1)?,
+            "comment_start_string" => text(&mut options.comment.0)?,
+            "comment_end_string" => text(&mut options.comment.1)?,
+            "trim_blocks" => options.trim_blocks = flag()?,
+            "lstrip_blocks" => options.lstrip_blocks = flag()?,
+            "keep_trailing_newline" => keep_trailing_newline = flag()?,
+            _ if UNSUPPORTED.contains(&key) => {
+                return Err(error(format!(
+                    "the jinja2 override '{key}' is not supported by sandball"
+                )));
+            }
+            _ => {}
+        }
+    }
+    let body = match keep_trailing_newline {
+        true => body,
+        false => ["\r\n", "\n", "\r"]
+            .iter()
+            .find_map(|newline| body.strip_suffix(newline))
+            .unwrap_or(body),
+    };
+    Ok((body, options))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_header_line() {
+        let (body, options) = apply(
+            "#jinja2: variable_start_string:'<<' , variable_end_string:\">>\", trim_blocks: False, other: 1\nx << y >>\n",
+            &FileOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(body, "x << y >>");
+        assert_eq!(options.variable, ("<<".to_string(), ">>".to_string()));
+        assert!(!options.trim_blocks);
+        let (body, _) = apply(
+            "#jinja2: keep_trailing_newline: True\nx\n",
+            &FileOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(body, "x\n");
+        let (body, options) = apply("plain {{ x }}\n", &FileOptions::default()).unwrap();
+        assert_eq!(body, "plain {{ x }}\n");
+        assert_eq!(options.variable.0, "{{");
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_apply() {
+        let refused = |text: &str| {
+            apply(text, &FileOptions::default())
+                .err()
+                .map(|e| e.to_string())
+        };
+        assert!(refused("#jinja2: trim_blocks=True\nx").is_some_and(|e| e.contains("colon")));
+        assert!(
+            refused("#jinja2: newline_sequence:'\\r\\n'\nx")
+                .is_some_and(|e| e.contains("not supported"))
+        );
+        assert!(
+            refused("#jinja2: trim_blocks: yes\nx").is_some_and(|e| e.contains("Python literal"))
+        );
+    }
+}
