@@ -405,15 +405,7 @@ pub fn regions(
             // opening `/` would open every process's directory under /proc, so an
             // empty directory stands in for `/`, read-only: the module finds nothing
             // there, as it would on the node.
-            let dir = private_dir("sandball-empty-", fs)?;
-            add(
-                &mut out.regions,
-                dir.path().to_path_buf(),
-                real,
-                fs,
-                Access::Read,
-            );
-            out.stand_ins.push(dir);
+            out.stand_in_empty(real, fs)?;
             continue;
         }
         checker.check(fs, &resolved)?;
@@ -436,15 +428,7 @@ pub fn regions(
             // Nothing there: an empty directory stands in for it, read-only, so the
             // module finds nothing and can make nothing (it says so in its own
             // words, as it would where the directory is missing).
-            let dir = private_dir("sandball-empty-", fs)?;
-            add(
-                &mut out.regions,
-                dir.path().to_path_buf(),
-                real,
-                fs,
-                Access::Read,
-            );
-            out.stand_ins.push(dir);
+            out.stand_in_empty(real, fs)?;
         }
     }
     if !proc_files.is_empty() {
@@ -464,6 +448,22 @@ fn missing_root_entry(fs: &FsGrant, places: &Places) -> bool {
             std::fs::symlink_metadata(places.absolute(&fs.path)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound
         )
+}
+
+impl Regions {
+    /// Opens an empty private directory, read-only, where the module sees `guest`.
+    fn stand_in_empty(&mut self, guest: PathBuf, fs: &FsGrant) -> Result<(), SandboxError> {
+        let dir = private_dir("sandball-empty-", fs)?;
+        add(
+            &mut self.regions,
+            dir.path().to_path_buf(),
+            guest,
+            fs,
+            Access::Read,
+        );
+        self.stand_ins.push(dir);
+        Ok(())
+    }
 }
 
 /// A private temporary directory (mode 0700), removed when dropped.
