@@ -361,6 +361,10 @@ fn any_errors_fatal_throttle_and_timeout_as_in_ansible() {
       command: sleep 30
       timeout: 1
       ignore_errors: true
+    - name: out of bounds
+      command: sleep 1
+      timeout: "{{ -1 if inventory_hostname == 'alpha' else 100000001 }}"
+      ignore_errors: true
     - name: one host fails
       fail: {msg: broken}
       when: inventory_hostname == 'beta'
@@ -391,6 +395,11 @@ fn any_errors_fatal_throttle_and_timeout_as_in_ansible() {
             .any(|l| l.contains("Timed out after 1 second(s).")),
         "{out}"
     );
+    let bounds = out.task_lines("out of bounds");
+    for n in ["-1", "100000001"] {
+        let said = format!("Timeout {n} is invalid, it must be between 0 and 100000000.");
+        assert!(bounds.iter().any(|l| l.contains(&said)), "{out}");
+    }
     assert!(!out.stdout.contains("TASK [nobody gets here]"), "{out}");
     same_as_ansible(&sb, &out, &pb, &work, &[]);
 }

@@ -759,11 +759,18 @@ async fn attempt_in_time(
     vars: &Vars,
     no_log: bool,
 ) -> Map<String, Value> {
+    // The largest `timeout` ansible-core takes (its alarm's bound).
+    const MAX_TIMEOUT: i64 = 100_000_000;
     let seconds = match keyword(run, vars, kw, Keyword::Timeout) {
         None => 0,
         Some(v) => match run.templar.template(v, vars).map(|v| integer(&v)) {
-            Ok(Some(n)) if n >= 0 => n as u64,
-            Ok(_) => {
+            Ok(Some(n)) if (0..=MAX_TIMEOUT).contains(&n) => n as u64,
+            Ok(Some(n)) => {
+                return failed(format!(
+                    "Timeout {n} is invalid, it must be between 0 and {MAX_TIMEOUT}."
+                ));
+            }
+            Ok(None) => {
                 return failed(format!(
                     "timeout must be a whole number of seconds, got {v}\n\nThe error appears to be in '{}'.",
                     t.location
