@@ -398,6 +398,11 @@ pub fn regions(
             // words, as where it is not a directory.
             continue;
         }
+        if fs.scope == FsScope::Entry && places.absolute(&fs.opened_dir()).is_file() {
+            // `file.txt/x`: nothing can be there. The module finds it missing.
+            out.stand_in_empty(places.absolute(&fs.opened_dir()), fs)?;
+            continue;
+        }
         let resolved = resolve_grant(fs, places)?;
         let real = resolved.real();
         if real == Path::new("/") && missing_root_entry(fs, places) {
@@ -857,6 +862,19 @@ mod tests {
         );
         assert!(base.join("new/deeper").is_dir());
         assert!(!file.exists());
+    }
+
+    #[test]
+    fn an_entry_below_a_file_is_missing_not_an_error() {
+        let (_tmp, base) = base();
+        std::fs::write(base.join("file.txt"), b"x").unwrap();
+        for access in [Access::Read, Access::ReadWrite] {
+            let got = opened(vec![entry(&base.join("file.txt/x"), access)], vec![], &[]).unwrap();
+            assert_eq!(got.regions.len(), 1);
+            assert_eq!(got.regions[0].guest, base.join("file.txt"));
+            assert_eq!(got.regions[0].access, Access::Read);
+            assert_eq!(std::fs::read_dir(&got.regions[0].dir).unwrap().count(), 0);
+        }
     }
 
     #[test]

@@ -21,13 +21,13 @@ fn slurp(m: &mut Module) -> Result<Map<String, Value>, Fail> {
     let src = m.get_str("src").unwrap_or_default().to_string();
     let content = read_file(&src).map_err(|e| {
         Fail::new(match e.kind() {
-            io::ErrorKind::NotFound => format!("file not found: {src}"),
-            io::ErrorKind::PermissionDenied => format!("file is not readable: {src}"),
+            io::ErrorKind::NotFound => format!("File not found: {src}"),
+            io::ErrorKind::PermissionDenied => format!("File is not readable: {src}"),
             io::ErrorKind::IsADirectory => {
-                format!("source is a directory and must be a file: {src}")
+                format!("Source is a directory and must be a file: {src}")
             }
             _ => format!(
-                "unable to slurp file: {}",
+                "Unable to slurp file: {}",
                 sandball_guest_sdk::describe_io_error(&e)
             ),
         })
@@ -72,13 +72,13 @@ mod tests {
         assert!(out.failed);
         assert_eq!(
             out.result["msg"],
-            json!(format!("file not found: {missing}"))
+            json!(format!("File not found: {missing}"))
         );
         let d = dir.path().to_string_lossy().into_owned();
         let out = slurp_args(json!({"src": d}));
         assert_eq!(
             out.result["msg"],
-            json!(format!("source is a directory and must be a file: {d}"))
+            json!(format!("Source is a directory and must be a file: {d}"))
         );
         let out = slurp_args(json!({}));
         assert_eq!(out.result["msg"], json!("missing required arguments: src"));
