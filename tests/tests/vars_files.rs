@@ -190,6 +190,13 @@ const INCLUDE: &str = r#"
     - include_vars: "{{ inventory_hostname }}.yml"
     - name: per host
       debug: {msg: "{{ flavour }}"}
+    - name: no file found
+      include_vars:
+        file: "{{ lookup('first_found', ['nowhere.yml'], errors='ignore') }}"
+      ignore_errors: true
+      register: none_found
+    - name: looked for all the same
+      debug: {msg: "{{ [none_found.message, none_found.warnings, none_found.msg] }}"}
 "#;
 
 #[test]
@@ -211,7 +218,7 @@ fn include_vars_reads_files_and_directories_as_ansible() {
     if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
         let theirs = theirs.run();
         assert_eq!(theirs.code, 0, "{theirs}");
-        for task in ["show", "per host"] {
+        for task in ["show", "per host", "looked for all the same"] {
             // Hosts finish in any order.
             let mut a = theirs.task_lines(task);
             let mut b = out.task_lines(task);

@@ -70,7 +70,9 @@ fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, V
     let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_string);
     // A free-form name written as a folded block (`include_vars: >`) ends in a line
     // break that is not part of it, as Ansible's argument splitting has it.
-    let file = text("file").or_else(|| text("_raw_params").map(|f| f.trim().to_string()));
+    let file = text("file")
+        .or_else(|| text("_raw_params").map(|f| f.trim().to_string()))
+        .filter(|f| !f.is_empty());
     let dir = text("dir");
     let files = match (file, dir) {
         (Some(_), Some(_)) => {
@@ -78,11 +80,15 @@ fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, V
                 "You are mixing file only and dir only arguments, these are incompatible".into(),
             ));
         }
-        // No name at all (a `first_found` that found nothing, say) names no file.
-        (Some(f), None) if f.is_empty() => {
-            return Err(Refusal::Reading(
-                "Could not find file on the Ansible Controller.\nIf you are using a module and expect the file to exist on the remote, see the remote_src option".into(),
-            ));
+        // No name at all (a `first_found` that found nothing, say, or no argument)
+        // names no file: ansible-core looks for it all the same, and warns.
+        (None, None) => {
+            let mut r = unread("Could not find file on the Ansible Controller.\nIf you are using a module and expect the file to exist on the remote, see the remote_src option".into());
+            r.insert(
+                "warnings".into(),
+                json!(["Invalid request to find a file that matches a \"null\" value"]),
+            );
+            return Ok(r);
         }
         (Some(f), None) => vec![search_path::find(ctx.vars(), "vars", &f)?],
         (None, Some(d)) => {
@@ -91,11 +97,6 @@ fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, V
                 return Err(format!("{} directory does not exist", root.display()).into());
             }
             walk(&root, &Walk::from_args(args).map_err(Refusal::Arguments)?)?
-        }
-        (None, None) => {
-            return Err(Refusal::Arguments(
-                "one of file, dir or a free-form file name is required".into(),
-            ));
         }
     };
     let merge = match text("hash_behaviour").as_deref() {
@@ -310,6 +311,18 @@ mod tests {
                 .contains("Could not find or access 'nope.yml'")
         );
         assert_eq!(r["msg"], "Task failed: Action failed: Unknown error.");
+        // No file named (a first_found that found none): looked for all the same.
+        let r = run(&ctx, &args(json!({"file": null})));
+        assert!(
+            r["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("Could not find file on the Ansible Controller.")
+        );
+        assert_eq!(
+            r["warnings"],
+            json!(["Invalid request to find a file that matches a \"null\" value"])
+        );
         assert_eq!(r["ansible_included_var_files"], json!([]));
     }
 
