@@ -124,6 +124,20 @@ impl Output {
         self
     }
 
+    /// Asserts that each of `tasks` printed the same lines (results, retries, the
+    /// errors said before them) as in `reference` (the same playbook under
+    /// ansible-playbook).
+    pub fn assert_same_task_lines_as(&self, reference: &Output, tasks: &[&str]) -> &Self {
+        for task in tasks {
+            assert_eq!(
+                self.task_lines(task),
+                reference.task_lines(task),
+                "{task}:\n{reference}\n{self}"
+            );
+        }
+        self
+    }
+
     /// Asserts the exit code, showing the whole output when it differs.
     pub fn assert_code(&self, code: i32) -> &Self {
         assert_eq!(self.code, code, "unexpected exit code:\n{self}");

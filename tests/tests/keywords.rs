@@ -278,6 +278,26 @@ const RETRIES: &str = r#"
       retries: 2
       delay: 0
       ignore_errors: true
+
+    # `failed_when` sees the attempt; its verdict decides the task's status even when
+    # the retries run out (the registered result still says failed).
+    - name: forgiven
+      command: /bin/false
+      register: f
+      until: f.rc == 0
+      retries: 1
+      delay: 0
+      failed_when: f.attempts > 6
+    - name: forgiven items
+      command: /bin/false
+      register: fi
+      until: fi.rc == 0
+      retries: 1
+      delay: 0
+      failed_when: fi.attempts > 6
+      loop: [1]
+    - name: what they say
+      debug: {msg: "{{ f is failed }} {{ f.attempts }} {{ fi is failed }} {{ fi.results[0].attempts }}"}
 "#;
 
 #[test]
@@ -308,8 +328,12 @@ fn until_retries_until_the_condition_holds_then_gives_up() {
         "{out}"
     );
     assert_eq!(give_up.last(), Some(&"...ignoring"), "{out}");
+    out.assert_stdout_has("\"msg\": \"True 1 True 1\"");
     if let Some(theirs) = sb.ansible_play(&pb, &sb.dir("ansible-work"), &[]) {
-        out.assert_same_recap_as(&theirs.run());
+        let theirs = theirs.run();
+        out.assert_same_recap_as(&theirs);
+        // Whole: the error each says before its (not failed) result included.
+        out.assert_same_task_lines_as(&theirs, &["forgiven", "forgiven items", "what they say"]);
     }
 }
 
@@ -347,13 +371,7 @@ fn with_sequence_nested_together_and_subelements_as_in_ansible() {
     if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
         let theirs = theirs.run();
         out.assert_same_recap_as(&theirs);
-        for task in ["seq1", "seq2", "seq3", "seq4", "sub"] {
-            assert_eq!(
-                theirs.task_lines(task),
-                out.task_lines(task),
-                "{task}:\n{theirs}\n{out}"
-            );
-        }
+        out.assert_same_task_lines_as(&theirs, &["seq1", "seq2", "seq3", "seq4", "sub"]);
     }
 }
 
@@ -394,13 +412,7 @@ fn templated_action_names_resolve_when_the_task_runs() {
     if let Some(theirs) = sb.ansible_play(&pb, &theirs_work, &args) {
         let theirs = theirs.run();
         out.assert_same_recap_as(&theirs);
-        for task in &tasks[..4] {
-            assert_eq!(
-                theirs.task_lines(task),
-                out.task_lines(task),
-                "{task}:\n{theirs}\n{out}"
-            );
-        }
+        out.assert_same_task_lines_as(&theirs, &tasks[..4]);
     }
     assert!(
         out.task_lines("named")

@@ -593,7 +593,9 @@ async fn run_loop(
         };
         let status = Status::of(&r);
         changed |= status == Status::Changed || r.get("changed").is_some_and(py_truth);
-        any_failed |= status == Status::Failed;
+        // The loop's result is failed when an item's is, whatever `failed_when` made of
+        // the item's status (it still decides the task's), as in ansible-core.
+        any_failed |= r.get("failed").is_some_and(py_truth);
         all_skipped &= status == Status::Skipped;
         let shown = if no_log { censor(&r) } else { r.clone() };
         show_banner(run, banner);
@@ -696,7 +698,11 @@ async fn run_once(
         return r;
     }
     let Some(until) = &t.until else {
-        return attempt_in_time(run, t, kw, host, vars, no_log).await;
+        let how = Attempt {
+            no_log,
+            number: None,
+        };
+        return attempt_in_time(run, t, kw, host, vars, how).await;
     };
     let retries = match t.retries.as_ref().map(|r| run.templar.template(r, vars)) {
         None => 3,
@@ -717,17 +723,26 @@ async fn run_once(
     let mut attempts = 0;
     loop {
         attempts += 1;
-        let mut r = attempt_in_time(run, t, kw, host, vars, no_log).await;
+        let how = Attempt {
+            no_log,
+            number: Some(attempts),
+        };
+        let mut r = attempt_in_time(run, t, kw, host, vars, how).await;
         let mut check_vars = vars.clone();
         bind_result(&mut check_vars, t, &r);
         let done = run.templar.conditional(until, &check_vars).unwrap_or(false);
-        r.insert("attempts".into(), json!(attempts));
         if done {
             r.remove("failed");
             return r;
         }
         if attempts > retries {
+            // Out of retries: failed, however `failed_when` judged the last attempt (its
+            // verdict still decides how the task is reported), and with ansible-core's
+            // count of attempts, the retries asked for.
             r.insert("failed".into(), Value::Bool(true));
+            r.insert("attempts".into(), json!(retries));
+            r.entry("exception")
+                .or_insert_with(|| Value::String(NO_TRACEBACK.into()));
             r.entry("msg")
                 .or_insert_with(|| Value::String("Retries exceeded".into()));
             return r;
@@ -749,6 +764,15 @@ fn bind_result(vars: &mut Vars, t: &Task, r: &Map<String, Value>) {
     }
 }
 
+/// How one attempt of a task runs: whether its output is secret (`no_log`), and which
+/// attempt of an `until` loop it is (its result's `attempts`, which `changed_when` and
+/// `failed_when` see, as in ansible-core).
+#[derive(Clone, Copy)]
+struct Attempt {
+    no_log: bool,
+    number: Option<u64>,
+}
+
 /// [`attempt`] within the task's `timeout` (seconds; 0 or unset: no limit). A task
 /// that runs out of time fails as Ansible's does; its module run is abandoned.
 async fn attempt_in_time(
@@ -757,7 +781,7 @@ async fn attempt_in_time(
     kw: &Chain<'_>,
     host: &str,
     vars: &Vars,
-    no_log: bool,
+    how: Attempt,
 ) -> Map<String, Value> {
     // The largest `timeout` ansible-core takes (its alarm's bound).
     const MAX_TIMEOUT: i64 = 100_000_000;
@@ -780,13 +804,13 @@ async fn attempt_in_time(
         },
     };
     if let Some(spec) = &t.async_ {
-        return attempt_async(run, t, kw, host, vars, no_log, spec).await;
+        return attempt_async(run, t, kw, host, vars, how, spec).await;
     }
     if seconds == 0 {
-        return attempt(run, t, kw, host, vars, no_log, None).await;
+        return attempt(run, t, kw, host, vars, how, None).await;
     }
     let limit = std::time::Duration::from_secs(seconds);
-    match tokio::time::timeout(limit, attempt(run, t, kw, host, vars, no_log, None)).await {
+    match tokio::time::timeout(limit, attempt(run, t, kw, host, vars, how, None)).await {
         Ok(result) => result,
         Err(_) => {
             let mut r = failed(format!("Timed out after {seconds} second(s)."));
@@ -805,7 +829,7 @@ async fn attempt_async(
     kw: &Chain<'_>,
     host: &str,
     vars: &Vars,
-    no_log: bool,
+    how: Attempt,
     spec: &Value,
 ) -> Map<String, Value> {
     let seconds = |v: &Value, what: &str| -> Result<u64, String> {
@@ -850,9 +874,9 @@ async fn attempt_async(
             jid,
             limit_s: limit,
         };
-        return attempt(run, t, kw, host, vars, no_log, Some(&background)).await;
+        return attempt(run, t, kw, host, vars, how, Some(&background)).await;
     }
-    let job = attempt(run, t, kw, host, vars, no_log, None);
+    let job = attempt(run, t, kw, host, vars, how, None);
     tokio::pin!(job);
     let deadline = tokio::time::sleep(std::time::Duration::from_secs(limit));
     tokio::pin!(deadline);
@@ -930,10 +954,10 @@ async fn attempt(
     kw: &Chain<'_>,
     host: &str,
     vars: &Vars,
-    no_log: bool,
+    how: Attempt,
     background: Option<&Background>,
 ) -> Map<String, Value> {
-    let mut result = attempt_action(run, t, kw, host, vars, no_log, background).await;
+    let mut result = attempt_action(run, t, kw, host, vars, how, background).await;
     if result.get("failed").is_some_and(py_truth) {
         result
             .entry("exception")
@@ -953,7 +977,7 @@ async fn attempt_action(
     kw: &Chain<'_>,
     host: &str,
     vars: &Vars,
-    no_log: bool,
+    how: Attempt,
     background: Option<&Background>,
 ) -> Map<String, Value> {
     let plugin = action::find(&t.action);
@@ -975,7 +999,7 @@ async fn attempt_action(
         kw,
         host,
         vars,
-        no_log,
+        no_log: how.no_log,
         check_mode,
         diff,
         background,
@@ -998,6 +1022,10 @@ async fn attempt_action(
     record_facts(run, t, &facts_host, &result);
     if result.get("unreachable").is_some_and(py_truth) {
         return result;
+    }
+    // An attempt of an `until` loop says which it is, for `changed_when`/`failed_when`.
+    if let Some(n) = how.number {
+        result.insert("attempts".into(), json!(n));
     }
     if !t.changed_when.is_empty() || !t.failed_when.is_empty() {
         let mut check_vars = vars.clone();
@@ -1045,7 +1073,7 @@ async fn attempt_action(
             }
         }
     }
-    if no_log {
+    if how.no_log {
         result.insert("_ansible_no_log".into(), Value::Bool(true));
     }
     result

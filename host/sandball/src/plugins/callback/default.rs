@@ -121,6 +121,24 @@ impl DefaultCallback {
         }
     }
 
+    /// What failed, and where, as ansible-core 2.19 says it before a result: once for
+    /// the same message and place, however many hosts it happened on. A `no_log`
+    /// result says only that it is hidden, and shows no source (ansible-core prints the
+    /// secret there; sandball never does).
+    fn show_error(&self, r: &super::Report<'_>) {
+        if let Some(mut origin) = r.origin {
+            // A result that did not fail carries an exception the action gave it (an
+            // `until` out of retries), never the module's: `failed_when` forgave that.
+            origin.module &= r.status == Status::Failed;
+            let censored = r.result.get("censored").and_then(Value::as_str);
+            let msg = censored.or_else(|| r.result.get("msg").and_then(Value::as_str));
+            let block = error_block(&origin, msg, censored.is_none());
+            if self.first_time(&block) {
+                self.emit(&self.paint(&block, Role::Error));
+            }
+        }
+    }
+
     /// Whether `text` is shown for the first time (it is remembered).
     fn first_time(&self, text: &str) -> bool {
         self.shown
@@ -478,6 +496,17 @@ impl Callback for DefaultCallback {
                 self.emit(&painted.join("\n"));
             }
         }
+        // A result that carries an exception says so whatever its status (an `until`
+        // out of retries that `failed_when` forgave), as ansible-core does; the
+        // exception is never part of the result shown.
+        if r.status != Status::Failed
+            && r.result
+                .get("exception")
+                .is_some_and(sandball_wire::python::py_truth)
+        {
+            self.show_error(r);
+        }
+        shown.remove("exception");
         let line = match r.status {
             Status::Ok | Status::Changed => {
                 let (word, code) = if r.status == Status::Ok {
@@ -518,22 +547,10 @@ impl Callback for DefaultCallback {
             Status::Failed if r.looped && r.ignored => self.paint("...ignoring", Role::Skip),
             Status::Failed => {
                 // ansible-core 2.19 says what failed, and where, before the result.
-                // A `no_log` result says only that it is hidden, and shows no source
-                // (ansible-core prints the secret there; sandball never does).
-                if let Some(origin) = &r.origin {
-                    let censored = r.result.get("censored").and_then(Value::as_str);
-                    let msg = censored.or_else(|| r.result.get("msg").and_then(Value::as_str));
-                    let block = error_block(origin, msg, censored.is_none());
-                    // The same error (message and place) is shown once, as Ansible
-                    // shows it, however many hosts it failed on.
-                    if self.first_time(&block) {
-                        self.emit(&self.paint(&block, Role::Error));
-                    }
-                }
+                self.show_error(r);
                 // The status line already says it failed; the exception is shown as a
                 // traceback at -vvv only, as ansible-core 2.19 shows it.
                 shown.remove("failed");
-                shown.remove("exception");
                 let head = if r.item.is_some() {
                     format!("failed: [{host_label}]{item} => ")
                 } else {

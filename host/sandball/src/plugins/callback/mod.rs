@@ -309,12 +309,32 @@ pub enum Status {
 
 impl Status {
     /// The status a result map describes. Each flag counts by Python's truth value, as
-    /// Ansible reads it: `failed: "false"` or `failed: {...}` is a failure.
+    /// Ansible reads it: `failed: "false"` or `failed: {...}` is a failure. Where
+    /// `failed_when` was evaluated (on the result or on one of its loop items), its
+    /// verdict decides, as ansible-core decides: a task whose `until` ran out of retries
+    /// is not failed when its `failed_when` says so.
     pub fn of(result: &Map<String, Value>) -> Status {
-        let flag = |k| result.get(k).is_some_and(sandball_wire::python::py_truth);
+        use sandball_wire::python::py_truth;
+        let flag = |k| result.get(k).is_some_and(py_truth);
+        const VERDICT: &str = "failed_when_result";
+        let items = || {
+            result
+                .get("results")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_object)
+        };
+        let failed = if result.contains_key(VERDICT) {
+            flag(VERDICT)
+        } else if items().any(|i| i.contains_key(VERDICT)) {
+            items().any(|i| i.get(VERDICT).is_some_and(py_truth))
+        } else {
+            flag("failed")
+        };
         if flag("unreachable") {
             Status::Unreachable
-        } else if flag("failed") {
+        } else if failed {
             Status::Failed
         } else if flag("skipped") {
             Status::Skipped
