@@ -11,13 +11,27 @@ use minijinja::{Error, Output, State, Value};
 use crate::template::convert::{ensure_defined, invalid};
 pub(crate) use sandball_wire::python::{float_repr, quote};
 
+/// What a render wrote through `{{ }}`: how many values, and the last one (a template
+/// whose whole output is one value is that value, as ansible-core 2.19 renders it).
+#[derive(Default)]
+pub(crate) struct Emitted {
+    /// How many values were written.
+    pub(crate) count: usize,
+    /// The last of them.
+    pub(crate) last: Value,
+}
+
 /// The engine's output formatter: what `{{ x }}` writes into text. Strings as they are,
 /// `none` as nothing (as Ansible's finalize does), anything else as Python's `str()`.
+/// Each value is counted in the render's [`Emitted`].
 pub(crate) fn format_output(
     out: &mut Output,
-    _state: &mut State,
+    state: &mut State,
     value: &Value,
 ) -> Result<(), Error> {
+    let emitted = state.get_or_insert_extension_with(Emitted::default);
+    emitted.count += 1;
+    emitted.last = value.clone();
     match value.kind() {
         ValueKind::None | ValueKind::Undefined => Ok(()),
         ValueKind::String => Ok(out.write_str(value.as_str().unwrap_or_default())?),

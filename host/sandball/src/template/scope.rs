@@ -7,10 +7,11 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use minijinja::value::{Enumerator, Object, ObjectRepr};
+use minijinja::value::{Enumerator, Object, ObjectRepr, ValueKind};
 use minijinja::{Environment, Error, ErrorKind, Value};
 
 use crate::template::error::engine_detail;
+use crate::template::python::{Emitted, py_str};
 use crate::template::vars::{Entry, HostVarsSource, Vars};
 use crate::template::view::{self, Path};
 
@@ -108,10 +109,11 @@ impl Scope {
         Value::from_dyn_object(self.clone())
     }
 
-    /// Renders a string: a single `{{ expr }}` yields the expression's native value, any
-    /// other template renders to text. One trailing newline after the expression does
-    /// not make it text (a folded `>` scalar ends with one), but a string result keeps
-    /// it, as in ansible-core.
+    /// Renders a string: a single `{{ expr }}` yields the expression's native value, as
+    /// does a template whose whole output is one value that is no string (`{% if a %}{{
+    /// [1] }}{% endif %}`), as in ansible-core 2.19; any other template renders to text.
+    /// One trailing newline after the expression does not make it text (a folded `>`
+    /// scalar ends with one), but a string result keeps it, as in ansible-core.
     pub(crate) fn render_str(self: &Arc<Self>, source: &str) -> Result<Value, Error> {
         let (body, newline) = match source.strip_suffix('\n') {
             Some(body) => (body, true),
@@ -130,7 +132,22 @@ impl Scope {
             // Printing an undefined value fails with an error naming the variable
             // (strict undefined); the silent undefined of `x if false` prints nothing.
         }
-        self.render_text(source).map(Value::from)
+        let template = self
+            .shared
+            .env
+            .template_from_named_str("template", source)?;
+        let captured = template.render_captured(self.root())?;
+        if let Some(Emitted { count: 1, last }) = captured.state().get_extension::<Emitted>()
+            && !matches!(
+                last.kind(),
+                ValueKind::String | ValueKind::Undefined | ValueKind::Invalid
+            )
+            && (last.is_none() && captured.output().is_empty()
+                || !last.is_none() && captured.output() == py_str(last)?)
+        {
+            return Ok(last.clone());
+        }
+        Ok(Value::from(captured.output()))
     }
 
     /// Renders a template to text.
