@@ -397,3 +397,59 @@ fn refresh_inventory_keeps_added_hosts_and_groups_and_drops_removed_hosts_as_in_
         ours.assert_same_stdout_as(&theirs.run());
     }
 }
+
+const META_BANNERS: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - meta: noop
+    - name: change
+      debug: {msg: c}
+      changed_when: true
+      notify: noop handler
+    - meta: reset_connection
+    - meta: flush_handlers
+    - meta: clear_facts
+    - meta: end_host
+      when: inventory_hostname == 'beta'
+    - name: after
+      debug: {msg: a}
+  handlers:
+    - name: noop handler
+      meta: noop
+"#;
+
+#[test]
+fn meta_banners_paths_and_messages_as_in_ansible() {
+    // Per-host meta actions show their banner once per host, each followed by what it
+    // did (at -vv); a handler's is a handler's banner; task paths are absolute.
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta"]);
+    let work = sb.dir("work");
+    let pb = sb.write("play.yml", META_BANNERS);
+    let args = ["-vv", "-f", "1"];
+    let ours = sb.play(&pb, &work, &args).run();
+    ours.assert_no_panic().assert_code(0);
+    ours.assert_stdout_has("RUNNING HANDLER [noop handler]");
+    let kept = |o: &Output| -> Vec<String> {
+        o.stdout
+            .lines()
+            .filter(|l| {
+                [
+                    "TASK [",
+                    "RUNNING HANDLER [",
+                    "META: ",
+                    "task path: ",
+                    "skipping: ",
+                ]
+                .iter()
+                .any(|p| l.starts_with(p))
+            })
+            .map(str::to_string)
+            .collect()
+    };
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &args) {
+        let theirs = theirs.run();
+        assert_eq!(kept(&ours), kept(&theirs), "{theirs}\n{ours}");
+    }
+}

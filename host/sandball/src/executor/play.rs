@@ -1087,6 +1087,10 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     let host_task = |h: &String| resolved.get(h).unwrap_or(written);
     let t = host_task(&hosts[0]);
     if let Some(action) = meta_action(t) {
+        let cx = PlayRun {
+            in_handler: cx.in_handler || handler,
+            ..cx
+        };
         return run_meta(cx, t, &kw, &scope, &hosts, action).await;
     }
     let banner_name = task::display_name(run, &scope, written, &hosts[0], &kw);
@@ -1466,10 +1470,25 @@ async fn run_meta(
         "noop" | "end_host" | "reset_connection" | "flush_handlers"
     );
     let asked = if per_host { hosts } else { &hosts[..1] };
-    let banner = || cx.banner(&task::display_name(run, scope, t, &hosts[0], kw), false);
+    // Its banner (a handler's, when a handler runs it), with where it is written from
+    // -vv, as for any task.
+    let banner = || {
+        cx.banner(&task::display_name(run, scope, t, &hosts[0], kw), false);
+        if cx.free.is_none() {
+            run.callback
+                .task_running(&crate::plugins::callback::Running {
+                    hosts: hosts.len(),
+                    path: &t.location,
+                    args: None,
+                });
+        }
+    };
     match action {
         "noop" => {
-            asked.iter().for_each(|_| banner());
+            for _ in asked {
+                banner();
+                run.callback.verbose(2, None, "META: noop");
+            }
             return true;
         }
         "refresh_inventory" => {
@@ -1488,6 +1507,8 @@ async fn run_meta(
             };
             return match refreshed() {
                 Ok(selected) => {
+                    run.callback
+                        .verbose(2, None, "META: inventory successfully refreshed");
                     let mut left = lock(&state.left);
                     left.extend(cx.all.iter().filter(|h| !selected.contains(h)).cloned());
                     let mut active = lock(&state.active);
@@ -1515,6 +1536,17 @@ async fn run_meta(
     for h in asked {
         banner();
         if holds.contains(h) {
+            let done = match action {
+                "flush_handlers" => format!("triggered running handlers for {h}"),
+                "end_host" => format!("ending play for {h}"),
+                "end_play" => "ending play".to_string(),
+                "end_batch" => "ending batch".to_string(),
+                "clear_facts" => "facts cleared".to_string(),
+                "clear_host_errors" => "cleared host errors".to_string(),
+                "reset_connection" => "reset connection".to_string(),
+                other => other.to_string(),
+            };
+            run.callback.verbose(2, None, &format!("META: {done}"));
             continue;
         }
         let reason = format!(
@@ -1549,19 +1581,6 @@ async fn run_meta(
             looped: false,
             origin: None,
         });
-    }
-    for h in &holds {
-        let done = match action {
-            "flush_handlers" => format!("triggered running handlers for {h}"),
-            "end_host" => format!("ending play for {h}"),
-            "end_play" => "ending play".to_string(),
-            "end_batch" => "ending batch".to_string(),
-            "clear_facts" => "facts cleared".to_string(),
-            "clear_host_errors" => "cleared host errors".to_string(),
-            "reset_connection" => "reset connection".to_string(),
-            other => other.to_string(),
-        };
-        run.callback.verbose(2, None, &format!("META: {done}"));
     }
     let applies: Vec<String> = if per_host || holds.is_empty() {
         holds

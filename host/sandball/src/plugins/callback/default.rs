@@ -408,7 +408,8 @@ impl Callback for DefaultCallback {
         // From -vv, where the task is written, as ansible-playbook shows it.
         if self.display.verbosity >= 2 {
             let at = task.path;
-            self.emit(&format!("task path: {}:{}", at.file.display(), at.line));
+            let file = std::path::absolute(&at.file).unwrap_or_else(|_| at.file.clone());
+            self.emit(&format!("task path: {}:{}", file.display(), at.line));
         }
         if let Some(p) = &self.progress {
             p.task(task.hosts);
