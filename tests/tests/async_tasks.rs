@@ -128,6 +128,19 @@ const FORGET: &str = r#"
       delay: 1
     - name: legacy output
       debug: {var: shs.stdout}
+    - name: start noisy
+      noisy:
+      async: 10
+      poll: 0
+      register: nz
+    - name: wait noisy
+      async_status: {jid: "{{ nz.ansible_job_id }}"}
+      register: nzs
+      until: nzs.finished
+      retries: 30
+      delay: 1
+    - name: noisy stderr
+      debug: {msg: "{{ nzs.said }} {{ nzs.stderr }}"}
     - name: stuck
       command: sleep 30
       async: 1
@@ -160,6 +173,11 @@ fn fire_and_forget_jobs_are_asked_after_with_async_status_as_in_ansible() {
     let python = ansible_python();
     sb.inventory_with_python(&["alpha"]);
     let pb = sb.write("forget.yml", FORGET);
+    // A module that writes to stderr besides its result: the job's result has it.
+    sb.write(
+        "library/noisy.py",
+        "#!/usr/bin/python\nimport sys\nfrom ansible.module_utils.basic import AnsibleModule\nm = AnsibleModule(argument_spec={})\nprint('noise on stderr', file=sys.stderr)\nm.exit_json(changed=False, said='hi')\n",
+    );
     let work = sb.dir("work");
     let out = sb
         .play(&pb, &work, &[])
@@ -169,6 +187,7 @@ fn fire_and_forget_jobs_are_asked_after_with_async_status_as_in_ansible() {
     out.assert_stdout_has("\"msg\": \"True False True True\"");
     out.assert_stdout_has("\"msg\": \"0 ['sleep', '2'] True True\"");
     out.assert_stdout_has("\"shs.stdout\": \"from the background\"");
+    out.assert_stdout_has("\"msg\": \"hi noise on stderr\\n\"");
     out.assert_stdout_has("\"msg\": \"Timeout exceeded True\"");
     out.assert_stdout_has("\"msg\": \"could not find job\"");
     out.assert_stdout_has("\"msg\": \"True False False\"");
@@ -186,6 +205,7 @@ fn fire_and_forget_jobs_are_asked_after_with_async_status_as_in_ansible() {
             "finished",
             "start legacy",
             "legacy output",
+            "noisy stderr",
             "stuck",
             "why",
             "unknown msg",

@@ -97,6 +97,8 @@ const PLAY: &str = r##"
       ignore_errors: true
     - name: only time
       wait_for: {timeout: 1}
+    - name: a sysfs file named through the kernel's links
+      wait_for: {path: /sys/class/net/lo/address, search_regex: "00:00", timeout: 5}
     - name: port and path
       wait_for: {port: OPEN, path: "{{ work }}/later.log"}
       ignore_errors: true

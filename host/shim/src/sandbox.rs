@@ -261,7 +261,8 @@ impl<'a> Checker<'a> {
                 ),
             });
         }
-        if !self.covers(&real, fs.access()) {
+        let kernels = within_sysfs(&resolved.lexical, &real) && fs.access() == Access::Read;
+        if !kernels && !self.covers(&real, fs.access()) {
             return Err(SandboxError::Symlinked {
                 grant,
                 path: resolved.lexical.clone(),
@@ -424,7 +425,16 @@ pub fn regions(
                 path: real,
             });
         }
-        if resolved.missing.is_empty() {
+        if resolved.missing.is_empty() && within_sysfs(&resolved.lexical, &real) {
+            // The module names it as written; its host calls resolve it anyway.
+            add(
+                &mut out.regions,
+                real,
+                resolved.lexical.clone(),
+                fs,
+                fs.access(),
+            );
+        } else if resolved.missing.is_empty() {
             add(&mut out.regions, real.clone(), real, fs, fs.access());
         } else if fs.access() == Access::ReadWrite && fs.create_parents {
             create_missing(fs, &resolved)?;
@@ -442,6 +452,13 @@ pub fn regions(
         out.regions.push(region);
     }
     Ok(out)
+}
+
+/// Whether a directory named `lexical` that resolves to `real` stays in sysfs. sysfs
+/// is the kernel's: its symlinks (`/sys/class/net/lo` into `/sys/devices`) are made
+/// by no user and lead nowhere but `/sys`, so a read grant follows them.
+fn within_sysfs(lexical: &Path, real: &Path) -> bool {
+    lexical.starts_with("/sys") && real.starts_with("/sys")
 }
 
 /// Whether `fs` is a read-only entry directly under `/` that does not exist.
@@ -920,6 +937,20 @@ mod tests {
         )
         .unwrap();
         assert_eq!(dirs(&got), vec![(base.join("secret"), Access::Read)]);
+        // sysfs's own links, read-only, are followed.
+        if Path::new("/sys/class/net/lo").is_symlink() {
+            let got = opened(
+                vec![entry(Path::new("/sys/class/net/lo/carrier"), Access::Read)],
+                vec![],
+                &[],
+            )
+            .unwrap();
+            assert!(
+                got.regions[0].dir.starts_with("/sys/devices"),
+                "{:?}",
+                dirs(&got)
+            );
+        }
         // A symlink into a place another part of the grant names is fine.
         let got = opened(
             vec![

@@ -693,6 +693,7 @@ fn job_result(jid: &str, reply: JobReply) -> Map<String, Value> {
             result,
             stdout,
         } => {
+            let stderr = result.stderr.clone();
             let reply = crate::plugins::connection::RunReply {
                 outcome: result.outcome,
                 stdout: stdout.into_bytes(),
@@ -704,6 +705,11 @@ fn job_result(jid: &str, reply: JobReply) -> Map<String, Value> {
             let mut r = normal::interpret(&module, reply, &[], &|capability| {
                 format!("grant {capability} to the module in the policy")
             });
+            // What a background job wrote to stderr is its result's `stderr`, as
+            // ansible-core's async wrapper reports it (a failure already says it).
+            if !stderr.is_empty() && !r.contains_key("module_stderr") {
+                r.insert("stderr".into(), json!(stderr));
+            }
             r.insert("finished".into(), json!(true));
             r.insert("started".into(), json!(true));
             r

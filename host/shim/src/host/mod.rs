@@ -63,6 +63,19 @@ impl HostState {
         deadline: Instant,
         output_limit: u64,
     ) -> Self {
+        // An argument pattern written from the home directory (`~/x`, the module's
+        // `path` as the task gave it) matches the argument the module expanded.
+        let exec = exec
+            .into_iter()
+            .map(|mut g| {
+                if let Some(args) = &mut g.args {
+                    for a in args.iter_mut().filter(|a| *a == "~" || a.starts_with("~/")) {
+                        *a = places.join(a).to_string_lossy().into_owned();
+                    }
+                }
+                g
+            })
+            .collect();
         HostState {
             confinement: Confinement::new(regions, places),
             exec,

@@ -631,6 +631,27 @@ mod tests {
     }
 
     #[test]
+    fn argument_patterns_from_home_match_the_expanded_argument() {
+        let home = std::path::Path::new("/home/someone");
+        let mut s = HostState::new(
+            Vec::new(),
+            vec![sandball_wire::capability::ExecGrant {
+                program: "echo".into(),
+                args: Some(vec!["~/.ansible_async".into()]),
+            }],
+            Vec::new(),
+            crate::paths::Places::at(home),
+            Instant::now() + MINUTE,
+            1 << 20,
+        );
+        let out = s
+            .run(cmd(&["echo", "/home/someone/.ansible_async"]))
+            .unwrap();
+        assert_eq!(out.unwrap().stdout, b"/home/someone/.ansible_async\n");
+        assert!(s.run(cmd(&["echo", "/elsewhere"])).unwrap().is_err());
+    }
+
+    #[test]
     fn the_task_environment_reaches_programs_and_its_path_finds_them() {
         let (_tmp, dir) = scratch();
         let tool = dir.join("only-in-task-path");
