@@ -5,7 +5,8 @@
 //! place with a warning the result keeps; `var` templated to `omit` is no `var`, a
 //! value that is `omit` is shown as a placeholder with a warning, and `omit` inside it
 //! is left out; a division by zero in `var` and arguments given as one template
-//! (`args: "{{ … }}"`) that give no mapping, or `omit`, are reported as in ansible-core.
+//! (`args: "{{ … }}"`) that give no mapping, or `omit`, are reported as in ansible-core;
+//! `vars` and `hostvars` can be shown (a host's entry in `hostvars` holds no `hostvars`).
 
 use sandball_e2e::Sandbox;
 
@@ -60,6 +61,13 @@ const PLAY: &str = r#"
     - name: args omitted
       debug:
       args: '{{ omit }}'
+    - name: all variables
+      debug: {var: vars}
+    - name: all hosts' variables
+      debug: {var: hostvars}
+    - name: a host's variables hold no hostvars
+      debug:
+        msg: "{{ ['hostvars', 'omit'] | intersect(hostvars[inventory_hostname].keys() | list) }}"
     - name: check
       assert:
         that:
@@ -98,6 +106,7 @@ fn debug_var_is_checked_as_in_ansible() {
             "args not a mapping",
             "args undefined",
             "args omitted",
+            "a host's variables hold no hostvars",
             "check",
         ],
     );

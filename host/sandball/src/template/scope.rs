@@ -316,8 +316,18 @@ impl Object for Scope {
         }
     }
 
+    /// The variables' names, as Ansible lists them: never `omit`, and not `hostvars`
+    /// in another host's entry of `hostvars` (which would hold itself: `vars` and
+    /// `hostvars` are finite, as in Ansible).
     fn enumerate(self: &Arc<Self>) -> Enumerator {
-        Enumerator::Values(self.vars.names().map(Value::from).collect())
+        let other_host = !self.prefix.is_empty();
+        Enumerator::Values(
+            self.vars
+                .names()
+                .filter(|name| *name != "omit" && !(other_host && *name == "hostvars"))
+                .map(Value::from)
+                .collect(),
+        )
     }
 }
 
@@ -360,6 +370,21 @@ impl Object for HostVars {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn another_hosts_variables_do_not_list_hostvars() {
+        let mut vars = Vars::new();
+        vars.set_trusted("x", serde_json::json!(1));
+        let mut hosts = indexmap::IndexMap::new();
+        hosts.insert("h".to_string(), vars.clone());
+        let hosts: Arc<dyn HostVarsSource> = Arc::new(hosts);
+        vars.set_hostvars(hosts.clone());
+        let call = Call::new(Arc::new(Environment::new()), &vars);
+        let keys = call.eval_expression("vars | list").unwrap();
+        assert_eq!(keys.to_string(), "['x', 'hostvars']");
+        let keys = call.eval_expression("hostvars.h | list").unwrap();
+        assert_eq!(keys.to_string(), "['x']");
+    }
 
     #[test]
     fn a_call_releases_its_scope() {
