@@ -453,3 +453,26 @@ fn meta_banners_paths_and_messages_as_in_ansible() {
         assert_eq!(kept(&ours), kept(&theirs), "{theirs}\n{ours}");
     }
 }
+
+#[test]
+fn flush_handlers_as_a_handler_ends_the_run_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let work = sb.dir("work");
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - name: change\n      debug: {msg: c}\n      changed_when: true\n      notify: flusher\n  handlers:\n    - name: flusher\n      meta: flush_handlers\n",
+    );
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(1);
+    let said = "[ERROR]: flush_handlers cannot be used as a handler";
+    assert!(
+        ours.stdout.contains(said) || ours.stderr.contains(said),
+        "{ours}"
+    );
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        theirs.assert_code(1);
+        ours.assert_same_stdout_as(&theirs);
+    }
+}

@@ -1484,6 +1484,18 @@ async fn run_meta(
         }
     };
     match action {
+        "flush_handlers" if cx.in_handler => {
+            // A run-ending error, as in ansible-core (running the handlers from a
+            // handler would never end).
+            banner();
+            let mut active = lock(&state.active);
+            abort(
+                state,
+                &mut active,
+                "flush_handlers cannot be used as a handler".into(),
+            );
+            return false;
+        }
         "noop" => {
             for _ in asked {
                 banner();
