@@ -3,7 +3,8 @@
 //! while resolving value for 'msg': …", a module of the playbook's `library/` by its
 //! plain name), conditionals of `when` and `assert` ("Error while evaluating
 //! conditional: …"), and a variable whose own template meets an undefined value, named
-//! by that innermost value (also in what `debug: var` shows).
+//! by that innermost value (also in what `debug: var` shows), and an undefined value
+//! inside a list or mapping the template makes named by its variable.
 
 use sandball_e2e::Sandbox;
 
@@ -42,6 +43,12 @@ const PLAY: &str = r#"
     - name: assert
       assert: {that: ["1 == 1", "nope == 1"]}
       ignore_errors: true
+    - name: undefined inside the result
+      debug: {msg: "{{ [{'key': nested_and_undefined}] }}"}
+      ignore_errors: true
+    - name: undefined inside text
+      debug: {msg: "{{ [{'key': nested_and_undefined}] }} and more"}
+      ignore_errors: true
     - name: swallowed undefined then another
       debug: {msg: "{{ chained | default(1) }}{{ nope }}"}
       ignore_errors: true
@@ -57,6 +64,8 @@ const TASKS: &[&str] = &[
     "missing attribute",
     "when",
     "assert",
+    "undefined inside the result",
+    "undefined inside text",
     "swallowed undefined then another",
 ];
 

@@ -181,6 +181,19 @@ impl Scope {
             .find(|name| self.eval_expression(name).is_ok_and(|v| v.is_undefined()))
     }
 
+    /// [`undefined_variable`](Self::undefined_variable) for a whole template.
+    pub(crate) fn undefined_variable_in_template(self: &Arc<Self>, source: &str) -> Option<String> {
+        if self.shared.env.undefined_behavior() != minijinja::UndefinedBehavior::Strict {
+            return None;
+        }
+        let template = self.shared.env.template_from_str(source).ok()?;
+        let mut names: Vec<String> = template.undeclared_variables(false).into_iter().collect();
+        names.sort();
+        names
+            .into_iter()
+            .find(|name| self.eval_expression(name).is_ok_and(|v| v.is_undefined()))
+    }
+
     /// Whether an expression reads only trusted variables (the play's own, not module
     /// results, facts or other hosts' variables); globals (`lookup`, `range`) count as
     /// trusted, being no data.

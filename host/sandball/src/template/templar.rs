@@ -604,11 +604,27 @@ fn missing_attribute(scope: &Arc<Scope>, expr: &str) -> Option<String> {
     ))
 }
 
+/// What the engine says of an undefined value found inside a result, naming nothing.
+const UNNAMED_UNDEFINED: [&str; 2] = [
+    "the result contains an undefined value",
+    "an undefined value cannot be turned into text",
+];
+
 /// An engine error as a `TemplateError`. An undefined variable whose own template met
 /// an undefined value is reported by the innermost such value, as ansible-core 2.19
 /// reports it; an attribute a defined value lacks is named as it names it.
 fn engine_error(scope: &Arc<Scope>, err: &minijinja::Error, source: &str) -> TemplateError {
     let mut error = TemplateError::from_engine(err, source);
+    // An undefined value inside a result (`[{'k': nope}]`) is named by the variable
+    // that is undefined, as ansible-core names it.
+    if let TemplateError::Undefined { detail, .. } = &mut error
+        && UNNAMED_UNDEFINED.contains(&detail.as_str())
+        && let Some(name) = scope
+            .undefined_variable_in_template(source)
+            .or_else(|| scope.undefined_variable(single_expression(source).unwrap_or(source)))
+    {
+        *detail = format!("'{name}' is undefined");
+    }
     if let TemplateError::Undefined { detail, .. } = &mut error
         && let Some(expr) = detail
             .strip_prefix('\'')
