@@ -476,3 +476,46 @@ fn flush_handlers_as_a_handler_ends_the_run_as_in_ansible() {
         ours.assert_same_stdout_as(&theirs);
     }
 }
+
+#[test]
+fn a_conditional_flush_handlers_flushes_the_hosts_it_holds_for_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta", "gamma"]);
+    let out = compare(
+        &sb,
+        r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: change
+      debug: {msg: c}
+      changed_when: true
+      notify: h
+    - name: flush for alpha
+      meta: flush_handlers
+      when: inventory_hostname == 'alpha'
+    - name: flush for nobody
+      meta: flush_handlers
+      when: false
+    - name: between
+      debug: {msg: b}
+  handlers:
+    - name: h
+      debug: {msg: "handler {{ inventory_hostname }}"}
+"#,
+        0,
+    );
+    let first = out
+        .stdout
+        .find("handler alpha")
+        .unwrap_or_else(|| panic!("{out}"));
+    let between = out
+        .stdout
+        .find("TASK [between]")
+        .unwrap_or_else(|| panic!("{out}"));
+    let later = out
+        .stdout
+        .find("handler beta")
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(first < between && between < later, "{out}");
+}

@@ -1601,7 +1601,21 @@ async fn run_meta(
     };
     match action {
         "flush_handlers" => {
+            // The hosts its condition leaves out keep their notices for later.
+            let held: Vec<(String, HashSet<String>)> = {
+                let mut notified = lock(&state.notified);
+                let others: Vec<String> = notified
+                    .keys()
+                    .filter(|h| !applies.contains(h))
+                    .cloned()
+                    .collect();
+                others
+                    .iter()
+                    .filter_map(|h| notified.remove_entry(h))
+                    .collect()
+            };
             Box::pin(flush_handlers(cx, force_handlers(cx.run, cx.play))).await;
+            lock(&state.notified).extend(held);
         }
         "end_play" | "end_batch" if !applies.is_empty() => {
             *lock(&state.ended) = true;
