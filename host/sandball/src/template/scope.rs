@@ -170,24 +170,26 @@ impl Scope {
     /// where the engine would only say false. `None` with chained undefined values (a
     /// guarded expression: `x is defined`, `x | default(…)`).
     pub(crate) fn undefined_variable(self: &Arc<Self>, expr: &str) -> Option<String> {
-        if self.shared.env.undefined_behavior() != minijinja::UndefinedBehavior::Strict {
-            return None;
-        }
         let compiled = self.shared.env.compile_expression(expr).ok()?;
-        let mut names: Vec<String> = compiled.undeclared_variables(false).into_iter().collect();
-        names.sort();
-        names
-            .into_iter()
-            .find(|name| self.eval_expression(name).is_ok_and(|v| v.is_undefined()))
+        self.first_undefined(compiled.undeclared_variables(false))
     }
 
     /// [`undefined_variable`](Self::undefined_variable) for a whole template.
     pub(crate) fn undefined_variable_in_template(self: &Arc<Self>, source: &str) -> Option<String> {
+        let template = self.shared.env.template_from_str(source).ok()?;
+        self.first_undefined(template.undeclared_variables(false))
+    }
+
+    /// The first of `names`, in order, that is undefined, when undefined values are
+    /// strict.
+    fn first_undefined(
+        self: &Arc<Self>,
+        names: std::collections::HashSet<String>,
+    ) -> Option<String> {
         if self.shared.env.undefined_behavior() != minijinja::UndefinedBehavior::Strict {
             return None;
         }
-        let template = self.shared.env.template_from_str(source).ok()?;
-        let mut names: Vec<String> = template.undeclared_variables(false).into_iter().collect();
+        let mut names: Vec<String> = names.into_iter().collect();
         names.sort();
         names
             .into_iter()
