@@ -487,10 +487,7 @@ fn a_conditional_flush_handlers_flushes_the_hosts_it_holds_for_as_in_ansible() {
 - hosts: all
   gather_facts: false
   tasks:
-    - name: change
-      debug: {msg: c}
-      changed_when: true
-      notify: h
+    - {name: notify, debug: {msg: c}, changed_when: true, notify: [h]}
     - name: flush for alpha
       meta: flush_handlers
       when: inventory_hostname == 'alpha'
