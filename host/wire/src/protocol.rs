@@ -321,21 +321,15 @@ pub struct Denial {
 }
 
 /// The task's `environment` in a module's arguments (the internal argument
-/// `_ansible_environment`, a mapping the controller resolved), values as text. The
+/// `_ansible_environment`, a mapping the controller resolved), values as Python's
+/// `str` gives them (`True`, `None`), as ansible-core sets them. The
 /// shim sets it for every program the module runs; the module sees it as its own
 /// environment (path arguments, `$VAR`s).
 pub fn task_environment(args: &serde_json::Map<String, Value>) -> Vec<(String, String)> {
     match args.get("_ansible_environment") {
         Some(Value::Object(m)) => m
             .iter()
-            .map(|(k, v)| {
-                let text = match v {
-                    Value::String(s) => s.clone(),
-                    Value::Null => String::new(),
-                    other => other.to_string(),
-                };
-                (k.clone(), text)
-            })
+            .map(|(k, v)| (k.clone(), crate::python::py_str(v)))
             .collect(),
         _ => Vec::new(),
     }
@@ -345,6 +339,18 @@ pub fn task_environment(args: &serde_json::Map<String, Value>) -> Vec<(String, S
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_task_environment_is_text_as_python_writes_it() {
+        let args =
+            json!({"x": 1, "_ansible_environment": {"A": "a b", "B": true, "C": null, "D": 1.5}});
+        assert_eq!(
+            task_environment(args.as_object().unwrap()),
+            [("A", "a b"), ("B", "True"), ("C", "None"), ("D", "1.5")]
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+        );
+        assert!(task_environment(json!({"x": 1}).as_object().unwrap()).is_empty());
+    }
 
     #[test]
     fn requests_are_tagged_by_op() {

@@ -427,12 +427,8 @@ fn env_vars(env: &Map<String, Value>) -> Result<Vec<(String, String)>, String> {
                 "environment: '{k}' is not a valid environment variable name"
             ));
         }
-        let text = match v {
-            Value::String(s) => s.clone(),
-            Value::Null => String::new(),
-            other => other.to_string(),
-        };
-        out.push((k.clone(), text));
+        // As ansible-core writes them: `True`, `None`.
+        out.push((k.clone(), sandball_wire::python::py_str(v)));
     }
     Ok(out)
 }
@@ -735,10 +731,10 @@ mod tests {
 
     #[test]
     fn environment_becomes_quoted_assignments() {
-        let env = json!({"A": "x y", "B_2": 3});
+        let env = json!({"A": "x y", "B_2": 3, "C": true, "D": null});
         assert_eq!(
             env_prefix(env.as_object().unwrap()).unwrap(),
-            "A='x y' B_2=3 "
+            "A='x y' B_2=3 C=True D=None "
         );
         let bad = json!({"A;rm": "x"});
         assert!(
