@@ -516,3 +516,40 @@ fn a_conditional_flush_handlers_flushes_the_hosts_it_holds_for_as_in_ansible() {
         .unwrap_or_else(|| panic!("{out}"));
     assert!(first < between && between < later, "{out}");
 }
+
+#[test]
+fn a_block_inside_a_handler_block_is_refused_before_the_run_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let work = sb.dir("work");
+    let handler = |inner: &str| {
+        format!(
+            "- hosts: all\n  gather_facts: false\n  tasks:\n    - {{name: notify, debug: {{msg: n}}, changed_when: true, notify: [h]}}\n  handlers:\n    - name: block\n      block:\n        - {{debug: {{msg: first}}, listen: h}}\n{inner}"
+        )
+    };
+    // Handlers may be written in a block.
+    let flat = sb.write(
+        "flat.yml",
+        &handler("        - {debug: {msg: second}, listen: h}\n"),
+    );
+    let ours = sb.play(&flat, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    ours.assert_stdout_has("\"msg\": \"second\"");
+    let nested = sb.write(
+        "nested.yml",
+        &handler("        - name: nested\n          block:\n            - debug: {msg: never}\n"),
+    );
+    let refused = sb.play(&nested, &work, &[]).run();
+    refused.assert_no_panic();
+    refused.assert_stderr_has("Using a block as a handler is not supported.");
+    refused.assert_stderr_has("nested.yml:9:11");
+    assert!(!refused.stdout.contains("TASK ["), "{refused}");
+    if let Some(theirs) = sb.ansible_play(&flat, &work, &[]) {
+        ours.assert_same_stdout_as(&theirs.run());
+    }
+    if let Some(theirs) = sb.ansible_play(&nested, &work, &[]) {
+        let theirs = theirs.run();
+        theirs.assert_stderr_has("Using a block as a handler is not supported.");
+        assert_eq!(refused.code, theirs.code, "{refused}\n{theirs}");
+    }
+}

@@ -43,7 +43,21 @@ impl Block {
     fn parse(source: &SourceFile, node: &Node, handler: bool) -> Result<Block, PlaybookError> {
         let fields = Fields::new(source, node, "Block")?;
         fields.reject_unknown(is_block_keyword)?;
-        let section = |name: &str| task_items(source, fields.node(name), name, handler);
+        let section = |name: &str| {
+            let items = task_items(source, fields.node(name), name, handler)?;
+            // A handler may be a block of handlers, as ansible-core reads it, but a
+            // block inside it is refused, as there.
+            match items.iter().find_map(|i| match i {
+                TaskItem::Block(b) if handler => Some(b),
+                _ => None,
+            }) {
+                Some(nested) => Err(PlaybookError::at(
+                    &nested.location,
+                    "Using a block as a handler is not supported.",
+                )),
+                None => Ok(items),
+            }
+        };
         Ok(Block {
             name: fields.string("name")?,
             block: section("block")?,
