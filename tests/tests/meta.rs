@@ -552,4 +552,26 @@ fn a_block_inside_a_handler_block_is_refused_before_the_run_as_in_ansible() {
         theirs.assert_stderr_has("Using a block as a handler is not supported.");
         assert_eq!(refused.code, theirs.code, "{refused}\n{theirs}");
     }
+    // A file a handler imports (or includes) holds handlers: the same holds there.
+    sb.write(
+        "handlers.yml",
+        "- block:\n    - debug: {msg: first}\n    - block:\n        - debug: {msg: never}\n",
+    );
+    for (action, refused_before) in [("import_tasks", true), ("include_tasks", false)] {
+        let pb = sb.write(
+            &format!("{action}.yml"),
+            &format!(
+                "- hosts: all\n  gather_facts: false\n  tasks:\n    - {{name: notify, debug: {{msg: n}}, changed_when: true, notify: [h]}}\n  handlers:\n    - name: h\n      {action}: handlers.yml\n"
+            ),
+        );
+        let ours = sb.play(&pb, &work, &[]).run();
+        ours.assert_no_panic();
+        assert!(ours.code != 0, "{ours}");
+        let said = "Using a block as a handler is not supported.";
+        assert!(
+            ours.stdout.contains(said) || ours.stderr.contains(said),
+            "{ours}"
+        );
+        assert_eq!(!ours.stdout.contains("TASK ["), refused_before, "{ours}");
+    }
 }

@@ -335,7 +335,8 @@ fn load(
     match kind {
         Kind::Tasks => {
             let mut items =
-                roles::tasks_file(path, false).map_err(|e| first_line(&e.to_string()))?;
+                // A file a handler includes holds handlers.
+                roles::tasks_file(path, cx.in_handler).map_err(|e| first_line(&e.to_string()))?;
             expand_imports(cx, &mut items, None, including)?;
             Ok(items)
         }

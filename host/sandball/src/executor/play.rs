@@ -128,7 +128,7 @@ pub(super) struct PlayRun<'a> {
     /// share (banners are shown with results, not when a task starts).
     free: Option<&'a FreeRun>,
     /// Running tasks a handler included: their banners are handlers' banners.
-    in_handler: bool,
+    pub(super) in_handler: bool,
 }
 
 impl PlayRun<'_> {
