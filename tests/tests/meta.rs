@@ -575,3 +575,30 @@ fn a_block_inside_a_handler_block_is_refused_before_the_run_as_in_ansible() {
         assert_eq!(!ours.stdout.contains("TASK ["), refused_before, "{ours}");
     }
 }
+
+#[test]
+fn a_handler_notifying_an_earlier_handler_runs_it_as_in_ansible() {
+    // A notice raised after its handler started (`first` by `second`, `second` by
+    // itself) waits for the next flush, the sections' implicit ones included.
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta"]);
+    let out = compare(
+        &sb,
+        r#"
+- name: renotified
+  hosts: all
+  gather_facts: false
+  tasks:
+    - {name: start, command: "true", notify: [second]}
+    - {name: flush, meta: flush_handlers}
+    - {name: again, command: "true", notify: [second], when: inventory_hostname == 'beta'}
+  handlers:
+    - {name: first, debug: {msg: "first {{ inventory_hostname }}"}}
+    - {name: second, debug: {msg: s}, changed_when: true, notify: [first, third, second]}
+    - {name: third, debug: {msg: t}}
+"#,
+        0,
+    );
+    let firsts = out.stdout.matches("\"msg\": \"first beta\"").count();
+    assert!(firsts >= 2, "{out}");
+}

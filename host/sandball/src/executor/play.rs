@@ -101,6 +101,12 @@ pub(super) struct PlayState {
     public_roles: Mutex<Vec<std::sync::Arc<crate::playbook::roles::Role>>>,
     /// `ansible_play_role_names`: the play's roles, then those included so far.
     role_names: Mutex<Vec<String>>,
+    /// The notices raised (host, notice), in order, since handlers began to run.
+    raised: Mutex<Vec<(String, String)>>,
+    /// The notices handlers took up as they started (host, notice, how many had been
+    /// raised by then): a notice raised after its handler started is left for the
+    /// next flush.
+    served: Mutex<Vec<(String, String, usize)>>,
     /// Hosts that left the play when `meta: refresh_inventory` read an inventory the
     /// play's pattern no longer selects them from.
     left: Mutex<HashSet<String>>,
@@ -559,6 +565,8 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
         public_roles: Mutex::new(Vec::new()),
         role_names: Mutex::new(play.role_names.clone()),
         left: Mutex::new(HashSet::new()),
+        raised: Mutex::new(Vec::new()),
+        served: Mutex::new(Vec::new()),
         refreshed: Mutex::new(None),
     };
     let cx = PlayRun {
@@ -1263,6 +1271,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
                         run.callback.warning(&msg);
                     }
                 }
+                lock(&state.raised).extend(notices.iter().map(|n| (host.clone(), n.clone())));
                 let mut n = lock(&state.notified);
                 n.entry(host).or_default().extend(notices);
             }
@@ -1341,11 +1350,27 @@ async fn flush_handlers(cx: PlayRun<'_>, force: bool) {
         Vec::new()
     };
     let root = Chain::new(&play.keywords);
+    // Handlers run in order; one that notifies a handler that comes before it (or has
+    // started) leaves that notice for the next flush (the sections' implicit ones
+    // included), as in ansible-core; those that come after it run in this one.
+    lock(&state.raised).clear();
+    lock(&state.served).clear();
     let mut handlers = play.handlers.clone();
     handlers.extend(lock(&state.more_handlers).iter().cloned());
     Box::pin(run_handlers(cx, &handlers, &root)).await;
+    let raised = std::mem::take(&mut *lock(&state.raised));
+    let served = std::mem::take(&mut *lock(&state.served));
+    let mut left: HashMap<String, HashSet<String>> = HashMap::new();
+    for (i, (host, n)) in raised.into_iter().enumerate() {
+        let taken = served
+            .iter()
+            .any(|(h, s, at)| *h == host && *s == n && *at > i);
+        if !taken {
+            left.entry(host).or_default().insert(n);
+        }
+    }
+    *lock(&state.notified) = left;
     lock(&state.active).retain(|h| !forced.contains(h));
-    lock(&state.notified).clear();
 }
 
 /// Whether some handler of the play (or of those `more`, included so far) answers `notice`
@@ -1438,7 +1463,22 @@ async fn run_handlers(cx: PlayRun<'_>, items: &[TaskItem], root: &Chain<'_>) {
         if shadowed {
             continue;
         }
-        if !run_task(cx, h, chain, true).await {
+        // The notices it answers for the hosts it runs on are taken up as it starts.
+        let kw = chain.with(&h.keywords);
+        {
+            let notified = lock(&cx.state.notified);
+            let at = lock(&cx.state.raised).len();
+            let mut served = lock(&cx.state.served);
+            for (host, notices) in notified.iter() {
+                for n in notices {
+                    if task::handler_matches(h, kw.role(), &HashSet::from([n.clone()])) {
+                        served.push((host.clone(), n.clone(), at));
+                    }
+                }
+            }
+        }
+        let go_on = run_task(cx, h, chain, true).await;
+        if !go_on {
             break;
         }
     }
