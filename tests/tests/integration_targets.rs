@@ -38,6 +38,7 @@ const TARGETS: &[&str] = &[
     "group_by",
     "hosts_field",
     "ignore_errors",
+    "import-role-tasks",
     "import_tasks",
     "include_import_tasks_nested",
     "include_with_templating",
