@@ -319,8 +319,7 @@ impl ForkServer {
         let home = tempfile::tempdir().unwrap();
         // The interpreter the tools' scripts name, so that the implicit localhost's
         // `ansible_python_interpreter` is the one `normalize` expects.
-        let real = std::fs::canonicalize(bin).unwrap_or_else(|_| bin.to_path_buf());
-        let mut cmd = Command::new(real.join("python3"));
+        let mut cmd = Command::new(oracle_python(bin));
         cmd.args(["-c", FORK_SERVER])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped());
@@ -361,9 +360,17 @@ impl Drop for ForkServer {
     }
 }
 
-fn sandball(case: &Case, query: &Query) -> Output {
+/// The Python the oracle's scripts run: the implicit localhost's interpreter.
+fn oracle_python(bin: &Path) -> String {
+    let real = std::fs::canonicalize(bin).unwrap_or_else(|_| bin.to_path_buf());
+    real.join("python3").display().to_string()
+}
+
+/// `sandball inventory` for a case, its controller's Python the oracle's (the implicit
+/// localhost's interpreter is the controller's, in both).
+fn sandball(case: &Case, query: &Query, python: &str) -> Output {
     let mut cmd = Command::new(&Binaries::get().sandball);
-    cmd.arg("inventory");
+    cmd.arg("inventory").env("SANDBALL_ANSIBLE_PYTHON", python);
     for s in &case.sources {
         cmd.arg("-i").arg(s);
     }
@@ -413,8 +420,7 @@ fn normalize(value: Value, python: &str) -> Value {
 }
 
 fn parse(kind: Kind, text: &str, bin: &Path, what: &str) -> Result<Value, String> {
-    let real = std::fs::canonicalize(bin).unwrap_or_else(|_| bin.to_path_buf());
-    let python = real.join("python3").display().to_string();
+    let python = oracle_python(bin);
     Ok(match kind {
         Kind::Json => normalize(
             serde_json::from_str(text).map_err(|e| format!("{what}: not JSON ({e}):\n{text}"))?,
@@ -454,7 +460,7 @@ fn compare(
     server: &mut Option<ForkServer>,
 ) -> Option<String> {
     let (code, out, err) = oracle(bin, case, query, server);
-    let ours = sandball(case, query);
+    let ours = sandball(case, query, &oracle_python(bin));
     let what = format!("case {} `{}`", case.name, query.args.join(" "));
     if ours.stderr.contains("panicked") {
         return Some(format!("{what}: sandball panicked:\n{}", ours.stderr));
