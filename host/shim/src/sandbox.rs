@@ -399,9 +399,10 @@ pub fn regions(
             // words, as where it is not a directory.
             continue;
         }
-        if fs.scope == FsScope::Entry && places.absolute(&fs.opened_dir()).is_file() {
+        let opened = places.absolute(&fs.opened_dir());
+        if fs.scope == FsScope::Entry && opened.is_file() {
             // `file.txt/x`: nothing can be there. The module finds it missing.
-            out.stand_in_empty(places.absolute(&fs.opened_dir()), fs)?;
+            out.stand_in_empty(opened, fs)?;
             continue;
         }
         let resolved = resolve_grant(fs, places)?;
