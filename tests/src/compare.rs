@@ -109,3 +109,35 @@ pub fn both_run_env(
     }
     (ours, theirs, ours_work, theirs_work)
 }
+
+/// Playbook tasks that each set a fact to one of `expressions` (a Jinja expression),
+/// ignoring the error each is expected to raise, and collect their results, in order,
+/// in the list variable `list` (for an `assert` to check the messages).
+pub fn failing_tasks(list: &str, expressions: &[&str]) -> String {
+    expressions
+        .iter()
+        .enumerate()
+        .map(|(i, expression)| {
+            format!(
+                "    - name: {list} {i}\n      set_fact: {{x: \"{{{{ {expression} }}}}\"}}\n      \
+                 ignore_errors: true\n      register: {list}_{i}\n    \
+                 - set_fact: {{{list}: \"{{{{ ({list} | default([])) + [{list}_{i}] }}}}\"}}\n"
+            )
+        })
+        .collect()
+}
+
+/// Runs the playbook `pb` of `sb` (its inventory written) under sandball, which must
+/// exit 0, and, when ansible-playbook is there, under it too: the recaps and the results
+/// of `tasks` must be the same.
+pub fn same_as_ansible(sb: &Sandbox, pb: &Path, tasks: &[&str]) {
+    let work = sb.dir("work");
+    let ours = sb.play(pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    if let Some(theirs) = sb.ansible_play(pb, &work, &[]) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        ours.assert_same_recap_as(&theirs)
+            .assert_same_results_as(&theirs, tasks);
+    }
+}

@@ -5,6 +5,7 @@
 //! the implicit localhost, whose interpreter is the controller's Python as in Ansible.
 
 use sandball_e2e::Sandbox;
+use sandball_e2e::compare::{failing_tasks, same_as_ansible};
 
 const PLAY: &str = r#"
 - hosts: localhost
@@ -93,33 +94,18 @@ const BAD_VERSIONS: &[&str] = &[
 fn unique_and_version_behave_as_in_ansible() {
     let sb = Sandbox::new();
     sb.inventory(&["alpha"]);
-    let bad: String = BAD_VERSIONS
-        .iter()
-        .enumerate()
-        .map(|(i, expression)| {
-            format!(
-                "    - name: bad version {i}\n      set_fact: {{x: \"{{{{ {expression} }}}}\"}}\n      \
-                 ignore_errors: true\n      register: bad_{i}\n    - set_fact: {{bad: \"{{{{ (bad | default([])) + [bad_{i}] }}}}\"}}\n"
-            )
-        })
-        .collect();
+    let bad = failing_tasks("bad", BAD_VERSIONS);
     let pb = sb.write("play.yml", &PLAY.replace("BAD_VERSIONS\n", &bad));
-    let work = sb.dir("work");
-    let ours = sb.play(&pb, &work, &[]).run();
-    ours.assert_no_panic().assert_code(0);
-    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
-        let theirs = theirs.run();
-        assert_eq!(theirs.code, 0, "{theirs}");
-        ours.assert_same_recap_as(&theirs).assert_same_results_as(
-            &theirs,
-            &[
-                "unique values",
-                "arithmetic and sizes",
-                "rekeyed",
-                "versions compared",
-                "the errors say what Ansible says",
-                "the implicit localhost runs the controller's Python",
-            ],
-        );
-    }
+    same_as_ansible(
+        &sb,
+        &pb,
+        &[
+            "unique values",
+            "arithmetic and sizes",
+            "rekeyed",
+            "versions compared",
+            "the errors say what Ansible says",
+            "the implicit localhost runs the controller's Python",
+        ],
+    );
 }

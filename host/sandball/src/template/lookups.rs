@@ -693,7 +693,13 @@ impl SequenceFields {
         let mut out = Vec::new();
         let mut i = self.start;
         while (self.stride > 0 && i <= end) || (self.stride < 0 && i >= end) {
-            out.push(Json::String(printf(&self.format, i)?));
+            let formatted = super::percent::printf(&self.format, &minijinja::Value::from(i))
+                .map_err(|_| {
+                    let mut format = String::new();
+                    super::python::quote(&self.format, &mut format);
+                    format!("problem formatting {format} with {i}")
+                })?;
+            out.push(Json::String(formatted));
             i += self.stride;
         }
         Ok(out)
@@ -718,69 +724,6 @@ fn python_int(text: &str) -> Option<i64> {
         lower.parse::<i64>().ok()?
     };
     Some(if negative { -value } else { value })
-}
-
-/// Python's `format % n` for the conversions sequences use (`%d`, `%02d`, `%x`, `%o`,
-/// `%s`…).
-fn printf(format: &str, n: i64) -> Result<String, String> {
-    let mut out = String::new();
-    let mut chars = format.chars().peekable();
-    let mut used = false;
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        if chars.peek() == Some(&'%') {
-            chars.next();
-            out.push('%');
-            continue;
-        }
-        let mut spec = String::new();
-        while let Some(&d) = chars.peek() {
-            if d.is_ascii_digit() || d == '-' || d == '0' {
-                spec.push(d);
-                chars.next();
-            } else {
-                break;
-            }
-        }
-        let conv = chars
-            .next()
-            .ok_or_else(|| format!("sequence: bad format {format:?}"))?;
-        let digits = match conv {
-            'd' | 'i' | 's' => n.to_string(),
-            'x' => format!("{n:x}"),
-            'X' => format!("{n:X}"),
-            'o' => format!("{n:o}"),
-            other => {
-                return Err(format!(
-                    "sequence: unsupported conversion %{other} in {format:?}"
-                ));
-            }
-        };
-        let left = spec.starts_with('-');
-        let zero = spec.trim_start_matches('-').starts_with('0') && !left;
-        let width: usize = spec.trim_start_matches('-').parse().unwrap_or(0);
-        let padded = if digits.len() >= width {
-            digits
-        } else if left {
-            format!("{digits:<width$}")
-        } else if zero {
-            let (sign, body) = digits
-                .strip_prefix('-')
-                .map_or(("", digits.as_str()), |b| ("-", b));
-            format!("{sign}{body:0>w$}", w = width - sign.len())
-        } else {
-            format!("{digits:>width$}")
-        };
-        out.push_str(&padded);
-        used = true;
-    }
-    if !used {
-        return Err(format!("sequence: the format {format:?} has no conversion"));
-    }
-    Ok(out)
 }
 
 /// A loop's value as a lookup's terms: a list's items, nothing for null, else itself.
@@ -1101,7 +1044,8 @@ impl LookupContext for StateContext<'_, '_> {
         context.extend(extra.iter().map(|(k, v)| (k.clone(), from_json(v))));
         let mut env = self.state.env().clone();
         super::templar::configure(&mut env, &options).map_err(|e| e.to_string())?;
-        env.render_str(text, Value::from_pairs(context))
+        let text = super::percent::rewrite_template(text, env.syntax());
+        env.render_str(&text, Value::from_pairs(context))
             .map_err(|e| e.to_string())
     }
 }

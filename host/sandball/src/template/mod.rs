@@ -15,6 +15,7 @@ mod jinja_tests;
 pub mod lookups;
 mod methods;
 mod overrides;
+mod percent;
 pub(crate) mod python;
 mod scope;
 mod table_lookups;

@@ -11,6 +11,7 @@ use minijinja::value::{Enumerator, Object, ObjectRepr, ValueKind};
 use minijinja::{Environment, Error, ErrorKind, Value};
 
 use crate::template::error::engine_detail;
+use crate::template::percent::{rewrite_expression, rewrite_template};
 use crate::template::python::{Emitted, py_str};
 use crate::template::vars::{Entry, HostVarsSource, Vars};
 use crate::template::view::{self, Path};
@@ -120,7 +121,10 @@ impl Scope {
             None => (source, false),
         };
         if let Some(expr) = single_expression(body)
-            && let Ok(compiled) = self.shared.env.compile_expression_owned(expr.to_string())
+            && let Ok(compiled) = self
+                .shared
+                .env
+                .compile_expression_owned(rewrite_expression(expr).into_owned())
         {
             let value = compiled.eval(self.root())?;
             if newline && let Some(text) = value.as_str() {
@@ -132,10 +136,11 @@ impl Scope {
             // Printing an undefined value fails with an error naming the variable
             // (strict undefined); the silent undefined of `x if false` prints nothing.
         }
+        let source = self.rewritten(source);
         let template = self
             .shared
             .env
-            .template_from_named_str("template", source)?;
+            .template_from_named_str("template", &source)?;
         let captured = template.render_captured(self.root())?;
         if let Some(Emitted { count: 1, last }) = captured.state().get_extension::<Emitted>()
             && !matches!(
@@ -150,18 +155,27 @@ impl Scope {
         Ok(Value::from(captured.output()))
     }
 
+    /// A template's source as the engine compiles it (Python's `%` rewritten).
+    fn rewritten<'s>(&self, source: &'s str) -> std::borrow::Cow<'s, str> {
+        rewrite_template(source, self.shared.env.syntax())
+    }
+
     /// Renders a template to text.
     pub(crate) fn render_text(self: &Arc<Self>, source: &str) -> Result<String, Error> {
+        let source = self.rewritten(source);
         let template = self
             .shared
             .env
-            .template_from_named_str("template", source)?;
+            .template_from_named_str("template", &source)?;
         template.render(self.root())
     }
 
     /// Evaluates a bare expression.
     pub(crate) fn eval_expression(self: &Arc<Self>, expr: &str) -> Result<Value, Error> {
-        let compiled = self.shared.env.compile_expression_owned(expr.to_string())?;
+        let compiled = self
+            .shared
+            .env
+            .compile_expression_owned(rewrite_expression(expr).into_owned())?;
         compiled.eval(self.root())
     }
 
@@ -170,13 +184,15 @@ impl Scope {
     /// where the engine would only say false. `None` with chained undefined values (a
     /// guarded expression: `x is defined`, `x | default(…)`).
     pub(crate) fn undefined_variable(self: &Arc<Self>, expr: &str) -> Option<String> {
-        let compiled = self.shared.env.compile_expression(expr).ok()?;
+        let expr = rewrite_expression(expr);
+        let compiled = self.shared.env.compile_expression(&expr).ok()?;
         self.first_undefined(compiled.undeclared_variables(false))
     }
 
     /// [`undefined_variable`](Self::undefined_variable) for a whole template.
     pub(crate) fn undefined_variable_in_template(self: &Arc<Self>, source: &str) -> Option<String> {
-        let template = self.shared.env.template_from_str(source).ok()?;
+        let source = self.rewritten(source);
+        let template = self.shared.env.template_from_str(&source).ok()?;
         self.first_undefined(template.undeclared_variables(false))
     }
 
@@ -202,7 +218,7 @@ impl Scope {
     pub(crate) fn reads_only_trusted(self: &Arc<Self>, expr: &str) -> bool {
         self.shared
             .env
-            .compile_expression(expr)
+            .compile_expression(&rewrite_expression(expr))
             .is_ok_and(|c| self.all_trusted(&c.undeclared_variables(false)))
     }
 
@@ -210,7 +226,7 @@ impl Scope {
     pub(crate) fn template_reads_only_trusted(self: &Arc<Self>, source: &str) -> bool {
         self.shared
             .env
-            .template_from_str(source)
+            .template_from_str(&self.rewritten(source))
             .is_ok_and(|t| self.all_trusted(&t.undeclared_variables(false)))
     }
 
@@ -227,7 +243,7 @@ impl Scope {
     pub(crate) fn is_literal(self: &Arc<Self>, text: &str) -> bool {
         self.shared
             .env
-            .compile_expression(text)
+            .compile_expression(&rewrite_expression(text))
             .is_ok_and(|c| c.undeclared_variables(true).is_empty())
     }
 

@@ -58,6 +58,7 @@ impl Templar {
         filters::register(&mut env);
         jinja_tests::register(&mut env);
         crate::template::lookups::register(&mut env);
+        crate::template::percent::register(&mut env);
         let chained = chained(&env);
         Templar {
             env: Arc::new(env),
@@ -236,15 +237,15 @@ pub(crate) fn configure(
         .lstrip_blocks(options.lstrip_blocks)
         .keep_trailing_newline(true)
         .build()?;
-    env.set_syntax(syntax);
-    load_from(env, options.search.clone());
+    env.set_syntax(syntax.clone());
+    load_from(env, options.search.clone(), syntax);
     Ok(())
 }
 
 /// Makes `{% include %}`, `{% import %}` and `{% extends %}` find templates in `dirs`,
 /// in order. A loaded template loses one trailing newline, as Jinja's templates do in
 /// Ansible (only the outermost template keeps its own).
-fn load_from(env: &mut Environment<'_>, dirs: Vec<std::path::PathBuf>) {
+fn load_from(env: &mut Environment<'_>, dirs: Vec<std::path::PathBuf>, syntax: SyntaxConfig) {
     env.set_loader(move |name| {
         let Some(path) = dirs.iter().map(|d| d.join(name)).find(|p| p.is_file()) else {
             return Ok(None);
@@ -257,7 +258,7 @@ fn load_from(env: &mut Environment<'_>, dirs: Vec<std::path::PathBuf>) {
                         break;
                     }
                 }
-                Some(text)
+                Some(super::percent::rewrite_template(&text, &syntax).into_owned())
             })
             .map_err(|e| {
                 minijinja::Error::new(
