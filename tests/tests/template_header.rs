@@ -1,12 +1,19 @@
 //! A template's `#jinja2:` first line, compared with ansible-playbook: other delimiters
 //! (a macro called with `<< m() >>`), `trim_blocks`, `keep_trailing_newline`, the line
-//! left out of what the `template` action writes and the `template` lookup gives.
+//! left out of what the `template` action writes and the `template` lookup gives; and
+//! the trailing newlines of a result (as many as the template's, after a macro's or an
+//! include's output, with a header or without), in files and in task strings.
 
 use sandball_e2e::Sandbox;
 
 const PLAY: &str = r#"
 - hosts: all
   gather_facts: false
+  vars:
+    nl: "a\n"
+    s1: "{{ nl }}\n"
+    s2: "{{ nl }}{{ nl }}\n"
+    s3: "x\n\n"
   tasks:
     - name: written
       template: {src: macro.j2, dest: "{{ work }}/macro.out"}
@@ -15,26 +22,49 @@ const PLAY: &str = r#"
     - name: looked up
       debug:
         msg: "{{ [lookup('template', 'macro.j2'), lookup('template', 'blocks.j2'),
-                 lookup('template', 'kept.j2'), lookup('template', 'plain.j2')] }}"
+                 lookup('template', 'kept.j2'), lookup('template', 'plain.j2'),
+                 lookup('template', 'm.j2'), lookup('template', 'multi.j2'),
+                 lookup('template', 'h.j2'), lookup('template', 'inc.j2'),
+                 lookup('template', 'e.j2'), s1, s2, s3] }}"
+    - name: newlines written
+      template: {src: "{{ item }}", dest: "{{ work }}/{{ item }}"}
+      loop: [m.j2, multi.j2, h.j2, inc.j2, e.j2]
+    - name: what those say
+      debug:
+        msg: "{{ query('file', work ~ '/m.j2', work ~ '/multi.j2', work ~ '/h.j2',
+                       work ~ '/inc.j2', work ~ '/e.j2', rstrip=false) }}"
 "#;
+
+/// The templates the play renders, by name.
+const TEMPLATES: &[(&str, &str)] = &[
+    (
+        "macro.j2",
+        "#jinja2: variable_start_string:'<<', variable_end_string:'>>'\n{% macro m() %}\n\"{{ x }}\" <{{ 1 }}>\n{% endmacro %}\n<< m() >>\n",
+    ),
+    (
+        "blocks.j2",
+        "#jinja2: trim_blocks: False\na\n{% if true %}\nb\n{% endif %}\n",
+    ),
+    (
+        "kept.j2",
+        "#jinja2: keep_trailing_newline: True ,lstrip_blocks:True\n  {% if true %}\nc\n  {% endif %}\n",
+    ),
+    ("plain.j2", "d\n"),
+    ("m.j2", "{% macro m() %}\na\n{% endmacro %}\n{{ m() }}\n"),
+    ("multi.j2", "x\n\n\n"),
+    ("h.j2", "#jinja2: trim_blocks: False\n[x] y\n"),
+    ("inc.j2", "inc{% include 'i.j2' %}!\n"),
+    ("i.j2", "world\n"),
+    ("e.j2", "{{ 'a\\n' }}\n\n"),
+];
 
 #[test]
 fn the_jinja2_header_line_sets_the_file_options() {
     let sb = Sandbox::new();
     sb.inventory(&["localhost"]);
-    sb.write(
-        "templates/macro.j2",
-        "#jinja2: variable_start_string:'<<', variable_end_string:'>>'\n{% macro m() %}\n\"{{ x }}\" <{{ 1 }}>\n{% endmacro %}\n<< m() >>\n",
-    );
-    sb.write(
-        "templates/blocks.j2",
-        "#jinja2: trim_blocks: False\na\n{% if true %}\nb\n{% endif %}\n",
-    );
-    sb.write(
-        "templates/kept.j2",
-        "#jinja2: keep_trailing_newline: True ,lstrip_blocks:True\n  {% if true %}\nc\n  {% endif %}\n",
-    );
-    sb.write("templates/plain.j2", "d\n");
+    for (name, text) in TEMPLATES {
+        sb.write(&format!("templates/{name}"), text);
+    }
     let pb = sb.write("play.yml", PLAY);
     let work = sb.dir("work");
     let ours = sb.play(&pb, &work, &[]).run();
@@ -46,7 +76,9 @@ fn the_jinja2_header_line_sets_the_file_options() {
     if let Some(theirs) = sb.ansible_play(&pb, &sb.dir("theirs"), &[]) {
         let theirs = theirs.run();
         assert_eq!(theirs.code, 0, "{theirs}");
-        ours.assert_same_recap_as(&theirs)
-            .assert_same_results_as(&theirs, &["written", "what was written", "looked up"]);
+        ours.assert_same_recap_as(&theirs).assert_same_results_as(
+            &theirs,
+            &["written", "what was written", "looked up", "what those say"],
+        );
     }
 }

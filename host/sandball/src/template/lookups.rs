@@ -1034,6 +1034,7 @@ impl LookupContext for StateContext<'_, '_> {
         options: &crate::template::FileOptions,
         extra: &serde_json::Map<String, Json>,
     ) -> Result<String, String> {
+        let original = text;
         let (text, options) = super::overrides::apply(text, options).map_err(|e| e.to_string())?;
         let mut context: Vec<(String, Value)> = self
             .state
@@ -1045,8 +1046,11 @@ impl LookupContext for StateContext<'_, '_> {
         let mut env = self.state.env().clone();
         super::templar::configure(&mut env, &options).map_err(|e| e.to_string())?;
         let text = super::percent::rewrite_template(text, env.syntax());
-        env.render_str(&text, Value::from_pairs(context))
-            .map_err(|e| e.to_string())
+        let mut rendered = env
+            .render_str(&text, Value::from_pairs(context))
+            .map_err(|e| e.to_string())?;
+        super::overrides::restore_newlines(original, &mut rendered);
+        Ok(rendered)
     }
 }
 

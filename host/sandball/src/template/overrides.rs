@@ -1,9 +1,10 @@
 //! A template file's first line `#jinja2: key: value, …`, as Ansible reads it: the
 //! delimiters and whitespace control for that file (values are Python literals), the
-//! line itself not part of the output. As in ansible-core 2.19, a file with such a line
-//! loses its last newline unless the line sets `keep_trailing_newline: True` (Jinja's
-//! default for a new environment). Jinja environment settings sandball does not apply
-//! are refused; other keys are ignored, as Ansible ignores them.
+//! line itself not part of the output. Jinja drops a template's last newline unless the
+//! line sets `keep_trailing_newline: True`; Ansible then gives the result as many
+//! trailing newlines as the template had ([`restore_newlines`]). Jinja environment
+//! settings sandball does not apply are refused; other keys are ignored, as Ansible
+//! ignores them.
 
 use super::{FileOptions, TemplateError};
 
@@ -33,7 +34,7 @@ pub(crate) fn apply<'s>(
 ) -> Result<(&'s str, FileOptions), TemplateError> {
     let mut options = options.clone();
     let Some(rest) = source.strip_prefix(HEADER) else {
-        return Ok((source, options));
+        return Ok((without_trailing_newline(source), options));
     };
     let (line, body) = rest.split_once('\n').unwrap_or((rest, ""));
     let mut keep_trailing_newline = false;
@@ -94,12 +95,25 @@ pub(crate) fn apply<'s>(
     }
     let body = match keep_trailing_newline {
         true => body,
-        false => ["\r\n", "\n", "\r"]
-            .iter()
-            .find_map(|newline| body.strip_suffix(newline))
-            .unwrap_or(body),
+        false => without_trailing_newline(body),
     };
     Ok((body, options))
+}
+
+/// A template's source as Jinja reads it by default: without its last newline.
+pub(crate) fn without_trailing_newline(source: &str) -> &str {
+    ["\r\n", "\n", "\r"]
+        .iter()
+        .find_map(|newline| source.strip_suffix(newline))
+        .unwrap_or(source)
+}
+
+/// Ansible's `preserve_trailing_newlines`: a rendered text ends with at least as many
+/// newlines as its template's source did.
+pub(crate) fn restore_newlines(source: &str, text: &mut String) {
+    let count = |s: &str| s.len() - s.trim_end_matches('\n').len();
+    let missing = count(source).saturating_sub(count(text));
+    text.extend(std::iter::repeat_n('\n', missing));
 }
 
 #[cfg(test)]
@@ -123,8 +137,20 @@ mod tests {
         .unwrap();
         assert_eq!(body, "x\n");
         let (body, options) = apply("plain {{ x }}\n", &FileOptions::default()).unwrap();
-        assert_eq!(body, "plain {{ x }}\n");
+        assert_eq!(body, "plain {{ x }}");
         assert_eq!(options.variable.0, "{{");
+    }
+
+    #[test]
+    fn trailing_newlines_are_restored_as_counted() {
+        let restored = |source: &str, text: &str| {
+            let mut text = text.to_string();
+            restore_newlines(source, &mut text);
+            text
+        };
+        assert_eq!(restored("x\n\n", "x\n"), "x\n\n");
+        assert_eq!(restored("{{ m() }}\n", "a\n"), "a\n");
+        assert_eq!(restored("x", "y\n"), "y\n");
     }
 
     #[test]

@@ -11,6 +11,7 @@ use minijinja::value::{Enumerator, Object, ObjectRepr, ValueKind};
 use minijinja::{Environment, Error, ErrorKind, Value};
 
 use crate::template::error::engine_detail;
+use crate::template::overrides::{restore_newlines, without_trailing_newline};
 use crate::template::percent::{rewrite_expression, rewrite_template};
 use crate::template::python::{Emitted, py_str};
 use crate::template::vars::{Entry, HostVarsSource, Vars};
@@ -116,10 +117,7 @@ impl Scope {
     /// One trailing newline after the expression does not make it text (a folded `>`
     /// scalar ends with one), but a string result keeps it, as in ansible-core.
     pub(crate) fn render_str(self: &Arc<Self>, source: &str) -> Result<Value, Error> {
-        let (body, newline) = match source.strip_suffix('\n') {
-            Some(body) => (body, true),
-            None => (source, false),
-        };
+        let body = without_trailing_newline(source);
         if let Some(expr) = single_expression(body)
             && let Ok(compiled) = self
                 .shared
@@ -127,8 +125,12 @@ impl Scope {
                 .compile_expression_owned(rewrite_expression(expr).into_owned())
         {
             let value = compiled.eval(self.root())?;
-            if newline && let Some(text) = value.as_str() {
-                return Ok(Value::from(format!("{text}\n")));
+            if body.len() < source.len()
+                && let Some(text) = value.as_str()
+            {
+                let mut text = text.to_string();
+                restore_newlines(source, &mut text);
+                return Ok(Value::from(text));
             }
             if !value.is_undefined() {
                 return Ok(value);
@@ -136,11 +138,8 @@ impl Scope {
             // Printing an undefined value fails with an error naming the variable
             // (strict undefined); the silent undefined of `x if false` prints nothing.
         }
-        let source = self.rewritten(source);
-        let template = self
-            .shared
-            .env
-            .template_from_named_str("template", &source)?;
+        let body = self.rewritten(body);
+        let template = self.shared.env.template_from_named_str("template", &body)?;
         let captured = template.render_captured(self.root())?;
         if let Some(Emitted { count: 1, last }) = captured.state().get_extension::<Emitted>()
             && !matches!(
@@ -152,7 +151,9 @@ impl Scope {
         {
             return Ok(last.clone());
         }
-        Ok(Value::from(captured.output()))
+        let mut text = captured.output().to_string();
+        restore_newlines(source, &mut text);
+        Ok(Value::from(text))
     }
 
     /// A template's source as the engine compiles it (Python's `%` rewritten).

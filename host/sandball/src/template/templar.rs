@@ -100,15 +100,19 @@ impl Templar {
         )
     }
 
-    /// Renders a template to text, whatever its shape (for the `template` action).
+    /// Renders a template to text, whatever its shape; it ends with as many newlines as
+    /// `source` does, or more.
     pub fn render(&self, source: &str, vars: &Vars) -> Result<String, TemplateError> {
+        let body = super::overrides::without_trailing_newline(source);
         self.guarded(
             || guards_undefined(source),
             |env| {
                 let scope = Call::new(env.clone(), vars);
-                scope
-                    .render_text(source)
-                    .map_err(|err| engine_error(&scope, &err, source))
+                let mut text = scope
+                    .render_text(body)
+                    .map_err(|err| engine_error(&scope, &err, source))?;
+                super::overrides::restore_newlines(source, &mut text);
+                Ok(text)
             },
         )
     }
@@ -122,10 +126,10 @@ impl Templar {
         vars: &Vars,
         options: &FileOptions,
     ) -> Result<String, TemplateError> {
-        let (source, options) = super::overrides::apply(source, options)?;
+        let (body, options) = super::overrides::apply(source, options)?;
         self.guarded(
-            || guards_undefined(source),
-            |env| render_file_in(env, source, vars, &options),
+            || guards_undefined(body),
+            |env| render_file_in(env, body, source, vars, &options),
         )
     }
 
@@ -203,10 +207,12 @@ impl Templar {
     }
 }
 
-/// [`Templar::render_file`] in one environment.
+/// [`Templar::render_file`] in one environment: `source` as the overrides left it,
+/// `original` the file's text (whose trailing newlines the result gets back).
 fn render_file_in(
     base: &Environment<'static>,
     source: &str,
+    original: &str,
     vars: &Vars,
     options: &FileOptions,
 ) -> Result<String, TemplateError> {
@@ -216,11 +222,7 @@ fn render_file_in(
     let mut text = scope
         .render_text(source)
         .map_err(|err| engine_error(&scope, &err, source))?;
-    // The template's own trailing newline is kept, whatever its last tag or the
-    // templates it includes or extends end with, as Ansible keeps it.
-    if source.ends_with('\n') && !text.ends_with('\n') {
-        text.push('\n');
-    }
+    super::overrides::restore_newlines(original, &mut text);
     Ok(text)
 }
 
@@ -251,14 +253,9 @@ fn load_from(env: &mut Environment<'_>, dirs: Vec<std::path::PathBuf>, syntax: S
             return Ok(None);
         };
         std::fs::read_to_string(&path)
-            .map(|mut text| {
-                for ending in ["\r\n", "\n", "\r"] {
-                    if text.ends_with(ending) {
-                        text.truncate(text.len() - ending.len());
-                        break;
-                    }
-                }
-                Some(super::percent::rewrite_template(&text, &syntax).into_owned())
+            .map(|text| {
+                let text = super::overrides::without_trailing_newline(&text);
+                Some(super::percent::rewrite_template(text, &syntax).into_owned())
             })
             .map_err(|e| {
                 minijinja::Error::new(
