@@ -4,13 +4,13 @@
 
 use sandball_e2e::{HostRecap, Output, Sandbox};
 
-/// Asserts a parse-time error: exit 4, `ERROR!` on stderr with `file:line` (any of
+/// Asserts a parse-time error: exit 4, `[ERROR]:` (ansible-core 2.19's) on stderr with `file:line` (any of
 /// `lines`), nothing run.
 fn assert_parse_error(out: &Output, what: &str, lines: &[u32]) {
     out.assert_no_panic().assert_code(4);
     assert!(
-        out.stderr.trim_start().starts_with("ERROR!"),
-        "stderr must start with ERROR!:\n{out}"
+        out.stderr.trim_start().starts_with("[ERROR]: "),
+        "stderr must start with [ERROR]: \n{out}"
     );
     out.assert_stderr_has(what);
     assert!(
@@ -50,7 +50,7 @@ fn a_playbook_that_is_not_a_list_of_plays_is_an_error() {
     let pb = sb.write("play.yml", "hosts: all\ntasks:\n  - ping:\n");
     let out = sb.play(&pb, &sb.dir("work"), &[]).run();
     out.assert_no_panic().assert_code(4);
-    assert!(out.stderr.trim_start().starts_with("ERROR!"), "{out}");
+    assert!(out.stderr.trim_start().starts_with("[ERROR]: "), "{out}");
     out.assert_stderr_has("play.yml");
 }
 

@@ -399,3 +399,75 @@ fn include_details_from_ansible_core_targets_as_in_ansible() {
         assert_eq!(ours.stdout, theirs.stdout, "{theirs}\n{ours}");
     }
 }
+
+#[test]
+fn inclusions_that_cannot_be_made_under_rescue_stay_failed_as_in_ansible() {
+    // Each loop item whose file (or role) is missing counts a failure that `rescue`
+    // does not turn into a rescue; a failing condition on the include is rescued.
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta"]);
+    sb.write("tasks/real.yml", "- name: real\n  debug: {msg: real}\n");
+    let pb = sb.write(
+        "play.yml",
+        r#"
+- name: inclusions under rescue
+  hosts: all
+  gather_facts: false
+  tasks:
+    - block:
+        - include_role: {name: "{{ item }}"}
+          loop: [nope_a, nope_b]
+      rescue:
+        - {name: rescue roles, debug: {msg: rescued}}
+    - block:
+        - include_tasks: "tasks/{{ item }}.yml"
+          loop: [missing, gone]
+      rescue:
+        - {name: rescue tasks, debug: {msg: rescued}}
+    - block:
+        - include_tasks: tasks/real.yml
+          when: undefined_thing.attr
+      rescue:
+        - {name: rescue condition, debug: {msg: rescued}}
+"#,
+    );
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &["-f", "1"]).run();
+    ours.assert_no_panic().assert_code(0);
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &["-f", "1"]) {
+        let theirs = theirs.run();
+        ours.assert_same_recap_as(&theirs);
+    }
+}
+
+#[test]
+fn an_included_file_that_is_no_valid_playbook_ends_the_run_as_in_ansible() {
+    // Bad YAML or a malformed task ends the run (exit 4, no recap) when the file is
+    // included; a file that holds no list fails the hosts including it.
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    sb.write("bad_yaml.yml", "- debug: {msg: x}\n  bad: [\n");
+    sb.write("unknown.yml", "- name: typo\n  pnig:\n");
+    sb.write("mapping.yml", "a: 1\n");
+    let work = sb.dir("work");
+    for (file, code) in [("bad_yaml", 4), ("unknown", 4), ("mapping", 2)] {
+        let pb = sb.write(
+            "play.yml",
+            &format!(
+                "- hosts: all\n  gather_facts: false\n  tasks:\n    - {{name: first, debug: {{msg: first}}}}\n    - include_tasks: {file}.yml\n    - {{name: after, debug: {{msg: after}}}}\n"
+            ),
+        );
+        let ours = sb.play(&pb, &work, &[]).run();
+        ours.assert_no_panic().assert_code(code);
+        if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+            let theirs = theirs.run();
+            theirs.assert_code(code);
+            if code == 4 {
+                // No recap: the run ended at the include.
+                ours.assert_same_stdout_as(&theirs);
+            } else {
+                ours.assert_same_recap_as(&theirs);
+            }
+        }
+    }
+}

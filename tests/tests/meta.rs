@@ -602,3 +602,136 @@ fn a_handler_notifying_an_earlier_handler_runs_it_as_in_ansible() {
     let firsts = out.stdout.matches("\"msg\": \"first beta\"").count();
     assert!(firsts >= 2, "{out}");
 }
+
+/// A role that ends itself (`meta: end_role`) for some hosts: in a block with
+/// `always`, in a file it includes, in a dependency; its handlers still run.
+fn end_role_project(sb: &Sandbox) {
+    sb.write(
+        "roles/ender/tasks/main.yml",
+        r#"
+- name: ender starts
+  debug: {msg: start}
+  changed_when: true
+  notify: ender handler
+- block:
+    - name: ender ends
+      meta: end_role
+      when: inventory_hostname == 'alpha'
+    - name: after end_role in block
+      debug: {msg: after}
+  always:
+    - name: ender always
+      debug: {msg: always}
+- name: ender last
+  debug: {msg: last}
+- include_tasks: more.yml
+- name: ender very last
+  debug: {msg: very last}
+"#,
+    );
+    sb.write(
+        "roles/ender/tasks/more.yml",
+        "- name: nested end\n  meta: end_role\n  when: inventory_hostname == 'beta'\n- name: after nested end\n  debug: {msg: nested}\n",
+    );
+    sb.write(
+        "roles/ender/handlers/main.yml",
+        "- name: ender handler\n  debug: {msg: handled}\n",
+    );
+    sb.write(
+        "roles/dep/tasks/main.yml",
+        "- name: dep ends\n  meta: end_role\n- name: dep after end\n  debug: {msg: never}\n",
+    );
+    sb.write("roles/top/meta/main.yml", "dependencies: [dep]\n");
+    sb.write(
+        "roles/top/tasks/main.yml",
+        "- name: top after dep\n  debug: {msg: top}\n",
+    );
+}
+
+const END_ROLE: &str = r#"
+- hosts: all
+  gather_facts: false
+  roles: [ender]
+  tasks:
+    - block:
+        - include_role: {name: ender}
+        - name: after include
+          debug: {msg: after include}
+      always:
+        - name: play always
+          debug: {msg: play always}
+    - import_role: {name: top}
+    - name: ended roles count as run
+      include_role: {name: ender, allow_duplicates: false}
+    - name: last
+      debug: {msg: last}
+
+- hosts: all
+  gather_facts: false
+  strategy: free
+  roles: [ender]
+"#;
+
+#[test]
+fn end_role_ends_the_role_for_its_hosts_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta"]);
+    end_role_project(&sb);
+    let work = sb.dir("work");
+    let pb = sb.write("play.yml", END_ROLE);
+    let args = ["-f", "1", "-v"];
+    let ours = sb.play(&pb, &work, &args).run();
+    ours.assert_no_panic().assert_code(0);
+    ours.assert_stdout_has("end_role conditional evaluated to Falsecontinuing role ender for beta");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &args) {
+        let theirs = theirs.run();
+        ours.assert_same_recap_as(&theirs);
+        // The linear play, line for line (the free one's lines interleave).
+        let linear = |o: &Output| {
+            o.stdout
+                .split("PLAY [all]")
+                .nth(1)
+                .unwrap_or_default()
+                .to_string()
+        };
+        assert_eq!(linear(&ours), linear(&theirs), "{theirs}\n{ours}");
+    }
+}
+
+#[test]
+fn end_role_outside_a_role_or_in_a_handler_is_refused_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let work = sb.dir("work");
+    sb.write("inc.yml", "- meta: end_role\n");
+    let cases = [
+        // Refused before the run.
+        (
+            "handler.yml",
+            "- hosts: all\n  gather_facts: false\n  tasks:\n    - {name: n, debug: {msg: n}, changed_when: true, notify: h}\n  handlers:\n    - name: h\n      meta: end_role\n",
+            "Cannot execute 'end_role' from a handler",
+        ),
+        (
+            "play_task.yml",
+            "- hosts: all\n  gather_facts: false\n  tasks:\n    - {name: first, debug: {msg: first}}\n    - meta: end_role\n",
+            "Cannot execute 'end_role' from outside of a role",
+        ),
+        // Refused when the file is included: the run ends there.
+        (
+            "included.yml",
+            "- hosts: all\n  gather_facts: false\n  tasks:\n    - {name: first, debug: {msg: first}}\n    - include_tasks: inc.yml\n    - {name: never, debug: {msg: never}}\n",
+            "Cannot execute 'end_role' from outside of a role",
+        ),
+    ];
+    for (file, play, said) in cases {
+        let pb = sb.write(file, play);
+        let ours = sb.play(&pb, &work, &[]).run();
+        ours.assert_no_panic().assert_code(4);
+        ours.assert_stderr_has(&format!("[ERROR]: {said}"));
+        if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+            let theirs = theirs.run();
+            theirs.assert_code(4).assert_stderr_has(said);
+            ours.assert_same_stdout_as(&theirs);
+        }
+    }
+}

@@ -247,7 +247,7 @@ pub fn main() -> i32 {
     let config = match crate::config::load() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("ERROR! {e}");
+            eprintln!("[ERROR]: {e}");
             return 5;
         }
     };
@@ -321,7 +321,7 @@ pub fn main() -> i32 {
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("ERROR! cannot start the runtime: {e}");
+            eprintln!("[ERROR]: cannot start the runtime: {e}");
             return 1;
         }
     };
@@ -343,11 +343,11 @@ fn finish(outcome: Result<i32, CliError>) -> i32 {
     match outcome {
         Ok(code) => code,
         Err(e) => {
-            // Errors that already say they are one are not prefixed twice; one
-            // already shown is not shown again.
+            // Shown under ansible-core 2.19's `[ERROR]:` (the older `ERROR! ` an error
+            // starts with is dropped); one already shown is not shown again.
             if !e.message.is_empty() {
                 let message = e.message.strip_prefix("ERROR! ").unwrap_or(&e.message);
-                eprintln!("ERROR! {message}");
+                eprintln!("[ERROR]: {message}");
             }
             e.code
         }
@@ -359,7 +359,7 @@ fn finish(outcome: Result<i32, CliError>) -> i32 {
 pub struct CliError {
     /// Exit code.
     pub code: i32,
-    /// What to print after `ERROR!`.
+    /// What to print after `[ERROR]:`.
     pub message: String,
 }
 

@@ -166,11 +166,11 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
     for book in &books {
         code = match run.playbook(book).await {
             Ok(code) => code,
-            Err(ExecError::Aborted(msg)) => {
-                // An error of the run (exit 1): the callback shows it, as it shows
-                // errors; a run that did not finish has no recap.
-                run.callback.error(&msg);
-                return Err(CliError::said(1));
+            Err(ExecError::Aborted(abort)) => {
+                // An error of the run: the callback shows it, as it shows errors; a
+                // run that did not finish has no recap.
+                run.callback.error(&abort.message);
+                return Err(CliError::said(abort.code));
             }
             Err(e) => return Err(CliError::parse(e)),
         };

@@ -267,6 +267,7 @@ pub fn play(run: &Run, play: &Play) -> Result<(), ExecError> {
         }
     }
     check_keywords(&play.keywords)?;
+    check_handlers(&play.handlers)?;
     let root = Chain::new(&play.keywords);
     for items in [
         &play.pre_tasks,
@@ -276,18 +277,40 @@ pub fn play(run: &Run, play: &Play) -> Result<(), ExecError> {
     ] {
         check_items(run, items, &root)?;
     }
-    check_handlers(&play.handlers)
+    Ok(())
+}
+
+/// Checks the tasks (or handlers) an include brought while the play runs, as the
+/// play's own were checked before it: `inherited` are the include's keywords.
+pub(crate) fn included(
+    run: &Run,
+    items: &[TaskItem],
+    inherited: &Chain<'_>,
+    handlers: bool,
+) -> Result<(), ExecError> {
+    if handlers {
+        check_handlers(items)?;
+    }
+    check_items(run, items, inherited)
 }
 
 /// A role cannot be a handler: Ansible refuses `include_role` there when it reads the
-/// play (`import_role` is refused when the imports are read, see `playbook::imports`).
+/// play (`import_role` is refused when the imports are read, see `playbook::imports`),
+/// and a handler cannot end a role.
 fn check_handlers(items: &[TaskItem]) -> Result<(), ExecError> {
     for item in items {
         match item {
             TaskItem::Task(t) => {
-                if crate::playbook::imports::builtin(&t.action) == "include_role" {
+                let refused = if crate::playbook::imports::builtin(&t.action) == "include_role" {
+                    Some("Using 'include_role' as a handler is not supported.")
+                } else if super::play::meta_action(t) == Some("end_role") {
+                    Some("Cannot execute 'end_role' from a handler")
+                } else {
+                    None
+                };
+                if let Some(what) = refused {
                     return Err(ExecError::Refused {
-                        what: "Using 'include_role' as a handler is not supported.".into(),
+                        what: what.into(),
                         location: t.location.clone(),
                     });
                 }
@@ -305,7 +328,7 @@ fn check_handlers(items: &[TaskItem]) -> Result<(), ExecError> {
 fn check_items(run: &Run, items: &[TaskItem], inherited: &Chain<'_>) -> Result<(), ExecError> {
     for item in items {
         match item {
-            TaskItem::Task(t) => check_task(run, t)?,
+            TaskItem::Task(t) => check_task(run, t, inherited)?,
             TaskItem::Block(b) => check_block(run, b, inherited)?,
         }
     }
@@ -320,10 +343,14 @@ fn check_block(run: &Run, b: &Block, inherited: &Chain<'_>) -> Result<(), ExecEr
     if !b.always.is_empty() {
         check_keyword("always", &Value::Bool(true), &b.location)?;
     }
-    check_items(run, &b.block, &inherited.with(&b.keywords))
+    let inner = inherited.with(&b.keywords);
+    for part in [&b.block, &b.rescue, &b.always] {
+        check_items(run, part, &inner)?;
+    }
+    Ok(())
 }
 
-fn check_task(run: &Run, t: &Task) -> Result<(), ExecError> {
+fn check_task(run: &Run, t: &Task, inherited: &Chain<'_>) -> Result<(), ExecError> {
     let unsupported = |what: String| ExecError::Unsupported {
         what,
         location: t.location.clone(),
@@ -351,6 +378,12 @@ fn check_task(run: &Run, t: &Task) -> Result<(), ExecError> {
                 "noop" | "flush_handlers" | "refresh_inventory" | "end_play" | "end_batch"
                 | "end_host" | "clear_host_errors" | "clear_facts" | "reset_connection",
             ) => Ok(()),
+            // It ends the role the task is in (`executor/play.rs`, `run_meta`).
+            Some("end_role") if inherited.role().is_some() => Ok(()),
+            Some("end_role") => Err(ExecError::Refused {
+                what: "Cannot execute 'end_role' from outside of a role".into(),
+                location: t.location.clone(),
+            }),
             other => Err(unsupported(format!(
                 "`meta: {}`",
                 other.unwrap_or_default()

@@ -62,8 +62,11 @@ pub(super) async fn run(
     // A host whose inclusion fails ends the play for all with `any_errors_fatal`
     // (read, once a host has failed, with the first host's variables).
     let included_failed = std::cell::RefCell::new(None);
-    // `ignore_errors` lets the host go on; `register` keeps the failure either way.
-    let fail_with = |host: &str, result: serde_json::Map<String, Value>| {
+    // `ignore_errors` lets the host go on; `register` keeps the failure either way. A
+    // failure of the include task itself (its condition, its loop) is one a `rescue`
+    // counts as rescued; an inclusion that cannot be made stays counted as failed (once
+    // per loop item), as in ansible-core.
+    let fail_with = |host: &str, result: serde_json::Map<String, Value>, rescuable: bool| {
         let vars = task::task_vars(run, scope, host, kw);
         let ignored =
             task::keyword_bool(run, &vars, kw, Keyword::IgnoreErrors, false).unwrap_or(false);
@@ -72,9 +75,9 @@ pub(super) async fn run(
                 .borrow_mut()
                 .get_or_insert_with(|| result.clone());
         }
-        super::play::fail_host(cx, t, host, result, ignored);
+        super::play::fail_host(cx, t, host, result, ignored, rescuable);
     };
-    let fail = |host: &str, e: &str| fail_with(host, failure(t, e));
+    let fail = |host: &str, e: &str| fail_with(host, failure(t, e), false);
     let fatal = std::cell::OnceCell::new();
     let fatal_failure = || {
         included_failed.borrow().is_some()
@@ -90,7 +93,7 @@ pub(super) async fn run(
         // reports an include it does not make; one whose condition fails, fails.
         if let Some(stopped) = task::when_stops(run, kw, &vars) {
             if stopped.get("failed") == Some(&serde_json::Value::Bool(true)) {
-                fail_with(host, stopped);
+                fail_with(host, stopped, true);
             } else {
                 run.stats.record(
                     host,
@@ -123,7 +126,7 @@ pub(super) async fn run(
                     .map(|i| (Some((i.item, i.loop_vars)), i.vars))
                     .collect(),
                 Err(e) => {
-                    fail(host, &e);
+                    fail_with(host, failure(t, &e), true);
                     continue;
                 }
             },
@@ -162,8 +165,32 @@ pub(super) async fn run(
             }
         }
     }
-    // Every inclusion is shown (and counts as ok) before any of them runs.
-    for g in &groups {
+    // Every inclusion is read, then shown (and counted as ok), before any of them
+    // runs, as in ansible-core: one that cannot be read fails its hosts, one whose
+    // content is not a valid playbook's ends the run.
+    let mut ready = Vec::new();
+    for g in groups {
+        let loaded = match load(cx, t, kind, &g.path, &g.from, inherited.role()) {
+            Ok(l) => l,
+            Err(Unread::Failed(e)) => {
+                for h in &g.hosts {
+                    fail(h, &e);
+                }
+                continue;
+            }
+            Err(Unread::Invalid(e)) => {
+                let mut active = lock(&cx.state.active);
+                super::play::abort(cx.state, &mut active, e, 4);
+                return false;
+            }
+        };
+        // Its tasks are checked as the play's were before the run: an unknown action
+        // or a refused keyword ends the run as ansible-core's parser errors do.
+        if let Err(e) = super::check::included(run, &loaded, inherited, cx.in_handler) {
+            let mut active = lock(&cx.state.active);
+            super::play::abort(cx.state, &mut active, e.to_string(), 4);
+            return false;
+        }
         let label = g
             .item
             .as_ref()
@@ -182,20 +209,12 @@ pub(super) async fn run(
             run.stats
                 .record(h, crate::plugins::callback::Status::Ok, false, false);
         }
+        ready.push((g, loaded));
     }
-    for g in groups {
+    for (g, loaded) in ready {
         if fatal_failure() {
             break;
         }
-        let loaded = match load(cx, t, kind, &g.path, &g.from, inherited.role()) {
-            Ok(l) => l,
-            Err(e) => {
-                for h in &g.hosts {
-                    fail(h, &e);
-                }
-                continue;
-            }
-        };
         let mut level = match apply_keywords(t) {
             Ok(k) => k,
             Err(e) => {
@@ -323,6 +342,29 @@ fn role_files(
     Ok(out)
 }
 
+/// Why an inclusion was not made.
+enum Unread {
+    /// The file could not be read, or holds no list: the hosts including it fail.
+    Failed(String),
+    /// What it holds is not a valid playbook's (bad YAML, a malformed task, a role's
+    /// file missing): the run ends, as ansible-core ends it.
+    Invalid(String),
+}
+
+impl From<crate::playbook::PlaybookError> for Unread {
+    fn from(e: crate::playbook::PlaybookError) -> Unread {
+        match e {
+            crate::playbook::PlaybookError::Read { .. } => {
+                Unread::Failed(first_line(&e.to_string()))
+            }
+            crate::playbook::PlaybookError::Invalid { .. } => {
+                let text = e.to_string();
+                Unread::Invalid(text.trim_start_matches("ERROR! ").to_string())
+            }
+        }
+    }
+}
+
 /// The tasks an inclusion runs.
 fn load(
     cx: PlayRun<'_>,
@@ -331,13 +373,14 @@ fn load(
     path: &Path,
     from: &serde_json::Map<String, Value>,
     including: Option<&roles::Role>,
-) -> Result<Vec<TaskItem>, String> {
+) -> Result<Vec<TaskItem>, Unread> {
     match kind {
         Kind::Tasks => {
-            let mut items =
-                // A file a handler includes holds handlers.
-                roles::tasks_file(path, cx.in_handler).map_err(|e| first_line(&e.to_string()))?;
-            expand_imports(cx, &mut items, None, including)?;
+            // A file a handler includes holds handlers.
+            let mut items = roles::included_tasks_file(path, cx.in_handler)?.ok_or_else(|| {
+                Unread::Failed("included task files must contain a list of tasks".into())
+            })?;
+            expand_imports(cx, &mut items, None, including).map_err(Unread::Failed)?;
             Ok(items)
         }
         Kind::Role => {
@@ -346,10 +389,9 @@ fn load(
             let options = RoleOptions::of_task(&args, true);
             let name = path.display().to_string();
             let (mut tasks, handlers, role) =
-                roles::load_one(&name, &t.location, &base_dir(cx), &options, including)
-                    .map_err(|e| first_line(&e.to_string()))?;
+                roles::load_one(&name, &t.location, &base_dir(cx), &options, including)?;
             // What the role's tasks import is read now, as a play's roles' is at load.
-            expand_imports(cx, &mut tasks, Some(&role.name), including)?;
+            expand_imports(cx, &mut tasks, Some(&role.name), including).map_err(Unread::Failed)?;
             // The role's handlers can be notified from now on; with `public`, its
             // variables are the play's too.
             super::play::add_role(cx, handlers, role.public.then_some(role));

@@ -179,9 +179,20 @@ pub enum ExecError {
     #[error("{0}")]
     Pattern(String),
     /// An error that ended the run while it ran (a notice no handler answers, a
-    /// `throttle` that is not a number): exit 1, no recap, as in ansible-core.
-    #[error("{0}")]
-    Aborted(String),
+    /// `throttle` that is not a number, a file included that is no list of tasks):
+    /// no recap, as in ansible-core.
+    #[error("{}", .0.message)]
+    Aborted(Abort),
+}
+
+/// Why a run ended while it ran, and its exit code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Abort {
+    /// What is shown.
+    pub message: String,
+    /// The exit code: 1, or 4 when a file read while the run ran is no valid playbook
+    /// content, as in ansible-core.
+    pub code: i32,
 }
 
 /// Everything a run shares.

@@ -3,7 +3,7 @@
 //! play; notified handlers run at the end of each section.
 
 use super::task::{self, HostOutcome};
-use super::{ExecError, Run};
+use super::{Abort, ExecError, Run};
 use crate::playbook::{Chain, Keyword, Play, Task, TaskItem};
 use crate::plugins::action::{self, Runs};
 use crate::plugins::callback::Status;
@@ -91,9 +91,13 @@ pub(super) struct PlayState {
     /// `max_fail_percentage` was passed: the play, and the playbook, stop.
     broken: Mutex<bool>,
     /// An error that ends the whole run (see [`abort`]).
-    aborted: Mutex<Option<String>>,
+    aborted: Mutex<Option<Abort>>,
     /// The roles (by key: directory and parameters) that ran on each host.
     roles_ran: Mutex<HashMap<String, HashSet<String>>>,
+    /// Hosts for which `meta: end_role` ended a running role: the role's block (by the
+    /// address of its keywords) and the host, which skips the rest of that block
+    /// (its `rescue` and `always` sections too) and comes back after it.
+    roles_ended: Mutex<Vec<(usize, String)>>,
     /// Handlers of roles included while the play runs (`include_role`).
     more_handlers: Mutex<Vec<TaskItem>>,
     /// Roles included with `public: true`: their defaults and vars are the play's from
@@ -154,9 +158,11 @@ struct Failure {
     task: Value,
     /// `ansible_failed_result`.
     result: serde_json::Map<String, Value>,
-    /// Whether the failure is the host's own (counted in its recap); one that
-    /// `any_errors_fatal` gave it because another host failed is not.
-    own: bool,
+    /// Whether a `rescue` taking it over counts it as rescued rather than failed: a
+    /// task's own failure does; one that `any_errors_fatal` gave the host because
+    /// another failed does not (it is in no recap), nor an include that could not be
+    /// made (it stays failed, as in ansible-core).
+    rescuable: bool,
 }
 
 /// The play's `hosts:`, templated with the extra vars (the only variables known
@@ -228,7 +234,7 @@ pub enum Ended {
     /// Every one of its hosts failed or became unreachable: Ansible runs no more plays.
     EveryHostFailed,
     /// An error ended the whole run (see [`abort`]).
-    Aborted(String),
+    Aborted(Abort),
 }
 
 /// A play's `vars_files`, read for every host before the play starts (names that need
@@ -357,7 +363,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
             Ended::Normally => {}
             Ended::Play => break,
             Ended::EveryHostFailed => return Ok(Ended::EveryHostFailed),
-            Ended::Aborted(msg) => return Err(ExecError::Aborted(msg)),
+            Ended::Aborted(abort) => return Err(ExecError::Aborted(abort)),
         }
     }
     Ok(Ended::Normally)
@@ -561,6 +567,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
         broken: Mutex::new(false),
         aborted: Mutex::new(None),
         roles_ran: Mutex::new(HashMap::new()),
+        roles_ended: Mutex::new(Vec::new()),
         more_handlers: Mutex::new(Vec::new()),
         public_roles: Mutex::new(Vec::new()),
         role_names: Mutex::new(play.role_names.clone()),
@@ -639,8 +646,8 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
     let every_host_failed = batch
         .iter()
         .all(|h| failed.contains(h) || unreachable.contains(h));
-    if let Some(msg) = lock(&state.aborted).take() {
-        return Ended::Aborted(msg);
+    if let Some(abort) = lock(&state.aborted).take() {
+        return Ended::Aborted(abort);
     }
     let broken = *lock(&state.broken);
     let mut errors = lock(&run.host_errors);
@@ -733,9 +740,7 @@ fn holds_start(run: &Run, play: &Play) -> bool {
 async fn run_block(cx: PlayRun<'_>, b: &crate::playbook::Block, inherited: &Chain<'_>) -> bool {
     let PlayRun { run, state, .. } = cx;
     let inner = inherited.with(&b.keywords);
-    if let Some(role) = &b.keywords.role
-        && !role.allow_duplicates
-    {
+    if let Some(role) = &b.keywords.role {
         return run_role_once(cx, b, &inner, role).await;
     }
     let entering = lock(&state.active).clone();
@@ -761,7 +766,7 @@ async fn run_block(cx: PlayRun<'_>, b: &crate::playbook::Block, inherited: &Chai
                 .iter()
                 .filter_map(|h| failures.remove(h).map(|f| (h, f)))
                 .map(|(h, f)| {
-                    if f.own {
+                    if f.rescuable {
                         run.stats.rescue(h);
                     }
                     run.vars.register(h, "ansible_failed_task", f.task);
@@ -792,8 +797,9 @@ async fn run_block(cx: PlayRun<'_>, b: &crate::playbook::Block, inherited: &Chai
 }
 
 /// Runs a role's tasks on the hosts it has not run on yet with the same parameters (the
-/// others wait), as Ansible runs a role once per host; a role whose tasks the tags
-/// leave out has not run.
+/// others wait), as Ansible runs a role once per host, unless it allows duplicates; a
+/// role whose tasks the tags leave out has not run. The hosts that end the role
+/// (`meta: end_role`) go on after it.
 async fn run_role_once(
     cx: PlayRun<'_>,
     b: &crate::playbook::Block,
@@ -808,7 +814,7 @@ async fn run_role_once(
         .unwrap_or_default();
     let fresh: Vec<String> = entering
         .iter()
-        .filter(|h| !ran.contains(*h))
+        .filter(|h| role.allow_duplicates || !ran.contains(*h))
         .cloned()
         .collect();
     if fresh.is_empty() {
@@ -854,9 +860,11 @@ async fn run_role_once(
             ran.retain(|h| !idle.contains(h));
         }
     }
+    // The hosts that ended the role (`meta: end_role`) go on after it too.
+    let back = state.role_done(&b.keywords);
     let survivors = std::mem::take(&mut *lock(&state.active));
     *lock(&state.active) = state.in_order(&entering, |h| {
-        (waiting.contains(h) && ran.contains(h)) || survivors.contains(h)
+        (waiting.contains(h) && !fresh.contains(h)) || survivors.contains(h) || back.contains(h)
     });
     !lock(&state.active).is_empty()
 }
@@ -892,15 +900,17 @@ pub(super) fn add_public_role(cx: PlayRun<'_>, role: std::sync::Arc<crate::playb
     lock(&cx.state.public_roles).push(role);
 }
 
-/// Fails a task on a host outside the task's own run (an include that cannot be read):
+/// Fails a task on a host outside the task's own run (an include that cannot be made):
 /// reported, counted, registered, and the host leaves the play as after a failed task
-/// (unless the failure is `ignored`).
+/// (unless the failure is `ignored`); a `rescue` that takes it over counts it as
+/// rescued if `rescuable`.
 pub(super) fn fail_host(
     cx: PlayRun<'_>,
     t: &Task,
     host: &str,
     result: serde_json::Map<String, Value>,
     ignored: bool,
+    rescuable: bool,
 ) {
     cx.run.stats.record(host, Status::Failed, ignored, false);
     if let Some(name) = &t.register {
@@ -927,7 +937,7 @@ pub(super) fn fail_host(
         Failure {
             task: failed_task(t),
             result,
-            own: true,
+            rescuable,
         },
     );
 }
@@ -947,7 +957,7 @@ pub(super) fn fail_every_host(
         failed.entry(h).or_insert_with(|| Failure {
             task: task.clone(),
             result: result.clone(),
-            own: false,
+            rescuable: false,
         });
     }
 }
@@ -971,11 +981,22 @@ impl PlayState {
     /// after others waited.
     pub(super) fn in_order(&self, order: &[String], keep: impl Fn(&String) -> bool) -> Vec<String> {
         let left = lock(&self.left);
+        let ended = lock(&self.roles_ended);
         order
             .iter()
-            .filter(|h| keep(h) && !left.contains(*h))
+            .filter(|h| keep(h) && !left.contains(*h) && !ended.iter().any(|(_, e)| e == *h))
             .cloned()
             .collect()
+    }
+
+    /// The hosts that ended the role whose block's keywords are `role_block` (they go
+    /// on after it), no longer ended.
+    fn role_done(&self, role_block: &crate::playbook::Keywords) -> Vec<String> {
+        let id = role_block as *const _ as usize;
+        let mut ended = lock(&self.roles_ended);
+        let (done, still): (Vec<_>, Vec<_>) = ended.drain(..).partition(|(r, _)| *r == id);
+        *ended = still;
+        done.into_iter().map(|(_, h)| h).collect()
     }
 }
 
@@ -1143,7 +1164,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         Ok(n) => n as usize,
         Err(e) => {
             let mut active = lock(&state.active);
-            abort(state, &mut active, e);
+            abort(state, &mut active, e, 1);
             return false;
         }
     };
@@ -1236,7 +1257,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
                     Failure {
                         task: failed_task(t),
                         result,
-                        own: true,
+                        rescuable: true,
                     },
                 );
             }
@@ -1279,7 +1300,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         }
     }
     if let Some(msg) = missing_handler {
-        abort(state, &mut active, msg);
+        abort(state, &mut active, msg, 1);
         return false;
     }
     if let Some(result) = fatal_failure {
@@ -1309,14 +1330,16 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     !active.is_empty()
 }
 
-/// Ends the whole run with `msg`, as ansible-core ends it for a notice no handler
-/// answers or a `throttle` that is not a number: no task, `rescue`, `always` or handler
-/// runs after it, and `sandball playbook` prints the error and exits 1 without a recap.
-/// `active` is the batch's active hosts, locked by the caller.
-fn abort(state: &PlayState, active: &mut Vec<String>, msg: String) {
+/// Ends the whole run with `message`, as ansible-core ends it for a notice no handler
+/// answers or a `throttle` that is not a number (exit `code` 1), or for a file read
+/// while the run runs that is no valid playbook content (4): no task, `rescue`,
+/// `always` or handler runs after it, and `sandball playbook` prints the error and
+/// exits with `code`, without a recap. `active` is the batch's active hosts, locked by
+/// the caller.
+pub(super) fn abort(state: &PlayState, active: &mut Vec<String>, message: String, code: i32) {
     active.clear();
     *lock(&state.broken) = true;
-    lock(&state.aborted).get_or_insert(msg);
+    lock(&state.aborted).get_or_insert(Abort { message, code });
 }
 
 /// `ansible_failed_task`: the task that failed, as data.
@@ -1507,7 +1530,7 @@ async fn run_meta(
     // shows their banner once per host.
     let per_host = matches!(
         action,
-        "noop" | "end_host" | "reset_connection" | "flush_handlers"
+        "noop" | "end_host" | "end_role" | "reset_connection" | "flush_handlers"
     );
     let asked = if per_host { hosts } else { &hosts[..1] };
     // Its banner (a handler's, when a handler runs it), with where it is written from
@@ -1523,7 +1546,27 @@ async fn run_meta(
                 });
         }
     };
+    // `end_role` ends the innermost role the task is in (its block's keywords).
+    let role_block = kw.levels().iter().rev().find(|l| l.role.is_some());
     match action {
+        "end_role" if cx.in_handler || role_block.is_none() => {
+            // Refused before the run for the tasks read with the playbook; an included
+            // file's is refused when it runs, ending the run as in ansible-core.
+            banner();
+            let mut active = lock(&state.active);
+            let place = if cx.in_handler {
+                "a handler"
+            } else {
+                "outside of a role"
+            };
+            abort(
+                state,
+                &mut active,
+                format!("Cannot execute 'end_role' from {place}"),
+                4,
+            );
+            return false;
+        }
         "flush_handlers" if cx.in_handler => {
             // A run-ending error, as in ansible-core (running the handlers from a
             // handler would never end).
@@ -1533,6 +1576,7 @@ async fn run_meta(
                 state,
                 &mut active,
                 "flush_handlers cannot be used as a handler".into(),
+                1,
             );
             return false;
         }
@@ -1588,6 +1632,11 @@ async fn run_meta(
     for h in asked {
         banner();
         if holds.contains(h) {
+            if action == "end_role" {
+                // ansible-core reports it under the role's implicit last task, shown
+                // only when debugging.
+                continue;
+            }
             let done = match action {
                 "flush_handlers" => format!("triggered running handlers for {h}"),
                 "end_host" => format!("ending play for {h}"),
@@ -1610,6 +1659,11 @@ async fn run_meta(
                 "end_batch" => ", continuing current batch".to_string(),
                 "end_play" => ", continuing play".to_string(),
                 "end_host" => format!(", continuing execution for {h}"),
+                // Without a comma, as ansible-core 2.19 words it.
+                "end_role" => format!(
+                    "continuing role {} for {h}",
+                    kw.role().map(|r| r.shown_name()).unwrap_or_default()
+                ),
                 _ => String::new(),
             }
         );
@@ -1664,6 +1718,13 @@ async fn run_meta(
             return false;
         }
         "end_host" => lock(&state.active).retain(|h| !applies.contains(h)),
+        "end_role" => {
+            if let Some(block) = role_block {
+                let id = *block as *const _ as usize;
+                lock(&state.roles_ended).extend(applies.iter().map(|h| (id, h.clone())));
+                lock(&state.active).retain(|h| !applies.contains(h));
+            }
+        }
         "clear_host_errors" => {
             // Failures are forgiven: the hosts take part in later plays again and do
             // not fail the run (they do not come back in this play, as in Ansible).

@@ -165,8 +165,10 @@ pub struct RoleOptions {
     pub handlers_from: String,
     /// `allow_duplicates`, over the role's meta.
     pub allow_duplicates: Option<bool>,
-    /// Included while the play runs (`include_role`).
-    pub dynamic: bool,
+    /// Imported or included by a task (`import_role`, `include_role`), not a `roles:`
+    /// entry or a dependency: ansible-core tells such instances of a role apart from
+    /// the others, but not an imported one from an included one.
+    pub from_task: bool,
     /// `rolespec_validate`: check the role's `meta/argument_specs.yml` first (the
     /// default).
     pub validate: bool,
@@ -224,7 +226,7 @@ impl RoleOptions {
             allow_duplicates: Some(
                 crate::plugins::action::truthy(args.get("allow_duplicates"), true).unwrap_or(true),
             ),
-            dynamic,
+            from_task: true,
             validate: crate::plugins::action::truthy(args.get("rolespec_validate"), true)
                 .unwrap_or(true),
             public: crate::plugins::action::truthy(args.get("public"), default_public(!dynamic))
@@ -242,7 +244,7 @@ impl Default for RoleOptions {
             defaults_from: main(),
             handlers_from: main(),
             allow_duplicates: None,
-            dynamic: false,
+            from_task: false,
             validate: true,
             public: default_public(true),
         }
@@ -432,7 +434,7 @@ impl Loader {
                 options.vars_from,
                 options.defaults_from,
                 options.handlers_from,
-                options.dynamic
+                options.from_task
             ),
             allow_duplicates: options.allow_duplicates.unwrap_or(meta.allow_duplicates),
             name: name.clone(),
@@ -506,13 +508,19 @@ impl Loader {
                     .join(role)
             }));
         }
-        candidates.into_iter().find(|d| d.is_dir()).ok_or_else(|| {
-            let searched: Vec<String> = self.path.iter().map(|d| d.display().to_string()).collect();
-            PlaybookError::at(
-                at,
-                format!("the role '{name}' was not found in {}", searched.join(":")),
-            )
-        })
+        // Absolute, so that an instance is the same whichever directory found it
+        // (and `role_path` is absolute, as in Ansible).
+        let found = candidates.into_iter().find(|d| d.is_dir());
+        found
+            .map(|d| std::path::absolute(&d).unwrap_or(d))
+            .ok_or_else(|| {
+                let searched: Vec<String> =
+                    self.path.iter().map(|d| d.display().to_string()).collect();
+                PlaybookError::at(
+                    at,
+                    format!("the role '{name}' was not found in {}", searched.join(":")),
+                )
+            })
     }
 }
 
@@ -671,6 +679,21 @@ pub(crate) fn read_tasks(
         return Ok(Vec::new());
     };
     tasks_file(&path, handler)
+}
+
+/// The tasks of a file `include_tasks` includes, as ansible-core reads it when the
+/// include runs: `None` when the file holds no list (the hosts including it fail); an
+/// error when it is no valid YAML or its tasks are malformed (which ends the run).
+pub(crate) fn included_tasks_file(
+    path: &Path,
+    handler: bool,
+) -> Result<Option<Vec<TaskItem>>, PlaybookError> {
+    let (source, root) = document(path)?;
+    if root.as_ref().is_some_and(|r| r.as_seq().is_none()) {
+        return Ok(None);
+    }
+    let what = if handler { "handlers" } else { "tasks" };
+    task_items(&source, root.as_ref(), what, handler).map(Some)
 }
 
 /// The tasks of a task file.
