@@ -144,3 +144,71 @@ fn template_errors_name_the_template() {
     );
     assert!(!work.join("x").exists(), "a failed template wrote its file");
 }
+
+/// `output_encoding`: the bytes each character set gives, a character the set cannot
+/// hold failing the task in Python's words, and a second run changing nothing.
+#[test]
+fn output_encoding_writes_the_bytes_ansible_writes() {
+    const ENCODINGS: &[&str] = &[
+        "",
+        "utf-16",
+        "UTF-16-LE",
+        "utf_32_be",
+        "cp1252",
+        "iso8859-15",
+        "utf-8-sig",
+    ];
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    sb.write("templates/t.j2", "café € {{ word }}\n");
+    let pb = sb.write(
+        "enc.yml",
+        &format!(
+            r#"- hosts: all
+  gather_facts: false
+  vars: {{word: ok}}
+  tasks:
+    - template: {{src: t.j2, dest: "{{{{ work }}}}/out-{{{{ item }}}}.txt", output_encoding: "{{{{ item }}}}"}}
+      loop: {ENCODINGS:?}
+    - template: {{src: t.j2, dest: "{{{{ work }}}}/bad.txt", output_encoding: latin-1}}
+      ignore_errors: true
+"#
+        ),
+    );
+    let ours = sb.dir("ours");
+    let first = sb.play(&pb, &ours, &[]).run();
+    first.assert_no_panic().assert_code(0);
+    assert!(
+        first.stdout.contains(
+            r"'latin-1' codec can't encode character '\\u20ac' in position 5: ordinal not in range(256)"
+        ),
+        "{first}"
+    );
+    assert!(
+        !ours.join("bad.txt").exists(),
+        "a failed template wrote its file"
+    );
+    let bytes = |dir: &Path, e: &str| {
+        let file = dir.join(format!("out-{e}.txt"));
+        std::fs::read(&file).unwrap_or_else(|err| panic!("{}: {err}", file.display()))
+    };
+    assert_eq!(bytes(&ours, "cp1252"), b"caf\xe9 \x80 ok\n");
+    assert_eq!(&bytes(&ours, "utf-16")[..4], b"\xff\xfec\x00");
+    let second = sb.play(&pb, &ours, &[]).run();
+    second.assert_no_panic().assert_code(0);
+    assert_eq!(second.host("alpha").changed, 0, "{second}");
+    if let Some(theirs) = sb.ansible_play(&pb, &sb.dir("theirs"), &[]) {
+        let theirs_first = theirs.run();
+        first.assert_same_recap_as(&theirs_first);
+        let dir = sb.path().join("theirs");
+        for e in ENCODINGS {
+            assert_eq!(
+                bytes(&ours, e),
+                bytes(&dir, e),
+                "{e:?} differs from ansible's"
+            );
+        }
+        let theirs_second = sb.ansible_play(&pb, &dir, &[]).unwrap().run();
+        second.assert_same_recap_as(&theirs_second);
+    }
+}

@@ -375,7 +375,8 @@ fn create_missing(fs: &FsGrant, resolved: &Resolved) -> Result<(), SandboxError>
 /// directory the grant names, outside every denied path, not overlapping
 /// `protected` (sandball's own files) when writable, and not exposing processes
 /// under `/proc`. An entry's missing directory is created for a read-write grant that
-/// says `create_parents`; otherwise an empty, read-only directory stands in. A tree
+/// says `create_parents`; otherwise an empty, read-only directory stands in for its
+/// nearest existing ancestor, where no other region shows that one. A tree
 /// that is not an existing directory opens nothing. Entries
 /// directly under `/proc` are copied into a private snapshot. Relative paths and `~`
 /// start at `places`.
@@ -392,6 +393,7 @@ pub fn regions(
     let checker = Checker::new(grant, places, protected);
     let mut out = Regions::default();
     let mut proc_files = Vec::new();
+    let mut missing_parents = Vec::new();
     for fs in &grant.fs {
         if fs.scope == FsScope::Tree && !places.absolute(&fs.path).is_dir() {
             // Nothing is opened: the module finds the path missing (WASI reads a path
@@ -441,10 +443,17 @@ pub fn regions(
             create_missing(fs, &resolved)?;
             add(&mut out.regions, real.clone(), real, fs, fs.access());
         } else {
-            // Nothing there: an empty directory stands in for it, read-only, so the
-            // module finds nothing and can make nothing (it says so in its own
-            // words, as it would where the directory is missing).
-            out.stand_in_empty(real, fs)?;
+            missing_parents.push((resolved.existing, fs));
+        }
+    }
+    // A directory that is not there: an empty one stands in, read-only, for its
+    // nearest existing ancestor (unless a real region already shows that ancestor),
+    // so the module finds the missing directory missing and can make nothing there.
+    // It says so in its own words, as it would on the node ("No such file or
+    // directory", "Destination directory … does not exist").
+    for (existing, fs) in missing_parents {
+        if !out.regions.iter().any(|r| existing.starts_with(&r.guest)) {
+            out.stand_in_empty(existing, fs)?;
         }
     }
     if !proc_files.is_empty() {
@@ -856,20 +865,29 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_parent_is_an_empty_read_only_stand_in_never_an_ancestor() {
+    fn a_missing_parent_is_missing_behind_an_empty_stand_in_never_the_real_ancestor() {
         let (_tmp, base) = base();
         let file = base.join("new/deeper/file");
-        // Read or read-write, an empty directory stands in for the missing one, and
-        // it is read-only: nothing can be made there.
+        // Read or read-write, an empty directory stands in for the nearest existing
+        // ancestor, so `new` is missing there; it is read-only: nothing can be made.
         for access in [Access::Read, Access::ReadWrite] {
             let got = opened(vec![entry(&file, access)], vec![], &[]).unwrap();
             assert_eq!(got.regions.len(), 1);
-            assert_eq!(got.regions[0].guest, base.join("new/deeper"));
+            assert_eq!(got.regions[0].guest, base);
             assert_eq!(got.regions[0].access, Access::Read);
             assert!(!got.regions[0].dir.starts_with(&base));
             assert_eq!(std::fs::read_dir(&got.regions[0].dir).unwrap().count(), 0);
             assert!(!base.join("new").exists());
         }
+        // Where a real region shows that ancestor, it shows `new` missing: no stand-in
+        // hides what that grant gives.
+        let got = opened(
+            vec![entry(&file, Access::ReadWrite), tree(&base, Access::Read)],
+            vec![],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(dirs(&got), vec![(base.clone(), Access::Read)]);
         // Asked to, the shim creates the missing directories and opens the parent only.
         let mut g = entry(&file, Access::ReadWrite);
         g.create_parents = true;

@@ -197,8 +197,10 @@ pub struct FsGrant {
     /// missing directories below the nearest existing one (like `mkdir -p`) and opens
     /// the parent. Without it, an empty read-only directory stands in for the parent.
     pub create_parents: bool,
-    /// In a request: the boolean argument that must be true for `create_parents` to
-    /// apply (written `create_parents: $create`); `None` in a grant.
+    /// In a request: the argument condition under which `create_parents` applies,
+    /// written after a `$` (see [`ParentsIf`]): `create_parents: $create` (a boolean
+    /// argument is true), `$dest/` (an argument ends with `/`), `$state=directory` (an
+    /// argument has that value); `None` in a grant.
     pub create_parents_if: Option<String>,
     /// In a request: the node place ([`NODE_TMPDIR`]) granted instead when `path`'s
     /// argument is absent or null (written `fallback: "@tmpdir"`); `None` in a grant.
@@ -333,6 +335,59 @@ impl CreateParents {
     }
 }
 
+/// When a request's `create_parents` applies, as the task's arguments say (the
+/// text of [`FsGrant::create_parents_if`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParentsIf<'a> {
+    /// `name`: the argument is true (`create: yes`).
+    True(&'a str),
+    /// `name/`: the argument is a path ending in `/` (a directory to be made).
+    EndsWithSlash(&'a str),
+    /// `name=value`: the argument is that string (`state=directory`).
+    Equals(&'a str, &'a str),
+}
+
+impl<'a> ParentsIf<'a> {
+    /// The condition written after the `$`; `None` when it names no argument.
+    pub fn parse(written: &'a str) -> Option<Self> {
+        let condition = match written.split_once('=') {
+            Some((name, value)) => ParentsIf::Equals(name, value),
+            None => match written.strip_suffix('/') {
+                Some(name) => ParentsIf::EndsWithSlash(name),
+                None => ParentsIf::True(written),
+            },
+        };
+        let name = match condition {
+            ParentsIf::True(n) | ParentsIf::EndsWithSlash(n) | ParentsIf::Equals(n, _) => n,
+        };
+        let is_name =
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        is_name.then_some(condition)
+    }
+
+    /// Whether the task's arguments meet it.
+    pub fn holds(&self, args: &Value) -> bool {
+        match *self {
+            ParentsIf::True(name) => args.get(name).is_some_and(|v| to_bool(v).unwrap_or(false)),
+            ParentsIf::EndsWithSlash(name) => args
+                .get(name)
+                .and_then(Value::as_str)
+                .is_some_and(|p| p.ends_with('/')),
+            ParentsIf::Equals(name, value) => args.get(name).and_then(Value::as_str) == Some(value),
+        }
+    }
+}
+
+impl fmt::Display for ParentsIf<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParentsIf::True(name) => write!(f, "{name} is true"),
+            ParentsIf::EndsWithSlash(name) => write!(f, "{name} ends with /"),
+            ParentsIf::Equals(name, value) => write!(f, "{name} is {value}"),
+        }
+    }
+}
+
 impl TryFrom<FsWritten> for FsGrant {
     type Error = String;
     fn try_from(w: FsWritten) -> Result<Self, String> {
@@ -361,15 +416,20 @@ impl TryFrom<FsWritten> for FsGrant {
         let (create_parents, create_parents_if) = match w.create_parents {
             CreateParents::Always(yes) => (yes, None),
             CreateParents::Never => (false, None),
-            CreateParents::If(reference) => match reference.strip_prefix('$') {
-                Some(name) if !name.is_empty() => (true, Some(name.to_string())),
-                _ => {
-                    return Err(format!(
-                        "fs {}: `create_parents` is true, false or a boolean argument ($name), not {reference:?}",
-                        w.path
-                    ));
+            CreateParents::If(reference) => {
+                match reference
+                    .strip_prefix('$')
+                    .filter(|c| ParentsIf::parse(c).is_some())
+                {
+                    Some(condition) => (true, Some(condition.to_string())),
+                    None => {
+                        return Err(format!(
+                            "fs {}: `create_parents` is true, false or a condition on an argument ($name: it is true, $name/: it ends with /, $name=value: it is that value), not {reference:?}",
+                            w.path
+                        ));
+                    }
                 }
-            },
+            }
         };
         if create_parents && (scope == FsScope::Tree || ops.access() == Access::Read) {
             return Err(format!(
@@ -750,8 +810,8 @@ impl Grant {
                             ops: fs.ops,
                             scope: fs.scope,
                             create_parents: fs.create_parents
-                                && fs.create_parents_if.as_ref().is_none_or(|name| {
-                                    args.get(name).is_some_and(|v| to_bool(v).unwrap_or(false))
+                                && fs.create_parents_if.as_deref().is_none_or(|c| {
+                                    ParentsIf::parse(c).is_some_and(|c| c.holds(args))
                                 }),
                             create_parents_if: None,
                             fallback: None,
@@ -1063,9 +1123,11 @@ impl FsGrant {
                     (true, None) => f.write_str(
                         ", creating the missing directories below the nearest existing one)",
                     ),
-                    (true, Some(name)) => write!(
+                    (true, Some(condition)) => write!(
                         f,
-                        "; where it does not exist, creates the missing directories below the nearest existing one when {name} is true, else an empty read-only stand-in)"
+                        "; where it does not exist, creates the missing directories below the nearest existing one when {}, else an empty read-only stand-in)",
+                        ParentsIf::parse(condition)
+                            .map_or_else(|| condition.clone(), |c| c.to_string())
                     ),
                     (false, _) => {
                         f.write_str(", or an empty read-only stand-in where it does not exist)")
@@ -1373,11 +1435,42 @@ mod tests {
         let mut g = Grant::default();
         g.add_requests(&[plain], &json!({"p": "/x/y"})).unwrap();
         assert!(g.fs[0].create_parents);
-        for bad in ["create", "$"] {
+        for bad in ["create", "$", "$/", "$=x", "$a b"] {
             let bad =
                 json!({"kind": "fs", "path": "/x", "access": "read-write", "create_parents": bad});
             assert!(serde_json::from_value::<CapabilityRequest>(bad).is_err());
         }
+    }
+
+    #[test]
+    fn create_parents_may_follow_a_trailing_slash_or_a_value() {
+        let parents = |condition: &str, args: Value| {
+            let written = json!({"kind": "fs", "path": "$dest", "access": "read-write", "create_parents": condition});
+            let r: CapabilityRequest = serde_json::from_value(written.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&r).unwrap(), written);
+            let mut g = Grant::default();
+            g.add_requests(std::slice::from_ref(&r), &args).unwrap();
+            g.fs[0].create_parents
+        };
+        assert!(parents("$dest/", json!({"dest": "/a/b/"})));
+        assert!(!parents("$dest/", json!({"dest": "/a/b"})));
+        assert!(parents(
+            "$state=directory",
+            json!({"dest": "/a", "state": "directory"})
+        ));
+        assert!(!parents(
+            "$state=directory",
+            json!({"dest": "/a", "state": "touch"})
+        ));
+        assert!(!parents("$state=directory", json!({"dest": "/a"})));
+        let r: CapabilityRequest = serde_json::from_value(
+            json!({"kind": "fs", "path": "$dest", "access": "read-write", "create_parents": "$dest/"}),
+        )
+        .unwrap();
+        let CapabilityRequest::Fs(fs) = r else {
+            panic!("not fs")
+        };
+        assert!(fs.to_string().contains("when dest ends with /"), "{fs}");
     }
 
     #[test]

@@ -193,6 +193,15 @@ fn copy_directory(
     } else {
         format!("{}/{}", dest.trim_end_matches('/'), base_name(src))
     };
+    // As for a file: only a `dest` ending in `/` has its missing parents made.
+    if !dest.ends_with('/') && stat(dest)?.is_none() {
+        let dir = dirname(dest);
+        if stat(&dir)?.is_none() {
+            return Err(Fail::new(format!(
+                "Destination directory {dir} does not exist"
+            )));
+        }
+    }
     if stat(dest)?.is_some_and(|st| st.kind != FileKind::Directory) {
         return Err(Fail::new(format!(
             "Cannot copy the directory {src} to {dest}: {dest} is not a directory"

@@ -278,4 +278,18 @@ fn directory_sources_are_copied_and_merged() {
     let r = ok(json!({"src": format!("{}/", s(&src)), "dest": s(&flat), "remote_src": true}));
     assert_eq!(r["changed"], json!(true));
     assert_eq!(fs::read(flat.join("index.html")).unwrap(), b"<h1>");
+
+    // Missing parents are made only for a `dest` that ends with `/`.
+    let deep = tmp.path().join("no/such/dir");
+    assert_eq!(
+        fails(json!({"src": s(&src), "dest": s(&deep), "remote_src": true})),
+        format!(
+            "Destination directory {} does not exist",
+            s(&tmp.path().join("no/such"))
+        )
+    );
+    assert!(!tmp.path().join("no").exists());
+    let r = ok(json!({"src": s(&src), "dest": format!("{}/", s(&deep)), "remote_src": true}));
+    assert_eq!(r["changed"], json!(true));
+    assert_eq!(fs::read(deep.join("site/index.html")).unwrap(), b"<h1>");
 }

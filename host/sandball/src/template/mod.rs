@@ -8,6 +8,7 @@
 
 mod convert;
 pub(crate) mod crypt;
+pub mod encoding;
 mod error;
 mod file_vars;
 mod filters;

@@ -61,6 +61,15 @@ impl ActionPlugin for Copy {
         mut args: Map<String, Value>,
     ) -> LocalBoxFuture<'a, Map<String, Value>> {
         Box::pin(async move {
+            // Refused before the node makes the directories a `dest/` asks for.
+            if args.contains_key("content")
+                && args
+                    .get("dest")
+                    .and_then(Value::as_str)
+                    .is_some_and(|d| d.ends_with('/'))
+            {
+                return failed("can not use content with a dir as dest");
+            }
             let decrypt = match super::truthy(args.get("decrypt"), true) {
                 Ok(d) => d,
                 Err(e) => return failed(format!("decrypt: {e}")),
@@ -701,5 +710,17 @@ mod tests {
         assert_eq!(legacy.args["remote_src"], true);
         assert_eq!(legacy.transfers.len(), 1);
         assert_eq!(legacy.transfers[0].arg, "src");
+
+        // Content into a directory is refused before any module runs.
+        ctx.modules.borrow_mut().clear();
+        let r = Copy
+            .run(
+                &ctx,
+                "copy",
+                args(json!({"content": "x", "dest": "/tmp/new/"})),
+            )
+            .await;
+        assert_eq!(r["msg"], "can not use content with a dir as dest");
+        assert!(ctx.modules.borrow().is_empty());
     }
 }

@@ -5,7 +5,8 @@
 //! `template_uid`, `template_mtime`, `template_run_date` and `ansible_managed`. The rendered text is
 //! sent to the node as a file (never as an argument: it stays out of the results and
 //! the audit log), and `copy` puts it in place atomically, idempotently, with check
-//! and diff modes and the file attributes the task gives.
+//! and diff modes and the file attributes the task gives. `output_encoding` picks the
+//! character set the file is written in (see [`crate::template::encoding`]).
 
 use super::{Context, failed, truthy};
 use crate::playbook::search_path;
@@ -32,7 +33,7 @@ pub fn work<'a>(
         if let Some(r) = super::copy::dry_run_into_missing_dir(
             ctx,
             &dest,
-            Some(rendered.text.as_bytes()),
+            Some(&rendered.bytes),
             &rendered.source,
         )
         .await
@@ -44,7 +45,7 @@ pub fn work<'a>(
             "copy",
             module_args,
             rendered.basename,
-            rendered.text.as_bytes(),
+            &rendered.bytes,
             "template",
         )
         .await
@@ -68,8 +69,8 @@ const OWN_ARGS: &[&str] = &[
 
 /// A template rendered for a task.
 struct Rendered {
-    /// The text to write.
-    text: String,
+    /// The text to write, in the task's `output_encoding`.
+    bytes: Vec<u8>,
     /// The template's file name (a destination directory gets a file of that name).
     basename: String,
     /// Where the template was found.
@@ -96,19 +97,6 @@ fn render(
         Some(s @ ("\n" | "\r" | "\r\n")) => s,
         Some(_) => return Err("newline_sequence needs to be one of: \n, \r or \r\n".into()),
     };
-    match args.get("output_encoding").and_then(Value::as_str) {
-        None => {}
-        Some(e)
-            if matches!(
-                e.to_ascii_lowercase().replace('-', "_").as_str(),
-                "utf_8" | "utf8"
-            ) => {}
-        Some(e) => {
-            return Err(format!(
-                "output_encoding '{e}' is not supported by sandball (only utf-8 is)"
-            ));
-        }
-    }
     let path = search_path::find(ctx.vars(), "templates", &src)?;
     let source = std::fs::read_to_string(&path)
         .map_err(|e| format!("Could not read the template {}: {e}", path.display()))?;
@@ -133,6 +121,11 @@ fn render(
     } else {
         text.replace('\n', newline)
     };
+    let encoding = args
+        .get("output_encoding")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let bytes = crate::template::encoding::encode(&text, encoding)?;
     let basename = Path::new(&src)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -141,7 +134,7 @@ fn render(
     let source = path.display().to_string();
     Ok((
         Rendered {
-            text,
+            bytes,
             basename,
             source,
         },
@@ -187,7 +180,7 @@ mod tests {
     }
 
     fn rendered(ctx: &FakeContext, a: Value) -> Result<String, String> {
-        render(ctx, args(a)).map(|(r, _)| r.text)
+        render(ctx, args(a)).map(|(r, _)| String::from_utf8_lossy(&r.bytes).into_owned())
     }
 
     #[test]
