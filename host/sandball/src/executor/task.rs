@@ -4,7 +4,7 @@
 
 use super::context::{Background, TaskContext, delegated_to};
 use super::{Run, RunOptions, loops};
-use crate::playbook::{Chain, Keyword, Task};
+use crate::playbook::{Chain, Keyword, LoopKind, Task};
 use crate::plugins::action::{self, FactLayer, Runs, failed, integer, truthy};
 use crate::plugins::callback::{Report, Status};
 use crate::template::{OMIT, Vars};
@@ -466,6 +466,10 @@ pub(crate) fn loop_items(
             for (name, value) in &loop_vars {
                 item_vars.set_data(name, value.clone());
             }
+            item_vars.set_trusted(
+                &control.loop_var,
+                loop_value(run, &t.loop_kind, spec, vars, &items, index),
+            );
             LoopItem {
                 item: items[index].clone(),
                 vars: item_vars,
@@ -473,6 +477,33 @@ pub(crate) fn loop_items(
             }
         })
         .collect())
+}
+
+/// The value of the loop variable for item `index`, its text marked untrusted where
+/// ansible-core 2.19 has it untrusted: text templating made (see
+/// [`crate::template::Templar::mark_untrusted`]); a `loop` list written out is followed
+/// item by item, a value passed through unchanged (by `loop`, `with_list` or
+/// `with_items`) stays trusted, what other lookups give is data.
+fn loop_value(
+    run: &Run,
+    kind: &LoopKind,
+    spec: &Value,
+    vars: &Vars,
+    items: &[Value],
+    index: usize,
+) -> Value {
+    let item = &items[index];
+    match (kind, spec) {
+        (LoopKind::Loop, Value::Array(raw)) if raw.len() == items.len() => {
+            run.templar.mark_untrusted(&raw[index], item, vars)
+        }
+        (LoopKind::Loop | LoopKind::WithList | LoopKind::WithItems, spec)
+            if run.templar.passes_trust(spec, vars) =>
+        {
+            item.clone()
+        }
+        _ => crate::template::untrusted(item.clone()),
+    }
 }
 
 /// One item of a task's loop.
@@ -649,10 +680,16 @@ async fn run_loop(
     m
 }
 
+/// Whether the `ansible_facts` of the task's result are facts: not `debug`'s, whose
+/// result shows a variable (`debug: var=ansible_facts`), as in ansible-core.
+fn sets_facts(t: &Task) -> bool {
+    crate::assemble::component::short_name(&t.action) != "debug"
+}
+
 /// Keeps what one loop item's result gives the items after it: its facts (by name) and,
 /// under `register`, the result itself.
 fn carry(t: &Task, r: &Map<String, Value>, carried: &mut Map<String, Value>) {
-    if crate::assemble::component::short_name(&t.action) != "debug"
+    if sets_facts(t)
         && let Some(Value::Object(facts)) = r.get("ansible_facts")
     {
         for (k, v) in facts {
@@ -926,7 +963,9 @@ pub(crate) fn record_facts(run: &Run, t: &Task, host: &str, result: &Map<String,
         let add = stats.get("aggregate").is_none_or(py_truth);
         run.stats.set_custom(key, data, add);
     }
-    if let Some(Value::Object(facts)) = result.get("ansible_facts") {
+    if sets_facts(t)
+        && let Some(Value::Object(facts)) = result.get("ansible_facts")
+    {
         match action::find(&t.action).fact_layer() {
             FactLayer::SetFact => {
                 run.vars.set_facts(host, facts);
@@ -1118,7 +1157,19 @@ pub(crate) fn template_args(
             .template(params, vars)
             .map(crate::template::strip_omit)
         {
-            Ok(Some(Value::Object(m))) => out.extend(m),
+            // What the plugin evaluates itself (`assert`'s `that`, `debug`'s `var`)
+            // is refused where the template made it: only trusted text is evaluated.
+            Ok(Some(Value::Object(m))) => {
+                let marked = run
+                    .templar
+                    .mark_untrusted(params, &Value::Object(m.clone()), vars);
+                out.extend(m.into_iter().map(|(k, v)| {
+                    match (keep.contains(&k.as_str()), marked.get(&k)) {
+                        (true, Some(marked)) => (k, marked.clone()),
+                        _ => (k, v),
+                    }
+                }));
+            }
             Ok(None) => {}
             Ok(Some(other)) => {
                 return Err(finalization(format!(

@@ -3,6 +3,9 @@
 
 use std::fmt;
 
+/// Why ansible-core 2.19 refuses to evaluate text a template made or data brought.
+pub(crate) const UNTRUSTED: &str = "Encountered untrusted template or expression.";
+
 /// Longest excerpt of a template quoted in an error message.
 const EXCERPT_CHARS: usize = 200;
 
@@ -75,10 +78,24 @@ impl TemplateError {
     /// A task's message for a conditional (`when`, `that`, `failed_when`…) that could
     /// not be evaluated, as ansible-core 2.19 words it.
     pub fn conditional_failure(&self) -> String {
-        format!(
-            "Task failed: Error while evaluating conditional: {}",
-            self.cause()
-        )
+        match self {
+            // Refused before anything is evaluated.
+            TemplateError::Conditional { detail, .. } if detail == UNTRUSTED => {
+                format!("Task failed: {detail}")
+            }
+            _ => format!(
+                "Task failed: Error while evaluating conditional: {}",
+                self.cause()
+            ),
+        }
+    }
+
+    /// The error for text that is data, not an expression to evaluate.
+    pub(crate) fn untrusted(condition: &str) -> TemplateError {
+        TemplateError::Conditional {
+            condition: condition.to_string(),
+            detail: UNTRUSTED.into(),
+        }
     }
 
     /// Wraps an error of minijinja raised while evaluating `template`.

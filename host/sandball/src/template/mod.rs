@@ -21,13 +21,16 @@ pub(crate) mod python;
 mod scope;
 mod table_lookups;
 mod templar;
+pub(crate) mod trust;
 mod vars;
 mod view;
 
 pub use error::TemplateError;
+pub(crate) use error::UNTRUSTED;
 pub(crate) use file_vars::file_vars;
 pub(crate) use scope::is_template;
 pub use templar::{FileOptions, Templar};
+pub(crate) use trust::untrusted;
 pub use vars::{HostVarsSource, Var, Vars};
 pub(crate) use view::unsafe_mark;
 

@@ -223,6 +223,27 @@ impl Scope {
             .is_ok_and(|c| self.all_trusted(&c.undeclared_variables(false)))
     }
 
+    /// Whether templating `raw` gives back trusted values only (see
+    /// [`crate::template::trust`]).
+    pub(crate) fn passes_trust(self: &Arc<Self>, raw: &serde_json::Value) -> bool {
+        super::trust::passes_trust(raw, &self.vars, &|expr| self.computes_trusted(expr))
+    }
+
+    /// Whether an expression computes its value from trusted variables alone: no
+    /// lookup (whose results are data), no literal (text a template makes).
+    pub(crate) fn computes_trusted(self: &Arc<Self>, expr: &str) -> bool {
+        !self.is_literal(expr)
+            && self
+                .shared
+                .env
+                .compile_expression(&rewrite_expression(expr))
+                .is_ok_and(|c| {
+                    let names = c.undeclared_variables(false);
+                    !["lookup", "query", "q"].iter().any(|l| names.contains(*l))
+                        && self.all_trusted(&names)
+                })
+    }
+
     /// [`Self::reads_only_trusted`] for a whole template (`{% if x %}…`).
     pub(crate) fn template_reads_only_trusted(self: &Arc<Self>, source: &str) -> bool {
         self.shared

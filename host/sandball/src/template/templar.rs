@@ -173,15 +173,73 @@ impl Templar {
             }
             // `when: !unsafe …`: data marked untrusted is never evaluated.
             serde_json::Value::Object(_) if let Some(text) = super::view::unsafe_mark(cond) => {
-                Err(TemplateError::Conditional {
-                    condition: text.as_str().map_or_else(|| text.to_string(), str::to_string),
-                    detail: "Encountered untrusted template or expression.".into(),
-                })
+                Err(TemplateError::untrusted(
+                    &text.as_str().map_or_else(|| text.to_string(), str::to_string),
+                ))
             }
             serde_json::Value::Object(_) => Err(TemplateError::Conditional {
                 condition: cond.to_string(),
                 detail: "a conditional must be a boolean, an expression or a list of them, not a mapping".into(),
             }),
+        }
+    }
+
+    /// Whether templating `raw` gives back trusted values only (see
+    /// [`crate::template::trust`]): text made by a template is never evaluated.
+    pub fn passes_trust(&self, raw: &serde_json::Value, vars: &Vars) -> bool {
+        Call::new(self.env.clone(), vars).passes_trust(raw)
+    }
+
+    /// `templated` (what templating `raw` gave) with the text that templating made
+    /// marked untrusted (`!unsafe`), leaf by leaf where the two have one shape; what
+    /// passes trust through stays plain.
+    pub fn mark_untrusted(
+        &self,
+        raw: &serde_json::Value,
+        templated: &serde_json::Value,
+        vars: &Vars,
+    ) -> serde_json::Value {
+        self.mark_untrusted_in(raw, templated, vars, 0)
+    }
+
+    fn mark_untrusted_in(
+        &self,
+        raw: &serde_json::Value,
+        templated: &serde_json::Value,
+        vars: &Vars,
+        depth: usize,
+    ) -> serde_json::Value {
+        use serde_json::Value as Json;
+        let recurse = |r: &Json, t: &Json| self.mark_untrusted_in(r, t, vars, depth);
+        match (raw, templated) {
+            // `{{ path }}` of a trusted variable: that variable's value, followed.
+            (Json::String(text), t)
+                if depth < super::trust::DEPTH
+                    && let Some(named) = single_expression(text)
+                        .and_then(|inner| super::trust::named_trusted(inner, vars)) =>
+            {
+                self.mark_untrusted_in(named, t, vars, depth + 1)
+            }
+            (Json::Array(r), Json::Array(t)) if r.len() == t.len() => {
+                r.iter().zip(t).map(|(r, t)| recurse(r, t)).collect()
+            }
+            (Json::Object(r), Json::Object(t))
+                if super::view::unsafe_mark(raw).is_none()
+                    && r.len() == t.len()
+                    && r.keys().all(|k| t.contains_key(k)) =>
+            {
+                t.iter()
+                    .map(|(k, t)| {
+                        let value = match r.get(k) {
+                            Some(r) => recurse(r, t),
+                            None => super::trust::untrusted(t.clone()),
+                        };
+                        (k.clone(), value)
+                    })
+                    .collect()
+            }
+            (raw, t) if self.passes_trust(raw, vars) => t.clone(),
+            (_, t) => super::trust::untrusted(t.clone()),
         }
     }
 
@@ -410,7 +468,7 @@ fn conditional_str(scope: &Arc<Scope>, text: &str) -> Result<bool, TemplateError
 fn trusted_template_value(scope: &Arc<Scope>, text: &str) -> Result<Option<Value>, TemplateError> {
     match single_expression(text) {
         Some(inner)
-            if scope.reads_only_trusted(inner)
+            if scope.passes_trust(&serde_json::Value::String(text.to_string()))
                 && !scope.is_literal(inner)
                 && scope.undefined_variable(inner).is_none() =>
         {
@@ -425,11 +483,13 @@ fn conditional_expression(scope: &Arc<Scope>, text: &str) -> Result<bool, Templa
     let expr = match single_expression(text) {
         // A literal string in a template (`{{ '1 == 1' }}`) is text, never an
         // expression to evaluate: ansible-core 2.19 refuses it.
-        Some(inner) if scope.is_literal(inner) && eval(scope, inner)?.as_str().is_some() => {
-            return Err(TemplateError::Conditional {
-                condition: text.to_string(),
-                detail: "Encountered untrusted template or expression.".into(),
-            });
+        // So is text that data brought (`{{ result.stdout }}`).
+        Some(inner)
+            if (scope.is_literal(inner)
+                || !scope.passes_trust(&serde_json::Value::String(text.to_string())))
+                && eval(scope, inner)?.as_str().is_some() =>
+        {
+            return Err(TemplateError::untrusted(text));
         }
         Some(inner) => inner,
         // Templates inside the expression's strings (`x == "{{ y }}"`) are rendered
@@ -489,10 +549,7 @@ fn boolean_result(condition: &str, value: &serde_json::Value) -> Result<bool, Te
 /// evaluated, as ansible-core refuses it ("Encountered untrusted template or
 /// expression").
 fn render_embedded(scope: &Arc<Scope>, text: &str) -> Result<String, TemplateError> {
-    let untrusted = || TemplateError::Conditional {
-        condition: text.to_string(),
-        detail: "Encountered untrusted template or expression.".into(),
-    };
+    let untrusted = || TemplateError::untrusted(text);
     if text.contains("{%") || text.contains("{#") {
         // Statements are rendered whole, and only when they read trusted variables.
         if !scope.template_reads_only_trusted(text) {

@@ -1,6 +1,7 @@
 //! `debug`: prints a message (`msg`) or a variable (`var`), at a minimum `verbosity`.
 
 use super::{Context, check_args, failed, ok_with};
+use crate::template::UNTRUSTED;
 use serde_json::{Map, Value, json};
 
 /// Runs `debug`. `msg` arrives templated; `var` is a variable name or expression,
@@ -32,14 +33,36 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
             && matches!(ctx.templar().template(var, ctx.vars()), Ok(Value::String(s)) if s == crate::template::OMIT))
     });
     match var {
-        Some(Value::String(name)) => {
-            // A name or an expression; written as a template, the template.
-            let evaluated = if name.contains("{{") {
-                ctx.templar()
-                    .template(&Value::String(name.clone()), ctx.vars())
-            } else {
-                ctx.templar().evaluate(name, ctx.vars())
-            };
+        Some(Value::String(written)) => {
+            // A name or an expression; written as a template, what the template gives
+            // (shown under that name) when it passes a trusted name through, as
+            // ansible-core 2.19 has it: other text a template makes is never evaluated.
+            let mut name = written.clone();
+            if crate::template::is_template(written) {
+                let trusted = ctx
+                    .templar()
+                    .passes_trust(var.unwrap_or(&Value::Null), ctx.vars());
+                match ctx
+                    .templar()
+                    .template(&Value::String(written.clone()), ctx.vars())
+                {
+                    Ok(Value::String(text)) if trusted => name = text,
+                    Ok(Value::String(_)) => {
+                        return failed(format!(
+                            "Task failed: Error while resolving `var` expression: {UNTRUSTED}"
+                        ));
+                    }
+                    Ok(other) => return not_a_string(&other),
+                    Err(e) => {
+                        return failed(format!(
+                            "Task failed: Finalization of task args for 'ansible.builtin.debug' failed: Error while resolving value for 'var': {}",
+                            e.cause()
+                        ));
+                    }
+                }
+            }
+            let name = &name;
+            let evaluated = ctx.templar().evaluate(name, ctx.vars());
             // `omit` in what it gives is left out; all of it `omit`, a placeholder is
             // shown, with a warning, as in ansible-core 2.19.
             let evaluated = evaluated.map(|v| {
@@ -74,18 +97,11 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
         }
         // `var: !unsafe name`: data marked untrusted is never evaluated.
         Some(other) if crate::template::unsafe_mark(other).is_some() => {
-            return failed(
-                "Error while resolving `var` expression: Encountered untrusted template or expression.",
-            );
-        }
-        Some(other) => {
-            use sandball_wire::python::{py_str, short_type_name};
             return failed(format!(
-                "argument 'var' is of type {} and we were unable to convert to _check_type_str_no_conversion: '{}' is not a string and conversion is not allowed",
-                short_type_name(other),
-                py_str(other)
+                "Task failed: Error while resolving `var` expression: {UNTRUSTED}"
             ));
         }
+        Some(other) => return not_a_string(other),
         None => {
             let msg = args
                 .get("msg")
@@ -95,6 +111,16 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
         }
     }
     result
+}
+
+/// The error for a `var` that is no string.
+fn not_a_string(var: &Value) -> Map<String, Value> {
+    use sandball_wire::python::{py_str, short_type_name};
+    failed(format!(
+        "argument 'var' is of type {} and we were unable to convert to _check_type_str_no_conversion: '{}' is not a string and conversion is not allowed",
+        short_type_name(var),
+        py_str(var)
+    ))
 }
 
 #[cfg(test)]
