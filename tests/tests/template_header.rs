@@ -25,14 +25,14 @@ const PLAY: &str = r#"
                  lookup('template', 'kept.j2'), lookup('template', 'plain.j2'),
                  lookup('template', 'm.j2'), lookup('template', 'multi.j2'),
                  lookup('template', 'h.j2'), lookup('template', 'inc.j2'),
-                 lookup('template', 'e.j2'), s1, s2, s3] }}"
+                 lookup('template', 'e.j2'), lookup('template', 'none.j2'), s1, s2, s3] }}"
     - name: newlines written
       template: {src: "{{ item }}", dest: "{{ work }}/{{ item }}"}
-      loop: [m.j2, multi.j2, h.j2, inc.j2, e.j2]
+      loop: [m.j2, multi.j2, h.j2, inc.j2, e.j2, none.j2]
     - name: what those say
       debug:
         msg: "{{ query('file', work ~ '/m.j2', work ~ '/multi.j2', work ~ '/h.j2',
-                       work ~ '/inc.j2', work ~ '/e.j2', rstrip=false) }}"
+                       work ~ '/inc.j2', work ~ '/e.j2', work ~ '/none.j2', rstrip=false) }}"
 "#;
 
 /// The templates the play renders, by name.
@@ -56,6 +56,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("inc.j2", "inc{% include 'i.j2' %}!\n"),
     ("i.j2", "world\n"),
     ("e.j2", "{{ 'a\\n' }}\n\n"),
+    ("none.j2", "{# nothing #}\n"),
 ];
 
 #[test]

@@ -109,8 +109,11 @@ pub(crate) fn without_trailing_newline(source: &str) -> &str {
 }
 
 /// Ansible's `preserve_trailing_newlines`: a rendered text ends with at least as many
-/// newlines as its template's source did.
+/// newlines as its template's source did; a template that renders nothing stays empty.
 pub(crate) fn restore_newlines(source: &str, text: &mut String) {
+    if text.is_empty() {
+        return;
+    }
     let count = |s: &str| s.len() - s.trim_end_matches('\n').len();
     let missing = count(source).saturating_sub(count(text));
     text.extend(std::iter::repeat_n('\n', missing));
@@ -151,6 +154,7 @@ mod tests {
         assert_eq!(restored("x\n\n", "x\n"), "x\n\n");
         assert_eq!(restored("{{ m() }}\n", "a\n"), "a\n");
         assert_eq!(restored("x", "y\n"), "y\n");
+        assert_eq!(restored("{# c #}\n", ""), "");
     }
 
     #[test]
