@@ -131,10 +131,22 @@ pub fn failing_tasks(list: &str, expressions: &[&str]) -> String {
 /// exit 0, and, when ansible-playbook is there, under it too: the recaps and the results
 /// of `tasks` must be the same.
 pub fn same_as_ansible(sb: &Sandbox, pb: &Path, tasks: &[&str]) {
+    same_as_ansible_env(sb, pb, tasks, &[]);
+}
+
+/// [`same_as_ansible`] with environment variables set for both runs.
+pub fn same_as_ansible_env(sb: &Sandbox, pb: &Path, tasks: &[&str], env: &[(&str, &str)]) {
     let work = sb.dir("work");
-    let ours = sb.play(pb, &work, &[]).run();
+    let mut ours = sb.play(pb, &work, &[]);
+    for (k, v) in env {
+        ours = ours.env(k, v);
+    }
+    let ours = ours.run();
     ours.assert_no_panic().assert_code(0);
-    if let Some(theirs) = sb.ansible_play(pb, &work, &[]) {
+    if let Some(mut theirs) = sb.ansible_play(pb, &work, &[]) {
+        for (k, v) in env {
+            theirs = theirs.env(k, v);
+        }
         let theirs = theirs.run();
         assert_eq!(theirs.code, 0, "{theirs}");
         ours.assert_same_recap_as(&theirs)

@@ -106,6 +106,12 @@ const SETTINGS: &[Setting] = &[
     ),
     s(
         "defaults",
+        "hash_behaviour",
+        "ANSIBLE_HASH_BEHAVIOUR",
+        false,
+    ),
+    s(
+        "defaults",
         "allow_broken_conditionals",
         "ANSIBLE_ALLOW_BROKEN_CONDITIONALS",
         false,
@@ -315,6 +321,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("ANSIBLE_PRIVATE_ROLE_VARS", "False"),
     ("ANSIBLE_FACTS_MODULES", "smart"),
     ("ANSIBLE_ALLOW_BROKEN_CONDITIONALS", "False"),
+    ("ANSIBLE_HASH_BEHAVIOUR", "replace"),
     ("ANSIBLE_CACHE_PLUGIN", "memory"),
     ("ANSIBLE_CACHE_PLUGIN_PREFIX", "ansible_facts"),
     ("ANSIBLE_CACHE_PLUGIN_TIMEOUT", "86400"),
@@ -451,6 +458,16 @@ pub enum ConfigError {
         /// Why.
         source: std::io::Error,
     },
+    /// A setting has a value it cannot have.
+    #[error("Invalid value '{value}' for config '{name}'. Valid values are: {}", valid.join(", "))]
+    Choice {
+        /// The setting, by Ansible's name.
+        name: &'static str,
+        /// The value given.
+        value: String,
+        /// The values it may have.
+        valid: &'static [&'static str],
+    },
     /// A line is not INI.
     #[error("the configuration file {path}:{line} is not valid: {message}")]
     Invalid {
@@ -569,6 +586,7 @@ pub fn load() -> Result<Loaded, ConfigError> {
         from_file: Vec::new(),
     };
     let Some(path) = path else {
+        check_choices()?;
         return Ok(loaded);
     };
     let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
@@ -598,7 +616,26 @@ pub fn load() -> Result<Loaded, ConfigError> {
         loaded.from_file.push(setting.variable);
     }
     let _ = FROM_FILE.set((path, loaded.from_file.clone()));
+    check_choices()?;
     Ok(loaded)
+}
+
+/// Settings that take one of a few values: any other is refused before anything runs,
+/// as Ansible refuses it.
+fn check_choices() -> Result<(), ConfigError> {
+    const CHOICES: &[(&str, &str, &[&str])] = &[(
+        "ANSIBLE_HASH_BEHAVIOUR",
+        "DEFAULT_HASH_BEHAVIOUR",
+        &["replace", "merge"],
+    )];
+    for (variable, name, valid) in CHOICES {
+        if let Ok(value) = std::env::var(variable)
+            && !valid.contains(&value.as_str())
+        {
+            return Err(ConfigError::Choice { name, value, valid });
+        }
+    }
+    Ok(())
 }
 
 /// A list of paths (`:` or `,` separated) with the relative ones made relative to `dir`.

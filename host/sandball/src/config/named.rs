@@ -151,6 +151,12 @@ const BASE: &[Definition] = &[
         &["ANSIBLE_FORCE_HANDLERS"],
     ),
     d("DEFAULT_FORKS", Int, &[], &["ANSIBLE_FORKS"]),
+    d(
+        "DEFAULT_HASH_BEHAVIOUR",
+        Str,
+        &[],
+        &["ANSIBLE_HASH_BEHAVIOUR"],
+    ),
     d("DEFAULT_GATHERING", Str, &[], &["ANSIBLE_GATHERING"]),
     d("DEFAULT_HOST_LIST", List, &[], &["ANSIBLE_INVENTORY"]),
     d(

@@ -321,7 +321,8 @@ impl InventoryData {
         }
     }
 
-    /// Sets a variable on a group or, when no group has that name, a host.
+    /// Sets a variable on a group or, when no group has that name, a host (a mapping
+    /// merges into the one it has with `hash_behaviour = merge`).
     pub fn set_variable(&mut self, entity: &str, key: &str, value: Value) -> Result<(), DataError> {
         if let Some(g) = self
             .groups
@@ -329,7 +330,7 @@ impl InventoryData {
         {
             self.set_group_variable(g, key, value)
         } else if let Some(h) = self.hosts.get_index_of(entity) {
-            self.hosts[h].vars.insert(key.to_string(), value);
+            set_merged(&mut self.hosts[h].vars, key, value);
             Ok(())
         } else {
             Err(DataError(format!(
@@ -346,7 +347,7 @@ impl InventoryData {
                 self.groups[g].priority = p;
             }
         } else {
-            self.groups[g].vars.insert(key.to_string(), value);
+            set_merged(&mut self.groups[g].vars, key, value);
         }
         Ok(())
     }
@@ -573,6 +574,15 @@ fn python_int(value: &Value) -> Result<Option<i64>, String> {
         }
         Value::Null | Value::Array(_) | Value::Object(_) => Ok(None),
     }
+}
+
+/// Sets `key` in `vars`: replaced, or merged into with `hash_behaviour = merge`.
+fn set_merged(vars: &mut Map<String, Value>, key: &str, value: Value) {
+    let value = match vars.get(key) {
+        old @ Some(_) if crate::vars::merge_hashes() => crate::vars::merge_values(old, value),
+        _ => value,
+    };
+    vars.insert(key.to_string(), value);
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //! variable manager layers them: the `all` group, the host's other groups (by depth, then
 //! `ansible_group_priority`, then name; so children override parents), `group_vars/all`,
 //! `group_vars/<group>` in the same group order, the host's own variables, then
-//! `host_vars/<host>`. Also the per-host magic variables inventory provides.
+//! `host_vars/<host>` (mappings merged with `hash_behaviour = merge`). Also the per-host
+//! magic variables inventory provides.
 
 use super::address::is_ip_address;
 use super::data::{ALL, InventoryData};
@@ -30,6 +31,9 @@ pub fn host_vars(
     for layer in layers(data, files, depths, host) {
         for (k, v) in layer {
             match merged.get_mut(k) {
+                Some(slot) if crate::vars::merge_hashes() => {
+                    *slot = crate::vars::merge_values(Some(slot), v.clone());
+                }
                 Some(slot) => *slot = v.clone(),
                 None => {
                     merged.insert(k.clone(), v.clone());

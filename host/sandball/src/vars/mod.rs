@@ -33,6 +33,29 @@ struct HostState {
     set: Map<String, Value>,
 }
 
+/// `new` merged into `old` when both are mappings (recursively, as ansible-core's
+/// `merge_hash`: lists are replaced); otherwise `new`.
+pub(crate) fn merge_values(old: Option<&Value>, new: Value) -> Value {
+    match (old, new) {
+        (Some(Value::Object(old)), Value::Object(new)) => {
+            let mut out = old.clone();
+            for (k, v) in new {
+                let merged = merge_values(out.get(&k), v);
+                out.insert(k, merged);
+            }
+            Value::Object(out)
+        }
+        (_, new) => new,
+    }
+}
+
+/// Whether variables of one name from several places merge (`hash_behaviour = merge`,
+/// `ANSIBLE_HASH_BEHAVIOUR=merge`) rather than the higher one replacing the lower.
+pub(crate) fn merge_hashes() -> bool {
+    static MERGE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *MERGE.get_or_init(|| std::env::var("ANSIBLE_HASH_BEHAVIOUR").is_ok_and(|v| v == "merge"))
+}
+
 /// Facts a module returned, as Ansible exposes them: `ansible_facts` holds each one
 /// without its `ansible_` prefix (`ansible_facts.distribution`; `ansible_local` keeps
 /// its name), and each is also a variable of its own under the name it was returned

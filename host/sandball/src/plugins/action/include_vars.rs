@@ -126,7 +126,7 @@ fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, V
         // Mappings merge into what the host already has.
         for (k, v) in values.iter_mut() {
             if let Ok(existing) = ctx.templar().evaluate(k, ctx.vars()) {
-                *v = merge_values(Some(&existing), v.take());
+                *v = crate::vars::merge_values(Some(&existing), v.take());
             }
         }
     }
@@ -165,21 +165,6 @@ fn dir_root(ctx: &dyn Context, dir: &str) -> PathBuf {
         }
         Some(role) => role.join("vars").join(path),
         None => base("playbook_dir").unwrap_or_default().join(path),
-    }
-}
-
-/// `new` merged into `old` when both are mappings (recursively); otherwise `new`.
-fn merge_values(old: Option<&Value>, new: Value) -> Value {
-    match (old, new) {
-        (Some(Value::Object(old)), Value::Object(new)) => {
-            let mut out = old.clone();
-            for (k, v) in new {
-                let merged = merge_values(out.get(&k), v);
-                out.insert(k, merged);
-            }
-            Value::Object(out)
-        }
-        (_, new) => new,
     }
 }
 
