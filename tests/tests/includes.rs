@@ -471,3 +471,47 @@ fn an_included_file_that_is_no_valid_playbook_ends_the_run_as_in_ansible() {
         }
     }
 }
+
+#[test]
+fn role_file_options_are_templated_omitted_or_refused_as_in_ansible() {
+    // `tasks_from` templated with the import's own vars, or to `omit` (the role's main
+    // file); a file the role lacks, or an include naming no file, ends the run.
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    sb.write(
+        "roles/r/tasks/main.yml",
+        "- name: r main\n  debug: {msg: main}\n",
+    );
+    sb.write(
+        "roles/r/tasks/other.yml",
+        "- name: r other\n  debug: {msg: other}\n",
+    );
+    sb.write(
+        "tasks/unnamed.yml",
+        "- name: ping first\n  ping:\n- name: no file\n  include_tasks:\n",
+    );
+    let work = sb.dir("work");
+    let cases = [
+        (
+            "- import_role: {name: r, tasks_from: \"{{ which }}\"}\n      vars: {which: other}\n    - include_role: {name: r, tasks_from: \"{{ omit }}\"}\n    - import_tasks: \"{{ file }}.yml\"\n      vars: {file: tasks/more}\n",
+            0,
+        ),
+        ("- include_role: {name: r, tasks_from: nothere}\n", 4),
+        ("- import_role: {name: r, tasks_from: nothere}\n", 4),
+        ("- include_tasks: tasks/unnamed.yml\n", 4),
+    ];
+    sb.write("tasks/more.yml", "- name: more\n  debug: {msg: more}\n");
+    for (tasks, code) in cases {
+        let pb = sb.write(
+            "play.yml",
+            &format!("- hosts: all\n  gather_facts: false\n  tasks:\n    - {{name: first, debug: {{msg: first}}}}\n    {tasks}"),
+        );
+        let ours = sb.play(&pb, &work, &[]).run();
+        ours.assert_no_panic().assert_code(code);
+        if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+            let theirs = theirs.run();
+            theirs.assert_code(code);
+            ours.assert_same_stdout_as(&theirs);
+        }
+    }
+}

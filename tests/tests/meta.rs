@@ -735,3 +735,28 @@ fn end_role_outside_a_role_or_in_a_handler_is_refused_as_in_ansible() {
         }
     }
 }
+
+#[test]
+fn the_implicit_flush_says_so_when_debugging_as_in_ansible() {
+    // ANSIBLE_DEBUG: the flush after a section says so for each host that notified a
+    // handler there; none for the others.
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta"]);
+    let work = sb.dir("work");
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  pre_tasks:\n    - {name: quiet, debug: {msg: q}}\n  tasks:\n    - {name: n, debug: {msg: n}, changed_when: true, notify: h, when: inventory_hostname == 'alpha'}\n  handlers:\n    - {name: h, debug: {msg: h}}\n",
+    );
+    let said = |o: &Output| {
+        o.stdout
+            .matches("META: triggered running handlers for")
+            .count()
+    };
+    let ours = sb.play(&pb, &work, &[]).env("ANSIBLE_DEBUG", "1").run();
+    ours.assert_no_panic().assert_code(0);
+    assert_eq!(said(&ours), 1, "{ours}");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.env("ANSIBLE_DEBUG", "1").run();
+        assert_eq!(said(&ours), said(&theirs), "{theirs}");
+    }
+}

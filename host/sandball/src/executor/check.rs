@@ -402,6 +402,27 @@ fn check_task(run: &Run, t: &Task, inherited: &Chain<'_>) -> Result<(), ExecErro
             }
         }
     }
+    // What an include names must be there, as ansible-core checks when it reads the
+    // task (the name itself is templated when it runs).
+    let named = |keys: &[&str]| {
+        keys.iter()
+            .any(|k| t.args.get(*k).is_some_and(|v| !v.is_null()))
+    };
+    let unnamed = match short {
+        "include_tasks" | "include" if !named(&["file", "_raw_params"]) => {
+            Some(format!("No file specified for {}", t.action))
+        }
+        "include_role" if !named(&["name", "role"]) => {
+            Some("'name' is a required field for include_role.".to_string())
+        }
+        _ => None,
+    };
+    if let Some(what) = unnamed {
+        return Err(ExecError::Refused {
+            what,
+            location: t.location.clone(),
+        });
+    }
     if matches!(short, "include_tasks" | "include" | "include_role") {
         // What they include is read when they run (`executor/include.rs`).
         return Ok(());

@@ -321,9 +321,12 @@ fn role_files(
     vars: &crate::template::Vars,
 ) -> Result<serde_json::Map<String, Value>, String> {
     let mut out = serde_json::Map::new();
+    // An option templated to `omit` is left out, as in Ansible.
+    let omitted = |v: &Value| v.as_str() == Some(crate::template::OMIT);
     for key in roles::FILE_OPTIONS {
         let Some(raw) = t.args.get(key) else { continue };
         let value = match cx.run.templar.template(raw, vars) {
+            Ok(v) if omitted(&v) => continue,
             Ok(Value::String(s)) => s,
             Ok(other) => return Err(roles::not_a_file_name(key, &other)),
             Err(e) => return Err(format!("{key}: {e}")),
@@ -337,7 +340,9 @@ fn role_files(
             .templar
             .template(raw, vars)
             .map_err(|e| format!("{key}: {e}"))?;
-        out.insert(key.to_string(), value);
+        if !omitted(&value) {
+            out.insert(key.to_string(), value);
+        }
     }
     Ok(out)
 }
@@ -384,7 +389,12 @@ fn load(
             Ok(items)
         }
         Kind::Role => {
+            // The file options and switches as templated (those templated to `omit`
+            // left out).
             let mut args = t.args.clone();
+            for key in roles::FILE_OPTIONS.iter().chain(&roles::FLAG_OPTIONS) {
+                args.remove(*key);
+            }
             args.extend(from.clone());
             let options = RoleOptions::of_task(&args, true);
             let name = path.display().to_string();

@@ -635,6 +635,16 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
         }
         // Handlers run after each section; with force_handlers, for failed hosts too.
         if go_on || force_handlers {
+            // ansible-core's implicit `meta: flush_handlers` says so, when debugging,
+            // for each host that notified a handler.
+            let notified = lock(&state.notified).clone();
+            for h in lock(&state.active).iter() {
+                if notified.get(h).is_some_and(|n| !n.is_empty()) {
+                    crate::plugins::callback::debug(&format!(
+                        "META: triggered running handlers for {h}"
+                    ));
+                }
+            }
             flush_handlers(cx, force_handlers).await;
         }
         if !go_on {

@@ -97,7 +97,8 @@ struct Reading<'a> {
 impl Reading<'_> {
     /// An import's name, templated as names are when the playbook is read: inside a
     /// role, its defaults, vars and parameters and `role_path` are there too, layered
-    /// around the play's `vars` as they are when the role's tasks run.
+    /// around the play's `vars` as they are when the role's tasks run; the import's
+    /// own `vars` above them.
     fn name(&self, t: &Task, what: &str, name: &str) -> Result<String, PlaybookError> {
         let in_role;
         let vars = match self.role {
@@ -124,6 +125,16 @@ impl Reading<'_> {
                 in_role = layered;
                 &in_role
             }
+        };
+        // The import's own `vars` too, as ansible-core templates its name with them.
+        let with_own;
+        let vars = if t.keywords.vars.is_empty() {
+            vars
+        } else {
+            let mut layered = vars.clone();
+            layered.extend(t.keywords.vars.clone());
+            with_own = layered;
+            &with_own
         };
         super::render_at_load(name, vars).map_err(|e| {
             PlaybookError::at(
@@ -337,8 +348,9 @@ fn import_role(
     };
     let name = at.name(t, "import_role", name)?;
     let mut args = t.args.clone();
-    for key in roles::FLAG_OPTIONS {
-        if let Some(Value::String(raw)) = t.args.get(key) {
+    // The file names and switches are templated as the role's name is.
+    for key in roles::FILE_OPTIONS.iter().chain(&roles::FLAG_OPTIONS) {
+        if let Some(Value::String(raw)) = t.args.get(*key) {
             let value = at.name(t, "import_role", raw)?;
             args.insert(key.to_string(), Value::String(value));
         }

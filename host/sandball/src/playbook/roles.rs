@@ -402,6 +402,15 @@ impl Loader {
             ("handlers", &options.handlers_from),
         ] {
             inside_role(&dir, sub, name, &entry.location)?;
+            // A file asked for by name must be there (`main` may be missing).
+            let there =
+                || main_file(&dir.join(sub), name).is_some() || dir.join(sub).join(name).is_dir();
+            if name != "main" && !there() {
+                return Err(PlaybookError::at(
+                    &entry.location,
+                    format!("Could not find specified file in role: {sub}/{name}"),
+                ));
+            }
         }
         let defaults = read_vars(&dir.join("defaults"), &options.defaults_from)?;
         let vars = read_vars(&dir.join("vars"), &options.vars_from)?;

@@ -409,6 +409,19 @@ pub struct Origin<'a> {
     pub diff: bool,
 }
 
+/// A debug message, shown as ansible-core's `display.debug` shows one when
+/// `ANSIBLE_DEBUG` is true (`PID TIME: msg` on stdout), else nothing. sandball's are
+/// those of the strategy about the meta actions it adds itself.
+pub fn debug(msg: &str) {
+    if crate::plugins::action::env_flag("ANSIBLE_DEBUG", false) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or_default();
+        println!("{:6} {now:.5}: {msg}", std::process::id());
+    }
+}
+
 /// Receives the events of a run.
 pub trait Callback: Send + Sync {
     /// A playbook starts: its path as given and how many plays it has (imports
