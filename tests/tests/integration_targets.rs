@@ -44,6 +44,7 @@ const TARGETS: &[&str] = &[
     "import_tasks",
     "include_import_tasks_nested",
     "include_with_templating",
+    "json_cleanup",
     "lookup_csvfile",
     "lookup_dict",
     "lookup_file",
