@@ -180,7 +180,7 @@ fn output_encoding_writes_the_bytes_ansible_writes() {
     first.assert_no_panic().assert_code(0);
     assert!(
         first.stdout.contains(
-            r"'latin-1' codec can't encode character '\\u20ac' in position 5: ordinal not in range(256)"
+            r"Task failed: 'latin-1' codec can't encode character '\\u20ac' in position 5: ordinal not in range(256)"
         ),
         "{first}"
     );

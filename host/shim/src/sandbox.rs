@@ -113,6 +113,10 @@ pub struct Region {
     pub access: Access,
     /// The grant it came from, for messages.
     pub grant: String,
+    /// Only `guest` itself, never what lies below it: WASI does not open it, host
+    /// calls reach it alone (`stat`, a program's working directory). For `/`, whose
+    /// opening would show every process under `/proc`.
+    pub only_itself: bool,
 }
 
 /// The directories a grant opens, and what has to live as long as the run.
@@ -121,8 +125,11 @@ pub struct Regions {
     /// The directories, one per resolved path with the strongest access granted to it.
     pub regions: Vec<Region>,
     /// Private directories standing in for others: the copy of the granted files
-    /// directly under `/proc`, empty ones for read grants whose directory is missing.
+    /// directly under `/proc`, empty ones for read grants whose directory is missing,
+    /// the one for `/` that holds links to the granted files there.
     stand_ins: Vec<tempfile::TempDir>,
+    /// The directory standing in for `/`, once one does.
+    root_stand_in: Option<PathBuf>,
 }
 
 /// The `/proc` files a grant names directly under `/proc` (such as `/proc/loadavg`)
@@ -229,7 +236,9 @@ impl<'a> Checker<'a> {
         self.grant.fs.iter().any(|g| {
             g.access() >= access && {
                 let opened = self.places.absolute(&g.opened_dir());
-                real == opened || (g.scope == FsScope::Tree && real.starts_with(&opened))
+                real == opened
+                    || (g.scope == FsScope::Tree && real.starts_with(&opened))
+                    || (g.scope == FsScope::Entry && real == self.places.absolute(&g.path))
             }
         })
     }
@@ -238,7 +247,9 @@ impl<'a> Checker<'a> {
         let grant = fs.to_string();
         let real = resolved.real();
         let proc = Path::new(PROC);
-        if proc.starts_with(&real) && (real != proc || fs.scope == FsScope::Tree) {
+        // A path granted for itself opens nothing: only the denied paths apply.
+        let itself = fs.scope == FsScope::Itself;
+        if !itself && proc.starts_with(&real) && (real != proc || fs.scope == FsScope::Tree) {
             return Err(SandboxError::Proc {
                 grant,
                 reason: format!(
@@ -247,7 +258,8 @@ impl<'a> Checker<'a> {
                 ),
             });
         }
-        if let Ok(rest) = real.strip_prefix(proc)
+        if !itself
+            && let Ok(rest) = real.strip_prefix(proc)
             && rest
                 .components()
                 .next()
@@ -262,7 +274,7 @@ impl<'a> Checker<'a> {
             });
         }
         let kernels = within_sysfs(&resolved.lexical, &real) && fs.access() == Access::Read;
-        if !kernels && !self.covers(&real, fs.access()) {
+        if !itself && !kernels && !self.covers(&real, fs.access()) {
             return Err(SandboxError::Symlinked {
                 grant,
                 path: resolved.lexical.clone(),
@@ -407,17 +419,17 @@ pub fn regions(
             out.stand_in_empty(opened, fs)?;
             continue;
         }
-        let resolved = resolve_grant(fs, places)?;
-        let real = resolved.real();
-        if real == Path::new("/") && missing_root_entry(fs, places) {
-            // Reading `/x` that does not exist (a link's `src`, a `creates` test):
-            // opening `/` would open every process's directory under /proc, so an
-            // empty directory stands in for `/`, read-only: the module finds nothing
-            // there, as it would on the node.
-            out.stand_in_empty(real, fs)?;
+        if fs.scope == FsScope::Itself {
+            out.open_itself(fs, places, &checker)?;
             continue;
         }
+        if let Some(root) = root_entry(fs, places) {
+            out.open_root_entry(root, fs, &checker)?;
+            continue;
+        }
+        let resolved = resolve_grant(fs, places)?;
         checker.check(fs, &resolved)?;
+        let real = resolved.real();
         if real == Path::new(PROC) && fs.scope == FsScope::Entry {
             proc_files.push(fs);
             continue;
@@ -452,7 +464,11 @@ pub fn regions(
     // It says so in its own words, as it would on the node ("No such file or
     // directory", "Destination directory … does not exist").
     for (existing, fs) in missing_parents {
-        if !out.regions.iter().any(|r| existing.starts_with(&r.guest)) {
+        if !out
+            .regions
+            .iter()
+            .any(|r| !r.only_itself && existing.starts_with(&r.guest))
+        {
             out.stand_in_empty(existing, fs)?;
         }
     }
@@ -471,18 +487,146 @@ fn within_sysfs(lexical: &Path, real: &Path) -> bool {
     lexical.starts_with("/sys") && real.starts_with("/sys")
 }
 
-/// Whether `fs` is a read-only entry directly under `/` that does not exist.
-fn missing_root_entry(fs: &FsGrant, places: &Places) -> bool {
-    fs.scope == FsScope::Entry
-        && fs.access() == Access::Read
-        && !fs.path.trim_start_matches('/').is_empty()
-        && matches!(
-            std::fs::symlink_metadata(places.absolute(&fs.path)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound
-        )
+/// A read-only entry that would open `/` (and with it every process's directory
+/// under `/proc`): `/` itself, or what lies directly under it.
+enum RootEntry {
+    /// `/` itself (a program's working directory).
+    Root,
+    /// `/x` that does not exist (a link's `src`, a `creates` test).
+    Missing,
+    /// `/opt`: a directory.
+    Dir(PathBuf),
+    /// `/swapfile`, `/.dockerenv`: a regular file.
+    File(PathBuf),
+}
+
+/// What `fs` is when it is a read-only entry that would open `/`; `None` for the
+/// others, and for `/proc` and symlinks directly under `/` (these open `/`: refused).
+fn root_entry(fs: &FsGrant, places: &Places) -> Option<RootEntry> {
+    if fs.scope != FsScope::Entry || fs.access() != Access::Read {
+        return None;
+    }
+    let path = places.absolute(&fs.path);
+    if path == Path::new("/") {
+        return Some(RootEntry::Root);
+    }
+    if path.parent() != Some(Path::new("/")) || path == Path::new(PROC) {
+        return None;
+    }
+    match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(RootEntry::Missing),
+        Ok(m) if m.is_dir() => Some(RootEntry::Dir(path)),
+        Ok(m) if m.is_file() => Some(RootEntry::File(path)),
+        _ => None,
+    }
 }
 
 impl Regions {
+    /// Opens what a read-only entry that would open `/` needs, and nothing else: `/`
+    /// for host calls alone; an empty stand-in for `/` where the entry is missing
+    /// (the module finds nothing, as on the node); a directory itself; a file linked
+    /// into the stand-in for `/` (the same file: its content, owner and times).
+    fn open_root_entry(
+        &mut self,
+        root: RootEntry,
+        fs: &FsGrant,
+        checker: &Checker<'_>,
+    ) -> Result<(), SandboxError> {
+        let checked = |path: &Path| {
+            checker.check(
+                fs,
+                &Resolved {
+                    lexical: path.to_path_buf(),
+                    existing: path.to_path_buf(),
+                    missing: Vec::new(),
+                },
+            )
+        };
+        match root {
+            RootEntry::Root => self.regions.push(Region {
+                dir: PathBuf::from("/"),
+                guest: PathBuf::from("/"),
+                access: Access::Read,
+                grant: fs.to_string(),
+                only_itself: true,
+            }),
+            RootEntry::Missing => {
+                self.root_stand_in(fs)?;
+            }
+            RootEntry::Dir(path) => {
+                checked(&path)?;
+                add(&mut self.regions, path.clone(), path, fs, Access::Read);
+            }
+            RootEntry::File(path) => {
+                checked(&path)?;
+                let dir = self.root_stand_in(fs)?;
+                let name = path.file_name().unwrap_or_default();
+                match std::fs::hard_link(&path, dir.join(name)) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                    Err(e) => {
+                        return Err(SandboxError::Proc {
+                            grant: fs.to_string(),
+                            reason: format!(
+                                "reading {} would open /, which holds every process's directory under /proc, and the file could not be linked into a private stand-in for / ({e}: it must be on the file system of the temporary directory, and yours to link)",
+                                path.display()
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A path granted for itself (a working directory): reached by host calls alone,
+    /// where its symlinks lead, outside every denied path. A missing one is missing.
+    fn open_itself(
+        &mut self,
+        fs: &FsGrant,
+        places: &Places,
+        checker: &Checker<'_>,
+    ) -> Result<(), SandboxError> {
+        let lexical = places.absolute(&fs.path);
+        let dir = match std::fs::canonicalize(&lexical) {
+            Ok(real) => {
+                checker.check(
+                    fs,
+                    &Resolved {
+                        lexical: lexical.clone(),
+                        existing: real.clone(),
+                        missing: Vec::new(),
+                    },
+                )?;
+                real
+            }
+            Err(_) => lexical.clone(),
+        };
+        self.regions.push(Region {
+            dir,
+            guest: lexical,
+            access: Access::Read,
+            grant: fs.to_string(),
+            only_itself: true,
+        });
+        Ok(())
+    }
+
+    /// The empty private directory standing in for `/`, read-only, made once.
+    fn root_stand_in(&mut self, fs: &FsGrant) -> Result<PathBuf, SandboxError> {
+        if let Some(dir) = &self.root_stand_in {
+            return Ok(dir.clone());
+        }
+        self.stand_in_empty(PathBuf::from("/"), fs)?;
+        let dir = self
+            .stand_ins
+            .last()
+            .map(|d| d.path().to_path_buf())
+            .unwrap_or_default();
+        self.root_stand_in = Some(dir.clone());
+        Ok(dir)
+    }
+
     /// Opens an empty private directory, read-only, where the module sees `guest`.
     fn stand_in_empty(&mut self, guest: PathBuf, fs: &FsGrant) -> Result<(), SandboxError> {
         let dir = private_dir("sandball-empty-", fs)?;
@@ -511,7 +655,10 @@ fn private_dir(prefix: &str, fs: &FsGrant) -> Result<tempfile::TempDir, SandboxE
 }
 
 fn add(regions: &mut Vec<Region>, dir: PathBuf, guest: PathBuf, fs: &FsGrant, access: Access) {
-    match regions.iter_mut().find(|r| r.guest == guest) {
+    match regions
+        .iter_mut()
+        .find(|r| r.guest == guest && !r.only_itself)
+    {
         Some(r) if r.access < access => {
             r.access = access;
             r.grant = fs.to_string();
@@ -522,6 +669,7 @@ fn add(regions: &mut Vec<Region>, dir: PathBuf, guest: PathBuf, fs: &FsGrant, ac
             guest,
             access,
             grant: fs.to_string(),
+            only_itself: false,
         }),
     }
 }
@@ -576,6 +724,7 @@ fn proc_snapshot(
             .map(ToString::to_string)
             .collect::<Vec<_>>()
             .join(", "),
+        only_itself: false,
     };
     Ok((dir, region))
 }
@@ -767,7 +916,7 @@ pub fn wasi_ctx(
     for (name, value) in module_env(places, grant) {
         b.env(name, value);
     }
-    for r in regions {
+    for r in regions.iter().filter(|r| !r.only_itself) {
         let perms = match r.access {
             Access::Read => FsPerms::ReadOnly,
             Access::ReadWrite => FsPerms::ReadWrite,
@@ -921,13 +1070,84 @@ mod tests {
         assert_eq!(got.regions[0].guest, Path::new("/"));
         assert_eq!(got.regions[0].access, Access::Read);
         assert_eq!(std::fs::read_dir(&got.regions[0].dir).unwrap().count(), 0);
-        // What exists under `/`, or writing there, still opens `/` itself: refused.
+        // Writing there, or a symlink there, still opens `/` itself: refused.
         for g in [
-            entry(Path::new("/etc"), Access::Read),
             entry(missing, Access::ReadWrite),
+            entry(Path::new("/etc"), Access::ReadWrite),
+            entry(Path::new("/proc"), Access::Read),
         ] {
             let err = opened(vec![g.clone()], vec![], &[]).unwrap_err();
             assert!(matches!(err, SandboxError::Proc { .. }), "{g}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_path_granted_for_itself_follows_symlinks_and_opens_nothing() {
+        let (_tmp, base) = base();
+        std::fs::create_dir(base.join("real")).unwrap();
+        std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
+        let itself = |p: &Path| fs(p.to_str().unwrap(), Access::Read, FsScope::Itself);
+        let got = opened(
+            vec![itself(&base.join("link")), itself(Path::new("/"))],
+            vec![],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(got.regions.len(), 2);
+        assert!(got.regions.iter().all(|r| r.only_itself));
+        assert_eq!(got.regions[0].dir, base.join("real"));
+        let mut c =
+            crate::host::confine::Confinement::new(got.regions.clone(), Places::at(Path::new("/")));
+        let l = c
+            .locate(base.join("link").to_str().unwrap(), true, Access::Read)
+            .unwrap();
+        assert_eq!(l.resolved, base.join("real"));
+        assert!(
+            c.locate(base.join("link/x").to_str().unwrap(), true, Access::Read)
+                .is_err()
+        );
+        assert!(c.locate("/", true, Access::Read).is_ok());
+        // A denied path stays denied, through the symlink too.
+        let err = opened(
+            vec![itself(&base.join("link"))],
+            vec![tree(&base.join("real"), Access::Read)],
+            &[],
+        )
+        .unwrap_err();
+        assert!(matches!(err, SandboxError::Denied { .. }), "{err}");
+    }
+
+    #[test]
+    fn reading_what_lies_directly_under_the_root_never_opens_the_root() {
+        // A directory there opens itself, read-only.
+        let got = opened(vec![entry(Path::new("/etc"), Access::Read)], vec![], &[]).unwrap();
+        assert_eq!(dirs(&got), vec![(PathBuf::from("/etc"), Access::Read)]);
+        // `/` itself (a working directory) is reached by host calls alone.
+        let got = opened(vec![entry(Path::new("/"), Access::Read)], vec![], &[]).unwrap();
+        assert_eq!(got.regions.len(), 1);
+        assert!(got.regions[0].only_itself);
+        let mut c =
+            crate::host::confine::Confinement::new(got.regions.clone(), Places::at(Path::new("/")));
+        assert!(c.locate("/", true, Access::Read).is_ok());
+        assert!(c.locate("/etc/hostname", true, Access::Read).is_err());
+        // A file there is linked into the stand-in for `/`: the same file.
+        let file = PathBuf::from(format!("/sandball-test-top-{}", std::process::id()));
+        if std::fs::write(&file, b"top").is_ok() {
+            let got = opened(vec![entry(&file, Access::Read)], vec![], &[]);
+            let _ = std::fs::remove_file(&file);
+            match got {
+                Ok(got) => {
+                    assert_eq!(got.regions.len(), 1);
+                    assert_eq!(got.regions[0].guest, Path::new("/"));
+                    let names: Vec<_> = std::fs::read_dir(&got.regions[0].dir)
+                        .unwrap()
+                        .map(|e| e.unwrap().file_name())
+                        .collect();
+                    assert_eq!(names, [file.file_name().unwrap()]);
+                }
+                // The temporary directory lies on another file system.
+                Err(e) => assert!(e.to_string().contains("could not be linked"), "{e}"),
+            }
         }
     }
 

@@ -178,6 +178,21 @@ pub enum FsScope {
     /// read-write tree must exist; a read-only one that is not an existing directory
     /// (missing, or a file) opens nothing: the module finds the path missing.
     Tree,
+    /// The path itself and nothing below it, read-only: its metadata, and a program's
+    /// working directory (`chdir`). Nothing is opened to the module's files, so a
+    /// symlink on the way is followed (nothing can be reached through it).
+    Itself,
+}
+
+impl FsScope {
+    /// How much of the path a grant of this scope reaches, for comparing scopes.
+    fn reach(self) -> u8 {
+        match self {
+            FsScope::Itself => 0,
+            FsScope::Entry => 1,
+            FsScope::Tree => 2,
+        }
+    }
 }
 
 /// Filesystem access to one path: in a request the path may be an argument reference
@@ -217,7 +232,7 @@ impl FsGrant {
     /// path itself for a tree, its parent for an entry.
     pub fn opened_dir(&self) -> String {
         match self.scope {
-            FsScope::Tree => self.path.clone(),
+            FsScope::Tree | FsScope::Itself => self.path.clone(),
             FsScope::Entry => match self.path.rsplit_once('/') {
                 Some(("", _)) => "/".to_string(),
                 Some((dir, _)) => dir.to_string(),
@@ -231,7 +246,7 @@ impl FsGrant {
     /// (or a glob matching it) with a scope at least as wide, or a tree above it.
     pub fn path_covers(&self, inner: &FsGrant) -> bool {
         let same = glob(&self.path, &inner.path);
-        (same && (self.scope == FsScope::Tree || inner.scope == FsScope::Entry))
+        (same && self.scope.reach() >= inner.scope.reach())
             || (self.scope == FsScope::Tree && is_below(&inner.path, &self.path))
     }
 }
@@ -431,7 +446,13 @@ impl TryFrom<FsWritten> for FsGrant {
                 }
             }
         };
-        if create_parents && (scope == FsScope::Tree || ops.access() == Access::Read) {
+        if scope == FsScope::Itself && ops != FsOps::READ {
+            return Err(format!(
+                "fs {}: `scope: itself` is read-only (the path's metadata, a working directory)",
+                w.path
+            ));
+        }
+        if create_parents && (scope != FsScope::Entry || ops.access() == Access::Read) {
             return Err(format!(
                 "fs {}: `create_parents` is for read-write entries (scope: entry) only",
                 w.path
@@ -471,7 +492,7 @@ impl From<FsGrant> for FsWritten {
             access,
             ops,
             // `entry` is the default; said only when it is a tree.
-            scope: (g.scope == FsScope::Tree).then_some(g.scope),
+            scope: (g.scope != FsScope::Entry).then_some(g.scope),
             recursive: None,
             create_parents: match (g.create_parents, g.create_parents_if) {
                 (false, _) => CreateParents::Never,
@@ -1140,6 +1161,12 @@ impl FsGrant {
                 self.ops,
                 shown_path(&self.path)
             ),
+            FsScope::Itself => write!(
+                f,
+                "fs {} on {} itself (its metadata, a working directory; nothing below it)",
+                self.ops,
+                shown_path(&self.path)
+            ),
         }
     }
 }
@@ -1440,6 +1467,32 @@ mod tests {
                 json!({"kind": "fs", "path": "/x", "access": "read-write", "create_parents": bad});
             assert!(serde_json::from_value::<CapabilityRequest>(bad).is_err());
         }
+    }
+
+    #[test]
+    fn a_path_granted_for_itself_is_read_only_and_covered_by_wider_scopes() {
+        let written = json!({"kind": "fs", "path": "$chdir", "access": "read", "scope": "itself"});
+        let r: CapabilityRequest = serde_json::from_value(written.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&r).unwrap(), written);
+        let bad = json!({"kind": "fs", "path": "/x", "access": "read-write", "scope": "itself"});
+        let err = serde_json::from_value::<CapabilityRequest>(bad).unwrap_err();
+        assert!(
+            err.to_string().contains("`scope: itself` is read-only"),
+            "{err}"
+        );
+        let g = |path: &str, scope| FsGrant {
+            path: path.into(),
+            ops: FsOps::READ,
+            scope,
+            create_parents: false,
+            create_parents_if: None,
+            fallback: None,
+        };
+        let itself = g("/srv/app", FsScope::Itself);
+        assert!(g("/srv/app", FsScope::Entry).path_covers(&itself));
+        assert!(g("/srv", FsScope::Tree).path_covers(&itself));
+        assert!(!itself.path_covers(&g("/srv/app", FsScope::Entry)));
+        assert!(!g("/srv", FsScope::Entry).path_covers(&itself));
     }
 
     #[test]

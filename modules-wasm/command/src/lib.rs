@@ -129,15 +129,14 @@ fn run(m: &mut Module, shell: bool) -> Result<Map<String, Value>, Fail> {
         env: Vec::new(),
     });
     let end = since_epoch();
-    r.start = json!(DateTime::from_unix(start).to_string());
-    r.end = json!(DateTime::from_unix(end).to_string());
-    r.delta = json!(delta::format_delta(
-        end.checked_sub(start).unwrap_or(Duration::ZERO)
-    ));
 
     let output = match outcome {
         Ok(output) => output,
         Err(e) => {
+            // As in ansible-core: a program that could not start changed nothing, and
+            // its result has no times.
+            r.changed = false;
+            r.timed = false;
             r.rc = json!(if e.errno != 0 { e.errno } else { 126 });
             if !shell {
                 r.cmd = json!(quote_join(&argv));
@@ -153,6 +152,11 @@ fn run(m: &mut Module, shell: bool) -> Result<Map<String, Value>, Fail> {
             return Err(r.fail(msg));
         }
     };
+    r.start = json!(DateTime::from_unix(start).to_string());
+    r.end = json!(DateTime::from_unix(end).to_string());
+    r.delta = json!(delta::format_delta(
+        end.checked_sub(start).unwrap_or(Duration::ZERO)
+    ));
     r.rc = json!(output.rc);
     r.stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     r.stderr = String::from_utf8_lossy(&output.stderr).into_owned();
@@ -244,6 +248,8 @@ struct Report {
     start: Value,
     end: Value,
     delta: Value,
+    /// Whether the result has `start`, `end` and `delta` (null until the program ran).
+    timed: bool,
     msg: String,
     skipped: bool,
 }
@@ -259,6 +265,7 @@ impl Default for Report {
             start: Value::Null,
             end: Value::Null,
             delta: Value::Null,
+            timed: true,
             msg: String::new(),
             skipped: false,
         }
@@ -274,9 +281,11 @@ impl Report {
         map.insert("stderr".into(), json!(self.stderr));
         map.insert("rc".into(), self.rc);
         map.insert("cmd".into(), self.cmd);
-        map.insert("start".into(), self.start);
-        map.insert("end".into(), self.end);
-        map.insert("delta".into(), self.delta);
+        if self.timed {
+            map.insert("start".into(), self.start);
+            map.insert("end".into(), self.end);
+            map.insert("delta".into(), self.delta);
+        }
         map.insert("msg".into(), json!(self.msg));
         if self.skipped {
             map.insert("skipped".into(), json!(true));

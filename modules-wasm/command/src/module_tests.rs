@@ -156,6 +156,17 @@ fn argument_errors_read_like_ansible() {
             .unwrap()
             .starts_with("Unable to change directory before execution")
     );
+    // A program that cannot start changed nothing and has no times.
+    let (r, failed) = run(json!({"_raw_params": "sandball-no-such-program --flag"}));
+    assert!(failed);
+    assert_eq!(
+        (r["changed"].clone(), r["rc"].clone()),
+        (json!(false), json!(2))
+    );
+    assert!(
+        r.get("start").is_none() && r.get("delta").is_none(),
+        "{r:?}"
+    );
 }
 
 #[test]

@@ -165,7 +165,14 @@ impl Confinement {
             .iter()
             .zip(real_dirs.iter())
             .enumerate()
-            .filter(|(_, (r, real))| r.access >= need && resolved.starts_with(real))
+            .filter(|(_, (r, real))| {
+                r.access >= need
+                    && if r.only_itself {
+                        resolved == **real
+                    } else {
+                        resolved.starts_with(real)
+                    }
+            })
             .max_by_key(|(_, (_, real))| real.components().count())
             .map(|(i, _)| i)
         else {
@@ -226,6 +233,7 @@ mod tests {
                 guest: f.base.join("granted"),
                 access,
                 grant: "test".into(),
+                only_itself: false,
             }],
             Places::at(&f.base),
         )
@@ -338,6 +346,7 @@ mod tests {
                 guest: f.base.join("alias"),
                 access: Access::Read,
                 grant: "test".into(),
+                only_itself: false,
             }],
             Places::at(&f.base),
         );

@@ -333,6 +333,7 @@ mod tests {
                 guest: dir.to_path_buf(),
                 access,
                 grant: "test".into(),
+                only_itself: false,
             }],
             Vec::new(),
             Vec::new(),

@@ -506,6 +506,7 @@ mod tests {
                 guest: PathBuf::from("/tmp"),
                 access: Access::Read,
                 grant: "test".into(),
+                only_itself: false,
             }],
             exec.iter()
                 .map(|s| sandball_wire::capability::ExecGrant {

@@ -14,6 +14,11 @@ pub fn work<'a>(
     ctx: &'a dyn Context,
     mut args: Map<String, Value>,
 ) -> LocalBoxFuture<'a, Map<String, Value>> {
+    // The shell expands the line itself; ansible-core's shell action refuses it.
+    if args.contains_key("expand_argument_vars") {
+        let msg = "Unsupported parameters for (shell) module: expand_argument_vars";
+        return Box::pin(async move { super::failed(msg) });
+    }
     if ctx.runs_legacy(COMPONENT) {
         args.insert("_uses_shell".into(), Value::Bool(true));
         return ctx.execute_module(ModuleRequest {
@@ -93,5 +98,17 @@ mod tests {
         assert!(runs[0].legacy);
         assert_eq!(runs[0].args["_uses_shell"], true);
         assert_eq!(runs[0].args["_raw_params"], "echo $HOME");
+    }
+
+    #[tokio::test]
+    async fn refuses_expand_argument_vars_before_running_anything() {
+        let ctx = FakeContext::default();
+        let args = json!({"_raw_params": "echo $HOME", "expand_argument_vars": false});
+        let r = work(&ctx, args.as_object().unwrap().clone()).await;
+        assert_eq!(
+            r["msg"],
+            "Unsupported parameters for (shell) module: expand_argument_vars"
+        );
+        assert!(ctx.modules.borrow().is_empty());
     }
 }

@@ -125,7 +125,9 @@ fn render(
         .get("output_encoding")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let bytes = crate::template::encoding::encode(&text, encoding)?;
+    // ansible-core's words: the encoder's error, as the task's.
+    let bytes = crate::template::encoding::encode(&text, encoding)
+        .map_err(|e| format!("Task failed: {e}"))?;
     let basename = Path::new(&src)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
