@@ -3,6 +3,10 @@
 
 use std::fmt;
 
+/// The `mandatory` filter's error for an undefined value; the template's error puts the
+/// name of the variable in it, as ansible-core says "Mandatory variable 'x' not defined.".
+pub(crate) const MANDATORY: &str = "Mandatory variable not defined.";
+
 /// Why ansible-core 2.19 refuses to evaluate text a template made or data brought.
 pub(crate) const UNTRUSTED: &str = "Encountered untrusted template or expression.";
 
@@ -121,7 +125,10 @@ impl TemplateError {
                 line,
             },
             _ => TemplateError::Render {
-                detail,
+                detail: match failed_plugin(err, &template) {
+                    Some((kind, name)) => format!("The {kind} plugin '{name}' failed: {detail}"),
+                    None => detail,
+                },
                 template,
                 line,
             },
@@ -130,6 +137,50 @@ impl TemplateError {
 }
 
 /// The message of an engine error in Ansible's words: minijinja quotes undefined names
+/// The filter or test whose failure `err` is (`("filter", "ansible.builtin.combine")`),
+/// as ansible-core names the plugin in its error: the engine points at the name after a
+/// `|` or an `is`, in `template` or in its one `{{ expression }}`.
+fn failed_plugin(err: &minijinja::Error, template: &str) -> Option<(&'static str, String)> {
+    let range = err.range()?;
+    let texts = [Some(template), super::scope::single_expression(template)];
+    texts.into_iter().flatten().find_map(|text| {
+        let named = text.get(range.clone())?;
+        let start = range.start + (named.len() - named.trim_start().len());
+        let name: String = named
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
+            .collect();
+        // A full name's prefix (blanked in what the engine compiled) is left before it.
+        let before = text.get(..start)?;
+        let before = super::percent::BUILTIN_PREFIXES
+            .iter()
+            .find_map(|p| before.strip_suffix(p))
+            .unwrap_or(before)
+            .trim_end();
+        let kind = if before.ends_with('|') {
+            "filter"
+        } else if before.ends_with(" is")
+            || before
+                .strip_suffix(" not")
+                .is_some_and(|b| b.trim_end().ends_with(" is"))
+        {
+            "test"
+        } else {
+            return None;
+        };
+        if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+            return None;
+        }
+        let name = if name.contains('.') {
+            name
+        } else {
+            format!("ansible.builtin.{name}")
+        };
+        Some((kind, name))
+    })
+}
+
 /// with backticks, Ansible with single quotes.
 pub(crate) fn engine_detail(err: &minijinja::Error) -> String {
     let detail = match err.detail() {

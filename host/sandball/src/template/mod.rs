@@ -9,7 +9,7 @@
 mod convert;
 pub(crate) mod crypt;
 pub mod encoding;
-mod error;
+pub(crate) mod error;
 mod file_vars;
 mod filters;
 mod jinja_tests;

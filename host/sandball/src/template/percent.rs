@@ -4,7 +4,10 @@
 //! minijinja's `%` only knows numbers, so a template's `%` operators are rewritten,
 //! before it is compiled, into calls of the [`PERCENT`] global (found through the
 //! engine's own parser: the rewrite follows its precedence); that global formats a
-//! string left operand with [`printf`] and takes the modulo of numbers.
+//! string left operand with [`printf`] and takes the modulo of numbers. The same pass
+//! reads the filters and tests named by their full names (`| ansible.builtin.to_json`,
+//! `is ansible.builtin.failed`) as their short names, blanking the prefix so that the
+//! engine's error positions stay right.
 
 use std::borrow::Cow;
 
@@ -26,10 +29,16 @@ pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("format", format_filter);
 }
 
+/// The prefixes of the full names of ansible-core's own filters and tests.
+pub(crate) const BUILTIN_PREFIXES: &[&str] = &["ansible.builtin.", "ansible.legacy."];
+
+/// What a prefix is blanked with (as long as the longest prefix).
+const BLANK: &str = "                ";
+
 /// A template's source with its `%` operators rewritten (see the module's doc); the
 /// source itself when it has none or does not parse (compiling it reports the error).
 pub(crate) fn rewrite_template<'s>(source: &'s str, syntax: &SyntaxConfig) -> Cow<'s, str> {
-    if !may_have_operator(source) {
+    if !may_have_operator(source) && !has_builtin_prefix(source) {
         return Cow::Borrowed(source);
     }
     match minijinja::machinery::parse(source, "template", syntax.clone()) {
@@ -40,13 +49,18 @@ pub(crate) fn rewrite_template<'s>(source: &'s str, syntax: &SyntaxConfig) -> Co
 
 /// [`rewrite_template`] for a bare expression.
 pub(crate) fn rewrite_expression(expr: &str) -> Cow<'_, str> {
-    if !expr.contains('%') {
+    if !expr.contains('%') && !has_builtin_prefix(expr) {
         return Cow::Borrowed(expr);
     }
     match minijinja::machinery::parse_expr(expr) {
         Ok(ast) => rewrite(expr, serde_json::to_value(&ast).ok()),
         Err(_) => Cow::Borrowed(expr),
     }
+}
+
+/// Whether a template may name a filter or test by its full name.
+fn has_builtin_prefix(source: &str) -> bool {
+    BUILTIN_PREFIXES.iter().any(|p| source.contains(p))
 }
 
 /// Whether a template may hold a `%` operator: a `%` that is no part of a `{%` or `%}`
@@ -60,10 +74,11 @@ fn may_have_operator(source: &str) -> bool {
     })
 }
 
-/// One change to the source at byte offset `at`: `text` inserted there, or (order 1)
-/// replacing the operator there. `order` sorts the changes at one offset.
+/// One change to the source at byte offset `at`: `text` in place of the `remove` bytes
+/// there. `order` sorts the changes at one offset.
 struct Edit {
     at: usize,
+    remove: usize,
     order: u8,
     text: &'static str,
 }
@@ -85,11 +100,7 @@ fn rewrite<'s>(source: &'s str, ast: Option<serde_json::Value>) -> Cow<'s, str> 
     for edit in edits {
         out.push_str(&source[done..edit.at]);
         out.push_str(edit.text);
-        done = edit.at;
-        if edit.order == 1 {
-            // The operator itself, replaced by the argument separator.
-            done += 1;
-        }
+        done = edit.at + edit.remove;
     }
     out.push_str(&source[done..]);
     Cow::Owned(out)
@@ -123,19 +134,25 @@ fn collect(source: &str, node: &serde_json::Value, edits: &mut Vec<Edit>) {
             {
                 edits.push(Edit {
                     at: start,
+                    remove: 0,
                     order: 2,
                     text: "__sandball_percent(",
                 });
                 edits.push(Edit {
                     at: left_end + at,
+                    remove: 1,
                     order: 1,
                     text: ",",
                 });
                 edits.push(Edit {
                     at: end,
+                    remove: 0,
                     order: 0,
                     text: ")",
                 });
+            }
+            if let Some(edit) = builtin_name(source, node) {
+                edits.push(edit);
             }
             for value in map.values() {
                 collect(source, value, edits);
@@ -143,6 +160,28 @@ fn collect(source: &str, node: &serde_json::Value, edits: &mut Vec<Edit>) {
         }
         _ => {}
     }
+}
+
+/// The blanking of the prefix of a filter or test named by its full name, when `node`
+/// is such a filter or test.
+fn builtin_name(source: &str, node: &serde_json::Value) -> Option<Edit> {
+    let kind = node.get("expr")?.as_str()?;
+    if kind != "Filter" && kind != "Test" {
+        return None;
+    }
+    let inner = node.get("inner")?.get(0)?;
+    let name = inner.get("name")?.as_str()?;
+    let prefix = BUILTIN_PREFIXES.iter().find(|p| name.starts_with(**p))?;
+    let (start, end) = span(node)?;
+    // The name follows the value it applies to.
+    let from = inner.get("expr").and_then(span).map_or(start, |(_, e)| e);
+    let at = from + source.get(from..end)?.find(name)?;
+    Some(Edit {
+        at,
+        remove: prefix.len(),
+        order: 1,
+        text: &BLANK[..prefix.len()],
+    })
 }
 
 /// `left % right` as Python computes it: a string formatted with `right`, or the

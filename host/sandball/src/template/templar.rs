@@ -680,6 +680,17 @@ fn engine_error(scope: &Arc<Scope>, err: &minijinja::Error, source: &str) -> Tem
     {
         *detail = format!("'{name}' is undefined");
     }
+    if let TemplateError::Render { detail, .. } = &mut error
+        && detail.ends_with(super::error::MANDATORY)
+        && let Some(name) = scope
+            .undefined_variable_in_template(source)
+            .or_else(|| scope.undefined_variable(single_expression(source).unwrap_or(source)))
+    {
+        *detail = detail.replace(
+            super::error::MANDATORY,
+            &format!("Mandatory variable '{name}' not defined."),
+        );
+    }
     if let TemplateError::Undefined { detail, .. } = &mut error
         && let Some(expr) = detail
             .strip_prefix('\'')

@@ -149,12 +149,11 @@ fn default(
 }
 
 /// `mandatory(msg=None)`: the value, or an error if it is undefined.
-fn mandatory(state: &State, value: &Value, msg: Option<String>) -> Result<Value, Error> {
+fn mandatory(value: &Value, msg: Option<String>) -> Result<Value, Error> {
     if value.is_undefined() {
-        return match msg {
-            Some(msg) => Err(Error::new(ErrorKind::UndefinedError, msg)),
-            None => ensure_defined(state, value).map(|()| Value::UNDEFINED),
-        };
+        // The template's error names the variable (see `MANDATORY`).
+        let message = msg.unwrap_or_else(|| crate::template::error::MANDATORY.to_string());
+        return Err(Error::new(ErrorKind::InvalidOperation, message));
     }
     Ok(value.clone())
 }
@@ -322,7 +321,8 @@ mod tests {
     #[test]
     fn mandatory_filter() {
         assert_eq!(eval("1 | mandatory"), json!(1));
-        assert!(error("nope | mandatory").contains("'nope' is undefined"));
+        let e = error("nope | mandatory");
+        assert!(e.contains("Mandatory variable 'nope' not defined."), "{e}");
         assert!(error("nope | mandatory('set nope please')").contains("set nope please"));
     }
 

@@ -44,10 +44,7 @@ fn flag(state: &State, result: &Value, flag: &str, test: &str) -> Result<bool, E
     if result.kind() != ValueKind::Map {
         return Err(Error::new(
             ErrorKind::InvalidOperation,
-            format!(
-                "the '{test}' test expects a dictionary, got {}",
-                result.kind()
-            ),
+            format!("The '{test}' test expects a dictionary"),
         ));
     }
     Ok(result.get_item(&Value::from(flag))?.is_true())
