@@ -1,6 +1,6 @@
 //! Encoding and digest filters: `b64encode`, `b64decode`, `hash`, `checksum`, `md5`,
-//! `sha1`, `password_hash`. Non-string input is digested as its Python `str()`, as
-//! Ansible does.
+//! `sha1`, `password_hash`, `to_uuid`. Non-string input is digested as its Python
+//! `str()`, as Ansible does.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -26,6 +26,7 @@ pub(super) fn register(env: &mut Environment<'static>) {
         hash(state, value, Some("md5".into()))
     });
     env.add_filter("password_hash", password_hash);
+    env.add_filter("to_uuid", to_uuid);
 }
 
 /// `password_hash(hashtype='sha512', salt=None, rounds=None, salt_size=16)`: a crypt(3)
@@ -111,10 +112,79 @@ fn hash(state: &State, value: &Value, hashtype: Option<String>) -> Result<String
     Ok(digest)
 }
 
+/// Ansible's namespace for `to_uuid`.
+const UUID_NAMESPACE: &str = "361E6D51-FAEC-444A-9079-341386DA8E2E";
+
+/// `to_uuid(namespace=…)`: the name-based (SHA-1, version 5) UUID of the text in the
+/// namespace, as Python's `uuid.uuid5` makes it.
+fn to_uuid(state: &State, value: &Value, kwargs: Kwargs) -> Result<String, Error> {
+    let name = text_arg(state, value)?;
+    let namespace: Option<Value> = kwargs.get("namespace")?;
+    kwargs.assert_all_used()?;
+    let namespace = match namespace {
+        None => UUID_NAMESPACE.to_string(),
+        Some(ns) => ns.as_str().map(str::to_string).ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidOperation,
+                format!(
+                    "Invalid value '{ns}' for 'namespace': '{}' object has no attribute 'replace'",
+                    crate::template::filters::python_type(&ns)
+                ),
+            )
+        })?,
+    };
+    let digits: String = namespace
+        .trim_start_matches("urn:")
+        .trim_start_matches("uuid:")
+        .trim_matches(|c| c == '{' || c == '}')
+        .replace('-', "");
+    let bytes = match hex::decode(&digits) {
+        Ok(bytes) if bytes.len() == 16 => bytes,
+        _ => {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!(
+                    "Invalid value '{namespace}' for 'namespace': badly formed hexadecimal UUID string"
+                ),
+            ));
+        }
+    };
+    let mut hasher = Sha1::new();
+    hasher.update(&bytes);
+    hasher.update(name.as_bytes());
+    let mut uuid = hasher.finalize()[..16].to_vec();
+    uuid[6] = (uuid[6] & 0x0f) | 0x50;
+    uuid[8] = (uuid[8] & 0x3f) | 0x80;
+    let hex = hex::encode(uuid);
+    Ok(format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::template::filters::testing::{error, eval};
     use serde_json::json;
+
+    #[test]
+    fn uuids_as_python_makes_them() {
+        assert_eq!(
+            eval("'example.com' | to_uuid"),
+            json!("ae780c3a-a3ab-53c2-bfb4-098da300b3fe")
+        );
+        assert_eq!(
+            eval("'é x' | to_uuid(namespace='{11111111-2222-3333-4444-555555555555}')"),
+            json!("4fb8a052-f6b7-5404-904d-599fc567f944")
+        );
+        assert!(
+            error("'x' | to_uuid(namespace=22)").contains("Invalid value '22' for 'namespace'")
+        );
+    }
 
     #[test]
     fn base64() {
