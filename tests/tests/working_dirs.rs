@@ -3,6 +3,7 @@
 //! start — compared with ansible-playbook on the recap and the values registered.
 
 use sandball_e2e::Sandbox;
+use std::path::Path;
 
 const PLAY: &str = r#"
 - hosts: all
@@ -54,5 +55,40 @@ fn programs_run_where_ansible_runs_them() {
         let theirs = theirs.run();
         out.assert_same_recap_as(&theirs);
         assert_eq!(got, read(&sb.path().join("theirs")));
+    }
+}
+
+/// Paths through the system's compatibility links (`/var/run` leads to `/run`) are
+/// used as Ansible uses them: created, written, read and removed.
+#[test]
+fn paths_through_var_run_work_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let dir = format!("/var/run/sandball-e2e-{}", std::process::id());
+    let pb = sb.write(
+        "run.yml",
+        &format!(
+            r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - file: {{path: "{dir}/{{{{ tool }}}}", state: directory}}
+    - copy: {{content: "pid\n", dest: "{dir}/{{{{ tool }}}}/app.pid"}}
+    - stat: {{path: "{dir}/{{{{ tool }}}}/app.pid"}}
+      register: pid
+    - assert: {{that: [pid.stat.exists, pid.stat.size == 4]}}
+    - slurp: {{src: "{dir}/{{{{ tool }}}}/app.pid"}}
+      register: read
+    - assert: {{that: ["read.content | b64decode == 'pid\n'"]}}
+    - file: {{path: "{dir}", state: absent}}
+"#
+        ),
+    );
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &["-e", "tool=sandball"]).run();
+    out.assert_no_panic().assert_code(0);
+    assert_eq!(out.host("alpha").changed, 3, "{out}");
+    assert!(!Path::new(&dir).exists());
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &["-e", "tool=ansible"]) {
+        out.assert_same_recap_as(&theirs.run());
     }
 }

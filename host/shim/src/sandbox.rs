@@ -186,6 +186,15 @@ struct Resolved {
 }
 
 impl Resolved {
+    /// The nearest existing ancestor as the grant names it.
+    fn existing_as_named(&self) -> PathBuf {
+        let mut p = self.lexical.clone();
+        for _ in &self.missing {
+            p.pop();
+        }
+        p
+    }
+
     fn real(&self) -> PathBuf {
         let mut p = self.existing.clone();
         p.extend(&self.missing);
@@ -274,7 +283,8 @@ impl<'a> Checker<'a> {
             });
         }
         let kernels = within_sysfs(&resolved.lexical, &real) && fs.access() == Access::Read;
-        if !itself && !kernels && !self.covers(&real, fs.access()) {
+        let system = through_system_links(&resolved.lexical) == real;
+        if !itself && !kernels && !system && !self.covers(&real, fs.access()) {
             return Err(SandboxError::Symlinked {
                 grant,
                 path: resolved.lexical.clone(),
@@ -440,22 +450,15 @@ pub fn regions(
                 path: real,
             });
         }
-        if resolved.missing.is_empty() && within_sysfs(&resolved.lexical, &real) {
-            // The module names it as written; its host calls resolve it anyway.
-            add(
-                &mut out.regions,
-                real,
-                resolved.lexical.clone(),
-                fs,
-                fs.access(),
-            );
-        } else if resolved.missing.is_empty() {
-            add(&mut out.regions, real.clone(), real, fs, fs.access());
+        // The module sees the directory where the grant names it (`/var/run`, a
+        // sysfs link); its host calls resolve the path anyway.
+        if resolved.missing.is_empty() {
+            add(&mut out.regions, real, resolved.lexical, fs, fs.access());
         } else if fs.access() == Access::ReadWrite && fs.create_parents {
             create_missing(fs, &resolved)?;
-            add(&mut out.regions, real.clone(), real, fs, fs.access());
+            add(&mut out.regions, real, resolved.lexical, fs, fs.access());
         } else {
-            missing_parents.push((resolved.existing, fs));
+            missing_parents.push((resolved.existing_as_named(), fs));
         }
     }
     // A directory that is not there: an empty one stands in, read-only, for its
@@ -478,6 +481,40 @@ pub fn regions(
         out.regions.push(region);
     }
     Ok(out)
+}
+
+/// The compatibility links every Linux system has (the merged `/usr`, `/var/run` to
+/// `/run`): made by the system and owned by root, they are followed where a grant's
+/// path passes through them. Other symlinks must lead where the grant names.
+const SYSTEM_LINKS: &[&str] = &[
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/var/run",
+    "/var/lock",
+];
+
+/// `lexical` with the system link it starts with replaced by where that leads; the
+/// path itself when it starts with none (a link not owned by root is none).
+fn through_system_links(lexical: &Path) -> PathBuf {
+    use std::os::unix::fs::MetadataExt;
+    SYSTEM_LINKS
+        .iter()
+        .find_map(|link| {
+            let rest = lexical.strip_prefix(link).ok()?;
+            let meta = std::fs::symlink_metadata(link).ok()?;
+            (meta.file_type().is_symlink() && meta.uid() == 0).then_some(())?;
+            let target = std::fs::canonicalize(link).ok()?;
+            Some(if rest.as_os_str().is_empty() {
+                target
+            } else {
+                target.join(rest)
+            })
+        })
+        .unwrap_or_else(|| lexical.to_path_buf())
 }
 
 /// Whether a directory named `lexical` that resolves to `real` stays in sysfs. sysfs
@@ -1200,7 +1237,24 @@ mod tests {
             &[],
         )
         .unwrap();
-        assert_eq!(dirs(&got), vec![(base.join("secret"), Access::Read)]);
+        // The module sees it where each grant names it.
+        let guests: Vec<_> = got.regions.iter().map(|r| r.guest.clone()).collect();
+        assert_eq!(guests, [base.join("allowed/x"), base.join("secret")]);
+        assert!(got.regions.iter().all(|r| r.dir == base.join("secret")));
+        // The system's compatibility links (`/var/run` to `/run`) are followed.
+        if std::fs::read_link("/var/run").is_ok() {
+            let got = opened(
+                vec![entry(Path::new("/var/run/x"), Access::ReadWrite)],
+                vec![],
+                &[],
+            )
+            .unwrap();
+            assert_eq!(got.regions[0].guest, Path::new("/var/run"));
+            assert_eq!(
+                got.regions[0].dir,
+                std::fs::canonicalize("/var/run").unwrap()
+            );
+        }
     }
 
     #[test]
