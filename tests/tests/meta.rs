@@ -760,3 +760,37 @@ fn the_implicit_flush_says_so_when_debugging_as_in_ansible() {
         assert_eq!(said(&ours), said(&theirs), "{theirs}");
     }
 }
+
+#[test]
+fn clear_host_errors_forgives_failed_and_unreachable_hosts_as_in_ansible() {
+    // The forgiven hosts take part in the next play; those that fail again leave it
+    // but stay among `ansible_play_hosts_all`.
+    let sb = Sandbox::new();
+    sb.write(
+        "inventory.ini",
+        "good ansible_connection=local\nbad ansible_connection=local\ngone ansible_connection=ssh ansible_host=127.0.0.1 ansible_port=1011\n",
+    );
+    let out = compare(
+        &sb,
+        r#"
+- name: fail, then forgive
+  hosts: all
+  gather_facts: false
+  tasks:
+    - {name: ping, ping: {}, failed_when: "inventory_hostname == 'bad'"}
+    - meta: clear_host_errors
+- hosts: all
+  gather_facts: false
+  tasks:
+    - {name: counts, debug: {msg: "{{ ansible_play_hosts | length }} {{ ansible_play_hosts_all | length }}"}}
+    - {name: ping again, ping: {}, failed_when: "inventory_hostname == 'bad'"}
+- hosts: all
+  gather_facts: false
+  tasks:
+    - {name: counts after, debug: {msg: "{{ ansible_play_hosts | sort }} {{ ansible_play_hosts_all | length }}"}}
+"#,
+        4,
+    );
+    out.assert_stdout_has("\"msg\": \"3 3\"");
+    out.assert_stdout_has("\"msg\": \"['good'] 3\"");
+}

@@ -128,7 +128,8 @@ pub(super) struct PlayRun<'a> {
     name: &'a str,
     /// The play's vars with the `vars_prompt` answers.
     vars: &'a serde_json::Map<String, Value>,
-    /// The play's hosts.
+    /// The hosts the play's pattern selects, those earlier plays gave up on too
+    /// (`ansible_play_hosts_all`).
     all: &'a [String],
     /// The hosts of the batch running (all of them without `serial`).
     batch: &'a [String],
@@ -304,21 +305,26 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
     let name = play_name(run, play, &keyword_vars)?;
     run.callback.play_start(&name);
     run.callback.play_location(&play.location);
-    let mut hosts = play_hosts(run, play)?;
-    {
-        // Hosts an earlier play gave up on take no part, as in Ansible.
-        let errors = lock(&run.host_errors);
-        hosts.retain(|h| !errors.failed.contains(h) && !errors.unreachable.contains(h));
-    }
-    if hosts.is_empty() {
-        run.callback.warning("no hosts matched, nothing to do");
-        return Ok(Ended::Normally);
-    }
-    if let Err(what) = order_hosts(run, &mut hosts, play.order.as_ref(), &keyword_vars) {
+    let mut selected = play_hosts(run, play)?;
+    if let Err(what) = order_hosts(run, &mut selected, play.order.as_ref(), &keyword_vars) {
         return Err(ExecError::Refused {
             what,
             location: play.location.clone(),
         });
+    }
+    // Hosts an earlier play gave up on take no part, as in Ansible (they are still
+    // among `ansible_play_hosts_all`).
+    let hosts: Vec<String> = {
+        let errors = lock(&run.host_errors);
+        selected
+            .iter()
+            .filter(|h| !errors.failed.contains(*h) && !errors.unreachable.contains(*h))
+            .cloned()
+            .collect()
+    };
+    if hosts.is_empty() {
+        run.callback.warning("no hosts matched, nothing to do");
+        return Ok(Ended::Normally);
     }
     let vars_files = play_vars_files(run, play, &play_vars, &hosts);
     let free = match strategy(run, play, &keyword_vars) {
@@ -349,7 +355,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
             play,
             name: &name,
             vars: &play_vars,
-            all: &hosts,
+            all: &selected,
             batch,
             vars_files: vars_files.as_ref(),
             free: None,
@@ -514,7 +520,7 @@ struct BatchRun<'a> {
     name: &'a str,
     /// The play's vars with the `vars_prompt` answers.
     vars: &'a serde_json::Map<String, Value>,
-    /// Every host of the play.
+    /// Every host the play's pattern selects (those earlier plays gave up on too).
     all: &'a [String],
     /// The hosts of this batch.
     batch: &'a [String],
@@ -1736,14 +1742,21 @@ async fn run_meta(
             }
         }
         "clear_host_errors" => {
-            // Failures are forgiven: the hosts take part in later plays again and do
-            // not fail the run (they do not come back in this play, as in Ansible).
-            let mut failed = lock(&state.failed);
-            let forgiven: Vec<String> = failed.keys().cloned().collect();
-            failed.clear();
-            lock(&run.host_errors)
-                .failed
-                .retain(|h| !forgiven.contains(h));
+            // Failures and unreachable hosts are forgiven, those of earlier plays too,
+            // for every host the play's pattern selects: they take part in later plays
+            // again and do not fail the run (they do not come back in this play, as in
+            // Ansible).
+            let selected = hosts_pattern(run, cx.play)
+                .ok()
+                .and_then(|p| run.inventory().select(&p).ok())
+                .map(|s| s.hosts)
+                .unwrap_or_else(|| cx.all.to_vec());
+            let mut forgiven: HashSet<String> = selected.into_iter().collect();
+            forgiven.extend(lock(&state.failed).drain().map(|(h, _)| h));
+            forgiven.extend(lock(&state.unreachable).drain());
+            let mut errors = lock(&run.host_errors);
+            errors.failed.retain(|h| !forgiven.contains(h));
+            errors.unreachable.retain(|h| !forgiven.contains(h));
         }
         "clear_facts" => applies.iter().for_each(|h| run.vars.clear_facts(h)),
         "reset_connection" => {
