@@ -794,3 +794,35 @@ fn clear_host_errors_forgives_failed_and_unreachable_hosts_as_in_ansible() {
     out.assert_stdout_has("\"msg\": \"3 3\"");
     out.assert_stdout_has("\"msg\": \"['good'] 3\"");
 }
+
+#[test]
+fn a_loop_is_unreachable_unless_every_unreachable_item_was_ignored_as_in_ansible() {
+    // Each item reads `ignore_unreachable` with its own variables; the loop's result
+    // is unreachable, ignored only when every unreachable item's was.
+    let sb = Sandbox::new();
+    sb.write(
+        "inventory.ini",
+        "good ansible_connection=local\ngone ansible_connection=ssh ansible_host=127.0.0.1 ansible_port=1011\n",
+    );
+    compare(
+        &sb,
+        r#"
+- name: unreachable items
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: all ignored
+      ping:
+      ignore_unreachable: "{{ item }}"
+      loop: [true, true]
+      register: r
+    - {name: seen, debug: {msg: "{{ r is unreachable }}"}}
+    - name: one not ignored
+      ping:
+      ignore_unreachable: "{{ item }}"
+      loop: [true, false]
+    - {name: after, debug: {msg: after}}
+"#,
+        4,
+    );
+}

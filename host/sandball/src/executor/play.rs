@@ -1744,8 +1744,8 @@ async fn run_meta(
         "clear_host_errors" => {
             // Failures and unreachable hosts are forgiven, those of earlier plays too,
             // for every host the play's pattern selects: they take part in later plays
-            // again and do not fail the run (they do not come back in this play, as in
-            // Ansible).
+            // again and do not fail the run. The batch's unreachable hosts come back
+            // in this play, those that failed do not, as in Ansible.
             let selected = hosts_pattern(run, cx.play)
                 .ok()
                 .and_then(|p| run.inventory().select(&p).ok())
@@ -1753,7 +1753,13 @@ async fn run_meta(
                 .unwrap_or_else(|| cx.all.to_vec());
             let mut forgiven: HashSet<String> = selected.into_iter().collect();
             forgiven.extend(lock(&state.failed).drain().map(|(h, _)| h));
-            forgiven.extend(lock(&state.unreachable).drain());
+            let back: Vec<String> = lock(&state.unreachable).drain().collect();
+            forgiven.extend(back.iter().cloned());
+            {
+                let active = lock(&state.active).clone();
+                *lock(&state.active) =
+                    state.in_order(cx.batch, |h| active.contains(h) || back.contains(h));
+            }
             let mut errors = lock(&run.host_errors);
             errors.failed.retain(|h| !forgiven.contains(h));
             errors.unreachable.retain(|h| !forgiven.contains(h));

@@ -256,6 +256,10 @@ fn show_banner(run: &Run, banner: Option<Banner<'_>>) {
     }
 }
 
+/// Where a loop's result says whether its unreachable items were all ignored (dropped
+/// with the other `_ansible_` keys before it is registered or shown).
+const IGNORE_UNREACHABLE: &str = "_ansible_ignore_unreachable";
+
 /// Runs a task on one host and reports it.
 pub async fn run_on_host(
     run: &Run,
@@ -280,7 +284,11 @@ pub async fn run_on_host(
     let ignore = |k| keyword_bool(run, &vars, kw, k, false).unwrap_or_default();
     let ignored = match status {
         Status::Failed => ignore(Keyword::IgnoreErrors),
-        Status::Unreachable => ignore(Keyword::IgnoreUnreachable),
+        // A loop's says whether its unreachable items were all ignored.
+        Status::Unreachable => match result.get(IGNORE_UNREACHABLE) {
+            Some(Value::Bool(ignored)) => *ignored,
+            _ => ignore(Keyword::IgnoreUnreachable),
+        },
         _ => false,
     };
     let changed = result.get("changed").is_some_and(py_truth);
@@ -311,9 +319,10 @@ pub async fn run_on_host(
         });
     } else {
         // The loop's whole result, for the callbacks that keep results; the stdout
-        // ones show it only when it was ignored or skipped (`Report::shown`).
+        // ones show it only when it was ignored, skipped or unreachable
+        // (`Report::shown`).
         let shown = if no_log { censor(&result) } else { result };
-        if ignored || status == Status::Skipped {
+        if ignored || matches!(status, Status::Skipped | Status::Unreachable) {
             show_banner(run, banner);
         }
         run.callback.result(&Report {
@@ -566,6 +575,10 @@ async fn run_loop(
     };
     let mut results = Vec::with_capacity(items.len());
     let (mut changed, mut any_failed, mut all_skipped) = (false, false, !items.is_empty());
+    // Whether an item was unreachable, and whether every unreachable item's
+    // `ignore_unreachable` (read with the item's variables) held: then the loop's is
+    // ignored, as in ansible-core.
+    let mut unreachable: Option<bool> = None;
     // What earlier items left for the later ones, as Ansible updates the loop's
     // variables after each item: facts they returned, the registered result.
     let mut carried: Map<String, Value> = Map::new();
@@ -622,7 +635,14 @@ async fn run_loop(
             }
             None => loops::label(item),
         };
-        let status = Status::of(&r);
+        let mut status = Status::of(&r);
+        if status == Status::Unreachable {
+            let ignored = keyword_bool(run, item_vars, kw, Keyword::IgnoreUnreachable, false)
+                .unwrap_or_default();
+            unreachable = Some(unreachable.unwrap_or(true) && ignored);
+            // An unreachable item is shown failed, the loop unreachable.
+            status = Status::Failed;
+        }
         changed |= status == Status::Changed || r.get("changed").is_some_and(py_truth);
         // The loop's result is failed when an item's is, whatever `failed_when` made of
         // the item's status (it still decides the task's), as in ansible-core.
@@ -674,6 +694,10 @@ async fn run_loop(
     );
     if any_failed {
         m.insert("failed".into(), Value::Bool(true));
+    }
+    if let Some(ignored) = unreachable {
+        m.insert("unreachable".into(), Value::Bool(true));
+        m.insert(IGNORE_UNREACHABLE.into(), Value::Bool(ignored));
     }
     m.insert("skipped".into(), Value::Bool(all_skipped));
     m.insert("results".into(), Value::Array(results));

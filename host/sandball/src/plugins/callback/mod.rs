@@ -371,10 +371,12 @@ pub struct Report<'a> {
 impl Report<'_> {
     /// Whether a stdout callback shows this report: every one but the summary of a loop
     /// whose items were shown one by one, unless that summary says the failure was
-    /// ignored or the task skipped. Callbacks that keep whole results (`json`,
-    /// `junit`) take the summaries too.
+    /// ignored, the task skipped or the host unreachable. Callbacks that keep whole
+    /// results (`json`, `junit`) take the summaries too.
     pub fn shown(&self) -> bool {
-        !self.looped || self.ignored || self.status == Status::Skipped
+        !self.looped
+            || self.ignored
+            || matches!(self.status, Status::Skipped | Status::Unreachable)
     }
 
     /// Whether this is a host's whole result for a task (a loop's summary, not one
