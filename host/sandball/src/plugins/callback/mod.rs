@@ -374,9 +374,7 @@ impl Report<'_> {
     /// ignored, the task skipped or the host unreachable. Callbacks that keep whole
     /// results (`json`, `junit`) take the summaries too.
     pub fn shown(&self) -> bool {
-        !self.looped
-            || self.ignored
-            || matches!(self.status, Status::Skipped | Status::Unreachable)
+        !self.looped || self.ignored || matches!(self.status, Status::Skipped | Status::Unreachable)
     }
 
     /// Whether this is a host's whole result for a task (a loop's summary, not one
