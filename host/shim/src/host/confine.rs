@@ -142,6 +142,18 @@ impl Confinement {
         format!("the grant allows {}", parts.join(" and "))
     }
 
+    /// Whether `path` is a symlink inside the grant that leads to nothing outside it
+    /// (`soft.txt -> /nonexistent`): following it finds nothing, which the module may
+    /// learn as it would on the node (a dangling link), without a denial.
+    pub fn dangles_out_of_grant(&mut self, path: &str) -> bool {
+        let followed = resolve(&self.places.join(path), true);
+        let dangling = matches!(&followed, Ok(p) if matches!(
+            std::fs::symlink_metadata(p),
+            Err(e) if e.kind() == io::ErrorKind::NotFound
+        ));
+        dangling && self.locate(path, false, Access::Read).is_ok()
+    }
+
     /// Locates `path` (from the module) inside the granted directory that holds it
     /// with at least `need` access, the most specific one when several do.
     pub fn locate(

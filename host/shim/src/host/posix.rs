@@ -118,6 +118,9 @@ impl HostState {
 
 impl Host for HostState {
     fn stat(&mut self, path: String, follow: bool) -> Result<Option<FileStat>, HostError> {
+        if follow && self.confinement.dangles_out_of_grant(&path) {
+            return Ok(None);
+        }
         let located = match self.locate_for("stat", &path, follow, Access::Read) {
             Ok(l) => l,
             Err(e) if e.errno == libc::ENOENT => return Ok(None),
@@ -193,11 +196,23 @@ impl Host for HostState {
                 ),
             ));
         };
-        let located = self.locate_for("access", &path, true, Access::Read)?;
-        // The final component was resolved already; never follow it again. Kernels
-        // before 5.8 lack faccessat2 (the flag): there the plain call follows it.
+        // A symlink inside the grant that leads out of it (`root -> /`, as `stat` asks
+        // of a link): the kernel answers for where it leads. Only the answer comes
+        // back, never anything of the file.
+        let leads_out = matches!(
+            self.confinement.locate(&path, true, Access::Read),
+            Err(LocateError::Denied { .. })
+        ) && self.confinement.locate(&path, false, Access::Read).is_ok();
+        let located = self.locate_for("access", &path, !leads_out, Access::Read)?;
+        // Otherwise the final component was resolved already; never follow it again.
+        // Kernels before 5.8 lack faccessat2 (the flag): there the plain call follows it.
+        let flags = if leads_out {
+            AtFlags::empty()
+        } else {
+            AtFlags::SYMLINK_NOFOLLOW
+        };
         let checked = at_parent(&located, |dir, name| {
-            match rustix::fs::accessat(dir, name, wanted, AtFlags::SYMLINK_NOFOLLOW) {
+            match rustix::fs::accessat(dir, name, wanted, flags) {
                 Err(rustix::io::Errno::NOSYS) => {
                     rustix::fs::accessat(dir, name, wanted, AtFlags::empty())
                 }
@@ -450,6 +465,27 @@ mod tests {
     }
 
     #[test]
+    fn a_link_inside_the_grant_to_nothing_outside_it_dangles_without_a_denial() {
+        let f = fixture();
+        let nowhere = format!("/sandball-test-nowhere-{}", std::process::id());
+        std::os::unix::fs::symlink(&nowhere, f.dir.join("dangling")).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", f.dir.join("out")).unwrap();
+        let mut s = state(&f, Access::Read);
+        assert!(s.stat(f.path("dangling"), false).unwrap().is_some());
+        assert!(s.stat(f.path("dangling"), true).unwrap().is_none());
+        let e = s.access(f.path("dangling"), 4).unwrap_err();
+        assert!(!e.denied && e.errno == libc::ENOENT, "{}", e.message);
+        // access(2) through a link out of the grant is answered by the kernel.
+        std::os::unix::fs::symlink("/", f.dir.join("root")).unwrap();
+        assert!(s.access(f.path("root"), 4 | 1).unwrap());
+        assert!(s.take_denials().is_empty());
+        // What exists outside the grant is not stat-ed through it.
+        if Path::new("/etc/hostname").exists() {
+            assert!(s.stat(f.path("out"), true).unwrap_err().denied);
+        }
+    }
+
+    #[test]
     fn access_answers_as_access2_inside_the_grant() {
         let f = fixture();
         // A read-only grant is enough to ask about writing.
@@ -486,9 +522,12 @@ mod tests {
             )
         );
         assert_eq!(s.take_denials()[0].capability, "fs read /etc/hostname");
-        // A link inside the grant to a file outside it is judged where it leads.
+        // A link inside the grant to a file outside it: the kernel answers whether
+        // it may be read there (only that: stat and reads through it stay denied).
         std::os::unix::fs::symlink("/etc/hostname", f.dir.join("out")).unwrap();
-        assert!(s.access(f.path("out"), 4).unwrap_err().denied);
+        assert!(s.access(f.path("out"), 4).is_ok());
+        assert!(s.take_denials().is_empty());
+        assert!(s.stat(f.path("out"), true).unwrap_err().denied);
     }
 
     #[test]
