@@ -127,6 +127,24 @@ pub struct LegacyFinder {
     ansible: OnceLock<Option<(PathBuf, String)>>,
 }
 
+/// Where ansible-core's routing (`config/ansible_builtin_runtime.yml` in its package)
+/// redirects the builtin module or action `short` to another builtin: `yum` to `dnf`.
+fn builtin_redirect(ansible: &Path, short: &str) -> Option<String> {
+    use saphyr::{LoadableYamlNode, Yaml};
+    let text = std::fs::read_to_string(ansible.join("config/ansible_builtin_runtime.yml")).ok()?;
+    let documents = Yaml::load_from_str(&text).ok()?;
+    let routing = documents.first()?.as_mapping_get("plugin_routing")?;
+    ["modules", "action"].iter().find_map(|kind| {
+        let target = routing
+            .as_mapping_get(kind)?
+            .as_mapping_get(short)?
+            .as_mapping_get("redirect")?
+            .as_str()?;
+        let name = target.strip_prefix("ansible.builtin.")?;
+        (name != short).then(|| name.to_string())
+    })
+}
+
 /// File extensions that are never a module (documentation, compiled Python).
 const NOT_MODULES: &[&str] = &["pyc", "pyo", "md", "rst", "yml", "yaml", "txt"];
 
@@ -257,6 +275,15 @@ impl LegacyFinder {
                     })
                     .collect(),
             };
+            // ansible-core's own routing sends some builtin names elsewhere (`yum` runs
+            // `dnf`), for those with no file of their own.
+            let routed = match origin {
+                Origin::AnsibleCore if dirs.iter().all(|d| module_file(d, short).is_none()) => {
+                    self.ansible_core().and_then(|a| builtin_redirect(a, short))
+                }
+                _ => None,
+            };
+            let short = routed.as_deref().unwrap_or(short);
             for dir in dirs {
                 if let Some(path) = module_file(&dir, short) {
                     let bytes = std::fs::read(&path).map_err(|source| FindError::Read {
@@ -444,6 +471,26 @@ mod tests {
         let m = f.find("ansible.builtin.ping").unwrap();
         assert_eq!(m.origin, Origin::AnsibleCore);
         assert_eq!(m.bytes.as_slice(), b"# core ping\n");
+    }
+
+    #[test]
+    fn ansible_cores_routing_sends_a_builtin_name_to_another() {
+        let (d, f) = setup();
+        write(
+            &d.path()
+                .join("site/ansible/config/ansible_builtin_runtime.yml"),
+            "plugin_routing:\n  action:\n    yum:\n      redirect: ansible.builtin.stat\n    gone:\n      redirect: some.coll.gone\n",
+        );
+        for name in ["yum", "ansible.builtin.yum", "ansible.legacy.yum"] {
+            let m = f.find(name).unwrap();
+            assert_eq!(
+                (m.name.as_str(), m.fqn.as_str()),
+                ("stat", "ansible.modules.stat")
+            );
+            assert_eq!(m.bytes.as_slice(), b"# core stat\n");
+        }
+        // Only to another builtin: a collection's is not here.
+        assert!(f.find("gone").is_err());
     }
 
     #[test]
