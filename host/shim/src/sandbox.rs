@@ -434,7 +434,7 @@ pub fn regions(
             continue;
         }
         if let Some(root) = root_entry(fs, places) {
-            out.open_root_entry(root, fs, &checker)?;
+            out.open_root_entry(root, fs, places, &checker)?;
             continue;
         }
         let resolved = resolve_grant(fs, places)?;
@@ -567,6 +567,7 @@ impl Regions {
         &mut self,
         root: RootEntry,
         fs: &FsGrant,
+        places: &Places,
         checker: &Checker<'_>,
     ) -> Result<(), SandboxError> {
         let checked = |path: &Path| {
@@ -580,13 +581,7 @@ impl Regions {
             )
         };
         match root {
-            RootEntry::Root => self.regions.push(Region {
-                dir: PathBuf::from("/"),
-                guest: PathBuf::from("/"),
-                access: Access::Read,
-                grant: fs.to_string(),
-                only_itself: true,
-            }),
+            RootEntry::Root => self.open_itself(fs, places, checker)?,
             RootEntry::Missing => {
                 self.root_stand_in(fs)?;
             }
@@ -616,14 +611,19 @@ impl Regions {
         Ok(())
     }
 
-    /// A path granted for itself (a working directory): reached by host calls alone,
-    /// where its symlinks lead, outside every denied path. A missing one is missing.
+    /// A path granted for itself (a working directory; a read entry of `/`, narrowed
+    /// to this): reached by host calls alone, where its symlinks lead, outside every
+    /// denied path. A missing one is missing.
     fn open_itself(
         &mut self,
         fs: &FsGrant,
         places: &Places,
         checker: &Checker<'_>,
     ) -> Result<(), SandboxError> {
+        let fs = &FsGrant {
+            scope: FsScope::Itself,
+            ..fs.clone()
+        };
         let lexical = places.absolute(&fs.path);
         let dir = match std::fs::canonicalize(&lexical) {
             Ok(real) => {

@@ -142,20 +142,10 @@ impl Confinement {
         format!("the grant allows {}", parts.join(" and "))
     }
 
-    /// Whether `path` is a symlink inside the grant that leads to nothing outside it
-    /// (`soft.txt -> /nonexistent`): following it finds nothing, which the module may
-    /// learn as it would on the node (a dangling link), without a denial.
-    pub fn dangles_out_of_grant(&mut self, path: &str) -> bool {
-        let followed = resolve(&self.places.join(path), true);
-        let dangling = matches!(&followed, Ok(p) if matches!(
-            std::fs::symlink_metadata(p),
-            Err(e) if e.kind() == io::ErrorKind::NotFound
-        ));
-        dangling && self.locate(path, false, Access::Read).is_ok()
-    }
-
     /// Locates `path` (from the module) inside the granted directory that holds it
-    /// with at least `need` access, the most specific one when several do.
+    /// with at least `need` access, the most specific one when several do. A symlink
+    /// inside the grant that leads to nothing outside it (`soft.txt -> /nonexistent`)
+    /// is, when read through, missing as on the node (a dangling link), not a denial.
     pub fn locate(
         &mut self,
         path: &str,
@@ -188,6 +178,16 @@ impl Confinement {
             .max_by_key(|(_, (_, real))| real.components().count())
             .map(|(i, _)| i)
         else {
+            let dangling = follow
+                && need == Access::Read
+                && matches!(
+                    std::fs::symlink_metadata(&resolved),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound
+                )
+                && self.locate(path, false, need).is_ok();
+            if dangling {
+                return Err(LocateError::Io(io::Error::from_raw_os_error(libc::ENOENT)));
+            }
             let allowed = self.describe();
             return Err(LocateError::Denied { resolved, allowed });
         };
