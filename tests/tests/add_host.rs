@@ -1,5 +1,6 @@
-//! `add_host` and `group_by`: hosts and groups made while the playbook runs, seen by the
-//! tasks and plays after them — compared with ansible-playbook.
+//! `add_host` and `group_by`: hosts and groups made while the playbook runs (the implicit
+//! localhost too), seen by the tasks and plays after them — compared with
+//! ansible-playbook.
 
 use sandball_e2e::Sandbox;
 
@@ -62,5 +63,43 @@ fn hosts_and_groups_made_at_run_time_are_used_as_in_ansible() {
             );
         }
         out.assert_same_recap_as(&theirs);
+    }
+}
+
+const IMPLICIT: &str = r#"
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: group
+      group_by: {key: "test_{{ inventory_hostname }}", parents: [outer]}
+    - name: again
+      group_by: {key: "test_{{ inventory_hostname }}"}
+- hosts: outer
+  gather_facts: false
+  tasks:
+    - name: show
+      debug:
+        msg: "{{ inventory_hostname }} {{ group_names }} {{ groups['test_localhost'] }} {{ groups['outer'] }} {{ groups['all'] }}"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: all
+      debug: {msg: "{{ inventory_hostname }}"}
+"#;
+
+#[test]
+fn group_by_puts_the_implicit_localhost_in_groups_but_not_in_all_as_ansible() {
+    let sb = Sandbox::new();
+    let pb = sb.write("implicit.yml", IMPLICIT);
+    let out = sb.sandball(["playbook".as_ref(), pb.as_os_str()]).run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has(
+        "\"msg\": \"localhost ['outer', 'test_localhost'] ['localhost'] ['localhost'] []\"",
+    );
+    if let Some(theirs) = sb.ansible_playbook([pb.as_os_str()]) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        // The play of `all` matches no host: "skipping: no hosts matched".
+        out.assert_same_stdout_as(&theirs);
     }
 }

@@ -157,6 +157,8 @@ pub struct InventoryData {
     groups: IndexMap<String, Group>,
     /// The first localhost-like host defined, which stands in for the implicit localhost.
     localhost: Option<usize>,
+    /// The groups `group_by` put the implicit localhost in (it is no inventory host).
+    implicit_groups: IndexSet<usize>,
     current_source: Option<CurrentSource>,
     warnings: IndexSet<String>,
     group_names: GroupNameRule,
@@ -183,6 +185,7 @@ impl InventoryData {
             hosts: IndexMap::new(),
             groups,
             localhost: None,
+            implicit_groups: IndexSet::new(),
             current_source: None,
             warnings: IndexSet::new(),
             group_names: GroupNameRule::Never,
@@ -194,7 +197,9 @@ impl InventoryData {
     /// Whether `other` has the same hosts and groups, with the same variables and
     /// memberships (warnings and sources aside).
     pub fn same_graph(&self, other: &InventoryData) -> bool {
-        self.hosts == other.hosts && self.groups == other.groups
+        self.hosts == other.hosts
+            && self.groups == other.groups
+            && self.implicit_groups == other.implicit_groups
     }
 
     /// An empty inventory that treats invalid group names by `rule`.
@@ -431,6 +436,28 @@ impl InventoryData {
             }
         }
         seen
+    }
+
+    /// Puts the implicit localhost in `group` (as ansible-core's `group_by` does, without
+    /// making it an inventory host); whether it was not there yet.
+    pub fn add_implicit_to_group(&mut self, group: &str) -> Result<bool, DataError> {
+        let g = self
+            .groups
+            .get_index_of(self.stored_group_name(group).as_ref())
+            .ok_or_else(|| DataError(format!("{group} is not a known group")))?;
+        Ok(self.implicit_groups.insert(g))
+    }
+
+    /// The groups the implicit localhost belongs to: those `group_by` put it in and all
+    /// their ancestors but `all` (whose hosts never include it, as in ansible-core).
+    pub fn implicit_groups(&self) -> IndexSet<usize> {
+        let mut groups = IndexSet::new();
+        for g in &self.implicit_groups {
+            groups.insert(*g);
+            groups.extend(self.ancestors(*g));
+        }
+        groups.shift_remove(&ALL);
+        groups
     }
 
     /// The groups host `h` belongs to: its own and all their ancestors.

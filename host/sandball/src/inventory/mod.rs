@@ -61,6 +61,8 @@ pub struct Inventory {
     group_hosts: Vec<Vec<usize>>,
     /// The implicit localhost's name, fixed by the first pattern that needed it.
     implicit: OnceLock<String>,
+    /// The groups `group_by` put the implicit localhost in, with their ancestors.
+    implicit_groups: indexmap::IndexSet<usize>,
     /// The `groups` magic variable, built once (every task on every host shows it).
     groups: OnceLock<std::sync::Arc<Value>>,
     warnings: Vec<String>,
@@ -167,6 +169,7 @@ impl Inventory {
             .map(|g| data.group_hosts(g))
             .collect();
         Inventory {
+            implicit_groups: data.implicit_groups(),
             data,
             files,
             depths,
@@ -207,7 +210,11 @@ impl Inventory {
                 parents,
             } => {
                 data.add_group(group).map_err(fail)?;
-                data.add_child(group, host).map_err(fail)?;
+                if matches!(self.host_ref(host), Some(HostRef::Implicit(_))) {
+                    data.add_implicit_to_group(group).map_err(fail)?;
+                } else {
+                    data.add_child(group, host).map_err(fail)?;
+                }
                 for p in parents {
                     data.add_group(p).map_err(fail)?;
                     data.add_child(p, group).map_err(fail)?;
@@ -219,14 +226,18 @@ impl Inventory {
             return Ok(None);
         }
         let (files, _) = VarsFiles::load(&self.used, self.options.playbook_dir.as_deref(), &data)?;
-        Ok(Some(Inventory::assembled(
+        let changed = Inventory::assembled(
             data,
             files,
             self.warnings.clone(),
             self.sources.clone(),
             self.options.clone(),
             self.used.clone(),
-        )))
+        );
+        if let Some(name) = self.implicit.get() {
+            changed.implicit.get_or_init(|| name.clone());
+        }
+        Ok(Some(changed))
     }
 
     /// The same sources read again, bypassing cached results (`meta: refresh_inventory`).
@@ -253,6 +264,7 @@ impl Inventory {
             data: &self.data,
             group_hosts: &self.group_hosts,
             implicit: &self.implicit,
+            implicit_groups: &self.implicit_groups,
         }
     }
 
@@ -261,13 +273,17 @@ impl Inventory {
             .iter()
             .map(|h| match h {
                 Matched::Host(i) => self.data.host_at(*i).name().to_string(),
-                Matched::Implicit => self
-                    .implicit
-                    .get()
-                    .cloned()
-                    .unwrap_or_else(|| "localhost".into()),
+                Matched::Implicit => self.implicit_name(),
             })
             .collect()
+    }
+
+    /// The implicit localhost's name: the one it was first matched by.
+    fn implicit_name(&self) -> String {
+        self.implicit
+            .get()
+            .cloned()
+            .unwrap_or_else(|| "localhost".into())
     }
 
     /// The hosts a play's `hosts:` pattern selects (`web:&prod:!web3`, `db[0]`, ...).
@@ -419,11 +435,16 @@ impl Inventory {
         self.data
             .groups()
             .zip(&self.group_hosts)
-            .map(|(g, hosts)| {
-                let names = hosts
+            .enumerate()
+            .map(|(i, (g, hosts))| {
+                let mut names: Vec<Value> = hosts
                     .iter()
-                    .map(|h| Value::String(self.data.host_at(*h).name().to_string()));
-                (g.name().to_string(), Value::Array(names.collect()))
+                    .map(|h| Value::String(self.data.host_at(*h).name().to_string()))
+                    .collect();
+                if self.implicit_groups.contains(&i) {
+                    names.push(Value::String(self.implicit_name()));
+                }
+                (g.name().to_string(), Value::Array(names))
             })
             .collect()
     }

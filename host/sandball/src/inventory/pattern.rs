@@ -56,6 +56,8 @@ pub struct Matcher<'a> {
     pub group_hosts: &'a [Vec<usize>],
     /// The name the implicit localhost took when first matched.
     pub implicit: &'a OnceLock<String>,
+    /// The groups `group_by` put the implicit localhost in, with their ancestors.
+    pub implicit_groups: &'a indexmap::IndexSet<usize>,
 }
 
 impl Matcher<'_> {
@@ -158,10 +160,13 @@ impl Matcher<'_> {
                 .filter(|g| re.is_match(self.data.group_at(*g).name()))
                 .collect(),
         };
-        let mut results: Vec<Matched> = groups
-            .iter()
-            .flat_map(|g| self.group_hosts[*g].iter().map(|h| Matched::Host(*h)))
-            .collect();
+        let mut results: Vec<Matched> = Vec::new();
+        for g in &groups {
+            results.extend(self.group_hosts[*g].iter().map(|h| Matched::Host(*h)));
+            if self.implicit_groups.contains(g) && !results.contains(&Matched::Implicit) {
+                results.push(Matched::Implicit);
+            }
+        }
         let special = pattern.starts_with('~') || pattern.contains(['.', '?', '*', '[']);
         if groups.is_empty() || special {
             match &names {

@@ -204,13 +204,18 @@ pub fn own_group_vars(data: &InventoryData, files: &VarsFiles, g: usize) -> Map<
     vars
 }
 
+/// The groups of `host` with their ancestors (the implicit localhost's are those
+/// `group_by` put it in).
+fn host_groups(data: &InventoryData, host: HostRef) -> indexmap::IndexSet<usize> {
+    match host {
+        HostRef::Inventory(h) => data.host_groups(h),
+        HostRef::Implicit(_) => data.implicit_groups(),
+    }
+}
+
 /// The host's groups other than `all`, in merge order.
 fn sorted_groups(data: &InventoryData, depths: &[usize], host: HostRef) -> Vec<usize> {
-    let HostRef::Inventory(h) = host else {
-        return Vec::new();
-    };
-    let mut groups: Vec<usize> = data
-        .host_groups(h)
+    let mut groups: Vec<usize> = host_groups(data, host)
         .into_iter()
         .filter(|g| *g != ALL)
         .collect();
@@ -240,15 +245,11 @@ pub fn magic_vars(data: &InventoryData, host: HostRef) -> Map<String, Value> {
     } else {
         name.split('.').next().unwrap_or(name)
     };
-    let mut group_names: Vec<&str> = match host {
-        HostRef::Inventory(h) => data
-            .host_groups(h)
-            .into_iter()
-            .filter(|g| *g != ALL)
-            .map(|g| data.group_at(g).name())
-            .collect(),
-        HostRef::Implicit(_) => Vec::new(),
-    };
+    let mut group_names: Vec<&str> = host_groups(data, host)
+        .into_iter()
+        .filter(|g| *g != ALL)
+        .map(|g| data.group_at(g).name())
+        .collect();
     group_names.sort_unstable();
     let mut vars = Map::new();
     vars.insert("inventory_hostname".into(), Value::String(name.to_string()));
