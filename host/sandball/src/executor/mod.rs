@@ -146,7 +146,8 @@ impl Default for RunOptions {
 pub enum ExecError {
     /// A task names an action nothing implements.
     #[error(
-        "couldn't resolve module/action '{action}'. This often indicates a misspelling, missing collection, or incorrect module path. Looked for a sandball component in: {components}; for a legacy module in: {legacy}\n\nThe error appears to be in '{location}'."
+        "couldn't resolve module/action '{action}'. This often indicates a misspelling, missing collection, or incorrect module path. Looked for a sandball component in: {components}; for a legacy module in: {legacy}\n{}",
+        location.origin_block(true).trim_end()
     )]
     UnknownAction {
         /// The action.
@@ -159,7 +160,10 @@ pub enum ExecError {
         location: Location,
     },
     /// A keyword or action sandball does not run yet.
-    #[error("{what} is not supported by sandball yet.\n\nThe error appears to be in '{location}'.")]
+    #[error(
+        "{what} is not supported by sandball yet.\n{}",
+        location.origin_block(true).trim_end()
+    )]
     Unsupported {
         /// What is missing.
         what: String,
@@ -168,7 +172,7 @@ pub enum ExecError {
     },
     /// A keyword (or a value of it) sandball does not honour, refused before anything
     /// runs; `what` names the keyword and says why.
-    #[error("{what}\n\nThe error appears to be in '{location}'.")]
+    #[error("{what}\n{}", location.origin_block(true).trim_end())]
     Refused {
         /// The keyword and why.
         what: String,

@@ -303,9 +303,14 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
     play_vars.extend(super::vars_prompt::values(run, play)?);
     let keyword_vars = run.vars.play_level(&play_vars);
     let name = play_name(run, play, &keyword_vars)?;
+    // The pattern's warnings come before the play's banner, as in ansible-playbook.
+    let mut selected = play_hosts(run, play)?;
     run.callback.play_start(&name);
     run.callback.play_location(&play.location);
-    let mut selected = play_hosts(run, play)?;
+    if selected.is_empty() {
+        run.callback.no_hosts_matched();
+        return Ok(Ended::Normally);
+    }
     if let Err(what) = order_hosts(run, &mut selected, play.order.as_ref(), &keyword_vars) {
         return Err(ExecError::Refused {
             what,
@@ -323,7 +328,6 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
             .collect()
     };
     if hosts.is_empty() {
-        run.callback.warning("no hosts matched, nothing to do");
         return Ok(Ended::Normally);
     }
     let vars_files = play_vars_files(run, play, &play_vars, &hosts);

@@ -22,9 +22,72 @@ impl fmt::Display for Location {
     }
 }
 
+impl Location {
+    /// ansible-core 2.19's `Origin:` block for an error here: the absolute
+    /// `file:line:column` and, when `source` and the file can be read, its lines up to
+    /// this one (the two before it too), numbered (tabs shown as spaces), with a caret
+    /// under the column.
+    pub fn origin_block(&self, source: bool) -> String {
+        let file = std::path::absolute(&self.file).unwrap_or_else(|_| self.file.clone());
+        let mut out = format!("Origin: {}:{}:{}\n", file.display(), self.line, self.column);
+        if let Some(text) = source
+            .then(|| std::fs::read_to_string(&self.file).ok())
+            .flatten()
+            && self.line > 0
+        {
+            let width = self.line.to_string().len();
+            let first = self.line.saturating_sub(2).max(1);
+            out.push('\n');
+            for (n, line) in text
+                .lines()
+                .enumerate()
+                .map(|(i, l)| (i + 1, l))
+                .skip(first - 1)
+                .take(self.line + 1 - first)
+            {
+                // Tabs show as spaces; an empty line is its number alone.
+                let line = line.replace('\t', " ");
+                let gap = if line.is_empty() { "" } else { " " };
+                out.push_str(&format!("{n:>width$}{gap}{line}\n"));
+            }
+            out.push_str(&format!(
+                "{}^ column {}\n",
+                " ".repeat(width + self.column),
+                self.column
+            ));
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn origin_block_quotes_the_lines_up_to_the_position() {
+        let dir = std::env::temp_dir().join(format!("sandball-origin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("t.yml");
+        std::fs::write(&file, "- a: 1\n\n- name: x\n  b: 2\n").unwrap();
+        let at = Location {
+            file: file.clone(),
+            line: 3,
+            column: 3,
+        };
+        assert_eq!(
+            at.origin_block(true),
+            format!(
+                "Origin: {}:3:3\n\n1 - a: 1\n2\n3 - name: x\n    ^ column 3\n",
+                file.display()
+            )
+        );
+        assert_eq!(
+            at.origin_block(false),
+            format!("Origin: {}:3:3\n", file.display())
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn displays_as_file_line_column() {

@@ -280,37 +280,8 @@ fn error_block(origin: &super::Origin<'_>, msg: Option<&str>, source: bool) -> S
         let what = if origin.module { "Module" } else { "Action" };
         format!("[ERROR]: Task failed: {what} failed: {msg}")
     };
-    let at = origin.location;
-    let file = std::path::absolute(&at.file).unwrap_or_else(|_| at.file.clone());
-    out.push_str(&format!(
-        "\nOrigin: {}:{}:{}\n",
-        file.display(),
-        at.line,
-        at.column
-    ));
-    if let Some(source) = source
-        .then(|| std::fs::read_to_string(&at.file).ok())
-        .flatten()
-        && at.line > 0
-    {
-        let width = at.line.to_string().len();
-        let first = at.line.saturating_sub(2).max(1);
-        out.push('\n');
-        for (n, text) in source
-            .lines()
-            .enumerate()
-            .map(|(i, l)| (i + 1, l))
-            .skip(first - 1)
-            .take(at.line + 1 - first)
-        {
-            out.push_str(&format!("{n:>width$} {text}\n"));
-        }
-        out.push_str(&format!(
-            "{}^ column {}\n",
-            " ".repeat(width + at.column),
-            at.column
-        ));
-    }
+    out.push('\n');
+    out.push_str(&origin.location.origin_block(source));
     out
 }
 
@@ -392,6 +363,10 @@ impl Callback for DefaultCallback {
 
     fn no_more_hosts(&self) {
         self.banner("NO MORE HOSTS LEFT");
+    }
+
+    fn no_hosts_matched(&self) {
+        self.emit(&self.paint("skipping: no hosts matched", Role::Skip));
     }
 
     fn task_start(&self, name: &str, handler: bool) {

@@ -186,6 +186,9 @@ impl Callback for Masked {
     fn no_more_hosts(&self) {
         self.0.no_more_hosts();
     }
+    fn no_hosts_matched(&self) {
+        self.0.no_hosts_matched();
+    }
     fn result(&self, r: &Report<'_>) {
         if !crate::vault::any_decrypted() {
             return self.0.result(r);
@@ -257,6 +260,9 @@ impl Callback for Many {
     }
     fn no_more_hosts(&self) {
         self.0.iter().for_each(|c| c.no_more_hosts());
+    }
+    fn no_hosts_matched(&self) {
+        self.0.iter().for_each(|c| c.no_hosts_matched());
     }
     fn result(&self, report: &Report<'_>) {
         self.0.iter().for_each(|c| c.result(report));
@@ -447,6 +453,8 @@ pub trait Callback: Send + Sync {
     }
     /// A play stops for every host (`max_fail_percentage` passed).
     fn no_more_hosts(&self) {}
+    /// The play that just started selects no host at all.
+    fn no_hosts_matched(&self) {}
     /// A task finished on a host, or a loop item did, or a loop did (`looped`: see
     /// [`Report::shown`]).
     fn result(&self, report: &Report<'_>) {
