@@ -2,15 +2,12 @@
 //! under `parents` (default `all`), for the rest of the run, as Ansible's group_by
 //! action does; `changed` when the host was not in that group yet.
 
-use super::{Context, check_args, failed, ok_with};
+use super::{Context, failed, ok_with};
 use crate::inventory::Change;
 use serde_json::{Map, Value, json};
 
 /// Runs `group_by` for the task's host.
 pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
-    if let Err(e) = check_args("group_by", args, &["key", "parents"]) {
-        return e;
-    }
     let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
     let Some(key) = args.get("key").map(text) else {
         return failed("the 'key' param is required when using group_by");

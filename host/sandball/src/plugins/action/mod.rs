@@ -255,13 +255,31 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
             ..Simple::now(add_host::run)
         },
     ),
-    ("group_by", &Simple::now(group_by::run)),
+    (
+        "group_by",
+        &Simple {
+            valid_args: &["key", "parents"],
+            ..Simple::now(group_by::run)
+        },
+    ),
     (
         "validate_argument_spec",
         &Simple::now(validate_argument_spec::run),
     ),
-    ("fail", &Simple::now(fail::run)),
-    ("set_stats", &Simple::now(set_stats::run)),
+    (
+        "fail",
+        &Simple {
+            valid_args: &["msg"],
+            ..Simple::now(fail::run)
+        },
+    ),
+    (
+        "set_stats",
+        &Simple {
+            valid_args: &["aggregate", "data", "per_host"],
+            ..Simple::now(set_stats::run)
+        },
+    ),
     (
         "pause",
         &Simple {
@@ -270,7 +288,13 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
         },
     ),
     ("raw", &Simple::later(Runs::Connection, raw::work)),
-    ("reboot", &Simple::later(Runs::Connection, reboot::work)),
+    (
+        "reboot",
+        &Simple {
+            valid_args: reboot::VALID_ARGS,
+            ..Simple::later(Runs::Connection, reboot::work)
+        },
+    ),
     (
         "async_status",
         &Simple::later(Runs::Connection, async_status::work),
@@ -303,7 +327,10 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
     ),
     (
         "wait_for_connection",
-        &Simple::later(module("ping"), wait_for_connection::work),
+        &Simple {
+            valid_args: &["connect_timeout", "delay", "sleep", "timeout"],
+            ..Simple::later(module("ping"), wait_for_connection::work)
+        },
     ),
     (
         "package",
@@ -353,6 +380,9 @@ pub struct Simple {
     pub bypass_host_loop: bool,
     /// It can run in the background (`async`).
     pub supports_async: bool,
+    /// The only arguments it takes, checked before it runs as ansible-core checks an
+    /// action's `_VALID_ARGS` ("Invalid options for ACTION: …"); empty: not checked here.
+    pub valid_args: &'static [&'static str],
 }
 
 impl Simple {
@@ -365,6 +395,7 @@ impl Simple {
             fact_layer: FactLayer::Facts,
             bypass_host_loop: false,
             supports_async: false,
+            valid_args: &[],
         }
     }
 
@@ -377,6 +408,7 @@ impl Simple {
             fact_layer: FactLayer::Facts,
             bypass_host_loop: false,
             supports_async: false,
+            valid_args: &[],
         }
     }
 }
@@ -405,9 +437,12 @@ impl ActionPlugin for Simple {
     fn run<'a>(
         &'a self,
         ctx: &'a dyn Context,
-        _action: &'a str,
+        action: &'a str,
         args: Map<String, Value>,
     ) -> LocalBoxFuture<'a, Map<String, Value>> {
+        if let Err(r) = valid_args(action, &args, self.valid_args) {
+            return Box::pin(std::future::ready(r));
+        }
         match self.work {
             Work::Now(work) => Box::pin(std::future::ready(work(ctx, &args))),
             Work::Later(work) => work(ctx, args),
@@ -456,11 +491,7 @@ pub fn check_args(
     args: &Map<String, Value>,
     allowed: &[&str],
 ) -> Result<(), Map<String, Value>> {
-    let unknown: Vec<&str> = args
-        .keys()
-        .map(String::as_str)
-        .filter(|k| !allowed.contains(k))
-        .collect();
+    let unknown = unknown_keys(args, allowed);
     if unknown.is_empty() {
         return Ok(());
     }
@@ -473,10 +504,38 @@ pub fn check_args(
     )))
 }
 
+/// The argument names of `args` not among `allowed`, in the order given.
+fn unknown_keys<'a>(args: &'a Map<String, Value>, allowed: &[&str]) -> Vec<&'a str> {
+    args.keys()
+        .map(String::as_str)
+        .filter(|k| !allowed.contains(k))
+        .collect()
+}
+
 /// A whole number from a keyword's templated value (`5`, `"5"`).
 pub fn integer(v: &Value) -> Option<i64> {
     v.as_i64()
         .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+}
+
+/// Checks an action's arguments against the only ones it takes (none listed: any), as
+/// ansible-core's action base class checks `_VALID_ARGS`; `action` as the task wrote it.
+fn valid_args(
+    action: &str,
+    args: &Map<String, Value>,
+    valid: &[&str],
+) -> Result<(), Map<String, Value>> {
+    if valid.is_empty() {
+        return Ok(());
+    }
+    let bad = unknown_keys(args, valid);
+    if bad.is_empty() {
+        return Ok(());
+    }
+    Err(failed(format!(
+        "Invalid options for {action}: {}",
+        bad.join(",")
+    )))
 }
 
 /// An environment variable read as Ansible reads a boolean setting; `default` when it
@@ -697,6 +756,31 @@ mod tests {
                 legacy: false
             }
         );
+    }
+
+    #[tokio::test]
+    async fn actions_with_fixed_arguments_refuse_others_by_the_name_written() {
+        let ctx = testing::FakeContext::default();
+        let args = json!({"key": "g", "bogus": 1, "other": 2});
+        let plugin = find("ansible.builtin.group_by");
+        let r = plugin
+            .run(
+                &ctx,
+                "ansible.builtin.group_by",
+                args.as_object().unwrap().clone(),
+            )
+            .await;
+        assert_eq!(r["failed"], true);
+        assert_eq!(
+            r["msg"],
+            "Invalid options for ansible.builtin.group_by: bogus,other"
+        );
+        assert!(ctx.changes.borrow().is_empty());
+        let args = json!({"msg": "m"});
+        let r = find("fail")
+            .run(&ctx, "fail", args.as_object().unwrap().clone())
+            .await;
+        assert_eq!(r["msg"], "m");
     }
 
     #[test]

@@ -6,11 +6,24 @@
 //! within `connect_timeout`, when given), and sleeps `post_reboot_delay`. It refuses to run on the local connection (that would reboot
 //! the controller) and changes nothing in check mode.
 
-use super::{Context, check_args, failed, integer, ok_with};
+use super::{Context, failed, integer, ok_with};
 use crate::plugins::shell::quote;
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value, json};
 use std::time::{Duration, Instant};
+
+/// The arguments `reboot` takes.
+pub const VALID_ARGS: &[&str] = &[
+    "boot_time_command",
+    "connect_timeout",
+    "msg",
+    "post_reboot_delay",
+    "pre_reboot_delay",
+    "reboot_command",
+    "reboot_timeout",
+    "search_paths",
+    "test_command",
+];
 
 /// The `reboot` action (its line in [`super::PLUGINS`] says where it works).
 pub fn work<'a>(
@@ -44,22 +57,6 @@ struct Settings {
 
 impl Settings {
     fn of(args: &Map<String, Value>) -> Result<Settings, String> {
-        check_args(
-            "reboot",
-            args,
-            &[
-                "pre_reboot_delay",
-                "post_reboot_delay",
-                "reboot_timeout",
-                "connect_timeout",
-                "test_command",
-                "msg",
-                "search_paths",
-                "boot_time_command",
-                "reboot_command",
-            ],
-        )
-        .map_err(|r| r["msg"].as_str().unwrap_or_default().to_string())?;
         let seconds = |key: &str, default: u64| -> Result<u64, String> {
             match args.get(key) {
                 None | Some(Value::Null) => Ok(default),

@@ -3,14 +3,11 @@
 //! `ANSIBLE_SHOW_CUSTOM_STATS` (ansible.cfg `show_custom_stats`) asks for it, as
 //! ansible-playbook shows it.
 
-use super::{Context, check_args, failed, ok_with, truthy};
+use super::{Context, failed, ok_with, truthy};
 use serde_json::{Map, Value, json};
 
 /// Runs `set_stats`; the executor records `ansible_stats`.
 pub fn run(_ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
-    if let Err(e) = check_args("set_stats", args, &["data", "per_host", "aggregate"]) {
-        return e;
-    }
     let Some(Value::Object(data)) = args.get("data") else {
         return failed("The 'data' option needs to be a dictionary/hash");
     };

@@ -2,7 +2,7 @@
 //! its connection and shim session), after `delay`, trying every `sleep` seconds until
 //! `timeout`, as Ansible's wait_for_connection action does; skipped in check mode.
 
-use super::{Context, ModuleRequest, check_args, failed, ok_with};
+use super::{Context, ModuleRequest, failed, ok_with};
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value, json};
 use std::time::{Duration, Instant};
@@ -16,13 +16,6 @@ pub fn work<'a>(
 }
 
 async fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
-    if let Err(e) = check_args(
-        "wait_for_connection",
-        args,
-        &["connect_timeout", "delay", "sleep", "timeout"],
-    ) {
-        return e;
-    }
     let seconds = |key: &str, default: u64| -> Result<u64, String> {
         match args.get(key) {
             None | Some(Value::Null) => Ok(default),
