@@ -38,11 +38,13 @@
 //! - [`program`]: running a node's program as Ansible's `run_command` does;
 //! - [`fnmatch`]: shell globs matched as Python's `fnmatch.fnmatch`;
 //! - [`shlex`]: command lines split as Python's `shlex.split`;
-//! - [`civil`]: UTC calendar times as Python prints them.
+//! - [`civil`]: UTC calendar times as Python prints them;
+//! - [`configparser`]: INI values interpolated as Python's `configparser` does.
 
 pub mod accounts;
 pub mod args;
 pub mod civil;
+pub mod configparser;
 mod diff;
 mod fail;
 pub mod files;

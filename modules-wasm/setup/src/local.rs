@@ -36,13 +36,62 @@ fn ini(text: &str) -> Result<Map<String, Value>, String> {
     Ok(out)
 }
 
+/// A value's `%` interpolation as ConfigParser's `get` does it: `%%` is `%`, `%(name)s`
+/// the (interpolated) value of option `name` of the same section; anything else is an
+/// error, worded as Python words it.
+fn interpolate(section: &Map<String, Value>, name: &str, depth: usize) -> Result<String, String> {
+    let raw = section
+        .get(name)
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if depth > 10 {
+        return Err(format!(
+            "Recursion limit exceeded in value substitution: option '{name}' contains an interpolation key which cannot be substituted in 10 steps. Raw value: '{raw}'"
+        ));
+    }
+    sandball_guest_sdk::configparser::interpolate(
+        raw,
+        |key| {
+            if !section.contains_key(key) {
+                return Err(format!(
+                    "Bad value substitution: option '{name}' contains an interpolation key '{key}' which is not a valid option name. Raw value: '{raw}'"
+                ));
+            }
+            interpolate(section, key, depth + 1)
+        },
+        |rest| format!("'%' must be followed by '%' or '(', found: '{rest}'"),
+    )
+}
+
 /// The value of one fact file's text.
 fn parse(text: &str, file: &str, m: &mut Module) -> Value {
     if let Ok(v) = serde_json::from_str::<Value>(text) {
         return v;
     }
     match ini(text) {
-        Ok(sections) => Value::Object(sections),
+        Ok(sections) => {
+            let mut fact = Map::new();
+            for (name, raw) in &sections {
+                let raw = raw.as_object().cloned().unwrap_or_default();
+                let mut values = Map::new();
+                for key in raw.keys() {
+                    match interpolate(&raw, key, 1) {
+                        Ok(v) => {
+                            values.insert(key.clone(), json!(v));
+                        }
+                        Err(e) => {
+                            let msg = format!(
+                                "error loading facts as ini - please check content: {file} ({e})"
+                            );
+                            m.warn(msg.clone());
+                            return json!(msg);
+                        }
+                    }
+                }
+                fact.insert(name.clone(), Value::Object(values));
+            }
+            Value::Object(fact)
+        }
         Err(_) => {
             let msg = format!("error loading facts as JSON or ini - please check content: {file}");
             m.warn(msg.clone());
@@ -68,7 +117,15 @@ pub fn collect(fact_path: &str, facts: &mut Map<String, Value>, m: &mut Module) 
         let base = name.replace(".fact", "");
         let executable = match host::stat(&file, true) {
             Ok(Some(st)) => st.mode & 0o100 != 0,
-            Ok(None) => false,
+            Ok(None) => {
+                // Listed but not there when followed: a dangling link.
+                let msg = format!(
+                    "Could not stat fact ({file}): [Errno 2] No such file or directory: '{file}'"
+                );
+                m.warn(msg.clone());
+                local.insert(base, json!(msg));
+                continue;
+            }
             Err(e) => {
                 let msg = format!("Could not stat fact ({file}): {e}");
                 m.warn(msg.clone());
@@ -131,5 +188,18 @@ mod tests {
             json!({"General": {"name": "x", "other": "y"}, "empty": {}})
         );
         assert!(ini("key=value\n").is_err());
+    }
+
+    #[test]
+    fn values_are_interpolated_as_configparser_does() {
+        let section = ini("[s]\na = 50%%\nb = %(A)s off\nc = 5 % x\nd = %(none)s\n").unwrap();
+        let s = section["s"].as_object().unwrap();
+        assert_eq!(interpolate(s, "a", 1).unwrap(), "50%");
+        assert_eq!(interpolate(s, "b", 1).unwrap(), "50% off");
+        assert_eq!(
+            interpolate(s, "c", 1).unwrap_err(),
+            "'%' must be followed by '%' or '(', found: '% x'"
+        );
+        assert!(interpolate(s, "d", 1).unwrap_err().contains("key 'none'"));
     }
 }

@@ -70,12 +70,21 @@ fn collect(name: &str, facts: &mut Map<String, Value>, m: &mut Module) {
     }
 }
 
-/// Whether `name` matches one of the `filter` globs (no globs: everything matches).
+/// Whether `name` matches one of the `filter` globs (no globs: everything matches). A
+/// glob not starting with `ansible_`, `facter` or `ohai` also matches with `ansible_`
+/// put before it, as ansible-core's filter does (`date_time` keeps `ansible_date_time`).
 fn kept(name: &str, filters: &[String]) -> bool {
+    use sandball_guest_sdk::fnmatch::fnmatch;
     filters.is_empty()
-        || filters
-            .iter()
-            .any(|f| f.is_empty() || f == "*" || sandball_guest_sdk::fnmatch::fnmatch(f, name))
+        || filters.iter().any(|f| {
+            f.is_empty()
+                || f == "*"
+                || fnmatch(f, name)
+                || (!["ansible_", "facter", "ohai"]
+                    .iter()
+                    .any(|p| f.starts_with(p))
+                    && fnmatch(&format!("ansible_{f}"), name))
+        })
 }
 
 /// The module body.
@@ -164,6 +173,15 @@ mod tests {
         let facts = out.result["ansible_facts"].as_object().unwrap();
         assert!(facts.contains_key("ansible_memtotal_mb"), "{facts:?}");
         assert!(facts.keys().all(|k| k.ends_with("_mb")), "{facts:?}");
+    }
+
+    #[test]
+    fn filter_without_the_prefix_matches_prefixed_names() {
+        let out = gather(json!({"filter": ["date_time", "user_i?"]}));
+        let facts = out.result["ansible_facts"].as_object().unwrap();
+        let mut keys: Vec<&str> = facts.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["ansible_date_time", "ansible_user_id"]);
     }
 
     #[test]

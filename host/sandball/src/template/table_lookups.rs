@@ -336,37 +336,16 @@ impl Ini {
             .unwrap_or_default()
             .into_iter()
             .collect();
-        let mut out = String::new();
-        let mut rest = value;
-        while let Some(i) = rest.find('%') {
-            out.push_str(&rest[..i]);
-            rest = &rest[i..];
-            if let Some(after) = rest.strip_prefix("%%") {
-                out.push('%');
-                rest = after;
-            } else if let Some((name, after)) =
-                rest.strip_prefix("%(").and_then(|r| r.split_once(")s"))
-            {
-                let found = items
-                    .get(&name.to_lowercase())
-                    .or_else(|| items.get(name))
-                    .ok_or_else(|| {
-                        format!("Bad value substitution: option '{name}' in section '{section}'")
-                    })?;
-                out.push_str(&self.interpolate(
-                    section,
-                    found.as_deref().unwrap_or(""),
-                    depth + 1,
-                )?);
-                rest = after;
-            } else {
-                return Err(format!(
-                    "'%' must be followed by '%' or '(', found: {rest:?}"
-                ));
-            }
-        }
-        out.push_str(rest);
-        Ok(out)
+        sandball_guest_sdk::configparser::interpolate(
+            value,
+            |name| {
+                let found = items.get(name).ok_or_else(|| {
+                    format!("Bad value substitution: option '{name}' in section '{section}'")
+                })?;
+                self.interpolate(section, found.as_deref().unwrap_or(""), depth + 1)
+            },
+            |rest| format!("'%' must be followed by '%' or '(', found: {rest:?}"),
+        )
     }
 }
 
