@@ -7,6 +7,7 @@ use minijinja::{Error, ErrorKind, State, Value};
 /// The JSON form of a native template result. Undefined values anywhere in it, and
 /// values that are not data (functions, macros), are errors.
 pub(crate) fn to_json(value: &Value) -> Result<serde_json::Value, Error> {
+    super::vaulted::ensure_decryptable(value)?;
     Ok(match value.kind() {
         ValueKind::Undefined => {
             return Err(Error::new(

@@ -23,6 +23,7 @@ mod table_lookups;
 mod templar;
 pub(crate) mod trust;
 mod vars;
+mod vaulted;
 mod view;
 
 pub use error::TemplateError;

@@ -60,6 +60,7 @@ pub(crate) fn text_arg(state: &State, value: &Value) -> Result<String, Error> {
 
 /// Appends Python's `repr()` of a value.
 pub(crate) fn py_repr(value: &Value, out: &mut String) -> Result<(), Error> {
+    super::vaulted::ensure_decryptable(value)?;
     match value.kind() {
         ValueKind::Undefined => {
             return Err(Error::new(

@@ -12,6 +12,7 @@ use crate::template::convert::to_json;
 use crate::template::error::TemplateError;
 use crate::template::scope::{Call, Scope, is_template, single_expression};
 use crate::template::vars::Vars;
+use crate::template::vaulted::{use_error, vault_mark};
 use crate::template::view::unsafe_mark;
 use crate::template::{filters, jinja_tests, methods, python};
 
@@ -59,6 +60,7 @@ impl Templar {
         jinja_tests::register(&mut env);
         crate::template::lookups::register(&mut env);
         crate::template::percent::register(&mut env);
+        crate::template::vaulted::register(&mut env);
         let chained = chained(&env);
         Templar {
             env: Arc::new(env),
@@ -398,7 +400,7 @@ impl Default for FileOptions {
 /// Whether any string (value or key) in `value` holds Jinja syntax, or an `!unsafe` mark
 /// is to be unwrapped.
 fn needs_templating(value: &serde_json::Value) -> bool {
-    if unsafe_mark(value).is_some() {
+    if unsafe_mark(value).is_some() || vault_mark(value).is_some() {
         return true;
     }
     match value {
@@ -418,6 +420,9 @@ fn template_value(
     // `!unsafe` text is given as it is, never templated.
     if let Some(inner) = unsafe_mark(value) {
         return Ok(inner.clone());
+    }
+    if let Some(text) = vault_mark(value) {
+        return Err(TemplateError::from_engine(&use_error(text), ""));
     }
     Ok(match value {
         serde_json::Value::String(s) if is_template(s) => {

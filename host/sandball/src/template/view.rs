@@ -82,6 +82,9 @@ pub(crate) fn value_at(
         let inner = path.child(Step::Key(UNSAFE_KEY.to_string()));
         return value_at(scope, root, inner, false);
     }
+    if let Some(text) = super::vaulted::vault_mark(node) {
+        return Some(super::vaulted::undecryptable(text));
+    }
     Some(match node {
         serde_json::Value::Null => Value::from(()),
         serde_json::Value::Bool(b) => Value::from(*b),

@@ -281,7 +281,13 @@ fn unpad(mut plain: Vec<u8>) -> Result<Vec<u8>, VaultError> {
 /// `default`).
 pub fn encrypt(plain: &[u8], secret: &Secret) -> String {
     let salt: [u8; 32] = rand::random();
-    let (key, mac_key, iv) = derive(&secret.password, &salt);
+    encrypt_salted(plain, secret, &salt)
+}
+
+/// [`encrypt`] with the given salt (the `vault` filter's `salt`): the same text, the same
+/// password and salt give the same vault text.
+pub fn encrypt_salted(plain: &[u8], secret: &Secret, salt: &[u8]) -> String {
+    let (key, mac_key, iv) = derive(&secret.password, salt);
     let pad = 16 - plain.len() % 16;
     let mut data = plain.to_vec();
     data.extend(std::iter::repeat_n(pad as u8, pad));

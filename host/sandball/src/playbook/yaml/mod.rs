@@ -7,5 +7,5 @@ mod reindent;
 mod resolver;
 
 pub(crate) use loader::{Document, load};
-pub use node::UNSAFE_KEY;
 pub(crate) use node::{Node, Yaml};
+pub use node::{UNSAFE_KEY, VAULT_KEY};

@@ -9,6 +9,11 @@ use crate::playbook::source::Mark;
 /// Ansible's own JSON encoding of a value that must never be templated.
 pub const UNSAFE_KEY: &str = "__ansible_unsafe";
 
+/// The key under which a `!vault` value the run's passwords do not open travels in JSON:
+/// `{"__ansible_vault": "$ANSIBLE_VAULT;…"}`, Ansible's own JSON encoding of a vaulted
+/// value. Using it fails; only the `unvault` filter and `vault_encrypted` test take it.
+pub const VAULT_KEY: &str = "__ansible_vault";
+
 /// One YAML node and where it starts.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Node {

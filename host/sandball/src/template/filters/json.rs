@@ -94,6 +94,7 @@ fn write_value(
     depth: usize,
     out: &mut String,
 ) -> Result<(), Error> {
+    crate::template::vaulted::ensure_decryptable(value)?;
     match value.kind() {
         ValueKind::Undefined => {
             return Err(Error::new(
