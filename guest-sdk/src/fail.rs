@@ -21,6 +21,19 @@ impl Fail {
         }
     }
 
+    /// A refusal of an option or a value this module does not carry out, made before
+    /// anything was changed: the controller may hand the task to ansible-core's module
+    /// of the same name (see [`sandball_wire::NOT_CARRIED_OUT`]).
+    pub fn not_carried_out(msg: impl Into<String>) -> Self {
+        Fail::new(msg).as_not_carried_out()
+    }
+
+    /// This failure, marked as a refusal made before anything was changed (see
+    /// [`Fail::not_carried_out`]).
+    pub fn as_not_carried_out(self) -> Self {
+        self.with(sandball_wire::NOT_CARRIED_OUT, true)
+    }
+
     /// Adds a field to the failed result (e.g. `rc`, `stdout`, `path`).
     pub fn with(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         self.fields.insert(key.into(), value.into());

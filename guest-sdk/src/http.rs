@@ -484,7 +484,7 @@ pub fn fetch(
 /// `use_gssapi`, `ciphers`.
 pub fn refuse_unsupported(m: &Module) -> Result<(), Fail> {
     let refused = |what: &str, why: &str| {
-        Err(Fail::new(format!(
+        Err(Fail::not_carried_out(format!(
             "{what} is not supported by sandball's {} module: {why}",
             m.module_name()
         )))

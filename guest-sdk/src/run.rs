@@ -100,7 +100,12 @@ where
     let (mut module, error) = Module::new(&manifest, args, &env);
     if let Some(error) = error {
         let msg = error.module_message(module.module_name());
-        return Outcome::finish(module, Err(Fail::new(msg)));
+        let fail = if error.kind == crate::args::ArgErrorKind::Unsupported {
+            Fail::not_carried_out(msg)
+        } else {
+            Fail::new(msg)
+        };
+        return Outcome::finish(module, Err(fail));
     }
     if module.check_mode() && !manifest.supports_check_mode {
         // ansible-core's modules refuse check mode themselves, in their words; `uri` is

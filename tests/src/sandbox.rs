@@ -83,6 +83,15 @@ impl Sandbox {
         self.write("inventory.ini", &text)
     }
 
+    /// Writes a capability policy that refuses legacy modules and returns its path (for
+    /// `--policy`): the built-in components alone, with no hand-over of what they do
+    /// not carry out to ansible-core's modules.
+    pub fn policy_denying_legacy(&self) -> String {
+        self.write("deny-legacy.toml", "[policy]\nlegacy = \"deny\"\n")
+            .display()
+            .to_string()
+    }
+
     /// `sandball playbook -i inventory.ini PLAYBOOK -e work=WORK EXTRA…`: a playbook of
     /// the sandbox against its [`inventory`](Self::inventory), with `work` the directory
     /// the playbook writes in.

@@ -1,6 +1,8 @@
-//! ansible-core's routing of builtin names: `yum` runs `dnf` (there is no `yum` module
-//! in ansible-core 2.19), so playbooks written for `yum` are accepted and run it —
-//! compared with ansible-playbook on the recap.
+//! Which module a task runs: ansible-core's routing of builtin names (`yum` runs `dnf`:
+//! there is no `yum` module in ansible-core 2.19, so playbooks written for `yum` are
+//! accepted and run it), and the hand-over from a built-in component to ansible-core's
+//! module when the component refuses an option it does not carry out (as policy allows
+//! legacy modules) — compared with ansible-playbook.
 
 use sandball_e2e::Sandbox;
 use sandball_e2e::binaries::ansible_python;
@@ -38,4 +40,67 @@ fn yum_runs_dnf_as_in_ansible() {
     if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
         out.assert_same_recap_as(&theirs.run());
     }
+}
+
+const HANDOVER: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: a parameter sandball's file does not know
+      file: {path: "{{ work }}/x", stae: touch}
+      register: typo
+      ignore_errors: true
+    - name: an option sandball's uri does not carry out
+      uri: {url: "http://localhost/", unix_socket: "{{ work }}/none.sock"}
+      register: sock
+      ignore_errors: true
+    - name: a macOS option ansible-core's user ignores on Linux
+      user: {name: root, hidden: true}
+      check_mode: true
+      register: hidden
+    - name: what they said
+      debug: {msg: "{{ typo.msg }}|{{ sock.msg }}|{{ hidden.changed }}"}
+"#;
+
+#[test]
+fn options_a_component_does_not_carry_out_run_ansible_cores_module() {
+    let sb = Sandbox::new();
+    sb.inventory_with_python(&["alpha"]);
+    let pb = sb.write("play.yml", HANDOVER);
+    let work = sb.dir("work");
+    let out = sb
+        .play(&pb, &work, &["-v"])
+        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
+        .run();
+    out.assert_no_panic().assert_code(0);
+    for module in ["file", "uri", "user"] {
+        assert!(
+            out.stdout.contains(&format!(
+                "sandball's {module} component does not carry this task out"
+            )),
+            "{module}: {out}"
+        );
+    }
+    // ansible-core's uri reports the missing socket; sandball's refuses the option.
+    out.assert_stdout_has("Invalid Socket File");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &["-v"]) {
+        let theirs = theirs.run();
+        out.assert_same_recap_as(&theirs)
+            .assert_same_results_as(&theirs, &["what they said"]);
+    }
+
+    // A policy that refuses legacy modules keeps the component's refusal, saying what
+    // would carry the task out and how to allow it.
+    let policy = sb.policy_denying_legacy();
+    let denied = sb
+        .play(&pb, &work, &["--policy", &policy])
+        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
+        .run();
+    denied.assert_no_panic().assert_code(2);
+    denied.assert_stdout_has(
+        "unix_socket is not supported by sandball's uri module: the sandbox grants TCP \
+         connections only. ansible-core's module would carry it out, but module uri is a \
+         legacy (non-component) module",
+    );
+    assert_eq!(denied.host("alpha").failed, 1, "{denied}");
 }

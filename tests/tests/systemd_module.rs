@@ -7,6 +7,7 @@
 //! left alone. Then what sandball refuses (`scope: user`).
 
 use sandball_e2e::Sandbox;
+use sandball_e2e::binaries::ansible_python;
 use sandball_e2e::compare::{ansible_bin, both_run, result};
 use std::path::Path;
 
@@ -163,7 +164,12 @@ fn scope_user_is_refused_by_name() {
         "- hosts: all\n  gather_facts: false\n  tasks:\n    - name: user\n      systemd_service: {name: x, state: started, scope: user}\n      ignore_errors: true\n",
     );
     let work = sb.dir("work");
-    let out = sb.play(&pb, &work, &["-v"]).run();
+    // Refused by sandball's component when policy keeps ansible-core's module out.
+    let policy = sb.policy_denying_legacy();
+    let out = sb
+        .play(&pb, &work, &["-v", "--policy", &policy])
+        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
+        .run();
     out.assert_no_panic();
     assert!(
         result(&out, "user", &work)["msg"]

@@ -24,5 +24,11 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Version of the frame protocol. Bumped whenever a request or response changes shape.
 pub const PROTOCOL: u32 = 5;
 
+/// The field a built-in component's failed result carries when it refused, before
+/// changing anything, an option or a value it does not carry out (including a
+/// parameter its argument spec does not know): the controller may then run
+/// ansible-core's module of that name instead, as policy allows legacy modules.
+pub const NOT_CARRIED_OUT: &str = "_sandball_not_carried_out";
+
 /// Name of the custom section that holds a module's manifest (JSON).
 pub const MANIFEST_SECTION: &str = "sandball:manifest";

@@ -180,7 +180,7 @@ fn refuse_what_is_not_done(m: &Module) -> Result<(), Fail> {
         ),
     ];
     match refused.iter().find(|(_, given, _)| *given) {
-        Some((what, _, why)) => Err(Fail::new(format!(
+        Some((what, _, why)) => Err(Fail::not_carried_out(format!(
             "The apt module does not support {what} in sandball: {why}."
         ))),
         None => Ok(()),

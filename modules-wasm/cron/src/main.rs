@@ -333,7 +333,7 @@ fn cron(m: &mut Module) -> Result<Map<String, Value>, Fail> {
     let fields = ["minute", "hour", "day", "month", "weekday"]
         .map(|f| m.get_str(f).unwrap_or("*").to_string());
     if m.get_bool("backup") {
-        return Err(Fail::new(
+        return Err(Fail::not_carried_out(
             "backup is not supported by sandball's cron yet: Ansible keeps the old crontab in a \
              temporary file, which this module has no grant to write",
         ));

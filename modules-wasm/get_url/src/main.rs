@@ -248,7 +248,8 @@ fn get_url(m: &mut Module) -> Result<Map<String, Value>, Fail> {
                     "checksum URLs other than http and https are not supported by sandball's get_url module: {value}"
                 ),
                 &result,
-            ));
+            )
+            .as_not_carried_out());
         }
         let value: String = value
             .chars()

@@ -106,7 +106,7 @@ fn refuse_what_cannot_be_granted(m: &Module) -> Result<(), Fail> {
         ),
     ];
     match refused.iter().find(|(_, given, _)| *given) {
-        Some((name, _, why)) => Err(Fail::new(format!(
+        Some((name, _, why)) => Err(Fail::not_carried_out(format!(
             "The git module does not support the option '{name}' in sandball: {why}."
         ))),
         None => Ok(()),

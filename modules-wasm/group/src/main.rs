@@ -65,7 +65,7 @@ fn group(m: &mut Module) -> Result<Map<String, Value>, Fail> {
                 )));
             }
         }
-        return Err(Fail::new(
+        return Err(Fail::not_carried_out(
             "local: true is not supported by sandball's group module (it needs libuser's lgroupadd, lgroupmod and lgroupdel); manage the group without local",
         ));
     }

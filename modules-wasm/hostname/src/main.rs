@@ -52,7 +52,7 @@ impl Strategy {
                 path: "/etc/HOSTNAME",
                 alpine: false,
             }),
-            Some(other) => Err(Fail::new(format!(
+            Some(other) => Err(Fail::not_carried_out(format!(
                 "use: {other} is not supported by sandball's hostname module (it supports systemd, debian, alpine and sles)"
             ))),
             None if systemd_runs()? => Ok(Strategy::Systemd),
@@ -60,7 +60,7 @@ impl Strategy {
                 "debian" | "ubuntu" | "linuxmint" | "devuan" | "kali" | "raspbian" => Ok(debian),
                 "alpine" => Strategy::choose(Some("alpine")),
                 "sles" | "sled" | "opensuse-leap" => Strategy::choose(Some("sles")),
-                other => Err(Fail::new(format!(
+                other => Err(Fail::not_carried_out(format!(
                     "sandball's hostname module cannot tell the strategy for this node (distribution {other:?}, not run by systemd): set use"
                 ))),
             },

@@ -45,7 +45,7 @@ pub fn systemd_service(m: &mut Module) -> Result<Map<String, Value>, Fail> {
     }
     let scope = m.get_str("scope").unwrap_or("system").to_string();
     if scope == "user" {
-        return Err(Fail::new(
+        return Err(Fail::not_carried_out(
             "The systemd_service module does not support scope=user in sandball yet: systemctl --user needs XDG_RUNTIME_DIR, which no grant can pass to a program.",
         ));
     }

@@ -28,7 +28,7 @@ fn main() {
 fn refuse_unsupported(m: &Module) -> Result<(), Fail> {
     http::refuse_unsupported(m)?;
     if m.get_str("body_format") == Some("form-multipart") {
-        return Err(Fail::new(
+        return Err(Fail::not_carried_out(
             "body_format form-multipart is not supported by sandball's uri module: use raw, json or form-urlencoded",
         ));
     }

@@ -471,7 +471,7 @@ fn user(m: &mut Module) -> Result<Map<String, Value>, Fail> {
             Some(_) => true,
         };
         if set {
-            return Err(Fail::new(format!("{option}: {why}")));
+            return Err(Fail::not_carried_out(format!("{option}: {why}")));
         }
     }
     let t = Task::read(m);

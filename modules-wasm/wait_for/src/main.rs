@@ -104,10 +104,11 @@ fn wait_for(m: &mut Module) -> Result<Map<String, Value>, Fail> {
         }
     }
     if state == "drained" {
-        return Err(early(
+        return Err(Fail::not_carried_out(
             "state=drained is not supported by sandball's wait_for: it needs a live view of \
              the node's TCP connection table (/proc/net/tcp), which the sandbox does not give",
-        ));
+        )
+        .with("elapsed", 0));
     }
     let task = Task {
         host: m.get_str("host").unwrap_or("127.0.0.1").to_string(),
@@ -330,7 +331,7 @@ fn addresses_of(host: &str) -> Result<Vec<IpAddr>, Fail> {
     if host.eq_ignore_ascii_case("localhost") {
         return Ok(vec![IpAddr::V4(Ipv4Addr::LOCALHOST)]);
     }
-    Err(Fail::new(format!(
+    Err(Fail::not_carried_out(format!(
         "host {host:?}: sandball's wait_for connects to IP addresses and localhost only \
          (it does not look up host names); give the address"
     ))

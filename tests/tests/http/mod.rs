@@ -149,13 +149,17 @@ pub fn sandbox_with_server() -> (Sandbox, Server, PathBuf) {
     (sb, server, bin)
 }
 
-/// Runs `play` (its ports filled in) under sandball alone; returns the output and
-/// the work directory.
+/// Runs `play` (its ports filled in) under sandball alone, its components only;
+/// returns the output and the work directory.
 pub fn sandball_only(sb: &Sandbox, server: &Server, play: &str) -> (Output, PathBuf) {
     sb.inventory(&["localhost"]);
     let pb = sb.write("sandball-only.yml", &server.fill(play));
     let work = sb.dir("work");
-    let out = sb.play(&pb, &work, &["-v"]).run();
+    // No ansible-core to hand over to: what the components refuse stays refused.
+    let out = sb
+        .play(&pb, &work, &["-v"])
+        .env("SANDBALL_ANSIBLE_CORE", sb.dir("no-ansible-core"))
+        .run();
     out.assert_no_panic();
     (out, work)
 }

@@ -84,9 +84,19 @@ impl Context for TaskContext<'_> {
     ) -> LocalBoxFuture<'a, Map<String, Value>> {
         Box::pin(async move {
             if runs_legacy(self.run, request.name, request.legacy, self.vars) {
-                legacy_module(self, request).await
-            } else {
-                module(self, request).await
+                return legacy_module(self, request).await;
+            }
+            // A background job's refusal reaches `async_status`, not this task.
+            let handover = self.background.is_none().then(|| ModuleRequest {
+                name: request.name,
+                args: request.args.clone(),
+                legacy: true,
+                transfers: request.transfers.clone(),
+            });
+            let result = module(self, request).await;
+            match handover {
+                Some(request) => hand_over(self, result, request).await,
+                None => result,
             }
         })
     }
@@ -803,6 +813,49 @@ fn unsandboxed(run: &Run, name: &str, host: &str) -> Result<(), Map<String, Valu
         }
         policy::LegacyDecision::Deny(msg) => Err(failed(msg)),
     }
+}
+
+/// A built-in component's result, or, when the component refused before changing
+/// anything an option or a value it does not carry out
+/// ([`sandball_wire::NOT_CARRIED_OUT`]), the result of ansible-core's module of that
+/// name run instead, as policy allows legacy modules on the host. Without that module
+/// (no ansible-core on the controller), or when policy refuses it, the refusal stands,
+/// saying why.
+async fn hand_over(
+    cx: &TaskContext<'_>,
+    mut result: Map<String, Value>,
+    request: ModuleRequest<'_>,
+) -> Map<String, Value> {
+    if result.remove(sandball_wire::NOT_CARRIED_OUT) != Some(Value::Bool(true)) {
+        return result;
+    }
+    let (run, host) = (cx.run, cx.host);
+    let Ok(module) = run.legacy.get(request.name) else {
+        return result;
+    };
+    let refusal = result
+        .get("msg")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .trim_end_matches('.')
+        .to_string();
+    if let policy::LegacyDecision::Deny(why) =
+        policy::legacy_decision(&run.policy, &module.name, host)
+    {
+        let msg = format!("{refusal}. ansible-core's module would carry it out, but {why}");
+        result.insert("msg".into(), Value::String(msg));
+        return result;
+    }
+    run.callback.verbose(
+        1,
+        Some(host),
+        &format!(
+            "sandball's {} component does not carry this task out ({refusal}): running {} instead",
+            crate::assemble::component::short_name(request.name),
+            module.path.display()
+        ),
+    );
+    legacy_module(cx, request).await
 }
 
 /// The variable that asks for legacy modules instead of built-in components: a list of
