@@ -10,6 +10,9 @@ pub(crate) const MANDATORY: &str = "Mandatory variable not defined.";
 /// Why ansible-core 2.19 refuses to evaluate text a template made or data brought.
 pub(crate) const UNTRUSTED: &str = "Encountered untrusted template or expression.";
 
+/// ansible-core 2.19's refusal of a conditional that is empty text or null.
+pub(crate) const EMPTY_CONDITIONAL: &str = "Empty conditional expressions are not allowed.";
+
 /// Longest excerpt of a template quoted in an error message.
 const EXCERPT_CHARS: usize = 200;
 
@@ -84,7 +87,9 @@ impl TemplateError {
     pub fn conditional_failure(&self) -> String {
         match self {
             // Refused before anything is evaluated.
-            TemplateError::Conditional { detail, .. } if detail == UNTRUSTED => {
+            TemplateError::Conditional { detail, .. }
+                if detail == UNTRUSTED || detail == EMPTY_CONDITIONAL =>
+            {
                 format!("Task failed: {detail}")
             }
             _ => format!(
@@ -99,6 +104,14 @@ impl TemplateError {
         TemplateError::Conditional {
             condition: condition.to_string(),
             detail: UNTRUSTED.into(),
+        }
+    }
+
+    /// The error for a conditional that is empty text, or null inside a list.
+    pub(crate) fn empty_conditional(condition: &serde_json::Value) -> TemplateError {
+        TemplateError::Conditional {
+            condition: condition.to_string(),
+            detail: EMPTY_CONDITIONAL.into(),
         }
     }
 

@@ -151,7 +151,8 @@ impl Templar {
     /// Evaluates a conditional as Ansible evaluates `when`: a YAML bool is itself, a
     /// string is an expression (one wrapped in `{{ }}` is accepted, without templating it
     /// twice), a list holds when all its conditionals do, an empty conditional holds. The
-    /// result's truthiness is Jinja's; an undefined result is an error.
+    /// result's truthiness is Jinja's; an undefined result is an error, and so is an
+    /// empty one (blank text, or null in a list), as ansible-core 2.19 refuses it.
     pub fn conditional(
         &self,
         cond: &serde_json::Value,
@@ -161,12 +162,18 @@ impl Templar {
             serde_json::Value::Null => Ok(true),
             serde_json::Value::Bool(b) => Ok(*b),
             serde_json::Value::Number(n) => boolean_result(&n.to_string(), cond),
+            serde_json::Value::String(text) if text.trim().is_empty() => {
+                Err(TemplateError::empty_conditional(cond))
+            }
             serde_json::Value::String(text) => self.guarded(
                 || guards_undefined(text),
                 |env| conditional_str(&Call::new(env.clone(), vars), text),
             ),
             serde_json::Value::Array(items) => {
                 for item in items {
+                    if item.is_null() {
+                        return Err(TemplateError::empty_conditional(item));
+                    }
                     if !self.conditional(item, vars)? {
                         return Ok(false);
                     }
@@ -248,14 +255,21 @@ impl Templar {
     /// The conditionals an `assert`'s `that` holds: a list's items; the items of the
     /// trusted list variable a template names (`that: "{{ checks }}"`, as ansible-core
     /// templates the argument first; items marked `!unsafe` stay marked, so they are
-    /// refused, never evaluated); else the value alone.
+    /// refused, never evaluated); else the value alone. A null `that` (or item) is refused
+    /// as empty.
     pub fn conditions(
         &self,
         that: &serde_json::Value,
         vars: &Vars,
     ) -> Result<Vec<serde_json::Value>, TemplateError> {
         Ok(match that {
-            serde_json::Value::Array(items) => items.clone(),
+            serde_json::Value::Null => return Err(TemplateError::empty_conditional(that)),
+            serde_json::Value::Array(items) => {
+                if let Some(null) = items.iter().find(|item| item.is_null()) {
+                    return Err(TemplateError::empty_conditional(null));
+                }
+                items.clone()
+            }
             serde_json::Value::String(text) => {
                 match single_expression(text).and_then(|inner| vars.get(inner.trim())) {
                     Some(super::Var::Trusted(serde_json::Value::Array(items))) => items.clone(),
