@@ -1,5 +1,6 @@
-//! Everyday filters compared with ansible-playbook: the same expressions, the same
-//! values shown (chained undefined values under `default` among them).
+//! Everyday filters and tests compared with ansible-playbook: the same expressions, the
+//! same values shown (chained undefined values under `default` among them; the path
+//! filters on the controller's files).
 
 use sandball_e2e::Sandbox;
 
@@ -26,6 +27,21 @@ const EXPRESSIONS: &[&str] = &[
     "'2 MB' | human_to_bytes",
     "'C:/x/y.txt' | win_basename",
     "'C:/x/y.txt' | win_dirname",
+    "[1,2,3] | combinations(2) | list",
+    "'abc' | permutations | list",
+    "[1,2,3] | permutations(2) | map('join', '-') | list",
+    "[{'n':'a','g':[1,2]}, {'n':'b','g':[]}] | subelements('g')",
+    "{'x': {'d': {'g': [3]}}} | subelements('d.g')",
+    "'/a//b/../c/.' | normpath",
+    "'/a/b/c' | relpath('/a/d')",
+    "['/a/b/c', '/a/b/d', '/a/bc'] | commonpath",
+    "'$HOME/x ${SANDBALL_NOT_SET}' | expandvars",
+    "(playbook_dir ~ '/*.yml') | fileglob | map('basename') | list",
+    "(playbook_dir ~ '/work/../play.yml') | realpath == (playbook_dir | realpath) ~ '/play.yml'",
+    "'http://x.org/p' is url",
+    "'mailto:x@y.z' is url",
+    "'urn:isbn:1' is urn",
+    "'mailto:x@y.z' is uri(['mailto'])",
     // An attribute of an undefined value is undefined where the template guards.
     "nope.attr | default('x')",
     "({'k':'v'}).missing.deeper | d('y')",

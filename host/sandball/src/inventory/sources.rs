@@ -209,7 +209,7 @@ pub fn absolute_path(path: &str) -> String {
 }
 
 /// `$NAME` and `${NAME}` replaced by environment variables; unknown ones are left as written.
-fn expand_vars(path: &str) -> String {
+pub(crate) fn expand_vars(path: &str) -> String {
     let mut out = String::new();
     let mut rest = path;
     while let Some(i) = rest.find('$') {

@@ -7,6 +7,7 @@ mod math;
 mod misc;
 mod path;
 mod regex;
+mod sequences;
 pub(crate) mod strings;
 mod types;
 pub(crate) use regex::re_error;
@@ -26,6 +27,7 @@ pub(crate) fn register(env: &mut Environment<'static>) {
     misc::register(env);
     path::register(env);
     regex::register(env);
+    sequences::register(env);
     strings::register(env);
     types::register(env);
     yaml::register(env);

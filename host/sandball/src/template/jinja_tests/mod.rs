@@ -6,6 +6,7 @@ mod paths;
 mod regex;
 mod results;
 mod truth;
+mod uri;
 mod version;
 
 use minijinja::Environment;
@@ -17,5 +18,6 @@ pub(crate) fn register(env: &mut Environment<'static>) {
     regex::register(env);
     results::register(env);
     truth::register(env);
+    uri::register(env);
     version::register(env);
 }
