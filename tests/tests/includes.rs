@@ -515,3 +515,40 @@ fn role_file_options_are_templated_omitted_or_refused_as_in_ansible() {
         }
     }
 }
+
+#[test]
+fn the_removed_include_action_ends_the_run_before_it_starts_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    sb.write("t.yml", "- debug: {msg: included}\n");
+    let work = sb.dir("work");
+    for (name, task) in [
+        ("short", "include: t.yml"),
+        ("fqcn", "ansible.builtin.include: t.yml"),
+        ("mapping", "include: {file: t.yml}"),
+    ] {
+        let pb = sb.write(
+            &format!("{name}.yml"),
+            &format!(
+                "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: {{msg: first}}\n    - {task}\n"
+            ),
+        );
+        let ours = sb.play(&pb, &work, &[]).run();
+        ours.assert_no_panic().assert_code(1);
+        ours.assert_stderr_has(
+            "The 'ansible.builtin.include' action plugin has been removed. Use include_tasks or import_tasks instead.",
+        );
+        ours.assert_stderr_has(&format!("{name}.yml:5:7"));
+        assert!(!ours.stdout.contains("TASK ["), "{ours}");
+        if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+            let theirs = theirs.run();
+            assert_eq!(ours.code, theirs.code, "{ours}\n{theirs}");
+            assert!(
+                theirs
+                    .stderr
+                    .contains("'ansible.builtin.include' action plugin has been removed"),
+                "{theirs}"
+            );
+        }
+    }
+}

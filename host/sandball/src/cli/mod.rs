@@ -437,6 +437,14 @@ impl CliError {
         }
     }
 
+    /// A playbook that cannot run, with ansible-playbook's exit code for it.
+    pub fn playbook(e: crate::playbook::PlaybookError) -> Self {
+        CliError {
+            code: e.exit_code(),
+            message: e.to_string(),
+        }
+    }
+
     /// An option error (exit 5).
     pub fn options(e: impl std::fmt::Display) -> Self {
         CliError {

@@ -70,7 +70,7 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
                 path.display()
             )));
         }
-        books.push(crate::playbook::load_with_vars(path, &extra_vars).map_err(CliError::parse)?);
+        books.push(crate::playbook::load_with_vars(path, &extra_vars).map_err(CliError::playbook)?);
     }
     let (callback, warnings) =
         crate::plugins::callback::for_run(&args.output, args.common.verbose, args.common.diff)

@@ -409,7 +409,7 @@ fn check_task(run: &Run, t: &Task, inherited: &Chain<'_>) -> Result<(), ExecErro
             .any(|k| t.args.get(*k).is_some_and(|v| !v.is_null()))
     };
     let unnamed = match short {
-        "include_tasks" | "include" if !named(&["file", "_raw_params"]) => {
+        "include_tasks" if !named(&["file", "_raw_params"]) => {
             Some(format!("No file specified for {}", t.action))
         }
         "include_role" if !named(&["name", "role"]) => {
@@ -423,7 +423,7 @@ fn check_task(run: &Run, t: &Task, inherited: &Chain<'_>) -> Result<(), ExecErro
             location: t.location.clone(),
         });
     }
-    if matches!(short, "include_tasks" | "include" | "include_role") {
+    if matches!(short, "include_tasks" | "include_role") {
         // What they include is read when they run (`executor/include.rs`).
         return Ok(());
     }

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 /// What an include task includes.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Kind {
-    /// `include_tasks`, `include`.
+    /// `include_tasks`.
     Tasks,
     /// `include_role`.
     Role,
@@ -28,7 +28,7 @@ pub(super) enum Kind {
 /// Whether a task is a dynamic include, and of what.
 pub(super) fn kind(t: &Task) -> Option<Kind> {
     match builtin(&t.action) {
-        "include_tasks" | "include" => Some(Kind::Tasks),
+        "include_tasks" => Some(Kind::Tasks),
         "include_role" => Some(Kind::Role),
         _ => None,
     }
@@ -362,7 +362,8 @@ impl From<crate::playbook::PlaybookError> for Unread {
             crate::playbook::PlaybookError::Read { .. } => {
                 Unread::Failed(first_line(&e.to_string()))
             }
-            crate::playbook::PlaybookError::Invalid { .. } => {
+            crate::playbook::PlaybookError::Invalid { .. }
+            | crate::playbook::PlaybookError::Removed(_) => {
                 let text = e.to_string();
                 Unread::Invalid(text.trim_start_matches("ERROR! ").to_string())
             }

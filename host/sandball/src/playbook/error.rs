@@ -37,6 +37,10 @@ pub enum PlaybookError {
         /// of the text.
         excerpt: String,
     },
+    /// The playbook uses what ansible-core has removed (the `include` action): an
+    /// error of the run (exit 1), not of its parse, as in ansible-core.
+    #[error("{0}")]
+    Removed(Box<PlaybookError>),
 }
 
 impl PlaybookError {
@@ -55,6 +59,16 @@ impl PlaybookError {
         match self {
             Self::Read { .. } => None,
             Self::Invalid { location, .. } => Some(location),
+            Self::Removed(e) => e.location(),
+        }
+    }
+
+    /// The exit code ansible-playbook ends with for it: 4 for a playbook it cannot
+    /// parse, 1 for one that uses what was removed.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Self::Removed(_) => 1,
+            _ => 4,
         }
     }
 }

@@ -124,6 +124,13 @@ pub(crate) fn parse_action(task: &Fields<'_>) -> Result<Action, PlaybookError> {
     else {
         return Err(task.error("no module/action detected in task"));
     };
+    if short_name(&name) == "include" {
+        return Err(PlaybookError::Removed(Box::new(task.error(
+            "The 'ansible.builtin.include' action plugin has been removed. Use include_tasks \
+             or import_tasks instead. This feature was removed from ansible-core in a release \
+             after 2023-05-16.",
+        ))));
+    }
     if !is_free_form(&name)
         && let Some(key) = own.keys().find(|key| key.starts_with("_ansible_"))
     {

@@ -104,7 +104,7 @@ mod tests {
     fn excerpt_of(error: PlaybookError) -> String {
         match error {
             PlaybookError::Invalid { excerpt, .. } => excerpt,
-            PlaybookError::Read { .. } => panic!("not an Invalid error"),
+            other => panic!("not an Invalid error: {other}"),
         }
     }
 

@@ -293,22 +293,98 @@ fn urlsplit(state: &State, value: &Value, part: Option<String>) -> Result<Value,
     }
 }
 
-/// `comment(style='plain')`: the text as a comment block (`#`, or `c`, `cblock`,
-/// `erlang`, `xml`).
-fn comment(state: &State, value: &Value, style: Option<String>) -> Result<Value, Error> {
-    let text = text_arg(state, value)?;
-    let (begin, prefix, end) = match style.as_deref().unwrap_or("plain") {
-        "plain" => ("#", "# ", "#"),
-        "erlang" => ("%", "% ", "%"),
-        "c" => ("//", "// ", "//"),
+/// `comment(style='plain', **options)`: the text as a comment block. The style gives
+/// the defaults (`plain` `# `, `erlang` `% `, `c` `// `, `cblock` and `xml` with a
+/// beginning and an end line) that the options `beginning`, `prefix`,
+/// `prefix_count`, `decoration`, `postfix`, `postfix_count`, `end` and `newline`
+/// override; `prefix` and `postfix` default to the decoration without its trailing
+/// blanks. Other options are ignored, as in ansible-core.
+fn comment(
+    state: &State,
+    value: &Value,
+    style: Option<String>,
+    kwargs: Kwargs,
+) -> Result<Value, Error> {
+    let Some(text) = value.as_str() else {
+        return Err(invalid(format!(
+            "'{}' object has no attribute 'replace'",
+            crate::template::filters::python_type(value)
+        )));
+    };
+    let style = match style {
+        Some(s) => s,
+        None => kwargs
+            .get::<Option<String>>("style")?
+            .unwrap_or_else(|| "plain".into()),
+    };
+    let (beginning, decoration, end) = match style.as_str() {
+        "plain" => ("", "# ", ""),
+        "erlang" => ("", "% ", ""),
+        "c" => ("", "// ", ""),
         "cblock" => ("/*", " * ", " */"),
         "xml" => ("<!--", " - ", "-->"),
-        other => return Err(invalid(format!("comment: unknown style {other}"))),
+        other => return Err(invalid(format!("Invalid style '{other}'."))),
     };
-    let mut out = vec![begin.to_string()];
-    out.extend(text.lines().map(|l| format!("{prefix}{l}")));
-    out.push(end.to_string());
-    Ok(Value::from(out.join("\n")))
+    let option = |name: &str, default: &str| -> Result<String, Error> {
+        Ok(match kwargs.get::<Option<Value>>(name)? {
+            None => default.to_string(),
+            Some(v) => text_arg(state, &v)?,
+        })
+    };
+    let count = |name: &str| -> Result<usize, Error> {
+        match kwargs.get::<Option<Value>>(name)? {
+            None => Ok(1),
+            Some(v) => {
+                let n = match v.as_str() {
+                    Some(s) => s.trim().parse::<i64>().map_err(|_| {
+                        invalid(format!(
+                            "invalid literal for int() with base 10: {}",
+                            sandball_wire::python::py_repr(&serde_json::Value::String(s.into()))
+                        ))
+                    })?,
+                    None => i64::try_from(v.clone())
+                        .map_err(|_| invalid(format!("{name} must be an integer")))?,
+                };
+                Ok(usize::try_from(n).unwrap_or(0))
+            }
+        }
+    };
+    let newline = option("newline", "\n")?;
+    let beginning = option("beginning", beginning)?;
+    let decoration = option("decoration", decoration)?;
+    let bare = decoration.trim_end_matches([' ', '\t']).to_string();
+    let prefix = option("prefix", &bare)?;
+    let postfix = option("postfix", &bare)?;
+    let end = option("end", end)?;
+    let (prefix_count, postfix_count) = (count("prefix_count")?, count("postfix_count")?);
+    let mut out = String::new();
+    if !beginning.is_empty() {
+        out.push_str(&beginning);
+        out.push_str(&newline);
+    }
+    if prefix == newline {
+        out.push_str(&newline.repeat(prefix_count));
+    } else if !prefix.is_empty() {
+        out.push_str(&format!("{prefix}{newline}").repeat(prefix_count));
+    }
+    let body = format!(
+        "{decoration}{}",
+        text.replace(&newline, &format!("{newline}{decoration}"))
+    );
+    let trimmed = decoration.trim_end();
+    out.push_str(&body.replace(
+        &format!("{decoration}{newline}"),
+        &format!("{trimmed}{newline}"),
+    ));
+    for _ in 0..postfix_count {
+        out.push_str(&newline);
+        out.push_str(&postfix);
+    }
+    if !end.is_empty() {
+        out.push_str(&newline);
+        out.push_str(&end);
+    }
+    Ok(Value::from(out))
 }
 
 /// `human_readable(isbits=False, unit=None)`: a byte (or bit) count as `1.00 MB`, the
@@ -458,6 +534,30 @@ mod tests {
         );
         assert_eq!(eval("'http://a.b:8080/c' | urlsplit('port')"), json!(8080));
         assert_eq!(eval("'x' | comment"), json!("#\n# x\n#"));
+        // Compared with ansible-core 2.19's comment filter.
+        for (expr, want) in [
+            ("'a\\nb' | comment('cblock')", "/*\n *\n * a\n * b\n *\n */"),
+            ("'a\\nb' | comment('xml')", "<!--\n -\n - a\n - b\n -\n-->"),
+            ("'a\\nb' | comment(prefix='', postfix='')", "# a\n# b\n"),
+            (
+                "'a\\n\\nb' | comment('c', prefix_count=2, postfix_count=0)",
+                "//\n//\n// a\n//\n// b",
+            ),
+            (
+                "'a' | comment(decoration='; ', beginning='BEGIN', end='END')",
+                "BEGIN\n;\n; a\n;\nEND",
+            ),
+            (
+                "'a\\nb' | comment(prefix='##', postfix='%%')",
+                "##\n# a\n# b\n%%",
+            ),
+            ("'a\\n' | comment", "#\n# a\n# \n#"),
+            ("'' | comment", "#\n# \n#"),
+            ("'a' | comment(prefix='\\n')", "\n# a\n#"),
+            ("'a' | comment(bogus=1, prefix_count='2')", "#\n#\n# a\n#"),
+        ] {
+            assert_eq!(eval(expr), json!(want), "{expr}");
+        }
         assert_eq!(eval("1048576 | human_readable"), json!("1.00 MB"));
         assert_eq!(eval("1 | human_readable(isbits=True)"), json!("1.00 bits"));
         assert_eq!(
