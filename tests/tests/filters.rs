@@ -42,6 +42,10 @@ const EXPRESSIONS: &[&str] = &[
     "'mailto:x@y.z' is url",
     "'urn:isbn:1' is urn",
     "'mailto:x@y.z' is uri(['mailto'])",
+    "'Ansible - く\\n' | b64encode(encoding='utf-16-le')",
+    "'QQBuAHMAaQBiAGwAZQAgAC0AIABPMAoA' | b64decode(encoding='utf-16-le')",
+    "'https://www.python.org/example-1' | b64encode(urlsafe=True)",
+    "'aHR0cHM6Ly93d3cucHl0aG9uLm9yZy9leGFtcGxlLTE=' | b64decode(urlsafe=True)",
     // An attribute of an undefined value is undefined where the template guards.
     "nope.attr | default('x')",
     "({'k':'v'}).missing.deeper | d('y')",

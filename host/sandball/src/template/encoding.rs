@@ -1,6 +1,7 @@
-//! Character sets by their Python codec names, for `template`'s `output_encoding`:
-//! rendered text becomes the bytes Python's `str.encode(name)` gives, and a character
-//! the set cannot hold is an error worded as Python words it. UTF-8/16/32, ASCII and
+//! Character sets by their Python codec names, for `template`'s `output_encoding` and
+//! the `b64encode`/`b64decode` filters' `encoding`: rendered text becomes the bytes
+//! Python's `str.encode(name)` gives (and bytes the text `bytes.decode(name)` gives),
+//! and a character the set cannot hold is an error worded as Python words it. UTF-8/16/32, ASCII and
 //! Latin-1 are written here; the other sets (`windows-1252`, `iso8859-15`, `koi8_r`,
 //! `shift_jis`, `gbk`…) come from `encoding_rs`.
 
@@ -48,6 +49,74 @@ pub fn encode(text: &str, name: &str) -> Result<Vec<u8>, String> {
         | "iso_ir_100" => below(text, 256, "latin-1")?,
         _ => by_label(text, &codec)?,
     })
+}
+
+/// The text `bytes` hold in the character set Python calls `name` (`""` is UTF-8).
+pub fn decode(bytes: &[u8], name: &str) -> Result<String, String> {
+    let codec = name.trim().to_ascii_lowercase().replace(['-', ' '], "_");
+    let undecodable =
+        || format!("'{codec}' codec can't decode the bytes: they are not {name} text");
+    let units = |width: usize, big: bool| -> Result<Vec<u32>, String> {
+        if !bytes.len().is_multiple_of(width) {
+            return Err(format!(
+                "'{codec}' codec can't decode the bytes: truncated data"
+            ));
+        }
+        Ok(bytes
+            .chunks(width)
+            .map(|c| {
+                let mut v = 0u32;
+                for i in 0..width {
+                    let b = if big { c[i] } else { c[width - 1 - i] };
+                    v = (v << 8) | u32::from(b);
+                }
+                v
+            })
+            .collect())
+    };
+    let utf16 = |big: bool| -> Result<String, String> {
+        let units: Vec<u16> = units(2, big)?.into_iter().map(|u| u as u16).collect();
+        String::from_utf16(&units).map_err(|_| undecodable())
+    };
+    let utf32 = |big: bool| -> Result<String, String> {
+        units(4, big)?
+            .into_iter()
+            .map(|u| char::from_u32(u).ok_or_else(undecodable))
+            .collect()
+    };
+    let utf8 = |body: &[u8]| String::from_utf8(body.to_vec()).map_err(|_| undecodable());
+    match codec.as_str() {
+        "" | "utf_8" | "utf8" | "u8" | "utf" | "cp65001" => utf8(bytes),
+        "utf_8_sig" | "utf8_sig" => utf8(bytes.strip_prefix(&[0xef, 0xbb, 0xbf]).unwrap_or(bytes)),
+        "utf_16" | "utf16" | "u16" => match bytes {
+            [0xfe, 0xff, rest @ ..] => decode(rest, "utf-16-be"),
+            [0xff, 0xfe, rest @ ..] => decode(rest, "utf-16-le"),
+            _ => utf16(false),
+        },
+        "utf_16_le" | "utf_16le" => utf16(false),
+        "utf_16_be" | "utf_16be" => utf16(true),
+        "utf_32" | "utf32" | "u32" => match bytes {
+            [0, 0, 0xfe, 0xff, rest @ ..] => decode(rest, "utf-32-be"),
+            [0xff, 0xfe, 0, 0, rest @ ..] => decode(rest, "utf-32-le"),
+            _ => utf32(false),
+        },
+        "utf_32_le" | "utf_32le" => utf32(false),
+        "utf_32_be" | "utf_32be" => utf32(true),
+        "ascii" | "us_ascii" | "646" | "us" if bytes.is_ascii() => {
+            Ok(bytes.iter().map(|b| char::from(*b)).collect())
+        }
+        "ascii" | "us_ascii" | "646" | "us" => Err(undecodable()),
+        "latin_1" | "latin1" | "latin" | "l1" | "iso8859_1" | "iso_8859_1" | "8859" | "cp819"
+        | "iso_ir_100" => Ok(bytes.iter().map(|b| char::from(*b)).collect()),
+        _ => {
+            let encoding = Encoding::for_label(codec.replace('_', "-").as_bytes())
+                .ok_or_else(|| format!("unknown encoding: {codec}"))?;
+            encoding
+                .decode_without_bom_handling_and_without_replacement(bytes)
+                .map(|text| text.into_owned())
+                .ok_or_else(undecodable)
+        }
+    }
 }
 
 /// `text` as one byte per character, each below `limit` (ASCII, Latin-1).

@@ -3,7 +3,7 @@
 //! `str()`, as Ansible does.
 
 use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE};
 use md5::Md5;
 use minijinja::value::Kwargs;
 use minijinja::{Environment, Error, ErrorKind, State, Value};
@@ -63,30 +63,50 @@ fn password_hash(
         .map_err(|e| Error::new(ErrorKind::InvalidOperation, format!("password_hash: {e}")))
 }
 
-fn b64encode(state: &State, value: &Value) -> Result<String, Error> {
-    Ok(STANDARD.encode(text_arg(state, value)?))
+/// The `encoding` and `urlsafe` options of `b64encode`/`b64decode`.
+fn b64_options(kwargs: &Kwargs) -> Result<(String, bool), Error> {
+    let encoding: Option<String> = kwargs.get("encoding")?;
+    let urlsafe: Option<bool> = kwargs.get("urlsafe")?;
+    kwargs.assert_all_used()?;
+    Ok((
+        encoding.unwrap_or_else(|| "utf-8".into()),
+        urlsafe.unwrap_or(false),
+    ))
+}
+
+/// `b64encode(encoding='utf-8', urlsafe=False)`: the text's bytes in that character
+/// set, in base64 (the URL-safe alphabet with `urlsafe`).
+fn b64encode(state: &State, value: &Value, kwargs: Kwargs) -> Result<String, Error> {
+    let (encoding, urlsafe) = b64_options(&kwargs)?;
+    let bytes = crate::template::encoding::encode(&text_arg(state, value)?, &encoding)
+        .map_err(|e| Error::new(ErrorKind::InvalidOperation, e))?;
+    Ok(if urlsafe {
+        URL_SAFE.encode(bytes)
+    } else {
+        STANDARD.encode(bytes)
+    })
 }
 
 /// Python's `b64decode`: characters outside the alphabet (line breaks) are skipped, the
-/// padding must be right, and the result must be UTF-8 text.
-fn b64decode(state: &State, value: &Value) -> Result<String, Error> {
+/// padding must be right, and the bytes must be text in `encoding` (UTF-8 by default);
+/// `urlsafe` reads the URL-safe alphabet.
+fn b64decode(state: &State, value: &Value, kwargs: Kwargs) -> Result<String, Error> {
+    let (encoding, urlsafe) = b64_options(&kwargs)?;
     let text = text_arg(state, value)?;
+    let (plus, slash) = if urlsafe { ('-', '_') } else { ('+', '/') };
     let cleaned: String = text
         .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '='))
+        .filter(|c| c.is_ascii_alphanumeric() || *c == plus || *c == slash || *c == '=')
         .collect();
-    let bytes = STANDARD.decode(cleaned).map_err(|err| {
+    let engine = if urlsafe { &URL_SAFE } else { &STANDARD };
+    let bytes = engine.decode(cleaned).map_err(|err| {
         Error::new(
             ErrorKind::InvalidOperation,
             format!("b64decode: invalid base64 input: {err}"),
         )
     })?;
-    String::from_utf8(bytes).map_err(|_| {
-        Error::new(
-            ErrorKind::InvalidOperation,
-            "b64decode: the decoded data is not UTF-8 text",
-        )
-    })
+    crate::template::encoding::decode(&bytes, &encoding)
+        .map_err(|e| Error::new(ErrorKind::InvalidOperation, format!("b64decode: {e}")))
 }
 
 /// `hash(hashtype='sha1')`: the hex digest of the value.
@@ -190,10 +210,26 @@ mod tests {
     fn base64() {
         assert_eq!(eval("'hello' | b64encode"), json!("aGVsbG8="));
         assert_eq!(eval("'aGVsbG8=' | b64decode"), json!("hello"));
+        assert_eq!(
+            eval("'Ansible - く\n' | b64encode(encoding='utf-16-le')"),
+            json!("QQBuAHMAaQBiAGwAZQAgAC0AIABPMAoA")
+        );
+        assert_eq!(
+            eval("'QQBuAHMAaQBiAGwAZQAgAC0AIABPMAoA' | b64decode(encoding='utf-16-le')"),
+            json!("Ansible - \u{304f}\n")
+        );
+        assert_eq!(
+            eval("'https://www.python.org/example-1' | b64encode(urlsafe=True)"),
+            json!("aHR0cHM6Ly93d3cucHl0aG9uLm9yZy9leGFtcGxlLTE=")
+        );
+        assert_eq!(
+            eval("'-_8=' | b64decode(urlsafe=True, encoding='latin-1')"),
+            json!("\u{fb}\u{ff}")
+        );
         assert_eq!(eval("'aGVs\\nbG8=' | b64decode"), json!("hello"));
         assert_eq!(eval("'héllo' | b64encode | b64decode"), json!("héllo"));
         assert!(error("'aGVsbG8' | b64decode").contains("invalid base64"));
-        assert!(error("'/w==' | b64decode").contains("not UTF-8"));
+        assert!(error("'/w==' | b64decode").contains("can't decode"));
     }
 
     #[test]
