@@ -1,7 +1,8 @@
 //! `gather_facts`: the facts modules of the host (`ansible_facts_modules`, else the
 //! `FACTS_MODULES` setting, `ANSIBLE_FACTS_MODULES`; `smart`, the default, is `setup`:
 //! sandball's component, or ansible-core's when the host asks for legacy modules), each
-//! with the task's arguments, as Ansible's gather_facts action runs them. With more than
+//! with the task's arguments (another module without setup's own), as Ansible's
+//! gather_facts action runs them. With more than
 //! one module they run at once unless `parallel: false`, and their facts are merged (a
 //! later module's fact wins); modules that fail or skip are named in the result.
 
@@ -24,14 +25,22 @@ pub fn work<'a>(
             Ok(p) => p,
             Err(e) => return failed(format!("parallel: {e}")),
         };
-        let runs = modules.iter().map(|name| {
-            ctx.execute_module(ModuleRequest {
-                name: name.as_str(),
-                args: if name.as_str() == SMART {
+        // As for `omit`, an argument without a value is not passed on.
+        args.retain(|_, v| !v.is_null());
+        let module_args: Vec<Map<String, Value>> = modules
+            .iter()
+            .map(|name| {
+                if name.as_str() == SMART {
                     args.clone()
                 } else {
-                    for_other_module(&args)
-                },
+                    for_other_module(ctx, name, &args)
+                }
+            })
+            .collect();
+        let runs = modules.iter().zip(module_args).map(|(name, args)| {
+            ctx.execute_module(ModuleRequest {
+                name: name.as_str(),
+                args,
                 legacy: false,
                 transfers: Vec::new(),
             })
@@ -103,13 +112,39 @@ fn facts_modules(ctx: &dyn Context) -> Result<Vec<String>, String> {
     })
 }
 
-/// What another facts module gets: the task's `gather_subset` and `gather_timeout`
-/// (Ansible passes those two to every facts module), not setup's own options.
-fn for_other_module(args: &Map<String, Value>) -> Map<String, Value> {
-    args.iter()
-        .filter(|(k, _)| matches!(k.as_str(), "gather_subset" | "gather_timeout"))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+/// What another facts module gets: the task's arguments but setup's own
+/// `gather_subset`, `gather_timeout` and `filter`, each left out with a warning (a
+/// subset only when it asks for less than `all`), as ansible-core's action does for
+/// hosts not reached through a network connection.
+fn for_other_module(
+    ctx: &dyn Context,
+    module: &str,
+    args: &Map<String, Value>,
+) -> Map<String, Value> {
+    let mut args = args.clone();
+    let text = sandball_wire::python::py_str;
+    if let Some(subset) = args.remove("gather_subset")
+        && subset != json!("all")
+        && subset != json!(["all"])
+    {
+        ctx.warning(&format!(
+            "Not passing subset({}) to {module}",
+            text(&subset)
+        ));
+    }
+    if let Some(timeout) = args.remove("gather_timeout") {
+        ctx.warning(&format!(
+            "Not passing timeout({}) to {module}",
+            text(&timeout)
+        ));
+    }
+    if let Some(filter) = args.remove("filter") {
+        ctx.warning(&format!(
+            "Not passing filter({}) to {module}",
+            text(&filter)
+        ));
+    }
+    args
 }
 
 /// One module's result as it is; several merged: facts combined in order, warnings
@@ -204,15 +239,16 @@ mod tests {
             .set_trusted("ansible_facts_modules", json!(["smart", "my.facts.extra"]));
         let r = work(
             &ctx,
-            args(json!({"parallel": false, "gather_subset": ["min"], "filter": ["ansible_os*"]})),
+            args(json!({"parallel": false, "gather_subset": ["min"], "filter": ["ansible_os*"], "gather_timeout": null})),
         )
         .await;
         {
             let runs = ctx.modules.borrow();
             assert_eq!(runs[0].name, "setup");
             assert_eq!(runs[0].args["filter"], json!(["ansible_os*"]));
+            assert!(!runs[0].args.contains_key("gather_timeout"));
             assert_eq!(runs[1].name, "my.facts.extra");
-            assert_eq!(runs[1].args, args(json!({"gather_subset": ["min"]})));
+            assert_eq!(runs[1].args, Map::new());
             assert_eq!(r["changed"], false);
             assert!(r["ansible_facts"].is_object());
         }
