@@ -1,8 +1,9 @@
-//! `async` with `poll`: the controller waits, showing `ASYNC POLL` lines, and a task
-//! still running after `async` seconds fails; actions that cannot run in the background
-//! and check mode are refused as ansible-core refuses them — compared with
-//! ansible-playbook; `poll: 0` starts a job the shim keeps, asked after with
-//! `async_status`.
+//! `async`: a job the shim keeps. With `poll` the controller waits, showing `ASYNC POLL`
+//! lines, a task still running after `async` seconds fails ("Timeout exceeded"), what
+//! the module wrote to stderr is the result's `stderr`, check mode runs it in check
+//! mode, and actions that cannot run in the background are refused as ansible-core
+//! refuses them — compared with ansible-playbook; `poll: 0` starts a job asked after
+//! with `async_status`.
 
 use sandball_e2e::binaries::ansible_python;
 use sandball_e2e::{Output, Sandbox};
@@ -35,6 +36,21 @@ const PLAY: &str = r#"
       register: s
     - name: shown
       debug: {var: s.stdout}
+    - name: stderr
+      shell: echo out; echo err >&2
+      async: 10
+      poll: 1
+      register: e
+    - name: both
+      debug: {msg: "{{ e.stdout }} {{ e.stderr }} {{ e.keys() | sort | join(' ') }}"}
+    - name: checked
+      command: echo hi
+      async: 10
+      poll: 1
+      check_mode: true
+      register: c
+    - name: check result
+      debug: {msg: "{{ c.skipped }} {{ c.msg }}"}
 "#;
 
 /// The task's result lines, without the `ASYNC POLL` ones (how many there are depends
@@ -73,14 +89,24 @@ fn async_tasks_are_polled_as_in_ansible() {
     out.assert_no_panic().assert_code(0);
     out.assert_stdout_has("ASYNC POLL on alpha: jid=j");
     out.assert_stdout_has("\"msg\": \"True True 0 True\"");
-    out.assert_stdout_has("async task did not complete within the requested time - 2s");
+    out.assert_stdout_has("\"msg\": \"Timeout exceeded\"");
     out.assert_stdout_has("This action (debug) does not support async.");
     out.assert_stdout_has("\"s.stdout\": \"done\"");
     if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
         let theirs = theirs.run();
         assert_eq!(theirs.code, 0, "{theirs}");
         out.assert_same_recap_as(&theirs);
-        for task in ["long", "show", "too long", "not for debug", "shown"] {
+        for task in [
+            "long",
+            "show",
+            "too long",
+            "not for debug",
+            "shown",
+            "stderr",
+            "both",
+            "checked",
+            "check result",
+        ] {
             assert_eq!(
                 lines(&theirs, task),
                 lines(&out, task),

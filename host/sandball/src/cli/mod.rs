@@ -503,6 +503,17 @@ pub(crate) fn extra_vars_of(
     Ok(extra)
 }
 
+/// Tags as ansible-core keeps the `-t`/`--skip-tags` ones: each once, trimmed (sorted
+/// here; its order is a set's).
+fn tag_set(tags: Vec<String>) -> Vec<String> {
+    let set: std::collections::BTreeSet<String> = tags
+        .iter()
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
+        .collect();
+    set.into_iter().collect()
+}
+
 /// Builds the shared run state from the common flags.
 pub(crate) fn build_run(
     common: &CommonArgs,
@@ -516,6 +527,7 @@ pub(crate) fn build_run(
     let callback: Box<dyn crate::plugins::callback::Callback> =
         Box::new(crate::plugins::callback::Masked(callback));
     let extra = extra_vars_of(common)?;
+    let (tags, skip_tags) = (tag_set(tags), tag_set(skip_tags));
     let mut load = crate::inventory::LoadOptions::from_env();
     load.playbook_dir.clone_from(&playbook_dir);
     // Without -i, the configured inventory (`ANSIBLE_INVENTORY`, ansible.cfg).
@@ -612,6 +624,8 @@ pub(crate) fn build_run(
         diff_mode: common.diff,
         verbosity: common.verbose,
         playbook_python: crate::assemble::finder::controller_python(),
+        run_tags: options.tags.clone(),
+        skip_tags: options.skip_tags.clone(),
     };
     // Facts kept between runs (`fact_caching`), for the inventory's hosts.
     let vars =

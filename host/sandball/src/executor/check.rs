@@ -46,7 +46,10 @@ pub(crate) fn support(name: &str) -> Support {
         "gather_subset" | "gather_timeout" | "fact_path" => {
             Honoured(&["fact_path_reaches_fact_gathering"])
         }
-        "tags" => Honoured(&["tags_of_plays_blocks_and_tasks_add_up_as_in_ansible"]),
+        "tags" => Honoured(&[
+            "tags_of_plays_blocks_and_tasks_add_up_as_in_ansible",
+            "tags_select_tasks_as_in_ansible",
+        ]),
         "check_mode" | "diff" => Honoured(&[
             "check_mode_reports_changes_and_makes_none",
             "play_keywords_reach_every_task_as_in_ansible",

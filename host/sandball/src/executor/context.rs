@@ -43,18 +43,20 @@ pub(crate) struct TaskContext<'a> {
     pub check_mode: bool,
     /// `diff`, resolved.
     pub diff: bool,
-    /// Set when the task starts a background job instead of running (`async` with
-    /// `poll: 0`).
+    /// Set when the task starts a background job instead of running (`async`).
     pub background: Option<&'a Background>,
 }
 
-/// A task started in the background (`async` with `poll: 0`): its job id and time
-/// limit; the shim keeps the job, `async_status` asks after it.
+/// A task run as a background job (`async`): its job id and time limit; the shim keeps
+/// the job, and the executor (every `poll` seconds) or `async_status` (`poll: 0`) asks
+/// after it.
 pub(crate) struct Background {
     /// The job id.
     pub jid: String,
     /// Seconds the job may run.
     pub limit_s: u64,
+    /// Seconds between the executor's checks on the job; 0: it does not wait for it.
+    pub poll_s: u64,
 }
 
 impl Context for TaskContext<'_> {
@@ -720,6 +722,13 @@ fn job_result(jid: &str, reply: JobReply) -> Map<String, Value> {
             if !stderr.is_empty() && !r.contains_key("module_stderr") {
                 r.insert("stderr".into(), json!(stderr));
             }
+            // ansible-core's async wrapper keeps no `invocation`.
+            r.remove("invocation");
+            if let Some(msg) = crate::plugins::action::legacy::python_exception(&stderr)
+                && r.contains_key("module_stderr")
+            {
+                r.insert("msg".into(), json!(msg));
+            }
             r.insert("finished".into(), json!(true));
             r.insert("started".into(), json!(true));
             r
@@ -1042,6 +1051,7 @@ async fn legacy_module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<
         environment: &environment,
         become_: become_.as_ref(),
         background: cx.background.map(|_| &start as &legacy::StartJob<'_>),
+        job_waited_for: cx.background.is_some_and(|b| b.poll_s > 0),
         forked: Some(&forked as &legacy::Forked<'_>),
     };
     let result = legacy::run(&run.legacy, &conn, &legacy_run).await;

@@ -26,7 +26,8 @@ pub fn render(run: &Run, playbook: &Playbook, what: Listing) -> Result<String, E
         let pattern = play::hosts_pattern(run, p)?;
         let name = p.name.clone().unwrap_or_else(|| pattern.clone());
         let root = Chain::new(&p.keywords);
-        let play_tags: BTreeSet<&str> = root.tags().collect();
+        let play_vars = &p.keywords.vars;
+        let play_tags = task::tags(run, play_vars, &root);
         let _ = writeln!(
             out,
             "\n  play #{} ({pattern}): {name}\tTAGS: [{}]",
@@ -46,7 +47,7 @@ pub fn render(run: &Run, playbook: &Playbook, what: Listing) -> Result<String, E
         }
         let mut tasks = Vec::new();
         for section in [&p.pre_tasks, &p.tasks, &p.post_tasks] {
-            collect(run, section, &root, &mut tasks);
+            collect(run, play_vars, section, &root, &mut tasks);
         }
         if what.tasks {
             let _ = writeln!(out, "    tasks:");
@@ -68,6 +69,7 @@ pub fn render(run: &Run, playbook: &Playbook, what: Listing) -> Result<String, E
 /// The selected tasks of `items`, in order, with their tags (their own and inherited).
 fn collect(
     run: &Run,
+    play_vars: &serde_json::Map<String, serde_json::Value>,
     items: &[TaskItem],
     inherited: &Chain<'_>,
     out: &mut Vec<(String, BTreeSet<String>)>,
@@ -76,7 +78,7 @@ fn collect(
         match item {
             TaskItem::Task(t) => {
                 let kw = inherited.with(&t.keywords);
-                if task::selected_by_tags(&run.options, &kw) {
+                if task::selected_by_tags(run, play_vars, &kw) {
                     // A named task of a role is `role : name`; an unnamed one is its
                     // action, as ansible-playbook lists them.
                     let name = match (kw.role(), &t.name) {
@@ -84,14 +86,14 @@ fn collect(
                         (_, Some(own)) => own.clone(),
                         (_, None) => t.action.clone(),
                     };
-                    out.push((name, kw.tags().map(str::to_string).collect()));
+                    out.push((name, task::tags(run, play_vars, &kw)));
                 }
             }
             TaskItem::Block(b) => {
                 let inner = inherited.with(&b.keywords);
                 // Only a block's own tasks are listed (not `rescue`, `always`), as
                 // ansible-playbook lists them.
-                collect(run, &b.block, &inner, out);
+                collect(run, play_vars, &b.block, &inner, out);
             }
         }
     }

@@ -840,7 +840,7 @@ async fn run_role_once(
     if fresh.is_empty() {
         return true;
     }
-    let selected = any_selected(cx.run, &b.block, inner);
+    let selected = any_selected(cx.run, cx.vars, &b.block, inner);
     if selected {
         lock(&state.roles_ran)
             .entry(role.key.clone())
@@ -983,14 +983,19 @@ pub(super) fn fail_every_host(
 }
 
 /// Whether `-t`/`--skip-tags` select any task of a list.
-fn any_selected(run: &Run, items: &[TaskItem], inherited: &Chain<'_>) -> bool {
+fn any_selected(
+    run: &Run,
+    play_vars: &serde_json::Map<String, Value>,
+    items: &[TaskItem],
+    inherited: &Chain<'_>,
+) -> bool {
     items.iter().any(|item| match item {
-        TaskItem::Task(t) => task::selected_by_tags(&run.options, &inherited.with(&t.keywords)),
+        TaskItem::Task(t) => task::selected_by_tags(run, play_vars, &inherited.with(&t.keywords)),
         TaskItem::Block(b) => {
             let inner = inherited.with(&b.keywords);
             [&b.block, &b.rescue, &b.always]
                 .iter()
-                .any(|part| any_selected(run, part, &inner))
+                .any(|part| any_selected(run, play_vars, part, &inner))
         }
     })
 }
@@ -1060,7 +1065,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     } = cx;
     let kw = inherited.with(&t.keywords);
     // Tags choose tasks; a notified handler runs whatever its tags, as in Ansible.
-    if !handler && !task::selected_by_tags(&run.options, &kw) {
+    if !handler && !task::selected_by_tags(run, cx.vars, &kw) {
         return true;
     }
     let active = lock(&state.active).clone();

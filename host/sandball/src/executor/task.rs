@@ -3,15 +3,15 @@
 //! reports to the callback.
 
 use super::context::{Background, TaskContext, delegated_to};
-use super::{Run, RunOptions, loops};
+use super::{Run, loops};
 use crate::playbook::{Chain, Keyword, LoopKind, Task};
-use crate::plugins::action::{self, FactLayer, Runs, failed, integer, truthy};
+use crate::plugins::action::{self, Context, FactLayer, Runs, failed, integer, truthy};
 use crate::plugins::callback::{Report, Status};
 use crate::template::{OMIT, Vars};
 use crate::vars::PlayScope;
 use sandball_wire::python::py_truth;
 use serde_json::{Map, Value, json};
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 /// The message that replaces a `no_log` result.
 pub const CENSORED: &str =
@@ -32,25 +32,68 @@ pub struct HostOutcome {
 }
 
 /// Whether `-t`/`--skip-tags` select the task whose keywords are `kw` (its tags and
-/// those of its play and blocks; `always` and `never` as Ansible).
-pub fn selected_by_tags(opts: &RunOptions, kw: &Chain<'_>) -> bool {
-    let tags: HashSet<&str> = kw.tags().collect();
-    if opts
-        .skip_tags
-        .iter()
-        .any(|s| tags.contains(s.as_str()) || (s == "all"))
-    {
-        return false;
+/// those of its play and blocks), as ansible-core decides: a task without tags is
+/// `untagged`; `always` runs unless skipped by name, `never` only when asked for by
+/// name; `all` and `tagged` select (and skip) any other.
+pub fn selected_by_tags(run: &Run, play_vars: &Map<String, Value>, kw: &Chain<'_>) -> bool {
+    let opts = &run.options;
+    let own = tags(run, play_vars, kw);
+    let untagged = own.is_empty();
+    let has = |t: &str| {
+        if untagged {
+            t == "untagged"
+        } else {
+            own.contains(t)
+        }
+    };
+    let named = |list: &[String], t: &str| list.iter().any(|s| s == t);
+    let all = [String::from("all")];
+    let only: &[String] = if opts.tags.is_empty() {
+        &all
+    } else {
+        &opts.tags
+    };
+    let selected = has("always")
+        || (named(only, "all") && !has("never"))
+        || only.iter().any(|t| has(t))
+        || (named(only, "tagged") && !untagged && !has("never"));
+    let skip = &opts.skip_tags;
+    let skipped = if named(skip, "all") {
+        !has("always") || named(skip, "always")
+    } else {
+        skip.iter().any(|t| has(t)) || (named(skip, "tagged") && !untagged)
+    };
+    selected && !skipped
+}
+
+/// The task's tags, its own and inherited, those written as templates rendered with
+/// the play's variables (and the extra vars), as ansible-core renders them when it picks
+/// the tasks to run: a template may give a list (a text is one tag, commas and all).
+/// One that cannot be rendered stays as written.
+pub fn tags(run: &Run, play_vars: &Map<String, Value>, kw: &Chain<'_>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut vars = None;
+    for tag in kw.tags() {
+        if !crate::template::is_template(tag) {
+            out.insert(tag.to_string());
+            continue;
+        }
+        let vars = vars.get_or_insert_with(|| run.vars.play_level(play_vars));
+        let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+        match run.templar.template(&Value::String(tag.to_string()), vars) {
+            Ok(Value::Array(items)) => out.extend(items.iter().map(text)),
+            Ok(Value::String(s)) => {
+                out.insert(s);
+            }
+            Ok(other) => {
+                out.insert(text(&other));
+            }
+            Err(_) => {
+                out.insert(tag.to_string());
+            }
+        }
     }
-    if opts.tags.is_empty() || opts.tags.iter().any(|t| t == "all") {
-        return !tags.contains("never");
-    }
-    tags.contains("always")
-        || opts.tags.iter().any(|s| {
-            tags.contains(s.as_str())
-                || (s == "tagged" && !tags.is_empty())
-                || (s == "untagged" && tags.is_empty())
-        })
+    out
 }
 
 /// Whether a handler (of `role`, if any) was notified by name, by `role : name`, or by
@@ -881,9 +924,8 @@ async fn attempt_in_time(
     }
 }
 
-/// [`attempt`] as an `async` task polled every `poll` seconds (the controller waits for
-/// it, showing `ASYNC POLL` lines, as ansible-playbook does with `poll` above 0); one
-/// still running after `async` seconds fails.
+/// [`attempt`] as an `async` task: a background job the shim keeps, which the executor
+/// waits for ([`wait_for_job`]) unless `poll` is 0.
 async fn attempt_async(
     run: &Run,
     t: &Task,
@@ -919,55 +961,87 @@ async fn attempt_async(
             crate::assemble::component::short_name(&t.action)
         ));
     }
-    match keyword_bool(run, vars, kw, Keyword::CheckMode, run.options.check) {
-        Ok(true) => return failed("check mode and async cannot be used on same task."),
-        Ok(false) => {}
-        Err(e) => return failed(e),
-    }
-    let jid = format!(
-        "j{}.{}",
-        rand::random_range(100_000_000_000u64..1_000_000_000_000),
-        std::process::id()
-    );
-    if poll == 0 {
-        // Fire and forget: the shim keeps the job, `async_status` asks after it.
-        let background = Background {
-            jid,
-            limit_s: limit,
-        };
-        return attempt(run, t, kw, host, vars, how, Some(&background)).await;
-    }
-    let job = attempt(run, t, kw, host, vars, how, None);
-    tokio::pin!(job);
-    let deadline = tokio::time::sleep(std::time::Duration::from_secs(limit));
-    tokio::pin!(deadline);
-    let mut ticks = tokio::time::interval(std::time::Duration::from_secs(poll.max(1)));
-    ticks.tick().await;
-    loop {
-        tokio::select! {
-            mut r = &mut job => {
-                let ok = !r.get("failed").is_some_and(py_truth);
-                run.callback.async_done(host, &jid, ok);
-                r.insert("ansible_job_id".into(), Value::String(jid));
-                r.insert("started".into(), Value::Bool(true));
-                r.insert("finished".into(), Value::Bool(true));
-                return r;
-            }
-            _ = &mut deadline => {
-                run.callback.async_done(host, &jid, false);
-                let mut r = failed(format!(
-                    "async task did not complete within the requested time - {limit}s"
-                ));
-                r.insert(
-                    "async_result".into(),
-                    json!({"ansible_job_id": jid, "started": true, "finished": false}),
-                );
-                return r;
-            }
-            _ = ticks.tick() => run.callback.async_poll(host, &jid),
-        }
-    }
+    let background = Background {
+        jid: format!(
+            "j{}.{}",
+            rand::random_range(100_000_000_000u64..1_000_000_000_000),
+            std::process::id()
+        ),
+        limit_s: limit,
+        poll_s: poll,
+    };
+    attempt(run, t, kw, host, vars, how, Some(&background)).await
 }
+
+/// Waits for the background job a task started (`async` with `poll` above 0), as
+/// ansible-core's executor does: every `poll` seconds it asks after the job (an
+/// `ASYNC POLL` line while it runs), until it finished or `async` seconds are spent;
+/// a finished job's record is then removed and its result is the task's.
+async fn wait_for_job(
+    cx: &TaskContext<'_>,
+    background: &Background,
+    started: Map<String, Value>,
+) -> Map<String, Value> {
+    let (jid, poll) = (&background.jid, background.poll_s);
+    let flag = |r: &Map<String, Value>, k: &str| r.get(k).is_some_and(py_truth);
+    if poll == 0 || flag(&started, "failed") || flag(&started, "skipped") {
+        return started;
+    }
+    if !started.contains_key("ansible_job_id") {
+        // A module no job can run (a legacy one that cannot be piped) ran in the
+        // foreground: its result is the job's.
+        let mut r = started;
+        r.insert("ansible_job_id".into(), Value::String(jid.clone()));
+        r.insert("started".into(), Value::Bool(true));
+        r.insert("finished".into(), Value::Bool(true));
+        cx.run
+            .callback
+            .async_done(cx.host, jid, !flag(&r, "failed"));
+        return r;
+    }
+    let mut left = background.limit_s;
+    let mut status = Map::new();
+    while left > 0 {
+        tokio::time::sleep(std::time::Duration::from_secs(poll)).await;
+        status = cx.job_status(jid, false).await;
+        if ["finished", "failed", "skipped"]
+            .iter()
+            .any(|k| flag(&status, k))
+        {
+            break;
+        }
+        left = left.saturating_sub(poll);
+        cx.run.callback.async_poll(cx.host, jid);
+    }
+    // Its time is up: the shim is stopping it, and says so in a moment ("Timeout
+    // exceeded", as ansible-core's async wrapper records it).
+    for _ in 0..GRACE_CHECKS {
+        if left > 0 || flag(&status, "finished") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        status = cx.job_status(jid, false).await;
+    }
+    let result = if flag(&status, "finished") {
+        let _ = cx.job_status(jid, true).await;
+        status
+    } else {
+        let mut r = failed(format!(
+            "async task did not complete within the requested time - {}s",
+            background.limit_s
+        ));
+        r.insert("async_result".into(), Value::Object(status));
+        r
+    };
+    cx.run
+        .callback
+        .async_done(cx.host, jid, !flag(&result, "failed"));
+    result
+}
+
+/// How many more times (100 ms apart) a job past its time limit is asked after, while
+/// the shim stops it.
+const GRACE_CHECKS: usize = 10;
 
 /// Seconds between checks of an `async` task, as Ansible's default `poll`.
 const DEFAULT_POLL: u64 = 15;
@@ -1068,6 +1142,9 @@ async fn attempt_action(
         background,
     };
     let mut result = plugin.run(&cx, &t.action, args).await;
+    if let Some(background) = background {
+        result = wait_for_job(&cx, background, result).await;
+    }
     // A delegated module's result says where it ran (`ok: [web1 -> localhost]`); its
     // facts belong to the task's host unless `delegate_facts` gives them to the other.
     let mut facts_host = host.to_string();

@@ -201,6 +201,10 @@ pub struct Magic {
     pub verbosity: u8,
     /// `ansible_playbook_python`: the controller's Python, when there is one.
     pub playbook_python: Option<String>,
+    /// `ansible_run_tags`: the `-t` tags (`all` when none).
+    pub run_tags: Vec<String>,
+    /// `ansible_skip_tags`: the `--skip-tags` tags.
+    pub skip_tags: Vec<String>,
 }
 
 /// The variables of a run.
@@ -583,6 +587,16 @@ impl Shared {
         vars.set_data("ansible_check_mode", Value::Bool(m.check_mode));
         vars.set_data("ansible_diff_mode", Value::Bool(m.diff_mode));
         vars.set_data("ansible_verbosity", Value::from(m.verbosity));
+        let run_tags = if m.run_tags.is_empty() {
+            vec![Value::String("all".into())]
+        } else {
+            m.run_tags.iter().cloned().map(Value::String).collect()
+        };
+        vars.set_data("ansible_run_tags", Value::Array(run_tags));
+        vars.set_data(
+            "ansible_skip_tags",
+            Value::Array(m.skip_tags.iter().cloned().map(Value::String).collect()),
+        );
         vars.set_data("omit", Value::String(crate::template::OMIT.to_string()));
         vars.set_data(
             "ansible_version",

@@ -47,10 +47,13 @@ pub struct LegacyRun<'a> {
     pub environment: &'a Map<String, Value>,
     /// The task's become settings, when it becomes another user.
     pub become_: Option<&'a Become>,
-    /// Set when the task starts a background job (`async` with `poll: 0`): starts the
-    /// piped interpreter command line with the payload on its stdin, returning the
-    /// task's result.
+    /// Set when the task starts a background job (`async`): starts the piped
+    /// interpreter command line with the payload on its stdin, returning the task's
+    /// result.
     pub background: Option<&'a StartJob<'a>>,
+    /// Whether the executor waits for that job (`poll` above 0): a module that cannot
+    /// be piped then runs in the foreground instead.
+    pub job_waited_for: bool,
     /// Set when the run may go to the Python fork server of the task's session (as
     /// the connection user, or the become user): runs a piped script there, `None`
     /// when it could not.
@@ -160,17 +163,19 @@ pub async fn run(store: &LegacyStore, conn: &Connection, r: &LegacyRun<'_>) -> M
     };
     if let Some(start) = r.background {
         // The shim keeps the job, so it runs piped, whatever `ansible_pipelining` says.
-        if !assembled.pipelining {
+        if assembled.pipelining {
+            let cmd = format!(
+                "{env}{}",
+                assembled.interpreter.as_deref().unwrap_or(&python)
+            );
+            return start(cmd, assembled.payload).await;
+        }
+        if !r.job_waited_for {
             return failed(format!(
                 "{} cannot run in the background (`poll: 0`) under sandball: only modules that can be piped to their interpreter can",
                 r.module.name
             ));
         }
-        let cmd = format!(
-            "{env}{}",
-            assembled.interpreter.as_deref().unwrap_or(&python)
-        );
-        return start(cmd, assembled.payload).await;
     }
     let mut warnings = vec![];
     let output = if pipelining && assembled.pipelining {
@@ -678,15 +683,25 @@ fn explain_failure(
             "MODULE FAILURE: the interpreter {program} was not found on {host}: {}. Set ansible_{name}_interpreter to the interpreter's path on the node.",
             stderr.trim()
         )
-    } else if stderr.contains("Traceback (most recent call last)") {
-        let last = stderr.trim().lines().last().unwrap_or_default();
-        format!(
-            "MODULE FAILURE: the module raised a Python exception: {last}\nSee module_stderr for the traceback"
-        )
+    } else if let Some(msg) = python_exception(stderr) {
+        msg
     } else {
         return;
     };
     result.insert("msg".into(), Value::String(msg));
+}
+
+/// The message for a module that died of a Python exception (a traceback on stderr):
+/// the exception, the traceback being in `module_stderr`.
+pub fn python_exception(stderr: &str) -> Option<String> {
+    stderr
+        .contains("Traceback (most recent call last)")
+        .then(|| {
+            let last = stderr.trim().lines().last().unwrap_or_default();
+            format!(
+                "MODULE FAILURE: the module raised a Python exception: {last}\nSee module_stderr for the traceback"
+            )
+        })
 }
 
 #[cfg(test)]
