@@ -104,3 +104,60 @@ fn options_a_component_does_not_carry_out_run_ansible_cores_module() {
     );
     assert_eq!(denied.host("alpha").failed, 1, "{denied}");
 }
+
+/// A stand-in for the ansible.posix collection's `authorized_key`, beside the playbook.
+const FAKE_AUTHORIZED_KEY: &str = r#"#!/usr/bin/python
+from ansible.module_utils.basic import AnsibleModule
+
+def main():
+    m = AnsibleModule(argument_spec=dict(user=dict(), key=dict()))
+    m.exit_json(changed=False, msg="fake authorized_key for %s" % m.params["user"])
+
+main()
+"#;
+
+const MOVED: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: a builtin name ansible-core routes to a collection
+      authorized_key: {user: nobody, key: "ssh-ed25519 AAAA x"}
+"#;
+
+#[test]
+fn builtin_names_moved_to_collections_run_the_collections_module_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory_with_python(&["alpha"]);
+    let pb = sb.write("play.yml", MOVED);
+    let work = sb.dir("work");
+    // Without the collection, the error names the task's module and where it was routed.
+    let missing = sb
+        .play(&pb, &work, &[])
+        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
+        .env("ANSIBLE_COLLECTIONS_PATH", sb.dir("none"))
+        .run();
+    missing.assert_no_panic().assert_code(4);
+    missing.assert_stderr_has("couldn't resolve module/action 'authorized_key'");
+    missing.assert_stderr_has("routes it to ansible.posix.authorized_key");
+
+    sb.write(
+        "collections/ansible_collections/ansible/posix/plugins/modules/authorized_key.py",
+        FAKE_AUTHORIZED_KEY,
+    );
+    let out = sb
+        .play(&pb, &work, &["-v"])
+        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
+        .run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("fake authorized_key for nobody");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &["-v"]) {
+        let theirs = theirs.run();
+        out.assert_same_recap_as(&theirs);
+        let task = "a builtin name ansible-core routes to a collection";
+        assert_eq!(
+            out.result_lines(task).last(),
+            theirs.result_lines(task).last(),
+            "{out}\n{theirs}"
+        );
+    }
+}

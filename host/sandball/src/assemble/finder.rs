@@ -128,7 +128,9 @@ pub struct LegacyFinder {
 }
 
 /// Where ansible-core's routing (`config/ansible_builtin_runtime.yml` in its package)
-/// redirects the builtin module or action `short` to another builtin: `yum` to `dnf`.
+/// redirects the builtin module or action `short`: to another builtin (`yum` to
+/// `ansible.builtin.dnf`) or to a collection's (`authorized_key` to
+/// `ansible.posix.authorized_key`).
 fn builtin_redirect(ansible: &Path, short: &str) -> Option<String> {
     use saphyr::{LoadableYamlNode, Yaml};
     let text = std::fs::read_to_string(ansible.join("config/ansible_builtin_runtime.yml")).ok()?;
@@ -140,8 +142,7 @@ fn builtin_redirect(ansible: &Path, short: &str) -> Option<String> {
             .as_mapping_get(short)?
             .as_mapping_get("redirect")?
             .as_str()?;
-        let name = target.strip_prefix("ansible.builtin.")?;
-        (name != short).then(|| name.to_string())
+        (target.strip_prefix("ansible.builtin.") != Some(short)).then(|| target.to_string())
     })
 }
 
@@ -276,14 +277,32 @@ impl LegacyFinder {
                     .collect(),
             };
             // ansible-core's own routing sends some builtin names elsewhere (`yum` runs
-            // `dnf`), for those with no file of their own.
+            // `dnf`, `authorized_key` the ansible.posix collection's), for those with no
+            // file of their own.
             let routed = match origin {
                 Origin::AnsibleCore if dirs.iter().all(|d| module_file(d, short).is_none()) => {
                     self.ansible_core().and_then(|a| builtin_redirect(a, short))
                 }
                 _ => None,
             };
-            let short = routed.as_deref().unwrap_or(short);
+            let short = match routed
+                .as_deref()
+                .map(|r| (r, r.strip_prefix("ansible.builtin.")))
+            {
+                Some((_, Some(builtin))) => builtin,
+                Some((collection, None)) => {
+                    return self.find(collection).map_err(|e| match e {
+                        FindError::NotFound { searched, .. } => FindError::NotFound {
+                            name: action.into(),
+                            searched: format!(
+                                "{searched} (ansible-core routes it to {collection})"
+                            ),
+                        },
+                        other => other,
+                    });
+                }
+                None => short,
+            };
             for dir in dirs {
                 if let Some(path) = module_file(&dir, short) {
                     let bytes = std::fs::read(&path).map_err(|source| FindError::Read {
