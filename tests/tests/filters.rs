@@ -46,6 +46,8 @@ const EXPRESSIONS: &[&str] = &[
     "'QQBuAHMAaQBiAGwAZQAgAC0AIABPMAoA' | b64decode(encoding='utf-16-le')",
     "'https://www.python.org/example-1' | b64encode(urlsafe=True)",
     "'aHR0cHM6Ly93d3cucHl0aG9uLm9yZy9leGFtcGxlLTE=' | b64decode(urlsafe=True)",
+    "None | combine",
+    "[None, {'a': 1}, 'null'] | combine({'b': 2}, None)",
     // An attribute of an undefined value is undefined where the template guards.
     "nope.attr | default('x')",
     "({'k':'v'}).missing.deeper | d('y')",

@@ -9,6 +9,7 @@ use indexmap::IndexMap;
 use minijinja::value::{Kwargs, Rest, ValueKind, ValueOrKwargs};
 use minijinja::{Environment, Error, ErrorKind, State, Value};
 
+use super::python_type;
 use crate::template::convert::ensure_defined;
 
 pub(super) fn register(env: &mut Environment<'static>) {
@@ -94,21 +95,45 @@ fn combine(
             )));
         }
     };
-    kwargs.assert_all_used().map_err(|_| {
-        error("combine: 'recursive' and 'list_merge' are the only valid keyword arguments")
-    })?;
-    // Lists of dictionaries among the terms are flattened one level.
+    kwargs
+        .assert_all_used()
+        .map_err(|_| error("'recursive' and 'list_merge' are the only valid keyword arguments"))?;
+    // Lists of dictionaries among the terms are flattened one level; nulls (and the
+    // texts `None` and `null`) are left out at both levels, as ansible-core's
+    // `flatten` leaves them.
+    let null = |v: &Value| v.is_none() || matches!(v.as_str(), Some("None" | "null"));
     let mut dicts = Vec::new();
     for term in std::iter::once(value).chain(others.iter()) {
         ensure_defined(state, term)?;
         match term.kind() {
+            _ if null(term) => {}
             ValueKind::Seq | ValueKind::Iterable => {
                 for item in term.try_iter()?.checked() {
-                    dicts.push(item?);
+                    let item = item?;
+                    if !null(&item) {
+                        dicts.push(item);
+                    }
                 }
             }
             _ => dicts.push(term.clone()),
         }
+    }
+    // A single term is the result as it is.
+    if let [only] = dicts.as_slice() {
+        return Ok(only.clone());
+    }
+    // ansible-core merges from the last term back: the first pair that is not two
+    // mappings is named.
+    let is_map = |v: &Value| v.kind() == ValueKind::Map;
+    let mut later = dicts.last().map_or("dict", python_type);
+    for earlier in dicts.iter().rev().skip(1) {
+        if !is_map(earlier) || later != "dict" {
+            return Err(error(format!(
+                "failed to combine variables, expected dicts but got a '{}' and a '{later}'.",
+                python_type(earlier)
+            )));
+        }
+        later = "dict";
     }
     let mut result = Map::new();
     for dict in &dicts {
@@ -640,7 +665,15 @@ mod tests {
         );
         assert!(error("{} | combine({}, bogus=1)").contains("only valid keyword"));
         assert!(error("{} | combine({}, list_merge='x')").contains("list_merge"));
-        assert!(error("{} | combine(1)").contains("expects a dictionary"));
+        assert!(
+            error("{} | combine(1)").contains(
+                "failed to combine variables, expected dicts but got a 'dict' and a 'int'."
+            )
+        );
+        assert!(error("[{}, [1], {}] | combine").contains("got a 'list' and a 'dict'."));
+        assert_eq!(eval("None | combine"), json!({}));
+        assert_eq!(eval("[None, {'a': 1}, 'null'] | combine"), json!({"a": 1}));
+        assert_eq!(eval("[1] | combine"), json!(1));
     }
 
     #[test]

@@ -123,9 +123,8 @@ fn hash(state: &State, value: &Value, hashtype: Option<String>) -> Result<String
         _ => {
             return Err(Error::new(
                 ErrorKind::InvalidOperation,
-                format!(
-                    "hash: unsupported hash type {hashtype:?} (supported: md5, sha1, sha224, sha256, sha384, sha512)"
-                ),
+                // Python's hashlib words it so; sandball has md5, sha1 and the sha2 set.
+                format!("unsupported hash type {hashtype}"),
             ));
         }
     };
