@@ -6,6 +6,7 @@
 //! Module results and facts are *data* (Ansible's "unsafe"): never templated again.
 //! The environment carries Ansible's filters and tests and its undefined semantics.
 
+mod backslashes;
 mod convert;
 pub(crate) mod crypt;
 pub mod encoding;

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use minijinja::value::{Enumerator, Object, ObjectRepr, ValueKind};
 use minijinja::{Environment, Error, ErrorKind, Value};
 
+use crate::template::backslashes::keep_backslashes;
 use crate::template::error::engine_detail;
 use crate::template::overrides::{restore_newlines, without_trailing_newline};
 use crate::template::percent::{rewrite_expression, rewrite_template};
@@ -115,14 +116,14 @@ impl Scope {
     /// does a template whose whole output is one value that is no string (`{% if a %}{{
     /// [1] }}{% endif %}`), as in ansible-core 2.19; any other template renders to text.
     /// One trailing newline after the expression does not make it text (a folded `>`
-    /// scalar ends with one), but a string result keeps it, as in ansible-core.
+    /// scalar ends with one), but a string result keeps it, as in ansible-core. String
+    /// constants in its expressions keep their backslashes ([`keep_backslashes`]).
     pub(crate) fn render_str(self: &Arc<Self>, source: &str) -> Result<Value, Error> {
         let body = without_trailing_newline(source);
         if let Some(expr) = single_expression(body)
-            && let Ok(compiled) = self
-                .shared
-                .env
-                .compile_expression_owned(rewrite_expression(expr).into_owned())
+            && let Ok(compiled) = self.shared.env.compile_expression_owned(
+                rewrite_expression(&self.value_expression(expr)).into_owned(),
+            )
         {
             let value = compiled.eval(self.root())?;
             if body.len() < source.len()
@@ -138,7 +139,8 @@ impl Scope {
             // Printing an undefined value fails with an error naming the variable
             // (strict undefined); the silent undefined of `x if false` prints nothing.
         }
-        let body = self.rewritten(body);
+        let body = keep_backslashes(body, false, self.shared.env.syntax());
+        let body = self.rewritten(&body);
         let template = self.shared.env.template_from_named_str("template", &body)?;
         let captured = template.render_captured(self.root())?;
         if let Some(Emitted { count: 1, last }) = captured.state().get_extension::<Emitted>()
@@ -169,6 +171,12 @@ impl Scope {
             .env
             .template_from_named_str("template", &source)?;
         template.render(self.root())
+    }
+
+    /// A `{{ }}` expression of a value's template as the engine must read it: its string
+    /// constants keep their backslashes ([`keep_backslashes`]).
+    pub(crate) fn value_expression<'s>(&self, expr: &'s str) -> std::borrow::Cow<'s, str> {
+        keep_backslashes(expr, true, self.shared.env.syntax())
     }
 
     /// Evaluates a bare expression.

@@ -499,6 +499,7 @@ fn trusted_template_value(scope: &Arc<Scope>, text: &str) -> Result<Option<Value
 
 fn conditional_expression(scope: &Arc<Scope>, text: &str) -> Result<bool, TemplateError> {
     let rendered;
+    let kept;
     let expr = match single_expression(text) {
         // A literal string in a template (`{{ '1 == 1' }}`) is text, never an
         // expression to evaluate: ansible-core 2.19 refuses it.
@@ -510,7 +511,12 @@ fn conditional_expression(scope: &Arc<Scope>, text: &str) -> Result<bool, Templa
         {
             return Err(TemplateError::untrusted(text));
         }
-        Some(inner) => inner,
+        // A conditional written as a template is templated as a value is: its string
+        // constants keep their backslashes.
+        Some(inner) => {
+            kept = scope.value_expression(inner);
+            &kept
+        }
         // Templates inside the expression's strings (`x == "{{ y }}"`) are rendered
         // first, as ansible-core 2.19 still does.
         None if is_template(text) => {
