@@ -140,15 +140,15 @@ pub fn collect(
     let mut files = Files::new();
     let module_zip = format!("{}.py", module_fqn.replace('.', "/"));
     files.insert(module_zip, module_src.to_vec());
-    add_parents(roots, module_fqn, &mut files)?;
-    let mut queue: VecDeque<(String, bool, Vec<u8>)> = VecDeque::new();
+    let mut queue = Pending::new();
     queue.push_back((module_fqn.to_string(), false, module_src.to_vec()));
     let mut seen: BTreeSet<String> = BTreeSet::new();
     seen.insert(module_fqn.to_string());
+    add_parents(roots, module_fqn, &mut files, &mut seen, &mut queue)?;
     for name in optional {
         if let Some(found) = roots.locate(name) {
             seen.insert(name.to_string());
-            add_parents(roots, name, &mut files)?;
+            add_parents(roots, name, &mut files, &mut seen, &mut queue)?;
             let bytes = read(&found)?;
             files.insert(found.zip_path, bytes.clone());
             queue.push_back((name.to_string(), found.is_package, bytes));
@@ -181,7 +181,7 @@ pub fn collect(
                     continue;
                 };
                 seen.insert(dotted.clone());
-                add_parents(roots, &dotted, &mut files)?;
+                add_parents(roots, &dotted, &mut files, &mut seen, &mut queue)?;
                 let bytes = read(&found)?;
                 files.insert(found.zip_path.clone(), bytes.clone());
                 queue.push_back((dotted, found.is_package, bytes));
@@ -256,8 +256,20 @@ fn read(found: &Found) -> Result<Vec<u8>, ModuleUtilsError> {
     }
 }
 
-/// Adds the `__init__.py` of every package above `name`.
-fn add_parents(roots: &CodeRoots, name: &str, files: &mut Files) -> Result<(), ModuleUtilsError> {
+/// A queue of modules whose imports are still to be followed: dotted name, whether it
+/// is a package, source.
+type Pending = VecDeque<(String, bool, Vec<u8>)>;
+
+/// Adds the `__init__.py` of every package above `name`, and queues those with code:
+/// a package's `__init__.py` runs when anything in it is imported, so its own imports
+/// are needed too.
+fn add_parents(
+    roots: &CodeRoots,
+    name: &str,
+    files: &mut Files,
+    seen: &mut BTreeSet<String>,
+    queue: &mut Pending,
+) -> Result<(), ModuleUtilsError> {
     let parts: Vec<&str> = name.split('.').collect();
     for end in 1..parts.len() {
         let pkg = parts[..end].join(".");
@@ -273,6 +285,9 @@ fn add_parents(roots: &CodeRoots, name: &str, files: &mut Files) -> Result<(), M
                 _ => Vec::new(),
             }
         };
+        if !bytes.is_empty() && seen.insert(pkg.clone()) {
+            queue.push_back((pkg, true, bytes.clone()));
+        }
         files.insert(zip_path, bytes);
     }
     Ok(())
@@ -339,6 +354,13 @@ mod tests {
             "import ansible.module_utils.basic\n",
         );
         write(&a, "module_utils/not_imported.py", "");
+        write(
+            &a,
+            "module_utils/facts/__init__.py",
+            "from ansible.module_utils.facts.compat import ansible_facts\n",
+        );
+        write(&a, "module_utils/facts/compat.py", "ansible_facts = 1\n");
+        write(&a, "module_utils/facts/utils.py", "x = 1\n");
         let custom = d.path().join("mu");
         write(&custom, "urls.py", "# the playbook's own urls wins\n");
         let coll = d.path().join("colls");
@@ -392,6 +414,24 @@ mod tests {
             files["ansible/module_utils/urls.py"],
             b"# the playbook's own urls wins\n"
         );
+    }
+
+    #[test]
+    fn what_a_package_init_imports_is_collected_too() {
+        let (_d, roots) = tree();
+        let files = collect(
+            &roots,
+            "ansible.legacy.y",
+            b"from ansible.module_utils.facts.utils import x\n",
+            &[],
+        )
+        .unwrap();
+        assert!(
+            files.contains_key("ansible/module_utils/facts/compat.py"),
+            "{:?}",
+            files.keys()
+        );
+        assert!(files.contains_key("ansible/module_utils/facts/utils.py"));
     }
 
     #[test]
