@@ -126,10 +126,22 @@ const FAILURES: &str = r#"
       debug: {msg: third}
 "#;
 
+/// A play's `run_once` does not reach its fact gathering: every host gathers.
+const GATHER_ONCE: &str = r#"
+- hosts: all
+  run_once: true
+  gather_subset: ['!all']
+  tasks:
+    - name: once
+      debug: {msg: "{{ groups['all'] | map('extract', hostvars, 'ansible_system') | list }}"}
+"#;
+
 #[test]
 fn run_once_and_meta_actions_as_in_ansible() {
     let sb = Sandbox::new();
     sb.inventory(&["alpha", "beta", "gamma"]);
+    let out = compare(&sb, GATHER_ONCE, 0);
+    out.assert_stdout_has("ok: [beta]");
     let out = compare(&sb, METAS, 0);
     out.assert_stdout_has("\"msg\": \"beta sees once on alpha\"");
     assert!(!out.stdout.contains("TASK [never]"), "{out}");

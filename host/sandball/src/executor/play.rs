@@ -46,6 +46,13 @@ pub(crate) fn gathering_task(play: &Play) -> Option<Task> {
         ..Task::default()
     };
     task.keywords.tags = vec!["always".into()];
+    // Every host gathers its own facts, whatever the play's `run_once`, as in
+    // ansible-core (its gathering block sets `run_once: false`).
+    task.keywords.set(
+        crate::playbook::Keyword::RunOnce,
+        Value::Bool(false),
+        play.location.clone(),
+    );
     Some(task)
 }
 
