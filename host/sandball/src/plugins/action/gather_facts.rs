@@ -4,7 +4,8 @@
 //! with the task's arguments (another module without setup's own), as Ansible's
 //! gather_facts action runs them. With more than
 //! one module they run at once unless `parallel: false`, and their facts are merged (a
-//! later module's fact wins); modules that fail or skip are named in the result.
+//! later module's fact wins, mappings and lists merged); modules that fail or skip are
+//! named in the result.
 
 use super::{Context, ModuleRequest, failed, truthy};
 use futures::future::LocalBoxFuture;
@@ -16,7 +17,16 @@ pub fn work<'a>(
     mut args: Map<String, Value>,
 ) -> LocalBoxFuture<'a, Map<String, Value>> {
     Box::pin(async move {
+        // The `ansible_facts_parallel` variable wins over the argument, as in ansible-core.
         let parallel = args.remove("parallel");
+        let parallel = if ctx.vars().contains("ansible_facts_parallel") {
+            match ctx.templar().evaluate("ansible_facts_parallel", ctx.vars()) {
+                Ok(v) => Some(v),
+                Err(e) => return failed(format!("ansible_facts_parallel: {e}")),
+            }
+        } else {
+            parallel
+        };
         let modules = match facts_modules(ctx) {
             Ok(m) => m,
             Err(e) => return failed(e),
@@ -147,6 +157,24 @@ fn for_other_module(
     args
 }
 
+/// Merges a later module's facts into the earlier ones, as ansible-core does: mappings
+/// merged key by key, lists appended to (an earlier item the later list has too is
+/// dropped from its earlier place), anything else replaced.
+fn merge_facts(earlier: &mut Map<String, Value>, later: Map<String, Value>) {
+    for (key, value) in later {
+        match (earlier.get_mut(&key), value) {
+            (Some(Value::Object(old)), Value::Object(new)) => merge_facts(old, new),
+            (Some(Value::Array(old)), Value::Array(new)) => {
+                old.retain(|item| !new.contains(item));
+                old.extend(new);
+            }
+            (_, value) => {
+                earlier.insert(key, value);
+            }
+        }
+    }
+}
+
 /// One module's result as it is; several merged: facts combined in order, warnings
 /// and deprecations collected, failed and skipped modules named.
 fn merge(mut results: Vec<(&str, Map<String, Value>)>) -> Map<String, Value> {
@@ -172,7 +200,7 @@ fn merge(mut results: Vec<(&str, Map<String, Value>)>) -> Map<String, Value> {
             continue;
         }
         if let Some(Value::Object(f)) = r.remove("ansible_facts") {
-            facts.extend(f);
+            merge_facts(&mut facts, f);
         }
         for (key, into) in [
             ("warnings", &mut warnings),
@@ -255,6 +283,20 @@ mod tests {
         ctx.vars.set_trusted("ansible_facts_modules", json!(7));
         let r = work(&ctx, Map::new()).await;
         assert!(r["msg"].as_str().unwrap().contains("list of module names"));
+    }
+
+    #[test]
+    fn later_facts_win_with_mappings_and_lists_merged() {
+        let mut facts =
+            args(json!({"a": 1, "d": {"k1": 1, "k2": 1}, "l": ["one", "three", "five"]}));
+        merge_facts(
+            &mut facts,
+            args(json!({"a": 2, "d": {"k2": 2, "k4": 2}, "l": ["one", "two", "four"]})),
+        );
+        assert_eq!(
+            Value::Object(facts),
+            json!({"a": 2, "d": {"k1": 1, "k2": 2, "k4": 2}, "l": ["three", "five", "one", "two", "four"]})
+        );
     }
 
     #[test]
