@@ -48,6 +48,18 @@ const EXPRESSIONS: &[&str] = &[
     "'aHR0cHM6Ly93d3cucHl0aG9uLm9yZy9leGFtcGxlLTE=' | b64decode(urlsafe=True)",
     "None | combine",
     "[None, {'a': 1}, 'null'] | combine({'b': 2}, None)",
+    // Parameters Python lets be named.
+    "'x' | hash(hashtype='md5')",
+    "'a.b' | regex_escape(re_type='posix_basic')",
+    "none | ternary('y', 'n', none_val='z')",
+    "8 | log(base=2)",
+    "9 | root(base=2)",
+    "[1, 2, 3] | permutations(r=2) | list",
+    "'http://a.b/c' | urlsplit(query='path')",
+    "'abc' | regex_replace(pattern='b', replacement='x')",
+    "'%Y' | strftime(second=0, utc=true)",
+    "('2020-01-02' | to_datetime(format='%Y-%m-%d')).year",
+    "1 | mandatory(msg='m')",
     // An attribute of an undefined value is undefined where the template guards.
     "nope.attr | default('x')",
     "({'k':'v'}).missing.deeper | d('y')",

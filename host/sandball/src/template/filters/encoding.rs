@@ -15,7 +15,14 @@ use crate::template::python::text_arg;
 pub(super) fn register(env: &mut Environment<'static>) {
     env.add_filter("b64encode", b64encode);
     env.add_filter("b64decode", b64decode);
-    env.add_filter("hash", hash);
+    env.add_filter(
+        "hash",
+        |state: &State, value: &Value, hashtype: Option<String>, kwargs: Kwargs| {
+            let hashtype = super::positional_or_named(hashtype, &kwargs, "hashtype")?;
+            kwargs.assert_all_used()?;
+            hash(state, value, hashtype)
+        },
+    );
     env.add_filter("checksum", |state: &State, value: &Value| {
         hash(state, value, None)
     });

@@ -1,11 +1,13 @@
 //! Ansible's arithmetic filters: `log` (natural, or in a `base`), `pow` and `root`
 //! (square, or of a `base`), on numbers only, with Python's `math` results and errors.
 
-use minijinja::value::ValueKind;
+use minijinja::value::{Kwargs, ValueKind};
 use minijinja::{Environment, Error, ErrorKind, Value};
 
 pub(super) fn register(env: &mut Environment<'static>) {
-    env.add_filter("log", |x: Value, base: Option<Value>| {
+    env.add_filter("log", |x: Value, base: Option<Value>, kwargs: Kwargs| {
+        let base = super::positional_or_named(base, &kwargs, "base")?;
+        kwargs.assert_all_used()?;
         let x = number(&x, "log")?;
         let value = match base {
             None => x.ln(),
@@ -26,7 +28,9 @@ pub(super) fn register(env: &mut Environment<'static>) {
     env.add_filter("pow", |x: Value, y: Value| {
         finite(number(&x, "pow")?.powf(number(&y, "pow")?))
     });
-    env.add_filter("root", |x: Value, base: Option<Value>| {
+    env.add_filter("root", |x: Value, base: Option<Value>, kwargs: Kwargs| {
+        let base = super::positional_or_named(base, &kwargs, "base")?;
+        kwargs.assert_all_used()?;
         let x = number(&x, "root")?;
         let value = match base {
             None => x.sqrt(),

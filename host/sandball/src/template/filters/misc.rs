@@ -173,12 +173,29 @@ fn shuffle(value: &Value) -> Result<Value, Error> {
 fn strftime(
     state: &State,
     format: &Value,
-    second: Option<f64>,
+    second: Option<Value>,
     kwargs: Kwargs,
 ) -> Result<Value, Error> {
     let format = text_arg(state, format)?;
+    let second = super::positional_or_named(second, &kwargs, "second")?;
     let utc: bool = kwargs.get::<Option<bool>>("utc")?.unwrap_or(false);
     kwargs.assert_all_used()?;
+    // Python's `float(second)`: a number, or text that reads as one.
+    let second = match second.filter(|s| !s.is_none()) {
+        None => None,
+        Some(s) => Some(
+            f64::try_from(s.clone())
+                .ok()
+                .or_else(|| s.as_str().and_then(|t| t.trim().parse::<f64>().ok()))
+                .filter(|f| f.is_finite())
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "Invalid value for epoch value ({})",
+                        crate::template::python::py_str(&s).unwrap_or_default()
+                    ))
+                })?,
+        ),
+    };
     let when = match second {
         Some(s) => chrono::DateTime::from_timestamp(s.trunc() as i64, 0)
             .ok_or_else(|| invalid(format!("strftime: {s} is not a time")))?,
@@ -212,9 +229,16 @@ fn py_strftime(when: chrono::DateTime<chrono::Utc>, format: &str, utc: bool) -> 
 
 /// `to_datetime(format='%Y-%m-%d %H:%M:%S')`: a date and time from text, as a mapping
 /// with Python's `datetime` attributes.
-fn to_datetime(state: &State, value: &Value, format: Option<String>) -> Result<Value, Error> {
+fn to_datetime(
+    state: &State,
+    value: &Value,
+    format: Option<String>,
+    kwargs: Kwargs,
+) -> Result<Value, Error> {
     let text = text_arg(state, value)?;
-    let format = format.unwrap_or_else(|| "%Y-%m-%d %H:%M:%S".into());
+    let format = super::positional_or_named(format, &kwargs, "format")?
+        .unwrap_or_else(|| "%Y-%m-%d %H:%M:%S".into());
+    kwargs.assert_all_used()?;
     let t = chrono::NaiveDateTime::parse_from_str(&text, &format)
         .or_else(|_| {
             chrono::NaiveDate::parse_from_str(&text, &format)
@@ -237,7 +261,14 @@ fn to_datetime(state: &State, value: &Value, format: Option<String>) -> Result<V
 
 /// `urlsplit(query='')`: a URL's parts (`scheme`, `netloc`, `path`, `query`,
 /// `fragment`, `hostname`, `port`, `username`, `password`), or one of them.
-fn urlsplit(state: &State, value: &Value, part: Option<String>) -> Result<Value, Error> {
+fn urlsplit(
+    state: &State,
+    value: &Value,
+    part: Option<String>,
+    kwargs: Kwargs,
+) -> Result<Value, Error> {
+    let part = super::positional_or_named(part, &kwargs, "query")?;
+    kwargs.assert_all_used()?;
     let url = text_arg(state, value)?;
     let (scheme, rest) = match url.split_once("://") {
         Some((s, r)) => (s.to_string(), format!("//{r}")),
@@ -524,6 +555,14 @@ mod tests {
         );
         assert_eq!(eval("() | urlencode"), json!(""));
         assert_eq!(eval("'%Y' | strftime(0, utc=true)"), json!("1970"));
+        assert_eq!(
+            eval("'%Y-%m-%d' | strftime('1585247522.0', utc=True)"),
+            json!("2020-03-26")
+        );
+        assert!(
+            crate::template::filters::testing::error("'%Y' | strftime('foo')")
+                .contains("Invalid value for epoch value (foo)")
+        );
         assert_eq!(
             eval("('2020-01-02 03:04:05' | to_datetime).year"),
             json!(2020)

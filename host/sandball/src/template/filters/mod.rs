@@ -18,6 +18,23 @@ use minijinja::Environment;
 
 pub(crate) use yaml::{callback_yaml, yaml_dump};
 
+/// A parameter Python lets be given by position or by name (`hash('md5')`,
+/// `hash(hashtype='md5')`): the positional value, else the keyword one. The caller
+/// still checks that no other keyword was given.
+pub(crate) fn positional_or_named<'k, T>(
+    positional: Option<T>,
+    kwargs: &'k minijinja::value::Kwargs,
+    name: &'k str,
+) -> Result<Option<T>, minijinja::Error>
+where
+    Option<T>: minijinja::value::ArgType<'k, Output = Option<T>>,
+{
+    match positional {
+        Some(value) => Ok(Some(value)),
+        None => kwargs.get(name),
+    }
+}
+
 /// Adds every filter (and the `dict` global, which Ansible's Jinja accepts pairs for).
 pub(crate) fn register(env: &mut Environment<'static>) {
     collections::register(env);

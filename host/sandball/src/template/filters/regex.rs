@@ -32,17 +32,14 @@ fn flags(kwargs: &Kwargs) -> Result<(bool, bool), Error> {
 fn regex_replace(
     state: &State,
     value: &Value,
-    pattern: String,
+    pattern: Option<String>,
     replacement: Option<String>,
     kwargs: Kwargs,
 ) -> Result<String, Error> {
     let text = text_arg(state, value)?;
-    let replacement = match replacement {
-        Some(r) => r,
-        None => kwargs
-            .get::<Option<String>>("replacement")?
-            .unwrap_or_default(),
-    };
+    let pattern = super::positional_or_named(pattern, &kwargs, "pattern")?.unwrap_or_default();
+    let replacement =
+        super::positional_or_named(replacement, &kwargs, "replacement")?.unwrap_or_default();
     let (ignorecase, multiline) = flags(&kwargs)?;
     let count = kwargs.get::<Option<usize>>("count")?.unwrap_or(0);
     let mandatory_count = kwargs.get::<Option<usize>>("mandatory_count")?.unwrap_or(0);
@@ -52,8 +49,10 @@ fn regex_replace(
     if mandatory_count > 0 && made != mandatory_count {
         return Err(Error::new(
             ErrorKind::InvalidOperation,
+            // ansible-core's words, which give the `count` argument where the number
+            // of replacements made would be.
             format!(
-                "regex_replace: {made} replacements made, but mandatory_count is {mandatory_count}"
+                "'{pattern}' should match {mandatory_count} times, but matches {count} times in '{text}'"
             ),
         ));
     }
@@ -139,14 +138,25 @@ fn regex_findall(
 }
 
 /// `regex_escape(re_type='python')`: the text as a pattern matching itself.
-fn regex_escape(state: &State, value: &Value, re_type: Option<String>) -> Result<String, Error> {
+fn regex_escape(
+    state: &State,
+    value: &Value,
+    re_type: Option<String>,
+    kwargs: Kwargs,
+) -> Result<String, Error> {
+    let re_type = super::positional_or_named(re_type, &kwargs, "re_type")?;
+    kwargs.assert_all_used()?;
     let text = text_arg(state, value)?;
     match re_type.as_deref().unwrap_or("python") {
         "python" => Ok(pyre::escape_python(&text)),
         "posix_basic" => Ok(pyre::escape_posix_basic(&text)),
+        "posix_extended" => Err(Error::new(
+            ErrorKind::InvalidOperation,
+            "Regex type (posix_extended) not yet implemented",
+        )),
         other => Err(Error::new(
             ErrorKind::InvalidOperation,
-            format!("regex_escape: unsupported re_type {other:?} (supported: python, posix_basic)"),
+            format!("Invalid regex type ({other})"),
         )),
     }
 }
@@ -187,7 +197,8 @@ mod tests {
         assert_eq!(eval("'path/to' | regex_replace('/', '')"), json!("pathto"));
         assert_eq!(eval("123 | regex_replace('1', 'x')"), json!("x23"));
         assert!(
-            error("'aa' | regex_replace('a', 'b', mandatory_count=1)").contains("mandatory_count")
+            error("'aa' | regex_replace('a', 'b', mandatory_count=1)")
+                .contains("'a' should match 1 times, but matches 0 times in 'aa'")
         );
         assert!(error("'a' | regex_replace('(', 'b')").contains("invalid regular expression"));
     }
@@ -243,6 +254,9 @@ mod tests {
             eval("'^f.*o(.*)$' | regex_escape('posix_basic')"),
             json!("\\^f\\.\\*o(\\.\\*)\\$")
         );
-        assert!(error("'a' | regex_escape('posix_extended')").contains("unsupported re_type"));
+        assert!(
+            error("'a' | regex_escape('posix_extended')")
+                .contains("Regex type (posix_extended) not yet implemented")
+        );
     }
 }

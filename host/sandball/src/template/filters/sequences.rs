@@ -76,7 +76,14 @@ fn combinations(state: &State, value: &Value, r: &Value) -> Result<Value, Error>
 
 /// `permutations(r=None)`: the `r`-long (all items long by default) permutations of
 /// the items, in `itertools.permutations` order.
-fn permutations(state: &State, value: &Value, r: Option<Value>) -> Result<Value, Error> {
+fn permutations(
+    state: &State,
+    value: &Value,
+    r: Option<Value>,
+    kwargs: Kwargs,
+) -> Result<Value, Error> {
+    let r = super::positional_or_named(r, &kwargs, "r")?;
+    kwargs.assert_all_used()?;
     let pool = iterable(state, value)?;
     let n = pool.len();
     let r = match r.filter(|r| !r.is_none()) {

@@ -1,7 +1,7 @@
 //! Filters that convert or check the type of a value: `bool`, `int`, `float`, `string`,
 //! `type_debug`, and the ones about missing values: `default`/`d`, `mandatory`, `ternary`.
 
-use minijinja::value::{Kwargs, ValueKind};
+use minijinja::value::{Kwargs, Rest, ValueKind, ValueOrKwargs};
 use minijinja::{Environment, Error, ErrorKind, State, Value};
 
 use crate::template::convert::ensure_defined;
@@ -149,7 +149,9 @@ fn default(
 }
 
 /// `mandatory(msg=None)`: the value, or an error if it is undefined.
-fn mandatory(value: &Value, msg: Option<String>) -> Result<Value, Error> {
+fn mandatory(value: &Value, msg: Option<String>, kwargs: Kwargs) -> Result<Value, Error> {
+    let msg = super::positional_or_named(msg, &kwargs, "msg")?;
+    kwargs.assert_all_used()?;
     if value.is_undefined() {
         // The template's error names the variable (see `MANDATORY`).
         let message = msg.unwrap_or_else(|| crate::template::error::MANDATORY.to_string());
@@ -164,8 +166,13 @@ fn ternary(
     value: &Value,
     true_val: Value,
     false_val: Value,
-    none_val: Option<Value>,
+    rest: Rest<ValueOrKwargs>,
 ) -> Result<Value, Error> {
+    // `none_val`, by position or by name (the engine passes at most five arguments).
+    let raw: Vec<Value> = rest.iter().map(|a| Value::from(a.clone())).collect();
+    let (none_val, kwargs): (Option<Value>, Kwargs) = minijinja::value::from_args(&raw)?;
+    let none_val = super::positional_or_named(none_val, &kwargs, "none_val")?;
+    kwargs.assert_all_used()?;
     ensure_defined(state, value)?;
     Ok(match none_val {
         Some(none_val) if value.is_none() => none_val,
@@ -333,5 +340,6 @@ mod tests {
         assert_eq!(eval("none | ternary('y', 'n')"), json!("n"));
         assert_eq!(eval("none | ternary('y', 'n', 'z')"), json!("z"));
         assert_eq!(eval("'x' | ternary(1, 2)"), json!(1));
+        assert_eq!(eval("none | ternary('y', 'n', none_val='z')"), json!("z"));
     }
 }
