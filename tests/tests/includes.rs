@@ -3,7 +3,8 @@
 //! reaching every task; `include_tasks` per host (templated names), in a loop, with
 //! `apply`, and imports inside an included file; `include_role` with its handlers;
 //! includes a host's `when` leaves out shown skipped; a missing included file fails the
-//! host that includes it; a role as a handler is refused before the run.
+//! host that includes it, whatever `ignore_errors` says; a role as a handler is refused
+//! before the run.
 
 use sandball_e2e::{Output, Sandbox};
 
@@ -436,6 +437,41 @@ fn inclusions_that_cannot_be_made_under_rescue_stay_failed_as_in_ansible() {
     ours.assert_no_panic().assert_code(0);
     if let Some(theirs) = sb.ansible_play(&pb, &work, &["-f", "1"]) {
         let theirs = theirs.run();
+        ours.assert_same_recap_as(&theirs);
+    }
+}
+
+#[test]
+fn ignore_errors_does_not_forgive_an_inclusion_that_cannot_be_made_as_in_ansible() {
+    // A template error in the include's arguments is a task failure `ignore_errors`
+    // forgives; a missing file or role fails the host all the same.
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta"]);
+    let pb = sb.write(
+        "play.yml",
+        r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - include_tasks: "{{ undefined_thing }}.yml"
+      ignore_errors: true
+    - include_tasks: tasks/missing.yml
+      ignore_errors: true
+      when: inventory_hostname == 'alpha'
+    - include_role: {name: no_such_role}
+      ignore_errors: true
+      when: inventory_hostname == 'beta'
+    - name: after
+      debug: {msg: after}
+"#,
+    );
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(2);
+    assert!(!ours.stdout.contains("TASK [after]"), "{ours}");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, ours.code, "{theirs}");
         ours.assert_same_recap_as(&theirs);
     }
 }

@@ -62,14 +62,15 @@ pub(super) async fn run(
     // A host whose inclusion fails ends the play for all with `any_errors_fatal`
     // (read, once a host has failed, with the first host's variables).
     let included_failed = std::cell::RefCell::new(None);
-    // `ignore_errors` lets the host go on; `register` keeps the failure either way. A
-    // failure of the include task itself (its condition, its loop) is one a `rescue`
-    // counts as rescued; an inclusion that cannot be made stays counted as failed (once
-    // per loop item), as in ansible-core.
+    // A failure of the include task itself (its condition, its loop, its templated
+    // arguments) is any task's: `ignore_errors` lets the host go on, a `rescue` counts
+    // it as rescued. An inclusion that cannot be made (what it names is not there)
+    // fails the host whatever `ignore_errors` says and stays counted as failed (once
+    // per loop item), as in ansible-core. `register` keeps the failure either way.
     let fail_with = |host: &str, result: serde_json::Map<String, Value>, rescuable: bool| {
         let vars = task::task_vars(run, scope, host, kw);
-        let ignored =
-            task::keyword_bool(run, &vars, kw, Keyword::IgnoreErrors, false).unwrap_or(false);
+        let ignored = rescuable
+            && task::keyword_bool(run, &vars, kw, Keyword::IgnoreErrors, false).unwrap_or(false);
         if !ignored {
             included_failed
                 .borrow_mut()
@@ -134,14 +135,18 @@ pub(super) async fn run(
         for (item, item_vars) in items {
             let found = target(cx, t, kind, &item_vars).and_then(|path| {
                 let from = match kind {
-                    Kind::Role => role_files(cx, t, &item_vars)?,
+                    Kind::Role => role_files(cx, t, &item_vars).map_err(Unmade::Task)?,
                     Kind::Tasks => serde_json::Map::new(),
                 };
                 Ok((path, from))
             });
             let (path, from) = match found {
                 Ok(found) => found,
-                Err(e) => {
+                Err(Unmade::Task(e)) => {
+                    fail_with(host, failure(t, &e), true);
+                    continue;
+                }
+                Err(Unmade::Missing(e)) => {
                     fail(host, &e);
                     continue;
                 }
@@ -267,32 +272,41 @@ fn target(
     t: &Task,
     kind: Kind,
     vars: &crate::template::Vars,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, Unmade> {
     let keys: &[&str] = match kind {
         Kind::Tasks => &["file", "_raw_params"],
         Kind::Role => &["name", "role"],
     };
     let Some(raw) = keys.iter().find_map(|k| t.args.get(*k)) else {
-        return Err(match kind {
+        return Err(Unmade::Task(match kind {
             Kind::Tasks => "No file specified for include_tasks".into(),
             Kind::Role => "'name' is a required field for include_role.".into(),
-        });
+        }));
     };
     let name = match cx.run.templar.template(raw, vars) {
         Ok(Value::String(s)) => s,
         Ok(other) => other.to_string(),
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(Unmade::Task(e.to_string())),
     };
     let base = base_dir(cx);
+    let missing = |e: &dyn std::fmt::Display| Unmade::Missing(first_line(&e.to_string()));
     match kind {
         Kind::Tasks => crate::playbook::imports::find_file(t, &base, &name)
             .map(|p| std::path::absolute(&p).unwrap_or(p))
-            .map_err(|e| first_line(&e.to_string())),
+            .map_err(|e| missing(&e)),
         // A role that is not there fails the host before anything is included.
         Kind::Role => roles::find_role(&name, &t.location, &base)
             .map(|_| PathBuf::from(name))
-            .map_err(|e| first_line(&e.to_string())),
+            .map_err(|e| missing(&e)),
     }
+}
+
+/// Why a host's inclusion could not be made.
+enum Unmade {
+    /// The include task's own arguments failed (a template): a task failure like any.
+    Task(String),
+    /// What it names is not there.
+    Missing(String),
 }
 
 /// The playbook's directory.
