@@ -48,6 +48,9 @@ const EXPRESSIONS: &[&str] = &[
     "'aHR0cHM6Ly93d3cucHl0aG9uLm9yZy9leGFtcGxlLTE=' | b64decode(urlsafe=True)",
     "None | combine",
     "[None, {'a': 1}, 'null'] | combine({'b': 2}, None)",
+    "'a: yes\\nb: 017\\nc: 0o17\\nd: 1:20\\ne: 1_000' | from_yaml",
+    "'--- 1\\n---\\n--- [2]' | from_yaml_all | list",
+    "None | from_yaml_all",
     // Parameters Python lets be named.
     "'x' | hash(hashtype='md5')",
     "'a.b' | regex_escape(re_type='posix_basic')",

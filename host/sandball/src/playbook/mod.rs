@@ -83,7 +83,7 @@ pub fn load(path: &Path) -> Result<Playbook, PlaybookError> {
 /// Loads a playbook from `text`, naming it `path` in locations and errors.
 pub fn load_str(text: &str, path: &Path) -> Result<Playbook, PlaybookError> {
     let source = SourceFile::new(path, text);
-    let yaml::Document { root, warnings } = yaml::load(&source)?;
+    let yaml::Document { root, warnings, .. } = yaml::load(&source)?;
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let base = absolute.parent().unwrap_or(Path::new("."));
     let start = source::Mark { line: 1, column: 1 };
@@ -249,6 +249,19 @@ pub(crate) fn render_at_load(
     crate::template::Templar::new()
         .render(text, &layered)
         .map_err(|e| e.to_string())
+}
+
+/// Every document of a YAML text, typed as [`load_data`] types one (an empty one is
+/// `null`; a text without any has none), for the `from_yaml_all` filter.
+pub fn load_all_data(text: &str, path: &Path) -> Result<Vec<serde_json::Value>, PlaybookError> {
+    let source = SourceFile::new(path, text);
+    let yaml::Document { root, earlier, .. } = yaml::load_all(&source)?;
+    let json = |node: Option<yaml::Node>| node.map_or(serde_json::Value::Null, |n| n.to_json());
+    let mut documents: Vec<serde_json::Value> = earlier.into_iter().map(json).collect();
+    if root.is_some() || !documents.is_empty() {
+        documents.push(json(root));
+    }
+    Ok(documents)
 }
 
 /// Loads a YAML (or JSON) data document typed as Ansible's loader types it, for vars

@@ -31,18 +31,30 @@ pub(crate) struct Document {
     pub(crate) root: Option<Node>,
     /// Duplicate keys and the like, each saying where.
     pub(crate) warnings: Vec<String>,
+    /// With [`load_all`], the documents before the last one, in order.
+    pub(crate) earlier: Vec<Option<Node>>,
 }
 
 /// Parses the text of `source` as one YAML document. Lines that only libyaml's leniency
 /// about indentation in flow collections and quoted scalars makes readable are padded
 /// (see [`reindent`]) and read again, positions still pointing into the original text.
 pub(crate) fn load(source: &SourceFile) -> Result<Document, PlaybookError> {
-    match parse(source, source.text(), &[]) {
+    load_documents(source, false)
+}
+
+/// [`load`] for a text of any number of documents (`from_yaml_all`): the last one is
+/// the document's `root`, those before it its `earlier`.
+pub(crate) fn load_all(source: &SourceFile) -> Result<Document, PlaybookError> {
+    load_documents(source, true)
+}
+
+fn load_documents(source: &SourceFile, multi: bool) -> Result<Document, PlaybookError> {
+    match parse(source, source.text(), &[], multi) {
         Err(Failure::Syntax {
             error,
             indentation: true,
         }) => match reindent(source.text()) {
-            Some(padded) => match parse(source, &padded.text, &padded.pads) {
+            Some(padded) => match parse(source, &padded.text, &padded.pads, multi) {
                 Err(Failure::Syntax { .. }) => Err(error),
                 result => result.map_err(Failure::into_error),
             },
@@ -73,7 +85,12 @@ impl Failure {
 
 /// Parses `text`, the text of `source` with `pads[i]` blanks added before its line `i`
 /// (from 0).
-fn parse(source: &SourceFile, text: &str, pads: &[usize]) -> Result<Document, Failure> {
+fn parse(
+    source: &SourceFile,
+    text: &str,
+    pads: &[usize],
+    multi: bool,
+) -> Result<Document, Failure> {
     let mut builder = Builder {
         source,
         stack: Vec::new(),
@@ -82,6 +99,7 @@ fn parse(source: &SourceFile, text: &str, pads: &[usize]) -> Result<Document, Fa
         documents: 0,
         root: None,
         warnings: Vec::new(),
+        earlier: multi.then(Vec::new),
     };
     let mark_of = |marker: &Marker| {
         let pad = pads.get(marker.line().saturating_sub(1)).copied();
@@ -106,6 +124,7 @@ fn parse(source: &SourceFile, text: &str, pads: &[usize]) -> Result<Document, Fa
     Ok(Document {
         root: builder.root,
         warnings: builder.warnings,
+        earlier: builder.earlier.unwrap_or_default(),
     })
 }
 
@@ -234,6 +253,8 @@ struct Builder<'s> {
     documents: usize,
     root: Option<Node>,
     warnings: Vec<String>,
+    /// When several documents are allowed, the finished ones before the current.
+    earlier: Option<Vec<Option<Node>>>,
 }
 
 impl Builder<'_> {
@@ -241,6 +262,14 @@ impl Builder<'_> {
         match event {
             Event::DocumentStart(_) => {
                 self.documents += 1;
+                if self.documents > 1
+                    && let Some(earlier) = &mut self.earlier
+                {
+                    earlier.push(self.root.take());
+                    // Anchors do not reach from one document into the next.
+                    self.anchors.clear();
+                    return Ok(());
+                }
                 if self.documents > 1 {
                     return Err(self.source.error(
                         mark,

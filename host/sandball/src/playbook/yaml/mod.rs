@@ -6,6 +6,6 @@ mod node;
 mod reindent;
 mod resolver;
 
-pub(crate) use loader::{Document, load};
+pub(crate) use loader::{Document, load, load_all};
 pub(crate) use node::{Node, Yaml};
 pub use node::{UNSAFE_KEY, VAULT_KEY};

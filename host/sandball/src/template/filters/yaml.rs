@@ -10,9 +10,8 @@
 
 use minijinja::value::{Kwargs, ValueKind};
 use minijinja::{Environment, Error, ErrorKind, State, Value};
-use saphyr::{LoadableYamlNode, Scalar, Yaml};
 
-use crate::template::convert::{ensure_defined, invalid};
+use crate::template::convert::{ensure_defined, from_json, invalid};
 
 pub(super) fn register(env: &mut Environment<'static>) {
     env.add_filter("to_yaml", to_yaml);
@@ -412,38 +411,48 @@ fn from_yaml(state: &State, value: &Value) -> Result<Value, Error> {
     }
 }
 
-/// `from_yaml_all`: the values of every document of a YAML text.
+/// `from_yaml_all`: the values of every document of a YAML text (none for `None`);
+/// other non-strings pass through.
 fn from_yaml_all(state: &State, value: &Value) -> Result<Value, Error> {
     ensure_defined(state, value)?;
     match value.as_str() {
         Some(text) => Ok(Value::from(load(text)?)),
+        None if value.is_none() => Ok(Value::from(Vec::<Value>::new())),
         None => Ok(value.clone()),
     }
 }
 
+/// The documents of a YAML text, typed as Ansible's loader (YAML 1.1, as PyYAML) types
+/// them: `yes` is true, `017` is octal; `!unsafe` text is plain text here.
 fn load(text: &str) -> Result<Vec<Value>, Error> {
-    let documents = Yaml::load_from_str(text).map_err(|err| {
-        Error::new(
-            ErrorKind::InvalidOperation,
-            format!("from_yaml: invalid YAML: {err}"),
-        )
-    })?;
-    Ok(documents.iter().map(yaml_value).collect())
+    let documents = crate::playbook::load_all_data(text, std::path::Path::new("<string>"))
+        .map_err(|err| {
+            Error::new(
+                ErrorKind::InvalidOperation,
+                format!("from_yaml: invalid YAML: {err}"),
+            )
+        })?;
+    Ok(documents
+        .iter()
+        .map(|d| from_json(&without_unsafe_marks(d)))
+        .collect())
 }
 
-fn yaml_value(node: &Yaml) -> Value {
-    match node {
-        Yaml::Value(Scalar::Null) | Yaml::BadValue | Yaml::Alias(_) => Value::from(()),
-        Yaml::Value(Scalar::Boolean(b)) => Value::from(*b),
-        Yaml::Value(Scalar::Integer(i)) => Value::from(*i),
-        Yaml::Value(Scalar::FloatingPoint(f)) => Value::from(f.into_inner()),
-        Yaml::Value(Scalar::String(s)) => Value::from(s.as_ref()),
-        Yaml::Representation(s, _, _) => Value::from(s.as_ref()),
-        Yaml::Sequence(items) => Value::from(items.iter().map(yaml_value).collect::<Vec<_>>()),
-        Yaml::Mapping(map) => {
-            Value::from_pairs(map.iter().map(|(k, v)| (yaml_value(k), yaml_value(v))))
+/// `value` with each `!unsafe` mark replaced by the text it holds.
+fn without_unsafe_marks(value: &serde_json::Value) -> serde_json::Value {
+    if let Some(inner) = crate::template::unsafe_mark(value) {
+        return inner.clone();
+    }
+    match value {
+        serde_json::Value::Array(items) => {
+            serde_json::Value::Array(items.iter().map(without_unsafe_marks).collect())
         }
-        Yaml::Tagged(_, inner) => yaml_value(inner),
+        serde_json::Value::Object(map) => serde_json::Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), without_unsafe_marks(v)))
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }
 
@@ -516,7 +525,7 @@ mod tests {
     fn from_yaml_parses() {
         assert_eq!(
             eval("'a: 1\\nb: [x, 2.5, true, null]\\nc: yes' | from_yaml"),
-            json!({"a": 1, "b": ["x", 2.5, true, null], "c": "yes"})
+            json!({"a": 1, "b": ["x", 2.5, true, null], "c": true})
         );
         assert_eq!(eval("'' | from_yaml"), json!(null));
         assert_eq!(
@@ -524,6 +533,15 @@ mod tests {
             json!({"a": 1, "b": 1})
         );
         assert_eq!(eval("'--- 1\\n--- 2\\n' | from_yaml_all"), json!([1, 2]));
+        assert_eq!(eval("none | from_yaml_all"), json!([]));
+        assert_eq!(
+            eval("'a: yes\\nb: 017\\nc: !unsafe \\'{{ x }}\\'' | from_yaml"),
+            json!({"a": true, "b": 15, "c": "{{ x }}"})
+        );
+        assert_eq!(
+            eval("'--- &a 1\\n---\\n--- [2]\\n' | from_yaml_all"),
+            json!([1, null, [2]])
+        );
         assert!(error("'--- 1\\n--- 2\\n' | from_yaml").contains("single document"));
         assert!(error("'a: [' | from_yaml").contains("invalid YAML"));
         assert_eq!(eval("{'a': 1} | to_nice_yaml | from_yaml"), json!({"a": 1}));
