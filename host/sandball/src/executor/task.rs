@@ -406,13 +406,9 @@ fn origin<'a>(
     }
 }
 
-/// The result `register` stores: without internal keys.
+/// The result `register` stores: without internal keys (at any depth).
 fn registered(result: &Map<String, Value>) -> Map<String, Value> {
-    let mut r: Map<String, Value> = result
-        .iter()
-        .filter(|(k, _)| !k.starts_with("_ansible_"))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let mut r = action::without_internal_keys(result);
     with_failed_flag(&mut r);
     r
 }

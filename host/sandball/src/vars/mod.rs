@@ -63,9 +63,14 @@ pub(crate) fn merge_hashes() -> bool {
 /// reached or how sandball runs there (connection, become and interpreter settings,
 /// internal keys) — a module cannot redirect the next task.
 fn inject_facts(vars: &mut Vars, facts: &Map<String, Value>) {
+    use crate::plugins::action::gather_facts::GATHERED;
     let mut namespaced = Map::new();
     for (k, v) in facts {
         if k.starts_with("_ansible_") {
+            // That they were gathered is under `ansible_facts` only, as in ansible-core.
+            if k == GATHERED {
+                namespaced.insert(k.clone(), v.clone());
+            }
             continue;
         }
         // Under `ansible_facts` a setting is only data; as a variable it would steer.
@@ -352,12 +357,14 @@ impl VariableManager {
         Ok(())
     }
 
-    /// Whether `host` has facts (gathered, returned by modules or cached): `gathering =
-    /// smart` does not gather them again.
+    /// Whether `host`'s facts were gathered (by `gather_facts`, now or in a cached
+    /// run; not only returned by a module): `gathering = smart` does not gather them
+    /// again, as in ansible-core.
     pub fn has_facts(&self, host: &str) -> bool {
+        use crate::plugins::action::gather_facts::GATHERED;
         self.state()
             .get(host)
-            .is_some_and(|st| !st.facts.is_empty())
+            .is_some_and(|st| st.facts.get(GATHERED) == Some(&Value::Bool(true)))
     }
 
     /// Writes `host`'s facts to the fact cache, if there is one.

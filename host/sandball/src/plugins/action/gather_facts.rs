@@ -68,6 +68,10 @@ pub fn work<'a>(
     })
 }
 
+/// The fact saying a host's facts were gathered (`gather_facts`, not only returned by a
+/// module), as ansible-core records it.
+pub const GATHERED: &str = "_ansible_facts_gathered";
+
 /// The module `smart` stands for on a POSIX host.
 const SMART: &str = "setup";
 
@@ -175,13 +179,16 @@ fn merge_facts(earlier: &mut Map<String, Value>, later: Map<String, Value>) {
     }
 }
 
-/// One module's result as it is; several merged: facts combined in order, warnings
-/// and deprecations collected, failed and skipped modules named.
+/// The modules' results merged, as ansible-core's action makes its result (for one
+/// module too): facts combined in order and marked gathered, warnings and deprecations
+/// collected, failed and skipped modules named.
 fn merge(mut results: Vec<(&str, Map<String, Value>)>) -> Map<String, Value> {
-    if results.len() == 1
-        && let Some((_, only)) = results.pop()
+    // A host that cannot be reached is unreachable, whatever the other modules did.
+    if let Some(i) = results
+        .iter()
+        .position(|(_, r)| r.get("unreachable") == Some(&Value::Bool(true)))
     {
-        return only;
+        return results.swap_remove(i).1;
     }
     let ran = results.len();
     let mut facts = Map::new();
@@ -191,7 +198,7 @@ fn merge(mut results: Vec<(&str, Map<String, Value>)>) -> Map<String, Value> {
     let mut deprecations = Vec::new();
     for (name, mut r) in results {
         let flag = |k: &str| r.get(k) == Some(&Value::Bool(true));
-        if flag("failed") || flag("unreachable") {
+        if flag("failed") {
             failed_modules.insert(name.to_string(), Value::Object(r));
             continue;
         }
@@ -211,28 +218,39 @@ fn merge(mut results: Vec<(&str, Map<String, Value>)>) -> Map<String, Value> {
             }
         }
     }
+    // Facts gathered so (`gathering = smart` gathers a host without them again).
+    facts.insert(GATHERED.into(), json!(true));
     let mut out = Map::new();
     out.insert("changed".into(), json!(false));
     out.insert("ansible_facts".into(), Value::Object(facts));
+    // Not shown with -v: the facts would fill the screen.
+    out.insert("_ansible_verbose_override".into(), json!(true));
     if !warnings.is_empty() {
         out.insert("warnings".into(), Value::Array(warnings));
     }
     if !deprecations.is_empty() {
         out.insert("deprecations".into(), Value::Array(deprecations));
     }
+    let names = |m: &Map<String, Value>| m.keys().cloned().collect::<Vec<_>>().join(", ");
     if !skipped_modules.is_empty() {
+        out.insert(
+            "msg".into(),
+            json!(format!(
+                "The following modules were skipped: {}.",
+                names(&skipped_modules)
+            )),
+        );
         if skipped_modules.len() == ran {
             out.insert("skipped".into(), json!(true));
         }
         out.insert("skipped_modules".into(), Value::Object(skipped_modules));
     }
     if !failed_modules.is_empty() {
-        let names: Vec<&str> = failed_modules.keys().map(String::as_str).collect();
         out.insert(
             "msg".into(),
             json!(format!(
-                "The following modules failed to execute: {}\n",
-                names.join(", ")
+                "The following modules failed to execute: {}.",
+                names(&failed_modules)
             )),
         );
         out.insert("failed".into(), json!(true));
@@ -306,12 +324,19 @@ mod tests {
         let bad = json!({"failed": true, "msg": "no"});
         let m = |v: Value| v.as_object().cloned().unwrap();
         let r = merge(vec![("one", m(one.clone())), ("two", m(two))]);
-        assert_eq!(r["ansible_facts"], json!({"a": 1, "b": 2}));
+        assert_eq!(
+            r["ansible_facts"],
+            json!({"a": 1, "b": 2, "_ansible_facts_gathered": true})
+        );
         assert_eq!(r["warnings"], json!(["w1"]));
         assert!(r.get("failed").is_none());
-        let r = merge(vec![("one", m(one)), ("bad", m(bad))]);
+        let r = merge(vec![("one", m(one)), ("bad", m(bad.clone()))]);
         assert_eq!(r["failed"], true);
-        assert_eq!(r["msg"], "The following modules failed to execute: bad\n");
+        assert_eq!(r["msg"], "The following modules failed to execute: bad.");
         assert_eq!(r["failed_modules"]["bad"]["msg"], "no");
+        // One module's failure is named too.
+        let r = merge(vec![("bad", m(bad))]);
+        assert_eq!(r["msg"], "The following modules failed to execute: bad.");
+        assert_eq!(r["_ansible_verbose_override"], true);
     }
 }

@@ -512,6 +512,23 @@ fn unknown_keys<'a>(args: &'a Map<String, Value>, allowed: &[&str]) -> Vec<&'a s
         .collect()
 }
 
+/// A result without its internal (`_ansible_*`) keys, at every depth (a loop's items,
+/// `ansible_facts`), as ansible-core strips them before showing or registering it.
+pub fn without_internal_keys(result: &Map<String, Value>) -> Map<String, Value> {
+    fn clean(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => Value::Object(without_internal_keys(m)),
+            Value::Array(items) => Value::Array(items.iter().map(clean).collect()),
+            other => other.clone(),
+        }
+    }
+    result
+        .iter()
+        .filter(|(k, _)| !k.starts_with("_ansible_"))
+        .map(|(k, v)| (k.clone(), clean(v)))
+        .collect()
+}
+
 /// A whole number from a keyword's templated value (`5`, `"5"`).
 pub fn integer(v: &Value) -> Option<i64> {
     v.as_i64()

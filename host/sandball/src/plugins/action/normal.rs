@@ -33,11 +33,20 @@ impl ActionPlugin for Normal {
         action: &'a str,
         args: Map<String, Value>,
     ) -> LocalBoxFuture<'a, Map<String, Value>> {
-        ctx.execute_module(ModuleRequest {
-            name: action,
-            args,
-            legacy: false,
-            transfers: Vec::new(),
+        Box::pin(async move {
+            let mut r = ctx
+                .execute_module(ModuleRequest {
+                    name: action,
+                    args,
+                    legacy: false,
+                    transfers: Vec::new(),
+                })
+                .await;
+            // The facts of a `setup` task are not shown with -v, as in ansible-core.
+            if crate::assemble::component::short_name(action) == "setup" {
+                r.insert("_ansible_verbose_override".into(), Value::Bool(true));
+            }
+            r
         })
     }
 }

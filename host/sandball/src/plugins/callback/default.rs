@@ -205,18 +205,12 @@ impl DefaultCallback {
     }
 }
 
-/// The result as Ansible shows it: without internal keys, `invocation` below `-vvv`,
-/// and the diff (printed on its own).
+/// The result as Ansible shows it: without internal keys (at any depth), `invocation`
+/// below `-vvv`, and the diff (printed on its own).
 fn displayed(result: &Map<String, Value>, verbosity: u8) -> Map<String, Value> {
-    result
-        .iter()
-        .filter(|(k, _)| {
-            !k.starts_with("_ansible_")
-                && k.as_str() != "diff"
-                && (verbosity >= 3 || k.as_str() != "invocation")
-        })
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+    let mut shown = crate::plugins::action::without_internal_keys(result);
+    shown.retain(|k, _| k.as_str() != "diff" && (verbosity >= 3 || k.as_str() != "invocation"));
+    shown
 }
 
 /// Serialises like Python's `json.dumps(..., indent=4, sort_keys=True)`, or compact
@@ -450,6 +444,9 @@ impl Callback for DefaultCallback {
             .get("_ansible_verbose_always")
             .and_then(Value::as_bool)
             .unwrap_or(false);
+        // An action may keep its result from the verbose output (`gather_facts`).
+        let verbose_override =
+            r.result.get("_ansible_verbose_override") == Some(&Value::Bool(true));
         let pretty = verbose_always || self.display.verbosity >= 3;
         let item = r.item.map(|i| format!(" (item={i})")).unwrap_or_default();
         if r.origin.as_ref().map_or(self.display.diff, |o| o.diff)
@@ -495,7 +492,7 @@ impl Callback for DefaultCallback {
                     line.push_str(" =>");
                     line.push_str(&item);
                 }
-                if verbose_always || self.display.verbosity >= 1 {
+                if (verbose_always || self.display.verbosity >= 1) && !verbose_override {
                     line.push_str(" => ");
                     line.push_str(&self.rendered(&shown, pretty));
                 }
@@ -513,7 +510,7 @@ impl Callback for DefaultCallback {
                     // Ansible prints two spaces here.
                     line.push(' ');
                 }
-                if self.display.verbosity >= 1 {
+                if self.display.verbosity >= 1 && !verbose_override {
                     line.push_str(" => ");
                     line.push_str(&self.rendered(&shown, pretty));
                 }
