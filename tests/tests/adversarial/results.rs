@@ -1,7 +1,9 @@
 //! Results that claim success in a type Ansible reads otherwise: `failed: "false"`,
 //! `failed: {...}`, `changed: [1]`, `skipped: "no"`, `unreachable: "no"`. Ansible reads
 //! each flag by Python's truth value, so a module (or anything forging its output)
-//! cannot slip a failure past the recap by writing `"false"`.
+//! cannot slip a failure past the recap by writing `"false"`. And output that is no
+//! valid UTF-8 once decoded (a lone surrogate escape, as Python writes undecodable
+//! bytes) is refused on the controller, as ansible-core 2.19 refuses it.
 
 use sandball_e2e::{HostRecap, Sandbox};
 
@@ -129,4 +131,29 @@ fn module_output_in_a_condition_is_never_evaluated() {
         "module output ran as an expression:\n{out}"
     );
     eprintln!("adversarial: 2 expression injections through a condition tried, 2 contained");
+}
+
+/// Writes its output as given, unparsed: a JSON text with a lone surrogate escape.
+const RAW_MODULE: &str = "#!/usr/bin/python\n# WANT_JSON\nimport sys\nsys.stdout.write('{\"changed\": false, \"out\": \"ab\\\\ud83d\\\\ude00\\\\udcff\"}')\n";
+
+#[test]
+fn output_with_a_lone_surrogate_is_refused_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory_with_python(&["alpha"]);
+    sb.write("library/surrogate.py", RAW_MODULE);
+    let work = sb.dir("work");
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - {name: undecodable, surrogate: {}, register: r, ignore_errors: true}\n    - {name: what it said, debug: {var: r.msg}}\n",
+    );
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has(
+        "Refusing to deserialize an invalid UTF8 string value: 'utf-8' codec can't encode character '\\\\udcff' in position 3: surrogates not allowed",
+    );
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        out.assert_same_recap_as(&theirs)
+            .assert_same_results_as(&theirs, &["what it said"]);
+    }
 }

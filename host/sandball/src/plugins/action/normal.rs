@@ -166,15 +166,25 @@ pub fn interpret(
                 }
                 m
             }
-            Err(why) => {
-                let mut m = failed(format!(
-                    "MODULE FAILURE: {why}\nSee stdout/stderr for the exact error"
-                ));
-                m.insert("module_stdout".into(), Value::String(stdout.clone()));
-                m.insert("module_stderr".into(), Value::String(reply.stderr.clone()));
-                m.insert("rc".into(), json!(code));
-                m
-            }
+            Err(why) => match lone_surrogate(&stdout) {
+                // Refused on the controller, as ansible-core 2.19 refuses it.
+                Some((surrogate, position)) => {
+                    let mut m = failed(format!(
+                        "Task failed: Refusing to deserialize an invalid UTF8 string value: 'utf-8' codec can't encode character '\\u{surrogate:04x}' in position {position}: surrogates not allowed"
+                    ));
+                    m.insert("exception".into(), json!("(traceback unavailable)"));
+                    m
+                }
+                None => {
+                    let mut m = failed(format!(
+                        "MODULE FAILURE: {why}\nSee stdout/stderr for the exact error"
+                    ));
+                    m.insert("module_stdout".into(), Value::String(stdout.clone()));
+                    m.insert("module_stderr".into(), Value::String(reply.stderr.clone()));
+                    m.insert("rc".into(), json!(code));
+                    m
+                }
+            },
         },
         Outcome::Trapped { message } => {
             let mut m = failed(format!(
@@ -349,6 +359,48 @@ pub fn parse_module_output(out: &str) -> Result<(Map<String, Value>, Option<Stri
     }
 }
 
+/// The first string value of the module's JSON output holding a `\\uXXXX` escape of a
+/// lone UTF-16 surrogate (what Python writes for undecodable bytes): the surrogate and
+/// its position in the decoded string, as Python counts characters.
+fn lone_surrogate(out: &str) -> Option<(u32, usize)> {
+    let bytes = out.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'"' {
+            i += 1;
+            continue;
+        }
+        // A string: count its characters up to a lone surrogate or its end.
+        let (mut j, mut position) = (i + 1, 0usize);
+        while j < bytes.len() && bytes[j] != b'"' {
+            if bytes[j] != b'\\' {
+                // One character per UTF-8 sequence start.
+                position += usize::from(bytes[j] & 0xC0 != 0x80);
+                j += 1;
+                continue;
+            }
+            let unit = |at: usize| {
+                out.get(at..at + 4)
+                    .and_then(|h| u32::from_str_radix(h, 16).ok())
+            };
+            match (bytes.get(j + 1), unit(j + 2)) {
+                (Some(b'u'), Some(0xD800..=0xDBFF))
+                    if out.get(j + 6..j + 8) == Some("\\u")
+                        && unit(j + 8).is_some_and(|low| (0xDC00..=0xDFFF).contains(&low)) =>
+                {
+                    j += 12;
+                }
+                (Some(b'u'), Some(lone @ 0xD800..=0xDFFF)) => return Some((lone, position)),
+                (Some(b'u'), _) => j += 6,
+                _ => j += 2,
+            }
+            position += 1;
+        }
+        i = j + 1;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,6 +414,16 @@ mod tests {
             host: None,
         };
         policy::how_to_grant(&Policy::default(), &s, capability)
+    }
+
+    #[test]
+    fn lone_surrogates_are_found_where_python_counts_them() {
+        assert_eq!(
+            lone_surrogate(r#"{"a": "x\"y", "out": "é\u00e9\ud83d\ude00\udcff b"}"#),
+            Some((0xdcff, 3))
+        );
+        assert_eq!(lone_surrogate(r#"{"a": "\ud83d\ude00"}"#), None);
+        assert_eq!(lone_surrogate(r#"{"a": "\ud800"}"#), Some((0xd800, 0)));
     }
 
     #[test]
