@@ -51,6 +51,13 @@ const EXPRESSIONS: &[&str] = &[
     "'a: yes\\nb: 017\\nc: 0o17\\nd: 1:20\\ne: 1_000' | from_yaml",
     "'--- 1\\n---\\n--- [2]' | from_yaml_all | list",
     "None | from_yaml_all",
+    // Seeded draws are Python's.
+    "59 | random(seed='web1')",
+    "59 | random(seed=1337)",
+    "20 | random(start=10, step=3, seed='s')",
+    "['a', 'b', 'c'] | random(seed=7)",
+    "[1, 2, 3, 4, 5] | shuffle(seed='a')",
+    "22 | shuffle",
     // Parameters Python lets be named.
     "'x' | hash(hashtype='md5')",
     "'a.b' | regex_escape(re_type='posix_basic')",

@@ -18,6 +18,7 @@ pub mod lookups;
 mod methods;
 mod overrides;
 mod percent;
+mod pyrandom;
 pub(crate) mod python;
 mod scope;
 mod table_lookups;

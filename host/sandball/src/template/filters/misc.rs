@@ -9,6 +9,7 @@ use minijinja::value::{Kwargs, ValueKind};
 use minijinja::{Environment, Error, ErrorKind, State, Value};
 
 use crate::template::convert::from_json;
+use crate::template::pyrandom::{Draws, Generator, PyRandom};
 use crate::template::python::text_arg;
 
 fn invalid(msg: impl Into<String>) -> Error {
@@ -137,35 +138,95 @@ fn win_split(p: &str) -> (&str, &str) {
     }
 }
 
-/// `random`: a random item of a list, or a random number below an integer (with
-/// `start` and `step`).
-fn random(value: &Value, kwargs: Kwargs) -> Result<Value, Error> {
-    use rand::RngExt;
-    use rand::seq::IndexedRandom;
-    let mut rng = rand::rng();
-    if let Some(end) = value.as_i64() {
-        let start: i64 = kwargs.get::<Option<i64>>("start")?.unwrap_or(0);
-        let step: i64 = kwargs.get::<Option<i64>>("step")?.unwrap_or(1).max(1);
-        kwargs.assert_all_used()?;
-        if end <= start {
-            return Err(invalid("random: empty range"));
+/// The generator of a `seed` option: Python's `Random(seed)` for an integer or a text,
+/// the system's when there is none.
+fn generator(seed: Option<Value>) -> Result<Generator, Error> {
+    Ok(match seed.as_ref().filter(|s| !s.is_none()) {
+        None => Generator::System(rand::rng()),
+        Some(seed) if seed.is_integer() => Generator::Seeded(Box::new(PyRandom::from_int(
+            i128::try_from(seed.clone()).map_err(|_| invalid("the seed is too large"))?,
+        ))),
+        Some(seed) if let Some(text) = seed.as_str() => {
+            Generator::Seeded(Box::new(PyRandom::from_text(text)))
         }
-        let count = (end - start + step - 1) / step;
-        return Ok(Value::from(start + step * rng.random_range(0..count)));
-    }
-    kwargs.assert_all_used()?;
-    let items: Vec<Value> = value.try_iter()?.collect();
-    items
-        .choose(&mut rng)
-        .cloned()
-        .ok_or_else(|| invalid("random: the list is empty"))
+        Some(seed) => {
+            return Err(invalid(format!(
+                "a seed must be an integer or a text, not {}",
+                super::python_type(seed)
+            )));
+        }
+    })
 }
 
-/// `shuffle`: the items in a random order.
-fn shuffle(value: &Value) -> Result<Value, Error> {
-    use rand::seq::SliceRandom;
-    let mut items: Vec<Value> = value.try_iter()?.collect();
-    items.shuffle(&mut rand::rng());
+/// `random(start=None, step=None, seed=None)`: a number of `range(start, end, step)`
+/// for an integer, an item of anything else iterable, drawn as Python's `random`
+/// draws (the same as ansible-core's for the same `seed`).
+fn random(value: &Value, kwargs: Kwargs) -> Result<Value, Error> {
+    let start: Option<Value> = kwargs.get("start")?;
+    let step: Option<Value> = kwargs.get("step")?;
+    let seed: Option<Value> = kwargs.get("seed")?;
+    kwargs.assert_all_used()?;
+    let mut draws = generator(seed)?;
+    // Python's `start or 0`, `step or 1`.
+    let given = |v: &Option<Value>| v.as_ref().filter(|v| v.is_true()).cloned();
+    if value.is_integer() {
+        let number = |v: Option<Value>, default: i64| -> Result<i64, Error> {
+            v.map_or(Ok(default), |v| {
+                i64::try_from(v).map_err(|_| invalid("start and step must be integers"))
+            })
+        };
+        let end =
+            i64::try_from(value.clone()).map_err(|_| invalid("random: the end is too large"))?;
+        let start = number(given(&start), 0)?;
+        let step = number(given(&step), 1)?;
+        return draws
+            .randrange(start, end, step)
+            .map(Value::from)
+            .ok_or_else(|| {
+                // Python 3.11's words.
+                invalid(if step == 1 {
+                    format!(
+                        "empty range for randrange() ({start}, {end}, {})",
+                        end - start
+                    )
+                } else {
+                    "empty range for randrange()".to_string()
+                })
+            });
+    }
+    if value.is_none()
+        || value.is_undefined()
+        || !matches!(
+            value.kind(),
+            ValueKind::Seq | ValueKind::Iterable | ValueKind::Map | ValueKind::String
+        )
+    {
+        return Err(invalid("random can only be used on sequences and integers"));
+    }
+    if given(&start).is_some() || given(&step).is_some() {
+        return Err(invalid(
+            "start and step can only be used with integer values",
+        ));
+    }
+    let items: Vec<Value> = value.try_iter()?.collect();
+    draws
+        .choice(items.len())
+        .map(|i| items[i].clone())
+        .ok_or_else(|| invalid("Cannot choose from an empty sequence"))
+}
+
+/// `shuffle(seed=None)`: the items in a random order (drawn as Python's `shuffle`
+/// draws for a `seed`); what is not iterable comes back as it is.
+fn shuffle(value: &Value, seed: Option<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    let seed = super::positional_or_named(seed, &kwargs, "seed")?;
+    kwargs.assert_all_used()?;
+    let Ok(items) = value.try_iter() else {
+        return Ok(value.clone());
+    };
+    let mut items: Vec<Value> = items.collect();
+    // Python seeds only for a true seed (`if seed:`).
+    let mut draws = generator(seed.filter(|s| s.is_true()))?;
+    draws.shuffle(&mut items);
     Ok(Value::from(items))
 }
 
