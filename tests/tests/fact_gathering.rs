@@ -1,7 +1,8 @@
 //! Fact gathering as the play sees it: `gathering = smart` gathers again a host whose
 //! facts a `setup` task returned (only `gather_facts` marks them gathered, in
-//! `ansible_facts` alone), and neither shows its facts with -v — the output from the
-//! first play on compared with ansible-playbook's.
+//! `ansible_facts` alone), and neither shows its facts with -v; facts a loop item
+//! returns reach the later items as facts (a fact named `ansible_facts` replaces
+//! nothing) — the output from the first play on compared with ansible-playbook's.
 
 use sandball_e2e::{Output, Sandbox};
 
@@ -57,6 +58,48 @@ fn smart_gathering_and_gathered_facts_as_in_ansible() {
     );
     if let Some(theirs) = sb.ansible_play(&pb, &work, &["-v"]) {
         let theirs = theirs.env("ANSIBLE_GATHERING", "smart").run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        assert_eq!(
+            from_first_play(&ours),
+            from_first_play(&theirs),
+            "{theirs}\n{ours}"
+        );
+    }
+}
+
+/// A module returning a fact named `ansible_facts` and one that would set the Python.
+const BOGUS: &str = r#"#!/bin/sh
+echo '{"changed": false, "ansible_facts": {"ansible_facts": {"bogus": "yes"}, "ansible_python_interpreter": "/nonexistent/python", "extra_fact": 1}}'
+"#;
+
+const LOOPED: &str = r#"
+- hosts: all
+  gather_subset: ['!all']
+  tasks:
+    - name: bogus facts
+      bogus_facts:
+      loop: [1, 2, 3]
+      when: ansible_facts['system'] == 'Linux'
+    - name: after
+      debug: {msg: "{{ ansible_facts.system }} {{ ansible_facts.facts }} {{ extra_fact }}"}
+    - name: python still works
+      ping:
+"#;
+
+#[test]
+fn facts_from_loop_items_reach_the_later_items_as_facts_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory_with_python(&["alpha"]);
+    let module = sb.write("library/bogus_facts", BOGUS);
+    std::fs::set_permissions(&module, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let pb = sb.write("play.yml", LOOPED);
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    ours.assert_stdout_has("\"msg\": \"Linux {'bogus': 'yes'} 1\"");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
         assert_eq!(theirs.code, 0, "{theirs}");
         assert_eq!(
             from_first_play(&ours),

@@ -620,7 +620,7 @@ async fn run_loop(
     let mut unreachable: Option<bool> = None;
     // What earlier items left for the later ones, as Ansible updates the loop's
     // variables after each item: facts they returned, the registered result.
-    let mut carried: Map<String, Value> = Map::new();
+    let mut carried = Carried::default();
     for (
         index,
         LoopItem {
@@ -635,12 +635,13 @@ async fn run_loop(
             tokio::time::sleep(std::time::Duration::from_secs_f64(pause)).await;
         }
         let mut with_carried;
-        let item_vars = if carried.is_empty() {
+        let item_vars = if carried.facts.is_empty() && carried.registered.is_none() {
             vars
         } else {
             with_carried = vars.clone();
-            for (name, value) in &carried {
-                with_carried.set_data(name, value.clone());
+            crate::vars::add_facts(&mut with_carried, &carried.facts);
+            if let (Some(name), Some(r)) = (&t.register, &carried.registered) {
+                with_carried.set_data(name, Value::Object(r.clone()));
             }
             &with_carried
         };
@@ -749,18 +750,27 @@ fn sets_facts(t: &Task) -> bool {
     crate::assemble::component::short_name(&t.action) != "debug"
 }
 
-/// Keeps what one loop item's result gives the items after it: its facts (by name) and,
-/// under `register`, the result itself.
-fn carry(t: &Task, r: &Map<String, Value>, carried: &mut Map<String, Value>) {
+/// What earlier loop items give the later ones.
+#[derive(Default)]
+struct Carried {
+    /// The facts they returned, seen as the host's facts are (never a setting).
+    facts: Map<String, Value>,
+    /// The last one's result, under `register`.
+    registered: Option<Map<String, Value>>,
+}
+
+/// Keeps what one loop item's result gives the items after it: its facts and, under
+/// `register`, the result itself.
+fn carry(t: &Task, r: &Map<String, Value>, carried: &mut Carried) {
     if sets_facts(t)
         && let Some(Value::Object(facts)) = r.get("ansible_facts")
     {
         for (k, v) in facts {
-            carried.insert(k.clone(), v.clone());
+            carried.facts.insert(k.clone(), v.clone());
         }
     }
-    if let Some(name) = &t.register {
-        carried.insert(name.clone(), Value::Object(r.clone()));
+    if t.register.is_some() {
+        carried.registered = Some(r.clone());
     }
 }
 

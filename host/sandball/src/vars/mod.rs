@@ -63,8 +63,26 @@ pub(crate) fn merge_hashes() -> bool {
 /// reached or how sandball runs there (connection, become and interpreter settings,
 /// internal keys) — a module cannot redirect the next task.
 fn inject_facts(vars: &mut Vars, facts: &Map<String, Value>) {
+    inject_facts_over(vars, facts, Map::new());
+}
+
+/// Facts an earlier item of a loop returned, as the later items see them: as
+/// [`inject_facts`] makes them variables, `ansible_facts` keeping the facts it had.
+pub fn add_facts(vars: &mut Vars, facts: &Map<String, Value>) {
+    let known = match vars.get("ansible_facts") {
+        Some(crate::template::Var::Data(Value::Object(m))) => m.clone(),
+        _ => Map::new(),
+    };
+    inject_facts_over(vars, facts, known);
+}
+
+/// [`inject_facts`] over `namespaced`, the `ansible_facts` known so far.
+fn inject_facts_over(
+    vars: &mut Vars,
+    facts: &Map<String, Value>,
+    mut namespaced: Map<String, Value>,
+) {
     use crate::plugins::action::gather_facts::GATHERED;
-    let mut namespaced = Map::new();
     for (k, v) in facts {
         if k.starts_with("_ansible_") {
             // That they were gathered is under `ansible_facts` only, as in ansible-core.
