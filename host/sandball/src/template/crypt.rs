@@ -61,7 +61,12 @@ pub fn hash(
         sha256_crypt_b64(secret.as_bytes(), salt.as_bytes(), &params)
     }
     .map_err(|e| format!("cannot hash the secret: {e:?}"))?;
-    Ok(format!("${id}$rounds={rounds}${salt}${digest}"))
+    // crypt's own default number of rounds is not written, as passlib does not write it.
+    Ok(if rounds == 5000 {
+        format!("${id}${salt}${digest}")
+    } else {
+        format!("${id}$rounds={rounds}${salt}${digest}")
+    })
 }
 
 #[cfg(test)]

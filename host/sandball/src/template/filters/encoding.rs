@@ -56,8 +56,41 @@ fn password_hash(
         Some(s) => Some(s),
         None => kwargs.get::<Option<String>>("salt")?,
     };
+    // ansible-core's names (and passlib's) for the schemes it takes.
+    const SCHEMES: &[&str] = &[
+        "md5",
+        "blowfish",
+        "sha256",
+        "sha512",
+        "md5_crypt",
+        "bcrypt",
+        "sha256_crypt",
+        "sha512_crypt",
+    ];
+    if !SCHEMES.contains(&hashtype.as_str()) {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!(
+                "{hashtype} is not in the list of supported passlib algorithms: md5, blowfish, sha256, sha512"
+            ),
+        ));
+    }
     let rounds = kwargs.get::<Option<usize>>("rounds")?;
-    let salt_size = kwargs.get::<Option<usize>>("salt_size")?;
+    let salt_size = match kwargs.get::<Option<Value>>("salt_size")? {
+        None => None,
+        Some(size) => Some(usize::try_from(size).ok().ok_or_else(|| {
+            Error::new(ErrorKind::InvalidOperation, "salt_size must be an integer")
+        })?),
+    };
+    if let Some(r) = rounds.filter(|r| *r < 1000) {
+        let scheme = hashtype.trim_end_matches("_crypt");
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!(
+                "Could not hash the secret: {scheme}_crypt: min_desired_rounds ({r}) is too low, must be at least 1000"
+            ),
+        ));
+    }
     if let Some(ident) = kwargs.get::<Option<String>>("ident")? {
         return Err(Error::new(
             ErrorKind::InvalidOperation,
@@ -196,6 +229,24 @@ fn to_uuid(state: &State, value: &Value, kwargs: Kwargs) -> Result<String, Error
 mod tests {
     use crate::template::filters::testing::{error, eval};
     use serde_json::json;
+
+    #[test]
+    fn password_hash_refuses_as_ansible() {
+        assert!(
+            error("'hey' | password_hash(salt_size=[999])")
+                .contains("salt_size must be an integer")
+        );
+        assert!(error("'hey' | password_hash('msdcc')").contains(
+            "msdcc is not in the list of supported passlib algorithms: md5, blowfish, sha256, sha512"
+        ));
+        assert!(error("'hey' | password_hash(rounds=1)").contains(
+            "Could not hash the secret: sha512_crypt: min_desired_rounds (1) is too low, must be at least 1000"
+        ));
+        assert_eq!(
+            eval("'hey' | password_hash('sha256', 'abcdefgh', rounds=5000)"),
+            json!("$5$abcdefgh$kV7QWlFv6LXL5/Zvx/J9UIXXNzyDkErJ/gQ.9xAtTq5")
+        );
+    }
 
     #[test]
     fn uuids_as_python_makes_them() {
