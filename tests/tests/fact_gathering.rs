@@ -2,7 +2,8 @@
 //! facts a `setup` task returned (only `gather_facts` marks them gathered, in
 //! `ansible_facts` alone), and neither shows its facts with -v; facts a loop item
 //! returns reach the later items as facts (a fact named `ansible_facts` replaces
-//! nothing) — the output from the first play on compared with ansible-playbook's.
+//! nothing); `module_defaults` of `setup` reach the gathering, under the action's
+//! own — the output from the first play on compared with ansible-playbook's.
 
 use sandball_e2e::{Output, Sandbox};
 
@@ -38,26 +39,22 @@ fn from_first_play(out: &Output) -> Vec<&str> {
         .collect()
 }
 
-#[test]
-fn smart_gathering_and_gathered_facts_as_in_ansible() {
-    let sb = Sandbox::new();
-    sb.inventory_with_python(&["alpha"]);
-    let pb = sb.write("play.yml", PLAY);
+/// Runs `play.yml` of the sandbox with `args` and `env` under sandball, which must
+/// succeed, then under ansible-playbook, whose output from the first play on must be
+/// the same; sandball's output.
+fn same_as_ansible(sb: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let pb = sb.path().join("play.yml");
     let work = sb.dir("work");
-    let ours = sb
-        .play(&pb, &work, &["-v"])
-        .env("ANSIBLE_GATHERING", "smart")
-        .run();
+    let with_env = |mut run: sandball_e2e::Invocation| {
+        for (k, v) in env {
+            run = run.env(k, v);
+        }
+        run
+    };
+    let ours = with_env(sb.play(&pb, &work, args)).run();
     ours.assert_no_panic().assert_code(0);
-    ours.assert_stdout_has("\"msg\": \"True Linux\"");
-    // The second play gathers (a `setup` task does not count), the third does not.
-    assert_eq!(
-        ours.stdout.matches("TASK [Gathering Facts]").count(),
-        1,
-        "{ours}"
-    );
-    if let Some(theirs) = sb.ansible_play(&pb, &work, &["-v"]) {
-        let theirs = theirs.env("ANSIBLE_GATHERING", "smart").run();
+    if let Some(theirs) = sb.ansible_play(&pb, &work, args) {
+        let theirs = with_env(theirs).run();
         assert_eq!(theirs.code, 0, "{theirs}");
         assert_eq!(
             from_first_play(&ours),
@@ -65,6 +62,22 @@ fn smart_gathering_and_gathered_facts_as_in_ansible() {
             "{theirs}\n{ours}"
         );
     }
+    ours
+}
+
+#[test]
+fn smart_gathering_and_gathered_facts_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory_with_python(&["alpha"]);
+    sb.write("play.yml", PLAY);
+    let ours = same_as_ansible(&sb, &["-v"], &[("ANSIBLE_GATHERING", "smart")]);
+    ours.assert_stdout_has("\"msg\": \"True Linux\"");
+    // The second play gathers (a `setup` task does not count), the third does not.
+    assert_eq!(
+        ours.stdout.matches("TASK [Gathering Facts]").count(),
+        1,
+        "{ours}"
+    );
 }
 
 /// A module returning a fact named `ansible_facts` and one that would set the Python.
@@ -93,18 +106,35 @@ fn facts_from_loop_items_reach_the_later_items_as_facts_as_in_ansible() {
     let module = sb.write("library/bogus_facts", BOGUS);
     std::fs::set_permissions(&module, std::os::unix::fs::PermissionsExt::from_mode(0o755))
         .expect("chmod");
-    let pb = sb.write("play.yml", LOOPED);
-    let work = sb.dir("work");
-    let ours = sb.play(&pb, &work, &[]).run();
-    ours.assert_no_panic().assert_code(0);
+    sb.write("play.yml", LOOPED);
+    let ours = same_as_ansible(&sb, &[], &[]);
     ours.assert_stdout_has("\"msg\": \"Linux {'bogus': 'yes'} 1\"");
-    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
-        let theirs = theirs.run();
-        assert_eq!(theirs.code, 0, "{theirs}");
-        assert_eq!(
-            from_first_play(&ours),
-            from_first_play(&theirs),
-            "{theirs}\n{ours}"
-        );
-    }
+}
+
+const DEFAULTS: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: setup defaults
+      gather_facts:
+      module_defaults:
+        setup: {gather_subset: '!all'}
+    - name: subset
+      debug: {var: gather_subset}
+    - name: both
+      gather_facts:
+      module_defaults:
+        gather_facts: {gather_subset: min}
+        ansible.legacy.setup: {gather_subset: '!all'}
+    - name: subset again
+      debug: {var: gather_subset}
+"#;
+
+#[test]
+fn module_defaults_of_setup_reach_fact_gathering_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory_with_python(&["alpha"]);
+    sb.write("play.yml", DEFAULTS);
+    let ours = same_as_ansible(&sb, &[], &[]);
+    ours.assert_stdout_has("\"!all\"");
 }

@@ -179,6 +179,10 @@ impl Context for TaskContext<'_> {
         environment(self.run, self.kw, self.vars)
     }
 
+    fn module_defaults(&self, module: &str) -> Result<Map<String, Value>, String> {
+        super::task::module_defaults(self.run, self.kw, module, self.vars)
+    }
+
     fn exec_command<'a>(
         &'a self,
         line: &'a str,

@@ -1359,7 +1359,7 @@ fn names_action(key: &str, action: &str) -> bool {
 /// The argument defaults `module_defaults` gives the task's action: the nearest level's
 /// (a block's replaces the play's, as in ansible-core), templated; the task's own
 /// arguments win over them.
-fn module_defaults(
+pub(super) fn module_defaults(
     run: &Run,
     kw: &Chain<'_>,
     action: &str,

@@ -37,16 +37,25 @@ pub fn work<'a>(
         };
         // As for `omit`, an argument without a value is not passed on.
         args.retain(|_, v| !v.is_null());
-        let module_args: Vec<Map<String, Value>> = modules
-            .iter()
-            .map(|name| {
-                if name.as_str() == SMART {
-                    args.clone()
-                } else {
-                    for_other_module(ctx, name, &args)
+        let mut module_args = Vec::new();
+        for name in &modules {
+            let mut own = if name.as_str() == SMART {
+                args.clone()
+            } else {
+                for_other_module(ctx, name, &args)
+            };
+            // The module's `module_defaults` fill in what the action's arguments (its
+            // own defaults included) do not set, as in ansible-core.
+            match ctx.module_defaults(name) {
+                Ok(defaults) => {
+                    for (k, v) in defaults {
+                        own.entry(k).or_insert(v);
+                    }
                 }
-            })
-            .collect();
+                Err(e) => return failed(e),
+            }
+            module_args.push(own);
+        }
         let runs = modules.iter().zip(module_args).map(|(name, args)| {
             ctx.execute_module(ModuleRequest {
                 name: name.as_str(),
@@ -264,6 +273,21 @@ mod tests {
     use super::*;
     use crate::plugins::action::testing::{FakeContext, args};
     use serde_json::json;
+
+    #[tokio::test]
+    async fn the_modules_defaults_fill_in_what_the_arguments_do_not_set() {
+        let mut ctx = FakeContext::default();
+        ctx.module_defaults.insert(
+            "setup".into(),
+            json!({"gather_subset": "!all", "fact_path": "/f"}),
+        );
+        work(&ctx, args(json!({"gather_subset": ["min"]}))).await;
+        let run = ctx.modules.borrow()[0].clone();
+        assert_eq!(
+            run.args,
+            args(json!({"gather_subset": ["min"], "fact_path": "/f"}))
+        );
+    }
 
     #[tokio::test]
     async fn runs_setup_without_the_actions_own_arguments() {

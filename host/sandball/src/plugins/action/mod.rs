@@ -199,6 +199,10 @@ pub trait Context {
     /// The task's `environment` (every level's, templated and merged, the task's
     /// values winning), for a command the action runs itself (`script`).
     fn environment(&self) -> Result<Map<String, Value>, String>;
+    /// The argument defaults the task's `module_defaults` give module `module` (for a
+    /// module the action runs with arguments of its own, as `gather_facts` runs
+    /// `setup`).
+    fn module_defaults(&self, module: &str) -> Result<Map<String, Value>, String>;
     /// Whether the task's target is reached through the local connection (the
     /// controller itself).
     fn local_connection(&self) -> bool;
@@ -658,6 +662,8 @@ pub(crate) mod testing {
         pub resets: std::cell::Cell<usize>,
         /// The modules that run as legacy modules.
         pub legacy: Vec<String>,
+        /// The task's `module_defaults`, by module name.
+        pub module_defaults: Map<String, Value>,
         /// The task's `environment`.
         pub environment: Map<String, Value>,
     }
@@ -732,6 +738,14 @@ pub(crate) mod testing {
         }
         fn environment(&self) -> Result<Map<String, Value>, String> {
             Ok(self.environment.clone())
+        }
+        fn module_defaults(&self, module: &str) -> Result<Map<String, Value>, String> {
+            Ok(self
+                .module_defaults
+                .get(module)
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default())
         }
 
         fn exec_command<'a>(
