@@ -1,8 +1,9 @@
 //! Everyday filters and tests compared with ansible-playbook: the same expressions, the
 //! same values shown (chained undefined values under `default` among them; the path
-//! filters on the controller's files).
+//! filters on the controller's files), and the same failures, worded the same, where a
+//! filter refuses its input.
 
-use sandball_e2e::Sandbox;
+use sandball_e2e::{Output, Sandbox};
 
 const EXPRESSIONS: &[&str] = &[
     "[1,2,3] | random is number",
@@ -85,14 +86,37 @@ const EXPRESSIONS: &[&str] = &[
     "{'timedout': {'period': 2}} is timedout",
 ];
 
-#[test]
-fn filters_give_what_ansible_gives() {
+/// Expressions whose filter refuses its input.
+const REFUSED: &[&str] = &[
+    "True | dict2items",
+    "True | items2dict",
+    "[True] | items2dict",
+    "[{'key': 'a'}] | items2dict",
+    "True | path_join",
+    "'hey' | password_hash('msdcc')",
+    "'hey' | password_hash(salt_size=[999])",
+    "'hey' | password_hash(rounds=1)",
+    "'a' | regex_escape(re_type='haha')",
+    "'a' | regex_escape(re_type='posix_extended')",
+    "'foo=bar=baz' | regex_replace('=', '', mandatory_count=1)",
+    "None | random",
+    "[1, 2] | random(start=1)",
+    "{} | combine(foo='bar')",
+    "'%Y' | strftime('foo')",
+    "'x' | hash('unsupported_hash_type')",
+    "1 | subelements('g')",
+    "[{'n': 'a'}] | subelements('g')",
+];
+
+/// Shows each expression in a task of its own (failures ignored) under sandball, which
+/// must exit 0, and under ansible-playbook: each task must print the same `lines`.
+fn same_as_ansible(expressions: &[&str], lines: for<'a> fn(&'a Output, &str) -> Vec<&'a str>) {
     let sb = Sandbox::new();
     sb.inventory(&["alpha"]);
     let mut play = String::from("- hosts: all\n  gather_facts: false\n  tasks:\n");
-    for (i, e) in EXPRESSIONS.iter().enumerate() {
+    for (i, e) in expressions.iter().enumerate() {
         play.push_str(&format!(
-            "    - name: f{i}\n      debug: {{msg: \"{{{{ {e} }}}}\"}}\n"
+            "    - name: f{i}\n      debug: {{msg: \"{{{{ {e} }}}}\"}}\n      ignore_errors: true\n"
         ));
     }
     let pb = sb.write("play.yml", &play);
@@ -102,13 +126,20 @@ fn filters_give_what_ansible_gives() {
     if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
         let theirs = theirs.run();
         assert_eq!(theirs.code, 0, "{theirs}");
-        for (i, expression) in EXPRESSIONS.iter().enumerate() {
+        for (i, expression) in expressions.iter().enumerate() {
             let task = format!("f{i}");
-            assert_eq!(
-                ours.task_lines(&task),
-                theirs.task_lines(&task),
-                "{expression}"
-            );
+            assert_eq!(lines(&ours, &task), lines(&theirs, &task), "{expression}");
         }
     }
+}
+
+#[test]
+fn filters_give_what_ansible_gives() {
+    same_as_ansible(EXPRESSIONS, Output::task_lines);
+}
+
+#[test]
+fn filters_refuse_as_ansible_does() {
+    // The results: ansible-core's error block adds the chain of causes.
+    same_as_ansible(REFUSED, Output::result_lines);
 }

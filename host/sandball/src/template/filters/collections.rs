@@ -192,6 +192,12 @@ fn dict2items(state: &State, value: &Value, kwargs: Kwargs) -> Result<Value, Err
         .get::<Option<String>>("value_name")?
         .unwrap_or_else(|| "value".into());
     kwargs.assert_all_used()?;
+    if value.kind() != ValueKind::Map {
+        return Err(error(format!(
+            "dict2items requires a dictionary, got <class '{}'> instead.",
+            python_type(value)
+        )));
+    }
     let pairs = entries(value, "dict2items")?
         .into_iter()
         .map(|(k, v)| Value::from_pairs([(key_name.as_str(), k), (value_name.as_str(), v)]))
@@ -208,17 +214,34 @@ fn items2dict(state: &State, value: &Value, kwargs: Kwargs) -> Result<Value, Err
         .get::<Option<String>>("value_name")?
         .unwrap_or_else(|| "value".into());
     kwargs.assert_all_used()?;
+    ensure_defined(state, value)?;
+    if !matches!(value.kind(), ValueKind::Seq | ValueKind::Iterable) {
+        return Err(error(format!(
+            "items2dict requires a list, got <class '{}'> instead.",
+            python_type(value)
+        )));
+    }
+    let shown = || {
+        let mut out = String::new();
+        match crate::template::python::py_repr(value, &mut out) {
+            Ok(()) => out,
+            Err(_) => value.to_string(),
+        }
+    };
     let mut map = Map::new();
     for item in items(state, value, "items2dict")? {
         let field = |name: &str| -> Result<Value, Error> {
-            let found = if item.kind() == ValueKind::Map {
-                item.get_item(&Value::from(name))?
-            } else {
-                Value::UNDEFINED
-            };
+            if item.kind() != ValueKind::Map {
+                return Err(error(format!(
+                    "items2dict requires a list of dictionaries, got {} instead.",
+                    shown()
+                )));
+            }
+            let found = item.get_item(&Value::from(name))?;
             if found.is_undefined() {
                 return Err(error(format!(
-                    "items2dict: every item needs '{key_name}' and '{value_name}' keys, {item} lacks '{name}'"
+                    "items2dict requires each dictionary in the list to contain the keys '{key_name}' and '{value_name}', got {} instead.",
+                    shown()
                 )));
             }
             Ok(found)
@@ -694,8 +717,21 @@ mod tests {
             eval("[{'n': 'a', 'v': 1}] | items2dict(key_name='n', value_name='v')"),
             json!({"a": 1})
         );
-        assert!(error("[{'key': 'a'}] | items2dict").contains("lacks 'value'"));
-        assert!(error("[1] | dict2items").contains("expects a dictionary"));
+        assert!(error("[{'key': 'a'}] | items2dict").contains(
+            "items2dict requires each dictionary in the list to contain the keys 'key' and 'value', got [{'key': 'a'}] instead."
+        ));
+        assert!(
+            error("[True] | items2dict")
+                .contains("items2dict requires a list of dictionaries, got [True] instead.")
+        );
+        assert!(
+            error("[1] | dict2items")
+                .contains("dict2items requires a dictionary, got <class 'list'> instead.")
+        );
+        assert!(
+            error("1 | items2dict")
+                .contains("items2dict requires a list, got <class 'int'> instead.")
+        );
     }
 
     #[test]

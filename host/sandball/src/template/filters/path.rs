@@ -262,6 +262,13 @@ fn path_join(state: &State, paths: &Value) -> Result<String, Error> {
     if paths.kind() == ValueKind::String {
         return text_arg(state, paths);
     }
+    if !matches!(paths.kind(), ValueKind::Seq | ValueKind::Iterable) {
+        crate::template::convert::ensure_defined(state, paths)?;
+        return Err(error(format!(
+            "|path_join expects string or sequence, got <class '{}'> instead.",
+            crate::template::filters::python_type(paths)
+        )));
+    }
     let mut joined = String::new();
     for part in paths.try_iter()?.checked() {
         let part = text_arg(state, &part?)?;
