@@ -161,3 +161,84 @@ fn builtin_names_moved_to_collections_run_the_collections_module_as_in_ansible()
         );
     }
 }
+
+/// A `ping` of the playbook's own, in `library/`.
+const LIBRARY_PING: &str = r#"#!/usr/bin/python
+from ansible.module_utils.basic import AnsibleModule
+
+def main():
+    m = AnsibleModule(argument_spec=dict(data=dict(default="mine")))
+    m.exit_json(changed=False, ping="WHERE ping: %s" % m.params["data"])
+
+main()
+"#;
+
+const OVERRIDE: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: short name
+      ping:
+    - name: legacy name
+      ansible.legacy.ping: {data: legacy}
+    - name: builtin name
+      ansible.builtin.ping:
+"#;
+
+#[test]
+fn a_library_module_overrides_the_builtin_of_its_name_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory_with_python(&["alpha"]);
+    sb.write("library/ping.py", &LIBRARY_PING.replace("WHERE", "library"));
+    // Beside a role, and in ANSIBLE_LIBRARY: the role's comes first, as in Ansible.
+    sb.write(
+        "roles/r/library/ping.py",
+        &LIBRARY_PING.replace("WHERE", "role"),
+    );
+    sb.write("roles/r/tasks/main.yml", "- name: in the role\n  ping:\n");
+    sb.write(
+        "configured/ping.py",
+        &LIBRARY_PING.replace("WHERE", "configured"),
+    );
+    let pb = sb.write("play.yml", OVERRIDE);
+    let role_pb = sb.write(
+        "role.yml",
+        "- hosts: all\n  gather_facts: false\n  roles: [r]\n",
+    );
+    let configured = sb.path().join("configured");
+    let work = sb.dir("work");
+    let out = sb
+        .play(&pb, &work, &["-v"])
+        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
+        .run();
+    out.assert_no_panic().assert_code(0);
+    let last = |o: &sandball_e2e::Output, task: &str| {
+        o.result_lines(task)
+            .last()
+            .map(|l| l.to_string())
+            .unwrap_or_default()
+    };
+    assert!(
+        last(&out, "short name").contains("library ping: mine"),
+        "{out}"
+    );
+    assert!(
+        last(&out, "legacy name").contains("library ping: legacy"),
+        "{out}"
+    );
+    assert!(
+        last(&out, "builtin name").contains("\"ping\": \"pong\""),
+        "{out}"
+    );
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &["-v"]) {
+        let theirs = theirs.run();
+        out.assert_same_recap_as(&theirs);
+        for task in ["short name", "legacy name", "builtin name"] {
+            assert_eq!(
+                last(&out, task),
+                last(&theirs, task),
+                "{task}\n{out}\n{theirs}"
+            );
+        }
+    }
+}

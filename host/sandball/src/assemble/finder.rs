@@ -19,6 +19,9 @@ use std::sync::{Arc, OnceLock};
 pub struct FinderConfig {
     /// Library directories, in search order.
     pub library: Vec<PathBuf>,
+    /// How many of `library`'s first directories are beside the playbook or a role:
+    /// Ansible searches those before the configured ones (`-M`, `ANSIBLE_LIBRARY`).
+    pub adjacent: usize,
     /// Directories holding `ansible_collections/`.
     pub collections: Vec<PathBuf>,
     /// Extra module_utils directories (`module_utils/` beside the playbook,
@@ -34,8 +37,8 @@ impl FinderConfig {
     /// The configuration from the environment and the playbook's directory:
     /// `ANSIBLE_LIBRARY`, `ANSIBLE_COLLECTIONS_PATH`, `ANSIBLE_MODULE_UTILS`,
     /// `SANDBALL_ANSIBLE_CORE` (ansible-core's directory) and `SANDBALL_ANSIBLE_PYTHON`
-    /// (the Python whose ansible-core to use; default `python3`). `module_path` (from
-    /// `-M`) comes first.
+    /// (the Python whose ansible-core to use; default `python3`). The playbook's
+    /// `library/` comes first, then `module_path` (from `-M`), then `ANSIBLE_LIBRARY`.
     pub fn from_env(module_path: &[PathBuf], playbook_dir: Option<&Path>) -> Self {
         let paths = |var: &str| -> Vec<PathBuf> {
             std::env::var_os(var)
@@ -43,8 +46,7 @@ impl FinderConfig {
                 .unwrap_or_default()
         };
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        let mut library = module_path.to_vec();
-        library.extend(paths("ANSIBLE_LIBRARY"));
+        let mut library = Vec::new();
         let mut module_utils = paths("ANSIBLE_MODULE_UTILS");
         let mut collections = paths("ANSIBLE_COLLECTIONS_PATH");
         collections.extend(paths("ANSIBLE_COLLECTIONS_PATHS"));
@@ -59,8 +61,12 @@ impl FinderConfig {
             module_utils.push(dir.join("module_utils"));
             collections.insert(0, dir.join("collections"));
         }
+        let adjacent = library.len();
+        library.extend(module_path.iter().cloned());
+        library.extend(paths("ANSIBLE_LIBRARY"));
         FinderConfig {
             library,
+            adjacent,
             collections,
             module_utils,
             ansible_core: std::env::var_os("SANDBALL_ANSIBLE_CORE").map(PathBuf::from),
@@ -146,8 +152,9 @@ fn builtin_redirect(ansible: &Path, short: &str) -> Option<String> {
     })
 }
 
-/// File extensions that are never a module (documentation, compiled Python).
-const NOT_MODULES: &[&str] = &["pyc", "pyo", "md", "rst", "yml", "yaml", "txt"];
+/// File extensions that are never a legacy module (documentation, compiled Python, a
+/// WebAssembly component: sandball's kind, found as a component).
+const NOT_MODULES: &[&str] = &["pyc", "pyo", "md", "rst", "yml", "yaml", "txt", "wasm"];
 
 impl LegacyFinder {
     /// A finder with this configuration.
@@ -159,12 +166,15 @@ impl LegacyFinder {
     }
 
     /// Adds the `library/` and `module_utils/` directories in these (roles, the
-    /// directories of imported playbooks) to the search.
+    /// directories of imported playbooks) to the search, their libraries in this order
+    /// after the playbook's and before the configured ones, as Ansible searches them.
     pub fn add_plugin_dirs(&mut self, roles: &[&Path]) {
         for role in roles {
             let (library, utils) = (role.join("library"), role.join("module_utils"));
             if !self.config.library.contains(&library) {
-                self.config.library.push(library);
+                // After the playbook's and earlier roles', before the configured ones.
+                self.config.library.insert(self.config.adjacent, library);
+                self.config.adjacent += 1;
             }
             if !self.config.module_utils.contains(&utils) {
                 self.config.module_utils.push(utils);
@@ -238,6 +248,15 @@ impl LegacyFinder {
             module_utils: self.config.module_utils.clone(),
             collections,
         }
+    }
+
+    /// Whether a library directory (`-M`, `ANSIBLE_LIBRARY`, `library/` beside the
+    /// playbook or a role) holds a legacy module named `short`; one that holds a
+    /// component of that name (`short.wasm`) offers the component.
+    pub fn library_has(&self, short: &str) -> bool {
+        self.config.library.iter().any(|dir| {
+            module_file(dir, short).is_some() && !dir.join(format!("{short}.wasm")).is_file()
+        })
     }
 
     /// Finds the module a task's action names.
@@ -346,8 +365,9 @@ impl LegacyFinder {
     }
 }
 
-/// The module file for `name` in `dir`: `name` itself, else `name.<ext>` (first in
-/// name order), skipping documentation and compiled Python.
+/// The module file for `name` in `dir`: `name` itself, else `name.py`, else
+/// `name.ps1`, else `name.<ext>` (first in name order), skipping documentation and
+/// compiled Python.
 fn module_file(dir: &Path, name: &str) -> Option<PathBuf> {
     let exact = dir.join(name);
     if exact.is_file() {
@@ -365,7 +385,10 @@ fn module_file(dir: &Path, name: &str) -> Option<PathBuf> {
                 && p.is_file()
         })
         .collect();
-    found.sort();
+    found.sort_by_key(|p| {
+        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or_default();
+        (ext != "py", ext != "ps1", p.clone())
+    });
     found.into_iter().next()
 }
 
@@ -462,6 +485,7 @@ mod tests {
         );
         let finder = LegacyFinder::new(FinderConfig {
             library: vec![d.path().join("lib")],
+            adjacent: 1,
             collections: vec![d.path().join("colls")],
             module_utils: vec![],
             ansible_core: Some(d.path().join("site")),

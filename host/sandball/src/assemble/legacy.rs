@@ -37,6 +37,8 @@ pub struct LegacyStore {
     /// The connection user, by host.
     users: Mutex<HashMap<String, String>>,
     prefer: Vec<String>,
+    /// Whether a library module answers to a short name, by name.
+    in_library: Mutex<HashMap<String, bool>>,
     warned: Mutex<std::collections::HashSet<String>>,
     /// Whether where ansible-core was found has been said.
     noted: std::sync::atomic::AtomicBool,
@@ -54,6 +56,7 @@ impl LegacyStore {
             become_passwords: Mutex::new(HashMap::new()),
             users: Mutex::new(HashMap::new()),
             prefer: config_prefer(),
+            in_library: Mutex::new(HashMap::new()),
             warned: Mutex::new(std::collections::HashSet::new()),
             noted: std::sync::atomic::AtomicBool::new(false),
         }
@@ -75,6 +78,24 @@ impl LegacyStore {
             None => self.prefer.clone(),
         };
         names.iter().any(|n| n == "all" || n == short)
+    }
+
+    /// Whether a library module (`library/` beside the playbook or a role, `-M`,
+    /// `ANSIBLE_LIBRARY`) answers to `action` — a short name or
+    /// `ansible.legacy.<name>` — and so overrides the built-in component of that name,
+    /// as a library module overrides ansible-core's own in Ansible.
+    pub fn in_library(&self, action: &str) -> bool {
+        let short = match action.strip_prefix("ansible.legacy.") {
+            Some(short) => short,
+            None if !action.contains('.') => action,
+            None => return false,
+        };
+        if let Some(&found) = lock(&self.in_library).get(short) {
+            return found;
+        }
+        let found = self.finder.library_has(short);
+        lock(&self.in_library).insert(short.to_string(), found);
+        found
     }
 
     /// The module a task's action names (read once per run).

@@ -434,7 +434,7 @@ fn check_task(run: &Run, t: &Task, inherited: &Chain<'_>) -> Result<(), ExecErro
         Runs::Controller | Runs::Connection | Runs::Chosen => return Ok(()),
         Runs::Module { name, legacy } => (name, legacy),
     };
-    if !legacy && run.modules.exists(module) {
+    if !legacy && run.modules.exists(module) && !run.legacy.in_library(module) {
         run.modules.want(module);
         return Ok(());
     }

@@ -422,11 +422,13 @@ pub(crate) fn environment(
 }
 
 /// Whether the task's module runs as a legacy module: there is no built-in component
-/// of that name, or the task (or `SANDBALL_LEGACY_MODULES`) asks for the legacy one.
+/// of that name, a library module of that name overrides it, or the task (or
+/// `SANDBALL_LEGACY_MODULES`) asks for the legacy one.
 pub(crate) fn runs_legacy(run: &Run, module: &str, legacy: bool, vars: &Vars) -> bool {
     let short = crate::assemble::component::short_name(module);
     legacy
         || !run.modules.exists(module)
+        || run.legacy.in_library(module)
         || run
             .legacy
             .prefers_legacy(short, var_value(run, vars, PREFER_LEGACY_VAR).as_ref())
