@@ -190,19 +190,23 @@ fn a_library_module_overrides_the_builtin_of_its_name_as_in_ansible() {
     let sb = Sandbox::new();
     sb.inventory_with_python(&["alpha"]);
     sb.write("library/ping.py", &LIBRARY_PING.replace("WHERE", "library"));
-    // Beside a role, and in ANSIBLE_LIBRARY: the role's comes first, as in Ansible.
+    // Beside a role (of a playbook with no library/ of its own), and in
+    // ANSIBLE_LIBRARY: the role's comes first, as in Ansible.
     sb.write(
-        "roles/r/library/ping.py",
+        "sub/roles/r/library/ping.py",
         &LIBRARY_PING.replace("WHERE", "role"),
     );
-    sb.write("roles/r/tasks/main.yml", "- name: in the role\n  ping:\n");
+    sb.write(
+        "sub/roles/r/tasks/main.yml",
+        "- name: in the role\n  ping:\n",
+    );
     sb.write(
         "configured/ping.py",
         &LIBRARY_PING.replace("WHERE", "configured"),
     );
     let pb = sb.write("play.yml", OVERRIDE);
     let role_pb = sb.write(
-        "role.yml",
+        "sub/role.yml",
         "- hosts: all\n  gather_facts: false\n  roles: [r]\n",
     );
     let configured = sb.path().join("configured");
@@ -240,5 +244,17 @@ fn a_library_module_overrides_the_builtin_of_its_name_as_in_ansible() {
                 "{task}\n{out}\n{theirs}"
             );
         }
+    }
+    let out = sb
+        .play(&role_pb, &work, &["-v"])
+        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
+        .env("ANSIBLE_LIBRARY", &configured)
+        .run();
+    out.assert_no_panic().assert_code(0);
+    let task = "r : in the role";
+    assert!(last(&out, task).contains("role ping: mine"), "{out}");
+    if let Some(theirs) = sb.ansible_play(&role_pb, &work, &["-v"]) {
+        let theirs = theirs.env("ANSIBLE_LIBRARY", &configured).run();
+        assert_eq!(last(&out, task), last(&theirs, task), "{out}\n{theirs}");
     }
 }
