@@ -3,7 +3,8 @@
 //! parameters), the entry's tags and `when` reaching the role and its dependencies,
 //! handlers notified by name and by `role : name` (of a name, the first of the last
 //! group wins), banners `role : task`, `role_name`/`role_path`/
-//! `ansible_play_role_names`, the variable layers of roles, `--list-tasks`, the error
+//! `ansible_play_role_names` (a role named by its path keeps the path as its name,
+//! and `role_path` is its real path), the variable layers of roles, `--list-tasks`, the error
 //! for a missing role, and roles of collections (`namespace.collection.role`).
 
 use sandball_e2e::{Output, Sandbox};
@@ -413,5 +414,27 @@ fn private_role_vars_decides_which_roles_variables_the_play_sees_as_in_ansible()
         if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
             same(&ours, &with(theirs));
         }
+    }
+}
+
+#[test]
+fn role_path_is_the_roles_real_path_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    sb.write(
+        "shared/roles/x/tasks/main.yml",
+        "- debug: {var: role_path}\n",
+    );
+    let pb = sb.write(
+        "sub/play.yml",
+        "- hosts: all\n  gather_facts: false\n  roles: [../shared/roles/x]\n",
+    );
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    let real = std::fs::canonicalize(sb.path().join("shared/roles/x")).unwrap();
+    ours.assert_stdout_has(&format!("\"role_path\": \"{}\"", real.display()));
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        same(&ours, &theirs.run());
     }
 }

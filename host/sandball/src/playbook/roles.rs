@@ -371,10 +371,12 @@ impl Loader {
         inherited: &Inherited,
     ) -> Result<Exported, PlaybookError> {
         let dir = self.find(&entry.name, &entry.location)?;
-        let name = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| entry.name.clone());
+        // A role named by its path keeps the path as written for its name (banners,
+        // `role_name`), as in Ansible; otherwise the name is its directory's.
+        let name = match dir.file_name() {
+            Some(n) if !entry.name.contains('/') => n.to_string_lossy().into_owned(),
+            _ => entry.name.clone(),
+        };
         let meta = read_meta(&dir)?;
         if parents.is_empty() {
             self.names.push(name.clone());
@@ -517,11 +519,15 @@ impl Loader {
                     .join(role)
             }));
         }
-        // Absolute, so that an instance is the same whichever directory found it
-        // (and `role_path` is absolute, as in Ansible).
+        // Resolved (`..` and symlinks), so that an instance is the same whichever
+        // directory found it, and `role_path` is the real path, as in Ansible.
         let found = candidates.into_iter().find(|d| d.is_dir());
         found
-            .map(|d| std::path::absolute(&d).unwrap_or(d))
+            .map(|d| {
+                std::fs::canonicalize(&d)
+                    .or_else(|_| std::path::absolute(&d))
+                    .unwrap_or(d)
+            })
             .ok_or_else(|| {
                 let searched: Vec<String> =
                     self.path.iter().map(|d| d.display().to_string()).collect();
