@@ -90,10 +90,8 @@ impl Context for TaskContext<'_> {
             }
             // A background job's refusal reaches `async_status`, not this task.
             let handover = self.background.is_none().then(|| ModuleRequest {
-                name: request.name,
-                args: request.args.clone(),
                 legacy: true,
-                transfers: request.transfers.clone(),
+                ..request.clone()
             });
             let result = module(self, request).await;
             match handover {

@@ -117,7 +117,7 @@ pub trait ActionPlugin: Sync {
 }
 
 /// A module run an action asks the executor for.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ModuleRequest<'a> {
     /// The module (short name or FQCN).
     pub name: &'a str,
