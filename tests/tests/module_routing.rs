@@ -4,8 +4,15 @@
 //! module when the component refuses an option it does not carry out (as policy allows
 //! legacy modules) — compared with ansible-playbook.
 
-use sandball_e2e::Sandbox;
 use sandball_e2e::binaries::ansible_python;
+use sandball_e2e::{Invocation, Sandbox};
+use std::path::Path;
+
+/// sandball on `pb`, with the ansible-core of the test venv for legacy modules.
+fn play_with_core(sb: &Sandbox, pb: &Path, work: &Path, args: &[&str]) -> Invocation {
+    sb.play(pb, work, args)
+        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
+}
 
 const PLAY: &str = r#"
 - hosts: all
@@ -27,10 +34,7 @@ fn yum_runs_dnf_as_in_ansible() {
     sb.inventory_with_python(&["alpha"]);
     let pb = sb.write("play.yml", PLAY);
     let work = sb.dir("work");
-    let out = sb
-        .play(&pb, &work, &[])
-        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
-        .run();
+    let out = play_with_core(&sb, &pb, &work, &[]).run();
     out.assert_no_panic().assert_code(0);
     assert!(
         !out.stdout.contains("couldn't resolve module/action"),
@@ -68,10 +72,7 @@ fn options_a_component_does_not_carry_out_run_ansible_cores_module() {
     sb.inventory_with_python(&["alpha"]);
     let pb = sb.write("play.yml", HANDOVER);
     let work = sb.dir("work");
-    let out = sb
-        .play(&pb, &work, &["-v"])
-        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
-        .run();
+    let out = play_with_core(&sb, &pb, &work, &["-v"]).run();
     out.assert_no_panic().assert_code(0);
     for module in ["file", "uri", "user"] {
         assert!(
@@ -92,10 +93,7 @@ fn options_a_component_does_not_carry_out_run_ansible_cores_module() {
     // A policy that refuses legacy modules keeps the component's refusal, saying what
     // would carry the task out and how to allow it.
     let policy = sb.policy_denying_legacy();
-    let denied = sb
-        .play(&pb, &work, &["--policy", &policy])
-        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
-        .run();
+    let denied = play_with_core(&sb, &pb, &work, &["--policy", &policy]).run();
     denied.assert_no_panic().assert_code(2);
     denied.assert_stdout_has(
         "unix_socket is not supported by sandball's uri module: the sandbox grants TCP \
@@ -131,9 +129,7 @@ fn builtin_names_moved_to_collections_run_the_collections_module_as_in_ansible()
     let pb = sb.write("play.yml", MOVED);
     let work = sb.dir("work");
     // Without the collection, the error names the task's module and where it was routed.
-    let missing = sb
-        .play(&pb, &work, &[])
-        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
+    let missing = play_with_core(&sb, &pb, &work, &[])
         .env("ANSIBLE_COLLECTIONS_PATH", sb.dir("none"))
         .run();
     missing.assert_no_panic().assert_code(4);
@@ -144,10 +140,7 @@ fn builtin_names_moved_to_collections_run_the_collections_module_as_in_ansible()
         "collections/ansible_collections/ansible/posix/plugins/modules/authorized_key.py",
         FAKE_AUTHORIZED_KEY,
     );
-    let out = sb
-        .play(&pb, &work, &["-v"])
-        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
-        .run();
+    let out = play_with_core(&sb, &pb, &work, &["-v"]).run();
     out.assert_no_panic().assert_code(0);
     out.assert_stdout_has("fake authorized_key for nobody");
     if let Some(theirs) = sb.ansible_play(&pb, &work, &["-v"]) {
@@ -211,10 +204,7 @@ fn a_library_module_overrides_the_builtin_of_its_name_as_in_ansible() {
     );
     let configured = sb.path().join("configured");
     let work = sb.dir("work");
-    let out = sb
-        .play(&pb, &work, &["-v"])
-        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
-        .run();
+    let out = play_with_core(&sb, &pb, &work, &["-v"]).run();
     out.assert_no_panic().assert_code(0);
     let last = |o: &sandball_e2e::Output, task: &str| {
         o.result_lines(task)
@@ -245,9 +235,7 @@ fn a_library_module_overrides_the_builtin_of_its_name_as_in_ansible() {
             );
         }
     }
-    let out = sb
-        .play(&role_pb, &work, &["-v"])
-        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
+    let out = play_with_core(&sb, &role_pb, &work, &["-v"])
         .env("ANSIBLE_LIBRARY", &configured)
         .run();
     out.assert_no_panic().assert_code(0);
