@@ -63,3 +63,61 @@ fn package_and_service_run_the_nodes_manager_as_in_ansible() {
         out.assert_same_recap_as(&theirs);
     }
 }
+
+/// A manager module that would change something, as apt does in check mode: its diff is
+/// a `prepared` text (with or without a final newline) or `before`/`after`, one of them
+/// null.
+const CHANGING: &str = "#!/usr/bin/python\n# WANT_JSON\nimport json, sys\nargs = json.load(open(sys.argv[1]))\ndiffs = {'prepared': {'prepared': 'The following NEW packages will be installed:\\n  ' + args['name']}, 'newline': {'prepared': 'Removing ' + args['name'] + '\\n'}, 'none': {'before': None, 'after': 'running\\n'}}\nprint(json.dumps({'changed': True, 'check': args['_ansible_check_mode'], 'diff': diffs[args['name']]}))\n";
+
+const DIFF_PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: prepared
+      package: {name: prepared, use: changingpkg}
+    - name: prepared with newline
+      package: {name: newline, use: changingpkg}
+    - name: service from nothing
+      service: {name: none, use: changingpkg}
+    - name: after
+      debug: {msg: done}
+"#;
+
+#[test]
+fn package_and_service_diffs_in_check_mode_show_as_in_ansible() {
+    let sb = Sandbox::new();
+    let python = ansible_python();
+    sb.inventory_with_python(&["localhost"]);
+    sb.write("library/changingpkg.py", CHANGING);
+    let pb = sb.write("play.yml", DIFF_PLAY);
+    let work = sb.dir("work");
+    let tasks = ["prepared", "prepared with newline", "service from nothing"];
+    let out = sb
+        .play(&pb, &work, &["--check", "--diff"])
+        .env("SANDBALL_ANSIBLE_PYTHON", &python)
+        .run();
+    out.assert_no_panic().assert_code(0);
+    assert_eq!(
+        out.task_lines("prepared"),
+        [
+            "The following NEW packages will be installed:",
+            "  prepared",
+            "changed: [localhost]"
+        ],
+        "{out}"
+    );
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &["--check", "--diff"]) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        out.assert_same_recap_as(&theirs);
+        for task in tasks {
+            let banner = format!("TASK [{task}]");
+            let block = |o: &str| -> String {
+                let from = o.find(&banner).expect("task banner");
+                let to = o[from..].find("\nTASK [").map_or(o.len(), |n| from + n);
+                o[from..to].to_string()
+            };
+            assert_eq!(block(&out.stdout), block(&theirs.stdout), "{theirs}\n{out}");
+        }
+    }
+}

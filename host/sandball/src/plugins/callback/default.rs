@@ -279,7 +279,9 @@ fn error_block(origin: &super::Origin<'_>, msg: Option<&str>, source: bool) -> S
     out
 }
 
-/// Renders an Ansible diff dict (or list of them) as a unified diff.
+/// Renders an Ansible diff dict (or list of them) as ansible-core's callbacks do: the
+/// notes of a skipped diff, a unified diff of `before` and `after` followed by a blank
+/// line, and a `prepared` text as it is.
 pub fn render_diff(diff: &Value) -> String {
     let items: Vec<&Value> = match diff {
         Value::Array(v) => v.iter().collect(),
@@ -288,36 +290,51 @@ pub fn render_diff(diff: &Value) -> String {
     let mut out = String::new();
     for d in items {
         let Some(d) = d.as_object() else { continue };
+        for (key, side) in [("dst_binary", "destination"), ("src_binary", "source")] {
+            if d.contains_key(key) {
+                out.push_str(&format!("diff skipped: {side} file appears to be binary\n"));
+            }
+        }
+        for (key, side) in [("dst_larger", "destination"), ("src_larger", "source")] {
+            if let Some(size) = d.get(key) {
+                let size = size
+                    .as_str()
+                    .map_or_else(|| size.to_string(), str::to_string);
+                out.push_str(&format!(
+                    "diff skipped: {side} file size is greater than {size}\n"
+                ));
+            }
+        }
+        if let (Some(before), Some(after)) = (d.get("before"), d.get("after")) {
+            let text = |v: &Value| match v {
+                Value::Null => String::new(),
+                Value::String(s) => s.clone(),
+                v => pretty_json(v) + "\n",
+            };
+            let (before, after) = (text(before), text(after));
+            let header = |k: &str, word: &str| match d.get(k).and_then(Value::as_str) {
+                Some(h) => format!("{word}: {h}"),
+                None => word.to_string(),
+            };
+            if before != after {
+                let diff = similar::TextDiff::from_lines(&before, &after);
+                let unified = diff
+                    .unified_diff()
+                    .context_radius(3)
+                    .header(
+                        &header("before_header", "before"),
+                        &header("after_header", "after"),
+                    )
+                    .to_string();
+                if !unified.is_empty() {
+                    out.push_str(&unified);
+                    out.push('\n');
+                }
+            }
+        }
         if let Some(Value::String(p)) = d.get("prepared") {
             out.push_str(p);
-            out.push('\n');
-            continue;
         }
-        let text = |k: &str| match d.get(k) {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(v) => Some(pretty_json(v) + "\n"),
-        };
-        let (Some(before), Some(after)) = (text("before"), text("after")) else {
-            continue;
-        };
-        if before == after {
-            continue;
-        }
-        let header = |k: &str, word: &str| match d.get(k).and_then(Value::as_str) {
-            Some(h) => format!("{word}: {h}"),
-            None => word.to_string(),
-        };
-        let diff = similar::TextDiff::from_lines(&before, &after);
-        let unified = diff
-            .unified_diff()
-            .context_radius(3)
-            .header(
-                &header("before_header", "before"),
-                &header("after_header", "after"),
-            )
-            .to_string();
-        out.push_str(&unified);
     }
     out
 }
@@ -455,9 +472,11 @@ impl Callback for DefaultCallback {
         {
             let text = render_diff(d);
             if !text.is_empty() {
-                // A blank line follows the diff, as in ansible-playbook; added, removed
-                // and `@@` lines in their `[colors]`.
-                let painted: Vec<String> = printable(&text)
+                // Shown as Ansible's display shows text: a newline is added only
+                // when it does not end with one; added, removed and `@@` lines in
+                // their `[colors]`.
+                let text = text.strip_suffix('\n').unwrap_or(&text);
+                let painted: Vec<String> = printable(text)
                     .split('\n')
                     .map(|line| match line.chars().next() {
                         Some('+') => self.paint(line, Role::DiffAdd),
@@ -842,6 +861,15 @@ mod tests {
         assert!(
             d.contains("-    \"state\": \"absent\"\n+    \"state\": \"touch\"\n"),
             "{d}"
+        );
+    }
+
+    #[test]
+    fn diffs_render_prepared_text_as_is_and_null_as_empty() {
+        assert_eq!(render_diff(&json!({"prepared": "one\ntwo"})), "one\ntwo");
+        assert_eq!(
+            render_diff(&json!([{"dst_binary": 1}, {"before": null, "after": "x\n"}])),
+            "diff skipped: destination file appears to be binary\n--- before\n+++ after\n@@ -0,0 +1 @@\n+x\n\n"
         );
     }
 }
