@@ -549,3 +549,33 @@ fn diff_mode_shows_what_changed() {
     );
     assert!(work.join("newdir").is_dir() && !work.join("keep").exists());
 }
+
+const REGISTER_PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: one result
+      file: {path: "{{ work }}/r.txt", state: touch}
+      register: one
+    - name: a loop
+      stat: {path: "{{ item }}"}
+      loop: ["{{ work }}/r.txt"]
+      register: looped
+    - name: registered keys
+      debug:
+        msg: "{{ one.keys() | sort }} {{ looped.keys() | sort }} {{ 'invocation' in looped.results[0] }}"
+"#;
+
+/// A registered result keeps no `invocation` (a loop's items keep theirs), as in
+/// ansible-core.
+#[test]
+fn registered_results_keep_no_invocation() {
+    let sb = Sandbox::new();
+    sb.inventory_with_python(&["localhost"]);
+    let pb = sb.write("play.yml", REGISTER_PLAY);
+    sandball_e2e::compare::same_as_ansible(&sb, &pb, &["registered keys"]);
+    let out = sb.play(&pb, &sb.dir("work"), &[]).run();
+    out.assert_stdout_has(
+        "'size', 'state', 'uid'] ['changed', 'msg', 'results', 'skipped'] True\"",
+    );
+}

@@ -319,9 +319,11 @@ pub async fn run_on_host(
         None => run_once(run, t, kw, host, &vars, no_log).await,
         Some(spec) => run_loop(run, t, kw, host, &vars, spec, no_log, banner).await,
     };
+    // `register` keeps no `invocation` (a loop's items keep theirs), as in ansible-core.
+    let mut kept = registered(&result);
+    kept.remove("invocation");
     if let Some(name) = &t.register {
-        run.vars
-            .register(host, name, Value::Object(registered(&result)));
+        run.vars.register(host, name, Value::Object(kept.clone()));
     }
     let status = Status::of(&result);
     let ignore = |k| keyword_bool(run, &vars, kw, k, false).unwrap_or_default();
@@ -336,7 +338,6 @@ pub async fn run_on_host(
     };
     let changed = result.get("changed").is_some_and(py_truth);
     run.stats.record(host, status, ignored, changed);
-    let kept = registered(&result);
     let failure = (status == Status::Failed && !ignored).then(|| {
         registered(&if no_log {
             censor(&result)
