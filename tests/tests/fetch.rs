@@ -1,6 +1,7 @@
 //! `fetch`: files from the node to the controller, laid out as Ansible lays them out
 //! (`dest/<host>/<path>`, `flat`), unchanged on a second run, skipped in check mode, a
-//! missing file failing or ignored — compared with ansible-playbook.
+//! missing file failing or ignored, a file fetched or slurped through an absolute
+//! symlink — compared with ansible-playbook.
 
 use sandball_e2e::{Output, Sandbox};
 use std::path::Path;
@@ -20,6 +21,13 @@ const PLAY: &str = r#"
     - name: missing
       fetch: {src: "{{ work }}/node/nope.txt", dest: "{{ out }}/tree"}
       ignore_errors: true
+    - name: through a symlink
+      fetch: {src: "{{ work }}/node/link", dest: "{{ out }}/link-{{ inventory_hostname }}", flat: true}
+    - name: slurp a symlink
+      slurp: {src: "{{ work }}/node/link"}
+      register: slurped
+    - name: slurped
+      debug: {msg: "{{ slurped.content | b64decode }}"}
 "#;
 
 fn run(sb: &Sandbox, pb: &Path, out: &Path, ansible: bool, extra: &[&str]) -> Option<Output> {
@@ -40,6 +48,11 @@ fn fetch_lays_out_files_as_ansible() {
     sb.inventory(&["alpha", "beta"]);
     sb.write("work/node/alpha.txt", "from alpha\n");
     sb.write("work/node/beta.txt", "from beta\n");
+    std::os::unix::fs::symlink(
+        sb.path().join("work/node/alpha.txt"),
+        sb.path().join("work/node/link"),
+    )
+    .unwrap();
     let pb = sb.write("play.yml", PLAY);
     let ours = sb.dir("ours");
     let first = run(&sb, &pb, &ours, false, &[]).unwrap();
@@ -55,6 +68,10 @@ fn fetch_lays_out_files_as_ansible() {
     assert_eq!(
         std::fs::read_to_string(ours.join("dir-beta/beta.txt")).unwrap(),
         "from beta\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ours.join("link-beta")).unwrap(),
+        "from alpha\n"
     );
     assert!(
         first
@@ -75,7 +92,13 @@ fn fetch_lays_out_files_as_ansible() {
     if let Some(theirs) = run(&sb, &pb, &theirs_dir, true, &[]) {
         assert_eq!(theirs.code, 0, "{theirs}");
         first.assert_same_recap_as(&theirs);
-        for task in ["per host", "flat", "missing ignored"] {
+        for task in [
+            "per host",
+            "flat",
+            "missing ignored",
+            "through a symlink",
+            "slurped",
+        ] {
             // Hosts finish in any order.
             let sorted = |o: &Output| {
                 let mut lines: Vec<String> =

@@ -1,19 +1,24 @@
 //! The `slurp` module: reads a file on the node and returns its content base64-encoded
 //! (`content`, `encoding: base64`, `source`), as Ansible's `slurp` does. It only needs
-//! read access to `src`.
+//! read access to `src`; a symlink is followed (its target read through the sandball
+//! host interface where WASI cannot: an absolute one), so the file it leads to must be
+//! granted too.
 
 use base64::Engine;
+use sandball_guest_sdk::files::realpath;
 use sandball_guest_sdk::prelude::*;
 use std::io;
 
 sandball_guest_sdk::manifest!("../manifest.json");
 
-/// Reads `src`, refusing directories (which some platforms let one open).
+/// Reads `src` where its symlinks lead, refusing directories (which some platforms let
+/// one open).
 fn read_file(src: &str) -> io::Result<Vec<u8>> {
-    if std::fs::metadata(src)?.is_dir() {
+    let real = realpath(src);
+    if std::fs::metadata(&real)?.is_dir() {
         return Err(io::ErrorKind::IsADirectory.into());
     }
-    std::fs::read(src)
+    std::fs::read(real)
 }
 
 /// The module body.
@@ -82,5 +87,17 @@ mod tests {
         );
         let out = slurp_args(json!({}));
         assert_eq!(out.result["msg"], json!("missing required arguments: src"));
+    }
+
+    #[test]
+    fn symlinks_are_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("orig"), b"test").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(dir.path().join("orig"), &link).unwrap();
+        let link = link.to_string_lossy().into_owned();
+        let out = slurp_args(json!({"src": link}));
+        assert_eq!(out.result["content"], json!("dGVzdA=="));
+        assert_eq!(out.result["source"], json!(link));
     }
 }
