@@ -255,3 +255,33 @@ fn a_literal_string_in_a_template_is_never_a_condition() {
         out.assert_same_recap_as(&theirs.run());
     }
 }
+
+const MODULE_NAMES: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - file: {path: "{{ work }}/f", bogus: 1}
+      ignore_errors: true
+      register: short
+    - ansible.builtin.file: {path: "{{ work }}/f", bogus: 1}
+      ignore_errors: true
+      register: qualified
+    - copy: {content: "x", dest: "{{ work }}/f", bogus: 1}
+      ignore_errors: true
+      register: by_action
+    - name: names
+      debug:
+        msg: "{{ [short, qualified, by_action] | map(attribute='msg') | map('split', ':') | map('first') }}"
+"#;
+
+/// A module's messages name it as the task wrote it, or `ansible.legacy.NAME` when an
+/// action plugin of Ansible's (`copy`) runs it, as in ansible-core.
+#[test]
+fn modules_are_named_in_their_messages_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory_with_python(&["localhost"]);
+    let pb = sb.write("play.yml", MODULE_NAMES);
+    sandball_e2e::compare::same_as_ansible(&sb, &pb, &["names"]);
+    let out = sb.play(&pb, &sb.dir("work"), &[]).run();
+    out.assert_stdout_has("Unsupported parameters for (ansible.legacy.copy) module");
+}

@@ -432,6 +432,18 @@ pub(crate) fn runs_legacy(run: &Run, module: &str, legacy: bool, vars: &Vars) ->
             .prefers_legacy(short, var_value(run, vars, PREFER_LEGACY_VAR).as_ref())
 }
 
+/// The name a module runs under (`_ansible_module_name`, which its messages show): as
+/// the task wrote it for the task's own module, `ansible.legacy.NAME` for a module one
+/// of Ansible's action plugins runs (`copy`, `package`…), as ansible-core names them.
+fn invoked_name(cx: &TaskContext<'_>, module: &str) -> String {
+    let plugin = crate::assemble::component::short_name(&cx.task.action);
+    if module.contains('.') || !crate::plugins::action::is_builtin_action(plugin) {
+        module.to_string()
+    } else {
+        format!("ansible.legacy.{module}")
+    }
+}
+
 async fn module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String, Value> {
     let (run, host) = (cx.run, cx.host);
     let component: Arc<Component> = match run.modules.get(request.name) {
@@ -447,6 +459,7 @@ async fn module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String,
             component.sha256
         ),
     );
+    let invoked = invoked_name(cx, request.name);
     let mut args = request.args;
     let (to_name, mut guard) = match target_session(cx).await {
         Ok(s) => s,
@@ -525,7 +538,7 @@ async fn module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String,
         let job = Job::Module {
             sha256: component.sha256.clone(),
             module: component.name.clone(),
-            args: normal::with_internal_args(&component.name, &args, flags),
+            args: normal::with_internal_args(&invoked, &args, flags),
             grant: grant.clone(),
         };
         let (r, broke) = start_job(cx, session, background, Some(&component.bytes), job, &[]).await;
@@ -558,7 +571,7 @@ async fn module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String,
     };
     let hint = |capability: &str| policy::how_to_grant(&run.policy, &subject, capability);
     let logged_grant = run.audit_log.as_ref().map(|_| grant.clone());
-    let r = match normal::run(&component, &args, grant, &hint, flags, send).await {
+    let r = match normal::run(&component, &invoked, &args, grant, &hint, flags, send).await {
         Ok(r) => {
             if normal::retires_session(&r) {
                 *guard = None;
@@ -1046,8 +1059,10 @@ async fn legacy_module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<
             }
         })
     };
+    let invoked = invoked_name(cx, request.name);
     let legacy_run = legacy::LegacyRun {
         module: &module,
+        invoked: &invoked,
         args: &args,
         flags: cx.flags(),
         host: &to.name,

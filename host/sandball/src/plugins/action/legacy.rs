@@ -33,6 +33,8 @@ use std::collections::BTreeMap;
 pub struct LegacyRun<'a> {
     /// The module.
     pub module: &'a LegacyModule,
+    /// The name it runs under (`_ansible_module_name`).
+    pub invoked: &'a str,
     /// The task's templated arguments (internal ones are added here).
     pub args: &'a Map<String, Value>,
     /// Check mode, diff, no_log, verbosity.
@@ -339,7 +341,7 @@ fn internal_args(
     version: Option<&(u32, u32, String)>,
     files: &RemoteFiles<'_>,
 ) -> Value {
-    let mut args = normal::with_internal_args(&r.module.name, r.args, r.flags);
+    let mut args = normal::with_internal_args(r.invoked, r.args, r.flags);
     if let Value::Object(m) = &mut args {
         m.insert("_ansible_remote_tmp".into(), json!(files.remote_tmp));
         m.insert("_ansible_shell_executable".into(), json!(files.shell));

@@ -92,11 +92,13 @@ pub fn with_internal_args(module: &str, args: &Map<String, Value>, flags: Module
     Value::Object(all)
 }
 
-/// Runs a component module with templated `args` and `grant`; `send` delivers it to
-/// the host's session; `hint` says how a denied capability can be granted. A session
-/// error is returned as such: the session is then unusable.
+/// Runs a component module, under the name `invoked`, with templated `args` and
+/// `grant`; `send` delivers it to the host's session; `hint` says how a denied
+/// capability can be granted. A session error is returned as such: the session is
+/// then unusable.
 pub async fn run<F, Fut>(
     component: &Component,
+    invoked: &str,
     args: &Map<String, Value>,
     grant: Grant,
     hint: &dyn Fn(&str) -> String,
@@ -108,7 +110,7 @@ where
     Fut: std::future::Future<Output = Result<RunReply, SessionError>>,
 {
     let granted_fs: Vec<String> = grant.fs.iter().map(ToString::to_string).collect();
-    let reply = send(with_internal_args(&component.name, args, flags), grant).await?;
+    let reply = send(with_internal_args(invoked, args, flags), grant).await?;
     let mut result = interpret(&component.name, reply, &granted_fs, hint);
     // A component that crashed (it reports the exception, as ping's `data: crash`
     // does): ansible-core 2.19 reports a module's unhandled exception this way. A
