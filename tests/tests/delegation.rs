@@ -1,7 +1,8 @@
 //! `delegate_to`, `local_action` and `delegate_facts`: the module runs on the other
 //! host (reached with that host's own settings) while the task keeps its host's
-//! variables, results and facts; the output says where it ran. Compared with
-//! ansible-playbook.
+//! variables, results and facts; the output says where it ran. A task's own host is
+//! reached with the connection variables wherever they were set (play or task `vars`,
+//! `set_fact`), not only the inventory's. Compared with ansible-playbook.
 
 use sandball_e2e::Sandbox;
 use sandball_e2e::binaries::ansible_python;
@@ -135,5 +136,90 @@ fn delegated_tasks_and_an_imported_roles_handlers_see_ansible_delegated_vars() {
     assert_eq!(out.host("a").ok, 4, "{out}");
     if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
         out.assert_same_recap_as(&theirs.run());
+    }
+}
+
+#[test]
+fn connection_variables_set_in_the_play_reach_the_host_as_in_ansible() {
+    let sb = Sandbox::new();
+    let python = ansible_python();
+    // Unset, the host would be reached over SSH at 127.0.0.1:1, which refuses.
+    sb.write(
+        "inventory.ini",
+        &format!(
+            "far ansible_host=127.0.0.1 ansible_port=1 ansible_python_interpreter={}\n",
+            python.display()
+        ),
+    );
+    let pb = sb.write(
+        "play.yml",
+        r#"- hosts: far
+  gather_facts: false
+  vars:
+    ansible_connection: local
+  tasks:
+    - name: through the play's variable
+      command: echo play
+    - name: through the task's, templated
+      command: echo task
+      vars:
+        ansible_connection: "{{ 'ss' ~ 'h' }}"
+      ignore_unreachable: true
+    - set_fact:
+        ansible_connection: ssh
+    - name: through set_fact
+      command: echo fact
+      ignore_unreachable: true
+    - name: set_fact over the task's variables
+      command: echo back
+      vars:
+        ansible_connection: local
+      ignore_unreachable: true
+"#,
+    );
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    let status = |o: &sandball_e2e::Output, task: &str| -> Vec<String> {
+        o.task_lines(task)
+            .into_iter()
+            .filter(|l| {
+                ["ok: [", "changed: [", "fatal: ["]
+                    .iter()
+                    .any(|p| l.starts_with(p))
+            })
+            .map(|l| l.split(" => ").next().unwrap_or(l).to_string())
+            .collect()
+    };
+    assert_eq!(
+        status(&out, "through the play's variable"),
+        vec!["changed: [far]"],
+        "{out}"
+    );
+    assert_eq!(
+        status(&out, "through the task's, templated"),
+        vec!["fatal: [far]: UNREACHABLE!"],
+        "{out}"
+    );
+    assert_eq!(
+        status(&out, "set_fact over the task's variables"),
+        vec!["fatal: [far]: UNREACHABLE!"],
+        "{out}"
+    );
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        out.assert_same_recap_as(&theirs);
+        for task in [
+            "through the play's variable",
+            "through the task's, templated",
+            "through set_fact",
+            "set_fact over the task's variables",
+        ] {
+            assert_eq!(
+                status(&theirs, task),
+                status(&out, task),
+                "{task}:\n{theirs}\n{out}"
+            );
+        }
     }
 }

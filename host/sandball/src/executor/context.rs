@@ -13,7 +13,7 @@ use crate::plugins::action::legacy;
 use crate::plugins::action::normal::{self, ModuleFlags};
 use crate::plugins::action::{self, Context, ModuleRequest, failed};
 use crate::plugins::r#become::{Become, Keywords as BecomeKeywords};
-use crate::plugins::connection::pool::{ConnectError, Transport, transport_for};
+use crate::plugins::connection::pool::{ConnectError, TRANSPORT_VARS, Transport, transport_for};
 use crate::plugins::connection::{ExecOutput, JobReply, JobStart, Session, SessionError};
 use crate::policy;
 use crate::template::{Templar, Var, Vars};
@@ -292,16 +292,22 @@ pub(crate) fn delegated_to(
 }
 
 /// How the task reaches the host its module runs on (its own, or the one it is
-/// delegated to): that host's inventory variables (`ansible_connection`,
-/// `ansible_user`, `ansible_port`…), where they are unset the task's `connection`,
-/// `remote_user` and `port` keywords (templated), as Ansible ranks them: variables
-/// over keywords. A delegated host the inventory does not know is reached by its name
-/// (`localhost` on the local connection).
+/// delegated to): the connection variables (`ansible_connection`, `ansible_user`,
+/// `ansible_port`…) — for the task's own host those of the task, wherever they were
+/// set (inventory, play or task `vars`, `set_fact`, extra vars); for a delegated host
+/// its inventory's — and where they are unset the task's `connection`, `remote_user`
+/// and `port` keywords (templated), as Ansible ranks them: variables over keywords. A
+/// delegated host the inventory does not know is reached by its name (`localhost` on
+/// the local connection).
 fn target(run: &Run, kw: &Chain<'_>, host: &str, vars: &Vars) -> Result<Target, ConnectError> {
     let name = delegated_to(run, kw, vars)
         .map_err(ConnectError::Vars)?
         .unwrap_or_else(|| host.to_string());
-    let mut host_vars = run.inventory().host_vars(&name);
+    let mut host_vars = if name == host {
+        task_transport_vars(run, vars)?
+    } else {
+        run.inventory().host_vars(&name)
+    };
     for (keyword, variable) in [
         (Keyword::Connection, "ansible_connection"),
         (Keyword::RemoteUser, "ansible_user"),
@@ -347,6 +353,24 @@ fn target(run: &Run, kw: &Chain<'_>, host: &str, vars: &Vars) -> Result<Target, 
     }
     let transport = transport_for(&name, &host_vars)?;
     Ok(Target { name, transport })
+}
+
+/// The connection variables the user set for the task's host, templated. Only
+/// trusted (user-written) values count: the `ansible_host` and `ansible_connection`
+/// the executor fills in for templates to read stand for the defaults, which
+/// [`target`] and [`transport_for`] work out themselves.
+fn task_transport_vars(run: &Run, vars: &Vars) -> Result<Map<String, Value>, ConnectError> {
+    let mut found = Map::new();
+    for name in TRANSPORT_VARS {
+        if let Some(Var::Trusted(value)) = vars.get(name) {
+            let value = run
+                .templar
+                .template(value, vars)
+                .map_err(|e| ConnectError::Vars(format!("{name}: {e}")))?;
+            found.insert((*name).to_string(), value);
+        }
+    }
+    Ok(found)
 }
 
 /// The `capabilities:` keywords of the play, the enclosing blocks and the task,

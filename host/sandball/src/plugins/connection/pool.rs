@@ -45,6 +45,32 @@ pub enum ConnectError {
     Vars(String),
 }
 
+/// Every variable [`transport_for`] reads (with [`SshParams::from_vars`]): the
+/// connection settings a task takes from its variables, wherever they were set.
+pub const TRANSPORT_VARS: &[&str] = &[
+    "ansible_connection",
+    "sandball_cache_dir",
+    "ansible_host",
+    "ansible_ssh_host",
+    "ansible_port",
+    "ansible_ssh_port",
+    "ansible_user",
+    "ansible_ssh_user",
+    "ansible_ssh_private_key_file",
+    "ansible_private_key_file",
+    "ansible_password",
+    "ansible_ssh_pass",
+    "ansible_ssh_password",
+    "ansible_ssh_timeout",
+    "ansible_timeout",
+    "ansible_ssh_retries",
+    "ansible_host_key_checking",
+    "ansible_ssh_host_key_checking",
+    "ansible_ssh_common_args",
+    "ansible_ssh_extra_args",
+    "ansible_ssh_args",
+];
+
 /// The transport a host's variables ask for. Ansible's implicit localhost and
 /// `ansible_connection: local` are local; everything else defaults to ssh.
 pub fn transport_for(host: &str, vars: &Map<String, Value>) -> Result<Transport, ConnectError> {
