@@ -58,3 +58,64 @@ fn free_strategy_lets_hosts_run_ahead_as_in_ansible() {
         }
     }
 }
+
+#[test]
+fn free_strategy_shows_an_includes_banner_as_ansible_does() {
+    let sb = Sandbox::new();
+    sb.inventory(&["solo"]);
+    sb.write("inc.yml", "- debug: {msg: included}\n");
+    let pb = sb.write(
+        "play.yml",
+        r#"- hosts: all
+  gather_facts: false
+  strategy: free
+  tasks:
+    - debug: {msg: before}
+    - include_tasks: inc.yml
+    - name: named include
+      include_tasks: inc.yml
+    - meta: noop
+    - include_tasks: inc.yml
+      when: false
+    - block:
+        - fail: {msg: boom}
+      always:
+        - include_tasks: inc.yml
+"#,
+    );
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(2);
+    let shown = |o: &sandball_e2e::Output| -> Vec<String> {
+        o.stdout
+            .lines()
+            .filter(|l| {
+                ["TASK [", "included: ", "ok: [", "skipping: [", "fatal: ["]
+                    .iter()
+                    .any(|p| l.starts_with(p))
+            })
+            .map(|l| {
+                l.split(" => ")
+                    .next()
+                    .unwrap_or(l)
+                    .trim_end_matches(['*', ' '])
+                    .to_string()
+            })
+            .collect()
+    };
+    let ours = shown(&out);
+    assert_eq!(
+        ours.iter()
+            .filter(|l| l.starts_with("TASK [include_tasks]"))
+            .count(),
+        3,
+        "{out}"
+    );
+    assert!(ours.contains(&"TASK [named include]".to_string()), "{out}");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 2, "{theirs}");
+        out.assert_same_recap_as(&theirs);
+        assert_eq!(shown(&theirs), ours, "{theirs}\n{out}");
+    }
+}

@@ -158,6 +158,23 @@ impl PlayRun<'_> {
                 .task_start(name, handler || self.in_handler);
         }
     }
+
+    /// Under the `free` strategy, shows the banner of an include (whose lines come as
+    /// it starts, not through a host's result) unless it was the last one shown; a
+    /// meta task shows none there, as in ansible-core.
+    fn free_banner(&self, t: &Task, name: &str, handler: bool) {
+        if let Some(free) = self.free {
+            task::show_banner(
+                self.run,
+                Some(task::Banner {
+                    last: &free.last,
+                    task: t as *const Task as usize,
+                    name,
+                    handler: handler || self.in_handler,
+                }),
+            );
+        }
+    }
 }
 
 /// A host's failure, as a block's `rescue` sees it.
@@ -1172,6 +1189,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
             in_handler: cx.in_handler || handler,
             ..cx
         };
+        cx.free_banner(written, &banner_name, handler);
         let including = if once { &hosts[..1] } else { &hosts[..] };
         return super::include::run(cx, t, inherited, &kw, &scope, including, kind).await;
     }

@@ -290,7 +290,7 @@ pub struct Banner<'a> {
 }
 
 /// Shows the task's banner when the free strategy's last one was another task's.
-fn show_banner(run: &Run, banner: Option<Banner<'_>>) {
+pub(super) fn show_banner(run: &Run, banner: Option<Banner<'_>>) {
     let Some(b) = banner else { return };
     let mut last = b.last.lock().unwrap_or_else(|e| e.into_inner());
     if *last != Some(b.task) {
