@@ -2,9 +2,9 @@
 //! `import_role` (`tasks_from`) read before the run with the importer's keywords
 //! reaching every task; `include_tasks` per host (templated names), in a loop, with
 //! `apply`, and imports inside an included file; `include_role` with its handlers;
-//! includes a host's `when` leaves out shown skipped; a missing included file fails the
-//! host that includes it, whatever `ignore_errors` says; a role as a handler is refused
-//! before the run.
+//! includes a host's `when` leaves out shown skipped; a missing included file (or one
+//! it imports) fails the host that includes it, whatever `ignore_errors` says, with
+//! ansible-core's `include` and `reason`; a role as a handler is refused before the run.
 
 use sandball_e2e::{Output, Sandbox};
 
@@ -112,18 +112,51 @@ fn a_missing_include_fails_the_host_that_includes_it() {
     let sb = Sandbox::new();
     sb.inventory(&["alpha", "beta"]);
     sb.write("tasks/alpha.yml", "- debug: {msg: found}\n");
+    let work = sb.dir("work");
+    // A file the included one imports, missing, fails the hosts that include it too;
+    // so does one a role's tasks import.
+    sb.write("tasks/nested.yml", "- import_tasks: gone.yml\n");
+    sb.write("roles/r/tasks/main.yml", "- import_tasks: gone_too.yml\n");
+    let pb = sb.write(
+        "nested.yml",
+        "- hosts: alpha\n  gather_facts: false\n  tasks:\n    - include_tasks: tasks/nested.yml\n- hosts: beta\n  gather_facts: false\n  tasks:\n    - include_role: {name: r}\n",
+    );
+    let nested: Output = sb.play(&pb, &work, &[]).run();
+    nested.assert_no_panic().assert_code(2);
+    // What failed and why: the include and the reason, naming the file as if beside
+    // the playbook.
+    let failures = |o: &Output| -> Vec<String> {
+        o.stdout
+            .lines()
+            .chain(o.stderr.lines())
+            .filter(|l| l.starts_with("fatal: ") || l.contains("Could not find or access"))
+            .map(str::to_string)
+            .collect()
+    };
+    let dir = std::fs::canonicalize(sb.path()).expect("sandbox");
+    assert!(
+        nested.stdout.contains(&format!(
+            "\"include\": \"tasks/nested.yml\", \"reason\": \"Could not find or access '{}/gone.yml' on the Ansible Controller",
+            dir.display()
+        )),
+        "{nested}"
+    );
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        nested.assert_same_recap_as(&theirs);
+        assert_eq!(failures(&nested), failures(&theirs), "{theirs}\n{nested}");
+    }
     let pb = sb.write(
         "play.yml",
         "- hosts: all\n  gather_facts: false\n  tasks:\n    - include_tasks: \"tasks/{{ inventory_hostname }}.yml\"\n    - name: after\n      debug: {msg: after}\n",
     );
-    let work = sb.dir("work");
     let ours: Output = sb.play(&pb, &work, &[]).run();
     ours.assert_no_panic().assert_code(2);
-    ours.assert_stdout_has("Could not find or access 'tasks/beta.yml'");
-    ours.assert_stdout_has("play.yml:4:");
+    ours.assert_stdout_has("\"include\": \"tasks/beta.yml\"");
     if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
         let theirs = theirs.run();
         ours.assert_same_recap_as(&theirs);
+        assert_eq!(failures(&ours), failures(&theirs), "{theirs}\n{ours}");
     }
     let import = sb.write(
         "import.yml",

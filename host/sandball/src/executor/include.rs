@@ -40,6 +40,8 @@ type Item = (Value, Map<String, Value>);
 /// One inclusion: the file (or role) and loop item, and the hosts that include it.
 struct Group {
     path: PathBuf,
+    /// The file (or role) as the include names it, templated.
+    name: String,
     item: Option<Item>,
     hosts: Vec<String>,
     /// An `include_role`'s `tasks_from`, `vars_from`, `defaults_from`,
@@ -79,6 +81,15 @@ pub(super) async fn run(
         super::play::fail_host(cx, t, host, result, ignored, rescuable);
     };
     let fail = |host: &str, e: &str| fail_with(host, failure(t, e), false);
+    // A task file that is not there (the one included, or one it imports) fails the
+    // host as `fail` does, with ansible-core's words for it.
+    let no_file = |host: &str, include: &str, missing: &str| {
+        let result = not_found(cx, kind, include, missing);
+        if let Some(Value::String(reason)) = result.get("reason") {
+            run.callback.error(reason);
+        }
+        fail_with(host, result, false);
+    };
     let fatal = std::cell::OnceCell::new();
     let fatal_failure = || {
         included_failed.borrow().is_some()
@@ -133,14 +144,14 @@ pub(super) async fn run(
             },
         };
         for (item, item_vars) in items {
-            let found = target(cx, t, kind, &item_vars).and_then(|path| {
+            let found = target(cx, t, kind, &item_vars).and_then(|(path, name)| {
                 let from = match kind {
                     Kind::Role => role_files(cx, t, &item_vars).map_err(Unmade::Task)?,
                     Kind::Tasks => serde_json::Map::new(),
                 };
-                Ok((path, from))
+                Ok((path, name, from))
             });
-            let (path, from) = match found {
+            let (path, name, from) = match found {
                 Ok(found) => found,
                 Err(Unmade::Task(e)) => {
                     fail_with(host, failure(t, &e), true);
@@ -148,6 +159,10 @@ pub(super) async fn run(
                 }
                 Err(Unmade::Missing(e)) => {
                     fail(host, &e);
+                    continue;
+                }
+                Err(Unmade::NoFile(name)) => {
+                    no_file(host, &name, &name);
                     continue;
                 }
             };
@@ -163,6 +178,7 @@ pub(super) async fn run(
                 Some(g) => g.hosts.push(host.clone()),
                 None => groups.push(Group {
                     path,
+                    name,
                     item,
                     hosts: vec![host.clone()],
                     from,
@@ -180,6 +196,12 @@ pub(super) async fn run(
             Err(Unread::Failed(e)) => {
                 for h in &g.hosts {
                     fail(h, &e);
+                }
+                continue;
+            }
+            Err(Unread::NoFile(missing)) => {
+                for h in &g.hosts {
+                    no_file(h, &g.name, &missing);
                 }
                 continue;
             }
@@ -266,13 +288,13 @@ fn apply_keywords(t: &Task) -> Result<Keywords, String> {
 }
 
 /// The file an `include_tasks` includes (or the role directory of an `include_role`),
-/// its name templated with the host's variables.
+/// and its name as templated with the host's variables.
 fn target(
     cx: PlayRun<'_>,
     t: &Task,
     kind: Kind,
     vars: &crate::template::Vars,
-) -> Result<PathBuf, Unmade> {
+) -> Result<(PathBuf, String), Unmade> {
     let keys: &[&str] = match kind {
         Kind::Tasks => &["file", "_raw_params"],
         Kind::Role => &["name", "role"],
@@ -291,14 +313,49 @@ fn target(
     let base = base_dir(cx);
     let missing = |e: &dyn std::fmt::Display| Unmade::Missing(first_line(&e.to_string()));
     match kind {
-        Kind::Tasks => crate::playbook::imports::find_file(t, &base, &name)
-            .map(|p| std::path::absolute(&p).unwrap_or(p))
-            .map_err(|e| missing(&e)),
+        Kind::Tasks => match crate::playbook::imports::find_file(t, &base, &name) {
+            Ok(p) => Ok((std::path::absolute(&p).unwrap_or(p), name)),
+            Err(_) => Err(Unmade::NoFile(name)),
+        },
         // A role that is not there fails the host before anything is included.
-        Kind::Role => roles::find_role(&name, &t.location, &base)
-            .map(|_| PathBuf::from(name))
-            .map_err(|e| missing(&e)),
+        Kind::Role => match roles::find_role(&name, &t.location, &base) {
+            Ok(_) => Ok((PathBuf::from(&name), name)),
+            Err(e) => Err(missing(&e)),
+        },
     }
+}
+
+/// The failed result of an include whose task file `missing` (the one it includes, or
+/// one that file imports) is not there, as ansible-core gives it: the reason, which
+/// names the file as if beside the playbook, and for `include_tasks` the file it
+/// includes.
+fn not_found(
+    cx: PlayRun<'_>,
+    kind: Kind,
+    include: &str,
+    missing: &str,
+) -> serde_json::Map<String, Value> {
+    let base = base_dir(cx);
+    let path = std::path::absolute(base.join(missing)).unwrap_or_else(|_| base.join(missing));
+    let p = path.display();
+    let unreadable = format!(
+        "Unable to retrieve file contents.\n\
+         Could not find or access '{p}' on the Ansible Controller.\n\
+         If you are using a module and expect the file to exist on the remote, see the remote_src option: \
+         [Errno 2] No such file or directory: '{p}'"
+    );
+    let mut result = serde_json::Map::new();
+    result.insert("failed".into(), Value::Bool(true));
+    result.insert("changed".into(), Value::Bool(false));
+    let reason = match kind {
+        Kind::Tasks => {
+            result.insert("include".into(), Value::String(include.to_string()));
+            format!("Could not find or access '{p}' on the Ansible Controller: {unreadable}")
+        }
+        Kind::Role => unreadable,
+    };
+    result.insert("reason".into(), Value::String(reason));
+    result
 }
 
 /// Why a host's inclusion could not be made.
@@ -307,6 +364,8 @@ enum Unmade {
     Task(String),
     /// What it names is not there.
     Missing(String),
+    /// The task file it names is not there.
+    NoFile(String),
 }
 
 /// The playbook's directory.
@@ -365,6 +424,9 @@ fn role_files(
 enum Unread {
     /// The file could not be read, or holds no list: the hosts including it fail.
     Failed(String),
+    /// A task file it imports is not there (named as the import names it): the hosts
+    /// including it fail.
+    NoFile(String),
     /// What it holds is not a valid playbook's (bad YAML, a malformed task, a role's
     /// file missing): the run ends, as ansible-core ends it.
     Invalid(String),
@@ -376,6 +438,7 @@ impl From<crate::playbook::PlaybookError> for Unread {
             crate::playbook::PlaybookError::Read { .. } => {
                 Unread::Failed(first_line(&e.to_string()))
             }
+            crate::playbook::PlaybookError::Missing { name, .. } => Unread::NoFile(name),
             crate::playbook::PlaybookError::Invalid { .. }
             | crate::playbook::PlaybookError::Removed(_) => {
                 let text = e.to_string();
@@ -400,7 +463,7 @@ fn load(
             let mut items = roles::included_tasks_file(path, cx.in_handler)?.ok_or_else(|| {
                 Unread::Failed("included task files must contain a list of tasks".into())
             })?;
-            expand_imports(cx, &mut items, None, including).map_err(Unread::Failed)?;
+            expand_imports(cx, &mut items, None, including)?;
             Ok(items)
         }
         Kind::Role => {
@@ -416,7 +479,7 @@ fn load(
             let (mut tasks, handlers, role) =
                 roles::load_one(&name, &t.location, &base_dir(cx), &options, including)?;
             // What the role's tasks import is read now, as a play's roles' is at load.
-            expand_imports(cx, &mut tasks, Some(&role.name), including).map_err(Unread::Failed)?;
+            expand_imports(cx, &mut tasks, Some(&role.name), including)?;
             // The role's handlers can be notified from now on; with `public`, its
             // variables are the play's too.
             super::play::add_role(cx, handlers, role.public.then_some(role));
@@ -433,10 +496,14 @@ fn expand_imports(
     items: &mut [TaskItem],
     included_role: Option<&str>,
     including: Option<&roles::Role>,
-) -> Result<(), String> {
+) -> Result<(), Unread> {
     let (imported, handlers) =
-        crate::playbook::imports::expand_list(items, &base_dir(cx), including)
-            .map_err(|e| first_line(&e.to_string()))?;
+        crate::playbook::imports::expand_list(items, &base_dir(cx), including).map_err(
+            |e| match e {
+                crate::playbook::PlaybookError::Missing { name, .. } => Unread::NoFile(name),
+                e => Unread::Failed(first_line(&e.to_string())),
+            },
+        )?;
     let mut names: Vec<String> = imported.iter().map(|r| r.name.clone()).collect();
     names.extend(included_role.map(str::to_string));
     super::play::add_role_names(cx, names);

@@ -37,6 +37,22 @@ pub enum PlaybookError {
         /// of the text.
         excerpt: String,
     },
+    /// A task file an import or include names is not there.
+    #[error(
+        "ERROR! Could not find or access '{name}' (looked in {}) in '{}': line {}, column {}\nOrigin: {location}",
+        tried.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+        location.file.display(),
+        location.line,
+        location.column
+    )]
+    Missing {
+        /// The file as the task names it.
+        name: String,
+        /// Where it was looked for.
+        tried: Vec<PathBuf>,
+        /// The task that names it.
+        location: Location,
+    },
     /// The playbook uses what ansible-core has removed (the `include` action): an
     /// error of the run (exit 1), not of its parse, as in ansible-core.
     #[error("{0}")]
@@ -58,7 +74,7 @@ impl PlaybookError {
     pub fn location(&self) -> Option<&Location> {
         match self {
             Self::Read { .. } => None,
-            Self::Invalid { location, .. } => Some(location),
+            Self::Invalid { location, .. } | Self::Missing { location, .. } => Some(location),
             Self::Removed(e) => e.location(),
         }
     }
@@ -132,5 +148,19 @@ mod tests {
             "ERROR! could not read the playbook '/nope.yml': No such file"
         );
         assert_eq!(error.location(), None);
+    }
+
+    #[test]
+    fn missing_names_the_file_and_where_it_was_looked_for() {
+        let error = PlaybookError::Missing {
+            name: "x.yml".into(),
+            tried: vec![PathBuf::from("/p/x.yml"), PathBuf::from("/p/tasks/x.yml")],
+            location: location(),
+        };
+        assert_eq!(
+            error.to_string(),
+            "ERROR! Could not find or access 'x.yml' (looked in /p/x.yml, /p/tasks/x.yml) in '/p/site.yml': line 3, column 5\nOrigin: /p/site.yml:3:5"
+        );
+        assert_eq!(error.location(), Some(&location()));
     }
 }

@@ -307,15 +307,10 @@ pub(crate) fn find_file(t: &Task, base: &Path, file: &str) -> Result<PathBuf, Pl
         .iter()
         .find(|p| p.is_file())
         .cloned()
-        .ok_or_else(|| {
-            let tried: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
-            PlaybookError::at(
-                &t.location,
-                format!(
-                    "Could not find or access '{file}' (looked in {})",
-                    tried.join(", ")
-                ),
-            )
+        .ok_or_else(|| PlaybookError::Missing {
+            name: file.to_string(),
+            tried: candidates.clone(),
+            location: t.location.clone(),
         })
 }
 
