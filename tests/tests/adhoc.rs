@@ -38,3 +38,64 @@ fn a_change_and_a_failure_are_reported_like_ansible() {
         .assert_stdout_has("is absent, cannot continue");
     assert!(!work.join("missing").exists());
 }
+
+#[test]
+fn the_stdout_callback_setting_counts_only_with_bin_ansible_callbacks_as_in_ansible() {
+    let sb = Sandbox::new();
+    let inv = sb.inventory(&["one", "two"]).display().to_string();
+    let args = ["run", "all", "-i", &inv, "-m", "ping"];
+    let result_lines = |stdout: &str| -> Vec<String> {
+        stdout
+            .lines()
+            .filter(|l| l.contains(" | SUCCESS"))
+            .map(str::to_string)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    };
+    let mut shown = Vec::new();
+    for load in ["True", "False"] {
+        let out = sb
+            .sandball(args)
+            .env("ANSIBLE_STDOUT_CALLBACK", "oneline")
+            .env("ANSIBLE_LOAD_CALLBACK_PLUGINS", load)
+            .run();
+        out.assert_no_panic().assert_code(0);
+        shown.push(result_lines(&out.stdout));
+    }
+    // Loaded, `oneline` gives each host one line; otherwise `minimal` opens a block.
+    assert_eq!(
+        shown[0],
+        vec![
+            "one | SUCCESS => {\"changed\": false,\"ping\": \"pong\"}".to_string(),
+            "two | SUCCESS => {\"changed\": false,\"ping\": \"pong\"}".to_string(),
+        ]
+    );
+    assert_eq!(
+        shown[1],
+        vec![
+            "one | SUCCESS => {".to_string(),
+            "two | SUCCESS => {".to_string()
+        ]
+    );
+    let python = sandball_e2e::binaries::ansible_python();
+    let interpreter = format!("ansible_python_interpreter={}", python.display());
+    for (load, ours) in ["True", "False"].iter().zip(&shown) {
+        let Some(theirs) = sb.ansible_tool(
+            "ansible",
+            args.iter()
+                .skip(1)
+                .copied()
+                .chain(["-e", interpreter.as_str()]),
+        ) else {
+            return;
+        };
+        let theirs = theirs
+            .env("ANSIBLE_STDOUT_CALLBACK", "oneline")
+            .env("ANSIBLE_LOAD_CALLBACK_PLUGINS", load)
+            .env("ANSIBLE_DEPRECATION_WARNINGS", "False")
+            .run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        assert_eq!(&result_lines(&theirs.stdout), ours, "{theirs}");
+    }
+}

@@ -83,8 +83,25 @@ pub async fn run(args: AdhocArgs) -> Result<i32, CliError> {
     }])
     .to_string();
     let book = crate::playbook::load_str(&text, Path::new("<ad-hoc>")).map_err(CliError::parse)?;
-    let mut callbacks: Vec<Box<dyn Callback>> =
-        vec![Box::new(MinimalCallback::stdout(args.one_line))];
+    // `ansible` shows `minimal` results, one line each with `-o`; the stdout callback
+    // of the settings (and the enabled ones) only with `bin_ansible_callbacks`, as
+    // ansible-core.
+    let stdout = std::env::var("ANSIBLE_STDOUT_CALLBACK").unwrap_or_default();
+    let mut callbacks: Vec<Box<dyn Callback>> = if !args.one_line
+        && crate::plugins::action::env_flag("ANSIBLE_LOAD_CALLBACK_PLUGINS", false)
+        && !stdout.is_empty()
+        && stdout != "default"
+    {
+        let (callback, warnings) =
+            crate::plugins::callback::for_run(&stdout, args.common.verbose, args.common.diff)
+                .map_err(CliError::options)?;
+        for w in &warnings {
+            callback.warning(w);
+        }
+        vec![callback]
+    } else {
+        vec![Box::new(MinimalCallback::stdout(args.one_line))]
+    };
     if let Some(dir) = &args.tree {
         callbacks.push(Box::new(TreeCallback::new(dir.clone())));
     }

@@ -122,6 +122,12 @@ const SETTINGS: &[Setting] = &[
         "ANSIBLE_STDOUT_CALLBACK",
         false,
     ),
+    s(
+        "defaults",
+        "bin_ansible_callbacks",
+        "ANSIBLE_LOAD_CALLBACK_PLUGINS",
+        false,
+    ),
     s("defaults", "remote_tmp", "ANSIBLE_REMOTE_TMP", false),
     s(
         "defaults",
@@ -326,6 +332,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("ANSIBLE_CACHE_PLUGIN_PREFIX", "ansible_facts"),
     ("ANSIBLE_CACHE_PLUGIN_TIMEOUT", "86400"),
     ("ANSIBLE_STDOUT_CALLBACK", "default"),
+    ("ANSIBLE_LOAD_CALLBACK_PLUGINS", "False"),
     ("ANSIBLE_KEEP_REMOTE_FILES", "False"),
     ("ANSIBLE_TRANSPORT", "ssh"),
     ("ANSIBLE_TIMEOUT", "10"),
