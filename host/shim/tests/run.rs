@@ -406,22 +406,27 @@ fn unknown_modules_and_bad_network_grants_are_errors() {
     assert!(err.to_string().contains("bad network pattern"), "{err}");
 }
 
+/// Once a component is linked, running it again needs nothing from the cache: the
+/// compiled component stays in memory, so a run is not a compilation. (What a run
+/// costs is measured in `make bench`.)
 #[test]
-fn a_run_costs_well_under_a_millisecond_once_linked() {
-    let (_dir, mut rt) = runtime();
+fn a_linked_component_runs_again_without_the_cache() {
+    let (dir, mut rt) = runtime();
     let bytes = component(HELLO);
     run_with(&mut rt, &bytes, json!({}), &Grant::default());
     let sha = sha256_hex(&bytes);
-    let n = 200;
-    let started = Instant::now();
-    for i in 0..n {
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            std::fs::remove_dir_all(&path).unwrap();
+        } else {
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+    for i in 0..20 {
         let out = rt
             .run(i, &sha, "hello", &json!({}), &Grant::default())
             .unwrap();
         assert_eq!(out.result.outcome, Outcome::Exited { code: 0 });
     }
-    let per_run = started.elapsed() / n as u32;
-    eprintln!("per run: {per_run:?}");
-    // Generous for unoptimised test builds; release builds are far below.
-    assert!(per_run < Duration::from_millis(5), "{per_run:?}");
 }

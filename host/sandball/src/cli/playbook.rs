@@ -116,6 +116,11 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
         .chain(included.iter().map(std::path::PathBuf::as_path))
         .collect();
     run.legacy.add_plugin_dirs(&plugin_dirs);
+    // Their `filter_plugins/`, `test_plugins/` and `lookup_plugins/` too, and each
+    // playbook's `collections/`, for the Python plugins templates call.
+    let collections: Vec<std::path::PathBuf> =
+        play_dirs.iter().map(|d| d.join("collections")).collect();
+    crate::plugins::loader::configure(&plugin_dirs, &collections);
     let listing = crate::executor::listing::Listing {
         hosts: args.list_hosts,
         tasks: args.list_tasks,

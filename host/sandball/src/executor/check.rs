@@ -364,11 +364,22 @@ fn check_task(run: &Run, t: &Task, inherited: &Chain<'_>) -> Result<(), ExecErro
             check_keyword(name, v, &t.location)?;
         }
     }
-    if t.loop_.is_some() && !super::loops::supported(&t.loop_kind) {
-        return Err(unsupported(format!(
-            "the `with_{}` loop",
-            t.loop_kind.lookup().unwrap_or_default()
-        )));
+    if t.loop_.is_some() {
+        let lookup = t.loop_kind.lookup().unwrap_or_default();
+        match super::loops::supported(&t.loop_kind) {
+            Ok(true) => {}
+            // As ansible-core reads a `with_<name>` of no lookup: no keyword at all.
+            Ok(false) => {
+                return Err(ExecError::Refused {
+                    what: format!("'with_{lookup}' is not a valid attribute for a Task"),
+                    location: t.location.clone(),
+                });
+            }
+            Err(why) => {
+                tracing::debug!("{why}");
+                return Err(unsupported(format!("the `with_{lookup}` loop ({why})")));
+            }
+        }
     }
     if crate::template::is_template(&t.action) {
         // Named by a template: resolved when the task runs (`executor/play.rs`).

@@ -5,11 +5,12 @@ use crate::playbook::LoopKind;
 use crate::template::lookups::LookupContext;
 use serde_json::Value;
 
-/// Whether [`items`] can expand loops of this kind (a `with_<lookup>` needs the lookup).
-pub fn supported(kind: &LoopKind) -> bool {
+/// Whether [`items`] can expand loops of this kind: a `with_<lookup>` needs the lookup
+/// (`Ok(false)` when there is none; an error when none can be looked for).
+pub fn supported(kind: &LoopKind) -> Result<bool, String> {
     match kind {
-        LoopKind::WithLookup(name) => crate::template::lookups::known(name),
-        _ => true,
+        LoopKind::WithLookup(name) => crate::template::lookups::available(name),
+        _ => Ok(true),
     }
 }
 

@@ -139,6 +139,9 @@ impl TemplateError {
             },
             _ => TemplateError::Render {
                 detail: match failed_plugin(err, &template) {
+                    Some(_) if unknown_plugin(err) => detail,
+                    // A Python plugin's failure comes named by ansible-core.
+                    Some(_) if named_plugin(&detail) => detail,
                     Some((kind, name)) => format!("The {kind} plugin '{name}' failed: {detail}"),
                     None => detail,
                 },
@@ -149,7 +152,22 @@ impl TemplateError {
     }
 }
 
-/// The message of an engine error in Ansible's words: minijinja quotes undefined names
+/// Whether the error is that there is no such filter or test.
+fn unknown_plugin(err: &minijinja::Error) -> bool {
+    matches!(
+        err.kind(),
+        minijinja::ErrorKind::UnknownFilter | minijinja::ErrorKind::UnknownTest
+    )
+}
+
+/// Whether a failure's message names its plugin already (ansible-core's message for a
+/// Python plugin: "The filter plugin 'x' failed: …").
+fn named_plugin(detail: &str) -> bool {
+    ["filter", "test", "lookup"]
+        .iter()
+        .any(|kind| detail.starts_with(&format!("The {kind} plugin '")))
+}
+
 /// The filter or test whose failure `err` is (`("filter", "ansible.builtin.combine")`),
 /// as ansible-core names the plugin in its error: the engine points at the name after a
 /// `|` or an `is`, in `template` or in its one `{{ expression }}`.
@@ -194,14 +212,23 @@ fn failed_plugin(err: &minijinja::Error, template: &str) -> Option<(&'static str
     })
 }
 
+/// The message of an engine error in Ansible's words: minijinja quotes undefined names
 /// with backticks, Ansible with single quotes.
 pub(crate) fn engine_detail(err: &minijinja::Error) -> String {
     let detail = match err.detail() {
         Some(detail) => detail.to_string(),
         None => err.kind().to_string(),
     };
+    let unknown = |what: &str| {
+        detail
+            .strip_prefix(&format!("{what} "))
+            .and_then(|d| d.strip_suffix(" is unknown"))
+            .map(|name| format!("Syntax error in template: No {what} named '{name}'."))
+    };
     match err.kind() {
         minijinja::ErrorKind::UndefinedError => detail.replace('`', "'"),
+        minijinja::ErrorKind::UnknownFilter => unknown("filter").unwrap_or(detail),
+        minijinja::ErrorKind::UnknownTest => unknown("test").unwrap_or(detail),
         _ => zero_division(&detail).unwrap_or(detail),
     }
 }

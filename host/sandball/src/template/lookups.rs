@@ -89,6 +89,9 @@ pub enum LookupError {
     /// failure of the plugin (the `vars` lookup).
     #[error("{0}")]
     Undefined(String),
+    /// There is no lookup of that name (an error whatever `errors` says).
+    #[error("lookup plugin ({0}) not found{1}")]
+    NotFound(String, String),
 }
 
 /// Runs lookup `name` on `terms` with its options; the results, always a list.
@@ -105,7 +108,52 @@ pub fn run(
     if name == "vars" {
         return vars(terms, options, ctx);
     }
+    if !known(name) && !REFUSED.contains(&name) {
+        return python(name, terms, options, ctx);
+    }
     run_plugin(name, terms, options, ctx).map_err(LookupError::Failed)
+}
+
+/// Lookups sandball refuses to run, by name, with the reason [`run_plugin`] gives.
+const REFUSED: &[&str] = &["url"];
+
+/// Whether there is a lookup of this name: one of sandball's, or a Python plugin (a
+/// collection's, a playbook's `lookup_plugins/`); an error when it is none of
+/// sandball's and there is no ansible-core to look for a plugin in.
+pub fn available(name: &str) -> Result<bool, String> {
+    if known(name) {
+        return Ok(true);
+    }
+    crate::plugins::loader::has(crate::plugins::loader::Kind::Lookup, name)
+        .map_err(|e| e.to_string())
+}
+
+/// Runs a Python lookup plugin with the variables the task sees (all but `hostvars`
+/// and `vars`, which hold them again).
+fn python(
+    name: &str,
+    terms: &[Json],
+    options: &serde_json::Map<String, Json>,
+    ctx: &dyn LookupContext,
+) -> Result<Vec<Json>, LookupError> {
+    let variables = ctx
+        .var_names()
+        .into_iter()
+        .filter(|n| n != "hostvars" && n != "vars")
+        .filter_map(|n| ctx.var(&n).map(|v| (n, v)))
+        .collect();
+    crate::plugins::loader::lookup(name, terms, options, variables).map_err(|e| match e {
+        crate::plugins::loader::PluginError::Missing { why, .. } => {
+            LookupError::NotFound(name.to_string(), why)
+        }
+        // ansible-core's message names the plugin; the caller names it again.
+        crate::plugins::loader::PluginError::Failed(message) => LookupError::Failed(
+            message
+                .strip_prefix("The lookup plugin '")
+                .and_then(|m| m.split_once("' failed: "))
+                .map_or(message.clone(), |(_, cause)| cause.to_string()),
+        ),
+    })
 }
 
 /// `vars`: the variables named by the terms (`default` for a missing one).
@@ -1089,6 +1137,10 @@ fn call(
     let ctx = StateContext { state };
     match run(name, &terms, &options, &ctx) {
         Ok(results) => Ok((Some(results), wantlist)),
+        Err(LookupError::NotFound(..)) => Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!("The lookup plugin '{name}' was not found."),
+        )),
         Err(_) if errors == "ignore" => Ok((None, wantlist)),
         Err(e) if errors == "warn" => {
             tracing::warn!("An error occurred while running the lookup plugin '{name}': {e}");

@@ -18,6 +18,7 @@ pub mod lookups;
 mod methods;
 mod overrides;
 mod percent;
+pub(crate) mod plugin_calls;
 mod pyrandom;
 pub(crate) mod python;
 mod scope;

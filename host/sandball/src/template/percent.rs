@@ -7,16 +7,20 @@
 //! string left operand with [`printf`] and takes the modulo of numbers. The same pass
 //! reads the filters and tests named by their full names (`| ansible.builtin.to_json`,
 //! `is ansible.builtin.failed`) as their short names, blanking the prefix so that the
-//! engine's error positions stay right.
+//! engine's error positions stay right, and turns the filters and tests sandball has
+//! none of into calls of Python plugins (`plugin_calls.rs`).
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 use minijinja::syntax::SyntaxConfig;
 use minijinja::value::ValueKind;
 use minijinja::{Error, ErrorKind, State, Value};
 
+use crate::plugins::loader::Kind;
 use crate::template::convert::ensure_defined;
 use crate::template::filters::python_type;
+use crate::template::plugin_calls::{dispatcher, native_name};
 use crate::template::python::{py_repr, py_str};
 
 /// The global function a rewritten `a % b` calls.
@@ -38,7 +42,7 @@ const BLANK: &str = "                ";
 /// A template's source with its `%` operators rewritten (see the module's doc); the
 /// source itself when it has none or does not parse (compiling it reports the error).
 pub(crate) fn rewrite_template<'s>(source: &'s str, syntax: &SyntaxConfig) -> Cow<'s, str> {
-    if !may_have_operator(source) && !has_builtin_prefix(source) {
+    if !may_have_operator(source) && !has_builtin_prefix(source) && !names_plugin(source) {
         return Cow::Borrowed(source);
     }
     match minijinja::machinery::parse(source, "template", syntax.clone()) {
@@ -49,7 +53,7 @@ pub(crate) fn rewrite_template<'s>(source: &'s str, syntax: &SyntaxConfig) -> Co
 
 /// [`rewrite_template`] for a bare expression.
 pub(crate) fn rewrite_expression(expr: &str) -> Cow<'_, str> {
-    if !expr.contains('%') && !has_builtin_prefix(expr) {
+    if !expr.contains('%') && !has_builtin_prefix(expr) && !names_plugin(expr) {
         return Cow::Borrowed(expr);
     }
     match minijinja::machinery::parse_expr(expr) {
@@ -61,6 +65,23 @@ pub(crate) fn rewrite_expression(expr: &str) -> Cow<'_, str> {
 /// Whether a template may name a filter or test by its full name.
 fn has_builtin_prefix(source: &str) -> bool {
     BUILTIN_PREFIXES.iter().any(|p| source.contains(p))
+}
+
+/// Whether a template may name a filter or test sandball has none of (a cheap scan of
+/// the names after `|` and `is`).
+fn names_plugin(source: &str) -> bool {
+    static NAMES: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"(\|\s*|\bis\s+(?:not\s+)?)([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)")
+            .expect("a valid pattern")
+    });
+    NAMES.captures_iter(source).any(|c| {
+        let kind = if c[1].starts_with('|') {
+            Kind::Filter
+        } else {
+            Kind::Test
+        };
+        !native_name(kind, &c[2])
+    })
 }
 
 /// Whether a template may hold a `%` operator: a `%` that is no part of a `{%` or `%}`
@@ -80,7 +101,7 @@ struct Edit {
     at: usize,
     remove: usize,
     order: u8,
-    text: &'static str,
+    text: Cow<'static, str>,
 }
 
 /// Applies the rewrite of every `%` operator in a parsed template (the engine's syntax
@@ -99,7 +120,7 @@ fn rewrite<'s>(source: &'s str, ast: Option<serde_json::Value>) -> Cow<'s, str> 
     let mut done = 0;
     for edit in edits {
         out.push_str(&source[done..edit.at]);
-        out.push_str(edit.text);
+        out.push_str(&edit.text);
         done = edit.at + edit.remove;
     }
     out.push_str(&source[done..]);
@@ -136,24 +157,22 @@ fn collect(source: &str, node: &serde_json::Value, edits: &mut Vec<Edit>) {
                     at: start,
                     remove: 0,
                     order: 2,
-                    text: "__sandball_percent(",
+                    text: Cow::Borrowed("__sandball_percent("),
                 });
                 edits.push(Edit {
                     at: left_end + at,
                     remove: 1,
                     order: 1,
-                    text: ",",
+                    text: Cow::Borrowed(","),
                 });
                 edits.push(Edit {
                     at: end,
                     remove: 0,
                     order: 0,
-                    text: ")",
+                    text: Cow::Borrowed(")"),
                 });
             }
-            if let Some(edit) = builtin_name(source, node) {
-                edits.push(edit);
-            }
+            plugin_name(source, node, edits);
             for value in map.values() {
                 collect(source, value, edits);
             }
@@ -162,26 +181,93 @@ fn collect(source: &str, node: &serde_json::Value, edits: &mut Vec<Edit>) {
     }
 }
 
-/// The blanking of the prefix of a filter or test named by its full name, when `node`
-/// is such a filter or test.
-fn builtin_name(source: &str, node: &serde_json::Value) -> Option<Edit> {
-    let kind = node.get("expr")?.as_str()?;
-    if kind != "Filter" && kind != "Test" {
-        return None;
-    }
+/// The edits of a filter or test `node` names: a full name's builtin prefix blanked
+/// where sandball has the filter (or test), and the call of a Python plugin where it
+/// has not (see the module's doc).
+fn plugin_name(source: &str, node: &serde_json::Value, edits: &mut Vec<Edit>) -> Option<()> {
+    let kind = match node.get("expr")?.as_str()? {
+        "Filter" => Kind::Filter,
+        "Test" => Kind::Test,
+        _ => return None,
+    };
     let inner = node.get("inner")?.get(0)?;
-    let name = inner.get("name")?.as_str()?;
-    let prefix = BUILTIN_PREFIXES.iter().find(|p| name.starts_with(**p))?;
+    let written = inner.get("name")?.as_str()?;
     let (start, end) = span(node)?;
     // The name follows the value it applies to.
     let from = inner.get("expr").and_then(span).map_or(start, |(_, e)| e);
-    let at = from + source.get(from..end)?.find(name)?;
-    Some(Edit {
-        at,
-        remove: prefix.len(),
-        order: 1,
-        text: &BLANK[..prefix.len()],
+    let at = from + find_word(source.get(from..end)?, written)?;
+    if native_name(kind, written) {
+        let prefix = BUILTIN_PREFIXES.iter().find(|p| written.starts_with(**p))?;
+        edits.push(Edit {
+            at,
+            remove: prefix.len(),
+            order: 1,
+            text: Cow::Borrowed(&BLANK[..prefix.len()]),
+        });
+        return Some(());
+    }
+    let name: String = written.chars().filter(|c| !c.is_whitespace()).collect();
+    let call = dispatcher(kind);
+    let after = at + written.len();
+    let args = inner
+        .get("args")
+        .and_then(|a| a.as_array())
+        .map_or(0, Vec::len);
+    let rest = source.get(after..end)?;
+    if rest.trim_start().starts_with('(') {
+        // `name(args)` → `call("name", args)`.
+        let paren = after + rest.find('(')?;
+        let comma = if args > 0 { ", " } else { "" };
+        edits.push(Edit {
+            at,
+            remove: paren + 1 - at,
+            order: 1,
+            text: Cow::Owned(format!("{call}(\"{name}\"{comma}")),
+        });
+    } else if args == 1 {
+        // A test's one argument without parentheses: `is name arg` → `is call("name", arg)`.
+        let (_, arg_end) = first_span(inner.get("args")?)?;
+        edits.push(Edit {
+            at,
+            remove: written.len(),
+            order: 1,
+            text: Cow::Owned(format!("{call}(\"{name}\",")),
+        });
+        edits.push(Edit {
+            at: arg_end,
+            remove: 0,
+            order: 0,
+            text: Cow::Borrowed(")"),
+        });
+    } else {
+        edits.push(Edit {
+            at,
+            remove: written.len(),
+            order: 1,
+            text: Cow::Owned(format!("{call}(\"{name}\")")),
+        });
+    }
+    Some(())
+}
+
+/// Where `word` first stands as a whole name in `text` (not inside a longer one).
+fn find_word(text: &str, word: &str) -> Option<usize> {
+    let name_char = |c: char| c.is_alphanumeric() || c == '_' || c == '.';
+    text.match_indices(word).map(|(i, _)| i).find(|&i| {
+        !text[..i].ends_with(name_char) && !text[i + word.len()..].starts_with(name_char)
     })
+}
+
+/// The span of the first node under `value` that has one.
+fn first_span(value: &serde_json::Value) -> Option<(usize, usize)> {
+    if let Some(found) = span(value) {
+        return Some(found);
+    }
+    match value {
+        serde_json::Value::Array(items) => items.iter().find_map(first_span),
+        serde_json::Value::Object(map) => map.values().find_map(first_span),
+        _ => None,
+    }
 }
 
 /// `left % right` as Python computes it: a string formatted with `right`, or the

@@ -10,6 +10,7 @@ use minijinja::value::{Kwargs, Rest, ValueKind, ValueOrKwargs};
 use minijinja::{Environment, Error, ErrorKind, State, Value};
 
 use super::python_type;
+use crate::plugins::loader::Kind;
 use crate::template::convert::ensure_defined;
 
 pub(super) fn register(env: &mut Environment<'static>) {
@@ -518,6 +519,23 @@ fn map(state: &mut State, value: Value, args: Rest<ValueOrKwargs>) -> Result<Vec
             }
         }
     }
+    // `map('name', args…)`: the filter may be a plugin.
+    let args = match args
+        .first()
+        .filter(|a| !a.is_kwargs())
+        .and_then(|a| a.as_str())
+    {
+        Some(name) => {
+            let name = name.to_string();
+            let rest = Rest(args.0.into_iter().skip(1).collect());
+            let (name, rest) =
+                crate::template::plugin_calls::by_name(Kind::Filter, Some(name.into()), rest);
+            let mut all: Vec<ValueOrKwargs> = vec![Value::from(name.as_deref()).into()];
+            all.extend(rest.0);
+            Rest(all)
+        }
+        None => args,
+    };
     minijinja::filters::map(state, value, args)
 }
 

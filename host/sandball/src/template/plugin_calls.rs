@@ -1,0 +1,206 @@
+//! Filters and tests that are Python plugins (a collection's `ns.coll.name`, a
+//! playbook's `filter_plugins/`, ansible-core's own that sandball lacks).
+//!
+//! The engine knows only the filters and tests registered with it, so the rewrite pass
+//! of `percent.rs` turns `value | name(args)` into `value | __sandball_filter("name",
+//! args)` (and `value is name` into `value is __sandball_test("name")`) wherever
+//! sandball has no filter or test of that name ([`native`]). These two hand the call
+//! to `plugins::loader`, which runs the plugin in ansible-core; a name no plugin has
+//! is the engine's own unknown-filter (or test) error. A plugin named as a string
+//! (`map('ns.coll.f')`, `select('ns.coll.t')`, `selectattr('a', 'ns.coll.t')`…) goes
+//! the same way ([`by_name`]).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex, PoisonError};
+
+use minijinja::value::{Kwargs, Rest, ValueOrKwargs};
+use minijinja::{Environment, Error, ErrorKind, State, Value};
+
+use crate::plugins::loader::{self, Kind, PluginError};
+use crate::template::convert::{ensure_defined, from_json, to_json};
+
+/// The filter a rewritten filter call names.
+pub(crate) const FILTER: &str = "__sandball_filter";
+/// The test a rewritten test names.
+pub(crate) const TEST: &str = "__sandball_test";
+
+/// Registers [`FILTER`] and [`TEST`], and Jinja's `select`, `reject`, `selectattr`
+/// and `rejectattr` taking tests that are plugins.
+pub(crate) fn register(env: &mut Environment<'static>) {
+    env.add_filter(FILTER, filter);
+    env.add_test(TEST, test);
+    env.add_filter("select", select);
+    env.add_filter("reject", reject);
+    env.add_filter("selectattr", selectattr);
+    env.add_filter("rejectattr", rejectattr);
+}
+
+/// Jinja's `select`, its test possibly a plugin.
+fn select(
+    state: &mut State,
+    value: Value,
+    test: Option<Cow<'_, str>>,
+    args: Rest<ValueOrKwargs>,
+) -> Result<Vec<Value>, Error> {
+    let (test, args) = by_name(Kind::Test, test, args);
+    minijinja::filters::select(state, value, test, args)
+}
+
+/// Jinja's `reject`, its test possibly a plugin.
+fn reject(
+    state: &mut State,
+    value: Value,
+    test: Option<Cow<'_, str>>,
+    args: Rest<ValueOrKwargs>,
+) -> Result<Vec<Value>, Error> {
+    let (test, args) = by_name(Kind::Test, test, args);
+    minijinja::filters::reject(state, value, test, args)
+}
+
+/// Jinja's `selectattr`, its test possibly a plugin.
+fn selectattr(
+    state: &mut State,
+    value: Value,
+    attr: Cow<'_, str>,
+    test: Option<Cow<'_, str>>,
+    args: Rest<ValueOrKwargs>,
+) -> Result<Vec<Value>, Error> {
+    let (test, args) = by_name(Kind::Test, test, args);
+    minijinja::filters::selectattr(state, value, attr, test, args)
+}
+
+/// Jinja's `rejectattr`, its test possibly a plugin.
+fn rejectattr(
+    state: &mut State,
+    value: Value,
+    attr: Cow<'_, str>,
+    test: Option<Cow<'_, str>>,
+    args: Rest<ValueOrKwargs>,
+) -> Result<Vec<Value>, Error> {
+    let (test, args) = by_name(Kind::Test, test, args);
+    minijinja::filters::rejectattr(state, value, attr, test, args)
+}
+
+/// The filter (or test) a filter names by a string (`map('name', args…)`), and its
+/// arguments: as given when sandball has that one, else [`FILTER`] (or [`TEST`]) with
+/// the plugin's name as the first argument.
+pub(crate) fn by_name(
+    kind: Kind,
+    name: Option<Cow<'_, str>>,
+    args: Rest<ValueOrKwargs>,
+) -> (Option<Cow<'_, str>>, Rest<ValueOrKwargs>) {
+    let Some(name) = name else {
+        return (None, args);
+    };
+    if native_name(kind, &name) {
+        return (Some(name), args);
+    }
+    let mut all = vec![Value::from(name.as_ref()).into()];
+    all.extend(args.0);
+    (Some(Cow::Borrowed(dispatcher(kind))), Rest(all))
+}
+
+/// The dispatcher that calls a plugin of this kind.
+pub(crate) fn dispatcher(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Test => TEST,
+        _ => FILTER,
+    }
+}
+
+/// Whether sandball has the filter (or test) named `name` as written (whitespace
+/// around its dots allowed, a builtin prefix read as the short name).
+pub(crate) fn native_name(kind: Kind, name: &str) -> bool {
+    let name: String = name.chars().filter(|c| !c.is_whitespace()).collect();
+    let short = super::percent::BUILTIN_PREFIXES
+        .iter()
+        .find_map(|p| name.strip_prefix(p))
+        .unwrap_or(&name);
+    native(kind, short)
+}
+
+/// Whether sandball has a filter (or test) of this name itself; asked once per name.
+fn native(kind: Kind, name: &str) -> bool {
+    static NATIVE: LazyLock<Environment<'static>> =
+        LazyLock::new(super::templar::native_environment);
+    static KNOWN: LazyLock<Mutex<HashMap<(Kind, String), bool>>> = LazyLock::new(Default::default);
+    let key = (kind, name.to_string());
+    if let Some(known) = KNOWN
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&key)
+    {
+        return *known;
+    }
+    // The engine looks a filter (or test) up when it applies it: applying it to `0`
+    // fails as unknown exactly when there is none.
+    let (probe, unknown) = match kind {
+        Kind::Test => (format!("{{{{ 0 is {name} }}}}"), ErrorKind::UnknownTest),
+        _ => (format!("{{{{ 0 | {name} }}}}"), ErrorKind::UnknownFilter),
+    };
+    let has = NATIVE
+        .render_str(&probe, ())
+        .map_or_else(|e| e.kind() != unknown, |_| true);
+    KNOWN
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(key, has);
+    has
+}
+
+/// `value | __sandball_filter("name", args…)`: the plugin's result.
+fn filter(
+    state: &State,
+    value: Value,
+    name: String,
+    args: Rest<Value>,
+    kwargs: Kwargs,
+) -> Result<Value, Error> {
+    call(state, Kind::Filter, &value, &name, &args, &kwargs).map(|v| from_json(&v))
+}
+
+/// `value is __sandball_test("name", args…)`: the plugin's answer.
+fn test(
+    state: &State,
+    value: Value,
+    name: String,
+    args: Rest<Value>,
+    kwargs: Kwargs,
+) -> Result<bool, Error> {
+    call(state, Kind::Test, &value, &name, &args, &kwargs).map(|v| v.as_bool().unwrap_or(false))
+}
+
+/// Runs the plugin on JSON forms of the value and arguments.
+fn call(
+    state: &State,
+    kind: Kind,
+    value: &Value,
+    name: &str,
+    args: &[Value],
+    kwargs: &Kwargs,
+) -> Result<serde_json::Value, Error> {
+    ensure_defined(state, value)?;
+    let mut positional = Vec::with_capacity(args.len());
+    for arg in args {
+        ensure_defined(state, arg)?;
+        positional.push(to_json(arg)?);
+    }
+    let mut named = serde_json::Map::new();
+    for key in kwargs.args() {
+        let arg: Value = kwargs.get(key)?;
+        ensure_defined(state, &arg)?;
+        named.insert(key.to_string(), to_json(&arg)?);
+    }
+    loader::call(kind, name, &to_json(value)?, &positional, &named).map_err(|e| match e {
+        PluginError::Missing { .. } => {
+            let (what, unknown) = match kind {
+                Kind::Test => ("test", ErrorKind::UnknownTest),
+                _ => ("filter", ErrorKind::UnknownFilter),
+            };
+            tracing::debug!("{e}");
+            Error::new(unknown, format!("{what} {name} is unknown"))
+        }
+        PluginError::Failed(message) => Error::new(ErrorKind::InvalidOperation, message),
+    })
+}
