@@ -2,7 +2,8 @@
 //! there is no `yum` module in ansible-core 2.19, so playbooks written for `yum` are
 //! accepted and run it), and the hand-over from a built-in component to ansible-core's
 //! module when the component refuses an option it does not carry out (as policy allows
-//! legacy modules) — compared with ansible-playbook.
+//! legacy modules; `shell`'s is ansible-core's `command` with `_uses_shell`) — compared
+//! with ansible-playbook.
 
 use sandball_e2e::binaries::ansible_python;
 use sandball_e2e::{Invocation, Sandbox};
@@ -62,8 +63,13 @@ const HANDOVER: &str = r#"
       user: {name: root, hidden: true}
       check_mode: true
       register: hidden
+    - name: a parameter sandball's shell does not know
+      shell: echo hi
+      args: {bogus: 1}
+      register: shell_typo
+      ignore_errors: true
     - name: what they said
-      debug: {msg: "{{ typo.msg }}|{{ sock.msg }}|{{ hidden.changed }}"}
+      debug: {msg: "{{ typo.msg }}|{{ sock.msg }}|{{ hidden.changed }}|{{ shell_typo.msg | split(':') | first }}"}
 "#;
 
 #[test]
@@ -74,7 +80,7 @@ fn options_a_component_does_not_carry_out_run_ansible_cores_module() {
     let work = sb.dir("work");
     let out = play_with_core(&sb, &pb, &work, &["-v"]).run();
     out.assert_no_panic().assert_code(0);
-    for module in ["file", "uri", "user"] {
+    for module in ["file", "uri", "user", "shell"] {
         assert!(
             out.stdout.contains(&format!(
                 "sandball's {module} component does not carry this task out"

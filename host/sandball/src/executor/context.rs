@@ -89,13 +89,14 @@ impl Context for TaskContext<'_> {
                 return legacy_module(self, request).await;
             }
             // A background job's refusal reaches `async_status`, not this task.
-            let handover = self.background.is_none().then(|| ModuleRequest {
-                legacy: true,
-                ..request.clone()
-            });
+            let component = request.name;
+            let handover = self
+                .background
+                .is_none()
+                .then(|| crate::plugins::action::shell::as_legacy(request.clone()));
             let result = module(self, request).await;
             match handover {
-                Some(request) => hand_over(self, result, request).await,
+                Some(request) => hand_over(self, result, component, request).await,
                 None => result,
             }
         })
@@ -874,6 +875,7 @@ fn unsandboxed(run: &Run, name: &str, host: &str) -> Result<(), Map<String, Valu
 async fn hand_over(
     cx: &TaskContext<'_>,
     mut result: Map<String, Value>,
+    component: &str,
     request: ModuleRequest<'_>,
 ) -> Map<String, Value> {
     if result.remove(sandball_wire::NOT_CARRIED_OUT) != Some(Value::Bool(true)) {
@@ -901,7 +903,7 @@ async fn hand_over(
         Some(host),
         &format!(
             "sandball's {} component does not carry this task out ({refusal}): running {} instead",
-            crate::assemble::component::short_name(request.name),
+            crate::assemble::component::short_name(component),
             module.path.display()
         ),
     );

@@ -2,8 +2,9 @@
 //! `shell` component runs it (`executable -c LINE`, the shell granted as a program:
 //! the task's `executable`, else `ansible_shell_executable`, else the component's
 //! default `/bin/sh`, as ansible-core's command module picks it); where there is no
-//! such component, or `sandball_legacy_modules` asks for it, ansible-core's `command`
-//! module runs it with `_uses_shell`.
+//! such component, or `sandball_legacy_modules` asks for it, or the component does not
+//! carry the task out (an argument it does not know), ansible-core's `command` module
+//! runs it with `_uses_shell` ([`as_legacy`]).
 
 use super::{Context, ModuleRequest};
 use futures::future::LocalBoxFuture;
@@ -20,13 +21,10 @@ pub fn work<'a>(
         return Box::pin(async move { super::failed(msg) });
     }
     if ctx.runs_legacy(COMPONENT) {
-        args.insert("_uses_shell".into(), Value::Bool(true));
-        return ctx.execute_module(ModuleRequest {
-            name: LEGACY,
-            args,
-            legacy: true,
-            transfers: Vec::new(),
-        });
+        return ctx.execute_module(as_legacy(ModuleRequest::new(
+            COMPONENT,
+            Value::Object(args),
+        )));
     }
     if !matches!(args.get("executable"), Some(Value::String(s)) if !s.is_empty())
         && let Some(shell) = shell_executable(ctx)
@@ -39,6 +37,17 @@ pub fn work<'a>(
         legacy: false,
         transfers: Vec::new(),
     })
+}
+
+/// The legacy run that stands for `request`: for the `shell` component, ansible-core's
+/// `command` module with `_uses_shell`; any other module is its legacy namesake.
+pub fn as_legacy(mut request: ModuleRequest<'_>) -> ModuleRequest<'_> {
+    if crate::assemble::component::short_name(request.name) == COMPONENT {
+        request.name = LEGACY;
+        request.args.insert("_uses_shell".into(), Value::Bool(true));
+    }
+    request.legacy = true;
+    request
 }
 
 /// `ansible_shell_executable` (templated), when set (the component's default is
