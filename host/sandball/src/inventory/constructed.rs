@@ -201,25 +201,27 @@ impl Constructor<'_> {
                 "parameters are mutually exclusive for keyed groups: default_value|trailing_separator".into(),
             ));
         }
+        // An empty text and a null are empty values, as in ansible-core.
+        let empty = |v: &Value| v.is_null() || v.as_str() == Some("");
         let mut names = Vec::new();
         match &key {
-            Value::String(s) if s.is_empty() => names.extend(default_value.clone()),
+            key if empty(key) => names.extend(default_value.clone()),
             Value::String(s) => names.push(s.clone()),
             Value::Array(items) => {
                 for item in items {
                     match (item, &default_value) {
-                        (Value::String(s), Some(d)) if s.is_empty() => names.push(d.clone()),
+                        (item, Some(d)) if empty(item) => names.push(d.clone()),
                         (item, _) => names.push(py_text(item)),
                     }
                 }
             }
             Value::Object(map) => {
                 for (name, value) in map {
-                    let value = py_text(value);
+                    let text = py_text(value);
                     names.push(match (&default_value, trailing_separator) {
-                        (Some(d), _) if value.is_empty() => format!("{name}{separator}{d}"),
-                        (None, Some(false)) if value.is_empty() => name.clone(),
-                        _ => format!("{name}{separator}{value}"),
+                        (Some(d), _) if empty(value) => format!("{name}{separator}{d}"),
+                        (None, Some(false)) if empty(value) => name.clone(),
+                        _ => format!("{name}{separator}{text}"),
                     });
                 }
             }
@@ -334,6 +336,31 @@ keyed_groups:
             .map(|g| data.group_at(g).name())
             .collect();
         assert_eq!(kids, ["_x86_64", "_arm"]);
+    }
+
+    #[test]
+    fn a_null_value_is_empty_as_in_ansible_core() {
+        let data = construct(
+            "plugin: constructed
+compose:
+  nothing: None
+  tags: \"{'kind': None, 'name': inventory_hostname}\"
+  roles: \"['db', None]\"
+keyed_groups:
+  - {key: nothing, prefix: n, default_value: unset}
+  - {key: nothing, prefix: skipped}
+  - {key: tags, prefix: t, default_value: unknown}
+  - {key: tags, prefix: u, trailing_separator: false}
+  - {key: roles, prefix: r, default_value: norole}
+",
+        )
+        .unwrap();
+        assert_eq!(members(&data, "n_unset"), ["w1", "w2"]);
+        assert!(data.group_index("skipped_None").is_none());
+        assert_eq!(members(&data, "t_kind_unknown"), ["w1", "w2"]);
+        assert_eq!(members(&data, "u_kind"), ["w1", "w2"]);
+        assert!(data.group_index("t_kind_None").is_none());
+        assert_eq!(members(&data, "r_norole"), ["w1", "w2"]);
     }
 
     #[test]
