@@ -27,7 +27,7 @@ pub enum InventoryError {
     Unparsed {
         /// The source.
         path: String,
-        /// One line per plugin that tried: "Failed to parse X with P plugin: why".
+        /// One line per plugin that tried: "Failed to parse inventory with 'P' plugin: why".
         failures: Vec<String>,
     },
     /// The sources together break a rule of the inventory (a group above `all`).
@@ -86,11 +86,11 @@ mod tests {
     fn unparsed_lists_every_plugin_failure() {
         let e = InventoryError::Unparsed {
             path: "/inv/x".into(),
-            failures: vec!["Failed to parse /inv/x with ini plugin: bad".into()],
+            failures: vec!["Failed to parse inventory with 'ini' plugin: bad".into()],
         };
         assert_eq!(
             e.to_string(),
-            "Completely failed to parse inventory source /inv/x\n* Failed to parse /inv/x with ini plugin: bad"
+            "Completely failed to parse inventory source /inv/x\n* Failed to parse inventory with 'ini' plugin: bad"
         );
     }
 }

@@ -163,7 +163,7 @@ impl SourceReader<'_> {
                         break;
                     }
                     Err(e) => failures.push(format!(
-                        "Failed to parse {source} with {} plugin: {e}",
+                        "Failed to parse inventory with '{}' plugin: {e}",
                         plugin.name()
                     )),
                 }
@@ -172,7 +172,7 @@ impl SourceReader<'_> {
         }
         if !parsed {
             for f in &failures {
-                data.warn(format!("* {f}"));
+                data.warn(f.clone());
             }
             if options.any_unparsed_is_failed {
                 return Err(InventoryError::Unparsed {
@@ -330,7 +330,7 @@ mod tests {
             w,
             [
                 format!(
-                    "* Failed to parse {bad} with ini plugin: {bad}:2: Expected key=value host variable assignment, got: x"
+                    "Failed to parse inventory with 'ini' plugin: {bad}:2: Expected key=value host variable assignment, got: x"
                 ),
                 format!("Unable to parse {bad} as an inventory source"),
                 "No inventory was parsed, only implicit localhost is available".to_string(),
