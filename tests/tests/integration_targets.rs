@@ -28,6 +28,7 @@ const TARGETS: &[&str] = &[
     "blockinfile",
     "blocks",
     "changed_when",
+    "collections_plugin_namespace",
     "check_mode",
     "debug",
     "environment",
@@ -44,6 +45,7 @@ const TARGETS: &[&str] = &[
     "import_tasks",
     "include_import_tasks_nested",
     "include_with_templating",
+    "jinja_plugins",
     "json_cleanup",
     "lookup_csvfile",
     "lookup_dict",
@@ -68,6 +70,7 @@ const TARGETS: &[&str] = &[
     "loops",
     "ping",
     "play_iterator",
+    "plugin_namespace",
     "raw",
     "register",
     "replace",
@@ -189,9 +192,15 @@ impl Layout {
                 .env("ANSIBLE_PLAYBOOK_DIR", &self.root);
             cmd
         };
+        // The links first; ansible-core's own scripts last, as on a controller where
+        // ansible-core is installed (sandball runs within it finds its Python there:
+        // the module environment carries PATH, not SANDBALL_ANSIBLE_PYTHON).
         let path = std::env::var_os("PATH").unwrap_or_default();
         let mut paths = vec![self.bin.clone()];
         paths.extend(std::env::split_paths(&path));
+        if let Some(venv_bin) = ansible_python().parent() {
+            paths.push(venv_bin.to_path_buf());
+        }
         cmd.env("PATH", std::env::join_paths(paths).expect("PATH"))
             .env("ANSIBLE_ROLES_PATH", self.root.join("targets"))
             .env("ANSIBLE_CONFIG", self.root.join("ansible.cfg"))

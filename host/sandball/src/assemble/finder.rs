@@ -217,10 +217,8 @@ impl LegacyFinder {
             });
         }
         for program in ["ansible-playbook", "ansible"] {
-            if let Some((script, python)) = on_path(program).and_then(|p| {
-                let python = shebang_python(&p)?;
-                Some((p, python))
-            }) && let Some(dir) = ask_python(&python)
+            if let Some((script, python)) = python_behind(program)
+                && let Some(dir) = ask_python(&python)
             {
                 return Some((dir, format!("the Python of {}, {python}", script.display())));
             }
@@ -403,6 +401,17 @@ fn on_path(program: &str) -> Option<PathBuf> {
         })
 }
 
+/// The first `program` on `PATH` that is a Python script, and its Python (a program
+/// of that name that is no script, such as a link to sandball itself, is passed over).
+fn python_behind(program: &str) -> Option<(PathBuf, String)> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).find_map(|dir| {
+        let script = dir.join(program);
+        let python = shebang_python(&script)?;
+        Some((script, python))
+    })
+}
+
 /// The controller's Python, as `ansible_playbook_python` names it: the Python of
 /// `SANDBALL_ANSIBLE_PYTHON`, else the one behind `ansible-playbook` (or `ansible`) on
 /// `PATH`, else `python3` on `PATH`; an absolute path, or none when there is none.
@@ -412,7 +421,7 @@ pub fn controller_python() -> Option<String> {
         .or_else(|| {
             ["ansible-playbook", "ansible"]
                 .iter()
-                .find_map(|program| shebang_python(&on_path(program)?))
+                .find_map(|program| python_behind(program).map(|(_, python)| python))
         })
         .unwrap_or_else(|| "python3".to_string());
     if named.contains('/') {
