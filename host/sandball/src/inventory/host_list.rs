@@ -1,13 +1,14 @@
 //! The `host_list` plugin: a source that is not an existing path and has a comma is a list
 //! of hosts (`a,b:2200,[::1]:22`), each added to `ungrouped` unless already known. The
 //! `advanced_host_list` plugin (not enabled by default, as in Ansible) also expands ranges
-//! (`web[01:10],`).
+//! (`web[01:10],`); a range ansible-core refuses in its own words (`web[1:]`) leaves the
+//! name as written, one it cannot read (`web[1:x]`) fails the source.
 
 use super::address::parse_address;
 use super::data::InventoryData;
 use super::error::InventoryError;
 use super::plugin::{InventoryPlugin, ParseContext};
-use super::range::expand_hostpattern;
+use super::range::{RangeError, expand_hostpattern};
 use std::path::Path;
 
 /// Comma-separated host lists.
@@ -62,7 +63,7 @@ impl InventoryPlugin for AdvancedHostListPlugin {
 fn add_listed_hosts(
     source: &str,
     data: &mut InventoryData,
-    expand: impl Fn(&str) -> Result<(Vec<String>, Option<u64>), String>,
+    expand: impl Fn(&str) -> Result<(Vec<String>, Option<u64>), RangeError>,
 ) -> Result<(), InventoryError> {
     let fail = |e: String| {
         InventoryError::parse(
@@ -72,7 +73,11 @@ fn add_listed_hosts(
         )
     };
     for item in source.split(',').map(str::trim).filter(|h| !h.is_empty()) {
-        let (hosts, port) = expand(item).map_err(fail)?;
+        let (hosts, port) = match expand(item) {
+            Ok(found) => found,
+            Err(RangeError::Refused(_)) => (vec![item.to_string()], None),
+            Err(RangeError::Unreadable(e)) => return Err(fail(e)),
+        };
         for host in hosts {
             if data.host_index(&host).is_none() {
                 data.add_host(&host, Some("ungrouped"), port)
@@ -120,5 +125,19 @@ mod tests {
         parse_alone(&AdvancedHostListPlugin, "web[1:3]:22,db", &mut data).unwrap();
         let names: Vec<&str> = data.hosts().map(|h| h.name()).collect();
         assert_eq!(names, ["web1", "web2", "web3", "db"]);
+    }
+
+    #[test]
+    fn a_refused_range_keeps_its_name_an_unreadable_one_fails() {
+        let mut data = InventoryData::new();
+        parse_alone(&AdvancedHostListPlugin, "local[1:],web[1:2]", &mut data).unwrap();
+        let names: Vec<&str> = data.hosts().map(|h| h.name()).collect();
+        assert_eq!(names, ["local[1:]", "web1", "web2"]);
+        let mut data = InventoryData::new();
+        let e = parse_alone(&AdvancedHostListPlugin, "local[1:j],", &mut data).unwrap_err();
+        assert!(
+            e.to_string().contains("invalid host range bound: 'j'"),
+            "{e}"
+        );
     }
 }

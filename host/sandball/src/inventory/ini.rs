@@ -259,7 +259,7 @@ impl IniParser<'_> {
         let Some((pattern, assignments)) = tokens.split_first() else {
             return Err(self.error(format!("Expected a host definition, got: {line}")));
         };
-        let (hosts, port) = expand_hostpattern(pattern).map_err(|e| self.error(e))?;
+        let (hosts, port) = expand_hostpattern(pattern).map_err(|e| self.error(e.to_string()))?;
         if pattern.trim().ends_with(':') && port.is_none() {
             return Err(self.error(format!(
                 "Invalid host pattern '{pattern}' supplied, ending in ':' is not allowed, this character is reserved to provide a port."

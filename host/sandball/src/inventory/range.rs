@@ -3,11 +3,25 @@
 
 use super::address::parse_address;
 
+/// Why a host range could not be expanded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RangeError {
+    /// A range ansible-core refuses in its own words (no end, unequal widths, begin
+    /// after end, not `begin:end(:step)`): the `advanced_host_list` plugin keeps such a
+    /// name as written.
+    #[error("{0}")]
+    Refused(String),
+    /// A range that cannot be read at all (a bound that is not a number, a bracket
+    /// left open).
+    #[error("{0}")]
+    Unreadable(String),
+}
+
 const ASCII_LETTERS: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
 /// Splits a host key into the host names it stands for and the port they share.
 /// A key that is not a recognisable address is taken as the name itself.
-pub fn expand_hostpattern(pattern: &str) -> Result<(Vec<String>, Option<u64>), String> {
+pub fn expand_hostpattern(pattern: &str) -> Result<(Vec<String>, Option<u64>), RangeError> {
     let (name, port) = parse_address(pattern, true).unwrap_or_else(|_| (pattern.to_string(), None));
     if name.contains('[') {
         Ok((expand_hostname_range(&name)?, port))
@@ -18,29 +32,36 @@ pub fn expand_hostpattern(pattern: &str) -> Result<(Vec<String>, Option<u64>), S
 
 /// Expands the first `[begin:end(:step)]` of `line` and, recursively, any others.
 /// Numeric bounds with a leading zero keep their width; letters range over a-z then A-Z.
-pub fn expand_hostname_range(line: &str) -> Result<Vec<String>, String> {
+pub fn expand_hostname_range(line: &str) -> Result<Vec<String>, RangeError> {
     let marked = line.replacen('[', "|", 1).replacen(']', "|", 1);
     let parts: Vec<&str> = marked.split('|').collect();
     let [head, range, tail] = parts[..] else {
-        return Err(format!(
+        return Err(RangeError::Unreadable(format!(
             "invalid host range in '{line}': expected one [begin:end] per bracket pair"
-        ));
+        )));
     };
     let bounds: Vec<&str> = range.split(':').collect();
     if bounds.len() != 2 && bounds.len() != 3 {
-        return Err("host range must be begin:end or begin:end:step".into());
+        return Err(RangeError::Refused(
+            "host range must be begin:end or begin:end:step".into(),
+        ));
     }
     let begin = if bounds[0].is_empty() { "0" } else { bounds[0] };
     let end = bounds[1];
     if end.is_empty() {
-        return Err("host range must specify end value".into());
+        return Err(RangeError::Refused(
+            "host range must specify end value".into(),
+        ));
     }
     let step_text = bounds.get(2).copied().unwrap_or("1");
-    let step: i64 = parse_python_int(step_text)
-        .ok_or_else(|| format!("invalid step in host range: '{step_text}'"))?;
+    let step: i64 = parse_python_int(step_text).ok_or_else(|| {
+        RangeError::Unreadable(format!("invalid step in host range: '{step_text}'"))
+    })?;
     let width = if begin.starts_with('0') && begin.len() > 1 {
         if begin.len() != end.len() {
-            return Err("host range must specify equal-length begin and end formats".into());
+            return Err(RangeError::Refused(
+                "host range must specify equal-length begin and end formats".into(),
+            ));
         }
         Some(begin.len())
     } else {
@@ -49,17 +70,23 @@ pub fn expand_hostname_range(line: &str) -> Result<Vec<String>, String> {
     let items: Vec<String> = match (ASCII_LETTERS.find(begin), ASCII_LETTERS.find(end)) {
         (Some(b), Some(e)) if step != 0 => {
             if b > e {
-                return Err("host range must have begin <= end".into());
+                return Err(RangeError::Refused(
+                    "host range must have begin <= end".into(),
+                ));
             }
             letter_sequence(&ASCII_LETTERS[b..=e], step)
         }
         _ => {
             let parse = |s: &str| {
-                parse_python_int(s).ok_or_else(|| format!("invalid host range bound: '{s}'"))
+                parse_python_int(s).ok_or_else(|| {
+                    RangeError::Unreadable(format!("invalid host range bound: '{s}'"))
+                })
             };
             let (b, e) = (parse(begin)?, parse(end)?);
             if step == 0 {
-                return Err("host range step must not be zero".into());
+                return Err(RangeError::Unreadable(
+                    "host range step must not be zero".into(),
+                ));
             }
             number_sequence(b, e, step)
                 .map(|n| match width {
@@ -153,21 +180,25 @@ mod tests {
         assert!(
             expand_hostname_range("x[1:]")
                 .unwrap_err()
+                .to_string()
                 .contains("end value")
         );
         assert!(
             expand_hostname_range("x[01:100]")
                 .unwrap_err()
+                .to_string()
                 .contains("equal-length")
         );
         assert!(
             expand_hostname_range("x[1]")
                 .unwrap_err()
+                .to_string()
                 .contains("begin:end")
         );
         assert!(
             expand_hostname_range("x[c:a]")
                 .unwrap_err()
+                .to_string()
                 .contains("begin <= end")
         );
         assert!(expand_hostname_range("x[1:a]").is_err());

@@ -153,7 +153,7 @@ fn group(
                     return Err(invalid("hosts", "dict", value));
                 };
                 for (pattern, vars) in hosts {
-                    let (names, port) = expand_hostpattern(pattern).map_err(fail)?;
+                    let (names, port) = expand_hostpattern(pattern).map_err(|e| fail(e.to_string()))?;
                     let Value::Object(vars) = to_json(vars) else {
                         return Err(fail(format!(
                             "Invalid variables for host {pattern} in group {name}: expected a table, got {}",

@@ -210,7 +210,8 @@ impl Parser<'_> {
                 ),
             ));
         };
-        let (hosts, port) = expand_hostpattern(key).map_err(|e| self.error(pattern, e))?;
+        let (hosts, port) =
+            expand_hostpattern(key).map_err(|e| self.error(pattern, e.to_string()))?;
         let vars: Map<String, Value> = if !vars.is_truthy() {
             Map::new()
         } else {
