@@ -201,6 +201,27 @@ impl Constructor<'_> {
                 "parameters are mutually exclusive for keyed groups: default_value|trailing_separator".into(),
             ));
         }
+        // A host is grouped by a key that is true (Python's truth), or by a null or
+        // empty text with a `default_value`; any other key is no entry, an error when
+        // strict unless it is an empty list or mapping (nothing to group by).
+        let truthy = match &key {
+            Value::Null => false,
+            Value::Bool(b) => *b,
+            Value::Number(n) => n.as_f64() != Some(0.0),
+            Value::String(s) => !s.is_empty(),
+            Value::Array(items) => !items.is_empty(),
+            Value::Object(map) => !map.is_empty(),
+        };
+        let use_default = (key.is_null() || key.as_str() == Some("")) && default_value.is_some();
+        if !truthy && !use_default {
+            if self.strict && !key.is_array() && !key.is_object() {
+                return Err(self.fail(format!(
+                    "No key or key resulted empty for {} in host {host}, invalid entry",
+                    py_text(key_expr)
+                )));
+            }
+            return Ok(());
+        }
         // An empty text and a null are empty values, as in ansible-core.
         let empty = |v: &Value| v.is_null() || v.as_str() == Some("");
         let mut names = Vec::new();
@@ -373,5 +394,18 @@ keyed_groups:
             .unwrap_err()
             .to_string();
         assert!(e.contains("mutually exclusive"), "{e}");
+        let strict_keyed = |key: &str| {
+            construct(&format!(
+                "plugin: constructed\nstrict: true\ncompose:\n  k: \"{key}\"\nkeyed_groups:\n  - key: k\n    prefix: p\n"
+            ))
+        };
+        let e = strict_keyed("None").unwrap_err().to_string();
+        assert!(
+            e.contains("No key or key resulted empty for k in host"),
+            "{e}"
+        );
+        assert!(strict_keyed("0").is_err());
+        assert!(strict_keyed("[]").is_ok());
+        assert!(strict_keyed("{}").is_ok());
     }
 }
