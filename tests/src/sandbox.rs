@@ -99,6 +99,13 @@ impl Sandbox {
         self.sandball(self.play_args(playbook, work, extra, true))
     }
 
+    /// [`play`](Self::play) with the test venv's ansible-core on the controller (for
+    /// legacy modules, hand-overs and Python plugins).
+    pub fn play_with_core(&self, playbook: &Path, work: &Path, extra: &[&str]) -> Invocation {
+        self.play(playbook, work, extra)
+            .env("SANDBALL_ANSIBLE_PYTHON", crate::binaries::ansible_python())
+    }
+
     /// The same playbook run as [`play`](Self::play), under ansible-playbook (see
     /// [`ansible_playbook`](Self::ansible_playbook) for when it is `None`).
     pub fn ansible_play(&self, playbook: &Path, work: &Path, extra: &[&str]) -> Option<Invocation> {

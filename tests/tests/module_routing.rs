@@ -5,15 +5,7 @@
 //! legacy modules; `shell`'s is ansible-core's `command` with `_uses_shell`) — compared
 //! with ansible-playbook.
 
-use sandball_e2e::binaries::ansible_python;
-use sandball_e2e::{Invocation, Sandbox};
-use std::path::Path;
-
-/// sandball on `pb`, with the ansible-core of the test venv for legacy modules.
-fn play_with_core(sb: &Sandbox, pb: &Path, work: &Path, args: &[&str]) -> Invocation {
-    sb.play(pb, work, args)
-        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
-}
+use sandball_e2e::Sandbox;
 
 const PLAY: &str = r#"
 - hosts: all
@@ -35,7 +27,7 @@ fn yum_runs_dnf_as_in_ansible() {
     sb.inventory_with_python(&["alpha"]);
     let pb = sb.write("play.yml", PLAY);
     let work = sb.dir("work");
-    let out = play_with_core(&sb, &pb, &work, &[]).run();
+    let out = sb.play_with_core(&pb, &work, &[]).run();
     out.assert_no_panic().assert_code(0);
     assert!(
         !out.stdout.contains("couldn't resolve module/action"),
@@ -78,7 +70,7 @@ fn options_a_component_does_not_carry_out_run_ansible_cores_module() {
     sb.inventory_with_python(&["alpha"]);
     let pb = sb.write("play.yml", HANDOVER);
     let work = sb.dir("work");
-    let out = play_with_core(&sb, &pb, &work, &["-v"]).run();
+    let out = sb.play_with_core(&pb, &work, &["-v"]).run();
     out.assert_no_panic().assert_code(0);
     for module in ["file", "uri", "user", "shell"] {
         assert!(
@@ -99,7 +91,7 @@ fn options_a_component_does_not_carry_out_run_ansible_cores_module() {
     // A policy that refuses legacy modules keeps the component's refusal, saying what
     // would carry the task out and how to allow it.
     let policy = sb.policy_denying_legacy();
-    let denied = play_with_core(&sb, &pb, &work, &["--policy", &policy]).run();
+    let denied = sb.play_with_core(&pb, &work, &["--policy", &policy]).run();
     denied.assert_no_panic().assert_code(2);
     denied.assert_stdout_has(
         "unix_socket is not supported by sandball's uri module: the sandbox grants TCP \
@@ -135,7 +127,8 @@ fn builtin_names_moved_to_collections_run_the_collections_module_as_in_ansible()
     let pb = sb.write("play.yml", MOVED);
     let work = sb.dir("work");
     // Without the collection, the error names the task's module and where it was routed.
-    let missing = play_with_core(&sb, &pb, &work, &[])
+    let missing = sb
+        .play_with_core(&pb, &work, &[])
         .env("ANSIBLE_COLLECTIONS_PATH", sb.dir("none"))
         .run();
     missing.assert_no_panic().assert_code(4);
@@ -146,7 +139,7 @@ fn builtin_names_moved_to_collections_run_the_collections_module_as_in_ansible()
         "collections/ansible_collections/ansible/posix/plugins/modules/authorized_key.py",
         FAKE_AUTHORIZED_KEY,
     );
-    let out = play_with_core(&sb, &pb, &work, &["-v"]).run();
+    let out = sb.play_with_core(&pb, &work, &["-v"]).run();
     out.assert_no_panic().assert_code(0);
     out.assert_stdout_has("fake authorized_key for nobody");
     if let Some(theirs) = sb.ansible_play(&pb, &work, &["-v"]) {
@@ -210,7 +203,7 @@ fn a_library_module_overrides_the_builtin_of_its_name_as_in_ansible() {
     );
     let configured = sb.path().join("configured");
     let work = sb.dir("work");
-    let out = play_with_core(&sb, &pb, &work, &["-v"]).run();
+    let out = sb.play_with_core(&pb, &work, &["-v"]).run();
     out.assert_no_panic().assert_code(0);
     let last = |o: &sandball_e2e::Output, task: &str| {
         o.result_lines(task)
@@ -241,7 +234,8 @@ fn a_library_module_overrides_the_builtin_of_its_name_as_in_ansible() {
             );
         }
     }
-    let out = play_with_core(&sb, &role_pb, &work, &["-v"])
+    let out = sb
+        .play_with_core(&role_pb, &work, &["-v"])
         .env("ANSIBLE_LIBRARY", &configured)
         .run();
     out.assert_no_panic().assert_code(0);

@@ -4,7 +4,6 @@
 //! with it line for line.
 
 use sandball_e2e::Sandbox;
-use sandball_e2e::binaries::ansible_python;
 
 const FILTERS: &str = r#"
 def shout(value, times=1, suffix="!"):
@@ -113,10 +112,7 @@ fn python_plugins_run_as_under_ansible_playbook() {
     sb.inventory_with_python(&["alpha"]);
     let pb = write_playbook(&sb);
     let work = sb.dir("work");
-    let out = sb
-        .play(&pb, &work, &[])
-        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
-        .run();
+    let out = sb.play_with_core(&pb, &work, &[]).run();
     out.assert_no_panic().assert_code(0);
     out.assert_stdout_has("\"msg\": \"HI! X.X. [['a', 1], ['b', 2]] True True False\"")
         .assert_stdout_has("\"msg\": \"a?,b? ['>c?'] p?\"")
@@ -147,10 +143,7 @@ fn a_loop_of_no_lookup_is_refused_as_ansible_refuses_it() {
         "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: {msg: \"{{ item }}\"}\n      with_nosuch: [1]\n",
     );
     let work = sb.dir("work");
-    let out = sb
-        .play(&pb, &work, &[])
-        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
-        .run();
+    let out = sb.play_with_core(&pb, &work, &[]).run();
     out.assert_no_panic()
         .assert_code(4)
         .assert_stderr_has("'with_nosuch' is not a valid attribute for a Task");

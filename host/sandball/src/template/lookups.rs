@@ -70,13 +70,31 @@ const KNOWN: &[&str] = &[
     "inventory_hostnames",
 ];
 
+/// A lookup's short name (`ansible.builtin.file` is `file`).
+fn short(name: &str) -> &str {
+    name.strip_prefix("ansible.builtin.")
+        .or_else(|| name.strip_prefix("ansible.legacy."))
+        .unwrap_or(name)
+}
+
 /// Whether `name` (short or `ansible.builtin.*`) is a lookup sandball has.
 pub fn known(name: &str) -> bool {
-    let short = name
-        .strip_prefix("ansible.builtin.")
-        .or_else(|| name.strip_prefix("ansible.legacy."))
-        .unwrap_or(name);
-    KNOWN.contains(&short)
+    KNOWN.contains(&short(name))
+}
+
+/// Lookups sandball refuses to run, by short name, and why.
+const REFUSED: &[(&str, &str)] = &[(
+    "url",
+    "the url lookup needs network access from the controller, which sandball does not give lookups",
+)];
+
+/// Why sandball refuses lookup `name`, if it does.
+fn refused(name: &str) -> Option<&'static str> {
+    let name = short(name);
+    REFUSED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, why)| *why)
 }
 
 /// Why a lookup gave no results.
@@ -101,26 +119,26 @@ pub fn run(
     options: &serde_json::Map<String, Json>,
     ctx: &dyn LookupContext,
 ) -> Result<Vec<Json>, LookupError> {
-    let name = name
-        .strip_prefix("ansible.builtin.")
-        .or_else(|| name.strip_prefix("ansible.legacy."))
-        .unwrap_or(name);
+    let name = short(name);
     if name == "vars" {
         return vars(terms, options, ctx);
     }
-    if !known(name) && !REFUSED.contains(&name) {
+    if let Some(why) = refused(name) {
+        return Err(LookupError::Failed(why.to_string()));
+    }
+    if !known(name) {
         return python(name, terms, options, ctx);
     }
     run_plugin(name, terms, options, ctx).map_err(LookupError::Failed)
 }
 
-/// Lookups sandball refuses to run, by name, with the reason [`run_plugin`] gives.
-const REFUSED: &[&str] = &["url"];
-
 /// Whether there is a lookup of this name: one of sandball's, or a Python plugin (a
-/// collection's, a playbook's `lookup_plugins/`); an error when it is none of
-/// sandball's and there is no ansible-core to look for a plugin in.
+/// collection's, a playbook's `lookup_plugins/`); an error when sandball refuses it, or
+/// it is none of sandball's and there is no ansible-core to look for a plugin in.
 pub fn available(name: &str) -> Result<bool, String> {
+    if let Some(why) = refused(name) {
+        return Err(why.to_string());
+    }
     if known(name) {
         return Ok(true);
     }
@@ -220,7 +238,8 @@ fn run_plugin(
                 // A bare pattern is tried in each folder of the search path (its
                 // `files/` first), the first with matches winning; a pattern with a
                 // folder, in the first place that folder exists, as Ansible does.
-                let dirs = crate::playbook::search_path::candidates(&search_vars(ctx), "files", &dir);
+                let dirs =
+                    crate::playbook::search_path::candidates(&search_vars(ctx), "files", &dir);
                 let mut dirs = dirs.into_iter().filter(|d| d.is_dir());
                 let mut found: Vec<String> = Vec::new();
                 while found.is_empty() {
@@ -322,7 +341,11 @@ fn run_plugin(
         "subelements" => subelements(terms),
         "random_choice" => {
             use rand::seq::IndexedRandom;
-            Ok(terms.choose(&mut rand::rng()).cloned().into_iter().collect())
+            Ok(terms
+                .choose(&mut rand::rng())
+                .cloned()
+                .into_iter()
+                .collect())
         }
         "password" => texts().iter().map(|t| password(t, ctx)).collect(),
         "config" => config(terms, options, ctx),
@@ -330,7 +353,6 @@ fn run_plugin(
         "inventory_hostnames" => inventory_hostnames(terms, ctx),
         "ini" => super::table_lookups::ini(terms, options, &|f| find(ctx, "files", f)),
         "csvfile" => super::table_lookups::csvfile(terms, options, &|f| find(ctx, "files", f)),
-        "url" => Err("the url lookup needs network access from the controller, which sandball does not give lookups".into()),
         "unvault" => texts()
             .iter()
             .map(|t| {

@@ -36,51 +36,26 @@ pub(crate) fn register(env: &mut Environment<'static>) {
     env.add_filter("rejectattr", rejectattr);
 }
 
-/// Jinja's `select`, its test possibly a plugin.
-fn select(
-    state: &mut State,
-    value: Value,
-    test: Option<Cow<'_, str>>,
-    args: Rest<ValueOrKwargs>,
-) -> Result<Vec<Value>, Error> {
-    let (test, args) = by_name(Kind::Test, test, args);
-    minijinja::filters::select(state, value, test, args)
+/// Jinja's filter `$name` (`select`, `selectattr`…), its test possibly a plugin.
+macro_rules! taking_a_test {
+    ($name:ident $(, $attr:ident)?) => {
+        fn $name(
+            state: &mut State,
+            value: Value,
+            $($attr: Cow<'_, str>,)?
+            test: Option<Cow<'_, str>>,
+            args: Rest<ValueOrKwargs>,
+        ) -> Result<Vec<Value>, Error> {
+            let (test, args) = by_name(Kind::Test, test, args);
+            minijinja::filters::$name(state, value, $($attr,)? test, args)
+        }
+    };
 }
 
-/// Jinja's `reject`, its test possibly a plugin.
-fn reject(
-    state: &mut State,
-    value: Value,
-    test: Option<Cow<'_, str>>,
-    args: Rest<ValueOrKwargs>,
-) -> Result<Vec<Value>, Error> {
-    let (test, args) = by_name(Kind::Test, test, args);
-    minijinja::filters::reject(state, value, test, args)
-}
-
-/// Jinja's `selectattr`, its test possibly a plugin.
-fn selectattr(
-    state: &mut State,
-    value: Value,
-    attr: Cow<'_, str>,
-    test: Option<Cow<'_, str>>,
-    args: Rest<ValueOrKwargs>,
-) -> Result<Vec<Value>, Error> {
-    let (test, args) = by_name(Kind::Test, test, args);
-    minijinja::filters::selectattr(state, value, attr, test, args)
-}
-
-/// Jinja's `rejectattr`, its test possibly a plugin.
-fn rejectattr(
-    state: &mut State,
-    value: Value,
-    attr: Cow<'_, str>,
-    test: Option<Cow<'_, str>>,
-    args: Rest<ValueOrKwargs>,
-) -> Result<Vec<Value>, Error> {
-    let (test, args) = by_name(Kind::Test, test, args);
-    minijinja::filters::rejectattr(state, value, attr, test, args)
-}
+taking_a_test!(select);
+taking_a_test!(reject);
+taking_a_test!(selectattr, attr);
+taking_a_test!(rejectattr, attr);
 
 /// The filter (or test) a filter names by a string (`map('name', args…)`), and its
 /// arguments: as given when sandball has that one, else [`FILTER`] (or [`TEST`]) with
@@ -112,7 +87,11 @@ pub(crate) fn dispatcher(kind: Kind) -> &'static str {
 /// Whether sandball has the filter (or test) named `name` as written (whitespace
 /// around its dots allowed, a builtin prefix read as the short name).
 pub(crate) fn native_name(kind: Kind, name: &str) -> bool {
-    let name: String = name.chars().filter(|c| !c.is_whitespace()).collect();
+    let name: Cow<'_, str> = if name.contains(char::is_whitespace) {
+        Cow::Owned(name.chars().filter(|c| !c.is_whitespace()).collect())
+    } else {
+        Cow::Borrowed(name)
+    };
     let short = super::percent::BUILTIN_PREFIXES
         .iter()
         .find_map(|p| name.strip_prefix(p))
@@ -124,14 +103,18 @@ pub(crate) fn native_name(kind: Kind, name: &str) -> bool {
 fn native(kind: Kind, name: &str) -> bool {
     static NATIVE: LazyLock<Environment<'static>> =
         LazyLock::new(super::templar::native_environment);
-    static KNOWN: LazyLock<Mutex<HashMap<(Kind, String), bool>>> = LazyLock::new(Default::default);
-    let key = (kind, name.to_string());
-    if let Some(known) = KNOWN
+    // The answers so far: filters, tests.
+    static KNOWN: [LazyLock<Mutex<HashMap<String, bool>>>; 2] = [
+        LazyLock::new(Default::default),
+        LazyLock::new(Default::default),
+    ];
+    let known = &KNOWN[usize::from(kind == Kind::Test)];
+    if let Some(has) = known
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .get(&key)
+        .get(name)
     {
-        return *known;
+        return *has;
     }
     // The engine looks a filter (or test) up when it applies it: applying it to `0`
     // fails as unknown exactly when there is none.
@@ -142,10 +125,10 @@ fn native(kind: Kind, name: &str) -> bool {
     let has = NATIVE
         .render_str(&probe, ())
         .map_or_else(|e| e.kind() != unknown, |_| true);
-    KNOWN
+    known
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .insert(key, has);
+        .insert(name.to_string(), has);
     has
 }
 

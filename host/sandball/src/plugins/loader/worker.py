@@ -114,7 +114,7 @@ def plain(value):
     if isinstance(value, bytes):
         return value.decode("utf-8", "surrogateescape")
     if isinstance(value, Mapping):
-        return {str(plain(k)) if not isinstance(k, str) else str(k): plain(v) for k, v in value.items()}
+        return {str(plain(k)): plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, Set)):
         return [plain(v) for v in value]
     undefined = getattr(value, "_fail_with_undefined_error", None)
