@@ -154,24 +154,30 @@ fn python(
     options: &serde_json::Map<String, Json>,
     ctx: &dyn LookupContext,
 ) -> Result<Vec<Json>, LookupError> {
-    let variables = ctx
-        .var_names()
+    crate::plugins::loader::lookup(name, terms, options, plain_variables(ctx)).map_err(
+        |e| match e {
+            crate::plugins::loader::PluginError::Missing { why, .. } => {
+                LookupError::NotFound(name.to_string(), why)
+            }
+            // ansible-core's message names the plugin; the caller names it again.
+            crate::plugins::loader::PluginError::Failed(message) => LookupError::Failed(
+                message
+                    .strip_prefix("The lookup plugin '")
+                    .and_then(|m| m.split_once("' failed: "))
+                    .map_or(message.clone(), |(_, cause)| cause.to_string()),
+            ),
+        },
+    )
+}
+
+/// The variables a Python plugin sees: every one the context has, templated, as data
+/// (`hostvars` and `vars` aside).
+pub fn plain_variables(ctx: &dyn LookupContext) -> serde_json::Map<String, Json> {
+    ctx.var_names()
         .into_iter()
         .filter(|n| n != "hostvars" && n != "vars")
         .filter_map(|n| ctx.var(&n).map(|v| (n, v)))
-        .collect();
-    crate::plugins::loader::lookup(name, terms, options, variables).map_err(|e| match e {
-        crate::plugins::loader::PluginError::Missing { why, .. } => {
-            LookupError::NotFound(name.to_string(), why)
-        }
-        // ansible-core's message names the plugin; the caller names it again.
-        crate::plugins::loader::PluginError::Failed(message) => LookupError::Failed(
-            message
-                .strip_prefix("The lookup plugin '")
-                .and_then(|m| m.split_once("' failed: "))
-                .map_or(message.clone(), |(_, cause)| cause.to_string()),
-        ),
-    })
+        .collect()
 }
 
 /// `vars`: the variables named by the terms (`default` for a missing one).

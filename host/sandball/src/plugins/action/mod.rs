@@ -31,6 +31,7 @@ pub mod no_log;
 pub mod normal;
 pub mod package;
 pub mod pause;
+pub mod python;
 pub mod raw;
 pub mod reboot;
 pub mod script;
@@ -462,9 +463,14 @@ const fn module(name: &'static str) -> Runs<'static> {
     }
 }
 
-/// The plugin of an action: by its short name when it is a built-in name (no
-/// collection, `ansible.builtin.*`, `ansible.legacy.*`); otherwise `normal`.
+/// The plugin of an action: a Python action plugin when ansible-core would run one
+/// (`python`: the playbook's and roles' `action_plugins/` override ansible-core's and
+/// sandball's own, as in ansible-core); else by its short name when it is a built-in
+/// name (no collection, `ansible.builtin.*`, `ansible.legacy.*`); otherwise `normal`.
 pub fn find(action: &str) -> &'static dyn ActionPlugin {
+    if crate::plugins::loader::action_plugin(action).is_some() {
+        return &python::Python;
+    }
     let short = crate::assemble::component::short_name(action);
     if short.contains('.') {
         return &normal::Normal;

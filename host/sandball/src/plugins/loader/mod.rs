@@ -1,22 +1,30 @@
-//! Python plugins: the filter, test and lookup plugins sandball does not carry itself
-//! (a playbook's or role's `filter_plugins/`, `test_plugins/`, `lookup_plugins/`,
-//! a collection's `ns.coll.name`, and ansible-core's own that sandball lacks), run by
-//! ansible-core on the controller, as ansible-playbook runs them.
+//! Python plugins: the filter, test, lookup and action plugins sandball does not carry
+//! itself (a playbook's or role's `filter_plugins/`, `test_plugins/`, `lookup_plugins/`,
+//! `action_plugins/`, a collection's `ns.coll.name`, and ansible-core's own filters,
+//! tests and lookups that sandball lacks), run by ansible-core on the controller, as
+//! ansible-playbook runs them.
 //!
-//! One worker process (`worker.py`, on the Python that has ansible-core) serves the
-//! whole run: it is started the first time a template names such a plugin, and every
-//! call is one JSON line to it and one back. ansible-core's plugin loader finds the
-//! plugin in the directories [`configure`] gives (ansible-core's search order: the
-//! playbook's and roles' plugin directories, the configured paths, collections) and
-//! its Templar evaluates the call. Values cross as JSON data: a string a plugin gets
-//! or gives is never a template.
+//! A worker process (`worker.py`, on the Python that has ansible-core) answers one JSON
+//! line with one line back. ansible-core's plugin loader finds the plugin in the
+//! directories [`configure`] gives (ansible-core's search order: the playbook's and
+//! roles' plugin directories, the configured paths, collections) and its Templar
+//! evaluates the call. Values cross as JSON data: a string a plugin gets or gives is
+//! never a template. One worker serves the templates of the whole run, started the
+//! first time a template names such a plugin. An action plugin runs in a worker of its
+//! own for the time of the task ([`run_action`]; idle ones are kept for the next), since
+//! it calls back — each module it runs and each command it sends is a line to the
+//! controller, which runs it on the task's target and answers — and other hosts'
+//! templates must not wait for it.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Mutex, PoisonError};
 
+use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 /// The worker's source, run with `python -c`.
 const WORKER: &str = include_str!("worker.py");
@@ -30,6 +38,8 @@ pub enum Kind {
     Test,
     /// `lookup('name', terms)`, `query`, `with_<name>`.
     Lookup,
+    /// A task's action.
+    Action,
 }
 
 impl Kind {
@@ -39,6 +49,7 @@ impl Kind {
             Kind::Filter => "filter",
             Kind::Test => "test",
             Kind::Lookup => "lookup",
+            Kind::Action => "action",
         }
     }
 }
@@ -81,10 +92,14 @@ struct Worker {
     dirs_sent: usize,
 }
 
-/// The loader's state: its configuration and its worker.
+/// The loader's state: its configuration, its worker for templates, and which action
+/// plugin each action name found.
 struct Loader {
     config: Config,
     worker: Option<Result<Worker, String>>,
+    /// The action plugin of each action name asked about, with the number of
+    /// directories known when it was asked (a role loaded later may bring one).
+    actions: BTreeMap<String, (usize, Option<String>)>,
 }
 
 static LOADER: Mutex<Loader> = Mutex::new(Loader {
@@ -93,7 +108,19 @@ static LOADER: Mutex<Loader> = Mutex::new(Loader {
         collections: Vec::new(),
     },
     worker: None,
+    actions: BTreeMap::new(),
 });
+
+/// Idle workers for action plugins.
+static ACTION_WORKERS: Mutex<Vec<ActionWorker>> = Mutex::new(Vec::new());
+
+/// A worker running one action plugin at a time, read without blocking the run.
+struct ActionWorker {
+    _child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::io::BufReader<tokio::process::ChildStdout>,
+    dirs_sent: usize,
+}
 
 /// Adds directories whose `filter_plugins/`, `test_plugins/` and `lookup_plugins/`
 /// hold plugins (playbook and role directories, in the order ansible-core adds them),
@@ -163,6 +190,145 @@ pub fn lookup(
     }
 }
 
+/// The Python action plugin ansible-core runs for a task whose action is `action`, if
+/// any: for a short or `ansible.legacy.` name, a file of that name in an
+/// `action_plugins/` directory (the playbooks', the roles', `ANSIBLE_ACTION_PLUGINS`),
+/// which overrides sandball's own action of that name as it overrides ansible-core's;
+/// for a collection's name, what ansible-core's loader finds (the module's routing to
+/// an action, or an action of that name). `ansible.builtin.` names never have one.
+pub fn action_plugin(action: &str) -> Option<String> {
+    let (namespace, short) = match action.rsplit_once('.') {
+        Some((ns, short)) => (ns, short),
+        None => ("ansible.legacy", action),
+    };
+    if namespace == "ansible.builtin" {
+        return None;
+    }
+    let mut loader = LOADER.lock().unwrap_or_else(PoisonError::into_inner);
+    let known = loader.config.dirs.len();
+    if let Some((asked, found)) = loader.actions.get(action)
+        && (*asked == known || found.is_some())
+    {
+        return found.clone();
+    }
+    let found = if namespace == "ansible.legacy" {
+        let file = format!("{short}.py");
+        let configured = std::env::var("ANSIBLE_ACTION_PLUGINS").unwrap_or_default();
+        let in_dirs = loader
+            .config
+            .dirs
+            .iter()
+            .map(|d| d.join("action_plugins"))
+            .chain(
+                configured
+                    .split(':')
+                    .filter(|p| !p.is_empty())
+                    .map(PathBuf::from),
+            )
+            .any(|d| d.join(&file).is_file());
+        in_dirs.then(|| action.to_string())
+    } else {
+        drop(loader);
+        let answer = ask(&json!({"kind": "action_for", "name": action}));
+        loader = LOADER.lock().unwrap_or_else(PoisonError::into_inner);
+        answer
+            .ok()
+            .and_then(|mut a| a.get_mut("ok").map(Value::take))
+            .and_then(|v| v.as_str().map(str::to_string))
+    };
+    loader
+        .actions
+        .insert(action.to_string(), (known, found.clone()));
+    found
+}
+
+/// What an action plugin asks of the controller while it runs: a module run
+/// (`{"call": "module", "name", "args"}`, answered with `{"result": {...}}`) or a command
+/// over the task's connection (`{"call": "exec", "cmd", "stdin"}` with base64 data,
+/// answered with `rc`, base64 `stdout` and `stderr`, or an `error`).
+pub trait ActionCalls {
+    /// The answer to one call.
+    fn answer<'a>(&'a self, call: Value) -> LocalBoxFuture<'a, Value>;
+}
+
+/// Runs Python action plugin `handler` for a task of action `action`: its result, or
+/// why it could not run. `task` holds the task's settings the plugin sees (`check_mode`,
+/// `diff`, `no_log`, `async_val`, `poll`, `remote_user`).
+pub async fn run_action(
+    handler: &str,
+    action: &str,
+    args: &Map<String, Value>,
+    task: Value,
+    variables: Map<String, Value>,
+    calls: &dyn ActionCalls,
+) -> Result<Map<String, Value>, PluginError> {
+    tracing::debug!(handler, action, "Python action plugin");
+    let failed = |e: String| PluginError::Failed(format!("the action plugin '{handler}': {e}"));
+    let idle = ACTION_WORKERS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .pop();
+    let mut worker = match idle {
+        Some(w) => w,
+        None => start_action_worker().map_err(|e| PluginError::Missing {
+            kind: "action",
+            name: handler.to_string(),
+            why: format!(" ({e})"),
+        })?,
+    };
+    let mut request = json!({
+        "kind": "action", "name": action, "handler": handler, "args": args,
+        "task": task, "variables": variables,
+    });
+    worker.dirs_sent = with_new_dirs(
+        &LOADER.lock().unwrap_or_else(PoisonError::into_inner).config,
+        &mut request,
+        worker.dirs_sent,
+    );
+    let mut line = request.to_string();
+    let answer = loop {
+        line.push('\n');
+        let broke = |e: std::io::Error| failed(format!("the plugin worker broke off: {e}"));
+        worker
+            .stdin
+            .write_all(line.as_bytes())
+            .await
+            .map_err(broke)?;
+        worker.stdin.flush().await.map_err(broke)?;
+        let mut reply = String::new();
+        if worker.stdout.read_line(&mut reply).await.map_err(broke)? == 0 {
+            return Err(failed("the plugin worker exited".into()));
+        }
+        let reply: Value = serde_json::from_str(&reply)
+            .map_err(|e| failed(format!("the plugin worker answered badly: {e}")))?;
+        if reply.get("call").is_none() {
+            break reply;
+        }
+        line = calls.answer(reply).await.to_string();
+    };
+    ACTION_WORKERS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(worker);
+    match answer_of(Kind::Action, handler, Ok(answer))? {
+        Value::Object(result) => Ok(result),
+        other => Err(failed(format!("it returned {other}, not a mapping"))),
+    }
+}
+
+/// Adds to `request` the configured directories a worker has not been given yet (it
+/// has `sent` of them); how many it has then.
+fn with_new_dirs(config: &Config, request: &mut Value, sent: usize) -> usize {
+    let dirs: Vec<String> = config.dirs[sent.min(config.dirs.len())..]
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    if let Some(map) = request.as_object_mut() {
+        map.insert("dirs".into(), json!(dirs));
+    }
+    config.dirs.len()
+}
+
 /// The worker's answer as a value or an error.
 fn answer_of(kind: Kind, name: &str, answer: Result<Value, String>) -> Result<Value, PluginError> {
     let missing = |why: String| PluginError::Missing {
@@ -204,17 +370,11 @@ fn ask(request: &Value) -> Result<Value, String> {
         None => return Err("no worker".into()),
     };
     let mut request = request.clone();
-    let dirs: Vec<String> = loader.config.dirs[worker.dirs_sent..]
-        .iter()
-        .map(|d| d.display().to_string())
-        .collect();
-    if let Some(map) = request.as_object_mut() {
-        map.insert("dirs".into(), json!(dirs));
-    }
+    let sent = with_new_dirs(&loader.config, &mut request, worker.dirs_sent);
     let exchanged = exchange(worker, &request);
     match exchanged {
         Ok(answer) => {
-            worker.dirs_sent = loader.config.dirs.len();
+            worker.dirs_sent = sent;
             Ok(answer)
         }
         Err(e) => {
@@ -241,8 +401,8 @@ fn exchange(worker: &mut Worker, request: &Value) -> Result<Value, String> {
     serde_json::from_str(&answer).map_err(|e| format!("the plugin worker answered badly: {e}"))
 }
 
-/// Starts the worker on the controller's Python.
-fn start(config: &Config) -> Result<Worker, String> {
+/// The command that starts a worker on the controller's Python, and that Python.
+fn worker_command(config: &Config) -> Result<(Command, String), String> {
     let python = crate::assemble::finder::controller_python()
         .ok_or("no Python with ansible-core on the controller")?;
     let collections: Vec<String> = config
@@ -250,13 +410,41 @@ fn start(config: &Config) -> Result<Worker, String> {
         .iter()
         .map(|p| p.display().to_string())
         .collect();
-    let mut child = Command::new(&python)
+    let mut command = Command::new(&python);
+    command
         .arg("-c")
         .arg(WORKER)
         .arg(json!(collections).to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::inherit());
+    Ok((command, python))
+}
+
+/// Starts a worker for action plugins.
+fn start_action_worker() -> Result<ActionWorker, String> {
+    let (command, python) =
+        worker_command(&LOADER.lock().unwrap_or_else(PoisonError::into_inner).config)?;
+    let mut child = tokio::process::Command::from(command)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start {python}: {e}"))?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err("the plugin worker has no pipes".into());
+    };
+    tracing::debug!(python, "started a Python action plugin worker");
+    Ok(ActionWorker {
+        _child: child,
+        stdin,
+        stdout: tokio::io::BufReader::new(stdout),
+        dirs_sent: 0,
+    })
+}
+
+/// Starts the worker on the controller's Python.
+fn start(config: &Config) -> Result<Worker, String> {
+    let (mut command, python) = worker_command(config)?;
+    let mut child = command
         .spawn()
         .map_err(|e| format!("cannot start {python}: {e}"))?;
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {

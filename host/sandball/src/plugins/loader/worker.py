@@ -1,4 +1,4 @@
-"""sandball's worker for Python filter, test and lookup plugins.
+"""sandball's worker for Python plugins: filters, tests, lookups and action plugins.
 
 The controller starts this with the Python that has ansible-core and talks to it in
 JSON lines: one request on stdin, one answer on stdout. ansible-core's own plugin
@@ -6,6 +6,10 @@ loader finds each plugin (ansible.builtin, the playbook's and roles' plugin
 directories, collections) and its Templar evaluates the one call, so a plugin runs
 as under ansible-playbook. Values cross as JSON; strings that arrive are data, never
 templates.
+
+An action plugin's run may call back before its answer: each module it runs and each
+command it sends over the connection is a `{"call": ...}` line out, answered by one
+line in, so the controller runs them on the task's target as it runs any module.
 """
 
 import json
@@ -45,6 +49,7 @@ def main():
     loader = DataLoader()
     added = set()
     loaders = {"filter": filter_loader, "test": test_loader, "lookup": lookup_loader}
+    actions = Actions(loader, answers)
 
     def has(kind, name):
         try:
@@ -60,6 +65,10 @@ def main():
         kind, name = req["kind"], req["name"]
         if kind == "has":
             return has(req["plugin"], name)
+        if kind == "action_for":
+            return actions.handler(name)
+        if kind == "action":
+            return actions.run(req)
         if not has(kind, name):
             raise Missing(name)
         variables = dict(req.get("variables") or {})
@@ -70,7 +79,7 @@ def main():
             return evaluate(f"__v is {name}(*__a, **__k)", variables)
         return evaluate(f"query('{name}', *__a, **__k)", variables)
 
-    for line in sys.stdin:
+    while line := sys.stdin.readline():
         req = json.loads(line)
         for d in req.get("dirs") or []:
             if d not in added:
@@ -85,6 +94,185 @@ def main():
             answer = json.dumps({"error": message(ex)})
         answers.write(answer + "\n")
         answers.flush()
+
+
+class Actions:
+    """Action plugins, run as ansible-core's task executor runs them, with their module
+    runs and connection commands sent back to the controller."""
+
+    def __init__(self, loader, answers):
+        self.loader = loader
+        self.answers = answers
+        self.patched = False
+
+    def handler(self, name):
+        """The action plugin ansible-core would run for a task whose action is `name`,
+        or None (the module alone)."""
+        from ansible.plugins.loader import action_loader, module_loader
+
+        try:
+            module = module_loader.find_plugin_with_context(name)
+            if module.resolved and module.action_plugin:
+                return module.action_plugin
+            if action_loader.has_plugin(name):
+                return name
+        except Exception:
+            pass
+        return None
+
+    def call(self, what, **fields):
+        """Asks the controller for `what` and waits for its answer."""
+        self.answers.write(json.dumps(dict(call=what, **fields), allow_nan=False) + "\n")
+        self.answers.flush()
+        line = sys.stdin.readline()
+        if not line:
+            raise SystemExit(0)
+        return json.loads(line)
+
+    def patch(self):
+        """Routes ActionBase's module runs to the controller (once)."""
+        if self.patched:
+            return
+        self.patched = True
+        from ansible.plugins.action import ActionBase
+
+        actions = self
+
+        def _execute_module(self, module_name=None, module_args=None, tmp=None, task_vars=None,
+                            persist_files=False, delete_remote_tmp=None, wrap_async=False,
+                            ignore_unknown_opts=False):
+            if module_name is None:
+                module_name = self._task.action
+            if module_args is None:
+                module_args = self._task.args
+            answer = actions.call("module", name=module_name, args=plain(module_args))
+            return answer.get("result") or {}
+
+        ActionBase._execute_module = _execute_module
+
+    def run(self, req):
+        """Runs action plugin `req["handler"]` for a task of action `req["name"]`."""
+        from ansible._internal._errors import _error_utils
+        from ansible.errors import AnsibleTaskError
+        from ansible.playbook.play_context import PlayContext
+        from ansible.playbook.task import Task
+        from ansible.plugins.loader import action_loader
+        from ansible.template import Templar
+
+        self.patch()
+        spec = req.get("task") or {}
+        task = Task()
+        task.action = req["name"]
+        task.args = dict(req.get("args") or {})
+        for key in ("check_mode", "diff", "no_log", "async_val", "poll"):
+            if key in spec:
+                setattr(task, key, spec[key])
+        context = PlayContext()
+        context.check_mode = bool(spec.get("check_mode"))
+        context.diff = bool(spec.get("diff"))
+        context.remote_user = spec.get("remote_user")
+        variables = dict(req.get("variables") or {})
+        handler = action_loader.get(
+            req.get("handler") or req["name"],
+            task=task,
+            connection=Connection(self),
+            play_context=context,
+            loader=self.loader,
+            templar=Templar(loader=self.loader, variables=variables),
+            shared_loader_obj=None,
+        )
+        if handler is None:
+            raise Missing(req["name"])
+        try:
+            try:
+                result = handler.run(task_vars=variables)
+            finally:
+                handler.cleanup()
+        except Exception as ex:
+            # As the task executor words it: "Task failed: " and the plugin's message.
+            try:
+                raise AnsibleTaskError() from ex
+            except AnsibleTaskError as task_error:
+                result = _error_utils.result_dict_from_exception(task_error, accept_result_contribution=True)
+            if "exception" in result:
+                import traceback
+
+                result["exception"] = "".join(traceback.format_exception(ex))
+        result.setdefault("changed", False)
+        return result
+
+
+class Connection:
+    """The task's connection as an action plugin sees it: its commands run on the
+    controller's connection to the target, as the task's become user."""
+
+    transport = "sandball"
+    become = None
+    allow_executable = True
+    has_pipelining = True
+    supports_persistence = False
+    force_persistence = False
+    _connected = True
+
+    def __init__(self, actions):
+        from ansible.plugins.loader import shell_loader
+
+        self._actions = actions
+        self._shell = shell_loader.get("sh")
+
+    def get_option(self, name):
+        raise KeyError(name)
+
+    def set_option(self, name, value):
+        pass
+
+    def exec_command(self, cmd, in_data=None, sudoable=True):
+        import base64
+
+        if isinstance(in_data, str):
+            in_data = in_data.encode("utf-8", "surrogateescape")
+        answer = self._actions.call(
+            "exec",
+            cmd=cmd,
+            stdin=base64.b64encode(in_data).decode() if in_data is not None else None,
+        )
+        if "error" in answer:
+            from ansible.errors import AnsibleConnectionFailure
+
+            raise AnsibleConnectionFailure(answer["error"])
+        return (
+            answer.get("rc", 0),
+            base64.b64decode(answer.get("stdout") or ""),
+            base64.b64decode(answer.get("stderr") or ""),
+        )
+
+    def put_file(self, in_path, out_path):
+        import shlex
+
+        with open(in_path, "rb") as f:
+            data = f.read()
+        rc, _, err = self.exec_command("cat > " + shlex.quote(out_path), in_data=data)
+        if rc != 0:
+            from ansible.errors import AnsibleError
+
+            raise AnsibleError(f"failed to transfer file to {out_path}: {err.decode(errors='replace')}")
+
+    def fetch_file(self, in_path, out_path):
+        import shlex
+
+        rc, out, err = self.exec_command("cat " + shlex.quote(in_path))
+        if rc != 0:
+            from ansible.errors import AnsibleError
+
+            raise AnsibleError(f"failed to fetch {in_path}: {err.decode(errors='replace')}")
+        with open(out_path, "wb") as f:
+            f.write(out)
+
+    def reset(self):
+        pass
+
+    def close(self):
+        pass
 
 
 def message(ex):
