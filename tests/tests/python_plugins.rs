@@ -1,7 +1,7 @@
-//! Python filter, test and lookup plugins — a playbook's `filter_plugins/`,
-//! `test_plugins/` and `lookup_plugins/`, a role's, a collection's in the playbook's
-//! `collections/`, and ansible-core's own — run as ansible-playbook runs them, compared
-//! with it line for line.
+//! Python filter, test, lookup and action plugins — a playbook's `filter_plugins/`,
+//! `test_plugins/`, `lookup_plugins/` and `action_plugins/`, a role's, a collection's in
+//! the playbook's `collections/`, and ansible-core's own — run as ansible-playbook runs
+//! them, compared with it line for line.
 
 use sandball_e2e::Sandbox;
 
@@ -155,6 +155,138 @@ fn a_loop_of_no_lookup_is_refused_as_ansible_refuses_it() {
                 .stderr
                 .contains("'with_nosuch' is not a valid attribute for a Task"),
             "{theirs}"
+        );
+    }
+}
+
+/// An action plugin that runs a module and a command through the task's target.
+const ECHO_ACTION: &str = r#"
+from ansible.plugins.action import ActionBase
+
+
+class ActionModule(ActionBase):
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        path = self._task.args.get("path", "/")
+        stat = self._execute_module("ansible.legacy.stat", dict(path=path), task_vars=task_vars)
+        command = self._low_level_execute_command("printf '%s' " + self._task.args.get("word", "none"))
+        result.update(
+            args=self._task.args,
+            exists=stat["stat"]["exists"],
+            said=command["stdout"],
+            rc=command["rc"],
+            check=self._task.check_mode,
+            mark=task_vars["mark"],
+        )
+        return result
+"#;
+
+/// Action plugins that fail, hide their result, and take the place of `debug`.
+const OTHER_ACTIONS: &[(&str, &str)] = &[
+    (
+        "action_plugins/broken.py",
+        "from ansible.plugins.action import ActionBase\n\n\nclass ActionModule(ActionBase):\n    def run(self, tmp=None, task_vars=None):\n        raise Exception(\"broken on purpose\")\n",
+    ),
+    (
+        "action_plugins/secret.py",
+        "from ansible.plugins.action import ActionBase\n\n\nclass ActionModule(ActionBase):\n    def run(self, tmp=None, task_vars=None):\n        return dict(changed=True, msg=\"SECRET-VALUE\", _ansible_no_log=\"yes please\")\n",
+    ),
+    (
+        "action_plugins/debug.py",
+        "from ansible.plugins.action import ActionBase\n\n\nclass ActionModule(ActionBase):\n    def run(self, tmp=None, task_vars=None):\n        return dict(msg=\"overridden \" + str(self._task.args.get(\"msg\")))\n",
+    ),
+    (
+        "roles/acting/action_plugins/role_action.py",
+        "from ansible.plugins.action import ActionBase\n\n\nclass ActionModule(ActionBase):\n    def run(self, tmp=None, task_vars=None):\n        return dict(changed=False, from_role=sorted(self._task.args))\n",
+    ),
+    (
+        "roles/acting/tasks/main.yml",
+        "- role_action: {b: 1, a: 2}\n",
+    ),
+    (
+        "collections/ansible_collections/demo/tools/plugins/action/hello.py",
+        "from ansible.plugins.action import ActionBase\n\n\nclass ActionModule(ActionBase):\n    def run(self, tmp=None, task_vars=None):\n        return dict(changed=False, hello=self._task.args.get(\"to\"))\n",
+    ),
+    (
+        "collections/ansible_collections/demo/tools/galaxy.yml",
+        "namespace: demo\nname: tools\nversion: 1.0.0\n",
+    ),
+];
+
+const ACTION_PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    mark: "?"
+  roles:
+    - acting
+  tasks:
+    - name: a module and a command through the target
+      echo: {path: /etc, word: hello}
+      register: echoed
+    - name: in check mode
+      echo: {path: /no/such/path}
+      check_mode: true
+    - name: a collection's action by its full name
+      demo.tools.hello: {to: world}
+    - name: a local debug takes the place of ansible-core's
+      debug: {msg: hi}
+    - name: ansible.builtin.debug is still ansible-core's
+      ansible.builtin.debug: {msg: hi}
+    - name: an action that raises
+      broken:
+      ignore_errors: true
+    - name: an action that hides its result
+      secret:
+      register: hidden
+    - name: words an action does not take
+      echo: some words
+      ignore_errors: true
+    - name: what was registered
+      ansible.builtin.debug: {msg: "{{ echoed.said }} {{ hidden.msg }}"}
+"#;
+
+#[test]
+fn python_action_plugins_run_as_under_ansible_playbook() {
+    let sb = Sandbox::new();
+    sb.inventory_with_python(&["alpha"]);
+    sb.write("action_plugins/echo.py", ECHO_ACTION);
+    for (path, text) in OTHER_ACTIONS {
+        sb.write(path, text);
+    }
+    let pb = sb.write("play.yml", ACTION_PLAY);
+    let work = sb.dir("work");
+    let out = sb.play_with_core(&pb, &work, &["-v"]).run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("\"said\": \"hello\"")
+        .assert_stdout_has("\"from_role\": [")
+        .assert_stdout_has("\"hello\": \"world\"")
+        .assert_stdout_has("\"msg\": \"overridden hi\"")
+        .assert_stdout_has("Task failed: broken on purpose")
+        .assert_stdout_has("Action 'echo' does not support raw params.")
+        .assert_stdout_has("\"msg\": \"hello SECRET-VALUE\"");
+    assert_eq!(
+        out.stdout.matches("SECRET-VALUE").count(),
+        1,
+        "the hidden result is shown: {out}"
+    );
+    assert_eq!(out.host("alpha").ignored, 2, "{out}");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &["-v"]) {
+        let theirs = theirs.run();
+        out.assert_same_recap_as(&theirs);
+        out.assert_same_results_as(
+            &theirs,
+            &[
+                "a module and a command through the target",
+                "in check mode",
+                "a collection's action by its full name",
+                "a local debug takes the place of ansible-core's",
+                "ansible.builtin.debug is still ansible-core's",
+                "an action that raises",
+                "an action that hides its result",
+                "words an action does not take",
+                "what was registered",
+            ],
         );
     }
 }

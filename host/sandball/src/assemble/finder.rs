@@ -365,7 +365,8 @@ impl LegacyFinder {
 
 /// The module file for `name` in `dir`: `name` itself, else `name.py`, else
 /// `name.ps1`, else `name.<ext>` (first in name order), skipping documentation and
-/// compiled Python.
+/// compiled Python; else the same for `_name`, as ansible-core finds a deprecated
+/// module.
 fn module_file(dir: &Path, name: &str) -> Option<PathBuf> {
     let exact = dir.join(name);
     if exact.is_file() {
@@ -387,7 +388,12 @@ fn module_file(dir: &Path, name: &str) -> Option<PathBuf> {
         let ext = p.extension().and_then(|e| e.to_str()).unwrap_or_default();
         (ext != "py", ext != "ps1", p.clone())
     });
-    found.into_iter().next()
+    // A deprecated module keeps its name behind a leading underscore (`_name.py`).
+    found.into_iter().next().or_else(|| {
+        (!name.starts_with('_'))
+            .then(|| module_file(dir, &format!("_{name}")))
+            .flatten()
+    })
 }
 
 /// The first `program` on `PATH` that is an executable file.
@@ -515,6 +521,16 @@ mod tests {
         let m = f.find("stat").unwrap();
         assert_eq!(m.origin, Origin::AnsibleCore);
         assert_eq!(m.fqn, "ansible.modules.stat");
+    }
+
+    #[test]
+    fn a_deprecated_module_is_found_behind_its_underscore() {
+        let (d, f) = setup();
+        write(&d.path().join("lib/_old.py"), "# deprecated\n");
+        let m = f.find("old").unwrap();
+        assert_eq!(m.bytes.as_slice(), b"# deprecated\n");
+        assert!(f.find("_old").is_ok());
+        assert!(f.find("older").is_err());
     }
 
     #[test]

@@ -338,18 +338,13 @@ pub async fn run_on_host(
     };
     let changed = result.get("changed").is_some_and(py_truth);
     run.stats.record(host, status, ignored, changed);
-    let failure = (status == Status::Failed && !ignored).then(|| {
-        registered(&if no_log {
-            censor(&result)
-        } else {
-            result.clone()
-        })
-    });
+    let failure =
+        (status == Status::Failed && !ignored).then(|| registered(&shown(no_log, &result)));
     // A loop whose items could not be worked out ends with no item shown: its result
     // is shown as a task's.
     let no_items = t.loop_.is_some() && !result.contains_key("results");
     if t.loop_.is_none() || no_items {
-        let shown = if no_log { censor(&result) } else { result };
+        let shown = shown(no_log, &result);
         show_banner(run, banner);
         run.callback.result(&Report {
             host,
@@ -365,7 +360,7 @@ pub async fn run_on_host(
         // The loop's whole result, for the callbacks that keep results; the stdout
         // ones show it only when it was ignored, skipped or unreachable
         // (`Report::shown`).
-        let shown = if no_log { censor(&result) } else { result };
+        let shown = shown(no_log, &result);
         if ignored || matches!(status, Status::Skipped | Status::Unreachable) {
             show_banner(run, banner);
         }
@@ -419,6 +414,17 @@ fn registered(result: &Map<String, Value>) -> Map<String, Value> {
 fn with_failed_flag(r: &mut Map<String, Value>) {
     if !r.contains_key("results") && !r.get("skipped").is_some_and(py_truth) {
         r.entry("failed").or_insert(Value::Bool(false));
+    }
+}
+
+/// What is shown of a result: all of it, or only its outcome when the task is
+/// `no_log` or the result asks to be hidden (`_ansible_no_log`, which an action plugin
+/// may return).
+fn shown(no_log: bool, result: &Map<String, Value>) -> Map<String, Value> {
+    if no_log || result.get("_ansible_no_log").is_some_and(py_truth) {
+        censor(result)
+    } else {
+        result.clone()
     }
 }
 
@@ -689,7 +695,7 @@ async fn run_loop(
         // the item's status (it still decides the task's), as in ansible-core.
         any_failed |= r.get("failed").is_some_and(py_truth);
         all_skipped &= status == Status::Skipped;
-        let shown = if no_log { censor(&r) } else { r.clone() };
+        let shown = shown(no_log, &r);
         show_banner(run, banner);
         run.callback.result(&Report {
             host,
@@ -1258,7 +1264,24 @@ pub(crate) fn template_args(
             action_name(run, &t.action)
         )
     };
-    if let Some(params) = t.args.get(VARIABLE_PARAMS) {
+    // Words that are not `key=value` pairs, for an action that takes none (a Python
+    // action plugin says for itself).
+    if t.args.contains_key("_raw_params")
+        && !crate::playbook::takes_raw_params(&t.action)
+        && crate::plugins::loader::action_plugin(&t.action).is_none()
+    {
+        return Err(format!(
+            "Task failed: Action '{}' does not support raw params.",
+            action_name(run, &t.action)
+        ));
+    }
+    // One template (or two: `args:`'s, then the action's, which wins).
+    let templates = match t.args.get(VARIABLE_PARAMS) {
+        Some(Value::Array(list)) => list.as_slice(),
+        Some(one) => std::slice::from_ref(one),
+        None => &[],
+    };
+    for params in templates {
         // All of them `omit`: none.
         match run
             .templar
@@ -1271,12 +1294,17 @@ pub(crate) fn template_args(
                 let marked = run
                     .templar
                     .mark_untrusted(params, &Value::Object(m.clone()), vars);
-                out.extend(m.into_iter().map(|(k, v)| {
-                    match (keep.contains(&k.as_str()), marked.get(&k)) {
-                        (true, Some(marked)) => (k, marked.clone()),
-                        _ => (k, v),
-                    }
-                }));
+                // Arguments written out win, even as `omit`.
+                out.extend(
+                    m.into_iter()
+                        .filter(|(k, _)| !t.args.contains_key(k))
+                        .map(
+                            |(k, v)| match (keep.contains(&k.as_str()), marked.get(&k)) {
+                                (true, Some(marked)) => (k, marked.clone()),
+                                _ => (k, v),
+                            },
+                        ),
+                );
             }
             Ok(None) => {}
             Ok(Some(other)) => {

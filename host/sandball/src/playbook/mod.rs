@@ -17,6 +17,7 @@ pub(crate) mod keywords;
 mod location;
 mod loop_control;
 mod mod_args;
+pub(crate) use mod_args::takes_raw_params;
 mod play;
 mod role;
 pub mod roles;

@@ -12,7 +12,7 @@ use crate::playbook::keywords::is_task_keyword;
 use crate::playbook::source::Mark;
 use crate::playbook::splitter::{SplitError, parse_kv, split_args};
 use crate::playbook::yaml::{Node, Yaml};
-use crate::template::is_template;
+use crate::template::{is_possibly_all_template, is_template};
 
 /// Actions, by short name, that accept words which are not `key=value` pairs.
 const RAW_PARAM_ACTIONS: &[&str] = &[
@@ -75,7 +75,7 @@ fn is_free_form(action: &str) -> bool {
 }
 
 /// Whether the action accepts `_raw_params`.
-fn takes_raw_params(action: &str) -> bool {
+pub(crate) fn takes_raw_params(action: &str) -> bool {
     is_free_form(action) || RAW_PARAM_ACTIONS.contains(&short_name(action))
 }
 
@@ -142,7 +142,7 @@ pub(crate) fn parse_action(task: &Fields<'_>) -> Result<Action, PlaybookError> {
     let mut args = base;
     args.extend(own);
     if !takes_raw_params(&name) {
-        check_raw_params(task, &name, &mut args, mark)?;
+        check_raw_params(&mut args);
     }
     Ok(Action {
         name,
@@ -151,36 +151,23 @@ pub(crate) fn parse_action(task: &Fields<'_>) -> Result<Action, PlaybookError> {
     })
 }
 
-/// Words that are not `key=value` pairs are an error for actions that do not take
-/// them, unless they are a template (then they become `_variable_params`, a mapping of
-/// arguments the template gives at run time).
-fn check_raw_params(
-    task: &Fields<'_>,
-    name: &str,
-    args: &mut Map<String, Value>,
-    mark: Mark,
-) -> Result<(), PlaybookError> {
-    let Some(raw) = args.get("_raw_params") else {
-        return Ok(());
-    };
-    match raw {
-        Value::String(text) if text.is_empty() => {}
-        Value::String(text) if is_template(text) => {
-            let text = text.clone();
-            args.shift_remove("_raw_params");
-            args.insert("_variable_params".to_owned(), Value::String(text));
+/// Words that are not `key=value` pairs, for an action that does not take them: a
+/// template and nothing else becomes `_variable_params` (a mapping of arguments the
+/// template gives at run time; with one from `args:` too, both, the action's winning);
+/// other words stay in `_raw_params`, and the task fails when it runs
+/// (`executor/task.rs`), as in ansible-core 2.19, unless its action turns out to be
+/// a Python action plugin that takes them.
+fn check_raw_params(args: &mut Map<String, Value>) {
+    if let Some(Value::String(text)) = args.get("_raw_params")
+        && is_possibly_all_template(text)
+    {
+        let mut text = Value::String(text.clone());
+        args.shift_remove("_raw_params");
+        if let Some(from_args) = args.shift_remove("_variable_params") {
+            text = Value::Array(vec![from_args, text]);
         }
-        _ => {
-            return Err(task.error_at(
-                mark,
-                format!(
-                    "this task '{name}' has extra params, which is only allowed in the following modules: {}",
-                    RAW_PARAM_ACTIONS.join(", ")
-                ),
-            ));
-        }
+        args.insert("_variable_params".to_owned(), text);
     }
-    Ok(())
 }
 
 /// The `args:` keyword: a mapping, or a template that gives one at run time.
@@ -408,10 +395,10 @@ mod tests {
     }
 
     #[test]
-    fn extra_params_are_refused_unless_templated() {
+    fn extra_params_are_kept_for_run_time_unless_templated() {
         assert_eq!(
-            err("file: /tmp/x state=touch\n"),
-            "ERROR! this task 'file' has extra params, which is only allowed in the following modules: add_host, command, group_by, import_role, import_tasks, include_role, include_tasks, include_vars, meta, raw, script, set_fact, shell, win_command, win_shell in 'm.yml': line 1, column 7"
+            ok("file: /tmp/x state=touch\n").1,
+            json!({"_raw_params": "/tmp/x", "state": "touch"})
         );
         assert_eq!(
             ok("file: \"{{ file_args }}\"\n").1,

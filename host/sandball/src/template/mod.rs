@@ -32,7 +32,7 @@ mod view;
 pub use error::TemplateError;
 pub(crate) use error::UNTRUSTED;
 pub(crate) use file_vars::file_vars;
-pub(crate) use scope::is_template;
+pub(crate) use scope::{is_possibly_all_template, is_template};
 pub use templar::{FileOptions, Templar};
 pub(crate) use trust::untrusted;
 pub use vars::{HostVarsSource, Var, Vars};

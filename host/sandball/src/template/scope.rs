@@ -23,6 +23,15 @@ pub(crate) fn is_template(s: &str) -> bool {
     s.contains("{{") || s.contains("{%") || s.contains("{#")
 }
 
+/// Whether a string looks like nothing but a template (even an invalid one), as
+/// ansible-core decides whether words given to an action are arguments to come:
+/// an overrides header, or Jinja delimiters at both ends.
+pub(crate) fn is_possibly_all_template(s: &str) -> bool {
+    s.starts_with("#jinja2:")
+        || (s.starts_with("{{") && s.ends_with("}}"))
+        || (s.starts_with("{%") && s.ends_with("%}"))
+}
+
 /// The expression of a string that is exactly one `{{ expr }}` (whitespace control
 /// markers allowed), whose value is then the expression's native value. Text around it
 /// makes the result text.

@@ -185,6 +185,10 @@ class Actions:
             raise Missing(req["name"])
         try:
             try:
+                if "_raw_params" in task.args and not handler.supports_raw_params:
+                    from ansible.errors import AnsibleError
+
+                    raise AnsibleError(f"Action {req['name']!r} does not support raw params.")
                 result = handler.run(task_vars=variables)
             finally:
                 handler.cleanup()
