@@ -2,7 +2,9 @@
 //! makes is never evaluated as an expression (`debug`'s `var`, `assert`'s `that`,
 //! `when`), while what passes a trusted value through unchanged is (a loop item written
 //! out in the playbook, `{{ path }}` of a trusted variable); `debug` of `ansible_facts`
-//! sets no facts.
+//! sets no facts. Trust is kept per value through `set_fact`, `include_vars` and their
+//! registered results, where a module's result is all data, as the
+//! `ansible._protomatter` tests see it.
 
 use sandball_e2e::Sandbox;
 use sandball_e2e::compare::same_as_ansible;
@@ -91,6 +93,74 @@ fn templates_make_untrusted_text() {
             "loop items written out",
             "items passed through",
             "what was refused",
+        ],
+    );
+}
+
+const KEPT: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    base: "1 == 1"
+  tasks:
+    - command: echo "3 == 3"
+      register: out
+    - set_fact:
+        lit: "2 == 2"
+        passed: "{{ base }}"
+        made: "{{ '3 ' ~ '== 3' }}"
+        nested: {a: [x, "{{ base }}"], b: "pre {{ base }}"}
+        from_module: "{{ out.stdout }}"
+        cacheable: "{{ 'no' }}"
+      register: sf
+    - include_vars: included.yml
+      register: iv
+    - name: a written fact as an expression
+      debug: {var: '{{ lit }}'}
+    - name: a passed-through fact as an expression
+      debug: {var: '{{ passed }}'}
+    - name: a made fact as an expression
+      debug: {var: '{{ made }}'}
+      ignore_errors: true
+      register: made_var
+    - name: a registered fact as a condition
+      debug: {msg: ok}
+      when: "{{ sf.ansible_facts.lit }}"
+    - name: trust of each value
+      debug:
+        msg:
+          - "{{ nested.a[0] is ansible._protomatter.tagged_with('TrustedAsTemplate') }}"
+          - "{{ nested.a[1] is ansible._protomatter.tagged_with('TrustedAsTemplate') }}"
+          - "{{ nested.b is ansible._protomatter.tagged_with('TrustedAsTemplate') }}"
+          - "{{ from_module is ansible._protomatter.tagged_with('TrustedAsTemplate') }}"
+          - "{{ sf.ansible_facts.passed is ansible._protomatter.tagged_with('TrustedAsTemplate') }}"
+          - "{{ sf.ansible_facts.made is ansible._protomatter.tagged_with('TrustedAsTemplate') }}"
+          - "{{ iv.ansible_facts.plain is ansible._protomatter.tagged_with('TrustedAsTemplate') }}"
+          - "{{ iv.ansible_facts.unsafe is ansible._protomatter.tagged_with('TrustedAsTemplate') }}"
+          - "{{ plain is ansible._protomatter.tagged_with('TrustedAsTemplate') }}"
+          - "{{ out.stdout is ansible._protomatter.tagged_with('TrustedAsTemplate') }}"
+          - "{{ 'x' is ansible._protomatter.tagged }}"
+          - "{{ 'x' | ansible._protomatter.apply_trust is ansible._protomatter.tagged }}"
+          - "{{ made_var is failed }}"
+    - name: results shown
+      debug: {var: iv}
+"#;
+
+#[test]
+fn trust_is_kept_through_set_fact_include_vars_and_register() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    sb.write("included.yml", "plain: x\nunsafe: !unsafe '{{ x }}'\n");
+    let pb = sb.write("play.yml", KEPT);
+    same_as_ansible(
+        &sb,
+        &pb,
+        &[
+            "a written fact as an expression",
+            "a passed-through fact as an expression",
+            "a registered fact as a condition",
+            "trust of each value",
+            "results shown",
         ],
     );
 }

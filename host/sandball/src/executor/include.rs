@@ -113,10 +113,7 @@ pub(super) async fn run(
                     false,
                     false,
                 );
-                if let Some(name) = &t.register {
-                    run.vars
-                        .register(host, name, Value::Object(stopped.clone()));
-                }
+                task::register(run, t, host, &stopped);
                 run.callback.result(&crate::plugins::callback::Report {
                     host,
                     action: &t.action,

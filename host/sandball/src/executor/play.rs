@@ -813,9 +813,9 @@ async fn run_block(cx: PlayRun<'_>, b: &crate::playbook::Block, inherited: &Chai
                     if f.rescuable {
                         run.stats.rescue(h);
                     }
-                    run.vars.register(h, "ansible_failed_task", f.task);
+                    run.vars.register(h, "ansible_failed_task", f.task, false);
                     run.vars
-                        .register(h, "ansible_failed_result", Value::Object(f.result));
+                        .register(h, "ansible_failed_result", Value::Object(f.result), false);
                     h.clone()
                 })
                 .collect()
@@ -957,11 +957,7 @@ pub(super) fn fail_host(
     rescuable: bool,
 ) {
     cx.run.stats.record(host, Status::Failed, ignored, false);
-    if let Some(name) = &t.register {
-        cx.run
-            .vars
-            .register(host, name, Value::Object(result.clone()));
-    }
+    task::register(cx.run, t, host, &result);
     cx.run.callback.result(&crate::plugins::callback::Report {
         host,
         action: &t.action,
@@ -1251,10 +1247,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     // Every host of the batch gets them, those an include left out too, as in Ansible.
     if once && let Some((first, o)) = outcomes.first() {
         for other in cx.batch.iter().filter(|h| *h != first) {
-            if let Some(name) = &t.register {
-                run.vars
-                    .register(other, name, Value::Object(o.registered.clone()));
-            }
+            task::register(run, t, other, &o.registered);
             task::record_facts(run, t, other, &o.registered);
         }
     }

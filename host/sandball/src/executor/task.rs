@@ -322,9 +322,7 @@ pub async fn run_on_host(
     // `register` keeps no `invocation` (a loop's items keep theirs), as in ansible-core.
     let mut kept = registered(&result);
     kept.remove("invocation");
-    if let Some(name) = &t.register {
-        run.vars.register(host, name, Value::Object(kept.clone()));
-    }
+    register(run, t, host, &kept);
     let status = Status::of(&result);
     let ignore = |k| keyword_bool(run, &vars, kw, k, false).unwrap_or_default();
     let ignored = match status {
@@ -873,6 +871,66 @@ async fn run_once(
     }
 }
 
+/// `set_fact`'s templated arguments with the text templating made marked `!unsafe`, so
+/// that its facts keep ansible-core 2.19's trust: what the task wrote, or passed through
+/// from a trusted variable, stays trusted.
+fn with_trust_marks(
+    run: &Run,
+    t: &Task,
+    vars: &Vars,
+    args: Map<String, Value>,
+) -> Map<String, Value> {
+    args.into_iter()
+        .map(|(k, v)| {
+            let marked = match t.args.get(&k) {
+                Some(raw) => run.templar.mark_untrusted(raw, &v, vars),
+                None => crate::template::untrusted(v),
+            };
+            (k, marked)
+        })
+        .collect()
+}
+
+/// Keeps a task's result under its `register` name for `host`: data, but for the
+/// results of actions whose facts are variables (`set_fact`, `include_vars`), whose
+/// facts keep their trust, as in ansible-core 2.19.
+pub(crate) fn register(run: &Run, t: &Task, host: &str, result: &Map<String, Value>) {
+    let Some(name) = &t.register else {
+        return;
+    };
+    match action::find(&t.action).fact_layer() {
+        FactLayer::Facts => run
+            .vars
+            .register(host, name, Value::Object(result.clone()), false),
+        FactLayer::SetFact | FactLayer::IncludeVars => {
+            run.vars
+                .register(host, name, Value::Object(with_trusted_facts(result)), true)
+        }
+    }
+}
+
+/// A result with everything but its `ansible_facts` (a loop's items' too) marked
+/// `!unsafe`.
+fn with_trusted_facts(result: &Map<String, Value>) -> Map<String, Value> {
+    result
+        .iter()
+        .map(|(k, v)| {
+            let v = match (k.as_str(), v) {
+                ("ansible_facts", facts) => facts.clone(),
+                ("results", Value::Array(items)) => items
+                    .iter()
+                    .map(|item| match item {
+                        Value::Object(item) => Value::Object(with_trusted_facts(item)),
+                        other => crate::template::untrusted(other.clone()),
+                    })
+                    .collect(),
+                (_, other) => crate::template::untrusted(other.clone()),
+            };
+            (k.clone(), v)
+        })
+        .collect()
+}
+
 /// Makes a result visible to `changed_when`/`failed_when`/`until` under the register
 /// name, as Ansible does.
 fn bind_result(vars: &mut Vars, t: &Task, r: &Map<String, Value>) {
@@ -1084,8 +1142,10 @@ pub(crate) fn record_facts(run: &Run, t: &Task, host: &str, result: &Map<String,
                 if result
                     .get(crate::plugins::action::set_fact::CACHEABLE)
                     .is_some_and(py_truth)
+                    && let Value::Object(facts) =
+                        crate::template::without_unsafe_marks(&Value::Object(facts.clone()))
                 {
-                    run.vars.add_module_facts(host, facts);
+                    run.vars.add_module_facts(host, &facts);
                 }
             }
             FactLayer::IncludeVars => run.vars.include_vars(host, facts),
@@ -1140,6 +1200,7 @@ async fn attempt_action(
         (Err(e), _) | (_, Err(e)) => return failed(e),
     };
     let args = match template_args(run, t, kw, plugin.raw_args(), vars) {
+        Ok(a) if plugin.fact_layer() == FactLayer::SetFact => with_trust_marks(run, t, vars, a),
         Ok(a) => a,
         Err(e) => return failed(e),
     };

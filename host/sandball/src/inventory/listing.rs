@@ -291,26 +291,9 @@ fn graph_vars(vars: &Map<String, Value>, depth: usize, lines: &mut Vec<String>) 
     let mut names: Vec<&String> = vars.keys().collect();
     names.sort();
     for name in names {
-        let value = without_unsafe_marks(&vars[name]);
+        let value = crate::template::without_unsafe_marks(&vars[name]);
         let text = crate::template::python_str(&value).unwrap_or_else(|_| value.to_string());
         lines.push(graph_line(&format!("{{{name} = {text}}}"), depth));
-    }
-}
-
-/// `value` with `!unsafe` strings (`{"__ansible_unsafe": text}`) as plain text, as Python's
-/// `str()` shows them.
-fn without_unsafe_marks(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => match (map.len(), map.get(crate::playbook::UNSAFE_KEY)) {
-            (1, Some(inner)) => without_unsafe_marks(inner),
-            _ => Value::Object(
-                map.iter()
-                    .map(|(k, v)| (k.clone(), without_unsafe_marks(v)))
-                    .collect(),
-            ),
-        },
-        Value::Array(items) => Value::Array(items.iter().map(without_unsafe_marks).collect()),
-        other => other.clone(),
     }
 }
 
@@ -419,14 +402,6 @@ mod tests {
         assert_eq!(
             listing.graph(p, true),
             "@p:\n  |--@web:\n  |  |--w1\n  |  |  |--{x = 1}\n  |  |  |--{y = [1, 'b']}\n  |  |--w2\n  |  |  |--{y = [1, 'b']}\n  |--@empty:\n  |--{y = [1, 'b']}"
-        );
-    }
-
-    #[test]
-    fn graph_shows_unsafe_text_plainly() {
-        assert_eq!(
-            without_unsafe_marks(&json!({"a": [{"__ansible_unsafe": "{{ x }}"}], "b": 1})),
-            json!({"a": ["{{ x }}"], "b": 1})
         );
     }
 

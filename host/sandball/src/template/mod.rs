@@ -19,6 +19,7 @@ mod methods;
 mod overrides;
 mod percent;
 pub(crate) mod plugin_calls;
+mod protomatter;
 mod pyrandom;
 pub(crate) mod python;
 mod scope;
@@ -34,7 +35,7 @@ pub(crate) use error::UNTRUSTED;
 pub(crate) use file_vars::file_vars;
 pub(crate) use scope::{is_possibly_all_template, is_template};
 pub use templar::{FileOptions, Templar};
-pub(crate) use trust::untrusted;
+pub(crate) use trust::{has_unsafe_marks, untrusted, without_unsafe_marks};
 pub use vars::{HostVarsSource, Var, Vars};
 pub(crate) use view::unsafe_mark;
 

@@ -345,6 +345,7 @@ pub(super) fn native_environment() -> Environment<'static> {
     crate::template::percent::register(&mut env);
     crate::template::vaulted::register(&mut env);
     crate::template::plugin_calls::register(&mut env);
+    crate::template::protomatter::register(&mut env);
     env
 }
 

@@ -6,6 +6,12 @@
 //! variables (`{{ names | sort }}`) count as passing their values through, where
 //! ansible-core follows each string. Only trusted text may be evaluated as an
 //! expression (a conditional, `debug`'s `var`).
+//!
+//! While a template runs, trusted text is a string with the engine's "safe" mark (which
+//! nothing else uses: Ansible escapes no output). A trusted variable's strings enter the
+//! engine with it (`view.rs`); a value passed through keeps it, and text a template, a
+//! filter or a lookup makes has none, much as 2.19's tags follow values — what the
+//! `ansible._protomatter` tests read (`protomatter.rs`).
 
 use minijinja::machinery::ast::Expr;
 use minijinja::machinery::parse_expr;
@@ -68,6 +74,31 @@ pub(crate) fn untrusted(value: serde_json::Value) -> serde_json::Value {
         serde_json::Value::Object(map) => map.into_iter().map(|(k, v)| (k, untrusted(v))).collect(),
         other => other,
     }
+}
+
+/// `value` with each `!unsafe` mark replaced by the text it holds, as it is shown.
+pub(crate) fn without_unsafe_marks(value: &serde_json::Value) -> serde_json::Value {
+    if let Some(inner) = super::view::unsafe_mark(value) {
+        return without_unsafe_marks(inner);
+    }
+    match value {
+        serde_json::Value::Array(items) => items.iter().map(without_unsafe_marks).collect(),
+        serde_json::Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| (k.clone(), without_unsafe_marks(v)))
+            .collect(),
+        other => other.clone(),
+    }
+}
+
+/// Whether `value` holds an `!unsafe` mark anywhere.
+pub(crate) fn has_unsafe_marks(value: &serde_json::Value) -> bool {
+    super::view::unsafe_mark(value).is_some()
+        || match value {
+            serde_json::Value::Array(items) => items.iter().any(has_unsafe_marks),
+            serde_json::Value::Object(map) => map.values().any(has_unsafe_marks),
+            _ => false,
+        }
 }
 
 /// The raw value a variable path names in a trusted variable.
@@ -160,5 +191,14 @@ mod tests {
         assert!(!trusted(json!("{{ 'k1' }}")));
         assert!(!trusted(json!("{{ fact }}")));
         assert!(!trusted(json!({"__ansible_unsafe": "x"})));
+    }
+
+    #[test]
+    fn marks_are_found_and_removed() {
+        let marked = json!({"a": [{"__ansible_unsafe": "{{ x }}"}], "b": 1});
+        assert!(has_unsafe_marks(&marked));
+        let plain = without_unsafe_marks(&marked);
+        assert_eq!(plain, json!({"a": ["{{ x }}"], "b": 1}));
+        assert!(!has_unsafe_marks(&plain));
     }
 }

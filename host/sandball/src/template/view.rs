@@ -92,6 +92,8 @@ pub(crate) fn value_at(
         serde_json::Value::String(s) if trusted && is_template(s) => {
             return scope.render_trusted(&path, s);
         }
+        // Trusted text carries the engine's mark of it (see `trust.rs`).
+        serde_json::Value::String(s) if trusted => Value::from_safe_string(s.clone()),
         serde_json::Value::String(s) => Value::from(s.as_str()),
         serde_json::Value::Object(map) if trusted && map.keys().any(|k| is_template(k)) => {
             return templated_keys(scope, root, &path, map);

@@ -30,7 +30,17 @@ struct HostState {
     /// `include_vars` values.
     included: Map<String, Value>,
     /// `set_fact` values and registered results.
-    set: Map<String, Value>,
+    set: indexmap::IndexMap<String, Kept>,
+}
+
+/// A value the run set for a host, with its trust.
+#[derive(Clone, Debug)]
+enum Kept {
+    /// Trusted but for the text marked `!unsafe` in it: `set_fact` values, the results
+    /// of `set_fact` and `include_vars`, as ansible-core 2.19 keeps their trust.
+    Trusted(Value),
+    /// A module's result: all data.
+    Data(Value),
 }
 
 /// `new` merged into `old` when both are mappings (recursively, as ansible-core's
@@ -398,12 +408,13 @@ impl VariableManager {
         self.shared.state()
     }
 
-    /// Records `set_fact` values (already templated; stored as data).
+    /// Records `set_fact` values (already templated, the text templating made marked
+    /// `!unsafe`: the rest stays trusted, as in ansible-core 2.19).
     pub fn set_facts(&self, host: &str, values: &Map<String, Value>) {
         let mut s = self.state();
         let st = s.entry(host.to_string()).or_default();
         for (k, v) in values {
-            st.set.insert(k.clone(), v.clone());
+            st.set.insert(k.clone(), Kept::Trusted(v.clone()));
         }
     }
 
@@ -441,13 +452,19 @@ impl VariableManager {
         self.cache_facts(host, &Map::new());
     }
 
-    /// Records a registered result.
-    pub fn register(&self, host: &str, name: &str, result: Value) {
+    /// Records a registered result: data, or (`trusted`) trusted but for the text
+    /// marked `!unsafe` in it.
+    pub fn register(&self, host: &str, name: &str, result: Value, trusted: bool) {
+        let kept = if trusted {
+            Kept::Trusted(result)
+        } else {
+            Kept::Data(result)
+        };
         let mut s = self.state();
         s.entry(host.to_string())
             .or_default()
             .set
-            .insert(name.to_string(), result);
+            .insert(name.to_string(), kept);
     }
 
     /// Only the extra vars (for templating play-level values such as `hosts`).
@@ -586,7 +603,10 @@ impl Shared {
             vars.set_trusted(&k, v);
         }
         for (k, v) in state.set {
-            vars.set_data(&k, v);
+            match v {
+                Kept::Trusted(v) => vars.set_trusted(&k, v),
+                Kept::Data(v) => vars.set_data(&k, v),
+            }
         }
         for (k, v) in role_params
             .into_iter()

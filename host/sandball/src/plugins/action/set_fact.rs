@@ -1,4 +1,5 @@
-//! `set_fact`: sets host variables for the rest of the run (arguments arrive templated).
+//! `set_fact`: sets host variables for the rest of the run (arguments arrive templated,
+//! the text templating made marked `!unsafe`, which the facts keep).
 
 use super::{failed, ok_with, truthy};
 use serde_json::{Map, Value, json};
@@ -22,7 +23,8 @@ pub fn run(ctx: &dyn super::Context, args: &Map<String, Value>) -> Map<String, V
             Value::String(k.clone())
         };
         if name == "cacheable" {
-            match truthy(Some(v), false) {
+            // Its value may be marked untrusted (see the executor's `with_trust_marks`).
+            match truthy(Some(&crate::template::without_unsafe_marks(v)), false) {
                 Ok(b) => cacheable = b,
                 Err(e) => return failed(e),
             }

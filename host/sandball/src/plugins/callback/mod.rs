@@ -153,6 +153,7 @@ fn masked_value(value: &Value) -> Value {
 
 /// What the vault decrypted in this run never reaches a callback: every text of every
 /// event is masked first (`********`), as `no_log` values are kept from the output.
+/// Results reach callbacks without the `!unsafe` marks that keep their facts' trust.
 pub struct Masked(pub Box<dyn Callback>);
 
 impl Callback for Masked {
@@ -190,12 +191,20 @@ impl Callback for Masked {
         self.0.no_hosts_matched();
     }
     fn result(&self, r: &Report<'_>) {
-        if !crate::vault::any_decrypted() {
+        // A result keeps the trust of its facts as `!unsafe` marks: shown, they are text.
+        let marked = r.result.values().any(crate::template::has_unsafe_marks);
+        if !crate::vault::any_decrypted() && !marked {
             return self.0.result(r);
         }
-        let result = match masked_value(&Value::Object(r.result.clone())) {
-            Value::Object(m) => m,
-            _ => Map::new(),
+        let mut result = Value::Object(r.result.clone());
+        if marked {
+            result = crate::template::without_unsafe_marks(&result);
+        }
+        if crate::vault::any_decrypted() {
+            result = masked_value(&result);
+        }
+        let Value::Object(result) = result else {
+            return;
         };
         let item = r.item.map(|i| crate::vault::mask(i).into_owned());
         self.0.result(&Report {

@@ -13,6 +13,18 @@ pub(super) fn register(env: &mut Environment<'static>) {
     env.add_filter("splitlines", |state: &State, value: &Value| {
         Ok::<_, Error>(Value::from(py_splitlines(&text_arg(state, value)?)))
     });
+    env.add_filter("escape", escape);
+    env.add_filter("e", escape);
+}
+
+/// Jinja's `escape`, which escapes trusted text too: the engine's mark of trusted text
+/// is the one it gives escaped text (see `trust.rs`), so text `escape` already gave is
+/// escaped again, where Jinja keeps it.
+fn escape(state: &mut State, value: &Value) -> Result<Value, Error> {
+    match value.as_str() {
+        Some(text) if value.is_safe() => minijinja::filters::escape(state, &Value::from(text)),
+        _ => minijinja::filters::escape(state, value),
+    }
 }
 
 /// Python's `shlex.quote`: the text as one shell word.

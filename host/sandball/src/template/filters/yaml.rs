@@ -434,26 +434,8 @@ fn load(text: &str) -> Result<Vec<Value>, Error> {
         })?;
     Ok(documents
         .iter()
-        .map(|d| from_json(&without_unsafe_marks(d)))
+        .map(|d| from_json(&crate::template::trust::without_unsafe_marks(d)))
         .collect())
-}
-
-/// `value` with each `!unsafe` mark replaced by the text it holds.
-fn without_unsafe_marks(value: &serde_json::Value) -> serde_json::Value {
-    if let Some(inner) = crate::template::unsafe_mark(value) {
-        return inner.clone();
-    }
-    match value {
-        serde_json::Value::Array(items) => {
-            serde_json::Value::Array(items.iter().map(without_unsafe_marks).collect())
-        }
-        serde_json::Value::Object(map) => serde_json::Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), without_unsafe_marks(v)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
 }
 
 #[cfg(test)]
