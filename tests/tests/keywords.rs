@@ -298,6 +298,21 @@ const RETRIES: &str = r#"
       loop: [1]
     - name: what they say
       debug: {msg: "{{ f is failed }} {{ f.attempts }} {{ fi is failed }} {{ fi.results[0].attempts }}"}
+
+    # `retries` alone retries until the task succeeds.
+    - name: until it succeeds
+      shell: "[ -f {{ marker }} ] || (touch {{ marker }} && false)"
+      register: s
+      retries: 3
+      delay: 0
+    - name: never succeeds
+      fail: {msg: no}
+      register: n
+      retries: 2
+      delay: 0
+      ignore_errors: true
+    - name: how often they ran
+      debug: {msg: "{{ s.attempts }} {{ n.attempts }} {{ n is failed }}"}
 "#;
 
 #[test]
@@ -306,8 +321,10 @@ fn until_retries_until_the_condition_holds_then_gives_up() {
     sb.inventory(&["localhost"]);
     let pb = sb.write("play.yml", RETRIES);
     let work = sb.dir("work");
-    let out = sb.play(&pb, &work, &[]).run();
+    let marker = |who: &str| format!("marker={}", sb.path().join(who).display());
+    let out = sb.play(&pb, &work, &["-e", &marker("ours")]).run();
     out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("\"msg\": \"2 2 True\"");
     assert_eq!(
         out.task_lines("at once"),
         vec!["changed: [localhost]"],
@@ -329,11 +346,20 @@ fn until_retries_until_the_condition_holds_then_gives_up() {
     );
     assert_eq!(give_up.last(), Some(&"...ignoring"), "{out}");
     out.assert_stdout_has("\"msg\": \"True 1 True 1\"");
-    if let Some(theirs) = sb.ansible_play(&pb, &sb.dir("ansible-work"), &[]) {
+    if let Some(theirs) = sb.ansible_play(&pb, &sb.dir("ansible-work"), &["-e", &marker("theirs")])
+    {
         let theirs = theirs.run();
         out.assert_same_recap_as(&theirs);
         // Whole: the error each says before its (not failed) result included.
-        out.assert_same_task_lines_as(&theirs, &["forgiven", "forgiven items", "what they say"]);
+        out.assert_same_task_lines_as(
+            &theirs,
+            &[
+                "forgiven",
+                "forgiven items",
+                "what they say",
+                "how often they ran",
+            ],
+        );
     }
 }
 

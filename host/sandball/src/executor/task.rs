@@ -800,7 +800,8 @@ pub(super) fn when_stops(run: &Run, kw: &Chain<'_>, vars: &Vars) -> Option<Map<S
     None
 }
 
-/// One run of the task (one loop item, or the task itself), with `until` retries.
+/// One run of the task (one loop item, or the task itself), with `until` retries
+/// (`retries` alone: until it succeeds).
 async fn run_once(
     run: &Run,
     t: &Task,
@@ -812,13 +813,14 @@ async fn run_once(
     if let Some(r) = when_stops(run, kw, vars) {
         return r;
     }
-    let Some(until) = &t.until else {
+    // `retries` without `until` retries until the task succeeds, as in ansible-core.
+    if t.until.is_none() && t.retries.is_none() {
         let how = Attempt {
             no_log,
             number: None,
         };
         return attempt_in_time(run, t, kw, host, vars, how).await;
-    };
+    }
     let retries = match t.retries.as_ref().map(|r| run.templar.template(r, vars)) {
         None => 3,
         Some(Ok(v)) => v
@@ -845,7 +847,10 @@ async fn run_once(
         let mut r = attempt_in_time(run, t, kw, host, vars, how).await;
         let mut check_vars = vars.clone();
         bind_result(&mut check_vars, t, &r);
-        let done = run.templar.conditional(until, &check_vars).unwrap_or(false);
+        let done = match &t.until {
+            Some(until) => run.templar.conditional(until, &check_vars).unwrap_or(false),
+            None => !r.get("failed").is_some_and(py_truth),
+        };
         if done {
             r.remove("failed");
             return r;
