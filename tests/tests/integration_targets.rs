@@ -44,6 +44,7 @@ const TARGETS: &[&str] = &[
     "import-role-tasks",
     "import_tasks",
     "include_import_tasks_nested",
+    "include_vars",
     "include_with_templating",
     "inventory_ini",
     "jinja_plugins",

@@ -77,7 +77,48 @@ fn lookups_read_as_in_ansible() {
     let out = sb.play(&bad, &work, &[]).run();
     out.assert_no_panic().assert_code(2);
     out.assert_stdout_has("lookup plugin 'file'");
-    out.assert_stdout_has("Could not find or access 'missing.txt'");
+    out.assert_stdout_has("Unable to access the file 'missing.txt': File not found.");
+}
+
+/// The warnings of lookups whose files are missing, compared with ansible-playbook: a
+/// file in none of the places looked in is warned about (`template`, `unvault`), and
+/// `errors='warn'` shows the failure as a warning, before the task's result.
+#[test]
+fn missing_files_are_warned_about() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let pb = sb.write(
+        "warn.yml",
+        r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: template ignored
+      debug: {msg: "{{ lookup('template', 'nope.j2', errors='ignore') }}"}
+    - name: unvault warned
+      debug: {msg: "{{ lookup('unvault', 'nope.v', errors='warn') }}"}
+    - name: file warned
+      debug: {msg: "{{ lookup('file', 'nope.txt', errors='warn') }}"}
+    - name: first_found warned
+      debug: {msg: "{{ lookup('first_found', 'nope', errors='warn') }}"}
+"#,
+    );
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    let warnings = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with("[WARNING]: ") && !l.contains("host"))
+            .map(str::to_string)
+            .collect()
+    };
+    let ours_warned = warnings(&ours.stderr);
+    assert_eq!(ours_warned.len(), 5, "{ours}");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        assert_eq!(ours_warned, warnings(&theirs.stderr), "{theirs}\n{ours}");
+        ours.assert_same_stdout_as(&theirs);
+    }
 }
 
 /// `fileglob` along the search path, compared with ansible-playbook: a bare pattern is

@@ -344,6 +344,7 @@ pub async fn run_on_host(
     if t.loop_.is_none() || no_items {
         let shown = shown(no_log, &result);
         show_banner(run, banner);
+        show_warnings(run);
         run.callback.result(&Report {
             host,
             action: &t.action,
@@ -362,6 +363,7 @@ pub async fn run_on_host(
         if ignored || matches!(status, Status::Skipped | Status::Unreachable) {
             show_banner(run, banner);
         }
+        show_warnings(run);
         run.callback.result(&Report {
             host,
             action: &t.action,
@@ -378,6 +380,14 @@ pub async fn run_on_host(
         ignored,
         failure,
         registered: kept,
+    }
+}
+
+/// Shows the warnings templating gave (`errors='warn'` lookups) before the result they
+/// came with, as ansible-core shows them when they happen.
+fn show_warnings(run: &Run) {
+    for warning in crate::template::take_warnings() {
+        run.callback.warning(&warning);
     }
 }
 
@@ -695,6 +705,7 @@ async fn run_loop(
         all_skipped &= status == Status::Skipped;
         let shown = shown(no_log, &r);
         show_banner(run, banner);
+        show_warnings(run);
         run.callback.result(&Report {
             host,
             action: &t.action,

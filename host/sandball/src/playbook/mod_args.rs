@@ -136,7 +136,10 @@ pub(crate) fn parse_action(task: &Fields<'_>) -> Result<Action, PlaybookError> {
     {
         return Err(task.error_at(
             mark,
-            format!("invalid parameter specified for action '{name}': '{key}'"),
+            format!(
+                "Invalid parameter specified beginning with keyword '_ansible_' for action \
+                 '{name}': '{key}'. The prefix '_ansible_' is reserved for internal use only."
+            ),
         ));
     }
     let mut args = base;
@@ -506,7 +509,7 @@ mod tests {
         );
         assert_eq!(
             err("debug:\n  _ansible_check_mode: true\n"),
-            "ERROR! invalid parameter specified for action 'debug': '_ansible_check_mode' in 'm.yml': line 2, column 3"
+            "ERROR! Invalid parameter specified beginning with keyword '_ansible_' for action 'debug': '_ansible_check_mode'. The prefix '_ansible_' is reserved for internal use only. in 'm.yml': line 2, column 3"
         );
     }
 }

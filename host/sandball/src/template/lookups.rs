@@ -216,7 +216,12 @@ fn run_plugin(
         "file" => texts()
             .iter()
             .map(|t| {
-                let path = find(ctx, "files", t)?;
+                let path = find(ctx, "files", t).map_err(|_| {
+                    format!(
+                        "Unable to access the file {}: File not found. Use -vvvvv to see paths searched.",
+                        sandball_wire::python::py_repr(&Json::String(t.clone()))
+                    )
+                })?;
                 let content = std::fs::read_to_string(&path)
                     .map_err(|e| format!("could not read {}: {e}", path.display()))?;
                 let flag = |key: &str, default: bool| {
@@ -270,7 +275,9 @@ fn run_plugin(
         "template" => texts()
             .iter()
             .map(|t| {
-                let path = find(ctx, "templates", t)?;
+                let path = find_or_warn(ctx, "templates", t).ok_or_else(|| {
+                    format!("the template file {t} could not be found for the lookup")
+                })?;
                 let source = std::fs::read_to_string(&path)
                     .map_err(|e| format!("could not read {}: {e}", path.display()))?;
                 template_lookup(ctx, &path, &source, options)
@@ -357,12 +364,13 @@ fn run_plugin(
         "config" => config(terms, options, ctx),
         "varnames" => varnames(terms, ctx),
         "inventory_hostnames" => inventory_hostnames(terms, ctx),
-        "ini" => super::table_lookups::ini(terms, options, &|f| find(ctx, "files", f)),
-        "csvfile" => super::table_lookups::csvfile(terms, options, &|f| find(ctx, "files", f)),
+        "ini" => super::table_lookups::ini(terms, options, &|f| find_warned(ctx, "files", f)),
+        "csvfile" => super::table_lookups::csvfile(terms, options, &|f| find_warned(ctx, "files", f)),
         "unvault" => texts()
             .iter()
             .map(|t| {
-                let path = find(ctx, "files", t)?;
+                let path = find_or_warn(ctx, "files", t)
+                    .ok_or_else(|| format!("Unable to find file matching \"{t}\""))?;
                 crate::vault::read_file(&path)
                     .map(Json::String)
                     .map_err(|e| format!("could not read {}: {e}", path.display()))
@@ -887,6 +895,27 @@ fn find(ctx: &dyn LookupContext, kind: &str, name: &str) -> Result<std::path::Pa
     crate::playbook::search_path::find(&search_vars(ctx), kind, name)
 }
 
+/// [`find`], warning as ansible-core warns when the file is in none of the places
+/// looked in.
+fn find_or_warn(ctx: &dyn LookupContext, kind: &str, name: &str) -> Option<std::path::PathBuf> {
+    find_warned(ctx, kind, name).ok()
+}
+
+/// [`find`] with [`find_or_warn`]'s warning (the table lookups' files).
+fn find_warned(
+    ctx: &dyn LookupContext,
+    kind: &str,
+    name: &str,
+) -> Result<std::path::PathBuf, String> {
+    let found = find(ctx, kind, name);
+    if found.is_err() {
+        crate::template::warn(format!(
+            "Unable to find '{name}' in expected paths (use -vvvvv to see paths)"
+        ));
+    }
+    found
+}
+
 /// The variables the search path reads.
 fn search_vars(ctx: &dyn LookupContext) -> Vars {
     let mut vars = Vars::new();
@@ -961,7 +990,14 @@ fn first_found(
                     m.get("paths").map(split).unwrap_or_default(),
                 );
             }
-            other => add(vec![text(&other)], option_paths.clone()),
+            Json::String(name) => add(vec![name], option_paths.clone()),
+            Json::Array(names) => add(names.iter().map(text).collect(), option_paths.clone()),
+            other => {
+                return Err(format!(
+                    "Invalid term supplied. A string, dict or list is required, not '{}').",
+                    sandball_wire::python::short_type_name(&other)
+                ));
+            }
         }
     }
     match candidates.into_iter().find(|p| p.exists()) {
@@ -1171,7 +1207,9 @@ fn call(
         )),
         Err(_) if errors == "ignore" => Ok((None, wantlist)),
         Err(e) if errors == "warn" => {
-            tracing::warn!("An error occurred while running the lookup plugin '{name}': {e}");
+            crate::template::warn(format!(
+                "An error occurred while running the lookup plugin '{name}': {e}"
+            ));
             Ok((None, wantlist))
         }
         Err(LookupError::Undefined(e)) => Err(Error::new(ErrorKind::UndefinedError, e)),

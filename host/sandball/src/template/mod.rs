@@ -29,6 +29,7 @@ pub(crate) mod trust;
 mod vars;
 mod vaulted;
 mod view;
+mod warnings;
 
 pub use error::TemplateError;
 pub(crate) use error::UNTRUSTED;
@@ -38,6 +39,8 @@ pub use templar::{FileOptions, Templar};
 pub(crate) use trust::{has_unsafe_marks, untrusted, without_unsafe_marks};
 pub use vars::{HostVarsSource, Var, Vars};
 pub(crate) use view::unsafe_mark;
+pub use warnings::take_warnings;
+pub(crate) use warnings::warn;
 
 /// Python's `str()` of a JSON value (`True`, `[1, 'a']`, `{'k': None}`), as Ansible shows
 /// values in text (e.g. `ansible-inventory --graph --vars`).
