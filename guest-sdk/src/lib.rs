@@ -62,7 +62,9 @@ pub mod shlex;
 
 pub use diff::Diff;
 pub use fail::Fail;
-pub use io_error::{describe_io_error, leaves_grant, python_errno, python_os_error};
+pub use io_error::{
+    describe_io_error, leaves_grant, on_node, python_errno, python_os_error, python_os_error_on,
+};
 pub use module::Module;
 pub use result::Outcome;
 pub use run::{execute, run, run_with_paths};

@@ -13,8 +13,13 @@ const ATTEMPTS: usize = 16;
 
 /// Writes `bytes` to `dest` atomically. A new file gets the default mode (0666 less the
 /// umask); an existing one keeps its mode and, when allowed, its owner and group.
+/// Errors are the node's ([`crate::on_node`]).
 pub fn atomic_write(dest: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
     let dest = dest.as_ref();
+    write_atomically(dest, bytes).map_err(|e| crate::on_node(e, dest))
+}
+
+fn write_atomically(dest: &Path, bytes: &[u8]) -> io::Result<()> {
     let name = dest.file_name().ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidInput,

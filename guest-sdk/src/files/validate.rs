@@ -7,7 +7,7 @@
 
 use super::{atomic_write, random_u64, realpath};
 use crate::prelude::*;
-use crate::{describe_io_error, shlex};
+use crate::{describe_io_error, python_os_error, shlex};
 
 /// Writes `content` to the file `path` names (through symlinks, as Ansible's text
 /// modules write the real file) atomically; with `validate`, first to a hidden copy
@@ -35,8 +35,12 @@ pub fn write_validated(path: &str, content: &[u8], validate: Option<&str>) -> Re
 }
 
 fn write_file(path: &str, content: &[u8]) -> Result<(), Fail> {
-    atomic_write(path, content)
-        .map_err(|e| Fail::new(format!("Unable to write {path}: {}", describe_io_error(&e))))
+    atomic_write(path, content).map_err(|e| {
+        Fail::new(format!(
+            "Unable to write {path}: {}",
+            python_os_error(&e, path)
+        ))
+    })
 }
 
 /// A hidden, unpredictable name beside `path`.

@@ -30,12 +30,24 @@ pub struct HostError {
     pub message: String,
 }
 
+impl HostError {
+    /// The node's error as Python's `strerror` words it ("Not a directory"), for a
+    /// failure on the node (not a denial) of a kind Python's modules report; `None`
+    /// for the others.
+    pub fn strerror(&self) -> Option<&'static str> {
+        if self.denied || self.errno == 0 {
+            return None;
+        }
+        crate::io_error::python_errno(&self.clone().into()).map(|(_, text)| text)
+    }
+}
+
 impl From<HostError> for std::io::Error {
     fn from(e: HostError) -> Self {
         let kind = if e.denied {
             std::io::ErrorKind::PermissionDenied
         } else if e.errno != 0 {
-            std::io::Error::from_raw_os_error(e.errno).kind()
+            crate::io_error::linux_kind(e.errno)
         } else {
             std::io::ErrorKind::Other
         };

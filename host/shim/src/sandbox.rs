@@ -117,6 +117,44 @@ pub struct Region {
     /// calls reach it alone (`stat`, a program's working directory). For `/`, whose
     /// opening would show every process under `/proc`.
     pub only_itself: bool,
+    /// Why granted paths below it fail on the node, where the module cannot learn it
+    /// through WASI: host calls on them answer as the node does.
+    pub below: Option<Below>,
+}
+
+/// Why granted paths below a region's directory fail on the node: so that operations
+/// on them fail as there, whatever access they ask for, and with nothing more than
+/// that failure revealed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Below {
+    /// Granted paths' directories below it (resolved) that did not exist when the
+    /// run began: a path at or below one still missing is missing (`ENOENT`).
+    Missing(Vec<PathBuf>),
+    /// The region is an empty stand-in for a path the node refuses every path below
+    /// with this error: `ENOTDIR` below a file, `EACCES` below a directory the
+    /// shim's user may not open or search.
+    Fails(i32),
+}
+
+impl Below {
+    /// The error the node gives for `resolved`, which lies in a region whose
+    /// directory resolves to `real`; `None` for a path this does not answer for (it
+    /// is then an ordinary path of the region, or merely not granted).
+    pub fn errno(&self, resolved: &Path, real: &Path) -> Option<i32> {
+        match self {
+            Below::Missing(dirs) => dirs
+                .iter()
+                .any(|d| {
+                    resolved.starts_with(d)
+                        && matches!(std::fs::symlink_metadata(d),
+                            Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+                })
+                .then_some(libc::ENOENT),
+            Below::Fails(errno) => {
+                (resolved != real && resolved.starts_with(real)).then_some(*errno)
+            }
+        }
+    }
 }
 
 /// The directories a grant opens, and what has to live as long as the run.
@@ -417,16 +455,21 @@ pub fn regions(
     let mut proc_files = Vec::new();
     let mut missing_parents = Vec::new();
     for fs in &grant.fs {
+        let opened = places.absolute(&fs.opened_dir());
+        // `file.txt/x`, `0700-dir-of-another/x`: nothing can be reached there, and the
+        // node says why ("Not a directory", "Permission denied"). A tree that is
+        // itself a file opens nothing (below).
+        if fs.scope != FsScope::Itself
+            && let Some((at, errno)) = refused_at(&opened)
+            && !(fs.scope == FsScope::Tree && at == opened && errno == libc::ENOTDIR)
+        {
+            out.stand_in(at, fs, Some(Below::Fails(errno)))?;
+            continue;
+        }
         if fs.scope == FsScope::Tree && !places.absolute(&fs.path).is_dir() {
             // Nothing is opened: the module finds the path missing (WASI reads a path
             // outside every granted directory as missing) and says so in its own
             // words, as where it is not a directory.
-            continue;
-        }
-        let opened = places.absolute(&fs.opened_dir());
-        if fs.scope == FsScope::Entry && opened.is_file() {
-            // `file.txt/x`: nothing can be there. The module finds it missing.
-            out.stand_in_empty(opened, fs)?;
             continue;
         }
         if fs.scope == FsScope::Itself {
@@ -458,21 +501,31 @@ pub fn regions(
             create_missing(fs, &resolved)?;
             add(&mut out.regions, real, resolved.lexical, fs, fs.access());
         } else {
-            missing_parents.push((resolved.existing_as_named(), fs));
+            let first_missing = resolved.existing.join(&resolved.missing[0]);
+            missing_parents.push((resolved.existing_as_named(), first_missing, fs));
         }
     }
     // A directory that is not there: an empty one stands in, read-only, for its
     // nearest existing ancestor (unless a real region already shows that ancestor),
     // so the module finds the missing directory missing and can make nothing there.
     // It says so in its own words, as it would on the node ("No such file or
-    // directory", "Destination directory … does not exist").
-    for (existing, fs) in missing_parents {
-        if !out
+    // directory", "Destination directory … does not exist"), host calls answering
+    // `ENOENT` there as the node does, whichever region shows that ancestor.
+    for (existing, first_missing, fs) in missing_parents {
+        let shown_by = out
             .regions
-            .iter()
-            .any(|r| !r.only_itself && existing.starts_with(&r.guest))
-        {
-            out.stand_in_empty(existing, fs)?;
+            .iter_mut()
+            .filter(|r| !r.only_itself && existing.starts_with(&r.guest))
+            .max_by_key(|r| r.guest.components().count());
+        match shown_by {
+            Some(r) => match &mut r.below {
+                Some(Below::Missing(dirs)) => dirs.push(first_missing),
+                Some(Below::Fails(_)) => {}
+                None => r.below = Some(Below::Missing(vec![first_missing])),
+            },
+            None => {
+                out.stand_in(existing, fs, Some(Below::Missing(vec![first_missing])))?;
+            }
         }
     }
     if !proc_files.is_empty() {
@@ -481,6 +534,32 @@ pub fn regions(
         out.regions.push(region);
     }
     Ok(out)
+}
+
+/// Where the node refuses the directory `path` before anything is opened, and with
+/// which error: its nearest existing ancestor (itself included) when that is not a
+/// directory (`file.txt` for `file.txt/a/b`: `ENOTDIR`), or the deepest directory on
+/// the way that the shim's user may not search, or `path` itself when it may not
+/// open it (`EACCES`). `None` when nothing is in the way, or it cannot be examined.
+fn refused_at(path: &Path) -> Option<(PathBuf, i32)> {
+    use std::io::ErrorKind;
+    let mut searched_denied = false;
+    for at in path.ancestors() {
+        match std::fs::metadata(at) {
+            Ok(m) if !m.is_dir() => return Some((at.to_path_buf(), libc::ENOTDIR)),
+            Ok(_) => {
+                let denied = searched_denied
+                    || (at == path
+                        && matches!(std::fs::File::open(at),
+                            Err(e) if e.kind() == ErrorKind::PermissionDenied));
+                return denied.then(|| (at.to_path_buf(), libc::EACCES));
+            }
+            Err(e) if e.kind() == ErrorKind::PermissionDenied => searched_denied = true,
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {}
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 /// The compatibility links every Linux system has (the merged `/usr`, `/var/run` to
@@ -645,6 +724,7 @@ impl Regions {
             access: Access::Read,
             grant: fs.to_string(),
             only_itself: true,
+            below: None,
         });
         Ok(())
     }
@@ -654,28 +734,44 @@ impl Regions {
         if let Some(dir) = &self.root_stand_in {
             return Ok(dir.clone());
         }
-        self.stand_in_empty(PathBuf::from("/"), fs)?;
-        let dir = self
-            .stand_ins
-            .last()
-            .map(|d| d.path().to_path_buf())
-            .unwrap_or_default();
+        let dir = self.stand_in(PathBuf::from("/"), fs, None)?;
         self.root_stand_in = Some(dir.clone());
         Ok(dir)
     }
 
-    /// Opens an empty private directory, read-only, where the module sees `guest`.
-    fn stand_in_empty(&mut self, guest: PathBuf, fs: &FsGrant) -> Result<(), SandboxError> {
+    /// Opens an empty private directory, read-only, where the module sees `guest`,
+    /// standing for what `below` says; where a region shows `guest` already, that
+    /// one stays (a stand-in for missing directories learns of these ones too).
+    /// Returns the directory that shows `guest`.
+    fn stand_in(
+        &mut self,
+        guest: PathBuf,
+        fs: &FsGrant,
+        below: Option<Below>,
+    ) -> Result<PathBuf, SandboxError> {
+        if let Some(r) = self
+            .regions
+            .iter_mut()
+            .find(|r| r.guest == guest && !r.only_itself)
+        {
+            if let (Some(Below::Missing(have)), Some(Below::Missing(more))) = (&mut r.below, below)
+            {
+                have.extend(more);
+            }
+            return Ok(r.dir.clone());
+        }
         let dir = private_dir("sandball-empty-", fs)?;
-        add(
-            &mut self.regions,
-            dir.path().to_path_buf(),
+        let path = dir.path().to_path_buf();
+        self.regions.push(Region {
+            dir: path.clone(),
             guest,
-            fs,
-            Access::Read,
-        );
+            access: Access::Read,
+            grant: fs.to_string(),
+            only_itself: false,
+            below,
+        });
         self.stand_ins.push(dir);
-        Ok(())
+        Ok(path)
     }
 }
 
@@ -707,6 +803,7 @@ fn add(regions: &mut Vec<Region>, dir: PathBuf, guest: PathBuf, fs: &FsGrant, ac
             access,
             grant: fs.to_string(),
             only_itself: false,
+            below: None,
         }),
     }
 }
@@ -762,6 +859,7 @@ fn proc_snapshot(
             .collect::<Vec<_>>()
             .join(", "),
         only_itself: false,
+        below: None,
     };
     Ok((dir, region))
 }
@@ -1087,16 +1185,95 @@ mod tests {
     }
 
     #[test]
-    fn an_entry_below_a_file_is_missing_not_an_error() {
+    fn an_entry_below_a_file_is_not_a_directory() {
         let (_tmp, base) = base();
         std::fs::write(base.join("file.txt"), b"x").unwrap();
         for access in [Access::Read, Access::ReadWrite] {
-            let got = opened(vec![entry(&base.join("file.txt/x"), access)], vec![], &[]).unwrap();
-            assert_eq!(got.regions.len(), 1);
-            assert_eq!(got.regions[0].guest, base.join("file.txt"));
-            assert_eq!(got.regions[0].access, Access::Read);
-            assert_eq!(std::fs::read_dir(&got.regions[0].dir).unwrap().count(), 0);
+            for below in ["file.txt/x", "file.txt/a/x"] {
+                let got = opened(vec![entry(&base.join(below), access)], vec![], &[]).unwrap();
+                assert_eq!(got.regions.len(), 1);
+                assert_eq!(got.regions[0].guest, base.join("file.txt"));
+                assert_eq!(got.regions[0].access, Access::Read);
+                assert_eq!(got.regions[0].below, Some(Below::Fails(libc::ENOTDIR)));
+                assert_eq!(std::fs::read_dir(&got.regions[0].dir).unwrap().count(), 0);
+            }
         }
+    }
+
+    /// The error `locate` gives for `path` with `need`, under the regions of `fs`:
+    /// `Some(errno)`, `None` for a denial (and a panic when located).
+    fn located_errno(fs: Vec<FsGrant>, path: &Path, need: Access) -> Option<i32> {
+        let regions = opened(fs, vec![], &[]).unwrap();
+        let mut c = crate::host::confine::Confinement::new(
+            regions.regions.clone(),
+            Places::at(Path::new("/nonexistent-home")),
+        );
+        match c.locate(path.to_str().unwrap(), false, need) {
+            Ok(l) => panic!("{} located at {}", path.display(), l.rel.display()),
+            Err(crate::host::confine::LocateError::Io(e)) => e.raw_os_error(),
+            Err(crate::host::confine::LocateError::Denied { .. }) => None,
+        }
+    }
+
+    #[test]
+    fn paths_below_missing_or_refused_directories_fail_as_on_the_node_and_the_others_stay_refused()
+    {
+        let (_tmp, base) = base();
+        std::fs::write(base.join("file.txt"), b"x").unwrap();
+        let missing = base.join("new/deeper/file");
+        let other = base.join("other/file");
+        let grants = || {
+            vec![
+                entry(&missing, Access::ReadWrite),
+                entry(&other, Access::ReadWrite),
+                entry(&base.join("file.txt/a/x"), Access::ReadWrite),
+            ]
+        };
+        for need in [Access::Read, Access::ReadWrite] {
+            for path in [&missing, &base.join("new"), &other] {
+                assert_eq!(
+                    located_errno(grants(), path, need),
+                    Some(libc::ENOENT),
+                    "{}",
+                    path.display()
+                );
+            }
+            assert_eq!(
+                located_errno(grants(), &base.join("file.txt/a/x"), need),
+                Some(libc::ENOTDIR)
+            );
+        }
+        // Where a real region shows that ancestor, read-only, the same; and once the
+        // directory is there, its paths are ordinary ones again.
+        let with_real = || {
+            let mut g = grants();
+            g.push(tree(&base, Access::Read));
+            g
+        };
+        assert_eq!(
+            located_errno(with_real(), &missing, Access::ReadWrite),
+            Some(libc::ENOENT)
+        );
+        let regions = opened(with_real(), vec![], &[]).unwrap();
+        std::fs::create_dir_all(missing.parent().unwrap()).unwrap();
+        let mut c = crate::host::confine::Confinement::new(
+            regions.regions.clone(),
+            Places::at(Path::new("/nonexistent-home")),
+        );
+        assert!(matches!(
+            c.locate(missing.to_str().unwrap(), false, Access::ReadWrite),
+            Err(crate::host::confine::LocateError::Denied { .. })
+        ));
+        std::fs::remove_dir_all(base.join("new")).unwrap();
+        // What the stand-in shows beside them is not granted: refused, not missing.
+        assert_eq!(
+            located_errno(grants(), &base.join("elsewhere"), Access::ReadWrite),
+            None
+        );
+        assert_eq!(
+            located_errno(grants(), &base.join("file.txt"), Access::ReadWrite),
+            None
+        );
     }
 
     #[test]

@@ -331,7 +331,14 @@ fn add_path_info(result: &mut Map<String, Value>, path: &str) {
 /// symlink with an absolute target); `None` when nothing is there, a failure naming
 /// the capability when the grant does not cover it.
 fn stat(path: &str) -> Result<Option<FileStat>, Fail> {
-    Ok(host::stat(path, true)?)
+    // A failure on the node in the words of ansible-core's copy action, whose own
+    // stat of the destination meets it first.
+    host::stat(path, true).map_err(|e| match e.strerror() {
+        Some(text) => Fail::new(format!(
+            "Failed to get information on remote file ({path}): {text}"
+        )),
+        None => Fail::from(e),
+    })
 }
 
 /// Whether `path` is (through links) of the given kind.

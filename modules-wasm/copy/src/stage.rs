@@ -34,7 +34,8 @@ impl Staged {
         let mut file = OpenOptions::new()
             .write(true)
             .create_new(true)
-            .open(&path)?;
+            .open(&path)
+            .map_err(|e| sandball_guest_sdk::on_node(e, dest))?;
         let staged = Staged {
             path,
             committed: false,

@@ -8,8 +8,8 @@
 use crate::replace::replace_with;
 use crate::state::{State, exists, get_state, initial_diff, is_link, link_target, same_file};
 use crate::task::{Outcome, Task};
-use sandball_guest_sdk::describe_io_error;
 use sandball_guest_sdk::prelude::*;
+use sandball_guest_sdk::{describe_io_error, on_node, python_os_error_on};
 use std::fs;
 use std::io;
 
@@ -88,8 +88,14 @@ pub fn ensure_hardlink(task: &Task) -> Result<Outcome, Fail> {
                 src.to_string()
             };
             hard_link(&target, path).map_err(|e| {
-                Fail::new(format!("Error while linking: {}", describe_io_error(&e)))
-                    .with("path", path)
+                // The sandbox's own explanation as it is; the node's errors as
+                // Python words them.
+                let cause = if e.raw_os_error().is_some() {
+                    python_os_error_on(&e, &[target.as_str(), path], true)
+                } else {
+                    describe_io_error(&e)
+                };
+                Fail::new(format!("Error while linking: {cause}")).with("path", path)
             })?;
         } else {
             replace_with(path, prev, |tmp| hard_link(src, tmp))?;
@@ -110,6 +116,7 @@ pub fn ensure_hardlink(task: &Task) -> Result<Outcome, Fail> {
 /// Links `src` as `path`, explaining the sandbox's extra condition when refused.
 fn hard_link(src: &str, path: &str) -> io::Result<()> {
     fs::hard_link(src, path).map_err(|e| {
+        let e = on_node(e, path);
         if e.kind() == io::ErrorKind::PermissionDenied {
             io::Error::new(
                 e.kind(),

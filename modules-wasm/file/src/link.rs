@@ -7,6 +7,7 @@ use crate::replace::replace_with;
 use crate::state::{State, exists, get_state, initial_diff, is_dir, is_link, link_target};
 use crate::task::{Outcome, Task};
 use sandball_guest_sdk::prelude::*;
+use sandball_guest_sdk::python_os_error_on;
 use std::fs;
 use std::path::Path;
 
@@ -66,7 +67,12 @@ pub fn ensure_symlink(task: &Task) -> Result<Outcome, Fail> {
         let target = src.as_deref().unwrap_or_default();
         if prev == State::Absent {
             host::symlink(target, path).map_err(|e| {
-                Fail::new(format!("Error while linking: {}", e.message)).with("path", path)
+                let cause = if e.denied {
+                    e.message
+                } else {
+                    python_os_error_on(&e.into(), &[target, path], true)
+                };
+                Fail::new(format!("Error while linking: {cause}")).with("path", path)
             })?;
         } else {
             replace_with(path, prev, |tmp| {

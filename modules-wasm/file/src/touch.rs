@@ -3,8 +3,8 @@
 
 use crate::state::{State, get_state, initial_diff};
 use crate::task::{Outcome, Task};
-use sandball_guest_sdk::describe_io_error;
 use sandball_guest_sdk::prelude::*;
+use sandball_guest_sdk::{on_node, python_os_error_on};
 use std::fs::{self, OpenOptions};
 
 /// Creates or touches `task.path`.
@@ -22,9 +22,10 @@ pub fn execute_touch(task: &Task) -> Result<Outcome, Fail> {
             .truncate(false)
             .open(path)
             .map_err(|e| {
+                let e = on_node(e, path);
                 Fail::new(format!(
                     "Error, could not touch target: {}",
-                    describe_io_error(&e)
+                    python_os_error_on(&e, &[path], true)
                 ))
                 .with("path", path.as_str())
             })?;

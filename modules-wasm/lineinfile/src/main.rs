@@ -366,9 +366,15 @@ fn write_lines(m: &Module, path: &str, lines: &[String]) -> Result<(), Fail> {
     write_validated(path, lines.concat().as_bytes(), m.get_str("validate"))
 }
 
-/// What kind of file `path` is (following symlinks), or `None` when it does not exist.
+/// What kind of file `path` is (following symlinks), or `None` when it does not exist
+/// or the node cannot examine it (below a file: `os.path.exists` is false there too);
+/// a path outside the grant is a denial.
 fn kind(path: &str) -> Result<Option<FileKind>, Fail> {
-    Ok(host::stat(path, true)?.map(|st| st.kind))
+    match host::stat(path, true) {
+        Ok(st) => Ok(st.map(|st| st.kind)),
+        Err(e) if !e.denied => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn dirname(path: &str) -> String {

@@ -7,18 +7,23 @@
 use base64::Engine;
 use sandball_guest_sdk::files::realpath;
 use sandball_guest_sdk::prelude::*;
+use sandball_guest_sdk::{on_node, python_os_error};
 use std::io;
 
 sandball_guest_sdk::manifest!("../manifest.json");
 
 /// Reads `src` where its symlinks lead, refusing directories (which some platforms let
 /// one open).
+/// Errors are the node's ([`on_node`]).
 fn read_file(src: &str) -> io::Result<Vec<u8>> {
     let real = realpath(src);
-    if std::fs::metadata(&real)?.is_dir() {
+    if std::fs::metadata(&real)
+        .map_err(|e| on_node(e, &real))?
+        .is_dir()
+    {
         return Err(io::ErrorKind::IsADirectory.into());
     }
-    std::fs::read(real)
+    std::fs::read(&real).map_err(|e| on_node(e, &real))
 }
 
 /// The module body.
@@ -31,10 +36,7 @@ fn slurp(m: &mut Module) -> Result<Map<String, Value>, Fail> {
             io::ErrorKind::IsADirectory => {
                 format!("Source is a directory and must be a file: {src}")
             }
-            _ => format!(
-                "Unable to slurp file: {}",
-                sandball_guest_sdk::describe_io_error(&e)
-            ),
+            _ => format!("Unable to slurp file: {}", python_os_error(&e, &src)),
         })
     })?;
     let encoded = base64::engine::general_purpose::STANDARD.encode(content);
@@ -84,6 +86,15 @@ mod tests {
         assert_eq!(
             out.result["msg"],
             json!(format!("Source is a directory and must be a file: {d}"))
+        );
+        let below_file = format!("{d}/nope/x");
+        std::fs::write(format!("{d}/nope"), b"").unwrap();
+        let out = slurp_args(json!({"src": below_file}));
+        assert_eq!(
+            out.result["msg"],
+            json!(format!(
+                "Unable to slurp file: [Errno 20] Not a directory: '{below_file}'"
+            ))
         );
         let out = slurp_args(json!({}));
         assert_eq!(out.result["msg"], json!("missing required arguments: src"));

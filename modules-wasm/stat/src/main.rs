@@ -21,7 +21,12 @@ fn metadata_fields(path: &str, st: &FileStat) -> Map<String, Value> {
 /// The module body.
 fn stat(m: &mut Module) -> Result<Map<String, Value>, Fail> {
     let path = m.get_str("path").unwrap_or_default().to_string();
-    let Some(st) = host::stat(&path, m.get_bool("follow"))? else {
+    // As os.stat's error, by its text alone ("Not a directory"); missing is no error.
+    let st = host::stat(&path, m.get_bool("follow")).map_err(|e| match e.strerror() {
+        Some(text) => Fail::new(text),
+        None => Fail::from(e),
+    })?;
+    let Some(st) = st else {
         return Ok(json_map!({"changed": false, "stat": {"exists": false}}));
     };
     let mut out = metadata_fields(&path, &st);
@@ -264,6 +269,10 @@ mod tests {
         assert!(!out.failed);
         assert_eq!(out.result["stat"], json!({"exists": false}));
         assert_eq!(out.result["changed"], json!(false));
+        // Below a file, as os.stat fails there.
+        let out = stat_args(json!({"path": "/etc/passwd/x"}));
+        assert!(out.failed);
+        assert_eq!(out.result["msg"], json!("Not a directory"));
     }
 
     #[test]

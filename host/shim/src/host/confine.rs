@@ -146,6 +146,9 @@ impl Confinement {
     /// with at least `need` access, the most specific one when several do. A symlink
     /// inside the grant that leads to nothing outside it (`soft.txt -> /nonexistent`)
     /// is, when read through, missing as on the node (a dangling link), not a denial.
+    /// A granted path below a missing directory, or below a stand-in for a file or a
+    /// closed directory, fails as on the node (`ENOENT`, `ENOTDIR`, `EACCES`) whatever
+    /// the access asked for.
     pub fn locate(
         &mut self,
         path: &str,
@@ -163,6 +166,19 @@ impl Confinement {
                 .map(|r| std::fs::canonicalize(&r.guest).unwrap_or_else(|_| r.guest.clone()))
                 .collect()
         });
+        // Where the most specific directory showing the path knows why it fails on
+        // the node (below a directory missing since the run began, below a stand-in
+        // for a file), it fails so, whatever access is asked for.
+        let standing = regions
+            .iter()
+            .zip(real_dirs.iter())
+            .filter(|(r, real)| !r.only_itself && resolved.starts_with(real))
+            .max_by_key(|(_, real)| real.components().count());
+        if let Some(errno) =
+            standing.and_then(|(r, real)| r.below.as_ref().and_then(|s| s.errno(&resolved, real)))
+        {
+            return Err(LocateError::Io(io::Error::from_raw_os_error(errno)));
+        }
         let Some(index) = regions
             .iter()
             .zip(real_dirs.iter())
@@ -246,6 +262,7 @@ mod tests {
                 access,
                 grant: "test".into(),
                 only_itself: false,
+                below: None,
             }],
             Places::at(&f.base),
         )
@@ -359,6 +376,7 @@ mod tests {
                 access: Access::Read,
                 grant: "test".into(),
                 only_itself: false,
+                below: None,
             }],
             Places::at(&f.base),
         );

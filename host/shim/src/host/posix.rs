@@ -346,6 +346,7 @@ mod tests {
                 access,
                 grant: "test".into(),
                 only_itself: false,
+                below: None,
             }],
             Vec::new(),
             Vec::new(),

@@ -507,6 +507,7 @@ mod tests {
                 access: Access::Read,
                 grant: "test".into(),
                 only_itself: false,
+                below: None,
             }],
             exec.iter()
                 .map(|s| sandball_wire::capability::ExecGrant {
