@@ -614,14 +614,7 @@ fn keywords_sandball_does_not_run_yet_are_refused_with_their_line() {
     sb.inventory(&["alpha"]);
     let work = sb.dir("work");
     let marker = work.join("ran-first");
-    for (keyword, yaml, line) in [
-        (
-            "module_defaults",
-            "    - ping:\n      module_defaults: {group/aws: {region: x}}\n",
-            6,
-        ),
-        ("vars_prompt", "", 3),
-    ] {
+    for (keyword, yaml, line) in [("vars_prompt", "", 3)] {
         let play_level = match keyword {
             "vars_prompt" => "  vars_prompt: [{name: x, hash_it: sha512_crypt}]\n",
             _ => "",
@@ -715,5 +708,88 @@ fn module_defaults_fill_in_arguments_as_in_ansible() {
                 "{theirs}\n{out}"
             );
         }
+    }
+}
+
+/// A collection whose `meta/runtime.yml` groups a module of its own, ansible-core's
+/// `ping`, and (through `extend_group`) another group.
+const GROUPS_RUNTIME: &str = r#"
+action_groups:
+  basics:
+    - metadata:
+        extend_group: [more]
+    - echo
+    - ansible.builtin.ping
+  more:
+    - demo.tools.also
+"#;
+
+const ECHO_MODULE: &str = r#"#!/usr/bin/python
+from ansible.module_utils.basic import AnsibleModule
+
+module = AnsibleModule(argument_spec=dict(x=dict(), data=dict()))
+module.exit_json(changed=False, got=module.params)
+"#;
+
+const ACTION_GROUPS: &str = r#"
+- hosts: all
+  gather_facts: false
+  module_defaults:
+    group/demo.tools.basics: {data: from-group}
+  tasks:
+    - name: ansible-core's module in the group
+      ping:
+      register: a
+    - name: the collection's module by its full name
+      demo.tools.echo: {x: "1"}
+      register: b
+    - name: a module of the extended group
+      demo.tools.also: {x: "2"}
+      register: c
+    - name: the module's own defaults win over the group's
+      ping:
+      module_defaults:
+        ping: {data: own}
+      register: d
+    - name: what each got
+      debug: {msg: "{{ a.ping }} {{ b.got }} {{ c.got }} {{ d.ping }}"}
+"#;
+
+const UNKNOWN_GROUP: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: a group nobody defines
+      ping:
+      module_defaults:
+        group/demo.tools.nope: {data: x}
+"#;
+
+#[test]
+fn module_defaults_action_groups_apply_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory_with_python(&["alpha"]);
+    let coll = "collections/ansible_collections/demo/tools";
+    sb.write(&format!("{coll}/meta/runtime.yml"), GROUPS_RUNTIME);
+    sb.write(&format!("{coll}/plugins/modules/echo.py"), ECHO_MODULE);
+    sb.write(&format!("{coll}/plugins/modules/also.py"), ECHO_MODULE);
+    let work = sb.dir("work");
+    let pb = sb.write("play.yml", ACTION_GROUPS);
+    let out = sb.play_with_core(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("\"msg\": \"from-group {'data': 'from-group', 'x': '1'} {'data': 'from-group', 'x': '2'} own\"");
+    let unknown = sb.write("unknown.yml", UNKNOWN_GROUP);
+    let refused = sb.play_with_core(&unknown, &work, &[]).run();
+    refused
+        .assert_no_panic()
+        .assert_code(4)
+        .assert_stderr_has("could not resolve the module_defaults group demo.tools.nope");
+    if let Some(theirs) = sb.ansible_play(&unknown, &work, &[]) {
+        theirs.run().assert_code(4);
+    }
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        out.assert_same_recap_as(&theirs);
+        out.assert_same_task_lines_as(&theirs, &["what each got"]);
     }
 }

@@ -6,8 +6,10 @@
 //! [`module_utils`] the module imports, found by [`python_imports`], written by
 //! [`zip`]), JSONARGS and PowerShell with the Module Replacer ([`replacer`],
 //! [`powershell`]), WANT_JSON, binary and old-style modules with an [`args_file`];
-//! [`interpreter`] settles shebangs and discovers Python.
+//! [`interpreter`] settles shebangs and discovers Python. [`action_groups`] reads the
+//! collections' routing metadata for `module_defaults`' `group/…` entries.
 
+pub mod action_groups;
 pub mod ansiballz;
 pub mod args_file;
 pub mod component;

@@ -100,10 +100,7 @@ pub(crate) fn support(name: &str) -> Support {
             known_prompt_keys,
             &["vars_prompt_without_a_terminal_takes_defaults_as_in_ansible"],
         ),
-        "module_defaults" => Partly(
-            no_action_groups,
-            &["module_defaults_fill_in_arguments_as_in_ansible"],
-        ),
+        "module_defaults" => Honoured(&["module_defaults_fill_in_arguments_as_in_ansible"]),
         "vars_files" => Honoured(&["vars_files_are_a_layer_above_play_vars_as_in_ansible"]),
         "delegate_to" | "delegate_facts" | "local_action" => {
             Honoured(&["delegate_to_runs_the_module_elsewhere_as_in_ansible"])
@@ -147,23 +144,6 @@ pub(super) fn known_order(v: &Value) -> Option<String> {
             "order {v}: the host order must be one of {}",
             known.join(", ")
         )
-    })
-}
-
-/// `module_defaults` by module name; action groups (`group/…`) are not there.
-fn no_action_groups(v: &Value) -> Option<String> {
-    let levels = match v {
-        Value::Array(items) => items.iter().collect(),
-        one => vec![one],
-    };
-    levels.into_iter().find_map(|level| {
-        let group = level
-            .as_object()?
-            .keys()
-            .find(|k| k.starts_with("group/"))?;
-        Some(format!(
-            "`module_defaults`: action groups ({group}) are not supported by sandball yet"
-        ))
     })
 }
 
@@ -236,9 +216,34 @@ fn check_keyword(keyword: &str, value: &Value, at: &Location) -> Result<(), Exec
 }
 
 /// Checks the shared keywords one object sets.
-fn check_keywords(k: &Keywords) -> Result<(), ExecError> {
+fn check_keywords(run: &Run, k: &Keywords) -> Result<(), ExecError> {
     for (keyword, setting) in k.settings() {
         check_keyword(keyword.name(), &setting.value, &setting.at)?;
+        if keyword.name() == "module_defaults" {
+            groups_resolve(run, &setting.value).map_err(|what| ExecError::Refused {
+                what,
+                location: setting.at.clone(),
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Every action group a `module_defaults` value names (`group/…`) can be resolved, as
+/// ansible-core makes sure when it loads the play.
+fn groups_resolve(run: &Run, value: &Value) -> Result<(), String> {
+    let levels = match value {
+        Value::Array(items) => items.iter().collect(),
+        one => vec![one],
+    };
+    for group in levels
+        .into_iter()
+        .filter_map(Value::as_object)
+        .flat_map(|level| level.keys())
+        .filter_map(|key| key.strip_prefix("group/"))
+    {
+        crate::assemble::action_groups::actions(run.legacy.roots(), group)
+            .map_err(|e| e.to_string())?;
     }
     Ok(())
 }
@@ -269,7 +274,7 @@ pub fn play(run: &Run, play: &Play) -> Result<(), ExecError> {
             check_keyword(name, &v, at)?;
         }
     }
-    check_keywords(&play.keywords)?;
+    check_keywords(run, &play.keywords)?;
     check_handlers(&play.handlers)?;
     let root = Chain::new(&play.keywords);
     for items in [
@@ -339,7 +344,7 @@ fn check_items(run: &Run, items: &[TaskItem], inherited: &Chain<'_>) -> Result<(
 }
 
 fn check_block(run: &Run, b: &Block, inherited: &Chain<'_>) -> Result<(), ExecError> {
-    check_keywords(&b.keywords)?;
+    check_keywords(run, &b.keywords)?;
     if !b.rescue.is_empty() {
         check_keyword("rescue", &Value::Bool(true), &b.location)?;
     }
@@ -358,7 +363,7 @@ fn check_task(run: &Run, t: &Task, inherited: &Chain<'_>) -> Result<(), ExecErro
         what,
         location: t.location.clone(),
     };
-    check_keywords(&t.keywords)?;
+    check_keywords(run, &t.keywords)?;
     for (name, value) in [("async", &t.async_), ("poll", &t.poll)] {
         if let Some(v) = value {
             check_keyword(name, v, &t.location)?;

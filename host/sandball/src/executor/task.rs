@@ -1409,16 +1409,20 @@ pub(crate) fn template_args(
         }
     }
     // Defaults fill in what the task does not write (an argument it sets to `omit` is
-    // left out, not filled in).
+    // left out, not filled in); they come first, the task's own after them, in the
+    // order ansible-core gives a module its arguments.
+    let mut merged = Map::new();
     for (k, v) in module_defaults(run, kw, &t.action, vars)? {
-        if !out.contains_key(&k)
-            && !t.args.contains_key(&k)
-            && let Some(v) = crate::template::strip_omit(v)
-        {
-            out.insert(k, v);
+        if t.args.contains_key(&k) {
+            if let Some(own) = out.shift_remove(&k) {
+                merged.insert(k, own);
+            }
+        } else if let Some(v) = crate::template::strip_omit(v) {
+            merged.insert(k, v);
         }
     }
-    Ok(out)
+    merged.extend(out);
+    Ok(merged)
 }
 
 /// The task's action as ansible-core names it in errors: one of its own plugins or
@@ -1493,22 +1497,25 @@ pub(super) fn module_defaults(
             }
         }
     }
-    // Of the entries naming the action (`file`, `ansible.builtin.file`), the last
-    // one stands.
+    // The groups holding the action give theirs first, in order; then, of the entries
+    // naming the action (`file`, `ansible.builtin.file`), the last one stands over them.
     let mut defaults = Map::new();
+    let mut own = None;
+    let roots = run.legacy.roots();
     for (key, args) in by_module {
-        if key.starts_with("group/") {
-            return Err(format!(
-                "module_defaults (at {}): action groups ({key}) are not supported by sandball yet",
-                setting.at
-            ));
-        }
-        if names_action(&key, action) {
-            defaults = match args {
-                Value::Object(args) => args,
-                _ => Map::new(),
-            };
+        let Value::Object(args) = args else {
+            continue;
+        };
+        if let Some(group) = key.strip_prefix("group/") {
+            let members = crate::assemble::action_groups::actions(roots, group)
+                .map_err(|e| format!("module_defaults (at {}): {e}", setting.at))?;
+            if members.iter().any(|m| names_action(m, action)) {
+                defaults.extend(args);
+            }
+        } else if names_action(&key, action) {
+            own = Some(args);
         }
     }
+    defaults.extend(own.unwrap_or_default());
     Ok(defaults)
 }
