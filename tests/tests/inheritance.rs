@@ -614,32 +614,21 @@ fn keywords_sandball_does_not_run_yet_are_refused_with_their_line() {
     sb.inventory(&["alpha"]);
     let work = sb.dir("work");
     let marker = work.join("ran-first");
-    for (keyword, yaml, line) in [("vars_prompt", "", 3)] {
-        let play_level = match keyword {
-            "vars_prompt" => "  vars_prompt: [{name: x, hash_it: sha512_crypt}]\n",
-            _ => "",
-        };
-        let pb = sb.write(
-            "play.yml",
-            &format!(
-                "- hosts: all\n  gather_facts: false\n{play_level}  tasks:\n    - file: {{path: {}, state: touch}}\n{yaml}",
-                marker.display()
-            ),
-        );
-        let out = sb.play(&pb, &work, &[]).run();
-        out.assert_no_panic();
-        assert_ne!(out.code, 0, "{keyword}:\n{out}");
-        let expected_line = if play_level.is_empty() { line } else { 1 };
-        assert!(
-            out.stderr.contains(&format!("`{keyword}`"))
-                && out.stderr.contains(&format!("play.yml:{expected_line}:")),
-            "{keyword} was not refused with its line {expected_line}:\n{out}"
-        );
-        assert!(
-            !marker.exists(),
-            "{keyword}: a task ran before the refusal:\n{out}"
-        );
-    }
+    let pb = sb.write(
+        "play.yml",
+        &format!(
+            "- hosts: all\n  gather_facts: false\n  vars_prompt: [{{name: x, hash_it: sha512_crypt}}]\n  tasks:\n    - file: {{path: {}, state: touch}}\n",
+            marker.display()
+        ),
+    );
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic();
+    assert_ne!(out.code, 0, "{out}");
+    assert!(
+        out.stderr.contains("`vars_prompt`") && out.stderr.contains("play.yml:1:"),
+        "vars_prompt was not refused with its line:\n{out}"
+    );
+    assert!(!marker.exists(), "a task ran before the refusal:\n{out}");
 }
 
 const MODULE_DEFAULTS: &str = r#"
