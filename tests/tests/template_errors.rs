@@ -7,6 +7,7 @@
 //! inside a list or mapping the template makes named by its variable.
 
 use sandball_e2e::Sandbox;
+use sandball_e2e::compare::same_as_ansible;
 
 const PLAY: &str = r#"
 - hosts: all
@@ -93,4 +94,58 @@ fn template_failures_are_reported_as_ansible_reports_them() {
         ours.assert_same_recap_as(&theirs)
             .assert_same_results_as(&theirs, TASKS);
     }
+}
+
+/// A failed operation is introduced as ansible-core 2.19 introduces it ("Error rendering
+/// template: …" in a template, "Error rendering expression: …" in a condition), and a
+/// loop that cannot be worked out fails in its words, compared with ansible-playbook;
+/// `with_first_found` passes over a term that is undefined, while a lookup's undefined
+/// option is an error.
+#[test]
+fn failed_operations_are_worded_as_ansible_words_them() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    sb.write("files/found.txt", "x\n");
+    let pb = sb.write(
+        "play.yml",
+        r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: division in an argument
+      debug: {msg: "{{ 1 / 0 }}"}
+      ignore_errors: true
+    - name: division in a loop
+      debug: {msg: "{{ item }}"}
+      loop: "{{ [1 / 0] }}"
+      ignore_errors: true
+    - name: undefined loop
+      debug: {msg: "{{ item }}"}
+      loop: "{{ nope }}"
+      ignore_errors: true
+    - name: division in a condition
+      debug: {msg: x}
+      when: 1 / 0 == 1
+      ignore_errors: true
+    - name: undefined term passed over
+      debug: {msg: "{{ item | basename }}"}
+      with_first_found:
+        - "{{ nope }}found.txt"
+        - found.txt
+    - name: undefined lookup option
+      debug: {msg: "{{ lookup('first_found', files=nope) }}"}
+      ignore_errors: true
+"#,
+    );
+    same_as_ansible(
+        &sb,
+        &pb,
+        &[
+            "division in an argument",
+            "undefined loop",
+            "division in a condition",
+            "undefined term passed over",
+            "undefined lookup option",
+        ],
+    );
 }

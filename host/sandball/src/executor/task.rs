@@ -457,10 +457,27 @@ pub(crate) fn loop_items(
     vars: &Vars,
     spec: &Value,
 ) -> Result<Vec<LoopItem>, String> {
-    let items = run
-        .templar
-        .template(spec, vars)
-        .map_err(|e| format!("Error while resolving the loop: {e}"))
+    let templated = match (t.loop_kind.lookup(), spec) {
+        // `first_found` templates each of its terms and passes over those that are
+        // undefined, as ansible-core's does.
+        (Some("first_found"), Value::Array(terms)) => terms
+            .iter()
+            .filter_map(|term| match run.templar.template(term, vars) {
+                Err(crate::template::TemplateError::Undefined { .. }) => None,
+                other => Some(other),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::Array),
+        _ => run.templar.template(spec, vars),
+    };
+    let items = templated
+        // Worded as ansible-core 2.19 words a loop's failure.
+        .map_err(|e| match e {
+            crate::template::TemplateError::Undefined { .. } => {
+                format!("Task failed: {}", e.cause())
+            }
+            _ => e.cause(),
+        })
         .and_then(|v| {
             let ctx = crate::template::lookups::TaskLookup {
                 templar: &run.templar,

@@ -13,6 +13,9 @@ pub(crate) const UNTRUSTED: &str = "Encountered untrusted template or expression
 /// ansible-core 2.19's refusal of a conditional that is empty text or null.
 pub(crate) const EMPTY_CONDITIONAL: &str = "Empty conditional expressions are not allowed.";
 
+/// How ansible-core 2.19 introduces an operation of a bare expression that failed.
+const RENDERING_EXPRESSION: &str = "Error rendering expression: ";
+
 /// Longest excerpt of a template quoted in an error message.
 const EXCERPT_CHARS: usize = 200;
 
@@ -92,6 +95,10 @@ impl TemplateError {
             {
                 format!("Task failed: {detail}")
             }
+            // An operation that failed is named alone.
+            TemplateError::Render { detail, .. } if detail.starts_with(RENDERING_EXPRESSION) => {
+                format!("Task failed: {detail}")
+            }
             _ => format!(
                 "Task failed: Error while evaluating conditional: {}",
                 self.cause()
@@ -143,6 +150,16 @@ impl TemplateError {
                     // A Python plugin's failure comes named by ansible-core.
                     Some(_) if named_plugin(&detail) => detail,
                     Some((kind, name)) => format!("The {kind} plugin '{name}' failed: {detail}"),
+                    // An operation that failed, as ansible-core 2.19 introduces it.
+                    None if err.kind() == minijinja::ErrorKind::InvalidOperation
+                        && !detail.starts_with("recursive loop") =>
+                    {
+                        if super::is_template(&template) {
+                            format!("Error rendering template: {detail}")
+                        } else {
+                            format!("{RENDERING_EXPRESSION}{detail}")
+                        }
+                    }
                     None => detail,
                 },
                 template,

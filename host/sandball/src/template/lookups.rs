@@ -17,7 +17,7 @@ use minijinja::value::{Kwargs, Rest};
 use minijinja::{Environment, Error, ErrorKind, State, Value};
 use serde_json::Value as Json;
 
-use crate::template::convert::{from_json, to_json};
+use crate::template::convert::{ensure_defined, from_json, to_json};
 use crate::template::{Var, Vars};
 
 /// What a lookup may ask of the task: its variables (search path, `vars`) and the
@@ -1191,10 +1191,12 @@ fn call(
             continue;
         }
         let value: Value = kwargs.get(key)?;
-        if value.is_undefined() {
+        if value.is_undefined() && key == "default" {
             // As if not given (`default=undef()`).
             continue;
         }
+        // Any other undefined option is an error naming what is undefined.
+        ensure_defined(state, &value)?;
         options.insert(key.to_string(), to_json(&value)?);
     }
     let terms: Vec<Json> = terms.iter().map(to_json).collect::<Result<_, _>>()?;

@@ -88,7 +88,7 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
                 }
                 Err(e) => {
                     return failed(format!(
-                        "Task failed: Error while resolving `var` expression: Error rendering expression: {}",
+                        "Task failed: Error while resolving `var` expression: {}",
                         e.cause()
                     ));
                 }
