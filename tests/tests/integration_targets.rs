@@ -253,22 +253,37 @@ fn recaps(out: &Output) -> Vec<String> {
 }
 
 /// The listed targets are split into this many tests, which the test runner runs
-/// beside each other and beside the other tests.
-const SHARDS: usize = 3;
+/// beside each other and beside the other tests (first of all: `.config/nextest.toml`).
+const SHARDS: usize = 6;
 
 #[test]
-fn ansible_core_integration_targets_pass_as_under_ansible_playbook_1_of_3() {
+fn ansible_core_integration_targets_pass_as_under_ansible_playbook_1_of_6() {
     shard(0);
 }
 
 #[test]
-fn ansible_core_integration_targets_pass_as_under_ansible_playbook_2_of_3() {
+fn ansible_core_integration_targets_pass_as_under_ansible_playbook_2_of_6() {
     shard(1);
 }
 
 #[test]
-fn ansible_core_integration_targets_pass_as_under_ansible_playbook_3_of_3() {
+fn ansible_core_integration_targets_pass_as_under_ansible_playbook_3_of_6() {
     shard(2);
+}
+
+#[test]
+fn ansible_core_integration_targets_pass_as_under_ansible_playbook_4_of_6() {
+    shard(3);
+}
+
+#[test]
+fn ansible_core_integration_targets_pass_as_under_ansible_playbook_5_of_6() {
+    shard(4);
+}
+
+#[test]
+fn ansible_core_integration_targets_pass_as_under_ansible_playbook_6_of_6() {
+    shard(5);
 }
 
 /// Runs every `SHARDS`th listed target from the `n`th on — or, in the first shard,
