@@ -141,6 +141,12 @@ const KEYWORDS: &str = r#"
         msg: "hunter2 is wrong"
       no_log: true
       ignore_errors: true
+
+    - name: a secret loop
+      debug:
+        msg: "{{ item }}"
+      loop: [hunter2, other]
+      no_log: true
 "#;
 
 const CENSORED: &str = "\"censored\": \"the output has been hidden due to the fact that 'no_log: true' was specified for this result\"";
@@ -157,7 +163,7 @@ fn keywords_behave_as_in_ansible() {
     assert_eq!(
         first.host("localhost"),
         HostRecap {
-            ok: 9,
+            ok: 10,
             changed: 4,
             skipped: 1,
             ignored: 3,
@@ -216,7 +222,7 @@ fn keywords_behave_as_in_ansible() {
     assert_eq!(
         second.host("localhost"),
         HostRecap {
-            ok: 8,
+            ok: 9,
             changed: 2,
             skipped: 2,
             ignored: 3,
@@ -241,6 +247,13 @@ fn keywords_behave_as_in_ansible() {
         failure[0].starts_with("fatal: [localhost]: FAILED! => {") && failure[0].contains(CENSORED),
         "{second}"
     );
+    assert!(
+        second
+            .task_lines("a secret loop")
+            .iter()
+            .all(|l| l.contains("(item=(censored due to no_log))")),
+        "{second}"
+    );
     let loud = sb.play(&pb, &work, &["-vvv"]).run();
     loud.assert_no_panic().assert_code(0);
     for run in [&first, &second, &loud] {
@@ -255,8 +268,10 @@ fn keywords_behave_as_in_ansible() {
         first.assert_same_recap_as(&theirs.run());
         let theirs = sb
             .ansible_play(&pb, &reference, &["-v"])
-            .expect("ansible ran once already");
-        second.assert_same_recap_as(&theirs.run());
+            .expect("ansible ran once already")
+            .run();
+        second.assert_same_recap_as(&theirs);
+        second.assert_same_task_lines_as(&theirs, &["a secret loop"]);
     }
 }
 

@@ -13,6 +13,9 @@ use sandball_wire::python::py_truth;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeSet, HashSet};
 
+/// What is shown for the item of a `no_log` loop's result.
+const CENSORED_ITEM: &str = "(censored due to no_log)";
+
 /// The message that replaces a `no_log` result.
 pub const CENSORED: &str =
     "the output has been hidden due to the fact that 'no_log: true' was specified for this result";
@@ -721,6 +724,12 @@ async fn run_loop(
         any_failed |= r.get("failed").is_some_and(py_truth);
         all_skipped &= status == Status::Skipped;
         let shown = shown(no_log, &r);
+        // A hidden result's item is hidden too: it may be the secret.
+        let label = if shown.contains_key("censored") {
+            CENSORED_ITEM.to_string()
+        } else {
+            label
+        };
         show_banner(run, banner);
         show_warnings(run);
         run.callback.result(&Report {
