@@ -170,3 +170,62 @@ fn hostvars_show_every_host_as_ansible_does() {
         assert_eq!(msgs, messages(&reference), "{out}\n{reference}");
     }
 }
+
+/// A variable of a name Ansible reserves (a template global, a keyword) in play, block
+/// or task `vars` draws ansible-core's warning, saying where it is, compared with
+/// ansible-playbook; the run goes on.
+#[test]
+fn reserved_names_are_warned_about() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let pb = sb.write(
+        "play.yml",
+        r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    lipsum: play
+  tasks:
+    - block:
+        - debug: {msg: "{{ query }}"}
+          vars:
+            timeout: task
+      vars:
+        query: block
+"#,
+    );
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    let warned = |stderr: &str| -> Vec<String> {
+        let mut lines = Vec::new();
+        let mut inside = false;
+        for line in stderr.lines() {
+            if line.starts_with("[WARNING]: ") {
+                inside = line.contains("reserved name");
+            }
+            if inside {
+                lines.push(line.to_string());
+            }
+        }
+        lines
+    };
+    let ours_warned = warned(&ours.stderr);
+    assert_eq!(
+        ours_warned
+            .iter()
+            .filter(|l| l.starts_with("[WARNING]"))
+            .count(),
+        3,
+        "{ours}"
+    );
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        let mut ours_sorted = ours_warned.clone();
+        let mut theirs_sorted = warned(&theirs.stderr);
+        ours_sorted.sort();
+        theirs_sorted.sort();
+        assert_eq!(ours_sorted, theirs_sorted, "{theirs}\n{ours}");
+        ours.assert_same_recap_as(&theirs);
+    }
+}

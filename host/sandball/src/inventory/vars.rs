@@ -167,7 +167,12 @@ const RESERVED_NAMES: [&str; 74] = [
 pub fn reserved_names(vars: &Map<String, Value>) -> impl Iterator<Item = &str> {
     vars.keys()
         .map(String::as_str)
-        .filter(|k| RESERVED_NAMES.binary_search(k).is_ok())
+        .filter(|k| is_reserved_name(k))
+}
+
+/// Whether Ansible reserves the variable name `name`.
+pub fn is_reserved_name(name: &str) -> bool {
+    RESERVED_NAMES.binary_search(&name).is_ok()
 }
 
 /// The warning for a variable with a reserved name.

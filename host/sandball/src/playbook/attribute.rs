@@ -269,7 +269,7 @@ impl<'a> Fields<'a> {
     }
 
     /// `vars`: a mapping, or a list of mappings merged in order; every name must be a
-    /// valid variable name.
+    /// valid variable name, and one Ansible reserves draws a warning.
     pub(crate) fn vars(&self) -> Result<Map<String, Value>, PlaybookError> {
         let Some(node) = self.node("vars").filter(|node| !node.is_null()) else {
             return Ok(Map::new());
@@ -296,6 +296,15 @@ impl<'a> Fields<'a> {
         for (key, value) in mappings.into_iter().flatten() {
             match key.as_str() {
                 Some(name) if is_identifier(name) => {
+                    if crate::inventory::vars::is_reserved_name(name) {
+                        // Shown with the run's first result, as ansible-core warns
+                        // when it first gathers the variables.
+                        crate::template::warn(format!(
+                            "{}\n{}",
+                            crate::inventory::vars::reserved_name_warning(name),
+                            self.source.location(key.mark).origin_block(true)
+                        ));
+                    }
                     vars.insert(name.to_owned(), value.to_json());
                 }
                 _ => {

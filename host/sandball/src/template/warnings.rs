@@ -1,6 +1,6 @@
-//! Warnings templating gives (a lookup's `errors='warn'`), kept until the executor shows
-//! them with the task they came from: ansible-core displays them as they happen, before
-//! the task's result.
+//! Warnings of the run that templating or reading the playbook gives (a lookup's
+//! `errors='warn'`, a variable of a reserved name), kept until the executor shows them
+//! with the next task result: ansible-core displays them as they happen.
 
 use std::sync::{Mutex, PoisonError};
 
