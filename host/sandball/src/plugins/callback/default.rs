@@ -430,15 +430,10 @@ impl Callback for DefaultCallback {
             shown.remove("results");
         }
         if crate::assemble::component::short_name(r.action) == "debug" {
-            // debug shows only what it was asked to print: its `msg` (with warnings and
-            // an exception), or the variable, without the loop's own keys.
+            // debug shows only what it was asked to print: its `msg`, or the variable,
+            // without the loop's own keys (warnings and an exception are shown apart).
             if shown.contains_key("msg") {
-                shown.retain(|k, _| {
-                    matches!(
-                        k.as_str(),
-                        "msg" | "exception" | "warnings" | "deprecations"
-                    )
-                });
+                shown.retain(|k, _| k.as_str() == "msg");
             } else {
                 for k in [
                     "changed",
@@ -449,8 +444,6 @@ impl Callback for DefaultCallback {
                     "ansible_loop_var",
                     "ansible_index_var",
                     "ansible_loop",
-                    // Shown as warnings of their own.
-                    "warnings",
                 ] {
                     shown.remove(k);
                 }
@@ -488,6 +481,22 @@ impl Callback for DefaultCallback {
                 self.emit(&painted.join("\n"));
             }
         }
+        // Its warnings and deprecations come first, as ansible-core 2.19 shows them
+        // (each text without the line breaks that end it), and leave the result shown.
+        if let Some(Value::Array(ws)) = r.result.get("warnings") {
+            for w in ws.iter().filter_map(Value::as_str) {
+                self.warning(&module_text(w.trim_end()));
+            }
+        }
+        if let Some(Value::Array(ds)) = r.result.get("deprecations") {
+            for d in ds {
+                if let Some(msg) = d.get("msg").and_then(Value::as_str) {
+                    self.deprecation(&module_text(msg.trim_end()));
+                }
+            }
+        }
+        shown.remove("warnings");
+        shown.remove("deprecations");
         // A result that carries an exception says so whatever its status (an `until`
         // out of retries that `failed_when` forgave), as ansible-core does; the
         // exception is never part of the result shown.
@@ -577,18 +586,6 @@ impl Callback for DefaultCallback {
             }
         };
         self.emit(&line);
-        if let Some(Value::Array(ws)) = r.result.get("warnings") {
-            for w in ws.iter().filter_map(Value::as_str) {
-                self.warning(&module_text(w));
-            }
-        }
-        if let Some(Value::Array(ds)) = r.result.get("deprecations") {
-            for d in ds {
-                if let Some(msg) = d.get("msg").and_then(Value::as_str) {
-                    self.deprecation(&module_text(msg));
-                }
-            }
-        }
     }
 
     fn retrying(&self, host: &str, task: &str, retries_left: u64) {
