@@ -172,7 +172,7 @@ fn hostvars_show_every_host_as_ansible_does() {
 }
 
 /// A variable of a name Ansible reserves (a template global, a keyword) in play, block
-/// or task `vars` draws ansible-core's warning, saying where it is, compared with
+/// or task `vars` or set by `set_fact` draws ansible-core's warning, saying where it is, compared with
 /// ansible-playbook; the run goes on.
 #[test]
 fn reserved_names_are_warned_about() {
@@ -192,6 +192,7 @@ fn reserved_names_are_warned_about() {
             timeout: task
       vars:
         query: block
+    - set_fact: {now: later}
 "#,
     );
     let work = sb.dir("work");
@@ -216,7 +217,7 @@ fn reserved_names_are_warned_about() {
             .iter()
             .filter(|l| l.starts_with("[WARNING]"))
             .count(),
-        3,
+        4,
         "{ours}"
     );
     if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {

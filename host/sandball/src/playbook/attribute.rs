@@ -113,6 +113,19 @@ impl<'a> Fields<'a> {
         self.entry(name).is_some()
     }
 
+    /// ansible-core's warning for a variable named `name` at `mark` when Ansible
+    /// reserves the name, shown with the run's next result (ansible-core warns when it
+    /// gathers the variables).
+    pub(crate) fn warn_if_reserved(&self, name: &str, mark: Mark) {
+        if crate::inventory::vars::is_reserved_name(name) {
+            crate::template::warn(format!(
+                "{}\n{}",
+                crate::inventory::vars::reserved_name_warning(name),
+                self.source.location(mark).origin_block(true)
+            ));
+        }
+    }
+
     /// An error at `mark`.
     pub(crate) fn error_at(&self, mark: Mark, message: impl Into<String>) -> PlaybookError {
         self.source.error(mark, message)
@@ -296,15 +309,7 @@ impl<'a> Fields<'a> {
         for (key, value) in mappings.into_iter().flatten() {
             match key.as_str() {
                 Some(name) if is_identifier(name) => {
-                    if crate::inventory::vars::is_reserved_name(name) {
-                        // Shown with the run's first result, as ansible-core warns
-                        // when it first gathers the variables.
-                        crate::template::warn(format!(
-                            "{}\n{}",
-                            crate::inventory::vars::reserved_name_warning(name),
-                            self.source.location(key.mark).origin_block(true)
-                        ));
-                    }
+                    self.warn_if_reserved(name, key.mark);
                     vars.insert(name.to_owned(), value.to_json());
                 }
                 _ => {

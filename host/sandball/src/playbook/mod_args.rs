@@ -110,6 +110,14 @@ pub(crate) fn parse_action(task: &Fields<'_>) -> Result<Action, PlaybookError> {
                 ),
             ));
         }
+        // The facts `set_fact` sets are variables too.
+        if short_name(entry.name) == "set_fact" {
+            for (key, _) in entry.value.as_map().unwrap_or_default() {
+                if let Some(name) = key.as_str() {
+                    task.warn_if_reserved(name, key.mark);
+                }
+            }
+        }
         found = Some(Found {
             name: entry.name.to_owned(),
             args: action_args(task, entry.name, entry.value)?,
