@@ -39,6 +39,12 @@ const PLAY: &str = r#"
     - name: hard link missing dir
       file: {path: "{{ work }}/nope/h", src: "{{ work }}/f", state: hard}
       ignore_errors: true
+    - name: touch through a link into a missing dir
+      file: {path: "{{ work }}/to-missing", state: touch}
+      ignore_errors: true
+    - name: touch through a link below a file
+      file: {path: "{{ work }}/to-below-file", state: touch}
+      ignore_errors: true
     - name: absent below file
       file: {path: "{{ work }}/f/x", state: absent}
     - name: copy below file
@@ -65,6 +71,14 @@ const NAMED: &[(&str, &str)] = &[
         "hard link missing dir",
         "[Errno 2] No such file or directory: b'",
     ),
+    (
+        "touch through a link into a missing dir",
+        "[Errno 2] No such file or directory: b'",
+    ),
+    (
+        "touch through a link below a file",
+        "[Errno 20] Not a directory: b'",
+    ),
     ("copy below file", "Not a directory"),
     ("lineinfile below file", "Not a directory"),
 ];
@@ -85,12 +99,20 @@ fn check_named(out: &Output, tool: &str) {
     }
 }
 
+/// `work/to-missing` and `work/to-below-file`: links into a missing directory and
+/// below the file the play writes.
+fn links_to_nowhere(work: &std::path::Path) {
+    std::os::unix::fs::symlink(work.join("nope/target"), work.join("to-missing")).unwrap();
+    std::os::unix::fs::symlink(work.join("f/target"), work.join("to-below-file")).unwrap();
+}
+
 #[test]
 fn paths_the_node_refuses_fail_with_the_nodes_error() {
     let sb = Sandbox::new();
     sb.inventory(&["localhost"]);
     let pb = sb.write("play.yml", PLAY);
     let work = sb.dir("work");
+    links_to_nowhere(&work);
     let ours = sb.play(&pb, &work, &[]).run();
     ours.assert_no_panic().assert_code(0);
     assert_eq!(ours.host("localhost").ignored, NAMED.len() as u32, "{ours}");
@@ -108,14 +130,16 @@ fn paths_the_node_refuses_fail_with_the_nodes_error() {
         names.sort();
         names
     };
-    assert_eq!(left(&work), ["f"]);
+    let made = ["f", "to-below-file", "to-missing"];
+    assert_eq!(left(&work), made);
     let theirs_work = sb.dir("theirs");
+    links_to_nowhere(&theirs_work);
     if let Some(theirs) = sb.ansible_play(&pb, &theirs_work, &[]) {
         let theirs = theirs.run();
         theirs.assert_code(0);
         ours.assert_same_recap_as(&theirs);
         check_named(&theirs, "ansible-playbook");
-        assert_eq!(left(&theirs_work), ["f"]);
+        assert_eq!(left(&theirs_work), made);
     }
 }
 

@@ -3,8 +3,13 @@
 //! `now` for `state=touch` and `preserve` otherwise, as in Ansible.
 
 use crate::strptime::strptime;
+use sandball_guest_sdk::host::HostError;
 use sandball_guest_sdk::prelude::*;
+use sandball_guest_sdk::python_os_error_on;
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// `ENOENT` as host calls number it (Linux's).
+const ENOENT: i32 = 2;
 
 /// What to do with one timestamp.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -92,15 +97,25 @@ impl Times {
         if self.mtime == Stamp::Preserve && self.atime == Stamp::Preserve {
             return Ok(false);
         }
-        let fail = |e: String| {
+        // The node's errors as Python words them on the bytes path; a denial as is.
+        let fail = |e: HostError| {
+            let cause = if e.denied || e.errno == 0 {
+                e.message
+            } else {
+                python_os_error_on(&e.into(), &[path], true)
+            };
             Fail::new(format!(
-                "Error while updating modification or access time: {e}"
+                "Error while updating modification or access time: {cause}"
             ))
             .with("path", path)
         };
-        let current = host::stat(path, true)
-            .map_err(|e| fail(e.message))?
-            .ok_or_else(|| fail(format!("[Errno 2] No such file or directory: '{path}'")))?;
+        let current = host::stat(path, true).map_err(fail)?.ok_or_else(|| {
+            fail(HostError {
+                denied: false,
+                errno: ENOENT,
+                message: String::new(),
+            })
+        })?;
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs_f64())
@@ -118,7 +133,7 @@ impl Times {
             } else {
                 (Some(atime), Some(mtime))
             };
-            host::set_times(path, set_atime, set_mtime, true).map_err(|e| fail(e.message))?;
+            host::set_times(path, set_atime, set_mtime, true).map_err(fail)?;
         }
         if let Some(diff) = diff {
             if mtime != current.mtime {

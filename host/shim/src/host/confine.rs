@@ -144,8 +144,9 @@ impl Confinement {
 
     /// Locates `path` (from the module) inside the granted directory that holds it
     /// with at least `need` access, the most specific one when several do. A symlink
-    /// inside the grant that leads to nothing outside it (`soft.txt -> /nonexistent`)
-    /// is, when read through, missing as on the node (a dangling link), not a denial.
+    /// inside the grant that leads to nothing outside it (`soft.txt -> /nonexistent`,
+    /// or below a file) is, when read through, missing (or `ENOTDIR`) as on the node
+    /// (a dangling link), not a denial.
     /// A granted path below a missing directory, or below a stand-in for a file or a
     /// closed directory, fails as on the node (`ENOENT`, `ENOTDIR`, `EACCES`) whatever
     /// the access asked for.
@@ -194,15 +195,17 @@ impl Confinement {
             .max_by_key(|(_, (_, real))| real.components().count())
             .map(|(i, _)| i)
         else {
-            let dangling = follow
-                && need == Access::Read
-                && matches!(
-                    std::fs::symlink_metadata(&resolved),
-                    Err(e) if e.kind() == io::ErrorKind::NotFound
-                )
-                && self.locate(path, false, need).is_ok();
-            if dangling {
-                return Err(LocateError::Io(io::Error::from_raw_os_error(libc::ENOENT)));
+            // Missing, or below a file (`ENOTDIR`): as dangling on the node.
+            let dangling = match std::fs::symlink_metadata(&resolved) {
+                Err(e) if follow && need == Access::Read => e
+                    .raw_os_error()
+                    .filter(|n| [libc::ENOENT, libc::ENOTDIR].contains(n)),
+                _ => None,
+            };
+            if let Some(errno) = dangling
+                && self.locate(path, false, need).is_ok()
+            {
+                return Err(LocateError::Io(io::Error::from_raw_os_error(errno)));
             }
             let allowed = self.describe();
             return Err(LocateError::Denied { resolved, allowed });
@@ -389,6 +392,34 @@ mod tests {
             .unwrap();
         assert_eq!(l.rel, PathBuf::from("file"));
         assert_eq!(l.resolved, f.base.join("granted/file"));
+    }
+
+    #[test]
+    fn links_out_of_the_grant_to_nothing_read_as_dangling() {
+        let f = fixture();
+        let g = f.base.join("granted");
+        symlink(f.base.join("nowhere/x"), g.join("missing")).unwrap();
+        symlink(f.base.join("secret/x"), g.join("below-file")).unwrap();
+        let mut c = confinement(&f, Access::ReadWrite);
+        let errno = |c: &mut Confinement, name: &str, follow: bool, need: Access| match c.locate(
+            g.join(name).to_str().unwrap(),
+            follow,
+            need,
+        ) {
+            Err(LocateError::Io(e)) => e.raw_os_error(),
+            Err(LocateError::Denied { .. }) => None,
+            Ok(l) => panic!("{name} located at {}", l.rel.display()),
+        };
+        assert_eq!(
+            errno(&mut c, "missing", true, Access::Read),
+            Some(libc::ENOENT)
+        );
+        assert_eq!(
+            errno(&mut c, "below-file", true, Access::Read),
+            Some(libc::ENOTDIR)
+        );
+        // Written through, they are out of the grant.
+        assert_eq!(errno(&mut c, "below-file", true, Access::ReadWrite), None);
     }
 
     #[test]
