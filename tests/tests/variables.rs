@@ -172,7 +172,7 @@ fn hostvars_show_every_host_as_ansible_does() {
 }
 
 /// A variable of a name Ansible reserves (a template global, a keyword) in play, block
-/// or task `vars` or set by `set_fact` draws ansible-core's warning, saying where it is, compared with
+/// or task `vars`, a vars file or set by `set_fact` draws ansible-core's warning, saying where it is, compared with
 /// ansible-playbook; the run goes on.
 #[test]
 fn reserved_names_are_warned_about() {
@@ -185,7 +185,9 @@ fn reserved_names_are_warned_about() {
   gather_facts: false
   vars:
     lipsum: play
+  vars_files: [file_vars.yml]
   tasks:
+    - include_vars: included.yml
     - block:
         - debug: {msg: "{{ query }}"}
           vars:
@@ -195,6 +197,8 @@ fn reserved_names_are_warned_about() {
     - set_fact: {now: later}
 "#,
     );
+    sb.write("file_vars.yml", "range: file\n");
+    sb.write("included.yml", "x: 1\ndict: included\n");
     let work = sb.dir("work");
     let ours = sb.play(&pb, &work, &[]).run();
     ours.assert_no_panic().assert_code(0);
@@ -217,7 +221,7 @@ fn reserved_names_are_warned_about() {
             .iter()
             .filter(|l| l.starts_with("[WARNING]"))
             .count(),
-        4,
+        6,
         "{ours}"
     );
     if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {

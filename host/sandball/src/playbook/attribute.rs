@@ -117,13 +117,7 @@ impl<'a> Fields<'a> {
     /// reserves the name, shown with the run's next result (ansible-core warns when it
     /// gathers the variables).
     pub(crate) fn warn_if_reserved(&self, name: &str, mark: Mark) {
-        if crate::inventory::vars::is_reserved_name(name) {
-            crate::template::warn(format!(
-                "{}\n{}",
-                crate::inventory::vars::reserved_name_warning(name),
-                self.source.location(mark).origin_block(true)
-            ));
-        }
+        warn_if_reserved(self.source, name, mark);
     }
 
     /// An error at `mark`.
@@ -325,6 +319,18 @@ impl<'a> Fields<'a> {
             }
         }
         Ok(vars)
+    }
+}
+
+/// ansible-core's warning for a variable named `name` at `mark` of `source` when
+/// Ansible reserves the name, shown with the run's next result.
+pub(crate) fn warn_if_reserved(source: &SourceFile, name: &str, mark: Mark) {
+    if crate::inventory::vars::is_reserved_name(name) {
+        crate::template::warn(format!(
+            "{}\n{}",
+            crate::inventory::vars::reserved_name_warning(name),
+            source.location(mark).origin_block(true)
+        ));
     }
 }
 

@@ -23,12 +23,15 @@ impl fmt::Display for Location {
 }
 
 impl Location {
-    /// ansible-core 2.19's `Origin:` block for an error here: the absolute
+    /// ansible-core 2.19's `Origin:` block for an error here: the absolute, normalized
     /// `file:line:column` and, when `source` and the file can be read, its lines up to
     /// this one (the two before it too), numbered (tabs shown as spaces), with a caret
     /// under the column.
     pub fn origin_block(&self, source: bool) -> String {
-        let file = std::path::absolute(&self.file).unwrap_or_else(|_| self.file.clone());
+        // Absolute and normalized, as Python's `os.path.abspath` gives it.
+        let file = crate::local_files::normalized(
+            &std::path::absolute(&self.file).unwrap_or_else(|_| self.file.clone()),
+        );
         let mut out = format!("Origin: {}:{}:{}\n", file.display(), self.line, self.column);
         if let Some(text) = source
             .then(|| std::fs::read_to_string(&self.file).ok())

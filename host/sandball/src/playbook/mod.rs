@@ -273,6 +273,19 @@ pub fn load_data(text: &str, path: &Path) -> Result<serde_json::Value, PlaybookE
     Ok(root.map(|r| r.to_json()).unwrap_or(serde_json::Value::Null))
 }
 
+/// [`load_data`] for a file of variables (`vars_files`, `include_vars`): a name Ansible
+/// reserves draws ansible-core's warning, with its origin.
+pub fn load_vars_data(text: &str, path: &Path) -> Result<serde_json::Value, PlaybookError> {
+    let source = SourceFile::new(path, text);
+    let yaml::Document { root, .. } = yaml::load(&source)?;
+    for (key, _) in root.as_ref().and_then(|r| r.as_map()).unwrap_or_default() {
+        if let Some(name) = key.as_str() {
+            attribute::warn_if_reserved(&source, name, key.mark);
+        }
+    }
+    Ok(root.map(|r| r.to_json()).unwrap_or(serde_json::Value::Null))
+}
+
 /// Reads `key=value` pairs as Ansible does for `-e` and module argument strings
 /// (quotes removed, escapes decoded). Words that are not pairs are an error.
 pub fn parse_kv(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
