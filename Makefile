@@ -73,15 +73,19 @@ cron:
 legacy-examples:
 	$(CARGO) build -p sandball-example-binary
 
+## Components built outside the main workspace share one target directory, so the guest
+## SDK and its dependencies are compiled once for all of them.
+COMPONENTS_DIR := $(CURDIR)/target/components
+
 ## test-fixtures: misbehaving module components the end-to-end tests load (tests/fixtures,
-## a workspace of its own, built into target/fixtures).
+## a workspace of its own, built into target/components).
 test-fixtures: setup
-	cd tests/fixtures && CARGO_TARGET_DIR=$(CURDIR)/target/fixtures $(CARGO) build --release --target $(WASM_TARGET)
+	cd tests/fixtures && CARGO_TARGET_DIR=$(COMPONENTS_DIR) $(CARGO) build --release --target $(WASM_TARGET)
 
 ## example-component: examples/modules/component, a third-party module written against the
-## guest SDK alone (a workspace of its own, built into target/examples).
+## guest SDK alone (a workspace of its own, built into target/components).
 example-component: setup
-	cd examples/modules/component && CARGO_TARGET_DIR=$(CURDIR)/target/examples $(CARGO) build --release --target $(WASM_TARGET)
+	cd examples/modules/component && CARGO_TARGET_DIR=$(COMPONENTS_DIR) $(CARGO) build --release --target $(WASM_TARGET)
 
 ## sshd: OpenSSH's server, which the SSH tests start on a loopback port, and sudo for
 ## the become tests.

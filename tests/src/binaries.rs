@@ -3,9 +3,8 @@
 //!
 //! Defaults, relative to the workspace's target dir (`$CARGO_TARGET_DIR` or `target/`):
 //! `debug/sandball`, `debug/sandball-shim`, the built-in modules in
-//! `wasm32-wasip2/wasm/` and the misbehaving test components in
-//! `fixtures/wasm32-wasip2/release/`, the example third-party component in
-//! `examples/wasm32-wasip2/release/`. `SANDBALL_BIN` and `SANDBALL_SHIM` override the two
+//! `wasm32-wasip2/wasm/`, and the misbehaving test components and the example
+//! third-party component, both in `components/wasm32-wasip2/release/`. `SANDBALL_BIN` and `SANDBALL_SHIM` override the two
 //! binaries.
 
 use std::path::{Path, PathBuf};
@@ -125,10 +124,7 @@ impl Binaries {
     /// The directory holding the test fixture components. Panics, saying to run
     /// `make test-fixtures`, when one is missing.
     pub fn fixtures() -> PathBuf {
-        let dir = target_dir()
-            .join("fixtures")
-            .join("wasm32-wasip2")
-            .join("release");
+        let dir = components_dir();
         for f in FIXTURES {
             let path = dir.join(format!("{f}.wasm"));
             assert!(
@@ -148,10 +144,7 @@ impl Binaries {
     /// third-party module). Panics, saying to run `make example-component`, when it is
     /// missing.
     pub fn example_component() -> PathBuf {
-        let dir = target_dir()
-            .join("examples")
-            .join("wasm32-wasip2")
-            .join("release");
+        let dir = components_dir();
         let path = dir.join("json_key.wasm");
         assert!(
             path.is_file(),
@@ -164,6 +157,15 @@ impl Binaries {
         );
         dir
     }
+}
+
+/// Where the components built outside the main workspace are (`make test-fixtures`,
+/// `make example-component`: one target directory for both).
+fn components_dir() -> PathBuf {
+    target_dir()
+        .join("components")
+        .join("wasm32-wasip2")
+        .join("release")
 }
 
 fn missing(what: &str, path: &Path, make: &str) -> String {
