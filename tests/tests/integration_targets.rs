@@ -85,6 +85,7 @@ const TARGETS: &[&str] = &[
     "split",
     "stat",
     "strategy_linear",
+    "task-args",
     "task-esoterica",
     "task_ordering",
     "tasks",

@@ -1349,6 +1349,9 @@ fn all_true(run: &Run, conds: &[Value], vars: &Vars) -> Result<bool, String> {
 /// Where the loader keeps arguments given as one template.
 const VARIABLE_PARAMS: &str = "_variable_params";
 
+/// Where the loader keeps words given to an action that are not `key=value` pairs.
+const RAW_PARAMS: &str = "_raw_params";
+
 /// The task's arguments, templated (except `keep`: those its action evaluates itself),
 /// without the values that are `omit`, with the defaults `module_defaults` gives.
 pub(crate) fn template_args(
@@ -1367,23 +1370,25 @@ pub(crate) fn template_args(
             action_name(run, &t.action)
         )
     };
-    // Words that are not `key=value` pairs, for an action that takes none (a Python
-    // action plugin says for itself).
-    if t.args.contains_key("_raw_params")
-        && !crate::playbook::takes_raw_params(&t.action)
-        && crate::plugins::loader::action_plugin(&t.action).is_none()
-    {
-        return Err(format!(
-            "Task failed: Action '{}' does not support raw params.",
-            action_name(run, &t.action)
-        ));
+    // `args: "{{ a_dict }}"`, then words given to an action that takes none (a
+    // Python action plugin says whether it does): a template of nothing else gives
+    // arguments (winning over `args:`'s), other words fail the task.
+    let mut templates: Vec<&Value> = t.args.get(VARIABLE_PARAMS).into_iter().collect();
+    let raw = t.args.get(RAW_PARAMS).filter(|_| {
+        !crate::playbook::takes_raw_params(&t.action)
+            && !crate::plugins::loader::action_takes_raw_params(&t.action)
+    });
+    if let Some(raw) = raw {
+        match raw.as_str() {
+            Some(text) if crate::template::is_possibly_all_template(text) => templates.push(raw),
+            _ => {
+                return Err(format!(
+                    "Task failed: Action '{}' does not support raw params.",
+                    action_name(run, &t.action)
+                ));
+            }
+        }
     }
-    // One template (or two: `args:`'s, then the action's, which wins).
-    let templates = match t.args.get(VARIABLE_PARAMS) {
-        Some(Value::Array(list)) => list.as_slice(),
-        Some(one) => std::slice::from_ref(one),
-        None => &[],
-    };
     for params in templates {
         // All of them `omit`: none.
         match run
@@ -1419,7 +1424,8 @@ pub(crate) fn template_args(
             Err(e) => return Err(finalization(e.cause())),
         }
     }
-    for (k, v) in t.args.iter().filter(|(k, _)| k.as_str() != VARIABLE_PARAMS) {
+    let given = |k: &str| k != VARIABLE_PARAMS && (raw.is_none() || k != RAW_PARAMS);
+    for (k, v) in t.args.iter().filter(|(k, _)| given(k)) {
         let value = if keep.contains(&k.as_str()) {
             v.clone()
         } else {

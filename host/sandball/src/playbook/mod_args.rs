@@ -12,7 +12,7 @@ use crate::playbook::keywords::is_task_keyword;
 use crate::playbook::source::Mark;
 use crate::playbook::splitter::{SplitError, parse_kv, split_args};
 use crate::playbook::yaml::{Node, Yaml};
-use crate::template::{is_possibly_all_template, is_template};
+use crate::template::is_template;
 
 /// Actions, by short name, that accept words which are not `key=value` pairs.
 const RAW_PARAM_ACTIONS: &[&str] = &[
@@ -152,33 +152,15 @@ pub(crate) fn parse_action(task: &Fields<'_>) -> Result<Action, PlaybookError> {
     }
     let mut args = base;
     args.extend(own);
-    if !takes_raw_params(&name) {
-        check_raw_params(&mut args);
-    }
+    // Words that are not `key=value` pairs stay in `_raw_params` even for an action
+    // that takes none: whether it does (a Python action plugin says) and whether they
+    // are a template of its arguments is settled when the task runs
+    // (`executor/task.rs`), as in ansible-core 2.19.
     Ok(Action {
         name,
         args,
         local: local.is_some(),
     })
-}
-
-/// Words that are not `key=value` pairs, for an action that does not take them: a
-/// template and nothing else becomes `_variable_params` (a mapping of arguments the
-/// template gives at run time; with one from `args:` too, both, the action's winning);
-/// other words stay in `_raw_params`, and the task fails when it runs
-/// (`executor/task.rs`), as in ansible-core 2.19, unless its action turns out to be
-/// a Python action plugin that takes them.
-fn check_raw_params(args: &mut Map<String, Value>) {
-    if let Some(Value::String(text)) = args.get("_raw_params")
-        && is_possibly_all_template(text)
-    {
-        let mut text = Value::String(text.clone());
-        args.shift_remove("_raw_params");
-        if let Some(from_args) = args.shift_remove("_variable_params") {
-            text = Value::Array(vec![from_args, text]);
-        }
-        args.insert("_variable_params".to_owned(), text);
-    }
 }
 
 /// The `args:` keyword: a mapping, or a template that gives one at run time.
@@ -406,14 +388,14 @@ mod tests {
     }
 
     #[test]
-    fn extra_params_are_kept_for_run_time_unless_templated() {
+    fn extra_params_are_kept_for_run_time() {
         assert_eq!(
             ok("file: /tmp/x state=touch\n").1,
             json!({"_raw_params": "/tmp/x", "state": "touch"})
         );
         assert_eq!(
             ok("file: \"{{ file_args }}\"\n").1,
-            json!({"_variable_params": "{{ file_args }}"})
+            json!({"_raw_params": "{{ file_args }}"})
         );
     }
 

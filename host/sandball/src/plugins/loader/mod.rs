@@ -242,6 +242,18 @@ pub fn action_plugin(action: &str) -> Option<String> {
     found
 }
 
+/// Whether the Python action plugin of `action` (if it has one) takes words that are
+/// not `key=value` arguments (its class's `supports_raw_params`).
+pub fn action_takes_raw_params(action: &str) -> bool {
+    let Some(handler) = action_plugin(action) else {
+        return false;
+    };
+    ask(&json!({"kind": "action_raw", "name": handler}))
+        .ok()
+        .and_then(|a| a.get("ok").and_then(Value::as_bool))
+        .unwrap_or(false)
+}
+
 /// What an action plugin asks of the controller while it runs: a module run
 /// (`{"call": "module", "name", "args"}`, answered with `{"result": {...}}`) or a command
 /// over the task's connection (`{"call": "exec", "cmd", "stdin"}` with base64 data,

@@ -67,6 +67,8 @@ def main():
             return has(req["plugin"], name)
         if kind == "action_for":
             return actions.handler(name)
+        if kind == "action_raw":
+            return actions.takes_raw_params(name)
         if kind == "action":
             return actions.run(req)
         if not has(kind, name):
@@ -119,6 +121,13 @@ class Actions:
         except Exception:
             pass
         return None
+
+    def takes_raw_params(self, handler):
+        """Whether action plugin `handler` takes words that are not key=value arguments."""
+        from ansible.plugins.loader import action_loader
+
+        plugin = action_loader.get(handler, class_only=True)
+        return bool(getattr(plugin, "supports_raw_params", False))
 
     def call(self, what, **fields):
         """Asks the controller for `what` and waits for its answer."""
