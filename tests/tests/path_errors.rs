@@ -45,6 +45,15 @@ const PLAY: &str = r#"
     - name: touch through a link below a file
       file: {path: "{{ work }}/to-below-file", state: touch}
       ignore_errors: true
+    - name: directory below file
+      file: {path: "{{ work }}/f/sub/x", state: directory}
+      ignore_errors: true
+    - name: replace below file
+      replace: {path: "{{ work }}/f/x", regexp: a}
+      ignore_errors: true
+    - name: blockinfile below file
+      blockinfile: {path: "{{ work }}/f/x", block: a, create: true}
+      ignore_errors: true
     - name: absent below file
       file: {path: "{{ work }}/f/x", state: absent}
     - name: copy below file
@@ -79,6 +88,9 @@ const NAMED: &[(&str, &str)] = &[
         "touch through a link below a file",
         "[Errno 20] Not a directory: b'",
     ),
+    ("directory below file", "[Errno 20] Not a directory: b'"),
+    ("replace below file", "does not exist !"),
+    ("blockinfile below file", "Not a directory"),
     ("copy below file", "Not a directory"),
     ("lineinfile below file", "Not a directory"),
 ];

@@ -26,7 +26,7 @@ pub use checksum::{HashAlgorithm, digest_file, digest_reader, sha1_file};
 pub use encoding::Encoding;
 pub use mode::{ModeError, resolve_mode, symbolic_mode};
 pub use normpath::{abspath, join, normpath};
-pub use path_info::{add_path_info, path_info};
+pub use path_info::{add_path_info, existing_kind, path_info};
 pub use realpath::{read_link, realpath};
 pub use stat_fields::stat_fields;
 pub use validate::{read_text, run_validation, write_validated};

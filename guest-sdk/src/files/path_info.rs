@@ -42,6 +42,18 @@ pub fn path_info(path: &str) -> Map<String, Value> {
     info
 }
 
+/// What kind of file `path` is, following symlinks, as Python's `os.path.exists`
+/// sees it: `None` when nothing is there or the node cannot examine it (below a file,
+/// in a directory the user may not search); an error only when the grant does not
+/// cover it.
+pub fn existing_kind(path: &str) -> Result<Option<FileKind>, host::HostError> {
+    match host::stat(path, true) {
+        Ok(st) => Ok(st.map(|st| st.kind)),
+        Err(e) if !e.denied => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// Ansible's `add_path_info`, which `exit_json` and `fail_json` apply to every
 /// result: when `result` has a `path` (else a `dest`) that exists, adds its
 /// [`path_info`] fields (a missing path adds nothing).
@@ -78,6 +90,9 @@ mod tests {
         host::chmod(&p("f"), 0o640).unwrap();
         let info = path_info(&p("f"));
         assert_eq!(info["state"], json!("file"));
+        assert_eq!(existing_kind(&p("f")), Ok(Some(FileKind::File)));
+        assert_eq!(existing_kind(&p("f/x")), Ok(None));
+        assert_eq!(existing_kind(&p("nope")), Ok(None));
         assert_eq!(info["mode"], json!("0640"));
         assert_eq!(info["size"], json!(3));
         assert!(info["owner"].is_string() && info["uid"].is_u64());

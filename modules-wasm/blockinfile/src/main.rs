@@ -8,7 +8,9 @@
 mod module_tests;
 
 use sandball_guest_sdk::describe_io_error;
-use sandball_guest_sdk::files::{backup_local, read_text, realpath, write_validated};
+use sandball_guest_sdk::files::{
+    backup_local, existing_kind, read_text, realpath, write_validated,
+};
 use sandball_guest_sdk::host::FileKind;
 use sandball_guest_sdk::prelude::*;
 use sandball_guest_sdk::pyre::{Anchor, Pattern};
@@ -22,7 +24,7 @@ fn main() {
 /// The module body.
 fn blockinfile(m: &mut Module) -> Result<Map<String, Value>, Fail> {
     let path = m.get_str("path").unwrap_or_default().to_string();
-    let kind = host::stat(&path, true)?.map(|st| st.kind);
+    let kind = existing_kind(&path)?;
     if kind == Some(FileKind::Directory) {
         return Err(Fail::new(format!("Path {path} is a directory !")).with("rc", 256));
     }
@@ -39,7 +41,7 @@ fn blockinfile(m: &mut Module) -> Result<Map<String, Value>, Fail> {
             Some(i) => &path[..i],
             None => "",
         };
-        if !dir.is_empty() && host::stat(dir, true)?.is_none() && !m.check_mode() {
+        if !dir.is_empty() && existing_kind(dir)?.is_none() && !m.check_mode() {
             std::fs::create_dir_all(dir).map_err(|e| {
                 Fail::new(format!("Error creating {dir}: {}", describe_io_error(&e)))
             })?;

@@ -5,9 +5,9 @@
 
 use crate::state::{State, exists, get_state, initial_diff, is_dir, is_link};
 use crate::task::{Outcome, Task};
-use sandball_guest_sdk::describe_io_error;
-use sandball_guest_sdk::files::realpath;
+use sandball_guest_sdk::files::{existing_kind, realpath};
 use sandball_guest_sdk::prelude::*;
+use sandball_guest_sdk::{describe_io_error, on_node, python_os_error_on};
 use std::fs;
 use std::io;
 use std::path::Path;
@@ -51,9 +51,10 @@ pub fn ensure_directory(task: &Task) -> Result<Outcome, Fail> {
 fn create_all(task: &Task, path: &str, diff: &mut Diff) -> Result<bool, Fail> {
     let mut missing = Vec::new();
     let mut current = Path::new(path);
-    // Only what the host says is absent; what it may not show (outside the grant) is
-    // left alone.
-    while matches!(host::stat(&current.to_string_lossy(), true), Ok(None)) {
+    // Only what the node says is absent, or cannot be there (below a file: as
+    // `os.path.exists` is false there, so its making fails as on the node); what the
+    // host may not show (outside the grant) is left alone.
+    while matches!(existing_kind(&current.to_string_lossy()), Ok(None)) {
         missing.push(current.to_string_lossy().into_owned());
         match current.parent() {
             Some(parent) if !parent.as_os_str().is_empty() => current = parent,
@@ -72,7 +73,10 @@ fn create_all(task: &Task, path: &str, diff: &mut Diff) -> Result<bool, Fail> {
             Ok(()) => changed = true,
             // Someone else made it meanwhile: fine as long as it is a directory.
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && is_dir(dir) => {}
-            Err(e) => return Err(issue(describe_io_error(&e))),
+            Err(e) => {
+                let e = on_node(e, dir);
+                return Err(issue(python_os_error_on(&e, &[dir.as_str()], true)));
+            }
         }
         changed = task
             .set_attributes(dir, changed, Some(&mut *diff))

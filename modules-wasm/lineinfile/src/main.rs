@@ -10,7 +10,9 @@
 mod module_tests;
 
 use sandball_guest_sdk::describe_io_error;
-use sandball_guest_sdk::files::{backup_local, read_text, realpath, write_validated};
+use sandball_guest_sdk::files::{
+    backup_local, existing_kind, read_text, realpath, write_validated,
+};
 use sandball_guest_sdk::host::FileKind;
 use sandball_guest_sdk::prelude::*;
 use sandball_guest_sdk::pyre::{Anchor, Pattern, PyreError};
@@ -366,15 +368,9 @@ fn write_lines(m: &Module, path: &str, lines: &[String]) -> Result<(), Fail> {
     write_validated(path, lines.concat().as_bytes(), m.get_str("validate"))
 }
 
-/// What kind of file `path` is (following symlinks), or `None` when it does not exist
-/// or the node cannot examine it (below a file: `os.path.exists` is false there too);
-/// a path outside the grant is a denial.
+/// What kind of file `path` is ([`existing_kind`]).
 fn kind(path: &str) -> Result<Option<FileKind>, Fail> {
-    match host::stat(path, true) {
-        Ok(st) => Ok(st.map(|st| st.kind)),
-        Err(e) if !e.denied => Ok(None),
-        Err(e) => Err(e.into()),
-    }
+    Ok(existing_kind(path)?)
 }
 
 fn dirname(path: &str) -> String {

@@ -8,7 +8,7 @@
 mod module_tests;
 
 use sandball_guest_sdk::describe_io_error;
-use sandball_guest_sdk::files::{Encoding, backup_local, realpath, write_validated};
+use sandball_guest_sdk::files::{Encoding, backup_local, existing_kind, realpath, write_validated};
 use sandball_guest_sdk::host::FileKind;
 use sandball_guest_sdk::prelude::*;
 use sandball_guest_sdk::pyre::{Anchor, Pattern, PyreError};
@@ -22,7 +22,7 @@ fn main() {
 /// The module body.
 fn replace(m: &mut Module) -> Result<Map<String, Value>, Fail> {
     let path = m.get_str("path").unwrap_or_default().to_string();
-    match host::stat(&path, true)?.map(|st| st.kind) {
+    match existing_kind(&path)? {
         Some(FileKind::Directory) => {
             return Err(Fail::new(format!("Path {path} is a directory !")).with("rc", 256));
         }
