@@ -100,6 +100,8 @@ struct Loader {
     /// The action plugin of each action name asked about, with the number of
     /// directories known when it was asked (a role loaded later may bring one).
     actions: BTreeMap<String, (usize, Option<String>)>,
+    /// Whether each action plugin asked about takes raw params.
+    raw_params: BTreeMap<String, bool>,
 }
 
 static LOADER: Mutex<Loader> = Mutex::new(Loader {
@@ -109,6 +111,7 @@ static LOADER: Mutex<Loader> = Mutex::new(Loader {
     },
     worker: None,
     actions: BTreeMap::new(),
+    raw_params: BTreeMap::new(),
 });
 
 /// Idle workers for action plugins.
@@ -248,10 +251,25 @@ pub fn action_takes_raw_params(action: &str) -> bool {
     let Some(handler) = action_plugin(action) else {
         return false;
     };
-    ask(&json!({"kind": "action_raw", "name": handler}))
+    let cached = LOADER
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .raw_params
+        .get(&handler)
+        .copied();
+    if let Some(takes) = cached {
+        return takes;
+    }
+    let takes = ask(&json!({"kind": "action_raw", "name": handler}))
         .ok()
         .and_then(|a| a.get("ok").and_then(Value::as_bool))
-        .unwrap_or(false)
+        .unwrap_or(false);
+    LOADER
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .raw_params
+        .insert(handler, takes);
+    takes
 }
 
 /// What an action plugin asks of the controller while it runs: a module run
@@ -265,7 +283,8 @@ pub trait ActionCalls {
 
 /// Runs Python action plugin `handler` for a task of action `action`: its result, or
 /// why it could not run. `task` holds the task's settings the plugin sees (`check_mode`,
-/// `diff`, `no_log`, `async_val`, `poll`, `remote_user`).
+/// `diff`). Words not `key=value` reach it only if it takes them (the executor asks
+/// [`action_takes_raw_params`] first).
 pub async fn run_action(
     handler: &str,
     action: &str,

@@ -173,13 +173,9 @@ class Actions:
         task = Task()
         task.action = req["name"]
         task.args = dict(req.get("args") or {})
-        for key in ("check_mode", "diff", "no_log", "async_val", "poll"):
-            if key in spec:
-                setattr(task, key, spec[key])
         context = PlayContext()
-        context.check_mode = bool(spec.get("check_mode"))
-        context.diff = bool(spec.get("diff"))
-        context.remote_user = spec.get("remote_user")
+        task.check_mode = context.check_mode = bool(spec.get("check_mode"))
+        task.diff = context.diff = bool(spec.get("diff"))
         variables = dict(req.get("variables") or {})
         handler = action_loader.get(
             req.get("handler") or req["name"],
@@ -194,10 +190,6 @@ class Actions:
             raise Missing(req["name"])
         try:
             try:
-                if "_raw_params" in task.args and not handler.supports_raw_params:
-                    from ansible.errors import AnsibleError
-
-                    raise AnsibleError(f"Action {req['name']!r} does not support raw params.")
                 result = handler.run(task_vars=variables)
             finally:
                 handler.cleanup()
