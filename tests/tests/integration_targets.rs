@@ -73,6 +73,7 @@ const TARGETS: &[&str] = &[
     "loops",
     "ping",
     "play_iterator",
+    "plugin_loader",
     "plugin_namespace",
     "raw",
     "register",

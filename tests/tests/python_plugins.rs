@@ -1,7 +1,8 @@
 //! Python filter, test, lookup and action plugins — a playbook's `filter_plugins/`,
 //! `test_plugins/`, `lookup_plugins/` and `action_plugins/`, a role's, a collection's in
 //! the playbook's `collections/`, and ansible-core's own — run as ansible-playbook runs
-//! them, compared with it line for line.
+//! them, compared with it line for line; a local filter or test of a name sandball
+//! carries itself takes the place of sandball's, but for its `ansible.builtin.` name.
 
 use sandball_e2e::Sandbox;
 
@@ -18,9 +19,13 @@ def boom(value):
     raise ValueError("boom on %r" % (value,))
 
 
+def flatten(value, levels=None):
+    return "local flatten of %d" % len(value)
+
+
 class FilterModule(object):
     def filters(self):
-        return {"shout": shout, "pairs": pairs, "boom": boom}
+        return {"shout": shout, "pairs": pairs, "boom": boom, "flatten": flatten}
 "#;
 
 const TESTS: &str = r#"
@@ -28,9 +33,13 @@ def multiple(value, base=2):
     return value % base == 0
 
 
+def even(value):
+    return value == 3
+
+
 class TestModule(object):
     def tests(self):
-        return {"multiple_of": multiple}
+        return {"multiple_of": multiple, "even": even}
 "#;
 
 const LOOKUP: &str = r#"
@@ -72,6 +81,9 @@ const PLAY: &str = r#"
     - name: a collection's filter by its full name, and ansible-core's own
       debug:
         msg: "{{ 3 | demo.tools.wrap }} {{ 3 | demo.tools.wrap(left='[', right=']') }} {{ [[1], [2, [3]]] | ansible.builtin.flatten }}"
+    - name: local plugins take the place of sandball's own of their names
+      debug:
+        msg: "{{ [[1], [2]] | flatten }}, {{ [[1], [2]] | ansible.legacy.flatten }}, {{ [[1], [2]] | ansible.builtin.flatten }}, {{ [[[1]]] | map('flatten') | list }}, {{ 3 is even }} {{ 3 is ansible.builtin.even }} {{ [2, 3] | select('even') | list }}"
     - name: a collection's filter named in map
       debug:
         msg: "{{ [1, 2] | map('demo.tools.wrap') | list }}"
@@ -117,6 +129,7 @@ fn python_plugins_run_as_under_ansible_playbook() {
     out.assert_stdout_has("\"msg\": \"HI! X.X. [['a', 1], ['b', 2]] True True False\"")
         .assert_stdout_has("\"msg\": \"a?,b? ['>c?'] p?\"")
         .assert_stdout_has("\"msg\": \"<3> [3] [1, 2, 3]\"")
+        .assert_stdout_has("\"msg\": \"local flatten of 2, local flatten of 2, [1, 2], ['local flatten of 1'], True False [3]\"")
         .assert_stdout_has("The filter plugin 'boom' failed: boom on 'x'")
         .assert_stdout_has("No filter named 'nosuch'");
     assert_eq!(out.host("alpha").ignored, 2, "{out}");
@@ -127,6 +140,7 @@ fn python_plugins_run_as_under_ansible_playbook() {
             "playbook filters and tests",
             "a lookup plugin, in a template and as a loop",
             "a collection's filter by its full name, and ansible-core's own",
+            "local plugins take the place of sandball's own of their names",
             "a collection's filter named in map",
         ] {
             out.assert_same_results_as(&theirs, &[task]);

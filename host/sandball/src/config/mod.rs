@@ -53,6 +53,9 @@ const SETTINGS: &[Setting] = &[
     s("defaults", "roles_path", "ANSIBLE_ROLES_PATH", true),
     s("defaults", "library", "ANSIBLE_LIBRARY", true),
     s("defaults", "module_utils", "ANSIBLE_MODULE_UTILS", true),
+    s("defaults", "action_plugins", "ANSIBLE_ACTION_PLUGINS", true),
+    s("defaults", "filter_plugins", "ANSIBLE_FILTER_PLUGINS", true),
+    s("defaults", "test_plugins", "ANSIBLE_TEST_PLUGINS", true),
     s(
         "defaults",
         "collections_path",

@@ -33,8 +33,12 @@ pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("format", format_filter);
 }
 
-/// The prefixes of the full names of ansible-core's own filters and tests.
-pub(crate) const BUILTIN_PREFIXES: &[&str] = &["ansible.builtin.", "ansible.legacy."];
+/// The prefix of the full names of ansible-core's own filters and tests.
+pub(crate) const BUILTIN: &str = "ansible.builtin.";
+/// The prefix of the names of ansible-core's own filters and tests or local plugins'.
+pub(crate) const LEGACY: &str = "ansible.legacy.";
+/// Both prefixes.
+pub(crate) const BUILTIN_PREFIXES: &[&str] = &[BUILTIN, LEGACY];
 
 /// What a prefix is blanked with (as long as the longest prefix).
 const BLANK: &str = "                ";

@@ -84,19 +84,23 @@ pub(crate) fn dispatcher(kind: Kind) -> &'static str {
     }
 }
 
-/// Whether sandball has the filter (or test) named `name` as written (whitespace
-/// around its dots allowed, a builtin prefix read as the short name).
+/// Whether sandball runs the filter (or test) named `name` as written itself
+/// (whitespace around its dots allowed, a builtin prefix read as the short name): it
+/// has one of that name, and for a short or `ansible.legacy.` name no local plugin
+/// file defines it (that one takes the place of ansible-core's and sandball's, as in
+/// ansible-core; an `ansible.builtin.` name is always the builtin one).
 pub(crate) fn native_name(kind: Kind, name: &str) -> bool {
     let name: Cow<'_, str> = if name.contains(char::is_whitespace) {
         Cow::Owned(name.chars().filter(|c| !c.is_whitespace()).collect())
     } else {
         Cow::Borrowed(name)
     };
-    let short = super::percent::BUILTIN_PREFIXES
-        .iter()
-        .find_map(|p| name.strip_prefix(p))
-        .unwrap_or(&name);
-    native(kind, short)
+    if let Some(short) = name.strip_prefix(super::percent::BUILTIN) {
+        return native(kind, short);
+    }
+    // A short or `ansible.legacy.` name is a local plugin's first.
+    let short = name.strip_prefix(super::percent::LEGACY).unwrap_or(&name);
+    native(kind, short) && !loader::defined_locally(kind, short)
 }
 
 /// Whether sandball has a filter (or test) of this name itself; asked once per name.

@@ -16,7 +16,7 @@
 //! controller, which runs it on the task's target and answers — and other hosts'
 //! templates must not wait for it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -102,6 +102,17 @@ struct Loader {
     actions: BTreeMap<String, (usize, Option<String>)>,
     /// Whether each action plugin asked about takes raw params.
     raw_params: BTreeMap<String, bool>,
+    /// The filter and test names the plugin files outside ansible-core define, with
+    /// the number of directories known when they were asked for.
+    local: Option<(usize, LocalNames)>,
+}
+
+/// The short names of the filters and tests that plugin files outside ansible-core
+/// define (see [`defined_locally`]).
+#[derive(Default)]
+struct LocalNames {
+    filters: BTreeSet<String>,
+    tests: BTreeSet<String>,
 }
 
 static LOADER: Mutex<Loader> = Mutex::new(Loader {
@@ -112,6 +123,7 @@ static LOADER: Mutex<Loader> = Mutex::new(Loader {
     worker: None,
     actions: BTreeMap::new(),
     raw_params: BTreeMap::new(),
+    local: None,
 });
 
 /// Idle workers for action plugins.
@@ -157,6 +169,93 @@ pub fn configure(dirs: &[&std::path::Path], collections: &[PathBuf]) {
 pub fn has(kind: Kind, name: &str) -> Result<bool, PluginError> {
     let answer = ask(&json!({"kind": "has", "plugin": kind.as_str(), "name": name}));
     Ok(answer_of(kind, name, answer)?.as_bool().unwrap_or(false))
+}
+
+/// Whether a filter (or test) plugin file outside ansible-core — in a playbook's or
+/// role's `filter_plugins/` (`test_plugins/`), or a configured directory
+/// (`ANSIBLE_FILTER_PLUGINS`, `ANSIBLE_TEST_PLUGINS`, ansible-core's defaults) —
+/// defines the short name `name`: ansible-core then runs that plugin in place of its
+/// own of that name, and so does sandball. The worker is asked once (again only when
+/// more directories are known), and only when one of those directories holds a Python
+/// file.
+pub fn defined_locally(kind: Kind, name: &str) -> bool {
+    let dirs = {
+        let loader = LOADER.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((asked, names)) = &loader.local
+            && *asked == loader.config.dirs.len()
+        {
+            return names_of(names, kind).contains(name);
+        }
+        loader.config.dirs.clone()
+    };
+    let mut names = LocalNames::default();
+    if local_plugin_dirs(&dirs).iter().any(|d| holds_python(d)) {
+        let answer = ask(&json!({"kind": "local_names", "name": ""}))
+            .ok()
+            .and_then(|mut a| a.get_mut("ok").map(Value::take));
+        let listed = |key: &str| -> BTreeSet<String> {
+            answer
+                .as_ref()
+                .and_then(|a| a.get(key))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|n| n.as_str().map(str::to_string))
+                .collect()
+        };
+        names.filters = listed("filter");
+        names.tests = listed("test");
+        tracing::debug!(filters = ?names.filters, tests = ?names.tests, "local Jinja plugins");
+    }
+    let found = names_of(&names, kind).contains(name);
+    LOADER.lock().unwrap_or_else(PoisonError::into_inner).local = Some((dirs.len(), names));
+    found
+}
+
+/// The names of one kind.
+fn names_of(names: &LocalNames, kind: Kind) -> &BTreeSet<String> {
+    match kind {
+        Kind::Test => &names.tests,
+        _ => &names.filters,
+    }
+}
+
+/// The directories ansible-core looks for filter and test plugins in besides its own:
+/// `filter_plugins/` and `test_plugins/` of the playbooks and roles, then the
+/// configured paths (ansible-core's defaults when unset).
+fn local_plugin_dirs(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let home = std::env::var_os("ANSIBLE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".ansible")));
+    let mut found = Vec::new();
+    for (subdir, variable, default) in [
+        ("filter_plugins", "ANSIBLE_FILTER_PLUGINS", "filter"),
+        ("test_plugins", "ANSIBLE_TEST_PLUGINS", "test"),
+    ] {
+        found.extend(dirs.iter().map(|d| d.join(subdir)));
+        match std::env::var(variable) {
+            Ok(paths) => found.extend(
+                paths
+                    .split(':')
+                    .filter(|p| !p.is_empty())
+                    .map(PathBuf::from),
+            ),
+            Err(_) => {
+                found.extend(home.iter().map(|h| h.join("plugins").join(default)));
+                found.push(PathBuf::from("/usr/share/ansible/plugins").join(default));
+            }
+        }
+    }
+    found
+}
+
+/// Whether a directory holds a Python file (a plugin file ansible-core would load).
+fn holds_python(dir: &std::path::Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.path().extension().is_some_and(|x| x == "py"))
+    })
 }
 
 /// Runs filter (or test) `name` on `value` with these arguments; a test's answer is a

@@ -57,6 +57,21 @@ def main():
         except Exception:
             return False
 
+    def local_names(kind):
+        # The short names that plugin files outside ansible-core define: those take
+        # the place of ansible-core's own of that name.
+        plugins = loaders[kind]
+        try:
+            plugins._ensure_non_collection_wrappers()
+            wrappers = plugins._cached_non_collection_wrappers
+        except Exception:
+            return []
+        return sorted(
+            name
+            for name, wrapper in wrappers.items()
+            if "." not in name and not getattr(wrapper, "ansible_name", "").startswith("ansible.builtin.")
+        )
+
     def evaluate(expr, variables):
         templar = Templar(loader=loader, variables=variables)
         return templar.evaluate_expression(trust_as_template(expr))
@@ -65,6 +80,8 @@ def main():
         kind, name = req["kind"], req["name"]
         if kind == "has":
             return has(req["plugin"], name)
+        if kind == "local_names":
+            return {k: local_names(k) for k in ("filter", "test")}
         if kind == "action_for":
             return actions.handler(name)
         if kind == "action_raw":
