@@ -5,7 +5,8 @@
 //! library directories (`-M/--module-path`, `ANSIBLE_LIBRARY`, `library/` beside the
 //! playbook), then in the installed ansible-core's `ansible/modules`;
 //! `ansible.builtin.<name>` only in ansible-core; `<ns>.<coll>.<name>` in the collections
-//! paths (`ansible_collections/<ns>/<coll>/plugins/modules`). ansible-core is found
+//! paths (`ansible_collections/<ns>/<coll>/plugins/modules`), a name without a file
+//! routed as the collection's `meta/runtime.yml` says. ansible-core is found
 //! as a user expects ([`LegacyFinder::ansible_core`]): a configured directory or
 //! Python, the Python behind `ansible-playbook`/`ansible` on `PATH` (a venv, pipx), a
 //! library directory that is ansible-core's own `ansible/modules`, then `python3`.
@@ -133,13 +134,13 @@ pub struct LegacyFinder {
     ansible: OnceLock<Option<(PathBuf, String)>>,
 }
 
-/// Where ansible-core's routing (`config/ansible_builtin_runtime.yml` in its package)
-/// redirects the builtin module or action `short`: to another builtin (`yum` to
-/// `ansible.builtin.dnf`) or to a collection's (`authorized_key` to
-/// `ansible.posix.authorized_key`).
-fn builtin_redirect(ansible: &Path, short: &str) -> Option<String> {
+/// Where a collection's routing (`runtime`: its `meta/runtime.yml`, or ansible-core's
+/// `config/ansible_builtin_runtime.yml` for `ansible.builtin`) redirects its module or
+/// action `short`: to another of its own (`yum` to `ansible.builtin.dnf`) or to
+/// another collection's (`authorized_key` to `ansible.posix.authorized_key`).
+fn redirect(runtime: &Path, collection: &str, short: &str) -> Option<String> {
     use saphyr::{LoadableYamlNode, Yaml};
-    let text = std::fs::read_to_string(ansible.join("config/ansible_builtin_runtime.yml")).ok()?;
+    let text = std::fs::read_to_string(runtime).ok()?;
     let documents = Yaml::load_from_str(&text).ok()?;
     let routing = documents.first()?.as_mapping_get("plugin_routing")?;
     ["modules", "action"].iter().find_map(|kind| {
@@ -148,9 +149,16 @@ fn builtin_redirect(ansible: &Path, short: &str) -> Option<String> {
             .as_mapping_get(short)?
             .as_mapping_get("redirect")?
             .as_str()?;
-        (target.strip_prefix("ansible.builtin.") != Some(short)).then(|| target.to_string())
+        (target
+            .strip_prefix(collection)
+            .and_then(|t| t.strip_prefix('.'))
+            != Some(short))
+        .then(|| target.to_string())
     })
 }
+
+/// How many redirects a name may go through (ansible-core refuses a loop).
+const MAX_REDIRECTS: usize = 10;
 
 /// File extensions that are never a legacy module (documentation, compiled Python, a
 /// WebAssembly component: sandball's kind, found as a component).
@@ -259,6 +267,11 @@ impl LegacyFinder {
 
     /// Finds the module a task's action names.
     pub fn find(&self, action: &str) -> Result<LegacyModule, FindError> {
+        self.find_routed(action, 0)
+    }
+
+    /// Finds the module `action` names, `hops` redirects away from the task's name.
+    fn find_routed(&self, action: &str, hops: usize) -> Result<LegacyModule, FindError> {
         let mut searched: Vec<PathBuf> = Vec::new();
         let parts: Vec<&str> = action.split('.').collect();
         let (short, scopes): (&str, &[Origin]) = match parts.as_slice() {
@@ -296,19 +309,40 @@ impl LegacyFinder {
             // ansible-core's own routing sends some builtin names elsewhere (`yum` runs
             // `dnf`, `authorized_key` the ansible.posix collection's), for those with no
             // file of their own.
+            // A collection's own routing likewise.
+            let missing = || dirs.iter().all(|d| module_file(d, short).is_none());
             let routed = match origin {
-                Origin::AnsibleCore if dirs.iter().all(|d| module_file(d, short).is_none()) => {
-                    self.ansible_core().and_then(|a| builtin_redirect(a, short))
+                Origin::AnsibleCore if missing() => self.ansible_core().and_then(|a| {
+                    redirect(
+                        &a.join("config/ansible_builtin_runtime.yml"),
+                        "ansible.builtin",
+                        short,
+                    )
+                }),
+                Origin::Collection if missing() && hops < MAX_REDIRECTS => {
+                    let collection = format!("{}.{}", parts[0], parts[1]);
+                    self.code_roots().collections.iter().find_map(|root| {
+                        let dir = root
+                            .join("ansible_collections")
+                            .join(parts[0])
+                            .join(parts[1]);
+                        dir.is_dir()
+                            .then(|| redirect(&dir.join("meta/runtime.yml"), &collection, short))
+                            .flatten()
+                    })
                 }
                 _ => None,
             };
-            let short = match routed
-                .as_deref()
-                .map(|r| (r, r.strip_prefix("ansible.builtin.")))
-            {
+            let short = match routed.as_deref().map(|r| {
+                (
+                    r,
+                    r.strip_prefix("ansible.builtin.")
+                        .filter(|_| *origin == Origin::AnsibleCore),
+                )
+            }) {
                 Some((_, Some(builtin))) => builtin,
                 Some((collection, None)) => {
-                    return self.find(collection).map_err(|e| match e {
+                    return self.find_routed(collection, hops + 1).map_err(|e| match e {
                         FindError::NotFound { searched, .. } => FindError::NotFound {
                             name: action.into(),
                             searched: format!(

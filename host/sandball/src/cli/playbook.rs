@@ -195,12 +195,18 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
 /// (found as the include will find them), so that their `library/` is searched.
 fn included_roles(play: &crate::playbook::Play) -> Vec<std::path::PathBuf> {
     use crate::playbook::TaskItem;
-    fn walk(items: &[TaskItem], base: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    fn walk(
+        items: &[TaskItem],
+        base: &std::path::Path,
+        search: &[String],
+        out: &mut Vec<std::path::PathBuf>,
+    ) {
         for item in items {
             match item {
                 TaskItem::Block(b) => {
+                    let own = b.keywords.collections();
                     for section in [&b.block, &b.rescue, &b.always] {
-                        walk(section, base, out);
+                        walk(section, base, own.as_deref().unwrap_or(search), out);
                     }
                 }
                 TaskItem::Task(t) => {
@@ -213,7 +219,11 @@ fn included_roles(play: &crate::playbook::Play) -> Vec<std::path::PathBuf> {
                     if crate::template::is_template(name) {
                         continue;
                     }
-                    if let Ok(dir) = crate::playbook::roles::find_role(name, &t.location, base) {
+                    let own = t.keywords.collections();
+                    let search = own.as_deref().unwrap_or(search);
+                    if let Ok(dir) =
+                        crate::playbook::roles::find_role(name, &t.location, base, search)
+                    {
                         out.push(dir);
                     }
                 }
@@ -222,13 +232,14 @@ fn included_roles(play: &crate::playbook::Play) -> Vec<std::path::PathBuf> {
     }
     let mut out = Vec::new();
     let base = play.dir();
+    let search = play.keywords.collections().unwrap_or_default();
     for section in [
         &play.pre_tasks,
         &play.tasks,
         &play.post_tasks,
         &play.handlers,
     ] {
-        walk(section, &base, &mut out);
+        walk(section, &base, &search, &mut out);
     }
     out
 }

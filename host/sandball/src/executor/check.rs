@@ -5,9 +5,9 @@
 //! Ansible) or refuses it, and a playbook using a refused keyword (or a value of it
 //! sandball cannot honour) stops here, naming the keyword and its file:line.
 
+use super::resolve::Found;
 use super::{ExecError, Run};
 use crate::playbook::{Block, Chain, Keywords, Location, Play, Task, TaskItem};
-use crate::plugins::action::{self, Runs};
 use serde_json::Value;
 
 /// What the executor does with a keyword. The test names are read by the unit test
@@ -84,8 +84,8 @@ pub(crate) fn support(name: &str) -> Support {
             &["play_keywords_reach_every_task_as_in_ansible"],
         ),
         "collections" => Partly(
-            only_builtin_collections,
-            &["play_keywords_reach_every_task_as_in_ansible"],
+            collection_names,
+            &["collections_are_searched_for_unqualified_names_as_in_ansible"],
         ),
         "rescue" | "always" => Honoured(&["block_rescue_and_always_as_in_ansible"]),
         "connection" | "port" | "remote_user" => {
@@ -185,18 +185,26 @@ fn only_never(v: &Value) -> Option<String> {
     })
 }
 
-/// `collections` only names what is searched anyway.
-fn only_builtin_collections(v: &Value) -> Option<String> {
-    let implicit = |c: &Value| matches!(c.as_str(), Some("ansible.builtin" | "ansible.legacy"));
-    let ok = match v {
-        Value::Array(items) => items.iter().all(implicit),
-        other => implicit(other),
+/// `collections` is a list of collection names (or one name).
+fn collection_names(v: &Value) -> Option<String> {
+    let names = match v {
+        Value::Array(items) => items.iter().all(Value::is_string),
+        other => other.is_string(),
     };
-    (!ok).then(|| {
-        format!(
-            "`collections: {v}`: sandball finds collection modules by their full names only (write `namespace.collection.module`)"
-        )
-    })
+    (!names).then(|| format!("`collections: {v}`: the collections must be a list of names"))
+}
+
+/// ansible-core's warning for a `collections` list holding a template: it is used as
+/// written (the name is no collection, see `resolve::action`).
+fn warn_of_templates(run: &Run, value: &Value) {
+    let list = crate::playbook::search_list(value);
+    if list.iter().any(|c| crate::template::is_template(c)) {
+        let shown = Value::Array(list.into_iter().map(Value::String).collect());
+        run.callback.warning(&format!(
+            "\"collections\" is not templatable, but we found: {}, it will not be templated and will be used \"as is\".",
+            sandball_wire::python::py_repr(&shown)
+        ));
+    }
 }
 
 /// Refuses `keyword` written at `at` with `value`, if sandball cannot honour it.
@@ -219,8 +227,11 @@ fn check_keyword(keyword: &str, value: &Value, at: &Location) -> Result<(), Exec
 fn check_keywords(run: &Run, k: &Keywords) -> Result<(), ExecError> {
     for (keyword, setting) in k.settings() {
         check_keyword(keyword.name(), &setting.value, &setting.at)?;
+        if keyword == crate::playbook::Keyword::Collections {
+            warn_of_templates(run, &setting.value);
+        }
         if keyword.name() == "module_defaults" {
-            groups_resolve(run, &setting.value).map_err(|what| ExecError::Refused {
+            defaults_resolve(run, &setting.value).map_err(|what| ExecError::Refused {
                 what,
                 location: setting.at.clone(),
             })?;
@@ -229,21 +240,31 @@ fn check_keywords(run: &Run, k: &Keywords) -> Result<(), ExecError> {
     Ok(())
 }
 
-/// Every action group a `module_defaults` value names (`group/…`) can be resolved, as
-/// ansible-core makes sure when it loads the play.
-fn groups_resolve(run: &Run, value: &Value) -> Result<(), String> {
+/// Every action group (`group/…`) and action a `module_defaults` value names can be
+/// resolved, as ansible-core makes sure when it loads the play: an action by its name
+/// alone (a short name is `ansible.legacy`'s, whatever the `collections` list).
+fn defaults_resolve(run: &Run, value: &Value) -> Result<(), String> {
     let levels = match value {
         Value::Array(items) => items.iter().collect(),
         one => vec![one],
     };
-    for group in levels
+    for key in levels
         .into_iter()
         .filter_map(Value::as_object)
         .flat_map(|level| level.keys())
-        .filter_map(|key| key.strip_prefix("group/"))
     {
-        crate::assemble::action_groups::actions(run.legacy.roots(), group)
-            .map_err(|e| e.to_string())?;
+        if let Some(group) = key.strip_prefix("group/") {
+            crate::assemble::action_groups::actions(run.legacy.roots(), group)
+                .map_err(|e| e.to_string())?;
+        } else if !crate::template::is_template(key) && super::resolve::lookup(run, key).is_err() {
+            let name = match key.contains('.') {
+                true => key.clone(),
+                false => format!("ansible.legacy.{key}"),
+            };
+            return Err(format!(
+                "Could not resolve action {name} in module_defaults"
+            ));
+        }
     }
     Ok(())
 }
@@ -446,31 +467,30 @@ fn check_task(run: &Run, t: &Task, inherited: &Chain<'_>) -> Result<(), ExecErro
         // What they include is read when they run (`executor/include.rs`).
         return Ok(());
     }
-    let (module, legacy) = match action::find(&t.action).runs(&t.action) {
-        Runs::Controller | Runs::Connection | Runs::Chosen => return Ok(()),
-        Runs::Module { name, legacy } => (name, legacy),
-    };
-    if !legacy && run.modules.exists(module) && !run.legacy.in_library(module) {
-        run.modules.want(module);
-        return Ok(());
-    }
-    let legacy = match run.legacy.get(module) {
-        Ok(m) if crate::assemble::module_type::documentation_only(&m.bytes) => {
-            return Err(unsupported(format!(
-                "the `{short}` action (its module file {} holds only documentation: in ansible-core the work is done by an action plugin of that name)",
-                m.path.display()
-            )));
-        }
-        Ok(_) => return Ok(()),
-        Err(crate::assemble::finder::FindError::NotFound { searched, .. }) => searched,
-        Err(e) => e.to_string(),
-    };
-    Err(ExecError::UnknownAction {
+    let unknown = |legacy: String| ExecError::UnknownAction {
         action: t.action.clone(),
         components: run.modules.searched(),
         legacy,
         location: t.location.clone(),
-    })
+    };
+    // A name without a collection is looked for along the task's collections.
+    let collections = inherited.with(&t.keywords).collections();
+    let action = super::resolve::action(run, &t.action, &collections).map_err(unknown)?;
+    match super::resolve::lookup(run, &action) {
+        Ok(Found::Plugin) => Ok(()),
+        Ok(Found::Component(module)) => {
+            run.modules.want(module);
+            Ok(())
+        }
+        Ok(Found::Legacy(m)) if crate::assemble::module_type::documentation_only(&m.bytes) => {
+            Err(unsupported(format!(
+                "the `{short}` action (its module file {} holds only documentation: in ansible-core the work is done by an action plugin of that name)",
+                m.path.display()
+            )))
+        }
+        Ok(Found::Legacy(_)) => Ok(()),
+        Err(searched) => Err(unknown(searched)),
+    }
 }
 
 #[cfg(test)]
@@ -540,7 +560,7 @@ mod tests {
         let refused = |k: &str, v: Value| check_keyword(k, &v, &at).unwrap_err().to_string();
         assert!(refused("strategy", "debug".into()).contains("linear, free and host_pinned"));
         assert!(refused("debugger", "on_failed".into()).contains("no task debugger"));
-        assert!(refused("collections", serde_json::json!(["my.col"])).contains("full names"));
+        assert!(refused("collections", serde_json::json!([3])).contains("list of names"));
         let prompt = refused(
             "vars_prompt",
             serde_json::json!([{"name": "pw", "hash_it": "sha512_crypt"}]),
@@ -557,6 +577,7 @@ mod tests {
             ("strategy", Value::from("ansible.builtin.free")),
             ("debugger", Value::from("never")),
             ("collections", serde_json::json!(["ansible.builtin"])),
+            ("collections", serde_json::json!(["my.col"])),
         ] {
             assert!(check_keyword(ok.0, &ok.1, &at).is_ok(), "{ok:?}");
         }

@@ -60,6 +60,8 @@ pub(super) async fn run(
     kind: Kind,
 ) -> bool {
     let run = cx.run;
+    // The include's collections search list, for a role named without a collection.
+    let search = kw.collections();
     let mut groups: Vec<Group> = Vec::new();
     // A host whose inclusion fails ends the play for all with `any_errors_fatal`
     // (read, once a host has failed, with the first host's variables).
@@ -141,7 +143,7 @@ pub(super) async fn run(
             },
         };
         for (item, item_vars) in items {
-            let found = target(cx, t, kind, &item_vars).and_then(|(path, name)| {
+            let found = target(cx, t, kind, &item_vars, &search).and_then(|(path, name)| {
                 let from = match kind {
                     Kind::Role => role_files(cx, t, &item_vars).map_err(Unmade::Task)?,
                     Kind::Tasks => serde_json::Map::new(),
@@ -188,7 +190,7 @@ pub(super) async fn run(
     // content is not a valid playbook's ends the run.
     let mut ready = Vec::new();
     for g in groups {
-        let loaded = match load(cx, t, kind, &g.path, &g.from, inherited.role()) {
+        let loaded = match load(cx, t, kind, &g.path, &g.from, inherited.role(), &search) {
             Ok(l) => l,
             Err(Unread::Failed(e)) => {
                 for h in &g.hosts {
@@ -291,6 +293,7 @@ fn target(
     t: &Task,
     kind: Kind,
     vars: &crate::template::Vars,
+    search: &[String],
 ) -> Result<(PathBuf, String), Unmade> {
     let keys: &[&str] = match kind {
         Kind::Tasks => &["file", "_raw_params"],
@@ -315,7 +318,7 @@ fn target(
             Err(_) => Err(Unmade::NoFile(name)),
         },
         // A role that is not there fails the host before anything is included.
-        Kind::Role => match roles::find_role(&name, &t.location, &base) {
+        Kind::Role => match roles::find_role(&name, &t.location, &base, search) {
             Ok(_) => Ok((PathBuf::from(&name), name)),
             Err(e) => Err(missing(&e)),
         },
@@ -453,6 +456,7 @@ fn load(
     path: &Path,
     from: &serde_json::Map<String, Value>,
     including: Option<&roles::Role>,
+    search: &[String],
 ) -> Result<Vec<TaskItem>, Unread> {
     match kind {
         Kind::Tasks => {
@@ -460,7 +464,7 @@ fn load(
             let mut items = roles::included_tasks_file(path, cx.in_handler)?.ok_or_else(|| {
                 Unread::Failed("included task files must contain a list of tasks".into())
             })?;
-            expand_imports(cx, &mut items, None, including)?;
+            expand_imports(cx, &mut items, None, including, search)?;
             Ok(items)
         }
         Kind::Role => {
@@ -473,10 +477,16 @@ fn load(
             args.extend(from.clone());
             let options = RoleOptions::of_task(&args, true);
             let name = path.display().to_string();
-            let (mut tasks, handlers, role) =
-                roles::load_one(&name, &t.location, &base_dir(cx), &options, including)?;
+            let (mut tasks, handlers, role) = roles::load_one(
+                &name,
+                &t.location,
+                &base_dir(cx),
+                &options,
+                including,
+                search,
+            )?;
             // What the role's tasks import is read now, as a play's roles' is at load.
-            expand_imports(cx, &mut tasks, Some(&role.name), including)?;
+            expand_imports(cx, &mut tasks, Some(&role.name), including, search)?;
             // The role's handlers can be notified from now on; with `public`, its
             // variables are the play's too.
             super::play::add_role(cx, handlers, role.public.then_some(role));
@@ -493,9 +503,10 @@ fn expand_imports(
     items: &mut [TaskItem],
     included_role: Option<&str>,
     including: Option<&roles::Role>,
+    search: &[String],
 ) -> Result<(), Unread> {
     let (imported, handlers) =
-        crate::playbook::imports::expand_list(items, &base_dir(cx), including).map_err(
+        crate::playbook::imports::expand_list(items, &base_dir(cx), including, search).map_err(
             |e| match e {
                 crate::playbook::PlaybookError::Missing { name, .. } => Unread::NoFile(name),
                 e => Unread::Failed(first_line(&e.to_string())),

@@ -13,6 +13,7 @@ pub mod listing;
 pub mod loops;
 pub mod plan;
 pub mod play;
+mod resolve;
 pub mod task;
 mod vars_prompt;
 

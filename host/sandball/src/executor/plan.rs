@@ -158,6 +158,16 @@ fn plan_task(
         module: module.to_string(),
         kind,
     };
+    let kw = inherited.with(&t.keywords);
+    // A name without a collection runs what the task's `collections` find.
+    let found = super::resolve::action(run, &t.action, &kw.collections())
+        .ok()
+        .filter(|action| *action != t.action)
+        .map(|action| Task {
+            action,
+            ..t.clone()
+        });
+    let t = found.as_ref().unwrap_or(t);
     let short = crate::assemble::component::short_name(&t.action);
     let plugin = action::find(&t.action);
     let (module, legacy_only) = match plugin.runs(&t.action) {
@@ -166,7 +176,6 @@ fn plan_task(
         }
         Runs::Module { name, legacy } => (name, legacy),
     };
-    let kw = inherited.with(&t.keywords);
     let vars = task::task_vars(run, scope, host, &kw);
     if context::runs_legacy(run, module, legacy_only, &vars) {
         let short = crate::assemble::component::short_name(module);

@@ -1127,15 +1127,20 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     // An action named by a template (`action: "{{ prefix }}file"`) is resolved when the
     // task runs, with each host's variables, as Ansible does: the first host's decides
     // how the task runs (a `meta` action, an include, once for the play), each host
-    // runs its own; the banner keeps the name as written.
+    // runs its own; the banner keeps the name as written. A name without a collection
+    // is then looked for along the task's collections (checked before the play ran;
+    // one that is not found is left as written, and fails as such).
     let written = t;
+    let collections = kw.collections();
+    let searched =
+        |action: String| super::resolve::action(run, &action, &collections).unwrap_or(action);
     let resolved: HashMap<&String, Task> = if crate::template::is_template(&t.action) {
         let mut resolved = HashMap::new();
         for h in &hosts {
             let vars = task::task_vars(run, &scope, h, &kw);
             match run.templar.render(&t.action, &vars) {
                 Ok(action) => {
-                    let action = action.trim().to_string();
+                    let action = searched(action.trim().to_string());
                     resolved.insert(
                         h,
                         Task {
@@ -1158,7 +1163,14 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     } else {
         HashMap::new()
     };
-    let host_task = |h: &String| resolved.get(h).unwrap_or(written);
+    let found = (resolved.is_empty() && !collections.is_empty())
+        .then(|| searched(t.action.clone()))
+        .filter(|action| *action != t.action)
+        .map(|action| Task {
+            action,
+            ..t.clone()
+        });
+    let host_task = |h: &String| resolved.get(h).or(found.as_ref()).unwrap_or(written);
     let t = host_task(&hosts[0]);
     if let Some(action) = meta_action(t) {
         let cx = PlayRun {

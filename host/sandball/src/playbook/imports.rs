@@ -31,11 +31,13 @@ pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> 
     let mut imported = Vec::new();
     let mut handlers = Vec::new();
     let vars = play.keywords.vars.clone();
+    let search = play.keywords.collections().unwrap_or_default();
     let at = Reading {
         base,
         vars: &vars,
         role: None,
         handlers: false,
+        collections: &search,
     };
     for list in [&mut play.pre_tasks, &mut play.tasks, &mut play.post_tasks] {
         expand_items(list, &at, 0, &mut handlers, &mut imported)?;
@@ -68,6 +70,7 @@ pub(crate) fn expand_list(
     items: &mut [TaskItem],
     base: &Path,
     role: Option<&roles::Role>,
+    collections: &[String],
 ) -> Result<(Vec<std::sync::Arc<roles::Role>>, Vec<TaskItem>), PlaybookError> {
     let mut imported = Vec::new();
     let mut handlers = Vec::new();
@@ -77,6 +80,7 @@ pub(crate) fn expand_list(
         vars: &none,
         role,
         handlers: false,
+        collections,
     };
     expand_items(items, &at, 0, &mut handlers, &mut imported)?;
     Ok((imported, handlers))
@@ -92,6 +96,8 @@ struct Reading<'a> {
     role: Option<&'a roles::Role>,
     /// Whether these are handlers, where a role cannot be imported.
     handlers: bool,
+    /// The collections search list there, for the roles imported by a plain name.
+    collections: &'a [String],
 }
 
 impl Reading<'_> {
@@ -161,11 +167,13 @@ fn expand_items(
             TaskItem::Block(b) => {
                 // Inside a role's block, imports are that role's.
                 let role = b.keywords.role.clone();
+                let search = b.keywords.collections();
                 let inner = Reading {
                     base: at.base,
                     vars: at.vars,
                     role: role.as_deref().or(at.role),
                     handlers: at.handlers,
+                    collections: search.as_deref().unwrap_or(at.collections),
                 };
                 for part in [&mut b.block, &mut b.rescue, &mut b.always] {
                     expand_items(part, &inner, depth, handlers, loaded)?;
@@ -351,5 +359,13 @@ fn import_role(
         }
     }
     let options = RoleOptions::of_task(&args, false);
-    roles::load_one(&name, &t.location, at.base, &options, at.role)
+    let search = t.keywords.collections();
+    roles::load_one(
+        &name,
+        &t.location,
+        at.base,
+        &options,
+        at.role,
+        search.as_deref().unwrap_or(at.collections),
+    )
 }

@@ -271,9 +271,53 @@ impl Keywords {
         self.get(Keyword::Notify).map(names).unwrap_or_default()
     }
 
+    /// The collections search list this level decides, if it decides one: its own
+    /// `collections` (see [`search_list`]), else, for the level a role's tasks sit in,
+    /// the role's list (a role's tasks never see the list of the play or block that
+    /// runs the role, as in ansible-core).
+    pub fn collections(&self) -> Option<Vec<String>> {
+        match (self.get(Keyword::Collections), &self.role) {
+            (Some(value), _) => Some(search_list(value)),
+            (None, Some(role)) => Some(role.collections.clone()),
+            (None, None) => None,
+        }
+    }
+
     /// Every keyword this object sets, in [`Keyword`] order.
     pub fn settings(&self) -> impl Iterator<Item = (Keyword, &Setting)> {
         self.settings.iter().map(|(k, s)| (*k, s))
+    }
+}
+
+/// The search list a `collections` value makes, as ansible-core makes it: the names
+/// in order (one string is a list of one), then `ansible.legacy` when the list is not
+/// empty and names neither `ansible.builtin` nor `ansible.legacy`. An unqualified
+/// module or action name is looked for in each in turn; `ansible.legacy` is the
+/// search of a name without a list (the playbook's and roles' `library/`, then
+/// ansible-core's own).
+pub fn search_list(value: &Value) -> Vec<String> {
+    let mut list: Vec<String> = match value {
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|c| c.as_str().map(str::to_string))
+            .collect(),
+        Value::String(one) => vec![one.clone()],
+        _ => Vec::new(),
+    };
+    with_fallback(&mut list, "ansible.legacy");
+    list
+}
+
+/// Appends `fallback` to a non-empty search list that names neither `ansible.builtin`
+/// nor `ansible.legacy` (a collection's role falls back on `ansible.builtin`, anything
+/// else on `ansible.legacy`).
+pub fn with_fallback(list: &mut Vec<String>, fallback: &str) {
+    if !list.is_empty()
+        && !list
+            .iter()
+            .any(|c| c == "ansible.builtin" || c == "ansible.legacy")
+    {
+        list.push(fallback.to_string());
     }
 }
 
@@ -382,6 +426,16 @@ impl<'a> Chain<'a> {
         self.nearest(Keyword::Notify).map(names).unwrap_or_default()
     }
 
+    /// The collections search list for the task's unqualified action: the innermost
+    /// level's that decides one ([`Keywords::collections`]); empty when none does.
+    pub fn collections(&self) -> Vec<String> {
+        self.levels
+            .iter()
+            .rev()
+            .find_map(|l| l.collections())
+            .unwrap_or_default()
+    }
+
     /// Each level, outermost first.
     pub fn levels(&self) -> &[&'a Keywords] {
         &self.levels
@@ -460,6 +514,30 @@ mod tests {
             let applied = Keywords::from_map(&m, &at(1)).unwrap();
             assert_eq!(Chain::new(&applied).notify(), expected);
         }
+    }
+
+    #[test]
+    fn the_nearest_collections_list_applies_and_a_role_keeps_its_own() {
+        let play = level(&[(Keyword::Collections, json!(["ns.coll"]))], &[], &[]);
+        assert_eq!(
+            Chain::new(&play).collections(),
+            vec!["ns.coll", "ansible.legacy"]
+        );
+        let role = std::sync::Arc::new(crate::playbook::roles::Role::default());
+        let in_role = Keywords::of_role(role);
+        assert!(Chain::new(&play).with(&in_role).collections().is_empty());
+        let block = level(
+            &[(Keyword::Collections, json!(["ansible.builtin", "x.y"]))],
+            &[],
+            &[],
+        );
+        assert_eq!(
+            Chain::new(&play).with(&in_role).with(&block).collections(),
+            vec!["ansible.builtin", "x.y"]
+        );
+        let none = level(&[(Keyword::Collections, json!([]))], &[], &[]);
+        assert!(Chain::new(&play).with(&none).collections().is_empty());
+        assert_eq!(search_list(&json!("a.b")), vec!["a.b", "ansible.legacy"]);
     }
 
     #[test]

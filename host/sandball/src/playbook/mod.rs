@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 
 pub use block::{Block, TaskItem};
 pub use error::PlaybookError;
-pub use inheritance::{Chain, Keyword, Keywords, Setting};
+pub use inheritance::{Chain, Keyword, Keywords, Setting, search_list};
 pub use location::Location;
 pub use loop_control::{LoopControl, LoopKind};
 pub use play::Play;

@@ -7,7 +7,9 @@
 //! are variable layers of their own. Every entry and dependency is loaded; the executor
 //! runs a role's tasks once per host and parameters (unless its meta says
 //! `allow_duplicates`), as Ansible does. The role entry's keywords (`when`, `tags`, `become`, `vars`…) apply to its dependencies and
-//! its tasks.
+//! its tasks. A role named without a collection is looked for first in the
+//! collections of the `collections` search list of what names it; a role's own list
+//! (its collection, its meta's `collections`) is what its tasks search.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -57,6 +59,11 @@ pub struct Role {
     /// Whether its defaults and vars are the play's (see [`RoleOptions::public`]); a
     /// private role's are its own tasks' alone.
     pub public: bool,
+    /// The collections its tasks search for unqualified actions and roles: its own
+    /// collection first (a role of a collection), then its `meta/main`'s
+    /// `collections`, then `ansible.builtin` (a collection's role) or `ansible.legacy`
+    /// when the list names neither; empty for a role outside collections without any.
+    pub collections: Vec<String>,
 }
 
 /// What a role takes from the roles above it — those that depend on it, include it or
@@ -133,8 +140,16 @@ fn expand_home(dir: &str) -> PathBuf {
 /// play's tasks, their handlers before its handlers.
 pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> {
     let mut loader = Loader::new(base);
+    // The play's `collections` are searched for the roles it names.
+    let search = play.keywords.collections().unwrap_or_default();
     for entry in std::mem::take(&mut play.roles) {
-        loader.load(&entry, &[], &RoleOptions::default(), &Inherited::default())?;
+        loader.load(
+            &entry,
+            &[],
+            &RoleOptions::default(),
+            &Inherited::default(),
+            &search,
+        )?;
     }
     let Loader {
         tasks,
@@ -262,10 +277,15 @@ fn collection_role(name: &str) -> Option<(&str, &str, &str)> {
     }
 }
 
-/// The directory of the role `name` (or at that path), along the roles path of a
-/// playbook in `base`.
-pub(crate) fn find_role(name: &str, at: &Location, base: &Path) -> Result<PathBuf, PlaybookError> {
-    Loader::new(base).find(name, at)
+/// The directory of the role `name` (or at that path), in the collections of `search`
+/// and along the roles path of a playbook in `base`.
+pub(crate) fn find_role(
+    name: &str,
+    at: &Location,
+    base: &Path,
+    search: &[String],
+) -> Result<PathBuf, PlaybookError> {
+    Loader::new(base).find(name, at, search).map(|(dir, _)| dir)
 }
 
 /// One role (its dependencies first) for `import_role`/`include_role`: the block of its
@@ -276,6 +296,7 @@ pub(crate) fn load_one(
     base: &Path,
     options: &RoleOptions,
     parent: Option<&Role>,
+    search: &[String],
 ) -> Result<(Vec<TaskItem>, TaskItem, Arc<Role>), PlaybookError> {
     let mut loader = Loader::new(base);
     let entry = RoleRef {
@@ -288,7 +309,7 @@ pub(crate) fn load_one(
     // defaults and vars (beneath its own), as a dependency does. (It is not a
     // dependency: a role may include itself.)
     let inherited = parent.map(Inherited::from_role).unwrap_or_default();
-    loader.load(&entry, &[], options, &inherited)?;
+    loader.load(&entry, &[], options, &inherited, search)?;
     let role = loader
         .loaded
         .pop()
@@ -362,15 +383,17 @@ impl Loader {
     /// Adds the role of `entry` (its dependencies first) to the play. `inherited` is
     /// what it takes from the roles above it: a role sees those values, with its own
     /// over them, as in Ansible. Returns the role vars and defaults it exports to the
-    /// roles that depend on it: its dependencies' under its own.
+    /// roles that depend on it: its dependencies' under its own. `search` is the
+    /// collections search list of whatever names the role.
     fn load(
         &mut self,
         entry: &RoleRef,
         parents: &[String],
         options: &RoleOptions,
         inherited: &Inherited,
+        search: &[String],
     ) -> Result<Exported, PlaybookError> {
-        let dir = self.find(&entry.name, &entry.location)?;
+        let (dir, collection) = self.find(&entry.name, &entry.location, search)?;
         // A role named by its path keeps the path as written for its name (banners,
         // `role_name`), as in Ansible; otherwise the name is its directory's.
         let name = match dir.file_name() {
@@ -378,6 +401,18 @@ impl Loader {
             _ => entry.name.clone(),
         };
         let meta = read_meta(&dir)?;
+        // Its own collection first, then those its meta names.
+        let mut collections: Vec<String> = collection.iter().cloned().collect();
+        for c in &meta.collections {
+            if !collections.contains(c) {
+                collections.push(c.clone());
+            }
+        }
+        let fallback = match collection {
+            Some(_) => "ansible.builtin",
+            None => "ansible.legacy",
+        };
+        crate::playbook::inheritance::with_fallback(&mut collections, fallback);
         if parents.is_empty() {
             self.names.push(name.clone());
         } else if !self.dependencies.contains(&name) {
@@ -427,7 +462,8 @@ impl Loader {
                 public: options.public,
                 ..RoleOptions::default()
             };
-            let exported = self.load(dep, &chain, &dep_options, &beneath)?;
+            // Its dependencies are searched for in its collections.
+            let exported = self.load(dep, &chain, &dep_options, &beneath, &collections)?;
             from_dependencies.vars.extend(exported.vars);
             from_dependencies.defaults.extend(exported.defaults);
         }
@@ -449,9 +485,7 @@ impl Loader {
             ),
             allow_duplicates: options.allow_duplicates.unwrap_or(meta.allow_duplicates),
             name: name.clone(),
-            fqcn: collection_role(&entry.name)
-                .filter(|_| self.collections.iter().any(|root| dir.starts_with(root)))
-                .map(|_| entry.name.clone()),
+            fqcn: collection.map(|c| format!("{c}.{name}")),
             path: dir.clone(),
             defaults,
             vars,
@@ -460,6 +494,7 @@ impl Loader {
             params,
             inherited: inherited.clone(),
             public: options.public,
+            collections,
         });
         let marked = |items: Vec<TaskItem>| {
             TaskItem::Block(Box::new(Block {
@@ -501,32 +536,60 @@ impl Loader {
         Ok(exported)
     }
 
-    /// The directory of the role named (or at the path) `name`; a
-    /// `namespace.collection.role` name is also looked for in the collections.
-    fn find(&self, name: &str, at: &Location) -> Result<PathBuf, PlaybookError> {
-        let as_path = Path::new(name);
-        let mut candidates: Vec<PathBuf> = if as_path.is_absolute() {
-            vec![as_path.to_path_buf()]
-        } else {
-            self.path.iter().map(|d| d.join(name)).collect()
+    /// The directory of the role named (or at the path) `name`, and the collection
+    /// it belongs to when it was found in one: as ansible-core looks, a
+    /// `namespace.collection.role` name in that collection, a plain name in each
+    /// collection of `search` (the collections search list of what names it), then
+    /// along the roles path.
+    fn find(
+        &self,
+        name: &str,
+        at: &Location,
+        search: &[String],
+    ) -> Result<(PathBuf, Option<String>), PlaybookError> {
+        let in_collection = |collection: &str, role: &str| {
+            let (namespace, coll) = collection.split_once('.')?;
+            self.collections
+                .iter()
+                .map(|root| {
+                    root.join("ansible_collections")
+                        .join(namespace)
+                        .join(coll)
+                        .join("roles")
+                        .join(role)
+                })
+                .find(|d| d.is_dir())
+                .map(|d| (d, Some(collection.to_string())))
         };
-        if let Some((namespace, collection, role)) = collection_role(name) {
-            candidates.extend(self.collections.iter().map(|root| {
-                root.join("ansible_collections")
-                    .join(namespace)
-                    .join(collection)
-                    .join("roles")
-                    .join(role)
-            }));
-        }
+        let plain = !name.contains(['.', '/']);
+        let from_collections = match collection_role(name) {
+            Some((namespace, collection, role)) => {
+                in_collection(&format!("{namespace}.{collection}"), role)
+            }
+            None if plain => search
+                .iter()
+                .filter(|c| !matches!(c.as_str(), "ansible.builtin" | "ansible.legacy"))
+                .find_map(|c| in_collection(c, name)),
+            None => None,
+        };
+        let as_path = Path::new(name);
+        let found = from_collections.or_else(|| {
+            let mut candidates = if as_path.is_absolute() {
+                vec![as_path.to_path_buf()]
+            } else {
+                self.path.iter().map(|d| d.join(name)).collect()
+            };
+            candidates.retain(|d| d.is_dir());
+            candidates.into_iter().next().map(|d| (d, None))
+        });
         // Resolved (`..` and symlinks), so that an instance is the same whichever
         // directory found it, and `role_path` is the real path, as in Ansible.
-        let found = candidates.into_iter().find(|d| d.is_dir());
         found
-            .map(|d| {
-                std::fs::canonicalize(&d)
+            .map(|(d, collection)| {
+                let d = std::fs::canonicalize(&d)
                     .or_else(|_| std::path::absolute(&d))
-                    .unwrap_or(d)
+                    .unwrap_or(d);
+                (d, collection)
             })
             .ok_or_else(|| {
                 let searched: Vec<String> =
@@ -603,6 +666,8 @@ fn validation_task(
 struct Meta {
     dependencies: Vec<RoleRef>,
     allow_duplicates: bool,
+    /// `collections`: searched by the role's tasks.
+    collections: Vec<String>,
 }
 
 /// The file `dir/name.yml` (`.yaml`, `.json`, or no extension), if there is one.
@@ -662,6 +727,21 @@ fn read_meta(dir: &Path) -> Result<Meta, PlaybookError> {
                     || value.as_str().is_some_and(|s| {
                         matches!(s.to_ascii_lowercase().as_str(), "yes" | "true" | "1")
                     });
+            }
+            Some("collections") if !value.is_null() => {
+                let names = match value.as_seq() {
+                    Some(items) => items.iter().map(|i| i.as_str()).collect(),
+                    None => vec![value.as_str()],
+                };
+                for name in names {
+                    let Some(name) = name else {
+                        return Err(source.error(
+                            value.mark,
+                            "the collections of a role must be a list of collection names",
+                        ));
+                    };
+                    meta.collections.push(name.to_string());
+                }
             }
             Some("dependencies") if !value.is_null() => {
                 let Some(items) = value.as_seq() else {

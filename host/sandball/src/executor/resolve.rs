@@ -1,0 +1,73 @@
+//! Which action a task runs: what its name names ([`lookup`]: an action plugin, a
+//! sandball component, a legacy module), and, for a name written without a collection,
+//! which of its `collections` search list ([`Chain::collections`]) holds it
+//! ([`action`]), as ansible-core resolves the name when it reads the task. The list's
+//! collections are asked in turn through the same lookup as a qualified name
+//! (`ns.coll.name`: the collection's action plugin, its module, its
+//! `meta/runtime.yml` routing); `ansible.legacy` is the name as written (the
+//! playbook's and roles' `library/`, then sandball's and ansible-core's own),
+//! `ansible.builtin` ansible-core's own alone.
+//!
+//! [`Chain::collections`]: crate::playbook::Chain::collections
+
+use super::Run;
+use crate::assemble::finder::{FindError, LegacyModule};
+use crate::plugins::action::{self, Runs};
+use std::sync::Arc;
+
+/// What an action's name leads to.
+pub(crate) enum Found<'a> {
+    /// An action plugin that runs no module of the task's (or picks one when it runs).
+    Plugin,
+    /// A sandball component of that name.
+    Component(&'a str),
+    /// A legacy module.
+    Legacy(Arc<LegacyModule>),
+}
+
+/// What `action` (short, `ansible.builtin.`, `ansible.legacy.` or a collection's
+/// name) leads to; `Err` says where legacy modules were looked for.
+pub(crate) fn lookup<'a>(run: &Run, action: &'a str) -> Result<Found<'a>, String> {
+    let (module, legacy) = match action::find(action).runs(action) {
+        Runs::Controller | Runs::Connection | Runs::Chosen => return Ok(Found::Plugin),
+        Runs::Module { name, legacy } => (name, legacy),
+    };
+    if !legacy && run.modules.exists(module) && !run.legacy.in_library(module) {
+        return Ok(Found::Component(module));
+    }
+    match run.legacy.get(module) {
+        Ok(m) => Ok(Found::Legacy(m)),
+        Err(FindError::NotFound { searched, .. }) => Err(searched),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The name a task whose action is written `written` runs under the search list
+/// `collections`: the first of the list's collections that has it (a collection's
+/// name, `ansible.builtin.name`, or the name as written for `ansible.legacy`); the
+/// name as written when it is qualified or there is no list. `Err` says where it was
+/// looked for. A collection's name written as a template is no collection (ansible-core
+/// warns, and so does this).
+pub(crate) fn action(run: &Run, written: &str, collections: &[String]) -> Result<String, String> {
+    if collections.is_empty() || written.contains('.') {
+        return Ok(written.to_string());
+    }
+    let mut searched = Vec::new();
+    for collection in collections {
+        if crate::template::is_template(collection) {
+            run.callback.warning(&format!(
+                "Error loading plugin '{written}': {collection}.{written} is not a valid collection reference"
+            ));
+            continue;
+        }
+        let candidate = match collection.as_str() {
+            "ansible.legacy" => written.to_string(),
+            other => format!("{other}.{written}"),
+        };
+        match lookup(run, &candidate) {
+            Ok(_) => return Ok(candidate),
+            Err(looked) => searched.push(looked),
+        }
+    }
+    Err(searched.join(", "))
+}

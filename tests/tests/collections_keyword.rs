@@ -1,0 +1,180 @@
+//! The `collections` keyword: a search list for module and action names written without
+//! a collection, on a play, a block, a task and in a role's `meta/main.yml`, with a
+//! collection's role searching its own collection first, and roles named without a
+//! collection found in the list — compared with ansible-playbook on a collection of the
+//! playbook's own (`collections/ansible_collections/ns/coll`).
+
+use sandball_e2e::Sandbox;
+
+/// A module that says who it is and the `x` it was given.
+fn module(who: &str) -> String {
+    format!(
+        r#"#!/usr/bin/python
+from ansible.module_utils.basic import AnsibleModule
+
+m = AnsibleModule(argument_spec=dict(x=dict(default="none")))
+m.exit_json(changed=False, who="{who}", x=m.params["x"])
+"#
+    )
+}
+
+const COLL: &str = "collections/ansible_collections/ns/coll";
+
+/// The collection (modules, a routed name, an action plugin, roles), the playbook's
+/// `library/` and its roles.
+fn write_tree(sb: &Sandbox) {
+    for name in ["cmod", "shared", "ping"] {
+        sb.write(
+            &format!("{COLL}/plugins/modules/{name}.py"),
+            &module(&format!("coll-{name}")),
+        );
+    }
+    sb.write(
+        &format!("{COLL}/meta/runtime.yml"),
+        "requires_ansible: '>=2.15'\nplugin_routing:\n  modules:\n    oldname:\n      redirect: ns.coll.cmod\n",
+    );
+    sb.write(
+        &format!("{COLL}/plugins/action/cact.py"),
+        "from ansible.plugins.action import ActionBase\n\n\nclass ActionModule(ActionBase):\n    def run(self, tmp=None, task_vars=None):\n        return dict(changed=False, who='coll-cact')\n",
+    );
+    sb.write(
+        &format!("{COLL}/roles/crole/tasks/main.yml"),
+        "- cmod:\n  register: r\n- debug: {msg: \"crole cmod {{ r.who }}\"}\n- shared:\n  register: r\n- debug: {msg: \"crole shared {{ r.who }}\"}\n",
+    );
+    sb.write(
+        &format!("{COLL}/roles/other/tasks/main.yml"),
+        "- debug: {msg: the other role}\n",
+    );
+    sb.write("library/shared.py", &module("lib-shared"));
+    sb.write("library/libonly.py", &module("lib-libonly"));
+    // A role outside collections, without a list: the play's list does not reach it.
+    sb.write(
+        "roles/plain/tasks/main.yml",
+        "- shared:\n  register: r\n- debug: {msg: \"plain shared {{ r.who }}\"}\n",
+    );
+    // A role whose meta names the collection.
+    sb.write("roles/listed/meta/main.yml", "collections:\n  - ns.coll\n");
+    sb.write(
+        "roles/listed/tasks/main.yml",
+        "- shared:\n  register: r\n- debug: {msg: \"listed shared {{ r.who }}\"}\n- libonly:\n  register: r\n- debug: {msg: \"listed libonly {{ r.who }}\"}\n",
+    );
+}
+
+const PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  collections: [ns.coll]
+  module_defaults:
+    ns.coll.cmod: {x: from-defaults}
+  roles: [plain, listed, ns.coll.crole, other]
+  tasks:
+    - cmod:
+      register: r
+    - debug: {msg: "play cmod {{ r.who }} {{ r.x }}"}
+    - shared:
+      register: r
+    - debug: {msg: "play shared {{ r.who }}"}
+    - ping:
+      register: r
+    - debug: {msg: "play ping {{ r.who }}"}
+    - libonly:
+      register: r
+    - debug: {msg: "play libonly {{ r.who }}"}
+    - oldname:
+      register: r
+    - debug: {msg: "play oldname {{ r.who }}"}
+    - cact:
+      register: r
+    - debug: {msg: "play cact {{ r.who }}"}
+    - block:
+        - shared:
+          register: r
+        - debug: {msg: "block shared {{ r.who }}"}
+        - shared:
+          register: r
+          collections: [ns.coll]
+        - debug: {msg: "task in block shared {{ r.who }}"}
+      collections: [ansible.legacy]
+    - shared:
+      register: r
+      collections: []
+    - debug: {msg: "empty list shared {{ r.who }}"}
+    - include_role: {name: other}
+    - import_role: {name: crole}
+"#;
+
+#[test]
+fn collections_are_searched_for_unqualified_names_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory_with_python(&["alpha"]);
+    write_tree(&sb);
+    let pb = sb.write("play.yml", PLAY);
+    let work = sb.dir("work");
+    let out = sb.play_with_core(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    for line in [
+        "plain shared lib-shared",
+        "listed shared coll-shared",
+        "listed libonly lib-libonly",
+        "crole cmod coll-cmod",
+        "play cmod coll-cmod from-defaults",
+        "play ping coll-ping",
+        "play oldname coll-cmod",
+        "play cact coll-cact",
+        "block shared lib-shared",
+        "task in block shared coll-shared",
+        "empty list shared lib-shared",
+        "TASK [ns.coll.other : debug]",
+    ] {
+        out.assert_stdout_has(line);
+    }
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        out.assert_same_stdout_as(&theirs.run());
+    }
+}
+
+#[test]
+fn a_name_no_collection_of_the_list_has_is_refused_before_anything_runs() {
+    let sb = Sandbox::new();
+    sb.inventory_with_python(&["alpha"]);
+    write_tree(&sb);
+    let unresolved = "couldn't resolve module/action 'libonly'. This often indicates a misspelling, missing collection, or incorrect module path.";
+    // With `ansible.builtin` in the list, the playbook's library is not searched; a
+    // collection's role falls back on `ansible.builtin` too; a `module_defaults` entry
+    // is resolved by its name alone, whatever the list.
+    for (file, play, error, at) in [
+        (
+            "builtin.yml",
+            "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: {msg: first}\n- hosts: all\n  gather_facts: false\n  collections: [ansible.builtin, ns.coll]\n  tasks:\n    - shared:\n    - libonly:\n",
+            unresolved,
+            "builtin.yml:10:7",
+        ),
+        (
+            "in_role.yml",
+            "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: {msg: first}\n    - import_role: {name: ns.coll.crole, tasks_from: lib}\n",
+            unresolved,
+            "roles/crole/tasks/lib.yml:1:3",
+        ),
+        (
+            "defaults.yml",
+            "- hosts: all\n  gather_facts: false\n  collections: [ns.coll]\n  module_defaults:\n    cmod: {x: 1}\n  tasks:\n    - cmod:\n",
+            "Could not resolve action ansible.legacy.cmod in module_defaults",
+            "",
+        ),
+    ] {
+        sb.write(&format!("{COLL}/roles/crole/tasks/lib.yml"), "- libonly:\n");
+        let pb = sb.write(file, play);
+        let work = sb.dir("work");
+        let out = sb.play_with_core(&pb, &work, &[]).run();
+        out.assert_no_panic().assert_code(4);
+        out.assert_stderr_has(error);
+        out.assert_stderr_has(at);
+        assert!(!out.stdout.contains("PLAY ["), "{out}");
+        if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+            let theirs = theirs.run();
+            theirs.assert_code(4);
+            theirs.assert_stderr_has(error);
+            theirs.assert_stderr_has(at);
+        }
+    }
+}
