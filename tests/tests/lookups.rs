@@ -162,3 +162,50 @@ fn fileglob_searches_as_ansible_does() {
         );
     }
 }
+
+/// `with_first_found` passes over undefined values in its terms wherever they are (a
+/// name, an item of a variable's list, a value a template made), and names and paths
+/// are split at `,`/`;` (and paths at `:`) as ansible-core splits them.
+const FIRST_FOUND_PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    names: ["{{ missing }}a.txt", b.txt]
+  tasks:
+    - name: undefined names
+      debug: {msg: "{{ item | basename }}"}
+      with_first_found:
+        - "{{ missing }}a.txt"
+        - files: ["{{ nope.attr }}", b.txt]
+    - name: undefined in a variable's list
+      debug: {msg: "{{ item | basename }}"}
+      with_first_found:
+        - files: "{{ names }}"
+    - name: undefined values a template made
+      debug: {msg: "{{ item | basename }}"}
+      with_first_found: '{{ [{"files": missing}] | zip([{"files": ["b.txt"]}]) }}'
+    - name: names and paths split
+      debug: {msg: "{{ item }}"}
+      loop: "{{ q('first_found', {'files': 'nope.txt;hosts', 'paths': 'no/such:/etc'}) }}"
+"#;
+
+#[test]
+fn first_found_passes_over_undefined_terms_as_ansible_does() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    sb.write("files/b.txt", "b\n");
+    let pb = sb.write("play.yml", FIRST_FOUND_PLAY);
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    assert_eq!(
+        ours.stdout.matches("\"msg\": \"b.txt\"").count(),
+        3,
+        "{ours}"
+    );
+    ours.assert_stdout_has("\"msg\": \"/etc/hosts\"");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        assert_eq!(ours.stdout, theirs.stdout, "{theirs}\n{ours}");
+    }
+}

@@ -461,16 +461,14 @@ pub(crate) fn loop_items(
     spec: &Value,
 ) -> Result<Vec<LoopItem>, String> {
     let templated = match (t.loop_kind.lookup(), spec) {
-        // `first_found` templates each of its terms and passes over those that are
-        // undefined, as ansible-core's does.
-        (Some("first_found"), Value::Array(terms)) => terms
-            .iter()
-            .filter_map(|term| match run.templar.template(term, vars) {
-                Err(crate::template::TemplateError::Undefined { .. }) => None,
-                other => Some(other),
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map(Value::Array),
+        // `with_first_found` passes over the undefined values in its terms, at any
+        // depth (a mapping loses the key), as ansible-core's does; terms that are
+        // undefined as a whole are the error they are.
+        (Some("first_found"), _) => match run.templar.template_omitting_undefined(spec, vars) {
+            Ok(Some(terms)) => Ok(terms),
+            Ok(None) => run.templar.template(spec, vars),
+            Err(e) => Err(e),
+        },
         _ => run.templar.template(spec, vars),
     };
     let items = templated

@@ -7,8 +7,24 @@ use minijinja::{Error, ErrorKind, State, Value};
 /// The JSON form of a native template result. Undefined values anywhere in it, and
 /// values that are not data (functions, macros), are errors.
 pub(crate) fn to_json(value: &Value) -> Result<serde_json::Value, Error> {
+    convert(value, false).map(Option::unwrap_or_default)
+}
+
+/// [`to_json`], undefined values inside lists and mappings left out (a mapping loses
+/// the key), as ansible-core's `with_first_found` drops them; `None` when the value
+/// itself is undefined.
+pub(crate) fn to_json_omitting_undefined(
+    value: &Value,
+) -> Result<Option<serde_json::Value>, Error> {
+    convert(value, true)
+}
+
+/// The JSON form of `value`; an undefined value is `None` when `omit` holds, else an
+/// error.
+fn convert(value: &Value, omit: bool) -> Result<Option<serde_json::Value>, Error> {
     super::vaulted::ensure_decryptable(value)?;
-    Ok(match value.kind() {
+    Ok(Some(match value.kind() {
+        ValueKind::Undefined if omit => return Ok(None),
         ValueKind::Undefined => {
             return Err(Error::new(
                 ErrorKind::UndefinedError,
@@ -25,7 +41,7 @@ pub(crate) fn to_json(value: &Value) -> Result<serde_json::Value, Error> {
         ValueKind::Seq | ValueKind::Iterable => {
             let mut items = Vec::with_capacity(value.len().unwrap_or(0));
             for item in value.try_iter()?.checked() {
-                items.push(to_json(&item?)?);
+                items.extend(convert(&item?, omit)?);
             }
             serde_json::Value::Array(items)
         }
@@ -33,8 +49,9 @@ pub(crate) fn to_json(value: &Value) -> Result<serde_json::Value, Error> {
             let mut map = serde_json::Map::new();
             for key in value.try_iter()?.checked() {
                 let key = key?;
-                let item = value.get_item(&key)?;
-                map.insert(key_to_string(&key)?, to_json(&item)?);
+                if let Some(item) = convert(&value.get_item(&key)?, omit)? {
+                    map.insert(key_to_string(&key)?, item);
+                }
             }
             serde_json::Value::Object(map)
         }
@@ -45,7 +62,7 @@ pub(crate) fn to_json(value: &Value) -> Result<serde_json::Value, Error> {
                 format!("a {} cannot be used as a value", value.kind()),
             ));
         }
-    })
+    }))
 }
 
 /// An engine value made from JSON (e.g. the result of `from_json`).

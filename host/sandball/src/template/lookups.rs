@@ -936,17 +936,24 @@ fn first_found(
 ) -> Result<Vec<Json>, String> {
     let mut candidates: Vec<std::path::PathBuf> = Vec::new();
     let mut skip = matches!(options.get("skip"), Some(Json::Bool(true)));
-    let split = |v: &Json| -> Vec<String> {
-        match v {
-            Json::Array(items) => items.iter().map(text).collect(),
-            Json::String(s) => s
-                .split([',', ';'])
-                .map(|p| p.trim().to_string())
+    // Names are split at `,` and `;`, paths at `:` too (each item of a list as well).
+    let split_at = |separators: &'static [char]| {
+        move |v: &Json| -> Vec<String> {
+            let items = match v {
+                Json::Array(items) => items.iter().map(text).collect(),
+                Json::String(s) => vec![s.clone()],
+                _ => Vec::new(),
+            };
+            items
+                .iter()
+                .flat_map(|item| item.split(separators))
                 .filter(|p| !p.is_empty())
-                .collect(),
-            _ => Vec::new(),
+                .map(str::to_string)
+                .collect()
         }
     };
+    let split = split_at(&[',', ';']);
+    let split_paths = split_at(&[',', ';', ':']);
     // Each file, under each path when paths are given; what is not absolute is looked
     // up as Ansible's search path has it: a role's `files/` (or what the looping task's
     // action names) and the role itself, then the playbook's (outside a role, a
@@ -977,7 +984,7 @@ fn first_found(
         }
     };
     let option_files = options.get("files").map(split).unwrap_or_default();
-    let option_paths = options.get("paths").map(split).unwrap_or_default();
+    let option_paths = options.get("paths").map(split_paths).unwrap_or_default();
     if !option_files.is_empty() {
         add(option_files, option_paths.clone());
     }
@@ -987,11 +994,10 @@ fn first_found(
                 skip |= matches!(m.get("skip"), Some(Json::Bool(true)));
                 add(
                     m.get("files").map(split).unwrap_or_default(),
-                    m.get("paths").map(split).unwrap_or_default(),
+                    m.get("paths").map(split_paths).unwrap_or_default(),
                 );
             }
-            Json::String(name) => add(vec![name], option_paths.clone()),
-            Json::Array(names) => add(names.iter().map(text).collect(), option_paths.clone()),
+            Json::String(_) | Json::Array(_) => add(split(&t), option_paths.clone()),
             other => {
                 return Err(format!(
                     "Invalid term supplied. A string, dict or list is required, not '{}').",

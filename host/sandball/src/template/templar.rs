@@ -8,7 +8,7 @@ use minijinja::syntax::SyntaxConfig;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
 
 use crate::template::OMIT;
-use crate::template::convert::to_json;
+use crate::template::convert::{to_json, to_json_omitting_undefined};
 use crate::template::error::TemplateError;
 use crate::template::scope::{Call, Scope, is_template, single_expression};
 use crate::template::vars::Vars;
@@ -78,6 +78,22 @@ impl Templar {
             || guards_undefined_value(value),
             |env| template_value(&Call::new(env.clone(), vars), value),
         )
+    }
+
+    /// [`Templar::template`] as ansible-core's `with_first_found` templates its terms:
+    /// undefined values inside lists and mappings are left out (a mapping loses the
+    /// key); `None` when the whole value is undefined.
+    pub fn template_omitting_undefined(
+        &self,
+        value: &serde_json::Value,
+        vars: &Vars,
+    ) -> Result<Option<serde_json::Value>, TemplateError> {
+        match self.template(value, vars) {
+            Err(TemplateError::Undefined { .. }) => {
+                walk(&Call::new(self.env.clone(), vars), value, true)
+            }
+            other => other.map(Some),
+        }
     }
 
     /// Renders a template to text, whatever its shape; it ends with as many newlines as
@@ -436,30 +452,49 @@ fn needs_templating(value: &serde_json::Value) -> bool {
     }
 }
 
+/// Templates every string in `value` ([`Templar::template`]).
 fn template_value(
     scope: &Arc<Scope>,
     value: &serde_json::Value,
 ) -> Result<serde_json::Value, TemplateError> {
+    walk(scope, value, false).map(Option::unwrap_or_default)
+}
+
+/// Templates every string in `value`; with `omit`, undefined values inside lists and
+/// mappings are left out and an undefined result is `None`, else they are errors.
+fn walk(
+    scope: &Arc<Scope>,
+    value: &serde_json::Value,
+    omit: bool,
+) -> Result<Option<serde_json::Value>, TemplateError> {
     // `!unsafe` text is given as it is, never templated.
     if let Some(inner) = unsafe_mark(value) {
-        return Ok(inner.clone());
+        return Ok(Some(inner.clone()));
     }
     if let Some(text) = vault_mark(value) {
         return Err(TemplateError::from_engine(&use_error(text), ""));
     }
-    Ok(match value {
+    Ok(Some(match value {
         serde_json::Value::String(s) if is_template(s) => {
-            let rendered = scope
-                .render_str(s)
-                .map_err(|err| engine_error(scope, &err, s))?;
-            native(scope, &rendered, s, s)?
+            let rendered = match scope.render_str(s) {
+                Err(err) if omit && err.kind() == minijinja::ErrorKind::UndefinedError => {
+                    return Ok(None);
+                }
+                rendered => rendered.map_err(|err| engine_error(scope, &err, s))?,
+            };
+            if !omit {
+                return native(scope, &rendered, s, s).map(Some);
+            }
+            return to_json_omitting_undefined(&rendered)
+                .map_err(|err| engine_error(scope, &err, s));
         }
-        serde_json::Value::Array(items) => serde_json::Value::Array(
-            items
-                .iter()
-                .map(|item| template_value(scope, item))
-                .collect::<Result<_, _>>()?,
-        ),
+        serde_json::Value::Array(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                out.extend(walk(scope, item, omit)?);
+            }
+            serde_json::Value::Array(out)
+        }
         serde_json::Value::Object(map) => {
             let mut out = serde_json::Map::with_capacity(map.len());
             for (key, item) in map {
@@ -470,12 +505,14 @@ fn template_value(
                 } else {
                     key.clone()
                 };
-                out.insert(key, template_value(scope, item)?);
+                if let Some(item) = walk(scope, item, omit)? {
+                    out.insert(key, item);
+                }
             }
             serde_json::Value::Object(out)
         }
         other => other.clone(),
-    })
+    }))
 }
 
 /// A conditional string: a bare expression, or one `{{ expr }}`.
