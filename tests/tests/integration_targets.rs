@@ -52,6 +52,7 @@ const TARGETS: &[&str] = &[
     "lookup-option-name",
     "lookup_csvfile",
     "lookup_dict",
+    "lookup_first_found",
     "lookup_file",
     "lookup_indexed_items",
     "lookup_ini",

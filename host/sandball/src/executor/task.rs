@@ -201,6 +201,25 @@ pub(crate) fn task_vars(run: &Run, scope: &PlayScope<'_>, host: &str, kw: &Chain
             list(&|r| r.path.display().to_string()),
         );
     }
+    // Where the task's relative files are searched, as ansible-core's search path has
+    // it: its role and the roles above it, then its own file's directory.
+    if let Some(dir) = kw.task_dir() {
+        let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let mut search: Vec<std::path::PathBuf> = kw
+            .role()
+            .into_iter()
+            .chain(kw.parent_roles())
+            .map(|r| r.path.clone())
+            .collect();
+        if !search.contains(&dir) {
+            search.push(dir);
+        }
+        let search = search
+            .iter()
+            .map(|p| Value::String(p.display().to_string()))
+            .collect();
+        vars.set_data("ansible_search_path", Value::Array(search));
+    }
     // A task sees how its host is reached, as Ansible's play context fills it in:
     // `ansible_host` (the host's name unless set) and `ansible_connection`.
     if !vars.contains("ansible_host") {

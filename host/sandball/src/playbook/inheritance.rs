@@ -163,6 +163,9 @@ pub struct Keywords {
     /// The role whose tasks (or handlers) this level holds, for the block a role
     /// becomes.
     pub role: Option<std::sync::Arc<crate::playbook::roles::Role>>,
+    /// The directory of the file a task is written in (tasks only): the last entry of
+    /// its search path.
+    pub dir: Option<std::path::PathBuf>,
 }
 
 impl Keywords {
@@ -395,6 +398,11 @@ impl<'a> Chain<'a> {
     /// precedence layer of their own).
     pub fn vars(&self) -> Vec<&'a Map<String, Value>> {
         self.levels.iter().skip(1).map(|l| &l.vars).collect()
+    }
+
+    /// The directory of the task's own file, when the innermost level is a task.
+    pub fn task_dir(&self) -> Option<&'a std::path::Path> {
+        self.levels.last().and_then(|l| l.dir.as_deref())
     }
 
     /// Every level's include parameters, outermost first.

@@ -1,8 +1,9 @@
 //! Where a task's relative controller files are looked up, as Ansible's loader does:
-//! under the task's role (`role_path`) first, then the playbook's directory
+//! in each directory of the task's search path (`ansible_search_path`: its role, the
+//! roles above it, the directory of its own file), then the playbook's directory
 //! (`playbook_dir`); in each, the kind's own folder (`files/`, `templates/`, `vars/`…)
-//! before the directory itself (and, in a role, its `tasks/` last). An absolute path is
-//! used as it is.
+//! before the directory itself, and for a directory below a role's `tasks/`, the
+//! role's folder of the kind and `tasks/` first. An absolute path is used as it is.
 
 use crate::template::{Var, Vars};
 use std::path::{Path, PathBuf};
@@ -14,17 +15,41 @@ pub fn candidates(vars: &Vars, kind: &str, name: &str) -> Vec<PathBuf> {
     if path.is_absolute() {
         return vec![path.to_path_buf()];
     }
-    let mut out = Vec::new();
-    for (var, base) in ["role_path", "playbook_dir"]
-        .into_iter()
-        .filter_map(|v| string_var(vars, v).map(|b| (v, PathBuf::from(b))))
-    {
-        let mut found = vec![base.join(kind).join(path), base.join(path)];
-        // A role's task files are beside the task that names them (`include_tasks:
-        // "{{ lookup('first_found', …) }}"`).
-        if var == "role_path" {
-            found.push(base.join("tasks").join(path));
+    let mut search: Vec<PathBuf> = match vars.get("ansible_search_path") {
+        Some(
+            Var::Trusted(serde_json::Value::Array(dirs))
+            | Var::Data(serde_json::Value::Array(dirs)),
+        ) => dirs
+            .iter()
+            .filter_map(|d| d.as_str().map(PathBuf::from))
+            .collect(),
+        _ => string_var(vars, "role_path")
+            .map(PathBuf::from)
+            .into_iter()
+            .collect(),
+    };
+    search.extend(string_var(vars, "playbook_dir").map(PathBuf::from));
+    // A name that starts with the kind's folder is not looked for in it again.
+    let in_kind = path
+        .components()
+        .next()
+        .is_some_and(|c| c.as_os_str() == kind);
+    let mut out: Vec<PathBuf> = Vec::new();
+    for base in &search {
+        let mut found = Vec::new();
+        // Below a role's `tasks/` (an included task file's directory), the role's own
+        // folder of the kind and `tasks/` first.
+        if let Some(tasks) = base.parent().filter(|p| p.ends_with("tasks"))
+            && let Some(role) = tasks.parent()
+            && search.iter().any(|s| s == role)
+        {
+            found.push(role.join(kind).join(path));
+            found.push(tasks.join(path));
         }
+        if !in_kind {
+            found.push(base.join(kind).join(path));
+        }
+        found.push(base.join(path));
         for candidate in found {
             if !out.contains(&candidate) {
                 out.push(candidate);
@@ -87,6 +112,10 @@ mod tests {
         let mut vars = Vars::new();
         vars.set_data("playbook_dir", json!("/p"));
         vars.set_data("role_path", json!("/p/roles/r"));
+        vars.set_data(
+            "ansible_search_path",
+            json!(["/p/roles/r", "/p/roles/r/tasks/sub"]),
+        );
         let got: Vec<String> = candidates(&vars, "templates", "a.j2")
             .iter()
             .map(|p| p.display().to_string())
@@ -97,9 +126,16 @@ mod tests {
                 "/p/roles/r/templates/a.j2",
                 "/p/roles/r/a.j2",
                 "/p/roles/r/tasks/a.j2",
+                "/p/roles/r/tasks/sub/templates/a.j2",
+                "/p/roles/r/tasks/sub/a.j2",
                 "/p/templates/a.j2",
                 "/p/a.j2"
             ]
+        );
+        // A name under the kind's folder is not looked for in a second one.
+        assert_eq!(
+            candidates(&vars, "files", "files/x")[0],
+            PathBuf::from("/p/roles/r/files/x")
         );
         assert_eq!(
             candidates(&vars, "files", "/etc/x"),

@@ -71,6 +71,11 @@ impl Task {
             None => (None, LoopKind::Loop),
         };
         let mut keywords = Keywords::parse(&fields)?;
+        keywords.dir = fields
+            .location()
+            .file
+            .parent()
+            .map(std::path::Path::to_path_buf);
         if action.local {
             let at = fields
                 .entry("local_action")

@@ -919,7 +919,7 @@ fn find_warned(
 /// The variables the search path reads.
 fn search_vars(ctx: &dyn LookupContext) -> Vars {
     let mut vars = Vars::new();
-    for name in ["role_path", "playbook_dir"] {
+    for name in ["role_path", "playbook_dir", "ansible_search_path"] {
         if let Some(v) = ctx.var(name) {
             vars.set_data(name, v);
         }
