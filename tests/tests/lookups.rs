@@ -165,7 +165,8 @@ fn fileglob_searches_as_ansible_does() {
 
 /// `with_first_found` passes over undefined values in its terms wherever they are (a
 /// name, an item of a variable's list, a value a template made), and names and paths
-/// are split at `,`/`;` (and paths at `:`) as ansible-core splits them.
+/// are split at `,`/`;` (and paths at `:`) as ansible-core splits them; a task's
+/// `ansible_search_path` is ansible-core's, and files are found along it.
 const FIRST_FOUND_PLAY: &str = r#"
 - hosts: all
   gather_facts: false
@@ -187,6 +188,10 @@ const FIRST_FOUND_PLAY: &str = r#"
     - name: names and paths split
       debug: {msg: "{{ item }}"}
       loop: "{{ q('first_found', {'files': 'nope.txt;hosts', 'paths': 'no/such:/etc'}) }}"
+    - name: the play's search path
+      debug: {var: ansible_search_path}
+    - name: a role's included task file finds files beside it
+      include_role: {name: finder}
 "#;
 
 #[test]
@@ -194,6 +199,15 @@ fn first_found_passes_over_undefined_terms_as_ansible_does() {
     let sb = Sandbox::new();
     sb.inventory(&["alpha"]);
     sb.write("files/b.txt", "b\n");
+    sb.write(
+        "roles/finder/tasks/main.yml",
+        "- include_tasks: sub/main.yml\n",
+    );
+    sb.write(
+        "roles/finder/tasks/sub/main.yml",
+        "- debug: {var: ansible_search_path}\n- debug: {msg: \"{{ lookup('first_found', 'beside.txt') | basename }}\"}\n",
+    );
+    sb.write("roles/finder/tasks/sub/beside.txt", "");
     let pb = sb.write("play.yml", FIRST_FOUND_PLAY);
     let work = sb.dir("work");
     let ours = sb.play(&pb, &work, &[]).run();
@@ -203,7 +217,8 @@ fn first_found_passes_over_undefined_terms_as_ansible_does() {
         3,
         "{ours}"
     );
-    ours.assert_stdout_has("\"msg\": \"/etc/hosts\"");
+    ours.assert_stdout_has("\"msg\": \"/etc/hosts\"")
+        .assert_stdout_has("\"msg\": \"beside.txt\"");
     if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
         let theirs = theirs.run();
         assert_eq!(ours.stdout, theirs.stdout, "{theirs}\n{ours}");

@@ -202,17 +202,32 @@ pub(crate) fn task_vars(run: &Run, scope: &PlayScope<'_>, host: &str, kw: &Chain
         );
     }
     // Where the task's relative files are searched, as ansible-core's search path has
-    // it: its role and the roles above it, then its own file's directory.
+    // it: its role and the roles above it, its own file's directory, the playbook's.
     if let Some(dir) = kw.task_dir() {
-        let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-        let mut search: Vec<std::path::PathBuf> = kw
+        let dir = if dir.as_os_str().is_empty() {
+            std::env::current_dir().unwrap_or_default()
+        } else {
+            std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf())
+        };
+        let playbook_dir = match vars.get("playbook_dir") {
+            Some(
+                crate::template::Var::Trusted(Value::String(d))
+                | crate::template::Var::Data(Value::String(d)),
+            ) => Some(std::path::PathBuf::from(d)),
+            _ => None,
+        };
+        let mut search: Vec<std::path::PathBuf> = Vec::new();
+        for path in kw
             .role()
             .into_iter()
             .chain(kw.parent_roles())
             .map(|r| r.path.clone())
-            .collect();
-        if !search.contains(&dir) {
-            search.push(dir);
+            .chain([dir])
+            .chain(playbook_dir)
+        {
+            if !search.contains(&path) {
+                search.push(path);
+            }
         }
         let search = search
             .iter()
