@@ -1,8 +1,9 @@
 //! What a play shows when it has no host to run on (its pattern matched none, or every
 //! host it matched failed earlier), and how an error found before anything runs says
-//! where it is — compared with ansible-playbook's output.
+//! where it is, and the warning an empty inventory gives — compared with
+//! ansible-playbook's output.
 
-use sandball_e2e::Sandbox;
+use sandball_e2e::{Output, Sandbox};
 
 const PLAYS: &str = r#"
 - hosts: all
@@ -77,5 +78,44 @@ fn a_task_refused_before_the_run_is_quoted_where_it_is_written() {
     if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
         let theirs = theirs.run();
         theirs.assert_stderr_has(&origin);
+    }
+}
+
+/// An empty inventory is warned about once, before the plays, whatever their patterns
+/// (`ANSIBLE_LOCALHOST_WARNING=0` silences it), as ansible-playbook warns about it.
+#[test]
+fn an_empty_inventory_is_warned_about_once() {
+    let sb = Sandbox::new();
+    sb.write(
+        "play.yml",
+        "- hosts: localhost\n  gather_facts: false\n  tasks:\n    - debug: {msg: one}\n- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: {msg: two}\n",
+    );
+    let warnings = |o: &Output| -> Vec<String> {
+        o.stderr
+            .lines()
+            .filter(|l| l.starts_with("[WARNING]"))
+            .map(str::to_string)
+            .collect()
+    };
+    let ours = sb
+        .sandball(["playbook", "play.yml"])
+        .env("ANSIBLE_LOCALHOST_WARNING", "1")
+        .run();
+    ours.assert_no_panic().assert_code(0);
+    let empty = "provided hosts list is empty, only localhost is available";
+    assert_eq!(
+        warnings(&ours).iter().filter(|w| w.contains(empty)).count(),
+        1,
+        "{ours}"
+    );
+    let quiet = sb
+        .sandball(["playbook", "play.yml"])
+        .env("ANSIBLE_LOCALHOST_WARNING", "0")
+        .run();
+    quiet.assert_no_panic().assert_code(0);
+    assert!(!quiet.stderr.contains(empty), "{quiet}");
+    if let Some(theirs) = sb.ansible_playbook(["play.yml"]) {
+        let theirs = theirs.env("ANSIBLE_LOCALHOST_WARNING", "1").run();
+        assert_eq!(warnings(&ours), warnings(&theirs), "{theirs}");
     }
 }

@@ -95,6 +95,11 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
         .and_then(|p| std::path::absolute(p).ok())
         .and_then(|p| p.parent().map(|d| d.to_path_buf()));
     let mut run = build_run(&args.common, callback, dir, args.tags, args.skip_tags)?;
+    // An empty inventory is warned about once, whatever the plays' patterns, as
+    // ansible-playbook does.
+    if let Some(w) = run.inventory().empty_warning("all") {
+        run.callback.warning(&w);
+    }
     // `--force-handlers`, else ANSIBLE_FORCE_HANDLERS (or `force_handlers` in
     // ansible.cfg), as Ansible ranks them.
     run.options.force_handlers =

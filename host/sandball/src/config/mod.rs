@@ -54,6 +54,12 @@ const SETTINGS: &[Setting] = &[
     s("defaults", "library", "ANSIBLE_LIBRARY", true),
     s("defaults", "module_utils", "ANSIBLE_MODULE_UTILS", true),
     s("defaults", "action_plugins", "ANSIBLE_ACTION_PLUGINS", true),
+    s(
+        "defaults",
+        "localhost_warning",
+        "ANSIBLE_LOCALHOST_WARNING",
+        false,
+    ),
     s("defaults", "filter_plugins", "ANSIBLE_FILTER_PLUGINS", true),
     s("defaults", "test_plugins", "ANSIBLE_TEST_PLUGINS", true),
     s(

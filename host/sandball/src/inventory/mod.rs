@@ -289,19 +289,26 @@ impl Inventory {
     /// The hosts a play's `hosts:` pattern selects (`web:&prod:!web3`, `db[0]`, ...).
     /// When the inventory has no hosts the result warns that only localhost is available.
     pub fn select(&self, pattern: &str) -> Result<Selected, InventoryError> {
-        let mut warnings = Vec::new();
-        if self.group_hosts[ALL].is_empty() && !is_localhost_name(pattern) {
-            warnings.push(
-                "provided hosts list is empty, only localhost is available. Note that the implicit localhost does not match 'all'"
-                    .to_string(),
-            );
-        }
+        let mut warnings: Vec<String> = self.empty_warning(pattern).into_iter().collect();
         let hosts = self
             .matcher()
             .evaluate(&split_host_pattern(pattern), &mut warnings)?;
         Ok(Selected {
             hosts: self.names(&hosts),
             warnings: dedup(warnings),
+        })
+    }
+
+    /// The warning that only the implicit localhost is there, when the inventory has no
+    /// host and `pattern` is not localhost's (as ansible-playbook gives it for `all`
+    /// before it reads the playbooks); none when `ANSIBLE_LOCALHOST_WARNING` is false.
+    pub fn empty_warning(&self, pattern: &str) -> Option<String> {
+        (self.group_hosts[ALL].is_empty()
+            && !is_localhost_name(pattern)
+            && crate::plugins::action::env_flag("ANSIBLE_LOCALHOST_WARNING", true))
+        .then(|| {
+            "provided hosts list is empty, only localhost is available. Note that the implicit localhost does not match 'all'"
+                .to_string()
         })
     }
 
