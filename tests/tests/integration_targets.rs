@@ -29,6 +29,7 @@ const TARGETS: &[&str] = &[
     "blocks",
     "changed_when",
     "collections_plugin_namespace",
+    "collections_relative_imports",
     "check_mode",
     "debug",
     "environment",

@@ -51,6 +51,15 @@ impl FinderConfig {
         let mut module_utils = paths("ANSIBLE_MODULE_UTILS");
         let mut collections = paths("ANSIBLE_COLLECTIONS_PATH");
         collections.extend(paths("ANSIBLE_COLLECTIONS_PATHS"));
+        // A path may name the `ansible_collections` directory itself, as ansible-core
+        // accepts.
+        for path in &mut collections {
+            if path.file_name().is_some_and(|n| n == "ansible_collections")
+                && let Some(parent) = path.parent()
+            {
+                *path = parent.to_path_buf();
+            }
+        }
         if collections.is_empty() {
             if let Some(h) = &home {
                 collections.push(h.join(".ansible/collections"));

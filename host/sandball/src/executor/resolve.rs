@@ -71,3 +71,37 @@ pub(crate) fn action(run: &Run, written: &str, collections: &[String]) -> Result
     }
     Err(searched.join(", "))
 }
+
+/// The full name ansible-core gives what `name` names, to tell whether two names are
+/// the same action: a short or `ansible.legacy.` name is `ansible.legacy.NAME` when a
+/// library directory or an `action_plugins/` directory of the playbook's or roles' has
+/// it, `ansible.builtin.NAME` otherwise; any other name is itself.
+fn full_name(run: &Run, name: &str) -> String {
+    let short = match name.strip_prefix("ansible.legacy.") {
+        Some(short) => short,
+        None if !name.contains('.') => name,
+        None => return name.to_string(),
+    };
+    let legacy =
+        run.legacy.in_library(short) || crate::plugins::loader::action_plugin(short).is_some();
+    match legacy {
+        true => format!("ansible.legacy.{short}"),
+        false => format!("ansible.builtin.{short}"),
+    }
+}
+
+/// Whether `key` (a `module_defaults` entry, or a member of an action group) names the
+/// task's action `action` (as resolved along its `collections`), as ansible-core
+/// matches them: the same action by full names (`ping` and `ansible.builtin.ping` are
+/// one, a library's `ping` is `ansible.legacy.ping`), and an `ansible.builtin.` action
+/// also takes the defaults of its `ansible.legacy.` name (never the other way round).
+pub(crate) fn same_action(run: &Run, key: &str, action: &str) -> bool {
+    if key == action {
+        return true;
+    }
+    let (key, action) = (full_name(run, key), full_name(run, action));
+    key == action
+        || action
+            .strip_prefix("ansible.builtin.")
+            .is_some_and(|short| key.strip_prefix("ansible.legacy.") == Some(short))
+}

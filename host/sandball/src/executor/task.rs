@@ -1517,19 +1517,6 @@ fn action_name(run: &Run, action: &str) -> String {
     }
 }
 
-/// Whether a `module_defaults` key names the task's action: the same name, or the same
-/// built-in module by its short name and its `ansible.builtin`/`ansible.legacy` ones.
-fn names_action(key: &str, action: &str) -> bool {
-    let builtin = |n: &str| {
-        !n.contains('.') || n.starts_with("ansible.builtin.") || n.starts_with("ansible.legacy.")
-    };
-    key == action
-        || (builtin(key)
-            && builtin(action)
-            && crate::assemble::component::short_name(key)
-                == crate::assemble::component::short_name(action))
-}
-
 /// The argument defaults `module_defaults` gives the task's action: the nearest level's
 /// (a block's replaces the play's, as in ansible-core), templated; the task's own
 /// arguments win over them.
@@ -1573,10 +1560,13 @@ pub(super) fn module_defaults(
         if let Some(group) = key.strip_prefix("group/") {
             let members = crate::assemble::action_groups::actions(roots, group)
                 .map_err(|e| format!("module_defaults (at {}): {e}", setting.at))?;
-            if members.iter().any(|m| names_action(m, action)) {
+            if members
+                .iter()
+                .any(|m| super::resolve::same_action(run, m, action))
+            {
                 defaults.extend(args);
             }
-        } else if names_action(&key, action) {
+        } else if super::resolve::same_action(run, &key, action) {
             own = Some(args);
         }
     }
