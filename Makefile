@@ -11,8 +11,12 @@ MODULE_PKGS := $(addprefix -p ,$(addsuffix @$(MODULE_VERSION),$(MODULES)))
 VENV        := target/venv
 ANSIBLE_PIN ?= ansible-core==2.19.*
 PROFILE_DIR := target/debug
+# The Python of the venvs below: Debian's, built with profile-guided optimisation (the
+# reference's many runs take most of the tests' time) and readable by every user (so
+# ansible-core can become the tests' users).
+PYTHON      ?= /usr/bin/python3
 
-.PHONY: all setup modules build run test nextest test-fixtures example-component lint bench ansible ansible-2.16 ansible-targets ruby cron legacy-examples sshd apt-test clean
+.PHONY: all setup modules build run test nextest test-fixtures example-component lint fmt-check python-venv bench ansible ansible-2.16 ansible-targets ruby cron legacy-examples sshd apt-test clean
 
 all: build
 
@@ -20,13 +24,20 @@ all: build
 setup:
 	@rustup target list --installed 2>/dev/null | grep -qx '$(WASM_TARGET)' || rustup target add $(WASM_TARGET)
 
+## `make test` lints as it builds: cargo compiles the workspace's own crates through
+## clippy-driver (the compiler `cargo clippy` runs), warnings denied, so the
+## dependencies are compiled once rather than again for a separate `cargo clippy`
+## (`make lint` is that separate run). The builds below take $(LINTING) for this.
+CLIPPY_DRIVER = $(shell rustup which clippy-driver)
+test: LINTING = RUSTC_WORKSPACE_WRAPPER=$(CLIPPY_DRIVER) CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
+
 ## modules: the built-in module components (small, optimised: they run on every node).
 modules: setup
-	$(CARGO) build --profile wasm --target $(WASM_TARGET) $(MODULE_PKGS)
+	$(LINTING) $(CARGO) build --profile wasm --target $(WASM_TARGET) $(MODULE_PKGS)
 
 ## build: the controller and the shim (debug), plus the modules.
 build: modules
-	$(CARGO) build -p sandball -p sandball-shim
+	$(LINTING) $(CARGO) build -p sandball -p sandball-shim
 
 ## run: the example playbook against localhost.
 run: build
@@ -36,15 +47,15 @@ run: build
 ## against, with passlib (which its password_hash filter and vars_prompt encrypt need)
 ## and tomli-w (which ansible-inventory --toml needs).
 ansible: $(VENV)/bin/ansible-playbook
-$(VENV)/bin/ansible-playbook:
-	python3 -m venv $(VENV)
+$(VENV)/bin/ansible-playbook: | python-venv
+	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check '$(ANSIBLE_PIN)' passlib tomli-w
 
 ## ansible-2.16: the older ansible-core whose module_utils layout the legacy tests also run.
 VENV_216 := target/venv-2.16
 ansible-2.16: $(VENV_216)/bin/ansible-playbook
-$(VENV_216)/bin/ansible-playbook:
-	python3 -m venv $(VENV_216)
+$(VENV_216)/bin/ansible-playbook: | python-venv
+	$(PYTHON) -m venv $(VENV_216)
 	$(VENV_216)/bin/pip install --quiet --disable-pip-version-check 'ansible-core==2.16.*'
 
 ## ansible-targets: ansible-core's own integration targets (test/integration/targets),
@@ -61,6 +72,11 @@ $(TARGETS_DIR)/targets/ping: $(VENV)/bin/ansible-playbook
 		--strip-components=3 ansible_core-$$version/test/integration/targets
 	rm -rf $(TARGETS_DIR)/sdist
 
+## python-venv: Debian's venv module for $(PYTHON), which the venvs above are made with.
+python-venv:
+	@$(PYTHON) -c 'import ensurepip' 2>/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv)
+
 ## ruby: the interpreter of the WANT_JSON Ruby example module (Debian's package).
 ruby:
 	@command -v ruby >/dev/null || (apt-get update && apt-get install -y ruby)
@@ -71,7 +87,7 @@ cron:
 
 ## legacy-examples: the binary example module, compiled for this node.
 legacy-examples:
-	$(CARGO) build -p sandball-example-binary
+	$(LINTING) $(CARGO) build -p sandball-example-binary
 
 ## Components built outside the main workspace share one target directory, so the guest
 ## SDK and its dependencies are compiled once for all of them.
@@ -107,11 +123,14 @@ nextest:
 	@command -v cargo-nextest >/dev/null || $(CARGO) install --locked cargo-nextest
 
 ## test: every test (unit, shim, end-to-end), plus format and lint checks.
-test: build ansible ansible-2.16 ansible-targets ruby cron legacy-examples test-fixtures example-component sshd apt-test nextest lint
-	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin $(CARGO) nextest run --workspace --no-fail-fast
+test: fmt-check build ansible ansible-2.16 ansible-targets ruby cron legacy-examples test-fixtures example-component sshd apt-test nextest
+	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin $(LINTING) $(CARGO) nextest run --workspace --no-fail-fast
 
-lint:
+fmt-check:
 	$(CARGO) fmt --all -- --check
+
+## lint: format and clippy on their own (`make test` lints while it builds).
+lint: fmt-check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 ## bench: examples/bench against sandball (release) and ansible-playbook, same run: on
