@@ -162,8 +162,16 @@ impl Layout {
             };
             std::os::unix::fs::symlink(to, bin.join(command)).expect("link");
         }
-        // `python` as the scripts call it: the venv's.
-        std::os::unix::fs::symlink(&python, bin.join("python")).expect("link");
+        // `python` as the scripts call it: the venv's, started by its path in the venv
+        // (through a link elsewhere, Python would not find the venv and its packages).
+        let script = bin.join("python");
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\nexec '{}' \"$@\"\n", python.display()),
+        )
+        .expect("python script written");
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("python script made executable");
         Layout { root, bin, ansible }
     }
 
