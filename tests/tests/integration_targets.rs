@@ -103,6 +103,7 @@ const TARGETS: &[&str] = &[
     "var_blending",
     "var_inheritance",
     "var_precedence",
+    "var_templating",
     "vars_files",
     "yaml_parsing",
 ];

@@ -510,6 +510,9 @@ fn become_runs_raw_and_the_shim_session_as_another_user() {
             !out.stdout.contains("hunter2") && !out.stderr.contains("hunter2"),
             "the become password was shown:\n{out}"
         );
+        // `-vvv` shows the command that starts each shim session, the become user's
+        // through sudo.
+        assert!(out.stdout.contains("<b1> EXEC sudo -H -S "), "{out}");
         // Uploaded for each user once: the connection user's and the become user's.
         let uploads = out.stderr.matches("uploading the shim").count();
         assert_eq!(uploads, if round == "first" { 2 } else { 0 }, "{out}");

@@ -649,6 +649,8 @@ async fn target_session(
         .await
         .map_err(connect_failure)?;
     if fresh && let Some(session) = guard.as_mut() {
+        run.callback
+            .verbose(3, Some(&to.name), &format!("EXEC {}", session.command));
         // The playbook's components go to a new session at once, to be compiled while
         // the first tasks run.
         let wanted = run.modules.wanted();

@@ -179,7 +179,7 @@ impl Connection {
                     cmd = format!("{cmd} --cache-dir {cache}");
                 }
                 let (line, stdin) = self.as_become(become_, cmd).await?;
-                return Ok(c.open_session(&line, &stdin).await?);
+                return Ok(started(c.open_session(&line, &stdin).await?, line));
             }
             Connection::Ssh(c) => c,
         };
@@ -203,7 +203,7 @@ impl Connection {
         let (line, stdin) = self.as_become(become_, guarded).await?;
         let node = match c.open_session(&line, &stdin).await {
             Err(SessionError::NotDeployed { node }) => node,
-            other => return Ok(other?),
+            other => return Ok(started(other?, line)),
         };
         let target = c.target();
         let user = become_.map(|b| b.user.as_str());
@@ -212,7 +212,7 @@ impl Connection {
         })
         .await?;
         let (line, stdin) = self.as_become(become_, serve).await?;
-        Ok(c.open_session(&line, &stdin).await?)
+        Ok(started(c.open_session(&line, &stdin).await?, line))
     }
 
     /// `cmd` as the become user (if any): the command line and what its stdin starts
@@ -227,6 +227,12 @@ impl Connection {
             None => Ok((cmd, vec![])),
         }
     }
+}
+
+/// A session that `line` started.
+fn started(mut session: Session, line: String) -> Session {
+    session.command = line;
+    session
 }
 
 #[cfg(test)]

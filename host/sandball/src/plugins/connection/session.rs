@@ -162,6 +162,8 @@ pub struct Session {
     in_flight: bool,
     /// What the shim said about its node.
     pub node: NodeInfo,
+    /// The command line that started the shim over the connection (shown at `-vvv`).
+    pub command: String,
 }
 
 impl Session {
@@ -186,6 +188,7 @@ impl Session {
                 arch: String::new(),
                 engine: String::new(),
             },
+            command: String::new(),
         };
         let hello = Request::Hello {
             version: VERSION.to_string(),
