@@ -31,7 +31,7 @@ fn write_tree(sb: &Sandbox) {
     }
     sb.write(
         &format!("{COLL}/meta/runtime.yml"),
-        "requires_ansible: '>=2.15'\nplugin_routing:\n  modules:\n    oldname:\n      redirect: ns.coll.cmod\n",
+        "requires_ansible: '>=2.15'\nplugin_routing:\n  modules:\n    oldname:\n      redirect: ns.coll.cmod\naction_groups:\n  grp:\n    - ansible.builtin.shared\n    - cmod\n",
     );
     sb.write(
         &format!("{COLL}/plugins/action/cact.py"),
@@ -176,5 +176,47 @@ fn a_name_no_collection_of_the_list_has_is_refused_before_anything_runs() {
             theirs.assert_stderr_has(error);
             theirs.assert_stderr_has(at);
         }
+    }
+}
+
+const DEFAULTS: &str = r#"
+- hosts: all
+  gather_facts: false
+  collections: [ns.coll]
+  module_defaults:
+    group/ns.coll.grp: {x: from-group}
+  tasks:
+    - name: a library module is not the group's ansible.builtin one
+      shared:
+      register: a
+      collections: []
+    - name: found in the collection, a member of its group
+      cmod:
+      register: b
+    - ansible.builtin.ping:
+      module_defaults:
+        ansible.legacy.ping: {data: legacy-key}
+      register: c
+    - ansible.legacy.ping:
+      module_defaults:
+        ansible.builtin.ping: {data: builtin-key}
+      register: d
+      collections: []
+    - name: what they got
+      debug: {msg: "{{ a.x }} {{ b.x }} {{ c.ping }} {{ d.ping }}"}
+"#;
+
+#[test]
+fn module_defaults_see_the_name_an_action_resolves_to_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory_with_python(&["alpha"]);
+    write_tree(&sb);
+    let pb = sb.write("defaults.yml", DEFAULTS);
+    let work = sb.dir("work");
+    let out = sb.play_with_core(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    out.assert_stdout_has("none from-group legacy-key builtin-key");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        out.assert_same_stdout_as(&theirs.run());
     }
 }
