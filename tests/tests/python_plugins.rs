@@ -1,8 +1,9 @@
 //! Python filter, test, lookup and action plugins — a playbook's `filter_plugins/`,
 //! `test_plugins/`, `lookup_plugins/` and `action_plugins/`, a role's, a collection's in
 //! the playbook's `collections/`, and ansible-core's own — run as ansible-playbook runs
-//! them, compared with it line for line; a local filter or test of a name sandball
-//! carries itself takes the place of sandball's, but for its `ansible.builtin.` name.
+//! them, compared with it line for line; a local filter, test or lookup of a name
+//! sandball carries itself takes the place of sandball's, but for its
+//! `ansible.builtin.` name.
 
 use sandball_e2e::Sandbox;
 
@@ -51,6 +52,16 @@ class LookupModule(LookupBase):
         return ["%s%s%s" % (kwargs.get("prefix", ""), t, variables["mark"]) for t in terms]
 "#;
 
+/// A lookup of a name sandball carries itself.
+const ENV_LOOKUP: &str = r#"
+from ansible.plugins.lookup import LookupBase
+
+
+class LookupModule(LookupBase):
+    def run(self, terms, variables=None, **kwargs):
+        return ["local env of %s" % t for t in terms]
+"#;
+
 const ROLE_FILTERS: &str = r#"
 class FilterModule(object):
     def filters(self):
@@ -84,6 +95,10 @@ const PLAY: &str = r#"
     - name: local plugins take the place of sandball's own of their names
       debug:
         msg: "{{ [[1], [2]] | flatten }}, {{ [[1], [2]] | ansible.legacy.flatten }}, {{ [[1], [2]] | ansible.builtin.flatten }}, {{ [[[1]]] | map('flatten') | list }}, {{ 3 is even }} {{ 3 is ansible.builtin.even }} {{ [2, 3] | select('even') | list }}"
+    - name: a local lookup takes the place of sandball's own of its name
+      debug:
+        msg: "{{ lookup('env', 'X') }}, {{ lookup('ansible.legacy.env', 'Y') }}, {{ lookup('ansible.builtin.env', 'SANDBALL_NOT_SET', default='builtin') }}, {{ item }}"
+      with_env: [Z]
     - name: a collection's filter named in map
       debug:
         msg: "{{ [1, 2] | map('demo.tools.wrap') | list }}"
@@ -102,6 +117,7 @@ fn write_playbook(sb: &Sandbox) -> std::path::PathBuf {
     sb.write("filter_plugins/mine.py", FILTERS);
     sb.write("test_plugins/mine.py", TESTS);
     sb.write("lookup_plugins/tag.py", LOOKUP);
+    sb.write("lookup_plugins/env.py", ENV_LOOKUP);
     sb.write(
         "roles/doubler/tasks/main.yml",
         "- debug: {msg: \"{{ 'r' | role_twice }}\"}\n",
@@ -130,6 +146,7 @@ fn python_plugins_run_as_under_ansible_playbook() {
         .assert_stdout_has("\"msg\": \"a?,b? ['>c?'] p?\"")
         .assert_stdout_has("\"msg\": \"<3> [3] [1, 2, 3]\"")
         .assert_stdout_has("\"msg\": \"local flatten of 2, local flatten of 2, [1, 2], ['local flatten of 1'], True False [3]\"")
+        .assert_stdout_has("\"msg\": \"local env of X, local env of Y, builtin, local env of Z\"")
         .assert_stdout_has("The filter plugin 'boom' failed: boom on 'x'")
         .assert_stdout_has("No filter named 'nosuch'");
     assert_eq!(out.host("alpha").ignored, 2, "{out}");
@@ -141,6 +158,7 @@ fn python_plugins_run_as_under_ansible_playbook() {
             "a lookup plugin, in a template and as a loop",
             "a collection's filter by its full name, and ansible-core's own",
             "local plugins take the place of sandball's own of their names",
+            "a local lookup takes the place of sandball's own of its name",
             "a collection's filter named in map",
         ] {
             out.assert_same_results_as(&theirs, &[task]);

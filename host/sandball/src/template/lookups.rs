@@ -82,6 +82,13 @@ pub fn known(name: &str) -> bool {
     KNOWN.contains(&short(name))
 }
 
+/// Whether a local plugin file (`lookup_plugins/<name>.py` beside a playbook or in a
+/// role, or in `ANSIBLE_LOOKUP_PLUGINS`) takes the place of sandball's lookup (or
+/// refusal) of a short or `ansible.legacy.` name, as it takes ansible-core's.
+fn local(name: &str) -> bool {
+    !name.starts_with("ansible.builtin.") && crate::plugins::loader::local_lookup(name)
+}
+
 /// Lookups sandball refuses to run, by short name, and why.
 const REFUSED: &[(&str, &str)] = &[(
     "url",
@@ -119,6 +126,9 @@ pub fn run(
     options: &serde_json::Map<String, Json>,
     ctx: &dyn LookupContext,
 ) -> Result<Vec<Json>, LookupError> {
+    if local(name) {
+        return python(name, terms, options, ctx);
+    }
     let name = short(name);
     if name == "vars" {
         return vars(terms, options, ctx);
@@ -136,6 +146,9 @@ pub fn run(
 /// collection's, a playbook's `lookup_plugins/`); an error when sandball refuses it, or
 /// it is none of sandball's and there is no ansible-core to look for a plugin in.
 pub fn available(name: &str) -> Result<bool, String> {
+    if local(name) {
+        return Ok(true);
+    }
     if let Some(why) = refused(name) {
         return Err(why.to_string());
     }

@@ -102,6 +102,9 @@ struct Loader {
     actions: BTreeMap<String, (usize, Option<String>)>,
     /// Whether each action plugin asked about takes raw params.
     raw_params: BTreeMap<String, bool>,
+    /// Whether each lookup asked about has a plugin file of its own, with the number
+    /// of directories known when it was asked.
+    lookups: BTreeMap<String, (usize, bool)>,
     /// The filter and test names the plugin files outside ansible-core define, with
     /// the number of directories known when they were asked for.
     local: Option<(usize, LocalNames)>,
@@ -123,6 +126,7 @@ static LOADER: Mutex<Loader> = Mutex::new(Loader {
     worker: None,
     actions: BTreeMap::new(),
     raw_params: BTreeMap::new(),
+    lookups: BTreeMap::new(),
     local: None,
 });
 
@@ -189,7 +193,11 @@ pub fn defined_locally(kind: Kind, name: &str) -> bool {
         loader.config.dirs.clone()
     };
     let mut names = LocalNames::default();
-    if local_plugin_dirs(&dirs).iter().any(|d| holds_python(d)) {
+    if [Kind::Filter, Kind::Test]
+        .iter()
+        .flat_map(|kind| plugin_dirs(&dirs, *kind))
+        .any(|d| holds_python(&d))
+    {
         let answer = ask(&json!({"kind": "local_names", "name": ""}))
             .ok()
             .and_then(|mut a| a.get_mut("ok").map(Value::take));
@@ -220,32 +228,61 @@ fn names_of(names: &LocalNames, kind: Kind) -> &BTreeSet<String> {
     }
 }
 
-/// The directories ansible-core looks for filter and test plugins in besides its own:
-/// `filter_plugins/` and `test_plugins/` of the playbooks and roles, then the
-/// configured paths (ansible-core's defaults when unset).
-fn local_plugin_dirs(dirs: &[PathBuf]) -> Vec<PathBuf> {
-    let home = std::env::var_os("ANSIBLE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".ansible")));
-    let mut found = Vec::new();
-    for (subdir, variable, default) in [
-        ("filter_plugins", "ANSIBLE_FILTER_PLUGINS", "filter"),
-        ("test_plugins", "ANSIBLE_TEST_PLUGINS", "test"),
-    ] {
-        found.extend(dirs.iter().map(|d| d.join(subdir)));
-        match std::env::var(variable) {
-            Ok(paths) => found.extend(
-                paths
-                    .split(':')
-                    .filter(|p| !p.is_empty())
-                    .map(PathBuf::from),
-            ),
-            Err(_) => {
-                found.extend(home.iter().map(|h| h.join("plugins").join(default)));
-                found.push(PathBuf::from("/usr/share/ansible/plugins").join(default));
-            }
+/// The directories ansible-core looks for plugins of a kind in besides its own: the
+/// playbooks' and roles' `<kind>_plugins/`, then the configured paths
+/// (`ANSIBLE_<KIND>_PLUGINS`, ansible-core's defaults when unset).
+fn plugin_dirs(dirs: &[PathBuf], kind: Kind) -> Vec<PathBuf> {
+    let kind = kind.as_str();
+    let mut found: Vec<PathBuf> = dirs
+        .iter()
+        .map(|d| d.join(format!("{kind}_plugins")))
+        .collect();
+    let variable = format!("ANSIBLE_{}_PLUGINS", kind.to_ascii_uppercase());
+    match std::env::var(variable) {
+        Ok(paths) => found.extend(
+            paths
+                .split(':')
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from),
+        ),
+        Err(_) => {
+            let home = std::env::var_os("ANSIBLE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".ansible")));
+            found.extend(home.map(|h| h.join("plugins").join(kind)));
+            found.push(PathBuf::from("/usr/share/ansible/plugins").join(kind));
         }
     }
+    found
+}
+
+/// Whether the plugin file of a short or `ansible.legacy.` name (`<short>.py`) is in
+/// one of the directories of [`plugin_dirs`]: ansible-core then runs it in place of its
+/// own plugin of that name (and sandball does in place of its own).
+fn local_plugin_file(dirs: &[PathBuf], kind: Kind, name: &str) -> bool {
+    let short = name.strip_prefix("ansible.legacy.").unwrap_or(name);
+    if short.contains('.') {
+        return false;
+    }
+    let file = format!("{short}.py");
+    plugin_dirs(dirs, kind)
+        .iter()
+        .any(|d| d.join(&file).is_file())
+}
+
+/// Whether a lookup of a short or `ansible.legacy.` name has a plugin file of its own
+/// ([`local_plugin_file`]), which takes the place of sandball's lookup of that name;
+/// asked once per name (again when more directories are known).
+pub fn local_lookup(name: &str) -> bool {
+    let mut loader = LOADER.lock().unwrap_or_else(PoisonError::into_inner);
+    let known = loader.config.dirs.len();
+    if let Some((asked, found)) = loader.lookups.get(name)
+        && *asked == known
+    {
+        return *found;
+    }
+    let found = local_plugin_file(&loader.config.dirs, Kind::Lookup, name);
+    loader.lookups.insert(name.to_string(), (known, found));
     found
 }
 
@@ -314,21 +351,7 @@ pub fn action_plugin(action: &str) -> Option<String> {
         return found.clone();
     }
     let found = if namespace == "ansible.legacy" {
-        let file = format!("{short}.py");
-        let configured = std::env::var("ANSIBLE_ACTION_PLUGINS").unwrap_or_default();
-        let in_dirs = loader
-            .config
-            .dirs
-            .iter()
-            .map(|d| d.join("action_plugins"))
-            .chain(
-                configured
-                    .split(':')
-                    .filter(|p| !p.is_empty())
-                    .map(PathBuf::from),
-            )
-            .any(|d| d.join(&file).is_file());
-        in_dirs.then(|| action.to_string())
+        local_plugin_file(&loader.config.dirs, Kind::Action, short).then(|| action.to_string())
     } else {
         drop(loader);
         let answer = ask(&json!({"kind": "action_for", "name": action}));
