@@ -232,6 +232,10 @@ const OTHER_ACTIONS: &[(&str, &str)] = &[
         "from ansible.plugins.action import ActionBase\n\n\nclass ActionModule(ActionBase):\n    def run(self, tmp=None, task_vars=None):\n        return dict(changed=False, from_role=sorted(self._task.args))\n",
     ),
     (
+        "action_plugins/background.py",
+        "from ansible.plugins.action import ActionBase\n\n\nclass ActionModule(ActionBase):\n    _supports_async = True\n\n    def run(self, tmp=None, task_vars=None):\n        result = super().run(tmp, task_vars)\n        wrap = self._task.args.get(\"wrap\") and self._task.async_val\n        result.update(self._execute_module(\"ansible.legacy.command\", dict(_raw_params=\"echo in the background\"), task_vars=task_vars, wrap_async=wrap))\n        return result\n",
+    ),
+    (
         "roles/acting/tasks/main.yml",
         "- role_action: {b: 1, a: 2}\n",
     ),
@@ -276,6 +280,23 @@ const ACTION_PLAY: &str = r#"
       ignore_errors: true
     - name: what was registered
       ansible.builtin.debug: {msg: "{{ echoed.said }} {{ hidden.msg }}"}
+    - name: async, which an action whose class does not say it supports it refuses
+      echo: {path: /etc}
+      async: 10
+      poll: 1
+      ignore_errors: true
+    - name: async, a module run the plugin wraps
+      background: {wrap: true}
+      async: 10
+      poll: 1
+      register: job
+    - name: async, but no module run the plugin wraps
+      background: {wrap: false}
+      async: 10
+      poll: 1
+      ignore_errors: true
+    - name: the job's result
+      ansible.builtin.debug: {msg: "{{ job.stdout }} {{ job.finished }}"}
 "#;
 
 #[test]
@@ -296,13 +317,17 @@ fn python_action_plugins_run_as_under_ansible_playbook() {
         .assert_stdout_has("\"msg\": \"overridden hi\"")
         .assert_stdout_has("Task failed: broken on purpose")
         .assert_stdout_has("Action 'echo' does not support raw params.")
-        .assert_stdout_has("\"msg\": \"hello SECRET-VALUE\"");
+        .assert_stdout_has("\"msg\": \"hello SECRET-VALUE\"")
+        .assert_stdout_has("This action (echo) does not support async.")
+        .assert_stdout_has("ASYNC FAILED on alpha: jid=None")
+        .assert_stdout_has("No job id was returned by the async task")
+        .assert_stdout_has("\"msg\": \"in the background True\"");
     assert_eq!(
         out.stdout.matches("SECRET-VALUE").count(),
         1,
         "the hidden result is shown: {out}"
     );
-    assert_eq!(out.host("alpha").ignored, 2, "{out}");
+    assert_eq!(out.host("alpha").ignored, 4, "{out}");
     if let Some(theirs) = sb.ansible_play(&pb, &work, &["-v"]) {
         let theirs = theirs.run();
         out.assert_same_recap_as(&theirs);
@@ -318,6 +343,9 @@ fn python_action_plugins_run_as_under_ansible_playbook() {
                 "an action that hides its result",
                 "words an action does not take",
                 "what was registered",
+                "async, which an action whose class does not say it supports it refuses",
+                "async, but no module run the plugin wraps",
+                "the job's result",
             ],
         );
     }

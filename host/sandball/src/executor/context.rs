@@ -80,11 +80,22 @@ impl Context for TaskContext<'_> {
         self.diff
     }
 
+    fn background(&self) -> Option<(u64, u64)> {
+        self.background.map(|b| (b.limit_s, b.poll_s))
+    }
+
     fn execute_module<'a>(
         &'a self,
         request: ModuleRequest<'a>,
     ) -> LocalBoxFuture<'a, Map<String, Value>> {
         Box::pin(async move {
+            if request.foreground && self.background.is_some() {
+                let foreground = TaskContext {
+                    background: None,
+                    ..*self
+                };
+                return foreground.execute_module(request).await;
+            }
             if runs_legacy(self.run, request.name, request.legacy, self.vars) {
                 return legacy_module(self, request).await;
             }

@@ -1100,7 +1100,7 @@ async fn attempt_async(
         Some(Err(e)) => return failed(e),
     };
     let plugin = action::find(&t.action);
-    if !plugin.supports_async() {
+    if !plugin.supports_async(&t.action) {
         return failed(format!(
             "This action ({}) does not support async.",
             crate::assemble::component::short_name(&t.action)
@@ -1131,6 +1131,14 @@ async fn wait_for_job(
     let flag = |r: &Map<String, Value>, k: &str| r.get(k).is_some_and(py_truth);
     if poll == 0 || flag(&started, "failed") || flag(&started, "skipped") {
         return started;
+    }
+    if !started.contains_key("ansible_job_id")
+        && crate::plugins::loader::action_plugin(&cx.task.action).is_some()
+    {
+        // A Python action plugin that started no job (none of its module runs asked
+        // for `wrap_async`) fails the task, as under ansible-core.
+        cx.run.callback.async_done(cx.host, "None", false);
+        return failed("No job id was returned by the async task");
     }
     if !started.contains_key("ansible_job_id") {
         // A module no job can run (a legacy one that cannot be piped) ran in the
@@ -1408,7 +1416,7 @@ pub(crate) fn template_args(
     let mut templates: Vec<&Value> = t.args.get(VARIABLE_PARAMS).into_iter().collect();
     let raw = t.args.get(RAW_PARAMS).filter(|_| {
         !crate::playbook::takes_raw_params(&t.action)
-            && !crate::plugins::loader::action_takes_raw_params(&t.action)
+            && !crate::plugins::loader::action_traits(&t.action).raw_params
     });
     if let Some(raw) = raw {
         match raw.as_str() {

@@ -31,6 +31,7 @@ pub fn work<'a>(
                     args,
                     legacy: true,
                     transfers: Vec::new(),
+                    foreground: false,
                 })
                 .await;
         }

@@ -156,6 +156,7 @@ impl ActionPlugin for Copy {
                 args,
                 legacy: false,
                 transfers,
+                foreground: false,
             })
             .await
         })
@@ -259,6 +260,7 @@ pub async fn put_made(
             arg: "src",
             local: file.path().to_path_buf(),
         }],
+        foreground: false,
     })
     .await
 }
@@ -465,6 +467,7 @@ async fn copy_tree(
                     arg: "src",
                     local: sent.path().to_path_buf(),
                 }],
+                foreground: false,
             })
             .await;
         if is_failure(&result) {

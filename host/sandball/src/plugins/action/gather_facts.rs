@@ -62,6 +62,7 @@ pub fn work<'a>(
                 args,
                 legacy: false,
                 transfers: Vec::new(),
+                foreground: false,
             })
         });
         let results = if parallel {

@@ -96,8 +96,8 @@ pub trait ActionPlugin: Sync {
         FactLayer::Facts
     }
 
-    /// Whether the action can run in the background (`async`).
-    fn supports_async(&self) -> bool {
+    /// Whether `action` can run in the background (`async`).
+    fn supports_async(&self, _action: &str) -> bool {
         false
     }
 
@@ -130,6 +130,9 @@ pub struct ModuleRequest<'a> {
     /// Controller files sent to the node before the run, each replacing the argument it
     /// names with its path on the node.
     pub transfers: Vec<Transfer>,
+    /// Run in the foreground even in an `async` task: a Python action plugin's module
+    /// run without `wrap_async`, as under ansible-core.
+    pub foreground: bool,
 }
 
 impl<'a> ModuleRequest<'a> {
@@ -143,6 +146,7 @@ impl<'a> ModuleRequest<'a> {
             },
             legacy: false,
             transfers: Vec::new(),
+            foreground: false,
         }
     }
 }
@@ -168,6 +172,10 @@ pub trait Context {
     fn check_mode(&self) -> bool;
     /// Whether the task shows differences (`-D`, the `diff` keyword).
     fn diff(&self) -> bool;
+    /// The task's `async` and `poll` seconds when it runs in the background.
+    fn background(&self) -> Option<(u64, u64)> {
+        None
+    }
     /// Runs a module on the task's target: a sandball component under the grant policy
     /// gives it, or a legacy module.
     fn execute_module<'a>(
@@ -435,7 +443,7 @@ impl ActionPlugin for Simple {
         self.bypass_host_loop
     }
 
-    fn supports_async(&self) -> bool {
+    fn supports_async(&self, _action: &str) -> bool {
         self.supports_async
     }
 

@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 pub struct Normal;
 
 impl ActionPlugin for Normal {
-    fn supports_async(&self) -> bool {
+    fn supports_async(&self, _action: &str) -> bool {
         true
     }
 
@@ -40,6 +40,7 @@ impl ActionPlugin for Normal {
                     args,
                     legacy: false,
                     transfers: Vec::new(),
+                    foreground: false,
                 })
                 .await;
             // The facts of a `setup` task are not shown with -v, as in ansible-core.

@@ -27,6 +27,7 @@ pub fn work<'a>(
             args,
             legacy: false,
             transfers: Vec::new(),
+            foreground: false,
         })
         .await
     })

@@ -21,9 +21,10 @@ impl ActionPlugin for Python {
         Runs::Chosen
     }
 
-    /// Whether it can run in the background is the plugin's to say, as in ansible-core.
-    fn supports_async(&self) -> bool {
-        true
+    /// Whether it can run in the background is the plugin's class's to say
+    /// (`_supports_async`), as in ansible-core.
+    fn supports_async(&self, action: &str) -> bool {
+        loader::action_traits(action).supports_async
     }
 
     fn run<'a>(
@@ -42,7 +43,13 @@ impl ActionPlugin for Python {
                 loop_action: None,
             };
             let variables = crate::template::lookups::plain_variables(&lookup);
-            let task = json!({"check_mode": ctx.check_mode(), "diff": ctx.diff()});
+            let (async_val, poll) = ctx.background().unwrap_or_default();
+            let task = json!({
+                "check_mode": ctx.check_mode(),
+                "diff": ctx.diff(),
+                "async_val": async_val,
+                "poll": poll,
+            });
             let calls = Calls { ctx };
             match loader::run_action(&handler, action, &args, task, variables, &calls).await {
                 Ok(mut result) => {
@@ -76,10 +83,13 @@ impl ActionCalls for Calls<'_> {
                 Some("module") => {
                     let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
                     let args = call.get("args").cloned().unwrap_or(Value::Null);
-                    let result = self
-                        .ctx
-                        .execute_module(ModuleRequest::new(name, args))
-                        .await;
+                    let mut request = ModuleRequest::new(name, args);
+                    // In an `async` task, only a run the plugin asks to wrap is a job.
+                    request.foreground = !call
+                        .get("wrap_async")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false);
+                    let result = self.ctx.execute_module(request).await;
                     json!({ "result": result })
                 }
                 Some("exec") => {

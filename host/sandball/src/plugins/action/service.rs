@@ -33,6 +33,7 @@ pub fn work<'a>(
                 args,
                 legacy: false,
                 transfers: Vec::new(),
+                foreground: false,
             })
             .await;
         if !dropped.is_empty() {

@@ -36,6 +36,7 @@ pub fn work<'a>(
         args,
         legacy: false,
         transfers: Vec::new(),
+        foreground: false,
     })
 }
 

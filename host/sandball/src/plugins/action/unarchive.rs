@@ -23,6 +23,7 @@ pub fn work<'a>(
                     args,
                     legacy: false,
                     transfers,
+                    foreground: false,
                 })
                 .await
             }

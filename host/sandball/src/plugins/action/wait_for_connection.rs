@@ -49,6 +49,7 @@ async fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value>
                 args: Map::new(),
                 legacy: false,
                 transfers: Vec::new(),
+                foreground: false,
             })
             .await;
         if r.get("ping").and_then(Value::as_str) == Some("pong") {

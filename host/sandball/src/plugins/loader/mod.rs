@@ -100,8 +100,8 @@ struct Loader {
     /// The action plugin of each action name asked about, with the number of
     /// directories known when it was asked (a role loaded later may bring one).
     actions: BTreeMap<String, (usize, Option<String>)>,
-    /// Whether each action plugin asked about takes raw params.
-    raw_params: BTreeMap<String, bool>,
+    /// What each action plugin asked about says of itself.
+    traits: BTreeMap<String, ActionTraits>,
     /// Whether each lookup asked about has a plugin file of its own, with the number
     /// of directories known when it was asked.
     lookups: BTreeMap<String, (usize, bool)>,
@@ -125,7 +125,7 @@ static LOADER: Mutex<Loader> = Mutex::new(Loader {
     },
     worker: None,
     actions: BTreeMap::new(),
-    raw_params: BTreeMap::new(),
+    traits: BTreeMap::new(),
     lookups: BTreeMap::new(),
     local: None,
 });
@@ -367,31 +367,45 @@ pub fn action_plugin(action: &str) -> Option<String> {
     found
 }
 
-/// Whether the Python action plugin of `action` (if it has one) takes words that are
-/// not `key=value` arguments (its class's `supports_raw_params`).
-pub fn action_takes_raw_params(action: &str) -> bool {
+/// What a Python action plugin's class says of itself, as ansible-core reads it.
+#[derive(Clone, Copy, Default)]
+pub struct ActionTraits {
+    /// It takes words that are not `key=value` arguments (`supports_raw_params`).
+    pub raw_params: bool,
+    /// It can run in the background, `async` (`_supports_async`).
+    pub supports_async: bool,
+}
+
+/// What the Python action plugin of `action` says of itself (nothing, if it has none),
+/// asked of the worker once per plugin.
+pub fn action_traits(action: &str) -> ActionTraits {
     let Some(handler) = action_plugin(action) else {
-        return false;
+        return ActionTraits::default();
     };
     let cached = LOADER
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .raw_params
+        .traits
         .get(&handler)
         .copied();
-    if let Some(takes) = cached {
-        return takes;
+    if let Some(traits) = cached {
+        return traits;
     }
-    let takes = ask(&json!({"kind": "action_raw", "name": handler}))
+    let answer = ask(&json!({"kind": "action_traits", "name": handler}))
         .ok()
-        .and_then(|a| a.get("ok").and_then(Value::as_bool))
-        .unwrap_or(false);
+        .and_then(|a| a.get("ok").cloned())
+        .unwrap_or(Value::Null);
+    let flag = |name: &str| answer.get(name).and_then(Value::as_bool).unwrap_or(false);
+    let traits = ActionTraits {
+        raw_params: flag("raw_params"),
+        supports_async: flag("async"),
+    };
     LOADER
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .raw_params
-        .insert(handler, takes);
-    takes
+        .traits
+        .insert(handler, traits);
+    traits
 }
 
 /// What an action plugin asks of the controller while it runs: a module run
@@ -406,7 +420,7 @@ pub trait ActionCalls {
 /// Runs Python action plugin `handler` for a task of action `action`: its result, or
 /// why it could not run. `task` holds the task's settings the plugin sees (`check_mode`,
 /// `diff`). Words not `key=value` reach it only if it takes them (the executor asks
-/// [`action_takes_raw_params`] first).
+/// [`action_traits`] first).
 pub async fn run_action(
     handler: &str,
     action: &str,

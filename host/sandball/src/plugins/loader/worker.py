@@ -84,8 +84,8 @@ def main():
             return {k: local_names(k) for k in ("filter", "test")}
         if kind == "action_for":
             return actions.handler(name)
-        if kind == "action_raw":
-            return actions.takes_raw_params(name)
+        if kind == "action_traits":
+            return actions.traits(name)
         if kind == "action":
             return actions.run(req)
         if not has(kind, name):
@@ -139,12 +139,16 @@ class Actions:
             pass
         return None
 
-    def takes_raw_params(self, handler):
-        """Whether action plugin `handler` takes words that are not key=value arguments."""
+    def traits(self, handler):
+        """What action plugin `handler`'s class says of itself: whether it takes words
+        that are not key=value arguments, and whether it can run in the background."""
         from ansible.plugins.loader import action_loader
 
         plugin = action_loader.get(handler, class_only=True)
-        return bool(getattr(plugin, "supports_raw_params", False))
+        return {
+            "raw_params": bool(getattr(plugin, "supports_raw_params", False)),
+            "async": bool(getattr(plugin, "_supports_async", False)),
+        }
 
     def call(self, what, **fields):
         """Asks the controller for `what` and waits for its answer."""
@@ -171,7 +175,8 @@ class Actions:
                 module_name = self._task.action
             if module_args is None:
                 module_args = self._task.args
-            answer = actions.call("module", name=module_name, args=plain(module_args))
+            answer = actions.call("module", name=module_name, args=plain(module_args),
+                                  wrap_async=bool(wrap_async))
             return answer.get("result") or {}
 
         ActionBase._execute_module = _execute_module
@@ -193,6 +198,8 @@ class Actions:
         context = PlayContext()
         task.check_mode = context.check_mode = bool(spec.get("check_mode"))
         task.diff = context.diff = bool(spec.get("diff"))
+        task.async_val = int(spec.get("async_val") or 0)
+        task.poll = int(spec.get("poll") or 0)
         variables = dict(req.get("variables") or {})
         handler = action_loader.get(
             req.get("handler") or req["name"],
