@@ -1,8 +1,9 @@
 //! The `collections` keyword: a search list for module and action names written without
 //! a collection, on a play, a block, a task and in a role's `meta/main.yml`, with a
 //! collection's role searching its own collection first, and roles named without a
-//! collection found in the list — compared with ansible-playbook on a collection of the
-//! playbook's own (`collections/ansible_collections/ns/coll`).
+//! collection found in the list (filters, tests and lookups are not: they need their
+//! full names) — compared with ansible-playbook on a collection of the playbook's own
+//! (`collections/ansible_collections/ns/coll`).
 
 use sandball_e2e::Sandbox;
 
@@ -44,6 +45,14 @@ fn write_tree(sb: &Sandbox) {
     sb.write(
         &format!("{COLL}/roles/other/tasks/main.yml"),
         "- debug: {msg: the other role}\n",
+    );
+    sb.write(
+        &format!("{COLL}/plugins/lookup/clook.py"),
+        "from ansible.plugins.lookup import LookupBase\n\n\nclass LookupModule(LookupBase):\n    def run(self, terms, variables=None, **kwargs):\n        return ['clook']\n",
+    );
+    sb.write(
+        &format!("{COLL}/plugins/filter/cfilters.py"),
+        "class FilterModule:\n    def filters(self):\n        return {'cfilt': lambda v: 'cfilt'}\n",
     );
     sb.write("library/shared.py", &module("lib-shared"));
     sb.write("library/libonly.py", &module("lib-libonly"));
@@ -103,6 +112,23 @@ const PLAY: &str = r#"
     - import_role: {name: crole}
 "#;
 
+/// Template plugins are not searched for in the collections of the list.
+const TEMPLATE_PLUGINS: &str = r#"
+- hosts: all
+  gather_facts: false
+  collections: [ns.coll]
+  tasks:
+    - name: a lookup is not looked for in the collections
+      debug: {msg: "{{ lookup('clook') }}"}
+      ignore_errors: true
+    - name: nor a filter
+      debug: {msg: "{{ 1 | cfilt }}"}
+      ignore_errors: true
+    - name: nor a lookup in a condition
+      assert: {that: "lookup('clook') == 'clook'"}
+      ignore_errors: true
+"#;
+
 #[test]
 fn collections_are_searched_for_unqualified_names_as_in_ansible() {
     let sb = Sandbox::new();
@@ -130,6 +156,28 @@ fn collections_are_searched_for_unqualified_names_as_in_ansible() {
     }
     if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
         out.assert_same_stdout_as(&theirs.run());
+    }
+
+    let pb = sb.write("plugins.yml", TEMPLATE_PLUGINS);
+    let out = sb.play_with_core(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    for line in [
+        "Error while resolving value for 'msg': The lookup plugin 'clook' was not found.",
+        "No filter named 'cfilt'.",
+        "\"msg\": \"Task failed: The lookup plugin 'clook' was not found.\"",
+    ] {
+        out.assert_stdout_has(line);
+    }
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        out.assert_same_recap_as(&theirs).assert_same_results_as(
+            &theirs,
+            &[
+                "a lookup is not looked for in the collections",
+                "nor a filter",
+                "nor a lookup in a condition",
+            ],
+        );
     }
 }
 

@@ -95,8 +95,10 @@ impl TemplateError {
             {
                 format!("Task failed: {detail}")
             }
-            // An operation that failed is named alone.
-            TemplateError::Render { detail, .. } if detail.starts_with(RENDERING_EXPRESSION) => {
+            // An operation or a plugin that failed is named alone.
+            TemplateError::Render { detail, .. }
+                if detail.starts_with(RENDERING_EXPRESSION) || named_plugin(detail) =>
+            {
                 format!("Task failed: {detail}")
             }
             _ => format!(
@@ -150,6 +152,8 @@ impl TemplateError {
                     // A Python plugin's failure comes named by ansible-core.
                     Some(_) if named_plugin(&detail) => detail,
                     Some((kind, name)) => format!("The {kind} plugin '{name}' failed: {detail}"),
+                    // A lookup's failure or absence, named as ansible-core names it.
+                    None if named_plugin(&detail) => detail,
                     // An operation that failed, as ansible-core 2.19 introduces it.
                     None if err.kind() == minijinja::ErrorKind::InvalidOperation
                         && !detail.starts_with("recursive loop") =>
