@@ -54,6 +54,16 @@ fn write_tree(sb: &Sandbox) {
         &format!("{COLL}/plugins/filter/cfilters.py"),
         "class FilterModule:\n    def filters(self):\n        return {'cfilt': lambda v: 'cfilt'}\n",
     );
+    // A collection's role finds its dependency and the roles it imports and includes
+    // by their short names in its own collection.
+    sb.write(
+        &format!("{COLL}/roles/deprole/meta/main.yml"),
+        "dependencies:\n  - other\n",
+    );
+    sb.write(
+        &format!("{COLL}/roles/deprole/tasks/main.yml"),
+        "- import_role: {name: other}\n- include_role: {name: other}\n- cmod:\n",
+    );
     sb.write("library/shared.py", &module("lib-shared"));
     sb.write("library/libonly.py", &module("lib-libonly"));
     // A role outside collections, without a list: the play's list does not reach it.
@@ -75,7 +85,7 @@ const PLAY: &str = r#"
   collections: [ns.coll]
   module_defaults:
     ns.coll.cmod: {x: from-defaults}
-  roles: [plain, listed, ns.coll.crole, other]
+  roles: [plain, listed, ns.coll.crole, other, ns.coll.deprole]
   tasks:
     - cmod:
       register: r
@@ -151,6 +161,7 @@ fn collections_are_searched_for_unqualified_names_as_in_ansible() {
         "task in block shared coll-shared",
         "empty list shared lib-shared",
         "TASK [ns.coll.other : debug]",
+        "TASK [ns.coll.deprole : cmod]",
     ] {
         out.assert_stdout_has(line);
     }
