@@ -20,6 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use futures::future::LocalBoxFuture;
@@ -102,12 +103,6 @@ struct Loader {
     actions: BTreeMap<String, (usize, Option<String>)>,
     /// What each action plugin asked about says of itself.
     traits: BTreeMap<String, ActionTraits>,
-    /// Whether each lookup asked about has a plugin file of its own, with the number
-    /// of directories known when it was asked.
-    lookups: BTreeMap<String, (usize, bool)>,
-    /// The filter and test names the plugin files outside ansible-core define, with
-    /// the number of directories known when they were asked for.
-    local: Option<(usize, LocalNames)>,
 }
 
 /// The short names of the filters and tests that plugin files outside ansible-core
@@ -126,9 +121,19 @@ static LOADER: Mutex<Loader> = Mutex::new(Loader {
     worker: None,
     actions: BTreeMap::new(),
     traits: BTreeMap::new(),
-    lookups: BTreeMap::new(),
-    local: None,
 });
+
+/// How many directories [`configure`] has given, read without the loader's lock (which
+/// a Python plugin's call holds for its time).
+static DIRS_KNOWN: AtomicUsize = AtomicUsize::new(0);
+
+/// The filter and test names the plugin files outside ansible-core define, with the
+/// number of directories known when they were asked for.
+static LOCAL_NAMES: Mutex<Option<(usize, LocalNames)>> = Mutex::new(None);
+
+/// Whether each lookup asked about has a plugin file of its own, with the number of
+/// directories known when it was asked.
+static LOCAL_LOOKUPS: Mutex<BTreeMap<String, (usize, bool)>> = Mutex::new(BTreeMap::new());
 
 /// Idle workers for action plugins.
 static ACTION_WORKERS: Mutex<Vec<ActionWorker>> = Mutex::new(Vec::new());
@@ -161,6 +166,7 @@ pub fn configure(dirs: &[&std::path::Path], collections: &[PathBuf]) {
             loader.config.dirs.push(dir);
         }
     }
+    DIRS_KNOWN.store(loader.config.dirs.len(), Ordering::Release);
     for path in collections.iter().map(|p| absolute(p)) {
         if !loader.config.collections.contains(&path) {
             loader.config.collections.push(path);
@@ -183,15 +189,14 @@ pub fn has(kind: Kind, name: &str) -> Result<bool, PluginError> {
 /// more directories are known), and only when one of those directories holds a Python
 /// file.
 pub fn defined_locally(kind: Kind, name: &str) -> bool {
-    let dirs = {
-        let loader = LOADER.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((asked, names)) = &loader.local
-            && *asked == loader.config.dirs.len()
-        {
-            return names_of(names, kind).contains(name);
-        }
-        loader.config.dirs.clone()
-    };
+    let known = DIRS_KNOWN.load(Ordering::Acquire);
+    let mut local = LOCAL_NAMES.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((asked, names)) = &*local
+        && *asked == known
+    {
+        return names_of(names, kind).contains(name);
+    }
+    let dirs = configured_dirs();
     let mut names = LocalNames::default();
     if [Kind::Filter, Kind::Test]
         .iter()
@@ -216,8 +221,18 @@ pub fn defined_locally(kind: Kind, name: &str) -> bool {
         tracing::debug!(filters = ?names.filters, tests = ?names.tests, "local Jinja plugins");
     }
     let found = names_of(&names, kind).contains(name);
-    LOADER.lock().unwrap_or_else(PoisonError::into_inner).local = Some((dirs.len(), names));
+    *local = Some((dirs.len(), names));
     found
+}
+
+/// The directories [`configure`] has given so far.
+fn configured_dirs() -> Vec<PathBuf> {
+    LOADER
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .config
+        .dirs
+        .clone()
 }
 
 /// The names of one kind.
@@ -274,15 +289,21 @@ fn local_plugin_file(dirs: &[PathBuf], kind: Kind, name: &str) -> bool {
 /// ([`local_plugin_file`]), which takes the place of sandball's lookup of that name;
 /// asked once per name (again when more directories are known).
 pub fn local_lookup(name: &str) -> bool {
-    let mut loader = LOADER.lock().unwrap_or_else(PoisonError::into_inner);
-    let known = loader.config.dirs.len();
-    if let Some((asked, found)) = loader.lookups.get(name)
+    let known = DIRS_KNOWN.load(Ordering::Acquire);
+    if let Some((asked, found)) = LOCAL_LOOKUPS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(name)
         && *asked == known
     {
         return *found;
     }
-    let found = local_plugin_file(&loader.config.dirs, Kind::Lookup, name);
-    loader.lookups.insert(name.to_string(), (known, found));
+    let dirs = configured_dirs();
+    let found = local_plugin_file(&dirs, Kind::Lookup, name);
+    LOCAL_LOOKUPS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(name.to_string(), (dirs.len(), found));
     found
 }
 
