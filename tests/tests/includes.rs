@@ -4,7 +4,8 @@
 //! `apply`, and imports inside an included file; `include_role` with its handlers;
 //! includes a host's `when` leaves out shown skipped; a missing included file (or one
 //! it imports) fails the host that includes it, whatever `ignore_errors` says, with
-//! ansible-core's `include` and `reason`; a role as a handler is refused before the run.
+//! ansible-core's `include` and `reason`; an imported file that holds no list of tasks
+//! is refused before the run; a role as a handler is refused before the run.
 
 use sandball_e2e::{Output, Sandbox};
 
@@ -171,6 +172,29 @@ fn a_missing_include_fails_the_host_that_includes_it() {
         !out.stdout.contains("TASK ["),
         "an import error is found before the run:\n{out}"
     );
+    // A file of tasks that holds no list: found before the run when imported, worded
+    // as ansible-core words it, with the place in the file.
+    sb.write("tasks/one.yml", "debug: {msg: not a list}\n");
+    let mapping = sb.write(
+        "mapping.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: {msg: first}\n    - import_tasks: tasks/one.yml\n",
+    );
+    let out = sb.play(&mapping, &work, &[]).run();
+    out.assert_no_panic()
+        .assert_code(4)
+        .assert_stderr_has("included task files must contain a list of tasks")
+        .assert_stderr_has("one.yml:1:1");
+    assert!(!out.stdout.contains("TASK ["), "{out}");
+    if let Some(theirs) = sb.ansible_play(&mapping, &work, &[]) {
+        let theirs = theirs.run();
+        theirs.assert_code(4);
+        assert!(
+            theirs
+                .stderr
+                .contains("included task files must contain a list of tasks"),
+            "{theirs}"
+        );
+    }
 }
 
 #[test]

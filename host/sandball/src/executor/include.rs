@@ -461,9 +461,8 @@ fn load(
     match kind {
         Kind::Tasks => {
             // A file a handler includes holds handlers.
-            let mut items = roles::included_tasks_file(path, cx.in_handler)?.ok_or_else(|| {
-                Unread::Failed("included task files must contain a list of tasks".into())
-            })?;
+            let mut items = roles::included_tasks_file(path, cx.in_handler)?
+                .ok_or_else(|| Unread::Failed(roles::NOT_A_TASK_LIST.into()))?;
             expand_imports(cx, &mut items, None, including, search)?;
             Ok(items)
         }

@@ -286,7 +286,7 @@ fn import_tasks(t: &Task, at: &Reading<'_>) -> Result<Vec<TaskItem>, PlaybookErr
     };
     let file = at.name(t, "import_tasks", file)?;
     let path = find_file(t, at.base, &file)?;
-    roles::tasks_file(&path, at.handlers)
+    roles::imported_tasks_file(&path, at.handlers)
 }
 
 /// Where an imported file is: beside the importing file, then in the playbook's

@@ -776,6 +776,9 @@ pub(crate) fn read_tasks(
     tasks_file(&path, handler)
 }
 
+/// What ansible-core says of a task file an import or include names that holds no list.
+pub(crate) const NOT_A_TASK_LIST: &str = "included task files must contain a list of tasks";
+
 /// The tasks of a file `include_tasks` includes, as ansible-core reads it when the
 /// include runs: `None` when the file holds no list (the hosts including it fail); an
 /// error when it is no valid YAML or its tasks are malformed (which ends the run).
@@ -783,12 +786,24 @@ pub(crate) fn included_tasks_file(
     path: &Path,
     handler: bool,
 ) -> Result<Option<Vec<TaskItem>>, PlaybookError> {
+    match imported_tasks_file(path, handler) {
+        Err(PlaybookError::Invalid { message, .. }) if message == NOT_A_TASK_LIST => Ok(None),
+        other => other.map(Some),
+    }
+}
+
+/// The tasks of a file `import_tasks` imports: an error at its content when it holds
+/// no list, worded as ansible-core words it.
+pub(crate) fn imported_tasks_file(
+    path: &Path,
+    handler: bool,
+) -> Result<Vec<TaskItem>, PlaybookError> {
     let (source, root) = document(path)?;
-    if root.as_ref().is_some_and(|r| r.as_seq().is_none()) {
-        return Ok(None);
+    if let Some(r) = root.as_ref().filter(|r| r.as_seq().is_none()) {
+        return Err(source.error(r.mark, NOT_A_TASK_LIST));
     }
     let what = if handler { "handlers" } else { "tasks" };
-    task_items(&source, root.as_ref(), what, handler).map(Some)
+    task_items(&source, root.as_ref(), what, handler)
 }
 
 /// The tasks of a task file.
