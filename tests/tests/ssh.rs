@@ -839,3 +839,87 @@ fn reboot_waits_for_a_new_boot_and_refuses_the_controller() {
     assert_eq!(out.task_lines("a module after"), vec!["ok: [r1]"], "{out}");
     out.assert_stdout_has("Running reboot with local connection would reboot the control node.");
 }
+
+#[test]
+fn jump_hosts_and_proxy_commands_carry_the_connection_and_other_options_are_refused() {
+    let sshd = Sshd::start();
+    let sb = Sandbox::new();
+    let node = sb.path().join("node");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let marker = sb.path().join("proxy-command-ran");
+    // Each host's own ssh arguments, after the known_hosts file the others use.
+    let with_args = |alias: &str, args: &str| {
+        sshd.host_line(alias, &node, "").replace(
+            "ansible_ssh_common_args='-o UserKnownHostsFile=",
+            &format!("ansible_ssh_common_args='{args} -o UserKnownHostsFile="),
+        )
+    };
+    let inv = format!(
+        "[nodes]\n{}{}{}{}{}",
+        with_args(
+            "jumped",
+            &format!(
+                "-o ProxyJump=root@127.0.0.1:{} -o ControlMaster=auto -C",
+                sshd.port
+            )
+        ),
+        with_args(
+            "jumped_twice",
+            &format!("-J root@127.0.0.1:{0},root@127.0.0.1:{0}", sshd.port)
+        ),
+        with_args("closed_jump", &format!("-J root@127.0.0.1:{closed_port}")),
+        with_args(
+            "proxied",
+            &format!(
+                "-o \"ProxyCommand=bash -c \\\"touch {}; exec 3<>/dev/tcp/%h/%p; cat <&3 & exec cat >&3\\\"\"",
+                marker.display()
+            )
+        ),
+        with_args("forwarding", "-o ForwardAgent=yes"),
+    );
+    sb.write("inventory.ini", &inv);
+    let out = run(&sb, PINGS);
+    out.assert_code(4);
+    for h in ["jumped", "jumped_twice", "proxied"] {
+        assert_eq!(
+            out.host(h),
+            HostRecap {
+                ok: 2,
+                ..Default::default()
+            },
+            "{h}: {out}"
+        );
+    }
+    assert!(marker.exists(), "the ProxyCommand did not run: {out}");
+    for h in ["closed_jump", "forwarding"] {
+        assert_eq!(
+            out.host(h),
+            HostRecap {
+                unreachable: 1,
+                ..Default::default()
+            },
+            "{h}: {out}"
+        );
+    }
+    let first = out.task_lines("first");
+    let line = |h: &str| {
+        first
+            .iter()
+            .find(|l| l.starts_with(&format!("fatal: [{h}]: UNREACHABLE!")))
+            .unwrap_or_else(|| panic!("{h} is not UNREACHABLE:\n{out}"))
+            .to_string()
+    };
+    // Had the jump been passed over, the host would have been reached directly.
+    assert!(
+        line("closed_jump").contains(&format!(
+            "through the jump host root@127.0.0.1:{closed_port}"
+        )),
+        "{out}"
+    );
+    assert!(
+        line("forwarding").contains("the ssh option 'forwardagent' is not honoured"),
+        "{out}"
+    );
+}

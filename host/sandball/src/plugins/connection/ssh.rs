@@ -4,9 +4,14 @@
 //! Variables, as Ansible reads them: `ansible_host`, `ansible_port`, `ansible_user`,
 //! `ansible_ssh_private_key_file`, `ansible_password` (`ansible_ssh_pass`),
 //! `ansible_ssh_timeout` (`ansible_timeout`, default 10 s), `ansible_ssh_retries`,
-//! `ansible_host_key_checking` (`ANSIBLE_HOST_KEY_CHECKING`), and `-o
-//! UserKnownHostsFile=…` / `-o StrictHostKeyChecking=no` in `ansible_ssh_common_args` /
-//! `ansible_ssh_extra_args`. Keys are tried in OpenSSH's order: the given key files, the
+//! `ansible_host_key_checking` (`ANSIBLE_HOST_KEY_CHECKING`), and in
+//! `ansible_ssh_common_args` / `ansible_ssh_extra_args` / `ansible_ssh_args`: `-o
+//! UserKnownHostsFile=…`, `-o StrictHostKeyChecking=no`, `-o ProxyJump=…` (`-J`: the
+//! connection goes through each jump host in turn, each checked and authenticated as
+//! the target is) and `-o ProxyCommand=…` (the command's stdin and stdout carry the
+//! connection). Options that only tune OpenSSH's own connection handling are passed
+//! over; any other option or flag is refused, naming it, rather than ignored. Keys are
+//! tried in OpenSSH's order: the given key files, the
 //! agent's identities (`SSH_AUTH_SOCK`), the default `~/.ssh/id_*` files, then the
 //! password. Host keys are checked against `~/.ssh/known_hosts` (or the configured
 //! files); an unknown or changed key is refused.
@@ -42,7 +47,56 @@ pub struct SshParams {
     pub timeout: Duration,
     /// Extra attempts after a failed connection (`ansible_ssh_retries`, default 0).
     pub retries: u32,
+    /// What the connection goes through (`ProxyJump`, `ProxyCommand`), if anything.
+    pub proxy: Option<Proxy>,
 }
+
+/// What an SSH connection goes through to reach its host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Proxy {
+    /// A jump host (`ProxyJump`), itself reached through its own proxy if it has one.
+    Jump(Box<SshParams>),
+    /// A command whose stdin and stdout carry the connection (`ProxyCommand`), its
+    /// `%h`, `%p`, `%r` and `%%` already replaced.
+    Command(String),
+}
+
+/// ssh options that only tune how OpenSSH handles its own connection (multiplexing,
+/// keepalives, compression, logging, which methods it tries): sandball keeps one
+/// connection per host and tries keys and passwords itself, so it passes them over.
+const TUNING_OPTIONS: &[&str] = &[
+    "addkeystoagent",
+    "batchmode",
+    "checkhostip",
+    "compression",
+    "connectionattempts",
+    "connecttimeout",
+    "controlmaster",
+    "controlpath",
+    "controlpersist",
+    "gssapiauthentication",
+    "gssapidelegatecredentials",
+    "hashknownhosts",
+    "identitiesonly",
+    "ipqos",
+    "kbdinteractiveauthentication",
+    "loglevel",
+    "numberofpasswordprompts",
+    "passwordauthentication",
+    "preferredauthentications",
+    "pubkeyauthentication",
+    "serveralivecountmax",
+    "serveraliveinterval",
+    "tcpkeepalive",
+    "updatehostkeys",
+    "verifyhostkeydns",
+    "visualhostkey",
+];
+
+/// ssh flags without a value that only tune OpenSSH's output or its terminal.
+const TUNING_FLAGS: &[&str] = &[
+    "-C", "-q", "-T", "-t", "-tt", "-v", "-vv", "-vvv", "-n", "-x",
+];
 
 fn var<'a>(vars: &'a Map<String, Value>, names: &[&str]) -> Option<&'a Value> {
     names
@@ -81,22 +135,80 @@ fn expand(path: &str) -> PathBuf {
     }
 }
 
-/// `-o Key=Value` options in ssh arguments, keys lowercased.
-fn ssh_options(args: &str) -> Vec<(String, String)> {
+/// The `-o Key=Value` options in ssh arguments, keys lowercased, with `-J x` as
+/// `proxyjump`; a flag sandball cannot honour is an error naming it.
+fn ssh_options(args: &str) -> Result<Vec<(String, String)>, String> {
     let words = shell_words(args);
     let mut out = vec![];
     let mut it = words.iter();
     while let Some(w) = it.next() {
-        let opt = if w == "-o" {
-            it.next().cloned()
-        } else {
-            w.strip_prefix("-o").map(str::to_string)
+        let opt = match w.as_str() {
+            "-o" => it.next().cloned(),
+            "-J" => it.next().map(|j| format!("ProxyJump={j}")),
+            w if w.starts_with("-o") => w.strip_prefix("-o").map(str::to_string),
+            w if w.starts_with("-J") => w.strip_prefix("-J").map(|j| format!("ProxyJump={j}")),
+            w if TUNING_FLAGS.contains(&w) => None,
+            other => {
+                return Err(format!(
+                    "the ssh argument '{other}' is not honoured by sandball's ssh connection"
+                ));
+            }
         };
         if let Some((k, v)) = opt.as_deref().and_then(|o| o.split_once(['=', ' '])) {
             out.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
         }
     }
-    out
+    Ok(out)
+}
+
+/// The jump hosts of a `ProxyJump` value (`[user@]host[:port]`, comma-separated, the
+/// first reached first), each as the next one's proxy.
+fn jump_chain(spec: &str, target: &SshParams) -> Result<Option<Proxy>, String> {
+    if spec.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    let mut proxy = None;
+    for hop in spec.split(',').map(str::trim) {
+        let hop = hop.strip_prefix("ssh://").unwrap_or(hop);
+        let (user, rest) = match hop.rsplit_once('@') {
+            Some((u, r)) => (u.to_string(), r),
+            None => (local_user(), hop),
+        };
+        let (host, port) = match rest.strip_prefix('[').and_then(|r| r.split_once(']')) {
+            Some((h, p)) => (h, p.strip_prefix(':')),
+            None => match rest.rsplit_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (rest, None),
+            },
+        };
+        let port = match port {
+            None => 22,
+            Some(p) => p
+                .parse::<u16>()
+                .map_err(|_| format!("ProxyJump '{spec}': '{p}' is not a port number"))?,
+        };
+        if host.is_empty() {
+            return Err(format!("ProxyJump '{spec}' names no host"));
+        }
+        proxy = Some(Proxy::Jump(Box::new(SshParams {
+            host: host.to_string(),
+            port,
+            user,
+            key_files: target.key_files.clone(),
+            password: None,
+            host_key_checking: target.host_key_checking,
+            known_hosts: target.known_hosts.clone(),
+            timeout: target.timeout,
+            retries: 0,
+            proxy,
+        })));
+    }
+    Ok(proxy)
+}
+
+/// The controller's user, whom ssh logs in as unless told otherwise.
+fn local_user() -> String {
+    std::env::var("USER").unwrap_or_else(|_| "root".into())
 }
 
 fn shell_words(s: &str) -> Vec<String> {
@@ -118,8 +230,7 @@ impl SshParams {
         };
         let user = var(vars, &["ansible_user", "ansible_ssh_user"])
             .map(text)
-            .or_else(|| std::env::var("USER").ok())
-            .unwrap_or_else(|| "root".into());
+            .unwrap_or_else(local_user);
         let key_files = var(
             vars,
             &["ansible_ssh_private_key_file", "ansible_private_key_file"],
@@ -158,23 +269,40 @@ impl SshParams {
                 .unwrap_or(true),
         };
         let mut known_hosts = vec![];
-        let args: Vec<String> = [
+        let (mut jump, mut command) = (None, None);
+        for name in [
             "ansible_ssh_common_args",
             "ansible_ssh_extra_args",
             "ansible_ssh_args",
-        ]
-        .iter()
-        .filter_map(|n| vars.get(*n).map(text))
-        .collect();
-        for (k, v) in args.iter().flat_map(|a| ssh_options(a)) {
-            match k.as_str() {
-                "userknownhostsfile" => {
-                    known_hosts.extend(shell_words(&v).iter().map(|p| expand(p)));
+        ] {
+            let Some(args) = vars.get(name).filter(|v| !v.is_null()).map(text) else {
+                continue;
+            };
+            let refused = |why: String| format!("{why} ({name} of {host})");
+            for (k, v) in ssh_options(&args).map_err(refused)? {
+                match k.as_str() {
+                    "userknownhostsfile" => {
+                        known_hosts.extend(shell_words(&v).iter().map(|p| expand(p)));
+                    }
+                    "stricthostkeychecking" => {
+                        if matches!(v.to_ascii_lowercase().as_str(), "no" | "off") {
+                            host_key_checking = false;
+                        }
+                    }
+                    // The first one given counts, as in OpenSSH.
+                    "proxyjump" => {
+                        jump.get_or_insert(v);
+                    }
+                    "proxycommand" => {
+                        command.get_or_insert(v);
+                    }
+                    k if TUNING_OPTIONS.contains(&k) => {}
+                    other => {
+                        return Err(refused(format!(
+                            "the ssh option '{other}' is not honoured by sandball's ssh connection"
+                        )));
+                    }
                 }
-                "stricthostkeychecking" if matches!(v.as_str(), "no" | "off") => {
-                    host_key_checking = false;
-                }
-                _ => {}
             }
         }
         if known_hosts.is_empty() {
@@ -183,7 +311,7 @@ impl SshParams {
         if known_hosts.is_empty() {
             known_hosts.push(home().join(".ssh/known_hosts"));
         }
-        Ok(SshParams {
+        let mut params = SshParams {
             host: address,
             port,
             user,
@@ -193,12 +321,45 @@ impl SshParams {
             known_hosts,
             timeout: Duration::from_secs_f64(timeout.max(0.1)),
             retries,
-        })
+            proxy: None,
+        };
+        params.proxy = match (jump, command) {
+            (Some(spec), _) => jump_chain(&spec, &params)?,
+            (None, Some(cmd)) if !cmd.eq_ignore_ascii_case("none") => {
+                Some(Proxy::Command(proxy_command(&cmd, &params)))
+            }
+            _ => None,
+        };
+        Ok(params)
     }
 
     fn target(&self) -> String {
         format!("{}@{}:{}", self.user, self.host, self.port)
     }
+}
+
+/// A `ProxyCommand` with OpenSSH's `%h`, `%p`, `%r` and `%%` replaced.
+fn proxy_command(cmd: &str, params: &SshParams) -> String {
+    let mut out = String::new();
+    let mut chars = cmd.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('h') => out.push_str(&params.host),
+            Some('p') => out.push_str(&params.port.to_string()),
+            Some('r') => out.push_str(&params.user),
+            Some('%') => out.push('%'),
+            Some(other) => {
+                out.push('%');
+                out.push(other);
+            }
+            None => out.push('%'),
+        }
+    }
+    out
 }
 
 /// `UserKnownHostsFile` from `~/.ssh/config`, outside any `Host`/`Match` section or in
@@ -304,7 +465,20 @@ type Handle = client::Handle<Verifier>;
 pub struct Ssh {
     handle: Arc<Handle>,
     params: Arc<SshParams>,
+    /// What carries the connection, kept open as long as it is.
+    _via: Option<Via>,
 }
+
+/// What carries a proxied connection: the jump host's connection, or the proxy
+/// command (killed when the connection is dropped).
+enum Via {
+    Jump { _connection: Box<Ssh> },
+    Command { _child: tokio::process::Child },
+}
+
+/// A connection attempt in progress.
+type Connecting =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Handle, russh::Error>> + Send>>;
 
 fn unreachable(detail: String) -> ConnectionError {
     ConnectionError::Unreachable {
@@ -323,10 +497,11 @@ impl Ssh {
         let mut attempt = 0;
         loop {
             match Self::attempt(&params).await {
-                Ok(handle) => {
+                Ok((handle, via)) => {
                     return Ok(Ssh {
                         handle: Arc::new(handle),
                         params,
+                        _via: via,
                     });
                 }
                 Err((e, retry)) => {
@@ -342,7 +517,7 @@ impl Ssh {
     }
 
     /// One attempt; the error says whether another attempt may help.
-    async fn attempt(params: &Arc<SshParams>) -> Result<Handle, (String, bool)> {
+    async fn attempt(params: &Arc<SshParams>) -> Result<(Handle, Option<Via>), (String, bool)> {
         let refusal = Arc::new(Mutex::new(None));
         let verifier = Verifier {
             params: params.clone(),
@@ -355,7 +530,66 @@ impl Ssh {
             ..Default::default()
         });
         let (host, port) = (params.host.as_str(), params.port);
-        let connect = client::connect(config, (host, port), verifier);
+        let (connect, via): (Connecting, Option<Via>) = match &params.proxy {
+            None => (
+                Box::pin(client::connect(config, (host.to_string(), port), verifier)),
+                None,
+            ),
+            Some(Proxy::Jump(jump)) => {
+                let through = Box::pin(Ssh::connect((**jump).clone()))
+                    .await
+                    .map_err(|e| {
+                        (
+                            format!("through the jump host {}: {e}", jump.target()),
+                            false,
+                        )
+                    })?;
+                let channel = through
+                    .handle
+                    .channel_open_direct_tcpip(host, u32::from(port), "127.0.0.1", 0)
+                    .await
+                    .map_err(|e| {
+                        (
+                            format!(
+                                "ssh: connect to host {host} port {port} through the jump host {}: {e}",
+                                jump.target()
+                            ),
+                            true,
+                        )
+                    })?;
+                (
+                    Box::pin(client::connect_stream(
+                        config,
+                        channel.into_stream(),
+                        verifier,
+                    )),
+                    Some(Via::Jump {
+                        _connection: Box::new(through),
+                    }),
+                )
+            }
+            Some(Proxy::Command(cmd)) => {
+                let mut child = tokio::process::Command::new("/bin/sh")
+                    .arg("-c")
+                    .arg(cmd)
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .kill_on_drop(true)
+                    .spawn()
+                    .map_err(|e| (format!("ProxyCommand '{cmd}' cannot start: {e}"), false))?;
+                let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                    return Err((format!("ProxyCommand '{cmd}' has no pipes"), false));
+                };
+                (
+                    Box::pin(client::connect_stream(
+                        config,
+                        tokio::io::join(stdout, stdin),
+                        verifier,
+                    )),
+                    Some(Via::Command { _child: child }),
+                )
+            }
+        };
         let mut handle = match tokio::time::timeout(params.timeout, connect).await {
             Err(_) => {
                 return Err((
@@ -387,7 +621,7 @@ impl Ssh {
                 true,
             )),
             Ok(Err(e)) => Err((e, false)),
-            Ok(Ok(())) => Ok(handle),
+            Ok(Ok(())) => Ok((handle, via)),
         }
     }
 
@@ -637,6 +871,44 @@ mod tests {
         let bad = json!({"ansible_port": "ssh"});
         let e = SshParams::from_vars("web1", bad.as_object().unwrap()).unwrap_err();
         assert!(e.contains("ansible_port of web1"), "{e}");
+    }
+
+    #[test]
+    fn jumps_and_proxy_commands_and_refused_options() {
+        let vars = json!({
+            "ansible_host": "10.0.0.5", "ansible_user": "deploy",
+            "ansible_ssh_common_args": "-C -o ControlPersist=60s -J alice@bastion:2200,[fe80::1]:23"
+        });
+        let p = SshParams::from_vars("web1", vars.as_object().unwrap()).unwrap();
+        // The last hop is the target's proxy; the first is reached first.
+        let Some(Proxy::Jump(last)) = &p.proxy else {
+            panic!("{p:?}")
+        };
+        assert_eq!((last.host.as_str(), last.port), ("fe80::1", 23));
+        let Some(Proxy::Jump(first)) = &last.proxy else {
+            panic!("{p:?}")
+        };
+        assert_eq!(
+            (first.user.as_str(), first.host.as_str(), first.port),
+            ("alice", "bastion", 2200)
+        );
+        assert!(first.proxy.is_none());
+
+        let vars = json!({"ansible_ssh_extra_args": "-o 'ProxyCommand=nc -X 5 %h %p %r %%'"});
+        let p = SshParams::from_vars("db", vars.as_object().unwrap()).unwrap();
+        assert_eq!(
+            p.proxy,
+            Some(Proxy::Command(format!("nc -X 5 db 22 {} %", p.user)))
+        );
+
+        for (args, named) in [("-o ForwardAgent=yes", "'forwardagent'"), ("-A", "'-A'")] {
+            let vars = json!({"ansible_ssh_common_args": args});
+            let e = SshParams::from_vars("h", vars.as_object().unwrap()).unwrap_err();
+            assert!(
+                e.contains(named) && e.contains("ansible_ssh_common_args of h"),
+                "{e}"
+            );
+        }
     }
 
     #[test]
