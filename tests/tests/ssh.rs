@@ -160,6 +160,29 @@ fn aliases_of_one_node_share_one_shim_upload() {
     );
 }
 
+/// Asserts that each of `hosts` was unreachable at the task `first` and at nothing
+/// else; gives each one's `UNREACHABLE!` line of that task.
+fn unreachable_at_first<'a>(out: &'a Output, hosts: &[&str]) -> impl Fn(&str) -> String + 'a {
+    for h in hosts {
+        assert_eq!(
+            out.host(h),
+            HostRecap {
+                unreachable: 1,
+                ..Default::default()
+            },
+            "{h}: {out}"
+        );
+    }
+    let first = out.task_lines("first");
+    move |h: &str| {
+        first
+            .iter()
+            .find(|l| l.starts_with(&format!("fatal: [{h}]: UNREACHABLE!")))
+            .unwrap_or_else(|| panic!("{h} is not UNREACHABLE:\n{out}"))
+            .to_string()
+    }
+}
+
 const PINGS: &str = r#"
 - hosts: all
   gather_facts: false
@@ -213,24 +236,7 @@ fn unreachable_hosts_do_not_stop_the_others() {
         },
         "{out}"
     );
-    for h in ["closed", "badkey", "silent"] {
-        assert_eq!(
-            out.host(h),
-            HostRecap {
-                unreachable: 1,
-                ..Default::default()
-            },
-            "{out}"
-        );
-    }
-    let first = out.task_lines("first");
-    let line = |h: &str| {
-        first
-            .iter()
-            .find(|l| l.starts_with(&format!("fatal: [{h}]: UNREACHABLE!")))
-            .unwrap_or_else(|| panic!("{h} is not UNREACHABLE:\n{out}"))
-            .to_string()
-    };
+    let line = unreachable_at_first(&out, &["closed", "badkey", "silent"]);
     assert!(line("closed").contains("Connection refused"), "{out}");
     assert!(line("badkey").contains("Permission denied"), "{out}");
     assert!(line("silent").contains("timed out"), "{out}");
@@ -893,24 +899,7 @@ fn jump_hosts_and_proxy_commands_carry_the_connection_and_other_options_are_refu
         );
     }
     assert!(marker.exists(), "the ProxyCommand did not run: {out}");
-    for h in ["closed_jump", "forwarding"] {
-        assert_eq!(
-            out.host(h),
-            HostRecap {
-                unreachable: 1,
-                ..Default::default()
-            },
-            "{h}: {out}"
-        );
-    }
-    let first = out.task_lines("first");
-    let line = |h: &str| {
-        first
-            .iter()
-            .find(|l| l.starts_with(&format!("fatal: [{h}]: UNREACHABLE!")))
-            .unwrap_or_else(|| panic!("{h} is not UNREACHABLE:\n{out}"))
-            .to_string()
-    };
+    let line = unreachable_at_first(&out, &["closed_jump", "forwarding"]);
     // Had the jump been passed over, the host would have been reached directly.
     assert!(
         line("closed_jump").contains(&format!(

@@ -466,13 +466,13 @@ pub struct Ssh {
     handle: Arc<Handle>,
     params: Arc<SshParams>,
     /// What carries the connection, kept open as long as it is.
-    _via: Option<Via>,
+    _via: Option<Box<Via>>,
 }
 
 /// What carries a proxied connection: the jump host's connection, or the proxy
 /// command (killed when the connection is dropped).
 enum Via {
-    Jump { _connection: Box<Ssh> },
+    Jump { _connection: Ssh },
     Command { _child: tokio::process::Child },
 }
 
@@ -517,7 +517,9 @@ impl Ssh {
     }
 
     /// One attempt; the error says whether another attempt may help.
-    async fn attempt(params: &Arc<SshParams>) -> Result<(Handle, Option<Via>), (String, bool)> {
+    async fn attempt(
+        params: &Arc<SshParams>,
+    ) -> Result<(Handle, Option<Box<Via>>), (String, bool)> {
         let refusal = Arc::new(Mutex::new(None));
         let verifier = Verifier {
             params: params.clone(),
@@ -530,7 +532,7 @@ impl Ssh {
             ..Default::default()
         });
         let (host, port) = (params.host.as_str(), params.port);
-        let (connect, via): (Connecting, Option<Via>) = match &params.proxy {
+        let (connect, via): (Connecting, Option<Box<Via>>) = match &params.proxy {
             None => (
                 Box::pin(client::connect(config, (host.to_string(), port), verifier)),
                 None,
@@ -563,9 +565,9 @@ impl Ssh {
                         channel.into_stream(),
                         verifier,
                     )),
-                    Some(Via::Jump {
-                        _connection: Box::new(through),
-                    }),
+                    Some(Box::new(Via::Jump {
+                        _connection: through,
+                    })),
                 )
             }
             Some(Proxy::Command(cmd)) => {
@@ -586,7 +588,7 @@ impl Ssh {
                         tokio::io::join(stdout, stdin),
                         verifier,
                     )),
-                    Some(Via::Command { _child: child }),
+                    Some(Box::new(Via::Command { _child: child })),
                 )
             }
         };
