@@ -6,7 +6,8 @@
 //! (`ns.coll.name`: the collection's action plugin, its module, its
 //! `meta/runtime.yml` routing); `ansible.legacy` is the name as written (the
 //! playbook's and roles' `library/`, then sandball's and ansible-core's own),
-//! `ansible.builtin` ansible-core's own alone.
+//! `ansible.builtin` ansible-core's own alone. `module_defaults` entries are matched to
+//! the name found by ansible-core's full names ([`same_action`]).
 //!
 //! [`Chain::collections`]: crate::playbook::Chain::collections
 
