@@ -8,8 +8,9 @@
 //! `ansible_ssh_common_args` / `ansible_ssh_extra_args` / `ansible_ssh_args`: `-o
 //! UserKnownHostsFile=…`, `-o StrictHostKeyChecking=no`, `-o ProxyJump=…` (`-J`: the
 //! connection goes through each jump host in turn, each checked and authenticated as
-//! the target is) and `-o ProxyCommand=…` (the command's stdin and stdout carry the
-//! connection). Options that only tune OpenSSH's own connection handling are passed
+//! the target is), `-o ProxyCommand=…` (the command's stdin and stdout carry the
+//! connection), and `-i`/`IdentityFile`, `-l`/`User`, `-p`/`Port` (after the host's own
+//! settings, as ansible-core orders them). Options that only tune OpenSSH's own connection handling are passed
 //! over; any other option or flag is refused, naming it, rather than ignored. Keys are
 //! tried in OpenSSH's order: the given key files, the
 //! agent's identities (`SSH_AUTH_SOCK`), the default `~/.ssh/id_*` files, then the
@@ -145,6 +146,9 @@ fn ssh_options(args: &str) -> Result<Vec<(String, String)>, String> {
         let opt = match w.as_str() {
             "-o" => it.next().cloned(),
             "-J" => it.next().map(|j| format!("ProxyJump={j}")),
+            "-i" => it.next().map(|f| format!("IdentityFile={f}")),
+            "-l" => it.next().map(|u| format!("User={u}")),
+            "-p" => it.next().map(|p| format!("Port={p}")),
             w if w.starts_with("-o") => w.strip_prefix("-o").map(str::to_string),
             w if w.starts_with("-J") => w.strip_prefix("-J").map(|j| format!("ProxyJump={j}")),
             w if TUNING_FLAGS.contains(&w) => None,
@@ -222,16 +226,17 @@ impl SshParams {
         let address = var(vars, &["ansible_host", "ansible_ssh_host"])
             .map(text)
             .unwrap_or_else(|| host.to_string());
-        let port = match var(vars, &["ansible_port", "ansible_ssh_port"]) {
-            None => 22,
-            Some(v) => text(v)
+        let port_of = |v: &Value, what: &str| {
+            text(v)
                 .parse::<u16>()
-                .map_err(|_| format!("ansible_port of {host} is not a port number: {v}"))?,
+                .map_err(|_| format!("{what} of {host} is not a port number: {v}"))
         };
-        let user = var(vars, &["ansible_user", "ansible_ssh_user"])
-            .map(text)
-            .unwrap_or_else(local_user);
-        let key_files = var(
+        let mut port = match var(vars, &["ansible_port", "ansible_ssh_port"]) {
+            None => None,
+            Some(v) => Some(port_of(v, "ansible_port")?),
+        };
+        let mut user = var(vars, &["ansible_user", "ansible_ssh_user"]).map(text);
+        let mut key_files = var(
             vars,
             &["ansible_ssh_private_key_file", "ansible_private_key_file"],
         )
@@ -296,6 +301,17 @@ impl SshParams {
                     "proxycommand" => {
                         command.get_or_insert(v);
                     }
+                    // The host's own settings come first on ssh's command line, as
+                    // ansible-core puts them, and ssh takes the first it is given.
+                    "port" => {
+                        if port.is_none() {
+                            port = Some(port_of(&Value::String(v), "the ssh option Port")?);
+                        }
+                    }
+                    "user" => {
+                        user.get_or_insert(v);
+                    }
+                    "identityfile" => key_files.push(expand(&v)),
                     k if TUNING_OPTIONS.contains(&k) => {}
                     other => {
                         return Err(refused(format!(
@@ -313,8 +329,8 @@ impl SshParams {
         }
         let mut params = SshParams {
             host: address,
-            port,
-            user,
+            port: port.unwrap_or(22),
+            user: user.unwrap_or_else(local_user),
             key_files,
             password,
             host_key_checking,
@@ -902,6 +918,21 @@ mod tests {
             p.proxy,
             Some(Proxy::Command(format!("nc -X 5 db 22 {} %", p.user)))
         );
+
+        // -i, -l and -p count after the host's own settings.
+        let vars = json!({
+            "ansible_user": "deploy", "ansible_ssh_private_key_file": "/k/one",
+            "ansible_ssh_common_args": "-i /k/two -l bob -p 2200 -o Port=2300"
+        });
+        let p = SshParams::from_vars("h", vars.as_object().unwrap()).unwrap();
+        assert_eq!(
+            p.key_files,
+            [PathBuf::from("/k/one"), PathBuf::from("/k/two")]
+        );
+        assert_eq!((p.user.as_str(), p.port), ("deploy", 2200));
+        let vars = json!({"ansible_port": 22, "ansible_ssh_extra_args": "-o User=carol -p 2200"});
+        let p = SshParams::from_vars("h", vars.as_object().unwrap()).unwrap();
+        assert_eq!((p.user.as_str(), p.port), ("carol", 22));
 
         for (args, named) in [("-o ForwardAgent=yes", "'forwardagent'"), ("-A", "'-A'")] {
             let vars = json!({"ansible_ssh_common_args": args});
