@@ -16,7 +16,7 @@ PROFILE_DIR := target/debug
 # ansible-core can become the tests' users).
 PYTHON      ?= /usr/bin/python3
 
-.PHONY: all setup modules build run test nextest test-fixtures example-component lint fmt-check python-venv bench ansible ansible-2.16 ansible-targets ruby cron legacy-examples sshd apt-test clean
+.PHONY: all setup modules build run test nextest test-fixtures example-component lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets ruby cron legacy-examples sshd apt-test clean
 
 all: build
 
@@ -28,8 +28,12 @@ setup:
 ## clippy-driver (the compiler `cargo clippy` runs), warnings denied, so the
 ## dependencies are compiled once rather than again for a separate `cargo clippy`
 ## (`make lint` is that separate run). The builds below take $(LINTING) for this.
-CLIPPY_DRIVER = $(shell rustup which clippy-driver)
+CLIPPY_DRIVER = $(shell rustup which clippy-driver 2>/dev/null || command -v clippy-driver)
 test: LINTING = RUSTC_WORKSPACE_WRAPPER=$(CLIPPY_DRIVER) CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
+
+## clippy-driver: there must be one for `make test` to lint with.
+clippy-driver:
+	@test -x "$(CLIPPY_DRIVER)" || { echo "clippy-driver not found: rustup component add clippy" >&2; exit 1; }
 
 ## modules: the built-in module components (small, optimised: they run on every node).
 modules: setup
@@ -123,7 +127,7 @@ nextest:
 	@command -v cargo-nextest >/dev/null || $(CARGO) install --locked cargo-nextest
 
 ## test: every test (unit, shim, end-to-end), plus format and lint checks.
-test: fmt-check build ansible ansible-2.16 ansible-targets ruby cron legacy-examples test-fixtures example-component sshd apt-test nextest
+test: clippy-driver fmt-check build ansible ansible-2.16 ansible-targets ruby cron legacy-examples test-fixtures example-component sshd apt-test nextest
 	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin $(LINTING) $(CARGO) nextest run --workspace --no-fail-fast
 
 fmt-check:
