@@ -912,3 +912,57 @@ fn jump_hosts_and_proxy_commands_carry_the_connection_and_other_options_are_refu
         "{out}"
     );
 }
+
+#[test]
+fn the_users_ssh_config_names_the_address_port_and_key() {
+    let sshd = Sshd::start();
+    let sb = Sandbox::new();
+    let node = sb.path().join("node");
+    // The name, port and key come from ~/.ssh/config alone.
+    let home = sb.dir("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(
+        home.join(".ssh/config"),
+        format!(
+            "Host via-config\n  HostName 127.0.0.1\n  Port {}\n  IdentityFile {}\n",
+            sshd.port,
+            sshd.client_key().display()
+        ),
+    )
+    .unwrap();
+    let line = sshd
+        .host_line("configured", &node, "")
+        .replace(
+            &format!("ansible_host=127.0.0.1 ansible_port={}", sshd.port),
+            "ansible_host=via-config",
+        )
+        .replace(
+            &format!(
+                "ansible_ssh_private_key_file={} ",
+                sshd.client_key().display()
+            ),
+            "",
+        );
+    assert!(
+        !line.contains("ansible_port") && !line.contains("private_key"),
+        "{line}"
+    );
+    sb.write("inventory.ini", &format!("[nodes]\n{line}"));
+    let pb = sb.write("play.yml", PINGS);
+    let out = sb
+        .play(&pb, &sb.dir("work"), &[])
+        .env("SANDBALL_SHIM", deployable_shim())
+        .env("SSH_AUTH_SOCK", "")
+        .env("HOME", &home)
+        .limit(Duration::from_secs(300))
+        .run();
+    out.assert_no_panic().assert_code(0);
+    assert_eq!(
+        out.host("configured"),
+        HostRecap {
+            ok: 2,
+            ..Default::default()
+        },
+        "{out}"
+    );
+}

@@ -10,7 +10,10 @@
 //! connection goes through each jump host in turn, each checked and authenticated as
 //! the target is), `-o ProxyCommand=…` (the command's stdin and stdout carry the
 //! connection), and `-i`/`IdentityFile`, `-l`/`User`, `-p`/`Port` (after the host's own
-//! settings, as ansible-core orders them). Options that only tune OpenSSH's own connection handling are passed
+//! settings, as ansible-core orders them). `~/.ssh/config` comes last, as for ssh: its
+//! `Host` sections and global settings give `HostName`, `User`, `Port`, `IdentityFile`,
+//! `ProxyJump`, `ProxyCommand`, `UserKnownHostsFile` and `StrictHostKeyChecking` where
+//! nothing before did. Options that only tune OpenSSH's own connection handling are passed
 //! over; any other option or flag is refused, naming it, rather than ignored. Keys are
 //! tried in OpenSSH's order: the given key files, the
 //! agent's identities (`SSH_AUTH_SOCK`), the default `~/.ssh/id_*` files, then the
@@ -275,6 +278,7 @@ impl SshParams {
         };
         let mut known_hosts = vec![];
         let (mut jump, mut command) = (None, None);
+        let mut strict_given = false;
         for name in [
             "ansible_ssh_common_args",
             "ansible_ssh_extra_args",
@@ -290,6 +294,7 @@ impl SshParams {
                         known_hosts.extend(shell_words(&v).iter().map(|p| expand(p)));
                     }
                     "stricthostkeychecking" => {
+                        strict_given = true;
                         if matches!(v.to_ascii_lowercase().as_str(), "no" | "off") {
                             host_key_checking = false;
                         }
@@ -321,8 +326,36 @@ impl SshParams {
                 }
             }
         }
-        if known_hosts.is_empty() {
-            known_hosts = user_known_hosts_from_config();
+        // ~/.ssh/config comes after the command line, as for ssh itself.
+        let mut address = address;
+        let mut strict = None;
+        for (k, v) in ssh_config_for(&address) {
+            match k.as_str() {
+                "hostname" => address = v.replace("%h", &address),
+                "user" => {
+                    user.get_or_insert(v);
+                }
+                "port" if port.is_none() => {
+                    port = Some(port_of(&Value::String(v), "Port in ~/.ssh/config")?);
+                }
+                "identityfile" => key_files.push(expand(&v)),
+                "proxyjump" => {
+                    jump.get_or_insert(v);
+                }
+                "proxycommand" => {
+                    command.get_or_insert(v);
+                }
+                "userknownhostsfile" if known_hosts.is_empty() => {
+                    known_hosts.extend(shell_words(&v).iter().map(|p| expand(p)));
+                }
+                "stricthostkeychecking" => strict = Some(v),
+                _ => {}
+            }
+        }
+        if !strict_given
+            && strict.is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "no" | "off"))
+        {
+            host_key_checking = false;
         }
         if known_hosts.is_empty() {
             known_hosts.push(home().join(".ssh/known_hosts"));
@@ -378,34 +411,84 @@ fn proxy_command(cmd: &str, params: &SshParams) -> String {
     out
 }
 
-/// `UserKnownHostsFile` from `~/.ssh/config`, outside any `Host`/`Match` section or in
-/// `Host *`.
-fn user_known_hosts_from_config() -> Vec<PathBuf> {
+/// The settings `~/.ssh/config` gives host `dest` (as ssh is asked to reach it), keys
+/// lowercased: for each key the first value that applies, as OpenSSH takes it (every
+/// `IdentityFile` that applies, in order). Settings outside any section apply to every
+/// host, `Host` sections to the hosts their patterns match (`*`, `?`, `!`); `Match`
+/// sections are not read.
+fn ssh_config_for(dest: &str) -> Vec<(String, String)> {
     let Ok(config) = std::fs::read_to_string(home().join(".ssh/config")) else {
         return vec![];
     };
-    let mut global = true;
+    ssh_config_settings(&config, dest)
+}
+
+/// [`ssh_config_for`] on the text of a config file.
+fn ssh_config_settings(config: &str, dest: &str) -> Vec<(String, String)> {
+    let mut applies = true;
+    let mut out: Vec<(String, String)> = vec![];
     for line in config.lines() {
         let line = line.trim();
-        let (k, v) = line
-            .split_once(['=', ' ', '\t'])
-            .map(|(k, v)| {
-                (
-                    k.trim().to_ascii_lowercase(),
-                    v.trim().trim_start_matches('=').trim(),
-                )
-            })
-            .unwrap_or_default();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let Some((k, v)) = line.split_once(['=', ' ', '\t']) else {
+            continue;
+        };
+        let (k, v) = (
+            k.trim().to_ascii_lowercase(),
+            v.trim().trim_start_matches('=').trim().to_string(),
+        );
         match k.as_str() {
-            "host" => global = v == "*",
-            "match" => global = false,
-            "userknownhostsfile" if global => {
-                return shell_words(v).iter().map(|p| expand(p)).collect();
-            }
-            _ => {}
+            "host" => applies = host_patterns_match(&v, dest),
+            "match" => applies = false,
+            _ if !applies => {}
+            "identityfile" => out.push((k, v)),
+            _ if out.iter().any(|(seen, _)| *seen == k) => {}
+            _ => out.push((k, v)),
         }
     }
-    vec![]
+    out
+}
+
+/// Whether `dest` matches a `Host` line's patterns: one of them matches and no negated
+/// one does.
+fn host_patterns_match(patterns: &str, dest: &str) -> bool {
+    let mut matched = false;
+    for pattern in patterns.split_whitespace() {
+        match pattern.strip_prefix('!') {
+            Some(negated) if glob_match(negated, dest) => return false,
+            Some(_) => {}
+            None => matched |= glob_match(pattern, dest),
+        }
+    }
+    matched
+}
+
+/// ssh's patterns: `*` any run of characters, `?` any one, case-insensitively.
+fn glob_match(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (
+        pattern.to_lowercase().chars().collect(),
+        text.to_lowercase().chars().collect(),
+    );
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
 }
 
 /// Checks server keys and remembers why one was refused.
@@ -942,6 +1025,29 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn ssh_config_sections_apply_as_in_openssh() {
+        let config = "User everyone\n\
+            Host bastion\n  HostName 10.0.0.1\n  Port 2200\n\
+            Host *.internal !db.internal\n  ProxyJump bastion\n  IdentityFile ~/.ssh/internal\n  User deploy\n\
+            Match host web1.internal\n  User matched\n\
+            Host *\n  IdentityFile ~/.ssh/default\n  Port 2222\n";
+        let get = |dest: &str| ssh_config_settings(config, dest);
+        assert_eq!(
+            get("web1.internal"),
+            [
+                ("user".into(), "everyone".into()),
+                ("proxyjump".into(), "bastion".into()),
+                ("identityfile".into(), "~/.ssh/internal".into()),
+                ("identityfile".into(), "~/.ssh/default".into()),
+                ("port".into(), "2222".into()),
+            ]
+        );
+        assert!(!get("db.internal").iter().any(|(k, _)| k == "proxyjump"));
+        assert!(get("BASTION").contains(&("hostname".into(), "10.0.0.1".into())));
+        assert!(glob_match("w?b*", "web1.internal") && !glob_match("w?b", "web1"));
     }
 
     #[test]
