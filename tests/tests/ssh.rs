@@ -876,11 +876,14 @@ fn jump_hosts_and_proxy_commands_carry_the_connection_and_other_options_are_refu
             &format!("-J root@127.0.0.1:{0},root@127.0.0.1:{0}", sshd.port)
         ),
         with_args("closed_jump", &format!("-J root@127.0.0.1:{closed_port}")),
+        // OpenSSH's own client as the proxy, the usual way (`ssh -W`).
         with_args(
             "proxied",
             &format!(
-                "-o \"ProxyCommand=bash -c \\\"touch {}; exec 3<>/dev/tcp/%h/%p; cat <&3 & exec cat >&3\\\"\"",
-                marker.display()
+                "-o \"ProxyCommand=sh -c \\\"touch {}; exec ssh -q -o BatchMode=yes -o UserKnownHostsFile={} -i {} -p %p -W %h:%p root@127.0.0.1\\\"\"",
+                marker.display(),
+                sshd.known_hosts().display(),
+                sshd.client_key().display(),
             )
         ),
         with_args("forwarding", "-o ForwardAgent=yes"),

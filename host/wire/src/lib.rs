@@ -8,13 +8,16 @@
 //! - [`capability`]: the capability vocabulary, the requests a manifest makes in terms
 //!   of module arguments, and the concrete grants the shim enforces;
 //! - [`python`]: Python's text forms of values (`str()`, `repr()`, `json.dumps()`),
-//!   which modules and the controller's templates both print.
+//!   which modules and the controller's templates both print;
+//! - [`ssh`]: OpenSSH's host patterns, which the known_hosts module and the
+//!   controller's ssh connection both match.
 
 pub mod capability;
 pub mod frame;
 pub mod manifest;
 pub mod protocol;
 pub mod python;
+pub mod ssh;
 pub mod tables;
 
 /// Version of the sandball project, carried in the handshake so a controller never

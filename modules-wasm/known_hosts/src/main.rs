@@ -229,7 +229,7 @@ impl Entry {
                 Some(p) => (true, p),
                 None => (false, pattern),
             };
-            if wildcard(&pattern.to_lowercase(), host) {
+            if sandball_wire::ssh::pattern_match(&pattern.to_lowercase(), host) {
                 if negated {
                     return false;
                 }
@@ -238,29 +238,6 @@ impl Entry {
         }
         matched
     }
-}
-
-/// OpenSSH's pattern match: `*` any run of characters, `?` any one.
-fn wildcard(pattern: &str, text: &str) -> bool {
-    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
-    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = ti;
-            pi += 1;
-        } else if let Some(s) = star {
-            pi = s + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|c| *c == '*')
 }
 
 /// The lines of `text` naming `host` with a readable key: (line number, entry).
