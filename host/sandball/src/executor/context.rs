@@ -1112,7 +1112,19 @@ async fn legacy_module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<
         job_waited_for: cx.background.is_some_and(|b| b.poll_s > 0),
         forked: Some(&forked as &legacy::Forked<'_>),
     };
-    let result = legacy::run(&run.legacy, &conn, &legacy_run).await;
+    let mut result = legacy::run(&run.legacy, &conn, &legacy_run).await;
+    // A module no job can run (a legacy one that cannot be piped) ran in the
+    // foreground, in the job's place: its result is the finished job's.
+    let done = |k: &str| result.get(k).is_some_and(sandball_wire::python::py_truth);
+    if let Some(background) = cx.background
+        && !result.contains_key("ansible_job_id")
+        && !done("failed")
+        && !done("skipped")
+    {
+        result.insert("ansible_job_id".into(), json!(background.jid));
+        result.insert("started".into(), json!(true));
+        result.insert("finished".into(), json!(true));
+    }
     if let Some((dir, _)) = sent {
         let line = format!("rm -rf {}", crate::plugins::shell::quote(&dir));
         if let Err(e) =

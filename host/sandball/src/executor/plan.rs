@@ -160,13 +160,7 @@ fn plan_task(
     };
     let kw = inherited.with(&t.keywords);
     // A name without a collection runs what the task's `collections` find.
-    let found = super::resolve::action(run, &t.action, &kw.collections())
-        .ok()
-        .filter(|action| *action != t.action)
-        .map(|action| Task {
-            action,
-            ..t.clone()
-        });
+    let found = super::resolve::task_along(run, t, &kw.collections());
     let t = found.as_ref().unwrap_or(t);
     let short = crate::assemble::component::short_name(&t.action);
     let plugin = action::find(&t.action);

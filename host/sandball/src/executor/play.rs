@@ -1163,13 +1163,10 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     } else {
         HashMap::new()
     };
-    let found = (resolved.is_empty() && !collections.is_empty())
-        .then(|| searched(t.action.clone()))
-        .filter(|action| *action != t.action)
-        .map(|action| Task {
-            action,
-            ..t.clone()
-        });
+    let found = resolved
+        .is_empty()
+        .then(|| super::resolve::task_along(run, t, &collections))
+        .flatten();
     let host_task = |h: &String| resolved.get(h).or(found.as_ref()).unwrap_or(written);
     let t = host_task(&hosts[0]);
     if let Some(action) = meta_action(t) {

@@ -13,6 +13,7 @@
 
 use super::Run;
 use crate::assemble::finder::{FindError, LegacyModule};
+use crate::playbook::Task;
 use crate::plugins::action::{self, Runs};
 use std::sync::Arc;
 
@@ -71,6 +72,19 @@ pub(crate) fn action(run: &Run, written: &str, collections: &[String]) -> Result
         }
     }
     Err(searched.join(", "))
+}
+
+/// `t` with the action its `collections` find for its name, when that is another name
+/// than the one written (`None`: the task runs as written, and a name not found fails
+/// as such when it runs; the check before the run has refused it already).
+pub(crate) fn task_along(run: &Run, t: &Task, collections: &[String]) -> Option<Task> {
+    action(run, &t.action, collections)
+        .ok()
+        .filter(|action| *action != t.action)
+        .map(|action| Task {
+            action,
+            ..t.clone()
+        })
 }
 
 /// The full name ansible-core gives what `name` names, to tell whether two names are

@@ -1132,25 +1132,16 @@ async fn wait_for_job(
     if poll == 0 || flag(&started, "failed") || flag(&started, "skipped") {
         return started;
     }
-    if !started.contains_key("ansible_job_id")
-        && crate::plugins::loader::action_plugin(&cx.task.action).is_some()
-    {
-        // A Python action plugin that started no job (none of its module runs asked
-        // for `wrap_async`) fails the task, as under ansible-core.
-        cx.run.callback.async_done(cx.host, "None", false);
-        return failed("No job id was returned by the async task");
+    if flag(&started, "finished") {
+        // A job done as it started (a module run in the foreground in its place).
+        cx.run.callback.async_done(cx.host, jid, true);
+        return started;
     }
     if !started.contains_key("ansible_job_id") {
-        // A module no job can run (a legacy one that cannot be piped) ran in the
-        // foreground: its result is the job's.
-        let mut r = started;
-        r.insert("ansible_job_id".into(), Value::String(jid.clone()));
-        r.insert("started".into(), Value::Bool(true));
-        r.insert("finished".into(), Value::Bool(true));
-        cx.run
-            .callback
-            .async_done(cx.host, jid, !flag(&r, "failed"));
-        return r;
+        // An action that started no job (a Python action plugin none of whose module
+        // runs asked for `wrap_async`) fails the task, as under ansible-core.
+        cx.run.callback.async_done(cx.host, "None", false);
+        return failed("No job id was returned by the async task");
     }
     let mut left = background.limit_s;
     let mut status = Map::new();

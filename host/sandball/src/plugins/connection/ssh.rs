@@ -65,6 +65,17 @@ pub enum Proxy {
     Command(String),
 }
 
+/// ssh options sandball carries out (the first value of each counts, as in ssh).
+const HONOURED_OPTIONS: &[&str] = &[
+    "identityfile",
+    "port",
+    "proxycommand",
+    "proxyjump",
+    "stricthostkeychecking",
+    "user",
+    "userknownhostsfile",
+];
+
 /// ssh options that only tune how OpenSSH handles its own connection (multiplexing,
 /// keepalives, compression, logging, which methods it tries): sandball keeps one
 /// connection per host and tries keys and passwords itself, so it passes them over.
@@ -238,7 +249,7 @@ impl SshParams {
             None => None,
             Some(v) => Some(port_of(v, "ansible_port")?),
         };
-        let mut user = var(vars, &["ansible_user", "ansible_ssh_user"]).map(text);
+        let user = var(vars, &["ansible_user", "ansible_ssh_user"]).map(text);
         let mut key_files = var(
             vars,
             &["ansible_ssh_private_key_file", "ansible_private_key_file"],
@@ -276,9 +287,9 @@ impl SshParams {
                 .and_then(|s| boolean(&Value::String(s)))
                 .unwrap_or(true),
         };
-        let mut known_hosts = vec![];
-        let (mut jump, mut command) = (None, None);
-        let mut strict_given = false;
+        // The options the ssh arguments give, then ~/.ssh/config's: ssh's order, in which
+        // the first value of each setting counts (every `IdentityFile` adds a key).
+        let mut options = vec![];
         for name in [
             "ansible_ssh_common_args",
             "ansible_ssh_extra_args",
@@ -289,77 +300,67 @@ impl SshParams {
             };
             let refused = |why: String| format!("{why} ({name} of {host})");
             for (k, v) in ssh_options(&args).map_err(refused)? {
-                match k.as_str() {
-                    "userknownhostsfile" => {
-                        known_hosts.extend(shell_words(&v).iter().map(|p| expand(p)));
-                    }
-                    "stricthostkeychecking" => {
-                        strict_given = true;
-                        if matches!(v.to_ascii_lowercase().as_str(), "no" | "off") {
-                            host_key_checking = false;
-                        }
-                    }
-                    // The first one given counts, as in OpenSSH.
-                    "proxyjump" => {
-                        jump.get_or_insert(v);
-                    }
-                    "proxycommand" => {
-                        command.get_or_insert(v);
-                    }
-                    // The host's own settings come first on ssh's command line, as
-                    // ansible-core puts them, and ssh takes the first it is given.
-                    "port" => {
-                        if port.is_none() {
-                            port = Some(port_of(&Value::String(v), "the ssh option Port")?);
-                        }
-                    }
-                    "user" => {
-                        user.get_or_insert(v);
-                    }
-                    "identityfile" => key_files.push(expand(&v)),
-                    k if TUNING_OPTIONS.contains(&k) => {}
-                    other => {
-                        return Err(refused(format!(
-                            "the ssh option '{other}' is not honoured by sandball's ssh connection"
-                        )));
-                    }
+                if !HONOURED_OPTIONS.contains(&k.as_str()) && !TUNING_OPTIONS.contains(&k.as_str())
+                {
+                    return Err(refused(format!(
+                        "the ssh option '{k}' is not honoured by sandball's ssh connection"
+                    )));
                 }
+                options.push((k, v));
             }
         }
-        // ~/.ssh/config comes after the command line, as for ssh itself.
-        let mut address = address;
-        let mut strict = None;
-        for (k, v) in ssh_config_for(&address) {
-            match k.as_str() {
-                "hostname" => address = v.replace("%h", &address),
-                "user" => {
-                    user.get_or_insert(v);
-                }
-                "port" if port.is_none() => {
-                    port = Some(port_of(&Value::String(v), "Port in ~/.ssh/config")?);
-                }
-                "identityfile" => key_files.push(expand(&v)),
-                "proxyjump" => {
-                    jump.get_or_insert(v);
-                }
-                "proxycommand" => {
-                    command.get_or_insert(v);
-                }
-                "userknownhostsfile" if known_hosts.is_empty() => {
-                    known_hosts.extend(shell_words(&v).iter().map(|p| expand(p)));
-                }
-                "stricthostkeychecking" => strict = Some(v),
-                _ => {}
-            }
-        }
-        if !strict_given
-            && strict.is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "no" | "off"))
+        let config = ssh_config_for(&address);
+        let first = |key: &str| {
+            options
+                .iter()
+                .chain(&config)
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.as_str())
+        };
+        // The host's own settings come first on ssh's command line, as ansible-core
+        // puts them.
+        if port.is_none()
+            && let Some(p) = first("port")
         {
-            host_key_checking = false;
+            port = Some(port_of(&Value::String(p.into()), "the ssh option Port")?);
+        }
+        let user = user.or_else(|| first("user").map(str::to_string));
+        key_files.extend(
+            options
+                .iter()
+                .chain(&config)
+                .filter(|(k, _)| k == "identityfile")
+                .map(|(_, v)| expand(v)),
+        );
+        // Each UserKnownHostsFile of the arguments, else the config's, else ssh's own.
+        let files = |settings: &[(String, String)]| -> Vec<PathBuf> {
+            settings
+                .iter()
+                .filter(|(k, _)| k == "userknownhostsfile")
+                .flat_map(|(_, v)| shell_words(v))
+                .map(|p| expand(&p))
+                .collect()
+        };
+        let mut known_hosts = files(&options);
+        if known_hosts.is_empty() {
+            known_hosts = files(&config);
         }
         if known_hosts.is_empty() {
             known_hosts.push(home().join(".ssh/known_hosts"));
         }
+        if first("stricthostkeychecking")
+            .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "no" | "off"))
+        {
+            host_key_checking = false;
+        }
+        let address = match first("hostname") {
+            Some(name) => name.replace("%h", &address),
+            None => address,
+        };
+        let (jump, command) = (
+            first("proxyjump").map(str::to_string),
+            first("proxycommand").map(str::to_string),
+        );
         let mut params = SshParams {
             host: address,
             port: port.unwrap_or(22),
@@ -415,12 +416,13 @@ fn proxy_command(cmd: &str, params: &SshParams) -> String {
 /// lowercased: for each key the first value that applies, as OpenSSH takes it (every
 /// `IdentityFile` that applies, in order). Settings outside any section apply to every
 /// host, `Host` sections to the hosts their patterns match (`*`, `?`, `!`); `Match`
-/// sections are not read.
+/// sections are not read. The file is read once per run (every task asks again for its
+/// host's connection).
 fn ssh_config_for(dest: &str) -> Vec<(String, String)> {
-    let Ok(config) = std::fs::read_to_string(home().join(".ssh/config")) else {
-        return vec![];
-    };
-    ssh_config_settings(&config, dest)
+    static CONFIG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let config = CONFIG
+        .get_or_init(|| std::fs::read_to_string(home().join(".ssh/config")).unwrap_or_default());
+    ssh_config_settings(config, dest)
 }
 
 /// [`ssh_config_for`] on the text of a config file.
