@@ -62,6 +62,7 @@ const SETTINGS: &[Setting] = &[
     ),
     s("defaults", "filter_plugins", "ANSIBLE_FILTER_PLUGINS", true),
     s("defaults", "test_plugins", "ANSIBLE_TEST_PLUGINS", true),
+    s("defaults", "lookup_plugins", "ANSIBLE_LOOKUP_PLUGINS", true),
     s(
         "defaults",
         "collections_path",

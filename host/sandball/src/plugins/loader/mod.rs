@@ -440,7 +440,7 @@ pub trait ActionCalls {
 
 /// Runs Python action plugin `handler` for a task of action `action`: its result, or
 /// why it could not run. `task` holds the task's settings the plugin sees (`check_mode`,
-/// `diff`). Words not `key=value` reach it only if it takes them (the executor asks
+/// `diff`, `async_val`, `poll`). Words not `key=value` reach it only if it takes them (the executor asks
 /// [`action_traits`] first).
 pub async fn run_action(
     handler: &str,
