@@ -404,7 +404,7 @@ impl Args<'_> {
 /// Python's `format % args`: a tuple's items are the arguments, any other value is
 /// the only one (and a mapping serves `%(key)s`); errors are Python's.
 pub(crate) fn printf(format: &str, args: &Value) -> Result<String, Error> {
-    let tuple = args.kind() == ValueKind::Seq && args.is_tuple();
+    let tuple = args.kind() == ValueKind::Seq && super::python::is_tuple(args);
     let items: Vec<Value> = if tuple {
         args.try_iter()?.collect()
     } else {

@@ -58,6 +58,15 @@ pub(crate) fn text_arg(state: &State, value: &Value) -> Result<String, Error> {
     py_str(value)
 }
 
+/// Whether Python holds the value for a tuple (`zip`'s pairs, a mapping's `items()`,
+/// `groupby`'s groups), not a list.
+pub(crate) fn is_tuple(value: &Value) -> bool {
+    value.is_tuple()
+        || value
+            .downcast_object_ref::<super::filters::GroupTuple>()
+            .is_some()
+}
+
 /// Appends Python's `repr()` of a value.
 pub(crate) fn py_repr(value: &Value, out: &mut String) -> Result<(), Error> {
     super::vaulted::ensure_decryptable(value)?;
@@ -82,11 +91,8 @@ pub(crate) fn py_repr(value: &Value, out: &mut String) -> Result<(), Error> {
             );
         }
         ValueKind::Seq | ValueKind::Iterable => {
-            let (open, close) = if value.is_tuple() {
-                ('(', ")")
-            } else {
-                ('[', "]")
-            };
+            let tuple = is_tuple(value);
+            let (open, close) = if tuple { ('(', ")") } else { ('[', "]") };
             out.push(open);
             let mut count = 0;
             for item in value.try_iter()?.checked() {
@@ -96,11 +102,7 @@ pub(crate) fn py_repr(value: &Value, out: &mut String) -> Result<(), Error> {
                 py_repr(&item?, out)?;
                 count += 1;
             }
-            out.push_str(if value.is_tuple() && count == 1 {
-                ",)"
-            } else {
-                close
-            });
+            out.push_str(if tuple && count == 1 { ",)" } else { close });
         }
         ValueKind::Map => {
             out.push('{');

@@ -11,6 +11,7 @@ mod sequences;
 pub(crate) mod strings;
 mod types;
 pub(crate) use regex::re_error;
+pub(crate) use sequences::GroupTuple;
 pub(crate) use types::python_type;
 mod yaml;
 

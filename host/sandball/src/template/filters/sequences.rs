@@ -1,8 +1,11 @@
 //! Filters that make sequences out of a list: `combinations` and `permutations` (as
-//! Python's `itertools` makes them, each one a tuple) and `subelements` (each element
-//! paired with each item of one of its lists).
+//! Python's `itertools` makes them, each one a tuple), `subelements` (each element
+//! paired with each item of one of its lists) and `groupby` (each group a named tuple
+//! `(grouper, list)`).
 
-use minijinja::value::{Kwargs, Tuple, ValueKind};
+use std::sync::Arc;
+
+use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr, Tuple, ValueKind};
 use minijinja::{Environment, Error, ErrorKind, State, Value};
 
 use crate::template::convert::ensure_defined;
@@ -12,6 +15,7 @@ pub(super) fn register(env: &mut Environment<'static>) {
     env.add_filter("combinations", combinations);
     env.add_filter("permutations", permutations);
     env.add_filter("subelements", subelements);
+    env.add_filter("groupby", groupby);
 }
 
 fn error(message: impl Into<String>) -> Error {
@@ -186,7 +190,7 @@ fn subelements(
                 }
             }
         }
-        if values.kind() != ValueKind::Seq || values.is_tuple() {
+        if values.kind() != ValueKind::Seq || crate::template::python::is_tuple(&values) {
             return Err(error(format!(
                 "the key {} should point to a list, got {}",
                 keys.last().map(repr).unwrap_or_default(),
@@ -196,6 +200,52 @@ fn subelements(
         for item in values.try_iter()? {
             out.push(Value::from(Tuple::from(vec![element.clone(), item])));
         }
+    }
+    Ok(Value::from(out))
+}
+
+/// One group of `groupby`: Python's named tuple `(grouper, list)`, whose fields are
+/// read by position or by name, and which is a tuple wherever Python tells one apart
+/// (its text, `type_debug`, `%` formatting).
+#[derive(Debug)]
+pub(crate) struct GroupTuple {
+    grouper: Value,
+    list: Value,
+}
+
+impl Object for GroupTuple {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Seq
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        match (key.as_i64(), key.as_str()) {
+            (Some(0), _) | (_, Some("grouper")) => Some(self.grouper.clone()),
+            (Some(1), _) | (_, Some("list")) => Some(self.list.clone()),
+            _ => None,
+        }
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Seq(2)
+    }
+}
+
+/// `groupby(attribute, default=None, case_sensitive=False)`: Jinja's grouping (sorted
+/// by the attribute, a dotted path or an index), each group a [`GroupTuple`] whose
+/// `list` is a list, as ansible-core's groupby gives them.
+fn groupby(value: Value, attribute: Option<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    let attribute = attribute.map(|a| match a.as_str() {
+        Some(name) => name.to_string(),
+        None => a.to_string(),
+    });
+    let groups = minijinja::filters::groupby(value, attribute.as_deref(), kwargs)?;
+    let mut out = Vec::new();
+    for group in groups.try_iter()? {
+        out.push(Value::from_object(GroupTuple {
+            grouper: group.get_item_by_index(0)?,
+            list: Value::from(group.get_attr("list")?.try_iter()?.collect::<Vec<_>>()),
+        }));
     }
     Ok(Value::from(out))
 }
@@ -257,5 +307,42 @@ mod tests {
             error("1 | subelements('n')").contains("obj must be a list of dicts or a nested dict")
         );
         assert!(error("[] | subelements(1)").contains("subelements must be a list or a string"));
+    }
+
+    #[test]
+    fn groupby_groups_are_named_tuples() {
+        let fruits =
+            "[{'n': 'apple', 'e': true}, {'n': 'kiwi', 'e': false}, {'n': 'fig', 'e': true}]";
+        assert_eq!(
+            eval(&format!(
+                "{fruits} | groupby('e') | map(attribute='grouper') | list"
+            )),
+            json!([false, true])
+        );
+        assert_eq!(
+            eval(&format!(
+                "({fruits} | groupby('e'))[1].list | map(attribute='n') | list"
+            )),
+            json!(["apple", "fig"])
+        );
+        assert_eq!(
+            eval(&format!("{fruits} | groupby('e')")),
+            json!([
+                [false, [{"n": "kiwi", "e": false}]],
+                [true, [{"n": "apple", "e": true}, {"n": "fig", "e": true}]]
+            ])
+        );
+        assert_eq!(
+            eval("([{'a': 1}] | groupby('a'))[0] | string"),
+            json!("(1, [{'a': 1}])")
+        );
+        assert_eq!(
+            eval("([{'a': 1}] | groupby('a'))[0] | type_debug"),
+            json!("GroupTuple")
+        );
+        assert_eq!(
+            eval("'%s: %s' % ([[2, 'x']] | groupby(0))[0]"),
+            json!("2: [[2, 'x']]")
+        );
     }
 }

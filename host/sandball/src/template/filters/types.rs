@@ -115,6 +115,9 @@ pub(crate) fn python_type(value: &Value) -> &'static str {
         ValueKind::Number => "float",
         ValueKind::String => "str",
         ValueKind::Bytes => "bytes",
+        ValueKind::Seq if value.downcast_object_ref::<super::GroupTuple>().is_some() => {
+            "GroupTuple"
+        }
         ValueKind::Seq if value.is_tuple() => "tuple",
         ValueKind::Seq | ValueKind::Iterable => "list",
         ValueKind::Map => "dict",
