@@ -285,3 +285,63 @@ fn modules_are_named_in_their_messages_as_in_ansible() {
     let out = sb.play(&pb, &sb.dir("work"), &[]).run();
     out.assert_stdout_has("Unsupported parameters for (ansible.legacy.copy) module");
 }
+
+const RAISED_FAILURES: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - {name: unsupported async, debug: {msg: x}, async: 5, poll: 1, ignore_errors: true, register: r1}
+    - {name: retries not a number, debug: {msg: x}, retries: abc, until: true, ignore_errors: true, register: r2}
+    - {name: check_mode undefined, debug: {msg: x}, check_mode: "{{ nope }}", ignore_errors: true, register: r3}
+    - {name: timeout out of range, debug: {msg: x}, timeout: -1, ignore_errors: true, register: r4}
+    - {name: pause not a number, debug: {msg: x}, loop: [1], loop_control: {pause: abc}, ignore_errors: true, register: r5}
+    - name: break_when undefined
+      debug: {msg: x}
+      loop: [1]
+      loop_control: {break_when: nope == 1}
+      ignore_errors: true
+      register: r6
+    - {name: set_fact without facts, set_fact: {}, ignore_errors: true, register: r7}
+    - {name: the action's own failure, fail: {msg: boom}, ignore_errors: true}
+    - {name: a success failed_when fails, set_fact: {a: 1}, failed_when: true, ignore_errors: true, register: r8}
+    - {name: a module's success failed_when fails, command: "true", failed_when: true, ignore_errors: true, register: r9}
+    - add_host: {name: closed, ansible_host: 127.0.0.1, ansible_port: 1, ansible_connection: ssh}
+    - {name: unreachable, ping: , delegate_to: closed, ignore_unreachable: true, register: r10}
+    - name: messages
+      debug:
+        msg: "{{ [r1, r2, r3, r4, r5, r6, r7, r8, r9, r10] | map(attribute='msg') }}"
+"#;
+
+/// The `[ERROR]` lines of a run, in order.
+fn error_lines(out: &Output) -> Vec<String> {
+    format!("{}\n{}", out.stdout, out.stderr)
+        .lines()
+        .filter(|l| l.starts_with("[ERROR]: "))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A failure raised while a task runs (by the executor, reading its keywords, by the
+/// action, or by the connection) is worded as ansible-core words it: "Task failed: "
+/// and the error, not the action's or module's failure; one raised by its loop is the
+/// error alone; one `failed_when` made of a success is the action's; the registered
+/// messages are ansible-core's too.
+#[test]
+fn raised_failures_are_worded_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let pb = sb.write("play.yml", RAISED_FAILURES);
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    let ours = error_lines(&out);
+    assert!(
+        ours.contains(&"[ERROR]: Task failed: This action (debug) does not support async.".into()),
+        "{out}"
+    );
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        assert_eq!(ours, error_lines(&theirs), "{out}\n{theirs}");
+        out.assert_same_results_as(&theirs, &["messages"]);
+    }
+}

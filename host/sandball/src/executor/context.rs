@@ -261,8 +261,10 @@ pub(crate) fn become_for(
     })
 }
 
+/// An UNREACHABLE result: ansible-core raises a connection's failure while the task
+/// runs, so its message is "Task failed: " and the reason.
 fn unreachable(msg: String) -> Map<String, Value> {
-    action::ok_with(json!({"unreachable": true, "msg": msg}))
+    action::ok_with(json!({"unreachable": true, "msg": format!("Task failed: {msg}")}))
 }
 
 /// The UNREACHABLE result of a host that could not be connected to.

@@ -5,7 +5,9 @@
 use super::context::{Background, TaskContext, delegated_to};
 use super::{Run, loops};
 use crate::playbook::{Chain, Keyword, LoopKind, Task};
-use crate::plugins::action::{self, Context, FactLayer, Runs, failed, integer, truthy};
+use crate::plugins::action::{
+    self, Context, FactLayer, Failure, Runs, failed, integer, raised, truthy,
+};
 use crate::plugins::callback::{Report, Status};
 use crate::template::{OMIT, Vars};
 use crate::vars::PlayScope;
@@ -299,16 +301,48 @@ pub(crate) fn keyword_bool(
     match keyword(run, vars, kw, k) {
         None => Ok(default),
         Some(v) => {
-            let t = run.templar.template(v, vars).map_err(|e| e.to_string())?;
-            truthy(Some(&t), default).map_err(|_| {
-                format!(
-                    "Error processing keyword '{}': The value {} could not be converted to 'bool'.",
-                    k.name(),
-                    sandball_wire::python::py_repr(&t)
-                )
-            })
+            let t = run
+                .templar
+                .template(v, vars)
+                .map_err(|e| keyword_error(k.name(), &e))?;
+            truthy(Some(&t), default).map_err(|_| keyword_type_error(k.name(), &t, "bool"))
         }
     }
+}
+
+/// ansible-core's words for a keyword whose template failed.
+fn keyword_error(name: &str, e: &crate::template::TemplateError) -> String {
+    format!("Error processing keyword '{name}': {}", e.cause())
+}
+
+/// A keyword of ansible-core's `int` type (`retries`, `timeout`, `async`, `poll`),
+/// templated: a whole number or text of one; errors worded as ansible-core's.
+fn keyword_int(run: &Run, vars: &Vars, name: &str, spec: &Value) -> Result<i64, String> {
+    let v = run
+        .templar
+        .template(spec, vars)
+        .map_err(|e| keyword_error(name, &e))?;
+    integer(&v).ok_or_else(|| keyword_type_error(name, &v, "int"))
+}
+
+/// A keyword of ansible-core's `float` type (`delay`, `loop_control.pause`), templated:
+/// a number or text of one; errors worded as ansible-core's.
+fn keyword_float(run: &Run, vars: &Vars, name: &str, spec: &Value) -> Result<f64, String> {
+    let v = run
+        .templar
+        .template(spec, vars)
+        .map_err(|e| keyword_error(name, &e))?;
+    v.as_f64()
+        .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+        .ok_or_else(|| keyword_type_error(name, &v, "float"))
+}
+
+/// ansible-core's words for a keyword whose value is not of its type (`int`, `float`).
+fn keyword_type_error(name: &str, value: &Value, kind: &str) -> String {
+    format!(
+        "Error processing keyword '{name}': The value {} could not be converted to '{kind}'.",
+        sandball_wire::python::py_repr(value)
+    )
 }
 
 /// Under the `free` strategy, the banner a task's results are shown under: shown before
@@ -440,11 +474,16 @@ fn origin<'a>(
         location: &t.location,
         diff: keyword_bool(run, vars, kw, Keyword::Diff, run.options.diff)
             .unwrap_or(run.options.diff),
-        module: matches!(
-            action::find(&t.action).runs(&t.action),
-            action::Runs::Module { .. } | action::Runs::Chosen
-        ),
+        module: module_works(t),
     }
+}
+
+/// Whether a module does the task's work (its failure is then the module's).
+fn module_works(t: &Task) -> bool {
+    matches!(
+        action::find(&t.action).runs(&t.action),
+        Runs::Module { .. } | Runs::Chosen
+    )
 }
 
 /// The result `register` stores: without internal keys (at any depth).
@@ -662,22 +701,21 @@ async fn run_loop(
         }));
     }
     let control = t.loop_control.clone().unwrap_or_default();
-    let pause = match &control.pause {
+    // Read around the task's runs: an error is the loop's, as in ansible-core.
+    let pause = match control
+        .pause
+        .as_ref()
+        .map(|p| keyword_float(run, vars, "pause", p))
+    {
         None => 0.0,
-        Some(p) => match run.templar.template(p, vars) {
-            Ok(v) => match v
-                .as_f64()
-                .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
-            {
-                Some(secs) if secs >= 0.0 => secs,
-                _ => {
-                    return failed(format!(
-                        "loop_control.pause must be a number of seconds, got {v}"
-                    ));
-                }
-            },
-            Err(e) => return failed(e.to_string()),
-        },
+        Some(Ok(secs)) if secs >= 0.0 => secs,
+        Some(Ok(secs)) => {
+            return raised(
+                Failure::RaisedByLoop,
+                format!("loop_control.pause must be a number of seconds, got {secs}"),
+            );
+        }
+        Some(Err(e)) => return raised(Failure::RaisedByLoop, e),
     };
     let mut results = Vec::with_capacity(items.len());
     let (mut changed, mut any_failed, mut all_skipped) = (false, false, !items.is_empty());
@@ -788,7 +826,7 @@ async fn run_loop(
         match stop {
             Ok(false) => {}
             Ok(true) => break,
-            Err(e) => return failed(e),
+            Err(e) => return raised(Failure::RaisedByLoop, e),
         }
     }
     let mut m = Map::new();
@@ -870,8 +908,30 @@ pub(super) fn when_stops(run: &Run, kw: &Chain<'_>, vars: &Vars) -> Option<Map<S
 }
 
 /// One run of the task (one loop item, or the task itself), with `until` retries
-/// (`retries` alone: until it succeeds).
+/// (`retries` alone: until it succeeds). A failure that says nothing gets ansible-core's
+/// message for it: "Task failed: Action failed: Unknown error." (or the module's).
 async fn run_once(
+    run: &Run,
+    t: &Task,
+    kw: &Chain<'_>,
+    host: &str,
+    vars: &Vars,
+    no_log: bool,
+) -> Map<String, Value> {
+    let mut r = run_retrying(run, t, kw, host, vars, no_log).await;
+    if r.get("failed").is_some_and(py_truth) && !r.contains_key("msg") {
+        let module = module_works(t) && Failure::of(&r) != Some(Failure::Action);
+        let what = if module { "Module" } else { "Action" };
+        r.insert(
+            "msg".into(),
+            Value::from(format!("Task failed: {what} failed: Unknown error.")),
+        );
+    }
+    r
+}
+
+/// [`run_once`] before its message is settled.
+async fn run_retrying(
     run: &Run,
     t: &Task,
     kw: &Chain<'_>,
@@ -890,21 +950,24 @@ async fn run_once(
         };
         return attempt_in_time(run, t, kw, host, vars, how).await;
     }
-    let retries = match t.retries.as_ref().map(|r| run.templar.template(r, vars)) {
+    let retries = match t
+        .retries
+        .as_ref()
+        .map(|r| keyword_int(run, vars, "retries", r))
+    {
         None => 3,
-        Some(Ok(v)) => v
-            .as_u64()
-            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-            .unwrap_or(3),
-        Some(Err(e)) => return failed(e.to_string()),
+        // A negative count is no retry, as ansible-core takes it.
+        Some(Ok(n)) => u64::try_from(n).unwrap_or_default(),
+        Some(Err(e)) => return failed(format!("Task failed: {e}")),
     };
-    let delay = match t.delay.as_ref().map(|r| run.templar.template(r, vars)) {
+    let delay = match t
+        .delay
+        .as_ref()
+        .map(|d| keyword_float(run, vars, "delay", d))
+    {
         None => 5.0,
-        Some(Ok(v)) => v
-            .as_f64()
-            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-            .unwrap_or(5.0),
-        Some(Err(e)) => return failed(e.to_string()),
+        Some(Ok(secs)) => secs,
+        Some(Err(e)) => return failed(format!("Task failed: {e}")),
     };
     let mut attempts = 0;
     loop {
@@ -1034,23 +1097,17 @@ async fn attempt_in_time(
 ) -> Map<String, Value> {
     // The largest `timeout` ansible-core takes (its alarm's bound).
     const MAX_TIMEOUT: i64 = 100_000_000;
-    let seconds = match keyword(run, vars, kw, Keyword::Timeout) {
+    let seconds = match keyword(run, vars, kw, Keyword::Timeout)
+        .map(|v| keyword_int(run, vars, Keyword::Timeout.name(), v))
+    {
         None => 0,
-        Some(v) => match run.templar.template(v, vars).map(|v| integer(&v)) {
-            Ok(Some(n)) if (0..=MAX_TIMEOUT).contains(&n) => n as u64,
-            Ok(Some(n)) => {
-                return failed(format!(
-                    "Timeout {n} is invalid, it must be between 0 and {MAX_TIMEOUT}."
-                ));
-            }
-            Ok(None) => {
-                return failed(format!(
-                    "timeout must be a whole number of seconds, got {v}\n\nThe error appears to be in '{}'.",
-                    t.location
-                ));
-            }
-            Err(e) => return failed(e.to_string()),
-        },
+        Some(Ok(n)) if (0..=MAX_TIMEOUT).contains(&n) => n as u64,
+        Some(Ok(n)) => {
+            return failed(format!(
+                "Task failed: Timeout {n} is invalid, it must be between 0 and {MAX_TIMEOUT}."
+            ));
+        }
+        Some(Err(e)) => return failed(format!("Task failed: {e}")),
     };
     if let Some(spec) = &t.async_ {
         return attempt_async(run, t, kw, host, vars, how, spec).await;
@@ -1062,8 +1119,11 @@ async fn attempt_in_time(
     match tokio::time::timeout(limit, attempt(run, t, kw, host, vars, how, None)).await {
         Ok(result) => result,
         Err(_) => {
-            let mut r = failed(format!("Timed out after {seconds} second(s)."));
-            r.insert("timedout".into(), json!({"period": seconds}));
+            let mut r = failed(format!("Task failed: Timed out after {seconds} second(s)."));
+            r.insert(
+                "timedout".into(),
+                json!({"frame": TIMEOUT_FRAME, "period": seconds}),
+            );
             r
         }
     }
@@ -1080,17 +1140,13 @@ async fn attempt_async(
     how: Attempt,
     spec: &Value,
 ) -> Map<String, Value> {
-    let seconds = |v: &Value, what: &str| -> Result<u64, String> {
-        run.templar
-            .template(v, vars)
-            .map_err(|e| e.to_string())
-            .and_then(|v| {
-                integer(&v)
-                    .and_then(|n| u64::try_from(n).ok())
-                    .ok_or_else(|| format!("{what} must be a whole number of seconds, got {v}"))
-            })
+    // ansible-core names `async` by its attribute.
+    let seconds = |v: &Value, name: &str| -> Result<u64, String> {
+        let n = keyword_int(run, vars, name, v).map_err(|e| format!("Task failed: {e}"))?;
+        u64::try_from(n)
+            .map_err(|_| format!("Task failed: {name} must be a whole number of seconds, got {n}"))
     };
-    let limit = match seconds(spec, "async") {
+    let limit = match seconds(spec, "async_val") {
         Ok(n) => n,
         Err(e) => return failed(e),
     };
@@ -1101,10 +1157,10 @@ async fn attempt_async(
     };
     let plugin = action::find(&t.action);
     if !plugin.supports_async(&t.action) {
-        return failed(format!(
-            "This action ({}) does not support async.",
-            crate::assemble::component::short_name(&t.action)
-        ));
+        return raised(
+            Failure::Raised,
+            format!("This action ({}) does not support async.", t.action),
+        );
     }
     let background = Background {
         jid: format!(
@@ -1141,7 +1197,7 @@ async fn wait_for_job(
         // An action that started no job (a Python action plugin none of whose module
         // runs asked for `wrap_async`) fails the task, as under ansible-core.
         cx.run.callback.async_done(cx.host, "None", false);
-        return failed("No job id was returned by the async task");
+        return raised(Failure::Action, "No job id was returned by the async task");
     }
     let mut left = background.limit_s;
     let mut status = Map::new();
@@ -1170,10 +1226,14 @@ async fn wait_for_job(
         let _ = cx.job_status(jid, true).await;
         status
     } else {
-        let mut r = failed(format!(
-            "async task did not complete within the requested time - {}s",
-            background.limit_s
-        ));
+        // The executor's, not the module's, as ansible-core reports it.
+        let mut r = raised(
+            Failure::Action,
+            format!(
+                "async task did not complete within the requested time - {}s",
+                background.limit_s
+            ),
+        );
         r.insert("async_result".into(), Value::Object(status));
         r
     };
@@ -1189,6 +1249,10 @@ const GRACE_CHECKS: usize = 10;
 
 /// Seconds between checks of an `async` task, as Ansible's default `poll`.
 const DEFAULT_POLL: u64 = 15;
+
+/// What ansible-core's timed-out result gives as `timedout.frame` when tracebacks are
+/// not shown.
+const TIMEOUT_FRAME: &str = "Configure `DISPLAY_TRACEBACK` to see a traceback on timeout errors.";
 
 /// Keeps the facts a result carries for `host`: `set_fact` values, or a module's
 /// `ansible_facts`.
@@ -1270,7 +1334,7 @@ async fn attempt_action(
         mode(Keyword::Diff, run.options.diff),
     ) {
         (Ok(c), Ok(d)) => (c, d),
-        (Err(e), _) | (_, Err(e)) => return failed(e),
+        (Err(e), _) | (_, Err(e)) => return failed(format!("Task failed: {e}")),
     };
     let args = match template_args(run, t, kw, plugin.raw_args(), vars) {
         Ok(a) if plugin.fact_layer() == FactLayer::SetFact => with_trust_marks(run, t, vars, a),
@@ -1314,6 +1378,7 @@ async fn attempt_action(
     if let Some(n) = how.number {
         result.insert("attempts".into(), json!(n));
     }
+    let failed_before = result.get("failed").is_some_and(py_truth);
     if !t.changed_when.is_empty() || !t.failed_when.is_empty() {
         let mut check_vars = vars.clone();
         bind_result(&mut check_vars, t, &result);
@@ -1359,6 +1424,11 @@ async fn attempt_action(
                 }
             }
         }
+        // A success the conditions made a failure is the action's, whoever did the
+        // work, as ansible-core reports it.
+        if !failed_before && result.get("failed").is_some_and(py_truth) {
+            Failure::Action.mark(&mut result);
+        }
     }
     if how.no_log {
         result.insert("_ansible_no_log".into(), Value::Bool(true));
@@ -1366,12 +1436,14 @@ async fn attempt_action(
     result
 }
 
+/// Whether every condition holds; why one could not be evaluated, as a loop's
+/// `break_when` fails with it.
 fn all_true(run: &Run, conds: &[Value], vars: &Vars) -> Result<bool, String> {
     for c in conds {
         match run.templar.conditional(c, vars) {
             Ok(true) => {}
             Ok(false) => return Ok(false),
-            Err(e) => return Err(e.conditional_failure()),
+            Err(e) => return Err(e.conditional_error()),
         }
     }
     Ok(true)

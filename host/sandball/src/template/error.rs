@@ -88,23 +88,26 @@ impl TemplateError {
     /// A task's message for a conditional (`when`, `that`, `failed_when`…) that could
     /// not be evaluated, as ansible-core 2.19 words it.
     pub fn conditional_failure(&self) -> String {
+        format!("Task failed: {}", self.conditional_error())
+    }
+
+    /// Why a conditional could not be evaluated, as ansible-core 2.19 words it (a
+    /// loop's `break_when` fails with these words alone).
+    pub fn conditional_error(&self) -> String {
         match self {
             // Refused before anything is evaluated.
             TemplateError::Conditional { detail, .. }
                 if detail == UNTRUSTED || detail == EMPTY_CONDITIONAL =>
             {
-                format!("Task failed: {detail}")
+                detail.clone()
             }
             // An operation or a plugin that failed is named alone.
             TemplateError::Render { detail, .. }
                 if detail.starts_with(RENDERING_EXPRESSION) || named_plugin(detail) =>
             {
-                format!("Task failed: {detail}")
+                detail.clone()
             }
-            _ => format!(
-                "Task failed: Error while evaluating conditional: {}",
-                self.cause()
-            ),
+            _ => format!("Error while evaluating conditional: {}", self.cause()),
         }
     }
 

@@ -36,7 +36,9 @@ pub(crate) fn register(env: &mut Environment<'static>) {
     env.add_filter("rejectattr", rejectattr);
 }
 
-/// Jinja's filter `$name` (`select`, `selectattr`…), its test possibly a plugin.
+/// Jinja's filter `$name` (`select`, `selectattr`…), its test possibly a plugin. An
+/// undefined value is passed on as it is, as ansible-core 2.19's wrappers of these
+/// filters pass it (`x | select('odd') is undefined`).
 macro_rules! taking_a_test {
     ($name:ident $(, $attr:ident)?) => {
         fn $name(
@@ -45,9 +47,12 @@ macro_rules! taking_a_test {
             $($attr: Cow<'_, str>,)?
             test: Option<Cow<'_, str>>,
             args: Rest<ValueOrKwargs>,
-        ) -> Result<Vec<Value>, Error> {
+        ) -> Result<Value, Error> {
+            if value.is_undefined() {
+                return Ok(value);
+            }
             let (test, args) = by_name(Kind::Test, test, args);
-            minijinja::filters::$name(state, value, $($attr,)? test, args)
+            minijinja::filters::$name(state, value, $($attr,)? test, args).map(Value::from)
         }
     };
 }

@@ -3,7 +3,7 @@
 //! add_host action does. It runs once, for the play's first host (with a loop, once per
 //! item); it is `changed` when the inventory changed.
 
-use super::{Context, failed, ok_with};
+use super::{Context, Failure, failed, ok_with, raised};
 use crate::inventory::Change;
 use serde_json::{Map, Value, json};
 
@@ -33,7 +33,10 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
         .find_map(|k| args.get(*k))
         .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
     else {
-        return failed("name is required for add_host");
+        return raised(
+            Failure::Raised,
+            "name, host or hostname needs to be provided",
+        );
     };
     let (name, port) = split_port(&written);
     let groups: Vec<String> = match GROUP_KEYS.iter().find_map(|k| args.get(*k)) {
@@ -118,7 +121,7 @@ mod tests {
         let r = run(&ctx, args.as_object().unwrap());
         assert_eq!(r["changed"], false);
         let r = run(&ctx, json!({"groups": "x"}).as_object().unwrap());
-        assert_eq!(r["msg"], "name is required for add_host");
+        assert_eq!(r["msg"], "name, host or hostname needs to be provided");
         assert_eq!(split_port("fe80::1"), ("fe80::1".into(), None));
         assert_eq!(split_port("[fe80::1]:22"), ("fe80::1".into(), Some(22)));
     }

@@ -7,7 +7,7 @@
 //! `decrypt: false`), and the result is written on the node by the `copy` component,
 //! atomically and idempotently, with `validate`, `backup` and the file's attributes.
 
-use super::{Context, ModuleRequest, failed, truthy};
+use super::{Context, Failure, ModuleRequest, failed, raised, truthy};
 use crate::playbook::search_path;
 use futures::future::LocalBoxFuture;
 use sandball_guest_sdk::pyre::{Anchor, Pattern};
@@ -39,7 +39,7 @@ pub fn work<'a>(
             args.get("src").and_then(Value::as_str).map(String::from),
             args.get("dest").and_then(Value::as_str),
         ) else {
-            return failed("src and dest are required");
+            return raised(Failure::Raised, "src and dest are required");
         };
         let dir = match search_path::find(ctx.vars(), "files", &src) {
             Ok(d) => d,
@@ -50,7 +50,10 @@ pub fn work<'a>(
             }
         };
         if !dir.is_dir() {
-            return failed(format!("Source ({}) is not a directory", dir.display()));
+            return raised(
+                Failure::Raised,
+                format!("Source ({}) is not a directory", dir.display()),
+            );
         }
         let options = match Options::of(&args) {
             Ok(o) => o,

@@ -503,6 +503,57 @@ pub fn failed(msg: impl Into<String>) -> Map<String, Value> {
     m
 }
 
+/// The internal result key saying how a failure came about ([`Failure`]), which
+/// ansible-core's `[ERROR]` line tells apart: it words the line from the error itself,
+/// where `msg` alone cannot say whether the error was raised or returned, nor whether
+/// the action or its module returned it. Never shown or registered, as no `_ansible_`
+/// key is.
+pub const FAILURE: &str = "_ansible_failure";
+
+/// How a failure came about, where its result alone does not say it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// Raised while the task ran, by the action (ansible-core's `AnsibleActionFail`)
+    /// or the executor: "Task failed: " and the message.
+    Raised,
+    /// Raised around the task's runs, by its loop (`loop_control`, `break_when`): the
+    /// message alone.
+    RaisedByLoop,
+    /// Returned by the action, though a module did its work (`failed_when` failed a
+    /// module's success): "Task failed: Action failed: " and the message.
+    Action,
+}
+
+impl Failure {
+    /// The value of [`FAILURE`] for it.
+    fn as_str(self) -> &'static str {
+        match self {
+            Failure::Raised => "raised",
+            Failure::RaisedByLoop => "raised by loop",
+            Failure::Action => "action",
+        }
+    }
+
+    /// How the failure `result` came about, where it says.
+    pub fn of(result: &Map<String, Value>) -> Option<Failure> {
+        [Failure::Raised, Failure::RaisedByLoop, Failure::Action]
+            .into_iter()
+            .find(|f| result.get(FAILURE).and_then(Value::as_str) == Some(f.as_str()))
+    }
+
+    /// Marks `result` as failed this way.
+    pub fn mark(self, result: &mut Map<String, Value>) {
+        result.insert(FAILURE.into(), Value::from(self.as_str()));
+    }
+}
+
+/// A failed result with a message, come about as `how` says.
+pub fn raised(how: Failure, msg: impl Into<String>) -> Map<String, Value> {
+    let mut m = failed(msg);
+    how.mark(&mut m);
+    m
+}
+
 /// Checks that only known arguments were given, as Ansible's action plugins do.
 pub fn check_args(
     action: &str,
@@ -515,11 +566,14 @@ pub fn check_args(
     }
     let mut sorted = allowed.to_vec();
     sorted.sort_unstable();
-    Err(failed(format!(
-        "Unsupported parameters for ({action}) module: {}. Supported parameters include: {}.",
-        unknown.join(", "),
-        sorted.join(", ")
-    )))
+    Err(raised(
+        Failure::Raised,
+        format!(
+            "Unsupported parameters for ({action}) module: {}. Supported parameters include: {}.",
+            unknown.join(", "),
+            sorted.join(", ")
+        ),
+    ))
 }
 
 /// The argument names of `args` not among `allowed`, in the order given.

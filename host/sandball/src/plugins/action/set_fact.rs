@@ -1,7 +1,7 @@
 //! `set_fact`: sets host variables for the rest of the run (arguments arrive templated,
 //! the text templating made marked `!unsafe`, which the facts keep).
 
-use super::{failed, ok_with, truthy};
+use super::{Failure, failed, ok_with, raised, truthy};
 use serde_json::{Map, Value, json};
 
 /// Runs `set_fact`; the executor stores `ansible_facts` for the host.
@@ -37,7 +37,8 @@ pub fn run(ctx: &dyn super::Context, args: &Map<String, Value>) -> Map<String, V
         facts.insert(k, v.clone());
     }
     if facts.is_empty() {
-        return failed(
+        return raised(
+            Failure::Raised,
             "No key/value pairs provided, at least one is required for this action to succeed",
         );
     }

@@ -8,7 +8,7 @@
 //! and diff modes and the file attributes the task gives. `output_encoding` picks the
 //! character set the file is written in (see [`crate::template::encoding`]).
 
-use super::{Context, failed, truthy};
+use super::{Context, Failure, raised, truthy};
 use crate::playbook::search_path;
 use crate::template::FileOptions;
 use futures::future::LocalBoxFuture;
@@ -21,9 +21,10 @@ pub fn work<'a>(
     args: Map<String, Value>,
 ) -> LocalBoxFuture<'a, Map<String, Value>> {
     Box::pin(async move {
+        // ansible-core's template action raises each of these.
         let (rendered, module_args) = match render(ctx, args) {
             Ok(r) => r,
-            Err(e) => return failed(e),
+            Err(e) => return raised(Failure::Raised, e),
         };
         let dest = module_args
             .get("dest")

@@ -7,6 +7,7 @@
 use super::color::{Palette, Role};
 use super::stats::Stats;
 use super::{Callback, Report, Status, module_text, printable};
+use crate::plugins::action::Failure;
 use serde_json::{Map, Value};
 use std::io::Write;
 use std::sync::Mutex;
@@ -132,7 +133,8 @@ impl DefaultCallback {
             origin.module &= r.status == Status::Failed;
             let censored = r.result.get("censored").and_then(Value::as_str);
             let msg = censored.or_else(|| r.result.get("msg").and_then(Value::as_str));
-            let block = error_block(&origin, msg, censored.is_none());
+            let how = Failure::of(r.result);
+            let block = error_block(&origin, how, msg, censored.is_none());
             if self.first_time(&block) {
                 self.emit(&self.paint(&block, Role::Error));
             }
@@ -262,16 +264,32 @@ fn python_separators(compact: &str) -> String {
 
 /// ansible-core 2.19's block before a failed task's result: what failed, and where,
 /// with the task's lines (the two before it too, when `source`) and a caret at its
-/// column.
-fn error_block(origin: &super::Origin<'_>, msg: Option<&str>, source: bool) -> String {
+/// column. A failure raised around the task (by its loop), or one whose message
+/// ansible-core made from the error ("Task failed: …"), is its message; one raised
+/// while the task ran is "Task failed: " and its message; one the action or module
+/// returned says which of them failed.
+fn error_block(
+    origin: &super::Origin<'_>,
+    how: Option<Failure>,
+    msg: Option<&str>,
+    source: bool,
+) -> String {
     // The first paragraph: where it happened is said below.
     let msg = msg
         .map(|m| m.split("\n\n").next().unwrap_or(m))
         .unwrap_or("Unknown error.");
-    let mut out = if msg.starts_with("Task failed: ") {
-        format!("[ERROR]: {msg}")
+    let what = if origin.module && how != Some(Failure::Action) {
+        "Module"
     } else {
-        let what = if origin.module { "Module" } else { "Action" };
+        "Action"
+    };
+    let mut out = if how == Some(Failure::RaisedByLoop) || msg.starts_with("Task failed: ") {
+        format!("[ERROR]: {msg}")
+    } else if how == Some(Failure::Raised) {
+        format!("[ERROR]: Task failed: {msg}")
+    } else if msg.is_empty() {
+        format!("[ERROR]: Task failed: {what} failed.")
+    } else {
         format!("[ERROR]: Task failed: {what} failed: {msg}")
     };
     out.push('\n');
@@ -571,6 +589,8 @@ impl Callback for DefaultCallback {
                 painted
             }
             Status::Unreachable => {
+                // ansible-core 2.19 says why, and where, before the result.
+                self.show_error(r);
                 let mut painted = self.paint(
                     &format!(
                         "fatal: [{host_label}]: UNREACHABLE! => {}",
@@ -867,6 +887,52 @@ mod tests {
         assert_eq!(
             render_diff(&json!([{"dst_binary": 1}, {"before": null, "after": "x\n"}])),
             "diff skipped: destination file appears to be binary\n--- before\n+++ after\n@@ -0,0 +1 @@\n+x\n\n"
+        );
+    }
+
+    #[test]
+    fn error_lines_say_how_the_failure_came_about() {
+        let location = crate::playbook::Location {
+            file: std::path::PathBuf::from("/nonexistent/play.yml"),
+            line: 1,
+            column: 1,
+        };
+        let header = |module: bool, how: Option<Failure>, msg: &str| {
+            let origin = super::super::Origin {
+                location: &location,
+                module,
+                diff: false,
+            };
+            let block = error_block(&origin, how, Some(msg), false);
+            block.lines().next().unwrap_or_default().to_string()
+        };
+        assert_eq!(
+            header(true, None, "boom"),
+            "[ERROR]: Task failed: Module failed: boom"
+        );
+        assert_eq!(
+            header(false, None, "boom"),
+            "[ERROR]: Task failed: Action failed: boom"
+        );
+        assert_eq!(
+            header(true, Some(Failure::Action), ""),
+            "[ERROR]: Task failed: Action failed."
+        );
+        assert_eq!(
+            header(true, Some(Failure::Raised), "no async"),
+            "[ERROR]: Task failed: no async"
+        );
+        assert_eq!(
+            header(
+                false,
+                Some(Failure::RaisedByLoop),
+                "Error processing keyword 'pause': x"
+            ),
+            "[ERROR]: Error processing keyword 'pause': x"
+        );
+        assert_eq!(
+            header(true, None, "Task failed: Timed out after 1 second(s)."),
+            "[ERROR]: Task failed: Timed out after 1 second(s)."
         );
     }
 }

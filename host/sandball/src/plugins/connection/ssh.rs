@@ -683,8 +683,18 @@ impl Ssh {
                 if let Some(why) = refusal.lock().unwrap_or_else(|e| e.into_inner()).take() {
                     return Err((why, false));
                 }
+                // The system's words for it, as ssh gives them ("Connection refused").
                 let why = match e {
-                    russh::Error::IO(io) => io.to_string(),
+                    russh::Error::IO(io) => {
+                        let text = io.to_string();
+                        match io.raw_os_error() {
+                            Some(code) => text
+                                .strip_suffix(&format!(" (os error {code})"))
+                                .unwrap_or(&text)
+                                .to_string(),
+                            None => text,
+                        }
+                    }
                     other => other.to_string(),
                 };
                 return Err((

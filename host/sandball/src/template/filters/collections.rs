@@ -498,13 +498,16 @@ fn dict(state: &State, source: Option<Value>, kwargs: Kwargs) -> Result<Value, E
 /// attribute (and no `default=`) is an error naming it, as ansible-core 2.19 reports
 /// it ("object of type 'dict' has no attribute 'name'"), instead of an undefined value
 /// that surfaces later without a name.
-fn map(state: &mut State, value: Value, args: Rest<ValueOrKwargs>) -> Result<Vec<Value>, Error> {
+fn map(state: &mut State, value: Value, args: Rest<ValueOrKwargs>) -> Result<Value, Error> {
+    // Passed on as it is, as ansible-core 2.19's wrapper of Jinja's map passes it.
+    if value.is_undefined() {
+        return Ok(value);
+    }
     let raw: Vec<Value> = args.iter().map(|a| Value::from(a.clone())).collect();
     let (_, kwargs): (&[Value], Kwargs) = minijinja::value::from_args(&raw)?;
     if let Some(attr) = kwargs.get::<Option<Value>>("attribute")?
         && !kwargs.has("default")
         && let Some(path) = attr.as_str()
-        && !value.is_undefined()
     {
         for item in value.try_iter()? {
             let found = attribute_path(&item, path);
@@ -536,7 +539,7 @@ fn map(state: &mut State, value: Value, args: Rest<ValueOrKwargs>) -> Result<Vec
         }
         None => args,
     };
-    minijinja::filters::map(state, value, args)
+    minijinja::filters::map(state, value, args).map(Value::from)
 }
 
 /// `rekey_on_member(key, duplicates='error')`: a dictionary of the dictionaries of a
