@@ -9,14 +9,15 @@ MODULES     := $(notdir $(wildcard modules-wasm/*))
 MODULE_VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 MODULE_PKGS := $(addprefix -p ,$(addsuffix @$(MODULE_VERSION),$(MODULES)))
 VENV        := target/venv
-ANSIBLE_PIN ?= ansible-core==2.19.*
+# One release exactly: tests/target-recaps.txt holds what this one prints.
+ANSIBLE_PIN ?= ansible-core==2.19.14
 PROFILE_DIR := target/debug
 # The Python of the venvs below: Debian's, built with profile-guided optimisation (the
 # reference's many runs take most of the tests' time) and readable by every user (so
 # ansible-core can become the tests' users).
 PYTHON      ?= /usr/bin/python3
 
-.PHONY: all setup modules build run test nextest test-fixtures example-component lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets ruby cron legacy-examples sshd apt-test clean
+.PHONY: all setup modules build run test nextest test-fixtures example-component lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets target-recaps ruby cron legacy-examples sshd apt-test clean
 
 all: build
 
@@ -75,6 +76,20 @@ $(TARGETS_DIR)/targets/ping: $(VENV)/bin/ansible-playbook
 	tar -xzf $(TARGETS_DIR)/sdist/ansible_core-$$version.tar.gz -C $(TARGETS_DIR) \
 		--strip-components=3 ansible_core-$$version/test/integration/targets
 	rm -rf $(TARGETS_DIR)/sdist
+
+## target-recaps: records ansible-playbook's recaps of the targets listed in
+## tests/tests/integration_targets.rs into tests/target-recaps.txt, by running each
+## under both tools (run it after changing TARGETS or $(ANSIBLE_PIN)). `make test` runs
+## ansible-playbook on a target only where sandball's recaps differ from these.
+RECORD_DIR := target/target-recaps
+target-recaps: build ansible ansible-targets test-fixtures nextest
+	rm -rf $(RECORD_DIR) && mkdir -p $(RECORD_DIR)
+	-ANSIBLE_TARGETS_RECORD=$(CURDIR)/$(RECORD_DIR) ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin \
+		$(CARGO) nextest run -p sandball-e2e -E 'test(/^integration_targets::/)' --no-fail-fast
+	{ sed -n '/^#/p' tests/target-recaps.txt; \
+	  echo "ansible-core $$($(VENV)/bin/python -c 'import ansible.release as r; print(r.__version__)')"; \
+	  for f in $(RECORD_DIR)/*; do sed "s/^/$$(basename $$f)\t/" "$$f"; done; } > $(RECORD_DIR).txt
+	mv $(RECORD_DIR).txt tests/target-recaps.txt
 
 ## python-venv: Debian's venv module for $(PYTHON), which the venvs above are made with.
 python-venv:

@@ -8,7 +8,7 @@
 //! then the downloaded files byte for byte. Then what only the sandbox does: a
 //! checksum URL on a port the grant leaves out is denied.
 
-mod http;
+use crate::http;
 
 use http::{same_results, sandball_only, sandbox_with_server};
 use sandball_e2e::compare::{both_run, result};

@@ -8,7 +8,7 @@
 //! narrowing leaves out is denied, a redirect to another port is denied, and the
 //! refused options say so.
 
-mod http;
+use crate::http;
 
 use http::{same_results, sandball_only, sandbox_with_server};
 use sandball_e2e::compare::{both_run, result};
