@@ -142,7 +142,10 @@ impl Sandbox {
     /// `sandball ARGS…`, run in the sandbox with the shim under test. The shim's cache
     /// is shared by all tests (`target/e2e-shim-cache`): it is content-addressed, so
     /// sharing it is safe, and every module is compiled once per test run instead of
-    /// once per test (an unoptimised wasmtime takes seconds per module).
+    /// once per test (an unoptimised wasmtime takes seconds per module). Hosts without
+    /// an `ansible_python_interpreter` use the ansible-core venv's Python, as under
+    /// [`ansible_playbook`](Self::ansible_playbook), rather than one discovered along
+    /// the test's `PATH`.
     pub fn sandball<I, S>(&self, args: I) -> Invocation
     where
         I: IntoIterator<Item = S>,
@@ -153,6 +156,10 @@ impl Sandbox {
         cmd.args(args)
             .current_dir(self.path())
             .env("SANDBALL_SHIM", &bins.shim)
+            .env(
+                "ANSIBLE_PYTHON_INTERPRETER",
+                crate::binaries::ansible_python(),
+            )
             .env(
                 "SANDBALL_CACHE_DIR",
                 crate::binaries::workspace_root().join("target/e2e-shim-cache"),

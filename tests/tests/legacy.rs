@@ -374,9 +374,6 @@ fn pipelining_and_the_classic_flow_agree_and_clean_up() {
     out.assert_code(0);
     let piped = result(&out, "piped", &work);
     let classic = result(&out, "classic", &work);
-    // Python was discovered once, on the first task.
-    assert!(at(&piped, "ansible_facts/discovered_interpreter_python").is_string());
-    assert!(at(&classic, "ansible_facts").is_null(), "{classic}");
     assert_eq!(at(&piped, "stat/isdir"), true);
     assert_eq!(at(&piped, "stat/mode"), at(&classic, "stat/mode"));
     // The classic flow made its directory private and removed it; kept files stay.
@@ -1067,4 +1064,75 @@ fn unsandboxed_modules_are_named_in_one_line_and_each_at_v() {
         !verbose.stderr.contains("modules ran unsandboxed"),
         "{verbose}"
     );
+}
+
+const DISCOVERY_PLAY: &str = r#"
+- hosts: alpha
+  gather_facts: false
+  vars: &fallback
+    ansible_interpreter_python_fallback: [sandball-no-such-python, PYTHON]
+  tasks:
+    - name: no module
+      debug: {msg: no discovery}
+    - name: first module
+      ping:
+    - name: second module
+      ping:
+    - name: the fact
+      debug: {var: discovered_interpreter_python}
+- hosts: beta
+  gather_facts: true
+  gather_subset: ["!all"]
+  vars: *fallback
+  tasks:
+    - name: gathered
+      ping:
+"#;
+
+/// With no `ansible_python_interpreter` (nor `INTERPRETER_PYTHON`), the first module a
+/// host runs — a component too, as ansible-core's modules are all Python: `ping`, or
+/// gathering facts — looks for the names of `ansible_interpreter_python_fallback` in
+/// order, warns about the one it found and returns it as the
+/// `discovered_interpreter_python` fact, which the next modules use, as
+/// ansible-playbook does.
+#[test]
+fn python_is_discovered_at_a_hosts_first_module_as_ansible_core_discovers_it() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha", "beta"]);
+    let python = python_2_19().display().to_string();
+    let pb = sb.write("discovery.yml", &DISCOVERY_PLAY.replace("PYTHON", &python));
+    let work = sb.dir("work");
+    let ours = sb
+        .play(&pb, &work, &["-v"])
+        .env_remove("ANSIBLE_PYTHON_INTERPRETER")
+        .run();
+    ours.assert_code(0);
+    let warning = |host: &str| {
+        format!(
+            "[WARNING]: Host '{host}' is using the discovered Python interpreter at '{python}', but future installation of another Python interpreter could cause a different interpreter to be discovered. See https://docs.ansible.com/ansible-core/2.19/reference_appendices/interpreter_discovery.html for more information.\n"
+        )
+    };
+    for host in ["alpha", "beta"] {
+        assert_eq!(ours.stderr.matches(&warning(host)).count(), 1, "{ours}");
+    }
+    let fact = format!(r#""discovered_interpreter_python": "{python}""#);
+    assert!(ours.task_lines("first module")[0].contains(&fact), "{ours}");
+    let Some(theirs) = sb.ansible_play(&pb, &work, &["-v"]) else {
+        return;
+    };
+    let theirs = theirs.env_remove("ANSIBLE_PYTHON_INTERPRETER").run();
+    for host in ["alpha", "beta"] {
+        assert_eq!(theirs.stderr.matches(&warning(host)).count(), 1, "{theirs}");
+    }
+    ours.assert_same_recap_as(&theirs)
+        .assert_same_task_lines_as(
+            &theirs,
+            &[
+                "no module",
+                "first module",
+                "second module",
+                "the fact",
+                "gathered",
+            ],
+        );
 }

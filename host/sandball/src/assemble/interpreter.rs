@@ -3,8 +3,11 @@
 //!
 //! As in Ansible, the variable is named after the shebang's interpreter (its basename,
 //! or the program `/usr/bin/env` runs): `#!/usr/bin/ruby` → `ansible_ruby_interpreter`.
-//! Only `python` gets discovery: `ansible_python_interpreter` unset, `auto`,
-//! `auto_silent` or `auto_legacy*` probe the node's usual Python paths once per host.
+//! Only `python` gets discovery: `ansible_python_interpreter` (else
+//! `INTERPRETER_PYTHON`) unset, `auto`, `auto_silent` or `auto_legacy*` look for the
+//! names of ansible-core's fallback list with `command -v`, in order, the first found
+//! winning; the executor does it for the first module a host runs and keeps the answer
+//! as the host's `discovered_interpreter_python` fact, as ansible-core does.
 
 use serde_json::Value;
 
@@ -75,67 +78,151 @@ pub fn replace_shebang(payload: &[u8], old: &Shebang, interpreter: &str) -> Vec<
     out
 }
 
-/// What `ansible_python_interpreter` asks for.
+/// What `ansible_python_interpreter` (or `INTERPRETER_PYTHON`) asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PythonSetting {
     /// A path (or command) to use as it is.
     Path(String),
-    /// Discover it on the node.
-    Auto,
+    /// Discover it on the node (`auto`, `auto_legacy`); `silent` (`auto_silent`,
+    /// `auto_legacy_silent`) says nothing about what was found.
+    Auto {
+        /// Whether discovery warns about what it found.
+        silent: bool,
+    },
 }
 
-/// Reads `ansible_python_interpreter` (unset means `auto`).
-pub fn python_setting(value: Option<&Value>) -> PythonSetting {
-    match value.and_then(Value::as_str).map(str::trim) {
-        None | Some("") => PythonSetting::Auto,
-        Some(s) if s == "auto" || s.starts_with("auto_") => PythonSetting::Auto,
+/// Reads the host's `ansible_python_interpreter`, else the `configured` setting
+/// (`ANSIBLE_PYTHON_INTERPRETER`, `interpreter_python` in ansible.cfg); unset or empty
+/// means `auto`.
+pub fn python_setting(value: Option<&Value>, configured: Option<&str>) -> PythonSetting {
+    let text = match value {
+        Some(v) => v.as_str().map(str::trim),
+        None => configured.map(str::trim),
+    };
+    match text {
+        None | Some("") => PythonSetting::Auto { silent: false },
+        Some("auto" | "auto_legacy") => PythonSetting::Auto { silent: false },
+        Some("auto_silent" | "auto_legacy_silent") => PythonSetting::Auto { silent: true },
         Some(s) => PythonSetting::Path(s.to_string()),
     }
 }
 
-/// Paths probed first, in order, then versioned names looked up in `PATH`.
-const PYTHON_PATHS: &[&str] = &[
-    "/usr/bin/python3",
-    "/usr/libexec/platform-python",
-    "/usr/local/bin/python3",
-];
-const PYTHON_NAMES: &[&str] = &[
-    "python3.14",
+/// The names discovery looks for, in order, unless the host's
+/// `ansible_interpreter_python_fallback` lists others (ansible-core 2.19's
+/// `INTERPRETER_PYTHON_FALLBACK`).
+const FALLBACK: &[&str] = &[
     "python3.13",
     "python3.12",
     "python3.11",
     "python3.10",
     "python3.9",
     "python3.8",
+    "/usr/bin/python3",
     "python3",
 ];
 
-/// Marker before the discovered path in the probe's output.
-const FOUND: &str = "SANDBALL_PYTHON=";
+/// The Python used when discovery finds none.
+pub const FALLBACK_PYTHON: &str = "/usr/bin/python3";
 
-/// A POSIX shell command that prints the first usable Python.
-pub fn discovery_command() -> String {
-    format!(
-        "for p in {}; do if [ -x \"$p\" ]; then echo \"{FOUND}$p\"; exit 0; fi; done; for n in {}; do p=$(command -v \"$n\" 2>/dev/null) && {{ echo \"{FOUND}$p\"; exit 0; }}; done; exit 1",
-        PYTHON_PATHS.join(" "),
-        PYTHON_NAMES.join(" ")
+/// The host's list of names to look for: `ansible_interpreter_python_fallback`, else
+/// ansible-core's.
+pub fn fallback_list(value: Option<&Value>) -> Vec<String> {
+    match value {
+        Some(Value::Array(items)) => items.iter().map(sandball_wire::python::py_str).collect(),
+        Some(Value::String(s)) => s
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
+        _ => FALLBACK.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+/// A POSIX shell command that prints, between `FOUND` and `ENDFOUND`, where each name
+/// of `names` is found (`command -v` for each, as ansible-core probes).
+pub fn discovery_command(names: &[String]) -> String {
+    let probes: Vec<String> = names
+        .iter()
+        .map(|n| format!("command -v {}", crate::plugins::shell::quote(n)))
+        .collect();
+    format!("echo FOUND; {}; echo ENDFOUND", probes.join("; "))
+}
+
+/// The paths the probe found, in order (`None`: its output is not the probe's).
+pub fn parse_discovery(stdout: &[u8]) -> Option<Vec<String>> {
+    let text = String::from_utf8_lossy(stdout);
+    let rest = text.strip_prefix("FOUND")?;
+    let inside = &rest[..rest.rfind("ENDFOUND")?];
+    Some(
+        inside
+            .lines()
+            .filter(|l| l.starts_with('/'))
+            .map(|l| l.trim().to_string())
+            .collect(),
     )
 }
 
-/// The path the probe found, if any.
-pub fn parse_discovery(stdout: &[u8]) -> Option<String> {
-    String::from_utf8_lossy(stdout)
-        .lines()
-        .find_map(|l| l.strip_prefix(FOUND))
-        .map(|p| p.trim().to_string())
-        .filter(|p| !p.is_empty())
+/// A warning, and the help text shown after it.
+pub type Warning = (String, Option<&'static str>);
+
+/// The Python discovery picks for `host` (the first found) and ansible-core's
+/// warnings about it, unless `silent`.
+pub fn discovery_outcome(
+    host: &str,
+    names: &[String],
+    found: Option<Vec<String>>,
+    silent: bool,
+) -> (String, Vec<Warning>) {
+    let mut warnings = Vec::new();
+    let python = match found {
+        Some(paths) if paths.is_empty() => {
+            if !silent {
+                let tried = Value::Array(names.iter().cloned().map(Value::String).collect());
+                warnings.push((
+                    format!(
+                        "No python interpreters found for host {} (tried {}).",
+                        py_text(host),
+                        sandball_wire::python::py_repr(&tried)
+                    ),
+                    None,
+                ));
+            }
+            return (FALLBACK_PYTHON.to_string(), warnings);
+        }
+        Some(paths) => paths[0].clone(),
+        None => {
+            if !silent {
+                warnings.push((
+                    format!(
+                        "Unhandled error in Python interpreter discovery for host {}: unexpected output from Python interpreter discovery",
+                        py_text(host)
+                    ),
+                    None,
+                ));
+            }
+            FALLBACK_PYTHON.to_string()
+        }
+    };
+    if !silent {
+        warnings.push((
+            format!(
+                "Host {} is using the discovered Python interpreter at {}, but future installation of another Python interpreter could cause a different interpreter to be discovered.",
+                py_text(host),
+                py_text(&python)
+            ),
+            Some(DISCOVERY_HELP),
+        ));
+    }
+    (python, warnings)
 }
 
-/// Where the probe looked, for the error when it finds nothing.
-pub fn discovery_searched() -> String {
-    let mut all: Vec<&str> = PYTHON_PATHS.to_vec();
-    all.extend(PYTHON_NAMES);
-    all.join(", ")
+/// The help text ansible-core shows after its warning about a discovered Python.
+const DISCOVERY_HELP: &str = "See https://docs.ansible.com/ansible-core/2.19/reference_appendices/interpreter_discovery.html for more information.";
+
+/// `repr()` of a text.
+fn py_text(s: &str) -> String {
+    sandball_wire::python::py_repr(&Value::String(s.to_string()))
 }
 
 #[cfg(test)]
@@ -170,26 +257,68 @@ mod tests {
 
     #[test]
     fn python_settings() {
-        assert_eq!(python_setting(None), PythonSetting::Auto);
+        let auto = PythonSetting::Auto { silent: false };
+        assert_eq!(python_setting(None, None), auto);
         assert_eq!(
-            python_setting(Some(&json!("auto_silent"))),
-            PythonSetting::Auto
+            python_setting(Some(&json!("auto_silent")), Some("/x")),
+            PythonSetting::Auto { silent: true }
+        );
+        assert_eq!(python_setting(None, Some("auto_legacy")), auto);
+        assert_eq!(
+            python_setting(Some(&json!("/opt/py/bin/python3")), Some("auto")),
+            PythonSetting::Path("/opt/py/bin/python3".into())
         );
         assert_eq!(
-            python_setting(Some(&json!("/opt/py/bin/python3"))),
-            PythonSetting::Path("/opt/py/bin/python3".into())
+            python_setting(None, Some(" /usr/bin/python3 ")),
+            PythonSetting::Path("/usr/bin/python3".into())
         );
     }
 
     #[test]
-    fn discovery_finds_this_machines_python() {
+    fn discovery_probes_the_names_in_order_and_takes_the_first_found() {
+        let names = fallback_list(Some(&json!(["nosuch-python", "sh", "/bin/true"])));
         let out = std::process::Command::new("sh")
             .arg("-c")
-            .arg(discovery_command())
+            .arg(discovery_command(&names))
             .output()
             .unwrap();
-        let found = parse_discovery(&out.stdout).expect("a python3 on the test machine");
-        assert!(std::path::Path::new(&found).is_file(), "{found}");
+        let found = parse_discovery(&out.stdout).expect("the probe's own output");
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0].ends_with("/sh"), "{found:?}");
+        assert_eq!(found[1], "/bin/true");
         assert_eq!(parse_discovery(b"noise\n"), None);
+        let (python, warnings) = discovery_outcome("web", &names, Some(found.clone()), false);
+        assert_eq!(python, found[0]);
+        assert_eq!(
+            warnings,
+            [(
+                format!(
+                    "Host 'web' is using the discovered Python interpreter at '{python}', but future installation of another Python interpreter could cause a different interpreter to be discovered."
+                ),
+                Some(DISCOVERY_HELP)
+            )]
+        );
+        assert!(
+            discovery_outcome("web", &names, Some(found), true)
+                .1
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn nothing_found_falls_back_to_usr_bin_python3() {
+        let names = fallback_list(Some(&json!("python9, python8")));
+        assert_eq!(names, ["python9", "python8"]);
+        let (python, warnings) = discovery_outcome("h", &names, Some(vec![]), false);
+        assert_eq!(python, "/usr/bin/python3");
+        assert_eq!(
+            warnings,
+            [(
+                "No python interpreters found for host 'h' (tried ['python9', 'python8'])."
+                    .to_string(),
+                None
+            )]
+        );
+        assert_eq!(fallback_list(None)[0], "python3.13");
     }
 }

@@ -22,8 +22,8 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// The legacy modules of a run: the finder, the modules found (read once), the
-/// Ansiballz zips built and the Python discovered on each host.
+/// The legacy modules of a run: the finder, the modules found (read once) and the
+/// Ansiballz zips built.
 #[derive(Debug)]
 pub struct LegacyStore {
     finder: LegacyFinder,
@@ -31,7 +31,6 @@ pub struct LegacyStore {
     found: Mutex<HashMap<String, Arc<LegacyModule>>>,
     /// Zips built in this run.
     pub zips: ZipCache,
-    pythons: Mutex<HashMap<String, String>>,
     /// Whether a become needs the password, by host and become settings.
     become_passwords: Mutex<HashMap<String, bool>>,
     /// The connection user, by host.
@@ -52,7 +51,6 @@ impl LegacyStore {
             roots: OnceLock::new(),
             found: Mutex::new(HashMap::new()),
             zips: ZipCache::default(),
-            pythons: Mutex::new(HashMap::new()),
             become_passwords: Mutex::new(HashMap::new()),
             users: Mutex::new(HashMap::new()),
             prefer: config_prefer(),
@@ -140,16 +138,6 @@ impl LegacyStore {
         let mut names: Vec<String> = lock(&self.warned).drain().collect();
         names.sort();
         names
-    }
-
-    /// The Python discovered on `host` earlier in the run.
-    pub fn discovered_python(&self, host: &str) -> Option<String> {
-        lock(&self.pythons).get(host).cloned()
-    }
-
-    /// Remembers the Python discovered on `host`.
-    pub fn remember_python(&self, host: &str, python: &str) {
-        lock(&self.pythons).insert(host.to_string(), python.to_string());
     }
 
     /// The connection user on `host`, when a run already asked.

@@ -296,6 +296,12 @@ const SETTINGS: &[Setting] = &[
     ),
     s("ssh_connection", "pipelining", "ANSIBLE_PIPELINING", false),
     s(
+        "defaults",
+        "interpreter_python",
+        "ANSIBLE_PYTHON_INTERPRETER",
+        false,
+    ),
+    s(
         "inventory",
         "enable_plugins",
         "ANSIBLE_INVENTORY_ENABLED",

@@ -7,6 +7,7 @@
 
 use super::Run;
 use crate::assemble::Component;
+use crate::assemble::interpreter::{self, PythonSetting};
 use crate::playbook::{Chain, Keyword, Task};
 use crate::plugins::action::copy;
 use crate::plugins::action::legacy;
@@ -96,20 +97,48 @@ impl Context for TaskContext<'_> {
                 };
                 return foreground.execute_module(request).await;
             }
-            if runs_legacy(self.run, request.name, request.legacy, self.vars) {
-                return legacy_module(self, request).await;
+            let legacy = runs_legacy(self.run, request.name, request.legacy, self.vars);
+            // ansible-core's modules are Python: the first one a host runs finds its
+            // Python, whichever sandball runs in its place. A legacy module that is
+            // not Python needs none.
+            let python = if !legacy
+                || self
+                    .run
+                    .legacy
+                    .get(request.name)
+                    .is_ok_and(|m| crate::assemble::legacy::needs_python(&m))
+            {
+                match target_python(self).await {
+                    Ok(p) => Some(p),
+                    Err(r) => return r,
+                }
+            } else {
+                None
+            };
+            let path = python.as_ref().map_or("", |p| p.path.as_str());
+            let mut result = if legacy {
+                legacy_module(self, request, path).await
+            } else {
+                // A background job's refusal reaches `async_status`, not this task.
+                let component = request.name;
+                let handover = self
+                    .background
+                    .is_none()
+                    .then(|| crate::plugins::action::shell::as_legacy(request.clone()));
+                let result = module(self, request).await;
+                match handover {
+                    Some(request) => hand_over(self, result, component, request, path).await,
+                    None => result,
+                }
+            };
+            if let Some(TargetPython {
+                path,
+                discovered: Some(warnings),
+            }) = python
+            {
+                report_discovery(self, path, warnings, &mut result);
             }
-            // A background job's refusal reaches `async_status`, not this task.
-            let component = request.name;
-            let handover = self
-                .background
-                .is_none()
-                .then(|| crate::plugins::action::shell::as_legacy(request.clone()));
-            let result = module(self, request).await;
-            match handover {
-                Some(request) => hand_over(self, result, component, request).await,
-                None => result,
-            }
+            result
         })
     }
 
@@ -228,6 +257,97 @@ impl TaskContext<'_> {
     /// The task's name, else its action (the audit log's name for it).
     fn plain_name(&self) -> &str {
         self.task.name.as_deref().unwrap_or(&self.task.action)
+    }
+}
+
+/// The fact that keeps the Python discovered on a host.
+const DISCOVERED_PYTHON: &str = "discovered_interpreter_python";
+
+/// The Python a module on the task's target runs with, as ansible-core picks it for
+/// its modules.
+struct TargetPython {
+    /// Its path.
+    path: String,
+    /// Set when this task discovered it: the warnings discovery gave.
+    discovered: Option<Vec<interpreter::Warning>>,
+}
+
+/// The target's `ansible_python_interpreter` (else `INTERPRETER_PYTHON`); when that is
+/// `auto*`, the target's `discovered_interpreter_python` fact; else the Python found
+/// there now, over the connection and without become, as ansible-core discovers it.
+async fn target_python(cx: &TaskContext<'_>) -> Result<TargetPython, Map<String, Value>> {
+    let to = target(cx.run, cx.kw, cx.host, cx.vars).map_err(|e| unreachable(e.to_string()))?;
+    let vars = target_vars(cx, &to.name);
+    let configured = std::env::var("ANSIBLE_PYTHON_INTERPRETER").ok();
+    let silent = match interpreter::python_setting(
+        vars.get("ansible_python_interpreter"),
+        configured.as_deref(),
+    ) {
+        PythonSetting::Path(path) => {
+            return Ok(TargetPython {
+                path,
+                discovered: None,
+            });
+        }
+        PythonSetting::Auto { silent } => silent,
+    };
+    if let Some(Value::String(path)) = cx.run.vars.fact(&to.name, DISCOVERED_PYTHON) {
+        return Ok(TargetPython {
+            path,
+            discovered: None,
+        });
+    }
+    let conn = cx
+        .run
+        .sessions
+        .connection(&to.name, &to.transport)
+        .await
+        .map_err(|e| unreachable(e.to_string()))?;
+    let names = interpreter::fallback_list(vars.get(FALLBACK_VAR));
+    let out = conn
+        .exec_command(&interpreter::discovery_command(&names), None)
+        .await
+        .map_err(|e| {
+            failed(format!(
+                "Python interpreter discovery failed on {}: {e}",
+                to.name
+            ))
+        })?;
+    let found = interpreter::parse_discovery(&out.stdout);
+    let (path, warnings) = interpreter::discovery_outcome(&to.name, &names, found, silent);
+    Ok(TargetPython {
+        path,
+        discovered: Some(warnings),
+    })
+}
+
+/// Adds a discovery to the result of the module run that made it, as ansible-core
+/// returns it: the `discovered_interpreter_python` fact (unless the task is delegated
+/// without `delegate_facts`: ansible-core then keeps it for nobody) and the warnings,
+/// the one naming the Python with its help text.
+fn report_discovery(
+    cx: &TaskContext<'_>,
+    path: String,
+    warnings: Vec<interpreter::Warning>,
+    result: &mut Map<String, Value>,
+) {
+    let delegated = matches!(delegated_to(cx.run, cx.kw, cx.vars), Ok(Some(_)));
+    let keeps_fact = !delegated
+        || super::task::keyword_bool(cx.run, cx.vars, cx.kw, Keyword::DelegateFacts, false)
+            .unwrap_or(false);
+    if keeps_fact {
+        let facts = result
+            .entry("ansible_facts")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(f) = facts {
+            f.insert(DISCOVERED_PYTHON.into(), Value::String(path.clone()));
+        }
+    }
+    for (w, help) in warnings {
+        if let Some(help) = help {
+            action::warning_help(result, &w, help);
+        }
+        action::push_warning(result, w);
     }
 }
 
@@ -892,6 +1012,7 @@ async fn hand_over(
     mut result: Map<String, Value>,
     component: &str,
     request: ModuleRequest<'_>,
+    python: &str,
 ) -> Map<String, Value> {
     if result.remove(sandball_wire::NOT_CARRIED_OUT) != Some(Value::Bool(true)) {
         return result;
@@ -922,7 +1043,7 @@ async fn hand_over(
             module.path.display()
         ),
     );
-    legacy_module(cx, request).await
+    legacy_module(cx, request, python).await
 }
 
 /// The variable that asks for legacy modules instead of built-in components: a list of
@@ -937,6 +1058,24 @@ fn var_value(run: &Run, vars: &Vars, name: &str) -> Option<Value> {
         Var::Hosts(_) => None,
     }
 }
+
+/// The settings of how modules run on the host the module runs on (see
+/// [`is_connection_var`]): a delegated host's own.
+fn target_vars(cx: &TaskContext<'_>, name: &str) -> Map<String, Value> {
+    if name == cx.host {
+        connection_vars(cx.run, cx.vars)
+    } else {
+        cx.run
+            .inventory()
+            .host_vars(name)
+            .into_iter()
+            .filter(|(n, _)| is_connection_var(n))
+            .collect()
+    }
+}
+
+/// The variable listing the names Python discovery looks for.
+const FALLBACK_VAR: &str = "ansible_interpreter_python_fallback";
 
 /// The host variables a legacy run reads (interpreters, pipelining, remote tmp…).
 fn connection_vars(run: &Run, vars: &Vars) -> Map<String, Value> {
@@ -957,7 +1096,8 @@ fn is_connection_var(n: &str) -> bool {
         && (n.ends_with("_interpreter")
             || matches!(
                 n,
-                "ansible_pipelining"
+                FALLBACK_VAR
+                    | "ansible_pipelining"
                     | "ansible_remote_tmp"
                     | "ansible_shell_executable"
                     | "ansible_keep_remote_files"
@@ -968,7 +1108,11 @@ fn is_connection_var(n: &str) -> bool {
 
 /// A task whose module is not a built-in component (or that asks for the legacy
 /// module): found and assembled the classic way, run over the host's connection.
-async fn legacy_module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String, Value> {
+async fn legacy_module(
+    cx: &TaskContext<'_>,
+    request: ModuleRequest<'_>,
+    python: &str,
+) -> Map<String, Value> {
     let (run, host) = (cx.run, cx.host);
     let short = crate::assemble::component::short_name(request.name);
     let become_ = match become_for(run, cx.task, cx.kw, cx.vars) {
@@ -1037,17 +1181,7 @@ async fn legacy_module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<
             args.insert(transfer.arg.into(), Value::String(path.clone()));
         }
     }
-    // Interpreters and temporary directories are the settings of the host the module
-    // runs on: a delegated host's own.
-    let conn_vars = if to.name == host {
-        connection_vars(run, cx.vars)
-    } else {
-        run.inventory()
-            .host_vars(&to.name)
-            .into_iter()
-            .filter(|(n, _)| is_connection_var(n))
-            .collect()
-    };
+    let conn_vars = target_vars(cx, &to.name);
     // A background job is started by the shim of the task's session (as its become
     // user), which keeps it.
     let module_name = module.name.clone();
@@ -1107,6 +1241,7 @@ async fn legacy_module(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<
         args: &args,
         flags: cx.flags(),
         host: &to.name,
+        python,
         host_vars: &conn_vars,
         environment: &environment,
         become_: become_.as_ref(),

@@ -395,6 +395,13 @@ impl VariableManager {
             .is_some_and(|st| st.facts.get(GATHERED) == Some(&Value::Bool(true)))
     }
 
+    /// One of the facts modules returned for `host` (or the fact cache holds).
+    pub fn fact(&self, host: &str, name: &str) -> Option<Value> {
+        self.state()
+            .get(host)
+            .and_then(|st| st.facts.get(name).cloned())
+    }
+
     /// Writes `host`'s facts to the fact cache, if there is one.
     fn cache_facts(&self, host: &str, facts: &Map<String, Value>) {
         if let Some(cache) = &self.shared.fact_cache

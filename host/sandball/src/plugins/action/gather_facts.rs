@@ -206,6 +206,7 @@ fn merge(mut results: Vec<(&str, Map<String, Value>)>) -> Map<String, Value> {
     let mut skipped_modules = Map::new();
     let mut warnings = Vec::new();
     let mut deprecations = Vec::new();
+    let mut help = Map::new();
     for (name, mut r) in results {
         let flag = |k: &str| r.get(k) == Some(&Value::Bool(true));
         if flag("failed") {
@@ -227,6 +228,9 @@ fn merge(mut results: Vec<(&str, Map<String, Value>)>) -> Map<String, Value> {
                 into.extend(items);
             }
         }
+        if let Some(Value::Object(h)) = r.remove(super::WARNING_HELP) {
+            help.extend(h);
+        }
     }
     // Facts gathered so (`gathering = smart` gathers a host without them again).
     facts.insert(GATHERED.into(), json!(true));
@@ -237,6 +241,9 @@ fn merge(mut results: Vec<(&str, Map<String, Value>)>) -> Map<String, Value> {
     out.insert("_ansible_verbose_override".into(), json!(true));
     if !warnings.is_empty() {
         out.insert("warnings".into(), Value::Array(warnings));
+    }
+    if !help.is_empty() {
+        out.insert(super::WARNING_HELP.into(), Value::Object(help));
     }
     if !deprecations.is_empty() {
         out.insert("deprecations".into(), Value::Array(deprecations));
@@ -344,7 +351,7 @@ mod tests {
 
     #[test]
     fn facts_are_merged_and_failures_named() {
-        let one = json!({"ansible_facts": {"a": 1, "b": 1}, "warnings": ["w1"]});
+        let one = json!({"ansible_facts": {"a": 1, "b": 1}, "warnings": ["w1"], "_ansible_warning_help": {"w1": "See w1."}});
         let two = json!({"ansible_facts": {"b": 2}, "changed": false});
         let bad = json!({"failed": true, "msg": "no"});
         let m = |v: Value| v.as_object().cloned().unwrap();
@@ -354,6 +361,7 @@ mod tests {
             json!({"a": 1, "b": 2, "_ansible_facts_gathered": true})
         );
         assert_eq!(r["warnings"], json!(["w1"]));
+        assert_eq!(r[super::super::WARNING_HELP], json!({"w1": "See w1."}));
         assert!(r.get("failed").is_none());
         let r = merge(vec![("one", m(one)), ("bad", m(bad.clone()))]);
         assert_eq!(r["failed"], true);

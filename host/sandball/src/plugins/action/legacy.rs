@@ -1,8 +1,8 @@
 //! The `normal` action for legacy modules: what Ansible's normal action plugin does
 //! with a module that is not a sandball component.
 //!
-//! The host's Python is configured (`ansible_python_interpreter`) or discovered once
-//! per host. The module is assembled ([`crate::assemble::legacy`]) with the internal
+//! The host's Python is the executor's (configured, or discovered for the host's
+//! first module: `executor::context`). The module is assembled ([`crate::assemble::legacy`]) with the internal
 //! `_ansible_*` arguments, then run over the host's connection: new-style Python is
 //! piped to the interpreter's stdin (pipelining, on by default); everything else takes
 //! the classic flow — a private temporary directory (umask 77), the module and its
@@ -19,7 +19,6 @@
 use super::failed;
 use super::normal::{self, ModuleFlags};
 use crate::assemble::finder::LegacyModule;
-use crate::assemble::interpreter::{self, PythonSetting};
 use crate::assemble::legacy::{self, AssembleContext, Assembled, LegacyStore};
 use crate::plugins::r#become::{self, Become};
 use crate::plugins::connection::{Connection, ConnectionError, ExecOutput, RunReply};
@@ -41,6 +40,9 @@ pub struct LegacyRun<'a> {
     pub flags: ModuleFlags,
     /// The host's name.
     pub host: &'a str,
+    /// The host's Python (`ansible_python_interpreter`, or the one discovered there),
+    /// for a module that needs one.
+    pub python: &'a str,
     /// The connection-related variables of the host (`ansible_*_interpreter`,
     /// `ansible_pipelining`, `ansible_remote_tmp`, `ansible_shell_executable`,
     /// `ansible_keep_remote_files`), templated.
@@ -95,17 +97,8 @@ pub async fn run(store: &LegacyStore, conn: &Connection, r: &LegacyRun<'_>) -> M
             Ok(_) => (Some(b), Some(b.user.as_str())),
         },
     };
-    let mut discovered = None;
     let python = if legacy::needs_python(r.module) {
-        match python_for(store, conn, r).await {
-            Ok((p, newly)) => {
-                if newly {
-                    discovered = Some(p.clone());
-                }
-                p
-            }
-            Err(msg) => return failed(msg),
-        }
+        r.python.to_string()
     } else {
         String::new()
     };
@@ -286,14 +279,6 @@ pub async fn run(store: &LegacyStore, conn: &Connection, r: &LegacyRun<'_>) -> M
             l.extend(warnings.into_iter().map(Value::String));
         }
     }
-    if let Some(p) = discovered {
-        let facts = result
-            .entry("ansible_facts")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(f) = facts {
-            f.insert("discovered_interpreter_python".into(), Value::String(p));
-        }
-    }
     result
 }
 
@@ -368,38 +353,6 @@ fn flag(vars: &Map<String, Value>, var: &str, env: &str, default: bool) -> bool 
     match vars.get(var) {
         Some(v) => super::truthy(Some(v), default).unwrap_or(default),
         None => super::env_flag(env, default),
-    }
-}
-
-/// The host's Python: configured, remembered, or discovered now (then `true`).
-async fn python_for(
-    store: &LegacyStore,
-    conn: &Connection,
-    r: &LegacyRun<'_>,
-) -> Result<(String, bool), String> {
-    match interpreter::python_setting(r.host_vars.get("ansible_python_interpreter")) {
-        PythonSetting::Path(p) => Ok((p, false)),
-        PythonSetting::Auto => {
-            if let Some(p) = store.discovered_python(r.host) {
-                return Ok((p, false));
-            }
-            let out = conn
-                .exec_command(&interpreter::discovery_command(), None)
-                .await
-                .map_err(|e| format!("Python interpreter discovery failed on {}: {e}", r.host))?;
-            match interpreter::parse_discovery(&out.stdout) {
-                Some(p) => {
-                    store.remember_python(r.host, &p);
-                    Ok((p, true))
-                }
-                None => Err(format!(
-                    "No Python interpreter found on {} for module {}: looked for {}. Install Python 3 there or set ansible_python_interpreter to its path.",
-                    r.host,
-                    r.module.name,
-                    interpreter::discovery_searched()
-                )),
-            }
-        }
     }
 }
 

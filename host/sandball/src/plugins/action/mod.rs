@@ -660,6 +660,21 @@ pub fn push_warning(m: &mut Map<String, Value>, w: String) {
     }
 }
 
+/// Where a result keeps the help text shown after one of its `warnings` (by the
+/// warning's text), as ansible-core 2.19's warnings carry it: shown by the default
+/// callback, never registered.
+pub const WARNING_HELP: &str = "_ansible_warning_help";
+
+/// Records the help text shown after the result's warning `w`.
+pub fn warning_help(m: &mut Map<String, Value>, w: &str, help: &str) {
+    if let Value::Object(h) = m
+        .entry(WARNING_HELP)
+        .or_insert_with(|| Value::Object(Map::new()))
+    {
+        h.insert(w.to_string(), Value::String(help.to_string()));
+    }
+}
+
 /// `{"changed": false}` plus the given fields.
 pub fn ok_with(fields: Value) -> Map<String, Value> {
     let mut m = Map::new();

@@ -502,8 +502,13 @@ impl Callback for DefaultCallback {
         // Its warnings and deprecations come first, as ansible-core 2.19 shows them
         // (each text without the line breaks that end it), and leave the result shown.
         if let Some(Value::Array(ws)) = r.result.get("warnings") {
+            let help = r.result.get(crate::plugins::action::WARNING_HELP);
             for w in ws.iter().filter_map(Value::as_str) {
-                self.warning(&module_text(w.trim_end()));
+                let text = module_text(w.trim_end());
+                match help.and_then(|h| h.get(w)).and_then(Value::as_str) {
+                    Some(help) => self.warning(&format!("{text} {help}")),
+                    None => self.warning(&text),
+                }
             }
         }
         if let Some(Value::Array(ds)) = r.result.get("deprecations") {
