@@ -14,7 +14,7 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
         return e;
     }
     let Some(that) = args.get("that") else {
-        return failed("missing required arguments: that");
+        return super::raised(super::Failure::Raised, "missing required arguments: that");
     };
     let conditions = match ctx.templar().conditions(that, ctx.vars()) {
         Ok(c) => c,

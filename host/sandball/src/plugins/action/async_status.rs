@@ -2,7 +2,7 @@
 //! host, asked of the shim that keeps it — `finished` and, once it has, the job's own
 //! result — or (`mode: cleanup`) its record removed, as Ansible's async_status does.
 
-use super::{Context, check_args, failed};
+use super::{Context, check_args};
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value};
 
@@ -18,15 +18,16 @@ pub fn work<'a>(
         let jid = match args.get("jid") {
             Some(Value::String(j)) if !j.is_empty() => j.clone(),
             Some(Value::Number(n)) => n.to_string(),
-            _ => return failed("missing required arguments: jid"),
+            _ => return super::raised(super::Failure::Raised, "missing required arguments: jid"),
         };
         let cleanup = match args.get("mode").and_then(Value::as_str) {
             None | Some("status") => false,
             Some("cleanup") => true,
             Some(other) => {
-                return failed(format!(
-                    "value of mode must be one of: status, cleanup, got: {other}"
-                ));
+                return super::raised(
+                    super::Failure::Raised,
+                    format!("value of mode must be one of: status, cleanup, got: {other}"),
+                );
             }
         };
         ctx.job_status(&jid, cleanup).await

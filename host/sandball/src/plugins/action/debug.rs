@@ -11,7 +11,10 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
         return e;
     }
     if args.contains_key("msg") && args.contains_key("var") {
-        return failed("parameters are mutually exclusive: msg|var");
+        return super::raised(
+            super::Failure::Raised,
+            "parameters are mutually exclusive: msg|var",
+        );
     }
     let verbosity = match args.get("verbosity") {
         None => 0,
@@ -116,11 +119,14 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
 /// The error for a `var` that is no string.
 fn not_a_string(var: &Value) -> Map<String, Value> {
     use sandball_wire::python::{py_str, short_type_name};
-    failed(format!(
-        "argument 'var' is of type {} and we were unable to convert to _check_type_str_no_conversion: '{}' is not a string and conversion is not allowed",
-        short_type_name(var),
-        py_str(var)
-    ))
+    super::raised(
+        super::Failure::Raised,
+        format!(
+            "argument 'var' is of type {} and we were unable to convert to _check_type_str_no_conversion: '{}' is not a string and conversion is not allowed",
+            short_type_name(var),
+            py_str(var)
+        ),
+    )
 }
 
 #[cfg(test)]

@@ -23,7 +23,10 @@ pub async fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Va
         return e;
     }
     if args.contains_key("seconds") && args.contains_key("minutes") {
-        return failed("parameters are mutually exclusive: minutes|seconds");
+        return super::raised(
+            super::Failure::Raised,
+            "parameters are mutually exclusive: minutes|seconds",
+        );
     }
     let echo = match truthy(args.get("echo"), true) {
         Ok(b) => b,
@@ -37,15 +40,22 @@ pub async fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Va
                 .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
                 .map(|n| Some(n.max(0.0) as u64))
                 .ok_or_else(|| {
+                    // Python's reason, for text.
+                    let why = v.as_str().map_or_else(String::new, |s| {
+                        format!(
+                            ": invalid literal for int() with base 10: {}",
+                            sandball_wire::python::py_repr(&Value::from(s))
+                        )
+                    });
                     format!(
-                        "argument '{key}' is of type {} and we were unable to convert to int",
+                        "argument '{key}' is of type {} and we were unable to convert to int{why}",
                         sandball_wire::python::short_type_name(v)
                     )
                 }),
         }
     };
     let (seconds, unit) = match (whole("minutes"), whole("seconds")) {
-        (Err(e), _) | (_, Err(e)) => return failed(e),
+        (Err(e), _) | (_, Err(e)) => return super::raised(super::Failure::Raised, e),
         (Ok(Some(m)), _) => (Some(m * 60), "minutes"),
         (_, Ok(Some(s))) => (Some(s), "seconds"),
         _ => (None, "minutes"),

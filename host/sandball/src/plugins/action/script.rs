@@ -49,7 +49,10 @@ async fn run(
     };
     let command = match (text("_raw_params"), text("cmd")) {
         (Some(_), Some(_)) => {
-            return Err(failed("parameters are mutually exclusive: _raw_params|cmd"));
+            return Err(super::raised(
+                super::Failure::Raised,
+                "parameters are mutually exclusive: _raw_params|cmd",
+            ));
         }
         (Some(c), None) | (None, Some(c)) => c.trim(),
         (None, None) => return Err(failed("one of the following is required: _raw_params, cmd")),

@@ -49,7 +49,8 @@ async fn prepare(
 ) -> Result<Prepared, Map<String, Value>> {
     if let Some(copy) = args.remove("copy") {
         if args.contains_key("remote_src") {
-            return Err(failed(
+            return Err(super::raised(
+                super::Failure::Raised,
                 "parameters are mutually exclusive: ('copy', 'remote_src')",
             ));
         }
