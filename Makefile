@@ -79,17 +79,23 @@ $(TARGETS_DIR)/targets/ping: $(VENV)/bin/ansible-playbook
 
 ## target-recaps: records ansible-playbook's recaps of the targets listed in
 ## tests/tests/integration_targets.rs into tests/target-recaps.txt, by running each
-## under both tools (run it after changing TARGETS or $(ANSIBLE_PIN)). `make test` runs
-## ansible-playbook on a target only where sandball's recaps differ from these.
+## under both tools (run it after changing TARGETS or $(ANSIBLE_PIN);
+## `ANSIBLE_TARGETS=a,b make target-recaps` records those and keeps the others'). `make
+## test` runs ansible-playbook on a target only where sandball's recaps differ from these.
 RECORD_DIR := target/target-recaps
+RECAPS     := tests/target-recaps.txt
 target-recaps: build ansible ansible-targets test-fixtures nextest
 	rm -rf $(RECORD_DIR) && mkdir -p $(RECORD_DIR)
 	-ANSIBLE_TARGETS_RECORD=$(CURDIR)/$(RECORD_DIR) ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin \
 		$(CARGO) nextest run -p sandball-e2e -E 'test(/^integration_targets::/)' --no-fail-fast
-	{ sed -n '/^#/p' tests/target-recaps.txt; \
-	  echo "ansible-core $$($(VENV)/bin/python -c 'import ansible.release as r; print(r.__version__)')"; \
-	  for f in $(RECORD_DIR)/*; do sed "s/^/$$(basename $$f)\t/" "$$f"; done; } > $(RECORD_DIR).txt
-	mv $(RECORD_DIR).txt tests/target-recaps.txt
+	version="ansible-core $$($(VENV)/bin/python -c 'import ansible.release as r; print(r.__version__)')" && \
+	{ sed -n '/^#/p' $(RECAPS); echo "$$version"; \
+	  { if grep -qx "$$version" $(RECAPS); then \
+	      grep -v -e '^#' -e '^ansible-core ' $(RECAPS) | while IFS= read -r line; do \
+	        test -e "$(RECORD_DIR)/$${line%%	*}" || printf '%s\n' "$$line"; done; fi; \
+	    for f in $(RECORD_DIR)/*; do sed "s/^/$$(basename $$f)	/" "$$f"; done; \
+	  } | sort -s -t '	' -k1,1; } > $(RECORD_DIR).txt
+	mv $(RECORD_DIR).txt $(RECAPS)
 
 ## python-venv: Debian's venv module for $(PYTHON), which the venvs above are made with.
 python-venv:
