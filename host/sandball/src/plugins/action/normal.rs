@@ -158,6 +158,7 @@ pub fn interpret(
         Outcome::Exited { code } => match parse_module_output(&stdout) {
             Ok((mut m, junk)) => {
                 strip_internal_keys(&mut m);
+                error_summary(&mut m);
                 if let Some(junk) = junk {
                     push_warning(
                         &mut m,
@@ -342,6 +343,63 @@ fn strip_internal_keys(m: &mut Map<String, Value>) {
     m.retain(|k, _| !k.starts_with("_ansible_"));
 }
 
+/// Where a result keeps the error that the error shown before it says, when that is
+/// more than its `msg` (an ansible-core 2.19 module's `msg` and the causes its
+/// `exception` chains to it).
+pub const ERROR_MESSAGE: &str = "_ansible_error_message";
+
+/// An ansible-core 2.19 module's `fail_json(exception=…)`: its `exception` is an error
+/// summary, the message and the chain of its causes. As ansible-core keeps it, the
+/// result's `exception` becomes the traceback (when the module captured one), and the
+/// error shown before the result says the chain, each cause after its effect
+/// (`Error executing command: [Errno 2] No such file or directory: …`).
+fn error_summary(m: &mut Map<String, Value>) {
+    let Some(Value::Object(summary)) = m.get("exception") else {
+        return;
+    };
+    if summary.get("__ansible_type").and_then(Value::as_str) != Some("ErrorSummary") {
+        return;
+    }
+    let Some(event) = summary.get("event") else {
+        return;
+    };
+    let message = brief_message(event);
+    let traceback = event
+        .get("formatted_traceback")
+        .and_then(Value::as_str)
+        .unwrap_or("(traceback unavailable)")
+        .to_string();
+    m.insert("exception".into(), Value::String(traceback));
+    if m.get("msg").and_then(Value::as_str) != Some(message.as_str()) {
+        m.insert(ERROR_MESSAGE.into(), Value::String(message));
+    }
+}
+
+/// An event's message followed by those of the causes it chains to (while the chain
+/// says to follow it), a cause already quoted at the end of its effect said once, as
+/// ansible-core 2.19 writes an error briefly.
+fn brief_message(event: &Value) -> String {
+    let mut parts = Vec::new();
+    let mut next = Some(event);
+    while let Some(e) = next {
+        parts.push(e.get("msg").and_then(Value::as_str).unwrap_or_default());
+        next = e
+            .get("chain")
+            .filter(|c| c.get("follow").and_then(Value::as_bool) == Some(true))
+            .and_then(|c| c.get("event"));
+    }
+    let mut parts = parts.into_iter().rev();
+    let mut message = parts.next().unwrap_or_default().to_string();
+    for part in parts {
+        message = if part.ends_with(&message) {
+            part.to_string()
+        } else {
+            format!("{}: {message}", part.trim_end_matches(['.', ' ']))
+        };
+    }
+    message
+}
+
 /// Finds the module's JSON object in its output, tolerating junk before and after it
 /// as Ansible does. Returns the object and the trailing junk, if any.
 pub fn parse_module_output(out: &str) -> Result<(Map<String, Value>, Option<String>), String> {
@@ -440,6 +498,38 @@ mod tests {
                 .contains("No start")
         );
         assert!(parse_module_output("{\"a\": ").is_err());
+    }
+
+    /// What ansible-core 2.19's `fail_json(msg=…, exception=OSError(…))` prints.
+    const ERROR_SUMMARY: &str = r#"{"rc": 2, "failed": true, "msg": "Error executing command.", "exception": {"event": {"msg": "Error executing command.", "chain": {"msg_reason": "<<< caused by >>>", "traceback_reason": "The above exception was the direct cause of the following error:", "event": {"msg": "[Errno 2] No such file or directory: '/x'", "__ansible_type": "Event"}, "follow": true, "__ansible_type": "EventChain"}, "__ansible_type": "Event"}, "__ansible_type": "ErrorSummary"}}"#;
+
+    #[test]
+    fn an_error_summary_says_its_causes_and_keeps_no_traceback() {
+        let reply = RunReply {
+            outcome: Outcome::Exited { code: 1 },
+            stdout: ERROR_SUMMARY.as_bytes().to_vec(),
+            stderr: String::new(),
+            denials: vec![],
+            denials_omitted: 0,
+            warnings: vec![],
+        };
+        let r = interpret("x", reply, &[], &hint);
+        assert_eq!(r["msg"], "Error executing command.");
+        assert_eq!(r["exception"], "(traceback unavailable)");
+        assert_eq!(
+            r[ERROR_MESSAGE],
+            "Error executing command: [Errno 2] No such file or directory: '/x'"
+        );
+        // A cause its effect already quotes is said once; an unfollowed chain is not
+        // said; a message alone needs nothing more.
+        let quoted =
+            json!({"msg": "failed: boom", "chain": {"follow": true, "event": {"msg": "boom"}}});
+        assert_eq!(brief_message(&quoted), "failed: boom");
+        let unfollowed = json!({"msg": "a.", "chain": {"follow": false, "event": {"msg": "b"}}});
+        assert_eq!(brief_message(&unfollowed), "a.");
+        let mut alone = json!({"msg": "m", "exception": {"__ansible_type": "ErrorSummary", "event": {"msg": "m", "formatted_traceback": "Traceback…"}}});
+        error_summary(alone.as_object_mut().unwrap());
+        assert_eq!(alone, json!({"msg": "m", "exception": "Traceback…"}));
     }
 
     #[test]

@@ -132,7 +132,13 @@ impl DefaultCallback {
             // `until` out of retries), never the module's: `failed_when` forgave that.
             origin.module &= r.status == Status::Failed;
             let censored = r.result.get("censored").and_then(Value::as_str);
-            let msg = censored.or_else(|| r.result.get("msg").and_then(Value::as_str));
+            let msg = censored
+                .or_else(|| {
+                    r.result
+                        .get(crate::plugins::action::normal::ERROR_MESSAGE)
+                        .and_then(Value::as_str)
+                })
+                .or_else(|| r.result.get("msg").and_then(Value::as_str));
             let how = Failure::of(r.result);
             let block = error_block(&origin, how, msg, censored.is_none());
             if self.first_time(&block) {
