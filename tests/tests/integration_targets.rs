@@ -40,6 +40,7 @@ const TARGETS: &[&str] = &[
     "collections_relative_imports",
     "check_mode",
     "debug",
+    "embedded_module",
     "environment",
     "failed_when",
     "filter_mathstuff",
@@ -81,6 +82,7 @@ const TARGETS: &[&str] = &[
     "lookup_vars",
     "loop_control",
     "loops",
+    "old_style_modules_posix",
     "ping",
     "play_iterator",
     "plugin_loader",
@@ -113,6 +115,7 @@ const TARGETS: &[&str] = &[
     "var_precedence",
     "var_templating",
     "vars_files",
+    "want_json_modules_posix",
     "yaml_parsing",
 ];
 
