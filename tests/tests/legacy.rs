@@ -973,6 +973,7 @@ fn piped_python_modules_fork_from_one_server_per_environment() {
 const EXCEPTION_MODULE: &str = r#"#!/usr/bin/python
 from ansible.module_utils.basic import AnsibleModule
 m = AnsibleModule(argument_spec=dict(mode=dict()))
+m.warn('the library may be missing', help_text='Install it.')
 try:
     raise ValueError('inner')
 except ValueError as e:
@@ -984,7 +985,8 @@ except ValueError as e:
 /// A legacy module's own failure keeps its message, exception or not (only a crash is
 /// 'Task failed: Module failed'), as under ansible-playbook; the error shown before it
 /// says the exception's message after it, and the registered `exception` holds no
-/// traceback (none was asked for), as ansible-core 2.19 keeps it.
+/// traceback (none was asked for), as ansible-core 2.19 keeps it. The module's warning
+/// is registered as its text and shown with its help text.
 #[test]
 fn a_legacy_modules_failure_message_is_its_own() {
     let sb = Sandbox::new();
@@ -995,7 +997,7 @@ fn a_legacy_modules_failure_message_is_its_own() {
     sb.write("library/failing.py", EXCEPTION_MODULE);
     let pb = sb.write(
         "fail.yml",
-        "- hosts: all\n  gather_facts: false\n  tasks:\n    - {name: given, failing: {mode: given}, ignore_errors: true, register: r}\n    - {name: implicit, failing: {mode: other}, ignore_errors: true}\n    - {name: registered, debug: {var: r.exception}}\n",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - {name: given, failing: {mode: given}, ignore_errors: true, register: r}\n    - {name: implicit, failing: {mode: other}, ignore_errors: true}\n    - {name: registered, debug: {var: r.exception}}\n    - {name: warnings, debug: {var: r.warnings}}\n",
     );
     let work = sb.dir("work");
     let ours = sb
@@ -1018,9 +1020,12 @@ fn a_legacy_modules_failure_message_is_its_own() {
         ours.task_lines("given")[0].ends_with("Module failed: the library is missing: inner"),
         "{ours}"
     );
+    let warning = "[WARNING]: the library may be missing Install it.\n";
+    assert_eq!(ours.stderr.matches(warning).count(), 1, "{ours}");
     if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
         let theirs = theirs.run();
-        ours.assert_same_task_lines_as(&theirs, &["given", "implicit", "registered"]);
+        assert_eq!(theirs.stderr.matches(warning).count(), 1, "{theirs}");
+        ours.assert_same_task_lines_as(&theirs, &["given", "implicit", "registered", "warnings"]);
     }
 }
 

@@ -159,6 +159,7 @@ pub fn interpret(
             Ok((mut m, junk)) => {
                 strip_internal_keys(&mut m);
                 error_summary(&mut m);
+                warning_summaries(&mut m);
                 if let Some(junk) = junk {
                     push_warning(
                         &mut m,
@@ -375,6 +376,31 @@ fn error_summary(m: &mut Map<String, Value>) {
     }
 }
 
+/// An ansible-core 2.19 module's `warnings` are summaries (an event, with its help
+/// text): each becomes its text, as ansible-core registers it, the help text kept for
+/// the default callback to show after it.
+fn warning_summaries(m: &mut Map<String, Value>) {
+    let mut help = Vec::new();
+    if let Some(Value::Array(warnings)) = m.get_mut("warnings") {
+        for w in warnings.iter_mut() {
+            if w.get("__ansible_type").and_then(Value::as_str) != Some("WarningSummary") {
+                continue;
+            }
+            let Some(event) = w.get("event") else {
+                continue;
+            };
+            let text = brief_message(event);
+            if let Some(h) = event.get("help_text").and_then(Value::as_str) {
+                help.push((text.clone(), h.to_string()));
+            }
+            *w = Value::String(text);
+        }
+    }
+    for (text, h) in help {
+        super::warning_help(m, &text, &h);
+    }
+}
+
 /// An event's message followed by those of the causes it chains to (while the chain
 /// says to follow it), a cause already quoted at the end of its effect said once, as
 /// ansible-core 2.19 writes an error briefly.
@@ -527,6 +553,18 @@ mod tests {
         assert_eq!(brief_message(&quoted), "failed: boom");
         let unfollowed = json!({"msg": "a.", "chain": {"follow": false, "event": {"msg": "b"}}});
         assert_eq!(brief_message(&unfollowed), "a.");
+        let summaries = r#"{"changed": false, "warnings": ["old", {"event": {"msg": "w1", "__ansible_type": "Event"}, "__ansible_type": "WarningSummary"}, {"event": {"msg": "w2", "help_text": "Do this.", "__ansible_type": "Event"}, "__ansible_type": "WarningSummary"}]}"#;
+        let reply = RunReply {
+            outcome: Outcome::Exited { code: 0 },
+            stdout: summaries.as_bytes().to_vec(),
+            stderr: String::new(),
+            denials: vec![],
+            denials_omitted: 0,
+            warnings: vec![],
+        };
+        let r = interpret("x", reply, &[], &hint);
+        assert_eq!(r["warnings"], json!(["old", "w1", "w2"]));
+        assert_eq!(r[super::super::WARNING_HELP], json!({"w2": "Do this."}));
         let mut alone = json!({"msg": "m", "exception": {"__ansible_type": "ErrorSummary", "event": {"msg": "m", "formatted_traceback": "Traceback…"}}});
         error_summary(alone.as_object_mut().unwrap());
         assert_eq!(alone, json!({"msg": "m", "exception": "Traceback…"}));

@@ -511,7 +511,11 @@ impl Callback for DefaultCallback {
             let help = r.result.get(crate::plugins::action::WARNING_HELP);
             for w in ws.iter().filter_map(Value::as_str) {
                 let text = module_text(w.trim_end());
+                // On the same line, unless either spans lines, as ansible-core 2.19.
                 match help.and_then(|h| h.get(w)).and_then(Value::as_str) {
+                    Some(help) if text.contains('\n') || help.contains('\n') => {
+                        self.warning(&format!("{text}\n\n{help}"))
+                    }
                     Some(help) => self.warning(&format!("{text} {help}")),
                     None => self.warning(&text),
                 }
