@@ -1,7 +1,7 @@
 //! Static and dynamic inclusion, compared with ansible-playbook: `import_tasks` and
 //! `import_role` (`tasks_from`) read before the run with the importer's keywords
-//! reaching every task; `include_tasks` per host (templated names), in a loop, with
-//! `apply`, and imports inside an included file; `include_role` with its handlers;
+//! reaching every task; `include_tasks` per host (templated names), in a loop (its
+//! `included:` lines showing `loop_control.label`), with `apply`, and imports inside an included file; `include_role` with its handlers;
 //! includes a host's `when` leaves out shown skipped; a missing included file (or one
 //! it imports) fails the host that includes it, whatever `ignore_errors` says, with
 //! ansible-core's `include` and `reason`; an imported file that holds no list of tasks
@@ -59,6 +59,11 @@ fn project(sb: &Sandbox) {
       include_tasks: tasks/per_host.yml
       loop: [x, y]
       vars: {extra: e2}
+    - name: include in a labelled loop
+      include_tasks: tasks/per_host.yml
+      loop: [{name: p, secret: s1}, {name: q, secret: s2}]
+      loop_control: {loop_var: entry, label: "{{ entry.name }}"}
+      vars: {extra: e4}
     - name: include with apply
       include_tasks:
         file: tasks/extra.yml

@@ -43,6 +43,9 @@ struct Group {
     /// The file (or role) as the include names it, templated.
     name: String,
     item: Option<Item>,
+    /// How its `included:` line shows the item: `loop_control.label`, templated with
+    /// the item's variables, else the item.
+    label: Option<String>,
     hosts: Vec<String>,
     /// An `include_role`'s `tasks_from`, `vars_from`, `defaults_from`,
     /// `handlers_from` and switches, templated with the host's variables.
@@ -143,6 +146,13 @@ pub(super) async fn run(
             },
         };
         for (item, item_vars) in items {
+            let label = item.as_ref().map(|(value, _)| {
+                t.loop_control
+                    .as_ref()
+                    .and_then(|c| c.label.as_ref())
+                    .and_then(|l| run.templar.template(l, &item_vars).ok())
+                    .map_or_else(|| super::loops::label(value), |l| super::loops::label(&l))
+            });
             let found = target(cx, t, kind, &item_vars, &search).and_then(|(path, name)| {
                 let from = match kind {
                     Kind::Role => role_files(cx, t, &item_vars).map_err(Unmade::Task)?,
@@ -179,6 +189,7 @@ pub(super) async fn run(
                     path,
                     name,
                     item,
+                    label,
                     hosts: vec![host.clone()],
                     from,
                 }),
@@ -218,9 +229,9 @@ pub(super) async fn run(
             return false;
         }
         let label = g
-            .item
+            .label
             .as_ref()
-            .map(|(item, _)| format!(" => (item={})", super::loops::label(item)))
+            .map(|l| format!(" => (item={l})"))
             .unwrap_or_default();
         run.callback.verbose(
             0,
