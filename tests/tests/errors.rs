@@ -305,6 +305,7 @@ const RAISED_FAILURES: &str = r#"
     - {name: the action's own failure, fail: {msg: boom}, ignore_errors: true}
     - {name: arguments against the action's spec, debug: {msg: a, var: b}, ignore_errors: true}
     - {name: a required argument missing, assert: {}, ignore_errors: true}
+    - {name: the copy action's own check, copy: {dest: "{{ work }}/x"}, ignore_errors: true}
     - {name: a success failed_when fails, set_fact: {a: 1}, failed_when: true, ignore_errors: true, register: r8}
     - {name: a module's success failed_when fails, command: "true", failed_when: true, ignore_errors: true, register: r9}
     - add_host: {name: closed, ansible_host: 127.0.0.1, ansible_port: 1, ansible_connection: ssh}

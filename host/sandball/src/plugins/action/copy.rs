@@ -61,14 +61,14 @@ impl ActionPlugin for Copy {
         mut args: Map<String, Value>,
     ) -> LocalBoxFuture<'a, Map<String, Value>> {
         Box::pin(async move {
-            // Refused before the node makes the directories a `dest/` asks for.
-            if args.contains_key("content")
-                && args
-                    .get("dest")
-                    .and_then(Value::as_str)
-                    .is_some_and(|d| d.ends_with('/'))
-            {
-                return failed("can not use content with a dir as dest");
+            // The action's own checks, as ansible-core's makes them (its failures, not
+            // the module's), before the node makes the directories a `dest/` asks for.
+            if let Some(msg) = refusal(&args) {
+                return super::raised(super::Failure::Action, msg);
+            }
+            // An empty `src` is none, as ansible-core's copy action takes it.
+            if args.get("src").and_then(Value::as_str) == Some("") {
+                args.remove("src");
             }
             let decrypt = match super::truthy(args.get("decrypt"), true) {
                 Ok(d) => d,
@@ -204,6 +204,28 @@ pub async fn dry_run_into_missing_dir(
         );
     }
     Some(result)
+}
+
+/// Why ansible-core's copy action refuses these arguments, if it does.
+fn refusal(args: &Map<String, Value>) -> Option<&'static str> {
+    let given = |k: &str| match args.get(k) {
+        None | Some(Value::Null) => false,
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(_) => true,
+    };
+    let content = args.get("content").is_some_and(|c| !c.is_null());
+    let dest = args.get("dest").and_then(Value::as_str);
+    if !given("src") && !content {
+        Some("src (or content) is required")
+    } else if !given("dest") {
+        Some("dest is required")
+    } else if given("src") && content {
+        Some("src and content are mutually exclusive")
+    } else if content && dest.is_some_and(|d| d.ends_with('/')) {
+        Some("can not use content with a dir as dest")
+    } else {
+        None
+    }
 }
 
 /// The controller file a `copy` task sends, `None` when it sends none (`content`,
@@ -578,6 +600,33 @@ mod tests {
     use super::*;
     use crate::plugins::action::testing::{args, project};
     use serde_json::json;
+
+    #[test]
+    fn the_actions_own_checks_come_first_in_ansibles_order() {
+        let refused = |a| refusal(&args(a));
+        assert_eq!(
+            refused(json!({"dest": "/d"})),
+            Some("src (or content) is required")
+        );
+        assert_eq!(
+            refused(json!({"src": "", "dest": "/d"})),
+            Some("src (or content) is required")
+        );
+        assert_eq!(refused(json!({"content": ""})), Some("dest is required"));
+        assert_eq!(
+            refused(json!({"src": "a", "content": "b", "dest": "/d/"})),
+            Some("src and content are mutually exclusive")
+        );
+        assert_eq!(
+            refused(json!({"content": "b", "dest": "/d/"})),
+            Some("can not use content with a dir as dest")
+        );
+        assert_eq!(
+            refused(json!({"src": "", "content": "b", "dest": "/d"})),
+            None
+        );
+        assert_eq!(refused(json!({"src": "a/", "dest": "/d/"})), None);
+    }
 
     #[test]
     fn only_a_controller_source_is_sent() {
