@@ -1,6 +1,7 @@
 //! Where programs run and what lies directly under `/`: `chdir: /`, a `chdir` through
 //! a symlink, `stat` and `creates` on a directory under `/`, and a program that cannot
-//! start — compared with ansible-playbook on the recap and the values registered.
+//! start (`Error executing command.`, the error saying the OSError) — compared with
+//! ansible-playbook on the recap, the values registered and the failure shown.
 
 use sandball_e2e::Sandbox;
 use std::path::Path;
@@ -23,11 +24,14 @@ const PLAY: &str = r#"
     - command: sandball-no-such-program --flag
       register: missing
       failed_when: false
+    - name: missing again
+      command: sandball-no-such-program
+      ignore_errors: true
     - copy:
         dest: "{{ work }}/out.json"
         content: "{{ {'root': root.stdout, 'linked': linked.stdout_lines | map('basename') | list,
                       'etc': [etc.stat.isdir, etc.stat.path], 'skipped': skipped.rc,
-                      'missing': [missing.changed, missing.rc, 'start' in missing]} | to_json }}"
+                      'missing': [missing.changed, missing.rc, 'start' in missing, missing.msg]} | to_json }}"
 "#;
 
 #[test]
@@ -48,12 +52,13 @@ fn programs_run_where_ansible_runs_them() {
     assert_eq!(
         got,
         serde_json::json!({"root": "/", "linked": ["real", "real"], "etc": [true, "/etc"],
-                           "skipped": 0, "missing": [false, 2, false]}),
+                           "skipped": 0, "missing": [false, 2, false, "Error executing command."]}),
         "{out}"
     );
     if let Some(theirs) = sb.ansible_play(&pb, &sb.dir("theirs"), &[]) {
         let theirs = theirs.run();
-        out.assert_same_recap_as(&theirs);
+        out.assert_same_recap_as(&theirs)
+            .assert_same_task_lines_as(&theirs, &["missing again"]);
         assert_eq!(got, read(&sb.path().join("theirs")));
     }
 }

@@ -141,15 +141,24 @@ fn run(m: &mut Module, shell: bool) -> Result<Map<String, Value>, Fail> {
             if !shell {
                 r.cmd = json!(quote_join(&argv));
             }
-            let msg = if e.denied {
-                format!(
+            if e.denied {
+                return Err(r.fail(format!(
                     "Error executing command: running '{}' was denied by the grant: {}",
                     argv[0], e.message
-                )
-            } else {
-                format!("Error executing command: {}", e.message)
-            };
-            return Err(r.fail(msg));
+                )));
+            }
+            if e.errno == ENOENT {
+                // As ansible-core's run_command says it: the error, caused by Python's
+                // OSError for the program (its bytes).
+                let cause = format!(
+                    "[Errno 2] No such file or directory: {}",
+                    bytes_repr(argv[0].as_bytes())
+                );
+                return Err(r
+                    .fail(NOT_EXECUTED)
+                    .with("exception", error_summary(NOT_EXECUTED, &cause)));
+            }
+            return Err(r.fail(format!("Error executing command: {}", e.message)));
         }
     };
     r.start = json!(DateTime::from_unix(start).to_string());
@@ -304,6 +313,58 @@ impl Report {
     }
 }
 
+/// ansible-core's message for a program that could not be started.
+const NOT_EXECUTED: &str = "Error executing command.";
+
+/// `errno` for a program that is not there.
+const ENOENT: i32 = 2;
+
+/// ansible-core 2.19's error summary of a failure `msg` caused by an exception whose
+/// message is `cause`, as a module returns it.
+fn error_summary(msg: &str, cause: &str) -> Value {
+    json!({
+        "event": {
+            "msg": msg,
+            "chain": {
+                "msg_reason": "<<< caused by >>>",
+                "traceback_reason": "The above exception was the direct cause of the following error:",
+                "event": {"msg": cause, "__ansible_type": "Event"},
+                "follow": true,
+                "__ansible_type": "EventChain"
+            },
+            "__ansible_type": "Event"
+        },
+        "__ansible_type": "ErrorSummary"
+    })
+}
+
+/// Python's `repr()` of bytes: `b'...'` (`b"..."` when only `'` is inside), printable
+/// ASCII as is, the rest escaped.
+fn bytes_repr(bytes: &[u8]) -> String {
+    let quote = if bytes.contains(&b'\'') && !bytes.contains(&b'"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = format!("b{quote}");
+    for &b in bytes {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            _ if b as char == quote => {
+                out.push('\\');
+                out.push(quote);
+            }
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push(quote);
+    out
+}
+
 /// The words joined into one shell-quoted line, as Ansible reports a command that
 /// could not be started.
 fn quote_join(words: &[String]) -> String {
@@ -314,6 +375,13 @@ fn quote_join(words: &[String]) -> String {
 mod tests {
     use super::*;
     use std::fs;
+
+    #[test]
+    fn bytes_are_shown_as_python_shows_them() {
+        assert_eq!(bytes_repr(b"/usr/sbin/apache2"), "b'/usr/sbin/apache2'");
+        assert_eq!(bytes_repr(b"it's"), "b\"it's\"");
+        assert_eq!(bytes_repr(b"a'\"b\\\n\xff"), "b'a\\'\"b\\\\\\n\\xff'");
+    }
 
     #[test]
     fn quotes_words_like_shlex_quote() {

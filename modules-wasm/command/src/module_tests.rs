@@ -69,12 +69,10 @@ fn a_non_zero_exit_fails_with_every_field() {
 fn a_missing_program_reports_the_os_error() {
     let (r, failed) = run(json!({"_raw_params": "no-such-program-xyz 'a b'"}));
     assert!(failed);
-    assert!(
-        r["msg"]
-            .as_str()
-            .unwrap()
-            .starts_with("Error executing command: "),
-        "{r:?}"
+    assert_eq!(r["msg"], json!("Error executing command."), "{r:?}");
+    assert_eq!(
+        r["exception"]["event"]["chain"]["event"]["msg"],
+        json!("[Errno 2] No such file or directory: b'no-such-program-xyz'")
     );
     assert_eq!(r["rc"], json!(2));
     assert_eq!(r["cmd"], json!("no-such-program-xyz 'a b'"));

@@ -117,6 +117,7 @@ where
     // does): ansible-core 2.19 reports a module's unhandled exception this way. A
     // legacy module's own `fail_json(exception=…)` keeps its message.
     if result.contains_key("exception")
+        && !result.contains_key(ERROR_MESSAGE)
         && result
             .get("failed")
             .is_some_and(sandball_wire::python::py_truth)
@@ -344,9 +345,9 @@ fn strip_internal_keys(m: &mut Map<String, Value>) {
     m.retain(|k, _| !k.starts_with("_ansible_"));
 }
 
-/// Where a result keeps the error that the error shown before it says, when that is
-/// more than its `msg` (an ansible-core 2.19 module's `msg` and the causes its
-/// `exception` chains to it).
+/// Where a result keeps the error that the error shown before it says: an ansible-core
+/// 2.19 module's `msg` and the causes its `exception` chains to it (a module's own
+/// failure, not a crash).
 pub const ERROR_MESSAGE: &str = "_ansible_error_message";
 
 /// An ansible-core 2.19 module's `fail_json(exception=…)`: its `exception` is an error
@@ -371,9 +372,7 @@ fn error_summary(m: &mut Map<String, Value>) {
         .unwrap_or("(traceback unavailable)")
         .to_string();
     m.insert("exception".into(), Value::String(traceback));
-    if m.get("msg").and_then(Value::as_str) != Some(message.as_str()) {
-        m.insert(ERROR_MESSAGE.into(), Value::String(message));
-    }
+    m.insert(ERROR_MESSAGE.into(), Value::String(message));
 }
 
 /// An ansible-core 2.19 module's `warnings` are summaries (an event, with its help
@@ -567,7 +566,10 @@ mod tests {
         assert_eq!(r[super::super::WARNING_HELP], json!({"w2": "Do this."}));
         let mut alone = json!({"msg": "m", "exception": {"__ansible_type": "ErrorSummary", "event": {"msg": "m", "formatted_traceback": "Traceback…"}}});
         error_summary(alone.as_object_mut().unwrap());
-        assert_eq!(alone, json!({"msg": "m", "exception": "Traceback…"}));
+        assert_eq!(
+            alone,
+            json!({"msg": "m", "exception": "Traceback…", ERROR_MESSAGE: "m"})
+        );
     }
 
     #[test]
