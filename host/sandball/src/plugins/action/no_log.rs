@@ -45,7 +45,8 @@ fn strings(v: &Value, out: &mut Vec<String>) {
     }
 }
 
-/// Replaces every occurrence of a secret in the strings (and keys) of `v`.
+/// Replaces every occurrence of a secret in the strings of `v`, and every key that is a
+/// secret.
 pub fn mask(v: &mut Value, secrets: &[String]) {
     match v {
         Value::String(s) => mask_text(s, secrets),
@@ -55,18 +56,21 @@ pub fn mask(v: &mut Value, secrets: &[String]) {
     }
 }
 
-/// [`mask`] for a result map.
+/// [`mask`] for a result map. A key is masked only when it is a secret, whole: keys are
+/// mostly field names the executor and callbacks read (`changed`, `failed`, `diff`'s
+/// `after`…), which a short secret must not turn into `ch********nged`.
 pub fn mask_map(m: &mut Map<String, Value>, secrets: &[String]) {
     if secrets.is_empty() {
         return;
     }
-    let keyed_by_secret = m
-        .keys()
-        .any(|k| secrets.iter().any(|s| k.contains(s.as_str())));
-    if keyed_by_secret {
+    if m.keys().any(|k| secrets.contains(k)) {
         let entries = std::mem::take(m);
-        for (mut k, v) in entries {
-            mask_text(&mut k, secrets);
+        for (k, v) in entries {
+            let k = if secrets.contains(&k) {
+                MASK.to_string()
+            } else {
+                k
+            };
             m.insert(k, v);
         }
     }
@@ -108,6 +112,17 @@ mod tests {
         let text = result.to_string();
         assert!(!text.contains("hunter2") && text.contains("bob"), "{text}");
         assert_eq!(result["msg"], "denied exec /bin/login bob ********");
+    }
+
+    #[test]
+    fn keys_are_masked_only_when_they_are_a_secret() {
+        let secrets = vec!["a".to_string()];
+        let mut result = json!({"changed": true, "msg": "a file", "diff": {"after": "a", "a": 1}});
+        mask_map(result.as_object_mut().expect("a map"), &secrets);
+        assert_eq!(
+            result,
+            json!({"changed": true, "msg": "******** file", "diff": {"after": "********", "********": 1}})
+        );
     }
 
     #[test]
