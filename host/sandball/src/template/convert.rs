@@ -132,11 +132,13 @@ mod tests {
 
     #[test]
     fn non_string_keys_become_strings() {
+        // Not 1 and true: they are one key to Python (True == 1), and minijinja's map
+        // merges them only when their hashes happen to meet, so such a test is flaky.
         let value = Value::from_pairs([
-            (Value::from(1), Value::from("a")),
+            (Value::from(2), Value::from("a")),
             (Value::from(true), Value::from(())),
         ]);
-        assert_eq!(to_json(&value).unwrap(), json!({"1": "a", "true": null}));
+        assert_eq!(to_json(&value).unwrap(), json!({"2": "a", "true": null}));
     }
 
     #[test]
