@@ -80,22 +80,13 @@ fn write_repr(out: &mut String, value: &Value) {
 /// Appends `s` quoted as Python's `repr()` quotes it: single quotes unless the text
 /// holds one and no double quote, and characters Python does not print escaped.
 pub fn quote(s: &str, out: &mut String) {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
+    let quote = repr_quote(s.contains('\''), s.contains('"'));
     out.push(quote);
     for c in s.chars() {
+        if escape(c, quote, out) {
+            continue;
+        }
         match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
             c if (c as u32) < 0x20 || matches!(c as u32, 0x7f..=0xa0 | 0xad) => {
                 let _ = write!(out, "\\x{:02x}", c as u32);
             }
@@ -108,6 +99,48 @@ pub fn quote(s: &str, out: &mut String) {
         }
     }
     out.push(quote);
+}
+
+/// Python's `repr()` of bytes: `b'...'` (`b"..."` when only `'` is inside), printable
+/// ASCII as it is, the rest escaped.
+pub fn bytes_repr(bytes: &[u8]) -> String {
+    let quote = repr_quote(bytes.contains(&b'\''), bytes.contains(&b'"'));
+    let mut out = format!("b{quote}");
+    for &b in bytes {
+        if !escape(b as char, quote, &mut out) {
+            match b {
+                0x20..=0x7e => out.push(b as char),
+                _ => {
+                    let _ = write!(out, "\\x{b:02x}");
+                }
+            }
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// The quote `repr()` encloses text or bytes in: single, unless they hold one and no
+/// double quote.
+fn repr_quote(single: bool, double: bool) -> char {
+    if single && !double { '"' } else { '\'' }
+}
+
+/// Appends the escape `repr()` gives `c` in text and bytes alike (the backslash,
+/// line breaks, tabs and the enclosing quote); `false` when it has none of those.
+fn escape(c: char, quote: char, out: &mut String) -> bool {
+    match c {
+        '\\' => out.push_str("\\\\"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if c == quote => {
+            out.push('\\');
+            out.push(c);
+        }
+        _ => return false,
+    }
+    true
 }
 
 /// Python's `repr(float)`: the shortest text that reads back to the same number, with a
@@ -359,6 +392,13 @@ pub fn to_bool(value: &Value) -> Result<bool, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bytes_are_shown_as_python_shows_them() {
+        assert_eq!(bytes_repr(b"/usr/sbin/apache2"), "b'/usr/sbin/apache2'");
+        assert_eq!(bytes_repr(b"it's"), "b\"it's\"");
+        assert_eq!(bytes_repr(b"a'\"b\\\n\xff"), "b'a\\'\"b\\\\\\n\\xff'");
+    }
 
     #[test]
     fn lines_split_as_python_splits_them() {

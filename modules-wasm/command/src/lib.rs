@@ -152,7 +152,7 @@ fn run(m: &mut Module, shell: bool) -> Result<Map<String, Value>, Fail> {
                 // OSError for the program (its bytes).
                 let cause = format!(
                     "[Errno 2] No such file or directory: {}",
-                    bytes_repr(argv[0].as_bytes())
+                    sandball_wire::python::bytes_repr(argv[0].as_bytes())
                 );
                 return Err(r
                     .fail(NOT_EXECUTED)
@@ -338,33 +338,6 @@ fn error_summary(msg: &str, cause: &str) -> Value {
     })
 }
 
-/// Python's `repr()` of bytes: `b'...'` (`b"..."` when only `'` is inside), printable
-/// ASCII as is, the rest escaped.
-fn bytes_repr(bytes: &[u8]) -> String {
-    let quote = if bytes.contains(&b'\'') && !bytes.contains(&b'"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = format!("b{quote}");
-    for &b in bytes {
-        match b {
-            b'\\' => out.push_str("\\\\"),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            _ if b as char == quote => {
-                out.push('\\');
-                out.push(quote);
-            }
-            0x20..=0x7e => out.push(b as char),
-            _ => out.push_str(&format!("\\x{b:02x}")),
-        }
-    }
-    out.push(quote);
-    out
-}
-
 /// The words joined into one shell-quoted line, as Ansible reports a command that
 /// could not be started.
 fn quote_join(words: &[String]) -> String {
@@ -375,13 +348,6 @@ fn quote_join(words: &[String]) -> String {
 mod tests {
     use super::*;
     use std::fs;
-
-    #[test]
-    fn bytes_are_shown_as_python_shows_them() {
-        assert_eq!(bytes_repr(b"/usr/sbin/apache2"), "b'/usr/sbin/apache2'");
-        assert_eq!(bytes_repr(b"it's"), "b\"it's\"");
-        assert_eq!(bytes_repr(b"a'\"b\\\n\xff"), "b'a\\'\"b\\\\\\n\\xff'");
-    }
 
     #[test]
     fn quotes_words_like_shlex_quote() {

@@ -6,7 +6,7 @@ use super::context::{Background, TaskContext, delegated_to};
 use super::{Run, loops};
 use crate::playbook::{Chain, Keyword, LoopKind, Task};
 use crate::plugins::action::{
-    self, Context, FactLayer, Failure, Runs, failed, integer, raised, truthy,
+    self, Context, FactLayer, Failure, Runs, failed, integer, raised, task_failed, truthy,
 };
 use crate::plugins::callback::{Report, Status};
 use crate::template::{OMIT, Vars};
@@ -958,7 +958,7 @@ async fn run_retrying(
         None => 3,
         // A negative count is no retry, as ansible-core takes it.
         Some(Ok(n)) => u64::try_from(n).unwrap_or_default(),
-        Some(Err(e)) => return failed(format!("Task failed: {e}")),
+        Some(Err(e)) => return task_failed(e),
     };
     let delay = match t
         .delay
@@ -967,7 +967,7 @@ async fn run_retrying(
     {
         None => 5.0,
         Some(Ok(secs)) => secs,
-        Some(Err(e)) => return failed(format!("Task failed: {e}")),
+        Some(Err(e)) => return task_failed(e),
     };
     let mut attempts = 0;
     loop {
@@ -1103,11 +1103,11 @@ async fn attempt_in_time(
         None => 0,
         Some(Ok(n)) if (0..=MAX_TIMEOUT).contains(&n) => n as u64,
         Some(Ok(n)) => {
-            return failed(format!(
-                "Task failed: Timeout {n} is invalid, it must be between 0 and {MAX_TIMEOUT}."
+            return task_failed(format!(
+                "Timeout {n} is invalid, it must be between 0 and {MAX_TIMEOUT}."
             ));
         }
-        Some(Err(e)) => return failed(format!("Task failed: {e}")),
+        Some(Err(e)) => return task_failed(e),
     };
     if let Some(spec) = &t.async_ {
         return attempt_async(run, t, kw, host, vars, how, spec).await;
@@ -1119,7 +1119,7 @@ async fn attempt_in_time(
     match tokio::time::timeout(limit, attempt(run, t, kw, host, vars, how, None)).await {
         Ok(result) => result,
         Err(_) => {
-            let mut r = failed(format!("Task failed: Timed out after {seconds} second(s)."));
+            let mut r = task_failed(format!("Timed out after {seconds} second(s)."));
             r.insert(
                 "timedout".into(),
                 json!({"frame": TIMEOUT_FRAME, "period": seconds}),
@@ -1142,18 +1142,17 @@ async fn attempt_async(
 ) -> Map<String, Value> {
     // ansible-core names `async` by its attribute.
     let seconds = |v: &Value, name: &str| -> Result<u64, String> {
-        let n = keyword_int(run, vars, name, v).map_err(|e| format!("Task failed: {e}"))?;
-        u64::try_from(n)
-            .map_err(|_| format!("Task failed: {name} must be a whole number of seconds, got {n}"))
+        let n = keyword_int(run, vars, name, v)?;
+        u64::try_from(n).map_err(|_| format!("{name} must be a whole number of seconds, got {n}"))
     };
     let limit = match seconds(spec, "async_val") {
         Ok(n) => n,
-        Err(e) => return failed(e),
+        Err(e) => return task_failed(e),
     };
     let poll = match t.poll.as_ref().map(|p| seconds(p, "poll")) {
         None => DEFAULT_POLL,
         Some(Ok(n)) => n,
-        Some(Err(e)) => return failed(e),
+        Some(Err(e)) => return task_failed(e),
     };
     let plugin = action::find(&t.action);
     if !plugin.supports_async(&t.action) {
@@ -1334,7 +1333,7 @@ async fn attempt_action(
         mode(Keyword::Diff, run.options.diff),
     ) {
         (Ok(c), Ok(d)) => (c, d),
-        (Err(e), _) | (_, Err(e)) => return failed(format!("Task failed: {e}")),
+        (Err(e), _) | (_, Err(e)) => return task_failed(e),
     };
     let args = match template_args(run, t, kw, plugin.raw_args(), vars) {
         Ok(a) if plugin.fact_layer() == FactLayer::SetFact => with_trust_marks(run, t, vars, a),

@@ -547,6 +547,12 @@ impl Failure {
     }
 }
 
+/// The failed result ansible-core's task executor makes of an error raised while the
+/// task ran: "Task failed: " and the error, as its `msg` (and its `[ERROR]` line).
+pub fn task_failed(error: impl std::fmt::Display) -> Map<String, Value> {
+    failed(format!("Task failed: {error}"))
+}
+
 /// A failed result with a message, come about as `how` says.
 pub fn raised(how: Failure, msg: impl Into<String>) -> Map<String, Value> {
     let mut m = failed(msg);

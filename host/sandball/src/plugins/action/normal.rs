@@ -502,6 +502,18 @@ mod tests {
         policy::how_to_grant(&Policy::default(), &s, capability)
     }
 
+    /// The reply of a module that exited with `code`, having printed `stdout`.
+    fn exited(code: i32, stdout: impl AsRef<[u8]>) -> RunReply {
+        RunReply {
+            outcome: Outcome::Exited { code },
+            stdout: stdout.as_ref().to_vec(),
+            stderr: String::new(),
+            denials: vec![],
+            denials_omitted: 0,
+            warnings: vec![],
+        }
+    }
+
     #[test]
     fn lone_surrogates_are_found_where_python_counts_them() {
         assert_eq!(
@@ -530,14 +542,7 @@ mod tests {
 
     #[test]
     fn an_error_summary_says_its_causes_and_keeps_no_traceback() {
-        let reply = RunReply {
-            outcome: Outcome::Exited { code: 1 },
-            stdout: ERROR_SUMMARY.as_bytes().to_vec(),
-            stderr: String::new(),
-            denials: vec![],
-            denials_omitted: 0,
-            warnings: vec![],
-        };
+        let reply = exited(1, ERROR_SUMMARY);
         let r = interpret("x", reply, &[], &hint);
         assert_eq!(r["msg"], "Error executing command.");
         assert_eq!(r["exception"], "(traceback unavailable)");
@@ -553,14 +558,7 @@ mod tests {
         let unfollowed = json!({"msg": "a.", "chain": {"follow": false, "event": {"msg": "b"}}});
         assert_eq!(brief_message(&unfollowed), "a.");
         let summaries = r#"{"changed": false, "warnings": ["old", {"event": {"msg": "w1", "__ansible_type": "Event"}, "__ansible_type": "WarningSummary"}, {"event": {"msg": "w2", "help_text": "Do this.", "__ansible_type": "Event"}, "__ansible_type": "WarningSummary"}]}"#;
-        let reply = RunReply {
-            outcome: Outcome::Exited { code: 0 },
-            stdout: summaries.as_bytes().to_vec(),
-            stderr: String::new(),
-            denials: vec![],
-            denials_omitted: 0,
-            warnings: vec![],
-        };
+        let reply = exited(0, summaries);
         let r = interpret("x", reply, &[], &hint);
         assert_eq!(r["warnings"], json!(["old", "w1", "w2"]));
         assert_eq!(r[super::super::WARNING_HELP], json!({"w2": "Do this."}));
@@ -574,16 +572,10 @@ mod tests {
 
     #[test]
     fn modules_cannot_forge_internal_keys() {
-        let reply = RunReply {
-            outcome: Outcome::Exited { code: 0 },
-            stdout:
-                br#"{"changed": true, "_ansible_no_log": false, "_ansible_verbose_always": true}"#
-                    .to_vec(),
-            stderr: String::new(),
-            denials: vec![],
-            denials_omitted: 0,
-            warnings: vec![],
-        };
+        let reply = exited(
+            0,
+            br#"{"changed": true, "_ansible_no_log": false, "_ansible_verbose_always": true}"#,
+        );
         let r = interpret("x", reply, &[], &hint);
         assert_eq!(r.get("_ansible_no_log"), None);
         assert_eq!(r["changed"], true);
@@ -591,14 +583,7 @@ mod tests {
 
     #[test]
     fn path_errors_say_what_was_granted_and_how_to_grant_more() {
-        let reply = RunReply {
-            outcome: Outcome::Exited { code: 1 },
-            stdout: br#"{"failed": true, "msg": "cannot read /etc/hostname: No such file or directory (os error 44)"}"#.to_vec(),
-            stderr: String::new(),
-            denials: vec![],
-            denials_omitted: 0,
-            warnings: vec![],
-        };
+        let reply = exited(1, br#"{"failed": true, "msg": "cannot read /etc/hostname: No such file or directory (os error 44)"}"#);
         let r = interpret(
             "reader",
             reply,
