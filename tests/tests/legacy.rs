@@ -974,6 +974,7 @@ const EXCEPTION_MODULE: &str = r#"#!/usr/bin/python
 from ansible.module_utils.basic import AnsibleModule
 m = AnsibleModule(argument_spec=dict(mode=dict()))
 m.warn('the library may be missing', help_text='Install it.')
+m.deprecate('mode is old', version='9.0.0', collection_name='ns.col')
 try:
     raise ValueError('inner')
 except ValueError as e:
@@ -986,7 +987,9 @@ except ValueError as e:
 /// 'Task failed: Module failed'), as under ansible-playbook; the error shown before it
 /// says the exception's message after it, and the registered `exception` holds no
 /// traceback (none was asked for), as ansible-core 2.19 keeps it. The module's warning
-/// is registered as its text and shown with its help text.
+/// is registered as its text and shown with its help text; its deprecation is shown
+/// once, after the word on how to turn them off, and registered as ansible-core
+/// registers it.
 #[test]
 fn a_legacy_modules_failure_message_is_its_own() {
     let sb = Sandbox::new();
@@ -997,7 +1000,7 @@ fn a_legacy_modules_failure_message_is_its_own() {
     sb.write("library/failing.py", EXCEPTION_MODULE);
     let pb = sb.write(
         "fail.yml",
-        "- hosts: all\n  gather_facts: false\n  tasks:\n    - {name: given, failing: {mode: given}, ignore_errors: true, register: r}\n    - {name: implicit, failing: {mode: other}, ignore_errors: true}\n    - {name: registered, debug: {var: r.exception}}\n    - {name: warnings, debug: {var: r.warnings}}\n",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - {name: given, failing: {mode: given}, ignore_errors: true, register: r}\n    - {name: implicit, failing: {mode: other}, ignore_errors: true}\n    - {name: registered, debug: {var: r.exception}}\n    - {name: warnings, debug: {var: r.warnings}}\n    - {name: deprecations, debug: {var: r.deprecations}}\n",
     );
     let work = sb.dir("work");
     let ours = sb
@@ -1021,11 +1024,24 @@ fn a_legacy_modules_failure_message_is_its_own() {
         "{ours}"
     );
     let warning = "[WARNING]: the library may be missing Install it.\n";
+    let deprecation = "[WARNING]: Deprecation warnings can be disabled by setting `deprecation_warnings=False` in ansible.cfg.\n[DEPRECATION WARNING]: mode is old. This feature will be removed from collection 'ns.col' version 9.0.0.\n";
     assert_eq!(ours.stderr.matches(warning).count(), 1, "{ours}");
+    assert_eq!(ours.stderr.matches(deprecation).count(), 1, "{ours}");
     if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
-        let theirs = theirs.run();
+        // The harness turns deprecations off for ansible-playbook's other runs.
+        let theirs = theirs.env("ANSIBLE_DEPRECATION_WARNINGS", "1").run();
         assert_eq!(theirs.stderr.matches(warning).count(), 1, "{theirs}");
-        ours.assert_same_task_lines_as(&theirs, &["given", "implicit", "registered", "warnings"]);
+        assert_eq!(theirs.stderr.matches(deprecation).count(), 1, "{theirs}");
+        ours.assert_same_task_lines_as(
+            &theirs,
+            &[
+                "given",
+                "implicit",
+                "registered",
+                "warnings",
+                "deprecations",
+            ],
+        );
     }
 }
 

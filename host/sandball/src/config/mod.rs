@@ -60,6 +60,12 @@ const SETTINGS: &[Setting] = &[
         "ANSIBLE_LOCALHOST_WARNING",
         false,
     ),
+    s(
+        "defaults",
+        "deprecation_warnings",
+        "ANSIBLE_DEPRECATION_WARNINGS",
+        false,
+    ),
     s("defaults", "filter_plugins", "ANSIBLE_FILTER_PLUGINS", true),
     s("defaults", "test_plugins", "ANSIBLE_TEST_PLUGINS", true),
     s("defaults", "lookup_plugins", "ANSIBLE_LOOKUP_PLUGINS", true),

@@ -206,6 +206,7 @@ fn merge(mut results: Vec<(&str, Map<String, Value>)>) -> Map<String, Value> {
     let mut skipped_modules = Map::new();
     let mut warnings = Vec::new();
     let mut deprecations = Vec::new();
+    let mut deprecations_shown = Vec::new();
     let mut help = Map::new();
     for (name, mut r) in results {
         let flag = |k: &str| r.get(k) == Some(&Value::Bool(true));
@@ -223,6 +224,7 @@ fn merge(mut results: Vec<(&str, Map<String, Value>)>) -> Map<String, Value> {
         for (key, into) in [
             ("warnings", &mut warnings),
             ("deprecations", &mut deprecations),
+            (super::DEPRECATIONS_SHOWN, &mut deprecations_shown),
         ] {
             if let Some(Value::Array(items)) = r.remove(key) {
                 into.extend(items);
@@ -247,6 +249,10 @@ fn merge(mut results: Vec<(&str, Map<String, Value>)>) -> Map<String, Value> {
     }
     if !deprecations.is_empty() {
         out.insert("deprecations".into(), Value::Array(deprecations));
+        out.insert(
+            super::DEPRECATIONS_SHOWN.into(),
+            Value::Array(deprecations_shown),
+        );
     }
     let names = |m: &Map<String, Value>| m.keys().cloned().collect::<Vec<_>>().join(", ");
     if !skipped_modules.is_empty() {

@@ -671,6 +671,10 @@ pub fn push_warning(m: &mut Map<String, Value>, w: String) {
 /// callback, never registered.
 pub const WARNING_HELP: &str = "_ansible_warning_help";
 
+/// Where a result keeps the line the default callback shows for each of its
+/// `deprecations` (see `normal::interpret`), in their order: never registered.
+pub const DEPRECATIONS_SHOWN: &str = "_ansible_deprecations_shown";
+
 /// Records the help text shown after the result's warning `w`.
 pub fn warning_help(m: &mut Map<String, Value>, w: &str, help: &str) {
     if let Value::Object(h) = m

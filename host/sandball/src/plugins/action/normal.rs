@@ -161,6 +161,7 @@ pub fn interpret(
                 strip_internal_keys(&mut m);
                 error_summary(&mut m);
                 warning_summaries(&mut m);
+                deprecations(&mut m);
                 if let Some(junk) = junk {
                     push_warning(
                         &mut m,
@@ -400,6 +401,114 @@ fn warning_summaries(m: &mut Map<String, Value>) {
     }
 }
 
+/// A module's `deprecations` as ansible-core 2.19 registers them, whether the module
+/// sent ansible-core 2.19 summaries (an event, its deprecator, `version` or `date`) or
+/// the older `{msg, version|date, collection_name}`: each `{msg, collection_name,
+/// deprecator: {resolved_name, type} | null}` and its `date`, else its `version` (null
+/// when it has neither); the line the default callback shows for each is kept beside
+/// them ([`super::DEPRECATIONS_SHOWN`]). An item that is neither is dropped with a
+/// warning, as ansible-core drops it.
+fn deprecations(m: &mut Map<String, Value>) {
+    let Some(Value::Array(items)) = m.remove("deprecations") else {
+        return;
+    };
+    let mut registered = Vec::new();
+    let mut shown = Vec::new();
+    let mut invalid = Vec::new();
+    for item in items {
+        match deprecation(&item) {
+            Some((entry, line)) => {
+                registered.push(entry);
+                shown.push(Value::String(line));
+            }
+            None => invalid.push(item),
+        }
+    }
+    m.insert("deprecations".into(), Value::Array(registered));
+    m.insert(super::DEPRECATIONS_SHOWN.into(), Value::Array(shown));
+    for item in invalid {
+        push_warning(
+            m,
+            format!("Task result `deprecations` contained an invalid item: {item}"),
+        );
+    }
+}
+
+/// One deprecation, registered and as shown; none when it is not one.
+fn deprecation(item: &Value) -> Option<(Value, String)> {
+    let summary = item.get("__ansible_type").and_then(Value::as_str) == Some("DeprecationSummary");
+    let (event, deprecator) = if summary {
+        let deprecator = item.get("deprecator").filter(|d| !d.is_null()).map(|d| {
+            let name = d.get("resolved_name").cloned().unwrap_or(Value::Null);
+            let kind = d.get("type").map(|t| t.get("value").unwrap_or(t).clone());
+            json!({"resolved_name": name, "type": kind.unwrap_or(Value::Null)})
+        });
+        (item.get("event")?.clone(), deprecator)
+    } else {
+        let deprecator = item
+            .get("collection_name")
+            .and_then(Value::as_str)
+            .map(|c| json!({"resolved_name": c, "type": null}));
+        (json!({"msg": item.get("msg")?.as_str()?}), deprecator)
+    };
+    let head = event.get("msg")?.as_str()?;
+    let msg = brief_message(&event);
+    let text = |k: &str| item.get(k).and_then(Value::as_str);
+    let (version, date) = (text("version"), text("date"));
+    let collection = deprecator.as_ref().and_then(|d| {
+        let name = d.get("resolved_name")?.as_str()?;
+        let mut parts = name.splitn(3, '.');
+        Some(format!("{}.{}", parts.next()?, parts.next()?))
+    });
+    let mut entry = json!({"msg": msg, "collection_name": collection, "deprecator": deprecator});
+    match date {
+        Some(d) => entry["date"] = json!(d),
+        None => entry["version"] = json!(version),
+    }
+    // The line: the message, when and from what the feature goes, then the causes the
+    // message chains to and its help text.
+    let head = head.trim_end_matches('.');
+    let mut line = format!("{head}. This feature will be removed");
+    match &deprecator {
+        None => line.push_str(" in the future"),
+        Some(d) => {
+            let name = d["resolved_name"].as_str().unwrap_or_default();
+            let collection = collection.as_deref().unwrap_or(name);
+            let from = if collection == "ansible.builtin" {
+                "ansible-core".to_string()
+            } else {
+                format!("collection '{collection}'")
+            };
+            match d["type"].as_str() {
+                Some(kind) => {
+                    let short = name.rsplit('.').next().unwrap_or(name);
+                    let kind = if kind == "module" {
+                        kind.to_string()
+                    } else {
+                        format!("{kind} plugin")
+                    };
+                    line.push_str(&format!(" from {kind} '{short}' in {from}"));
+                }
+                None => line.push_str(&format!(" from {from}")),
+            }
+            match (version, date) {
+                (_, Some(d)) => line.push_str(&format!(" in a release after {d}")),
+                (Some(v), None) => line.push_str(&format!(" version {v}")),
+                (None, None) => line.push_str(" in a future release"),
+            }
+        }
+    }
+    match msg.strip_prefix(head).filter(|causes| !causes.is_empty()) {
+        Some(causes) => line.push_str(causes),
+        None => line.push('.'),
+    }
+    if let Some(help) = event.get("help_text").and_then(Value::as_str) {
+        line.push(' ');
+        line.push_str(help);
+    }
+    Some((entry, line))
+}
+
 /// An event's message followed by those of the causes it chains to (while the chain
 /// says to follow it), a cause already quoted at the end of its effect said once, as
 /// ansible-core 2.19 writes an error briefly.
@@ -613,5 +722,76 @@ mod tests {
         );
         assert_eq!(a["_ansible_check_mode"], true);
         assert_eq!(a["_ansible_module_name"], "ping");
+    }
+
+    /// Deprecations of both forms are registered and shown as ansible-core 2.19
+    /// registers and shows them (the lines ansible-playbook printed for these items).
+    #[test]
+    fn deprecations_are_registered_and_shown_as_ansible_core_does() {
+        let summary = |deprecator: Value, event: Value, when: Value| {
+            let mut d = json!({"__ansible_type": "DeprecationSummary", "deprecator": deprecator, "event": event});
+            d.as_object_mut()
+                .unwrap()
+                .extend(when.as_object().unwrap().clone());
+            d
+        };
+        let plugin = |name: &str, kind: Option<&str>| {
+            json!({"__ansible_type": "PluginInfo", "resolved_name": name,
+                   "type": kind.map(|k| json!({"__ansible_type": "PluginType", "value": k}))})
+        };
+        let event = |msg: &str| json!({"__ansible_type": "Event", "msg": msg});
+        let mut m = json!({"deprecations": [
+            summary(plugin("ns.col", None), event("this thing is old"), json!({"version": "2.0.0"})),
+            summary(plugin("ansible.legacy.depmod", Some("module")), event("d only"), json!({"date": "2027-01-01"})),
+            summary(plugin("ansible.builtin", None), event("builtin v"), json!({"version": "2.21"})),
+            summary(plugin("ansible.builtin.copy", Some("module")), event("bm"), json!({"version": "2.22"})),
+            summary(plugin("community.general.thing", Some("lookup")), event("cl"), json!({})),
+            summary(Value::Null, json!({"msg": "nodep", "help_text": "Use x."}), json!({"version": "3.0"})),
+            summary(Value::Null, json!({"msg": "chained", "chain": {"follow": true, "event": event("inner")}}), json!({})),
+            {"msg": "ends with dot.", "version": "1.0", "collection_name": "ns.col"},
+            {"msg": "old date", "date": "2027-02-02"},
+            "a string",
+        ]});
+        deprecations(m.as_object_mut().unwrap());
+        let shown = &m[super::super::DEPRECATIONS_SHOWN];
+        assert_eq!(
+            shown,
+            &json!([
+                "this thing is old. This feature will be removed from collection 'ns.col' version 2.0.0.",
+                "d only. This feature will be removed from module 'depmod' in collection 'ansible.legacy' in a release after 2027-01-01.",
+                "builtin v. This feature will be removed from ansible-core version 2.21.",
+                "bm. This feature will be removed from module 'copy' in ansible-core version 2.22.",
+                "cl. This feature will be removed from lookup plugin 'thing' in collection 'community.general' in a future release.",
+                "nodep. This feature will be removed in the future. Use x.",
+                "chained. This feature will be removed in the future: inner",
+                "ends with dot. This feature will be removed from collection 'ns.col' version 1.0.",
+                "old date. This feature will be removed in the future.",
+            ])
+        );
+        let registered = &m["deprecations"];
+        assert_eq!(
+            registered[1],
+            json!({"collection_name": "ansible.legacy", "date": "2027-01-01", "msg": "d only",
+                   "deprecator": {"resolved_name": "ansible.legacy.depmod", "type": "module"}})
+        );
+        assert_eq!(
+            registered[4],
+            json!({"collection_name": "community.general", "version": null, "msg": "cl",
+                   "deprecator": {"resolved_name": "community.general.thing", "type": "lookup"}})
+        );
+        assert_eq!(
+            registered[6],
+            json!({"collection_name": null, "deprecator": null, "msg": "chained: inner", "version": null})
+        );
+        assert_eq!(
+            registered[7],
+            json!({"collection_name": "ns.col", "version": "1.0", "msg": "ends with dot.",
+                   "deprecator": {"resolved_name": "ns.col", "type": null}})
+        );
+        assert_eq!(registered.as_array().unwrap().len(), 9);
+        assert_eq!(
+            m["warnings"],
+            json!(["Task result `deprecations` contained an invalid item: \"a string\""])
+        );
     }
 }

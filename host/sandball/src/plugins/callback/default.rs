@@ -521,11 +521,9 @@ impl Callback for DefaultCallback {
                 }
             }
         }
-        if let Some(Value::Array(ds)) = r.result.get("deprecations") {
-            for d in ds {
-                if let Some(msg) = d.get("msg").and_then(Value::as_str) {
-                    self.deprecation(&module_text(msg.trim_end()));
-                }
+        if let Some(Value::Array(ds)) = r.result.get(crate::plugins::action::DEPRECATIONS_SHOWN) {
+            for line in ds.iter().filter_map(Value::as_str) {
+                self.deprecation(&module_text(line.trim_end()));
             }
         }
         shown.remove("warnings");
@@ -673,6 +671,14 @@ impl Callback for DefaultCallback {
     }
 
     fn deprecation(&self, msg: &str) {
+        // Shown unless `deprecation_warnings` is off, after a word on how to turn
+        // them off, as ansible-core shows them.
+        if !crate::plugins::action::env_flag("ANSIBLE_DEPRECATION_WARNINGS", true) {
+            return;
+        }
+        self.warning(
+            "Deprecation warnings can be disabled by setting `deprecation_warnings=False` in ansible.cfg.",
+        );
         let text = format!("[DEPRECATION WARNING]: {msg}");
         if self.first_time(&text) {
             self.emit_err(&self.paint(&text, Role::Deprecate));
