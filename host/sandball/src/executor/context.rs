@@ -150,6 +150,10 @@ impl Context for TaskContext<'_> {
         self.plain_name().to_string()
     }
 
+    fn action(&self) -> &str {
+        &self.task.action
+    }
+
     fn display(&self, text: &str) {
         self.run.callback.verbose(0, None, text);
     }

@@ -186,6 +186,9 @@ pub trait Context {
     fn host(&self) -> &str;
     /// The task's name as its banner shows it.
     fn task_name(&self) -> String;
+    /// The task's action as written (`reboot`, `ansible.builtin.reboot`), as an
+    /// action's messages name it.
+    fn action(&self) -> &str;
     /// Shows a line to the user, as Ansible's `display.display`.
     fn display(&self, text: &str);
     /// Shows a warning at once (not with the result).
@@ -759,6 +762,8 @@ pub(crate) mod testing {
         pub module_defaults: Map<String, Value>,
         /// The task's `environment`.
         pub environment: Map<String, Value>,
+        /// The task's action as written.
+        pub action: &'static str,
     }
 
     impl Context for FakeContext {
@@ -796,6 +801,9 @@ pub(crate) mod testing {
         }
         fn task_name(&self) -> String {
             "a task".into()
+        }
+        fn action(&self) -> &str {
+            self.action
         }
         fn display(&self, _text: &str) {}
         fn warning(&self, _text: &str) {}

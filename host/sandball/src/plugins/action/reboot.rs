@@ -132,7 +132,10 @@ async fn exec_within(
 
 async fn run(ctx: &dyn Context, s: &Settings, start: Instant) -> Map<String, Value> {
     if ctx.local_connection() {
-        let mut r = failed("Running reboot with local connection would reboot the control node.");
+        let mut r = failed(format!(
+            "Running {} with local connection would reboot the control node.",
+            ctx.action()
+        ));
         r.insert("rebooted".into(), json!(false));
         return r;
     }
@@ -288,13 +291,14 @@ mod tests {
     async fn refuses_the_local_connection_and_changes_nothing_in_check_mode() {
         let ctx = FakeContext {
             local: true,
+            action: "ansible.builtin.reboot",
             ..Default::default()
         };
         let r = work(&ctx, Map::new()).await;
         assert_eq!(r["failed"], true);
         assert_eq!(
             r["msg"],
-            "Running reboot with local connection would reboot the control node."
+            "Running ansible.builtin.reboot with local connection would reboot the control node."
         );
         assert_eq!(r["rebooted"], false);
         let ctx = FakeContext {
