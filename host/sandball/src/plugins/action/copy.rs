@@ -128,7 +128,8 @@ impl ActionPlugin for Copy {
             if source.is_none() && ctx.runs_legacy(action) {
                 match args.remove("content") {
                     Some(Value::String(content)) => {
-                        return put_made(
+                        let dest = args.get("dest").and_then(Value::as_str).map(str::to_string);
+                        let result = put_made(
                             ctx,
                             action,
                             args,
@@ -137,6 +138,10 @@ impl ActionPlugin for Copy {
                             "content",
                         )
                         .await;
+                        return match dest {
+                            Some(dest) => diff_after_from(result, &dest),
+                            None => result,
+                        };
                     }
                     Some(other) => {
                         args.insert("content".into(), other);
@@ -151,14 +156,19 @@ impl ActionPlugin for Copy {
                     local: sent.path().to_path_buf(),
                 })
                 .collect();
-            ctx.execute_module(ModuleRequest {
-                name: action,
-                args,
-                legacy: false,
-                transfers,
-                foreground: false,
-            })
-            .await
+            let result = ctx
+                .execute_module(ModuleRequest {
+                    name: action,
+                    args,
+                    legacy: false,
+                    transfers,
+                    foreground: false,
+                })
+                .await;
+            match &source {
+                Some((local, _)) => diff_after_from(result, &local.display().to_string()),
+                None => result,
+            }
         })
     }
 }
@@ -285,6 +295,24 @@ pub async fn put_made(
         foreground: false,
     })
     .await
+}
+
+/// A result whose diff names `header` as the file its `after` side comes from, where
+/// the module named the copy staged on the node: ansible-core's copy action names the
+/// controller's source (or `dest`, for `content`), its template action a file named
+/// after the template.
+pub fn diff_after_from(mut result: Map<String, Value>, header: &str) -> Map<String, Value> {
+    let diffs = match result.get_mut("diff") {
+        Some(Value::Array(ds)) => ds.iter_mut().collect(),
+        Some(d @ Value::Object(_)) => vec![d],
+        _ => vec![],
+    };
+    for d in diffs {
+        if let Some(h) = d.get_mut("after_header") {
+            *h = Value::String(header.to_string());
+        }
+    }
+    result
 }
 
 /// A controller file as it is sent: itself, or, when it is vault-encrypted and
@@ -600,6 +628,21 @@ mod tests {
     use super::*;
     use crate::plugins::action::testing::{args, project};
     use serde_json::json;
+
+    #[test]
+    fn a_diff_names_the_controller_file_not_the_staged_copy() {
+        let staged = "/root/.sandball/files/session-1/ab12";
+        let one =
+            json!({"changed": true, "diff": {"before": "", "after": "x", "after_header": staged}});
+        let r = diff_after_from(one.as_object().unwrap().clone(), "/p/files/a.conf");
+        assert_eq!(r["diff"]["after_header"], "/p/files/a.conf");
+        let two = json!({"diff": [{"before_header": "/etc/a", "after_header": staged}, {"before": "", "after": ""}]});
+        let r = diff_after_from(two.as_object().unwrap().clone(), "/p/t.j2");
+        assert_eq!(
+            r["diff"],
+            json!([{"before_header": "/etc/a", "after_header": "/p/t.j2"}, {"before": "", "after": ""}])
+        );
+    }
 
     #[test]
     fn the_actions_own_checks_come_first_in_ansibles_order() {

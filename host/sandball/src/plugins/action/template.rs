@@ -41,7 +41,7 @@ pub fn work<'a>(
         {
             return r;
         }
-        super::copy::put_made(
+        let result = super::copy::put_made(
             ctx,
             "copy",
             module_args,
@@ -49,7 +49,8 @@ pub fn work<'a>(
             &rendered.bytes,
             "template",
         )
-        .await
+        .await;
+        super::copy::diff_after_from(result, &rendered.source)
     })
 }
 
