@@ -423,17 +423,28 @@ fn role_path_is_the_roles_real_path_as_in_ansible() {
     sb.inventory(&["alpha"]);
     sb.write(
         "shared/roles/x/tasks/main.yml",
-        "- debug: {var: role_path}\n",
+        "- debug: {var: role_path}\n- debug: {var: role_name}\n",
     );
+    // A role reached through a link keeps the name it is called by (banners,
+    // `role_name`), as roles linked in under a galaxy name do.
+    std::fs::create_dir_all(sb.path().join("sub/roles")).unwrap();
+    std::os::unix::fs::symlink(
+        "../../shared/roles/x",
+        sb.path().join("sub/roles/ns.linked"),
+    )
+    .unwrap();
     let pb = sb.write(
         "sub/play.yml",
-        "- hosts: all\n  gather_facts: false\n  roles: [../shared/roles/x]\n",
+        "- hosts: all\n  gather_facts: false\n  roles: [../shared/roles/x]\n\
+         - hosts: all\n  gather_facts: false\n  roles: [ns.linked]\n",
     );
     let work = sb.dir("work");
     let ours = sb.play(&pb, &work, &[]).run();
     ours.assert_no_panic().assert_code(0);
     let real = std::fs::canonicalize(sb.path().join("shared/roles/x")).unwrap();
     ours.assert_stdout_has(&format!("\"role_path\": \"{}\"", real.display()));
+    ours.assert_stdout_has("TASK [ns.linked : debug]");
+    ours.assert_stdout_has("\"role_name\": \"ns.linked\"");
     if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
         same(&ours, &theirs.run());
     }

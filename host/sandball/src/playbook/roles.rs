@@ -394,10 +394,12 @@ impl Loader {
         search: &[String],
     ) -> Result<Exported, PlaybookError> {
         let (dir, collection) = self.find(&entry.name, &entry.location, search)?;
-        // A role named by its path keeps the path as written for its name (banners,
-        // `role_name`), as in Ansible; otherwise the name is its directory's.
-        let name = match dir.file_name() {
-            Some(n) if !entry.name.contains('/') => n.to_string_lossy().into_owned(),
+        // A role keeps its name as written (banners, `role_name`), as in Ansible,
+        // whatever directory it resolves to (a `geerlingguy.redis` link to `redis/`
+        // stays `geerlingguy.redis`, a path stays the path); a collection's role is
+        // its name within the collection.
+        let name = match (&collection, collection_role(&entry.name)) {
+            (Some(_), Some((_, _, role))) => role.to_string(),
             _ => entry.name.clone(),
         };
         let meta = read_meta(&dir)?;

@@ -340,20 +340,27 @@ pub fn render_diff(diff: &Value) -> String {
                 Some(h) => format!("{word}: {h}"),
                 None => word.to_string(),
             };
-            if before != after {
-                let diff = similar::TextDiff::from_lines(&before, &after);
-                let unified = diff
-                    .unified_diff()
-                    .context_radius(3)
-                    .header(
-                        &header("before_header", "before"),
-                        &header("after_header", "after"),
-                    )
-                    .to_string();
-                if !unified.is_empty() {
-                    out.push_str(&unified);
-                    out.push('\n');
+            // A last line without its end is marked, as ansible-core marks it.
+            let lines = |text: &str| {
+                let mut lines: Vec<String> = super::unified::split_lines(text)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect();
+                if let Some(last) = lines.last_mut().filter(|l| !l.ends_with('\n')) {
+                    last.push_str("\n\\ No newline at end of file\n");
                 }
+                lines
+            };
+            let unified = super::unified::unified_diff(
+                &lines(&before),
+                &lines(&after),
+                &header("before_header", "before"),
+                &header("after_header", "after"),
+                3,
+            );
+            if !unified.is_empty() {
+                out.push_str(&unified);
+                out.push('\n');
             }
         }
         if let Some(Value::String(p)) = d.get("prepared") {
@@ -899,6 +906,15 @@ mod tests {
         assert!(
             d.contains("-    \"state\": \"absent\"\n+    \"state\": \"touch\"\n"),
             "{d}"
+        );
+    }
+
+    #[test]
+    fn diffs_mark_a_last_line_without_its_end() {
+        // As ansible-playbook prints a file that gains its last newline.
+        assert_eq!(
+            render_diff(&json!({"before": "a\nb", "after": "a\nb\n"})),
+            "--- before\n+++ after\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n\n"
         );
     }
 

@@ -14,6 +14,7 @@ pub mod progress;
 pub mod prompt;
 pub mod stats;
 pub mod tree;
+pub mod unified;
 
 use serde_json::{Map, Value};
 use std::borrow::Cow;
