@@ -66,6 +66,7 @@ const SETTINGS: &[Setting] = &[
         "ANSIBLE_DEPRECATION_WARNINGS",
         false,
     ),
+    s("defaults", "no_log", "ANSIBLE_NO_LOG", false),
     s("defaults", "filter_plugins", "ANSIBLE_FILTER_PLUGINS", true),
     s("defaults", "test_plugins", "ANSIBLE_TEST_PLUGINS", true),
     s("defaults", "lookup_plugins", "ANSIBLE_LOOKUP_PLUGINS", true),

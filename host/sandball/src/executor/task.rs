@@ -385,7 +385,7 @@ pub async fn run_on_host(
 ) -> HostOutcome {
     let vars = task_vars(run, scope, host, kw);
     // A no_log that cannot be worked out hides the result: secrets stay hidden.
-    let no_log = keyword_bool(run, &vars, kw, Keyword::NoLog, false).unwrap_or(true);
+    let no_log = keyword_bool(run, &vars, kw, Keyword::NoLog, no_log_default()).unwrap_or(true);
     let result = match &t.loop_ {
         None => run_once(run, t, kw, host, &vars, no_log).await,
         Some(spec) => run_loop(run, t, kw, host, &vars, spec, no_log, banner).await,
@@ -501,6 +501,12 @@ fn with_failed_flag(r: &mut Map<String, Value>) {
     }
 }
 
+/// Whether a task that sets no `no_log` is `no_log`: the `no_log` setting
+/// (`ANSIBLE_NO_LOG`, ansible.cfg's `no_log`), off unless set.
+pub fn no_log_default() -> bool {
+    action::env_flag("ANSIBLE_NO_LOG", false)
+}
+
 /// What is shown of a result: all of it, or only its outcome when the task is
 /// `no_log` or the result asks to be hidden (`_ansible_no_log`, which an action plugin
 /// may return).
@@ -516,10 +522,19 @@ fn shown(no_log: bool, result: &Map<String, Value>) -> Map<String, Value> {
 fn censor(result: &Map<String, Value>) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("censored".into(), Value::String(CENSORED.into()));
-    for k in ["changed", "failed", "skipped", "unreachable"] {
+    for k in ["changed", "failed", "skipped", "unreachable", action::FAILURE] {
         if let Some(v) = result.get(k) {
             m.insert(k.into(), v.clone());
         }
+    }
+    // How it failed stays known to the `[ERROR]` line, which shows no message: an
+    // error the executor or the action raised is worded "Task failed: …".
+    let raised = result
+        .get("msg")
+        .and_then(Value::as_str)
+        .is_some_and(|msg| msg.starts_with("Task failed: "));
+    if raised && !m.contains_key(action::FAILURE) {
+        action::Failure::Raised.mark(&mut m);
     }
     m
 }

@@ -131,16 +131,19 @@ impl DefaultCallback {
             // A result that did not fail carries an exception the action gave it (an
             // `until` out of retries), never the module's: `failed_when` forgave that.
             origin.module &= r.status == Status::Failed;
-            let censored = r.result.get("censored").and_then(Value::as_str);
-            let msg = censored
-                .or_else(|| {
-                    r.result
-                        .get(crate::plugins::action::normal::ERROR_MESSAGE)
-                        .and_then(Value::as_str)
-                })
-                .or_else(|| r.result.get("msg").and_then(Value::as_str));
+            // A `no_log` result's line says how the task failed, not the message
+            // (ansible-core 2.19 shows the message, which may hold what no_log hides).
+            let censored = r.result.contains_key("censored");
+            let msg = if censored {
+                Some("")
+            } else {
+                r.result
+                    .get(crate::plugins::action::normal::ERROR_MESSAGE)
+                    .and_then(Value::as_str)
+                    .or_else(|| r.result.get("msg").and_then(Value::as_str))
+            };
             let how = Failure::of(r.result);
-            let block = error_block(&origin, how, msg, censored.is_none());
+            let block = error_block(&origin, how, msg, !censored);
             if self.first_time(&block) {
                 self.emit(&self.paint(&block, Role::Error));
             }
@@ -289,7 +292,10 @@ fn error_block(
     } else {
         "Action"
     };
-    let mut out = if how == Some(Failure::RaisedByLoop) || msg.starts_with("Task failed: ") {
+    let raised = matches!(how, Some(Failure::Raised | Failure::RaisedByLoop));
+    let mut out = if raised && msg.is_empty() {
+        "[ERROR]: Task failed.".to_string()
+    } else if how == Some(Failure::RaisedByLoop) || msg.starts_with("Task failed: ") {
         format!("[ERROR]: {msg}")
     } else if how == Some(Failure::Raised) {
         format!("[ERROR]: Task failed: {msg}")
@@ -971,5 +977,11 @@ mod tests {
             header(true, None, "Task failed: Timed out after 1 second(s)."),
             "[ERROR]: Task failed: Timed out after 1 second(s)."
         );
+        // A `no_log` result's line has no message: how it failed, and no more.
+        assert_eq!(
+            header(true, None, ""),
+            "[ERROR]: Task failed: Module failed."
+        );
+        assert_eq!(header(true, Some(Failure::Raised), ""), "[ERROR]: Task failed.");
     }
 }
