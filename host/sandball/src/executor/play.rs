@@ -1203,9 +1203,8 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
             .task_running(&crate::plugins::callback::Running {
                 hosts: hosts.len(),
                 path: &t.location,
-                args: (kw.nearest_setting(Keyword::NoLog).is_none()
-                    && !task::no_log_default())
-                .then_some(&t.args),
+                args: (kw.nearest_setting(Keyword::NoLog).is_none() && !task::no_log_default())
+                    .then_some(&t.args),
             });
     }
     let free_banner = cx.free.map(|free| task::Banner {

@@ -522,7 +522,13 @@ fn shown(no_log: bool, result: &Map<String, Value>) -> Map<String, Value> {
 fn censor(result: &Map<String, Value>) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("censored".into(), Value::String(CENSORED.into()));
-    for k in ["changed", "failed", "skipped", "unreachable", action::FAILURE] {
+    for k in [
+        "changed",
+        "failed",
+        "skipped",
+        "unreachable",
+        action::FAILURE,
+    ] {
         if let Some(v) = result.get(k) {
             m.insert(k.into(), v.clone());
         }

@@ -982,6 +982,9 @@ mod tests {
             header(true, None, ""),
             "[ERROR]: Task failed: Module failed."
         );
-        assert_eq!(header(true, Some(Failure::Raised), ""), "[ERROR]: Task failed.");
+        assert_eq!(
+            header(true, Some(Failure::Raised), ""),
+            "[ERROR]: Task failed."
+        );
     }
 }
