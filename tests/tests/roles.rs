@@ -174,7 +174,7 @@ fn collection_roles_and_handlers_sharing_a_name_as_in_ansible() {
     sb.inventory_with_python(&["alpha"]);
     sb.write(
         "collections/ansible_collections/ns/col/roles/tool/tasks/main.yml",
-        "- name: from the collection\n  debug: {msg: \"{{ role_name }} {{ tool_param }}\"}\n  changed_when: true\n  notify: tool done\n",
+        "- name: from the collection\n  debug: {msg: \"{{ role_name }} {{ tool_param }} {{ ansible_role_name }} {{ ansible_play_role_names }}\"}\n  changed_when: true\n  notify: tool done\n",
     );
     sb.write(
         "collections/ansible_collections/ns/col/roles/tool/handlers/main.yml",
@@ -189,6 +189,9 @@ fn collection_roles_and_handlers_sharing_a_name_as_in_ansible() {
     ours.assert_no_panic().assert_code(0);
     ours.assert_stdout_has("\"msg\": \"first of the name\"");
     ours.assert_stdout_has("\"msg\": \"collection handler\"");
+    // role_name is the role's name in its collection, ansible_role_name and the
+    // play's role names its full one.
+    ours.assert_stdout_has("\"msg\": \"tool p ns.col.tool ['ns.col.tool']\"");
     assert!(!ours.stdout.contains("second of the name"), "{ours}");
     if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
         same(&ours, &theirs.run());

@@ -239,11 +239,17 @@ impl Finder {
         let real = join(&dir.real, name);
         if self.matches(name, &path, &real, &st).map_err(Stop::Skip)? {
             let mut found = json_map!({"path": path});
-            found.extend(stat_fields(&st));
-            let group = self.name_of(false, st.gid);
-            let user = self.name_of(true, st.uid);
-            found.insert("gr_name".into(), Value::from(group));
-            found.insert("pw_name".into(), Value::from(user));
+            // The owner's names come after the times, in ansible-core's order.
+            for (key, value) in stat_fields(&st) {
+                let times_done = key == "ctime";
+                found.insert(key, value);
+                if times_done {
+                    let group = self.name_of(false, st.gid);
+                    let user = self.name_of(true, st.uid);
+                    found.insert("gr_name".into(), Value::from(group));
+                    found.insert("pw_name".into(), Value::from(user));
+                }
+            }
             if let Some(algorithm) = self.criteria.checksum
                 && st.kind == FileKind::File
             {

@@ -100,6 +100,14 @@ fn files_in_the_top_directory_by_default() {
     );
     assert!(a["pw_name"].is_string() && a["gr_name"].is_string() && a["mtime"].is_f64());
     assert!(a.get("checksum").is_none() && a.get("exists").is_none());
+    // In ansible-core's order: the owner's names between the times and the mode bits.
+    let keys: Vec<&str> = a.as_object().unwrap().keys().map(String::as_str).collect();
+    let at = |k: &str| keys.iter().position(|x| *x == k).unwrap();
+    assert_eq!(
+        (at("gr_name"), at("pw_name")),
+        (at("ctime") + 1, at("ctime") + 2)
+    );
+    assert_eq!(at("wusr"), at("ctime") + 3);
 }
 
 #[test]

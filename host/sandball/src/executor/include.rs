@@ -522,7 +522,10 @@ fn expand_imports(
                 e => Unread::Failed(first_line(&e.to_string())),
             },
         )?;
-    let mut names: Vec<String> = imported.iter().map(|r| r.name.clone()).collect();
+    let mut names: Vec<String> = imported
+        .iter()
+        .map(|r| r.shown_name().to_string())
+        .collect();
     names.extend(included_role.map(str::to_string));
     super::play::add_role_names(cx, names);
     // The variables of the public roles it imports are the play's from now on.

@@ -33,7 +33,8 @@ pub struct Role {
     pub key: String,
     /// `allow_duplicates` from its meta.
     pub allow_duplicates: bool,
-    /// Its name (the last part of its path).
+    /// Its name as written where it is called (in a collection: its name there),
+    /// `role_name`.
     pub name: String,
     /// `namespace.collection.name` for a role of a collection: how its tasks and
     /// handlers are shown, and a second name to notify its handlers by.
@@ -359,7 +360,8 @@ struct Loader {
 }
 
 impl Role {
-    /// How the role is shown in banners: its collection name, else its name.
+    /// How the role is shown in banners and `ansible_role_name`: its collection name,
+    /// else its name.
     pub fn shown_name(&self) -> &str {
         self.fqcn.as_deref().unwrap_or(&self.name)
     }
@@ -415,10 +417,15 @@ impl Loader {
             None => "ansible.legacy",
         };
         crate::playbook::inheritance::with_fallback(&mut collections, fallback);
+        // `ansible_play_role_names` and the others name a collection's role in full.
+        let listed = match &collection {
+            Some(c) => format!("{c}.{name}"),
+            None => name.clone(),
+        };
         if parents.is_empty() {
-            self.names.push(name.clone());
-        } else if !self.dependencies.contains(&name) {
-            self.dependencies.push(name.clone());
+            self.names.push(listed);
+        } else if !self.dependencies.contains(&listed) {
+            self.dependencies.push(listed);
         }
         if parents.contains(&name) {
             return Err(PlaybookError::at(

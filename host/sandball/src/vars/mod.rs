@@ -523,7 +523,10 @@ impl VariableManager {
                 .host_vars(inventory, host, &layers, &defaults, params, include_params);
         if let Some(r) = role {
             vars.set_data("role_name", Value::String(r.name.clone()));
-            vars.set_data("ansible_role_name", Value::String(r.name.clone()));
+            vars.set_data(
+                "ansible_role_name",
+                Value::String(r.shown_name().to_string()),
+            );
             vars.set_data("role_path", Value::String(r.path.display().to_string()));
         }
         // Where the task's relative files are searched: its role, then the playbook's

@@ -246,6 +246,26 @@ pub fn pretty_json<T: serde::Serialize>(value: &T) -> String {
     String::from_utf8(buf).unwrap_or_default()
 }
 
+/// JSON text with each character past ASCII written as `\\uXXXX` (UTF-16 units), as
+/// Python's `json.dumps` writes it by default (serde_json escapes no such character, so
+/// each one is inside a string).
+fn ascii_escaped(json: String) -> String {
+    if json.is_ascii() {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out
+}
+
 /// Python's `json.dumps` puts a space after `:` and `,`; serde_json does not.
 fn python_separators(compact: &str) -> String {
     let mut out = String::with_capacity(compact.len() + compact.len() / 8);
@@ -336,10 +356,12 @@ pub fn render_diff(diff: &Value) -> String {
             }
         }
         if let (Some(before), Some(after)) = (d.get("before"), d.get("after")) {
+            // A structure as ansible-core writes it: `json.dumps` with the keys sorted,
+            // indented by 4, non-ASCII text escaped.
             let text = |v: &Value| match v {
                 Value::Null => String::new(),
                 Value::String(s) => s.clone(),
-                v => pretty_json(v) + "\n",
+                v => ascii_escaped(pretty_json(&super::sorted_keys(v))) + "\n",
             };
             let (before, after) = (text(before), text(after));
             let header = |k: &str, word: &str| match d.get(k).and_then(Value::as_str) {
@@ -912,6 +934,22 @@ mod tests {
         assert!(
             d.contains("-    \"state\": \"absent\"\n+    \"state\": \"touch\"\n"),
             "{d}"
+        );
+    }
+
+    #[test]
+    fn diffs_of_structures_sort_keys_and_escape_past_ascii() {
+        // As ansible-playbook shows a file task's diff (json.dumps, sort_keys, indent 4).
+        let d = render_diff(&json!({
+            "before": {"path": "/tmp/é", "mode": "0644"},
+            "after": {"path": "/tmp/é", "mode": "0600", "sub": {"b": 1, "a": "😀"}}
+        }));
+        assert_eq!(
+            d,
+            "--- before\n+++ after\n@@ -1,4 +1,8 @@\n {\n-    \"mode\": \"0644\",\n\
+             -    \"path\": \"/tmp/\\u00e9\"\n+    \"mode\": \"0600\",\n\
+             +    \"path\": \"/tmp/\\u00e9\",\n+    \"sub\": {\n\
+             +        \"a\": \"\\ud83d\\ude00\",\n+        \"b\": 1\n+    }\n }\n\n"
         );
     }
 
