@@ -572,24 +572,27 @@ fn failures_are_explained() {
     );
     let (out, work) = run_local(&sb, "broken.yml", BROKEN_PLAY, &[]);
     let r = |t: &str| result(&out, t, &work);
+    // As ansible-core 2.19 words them.
     let missing = r("no interpreter");
-    let msg = at(&missing, "msg").as_str().unwrap_or_default();
-    assert!(
-        msg.contains("/nonexistent/python9") && msg.contains("ansible_python_interpreter"),
-        "{missing}"
+    assert_eq!(
+        at(&missing, "msg"),
+        "The module interpreter '/nonexistent/python9' was not found."
     );
     assert_eq!(at(&missing, "rc"), 127);
     let crash = r("traceback");
-    let msg = at(&crash, "msg").as_str().unwrap_or_default();
-    assert!(msg.contains("ValueError: boom"), "{crash}");
+    assert_eq!(
+        at(&crash, "msg"),
+        "Module result deserialization failed: No start of json char found"
+    );
     assert!(
         at(&crash, "module_stderr")
             .as_str()
             .unwrap_or_default()
-            .contains("Traceback")
+            .contains("ValueError: boom")
     );
+    // A result is a result, whatever the exit status (ansible-core reads it so).
     let exits = r("exit without failed");
-    assert!(failed(&out, "exit without failed"), "{exits}");
+    assert!(!failed(&out, "exit without failed"), "{exits}");
     assert_eq!(at(&exits, "msg"), "half done");
     let junk = r("junk around the json");
     assert_eq!(at(&junk, "answer"), 42);

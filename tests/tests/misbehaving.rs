@@ -159,7 +159,10 @@ fn junk_output_is_tolerated_around_json_and_fails_without_it() {
         "no warning about the trailing junk:\n{out}"
     );
     let line = fatal_line(&out, "nothing but junk");
-    assert!(line.contains("MODULE FAILURE"), "{out}");
+    assert!(
+        line.contains("Module result deserialization failed: No start of json char found"),
+        "{out}"
+    );
     assert!(
         line.contains("\"module_stdout\": \"this is not JSON at all"),
         "{out}"

@@ -1398,6 +1398,7 @@ async fn attempt_action(
     if let Some(n) = how.number {
         result.insert("attempts".into(), json!(n));
     }
+    settle_failed(&mut result);
     let failed_before = result.get("failed").is_some_and(py_truth);
     if !t.changed_when.is_empty() || !t.failed_when.is_empty() {
         let mut check_vars = vars.clone();
@@ -1454,6 +1455,31 @@ async fn attempt_action(
         result.insert("_ansible_no_log".into(), Value::Bool(true));
     }
     result
+}
+
+/// Whether a result failed, as ansible-core's task executor settles it: a `failed`
+/// that is not a boolean by its truth; without one, an `rc` that is not 0 (nor "0",
+/// as modules that report only `rc` mean it) fails it, the failure then the action's.
+fn settle_failed(result: &mut Map<String, Value>) {
+    match result.get("failed") {
+        Some(Value::Bool(_)) => {}
+        Some(f) => {
+            let failed = py_truth(f);
+            result.insert("failed".into(), Value::Bool(failed));
+        }
+        None => {
+            let zero = |rc: &Value| match rc {
+                Value::Bool(b) => !b,
+                Value::Number(n) => n.as_f64() == Some(0.0),
+                Value::String(s) => s == "0",
+                _ => false,
+            };
+            if result.get("rc").is_some_and(|rc| !zero(rc)) {
+                result.insert("failed".into(), Value::Bool(true));
+                Failure::Action.mark(result);
+            }
+        }
+    }
 }
 
 /// Whether every condition holds; why one could not be evaluated, as a loop's

@@ -11,8 +11,8 @@
 //! the run (not the temporary directory) is wrapped by the become plugin; a become user
 //! other than root and the connection user gets read access to the files as Ansible
 //! gives it (see [`grant_access`]). The output is
-//! parsed as component output is ([`super::normal::interpret`]): junk before the JSON
-//! dropped, junk after it warned about, a non-zero exit without `failed` a failure.
+//! parsed as component output is ([`super::normal::interpret`], as ansible-core reads
+//! it: [`super::module_output`]).
 //! What comes back is data: the executor stores results as values that are never
 //! templated again.
 
@@ -269,7 +269,7 @@ pub async fn run(store: &LegacyStore, conn: &Connection, r: &LegacyRun<'_>) -> M
         result.remove("invocation");
     }
     if result.contains_key("module_stderr") {
-        explain_failure(&mut result, &assembled, &stderr, out.rc, r.host);
+        explain_failure(&mut result, &assembled, &stderr);
     }
     if !warnings.is_empty() {
         let list = result
@@ -615,35 +615,25 @@ async fn grant_access(
     }
 }
 
-/// A helpful message for output that is not a module result: a missing interpreter,
-/// a Python traceback.
-fn explain_failure(
-    result: &mut Map<String, Value>,
-    a: &Assembled,
-    stderr: &str,
-    rc: i32,
-    host: &str,
-) {
-    // Only a message that names the interpreter is about the interpreter: a module that
-    // runs a missing command itself also ends with rc 127.
-    let missing = a.interpreter.as_deref().and_then(|interp| {
-        let program = interp.split_whitespace().next()?;
-        (stderr.contains(program) && (rc == 127 || stderr.contains("No such file or directory")))
-            .then_some(program)
-    });
-    let msg = if let Some(program) = missing {
-        let name = program.rsplit('/').next().unwrap_or(program);
-        let name = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-        format!(
-            "MODULE FAILURE: the interpreter {program} was not found on {host}: {}. Set ansible_{name}_interpreter to the interpreter's path on the node.",
-            stderr.trim()
-        )
-    } else if let Some(msg) = python_exception(stderr) {
-        msg
-    } else {
+/// ansible-core's message for output that is no module result because the module's
+/// interpreter is missing (the shell says `PROGRAM: not found`).
+fn explain_failure(result: &mut Map<String, Value>, a: &Assembled, stderr: &str) {
+    let Some(program) = a
+        .interpreter
+        .as_deref()
+        .and_then(|i| i.split_whitespace().next())
+    else {
         return;
     };
-    result.insert("msg".into(), Value::String(msg));
+    if [": not found", ": No such file or directory"]
+        .iter()
+        .any(|said| stderr.contains(&format!("{program}{said}")))
+    {
+        result.insert(
+            "msg".into(),
+            Value::String(format!("The module interpreter '{program}' was not found.")),
+        );
+    }
 }
 
 /// The message for a module that died of a Python exception (a traceback on stderr):

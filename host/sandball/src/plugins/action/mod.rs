@@ -27,6 +27,7 @@ pub mod gather_facts;
 pub mod group_by;
 pub mod include_vars;
 pub mod legacy;
+pub mod module_output;
 pub mod no_log;
 pub mod normal;
 pub mod package;

@@ -1,9 +1,10 @@
 //! The `normal` action: runs a module on the node. [`Normal`] asks the executor for
 //! the run; for a sandball component the executor comes back here: [`run`] adds the
 //! internal `_ansible_*` arguments, makes sure the node holds the module, runs it with
-//! the grant policy gave, and turns what came back (JSON with junk around it, a trap, a timeout, a denial) into a task result.
+//! the grant policy gave, and turns what came back (output read as ansible-core reads
+//! it: [`module_output`]; a trap, a timeout, a denial) into a task result.
 
-use super::{ActionPlugin, Context, ModuleRequest, Runs, failed, push_warning};
+use super::{ActionPlugin, Context, ModuleRequest, Runs, failed, module_output, push_warning};
 use crate::assemble::Component;
 use crate::plugins::connection::{RunReply, SessionError};
 use futures::future::LocalBoxFuture;
@@ -156,42 +157,20 @@ pub fn interpret(
 ) -> Map<String, Value> {
     let stdout = String::from_utf8_lossy(&reply.stdout).into_owned();
     let mut result = match &reply.outcome {
-        Outcome::Exited { code } => match parse_module_output(&stdout) {
+        // As ansible-core reads it: the exit status does not fail a module that
+        // returned a result (its `rc` may: `executor::task`).
+        Outcome::Exited { code } => match module_output::parse(&reply.stdout) {
             Ok((mut m, junk)) => {
                 strip_internal_keys(&mut m);
                 error_summary(&mut m);
                 warning_summaries(&mut m);
                 deprecations(&mut m);
                 if let Some(junk) = junk {
-                    push_warning(
-                        &mut m,
-                        format!("Module invocation had junk after the JSON data: {junk}"),
-                    );
-                }
-                if *code != 0 && !m.contains_key("failed") {
-                    m.insert("failed".into(), Value::Bool(true));
+                    push_warning(&mut m, junk);
                 }
                 m
             }
-            Err(why) => match lone_surrogate(&stdout) {
-                // Refused on the controller, as ansible-core 2.19 refuses it.
-                Some((surrogate, position)) => {
-                    let mut m = failed(format!(
-                        "Task failed: Refusing to deserialize an invalid UTF8 string value: 'utf-8' codec can't encode character '\\u{surrogate:04x}' in position {position}: surrogates not allowed"
-                    ));
-                    m.insert("exception".into(), json!("(traceback unavailable)"));
-                    m
-                }
-                None => {
-                    let mut m = failed(format!(
-                        "MODULE FAILURE: {why}\nSee stdout/stderr for the exact error"
-                    ));
-                    m.insert("module_stdout".into(), Value::String(stdout.clone()));
-                    m.insert("module_stderr".into(), Value::String(reply.stderr.clone()));
-                    m.insert("rc".into(), json!(code));
-                    m
-                }
-            },
+            Err(why) => module_output::unreadable(why, &reply.stdout, &reply.stderr, *code),
         },
         Outcome::Trapped { message } => {
             let mut m = failed(format!(
@@ -534,68 +513,6 @@ fn brief_message(event: &Value) -> String {
     message
 }
 
-/// Finds the module's JSON object in its output, tolerating junk before and after it
-/// as Ansible does. Returns the object and the trailing junk, if any.
-pub fn parse_module_output(out: &str) -> Result<(Map<String, Value>, Option<String>), String> {
-    let start = out
-        .match_indices('{')
-        .map(|(i, _)| i)
-        .find(|&i| i == 0 || out[..i].ends_with('\n'))
-        .ok_or_else(|| "No start of json char found".to_string())?;
-    let mut stream = serde_json::Deserializer::from_str(&out[start..]).into_iter::<Value>();
-    match stream.next() {
-        Some(Ok(Value::Object(m))) => {
-            let rest = out[start + stream.byte_offset()..].trim();
-            Ok((m, (!rest.is_empty()).then(|| rest.to_string())))
-        }
-        Some(Ok(_)) => Err("module output is not a JSON object".into()),
-        Some(Err(e)) => Err(format!("module output is not valid JSON: {e}")),
-        None => Err("No start of json char found".into()),
-    }
-}
-
-/// The first string value of the module's JSON output holding a `\\uXXXX` escape of a
-/// lone UTF-16 surrogate (what Python writes for undecodable bytes): the surrogate and
-/// its position in the decoded string, as Python counts characters.
-fn lone_surrogate(out: &str) -> Option<(u32, usize)> {
-    let bytes = out.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'"' {
-            i += 1;
-            continue;
-        }
-        // A string: count its characters up to a lone surrogate or its end.
-        let (mut j, mut position) = (i + 1, 0usize);
-        while j < bytes.len() && bytes[j] != b'"' {
-            if bytes[j] != b'\\' {
-                // One character per UTF-8 sequence start.
-                position += usize::from(bytes[j] & 0xC0 != 0x80);
-                j += 1;
-                continue;
-            }
-            let unit = |at: usize| {
-                out.get(at..at + 4)
-                    .and_then(|h| u32::from_str_radix(h, 16).ok())
-            };
-            match (bytes.get(j + 1), unit(j + 2)) {
-                (Some(b'u'), Some(0xD800..=0xDBFF))
-                    if out.get(j + 6..j + 8) == Some("\\u")
-                        && unit(j + 8).is_some_and(|low| (0xDC00..=0xDFFF).contains(&low)) =>
-                {
-                    j += 12;
-                }
-                (Some(b'u'), Some(lone @ 0xD800..=0xDFFF)) => return Some((lone, position)),
-                (Some(b'u'), _) => j += 6,
-                _ => j += 2,
-            }
-            position += 1;
-        }
-        i = j + 1;
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -621,29 +538,6 @@ mod tests {
             denials_omitted: 0,
             warnings: vec![],
         }
-    }
-
-    #[test]
-    fn lone_surrogates_are_found_where_python_counts_them() {
-        assert_eq!(
-            lone_surrogate(r#"{"a": "x\"y", "out": "é\u00e9\ud83d\ude00\udcff b"}"#),
-            Some((0xdcff, 3))
-        );
-        assert_eq!(lone_surrogate(r#"{"a": "\ud83d\ude00"}"#), None);
-        assert_eq!(lone_surrogate(r#"{"a": "\ud800"}"#), Some((0xd800, 0)));
-    }
-
-    #[test]
-    fn json_is_found_among_junk() {
-        let (m, junk) = parse_module_output("warning: x\n{\"a\": 1}\ntrailing").unwrap();
-        assert_eq!(m["a"], 1);
-        assert_eq!(junk.as_deref(), Some("trailing"));
-        assert!(
-            parse_module_output("no json here")
-                .unwrap_err()
-                .contains("No start")
-        );
-        assert!(parse_module_output("{\"a\": ").is_err());
     }
 
     /// What ansible-core 2.19's `fail_json(msg=…, exception=OSError(…))` prints.

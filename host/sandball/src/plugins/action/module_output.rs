@@ -1,0 +1,200 @@
+//! How a module's output becomes its result, as ansible-core 2.19 reads it: the lines
+//! before the first line that starts with `{` are dropped, those after the last line
+//! that ends with `}` are junk (warned about when not blank), and what is between is
+//! parsed as Python's `json.loads` parses it ([`sandball_wire::pyjson`]). Output
+//! without such lines, or that does not parse, is the action's failure ("Module result
+//! deserialization failed: …", with the output); a value nested too deep, or holding
+//! text UTF-8 cannot encode, is refused as ansible-core raises it.
+
+use super::{Failure, failed, raised};
+use sandball_wire::pyjson::{self, LoadError};
+use serde_json::{Map, Value, json};
+
+/// Why output is no module result.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Unreadable {
+    /// No JSON object was found in it, or it did not parse: ansible-core's reason.
+    Deserialization(String),
+    /// It parsed, but ansible-core refuses the value: the message it raises.
+    Refused(String),
+}
+
+/// The module's result in its output, and the warning about junk after it, if any.
+pub fn parse(out: &[u8]) -> Result<(Map<String, Value>, Option<String>), Unreadable> {
+    let lines = splitlines(out);
+    let start = lines
+        .iter()
+        .position(|l| stripped(l).starts_with('{'))
+        .ok_or_else(|| Unreadable::Deserialization("No start of json char found".into()))?;
+    let end = start
+        + lines[start..]
+            .iter()
+            .rposition(|l| stripped(l).ends_with('}'))
+            .ok_or_else(|| Unreadable::Deserialization("No end of json char found".into()))?;
+    let trailing = &lines[end + 1..];
+    let junk = trailing.iter().any(|l| !stripped(l).is_empty()).then(|| {
+        let text: Vec<String> = trailing
+            .iter()
+            .map(|l| String::from_utf8_lossy(l).into_owned())
+            .collect();
+        format!(
+            "Module invocation had junk after the JSON data: {}",
+            text.join("\n")
+        )
+    });
+    let json = lines[start..=end].join(&b'\n');
+    match pyjson::loads(&json) {
+        Ok(Value::Object(m)) => Ok((m, junk)),
+        // A text that starts with `{` and parses is an object.
+        Ok(_) => Err(Unreadable::Deserialization(
+            "the result is not a JSON object".into(),
+        )),
+        Err(e @ LoadError::Decode { .. }) => Err(Unreadable::Deserialization(e.to_string())),
+        Err(e @ LoadError::TooDeep { .. }) => Err(Unreadable::Refused(e.to_string())),
+        Err(e @ LoadError::Surrogates(_)) => Err(Unreadable::Refused(format!(
+            "Refusing to deserialize an invalid UTF8 string value: {e}"
+        ))),
+    }
+}
+
+/// The task result of output that is no module result: as ansible-core makes it, the
+/// action's failure with the output (`module_stdout`, `module_stderr`, `rc`), or the
+/// error it raised.
+pub fn unreadable(why: Unreadable, stdout: &[u8], stderr: &str, rc: i32) -> Map<String, Value> {
+    match why {
+        Unreadable::Deserialization(cause) => {
+            let mut m = raised(
+                Failure::Action,
+                format!("Module result deserialization failed: {cause}"),
+            );
+            m.insert(
+                "module_stdout".into(),
+                Value::String(String::from_utf8_lossy(stdout).into_owned()),
+            );
+            m.insert("module_stderr".into(), Value::String(stderr.to_string()));
+            m.insert("rc".into(), json!(rc));
+            m
+        }
+        Unreadable::Refused(msg) => failed(format!("Task failed: {msg}")),
+    }
+}
+
+/// The lines of `text` as Python's `str.splitlines` splits it once decoded: at `\n`,
+/// `\r`, `\r\n`, `\v`, `\f`, `\x1c`–`\x1e`, U+0085, U+2028 and U+2029.
+fn splitlines(text: &[u8]) -> Vec<&[u8]> {
+    let mut lines = Vec::new();
+    let (mut start, mut i) = (0, 0);
+    while i < text.len() {
+        let width = match &text[i..] {
+            [b'\r', b'\n', ..] => 2,
+            [b'\n' | b'\r' | 0x0b | 0x0c | 0x1c..=0x1e, ..] => 1,
+            [0xc2, 0x85, ..] => 2,
+            [0xe2, 0x80, 0xa8 | 0xa9, ..] => 3,
+            _ => 0,
+        };
+        if width == 0 {
+            i += 1;
+        } else {
+            lines.push(&text[start..i]);
+            i += width;
+            start = i;
+        }
+    }
+    if start < text.len() {
+        lines.push(&text[start..]);
+    }
+    lines
+}
+
+/// A line without the whitespace Python's `str.strip` removes around it.
+fn stripped(line: &[u8]) -> String {
+    String::from_utf8_lossy(line)
+        .trim_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c))
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn junk_of(out: &str) -> Option<String> {
+        parse(out.as_bytes()).unwrap().1
+    }
+
+    fn why(out: &[u8]) -> Unreadable {
+        parse(out).unwrap_err()
+    }
+
+    #[test]
+    fn the_json_lines_are_found_among_junk_as_ansible_finds_them() {
+        let (m, junk) = parse(b"motd noise {\n  {\"a\": 1,\r\n \"b\": 2}  \ntrailing\n\n").unwrap();
+        assert_eq!(Value::Object(m), json!({"a": 1, "b": 2}));
+        assert_eq!(
+            junk.as_deref(),
+            Some("Module invocation had junk after the JSON data: trailing\n")
+        );
+        assert_eq!(junk_of("{\"a\": 1}\n \n"), None);
+        // The last line that ends with `}` ends it: two documents are one text.
+        assert_eq!(
+            why(b"{\"a\": 1}\n{\"b\": 2}\n"),
+            Unreadable::Deserialization("Extra data: line 2 column 1 (char 9)".into())
+        );
+        // A list or a string is no result; a line must start with `{`.
+        for out in [&b"[1, 2]\n"[..], b"\"hi\"", b"", b"pre {\"a\": 1}"] {
+            assert_eq!(
+                why(out),
+                Unreadable::Deserialization("No start of json char found".into())
+            );
+        }
+        assert_eq!(
+            why(b"pre\n{\"changed\": false} post\n"),
+            Unreadable::Deserialization("No end of json char found".into())
+        );
+        assert_eq!(
+            why(b"{not json\n{\"changed\": false}\n"),
+            Unreadable::Deserialization(
+                "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
+                    .into()
+            )
+        );
+    }
+
+    #[test]
+    fn refused_values_are_raised_and_others_are_the_actions_failure() {
+        assert_eq!(
+            why(b"{\"out\": \"ab\xff\xfecd\"}"),
+            Unreadable::Refused("Refusing to deserialize an invalid UTF8 string value: 'utf-8' codec can't encode characters in position 2-3: surrogates not allowed".into())
+        );
+        // Bytes that are not UTF-8 outside the result are junk like any other.
+        assert!(parse(b"\xff\xfe\n{\"a\": 1}\n").is_ok());
+        let r = unreadable(why(b"oops"), b"oops", "err", 3);
+        assert_eq!(
+            r["msg"],
+            "Module result deserialization failed: No start of json char found"
+        );
+        assert_eq!(
+            (&r["module_stdout"], &r["module_stderr"], &r["rc"]),
+            (&json!("oops"), &json!("err"), &json!(3))
+        );
+        assert_eq!(Failure::of(&r), Some(Failure::Action));
+        let deep = format!(
+            "{}{}",
+            "{\"a\":".repeat(600),
+            "1".to_string() + &"}".repeat(600)
+        );
+        let r = unreadable(why(deep.as_bytes()), deep.as_bytes(), "", 0);
+        assert_eq!(
+            r["msg"],
+            "Task failed: maximum recursion depth exceeded while decoding a JSON object from a unicode string"
+        );
+    }
+
+    #[test]
+    fn lines_split_where_pythons_do() {
+        assert_eq!(
+            splitlines(b"a\r\nb\rc\x0bd\xc2\x85e\xe2\x80\xa8f\n"),
+            vec![&b"a"[..], b"b", b"c", b"d", b"e", b"f"]
+        );
+        assert_eq!(splitlines(b"a\n\nb"), vec![&b"a"[..], b"", b"b"]);
+    }
+}
