@@ -1,6 +1,8 @@
 //! Modules that misbehave (the fixtures of tests/fixtures): one that traps, one that
 //! never ends, one that prints junk. Each fails its task with a clear message, never
-//! crashes sandball, and the host's shim session goes on serving the next task.
+//! crashes sandball, and the host's shim session goes on serving the next task. And
+//! legacy modules that misbehave in every way their output can, compared with
+//! ansible-playbook in one playbook.
 
 use sandball_e2e::{Binaries, HostRecap, Output, Sandbox};
 use std::time::Duration;
@@ -176,4 +178,168 @@ fn junk_output_is_tolerated_around_json_and_fails_without_it() {
         },
         "{out}"
     );
+}
+
+/// Writes `raw` as given (or `hex`'s bytes, or `out` as JSON, `<<`/`>>` standing for
+/// `{{`/`}}`, which the task's own templating would otherwise evaluate), after `mb`
+/// MiB of junk or an object nested `deep` levels, then exits with `rc`. It may read
+/// its stdin to the end first, leave a child holding its stdout for `child` seconds,
+/// sleep, or end with SIGKILL.
+const RAW_MODULE: &str = r#"#!/usr/bin/python
+# WANT_JSON
+import json, os, signal, subprocess, sys, time
+args = json.load(open(sys.argv[1]))
+if args.get('stdin'):
+    sys.stdin.read()
+time.sleep(int(args.get('sleep', 0)))
+if args.get('child'):
+    subprocess.Popen(['sleep', str(args['child'])])
+out = sys.stdout.buffer
+if args.get('mb'):
+    out.write(b'y' * (int(args['mb']) << 20) + b'\n')
+n = int(args.get('deep', 0))
+if n:
+    out.write(b'{"a":' * n + b'1' + b'}' * n)
+elif 'hex' in args:
+    out.write(bytes.fromhex(args['hex']))
+elif 'raw' in args:
+    out.write(args['raw'].encode())
+else:
+    out.write(json.dumps(args['out']).replace('<<', '{{').replace('>>', '}}').encode())
+out.flush()
+if args.get('kill'):
+    os.kill(os.getpid(), signal.SIGKILL)
+sys.exit(int(args.get('rc', 0)))
+"#;
+
+/// An old-style module: its arguments are a file of `key=value` words.
+const OLD_STYLE: &str = "#!/bin/sh\necho '{\"changed\": true, \"msg\": \"'\"$(tr ' ' '\\n' < \"$1\" | grep '^b=')\"'\"}'\n";
+
+const LEGACY_PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    # Discovered: a module must not be able to choose the next module's Python.
+    ansible_python_interpreter: auto_silent
+    ansible_interpreter_python_fallback: [PYTHON]
+  tasks:
+    - {name: junk around, emit: {raw: "motd {\n  {\"changed\": true}\ntrailing junk\n", mb: 12}, ignore_errors: true}
+    - {name: two documents, emit: {raw: "{\"a\": 1}\n{\"b\": 2}\n"}, ignore_errors: true}
+    - {name: nothing, emit: {raw: ""}, ignore_errors: true}
+    - {name: a list, emit: {raw: "[1, 2]\n"}, ignore_errors: true}
+    - {name: junk on the closing line, emit: {raw: "{\"changed\": false} post\n"}, ignore_errors: true}
+    - {name: python's json, emit: {raw: "{\"v\": NaN, \"w\": -Infinity, \"n\": 123456789012345678901234567890, \"changed\": true, \"changed\": false}\n"}, ignore_errors: true}
+    - {name: bad json, emit: {raw: "{\"a\": 1,\n \"b\" 2}\n"}, ignore_errors: true}
+    # {"out": "ab\xff\xfecd"}
+    - {name: not utf-8, emit: {hex: 7b226f7574223a20226162fffe6364227d0a}, ignore_errors: true}
+    - {name: too deep, emit: {deep: 5000}, ignore_errors: true}
+    - {name: exit 3 with a result, emit: {out: {msg: fine}, rc: 3}, ignore_errors: true}
+    - {name: rc in the result, emit: {out: {msg: said, rc: 5}}, ignore_errors: true}
+    - {name: failed as text, emit: {out: {failed: "false"}}, ignore_errors: true}
+    - {name: changed as text, emit: {out: {changed: "no"}, stdin: true}}
+    - {name: a child holding stdout, emit: {out: {changed: false}, child: 1}}
+    - {name: killed mid-result, emit: {raw: "{\"partial\": ", kill: true}, ignore_errors: true}
+    - name: internal keys
+      emit: {out: {changed: false, _ansible_no_log: true, _ansible_verbose_always: true, add_host: {host_name: evil}}}
+    - {name: warnings of the wrong type, emit: {out: {warnings: "one", deprecations: {msg: x}}}}
+    - {name: facts that are no mapping, emit: {out: {ansible_facts: [1]}}, ignore_errors: true}
+    - name: facts that would steer
+      emit:
+        out:
+          ansible_facts:
+            ansible_host: evil.example
+            ansible_connection: ssh
+            discovered_interpreter_python: "{{ work }}/evil-python"
+            mine: "<< lookup('pipe', 'touch {{ work }}/templated') >>"
+      register: steering
+    - name: what the facts did
+      debug:
+        msg: "{{ [ansible_host, ansible_connection, ansible_facts.host, mine, steering.ansible_facts.mine] }}"
+    - {name: the next module's python, emit: {out: {changed: false}}}
+    - {name: old style, old_style: a=1 b=two}
+    - {name: past its timeout, emit: {out: {}, sleep: 20}, timeout: 2, ignore_errors: true}
+"#;
+
+/// Legacy modules that misbehave in every way a module's output can (junk, no result,
+/// Python's JSON, bytes that are not UTF-8, exit statuses, forged internal keys,
+/// facts that would steer the run, a signal, a timeout) are read as ansible-core
+/// reads them: the same task status, message and recap as under ansible-playbook.
+/// Nothing a module returns is templated, and none makes the next module run another
+/// Python.
+#[test]
+fn misbehaving_legacy_modules_are_read_as_ansible_reads_them() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    sb.inventory_with_python(&["localhost"]);
+    sb.write("library/emit.py", RAW_MODULE);
+    sb.write("library/old_style", OLD_STYLE);
+    let work = sb.dir("work");
+    let evil = work.join("evil-python");
+    std::fs::write(&evil, "#!/bin/sh\ntouch \"$0.ran\"\nexec python3 \"$@\"\n").unwrap_or_default();
+    let _ = std::fs::set_permissions(&evil, std::fs::Permissions::from_mode(0o755));
+    let python = sandball_e2e::binaries::ansible_python();
+    let pb = sb.write(
+        "play.yml",
+        &LEGACY_PLAY.replace("PYTHON", &python.display().to_string()),
+    );
+    let ours = sb
+        .play(&pb, &work, &[])
+        .limit(Duration::from_secs(180))
+        .run();
+    ours.assert_no_panic().assert_code(0);
+    let contained = |out: &Output| {
+        assert!(!work.join("evil-python.ran").exists(), "{out}");
+        assert!(!work.join("templated").exists(), "{out}");
+    };
+    contained(&ours);
+    let tasks = [
+        "junk around",
+        "two documents",
+        "nothing",
+        "a list",
+        "junk on the closing line",
+        "python's json",
+        "bad json",
+        "not utf-8",
+        "too deep",
+        "exit 3 with a result",
+        "rc in the result",
+        "failed as text",
+        "changed as text",
+        "a child holding stdout",
+        "killed mid-result",
+        "internal keys",
+        "warnings of the wrong type",
+        "facts that are no mapping",
+        "what the facts did",
+        "the next module's python",
+        "old style",
+        "past its timeout",
+    ];
+    for warning in [
+        "[WARNING]: Module invocation had junk after the JSON data: trailing junk",
+        "[WARNING]: Removed unexpected internal key in module return: _ansible_no_log = True",
+        "[WARNING]: Removed unexpected internal key in module return: add_host = {'host_name': 'evil'}",
+        "[WARNING]: Task result `warnings` was <class 'str'> instead of <class 'list'>.",
+        "[WARNING]: Removed restricted key from module data: ansible_host",
+    ] {
+        ours.assert_stderr_has(warning);
+    }
+    let Some(theirs) = sb.ansible_play(&pb, &work, &[]) else {
+        return;
+    };
+    let theirs = theirs.limit(Duration::from_secs(180)).run();
+    contained(&theirs);
+    ours.assert_same_recap_as(&theirs)
+        .assert_same_results_as(&theirs, &tasks);
+    assert_eq!(ours.code, theirs.code, "{theirs}");
+    for task in tasks {
+        let error = |out: &Output| {
+            out.task_lines(task)
+                .into_iter()
+                .find(|l| l.starts_with("[ERROR]"))
+                .map(str::to_string)
+        };
+        assert_eq!(error(&ours), error(&theirs), "{task}:\n{theirs}\n{ours}");
+    }
 }

@@ -406,12 +406,15 @@ fn script(
 /// The payload with its shebang replaced when the host sets the interpreter, and the
 /// command line that runs it.
 fn settle(payload: &[u8], sb: &Shebang, ctx: &AssembleContext<'_>) -> (Vec<u8>, Option<String>) {
-    let configured = ctx
-        .host_vars
-        .get(&sb.variable())
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .or_else(|| (sb.name() == "python").then(|| ctx.python.to_string()));
+    // Python's is the executor's, `ansible_python_interpreter` settled (`auto*`
+    // discovered): the variable itself may say `auto_silent`.
+    let python = (sb.name() == "python" && !ctx.python.is_empty()).then(|| ctx.python.to_string());
+    let configured = python.or_else(|| {
+        ctx.host_vars
+            .get(&sb.variable())
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
     match configured {
         Some(interp) => (
             interpreter::replace_shebang(payload, sb, &interp),

@@ -161,20 +161,6 @@ fn steers_the_run(name: &str) -> bool {
         "ansible_control_path",
         "ansible_control_path_dir",
         "ansible_sshpass_prompt",
-        "ansible_check_mode",
-        "ansible_diff_mode",
-        "ansible_verbosity",
-        "ansible_forks",
-        "ansible_run_tags",
-        "ansible_skip_tags",
-        "ansible_limit",
-        "ansible_inventory_sources",
-        "ansible_version",
-        "ansible_config_file",
-        "ansible_delegated_vars",
-        "ansible_loop_var",
-        "ansible_index_var",
-        "ansible_search_path",
         "inventory_hostname",
         "inventory_hostname_short",
         "inventory_dir",
@@ -206,9 +192,6 @@ fn steers_the_run(name: &str) -> bool {
         "ansible_pfexec_",
         "ansible_ksu_",
         "ansible_machinectl_",
-        "ansible_play_",
-        "ansible_parent_role_",
-        "ansible_role_",
         "sandball_",
     ];
     // The node's SSH host keys are facts (`ansible_ssh_host_key_rsa_public`), as in
@@ -218,7 +201,40 @@ fn steers_the_run(name: &str) -> bool {
     }
     NAMES.contains(&name)
         || PREFIXES.iter().any(|p| name.starts_with(p))
+        || magic(name)
         || name.starts_with("ansible_") && name.ends_with("_interpreter")
+}
+
+/// Whether a fact of this name that a module returns is one ansible-core warns about
+/// as it drops it ("Removed restricted key from module data"): an `ansible_*` setting
+/// of how the host is reached or how modules run there. The magic variables a fact
+/// may not set either ([`steers_the_run`]) go without a word, as ansible-core's
+/// precedence hides them.
+pub(crate) fn restricted_fact(name: &str) -> bool {
+    steers_the_run(name) && name.starts_with("ansible_") && !magic(name)
+}
+
+/// Whether an `ansible_*` name is one of ansible-core's magic variables (run-wide
+/// settings and the play's, role's and loop's own), which no fact sets.
+fn magic(name: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "ansible_check_mode",
+        "ansible_diff_mode",
+        "ansible_verbosity",
+        "ansible_forks",
+        "ansible_run_tags",
+        "ansible_skip_tags",
+        "ansible_limit",
+        "ansible_inventory_sources",
+        "ansible_version",
+        "ansible_config_file",
+        "ansible_delegated_vars",
+        "ansible_loop_var",
+        "ansible_index_var",
+        "ansible_search_path",
+    ];
+    const PREFIXES: &[&str] = &["ansible_play_", "ansible_parent_role_", "ansible_role_"];
+    NAMES.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
 /// Run-wide settings that show up as magic variables.

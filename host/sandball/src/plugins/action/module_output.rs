@@ -4,10 +4,13 @@
 //! parsed as Python's `json.loads` parses it ([`sandball_wire::pyjson`]). Output
 //! without such lines, or that does not parse, is the action's failure ("Module result
 //! deserialization failed: …", with the output); a value nested too deep, or holding
-//! text UTF-8 cannot encode, is refused as ansible-core raises it.
+//! text UTF-8 cannot encode, is refused as ansible-core raises it. What a module may
+//! not return is then taken out of its result, with ansible-core's warnings
+//! ([`clean`], [`settle_warnings`]).
 
 use super::{Failure, failed, raised};
 use sandball_wire::pyjson::{self, LoadError};
+use sandball_wire::python::{py_str, py_truth, short_type_name, type_name};
 use serde_json::{Map, Value, json};
 
 /// Why output is no module result.
@@ -77,6 +80,83 @@ pub fn unreadable(why: Unreadable, stdout: &[u8], stderr: &str, rc: i32) -> Map<
         }
         Unreadable::Refused(msg) => failed(format!("Task failed: {msg}")),
     }
+}
+
+/// Takes out of a module's result what a module may not return, as ansible-core does
+/// before anything reads it: internal keys (`_ansible_*`, `add_host`, `add_group`), a
+/// warning each (a module cannot hide its result, nor add hosts); the interpreter
+/// discovery's facts (`discovered_interpreter_*`), which only the discovery itself
+/// sets; and it warns of each fact that would set how the host is reached or how
+/// modules run there (never made a variable: `vars`). Returns the warnings, or the
+/// result ansible-core raises instead (`ansible_facts` that is not a mapping).
+pub fn clean(m: &mut Map<String, Value>) -> Result<Vec<String>, Map<String, Value>> {
+    let internal: Vec<String> = m
+        .keys()
+        .filter(|k| k.starts_with("_ansible_") || *k == "add_host" || *k == "add_group")
+        .cloned()
+        .collect();
+    let mut warnings = Vec::new();
+    for k in internal {
+        if let Some(v) = m.remove(&k)
+            && k != "_ansible_parsed"
+        {
+            warnings.push(format!(
+                "Removed unexpected internal key in module return: {k} = {}",
+                py_str(&v)
+            ));
+        }
+    }
+    match m.get_mut("ansible_facts") {
+        None => {}
+        Some(Value::Object(facts)) => {
+            facts.retain(|k, _| {
+                !k.starts_with("discovered_interpreter_")
+                    && !k.starts_with("ansible_discovered_interpreter_")
+            });
+            warnings.extend(
+                facts
+                    .keys()
+                    .filter(|k| crate::vars::restricted_fact(k))
+                    .map(|k| format!("Removed restricted key from module data: {k}")),
+            );
+        }
+        Some(other) => {
+            return Err(failed(format!(
+                "Task failed: '{}' object has no attribute 'keys'",
+                match other {
+                    Value::Null => "NoneType",
+                    v => short_type_name(v),
+                }
+            )));
+        }
+    }
+    Ok(warnings)
+}
+
+/// A result's `warnings` and `deprecations` as ansible-core keeps them: empty ones
+/// dropped, ones that are not lists dropped with a warning (returned), and each
+/// warning text (Python's `str()` of one that is not); the items of `deprecations`
+/// are the normal action's to read.
+pub fn settle_warnings(m: &mut Map<String, Value>) -> Vec<String> {
+    let mut said = Vec::new();
+    for key in ["warnings", "deprecations"] {
+        let Some(v) = m.get(key) else { continue };
+        if py_truth(v) && !v.is_array() {
+            said.push(format!(
+                "Task result `{key}` was {} instead of <class 'list'>.",
+                type_name(v)
+            ));
+            m.remove(key);
+        } else if !py_truth(v) {
+            m.remove(key);
+        }
+    }
+    if let Some(Value::Array(list)) = m.get_mut("warnings") {
+        for w in list.iter_mut().filter(|w| !w.is_string()) {
+            *w = Value::String(py_str(w));
+        }
+    }
+    said
 }
 
 /// The lines of `text` as Python's `str.splitlines` splits it once decoded: at `\n`,
@@ -186,6 +266,54 @@ mod tests {
         assert_eq!(
             r["msg"],
             "Task failed: maximum recursion depth exceeded while decoding a JSON object from a unicode string"
+        );
+    }
+
+    #[test]
+    fn what_a_module_may_not_return_is_taken_out_with_a_warning() {
+        let mut m = json!({
+            "changed": true, "_ansible_no_log": true, "_ansible_parsed": false,
+            "add_host": {"host_name": "evil"},
+            "ansible_facts": {"ok": 1, "ansible_host": "evil", "ansible_check_mode": true,
+                "discovered_interpreter_python": "/tmp/evil", "ansible_ssh_host_key_rsa_public": "k"},
+        });
+        let m = m.as_object_mut().unwrap();
+        let said = clean(m).unwrap();
+        assert_eq!(
+            said,
+            vec![
+                "Removed unexpected internal key in module return: _ansible_no_log = True",
+                "Removed unexpected internal key in module return: add_host = {'host_name': 'evil'}",
+                "Removed restricted key from module data: ansible_host",
+            ]
+        );
+        // Facts stay facts (`ansible_facts.host`): only the variables are refused.
+        assert_eq!(
+            Value::Object(m.clone()),
+            json!({"changed": true, "ansible_facts": {"ok": 1, "ansible_host": "evil",
+                "ansible_check_mode": true, "ansible_ssh_host_key_rsa_public": "k"}})
+        );
+        let mut list = json!({"ansible_facts": [1]});
+        assert_eq!(
+            clean(list.as_object_mut().unwrap()).unwrap_err()["msg"],
+            "Task failed: 'list' object has no attribute 'keys'"
+        );
+    }
+
+    #[test]
+    fn warnings_and_deprecations_are_lists_of_their_kind() {
+        let mut m = json!({"warnings": "text", "deprecations": []});
+        let said = settle_warnings(m.as_object_mut().unwrap());
+        assert_eq!(
+            said,
+            vec!["Task result `warnings` was <class 'str'> instead of <class 'list'>."]
+        );
+        assert_eq!(m, json!({}));
+        let mut m = json!({"warnings": [1, null, "w"], "deprecations": [1]});
+        assert!(settle_warnings(m.as_object_mut().unwrap()).is_empty());
+        assert_eq!(
+            m,
+            json!({"warnings": ["1", "None", "w"], "deprecations": [1]})
         );
     }
 

@@ -160,16 +160,19 @@ pub fn interpret(
         // As ansible-core reads it: the exit status does not fail a module that
         // returned a result (its `rc` may: `executor::task`).
         Outcome::Exited { code } => match module_output::parse(&reply.stdout) {
-            Ok((mut m, junk)) => {
-                strip_internal_keys(&mut m);
-                error_summary(&mut m);
-                warning_summaries(&mut m);
-                deprecations(&mut m);
-                if let Some(junk) = junk {
-                    push_warning(&mut m, junk);
+            Ok((mut m, junk)) => match module_output::clean(&mut m) {
+                Ok(cleaned) => {
+                    error_summary(&mut m);
+                    warning_summaries(&mut m);
+                    let settled = module_output::settle_warnings(&mut m);
+                    for w in junk.into_iter().chain(cleaned).chain(settled) {
+                        push_warning(&mut m, w);
+                    }
+                    deprecations(&mut m);
+                    m
                 }
-                m
-            }
+                Err(raised) => raised,
+            },
             Err(why) => module_output::unreadable(why, &reply.stdout, &reply.stderr, *code),
         },
         Outcome::Trapped { message } => {
@@ -319,12 +322,6 @@ fn human_ms(ms: u64) -> String {
     }
 }
 
-/// Modules may not set internal keys: whatever `_ansible_*` keys a module returns are
-/// dropped (a module cannot forge, say, `_ansible_no_log: false`).
-fn strip_internal_keys(m: &mut Map<String, Value>) {
-    m.retain(|k, _| !k.starts_with("_ansible_"));
-}
-
 /// Where a result keeps the error that the error shown before it says: an ansible-core
 /// 2.19 module's `msg` and the causes its `exception` chains to it (a module's own
 /// failure, not a crash).
@@ -405,10 +402,19 @@ fn deprecations(m: &mut Map<String, Value>) {
     }
     m.insert("deprecations".into(), Value::Array(registered));
     m.insert(super::DEPRECATIONS_SHOWN.into(), Value::Array(shown));
+    // Why, as Python's error says it.
     for item in invalid {
+        let why = match &item {
+            Value::Object(_) => "'msg'".to_string(),
+            Value::Null => "'NoneType' object has no attribute 'pop'".to_string(),
+            other => format!(
+                "'{}' object has no attribute 'pop'",
+                sandball_wire::python::short_type_name(other)
+            ),
+        };
         push_warning(
             m,
-            format!("Task result `deprecations` contained an invalid item: {item}"),
+            format!("Task result `deprecations` contained an invalid item: {why}"),
         );
     }
 }
@@ -685,7 +691,9 @@ mod tests {
         assert_eq!(registered.as_array().unwrap().len(), 9);
         assert_eq!(
             m["warnings"],
-            json!(["Task result `deprecations` contained an invalid item: \"a string\""])
+            json!([
+                "Task result `deprecations` contained an invalid item: 'str' object has no attribute 'pop'"
+            ])
         );
     }
 }
