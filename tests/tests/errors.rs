@@ -348,3 +348,30 @@ fn raised_failures_are_worded_as_in_ansible() {
         out.assert_same_results_as(&theirs, &["messages"]);
     }
 }
+
+/// A playbook error is reported as ansible-core 2.19 reports it: the reason, the
+/// `Origin:` of the error, and the lines up to it numbered, a caret under the column.
+#[test]
+fn a_playbook_error_is_reported_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  foo: 1\n  tasks: []\n",
+    );
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &[]).run();
+    assert_parse_error(&out, "'foo' is not a valid attribute for a Play", &[3]);
+    // From the error on, without warnings.
+    let report = |o: &Output| -> String {
+        let at = o.stderr.find("[ERROR]: ").unwrap_or(0);
+        o.stderr[at..].to_string()
+    };
+    let ours = report(&out);
+    assert!(ours.contains("\n3   foo: 1\n    ^ column 3\n"), "{out}");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        theirs.assert_code(4);
+        assert_eq!(ours, report(&theirs), "{out}\n{theirs}");
+    }
+}

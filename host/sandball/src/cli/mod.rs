@@ -441,7 +441,7 @@ impl CliError {
     pub fn playbook(e: crate::playbook::PlaybookError) -> Self {
         CliError {
             code: e.exit_code(),
-            message: e.to_string(),
+            message: e.report(),
         }
     }
 

@@ -79,6 +79,20 @@ impl PlaybookError {
         }
     }
 
+    /// The error as ansible-playbook 2.19 reports it after `[ERROR]: `: what is wrong,
+    /// then the `Origin:` block (the absolute `file:line:column` and the numbered lines
+    /// up to it, a caret under the column); [`Display`](std::fmt::Display) keeps the
+    /// older one-line form (`… in 'file': line L, column C`) for messages that quote it.
+    pub fn report(&self) -> String {
+        match self {
+            Self::Invalid {
+                message, location, ..
+            } => format!("{message}\n{}", location.origin_block(true)),
+            Self::Removed(e) => e.report(),
+            other => other.to_string(),
+        }
+    }
+
     /// The exit code ansible-playbook ends with for it: 4 for a playbook it cannot
     /// parse, 1 for one that uses what was removed.
     pub fn exit_code(&self) -> i32 {
@@ -122,6 +136,31 @@ mod tests {
             "ERROR! no module/action detected in task in '/p/site.yml': line 3, column 5\nOrigin: /p/site.yml:3:5\n\n  tasks:\n    - name: x\n    ^ here"
         );
         assert_eq!(error.location(), Some(&location()));
+    }
+
+    #[test]
+    fn reported_as_ansible_core_2_19_reports_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("site.yml");
+        std::fs::write(&file, "- hosts: all\n  gather_facts: false\n  foo: 1\n").unwrap();
+        let at = Location {
+            file: file.clone(),
+            line: 3,
+            column: 3,
+        };
+        let error = PlaybookError::Invalid {
+            message: "'foo' is not a valid attribute for a Play".into(),
+            location: at.clone(),
+            excerpt: "  foo: 1\n  ^ here".into(),
+        };
+        // What ansible-playbook prints after `[ERROR]: ` for this playbook.
+        let expected = format!(
+            "'foo' is not a valid attribute for a Play\nOrigin: {}:3:3\n\n\
+             1 - hosts: all\n2   gather_facts: false\n3   foo: 1\n    ^ column 3\n",
+            file.display()
+        );
+        assert_eq!(error.report(), expected);
+        assert_eq!(PlaybookError::Removed(Box::new(error)).report(), expected);
     }
 
     #[test]
