@@ -31,6 +31,10 @@ pub enum TemplateError {
         template: String,
         /// The line of the template, for templates of several lines.
         line: Option<usize>,
+        /// Whether the undefined value was met reading an attribute or item of another
+        /// undefined value (`nope.a`, `nope['a']`), which Ansible lets through (the
+        /// result is undefined), where the strict engine stops.
+        chained: bool,
     },
     /// The template is not valid Jinja.
     #[error("template syntax error: {detail}{}", Context(template, *line))]
@@ -138,6 +142,7 @@ impl TemplateError {
         };
         match err.kind() {
             minijinja::ErrorKind::UndefinedError => TemplateError::Undefined {
+                chained: reads_attribute(err, &template),
                 detail,
                 template,
                 line,
@@ -174,6 +179,24 @@ impl TemplateError {
             },
         }
     }
+}
+
+/// Whether the engine stopped on an attribute or item of an undefined value: the part of
+/// the template it points at (in `template` or in its one `{{ expression }}`) ends with
+/// `.name` or `[…]`.
+fn reads_attribute(err: &minijinja::Error, template: &str) -> bool {
+    static ACCESS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?:\.\s*[A-Za-z_][A-Za-z0-9_]*|\])$")
+            .expect("the access pattern is valid")
+    });
+    let Some(range) = err.range() else {
+        return false;
+    };
+    [Some(template), super::scope::single_expression(template)]
+        .into_iter()
+        .flatten()
+        .filter_map(|text| text.get(range.clone()))
+        .any(|part| ACCESS.is_match(part.trim_end()))
 }
 
 /// Whether the error is that there is no such filter or test.

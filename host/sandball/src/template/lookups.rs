@@ -14,10 +14,11 @@
 //! the lookup.
 
 use minijinja::value::{Kwargs, Rest};
-use minijinja::{Environment, Error, ErrorKind, State, Value};
+use minijinja::{Error, ErrorKind, State, Value};
 use serde_json::Value as Json;
 
 use crate::template::convert::{ensure_defined, from_json, to_json};
+use crate::template::undefined::Plugins;
 use crate::template::{Var, Vars};
 
 /// What a lookup may ask of the task: its variables (search path, `vars`) and the
@@ -1186,10 +1187,22 @@ impl LookupContext for StateContext<'_, '_> {
 }
 
 /// Registers `lookup`, `query` and `q`.
-pub(crate) fn register(env: &mut Environment<'static>) {
-    env.add_function("lookup", lookup);
-    env.add_function("query", query);
-    env.add_function("q", query);
+pub(crate) fn register(env: &mut Plugins<'_>) {
+    env.taking_undefined().add_function("lookup", lookup);
+    env.taking_undefined().add_function("query", query);
+    env.taking_undefined().add_function("q", query);
+}
+
+/// The undefined term or option a lookup is given, which is its result, as ansible-core
+/// 2.19 gives it (see `template/undefined.rs`); `env`'s `default` may be undefined (its
+/// result when the variable is unset) and `first_found` takes undefined terms.
+fn undefined_argument(name: &str, terms: &[Value], kwargs: &Kwargs) -> Option<Value> {
+    match name {
+        "first_found" => return None,
+        "env" => return terms.iter().find(|t| t.is_undefined()).cloned(),
+        _ => {}
+    }
+    crate::template::undefined::undefined_in(terms, kwargs)
 }
 
 /// Runs a lookup of a template; `None` when it failed and `errors` says to go on (with
@@ -1245,6 +1258,9 @@ fn call(
 /// an empty list; a failure `errors` lets pass is `None` (an empty list with
 /// `wantlist`), as in ansible-core 2.19.
 fn lookup(state: &State, name: String, terms: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    if let Some(undefined) = undefined_argument(&name, &terms, &kwargs) {
+        return Ok(undefined);
+    }
     // `lookup('env', 'X', default=undef())`: an unset variable gives the undefined value
     // itself (so `is defined` can test it), as in Ansible.
     if name == "env"
@@ -1279,6 +1295,9 @@ fn lookup(state: &State, name: String, terms: Rest<Value>, kwargs: Kwargs) -> Re
 /// `query(name, terms…)`: the results as a list (empty when `errors` let a failure
 /// pass).
 fn query(state: &State, name: String, terms: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    if let Some(undefined) = undefined_argument(&name, &terms, &kwargs) {
+        return Ok(undefined);
+    }
     let (results, _) = call(state, &name, &terms, &kwargs)?;
     Ok(from_json(&Json::Array(results.unwrap_or_default())))
 }

@@ -15,6 +15,9 @@ pub(crate) fn call_method(
     args: &[Value],
 ) -> Result<Value, Error> {
     match value.kind() {
+        // A method of an undefined value is undefined, as in Ansible (`nope.upper() |
+        // default('x')`); using it is the error naming the variable.
+        ValueKind::Undefined => Ok(value.clone()),
         ValueKind::Map => map_method(value, method, args),
         ValueKind::Seq => list_method(value, method, args),
         ValueKind::String => string_method(value.as_str().unwrap_or_default(), method, args),

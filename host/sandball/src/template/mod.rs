@@ -26,6 +26,7 @@ mod scope;
 mod table_lookups;
 mod templar;
 pub(crate) mod trust;
+mod undefined;
 mod vars;
 mod vaulted;
 mod view;

@@ -22,14 +22,15 @@ use crate::template::convert::ensure_defined;
 use crate::template::filters::python_type;
 use crate::template::plugin_calls::{dispatcher, native_name};
 use crate::template::python::{py_repr, py_str};
+use crate::template::undefined::Plugins;
 
 /// The global function a rewritten `a % b` calls.
 pub(crate) const PERCENT: &str = "__sandball_percent";
 
 /// Registers the [`PERCENT`] global and the `format` filter (`"%s" | format(x)`, which
 /// is `%` with the filter's arguments).
-pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
-    env.add_function(PERCENT, percent);
+pub(crate) fn register(env: &mut Plugins<'_>) {
+    env.taking_undefined().add_function(PERCENT, percent);
     env.add_filter("format", format_filter);
 }
 

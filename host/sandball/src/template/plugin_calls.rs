@@ -19,6 +19,8 @@ use minijinja::{Environment, Error, ErrorKind, State, Value};
 
 use crate::plugins::loader::{self, Kind, PluginError};
 use crate::template::convert::{ensure_defined, from_json, to_json};
+use crate::template::undefined::Plugins;
+use crate::template::undefined::undefined_in;
 
 /// The filter a rewritten filter call names.
 pub(crate) const FILTER: &str = "__sandball_filter";
@@ -27,18 +29,16 @@ pub(crate) const TEST: &str = "__sandball_test";
 
 /// Registers [`FILTER`] and [`TEST`], and Jinja's `select`, `reject`, `selectattr`
 /// and `rejectattr` taking tests that are plugins.
-pub(crate) fn register(env: &mut Environment<'static>) {
-    env.add_filter(FILTER, filter);
-    env.add_test(TEST, test);
+pub(crate) fn register(env: &mut Plugins<'_>) {
+    env.taking_undefined().add_filter(FILTER, filter);
+    env.taking_undefined().add_test(TEST, test);
     env.add_filter("select", select);
     env.add_filter("reject", reject);
     env.add_filter("selectattr", selectattr);
     env.add_filter("rejectattr", rejectattr);
 }
 
-/// Jinja's filter `$name` (`select`, `selectattr`…), its test possibly a plugin. An
-/// undefined value is passed on as it is, as ansible-core 2.19's wrappers of these
-/// filters pass it (`x | select('odd') is undefined`).
+/// Jinja's filter `$name` (`select`, `selectattr`…), its test possibly a plugin.
 macro_rules! taking_a_test {
     ($name:ident $(, $attr:ident)?) => {
         fn $name(
@@ -48,9 +48,6 @@ macro_rules! taking_a_test {
             test: Option<Cow<'_, str>>,
             args: Rest<ValueOrKwargs>,
         ) -> Result<Value, Error> {
-            if value.is_undefined() {
-                return Ok(value);
-            }
             let (test, args) = by_name(Kind::Test, test, args);
             minijinja::filters::$name(state, value, $($attr,)? test, args).map(Value::from)
         }
@@ -141,18 +138,17 @@ fn native(kind: Kind, name: &str) -> bool {
     has
 }
 
-/// `value | __sandball_filter("name", args…)`: the plugin's result.
-fn filter(
-    state: &State,
-    value: Value,
-    name: String,
-    args: Rest<Value>,
-    kwargs: Kwargs,
-) -> Result<Value, Error> {
-    call(state, Kind::Filter, &value, &name, &args, &kwargs).map(|v| from_json(&v))
+/// `value | __sandball_filter("name", args…)`: the plugin's result; an undefined
+/// argument is the result (see `template/undefined.rs`).
+fn filter(value: Value, name: String, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    if let Some(undefined) = undefined_argument(Kind::Filter, &name, &value, &args, &kwargs)? {
+        return Ok(undefined);
+    }
+    call(Kind::Filter, &value, &name, &args, &kwargs).map(|v| from_json(&v))
 }
 
-/// `value is __sandball_test("name", args…)`: the plugin's answer.
+/// `value is __sandball_test("name", args…)`: the plugin's answer; an undefined argument
+/// is the undefined error.
 fn test(
     state: &State,
     value: Value,
@@ -160,38 +156,65 @@ fn test(
     args: Rest<Value>,
     kwargs: Kwargs,
 ) -> Result<bool, Error> {
-    call(state, Kind::Test, &value, &name, &args, &kwargs).map(|v| v.as_bool().unwrap_or(false))
+    if let Some(undefined) = undefined_argument(Kind::Test, &name, &value, &args, &kwargs)? {
+        ensure_defined(state, &undefined)?;
+    }
+    call(Kind::Test, &value, &name, &args, &kwargs).map(|v| v.as_bool().unwrap_or(false))
+}
+
+/// The first undefined value among a plugin's arguments, once it is known that there is
+/// such a plugin: a name no plugin has is the unknown filter (or test) all the same.
+fn undefined_argument(
+    kind: Kind,
+    name: &str,
+    value: &Value,
+    args: &[Value],
+    kwargs: &Kwargs,
+) -> Result<Option<Value>, Error> {
+    let found = if value.is_undefined() {
+        Some(value.clone())
+    } else {
+        undefined_in(args, kwargs)
+    };
+    match found {
+        Some(_)
+            if matches!(
+                loader::has(kind, name),
+                Ok(false) | Err(PluginError::Missing { .. })
+            ) =>
+        {
+            Err(unknown(kind, name))
+        }
+        found => Ok(found),
+    }
+}
+
+/// The engine's error for a filter (or test) that no plugin is.
+fn unknown(kind: Kind, name: &str) -> Error {
+    let (what, unknown) = match kind {
+        Kind::Test => ("test", ErrorKind::UnknownTest),
+        _ => ("filter", ErrorKind::UnknownFilter),
+    };
+    Error::new(unknown, format!("{what} {name} is unknown"))
 }
 
 /// Runs the plugin on JSON forms of the value and arguments.
 fn call(
-    state: &State,
     kind: Kind,
     value: &Value,
     name: &str,
     args: &[Value],
     kwargs: &Kwargs,
 ) -> Result<serde_json::Value, Error> {
-    ensure_defined(state, value)?;
-    let mut positional = Vec::with_capacity(args.len());
-    for arg in args {
-        ensure_defined(state, arg)?;
-        positional.push(to_json(arg)?);
-    }
+    let positional = args.iter().map(to_json).collect::<Result<Vec<_>, _>>()?;
     let mut named = serde_json::Map::new();
     for key in kwargs.args() {
-        let arg: Value = kwargs.get(key)?;
-        ensure_defined(state, &arg)?;
-        named.insert(key.to_string(), to_json(&arg)?);
+        named.insert(key.to_string(), to_json(&kwargs.get::<Value>(key)?)?);
     }
     loader::call(kind, name, &to_json(value)?, &positional, &named).map_err(|e| match e {
         PluginError::Missing { .. } => {
-            let (what, unknown) = match kind {
-                Kind::Test => ("test", ErrorKind::UnknownTest),
-                _ => ("filter", ErrorKind::UnknownFilter),
-            };
             tracing::debug!("{e}");
-            Error::new(unknown, format!("{what} {name} is unknown"))
+            unknown(kind, name)
         }
         PluginError::Failed(message) => Error::new(ErrorKind::InvalidOperation, message),
     })

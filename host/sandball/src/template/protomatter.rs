@@ -4,9 +4,9 @@
 //! these itself from the engine's own mark of trusted text (see `trust.rs`).
 
 use minijinja::value::ValueKind;
-use minijinja::{Environment, Error, ErrorKind, State, Value};
+use minijinja::{Error, ErrorKind, Value};
 
-use crate::template::convert::ensure_defined;
+use crate::template::undefined::Plugins;
 
 /// The collection the filters and tests belong to.
 const PREFIX: &str = "ansible._protomatter.";
@@ -18,7 +18,7 @@ const TRUSTED: &str = "TrustedAsTemplate";
 const UNTRACKED: &[&str] = &["Origin", "VaultedValue", "SourceWasEncrypted", "Deprecated"];
 
 /// Registers the filters and tests under their full names.
-pub(crate) fn register(env: &mut Environment<'static>) {
+pub(crate) fn register(env: &mut Plugins<'_>) {
     env.add_test(format!("{PREFIX}tagged_with"), tagged_with);
     env.add_test(format!("{PREFIX}tagged"), tagged);
     env.add_filter(format!("{PREFIX}apply_trust"), apply_trust);
@@ -31,8 +31,7 @@ pub(crate) fn is_trusted(value: &Value) -> bool {
 }
 
 /// `value is ansible._protomatter.tagged_with(name)`.
-fn tagged_with(state: &State, value: &Value, name: &str) -> Result<bool, Error> {
-    ensure_defined(state, value)?;
+fn tagged_with(value: &Value, name: &str) -> Result<bool, Error> {
     match name {
         TRUSTED => Ok(is_trusted(value)),
         _ if UNTRACKED.contains(&name) => Err(Error::new(
@@ -50,8 +49,7 @@ fn tagged_with(state: &State, value: &Value, name: &str) -> Result<bool, Error> 
 }
 
 /// `value is ansible._protomatter.tagged`: whether it carries a tag sandball tracks.
-fn tagged(state: &State, value: &Value) -> Result<bool, Error> {
-    ensure_defined(state, value)?;
+fn tagged(value: &Value) -> Result<bool, Error> {
     Ok(is_trusted(value))
 }
 

@@ -198,9 +198,8 @@ impl Scope {
     }
 
     /// The first variable `expr` uses that is undefined, when undefined values are
-    /// strict: a comparison with one is an error in Ansible (`x == 'y'` with no `x`),
-    /// where the engine would only say false. `None` with chained undefined values (a
-    /// guarded expression: `x is defined`, `x | default(…)`).
+    /// strict: the one an error that names none is about. `None` with chained undefined
+    /// values (a guarded expression: `x is defined`, `x | default(…)`).
     pub(crate) fn undefined_variable(self: &Arc<Self>, expr: &str) -> Option<String> {
         let expr = rewrite_expression(expr);
         let compiled = self.shared.env.compile_expression(&expr).ok()?;
@@ -332,12 +331,15 @@ impl Scope {
             }
             active.push(key.clone());
         }
+        super::undefined::take_hint();
         let result = self.render_str(source);
         lock(&self.shared.active).pop();
         let value = match result {
             Ok(value) => Some(value),
             Err(err) if err.kind() == ErrorKind::UndefinedError => {
-                lock(&self.shared.undefined_causes).push((key.clone(), engine_detail(&err)));
+                // An `undef(hint)` that made the variable undefined words the error.
+                let detail = super::undefined::take_hint().unwrap_or_else(|| engine_detail(&err));
+                lock(&self.shared.undefined_causes).push((key.clone(), detail));
                 None
             }
             Err(err) => Some(Value::from(Error::new(

@@ -11,6 +11,7 @@ use crate::template::OMIT;
 use crate::template::convert::{to_json, to_json_omitting_undefined};
 use crate::template::error::TemplateError;
 use crate::template::scope::{Call, Scope, is_template, single_expression};
+use crate::template::undefined::Plugins;
 use crate::template::vars::Vars;
 use crate::template::vaulted::{use_error, vault_mark};
 use crate::template::view::unsafe_mark;
@@ -22,10 +23,10 @@ use crate::template::{filters, jinja_tests, methods, python};
 pub struct Templar {
     env: Arc<Environment<'static>>,
     /// The same environment where an attribute of an undefined value is undefined
-    /// (printing one is still an error): a template that failed on an undefined value
-    /// and guards against one (`default`, `is defined`) is evaluated again in it, as
-    /// Ansible lets `{{ a.b | default('x') }}` and `a.b is defined` through when `a` is
-    /// undefined.
+    /// (printing one is still an error): a template that failed reading an attribute of
+    /// an undefined value and guards against one (`default`, `is defined`) is evaluated
+    /// again in it, as Ansible lets `{{ a.b | default('x') }}` and `a.b is defined`
+    /// through when `a` is undefined.
     chained: Arc<Environment<'static>>,
 }
 
@@ -46,16 +47,16 @@ impl Templar {
         }
     }
 
-    /// Runs `op` in the strict environment and, when it fails on an undefined value and
-    /// `source` guards against undefined values, again in the chained one; the strict
-    /// error stands when the second run fails too.
+    /// Runs `op` in the strict environment and, when it fails reading an attribute of an
+    /// undefined value and `source` guards against undefined values, again in the
+    /// chained one; the strict error stands when the second run fails too.
     fn guarded<T>(
         &self,
         source: impl Fn() -> bool,
         op: impl Fn(&Arc<Environment<'static>>) -> Result<T, TemplateError>,
     ) -> Result<T, TemplateError> {
         match op(&self.env) {
-            Err(e @ TemplateError::Undefined { .. }) if source() => {
+            Err(e @ TemplateError::Undefined { chained: true, .. }) if source() => {
                 op(&self.chained).map_err(|_| e)
             }
             other => other,
@@ -355,13 +356,14 @@ pub(super) fn native_environment() -> Environment<'static> {
     env.set_formatter(python::format_output);
     env.set_unknown_method_callback(methods::call_method);
     env.add_global("omit", OMIT);
-    filters::register(&mut env);
-    jinja_tests::register(&mut env);
-    crate::template::lookups::register(&mut env);
-    crate::template::percent::register(&mut env);
-    crate::template::vaulted::register(&mut env);
-    crate::template::plugin_calls::register(&mut env);
-    crate::template::protomatter::register(&mut env);
+    let mut plugins = Plugins::new(&mut env);
+    filters::register(&mut plugins);
+    jinja_tests::register(&mut plugins);
+    crate::template::lookups::register(&mut plugins);
+    crate::template::percent::register(&mut plugins);
+    crate::template::vaulted::register(&mut plugins);
+    crate::template::plugin_calls::register(&mut plugins);
+    crate::template::protomatter::register(&mut plugins);
     env
 }
 
@@ -572,9 +574,6 @@ fn conditional_expression(scope: &Arc<Scope>, text: &str) -> Result<bool, Templa
         None if text.trim().is_empty() => return Ok(true),
         None => text,
     };
-    if let Some(name) = scope.undefined_variable(expr) {
-        return Err(undefined_result(scope, &name, &format!("{{{{ {name} }}}}")));
-    }
     let value = eval(scope, expr)?;
     if value.is_undefined() {
         return Err(undefined_result(scope, expr, &format!("{{{{ {expr} }}}}")));

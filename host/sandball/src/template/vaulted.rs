@@ -9,10 +9,11 @@ use std::fmt;
 use std::sync::Arc;
 
 use minijinja::value::{Kwargs, Object, ObjectRepr};
-use minijinja::{Environment, Error, ErrorKind, Value};
+use minijinja::{Error, ErrorKind, Value};
 
 use crate::playbook::VAULT_KEY;
 use crate::template::filters::python_type;
+use crate::template::undefined::Plugins;
 use crate::vault::{self, Secret};
 
 /// The `vault_id` the filters use when none is given.
@@ -81,12 +82,13 @@ pub(crate) fn use_error(ciphertext: &str) -> Error {
     )
 }
 
-pub(super) fn register(env: &mut Environment<'static>) {
+pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_filter("vault", vault_filter);
     env.add_filter("unvault", unvault_filter);
-    env.add_test("vault_encrypted", |value: &Value| {
-        ciphertext(value).is_some_and(vault::is_vault)
-    });
+    env.taking_undefined()
+        .add_test("vault_encrypted", |value: &Value| {
+            ciphertext(value).is_some_and(vault::is_vault)
+        });
 }
 
 /// The text of a string argument, or Ansible's type error naming what it must be.

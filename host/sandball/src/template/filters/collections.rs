@@ -7,13 +7,14 @@ use std::collections::BTreeSet;
 
 use indexmap::IndexMap;
 use minijinja::value::{Kwargs, Rest, ValueKind, ValueOrKwargs};
-use minijinja::{Environment, Error, ErrorKind, State, Value};
+use minijinja::{Error, ErrorKind, State, Value};
 
 use super::python_type;
 use crate::plugins::loader::Kind;
 use crate::template::convert::ensure_defined;
+use crate::template::undefined::Plugins;
 
-pub(super) fn register(env: &mut Environment<'static>) {
+pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_filter("map", map);
     env.add_filter("unique", unique_filter);
     env.add_filter("rekey_on_member", rekey_on_member);
@@ -75,13 +76,7 @@ enum ListMerge {
 }
 
 /// `combine(*dicts, recursive=False, list_merge='replace')`: later dictionaries win.
-fn combine(
-    state: &State,
-    value: &Value,
-    others: Rest<Value>,
-    kwargs: Kwargs,
-) -> Result<Value, Error> {
-    ensure_defined(state, value)?;
+fn combine(value: &Value, others: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
     let recursive = kwargs.get::<Option<bool>>("recursive")?.unwrap_or(false);
     let list_merge = match kwargs.get::<Option<String>>("list_merge")?.as_deref() {
         None | Some("replace") => ListMerge::Replace,
@@ -105,7 +100,6 @@ fn combine(
     let null = |v: &Value| v.is_none() || matches!(v.as_str(), Some("None" | "null"));
     let mut dicts = Vec::new();
     for term in std::iter::once(value).chain(others.iter()) {
-        ensure_defined(state, term)?;
         match term.kind() {
             _ if null(term) => {}
             ValueKind::Seq | ValueKind::Iterable => {
@@ -184,8 +178,7 @@ fn merge(low: &mut Map, high: Map, recursive: bool, list_merge: ListMerge) -> Re
 }
 
 /// `dict2items(key_name='key', value_name='value')`.
-fn dict2items(state: &State, value: &Value, kwargs: Kwargs) -> Result<Value, Error> {
-    ensure_defined(state, value)?;
+fn dict2items(value: &Value, kwargs: Kwargs) -> Result<Value, Error> {
     let key_name = kwargs
         .get::<Option<String>>("key_name")?
         .unwrap_or_else(|| "key".into());
@@ -444,15 +437,9 @@ fn product(
     ))
 }
 
-/// `extract(container, morekeys=None)`: `container[item]`, then deeper by `morekeys`.
-fn extract(
-    state: &State,
-    item: &Value,
-    container: &Value,
-    morekeys: Option<Value>,
-) -> Result<Value, Error> {
-    ensure_defined(state, item)?;
-    ensure_defined(state, container)?;
+/// `extract(container, morekeys=None)`: `container[item]`, then deeper by `morekeys`;
+/// a key that is missing on the way makes the result undefined.
+fn extract(item: &Value, container: &Value, morekeys: Option<Value>) -> Result<Value, Error> {
     let mut value = container.get_item(item)?;
     if let Some(morekeys) = morekeys {
         let keys: Vec<Value> = match morekeys.kind() {
@@ -460,6 +447,9 @@ fn extract(
             _ => vec![morekeys],
         };
         for key in keys {
+            if value.is_undefined() {
+                break;
+            }
             value = value.get_item(&key)?;
         }
     }

@@ -6,13 +6,14 @@ use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE};
 use md5::Md5;
 use minijinja::value::Kwargs;
-use minijinja::{Environment, Error, ErrorKind, State, Value};
+use minijinja::{Error, ErrorKind, State, Value};
 use sha1::Sha1;
 use sha2::{Digest, Sha224, Sha256, Sha384, Sha512};
 
 use crate::template::python::text_arg;
+use crate::template::undefined::Plugins;
 
-pub(super) fn register(env: &mut Environment<'static>) {
+pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_filter("b64encode", b64encode);
     env.add_filter("b64decode", b64decode);
     env.add_filter(

@@ -4,13 +4,14 @@
 use std::fmt::Write;
 
 use minijinja::value::{Kwargs, ValueKind};
-use minijinja::{Environment, Error, ErrorKind, State, Value};
+use minijinja::{Error, ErrorKind, State, Value};
 
 use crate::template::convert::{ensure_defined, from_json, invalid};
 use crate::template::python::{float_repr, py_str};
+use crate::template::undefined::Plugins;
 use sandball_wire::python::json_quote;
 
-pub(super) fn register(env: &mut Environment<'static>) {
+pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_filter("to_json", to_json);
     env.add_filter("to_nice_json", to_nice_json);
     env.add_filter("from_json", parse_json);

@@ -1,10 +1,11 @@
 //! Ansible's arithmetic filters: `log` (natural, or in a `base`), `pow` and `root`
 //! (square, or of a `base`), on numbers only, with Python's `math` results and errors.
 
+use crate::template::undefined::Plugins;
 use minijinja::value::{Kwargs, ValueKind};
-use minijinja::{Environment, Error, ErrorKind, Value};
+use minijinja::{Error, ErrorKind, Value};
 
-pub(super) fn register(env: &mut Environment<'static>) {
+pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_filter("log", |x: Value, base: Option<Value>, kwargs: Kwargs| {
         let base = super::positional_or_named(base, &kwargs, "base")?;
         kwargs.assert_all_used()?;

@@ -6,25 +6,29 @@
 //! (`win_basename`, `win_dirname`, `win_splitdrive`), and the `undef()` function.
 
 use minijinja::value::{Kwargs, ValueKind};
-use minijinja::{Environment, Error, ErrorKind, State, Value};
+use minijinja::{Error, ErrorKind, State, Value};
 
 use crate::template::convert::from_json;
 use crate::template::pyrandom::{Draws, Generator, PyRandom};
 use crate::template::python::text_arg;
+use crate::template::undefined::Plugins;
 
 fn invalid(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::InvalidOperation, msg.into())
 }
 
-pub(super) fn register(env: &mut Environment<'static>) {
+pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_filter("random", random);
     env.add_filter("shuffle", shuffle);
     env.add_filter("strftime", strftime);
     env.add_function("now", now);
-    // `undef(hint)`: an undefined value, for a default that must be set elsewhere. The
-    // hint cannot travel with minijinja's undefined; using the value says what is
-    // undefined as any undefined value does.
-    env.add_function("undef", |_hint: Option<String>| Value::UNDEFINED);
+    // `undef(hint)`: an undefined value, for a default that must be set elsewhere; a
+    // variable it makes undefined is the error its hint words when used.
+    env.add_function("undef", |hint: Option<String>| {
+        crate::template::undefined::hinted(
+            hint.unwrap_or_else(|| "Mandatory variable has not been overridden".into()),
+        )
+    });
     env.add_filter("to_datetime", to_datetime);
     env.add_filter("urlsplit", urlsplit);
     env.add_filter("urlencode", urlencode);

@@ -15,7 +15,7 @@ pub(crate) use sequences::GroupTuple;
 pub(crate) use types::python_type;
 mod yaml;
 
-use minijinja::Environment;
+use crate::template::undefined::Plugins;
 
 pub(crate) use yaml::{callback_yaml, yaml_dump};
 
@@ -37,7 +37,7 @@ where
 }
 
 /// Adds every filter (and the `dict` global, which Ansible's Jinja accepts pairs for).
-pub(crate) fn register(env: &mut Environment<'static>) {
+pub(crate) fn register(env: &mut Plugins<'_>) {
     collections::register(env);
     encoding::register(env);
     json::register(env);

@@ -4,13 +4,14 @@
 //! controller).
 
 use minijinja::value::ValueKind;
-use minijinja::{Environment, Error, ErrorKind, State, Value};
+use minijinja::{Error, ErrorKind, State, Value};
 
 use sandball_guest_sdk::files::{abspath, normpath};
 
 use crate::template::python::text_arg;
+use crate::template::undefined::Plugins;
 
-pub(super) fn register(env: &mut Environment<'static>) {
+pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_filter("basename", |state: &State, value: &Value| {
         Ok::<_, Error>(basename(&text_arg(state, value)?).to_string())
     });

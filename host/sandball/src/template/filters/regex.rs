@@ -2,12 +2,13 @@
 //! `regex_search`, `regex_findall`, `regex_escape`.
 
 use minijinja::value::{Kwargs, Rest};
-use minijinja::{Environment, Error, ErrorKind, State, Value};
+use minijinja::{Error, ErrorKind, State, Value};
 
 use crate::template::python::text_arg;
+use crate::template::undefined::Plugins;
 use sandball_guest_sdk::pyre::{self, Anchor, Pattern, PyreError};
 
-pub(super) fn register(env: &mut Environment<'static>) {
+pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_filter("regex_replace", regex_replace);
     env.add_filter("regex_search", regex_search);
     env.add_filter("regex_findall", regex_findall);

@@ -6,12 +6,13 @@
 use std::sync::Arc;
 
 use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr, Tuple, ValueKind};
-use minijinja::{Environment, Error, ErrorKind, State, Value};
+use minijinja::{Error, ErrorKind, State, Value};
 
 use crate::template::convert::ensure_defined;
 use crate::template::python::py_repr;
+use crate::template::undefined::Plugins;
 
-pub(super) fn register(env: &mut Environment<'static>) {
+pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_filter("combinations", combinations);
     env.add_filter("permutations", permutations);
     env.add_filter("subelements", subelements);

@@ -2,12 +2,13 @@
 //! `str()`), `splitlines`; and the Python string operations the methods share.
 
 use minijinja::value::Kwargs;
-use minijinja::{Environment, Error, ErrorKind, State, Value};
+use minijinja::{Error, ErrorKind, State, Value};
 
 use crate::template::convert::ensure_defined;
 use crate::template::python::{py_str, text_arg};
+use crate::template::undefined::Plugins;
 
-pub(super) fn register(env: &mut Environment<'static>) {
+pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_filter("quote", quote);
     env.add_filter("join", join);
     env.add_filter("splitlines", |state: &State, value: &Value| {

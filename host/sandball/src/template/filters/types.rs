@@ -2,27 +2,26 @@
 //! `type_debug`, and the ones about missing values: `default`/`d`, `mandatory`, `ternary`.
 
 use minijinja::value::{Kwargs, Rest, ValueKind, ValueOrKwargs};
-use minijinja::{Environment, Error, ErrorKind, State, Value};
+use minijinja::{Error, ErrorKind, Value};
 
-use crate::template::convert::ensure_defined;
 use crate::template::python::py_str;
+use crate::template::undefined::Plugins;
 
-pub(super) fn register(env: &mut Environment<'static>) {
+pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_filter("bool", to_bool);
     env.add_filter("int", to_int);
     env.add_filter("float", to_float);
     env.add_filter("string", to_string);
-    env.add_filter("type_debug", type_debug);
-    env.add_filter("default", default);
-    env.add_filter("d", default);
-    env.add_filter("mandatory", mandatory);
-    env.add_filter("ternary", ternary);
+    env.taking_undefined().add_filter("type_debug", type_debug);
+    env.taking_undefined().add_filter("default", default);
+    env.taking_undefined().add_filter("d", default);
+    env.taking_undefined().add_filter("mandatory", mandatory);
+    env.taking_undefined().add_filter("ternary", ternary);
 }
 
 /// Ansible's `bool`: booleans as they are; `yes`, `on`, `true`, `1`, `y`, `t` (any case)
 /// and the number 1 are true; everything else is false.
-fn to_bool(state: &State, value: &Value) -> Result<bool, Error> {
-    ensure_defined(state, value)?;
+fn to_bool(value: &Value) -> Result<bool, Error> {
     Ok(match value.kind() {
         ValueKind::Bool => value.is_true(),
         ValueKind::String => matches!(
@@ -37,13 +36,11 @@ fn to_bool(state: &State, value: &Value) -> Result<bool, Error> {
 /// Jinja's `int`: Python's `int()` of the value (strings in `base`, floats truncated,
 /// float strings through `float()`), or `default` (0) when it cannot be converted.
 fn to_int(
-    state: &State,
     value: &Value,
     default: Option<Value>,
     base: Option<u32>,
     kwargs: Kwargs,
 ) -> Result<Value, Error> {
-    ensure_defined(state, value)?;
     let default = match default {
         Some(default) => default,
         None => kwargs
@@ -71,13 +68,7 @@ fn to_int(
 }
 
 /// Jinja's `float`: Python's `float()` of the value, or `default` (0.0).
-fn to_float(
-    state: &State,
-    value: &Value,
-    default: Option<Value>,
-    kwargs: Kwargs,
-) -> Result<Value, Error> {
-    ensure_defined(state, value)?;
+fn to_float(value: &Value, default: Option<Value>, kwargs: Kwargs) -> Result<Value, Error> {
     let default = match default {
         Some(default) => default,
         None => kwargs
@@ -95,15 +86,17 @@ fn to_float(
 }
 
 /// Python's `str()` of the value.
-fn to_string(state: &State, value: &Value) -> Result<String, Error> {
-    ensure_defined(state, value)?;
+fn to_string(value: &Value) -> Result<String, Error> {
     py_str(value)
 }
 
-/// The Python type name of the value, as Ansible users know them.
-fn type_debug(state: &State, value: &Value) -> Result<&'static str, Error> {
-    ensure_defined(state, value)?;
-    Ok(python_type(value))
+/// The Python type name of the value, as Ansible users know them (an undefined value's
+/// is ansible-core 2.19's name for it).
+fn type_debug(value: &Value) -> &'static str {
+    if value.is_undefined() {
+        return "UndefinedMarker";
+    }
+    python_type(value)
 }
 
 /// The Python type name of a value (`int`, `str`, `dict`, `NoneType`…).
@@ -126,20 +119,20 @@ pub(crate) fn python_type(value: &Value) -> &'static str {
 }
 
 /// `default(default_value='', boolean=False)`: the default when the value is undefined
-/// (or, with `boolean`, false-ish).
-fn default(
-    value: &Value,
-    default_value: Option<Value>,
-    boolean: Option<Value>,
-    kwargs: Kwargs,
-) -> Result<Value, Error> {
-    let default_value = match default_value {
-        Some(v) => v,
-        None => kwargs
-            .get::<Option<Value>>("default_value")?
-            .unwrap_or(Value::from("")),
+/// (or, with `boolean`, false-ish). The default is given as it is, `None` or undefined
+/// too (`nope | default(other) | default('x')` is `x`).
+fn default(value: &Value, args: Rest<ValueOrKwargs>) -> Result<Value, Error> {
+    let args = args.into_values();
+    let (positional, kwargs): (&[Value], Kwargs) = minijinja::value::from_args(&args)?;
+    if positional.len() > 2 {
+        return Err(Error::from(ErrorKind::TooManyArguments));
+    }
+    let default_value = match positional.first() {
+        Some(v) => v.clone(),
+        None if kwargs.has("default_value") => kwargs.get::<Value>("default_value")?,
+        None => Value::from(""),
     };
-    let boolean = match boolean {
+    let boolean = match positional.get(1) {
         Some(v) => v.is_true(),
         None => kwargs.get::<Option<bool>>("boolean")?.unwrap_or(false),
     };
@@ -163,9 +156,9 @@ fn mandatory(value: &Value, msg: Option<String>, kwargs: Kwargs) -> Result<Value
     Ok(value.clone())
 }
 
-/// `ternary(true_val, false_val, none_val=None)`.
+/// `ternary(true_val, false_val, none_val=None)`: an undefined value is the result, an
+/// undefined value not chosen does not matter.
 fn ternary(
-    state: &State,
     value: &Value,
     true_val: Value,
     false_val: Value,
@@ -176,8 +169,8 @@ fn ternary(
     let (none_val, kwargs): (Option<Value>, Kwargs) = minijinja::value::from_args(&raw)?;
     let none_val = super::positional_or_named(none_val, &kwargs, "none_val")?;
     kwargs.assert_all_used()?;
-    ensure_defined(state, value)?;
     Ok(match none_val {
+        _ if value.is_undefined() => value.clone(),
         Some(none_val) if value.is_none() => none_val,
         _ if value.is_true() => true_val,
         _ => false_val,

@@ -9,11 +9,12 @@
 //! Parsing uses saphyr's YAML 1.2 core schema (so `yes` stays a string).
 
 use minijinja::value::{Kwargs, ValueKind};
-use minijinja::{Environment, Error, ErrorKind, State, Value};
+use minijinja::{Error, ErrorKind, State, Value};
 
 use crate::template::convert::{ensure_defined, from_json, invalid};
+use crate::template::undefined::Plugins;
 
-pub(super) fn register(env: &mut Environment<'static>) {
+pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_filter("to_yaml", to_yaml);
     env.add_filter("to_nice_yaml", to_nice_yaml);
     env.add_filter("from_yaml", from_yaml);

@@ -4,12 +4,13 @@
 //! are sequences).
 
 use minijinja::value::ValueKind;
-use minijinja::{Environment, Error, ErrorKind, State, Value};
+use minijinja::{Error, ErrorKind, State, Value};
 
 use crate::template::convert::ensure_defined;
 use crate::template::filters::collections::Seen;
+use crate::template::undefined::Plugins;
 
-pub(super) fn register(env: &mut Environment<'static>) {
+pub(super) fn register(env: &mut Plugins<'_>) {
     let subset = |state: &State, a: &Value, b: &Value| is_subset(state, a, b);
     let superset = |state: &State, a: &Value, b: &Value| is_subset(state, b, a);
     env.add_test("subset", subset);

@@ -9,10 +9,10 @@ mod truth;
 mod uri;
 mod version;
 
-use minijinja::Environment;
+use crate::template::undefined::Plugins;
 
 /// Adds every test.
-pub(crate) fn register(env: &mut Environment<'static>) {
+pub(crate) fn register(env: &mut Plugins<'_>) {
     collections::register(env);
     paths::register(env);
     regex::register(env);

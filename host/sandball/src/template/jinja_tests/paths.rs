@@ -6,11 +6,12 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use minijinja::{Environment, Error, State, Value};
+use minijinja::{Error, State, Value};
 
 use crate::template::python::text_arg;
+use crate::template::undefined::Plugins;
 
-pub(super) fn register(env: &mut Environment<'static>) {
+pub(super) fn register(env: &mut Plugins<'_>) {
     /// A test of one path, under its name and its old `is_*` name (if any).
     type PathTest = fn(&Path) -> bool;
     const TESTS: &[(&str, Option<&str>, PathTest)] = &[

@@ -2,13 +2,14 @@
 //! like `re.match`), `search`, and `regex(pattern, match_type=...)`.
 
 use minijinja::value::Kwargs;
-use minijinja::{Environment, Error, ErrorKind, State, Value};
+use minijinja::{Error, ErrorKind, State, Value};
 
 use crate::template::filters::re_error;
 use crate::template::python::text_arg;
+use crate::template::undefined::Plugins;
 use sandball_guest_sdk::pyre::{Anchor, Pattern};
 
-pub(super) fn register(env: &mut Environment<'static>) {
+pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_test(
         "match",
         |state: &State, value: &Value, pattern: String, kwargs: Kwargs| {

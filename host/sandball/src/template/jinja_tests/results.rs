@@ -3,11 +3,12 @@
 //! names `failure`, `success`, `successful`, `change`, `skip`).
 
 use minijinja::value::ValueKind;
-use minijinja::{Environment, Error, ErrorKind, State, Value};
+use minijinja::{Error, ErrorKind, State, Value};
 
 use crate::template::convert::ensure_defined;
+use crate::template::undefined::Plugins;
 
-pub(super) fn register(env: &mut Environment<'static>) {
+pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_test("failed", failed);
     env.add_test("failure", failed);
     env.add_test("succeeded", succeeded);

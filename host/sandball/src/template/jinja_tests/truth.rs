@@ -1,20 +1,19 @@
 //! `truthy` and `falsy`: Python truthiness, optionally reading strings like `bool` does.
 
 use minijinja::value::{Kwargs, ValueKind};
-use minijinja::{Environment, Error, State, Value};
+use minijinja::{Error, Value};
 
-use crate::template::convert::ensure_defined;
+use crate::template::undefined::Plugins;
 
-pub(super) fn register(env: &mut Environment<'static>) {
+pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_test("truthy", truthy);
-    env.add_test("falsy", |state: &State, value: &Value, kwargs: Kwargs| {
-        truthy(state, value, kwargs).map(|t| !t)
+    env.add_test("falsy", |value: &Value, kwargs: Kwargs| {
+        truthy(value, kwargs).map(|t| !t)
     });
 }
 
 /// `truthy(convert_bool=False)`.
-fn truthy(state: &State, value: &Value, kwargs: Kwargs) -> Result<bool, Error> {
-    ensure_defined(state, value)?;
+fn truthy(value: &Value, kwargs: Kwargs) -> Result<bool, Error> {
     let convert_bool = kwargs.get::<Option<bool>>("convert_bool")?.unwrap_or(false);
     kwargs.assert_all_used()?;
     if convert_bool && value.kind() == ValueKind::String {

@@ -2,10 +2,11 @@
 //! (with `schemes`, whether its scheme is one of them), a URL (a URI with a host, or a
 //! `file:` one), a URN (a URI of the `urn` scheme).
 
+use crate::template::undefined::Plugins;
 use minijinja::value::Kwargs;
-use minijinja::{Environment, Error, Value};
+use minijinja::{Error, Value};
 
-pub(super) fn register(env: &mut Environment<'static>) {
+pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_test(
         "uri",
         |value: &Value, schemes: Option<Value>, kwargs: Kwargs| {

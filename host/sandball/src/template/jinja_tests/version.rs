@@ -4,11 +4,12 @@
 use std::cmp::Ordering;
 
 use minijinja::value::{Kwargs, Rest, ValueOrKwargs};
-use minijinja::{Environment, Error, ErrorKind, State, Value};
+use minijinja::{Error, ErrorKind, State, Value};
 
 use crate::template::python::text_arg;
+use crate::template::undefined::Plugins;
 
-pub(super) fn register(env: &mut Environment<'static>) {
+pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_test("version", version);
     env.add_test("version_compare", version);
 }
