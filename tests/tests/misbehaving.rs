@@ -215,6 +215,19 @@ sys.exit(int(args.get('rc', 0)))
 /// An old-style module: its arguments are a file of `key=value` words.
 const OLD_STYLE: &str = "#!/bin/sh\necho '{\"changed\": true, \"msg\": \"'\"$(tr ' ' '\\n' < \"$1\" | grep '^b=')\"'\"}'\n";
 
+/// A new-style module that raises an exception it does not handle, or returns
+/// without a result.
+const NEW_STYLE: &str = r#"#!/usr/bin/python
+from ansible.module_utils.basic import AnsibleModule
+
+module = AnsibleModule(argument_spec=dict(how=dict(type='str')))
+if module.params['how'] == 'raise':
+    try:
+        raise KeyError('the cause')
+    except KeyError as e:
+        raise ValueError('what went wrong') from e
+"#;
+
 const LEGACY_PLAY: &str = r#"
 - hosts: all
   gather_facts: false
@@ -257,13 +270,15 @@ const LEGACY_PLAY: &str = r#"
         msg: "{{ [ansible_host, ansible_connection, ansible_facts.host, mine, steering.ansible_facts.mine] }}"
     - {name: the next module's python, emit: {out: {changed: false}}}
     - {name: old style, old_style: a=1 b=two}
+    - {name: an exception not handled, new_style: {how: raise}, ignore_errors: true}
+    - {name: no result, new_style: {how: return}, ignore_errors: true}
     - {name: past its timeout, emit: {out: {}, sleep: 20}, timeout: 2, ignore_errors: true}
 "#;
 
 /// Legacy modules that misbehave in every way a module's output can (junk, no result,
 /// Python's JSON, bytes that are not UTF-8, exit statuses, forged internal keys,
-/// facts that would steer the run, a signal, a timeout) are read as ansible-core
-/// reads them: the same task status, message and recap as under ansible-playbook.
+/// facts that would steer the run, a signal, a timeout, an exception not handled) are
+/// read as ansible-core reads them: the same task status, message and recap as under ansible-playbook.
 /// Nothing a module returns is templated, and none makes the next module run another
 /// Python.
 #[test]
@@ -273,6 +288,7 @@ fn misbehaving_legacy_modules_are_read_as_ansible_reads_them() {
     sb.inventory_with_python(&["localhost"]);
     sb.write("library/emit.py", RAW_MODULE);
     sb.write("library/old_style", OLD_STYLE);
+    sb.write("library/new_style.py", NEW_STYLE);
     let work = sb.dir("work");
     let evil = work.join("evil-python");
     std::fs::write(&evil, "#!/bin/sh\ntouch \"$0.ran\"\nexec python3 \"$@\"\n").unwrap_or_default();
@@ -283,7 +299,7 @@ fn misbehaving_legacy_modules_are_read_as_ansible_reads_them() {
         &LEGACY_PLAY.replace("PYTHON", &python.display().to_string()),
     );
     let ours = sb
-        .play(&pb, &work, &[])
+        .play_with_core(&pb, &work, &[])
         .limit(Duration::from_secs(180))
         .run();
     ours.assert_no_panic().assert_code(0);
@@ -314,6 +330,8 @@ fn misbehaving_legacy_modules_are_read_as_ansible_reads_them() {
         "what the facts did",
         "the next module's python",
         "old style",
+        "an exception not handled",
+        "no result",
         "past its timeout",
     ];
     for warning in [

@@ -11,8 +11,9 @@
 //! `ansible.module_utils.basic` the way the shipped `basic.py` reads them (the
 //! `_ANSIBLE_ARGS` bytes, plus the `_ANSIBLE_PROFILE` serialization profile that
 //! ansible-core 2.17+ reads; older versions ignore it) and runs the module as
-//! `__main__`. The zip is cached by content for the run: only the arguments
-//! differ from one task to the next.
+//! `__main__` — through ansible-core 2.19's own loader where the payload has it, which
+//! reports an exception the module did not handle as its failure. The zip is cached
+//! by content for the run: only the arguments differ from one task to the next.
 
 use super::module_utils::{self, CodeRoots, ModuleUtilsError};
 use super::zip::{self, ZipError};
@@ -88,9 +89,11 @@ impl ZipCache {
     }
 }
 
-/// The serialization profile `basic.py` (ansible-core 2.17+) imports by name for the
-/// `legacy` profile the wrapper sets; older ansible-cores have none of these.
+/// What the wrapper's runtime imports by name: the serialization profile `basic.py`
+/// (ansible-core 2.17+) imports for the `legacy` profile the wrapper sets, and the
+/// loader that runs the module (2.19+); older ansible-cores have none of these.
 const PROFILE_MODULES: &[&str] = &[
+    "ansible.module_utils._internal._ansiballz._loader",
     "ansible.module_utils._internal._json._profiles._module_legacy_c2m",
     "ansible.module_utils._internal._json._profiles._module_legacy_m2c",
 ];
@@ -169,8 +172,20 @@ def main():
     # The cache directory is ours: keep the compiled bytecode there even when the
     # environment says not to write any (PYTHONDONTWRITEBYTECODE).
     sys.dont_write_bytecode = False
+    args = binascii.a2b_base64(ARGS)
+    try:
+        # ansible-core 2.19+: its own loader runs the module, as its wrapper does, and
+        # reports an exception the module did not handle (or a module that returned
+        # instead of exiting) as the module's failure.
+        from ansible.module_utils._internal._ansiballz import _loader
+    except ImportError:
+        _loader = None
+    if _loader is not None:
+        _loader.run_module(json_params=args, profile='legacy', module_fqn=MODULE,
+                           modlib_path=path, extensions={})
+        return
     from ansible.module_utils import basic
-    basic._ANSIBLE_ARGS = binascii.a2b_base64(ARGS)
+    basic._ANSIBLE_ARGS = args
     basic._ANSIBLE_PROFILE = 'legacy'
     runpy.run_module(MODULE, init_globals=dict(_module_fqn=MODULE, _modlib_path=path),
                      run_name='__main__', alter_sys=True)

@@ -349,6 +349,14 @@ fn error_summary(m: &mut Map<String, Value>) {
         .unwrap_or("(traceback unavailable)")
         .to_string();
     m.insert("exception".into(), Value::String(traceback));
+    // A summary alone (an exception the module did not handle, reported by
+    // ansible-core 2.19's loader) is the module's failure, said as its message.
+    if !m.contains_key("msg") {
+        m.insert(
+            "msg".into(),
+            Value::String(format!("Task failed: Module failed: {message}")),
+        );
+    }
     m.insert(ERROR_MESSAGE.into(), Value::String(message));
 }
 
@@ -577,6 +585,9 @@ mod tests {
             alone,
             json!({"msg": "m", "exception": "Traceback…", ERROR_MESSAGE: "m"})
         );
+        let mut unhandled = json!({"failed": true, "exception": {"__ansible_type": "ErrorSummary", "event": {"msg": "one", "chain": {"follow": true, "event": {"msg": "two"}}}}});
+        error_summary(unhandled.as_object_mut().unwrap());
+        assert_eq!(unhandled["msg"], "Task failed: Module failed: one: two");
     }
 
     #[test]
