@@ -328,7 +328,9 @@ pub fn password_from(path: &Path) -> Result<Vec<u8>, VaultError> {
     };
     let meta = std::fs::metadata(path).map_err(|e| err(e.to_string()))?;
     let raw = if meta.permissions().mode() & 0o111 != 0 {
-        let out = std::process::Command::new(path)
+        // The script the path names, not a program of that name on PATH.
+        let script = std::path::absolute(path).map_err(|e| err(e.to_string()))?;
+        let out = std::process::Command::new(script)
             .output()
             .map_err(|e| err(e.to_string()))?;
         if !out.status.success() {

@@ -134,10 +134,17 @@ fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, V
         .iter()
         .map(|f| Value::String(f.display().to_string()))
         .collect();
-    Ok(ok_with(json!({
+    let mut result = ok_with(json!({
         "ansible_facts": values,
         "ansible_included_var_files": shown,
-    })))
+    }));
+    // A vault-encrypted file hides the whole result, as ansible-core hides it.
+    if files.iter().any(|f| {
+        std::fs::read_to_string(f).is_ok_and(|text| crate::vault::is_vault(&text))
+    }) {
+        result.insert("_ansible_no_log".into(), Value::Bool(true));
+    }
+    Ok(result)
 }
 
 /// Where a `dir` is: as Ansible has it, under the role's `vars/` for a task of a role,
