@@ -139,9 +139,10 @@ fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, V
         "ansible_included_var_files": shown,
     }));
     // A vault-encrypted file hides the whole result, as ansible-core hides it.
-    if files.iter().any(|f| {
-        std::fs::read_to_string(f).is_ok_and(|text| crate::vault::is_vault(&text))
-    }) {
+    if files
+        .iter()
+        .any(|f| std::fs::read_to_string(f).is_ok_and(|text| crate::vault::is_vault(&text)))
+    {
         result.insert("_ansible_no_log".into(), Value::Bool(true));
     }
     Ok(result)
