@@ -650,3 +650,37 @@ fn the_removed_include_action_ends_the_run_before_it_starts_as_in_ansible() {
         }
     }
 }
+
+/// A role's task file in a subdirectory of `tasks/` imports and includes the role's
+/// other task files by their names in `tasks/` (ansible-lockdown's CIS roles do), as
+/// in ansible-core.
+#[test]
+fn a_roles_nested_task_file_finds_the_roles_task_files_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    sb.write(
+        "roles/deep/tasks/main.yml",
+        "- import_tasks: section_1/main.yml\n",
+    );
+    sb.write(
+        "roles/deep/tasks/section_1/main.yml",
+        "- import_tasks: warning.yml\n- include_tasks: warning.yml\n",
+    );
+    sb.write("roles/deep/tasks/warning.yml", "- debug: {msg: warned}\n");
+    let pb = sb.write(
+        "site.yml",
+        "- hosts: all\n  gather_facts: false\n  roles: [deep]\n",
+    );
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    assert_eq!(
+        ours.stdout.matches("\"msg\": \"warned\"").count(),
+        2,
+        "{ours}"
+    );
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        assert_eq!(ours.stdout, theirs.stdout, "{theirs}\n{ours}");
+    }
+}

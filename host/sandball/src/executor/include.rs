@@ -153,13 +153,15 @@ pub(super) async fn run(
                     .and_then(|l| run.templar.template(l, &item_vars).ok())
                     .map_or_else(|| super::loops::label(value), |l| super::loops::label(&l))
             });
-            let found = target(cx, t, kind, &item_vars, &search).and_then(|(path, name)| {
-                let from = match kind {
-                    Kind::Role => role_files(cx, t, &item_vars).map_err(Unmade::Task)?,
-                    Kind::Tasks => serde_json::Map::new(),
-                };
-                Ok((path, name, from))
-            });
+            let role_dir = inherited.role().map(|r| r.path.as_path());
+            let found =
+                target(cx, t, kind, &item_vars, &search, role_dir).and_then(|(path, name)| {
+                    let from = match kind {
+                        Kind::Role => role_files(cx, t, &item_vars).map_err(Unmade::Task)?,
+                        Kind::Tasks => serde_json::Map::new(),
+                    };
+                    Ok((path, name, from))
+                });
             let (path, name, from) = match found {
                 Ok(found) => found,
                 Err(Unmade::Task(e)) => {
@@ -298,13 +300,15 @@ fn apply_keywords(t: &Task) -> Result<Keywords, String> {
 }
 
 /// The file an `include_tasks` includes (or the role directory of an `include_role`),
-/// and its name as templated with the host's variables.
+/// and its name as templated with the host's variables; `role_dir` is the directory
+/// of the role whose task it is.
 fn target(
     cx: PlayRun<'_>,
     t: &Task,
     kind: Kind,
     vars: &crate::template::Vars,
     search: &[String],
+    role_dir: Option<&Path>,
 ) -> Result<(PathBuf, String), Unmade> {
     let keys: &[&str] = match kind {
         Kind::Tasks => &["file", "_raw_params"],
@@ -324,7 +328,7 @@ fn target(
     let base = base_dir(cx);
     let missing = |e: &dyn std::fmt::Display| Unmade::Missing(first_line(&e.to_string()));
     match kind {
-        Kind::Tasks => match crate::playbook::imports::find_file(t, &base, &name) {
+        Kind::Tasks => match crate::playbook::imports::find_file(t, &base, role_dir, &name) {
             Ok(p) => Ok((std::path::absolute(&p).unwrap_or(p), name)),
             Err(_) => Err(Unmade::NoFile(name)),
         },

@@ -285,13 +285,18 @@ fn import_tasks(t: &Task, at: &Reading<'_>) -> Result<Vec<TaskItem>, PlaybookErr
         ));
     };
     let file = at.name(t, "import_tasks", file)?;
-    let path = find_file(t, at.base, &file)?;
+    let path = find_file(t, at.base, at.role.map(|r| r.path.as_path()), &file)?;
     roles::imported_tasks_file(&path, at.handlers)
 }
 
 /// Where an imported file is: beside the importing file, then in the playbook's
 /// directory.
-pub(crate) fn find_file(t: &Task, base: &Path, file: &str) -> Result<PathBuf, PlaybookError> {
+pub(crate) fn find_file(
+    t: &Task,
+    base: &Path,
+    role: Option<&Path>,
+    file: &str,
+) -> Result<PathBuf, PlaybookError> {
     let own_dir = t.location.file.parent().map(Path::to_path_buf);
     let candidates: Vec<PathBuf> = if Path::new(file).is_absolute() {
         vec![PathBuf::from(file)]
@@ -306,10 +311,26 @@ pub(crate) fn find_file(t: &Task, base: &Path, file: &str) -> Result<PathBuf, Pl
             dirs.push(role.join("tasks"));
             dirs.push(role.to_path_buf());
         }
+        // A role's task file in a subdirectory of `tasks/` (`tasks/section_1/x.yml`)
+        // finds the role's other task files by their names in `tasks/`, as in Ansible.
+        if let Some(role) = role {
+            for dir in [role.join("tasks"), role.to_path_buf()] {
+                if !dirs.contains(&dir) {
+                    dirs.push(dir);
+                }
+            }
+        }
         dirs.push(base.to_path_buf());
-        dirs.into_iter()
+        let mut candidates: Vec<PathBuf> = Vec::new();
+        for path in dirs
+            .into_iter()
             .flat_map(|d| [d.join(file), d.join("tasks").join(file)])
-            .collect()
+        {
+            if !candidates.contains(&path) {
+                candidates.push(path);
+            }
+        }
+        candidates
     };
     candidates
         .iter()
