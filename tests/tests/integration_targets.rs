@@ -129,6 +129,7 @@ const TARGETS: &[&str] = &[
     "task_ordering",
     "tasks",
     "tempfile",
+    "template_jinja2_non_native",
     "templating_settings",
     "test_files",
     "test_mathstuff",
