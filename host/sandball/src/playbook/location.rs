@@ -40,6 +40,10 @@ impl Location {
         {
             let width = self.line.to_string().len();
             let first = self.line.saturating_sub(2).max(1);
+            // A quoted line is at most 120 characters with its number: a longer one is
+            // cut, ending in `...`, and a column past what is left gets no caret.
+            let room = 120 - width - 1;
+            let mut usable = room;
             out.push('\n');
             for (n, line) in text
                 .lines()
@@ -49,15 +53,28 @@ impl Location {
                 .take(self.line + 1 - first)
             {
                 // Tabs show as spaces; an empty line is its number alone.
-                let line = line.replace('\t', " ");
+                let mut line = line.replace('\t', " ");
+                if line.chars().count() > room {
+                    line = line.chars().take(room - 3).collect::<String>() + "...";
+                    usable = room - 3;
+                }
                 let gap = if line.is_empty() { "" } else { " " };
                 out.push_str(&format!("{n:>width$}{gap}{line}\n"));
             }
-            out.push_str(&format!(
-                "{}^ column {}\n",
-                " ".repeat(width + self.column),
-                self.column
-            ));
+            if (1..=usable).contains(&self.column) {
+                let marker = format!("column {}", self.column);
+                let at = self.column - 1;
+                // A caret near the right edge comes after its words.
+                let caret = if at + 2 + marker.len() > room {
+                    format!(
+                        "{}{marker} ^",
+                        " ".repeat(at.saturating_sub(marker.len() + 1))
+                    )
+                } else {
+                    format!("{}^ {marker}", " ".repeat(at))
+                };
+                out.push_str(&format!("{} {caret}\n", " ".repeat(width)));
+            }
         }
         out
     }
@@ -90,6 +107,36 @@ mod tests {
             format!("Origin: {}:3:3\n", file.display())
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn origin_block_cuts_long_lines_as_ansible_core_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("t.yml");
+        let long = format!("- name: {}", "x".repeat(130));
+        std::fs::write(&file, format!("{long}\n- a: 1\n")).unwrap();
+        let at = |line, column| {
+            Location {
+                file: file.clone(),
+                line,
+                column,
+            }
+            .origin_block(true)
+        };
+        // 118 characters are left beside a one-digit number: 115 and `...`.
+        let cut = format!("{}...", &long[..115]);
+        assert_eq!(
+            at(1, 3),
+            format!(
+                "Origin: {}:1:3\n\n1 {cut}\n    ^ column 3\n",
+                file.display()
+            )
+        );
+        // The caret of a column near the edge comes after its words; one past the
+        // cut has none.
+        assert!(at(1, 110).ends_with(&format!("\n  {}column 110 ^\n", " ".repeat(98))));
+        assert!(at(1, 117).ends_with(&format!("{cut}\n")));
+        assert!(at(2, 3).ends_with("\n2 - a: 1\n    ^ column 3\n"));
     }
 
     #[test]
