@@ -1,7 +1,8 @@
 //! Filters and tests at their edges, compared with ansible-playbook: `unique` over
 //! lists of lists or dictionaries and its errors, `rekey_on_member`, `log`/`pow`/`root`,
 //! `human_readable`/`human_to_bytes` with keyword arguments and bad input, the `version`
-//! test's parameters (`strict` by position, `pep440`) and its error messages; played on
+//! test's parameters (`strict` by position, `pep440`) and its error messages, undefined
+//! values through filters to `default` (an operation on one still failing); played on
 //! the implicit localhost, whose interpreter is the controller's Python as in Ansible.
 
 use sandball_e2e::Sandbox;
@@ -56,10 +57,22 @@ const PLAY: &str = r#"
                  '1.0-1' is version('1.0.post1', '==', version_type='pep440'),
                  '1.2.3' is version('2.0.0', 'lt', version_type='semver')] }}"
 BAD_VERSIONS
+    - name: undefined values through filters
+      debug:
+        msg: "{{ [nope | lower | default('x'), nope | int | to_json | length | default('x'),
+                 'k' | extract(nope) | default('x'), nope.a | lower is defined,
+                 nope | default(None), true | ternary(nope, 1) | default('x'),
+                 false | ternary(nope, 1), [nope, 1] | select('defined') | list,
+                 nope | type_debug, nope.upper() | default('x')] }}"
+    - name: an operation on an undefined value
+      set_fact: {x: "{{ (nope ~ 'a') | default('x') }}"}
+      ignore_errors: true
+      register: undefined_op
     - name: the errors say what Ansible says
       assert:
         that:
           - "\"'bool' object is not iterable\" in unique_bool.msg"
+          - "\"'nope' is undefined\" in undefined_op.msg"
           - "'log() can only be used on numbers' in log_str.msg"
           - "\"Key 'a' is not unique, cannot convert to dict.\" in rekey_dup.msg"
           - "\"human_readable() failed on bad input: '>=' not supported between instances of 'str' and 'int'\" in human_str.msg"
@@ -104,6 +117,7 @@ fn unique_and_version_behave_as_in_ansible() {
             "arithmetic and sizes",
             "rekeyed",
             "versions compared",
+            "undefined values through filters",
             "the errors say what Ansible says",
             "the implicit localhost runs the controller's Python",
         ],
