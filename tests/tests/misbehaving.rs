@@ -352,11 +352,17 @@ fn misbehaving_legacy_modules_are_read_as_ansible_reads_them() {
         .assert_same_results_as(&theirs, &tasks);
     assert_eq!(ours.code, theirs.code, "{theirs}");
     for task in tasks {
+        // The error's lines but the source quoted: what failed, and its cause.
         let error = |out: &Output| {
-            out.task_lines(task)
-                .into_iter()
-                .find(|l| l.starts_with("[ERROR]"))
-                .map(str::to_string)
+            let lines = out.task_lines(task);
+            let mut said = Vec::new();
+            for (i, l) in lines.iter().enumerate() {
+                let cause = i > 0 && lines[i - 1] == "<<< caused by >>>";
+                if l.starts_with("[ERROR]") || l.starts_with("Task failed") || cause {
+                    said.push(l.to_string());
+                }
+            }
+            said
         };
         assert_eq!(error(&ours), error(&theirs), "{task}:\n{theirs}\n{ours}");
     }

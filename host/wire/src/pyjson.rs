@@ -10,7 +10,8 @@
 //! kept as the text `json.dumps` writes for them (`"NaN"`, `"Infinity"`,
 //! `"-Infinity"`), and an integer too large for 64 bits as the nearest float. A string
 //! holding a lone surrogate (an escaped `\udcff`, or bytes that are not UTF-8) is
-//! refused as ansible-core 2.19 refuses to deserialize it.
+//! refused as ansible-core 2.19 refuses to deserialize it, or, when that check is off
+//! (`MODULE_STRICT_UTF8_RESPONSE`), each surrogate becomes U+FFFD.
 
 use serde_json::{Map, Number, Value};
 
@@ -41,9 +42,14 @@ pub enum LoadError {
     Surrogates(String),
 }
 
-/// Parses `text` as Python's `json.loads(text.decode(errors='surrogateescape'))` does.
-pub fn loads(text: &[u8]) -> Result<Value, LoadError> {
-    let mut p = Parser { s: text, depth: 0 };
+/// Parses `text` as Python's `json.loads(text.decode(errors='surrogateescape'))` does;
+/// a lone surrogate in a string is refused when `strict`, else replaced by U+FFFD.
+pub fn loads(text: &[u8], strict: bool) -> Result<Value, LoadError> {
+    let mut p = Parser {
+        s: text,
+        depth: 0,
+        strict,
+    };
     let start = p.ws(0);
     let (value, end) = match p.value(start) {
         Ok(v) => v,
@@ -82,6 +88,8 @@ impl From<LoadError> for Stop {
 struct Parser<'a> {
     s: &'a [u8],
     depth: usize,
+    /// Whether a lone surrogate is refused.
+    strict: bool,
 }
 
 impl Parser<'_> {
@@ -241,7 +249,10 @@ impl Parser<'_> {
     /// its closing quote.
     fn string(&self, begin: usize) -> Result<(String, usize), LoadError> {
         let unterminated = || self.decode("Unterminated string starting at", begin - 1);
-        let mut text = Text::default();
+        let mut text = Text {
+            strict: self.strict,
+            ..Text::default()
+        };
         let mut i = begin;
         loop {
             let run = self.s[i.min(self.s.len())..]
@@ -313,6 +324,8 @@ fn float_value(f: f64) -> Value {
 /// character positions: each byte that is not UTF-8 one).
 #[derive(Default)]
 struct Text {
+    /// Whether a lone surrogate is refused (else replaced by U+FFFD).
+    strict: bool,
     text: String,
     /// Characters so far.
     chars: usize,
@@ -345,6 +358,10 @@ impl Text {
     }
 
     fn surrogate(&mut self, unit: u32) {
+        if !self.strict {
+            self.push_char(char::REPLACEMENT_CHARACTER);
+            return;
+        }
         match &mut self.lone {
             None => self.lone = Some((unit, self.chars, 1)),
             Some((_, at, n)) if *at + *n == self.chars => *n += 1,
@@ -373,7 +390,7 @@ mod tests {
     use serde_json::json;
 
     fn err(text: &str) -> String {
-        loads(text.as_bytes()).unwrap_err().to_string()
+        loads(text.as_bytes(), true).unwrap_err().to_string()
     }
 
     #[test]
@@ -443,6 +460,7 @@ mod tests {
     fn what_python_reads_json_cannot_hold_is_kept_as_its_text() {
         let v = loads(
             br#"{"v": NaN, "w": Infinity, "x": -Infinity, "big": 1e400, "n": 123456789012345678901234567890, "u": 18446744073709551615, "f": 1.5e3, "i": -7}"#,
+            true,
         )
         .unwrap();
         assert_eq!(v["v"], "NaN");
@@ -457,13 +475,13 @@ mod tests {
 
     #[test]
     fn a_repeated_key_keeps_its_place_and_its_last_value() {
-        let v = loads(br#"{"a": 1, "b": 2, "a": 3}"#).unwrap();
+        let v = loads(br#"{"a": 1, "b": 2, "a": 3}"#, true).unwrap();
         assert_eq!(serde_json::to_string(&v).unwrap(), r#"{"a":3,"b":2}"#);
     }
 
     #[test]
     fn strings_decode_escapes_and_refuse_lone_surrogates() {
-        let v = loads(br#"["a\"\\\/\b\f\n\r\t", "\u00e9\ud83d\ude00"]"#).unwrap();
+        let v = loads(br#"["a\"\\\/\b\f\n\r\t", "\u00e9\ud83d\ude00"]"#, true).unwrap();
         assert_eq!(v, json!(["a\"\\/\u{8}\u{c}\n\r\t", "é😀"]));
         assert_eq!(
             err(r#"{"out": "é\ud83d\ude00\udcff b"}"#),
@@ -471,20 +489,27 @@ mod tests {
         );
         // Bytes that are not UTF-8, each a character of its own.
         assert_eq!(
-            loads(b"{\"out\": \"ab\xff\xfecd\"}")
+            loads(b"{\"out\": \"ab\xff\xfecd\"}", true)
                 .unwrap_err()
                 .to_string(),
             "'utf-8' codec can't encode characters in position 2-3: surrogates not allowed"
         );
         assert_eq!(char_count(b"a\xff\xc3\xa9"), 3);
+        // Or, unchecked, replaced.
+        assert_eq!(
+            loads(b"[\"a\xff\", \"\\udcff\"]", false).unwrap(),
+            json!(["a\u{fffd}", "\u{fffd}"])
+        );
     }
 
     #[test]
     fn nesting_is_bounded_as_pythons_recursion_is() {
         let deep = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
-        assert!(loads(deep(MAX_DEPTH).as_bytes()).is_ok());
+        assert!(loads(deep(MAX_DEPTH).as_bytes(), true).is_ok());
         assert_eq!(
-            loads(deep(100_000).as_bytes()).unwrap_err().to_string(),
+            loads(deep(100_000).as_bytes(), true)
+                .unwrap_err()
+                .to_string(),
             "maximum recursion depth exceeded while decoding a JSON array from a unicode string"
         );
         let objects = format!(
@@ -493,7 +518,7 @@ mod tests {
             "}".repeat(MAX_DEPTH + 1)
         );
         assert_eq!(
-            loads(objects.as_bytes()).unwrap_err(),
+            loads(objects.as_bytes(), true).unwrap_err(),
             LoadError::TooDeep { kind: "object" }
         );
     }

@@ -67,6 +67,12 @@ const SETTINGS: &[Setting] = &[
         false,
     ),
     s("defaults", "no_log", "ANSIBLE_NO_LOG", false),
+    s(
+        "defaults",
+        "module_strict_utf8_response",
+        "ANSIBLE_MODULE_STRICT_UTF8_RESPONSE",
+        false,
+    ),
     s("defaults", "filter_plugins", "ANSIBLE_FILTER_PLUGINS", true),
     s("defaults", "test_plugins", "ANSIBLE_TEST_PLUGINS", true),
     s("defaults", "lookup_plugins", "ANSIBLE_LOOKUP_PLUGINS", true),

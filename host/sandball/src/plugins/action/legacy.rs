@@ -633,6 +633,13 @@ fn explain_failure(result: &mut Map<String, Value>, a: &Assembled, stderr: &str)
             "msg".into(),
             Value::String(format!("The module interpreter '{program}' was not found.")),
         );
+        result.insert(
+            super::ERROR_HELP.into(),
+            Value::String(format!(
+                "Consider overriding the configured interpreter path for this host. {}",
+                super::module_output::SEE_OUTPUT
+            )),
+        );
     }
 }
 

@@ -507,6 +507,11 @@ pub fn failed(msg: impl Into<String>) -> Map<String, Value> {
     m
 }
 
+/// The internal result key holding the help text ansible-core gives a failure, which
+/// the default callback shows after it, said again as the cause of the task's failure
+/// ("<<< caused by >>>"). Never shown or registered, as no `_ansible_` key is.
+pub const ERROR_HELP: &str = "_ansible_error_help";
+
 /// The internal result key saying how a failure came about ([`Failure`]), which
 /// ansible-core's `[ERROR]` line tells apart: it words the line from the error itself,
 /// where `msg` alone cannot say whether the error was raised or returned, nor whether

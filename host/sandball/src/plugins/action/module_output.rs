@@ -8,10 +8,21 @@
 //! not return is then taken out of its result, with ansible-core's warnings
 //! ([`clean`], [`settle_warnings`]).
 
-use super::{Failure, failed, raised};
+use super::{ERROR_HELP, Failure, failed, raised};
 use sandball_wire::pyjson::{self, LoadError};
 use sandball_wire::python::{py_str, py_truth, short_type_name, type_name};
 use serde_json::{Map, Value, json};
+
+/// The setting (ansible.cfg's `module_strict_utf8_response`) that, false, lets a
+/// module's strings hold what is not UTF-8 (replaced by U+FFFD) instead of refusing
+/// its result.
+const STRICT_UTF8: &str = "ANSIBLE_MODULE_STRICT_UTF8_RESPONSE";
+
+/// ansible-core's help text for output that is no module result.
+pub const SEE_OUTPUT: &str = "See stdout/stderr for the returned output.";
+
+/// How ansible-core refuses a string that is not UTF-8.
+const REFUSED_UTF8: &str = "Refusing to deserialize an invalid UTF8 string value";
 
 /// Why output is no module result.
 #[derive(Debug, PartialEq, Eq)]
@@ -46,7 +57,8 @@ pub fn parse(out: &[u8]) -> Result<(Map<String, Value>, Option<String>), Unreada
         )
     });
     let json = lines[start..=end].join(&b'\n');
-    match pyjson::loads(&json) {
+    let strict = super::env_flag(STRICT_UTF8, true);
+    match pyjson::loads(&json, strict) {
         Ok(Value::Object(m)) => Ok((m, junk)),
         // A text that starts with `{` and parses is an object.
         Ok(_) => Err(Unreadable::Deserialization(
@@ -54,9 +66,9 @@ pub fn parse(out: &[u8]) -> Result<(Map<String, Value>, Option<String>), Unreada
         )),
         Err(e @ LoadError::Decode { .. }) => Err(Unreadable::Deserialization(e.to_string())),
         Err(e @ LoadError::TooDeep { .. }) => Err(Unreadable::Refused(e.to_string())),
-        Err(e @ LoadError::Surrogates(_)) => Err(Unreadable::Refused(format!(
-            "Refusing to deserialize an invalid UTF8 string value: {e}"
-        ))),
+        Err(e @ LoadError::Surrogates(_)) => {
+            Err(Unreadable::Refused(format!("{REFUSED_UTF8}: {e}")))
+        }
     }
 }
 
@@ -76,9 +88,21 @@ pub fn unreadable(why: Unreadable, stdout: &[u8], stderr: &str, rc: i32) -> Map<
             );
             m.insert("module_stderr".into(), Value::String(stderr.to_string()));
             m.insert("rc".into(), json!(rc));
+            m.insert(ERROR_HELP.into(), json!(SEE_OUTPUT));
             m
         }
-        Unreadable::Refused(msg) => failed(format!("Task failed: {msg}")),
+        Unreadable::Refused(msg) => {
+            let mut m = failed(format!("Task failed: {msg}"));
+            if msg.starts_with(REFUSED_UTF8) {
+                m.insert(
+                    ERROR_HELP.into(),
+                    json!(
+                        "This check can be disabled with the `MODULE_STRICT_UTF8_RESPONSE` setting."
+                    ),
+                );
+            }
+            m
+        }
     }
 }
 

@@ -143,7 +143,12 @@ impl DefaultCallback {
                     .or_else(|| r.result.get("msg").and_then(Value::as_str))
             };
             let how = Failure::of(r.result);
-            let block = error_block(&origin, how, msg, !censored);
+            let help = r
+                .result
+                .get(crate::plugins::action::ERROR_HELP)
+                .and_then(Value::as_str)
+                .filter(|_| !censored);
+            let block = error_block(&origin, how, msg, help, !censored);
             if self.first_time(&block) {
                 self.emit(&self.paint(&block, Role::Error));
             }
@@ -296,11 +301,13 @@ fn python_separators(compact: &str) -> String {
 /// column. A failure raised around the task (by its loop), or one whose message
 /// ansible-core made from the error ("Task failed: …"), is its message; one raised
 /// while the task ran is "Task failed: " and its message; one the action or module
-/// returned says which of them failed.
+/// returned says which of them failed. A failure with `help` text is said again
+/// below, as its cause, with the help after it.
 fn error_block(
     origin: &super::Origin<'_>,
     how: Option<Failure>,
     msg: Option<&str>,
+    help: Option<&str>,
     source: bool,
 ) -> String {
     // The first paragraph: where it happened is said below.
@@ -325,7 +332,21 @@ fn error_block(
         format!("[ERROR]: Task failed: {what} failed: {msg}")
     };
     out.push('\n');
+    let Some(help) = help.filter(|_| !msg.is_empty()) else {
+        out.push_str(&origin.location.origin_block(source));
+        return out;
+    };
+    let cause = msg.strip_prefix("Task failed: ");
+    if raised || cause.is_some() {
+        out.push_str("\nTask failed.\n");
+    } else {
+        out.push_str(&format!("\nTask failed: {what} failed.\n"));
+    }
     out.push_str(&origin.location.origin_block(source));
+    out.push_str(&format!(
+        "\n<<< caused by >>>\n\n{} {help}\n",
+        cause.unwrap_or(msg)
+    ));
     out
 }
 
@@ -984,9 +1005,25 @@ mod tests {
                 module,
                 diff: false,
             };
-            let block = error_block(&origin, how, Some(msg), false);
+            let block = error_block(&origin, how, Some(msg), None, false);
             block.lines().next().unwrap_or_default().to_string()
         };
+        // A failure with help text says it again as its cause.
+        let origin = super::super::Origin {
+            location: &location,
+            module: true,
+            diff: false,
+        };
+        assert_eq!(
+            error_block(
+                &origin,
+                Some(Failure::Action),
+                Some("Result unreadable: x"),
+                Some("See the output."),
+                false
+            ),
+            "[ERROR]: Task failed: Action failed: Result unreadable: x\n\nTask failed: Action failed.\nOrigin: /nonexistent/play.yml:1:1\n\n<<< caused by >>>\n\nResult unreadable: x See the output.\n"
+        );
         assert_eq!(
             header(true, None, "boom"),
             "[ERROR]: Task failed: Module failed: boom"
