@@ -172,14 +172,26 @@ fn role_argument_specs_are_validated_as_in_ansible() {
 fn collection_roles_and_handlers_sharing_a_name_as_in_ansible() {
     let sb = Sandbox::new();
     sb.inventory_with_python(&["alpha"]);
+    // The collection is linked into the collections path, as a collection being
+    // worked on often is: its role's paths go through the link.
     sb.write(
-        "collections/ansible_collections/ns/col/roles/tool/tasks/main.yml",
-        "- name: from the collection\n  debug: {msg: \"{{ role_name }} {{ tool_param }} {{ ansible_role_name }} {{ ansible_play_role_names }}\"}\n  changed_when: true\n  notify: tool done\n",
+        "src/col/roles/tool/tasks/main.yml",
+        "- name: from the collection\n  debug: {msg: \"{{ role_name }} {{ tool_param }} {{ ansible_role_name }} {{ ansible_play_role_names }}\"}\n  changed_when: true\n  notify: tool done\n- include_tasks: more.yml\n",
     );
     sb.write(
-        "collections/ansible_collections/ns/col/roles/tool/handlers/main.yml",
+        "src/col/roles/tool/tasks/more.yml",
+        "- debug: {var: role_path}\n",
+    );
+    sb.write(
+        "src/col/roles/tool/handlers/main.yml",
         "- name: tool done\n  debug: {msg: collection handler}\n",
     );
+    std::fs::create_dir_all(sb.path().join("collections/ansible_collections/ns")).unwrap();
+    std::os::unix::fs::symlink(
+        sb.path().join("src/col"),
+        sb.path().join("collections/ansible_collections/ns/col"),
+    )
+    .unwrap();
     let pb = sb.write(
         "site.yml",
         "- hosts: all\n  gather_facts: false\n  roles:\n    - role: ns.col.tool\n      tool_param: p\n  tasks:\n    - name: notify twice-named\n      debug: {msg: go}\n      changed_when: true\n      notify: twice\n  handlers:\n    - name: twice\n      debug: {msg: first of the name}\n    - name: twice\n      debug: {msg: second of the name}\n    - name: listener\n      debug: {msg: listening}\n      listen: twice\n",

@@ -592,12 +592,17 @@ impl Loader {
             candidates.into_iter().next().map(|d| (d, None))
         });
         // Resolved (`..` and symlinks), so that an instance is the same whichever
-        // directory found it, and `role_path` is the real path, as in Ansible.
+        // directory found it, and `role_path` is the real path, as in Ansible; a
+        // collection's role keeps the path through its collection (a collection linked
+        // into the collections path is not resolved), as ansible-core's loader finds it.
         found
             .map(|(d, collection)| {
-                let d = std::fs::canonicalize(&d)
-                    .or_else(|_| std::path::absolute(&d))
-                    .unwrap_or(d);
+                let d = match collection {
+                    Some(_) => std::path::absolute(&d).ok(),
+                    None => std::fs::canonicalize(&d).ok(),
+                }
+                .or_else(|| std::path::absolute(&d).ok())
+                .unwrap_or(d);
                 (d, collection)
             })
             .ok_or_else(|| {
