@@ -449,7 +449,9 @@ impl Callback for DefaultCallback {
     }
 
     fn play_start(&self, name: &str) {
-        self.banner(&format!("PLAY [{name}]"));
+        // Without the whitespace around it (a `|` block's last newline), as
+        // ansible-core's default callback shows a play's and a task's name.
+        self.banner(&format!("PLAY [{}]", name.trim()));
     }
 
     fn no_more_hosts(&self) {
@@ -462,7 +464,7 @@ impl Callback for DefaultCallback {
 
     fn task_start(&self, name: &str, handler: bool) {
         let kind = if handler { "RUNNING HANDLER" } else { "TASK" };
-        let line = Self::banner_line(&format!("{kind} [{name}]"));
+        let line = Self::banner_line(&format!("{kind} [{}]", name.trim()));
         if self.display.ok_hosts && self.display.skipped_hosts {
             self.emit(&line);
         } else {
@@ -928,6 +930,21 @@ mod tests {
             let want = "<h1> Using module file /m/ping.py\nno host\n";
             assert_eq!(text(&buf) == want, shown, "{}", text(&buf));
         }
+    }
+
+    #[test]
+    fn banners_show_names_without_the_whitespace_around_them() {
+        let buf = Buf::default();
+        let cb = DefaultCallback::new(
+            Box::new(buf.clone()),
+            Box::new(buf.clone()),
+            Display::plain(0, false),
+        );
+        cb.play_start(" site\n");
+        cb.task_start("\"a | b\"\n", false);
+        let shown = text(&buf);
+        assert!(shown.contains("PLAY [site] ***"), "{shown}");
+        assert!(shown.contains("TASK [\"a | b\"] ***"), "{shown}");
     }
 
     #[test]
