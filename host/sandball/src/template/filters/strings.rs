@@ -1,7 +1,9 @@
 //! String filters with Python's semantics: `quote` (shell), `join` (items as Python
-//! `str()`), `splitlines`; and the Python string operations the methods share.
+//! `str()`), `splitlines`, and Jinja's `truncate`, `center`, `wordcount` and
+//! `filesizeformat`; and the Python string operations the methods share.
 
 use minijinja::value::Kwargs;
+use minijinja::value::ValueKind;
 use minijinja::{Error, ErrorKind, State, Value};
 
 use crate::template::convert::ensure_defined;
@@ -16,6 +18,135 @@ pub(super) fn register(env: &mut Plugins<'_>) {
     });
     env.add_filter("escape", escape);
     env.add_filter("e", escape);
+    env.add_filter("truncate", truncate);
+    env.add_filter(
+        "center",
+        |state: &State, value: &Value, width: Option<usize>| {
+            Ok::<_, Error>(center(&text_arg(state, value)?, width.unwrap_or(80)))
+        },
+    );
+    env.add_filter("wordcount", |state: &State, value: &Value| {
+        let words = regex::Regex::new(r"\w+").map_err(|e| invalid(e.to_string()))?;
+        Ok::<_, Error>(words.find_iter(&text_arg(state, value)?).count())
+    });
+    env.add_filter("filesizeformat", filesizeformat);
+}
+
+fn invalid(msg: String) -> Error {
+    Error::new(ErrorKind::InvalidOperation, msg)
+}
+
+/// Jinja's `truncate(length=255, killwords=False, end='...', leeway=5)`: text longer
+/// than `length` plus `leeway` cut to `length` with `end`, at a word's end unless
+/// `killwords`.
+fn truncate(
+    state: &State,
+    value: &Value,
+    args: minijinja::value::Rest<Value>,
+    kwargs: Kwargs,
+) -> Result<String, Error> {
+    let text = text_arg(state, value)?;
+    // Each argument by position or by name.
+    let arg = |i: usize, name: &str| -> Result<Option<Value>, Error> {
+        match (args.get(i), kwargs.get::<Option<Value>>(name)?) {
+            (Some(_), Some(_)) => Err(invalid(format!(
+                "truncate() got multiple values for argument '{name}'"
+            ))),
+            (given, named) => Ok(given.cloned().or(named).filter(|v| !v.is_none())),
+        }
+    };
+    let count = |v: Value| usize::try_from(v).map_err(|e| invalid(e.to_string()));
+    let length = arg(0, "length")?.map(count).transpose()?.unwrap_or(255);
+    let killwords = arg(1, "killwords")?.is_some_and(|v| v.is_true());
+    let end = arg(2, "end")?.map_or_else(|| Ok("...".to_string()), |v| text_arg(state, &v))?;
+    let leeway = arg(3, "leeway")?.map(count).transpose()?;
+    kwargs.assert_all_used()?;
+    if args.len() > 4 {
+        return Err(invalid(format!(
+            "truncate() takes at most 5 arguments ({} given)",
+            args.len() + 1
+        )));
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let end_len = end.chars().count();
+    if length < end_len {
+        return Err(invalid(format!(
+            "truncate: expected length >= {end_len}, got {length}"
+        )));
+    }
+    if chars.len() <= length + leeway.unwrap_or(5) {
+        return Ok(text);
+    }
+    let kept: String = chars[..length - end_len].iter().collect();
+    if killwords {
+        return Ok(kept + &end);
+    }
+    let head = kept
+        .rsplit_once(' ')
+        .map_or(kept.as_str(), |(head, _)| head);
+    Ok(format!("{head}{end}"))
+}
+
+/// Python's `str.center(width)`: the text amid spaces, the odd one on the left when
+/// `width` is odd, on the right otherwise.
+fn center(text: &str, width: usize) -> String {
+    let len = text.chars().count();
+    if width <= len {
+        return text.to_string();
+    }
+    let pad = width - len;
+    let left = pad / 2 + (pad & width & 1);
+    format!("{}{text}{}", " ".repeat(left), " ".repeat(pad - left))
+}
+
+/// Jinja's `filesizeformat(binary=False)`: a byte count in decimal (`kB`, `MB`…) or
+/// binary (`KiB`, `MiB`…) units, one decimal.
+fn filesizeformat(
+    state: &State,
+    value: &Value,
+    binary: Option<bool>,
+    kwargs: Kwargs,
+) -> Result<String, Error> {
+    ensure_defined(state, value)?;
+    let binary = match binary {
+        Some(b) => b,
+        None => kwargs.get::<Option<bool>>("binary")?.unwrap_or(false),
+    };
+    kwargs.assert_all_used()?;
+    let bytes = match value.kind() {
+        ValueKind::Bool => f64::from(u8::from(value.is_true())),
+        ValueKind::Number => f64::try_from(value.clone()).map_err(|e| invalid(e.to_string()))?,
+        _ => value
+            .as_str()
+            .and_then(super::types::parse_python_float)
+            .ok_or_else(|| {
+                let mut repr = String::new();
+                let _ = crate::template::python::py_repr(value, &mut repr);
+                invalid(format!("could not convert string to float: {repr}"))
+            })?,
+    };
+    let (base, prefixes): (f64, [&str; 8]) = if binary {
+        (
+            1024.0,
+            ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"],
+        )
+    } else {
+        (1000.0, ["kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"])
+    };
+    if bytes == 1.0 {
+        return Ok("1 Byte".into());
+    }
+    if bytes < base {
+        return Ok(format!("{} Bytes", bytes as i64));
+    }
+    let mut unit = base;
+    for prefix in prefixes {
+        unit *= base;
+        if bytes < unit || prefix == prefixes[7] {
+            return Ok(format!("{:.1} {prefix}", base * bytes / unit));
+        }
+    }
+    unreachable!("the last prefix returns")
 }
 
 /// Jinja's `escape`, which escapes trusted text too: the engine's mark of trusted text
@@ -144,6 +275,30 @@ mod tests {
             "1.0 True [] {'a': [1, 'b']}"
         );
         assert_eq!(render("{{ ['x', 'y'] | join(', ') }}"), "x, y");
+    }
+
+    /// Outputs ansible-playbook 2.19 printed for the same expressions.
+    #[test]
+    fn jinjas_text_filters() {
+        assert_eq!(
+            render(
+                "{{ 'hello wonderful world' | truncate(12) }}|{{ 'hello wonderful world' | truncate(12, True) }}|{{ 'hello wonderful world' | truncate(12, False, '..', 0) }}|{{ 'short' | truncate(20) }}|{{ 'hello wonderful world!' | truncate(18) }}|{{ 'hello wonderful world' | truncate(length=10, end='~') }}"
+            ),
+            "hello...|hello won...|hello..|short|hello wonderful world!|hello~"
+        );
+        assert_eq!(
+            render(
+                "[{{ 'ab cd' | center(20) }}][{{ 'abc' | center(8) }}][{{ 'abc' | center(2) }}][{{ 'ab' | center(7) }}]"
+            ),
+            "[       ab cd        ][  abc   ][abc][   ab  ]"
+        );
+        assert_eq!(eval("'hello, wörld: foo_bar 42!' | wordcount"), json!(4));
+        assert_eq!(
+            render(
+                "{{ 1 | filesizeformat }}|{{ 999 | filesizeformat }}|{{ 1000 | filesizeformat }}|{{ 123456789 | filesizeformat }}|{{ 123456789 | filesizeformat(true) }}|{{ '2048' | filesizeformat(binary=True) }}|{{ 1e30 | filesizeformat }}"
+            ),
+            "1 Byte|999 Bytes|1.0 kB|123.5 MB|117.7 MiB|2.0 KiB|1000000.0 YB"
+        );
     }
 
     #[test]

@@ -218,7 +218,7 @@ fn parse_python_int(text: &str, base: u32) -> Option<i128> {
 }
 
 /// Python's `float(text)`: surrounding whitespace, `inf`, `nan` and exponents accepted.
-fn parse_python_float(text: &str) -> Option<f64> {
+pub(super) fn parse_python_float(text: &str) -> Option<f64> {
     let text = text.trim();
     let lower = text.to_ascii_lowercase();
     let unsigned = lower.trim_start_matches(['+', '-']);
