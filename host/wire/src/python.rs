@@ -282,6 +282,17 @@ pub fn shlex_join<S: AsRef<str>>(words: &[S]) -> String {
 /// Python's `str.splitlines()`: lines without their ends, split at `\n`, `\r\n`, `\r`
 /// and the other line boundaries Python knows.
 pub fn splitlines(text: &str) -> Vec<&str> {
+    lines(text).map(|(line, _)| line).collect()
+}
+
+/// Python's `str.splitlines(keepends=True)`: each line with its end.
+pub fn splitlines_keepends(text: &str) -> Vec<&str> {
+    lines(text).map(|(_, with_end)| with_end).collect()
+}
+
+/// Each line of `text` as Python's `splitlines` finds them: without its end, and
+/// with it.
+fn lines(text: &str) -> impl Iterator<Item = (&str, &str)> {
     let is_break = |c: char| {
         matches!(
             c,
@@ -296,24 +307,27 @@ pub fn splitlines(text: &str) -> Vec<&str> {
                 | '\u{2029}'
         )
     };
-    let mut lines = Vec::new();
     let mut start = 0;
     let mut chars = text.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        if is_break(c) {
-            lines.push(&text[start..i]);
-            let mut next = i + c.len_utf8();
-            if c == '\r' && chars.peek().is_some_and(|(_, n)| *n == '\n') {
-                chars.next();
-                next += 1;
+    std::iter::from_fn(move || {
+        while let Some((i, c)) = chars.next() {
+            if is_break(c) {
+                let mut next = i + c.len_utf8();
+                if c == '\r' && chars.peek().is_some_and(|(_, n)| *n == '\n') {
+                    chars.next();
+                    next += 1;
+                }
+                let line = (&text[start..i], &text[start..next]);
+                start = next;
+                return Some(line);
             }
-            start = next;
         }
-    }
-    if start < text.len() {
-        lines.push(&text[start..]);
-    }
-    lines
+        (start < text.len()).then(|| {
+            let rest = &text[start..];
+            start = text.len();
+            (rest, rest)
+        })
+    })
 }
 
 /// Python's truth value (`bool(value)`): false for `None`, `False`, zero, and empty

@@ -25,34 +25,6 @@ enum Tag {
     Insert,
 }
 
-/// The lines of `text` with their ends, split where Python's `str.splitlines(True)`
-/// splits.
-pub fn split_lines(text: &str) -> Vec<&str> {
-    let mut lines = Vec::new();
-    let mut start = 0;
-    let mut chars = text.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        let end = match c {
-            '\r' => match chars.peek() {
-                Some(&(j, '\n')) => {
-                    chars.next();
-                    j + 1
-                }
-                _ => i + 1,
-            },
-            '\n' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}'
-            | '\u{2029}' => i + c.len_utf8(),
-            _ => continue,
-        };
-        lines.push(&text[start..end]);
-        start = end;
-    }
-    if start < text.len() {
-        lines.push(&text[start..]);
-    }
-    lines
-}
-
 /// Where `a` and `b` match, as `(a_start, b_start, len)` blocks in order, ending with
 /// the empty block at `(a.len(), b.len())`.
 fn matching_blocks<T: AsRef<str>>(a: &[T], b: &[T]) -> Vec<(usize, usize, usize)> {
@@ -255,19 +227,26 @@ pub fn unified_diff<T: AsRef<str>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sandball_wire::python::splitlines_keepends;
 
     fn diff(a: &str, b: &str) -> String {
-        unified_diff(&split_lines(a), &split_lines(b), "a", "b", 3)
+        unified_diff(
+            &splitlines_keepends(a),
+            &splitlines_keepends(b),
+            "a",
+            "b",
+            3,
+        )
     }
 
     #[test]
     fn splits_lines_where_python_does() {
         assert_eq!(
-            split_lines("a\nb\r\nc\rd\x0ce\u{2028}f"),
+            splitlines_keepends("a\nb\r\nc\rd\x0ce\u{2028}f"),
             ["a\n", "b\r\n", "c\r", "d\x0c", "e\u{2028}", "f"]
         );
-        assert!(split_lines("").is_empty());
-        assert_eq!(split_lines("x\n\n"), ["x\n", "\n"]);
+        assert!(splitlines_keepends("").is_empty());
+        assert_eq!(splitlines_keepends("x\n\n"), ["x\n", "\n"]);
     }
 
     #[test]
