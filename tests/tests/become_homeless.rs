@@ -1,7 +1,9 @@
 //! Become to a user whose home does not exist (`nobody`'s `/nonexistent`): components
 //! still run as that user, the shim keeping its cache under the system's temporary
 //! directory (`.sandball-<uid>`, mode 0700, owned by the user), as ansible-playbook
-//! falls back to a system temporary directory for its own files.
+//! falls back to a system temporary directory for its own files. Its programs get
+//! the user's `HOME`, `USER`, `LOGNAME` and `SHELL` as `sudo -H` set them (as under
+//! ansible-playbook), though the home is missing.
 
 use sandball_e2e::Sandbox;
 use sandball_e2e::compare::result;
@@ -16,6 +18,8 @@ const PLAY: &str = r#"
   tasks:
     - name: who
       command: id -un
+    - name: identity
+      command: printenv HOME USER LOGNAME SHELL
     - name: write
       copy: {dest: "{{ work }}/by-nobody", content: "hello\n"}
 "#;
@@ -46,6 +50,12 @@ fn become_to_a_user_without_a_home_runs_components() {
     let out = sb.play(&pb, &work, &["-v"]).run();
     out.assert_no_panic().assert_code(0);
     assert_eq!(result(&out, "who", &work)["stdout"], "nobody", "{out}");
+    let fields: Vec<&str> = entry.trim().split(':').collect();
+    assert_eq!(
+        result(&out, "identity", &work)["stdout"],
+        format!("{home}\nnobody\nnobody\n{}", fields[6]),
+        "{out}"
+    );
     let uid = std::fs::metadata(work.join("by-nobody")).unwrap().uid();
     let cache = std::env::temp_dir().join(format!(".sandball-{uid}"));
     let meta = std::fs::metadata(&cache).unwrap_or_else(|e| panic!("{}: {e}", cache.display()));

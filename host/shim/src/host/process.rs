@@ -2,11 +2,13 @@
 //! program starts with a minimal environment: `PATH`, the variables the grant passes
 //! through (with the shim's values) and those the module sets, except the loader,
 //! interpreter and configuration variables of [`forbidden_variable`], which neither
-//! a module nor a grant can pass. It inherits no descriptor but 0–2, runs in a
-//! working directory inside a read grant, and in its own process group, which is
-//! killed when the program ends (no background process outlives the call). Its output
-//! is bounded by the run's output limit and its time by the run's deadline; reaching
-//! the deadline kills the group and interrupts the module.
+//! a module nor a grant can pass. The user's identity ([`identity_variable`]: `HOME`,
+//! `USER`, …) a grant passes with the node's values; a module can never set it. It
+//! inherits no descriptor but 0–2, runs in a working directory inside a read grant,
+//! and in its own process group, which is killed when the program ends (no
+//! background process outlives the call). Its output is bounded by the run's output
+//! limit and its time by the run's deadline; reaching the deadline kills the group and
+//! interrupts the module.
 
 use super::confine::LocateError;
 use super::sandball::host::process::{Command, Host, Output};
@@ -43,7 +45,7 @@ impl Host for HostState {
             return Ok(Err(failure(
                 libc::EPERM,
                 format!(
-                    "setting {name} for {argv0} refused: loader, interpreter and configuration variables (LD_*, BASH_ENV, PYTHON*, PATH, HOME, …) can never be set by a module"
+                    "setting {name} for {argv0} refused: loader, interpreter, configuration and identity variables (LD_*, BASH_ENV, PYTHON*, PATH, HOME, USER, …) can never be set by a module"
                 ),
             )));
         }
@@ -111,7 +113,7 @@ impl Host for HostState {
                 .and_then(|p| p.into_string().ok())
                 .unwrap_or_else(|| exec::DEFAULT_PATH.to_string()),
         )];
-        for name in self.env.iter().filter(|n| !forbidden_variable(n)) {
+        for name in self.env.iter().filter(|n| grant_passes(n)) {
             if let Some(value) =
                 crate::environment::original(name).and_then(|v| v.into_string().ok())
             {
@@ -124,12 +126,34 @@ impl Host for HostState {
     }
 }
 
-/// Names a program's environment may never carry from a module or a grant: they
-/// make the dynamic loader, a shell, an interpreter or a library load code or
-/// configuration from where the module says (`LD_PRELOAD`, `BASH_ENV`, `PYTHONPATH`,
-/// `NODE_OPTIONS`, `GCONV_PATH`, …), or move a program's configuration, temporary
-/// files or program search to a place the module may have written (`HOME`,
-/// `XDG_*`, `TMPDIR`, `PATH`).
+/// The variables that say who the shim's user is, which the login, `sudo` or `su`
+/// set from the user's password entry: `HOME`, `USER`, `LOGNAME`, `SHELL`, `MAIL`.
+/// Programs need them (git's and ssh's configuration, `pip --user`), and the node's
+/// own values point where that user's programs look anyway; a module choosing them
+/// could point a program's configuration at a place it wrote.
+const IDENTITY: &[&str] = &["HOME", "USER", "LOGNAME", "SHELL", "MAIL"];
+
+/// Whether `name` is one of the [`IDENTITY`] variables (names are case-sensitive:
+/// `home` is not `HOME`).
+pub fn identity_variable(name: &str) -> bool {
+    IDENTITY.contains(&name)
+}
+
+/// Whether a grant (`kind: env`) passes `name` on to a program, with the value the
+/// shim started with: the user's identity ([`identity_variable`]: the node's own
+/// value, not the module's) and every variable a module could set itself; never a
+/// loader, interpreter or configuration variable ([`forbidden_variable`]).
+pub fn grant_passes(name: &str) -> bool {
+    identity_variable(name) || !forbidden_variable(name)
+}
+
+/// Names a module may never set for a program, and, but for the [`IDENTITY`]
+/// variables, a grant never pass: they make the dynamic loader, a shell, an
+/// interpreter or a library load code or configuration from where the module says
+/// (`LD_PRELOAD`, `BASH_ENV`, `PYTHONPATH`, `NODE_OPTIONS`, `GCONV_PATH`, …), move a
+/// program's configuration, temporary files or program search to a place the module
+/// may have written (`HOME`, `XDG_*`, `TMPDIR`, `PATH`), or name another user
+/// (`USER`, `LOGNAME`).
 pub fn forbidden_variable(name: &str) -> bool {
     const PREFIXES: &[&str] = &[
         "LD_",
@@ -173,6 +197,8 @@ pub fn forbidden_variable(name: &str) -> bool {
         "TMP",
         "TEMP",
         "HOME",
+        "USER",
+        "LOGNAME",
         "PATH",
         "SHELL",
         "PAGER",
@@ -630,6 +656,59 @@ mod tests {
                 .unwrap()
                 .contains("SANDBALL_X=1\n")
         );
+    }
+
+    #[test]
+    fn identity_passes_by_grant_only_and_loader_variables_never() {
+        for name in ["HOME", "USER", "LOGNAME", "SHELL", "MAIL"] {
+            assert!(identity_variable(name) && grant_passes(name), "{name}");
+            assert!(forbidden_variable(name), "a module may set {name}");
+        }
+        for name in [
+            "LD_PRELOAD",
+            "BASH_ENV",
+            "PYTHONPATH",
+            "PATH",
+            "TMPDIR",
+            "home",
+        ] {
+            assert!(!grant_passes(name), "a grant passes {name}");
+        }
+        for name in ["LANG", "TERM", "SANDBALL_X"] {
+            assert!(grant_passes(name) && !forbidden_variable(name), "{name}");
+        }
+        // A run granted HOME and LD_PRELOAD: the program gets the node's HOME (the
+        // value this process started with), never LD_PRELOAD, and the module cannot
+        // choose HOME or USER itself.
+        let mut s = HostState::new(
+            Vec::new(),
+            vec![sandball_wire::capability::ExecGrant {
+                program: "env".into(),
+                args: None,
+            }],
+            vec!["HOME".into(), "LD_PRELOAD".into()],
+            crate::paths::Places::at(std::path::Path::new("/")),
+            Instant::now() + MINUTE,
+            1 << 20,
+        );
+        let out = String::from_utf8(s.run(cmd(&["env"])).unwrap().unwrap().stdout).unwrap();
+        let home = crate::environment::original("HOME").and_then(|h| h.into_string().ok());
+        assert_eq!(
+            out.lines().find_map(|l| l.strip_prefix("HOME=")),
+            home.as_deref(),
+            "{out}"
+        );
+        assert!(!out.contains("LD_PRELOAD"), "{out}");
+        for name in ["HOME", "USER"] {
+            let mut c = cmd(&["env"]);
+            c.env = vec![(name.into(), "/tmp/planted".into())];
+            let e = s.run(c).unwrap().unwrap_err();
+            assert!(
+                e.errno == libc::EPERM && e.message.contains(name),
+                "{}",
+                e.message
+            );
+        }
     }
 
     #[test]
