@@ -2,6 +2,7 @@
 
 pub(crate) mod collections;
 mod encoding;
+mod html;
 mod json;
 mod math;
 mod misc;
@@ -36,10 +37,47 @@ where
     }
 }
 
+/// A Python function's parameters after the value (`truncate(12, end='~')`), each
+/// given by position or by name: one entry per name, `None` where it was not given. A
+/// name given both ways, more positional arguments than names, or a keyword of no
+/// parameter is an error, as in Python.
+pub(crate) fn python_args<const N: usize>(
+    function: &str,
+    names: [&str; N],
+    args: &[minijinja::Value],
+    kwargs: &minijinja::value::Kwargs,
+) -> Result<[Option<minijinja::Value>; N], minijinja::Error> {
+    if args.len() > N {
+        return Err(minijinja::Error::new(
+            minijinja::ErrorKind::InvalidOperation,
+            format!(
+                "{function}() takes at most {} arguments ({} given)",
+                N + 1,
+                args.len() + 1
+            ),
+        ));
+    }
+    let mut values: [Option<minijinja::Value>; N] = std::array::from_fn(|_| None);
+    for (i, name) in names.into_iter().enumerate() {
+        values[i] = match (args.get(i), kwargs.get::<Option<minijinja::Value>>(name)?) {
+            (Some(_), Some(_)) => {
+                return Err(minijinja::Error::new(
+                    minijinja::ErrorKind::InvalidOperation,
+                    format!("{function}() got multiple values for argument '{name}'"),
+                ));
+            }
+            (given, named) => given.cloned().or(named),
+        };
+    }
+    kwargs.assert_all_used()?;
+    Ok(values)
+}
+
 /// Adds every filter (and the `dict` global, which Ansible's Jinja accepts pairs for).
 pub(crate) fn register(env: &mut Plugins<'_>) {
     collections::register(env);
     encoding::register(env);
+    html::register(env);
     json::register(env);
     math::register(env);
     misc::register(env);

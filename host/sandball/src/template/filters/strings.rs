@@ -1,10 +1,13 @@
 //! String filters with Python's semantics: `quote` (shell), `join` (items as Python
-//! `str()`), `splitlines`, and Jinja's `truncate`, `center`, `wordcount` and
-//! `filesizeformat`; and the Python string operations the methods share.
+//! `str()`), `splitlines`, and Jinja's `truncate`, `center`, `wordcount`,
+//! `filesizeformat` and `wordwrap` (Python's `textwrap`); and the Python string
+//! operations the methods share.
 
 use minijinja::value::Kwargs;
 use minijinja::value::ValueKind;
 use minijinja::{Error, ErrorKind, State, Value};
+use sandball_guest_sdk::pyre::{Anchor, Pattern, PyreError};
+use std::sync::LazyLock;
 
 use crate::template::convert::ensure_defined;
 use crate::template::python::{py_str, text_arg};
@@ -16,8 +19,6 @@ pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_filter("splitlines", |state: &State, value: &Value| {
         Ok::<_, Error>(Value::from(py_splitlines(&text_arg(state, value)?)))
     });
-    env.add_filter("escape", escape);
-    env.add_filter("e", escape);
     env.add_filter("truncate", truncate);
     env.add_filter(
         "center",
@@ -30,6 +31,7 @@ pub(super) fn register(env: &mut Plugins<'_>) {
         Ok::<_, Error>(words.find_iter(&text_arg(state, value)?).count())
     });
     env.add_filter("filesizeformat", filesizeformat);
+    env.add_filter("wordwrap", wordwrap);
 }
 
 fn invalid(msg: String) -> Error {
@@ -46,27 +48,18 @@ fn truncate(
     kwargs: Kwargs,
 ) -> Result<String, Error> {
     let text = text_arg(state, value)?;
-    // Each argument by position or by name.
-    let arg = |i: usize, name: &str| -> Result<Option<Value>, Error> {
-        match (args.get(i), kwargs.get::<Option<Value>>(name)?) {
-            (Some(_), Some(_)) => Err(invalid(format!(
-                "truncate() got multiple values for argument '{name}'"
-            ))),
-            (given, named) => Ok(given.cloned().or(named).filter(|v| !v.is_none())),
-        }
-    };
+    let [length, killwords, end, leeway] = super::python_args(
+        "truncate",
+        ["length", "killwords", "end", "leeway"],
+        &args,
+        &kwargs,
+    )?
+    .map(|arg| arg.filter(|v| !v.is_none()));
     let count = |v: Value| usize::try_from(v).map_err(|e| invalid(e.to_string()));
-    let length = arg(0, "length")?.map(count).transpose()?.unwrap_or(255);
-    let killwords = arg(1, "killwords")?.is_some_and(|v| v.is_true());
-    let end = arg(2, "end")?.map_or_else(|| Ok("...".to_string()), |v| text_arg(state, &v))?;
-    let leeway = arg(3, "leeway")?.map(count).transpose()?;
-    kwargs.assert_all_used()?;
-    if args.len() > 4 {
-        return Err(invalid(format!(
-            "truncate() takes at most 5 arguments ({} given)",
-            args.len() + 1
-        )));
-    }
+    let length = length.map(count).transpose()?.unwrap_or(255);
+    let killwords = killwords.is_some_and(|v| v.is_true());
+    let end = end.map_or_else(|| Ok("...".to_string()), |v| text_arg(state, &v))?;
+    let leeway = leeway.map(count).transpose()?;
     let chars: Vec<char> = text.chars().collect();
     let end_len = end.chars().count();
     if length < end_len {
@@ -149,14 +142,161 @@ fn filesizeformat(
     unreachable!("the last prefix returns")
 }
 
-/// Jinja's `escape`, which escapes trusted text too: the engine's mark of trusted text
-/// is the one it gives escaped text (see `trust.rs`), so text `escape` already gave is
-/// escaped again, where Jinja keeps it.
-fn escape(state: &mut State, value: &Value) -> Result<Value, Error> {
-    match value.as_str() {
-        Some(text) if value.is_safe() => minijinja::filters::escape(state, &Value::from(text)),
-        _ => minijinja::filters::escape(state, value),
+/// Jinja's `wordwrap(width=79, break_long_words=True, wrapstring=None,
+/// break_on_hyphens=True)`: each line of the text wrapped as Python's `textwrap.wrap`
+/// wraps it (tabs and other whitespace kept), the lines joined with `wrapstring` (a
+/// newline by default).
+fn wordwrap(
+    state: &State,
+    value: &Value,
+    args: minijinja::value::Rest<Value>,
+    kwargs: Kwargs,
+) -> Result<String, Error> {
+    ensure_defined(state, value)?;
+    let [width, break_long_words, wrapstring, break_on_hyphens] = super::python_args(
+        "wordwrap",
+        [
+            "width",
+            "break_long_words",
+            "wrapstring",
+            "break_on_hyphens",
+        ],
+        &args,
+        &kwargs,
+    )?;
+    let Some(text) = value.as_str() else {
+        return Err(invalid(format!(
+            "'{}' object has no attribute 'splitlines'",
+            super::python_type(value)
+        )));
+    };
+    let width = match width {
+        None => 79,
+        Some(w) if w.kind() == ValueKind::Bool => i64::from(w.is_true()),
+        Some(w) if w.is_integer() => i64::try_from(w).map_err(|e| invalid(e.to_string()))?,
+        Some(w) if w.kind() == ValueKind::Number => {
+            return Err(invalid(
+                "'float' object cannot be interpreted as an integer".into(),
+            ));
+        }
+        Some(w) => {
+            return Err(invalid(format!(
+                "'<=' not supported between instances of '{}' and 'int'",
+                super::python_type(&w)
+            )));
+        }
+    };
+    let break_long_words = break_long_words.is_none_or(|v| v.is_true());
+    let break_on_hyphens = break_on_hyphens.is_none_or(|v| v.is_true());
+    let wrapstring = match wrapstring.filter(|v| !v.is_none()) {
+        Some(w) => text_arg(state, &w)?,
+        None => "\n".to_string(),
+    };
+    let mut paragraphs = Vec::new();
+    for line in sandball_wire::python::splitlines(text) {
+        let width = usize::try_from(width)
+            .ok()
+            .filter(|w| *w > 0)
+            .ok_or_else(|| invalid(format!("invalid width {width} (must be > 0)")))?;
+        paragraphs
+            .push(text_wrap(line, width, break_long_words, break_on_hyphens)?.join(&wrapstring));
     }
+    Ok(paragraphs.join(&wrapstring))
+}
+
+/// Python's `textwrap.wrap(text, width, expand_tabs=False, replace_whitespace=False,
+/// break_long_words, break_on_hyphens)`: the text's chunks (words, hyphenated parts,
+/// runs of whitespace) laid on lines of at most `width` characters, whitespace dropped
+/// at the lines' ends and at the start of every line but the first.
+fn text_wrap(
+    text: &str,
+    width: usize,
+    break_long_words: bool,
+    break_on_hyphens: bool,
+) -> Result<Vec<String>, Error> {
+    let blank = |chunk: &[char]| chunk.iter().all(|c| c.is_whitespace());
+    // The chunks, last first.
+    let mut chunks: Vec<Vec<char>> = wrap_chunks(text, break_on_hyphens)?
+        .into_iter()
+        .rev()
+        .map(|chunk| chunk.chars().collect())
+        .collect();
+    let mut lines = Vec::new();
+    while !chunks.is_empty() {
+        if !lines.is_empty() && chunks.last().is_some_and(|c| blank(c)) {
+            chunks.pop();
+        }
+        let mut line: Vec<Vec<char>> = Vec::new();
+        let mut len = 0;
+        while let Some(chunk) = chunks.pop_if(|c| len + c.len() <= width) {
+            len += chunk.len();
+            line.push(chunk);
+        }
+        if let Some(chunk) = chunks.last_mut().filter(|c| c.len() > width) {
+            if break_long_words {
+                let space_left = width - len;
+                let mut end = space_left;
+                if break_on_hyphens && chunk.len() > space_left {
+                    let hyphen = chunk[..space_left].iter().rposition(|&c| c == '-');
+                    if let Some(h) =
+                        hyphen.filter(|&h| h > 0 && chunk[..h].iter().any(|&c| c != '-'))
+                    {
+                        end = h + 1;
+                    }
+                }
+                let rest = chunk.split_off(end);
+                line.push(std::mem::replace(chunk, rest));
+            } else if line.is_empty() {
+                line.extend(chunks.pop());
+            }
+        }
+        if line.last().is_some_and(|c| blank(c)) {
+            line.pop();
+        }
+        if !line.is_empty() {
+            lines.push(line.concat().into_iter().collect());
+        }
+    }
+    Ok(lines)
+}
+
+/// The chunks `textwrap` splits a line into: runs of whitespace and, between them,
+/// words, which `break_on_hyphens` splits after their hyphens and before em-dashes.
+fn wrap_chunks(text: &str, break_on_hyphens: bool) -> Result<Vec<&str>, Error> {
+    static SIMPLE: LazyLock<Result<Pattern, PyreError>> =
+        LazyLock::new(|| Pattern::new(r"[\t\n\x0b\x0c\r ]+", false, false, Anchor::Search));
+    static HYPHENS: LazyLock<Result<Pattern, PyreError>> = LazyLock::new(|| {
+        let (ws, nws, punct, letter) = (
+            r"[\t\n\x0b\x0c\r ]",
+            r"[^\t\n\x0b\x0c\r ]",
+            r#"[\w!"'&.,?]"#,
+            r"[^\d\W]",
+        );
+        Pattern::new(
+            &format!(
+                "{ws}+|(?<={punct})-{{2,}}(?=\\w)|{nws}+?(?:-(?:(?<={letter}{{2}}-)|(?<={letter}-{letter}-))(?={letter}-?{letter})|(?={ws}|\\Z)|(?<={punct})(?=-{{2,}}\\w))"
+            ),
+            false,
+            false,
+            Anchor::Search,
+        )
+    });
+    let pattern = if break_on_hyphens {
+        &*HYPHENS
+    } else {
+        &*SIMPLE
+    };
+    let pattern = pattern.as_ref().map_err(|e| invalid(e.to_string()))?;
+    let mut chunks = Vec::new();
+    let mut last = 0;
+    for found in pattern.find_all(text).map_err(super::re_error)? {
+        chunks.push(&text[last..found.start]);
+        chunks.push(&text[found.start..found.end]);
+        last = found.end;
+    }
+    chunks.push(&text[last..]);
+    chunks.retain(|c| !c.is_empty());
+    Ok(chunks)
 }
 
 /// Python's `shlex.quote`: the text as one shell word.
@@ -299,6 +439,30 @@ mod tests {
             ),
             "1 Byte|999 Bytes|1.0 kB|123.5 MB|117.7 MiB|2.0 KiB|1000000.0 YB"
         );
+        assert_eq!(
+            eval(
+                r"['The quick brown fox jumps over the lazy dog, again and again.' | wordwrap(20),
+                  'a-very-long-hyphenated-word-here and more' | wordwrap(10),
+                  'a-very-long-hyphenated-word-here and more' | wordwrap(10, break_on_hyphens=false),
+                  'supercalifragilistic word' | wordwrap(8, false),
+                  'supercalifragilistic word' | wordwrap(8),
+                  'line one is here\nline two\n\nafter blank' | wordwrap(8, wrapstring='|'),
+                  '  leading  spaces   and\ttabs here ' | wordwrap(10),
+                  'end!--next x---y a--b foo--bar' | wordwrap(6, true, '|')]"
+            ),
+            json!([
+                "The quick brown fox\njumps over the lazy\ndog, again and\nagain.",
+                "a-very-\nlong-hyphe\nnated-\nword-here\nand more",
+                "a-very-lon\ng-hyphenat\ned-word-he\nre and\nmore",
+                "supercalifragilistic\nword",
+                "supercal\nifragili\nstic\nword",
+                "line one|is here|line two||after|blank",
+                "  leading\nspaces\nand\ttabs\nhere",
+                "end!--|next x|---y a|--b|foo--|bar"
+            ])
+        );
+        assert!(error("'x' | wordwrap(0)").contains("invalid width 0 (must be > 0)"));
+        assert!(error("12 | wordwrap").contains("'int' object has no attribute 'splitlines'"));
     }
 
     #[test]
