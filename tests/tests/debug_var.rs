@@ -6,7 +6,9 @@
 //! value that is `omit` is shown as a placeholder with a warning, and `omit` inside it
 //! is left out; a division by zero in `var` and arguments given as one template
 //! (`args: "{{ … }}"`) that give no mapping, or `omit`, are reported as in ansible-core;
-//! `vars` and `hostvars` can be shown (a host's entry in `hostvars` holds no `hostvars`).
+//! `vars` and `hostvars` can be shown (a host's entry in `hostvars` holds no `hostvars`);
+//! a task name that cannot be templated is shown with its errors in place, and warned
+//! about.
 
 use sandball_e2e::Sandbox;
 
@@ -40,6 +42,8 @@ const PLAY: &str = r#"
       debug: {msg: "{{ 5 / 0 }}"}
       ignore_errors: true
       register: zero
+    - name: "name {{ nope }} and {{ 1/0 }} lost"
+      debug: {msg: named}
     - name: var omitted
       debug: {var: "{{ omit }}"}
     - name: var is omit
@@ -99,6 +103,7 @@ fn debug_var_is_checked_as_in_ansible() {
             "a mapping",
             "a number",
             "undefined var",
+            NAMED,
             "var omitted",
             "var is omit",
             "omit inside var",
@@ -111,4 +116,10 @@ fn debug_var_is_checked_as_in_ansible() {
         ],
     );
     ours.assert_same_recap_as(&theirs);
+    let warning = "Encountered 3 template errors.\nerror 1 - 'nope' is undefined\n";
+    assert!(theirs.stderr.contains(warning), "{theirs}");
+    assert!(ours.stderr.contains(warning), "{ours}");
 }
+
+/// The banner of the task whose name cannot be templated.
+const NAMED: &str = "name << error 1 - 'nope' is undefined >> and << error 2 - Error rendering template: division by zero >><< error 3 - template potentially truncated >>";

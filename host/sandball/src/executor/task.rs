@@ -119,7 +119,8 @@ pub fn handler_matches(
     h.name.as_ref().is_some_and(named) || h.listen.iter().any(named)
 }
 
-/// The task's banner name: its templated `name`, else its action; a role's task is
+/// The task's banner name: its templated `name` (one that cannot be templated shown
+/// with its errors in place, and warned about), else its action; a role's task is
 /// `role : name`.
 pub fn display_name(
     run: &Run,
@@ -141,13 +142,26 @@ pub fn display_name(
             format!("{} : {role}", t.action)
         }
         None => t.action.clone(),
-        Some(name) if !name.contains("{{") => name.clone(),
+        Some(name) if !crate::template::is_template(name) => name.clone(),
         Some(name) => {
             let vars = task_vars(run, scope, host, kw);
             match run.templar.template(&Value::String(name.clone()), &vars) {
                 Ok(Value::String(s)) => s,
                 Ok(other) => other.to_string(),
-                Err(_) => name.clone(),
+                // Shown with its errors in place, and warned about, as ansible-core
+                // 2.19 shows a name it cannot template.
+                Err(_) => {
+                    let marked = run.templar.render_marked(name, &vars);
+                    if let Some(warning) = marked.warning() {
+                        let origin = t
+                            .name_location
+                            .as_ref()
+                            .map(|at| format!("\n{}", at.origin_block(true)))
+                            .unwrap_or_default();
+                        run.callback.warning(&format!("{warning}{origin}"));
+                    }
+                    marked.text
+                }
             }
         }
     };

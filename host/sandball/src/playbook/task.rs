@@ -18,6 +18,8 @@ use crate::playbook::yaml::Node;
 pub struct Task {
     /// `name`.
     pub name: Option<String>,
+    /// Where `name`'s value is (for the warning about a name that cannot be templated).
+    pub name_location: Option<Location>,
     /// The action as written: `file`, `ansible.builtin.file`, `debug`, `include_tasks`…
     pub action: String,
     /// The action's arguments: a mapping stays typed, a `key=value` string gives strings;
@@ -88,6 +90,9 @@ impl Task {
         }
         Ok(Task {
             name: fields.string("name")?,
+            name_location: fields
+                .node("name")
+                .map(|n| fields.source().location(n.mark)),
             action: action.name,
             args: action.args,
             register: fields.identifier("register")?,

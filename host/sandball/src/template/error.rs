@@ -13,6 +13,9 @@ pub(crate) const UNTRUSTED: &str = "Encountered untrusted template or expression
 /// ansible-core 2.19's refusal of a conditional that is empty text or null.
 pub(crate) const EMPTY_CONDITIONAL: &str = "Empty conditional expressions are not allowed.";
 
+/// How ansible-core 2.19 introduces a syntax error (an unknown filter or test too).
+pub(crate) const SYNTAX_ERROR: &str = "Syntax error in template: ";
+
 /// How ansible-core 2.19 introduces an operation of a bare expression that failed.
 const RENDERING_EXPRESSION: &str = "Error rendering expression: ";
 
@@ -84,7 +87,7 @@ impl TemplateError {
     /// error introduced as one.
     pub fn cause(&self) -> String {
         match self {
-            TemplateError::Syntax { detail, .. } => format!("Syntax error in template: {detail}"),
+            TemplateError::Syntax { detail, .. } => format!("{SYNTAX_ERROR}{detail}"),
             other => other.detail().to_string(),
         }
     }
@@ -270,7 +273,7 @@ pub(crate) fn engine_detail(err: &minijinja::Error) -> String {
         detail
             .strip_prefix(&format!("{what} "))
             .and_then(|d| d.strip_suffix(" is unknown"))
-            .map(|name| format!("Syntax error in template: No {what} named '{name}'."))
+            .map(|name| format!("{SYNTAX_ERROR}No {what} named '{name}'."))
     };
     match err.kind() {
         minijinja::ErrorKind::UndefinedError => detail.replace('`', "'"),

@@ -15,6 +15,7 @@ mod file_vars;
 mod filters;
 mod jinja_tests;
 pub mod lookups;
+mod marked;
 mod methods;
 mod overrides;
 mod percent;

@@ -130,6 +130,12 @@ impl Templar {
         )
     }
 
+    /// Whether `expr` gives an undefined value where attributes of undefined values are
+    /// undefined (`nope`, `nope.a`, `nope | lower`), rather than failing.
+    pub(crate) fn gives_undefined(&self, expr: &str, vars: &Vars) -> bool {
+        eval(&Call::new(self.chained.clone(), vars), expr).is_ok_and(|v| v.is_undefined())
+    }
+
     /// Evaluates a bare Jinja expression (as in `when`, `that`, `changed_when`,
     /// `failed_when`) to a native value.
     pub fn evaluate(&self, expr: &str, vars: &Vars) -> Result<serde_json::Value, TemplateError> {
