@@ -127,6 +127,17 @@ pub struct FileStat {
     pub ctime: f64,
 }
 
+/// Where a file's data lives, as `stat(2)` reports it beside [`FileStat`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileStorage {
+    /// Blocks allocated, in 512-byte units (`st_blocks`).
+    pub blocks: u64,
+    /// The preferred size of a read or write (`st_blksize`).
+    pub block_size: u64,
+    /// The device a special file stands for (`st_rdev`; 0 for others).
+    pub device_type: u64,
+}
+
 /// The kernel's identity and the host name, as uname(2) gives them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Uname {
@@ -281,6 +292,12 @@ pub fn run(cmd: Command) -> Result<Output, HostError> {
 /// Metadata of `path`; `follow` follows a final symlink. `None` when it does not exist.
 pub fn stat(path: &str, follow: bool) -> Result<Option<FileStat>, HostError> {
     backend::stat(path, follow)
+}
+
+/// The storage fields of `path`'s metadata; `follow` follows a final symlink. `None`
+/// when it does not exist.
+pub fn stat_storage(path: &str, follow: bool) -> Result<Option<FileStorage>, HostError> {
+    backend::stat_storage(path, follow)
 }
 
 /// The text of the symlink at `path`, unchanged (relative or absolute).

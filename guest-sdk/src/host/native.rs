@@ -3,8 +3,8 @@
 //! Nothing is confined here; confinement is the shim's job on a node.
 
 use super::{
-    Command, FileKind, FileStat, FsUsage, HostError, Identity, IfAddress, Output, Passwd, Uname,
-    Zone,
+    Command, FileKind, FileStat, FileStorage, FsUsage, HostError, Identity, IfAddress, Output,
+    Passwd, Uname, Zone,
 };
 use std::ffi::{CStr, CString};
 use std::fs;
@@ -79,16 +79,23 @@ fn seconds(secs: i64, nanos: i64) -> f64 {
     secs as f64 + nanos as f64 / 1e9
 }
 
-pub(super) fn stat(path: &str, follow: bool) -> Result<Option<FileStat>, HostError> {
+/// `path`'s metadata, following a final symlink or not; `None` when it is missing.
+fn metadata(path: &str, follow: bool) -> Result<Option<fs::Metadata>, HostError> {
     let meta = if follow {
         fs::metadata(path)
     } else {
         fs::symlink_metadata(path)
     };
-    let meta = match meta {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io_error("cannot stat", path, e)),
+    match meta {
+        Ok(m) => Ok(Some(m)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_error("cannot stat", path, e)),
+    }
+}
+
+pub(super) fn stat(path: &str, follow: bool) -> Result<Option<FileStat>, HostError> {
+    let Some(meta) = metadata(path, follow)? else {
+        return Ok(None);
     };
     let t = meta.file_type();
     let kind = if t.is_symlink() {
@@ -120,6 +127,14 @@ pub(super) fn stat(path: &str, follow: bool) -> Result<Option<FileStat>, HostErr
         atime: seconds(meta.atime(), meta.atime_nsec()),
         mtime: seconds(meta.mtime(), meta.mtime_nsec()),
         ctime: seconds(meta.ctime(), meta.ctime_nsec()),
+    }))
+}
+
+pub(super) fn stat_storage(path: &str, follow: bool) -> Result<Option<FileStorage>, HostError> {
+    Ok(metadata(path, follow)?.map(|m| FileStorage {
+        blocks: m.blocks(),
+        block_size: m.blksize(),
+        device_type: m.rdev(),
     }))
 }
 

@@ -3,8 +3,8 @@
 //! component.
 
 use super::{
-    Command, FileKind, FileStat, FsUsage, HostError, Identity, IfAddress, Output, Passwd, Uname,
-    Zone,
+    Command, FileKind, FileStat, FileStorage, FsUsage, HostError, Identity, IfAddress, Output,
+    Passwd, Uname, Zone,
 };
 
 wit_bindgen::generate!({
@@ -66,6 +66,14 @@ pub(super) fn run(cmd: Command) -> Result<Output, HostError> {
 
 pub(super) fn stat(path: &str, follow: bool) -> Result<Option<FileStat>, HostError> {
     Ok(posix::stat(path, follow)?.map(file_stat))
+}
+
+pub(super) fn stat_storage(path: &str, follow: bool) -> Result<Option<FileStorage>, HostError> {
+    Ok(posix::stat_storage(path, follow)?.map(|s| FileStorage {
+        blocks: s.blocks,
+        block_size: s.block_size,
+        device_type: s.device_type,
+    }))
 }
 
 pub(super) fn readlink(path: &str) -> Result<String, HostError> {

@@ -1,6 +1,6 @@
 //! The `stat` module: what `stat(2)` says about a path, in the shape of Ansible's
 //! `stat` result (`exists`, `mode`, the `is*` flags, owner and group ids and names,
-//! times, permission bits, `checksum` for regular files, `lnk_source`/`lnk_target` for
+//! times, permission bits, `blocks`/`block_size`/`device_type`, `checksum` for regular files, `lnk_source`/`lnk_target` for
 //! links), `mimetype`/`charset` (from the node's `file`) and `attr_flags`/`attributes`/
 //! `version` (from `lsattr`), or `{exists: false}`. It needs read access to `path` and
 //! may run `file` and `lsattr` on that path only.
@@ -30,6 +30,11 @@ fn stat(m: &mut Module) -> Result<Map<String, Value>, Fail> {
         return Ok(json_map!({"changed": false, "stat": {"exists": false}}));
     };
     let mut out = metadata_fields(&path, &st);
+    if let Some(storage) = host::stat_storage(&path, m.get_bool("follow")).map_err(Fail::from)? {
+        out.insert("blocks".into(), Value::from(storage.blocks));
+        out.insert("block_size".into(), Value::from(storage.block_size));
+        out.insert("device_type".into(), Value::from(storage.device_type));
+    }
     // As os.access answers for the module's user, on what the path finally names; a
     // dangling link is none of them.
     let may = |mode: u32| host::access(&path, mode).unwrap_or(false);
@@ -190,6 +195,7 @@ fn main() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::MetadataExt;
 
     fn stat_args(args: Value) -> sandball_guest_sdk::Outcome {
         let input = args.to_string();
@@ -254,6 +260,15 @@ mod tests {
             "{s}"
         );
         assert!(s.get("lnk_source").is_none());
+        let meta = std::fs::metadata(&p).unwrap();
+        assert_eq!(
+            (
+                s["blocks"].clone(),
+                s["block_size"].clone(),
+                s["device_type"].clone()
+            ),
+            (json!(meta.blocks()), json!(meta.blksize()), json!(0))
+        );
         let out = stat_args(json!({"path": p, "checksum_algorithm": "sha256", "get_mime": false}));
         assert_eq!(
             out.result["stat"]["checksum"],

@@ -1,12 +1,13 @@
 //! `posix.*`: file metadata and changes WASI 0.2 does not offer, confined to the
-//! granted directories ([`super::confine`]). `stat`, `readlink` and `access` need
+//! granted directories ([`super::confine`]). `stat`, `stat-storage`, `readlink` and
+//! `access` need
 //! read access; `chmod`,
 //! `chown`, `symlink` and `set-times` need read-write access to where the path
 //! resolves (for `symlink`, to where the link itself is created, and its target must
 //! resolve inside the granted directories).
 
 use super::confine::{LocateError, Located};
-use super::sandball::host::posix::{FileKind, FileStat, Host};
+use super::sandball::host::posix::{FileKind, FileStat, FileStorage, Host};
 use super::{HostError, HostState, deny, failure, os_failure, users};
 use cap_primitives::fs::{FollowSymlinks, MetadataExt, Permissions, PermissionsExt};
 use rustix::fs::{Access as AccessType, AtFlags, Gid, Timespec, Timestamps, Uid};
@@ -116,30 +117,57 @@ impl HostState {
     }
 }
 
-impl Host for HostState {
-    fn stat(&mut self, path: String, follow: bool) -> Result<Option<FileStat>, HostError> {
-        let located = match self.locate_for("stat", &path, follow, Access::Read) {
+impl HostState {
+    /// `path`'s metadata as the grant lets the module see it (`call` names the host
+    /// call for a denial); `None` when it does not exist.
+    fn metadata(
+        &mut self,
+        call: &str,
+        path: &str,
+        follow: bool,
+    ) -> Result<Option<cap_primitives::fs::Metadata>, HostError> {
+        let located = match self.locate_for(call, path, follow, Access::Read) {
             Ok(l) => l,
             Err(e) if e.errno == libc::ENOENT => return Ok(None),
             Err(e) => return Err(e),
         };
         match cap_primitives::fs::stat(located.dir, &located.rel, FollowSymlinks::No) {
-            Ok(m) => Ok(Some(FileStat {
-                kind: kind_of(m.mode()),
-                mode: m.mode() & 0o7777,
-                uid: m.uid(),
-                gid: m.gid(),
-                size: m.size(),
-                inode: m.ino(),
-                dev: m.dev(),
-                nlink: m.nlink(),
-                atime: seconds(m.atime(), m.atime_nsec()),
-                mtime: seconds(m.mtime(), m.mtime_nsec()),
-                ctime: seconds(m.ctime(), m.ctime_nsec()),
-            })),
+            Ok(m) => Ok(Some(m)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(os_failure(format!("stat {path}"), &e)),
         }
+    }
+}
+
+impl Host for HostState {
+    fn stat(&mut self, path: String, follow: bool) -> Result<Option<FileStat>, HostError> {
+        Ok(self.metadata("stat", &path, follow)?.map(|m| FileStat {
+            kind: kind_of(m.mode()),
+            mode: m.mode() & 0o7777,
+            uid: m.uid(),
+            gid: m.gid(),
+            size: m.size(),
+            inode: m.ino(),
+            dev: m.dev(),
+            nlink: m.nlink(),
+            atime: seconds(m.atime(), m.atime_nsec()),
+            mtime: seconds(m.mtime(), m.mtime_nsec()),
+            ctime: seconds(m.ctime(), m.ctime_nsec()),
+        }))
+    }
+
+    fn stat_storage(
+        &mut self,
+        path: String,
+        follow: bool,
+    ) -> Result<Option<FileStorage>, HostError> {
+        Ok(self
+            .metadata("stat-storage", &path, follow)?
+            .map(|m| FileStorage {
+                blocks: m.blocks(),
+                block_size: m.blksize(),
+                device_type: m.rdev(),
+            }))
     }
 
     fn chmod(&mut self, path: String, mode: u32) -> Result<(), HostError> {
@@ -308,6 +336,7 @@ impl Host for HostState {
 mod tests {
     use super::*;
     use crate::sandbox::Region;
+    use std::os::unix::fs::MetadataExt as _;
     use std::os::unix::fs::PermissionsExt;
     use std::path::PathBuf;
     use std::time::{Duration, Instant};
@@ -373,6 +402,26 @@ mod tests {
                 .unwrap()
                 .kind,
             FileKind::Directory
+        );
+    }
+
+    #[test]
+    fn storage_fields_are_the_kernels() {
+        let f = fixture();
+        let mut s = state(&f, Access::Read);
+        let meta = std::fs::metadata(f.dir.join("f")).unwrap();
+        let st = s.stat_storage(f.path("l"), true).unwrap().unwrap();
+        assert_eq!(
+            (st.blocks, st.block_size, st.device_type),
+            (meta.blocks(), meta.blksize(), 0)
+        );
+        assert!(s.stat_storage(f.path("missing"), true).unwrap().is_none());
+        assert!(s.stat_storage("/dev/null".into(), true).unwrap_err().denied);
+        let mut dev = granting(Path::new("/dev"), Access::Read);
+        let null = dev.stat_storage("/dev/null".into(), true).unwrap().unwrap();
+        assert_eq!(
+            null.device_type,
+            std::fs::metadata("/dev/null").unwrap().rdev()
         );
     }
 
