@@ -1,6 +1,7 @@
 //! `fetch`: files from the node to the controller, laid out as Ansible lays them out
 //! (`dest/<host>/<path>`, `flat`), unchanged on a second run, skipped in check mode, a
-//! missing file failing or ignored, a file fetched or slurped through an absolute
+//! missing file failing or ignored, a directory failing (the action's failure) or
+//! ignored, arguments refused (raised), a file fetched or slurped through an absolute
 //! symlink — compared with ansible-playbook.
 
 use sandball_e2e::{Output, Sandbox};
@@ -20,6 +21,17 @@ const PLAY: &str = r#"
       fetch: {src: "{{ work }}/node/nope.txt", dest: "{{ out }}/tree", fail_on_missing: false}
     - name: missing
       fetch: {src: "{{ work }}/node/nope.txt", dest: "{{ out }}/tree"}
+      ignore_errors: true
+    - name: a directory
+      fetch: {src: "{{ work }}/node", dest: "{{ out }}/tree"}
+      ignore_errors: true
+    - name: a directory ignored
+      fetch: {src: "{{ work }}/node", dest: "{{ out }}/tree", fail_on_missing: false}
+      register: directory
+    - name: what a directory said
+      debug: {msg: "{{ directory.msg }} {{ directory.file | default('no file') }}"}
+    - name: no src
+      fetch: {dest: "{{ out }}/tree"}
       ignore_errors: true
     - name: through a symlink
       fetch: {src: "{{ work }}/node/link", dest: "{{ out }}/link-{{ inventory_hostname }}", flat: true}
@@ -96,6 +108,9 @@ fn fetch_lays_out_files_as_ansible() {
             "per host",
             "flat",
             "missing ignored",
+            "a directory",
+            "what a directory said",
+            "no src",
             "through a symlink",
             "slurped",
         ] {

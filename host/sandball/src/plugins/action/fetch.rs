@@ -6,7 +6,8 @@
 //! `fail_on_missing: false` is reported and ignored. Check mode skips it, as Ansible's
 //! does.
 
-use super::{Context, ModuleRequest, failed, ok_with, truthy};
+use super::normal::ERROR_MESSAGE;
+use super::{Context, Failure, ModuleRequest, failed, ok_with, raised, truthy};
 use base64::Engine;
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value, json};
@@ -19,9 +20,10 @@ pub fn work<'a>(
     args: Map<String, Value>,
 ) -> LocalBoxFuture<'a, Map<String, Value>> {
     Box::pin(async move {
+        // Errors are the action's refusals, raised as ansible-core's fetch raises them.
         match fetch(ctx, &args).await {
             Ok(r) => r,
-            Err(msg) => failed(msg),
+            Err(msg) => raised(Failure::Raised, msg),
         }
     })
 }
@@ -62,19 +64,30 @@ async fn fetch(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<Strin
         .is_some_and(sandball_wire::python::py_truth)
     {
         let said = read.get("msg").and_then(Value::as_str).unwrap_or_default();
-        let msg = if said.contains("not found") {
-            "the remote file does not exist, not transferring, ignored".to_string()
-        } else if said.to_lowercase().starts_with("source is a directory") {
-            "remote file is a directory, fetch cannot work on directories".to_string()
-        } else {
-            said.to_string()
-        };
+        // A directory is the action's own finding (ansible-core's learns it from stat).
+        if said.to_lowercase().starts_with("source is a directory") {
+            let msg = "remote file is a directory, fetch cannot work on directories";
+            return Ok(if fail_on_missing {
+                raised(Failure::Action, msg)
+            } else {
+                ok_with(json!({ "msg": format!("{msg}, not transferring, ignored") }))
+            });
+        }
         let mut result = if fail_on_missing {
-            read.clone()
+            // The module's failure, under the action's message; the error shown before
+            // it is still the module's.
+            let mut r = read.clone();
+            r.insert(ERROR_MESSAGE.into(), Value::from(said));
+            r
         } else {
             ok_with(json!({ "file": src }))
         };
-        result.insert("msg".into(), Value::String(msg));
+        if said.contains("not found") {
+            result.insert(
+                "msg".into(),
+                Value::from("the remote file does not exist, not transferring, ignored"),
+            );
+        }
         return Ok(result);
     }
     let data = read
