@@ -261,8 +261,15 @@ const DEFAULTS: &str = r#"
         ansible.builtin.ping: {data: builtin-key}
       register: d
       collections: []
+    - name: a routed name takes the defaults of the module it is routed to; a broken
+        default of another module breaks nothing
+      oldname:
+      module_defaults:
+        ns.coll.cmod: {x: routed}
+        ns.coll.shared: {x: "{{ undefined_elsewhere }}"}
+      register: e
     - name: what they got
-      debug: {msg: "{{ a.x }} {{ b.x }} {{ c.ping }} {{ d.ping }}"}
+      debug: {msg: "{{ a.x }} {{ b.x }} {{ c.ping }} {{ d.ping }} {{ e.x }}"}
 "#;
 
 #[test]
@@ -274,7 +281,7 @@ fn module_defaults_see_the_name_an_action_resolves_to_as_in_ansible() {
     let work = sb.dir("work");
     let out = sb.play_with_core(&pb, &work, &[]).run();
     out.assert_no_panic().assert_code(0);
-    out.assert_stdout_has("none from-group legacy-key builtin-key");
+    out.assert_stdout_has("none from-group legacy-key builtin-key routed");
     if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
         out.assert_same_stdout_as(&theirs.run());
     }

@@ -23,6 +23,9 @@ const PLAY: &str = r#"
       command: echo {{ inventory_hostname }}
       delegate_to: beta
       register: remote
+    - name: on itself
+      command: "true"
+      delegate_to: "{{ inventory_hostname }}"
     - name: facts stay with alpha
       facts: {by: alpha}
       delegate_to: beta
@@ -42,7 +45,7 @@ fn delegate_to_runs_the_module_elsewhere_as_in_ansible() {
     sb.write(
         "inventory.ini",
         &format!(
-            "alpha ansible_connection=local ansible_python_interpreter={p}\nbeta ansible_connection=local ansible_python_interpreter={p}\n",
+            "alpha ansible_connection=local ansible_python_interpreter={p}\nbeta ansible_connection=local ansible_host=127.0.0.1 ansible_python_interpreter={p}\n",
             p = python.display()
         ),
     );
@@ -72,11 +75,14 @@ fn delegate_to_runs_the_module_elsewhere_as_in_ansible() {
         vec!["changed: [alpha -> localhost]"],
         "{out}"
     );
+    // The address shows when it is not the name; a task delegated to its own host
+    // shows no arrow.
     assert_eq!(
         status("on beta, as alpha"),
-        vec!["changed: [alpha -> beta]"],
+        vec!["changed: [alpha -> beta(127.0.0.1)]"],
         "{out}"
     );
+    assert_eq!(status("on itself"), vec!["changed: [alpha]"], "{out}");
     out.assert_stdout_has("\"msg\": \"alpha alpha alpha beta\"");
     if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
         let theirs = theirs.run();
@@ -86,6 +92,7 @@ fn delegate_to_runs_the_module_elsewhere_as_in_ansible() {
             "on the controller",
             "the local action",
             "on beta, as alpha",
+            "on itself",
             "what each knows",
         ] {
             let theirs_lines: Vec<String> = theirs

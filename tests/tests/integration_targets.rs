@@ -101,6 +101,7 @@ const TARGETS: &[&str] = &[
     "loop_control",
     "loops",
     "meta_tasks",
+    "module_defaults",
     "module_precedence",
     "no_log",
     "old_style_modules_posix",

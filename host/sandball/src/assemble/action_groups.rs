@@ -4,7 +4,10 @@
 //! under `action_groups` in the collection's `meta/runtime.yml` (ansible-core's in its
 //! `config/ansible_builtin_runtime.yml`), by its full or its short name; a member
 //! written without a collection is the group's collection's; a `metadata` entry's
-//! `extend_group` adds the actions of other groups (which need not exist).
+//! `extend_group` adds the actions of other groups (which need not exist). A group whose
+//! entries are not action names and one `metadata` mapping of `extend_group` alone is
+//! warned about, in ansible-core's words, unless `validate_action_group_metadata` is
+//! off.
 
 use crate::assemble::module_utils::CodeRoots;
 use serde_json::Value;
@@ -34,11 +37,20 @@ fn in_collection(collection: &str, name: &str) -> String {
     }
 }
 
+/// A resolved group.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Group {
+    /// Its actions, fully qualified, extended groups' included.
+    pub actions: Vec<String>,
+    /// What is wrong with the metadata of it and the groups it extends.
+    pub warnings: Vec<String>,
+}
+
 /// The actions of group `name` (as `module_defaults` writes it after `group/`), fully
 /// qualified, extended groups' included.
-pub fn actions(roots: &CodeRoots, name: &str) -> Result<Vec<String>, Unresolved> {
+pub fn actions(roots: &CodeRoots, name: &str) -> Result<Group, Unresolved> {
     let mut seen = BTreeSet::new();
-    let mut out = Vec::new();
+    let mut out = Group::default();
     collect(
         roots,
         &in_collection("ansible.builtin", name),
@@ -56,7 +68,7 @@ fn collect(
     group: &str,
     mandatory: bool,
     seen: &mut BTreeSet<String>,
-    out: &mut Vec<String>,
+    out: &mut Group,
 ) -> Result<(), Unresolved> {
     if !seen.insert(group.to_string()) {
         return Ok(());
@@ -79,16 +91,33 @@ fn collect(
         };
     };
     let mut extended = Vec::new();
+    let mut found_metadata = false;
     for entry in entries {
         match entry {
-            Value::String(action) => out.push(in_collection(&collection, action)),
-            Value::Object(m) => match m.get("metadata").and_then(|m| m.get("extend_group")) {
-                Some(Value::String(one)) => extended.push(one.clone()),
-                Some(Value::Array(list)) => {
-                    extended.extend(list.iter().filter_map(Value::as_str).map(str::to_string))
+            Value::String(action) => out.actions.push(in_collection(&collection, action)),
+            Value::Object(m) => {
+                let problems = metadata_problems(m, found_metadata);
+                if !problems.is_empty() && crate::plugins::action::env_flag(VALIDATE, true) {
+                    out.warnings.push(format!(
+                        "Invalid metadata was found for action_group {group} while loading module_defaults. {}",
+                        problems.join(" ")
+                    ));
                 }
-                _ => {}
-            },
+                let Some(Value::Object(meta)) = m.get("metadata") else {
+                    continue;
+                };
+                found_metadata = true;
+                // A later metadata entry's groups replace an earlier one's.
+                extended = match meta.get("extend_group") {
+                    Some(Value::String(one)) => vec![one.clone()],
+                    Some(Value::Array(list)) => list
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect(),
+                    _ => Vec::new(),
+                };
+            }
             _ => {}
         }
     }
@@ -96,6 +125,55 @@ fn collect(
         collect(roots, &in_collection(&collection, &other), false, seen, out)?;
     }
     Ok(())
+}
+
+/// The setting that turns the metadata warnings off.
+const VALIDATE: &str = "ANSIBLE_VALIDATE_ACTION_GROUP_METADATA";
+
+/// What is wrong with a group's mapping entry, as ansible-core words it: it must be
+/// `metadata` alone, once, a mapping of `extend_group` (a name or a list) only.
+fn metadata_problems(entry: &serde_json::Map<String, Value>, found_before: bool) -> Vec<String> {
+    let python = |v: &Value| crate::template::python_str(v).unwrap_or_else(|_| v.to_string());
+    let Some(meta) = entry.get("metadata").filter(|_| entry.len() == 1) else {
+        let mut keys: Vec<&str> = entry.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        return vec![format!(
+            "The only expected key is metadata, but got keys: {}",
+            keys.join(", ")
+        )];
+    };
+    let mut problems = Vec::new();
+    if found_before {
+        problems.push("The group contains multiple metadata entries.".to_string());
+    }
+    let Value::Object(meta) = meta else {
+        problems.push(format!(
+            "The metadata is not a dictionary. Got {}",
+            python(meta)
+        ));
+        return problems;
+    };
+    let unexpected: Vec<&str> = meta
+        .keys()
+        .map(String::as_str)
+        .filter(|k| *k != "extend_group")
+        .collect();
+    if !unexpected.is_empty() {
+        problems.push(format!(
+            "The metadata contains unexpected keys: {}",
+            unexpected.join(", ")
+        ));
+    }
+    if let Some(v) = meta
+        .get("extend_group")
+        .filter(|v| !matches!(v, Value::String(_) | Value::Array(_)))
+    {
+        problems.push(format!(
+            "The metadata contains unexpected key types: extend_group is {} (expected type list)",
+            python(v)
+        ));
+    }
+    problems
 }
 
 /// The `action_groups` mapping of `collection`, read once.
@@ -157,11 +235,11 @@ mod tests {
         .unwrap();
         let r = roots(d.path());
         assert_eq!(
-            actions(&r, "ag_ns.one.first").unwrap(),
+            actions(&r, "ag_ns.one.first").unwrap().actions,
             ["ag_ns.one.mod_a", "other.coll.mod_b", "ag_ns.one.mod_c"]
         );
         assert_eq!(
-            actions(&r, "ag_ns.one.second").unwrap(),
+            actions(&r, "ag_ns.one.second").unwrap().actions,
             ["ag_ns.one.mod_c", "ag_ns.one.mod_a", "other.coll.mod_b"]
         );
         assert_eq!(
@@ -170,5 +248,54 @@ mod tests {
         );
         assert!(actions(&r, "ag_ns.absent.g").is_err());
         assert!(actions(&r, "short").is_err());
+    }
+
+    #[test]
+    fn malformed_group_metadata_is_warned_about_as_ansible_core_words_it() {
+        let d = tempfile::tempdir().unwrap();
+        let meta = d
+            .path()
+            .join("colls/ansible_collections/md_ns/c/meta/runtime.yml");
+        std::fs::create_dir_all(meta.parent().unwrap()).unwrap();
+        std::fs::write(
+            &meta,
+            "action_groups:\n  base: [mod_a]\n  fine:\n    - metadata: {extend_group: base}\n  empty:\n    - metadata: {}\n  format:\n    - {unexpected_key: {key: value}, metadata: {extend_group: base}}\n  twice:\n    - metadata: {extend_group: fine}\n    - metadata: {extend_group: base}\n  options:\n    - metadata: {unexpected_key: base}\n  kind:\n    - metadata: [base]\n  option_kind:\n    - metadata: {extend_group: {name: base}}\n",
+        )
+        .unwrap();
+        let r = roots(d.path());
+        let warning = |group: &str| {
+            let g = actions(&r, &format!("md_ns.c.{group}")).unwrap();
+            g.warnings.join("|")
+        };
+        assert_eq!(warning("fine"), "");
+        assert_eq!(warning("empty"), "");
+        let head = |g: &str| {
+            format!("Invalid metadata was found for action_group md_ns.c.{g} while loading module_defaults. ")
+        };
+        assert_eq!(
+            warning("format"),
+            head("format") + "The only expected key is metadata, but got keys: metadata, unexpected_key"
+        );
+        assert_eq!(
+            warning("twice"),
+            head("twice") + "The group contains multiple metadata entries."
+        );
+        assert_eq!(
+            warning("options"),
+            head("options") + "The metadata contains unexpected keys: unexpected_key"
+        );
+        assert_eq!(
+            warning("kind"),
+            head("kind") + "The metadata is not a dictionary. Got ['base']"
+        );
+        assert_eq!(
+            warning("option_kind"),
+            head("option_kind")
+                + "The metadata contains unexpected key types: extend_group is {'name': 'base'} (expected type list)"
+        );
+        // A malformed entry's groups are still extended; a later entry's replace an
+        // earlier one's.
+        assert_eq!(actions(&r, "md_ns.c.format").unwrap().actions, ["md_ns.c.mod_a"]);
+        assert_eq!(actions(&r, "md_ns.c.twice").unwrap().actions, ["md_ns.c.mod_a"]);
     }
 }

@@ -69,6 +69,12 @@ const SETTINGS: &[Setting] = &[
     s("defaults", "no_log", "ANSIBLE_NO_LOG", false),
     s(
         "defaults",
+        "validate_action_group_metadata",
+        "ANSIBLE_VALIDATE_ACTION_GROUP_METADATA",
+        false,
+    ),
+    s(
+        "defaults",
         "module_strict_utf8_response",
         "ANSIBLE_MODULE_STRICT_UTF8_RESPONSE",
         false,

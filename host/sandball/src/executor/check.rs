@@ -254,8 +254,11 @@ fn defaults_resolve(run: &Run, value: &Value) -> Result<(), String> {
         .flat_map(|level| level.keys())
     {
         if let Some(group) = key.strip_prefix("group/") {
-            crate::assemble::action_groups::actions(run.legacy.roots(), group)
+            let group = crate::assemble::action_groups::actions(run.legacy.roots(), group)
                 .map_err(|e| e.to_string())?;
+            for warning in &group.warnings {
+                run.callback.warning(warning);
+            }
         } else if !crate::template::is_template(key) && super::resolve::lookup(run, key).is_err() {
             let name = match key.contains('.') {
                 true => key.clone(),

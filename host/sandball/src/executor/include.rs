@@ -235,6 +235,8 @@ pub(super) async fn run(
             .as_ref()
             .map(|l| format!(" => (item={l})"))
             .unwrap_or_default();
+        // What reading it gave to warn about comes first, as ansible-core shows it.
+        super::task::show_warnings(run);
         run.callback.verbose(
             0,
             None,

@@ -15,6 +15,7 @@ use super::Run;
 use crate::assemble::finder::{FindError, LegacyModule};
 use crate::playbook::Task;
 use crate::plugins::action::{self, Runs};
+pub(crate) use crate::plugins::loader::DefaultsRole;
 use std::sync::Arc;
 
 /// What an action's name leads to.
@@ -105,16 +106,58 @@ fn full_name(run: &Run, name: &str) -> String {
     }
 }
 
-/// Whether `key` (a `module_defaults` entry, or a member of an action group) names the
+/// Whether `short` is one of ansible-core's own actions or modules (sandball's
+/// built-in actions and components are those), not a name its routing sends elsewhere.
+pub(super) fn core_own(run: &Run, short: &str) -> bool {
+    let in_core = |dir: &str| {
+        run.legacy
+            .roots()
+            .ansible
+            .as_deref()
+            .is_some_and(|core| core.join(dir).join(format!("{short}.py")).is_file())
+    };
+    action::is_builtin_action(short)
+        || crate::assemble::component::ModuleStore::builtin_dirs()
+            .iter()
+            .any(|dir| dir.join(format!("{short}.wasm")).is_file())
+        || in_core("modules")
+        || in_core("plugins/action")
+}
+
+/// The name `module_defaults` know `name` by (`role`: an entry of theirs or of an
+/// action group, or a task's action): its [`full_name`], or, for a collection's name or a
+/// builtin name that ansible-core routes elsewhere (`formerly_core_ping`), the name
+/// ansible-core's loader resolves it to through the collections' `meta/runtime.yml`
+/// and their modules' `action_plugin` ([`loader::defaults_name`]).
+///
+/// [`loader::defaults_name`]: crate::plugins::loader::defaults_name
+fn defaults_name(run: &Run, name: &str, role: DefaultsRole) -> String {
+    let full = full_name(run, name);
+    let own = match full.strip_prefix("ansible.builtin.") {
+        Some(short) => core_own(run, short),
+        None => full.starts_with("ansible.legacy."),
+    };
+    if own {
+        return full;
+    }
+    crate::plugins::loader::defaults_name(&full, role).unwrap_or(full)
+}
+
+/// Whether `key` (a `module_defaults` entry, or a member of an action group: `role`) names the
 /// task's action `action` (as resolved along its `collections`), as ansible-core
-/// matches them: the same action by full names (`ping` and `ansible.builtin.ping` are
-/// one, a library's `ping` is `ansible.legacy.ping`), and an `ansible.builtin.` action
-/// also takes the defaults of its `ansible.legacy.` name (never the other way round).
-pub(crate) fn same_action(run: &Run, key: &str, action: &str) -> bool {
+/// matches them: the same action by the names `module_defaults` know them by
+/// ([`defaults_name`]: `ping` and `ansible.builtin.ping` are one, a library's `ping` is
+/// `ansible.legacy.ping`, a module routed to another is that one), and an
+/// `ansible.builtin.` action also takes the defaults of its `ansible.legacy.` name
+/// (never the other way round).
+pub(crate) fn same_action(run: &Run, key: &str, role: DefaultsRole, action: &str) -> bool {
     if key == action {
         return true;
     }
-    let (key, action) = (full_name(run, key), full_name(run, action));
+    let (key, action) = (
+        defaults_name(run, key, role),
+        defaults_name(run, action, DefaultsRole::Action),
+    );
     key == action
         || action
             .strip_prefix("ansible.builtin.")

@@ -4,6 +4,7 @@
 
 use super::context::{Background, TaskContext, delegated_to};
 use super::{Run, loops};
+use super::resolve::{DefaultsRole, same_action};
 use crate::playbook::{Chain, Keyword, LoopKind, Task};
 use crate::plugins::action::{
     self, Context, FactLayer, Failure, Runs, failed, integer, raised, task_failed, truthy,
@@ -468,11 +469,15 @@ pub async fn run_on_host(
     }
 }
 
-/// Shows the warnings templating gave (`errors='warn'` lookups) before the result they
-/// came with, as ansible-core shows them when they happen.
-fn show_warnings(run: &Run) {
-    for warning in crate::template::take_warnings() {
-        run.callback.warning(&warning);
+/// Shows the warnings and deprecations templating or reading the playbook gave
+/// (`errors='warn'` lookups) before the result they came with, as ansible-core shows
+/// them when they happen.
+pub(super) fn show_warnings(run: &Run) {
+    for notice in crate::template::take_warnings() {
+        match notice {
+            crate::template::Notice::Warning(w) => run.callback.warning(&w),
+            crate::template::Notice::Deprecation(d) => run.callback.deprecation(&d),
+        }
     }
 }
 
@@ -1396,9 +1401,17 @@ async fn attempt_action(
     if plugin.runs(&t.action) != Runs::Controller
         && let Ok(Some(other)) = delegated_to(run, kw, vars)
     {
+        // Its address as the inventory gives it (`ansible_host`), else its name.
+        let address = run
+            .inventory()
+            .host_vars(&other)
+            .get("ansible_host")
+            .and_then(Value::as_str)
+            .filter(|a| !crate::template::is_template(a))
+            .map_or_else(|| other.clone(), str::to_string);
         result.insert(
             "_ansible_delegated_vars".into(),
-            json!({"ansible_host": other, "ansible_delegated_host": other}),
+            json!({"ansible_host": address, "ansible_delegated_host": other}),
         );
         if keyword_bool(run, vars, kw, Keyword::DelegateFacts, false).unwrap_or(false) {
             facts_host = other;
@@ -1527,12 +1540,7 @@ pub(crate) fn template_args(
     let mut out = Map::new();
     // `module: "{{ a_dict }}"` (or `args: "{{ a_dict }}"`): the template gives the
     // arguments; arguments written out beside it win.
-    let finalization = |cause: String| {
-        format!(
-            "Task failed: Finalization of task args for '{}' failed: {cause}",
-            action_name(run, &t.action)
-        )
-    };
+    let finalization = |cause: String| finalization(run, &t.action, &cause);
     // `args: "{{ a_dict }}"`, then words given to an action that takes none (a
     // Python action plugin says whether it does): a template of nothing else gives
     // arguments (winning over `args:`'s), other words fail the task.
@@ -1624,33 +1632,20 @@ pub(crate) fn template_args(
 /// modules (sandball's built-in components are those) written without a collection as
 /// `ansible.builtin.NAME`, any other as written.
 fn action_name(run: &Run, action: &str) -> String {
-    if action.contains('.') {
-        return action.to_string();
-    }
-    let in_core = |dir: &str| {
-        run.legacy
-            .roots()
-            .ansible
-            .as_deref()
-            .is_some_and(|core| core.join(dir).join(format!("{action}.py")).is_file())
-    };
-    let component = crate::assemble::component::ModuleStore::builtin_dirs()
-        .iter()
-        .any(|dir| dir.join(format!("{action}.wasm")).is_file());
-    if action::is_builtin_action(action)
-        || component
-        || in_core("modules")
-        || in_core("plugins/action")
-    {
+    if !action.contains('.') && super::resolve::core_own(run, action) {
         format!("ansible.builtin.{action}")
     } else {
         action.to_string()
     }
 }
 
-/// The argument defaults `module_defaults` gives the task's action: the nearest level's
-/// (a block's replaces the play's, as in ansible-core), templated; the task's own
-/// arguments win over them.
+/// The argument defaults `module_defaults` gives the task's action, as ansible-core
+/// 2.19 gives them: every level's entries merged by module (a nearer level's entry for
+/// a module replaces an outer one's; `debug: {}` removes it), then those of the groups
+/// holding the action, in order, and over them the entry naming the action itself.
+/// Only what applies is templated, each value on its own, so a broken default of
+/// another module fails nothing; one of the action's fails its task as ansible-core's
+/// finalization of the task's arguments does.
 pub(super) fn module_defaults(
     run: &Run,
     kw: &Chain<'_>,
@@ -1660,16 +1655,15 @@ pub(super) fn module_defaults(
     let Some(setting) = kw.nearest_setting(Keyword::ModuleDefaults) else {
         return Ok(Map::new());
     };
-    // Every level's defaults, outermost first, merged by module: a nearer level's
-    // entry for a module replaces an outer one's (`debug: {}` removes it), as
-    // ansible-core merges them.
+    let at = |e: &dyn std::fmt::Display| format!("module_defaults (at {}): {e}", setting.at);
+    // A level or an entry may be a template of the whole (`ping: "{{ defaults }}"`).
+    let whole = |value: &Value| match value {
+        Value::String(_) => run.templar.template(value, vars).map_err(|e| at(&e)),
+        other => Ok(other.clone()),
+    };
     let mut by_module = Map::new();
     for value in kw.all(Keyword::ModuleDefaults) {
-        let templated = run
-            .templar
-            .template(value, vars)
-            .map_err(|e| format!("module_defaults (at {}): {e}", setting.at))?;
-        let lists = match templated {
+        let lists = match whole(value)? {
             Value::Array(items) => items,
             one => vec![one],
         };
@@ -1679,28 +1673,48 @@ pub(super) fn module_defaults(
             }
         }
     }
-    // The groups holding the action give theirs first, in order; then, of the entries
-    // naming the action (`file`, `ansible.builtin.file`), the last one stands over them.
-    let mut defaults = Map::new();
+    let mut applied = Map::new();
     let mut own = None;
     let roots = run.legacy.roots();
     for (key, args) in by_module {
-        let Value::Object(args) = args else {
-            continue;
-        };
         if let Some(group) = key.strip_prefix("group/") {
-            let members = crate::assemble::action_groups::actions(roots, group)
-                .map_err(|e| format!("module_defaults (at {}): {e}", setting.at))?;
-            if members
-                .iter()
-                .any(|m| super::resolve::same_action(run, m, action))
-            {
-                defaults.extend(args);
+            let members =
+                crate::assemble::action_groups::actions(roots, group).map_err(|e| at(&e))?;
+            for warning in &members.warnings {
+                run.callback.warning(warning);
             }
-        } else if super::resolve::same_action(run, &key, action) {
+            if members
+                .actions
+                .iter()
+                .any(|m| same_action(run, m, DefaultsRole::Member, action))
+                && let Value::Object(args) = whole(&args)?
+            {
+                applied.extend(args);
+            }
+        } else if same_action(run, &key, DefaultsRole::Entry, action) {
             own = Some(args);
         }
     }
-    defaults.extend(own.unwrap_or_default());
-    Ok(defaults)
+    if let Some(Value::Object(args)) = own.map(|args| whole(&args)).transpose()? {
+        applied.extend(args);
+    }
+    applied
+        .into_iter()
+        .map(|(k, v)| match run.templar.template(&v, vars) {
+            Ok(v) => Ok((k, v)),
+            Err(e) => Err(finalization(
+                run,
+                action,
+                &format!("Error while resolving value for '{k}': {}", e.cause()),
+            )),
+        })
+        .collect()
+}
+
+/// A task's failure to finalise its arguments for `action`, in ansible-core's words.
+fn finalization(run: &Run, action: &str, cause: &str) -> String {
+    format!(
+        "Task failed: Finalization of task args for '{}' failed: {cause}",
+        action_name(run, action)
+    )
 }

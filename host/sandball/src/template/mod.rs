@@ -41,8 +41,8 @@ pub use templar::{FileOptions, Templar};
 pub(crate) use trust::{has_unsafe_marks, untrusted, without_unsafe_marks};
 pub use vars::{HostVarsSource, Var, Vars};
 pub(crate) use view::unsafe_mark;
-pub use warnings::take_warnings;
-pub(crate) use warnings::warn;
+pub use warnings::{Notice, take_warnings};
+pub(crate) use warnings::{deprecate, warn};
 
 /// Python's `str()` of a JSON value (`True`, `[1, 'a']`, `{'k': None}`), as Ansible shows
 /// values in text (e.g. `ansible-inventory --graph --vars`).

@@ -496,15 +496,16 @@ impl Callback for DefaultCallback {
         {
             return;
         }
-        // A delegated task shows where it ran: `[web1 -> localhost]`.
-        let host_label = match r
-            .result
-            .get("_ansible_delegated_vars")
-            .and_then(|d| d.get("ansible_host"))
-            .and_then(Value::as_str)
-        {
-            Some(other) => format!("{} -> {other}", r.host),
-            None => r.host.to_string(),
+        // A task delegated to another host shows where it ran: `[web1 -> db1]`, with
+        // the address when that is not the name (`[web1 -> db1(10.0.0.5)]`).
+        let delegated = r.result.get("_ansible_delegated_vars");
+        let field = |name: &str| delegated.and_then(|d| d.get(name)).and_then(Value::as_str);
+        let host_label = match (field("ansible_delegated_host"), field("ansible_host")) {
+            (Some(other), address) if other != r.host => match address {
+                Some(address) if address != other => format!("{} -> {other}({address})", r.host),
+                _ => format!("{} -> {other}", r.host),
+            },
+            _ => r.host.to_string(),
         };
         let mut shown = displayed(r.result, self.display.verbosity);
         if r.looped {

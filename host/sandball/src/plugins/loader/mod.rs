@@ -103,6 +103,9 @@ struct Loader {
     actions: BTreeMap<String, (usize, Option<String>)>,
     /// What each action plugin asked about says of itself.
     traits: BTreeMap<String, ActionTraits>,
+    /// The `module_defaults` name of each action name asked about (keyed by the name
+    /// and whether it was an entry's), with the number of directories known then.
+    defaults_names: BTreeMap<(String, DefaultsRole), (usize, Option<String>)>,
 }
 
 /// The short names of the filters and tests that plugin files outside ansible-core
@@ -121,6 +124,7 @@ static LOADER: Mutex<Loader> = Mutex::new(Loader {
     worker: None,
     actions: BTreeMap::new(),
     traits: BTreeMap::new(),
+    defaults_names: BTreeMap::new(),
 });
 
 /// How many directories [`configure`] has given, read without the loader's lock (which
@@ -385,6 +389,52 @@ pub fn action_plugin(action: &str) -> Option<String> {
     loader
         .actions
         .insert(action.to_string(), (known, found.clone()));
+    found
+}
+
+/// What a name given to [`defaults_name`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DefaultsRole {
+    /// An entry of `module_defaults` (ansible-core shows its deprecation).
+    Entry,
+    /// A member of an action group.
+    Member,
+    /// A task's action.
+    Action,
+}
+
+/// The full name under which ansible-core's `module_defaults` know action `name`, its
+/// collections' routing followed: for an entry of `module_defaults` or an action
+/// group, its module's name unless that module names no action plugin and an action
+/// of the name exists; for a task's action, its module's name when that module names
+/// its action plugin (`action_plugin` in `meta/runtime.yml`), else its action's, else
+/// its module's. `None` when ansible-core finds neither (or is not there).
+pub fn defaults_name(name: &str, role: DefaultsRole) -> Option<String> {
+    let key = (name.to_string(), role);
+    let known = DIRS_KNOWN.load(Ordering::Acquire);
+    if let Some((asked, found)) = LOADER
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .defaults_names
+        .get(&key)
+        && (*asked == known || found.is_some())
+    {
+        return found.clone();
+    }
+    let role_name = match role {
+        DefaultsRole::Entry => "entry",
+        DefaultsRole::Member => "member",
+        DefaultsRole::Action => "action",
+    };
+    let found = ask(&json!({"kind": "defaults_name", "name": name, "as": role_name}))
+        .ok()
+        .and_then(|mut a| a.get_mut("ok").map(Value::take))
+        .and_then(|v| v.as_str().map(str::to_string));
+    LOADER
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .defaults_names
+        .insert(key, (known, found.clone()));
     found
 }
 

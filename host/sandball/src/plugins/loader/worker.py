@@ -86,6 +86,8 @@ def main():
             return actions.handler(name)
         if kind == "action_traits":
             return actions.traits(name)
+        if kind == "defaults_name":
+            return actions.defaults_name(name, req.get("as"))
         if kind == "action":
             return actions.run(req)
         if not has(kind, name):
@@ -138,6 +140,33 @@ class Actions:
         except Exception:
             pass
         return None
+
+    def defaults_name(self, name, role):
+        """The full name under which `module_defaults` know action `name`, redirects
+        followed, or None. For an entry of `module_defaults` or of an action group:
+        its module, unless that names no action plugin and an action of that name
+        exists, else its action; a deprecated name is shown as such for an entry of
+        `module_defaults` only. For a task's action: its module when the module names
+        its action plugin, else its action, else its module."""
+        from ansible.plugins.loader import action_loader, module_loader
+
+        quiet = role != "entry"
+        module = module_loader.find_plugin_with_context(name, ignore_deprecated=quiet)
+        if role != "action":
+            found = module
+            if module.resolved and not module.action_plugin:
+                action = action_loader.find_plugin_with_context(name, ignore_deprecated=quiet)
+                if action.resolved:
+                    found = action
+            elif not module.resolved:
+                found = action_loader.find_plugin_with_context(name, ignore_deprecated=quiet)
+        elif module.resolved and module.action_plugin:
+            found = module
+        else:
+            found = action_loader.find_plugin_with_context(name, ignore_deprecated=quiet)
+            if not found.resolved:
+                found = module
+        return found.resolved_fqcn if found.resolved else None
 
     def traits(self, handler):
         """What action plugin `handler`'s class says of itself: whether it takes words
