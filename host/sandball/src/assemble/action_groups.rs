@@ -270,11 +270,14 @@ mod tests {
         assert_eq!(warning("fine"), "");
         assert_eq!(warning("empty"), "");
         let head = |g: &str| {
-            format!("Invalid metadata was found for action_group md_ns.c.{g} while loading module_defaults. ")
+            format!(
+                "Invalid metadata was found for action_group md_ns.c.{g} while loading module_defaults. "
+            )
         };
         assert_eq!(
             warning("format"),
-            head("format") + "The only expected key is metadata, but got keys: metadata, unexpected_key"
+            head("format")
+                + "The only expected key is metadata, but got keys: metadata, unexpected_key"
         );
         assert_eq!(
             warning("twice"),
@@ -295,7 +298,13 @@ mod tests {
         );
         // A malformed entry's groups are still extended; a later entry's replace an
         // earlier one's.
-        assert_eq!(actions(&r, "md_ns.c.format").unwrap().actions, ["md_ns.c.mod_a"]);
-        assert_eq!(actions(&r, "md_ns.c.twice").unwrap().actions, ["md_ns.c.mod_a"]);
+        assert_eq!(
+            actions(&r, "md_ns.c.format").unwrap().actions,
+            ["md_ns.c.mod_a"]
+        );
+        assert_eq!(
+            actions(&r, "md_ns.c.twice").unwrap().actions,
+            ["md_ns.c.mod_a"]
+        );
     }
 }

@@ -3,8 +3,8 @@
 //! reports to the callback.
 
 use super::context::{Background, TaskContext, delegated_to};
-use super::{Run, loops};
 use super::resolve::{DefaultsRole, same_action};
+use super::{Run, loops};
 use crate::playbook::{Chain, Keyword, LoopKind, Task};
 use crate::plugins::action::{
     self, Context, FactLayer, Failure, Runs, failed, integer, raised, task_failed, truthy,
@@ -476,7 +476,7 @@ pub(super) fn show_warnings(run: &Run) {
     for notice in crate::template::take_warnings() {
         match notice {
             crate::template::Notice::Warning(w) => run.callback.warning(&w),
-            crate::template::Notice::Deprecation(d) => run.callback.deprecation(&d),
+            crate::template::Notice::Deprecation(d) => run.callback.deprecation(&d.shown()),
         }
     }
 }
@@ -1442,8 +1442,13 @@ async fn attempt_action(
                     .map_err(|e| format!("Error while evaluating conditional: {}", e.detail()))
             })
         };
+        // A conditional written as a template is deprecated, and registered so.
+        let (changed, changed_deprecations) =
+            crate::template::deprecations_of(|| evaluated(&t.changed_when));
+        let (failed, failed_deprecations) =
+            crate::template::deprecations_of(|| evaluated(&t.failed_when));
         if !t.changed_when.is_empty() {
-            match evaluated(&t.changed_when) {
+            match changed {
                 Ok(b) => {
                     result.insert("changed".into(), Value::Bool(b));
                 }
@@ -1454,7 +1459,7 @@ async fn attempt_action(
             }
         }
         if !t.failed_when.is_empty() {
-            match evaluated(&t.failed_when) {
+            match failed {
                 Ok(b) => {
                     result.insert("failed_when_result".into(), Value::Bool(b));
                     if b {
@@ -1472,6 +1477,13 @@ async fn attempt_action(
                 }
             }
         }
+        crate::template::register_deprecations(
+            &mut result,
+            changed_deprecations
+                .into_iter()
+                .chain(failed_deprecations)
+                .collect(),
+        );
         // A success the conditions made a failure is the action's, whoever did the
         // work, as ansible-core reports it.
         if !failed_before && result.get("failed").is_some_and(py_truth) {

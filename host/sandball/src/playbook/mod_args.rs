@@ -245,11 +245,14 @@ fn module_string_form(
                     ),
                 ));
             };
-            crate::template::deprecate(format!(
-                "Using a mapping for `action` is deprecated. This feature will be removed from \
-                 ansible-core version 2.23.\n{}\nUse a string value for `action`.\n",
-                task.source().location(node.mark).origin_block(true)
-            ));
+            crate::template::deprecate(
+                "Using a mapping for `action` is deprecated.",
+                "2.23",
+                format!(
+                    "\n{}\nUse a string value for `action`.\n",
+                    task.source().location(node.mark).origin_block(true)
+                ),
+            );
             let mut args = object(node);
             args.shift_remove("module");
             (text, args)

@@ -1144,6 +1144,17 @@ struct StateContext<'a, 'b> {
     state: &'a State<'a, 'b>,
 }
 
+impl StateContext<'_, '_> {
+    /// The template's variables, by name.
+    fn context(&self) -> Vec<(String, Value)> {
+        self.state
+            .known_variables()
+            .into_iter()
+            .filter_map(|name| self.state.lookup(&name).map(|v| (name.to_string(), v)))
+            .collect()
+    }
+}
+
 impl LookupContext for StateContext<'_, '_> {
     fn var_names(&self) -> Vec<String> {
         self.state
@@ -1168,12 +1179,7 @@ impl LookupContext for StateContext<'_, '_> {
     ) -> Result<String, String> {
         let original = text;
         let (text, options) = super::overrides::apply(text, options).map_err(|e| e.to_string())?;
-        let mut context: Vec<(String, Value)> = self
-            .state
-            .known_variables()
-            .into_iter()
-            .filter_map(|name| self.state.lookup(&name).map(|v| (name.to_string(), v)))
-            .collect();
+        let mut context = self.context();
         context.extend(extra.iter().map(|(k, v)| (k.clone(), from_json(v))));
         let mut env = self.state.env().clone();
         super::templar::configure(&mut env, &options).map_err(|e| e.to_string())?;
@@ -1186,8 +1192,34 @@ impl LookupContext for StateContext<'_, '_> {
     }
 }
 
+/// The global function that renders a string constant holding a template given to a
+/// lookup (see `percent.rs`, which rewrites the calls).
+pub(crate) const CONST_TEMPLATE: &str = "__sandball_lookup_term";
+
+/// Renders a lookup's constant term `text` with the template's variables, with
+/// ansible-core 2.19's warning.
+fn const_template(state: &State, text: String) -> Result<Value, Error> {
+    crate::template::warn(
+        "Jinja constant strings should not contain embedded templates. This feature will be \
+         disabled by default in ansible-core 2.23.\n\nUse inline expressions, for example: \
+         `msg: \"{{ lookup('env', '{{ a_var }}') }}\"` becomes `msg: \"{{ lookup('env', a_var) }}\"`\n"
+            .to_string(),
+    );
+    // What is undefined in it makes the term undefined, which the lookup then gets.
+    match state
+        .env()
+        .render_str(&text, Value::from_pairs(StateContext { state }.context()))
+    {
+        Ok(rendered) => Ok(Value::from(rendered)),
+        Err(e) if e.kind() == ErrorKind::UndefinedError => Ok(Value::UNDEFINED),
+        Err(e) => Err(e),
+    }
+}
+
 /// Registers `lookup`, `query` and `q`.
 pub(crate) fn register(env: &mut Plugins<'_>) {
+    env.taking_undefined()
+        .add_function(CONST_TEMPLATE, const_template);
     env.taking_undefined().add_function("lookup", lookup);
     env.taking_undefined().add_function("query", query);
     env.taking_undefined().add_function("q", query);

@@ -13,6 +13,7 @@ pub mod encoding;
 pub(crate) mod error;
 mod file_vars;
 mod filters;
+mod jinja_globals;
 mod jinja_tests;
 pub mod lookups;
 mod marked;
@@ -41,8 +42,8 @@ pub use templar::{FileOptions, Templar};
 pub(crate) use trust::{has_unsafe_marks, untrusted, without_unsafe_marks};
 pub use vars::{HostVarsSource, Var, Vars};
 pub(crate) use view::unsafe_mark;
-pub use warnings::{Notice, take_warnings};
-pub(crate) use warnings::{deprecate, warn};
+pub use warnings::{Deprecation, Notice, take_warnings};
+pub(crate) use warnings::{deprecate, deprecations_of, register_deprecations, warn};
 
 /// Python's `str()` of a JSON value (`True`, `[1, 'a']`, `{'k': None}`), as Ansible shows
 /// values in text (e.g. `ansible-inventory --graph --vars`).

@@ -47,7 +47,11 @@ const BLANK: &str = "                ";
 /// A template's source with its `%` operators rewritten (see the module's doc); the
 /// source itself when it has none or does not parse (compiling it reports the error).
 pub(crate) fn rewrite_template<'s>(source: &'s str, syntax: &SyntaxConfig) -> Cow<'s, str> {
-    if !may_have_operator(source) && !has_builtin_prefix(source) && !names_plugin(source) {
+    if !may_have_operator(source)
+        && !has_builtin_prefix(source)
+        && !names_plugin(source)
+        && !may_template_lookup_terms(source, 2)
+    {
         return Cow::Borrowed(source);
     }
     match minijinja::machinery::parse(source, "template", syntax.clone()) {
@@ -58,13 +62,24 @@ pub(crate) fn rewrite_template<'s>(source: &'s str, syntax: &SyntaxConfig) -> Co
 
 /// [`rewrite_template`] for a bare expression.
 pub(crate) fn rewrite_expression(expr: &str) -> Cow<'_, str> {
-    if !expr.contains('%') && !has_builtin_prefix(expr) && !names_plugin(expr) {
+    if !expr.contains('%')
+        && !has_builtin_prefix(expr)
+        && !names_plugin(expr)
+        && !may_template_lookup_terms(expr, 1)
+    {
         return Cow::Borrowed(expr);
     }
     match minijinja::machinery::parse_expr(expr) {
         Ok(ast) => rewrite(expr, serde_json::to_value(&ast).ok()),
         Err(_) => Cow::Borrowed(expr),
     }
+}
+
+/// Whether a template may pass a lookup a string constant holding a template (at
+/// least `templates` template openings in all, the outer ones counted).
+fn may_template_lookup_terms(source: &str, templates: usize) -> bool {
+    (source.contains("lookup") || source.contains("query") || source.contains("q("))
+        && source.matches("{{").count() + source.matches("{%").count() >= templates
 }
 
 /// Whether a template may name a filter or test by its full name.
@@ -178,12 +193,64 @@ fn collect(source: &str, node: &serde_json::Value, edits: &mut Vec<Edit>) {
                 });
             }
             plugin_name(source, node, edits);
+            lookup_terms(node, edits);
             for value in map.values() {
                 collect(source, value, edits);
             }
         }
         _ => {}
     }
+}
+
+/// The edits that have a lookup call `node` render the string constants holding a
+/// template it is given as terms or options (not its name), before it runs, through
+/// [`CONST_TEMPLATE`]: ansible-core 2.19 still templates those, where it never renders
+/// templates inside other functions' constants.
+///
+/// [`CONST_TEMPLATE`]: crate::template::lookups::CONST_TEMPLATE
+fn lookup_terms(node: &serde_json::Value, edits: &mut Vec<Edit>) -> Option<()> {
+    if node.get("expr")?.as_str()? != "Call" {
+        return None;
+    }
+    let call = node.get("inner")?.get(0)?;
+    let callee = call.get("expr")?;
+    let name = callee.get("inner")?.get(0)?.get("id")?.as_str()?;
+    if callee.get("expr")?.as_str()? != "Var" || !["lookup", "query", "q"].contains(&name) {
+        return None;
+    }
+    let args = call.get("args")?.as_array()?;
+    let constants = args.iter().enumerate().filter_map(|(i, arg)| match arg {
+        serde_json::Value::Object(a) => match (a.get("Pos"), a.get("Kwarg")) {
+            (Some(pos), _) if i > 0 => Some(pos),
+            (_, Some(kwarg)) => kwarg.get(1),
+            _ => None,
+        },
+        _ => None,
+    });
+    for constant in constants {
+        let holds_template = constant.get("expr").and_then(|e| e.as_str()) == Some("Const")
+            && constant
+                .get("inner")
+                .and_then(|i| i.get(0))
+                .and_then(|c| c.get("value"))
+                .and_then(|v| v.as_str())
+                .is_some_and(super::scope::is_template);
+        if let (true, Some((start, end))) = (holds_template, span(constant)) {
+            edits.push(Edit {
+                at: start,
+                remove: 0,
+                order: 2,
+                text: Cow::Owned(format!("{}(", super::lookups::CONST_TEMPLATE)),
+            });
+            edits.push(Edit {
+                at: end,
+                remove: 0,
+                order: 0,
+                text: Cow::Borrowed(")"),
+            });
+        }
+    }
+    Some(())
 }
 
 /// The edits of a filter or test `node` names: a full name's builtin prefix blanked

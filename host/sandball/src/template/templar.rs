@@ -166,10 +166,14 @@ impl Templar {
             serde_json::Value::String(text) if text.trim().is_empty() => {
                 Err(TemplateError::empty_conditional(cond))
             }
-            serde_json::Value::String(text) => self.guarded(
-                || guards_undefined(text),
-                |env| conditional_str(&Call::new(env.clone(), vars), text),
-            ),
+            // Whitespace around a conditional is no part of it (ansible-core strips it).
+            serde_json::Value::String(text) => {
+                let text = text.trim();
+                self.guarded(
+                    || guards_undefined(text),
+                    |env| conditional_str(&Call::new(env.clone(), vars), text),
+                )
+            }
             serde_json::Value::Array(items) => {
                 for item in items {
                     if item.is_null() {
@@ -364,6 +368,7 @@ pub(super) fn native_environment() -> Environment<'static> {
     env.add_global("omit", OMIT);
     let mut plugins = Plugins::new(&mut env);
     filters::register(&mut plugins);
+    super::jinja_globals::register(&mut plugins);
     jinja_tests::register(&mut plugins);
     crate::template::lookups::register(&mut plugins);
     crate::template::percent::register(&mut plugins);
@@ -552,6 +557,14 @@ fn trusted_template_value(scope: &Arc<Scope>, text: &str) -> Result<Option<Value
 }
 
 fn conditional_expression(scope: &Arc<Scope>, text: &str) -> Result<bool, TemplateError> {
+    // Templates around an expression's parts (`{{ a }} == {{ b }}`) make text, which is
+    // never evaluated as an expression, as ansible-core 2.19 refuses it.
+    if let Some(inner) = single_expression(text)
+        && minijinja::machinery::parse_expr(inner).is_err()
+    {
+        render_embedded(scope, text)?;
+        return Err(TemplateError::untrusted(text));
+    }
     let rendered;
     let kept;
     let expr = match single_expression(text) {
@@ -566,8 +579,13 @@ fn conditional_expression(scope: &Arc<Scope>, text: &str) -> Result<bool, Templa
             return Err(TemplateError::untrusted(text));
         }
         // A conditional written as a template is templated as a value is: its string
-        // constants keep their backslashes.
+        // constants keep their backslashes. ansible-core 2.19 deprecates it.
         Some(inner) => {
+            super::deprecate(
+                "Conditionals should not be surrounded by templating delimiters such as {{ }} or {% %}.",
+                "2.23",
+                String::new(),
+            );
             kept = scope.value_expression(inner);
             &kept
         }
@@ -1210,5 +1228,43 @@ mod tests {
         assert_eq!(out["path"], json!("/tmp/b-10"));
         assert_eq!(out["state"], json!("touch"));
         assert!(t.template(&json!("{{ broken }}"), &v).is_err());
+    }
+
+    #[test]
+    fn conditionals_as_ansible_core_2_19_reads_them() {
+        let t = Templar::new();
+        let v = vars(json!({"who": "dude", "flag": true}));
+        let holds = |c: &str| t.conditional(&json!(c), &v);
+        // Whitespace around a conditional is no part of it.
+        assert!(holds("{{ dict({'a': '{{ 1 }}'})['a'] == '{' + '{ 1 }}' }}\n").unwrap());
+        // A conditional written as a template is deprecated, and registered so.
+        let (held, registered) = crate::template::deprecations_of(|| holds("{{ flag }}"));
+        assert!(held.unwrap());
+        assert_eq!(
+            registered,
+            [json!({
+                "collection_name": "ansible.builtin",
+                "deprecator": {"resolved_name": "ansible.builtin", "type": null},
+                "msg": "Conditionals should not be surrounded by templating delimiters such as {{ }} or {% %}.",
+                "version": "2.23",
+            })]
+        );
+        let (_, registered) = crate::template::deprecations_of(|| holds("flag"));
+        assert!(registered.is_empty());
+        // Templates around an expression's parts make text, never evaluated.
+        let refused = holds("{{ 'a' }} == {{ 'a' }}").unwrap_err();
+        assert!(refused.to_string().contains("untrusted"), "{refused}");
+        // A lookup's constant terms holding templates are rendered (with a warning),
+        // in a template too; other functions' constants in a template are not (the
+        // first case), nor the lookup's name.
+        assert!(holds("lookup('vars', '{{ \"who\" }}') == 'dude'").unwrap());
+        assert!(holds("{{ query('items', 'a{{ 1 }}') == ['a1'] }}").unwrap());
+        assert!(holds("{{ lookup('{{ \"vars\" }}', 'who') == 'dude' }}").is_err());
+        let shown = crate::template::take_warnings();
+        assert!(
+            shown.iter().any(|n| matches!(n, crate::template::Notice::Warning(w)
+                if w.starts_with("Jinja constant strings should not contain embedded templates."))),
+            "{shown:?}"
+        );
     }
 }

@@ -31,7 +31,21 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
                 .unwrap_or_else(|e| Value::String(e.to_string()))
         })
     };
-    for cond in &conditions {
+    // A condition written as a template is deprecated, and registered so.
+    let (mut r, deprecations) =
+        crate::template::deprecations_of(|| judge(ctx, &conditions, quiet, &message));
+    crate::template::register_deprecations(&mut r, deprecations);
+    r
+}
+
+/// The result of checking `conditions` in turn.
+fn judge(
+    ctx: &dyn Context,
+    conditions: &[Value],
+    quiet: bool,
+    message: &dyn Fn(&str) -> Option<Value>,
+) -> Map<String, Value> {
+    for cond in conditions {
         match ctx.templar().conditional(cond, ctx.vars()) {
             Ok(true) => continue,
             Ok(false) => {
