@@ -1262,7 +1262,9 @@ mod tests {
         assert!(holds("{{ lookup('{{ \"vars\" }}', 'who') == 'dude' }}").is_err());
         let shown = crate::template::take_warnings();
         assert!(
-            shown.iter().any(|n| matches!(n, crate::template::Notice::Warning(w)
+            shown
+                .iter()
+                .any(|n| matches!(n, crate::template::Notice::Warning(w)
                 if w.starts_with("Jinja constant strings should not contain embedded templates."))),
             "{shown:?}"
         );
