@@ -173,15 +173,10 @@ impl Runtime {
     /// then loads what was compiled. Returns how many it compiles. A module that fails
     /// to compile here is compiled again by its run, which reports the error.
     pub fn precompile(&mut self, shas: &[String]) -> usize {
-        let todo: Vec<String> = shas
-            .iter()
-            .filter(|sha| {
-                cache::check_sha(sha).is_ok()
-                    && !self.prepared.contains_key(*sha)
-                    && self.cache.module_path(sha).exists()
-                    && !self.cache.compiled_path(sha, &self.fingerprint).exists()
-            })
-            .cloned()
+        let todo: Vec<String> = self
+            .uncompiled(shas)
+            .into_iter()
+            .filter(|sha| self.cache.module_path(sha).exists())
             .collect();
         let Some(first) = todo.first() else {
             return 0;
@@ -213,6 +208,45 @@ impl Runtime {
                 }
             });
         if spawned.is_err() { 0 } else { count }
+    }
+
+    /// Those of `shas` (well-formed addresses) that are neither linked in this
+    /// process nor have compiled code in the cache.
+    pub fn uncompiled(&self, shas: &[String]) -> Vec<String> {
+        shas.iter()
+            .filter(|sha| {
+                cache::check_sha(sha).is_ok()
+                    && !self.prepared.contains_key(*sha)
+                    && !self.cache.compiled_path(sha, &self.fingerprint).exists()
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// The module's compiled code, when the cache holds it intact (the sha256
+    /// recorded when it was compiled matches); `None` otherwise.
+    pub fn compiled_code(&mut self, sha: &str) -> Result<Option<Vec<u8>>, ShimError> {
+        cache::check_sha(sha)?;
+        let _lock = self.compile_lock(sha);
+        Ok(match self.cache.load_compiled(sha, &self.fingerprint) {
+            Compiled::Verified(code) => Some(code),
+            Compiled::Missing | Compiled::Rejected(_) => None,
+        })
+    }
+
+    /// Keeps `code`, compiled by the engine with fingerprint `engine`, as the
+    /// module's compiled code, with its sha256 (as if this shim had compiled it).
+    /// Code for another engine is refused.
+    pub fn put_compiled(&mut self, sha: &str, engine: &str, code: &[u8]) -> Result<(), ShimError> {
+        cache::check_sha(sha)?;
+        if engine != self.fingerprint {
+            return Err(ShimError::Engine(format!(
+                "compiled code of module {sha} is for engine {engine}, not this shim's {}",
+                self.fingerprint
+            )));
+        }
+        let _lock = self.compile_lock(sha);
+        self.cache.store_compiled(sha, &self.fingerprint, code)
     }
 
     /// Compiles `bytes` and keeps the compiled code in the cache, with its sha256.

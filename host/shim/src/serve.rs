@@ -244,6 +244,27 @@ fn session<R: Read, W: Write>(
                 let count = runtime.precompile(&sha256s) as u64;
                 respond(output, &Response::Precompiling { count }, &[])?;
             }
+            Request::Uncompiled { sha256s } => {
+                let sha256s = runtime.uncompiled(&sha256s);
+                respond(output, &Response::Uncompiled { sha256s }, &[])?;
+            }
+            Request::GetCompiled { sha256 } => match runtime.compiled_code(&sha256) {
+                Ok(code) => respond(
+                    output,
+                    &Response::Compiled {
+                        present: code.is_some(),
+                    },
+                    code.as_deref().unwrap_or_default(),
+                )?,
+                Err(e) => respond(output, &error(e.to_string()), &[])?,
+            },
+            Request::PutCompiled { sha256, engine } => {
+                let answer = match runtime.put_compiled(&sha256, &engine, &request.payload) {
+                    Ok(()) => Response::Stored { sha256 },
+                    Err(e) => error(e.to_string()),
+                };
+                respond(output, &answer, &[])?;
+            }
             Request::RunPython {
                 interpreter,
                 env,

@@ -299,3 +299,79 @@ fn precompiling_leaves_the_compiled_code_for_the_first_run() {
     ));
     assert!(cache.compiled_path(&sha, &fingerprint).is_file());
 }
+
+#[test]
+fn compiled_code_given_by_another_shim_runs_without_compiling() {
+    let module = component(HELLO);
+    let sha = sha256_hex(&module);
+    let run = Request::Run {
+        id: 1,
+        sha256: sha.clone(),
+        module: "hello".into(),
+        args: json!({}),
+        grant: Grant::default(),
+    };
+    let get = Request::GetCompiled {
+        sha256: sha.clone(),
+    };
+    let uncompiled = Request::Uncompiled {
+        sha256s: vec![sha.clone()],
+    };
+    // The giving shim: nothing to give before its first run compiled the module.
+    let dir = tempfile::tempdir().unwrap();
+    let mut rt = Runtime::new(Cache::open(dir.path()).unwrap()).unwrap();
+    let engine = rt.fingerprint().to_string();
+    let input = encode(&[
+        (hello(), &[]),
+        (get.clone(), &[]),
+        (
+            Request::PutModule {
+                sha256: sha.clone(),
+            },
+            &module,
+        ),
+        (run.clone(), &[]),
+        (get, &[]),
+    ]);
+    let mut output = Vec::new();
+    serve(&mut rt, &mut &input[..], &mut output).unwrap();
+    let frames = decode(&output);
+    assert!(matches!(
+        frames[1].header,
+        Response::Compiled { present: false }
+    ));
+    assert!(matches!(
+        frames[4].header,
+        Response::Compiled { present: true }
+    ));
+    let code = frames[4].payload.clone();
+    // The receiving shim never holds the module: it runs from the code it was given.
+    let put = |engine: &str| Request::PutCompiled {
+        sha256: sha.clone(),
+        engine: engine.to_string(),
+    };
+    let input = encode(&[
+        (hello(), &[]),
+        (uncompiled.clone(), &[]),
+        (put("0123"), &code),
+        (put(&engine), &code),
+        (uncompiled, &[]),
+        (run, &[]),
+    ]);
+    let (end, frames) = session(&input);
+    assert!(end.is_ok());
+    match &frames[1].header {
+        Response::Uncompiled { sha256s } => assert_eq!(sha256s, std::slice::from_ref(&sha)),
+        other => panic!("{other:?}"),
+    }
+    assert!(error_message(&frames[2]).contains("for engine 0123"));
+    assert!(matches!(&frames[3].header, Response::Stored { sha256 } if *sha256 == sha));
+    match &frames[4].header {
+        Response::Uncompiled { sha256s } => assert!(sha256s.is_empty(), "{sha256s:?}"),
+        other => panic!("{other:?}"),
+    }
+    match &frames[5].header {
+        Response::RunResult(r) => assert_eq!(r.outcome, Outcome::Exited { code: 0 }, "{r:?}"),
+        other => panic!("{other:?}"),
+    }
+}

@@ -94,6 +94,29 @@ pub enum Request {
         /// The modules (content addresses), in the order they will first run.
         sha256s: Vec<String>,
     },
+    /// Asks which of these modules have no compiled code in the shim's cache yet;
+    /// answered with [`Response::Uncompiled`].
+    Uncompiled {
+        /// The modules (content addresses).
+        sha256s: Vec<String>,
+    },
+    /// Asks for a module's compiled code, if the shim's cache holds it intact (its
+    /// sha256 as recorded when it was compiled); answered with [`Response::Compiled`],
+    /// the code as its payload.
+    GetCompiled {
+        /// The module (content address).
+        sha256: String,
+    },
+    /// Keeps the frame payload as the module's compiled code, for the engine with
+    /// this fingerprint (refused when it is not the shim's); answered with
+    /// [`Response::Stored`]. The controller sends only code a shim running as root
+    /// gave it ([`Request::GetCompiled`]); see docs/CAPABILITIES.md.
+    PutCompiled {
+        /// The module (content address).
+        sha256: String,
+        /// The fingerprint of the engine that compiled it.
+        engine: String,
+    },
     /// Runs a legacy Python module's script (an Ansiballz payload, the frame payload)
     /// as `interpreter` would run it piped to its stdin, in a child of the session's
     /// fork server for that interpreter and environment (see the shim's
@@ -200,7 +223,7 @@ pub enum Response {
         /// Whether the module is stored.
         present: bool,
     },
-    /// Answer to [`Request::PutModule`].
+    /// Answer to [`Request::PutModule`] and [`Request::PutCompiled`].
     Stored {
         /// The stored module's address.
         sha256: String,
@@ -230,6 +253,16 @@ pub enum Response {
     Precompiling {
         /// How many of the modules are being compiled.
         count: u64,
+    },
+    /// Answer to [`Request::Uncompiled`].
+    Uncompiled {
+        /// Those of the modules asked about that have no compiled code.
+        sha256s: Vec<String>,
+    },
+    /// Answer to [`Request::GetCompiled`]: the frame payload is the code.
+    Compiled {
+        /// Whether the cache held it intact (else the payload is empty).
+        present: bool,
     },
     /// Answer to [`Request::RunPython`]: the frame payload is the run's stdout
     /// followed by its stderr.

@@ -795,6 +795,9 @@ async fn target_session(
             .iter()
             .map(|c| (c.sha256.as_str(), c.bytes.as_slice()))
             .collect();
+        if let Some(b) = &become_ {
+            share_compiled(run, &to, b, session, &modules).await;
+        }
         match session.precompile(&modules).await {
             Ok(count) => tracing::debug!(host = %to.name, count, "precompiling modules"),
             Err(e) => {
@@ -810,6 +813,63 @@ async fn target_session(
         }
     }
     Ok((to.name, guard))
+}
+
+/// Gives a new become user's session the compiled code of `modules` that its cache
+/// lacks and the node's root holds, so that it does not compile them again: read
+/// from the cache of the login session's shim when the login is root (as the
+/// controller knows it: a local controller running as root, an SSH login as root;
+/// see [`Transport::logs_in_as_root`]), never from another user's, which a program
+/// running as that user could have changed. Best effort: what cannot be shared is
+/// compiled by the shim as before.
+async fn share_compiled(
+    run: &Run,
+    to: &Target,
+    become_: &Become,
+    session: &mut Session,
+    modules: &[(&str, &[u8])],
+) {
+    if become_.user == "root" || !to.transport.logs_in_as_root() || modules.is_empty() {
+        return;
+    }
+    let shas: Vec<&str> = modules.iter().map(|(sha, _)| *sha).collect();
+    let missing = match session.uncompiled(&shas).await {
+        Ok(m) if !m.is_empty() => m,
+        _ => return,
+    };
+    let slot = run.sessions.slot(&to.name, &to.transport, None);
+    let mut root = slot.lock().await;
+    if let Err(e) = run
+        .sessions
+        .ensure_open(&mut root, &to.name, &to.transport, None)
+        .await
+    {
+        tracing::debug!(host = %to.name, error = %e, "no root session to share compiled code from");
+        return;
+    }
+    let Some(donor) = root.as_mut() else { return };
+    let engine = session.node.engine.clone();
+    if donor.node.engine != engine {
+        return;
+    }
+    let mut shared = 0;
+    for sha in &missing {
+        let code = match donor.compiled_code(sha).await {
+            Ok(Some(code)) => code,
+            Ok(None) => continue,
+            Err(e) => {
+                if e.broke_session() {
+                    *root = None;
+                }
+                return;
+            }
+        };
+        if session.put_compiled(sha, &engine, &code).await.is_err() {
+            return;
+        }
+        shared += 1;
+    }
+    tracing::debug!(host = %to.name, user = %become_.user, shared, "compiled code shared by root");
 }
 
 /// Where the target keeps its job files: `ansible_async_dir`, else `ANSIBLE_ASYNC_DIR`,

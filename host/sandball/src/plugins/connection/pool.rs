@@ -93,6 +93,16 @@ pub fn transport_for(host: &str, vars: &Map<String, Value>) -> Result<Transport,
 }
 
 impl Transport {
+    /// Whether the node's login user is root, as the controller knows it without
+    /// asking the node: a local connection of a controller running as root, or an
+    /// SSH login as `root`.
+    pub fn logs_in_as_root(&self) -> bool {
+        match self {
+            Transport::Local { .. } => rustix::process::geteuid().is_root(),
+            Transport::Ssh { params, .. } => params.user == "root",
+        }
+    }
+
     /// What tells two ways of reaching a host apart (the pool keeps one connection
     /// per host and way: a task's `connection: local` does not reuse an SSH one).
     fn key(&self) -> String {

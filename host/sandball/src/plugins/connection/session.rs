@@ -306,6 +306,46 @@ impl Session {
         }
     }
 
+    /// Those of `sha256s` the shim has no compiled code for.
+    pub async fn uncompiled(&mut self, sha256s: &[&str]) -> Result<Vec<String>, SessionError> {
+        let req = Request::Uncompiled {
+            sha256s: sha256s.iter().map(|sha| sha.to_string()).collect(),
+        };
+        match self.call(&req, &[]).await?.0 {
+            Response::Uncompiled { sha256s } => Ok(sha256s),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// The module's compiled code, when the shim's cache holds it intact.
+    pub async fn compiled_code(&mut self, sha256: &str) -> Result<Option<Vec<u8>>, SessionError> {
+        let req = Request::GetCompiled {
+            sha256: sha256.to_string(),
+        };
+        match self.call(&req, &[]).await? {
+            (Response::Compiled { present }, code) => Ok(present.then_some(code)),
+            (other, _) => Err(unexpected(&other)),
+        }
+    }
+
+    /// Gives the shim `code` as the module's compiled code (for the engine of
+    /// fingerprint `engine`).
+    pub async fn put_compiled(
+        &mut self,
+        sha256: &str,
+        engine: &str,
+        code: &[u8],
+    ) -> Result<(), SessionError> {
+        let req = Request::PutCompiled {
+            sha256: sha256.to_string(),
+            engine: engine.to_string(),
+        };
+        match self.call(&req, code).await?.0 {
+            Response::Stored { .. } => Ok(()),
+            other => Err(unexpected(&other)),
+        }
+    }
+
     /// Sends a module to the shim.
     async fn put_module(&mut self, sha256: &str, bytes: &[u8]) -> Result<(), SessionError> {
         tracing::debug!(sha256, module_bytes = bytes.len(), "uploading a module");
