@@ -248,6 +248,18 @@ fn a_broken_stream_ends_the_session_with_an_error() {
     assert_eq!(out.len(), 1);
 }
 
+/// A run of the hello module stored (or compiled) under `sha`, without arguments or
+/// grant.
+fn run_hello(sha: &str) -> Request {
+    Request::Run {
+        id: 1,
+        sha256: sha.to_string(),
+        module: "hello".into(),
+        args: json!({}),
+        grant: Grant::default(),
+    }
+}
+
 #[test]
 fn precompiling_leaves_the_compiled_code_for_the_first_run() {
     let module = component(HELLO);
@@ -256,13 +268,7 @@ fn precompiling_leaves_the_compiled_code_for_the_first_run() {
     let precompile = Request::Precompile {
         sha256s: vec![sha.clone(), missing, "not-a-sha".into()],
     };
-    let run = Request::Run {
-        id: 1,
-        sha256: sha.clone(),
-        module: "hello".into(),
-        args: json!({}),
-        grant: Grant::default(),
-    };
+    let run = run_hello(&sha);
     let input = encode(&[
         (hello(), &[]),
         (
@@ -304,13 +310,7 @@ fn precompiling_leaves_the_compiled_code_for_the_first_run() {
 fn compiled_code_given_by_another_shim_runs_without_compiling() {
     let module = component(HELLO);
     let sha = sha256_hex(&module);
-    let run = Request::Run {
-        id: 1,
-        sha256: sha.clone(),
-        module: "hello".into(),
-        args: json!({}),
-        grant: Grant::default(),
-    };
+    let run = run_hello(&sha);
     let get = Request::GetCompiled {
         sha256: sha.clone(),
     };
