@@ -6,6 +6,9 @@
 //! (`to_yaml`), scalars plain unless they would read back as something else. Two
 //! differences remain: strings with line breaks are written double-quoted on one line,
 //! and long lines are not folded at 80 columns; the YAML reads back to the same data.
+//! `to_yaml` also takes PyYAML's `canonical` (every node tagged, collections in flow
+//! style) and `default_style` `"` or `|` (every scalar double-quoted, or a literal block
+//! where one can hold it; those that are no string tagged `!`).
 //! Parsing uses saphyr's YAML 1.2 core schema (so `yes` stays a string).
 
 use minijinja::value::{Kwargs, ValueKind};
@@ -21,15 +24,87 @@ pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_filter("from_yaml_all", from_yaml_all);
 }
 
-/// `to_yaml(indent=2, default_flow_style=None)`.
+/// `to_yaml(indent=2, default_flow_style=None, default_style=None, canonical=False)`.
 fn to_yaml(state: &State, value: &Value, kwargs: Kwargs) -> Result<String, Error> {
     ensure_defined(state, value)?;
     let indent = kwargs.get::<Option<usize>>("indent")?.unwrap_or(2);
-    // PyYAML's `default_flow_style=None` puts collections of scalars in flow style;
-    // `False` never uses flow style.
-    let flow_leaves = !matches!(kwargs.get::<Option<Value>>("default_flow_style")?, Some(v) if v.kind() == ValueKind::Bool && !v.is_true());
+    let flow_style = kwargs.get::<Option<Value>>("default_flow_style")?;
+    let style = match kwargs.get::<Option<String>>("default_style")?.as_deref() {
+        None | Some("") => None,
+        Some("\"") => Some(Style::Double),
+        Some("|") => Some(Style::Literal),
+        Some(other) => {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!("to_yaml: sandball writes default_style '\"' and '|', not {other:?}"),
+            ));
+        }
+    };
+    let canonical = kwargs
+        .get::<Option<Value>>("canonical")?
+        .is_some_and(|v| v.is_true());
     kwargs.assert_all_used()?;
-    Emitter::new(indent, flow_leaves).document(value)
+    if canonical {
+        let mut out = String::from("---\n");
+        canonical_node(value, 0, &mut out)?;
+        out.push('\n');
+        return Ok(out);
+    }
+    // PyYAML's `default_flow_style=None` puts collections of scalars in flow style
+    // (unless their scalars have a style); `False` never uses flow style.
+    let flow_leaves = match flow_style {
+        Some(v) if v.kind() == ValueKind::Bool && !v.is_true() => false,
+        _ => style.is_none(),
+    };
+    Emitter {
+        style,
+        ..Emitter::new(indent, flow_leaves)
+    }
+    .document(value)
+}
+
+/// A node as PyYAML's canonical form writes it, at `column`: a scalar double-quoted
+/// after its tag (`!!int "1"`), a collection in flow style with one entry per line
+/// (`? key` and `: value` in a mapping), each followed by a comma.
+fn canonical_node(value: &Value, column: usize, out: &mut String) -> Result<(), Error> {
+    if !is_collection(value) {
+        let tag = match value.kind() {
+            ValueKind::None => "null",
+            ValueKind::Bool => "bool",
+            ValueKind::Number if value.is_integer() => "int",
+            ValueKind::Number => "float",
+            _ => "str",
+        };
+        out.push_str(&format!("!!{tag} {}", double_quoted(&scalar_text(value)?)));
+        return Ok(());
+    }
+    let pad = " ".repeat(column + 2);
+    let map = value.kind() == ValueKind::Map;
+    out.push_str(if map { "!!map {" } else { "!!seq [" });
+    let mut empty = true;
+    if map {
+        for (key, item) in sorted_entries(value)? {
+            out.push_str(&format!("\n{pad}? "));
+            canonical_node(&key, column + 2, out)?;
+            out.push_str(&format!("\n{pad}: "));
+            canonical_node(&item, column + 2, out)?;
+            out.push(',');
+            empty = false;
+        }
+    } else {
+        for item in value.try_iter()?.checked() {
+            out.push_str(&format!("\n{pad}"));
+            canonical_node(&item?, column + 2, out)?;
+            out.push(',');
+            empty = false;
+        }
+    }
+    if !empty {
+        out.push('\n');
+        out.push_str(&" ".repeat(column));
+    }
+    out.push(if map { '}' } else { ']' });
+    Ok(())
 }
 
 /// `to_nice_yaml(indent=4)`: block style throughout.
@@ -83,6 +158,20 @@ struct Emitter {
     flow_leaves: bool,
     /// Strings of several lines as literal blocks (`|-`), not double-quoted.
     literal: bool,
+    /// PyYAML's `default_style`: the style of every scalar.
+    style: Option<Style>,
+    /// Whether the last literal block written kept its final line breaks (`|+`): the
+    /// document then ends with `...`, as libyaml ends it.
+    open_ended: std::cell::Cell<bool>,
+}
+
+/// A `default_style` sandball writes.
+#[derive(Clone, Copy, PartialEq)]
+enum Style {
+    /// `"`: double-quoted.
+    Double,
+    /// `|`: a literal block where one can hold the text, else double-quoted.
+    Literal,
 }
 
 /// Where a scalar is written: flow collections make more characters special.
@@ -98,10 +187,22 @@ impl Emitter {
             indent: indent.clamp(2, 9),
             flow_leaves,
             literal: false,
+            style: None,
+            open_ended: std::cell::Cell::new(false),
         }
     }
 
     fn document(&self, value: &Value) -> Result<String, Error> {
+        if let Some(style) = self.style
+            && !is_collection(value)
+        {
+            let (text, block) = styled(value, style, 0, self.indent)?;
+            return Ok(if block == Some(true) {
+                format!("{text}\n...\n")
+            } else {
+                format!("{text}\n")
+            });
+        }
         if !is_collection(value) {
             let (text, plain) = scalar(value, Context::Block)?;
             // PyYAML ends a document holding only a plain scalar explicitly.
@@ -116,6 +217,9 @@ impl Emitter {
         }
         let mut out = String::new();
         self.block(value, 0, &mut out)?;
+        if self.open_ended.get() {
+            out.push_str("...\n");
+        }
         Ok(out)
     }
 
@@ -124,7 +228,11 @@ impl Emitter {
         if value.kind() == ValueKind::Map {
             for (key, item) in sorted_entries(value)? {
                 out.push_str(&" ".repeat(column));
-                out.push_str(&scalar(&key, Context::Block)?.0);
+                match self.style {
+                    // A key is never a block: double-quoted.
+                    Some(_) => out.push_str(&styled(&key, Style::Double, column, self.indent)?.0),
+                    None => out.push_str(&scalar(&key, Context::Block)?.0),
+                }
                 out.push(':');
                 self.nested(&item, column, true, out)?;
             }
@@ -160,6 +268,16 @@ impl Emitter {
                     out.push_str(line.trim_end());
                 }
                 out.push('\n');
+            }
+        } else if let Some(style) = self.style
+            && !is_collection(item)
+        {
+            let (text, block) = styled(item, style, column, self.indent)?;
+            out.push(' ');
+            out.push_str(&text);
+            out.push('\n');
+            if let Some(keep) = block {
+                self.open_ended.set(keep);
             }
         } else if !is_collection(item) {
             out.push(' ');
@@ -218,7 +336,8 @@ fn is_leaf_collection(value: &Value) -> Result<bool, Error> {
     Ok(true)
 }
 
-/// The entries of a mapping, sorted by key as `yaml.dump` sorts them.
+/// The entries of a mapping, sorted by key as `yaml.dump` sorts them: in their order
+/// when Python cannot compare the keys (text with numbers, `None`).
 fn sorted_entries(map: &Value) -> Result<Vec<(Value, Value)>, Error> {
     let mut entries = Vec::new();
     for key in map.try_iter()?.checked() {
@@ -226,7 +345,10 @@ fn sorted_entries(map: &Value) -> Result<Vec<(Value, Value)>, Error> {
         let item = map.get_item(&key)?;
         entries.push((key, item));
     }
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let all = |kinds: &[ValueKind]| entries.iter().all(|(k, _)| kinds.contains(&k.kind()));
+    if all(&[ValueKind::String]) || all(&[ValueKind::Number, ValueKind::Bool]) {
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+    }
     Ok(entries)
 }
 
@@ -260,6 +382,16 @@ fn flow_item(item: &Value) -> Result<String, Error> {
 
 /// A scalar as YAML text, and whether it is plain (unquoted).
 fn scalar(value: &Value, context: Context) -> Result<(String, bool), Error> {
+    let text = scalar_text(value)?;
+    Ok(match value.kind() {
+        ValueKind::String => string(&text, context),
+        ValueKind::None | ValueKind::Bool | ValueKind::Number => (text, true),
+        _ => string(&text, context),
+    })
+}
+
+/// A scalar's text as PyYAML represents it (`null`, `true`, `1.0e+30`, the string).
+fn scalar_text(value: &Value) -> Result<String, Error> {
     Ok(match value.kind() {
         ValueKind::Undefined => {
             return Err(Error::new(
@@ -268,13 +400,70 @@ fn scalar(value: &Value, context: Context) -> Result<(String, bool), Error> {
             ));
         }
         ValueKind::Invalid => return Err(invalid(value)),
-        ValueKind::None => ("null".into(), true),
-        ValueKind::Bool => (if value.is_true() { "true" } else { "false" }.into(), true),
-        ValueKind::Number if value.is_integer() => (value.to_string(), true),
-        ValueKind::Number => (yaml_float(f64::try_from(value.clone())?), true),
-        ValueKind::String => string(value.as_str().unwrap_or_default(), context),
-        _ => string(&value.to_string(), context),
+        ValueKind::None => "null".into(),
+        ValueKind::Bool => if value.is_true() { "true" } else { "false" }.into(),
+        ValueKind::Number if value.is_integer() => value.to_string(),
+        ValueKind::Number => yaml_float(f64::try_from(value.clone())?),
+        ValueKind::String => value.as_str().unwrap_or_default().to_string(),
+        _ => value.to_string(),
     })
+}
+
+/// A scalar in a `default_style`, its lines (a literal block's) indented from
+/// `column`: a value that is no string is tagged `!` (its text would read back as a
+/// string otherwise). A literal block takes text without special characters, trailing
+/// spaces or spaces before a line break; other text is double-quoted. Also, for a
+/// literal block, whether it keeps its final line breaks (`|+`).
+fn styled(
+    value: &Value,
+    style: Style,
+    column: usize,
+    indent: usize,
+) -> Result<(String, Option<bool>), Error> {
+    let text = scalar_text(value)?;
+    let tag = if value.kind() == ValueKind::String {
+        ""
+    } else {
+        "! "
+    };
+    let block = style == Style::Literal
+        && !text.is_empty()
+        && !text.ends_with(' ')
+        && !text.contains(" \n")
+        && !text
+            .chars()
+            .any(|c| c == '\r' || (c != '\n' && is_special(c)));
+    if !block {
+        return Ok((format!("{tag}{}", double_quoted(&text)), None));
+    }
+    // The header: an indentation digit when the text starts with a space or a line
+    // break, `-` without a final line break, `+` with several.
+    let mut out = format!("{tag}|");
+    if text.starts_with([' ', '\n']) {
+        out.push_str(&indent.to_string());
+    }
+    let keep = text.ends_with('\n') && (text.len() == 1 || text.ends_with("\n\n"));
+    let body = match text.strip_suffix('\n') {
+        None => {
+            out.push('-');
+            text.as_str()
+        }
+        Some(rest) => {
+            if keep {
+                out.push('+');
+            }
+            rest
+        }
+    };
+    let pad = " ".repeat(column + indent);
+    for line in body.split('\n') {
+        out.push('\n');
+        if !line.is_empty() {
+            out.push_str(&pad);
+            out.push_str(line);
+        }
+    }
+    Ok((out, Some(keep)))
 }
 
 /// A float as PyYAML writes it: Python's repr, lowercase, `.0` before a bare exponent.
@@ -458,6 +647,34 @@ mod tests {
             eval("[{'name': 'n', 'v': 1}] | to_nice_yaml(indent=2)"),
             json!("- name: n\n  v: 1\n")
         );
+    }
+
+    /// Outputs ansible-playbook 2.19 printed for the same expressions.
+    #[test]
+    fn to_yaml_canonical_and_default_style() {
+        let d = "{'a': [1, 'x', 2.5, true, none], 'b': {'c': 'multi\nline'}, 'e': [], 'f': ' lead', 'g': 'two\n', 'h': 'three\n\n', 'i': 'trail ', 'j': ''}";
+        assert_eq!(
+            eval(&format!(
+                "['thing' | to_yaml(default_style='|'), 'thing' | to_yaml(canonical=True),
+                  {d} | to_yaml(default_style='|'), {d} | to_yaml(default_style='\"'),
+                  [[], {{}}, [[1]], {{'k': 'v'}}] | to_yaml(canonical=True),
+                  {{1: 'x', 'é': 1e30, 'n': none}} | to_yaml(canonical=True),
+                  {{'h': 'three\n\n', 'z': {{'y': 'w'}}}} | to_yaml(default_style='|'),
+                  [{{'a': 'b'}}] | to_yaml(default_style='|', indent=4), 5 | to_yaml(default_style='|')]"
+            )),
+            json!([
+                "|-\n  thing\n",
+                "---\n!!str \"thing\"\n",
+                "\"a\":\n- ! |-\n  1\n- |-\n  x\n- ! |-\n  2.5\n- ! |-\n  true\n- ! |-\n  null\n\"b\":\n  \"c\": |-\n    multi\n    line\n\"e\": []\n\"f\": |2-\n   lead\n\"g\": |\n  two\n\"h\": |+\n  three\n\n\"i\": \"trail \"\n\"j\": \"\"\n...\n",
+                "\"a\":\n- ! \"1\"\n- \"x\"\n- ! \"2.5\"\n- ! \"true\"\n- ! \"null\"\n\"b\":\n  \"c\": \"multi\\nline\"\n\"e\": []\n\"f\": \" lead\"\n\"g\": \"two\\n\"\n\"h\": \"three\\n\\n\"\n\"i\": \"trail \"\n\"j\": \"\"\n",
+                "---\n!!seq [\n  !!seq [],\n  !!map {},\n  !!seq [\n    !!seq [\n      !!int \"1\",\n    ],\n  ],\n  !!map {\n    ? !!str \"k\"\n    : !!str \"v\",\n  },\n]\n",
+                "---\n!!map {\n  ? !!int \"1\"\n  : !!str \"x\",\n  ? !!str \"é\"\n  : !!float \"1.0e+30\",\n  ? !!str \"n\"\n  : !!null \"null\",\n}\n",
+                "\"h\": |+\n  three\n\n\"z\":\n  \"y\": |-\n    w\n",
+                "-   \"a\": |-\n        b\n",
+                "! |-\n  5\n"
+            ])
+        );
+        assert!(error("'x' | to_yaml(default_style='>')").contains("not \">\""));
     }
 
     #[test]
