@@ -299,6 +299,8 @@ impl Layout {
             .env("ANSIBLE_CONFIG", self.root.join("ansible.cfg"))
             .env("OUTPUT_DIR", &output_dir)
             .env("INVENTORY_PATH", self.root.join("inventory"))
+            // As ansible-test runs them: no inventory but the one a target names.
+            .env("ANSIBLE_INVENTORY", "/dev/null")
             .env("ANSIBLE_FORCE_HANDLERS", "true")
             .env("ANSIBLE_HOST_PATTERN_MISMATCH", "error")
             .env("ANSIBLE_DEPRECATION_WARNINGS", "false")

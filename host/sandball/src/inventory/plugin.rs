@@ -130,9 +130,10 @@ pub(crate) fn parse_text_alone(
     Ok(data)
 }
 
-/// Whether `path` is an existing file this process can read.
+/// Whether `path` is something other than a directory that this process can read (a
+/// device such as `/dev/null` too, as ansible-core's file plugins take it).
 pub fn readable_file(path: &str) -> bool {
-    std::fs::File::open(path).is_ok() && Path::new(path).is_file()
+    std::fs::File::open(path).is_ok() && !Path::new(path).is_dir()
 }
 
 /// Reads a source file.

@@ -313,6 +313,21 @@ mod tests {
     }
 
     #[test]
+    fn dev_null_is_an_empty_inventory_as_in_ansible() {
+        // ansible-test sets ANSIBLE_INVENTORY=/dev/null.
+        let mut data = InventoryData::new();
+        let used = parse_sources(
+            &["/dev/null".to_string()],
+            &mut data,
+            &LoadOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(used, ["/dev/null"]);
+        assert_eq!(data.warnings().count(), 0);
+        assert!(names(&data).is_empty());
+    }
+
+    #[test]
     fn unparsable_sources_warn_by_default_and_fail_when_asked() {
         let dir = tempfile::tempdir().unwrap();
         let bad = dir.path().join("bad.ini");
