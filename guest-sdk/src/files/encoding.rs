@@ -16,15 +16,17 @@ pub enum Encoding {
 
 impl Encoding {
     /// The encoding Python calls `name` (`utf-8`, `latin-1`, `ascii` and their
-    /// aliases); any other is refused, the message naming `module`.
+    /// aliases); any other is refused as not carried out, the message naming `module`:
+    /// the controller hands the task to ansible-core's module (every codec of
+    /// Python's), as policy allows.
     pub fn named(name: &str, module: &str) -> Result<Encoding, Fail> {
         let normal = name.to_ascii_lowercase().replace(['-', '_'], "");
         match normal.as_str() {
             "utf8" => Ok(Encoding::Utf8),
             "latin1" | "iso88591" | "l1" => Ok(Encoding::Latin1),
             "ascii" | "usascii" => Ok(Encoding::Ascii),
-            _ => Err(Fail::new(format!(
-                "encoding {name} is not supported by the built-in {module} (utf-8, latin-1, ascii); sandball_legacy_modules: [{module}] runs ansible-core's"
+            _ => Err(Fail::not_carried_out(format!(
+                "encoding {name} is not supported by the built-in {module} (utf-8, latin-1, ascii)"
             ))),
         }
     }
@@ -100,6 +102,11 @@ mod tests {
         );
         let refused = Encoding::named("cp1252", "find").unwrap_err();
         assert!(refused.msg().contains("built-in find"), "{refused}");
+        // Refused before anything changed: ansible-core's module may carry it out.
+        assert_eq!(
+            refused.fields().get(sandball_wire::NOT_CARRIED_OUT),
+            Some(&serde_json::Value::Bool(true))
+        );
         assert_eq!(Encoding::Latin1.decode(b"\xe9", "f").unwrap(), "\u{e9}");
         assert!(Encoding::Utf8.decode(b"a\xff", "f").is_err());
         assert_eq!(Encoding::Utf8.valid_up_to(b"ab\xffc"), 2);
