@@ -86,6 +86,9 @@ impl ActionPlugin for Copy {
                 Err(e) => return failed(e),
             };
             if let Some((local, _)) = &source {
+                if let Err(e) = preserve_mode(&mut args, local) {
+                    return failed(e);
+                }
                 // Once sent, the source is on the node, under its content's name:
                 // a directory `dest` gets the file under the source's own name.
                 args.insert("remote_src".into(), Value::Bool(true));
@@ -255,6 +258,21 @@ pub fn controller_source(
         format!("{e}\nIf you are using a module and expect the file to exist on the remote, see the remote_src option")
     })?;
     Ok(Some(found))
+}
+
+/// `mode: preserve` as ansible-core's copy and template actions read it: the mode of
+/// the controller's file `local` (its permission bits, `0644`), not of the copy the
+/// node is sent.
+pub fn preserve_mode(args: &mut Map<String, Value>, local: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    if args.get("mode").and_then(Value::as_str) != Some("preserve") {
+        return Ok(());
+    }
+    let meta = std::fs::metadata(local)
+        .map_err(|e| format!("Could not stat the source file {}: {e}", local.display()))?;
+    let mode = format!("0{:03o}", meta.permissions().mode() & 0o7777);
+    args.insert("mode".into(), Value::String(mode));
+    Ok(())
 }
 
 /// Bytes made on the controller (a rendered template, assembled fragments) in a private
@@ -504,6 +522,9 @@ async fn copy_tree(
         one.insert("dest".into(), Value::String(dest.clone()));
         one.insert("remote_src".into(), Value::Bool(true));
         one.insert("_original_basename".into(), Value::String(below.clone()));
+        if let Err(e) = preserve_mode(&mut one, file) {
+            return failed(e);
+        }
         let sent = match Sendable::of(file, decrypt) {
             Ok(s) => s,
             Err(e) => return failed(e),
@@ -786,6 +807,20 @@ mod tests {
             .await;
         assert_eq!(r["failed"], true);
         assert_eq!(ctx.modules.borrow().len(), 1);
+        // `mode: preserve` is the controller file's mode, not the sent copy's.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            dir.path().join("a.txt"),
+            std::fs::Permissions::from_mode(0o4750),
+        )
+        .unwrap();
+        Copy.run(
+            &ctx,
+            "copy",
+            args(json!({"src": "a.txt", "dest": "/tmp/x", "mode": "preserve"})),
+        )
+        .await;
+        assert_eq!(ctx.modules.borrow()[1].args["mode"], "04750");
     }
 
     #[tokio::test]

@@ -135,6 +135,7 @@ fn render(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| src.clone());
     args.retain(|k, _| !OWN_ARGS.contains(&k.as_str()));
+    super::copy::preserve_mode(&mut args, &path)?;
     let source = path.display().to_string();
     Ok((
         Rendered {
@@ -263,5 +264,19 @@ mod tests {
             "the text is never an argument"
         );
         assert_eq!(run.transfers.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn preserve_is_the_templates_own_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let (dir, ctx) = greeting(&[("templates/a.j2", "hi\n")]);
+        let template = dir.path().join("templates/a.j2");
+        std::fs::set_permissions(&template, std::fs::Permissions::from_mode(0o640)).unwrap();
+        work(
+            &ctx,
+            args(json!({"src": "a.j2", "dest": "/tmp/a", "mode": "preserve"})),
+        )
+        .await;
+        assert_eq!(ctx.modules.borrow()[0].args["mode"], "0640");
     }
 }
