@@ -820,8 +820,9 @@ async fn target_session(
 /// from the cache of the login session's shim when the login is root (as the
 /// controller knows it: a local controller running as root, an SSH login as root;
 /// see [`Transport::logs_in_as_root`]), never from another user's, which a program
-/// running as that user could have changed. Best effort: what cannot be shared is
-/// compiled by the shim as before.
+/// running as that user could have changed. Best effort: what cannot be shared (the
+/// login session busy, code missing or for another engine) is compiled by the shim
+/// as before.
 async fn share_compiled(
     run: &Run,
     to: &Target,
@@ -838,7 +839,10 @@ async fn share_compiled(
         _ => return,
     };
     let slot = run.sessions.slot(&to.name, &to.transport, None);
-    let mut root = slot.lock().await;
+    // A login session busy with another task (one delegated here) is not waited for.
+    let Ok(mut root) = slot.try_lock() else {
+        return;
+    };
     if let Err(e) = run
         .sessions
         .ensure_open(&mut root, &to.name, &to.transport, None)
