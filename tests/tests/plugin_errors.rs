@@ -1,10 +1,11 @@
 //! Filters and tests named by their full names (`ansible.builtin.…`)
 //! and the errors of failing filters and tests, which name the plugin as ansible-core
-//! does ("The filter plugin 'ansible.builtin.mandatory' failed: …"); compared with
-//! ansible-playbook; the `to_uuid` filter.
+//! does ("The filter plugin 'ansible.builtin.mandatory' failed: …"), and of Python
+//! filter, test and lookup plugins whose files fail to load ("The filter plugin 'x'
+//! failed to load: …"); compared with ansible-playbook; the `to_uuid` filter.
 
 use sandball_e2e::Sandbox;
-use sandball_e2e::compare::{failing_tasks, same_as_ansible};
+use sandball_e2e::compare::{failing_tasks, same_as_ansible_env};
 
 const PLAY: &str = r#"
 - hosts: all
@@ -31,15 +32,40 @@ const BAD: &[&str] = &[
     "'a ' ~ (nope | mandatory)",
     "'a' | ansible.builtin.mandatory('sad wolf') ~ (nope | mandatory('sad wolf'))",
     "'x' | to_uuid(namespace=22)",
+    "'' | sad_filter",
+    "'' is sad_test",
+    "lookup('sad_lookup')",
 ];
+
+/// A plugin object that fails as ansible-core loads it.
+const BROKEN: &str = "class Broken:\n    @property\n    def accept_args_markers(self):\n        raise RuntimeError('cannot load')\n";
 
 #[test]
 fn failing_plugins_are_named() {
     let sb = Sandbox::new();
     sb.inventory(&["localhost"]);
+    sb.write(
+        "filter_plugins/sad.py",
+        &format!("{BROKEN}\nclass FilterModule:\n    def filters(self):\n        return {{'sad_filter': Broken()}}\n"),
+    );
+    sb.write(
+        "test_plugins/sad.py",
+        &format!("{BROKEN}\nclass TestModule:\n    def tests(self):\n        return {{'sad_test': Broken()}}\n"),
+    );
+    sb.write(
+        "lookup_plugins/sad_lookup.py",
+        "raise RuntimeError('cannot load')\n",
+    );
     let pb = sb.write(
         "play.yml",
         &PLAY.replace("BAD\n", &failing_tasks("bad", BAD)),
     );
-    same_as_ansible(&sb, &pb, &["full names", "the plugins are named"]);
+    // The broken plugins are ansible-core's to load.
+    let python = sandball_e2e::binaries::ansible_python();
+    same_as_ansible_env(
+        &sb,
+        &pb,
+        &["full names", "the plugins are named"],
+        &[("SANDBALL_ANSIBLE_PYTHON", &python.to_string_lossy())],
+    );
 }

@@ -118,6 +118,10 @@ pub enum LookupError {
     /// There is no lookup of that name (an error whatever `errors` says).
     #[error("lookup plugin ({0}) not found{1}")]
     NotFound(String, String),
+    /// The plugin's file fails to load (an error whatever `errors` says): ansible-core's
+    /// "The lookup plugin 'x' failed to load: …".
+    #[error("{0}")]
+    Unloadable(String),
 }
 
 /// Runs lookup `name` on `terms` with its options; the results, always a list.
@@ -172,6 +176,11 @@ fn python(
         |e| match e {
             crate::plugins::loader::PluginError::Missing { why, .. } => {
                 LookupError::NotFound(name.to_string(), why)
+            }
+            crate::plugins::loader::PluginError::Failed(message)
+                if message.starts_with(&format!("The lookup plugin '{name}' failed to load: ")) =>
+            {
+                LookupError::Unloadable(message)
             }
             // ansible-core's message names the plugin; the caller names it again.
             crate::plugins::loader::PluginError::Failed(message) => LookupError::Failed(
@@ -1271,6 +1280,7 @@ fn call(
             ErrorKind::InvalidOperation,
             format!("The lookup plugin '{name}' was not found."),
         )),
+        Err(LookupError::Unloadable(e)) => Err(Error::new(ErrorKind::InvalidOperation, e)),
         Err(_) if errors == "ignore" => Ok((None, wantlist)),
         Err(e) if errors == "warn" => {
             crate::template::warn(format!(

@@ -21,6 +21,10 @@ class Missing(Exception):
     """No plugin of that kind and name."""
 
 
+class LoadFailed(Exception):
+    """The plugin file of that name fails to load (ansible-core's words)."""
+
+
 def main():
     # Answers go to the original stdout; whatever a plugin prints goes to stderr.
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
@@ -52,10 +56,15 @@ def main():
     actions = Actions(loader, answers)
 
     def has(kind, name):
+        # As ansible-core's templating reads the loader: a KeyError is no filter or
+        # test of that name (an unknown collection); any other exception, as for any
+        # lookup, is a plugin that fails to load.
         try:
             return loaders[kind].get(name) is not None
-        except Exception:
-            return False
+        except Exception as ex:
+            if isinstance(ex, KeyError) and kind != "lookup":
+                return False
+            raise LoadFailed(f"The {kind} plugin {name!r} failed to load: {message(ex)}") from None
 
     def local_names(kind):
         # The short names that plugin files outside ansible-core define: those take
