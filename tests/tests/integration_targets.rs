@@ -36,6 +36,7 @@ use std::time::Duration;
 const TARGETS: &[&str] = &[
     "add_host",
     "any_errors_fatal",
+    "assemble",
     "async_fail",
     "blockinfile",
     "blocks",
@@ -120,6 +121,7 @@ const TARGETS: &[&str] = &[
     "roles",
     "roles_arg_spec",
     "roles_var_inheritance",
+    "script",
     "set_fact",
     "set_stats",
     "special_vars",
