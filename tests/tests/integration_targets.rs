@@ -3,12 +3,13 @@
 //!
 //! The targets come from the sdist of the very ansible-core version in `target/venv`,
 //! which `make ansible-targets` downloads from PyPI at test time (they are never kept in
-//! this repository). The layout is ansible-test's: a copy of `targets/` beside an
-//! `inventory` with `testhost` on the local connection; a target with a `runme.sh` is
-//! run as that script from its own directory (its `ansible-playbook`, `ansible` and
-//! `ansible-inventory` calls reach sandball through links of those names), any other
-//! target as a role of a one-play playbook on `testhost`, with `output_dir` and
-//! `ANSIBLE_ROLES_PATH` set as ansible-test sets them.
+//! this repository). The layout is ansible-test's: a copy of `targets/` in
+//! `test/integration/` beside an `inventory` with `testhost` on the local connection,
+//! and ansible-test's environment (`ANSIBLE_INVENTORY=/dev/null`, …); a target with a
+//! `runme.sh` is run as that script from its own directory (its `ansible-playbook`,
+//! `ansible` and `ansible-inventory` calls reach sandball through links of those
+//! names), any other target as a role of a one-play playbook on `testhost`, with
+//! `output_dir` and `ANSIBLE_ROLES_PATH` set as ansible-test sets them for a role.
 //!
 //! A target passes when sandball exits 0 and prints the same recaps as ansible-playbook,
 //! which must exit 0 too. A `runme.sh` that keeps the playbooks' output to itself (it
@@ -180,7 +181,8 @@ struct Layout {
 
 impl Layout {
     fn new(sb: &Sandbox, name: &str, source: &Path, ansible: bool) -> Layout {
-        let root = sb.dir(name);
+        // The ansible-test layout: `test/integration` under the content root.
+        let root = sb.dir(&format!("{name}/test/integration"));
         let copied = Command::new("cp")
             .arg("-a")
             .arg(source)
@@ -280,11 +282,14 @@ impl Layout {
             )
             .expect("playbook written");
             let mut cmd = Command::new(self.bin.join("ansible-playbook"));
+            // ansible-test gives a role target the targets as its roles path; a
+            // `runme.sh` sets its own.
             cmd.arg(&play)
                 .arg("-i")
                 .arg(self.root.join("inventory"))
                 .current_dir(&self.root)
-                .env("ANSIBLE_PLAYBOOK_DIR", &self.root);
+                .env("ANSIBLE_PLAYBOOK_DIR", &self.root)
+                .env("ANSIBLE_ROLES_PATH", self.root.join("targets"));
             cmd
         };
         // The links first; ansible-core's own scripts last, as on a controller where
@@ -297,7 +302,6 @@ impl Layout {
             paths.push(venv_bin.to_path_buf());
         }
         cmd.env("PATH", std::env::join_paths(paths).expect("PATH"))
-            .env("ANSIBLE_ROLES_PATH", self.root.join("targets"))
             .env("ANSIBLE_CONFIG", self.root.join("ansible.cfg"))
             .env("OUTPUT_DIR", &output_dir)
             .env("INVENTORY_PATH", self.root.join("inventory"))

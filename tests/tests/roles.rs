@@ -132,6 +132,25 @@ fn a_missing_role_is_named_with_where_it_was_looked_for() {
     out.assert_stderr_has("play.yml");
     out.assert_stderr_has(&format!("{}/roles", sb.path().display()));
     assert!(!out.stdout.contains("TASK ["), "{out}");
+    // Included at run time, it fails the host with the reason and the search path
+    // ansible-core gives: `roles/` beside the playbook, the roles path, the playbook's
+    // directory.
+    let pb = sb.write(
+        "include.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - include_role: {name: nosuchrole}\n",
+    );
+    let roles = sb.dir("elsewhere");
+    let run = |cmd: sandball_e2e::Invocation| cmd.env("ANSIBLE_ROLES_PATH", &roles).run();
+    let out = run(sb.play(&pb, &sb.dir("work"), &[]));
+    out.assert_code(2);
+    let base = sb.path().display();
+    out.assert_stdout_has(&format!(
+        "fatal: [alpha]: FAILED! => {{\"changed\": false, \"reason\": \"the role 'nosuchrole' was not found in {base}/roles:{}:{base}\"}}",
+        roles.display()
+    ));
+    if let Some(theirs) = sb.ansible_play(&pb, &sb.dir("work"), &[]) {
+        out.assert_same_stdout_as(&run(theirs));
+    }
 }
 
 #[test]

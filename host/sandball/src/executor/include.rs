@@ -176,6 +176,15 @@ pub(super) async fn run(
                     no_file(host, &name, &name);
                     continue;
                 }
+                Err(Unmade::NoRole(reason)) => {
+                    run.callback.error(&reason);
+                    let mut result = serde_json::Map::new();
+                    result.insert("failed".into(), Value::Bool(true));
+                    result.insert("changed".into(), Value::Bool(false));
+                    result.insert("reason".into(), Value::String(reason));
+                    fail_with(host, result, false);
+                    continue;
+                }
             };
             // A host that includes the same file with the same item twice (a loop
             // with duplicate items) runs it twice: a group holds a host once.
@@ -334,9 +343,13 @@ fn target(
             Ok(p) => Ok((std::path::absolute(&p).unwrap_or(p), name)),
             Err(_) => Err(Unmade::NoFile(name)),
         },
-        // A role that is not there fails the host before anything is included.
+        // A role that is not there fails the host before anything is included, with
+        // ansible-core's reason.
         Kind::Role => match roles::find_role(&name, &t.location, &base, search) {
             Ok(_) => Ok((PathBuf::from(&name), name)),
+            Err(crate::playbook::PlaybookError::Invalid { message, .. }) => {
+                Err(Unmade::NoRole(message))
+            }
             Err(e) => Err(missing(&e)),
         },
     }
@@ -383,6 +396,8 @@ enum Unmade {
     Missing(String),
     /// The task file it names is not there.
     NoFile(String),
+    /// The role it names is not there (why, in ansible-core's words).
+    NoRole(String),
 }
 
 /// The playbook's directory.

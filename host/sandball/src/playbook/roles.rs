@@ -108,25 +108,27 @@ impl Inherited {
     }
 }
 
-/// Where roles are looked for, in order, for a playbook in `base`.
+/// Where roles are looked for, in order, for a playbook in `base`, as ansible-core
+/// searches: `roles/` beside the playbook, the configured `roles_path`
+/// (`ANSIBLE_ROLES_PATH`, `roles_path` in ansible.cfg; by default
+/// `~/.ansible/roles:/usr/share/ansible/roles:/etc/ansible/roles`), then the
+/// playbook's directory itself.
 pub fn roles_path(base: &Path) -> Vec<PathBuf> {
+    // A playbook named without a directory is in the current one.
+    let base = match base.as_os_str().is_empty() {
+        true => std::env::current_dir().unwrap_or_default(),
+        false => std::path::absolute(base).unwrap_or_else(|_| base.to_path_buf()),
+    };
+    let configured = std::env::var("ANSIBLE_ROLES_PATH")
+        .unwrap_or_else(|_| "~/.ansible/roles:/usr/share/ansible/roles:/etc/ansible/roles".into());
     let mut dirs = vec![base.join("roles")];
-    if let Ok(configured) = std::env::var("ANSIBLE_ROLES_PATH") {
-        dirs.extend(
-            configured
-                .split(':')
-                .filter(|d| !d.is_empty())
-                .map(expand_home),
-        );
-    }
-    dirs.push(base.to_path_buf());
-    for d in [
-        "~/.ansible/roles",
-        "/usr/share/ansible/roles",
-        "/etc/ansible/roles",
-    ] {
-        dirs.push(expand_home(d));
-    }
+    dirs.extend(
+        configured
+            .split(':')
+            .filter(|d| !d.is_empty())
+            .map(expand_home),
+    );
+    dirs.push(base);
     dirs
 }
 

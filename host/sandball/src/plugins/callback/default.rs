@@ -635,10 +635,15 @@ impl Callback for DefaultCallback {
                 self.paint(&line, Role::Skip)
             }
             // A loop's items said how each failed: only that it was ignored is left.
-            Status::Failed if r.looped && r.ignored => self.paint("...ignoring", Role::Skip),
+            Status::Failed if r.looped && r.ignored && !r.failed_debug_loop() => {
+                self.paint("...ignoring", Role::Skip)
+            }
             Status::Failed => {
-                // ansible-core 2.19 says what failed, and where, before the result.
-                self.show_error(r);
+                // ansible-core 2.19 says what failed, and where, before the result
+                // (a loop's items said it for each).
+                if !r.looped {
+                    self.show_error(r);
+                }
                 // The status line already says it failed; the exception is shown as a
                 // traceback at -vvv only, as ansible-core 2.19 shows it.
                 shown.remove("failed");

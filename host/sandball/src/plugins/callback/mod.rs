@@ -390,7 +390,20 @@ impl Report<'_> {
     /// ignored, the task skipped or the host unreachable. Callbacks that keep whole
     /// results (`json`, `junit`) take the summaries too.
     pub fn shown(&self) -> bool {
-        !self.looped || self.ignored || matches!(self.status, Status::Skipped | Status::Unreachable)
+        !self.looped
+            || self.ignored
+            || matches!(self.status, Status::Skipped | Status::Unreachable)
+            || self.failed_debug_loop()
+    }
+
+    /// Whether this is the failed summary of a `debug` loop, which ansible-core's
+    /// default callback shows as a task's failure (`fatal: … "One or more items
+    /// failed"`): it keeps a `debug` result's `msg` alone, so the items are gone.
+    pub fn failed_debug_loop(&self) -> bool {
+        self.looped
+            && self.status == Status::Failed
+            && crate::assemble::component::short_name(self.action) == "debug"
+            && self.result.contains_key("msg")
     }
 
     /// Whether this is a host's whole result for a task (a loop's summary, not one
