@@ -271,12 +271,14 @@ pub fn main() -> i32 {
     };
     init_logging(verbosity);
     if verbosity >= 1 {
-        // As ansible's commands start at -v: what runs, with which configuration.
+        // As ansible's commands start: from -vv, what runs, with which configuration;
+        // from -v, which configuration file.
         let header = match &cli.command {
             Command::Playbook(a) => Some(("playbook", &a.common.module_path)),
             Command::Run(a) => Some(("run", &a.common.module_path)),
             _ => None,
-        };
+        }
+        .filter(|_| verbosity >= 2);
         if let Some((command, module_path)) = header {
             let mut searched = module_path.clone();
             searched.extend(crate::assemble::ModuleStore::default_dirs());

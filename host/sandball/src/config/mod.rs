@@ -198,6 +198,18 @@ const SETTINGS: &[Setting] = &[
     ),
     s(
         "defaults",
+        "display_failed_stderr",
+        "ANSIBLE_DISPLAY_FAILED_STDERR",
+        false,
+    ),
+    s(
+        "defaults",
+        "show_task_path_on_failure",
+        "ANSIBLE_SHOW_TASK_PATH_ON_FAILURE",
+        false,
+    ),
+    s(
+        "defaults",
         "callback_result_format",
         "ANSIBLE_CALLBACK_RESULT_FORMAT",
         false,

@@ -111,7 +111,8 @@ impl Inherited {
 /// Where roles are looked for, in order, for a playbook in `base`, as ansible-core
 /// searches: `roles/` beside the playbook, the configured `roles_path`
 /// (`ANSIBLE_ROLES_PATH`, `roles_path` in ansible.cfg; by default
-/// `~/.ansible/roles:/usr/share/ansible/roles:/etc/ansible/roles`), then the
+/// `$ANSIBLE_HOME/roles:/usr/share/ansible/roles:/etc/ansible/roles`, `ANSIBLE_HOME`
+/// being `~/.ansible` unless set), then the
 /// playbook's directory itself.
 pub fn roles_path(base: &Path) -> Vec<PathBuf> {
     // A playbook named without a directory is in the current one.
@@ -119,8 +120,10 @@ pub fn roles_path(base: &Path) -> Vec<PathBuf> {
         true => std::env::current_dir().unwrap_or_default(),
         false => std::path::absolute(base).unwrap_or_else(|_| base.to_path_buf()),
     };
-    let configured = std::env::var("ANSIBLE_ROLES_PATH")
-        .unwrap_or_else(|_| "~/.ansible/roles:/usr/share/ansible/roles:/etc/ansible/roles".into());
+    let configured = std::env::var("ANSIBLE_ROLES_PATH").unwrap_or_else(|_| {
+        let home = std::env::var("ANSIBLE_HOME").unwrap_or_else(|_| "~/.ansible".into());
+        format!("{home}/roles:/usr/share/ansible/roles:/etc/ansible/roles")
+    });
     let mut dirs = vec![base.join("roles")];
     dirs.extend(
         configured

@@ -30,6 +30,8 @@ pub enum Role {
     DiffRemove,
     /// A diff's `@@` lines.
     DiffLines,
+    /// Debug lines (`task path:`).
+    Debug,
 }
 
 impl Role {
@@ -47,11 +49,12 @@ impl Role {
             Role::DiffAdd => ("diff_add", "green"),
             Role::DiffRemove => ("diff_remove", "red"),
             Role::DiffLines => ("diff_lines", "cyan"),
+            Role::Debug => ("debug", "dark gray"),
         }
     }
 
     /// Every role, for the settings list.
-    pub const ALL: [Role; 11] = [
+    pub const ALL: [Role; 12] = [
         Role::Ok,
         Role::Changed,
         Role::Skip,
@@ -63,6 +66,7 @@ impl Role {
         Role::DiffAdd,
         Role::DiffRemove,
         Role::DiffLines,
+        Role::Debug,
     ];
 
     /// Its `[colors]` key in ansible.cfg.

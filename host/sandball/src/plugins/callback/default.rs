@@ -36,6 +36,12 @@ pub struct Display {
     pub ok_hosts: bool,
     /// `display_skipped_hosts`: `skipping:` lines are shown.
     pub skipped_hosts: bool,
+    /// `display_failed_stderr`: failures (their `[ERROR]` block and their `fatal:`
+    /// or `failed:` line) go to stderr.
+    pub failed_stderr: bool,
+    /// `show_task_path_on_failure`: a task's failure is preceded by `task path:` (below
+    /// `-vv`, which shows it for every task).
+    pub task_path_on_failure: bool,
     /// `callback_result_format`.
     pub format: ResultFormat,
 }
@@ -49,11 +55,14 @@ impl Display {
             palette: Palette::plain(),
             ok_hosts: true,
             skipped_hosts: true,
+            failed_stderr: false,
+            task_path_on_failure: false,
             format: ResultFormat::Json,
         }
     }
 
     /// As the environment (`ANSIBLE_DISPLAY_OK_HOSTS`, `ANSIBLE_DISPLAY_SKIPPED_HOSTS`,
+    /// `ANSIBLE_DISPLAY_FAILED_STDERR`, `ANSIBLE_SHOW_TASK_PATH_ON_FAILURE`,
     /// `ANSIBLE_CALLBACK_RESULT_FORMAT`, the colour settings) and ansible.cfg say.
     pub fn from_env(verbosity: u8, diff: bool) -> Result<Display, String> {
         let format = match std::env::var("ANSIBLE_CALLBACK_RESULT_FORMAT")
@@ -72,6 +81,11 @@ impl Display {
             palette: Palette::for_stdout(),
             ok_hosts: crate::plugins::action::env_flag("ANSIBLE_DISPLAY_OK_HOSTS", true),
             skipped_hosts: crate::plugins::action::env_flag("ANSIBLE_DISPLAY_SKIPPED_HOSTS", true),
+            failed_stderr: crate::plugins::action::env_flag("ANSIBLE_DISPLAY_FAILED_STDERR", false),
+            task_path_on_failure: crate::plugins::action::env_flag(
+                "ANSIBLE_SHOW_TASK_PATH_ON_FAILURE",
+                false,
+            ),
             format,
             ..Display::plain(verbosity, diff)
         })
@@ -150,7 +164,11 @@ impl DefaultCallback {
                 .filter(|_| !censored);
             let block = error_block(&origin, how, msg, help, !censored);
             if self.first_time(&block) {
-                self.emit(&self.paint(&block, Role::Error));
+                let block = self.paint(&block, Role::Error);
+                match r.status {
+                    Status::Failed | Status::Unreachable => self.emit_failure(&block),
+                    _ => self.emit(&block),
+                }
             }
         }
     }
@@ -172,6 +190,32 @@ impl DefaultCallback {
         let mut err = self.err.lock().unwrap_or_else(|e| e.into_inner());
         let _ = writeln!(err, "{text}");
         let _ = err.flush();
+    }
+
+    /// Where a task is written, as ansible-core's `task path:` line says it.
+    fn task_path(&self, at: &crate::playbook::Location) -> String {
+        let file = std::path::absolute(&at.file).unwrap_or_else(|_| at.file.clone());
+        self.paint(
+            &format!("task path: {}:{}", file.display(), at.line),
+            Role::Debug,
+        )
+    }
+
+    /// A failure's text: on stdout, or on stderr with `display_failed_stderr` (after
+    /// the banner waiting to be shown, on stdout).
+    fn emit_failure(&self, text: &str) {
+        if !self.display.failed_stderr {
+            return self.emit(text);
+        }
+        let pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(banner) = pending {
+            self.emit(&banner);
+        }
+        self.emit_err(text);
     }
 
     fn emit(&self, text: &str) {
@@ -475,9 +519,7 @@ impl Callback for DefaultCallback {
     fn task_running(&self, task: &super::Running<'_>) {
         // From -vv, where the task is written, as ansible-playbook shows it.
         if self.display.verbosity >= 2 {
-            let at = task.path;
-            let file = std::path::absolute(&at.file).unwrap_or_else(|_| at.file.clone());
-            self.emit(&format!("task path: {}:{}", file.display(), at.line));
+            self.emit(&self.task_path(task.path));
         }
         if let Some(p) = &self.progress {
             p.task(task.hosts);
@@ -650,6 +692,12 @@ impl Callback for DefaultCallback {
                 let head = if r.item.is_some() {
                     format!("failed: [{host_label}]{item} => ")
                 } else {
+                    if self.display.task_path_on_failure
+                        && self.display.verbosity < 2
+                        && let Some(origin) = &r.origin
+                    {
+                        self.emit(&self.task_path(origin.location));
+                    }
                     format!("fatal: [{host_label}]: FAILED! => ")
                 };
                 let mut line = format!("{head}{}", self.rendered(&shown, pretty));
@@ -658,28 +706,26 @@ impl Callback for DefaultCallback {
                 {
                     line = format!("The full traceback is:\n{exc}\n{line}");
                 }
-                let mut painted = self.paint(&line, Role::Error);
-                if r.ignored {
-                    painted.push('\n');
-                    painted.push_str(&self.paint("...ignoring", Role::Skip));
+                self.emit_failure(&self.paint(&line, Role::Error));
+                if !r.ignored {
+                    return;
                 }
-                painted
+                self.paint("...ignoring", Role::Skip)
             }
             Status::Unreachable => {
                 // ansible-core 2.19 says why, and where, before the result.
                 self.show_error(r);
-                let mut painted = self.paint(
+                self.emit_failure(&self.paint(
                     &format!(
                         "fatal: [{host_label}]: UNREACHABLE! => {}",
                         self.rendered(&shown, pretty)
                     ),
                     Role::Unreachable,
-                );
-                if r.ignored {
-                    painted.push('\n');
-                    painted.push_str(&self.paint("...ignoring", Role::Skip));
+                ));
+                if !r.ignored {
+                    return;
                 }
-                painted
+                self.paint("...ignoring", Role::Skip)
             }
         };
         self.emit(&line);

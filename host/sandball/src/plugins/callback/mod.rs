@@ -67,6 +67,9 @@ pub fn sorted_keys(value: &Value) -> Value {
     }
 }
 
+/// The stdout callbacks sandball has, by their short names.
+const STDOUT_CALLBACKS: &[&str] = &["default", "yaml", "minimal", "oneline", "json", "jsonl"];
+
 /// The stdout callback a name stands for (`stdout_callback` in ansible.cfg,
 /// `ANSIBLE_STDOUT_CALLBACK`, `--output`), then those `callbacks_enabled` names
 /// (`ANSIBLE_CALLBACKS_ENABLED`, formerly `callback_whitelist`) after it; the warnings
@@ -105,6 +108,11 @@ pub fn for_run(
         .unwrap_or_default();
     for name in enabled.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         let short = name.rsplit('.').next().unwrap_or(name);
+        // A stdout callback enabled as another is passed over, as ansible-core does:
+        // only `stdout_callback` prints the run.
+        if STDOUT_CALLBACKS.contains(&short) {
+            continue;
+        }
         let known = matches!(
             name,
             "profile_tasks"
