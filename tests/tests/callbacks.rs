@@ -87,6 +87,36 @@ fn hidden_ok_and_skipped_hosts_as_ansible_hides_them() {
 }
 
 #[test]
+fn failures_on_stderr_with_their_task_path_as_ansible_shows_them() {
+    let sb = Sandbox::new();
+    let inv = sb.inventory(&["a"]).display().to_string();
+    // A debug loop that fails shows its summary line too.
+    let pb = sb
+        .write(
+            "loop.yml",
+            "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: msg=d{{ item }}\n      failed_when: item == 2\n      ignore_errors: true\n      loop: [1, 2]\n    - fail: msg=boom\n      ignore_errors: true\n",
+        )
+        .display()
+        .to_string();
+    let env = [
+        ("ANSIBLE_DISPLAY_FAILED_STDERR", "true"),
+        ("ANSIBLE_SHOW_TASK_PATH_ON_FAILURE", "true"),
+    ];
+    let Some((ours, theirs)) = both(&sb, &[&pb, "-i", &inv], &env) else {
+        return;
+    };
+    ours.assert_no_panic().assert_code(0);
+    assert!(!ours.stdout.contains("fatal:"), "{ours}");
+    ours.assert_stderr_has("fatal: [a]: FAILED! => {\"msg\": \"One or more items failed\"}");
+    ours.assert_stdout_has(&format!("task path: {pb}:8\n"));
+    assert_eq!(
+        (&ours.stdout, &ours.stderr),
+        (&theirs.stdout, &theirs.stderr),
+        "\n--- ours:\n{ours}\n--- ansible:\n{theirs}"
+    );
+}
+
+#[test]
 fn colours_are_ansibles() {
     let sb = Sandbox::new();
     let (pb, inv) = setup(&sb);
