@@ -96,9 +96,9 @@ const FILE_PLAY: &str = r#"
         path: "{{ work }}/gone"
         state: absent
 
-    - name: remove a tree
+    - name: remove a tree, named with a trailing slash
       file:
-        path: "{{ work }}/gone-tree"
+        path: "{{ work }}/gone-tree/"
         state: absent
 
     - name: state=file does not create

@@ -16,7 +16,12 @@ pub fn ensure_absent(task: &Task) -> Result<Outcome, Fail> {
     let diff = initial_diff(path, "absent", prev);
     if !task.m.check_mode() {
         if prev == State::Directory {
-            fs::remove_dir_all(path)
+            // `dir/` is the directory `dir` (WASI refuses the trailing slash).
+            let dir = match path.trim_end_matches('/') {
+                "" => path.as_str(),
+                trimmed => trimmed,
+            };
+            fs::remove_dir_all(dir)
                 .map_err(|e| Fail::new(format!("rmtree failed: {}", describe_io_error(&e))))?;
         } else {
             match fs::remove_file(path) {
