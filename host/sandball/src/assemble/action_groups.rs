@@ -23,6 +23,9 @@ pub struct Unresolved(pub String);
 /// Each collection's `action_groups`, once read (`None`: no metadata found).
 static METADATA: Mutex<BTreeMap<String, Option<Arc<Value>>>> = Mutex::new(BTreeMap::new());
 
+/// Each group resolved so far (by full name): its actions.
+static GROUPS: Mutex<BTreeMap<String, Vec<String>>> = Mutex::new(BTreeMap::new());
+
 /// Whether `name` is fully qualified (`ns.coll.name`).
 fn qualified(name: &str) -> bool {
     name.split('.').count() >= 3
@@ -47,17 +50,20 @@ pub struct Group {
 }
 
 /// The actions of group `name` (as `module_defaults` writes it after `group/`), fully
-/// qualified, extended groups' included.
+/// qualified, extended groups' included. A group is resolved once: the warnings about
+/// its metadata come with that first resolution only.
 pub fn actions(roots: &CodeRoots, name: &str) -> Result<Group, Unresolved> {
-    let mut seen = BTreeSet::new();
+    let full = in_collection("ansible.builtin", name);
+    let mut groups = GROUPS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(actions) = groups.get(&full) {
+        return Ok(Group {
+            actions: actions.clone(),
+            warnings: Vec::new(),
+        });
+    }
     let mut out = Group::default();
-    collect(
-        roots,
-        &in_collection("ansible.builtin", name),
-        true,
-        &mut seen,
-        &mut out,
-    )?;
+    collect(roots, &full, true, &mut BTreeSet::new(), &mut out)?;
+    groups.insert(full, out.actions.clone());
     Ok(out)
 }
 

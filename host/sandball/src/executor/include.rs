@@ -86,14 +86,17 @@ pub(super) async fn run(
         super::play::fail_host(cx, t, host, result, ignored, rescuable);
     };
     let fail = |host: &str, e: &str| fail_with(host, failure(t, e), false);
-    // A task file that is not there (the one included, or one it imports) fails the
-    // host as `fail` does, with ansible-core's words for it.
-    let no_file = |host: &str, include: &str, missing: &str| {
-        let result = not_found(cx, kind, include, missing);
+    // A task file or role that is not there fails the host as `fail` does, with
+    // ansible-core's reason, which is also shown as an error.
+    let fail_for_reason = |host: &str, result: serde_json::Map<String, Value>| {
         if let Some(Value::String(reason)) = result.get("reason") {
             run.callback.error(reason);
         }
         fail_with(host, result, false);
+    };
+    // A task file that is not there: the one included, or one it imports.
+    let no_file = |host: &str, include: &str, missing: &str| {
+        fail_for_reason(host, not_found(cx, kind, include, missing));
     };
     let fatal = std::cell::OnceCell::new();
     let fatal_failure = || {
@@ -177,12 +180,7 @@ pub(super) async fn run(
                     continue;
                 }
                 Err(Unmade::NoRole(reason)) => {
-                    run.callback.error(&reason);
-                    let mut result = serde_json::Map::new();
-                    result.insert("failed".into(), Value::Bool(true));
-                    result.insert("changed".into(), Value::Bool(false));
-                    result.insert("reason".into(), Value::String(reason));
-                    fail_with(host, result, false);
+                    fail_for_reason(host, unmade_result(None, reason));
                     continue;
                 }
             };
@@ -374,16 +372,24 @@ fn not_found(
          If you are using a module and expect the file to exist on the remote, see the remote_src option: \
          [Errno 2] No such file or directory: '{p}'"
     );
+    match kind {
+        Kind::Tasks => unmade_result(
+            Some(include),
+            format!("Could not find or access '{p}' on the Ansible Controller: {unreadable}"),
+        ),
+        Kind::Role => unmade_result(None, unreadable),
+    }
+}
+
+/// The failed result of an inclusion that could not be made: `include_tasks`' file
+/// (`include`), then ansible-core's reason.
+fn unmade_result(include: Option<&str>, reason: String) -> serde_json::Map<String, Value> {
     let mut result = serde_json::Map::new();
     result.insert("failed".into(), Value::Bool(true));
     result.insert("changed".into(), Value::Bool(false));
-    let reason = match kind {
-        Kind::Tasks => {
-            result.insert("include".into(), Value::String(include.to_string()));
-            format!("Could not find or access '{p}' on the Ansible Controller: {unreadable}")
-        }
-        Kind::Role => unreadable,
-    };
+    if let Some(include) = include {
+        result.insert("include".into(), Value::String(include.to_string()));
+    }
     result.insert("reason".into(), Value::String(reason));
     result
 }

@@ -16,7 +16,9 @@ use crate::assemble::finder::{FindError, LegacyModule};
 use crate::playbook::Task;
 use crate::plugins::action::{self, Runs};
 pub(crate) use crate::plugins::loader::DefaultsRole;
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// What an action's name leads to.
 pub(crate) enum Found<'a> {
@@ -106,22 +108,40 @@ fn full_name(run: &Run, name: &str) -> String {
     }
 }
 
+/// What [`core_own`] found, by ansible-core's directory and name: asked for every
+/// `module_defaults` entry of every task, it looks on disk once a name.
+static CORE_OWN: Mutex<BTreeMap<(Option<PathBuf>, String), bool>> = Mutex::new(BTreeMap::new());
+
 /// Whether `short` is one of ansible-core's own actions or modules (sandball's
 /// built-in actions and components are those), not a name its routing sends elsewhere.
 pub(super) fn core_own(run: &Run, short: &str) -> bool {
+    if action::is_builtin_action(short) {
+        return true;
+    }
+    let core = run.legacy.roots().ansible.clone();
+    let key = (core, short.to_string());
+    if let Some(own) = CORE_OWN
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&key)
+    {
+        return *own;
+    }
     let in_core = |dir: &str| {
-        run.legacy
-            .roots()
-            .ansible
+        key.0
             .as_deref()
             .is_some_and(|core| core.join(dir).join(format!("{short}.py")).is_file())
     };
-    action::is_builtin_action(short)
-        || crate::assemble::component::ModuleStore::builtin_dirs()
-            .iter()
-            .any(|dir| dir.join(format!("{short}.wasm")).is_file())
+    let own = crate::assemble::component::ModuleStore::builtin_dirs()
+        .iter()
+        .any(|dir| dir.join(format!("{short}.wasm")).is_file())
         || in_core("modules")
-        || in_core("plugins/action")
+        || in_core("plugins/action");
+    CORE_OWN
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(key, own);
+    own
 }
 
 /// The name `module_defaults` know `name` by (`role`: an entry of theirs or of an

@@ -476,7 +476,11 @@ pub(super) fn show_warnings(run: &Run) {
     for notice in crate::template::take_warnings() {
         match notice {
             crate::template::Notice::Warning(w) => run.callback.warning(&w),
-            crate::template::Notice::Deprecation(d) => run.callback.deprecation(&d.shown()),
+            crate::template::Notice::Deprecation(d) => {
+                if let Some((_, line)) = crate::plugins::action::normal::core_deprecation(&d) {
+                    run.callback.deprecation(&line);
+                }
+            }
         }
     }
 }
@@ -1477,12 +1481,9 @@ async fn attempt_action(
                 }
             }
         }
-        crate::template::register_deprecations(
+        crate::plugins::action::normal::register_deprecations(
             &mut result,
-            changed_deprecations
-                .into_iter()
-                .chain(failed_deprecations)
-                .collect(),
+            &[changed_deprecations, failed_deprecations].concat(),
         );
         // A success the conditions made a failure is the action's, whoever did the
         // work, as ansible-core reports it.

@@ -43,7 +43,7 @@ pub(crate) use trust::{has_unsafe_marks, untrusted, without_unsafe_marks};
 pub use vars::{HostVarsSource, Var, Vars};
 pub(crate) use view::unsafe_mark;
 pub use warnings::{Deprecation, Notice, take_warnings};
-pub(crate) use warnings::{deprecate, deprecations_of, register_deprecations, warn};
+pub(crate) use warnings::{deprecate, deprecations_of, warn};
 
 /// Python's `str()` of a JSON value (`True`, `[1, 'a']`, `{'k': None}`), as Ansible shows
 /// values in text (e.g. `ansible-inventory --graph --vars`).

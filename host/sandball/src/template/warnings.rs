@@ -14,7 +14,8 @@ pub enum Notice {
     Deprecation(Deprecation),
 }
 
-/// A feature of ansible-core's that is going away.
+/// A feature of ansible-core's own that is going away, as ansible-core words it (shown
+/// and registered as a module's deprecation is: `plugins/action/normal.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Deprecation {
     /// What is deprecated, a sentence.
@@ -23,26 +24,6 @@ pub struct Deprecation {
     pub version: String,
     /// What follows the line: where, and what to do instead.
     pub detail: String,
-}
-
-impl Deprecation {
-    /// As ansible-core shows it.
-    pub fn shown(&self) -> String {
-        format!(
-            "{} This feature will be removed from ansible-core version {}.{}",
-            self.msg, self.version, self.detail
-        )
-    }
-
-    /// As a task's result registers it (`deprecations`), as ansible-core does.
-    pub fn registered(&self) -> serde_json::Value {
-        serde_json::json!({
-            "collection_name": "ansible.builtin",
-            "deprecator": {"resolved_name": "ansible.builtin", "type": null},
-            "msg": self.msg,
-            "version": self.version,
-        })
-    }
 }
 
 static PENDING: Mutex<Vec<Notice>> = Mutex::new(Vec::new());
@@ -65,40 +46,21 @@ pub(crate) fn deprecate(msg: &str, version: &str, detail: String) {
     }));
 }
 
-/// What `f` gives, with the deprecations it kept, as a result registers them (they
-/// are still shown).
-pub(crate) fn deprecations_of<T>(f: impl FnOnce() -> T) -> (T, Vec<serde_json::Value>) {
+/// What `f` gives, with the deprecations it kept (they are still shown), for a result
+/// to register.
+pub(crate) fn deprecations_of<T>(f: impl FnOnce() -> T) -> (T, Vec<Deprecation>) {
     let start = pending().len();
     let out = f();
-    let registered = pending()
+    let kept = pending()
         .get(start..)
         .unwrap_or_default()
         .iter()
         .filter_map(|n| match n {
-            Notice::Deprecation(d) => Some(d.registered()),
+            Notice::Deprecation(d) => Some(d.clone()),
             Notice::Warning(_) => None,
         })
         .collect();
-    (out, registered)
-}
-
-/// Adds `deprecations` to a result's own, as ansible-core registers them.
-pub(crate) fn register_deprecations(
-    result: &mut serde_json::Map<String, serde_json::Value>,
-    deprecations: Vec<serde_json::Value>,
-) {
-    if deprecations.is_empty() {
-        return;
-    }
-    match result.get_mut("deprecations") {
-        Some(serde_json::Value::Array(own)) => own.extend(deprecations),
-        _ => {
-            result.insert(
-                "deprecations".into(),
-                serde_json::Value::Array(deprecations),
-            );
-        }
-    }
+    (out, kept)
 }
 
 /// The notices kept so far, in order, which are then forgotten.

@@ -427,6 +427,34 @@ fn deprecations(m: &mut Map<String, Value>) {
     }
 }
 
+/// A deprecation of ansible-core's own that reading or templating the playbook gave,
+/// registered and shown as a module's of the same words is, its detail (where, and
+/// what instead) after the line.
+pub(crate) fn core_deprecation(d: &crate::template::Deprecation) -> Option<(Value, String)> {
+    let item = json!({"msg": d.msg, "version": d.version, "collection_name": "ansible.builtin"});
+    deprecation(&item).map(|(entry, line)| (entry, line + &d.detail))
+}
+
+/// Adds ansible-core's `deprecations` to a result's own, as ansible-core registers them.
+pub(crate) fn register_deprecations(
+    result: &mut Map<String, Value>,
+    deprecations: &[crate::template::Deprecation],
+) {
+    let entries: Vec<Value> = deprecations
+        .iter()
+        .filter_map(|d| core_deprecation(d).map(|(entry, _)| entry))
+        .collect();
+    if entries.is_empty() {
+        return;
+    }
+    match result.get_mut("deprecations") {
+        Some(Value::Array(own)) => own.extend(entries),
+        _ => {
+            result.insert("deprecations".into(), Value::Array(entries));
+        }
+    }
+}
+
 /// One deprecation, registered and as shown; none when it is not one.
 fn deprecation(item: &Value) -> Option<(Value, String)> {
     let summary = item.get("__ansible_type").and_then(Value::as_str) == Some("DeprecationSummary");

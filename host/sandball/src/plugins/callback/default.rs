@@ -207,23 +207,22 @@ impl DefaultCallback {
         if !self.display.failed_stderr {
             return self.emit(text);
         }
-        let pending = self
-            .pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        if let Some(banner) = pending {
+        if let Some(banner) = self.take_pending() {
             self.emit(&banner);
         }
         self.emit_err(text);
     }
 
-    fn emit(&self, text: &str) {
-        let pending = self
-            .pending
+    /// The banner waiting to be shown with the task's first line, now taken.
+    fn take_pending(&self) -> Option<String> {
+        self.pending
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .take();
+            .take()
+    }
+
+    fn emit(&self, text: &str) {
+        let pending = self.take_pending();
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
         // Output errors (a closed pipe) must not abort the run.
         if let Some(p) = &self.progress {
@@ -485,10 +484,7 @@ impl Callback for DefaultCallback {
 
     fn banner(&self, text: &str) {
         // A task banner still waiting for a line to show is passed over.
-        self.pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+        self.take_pending();
         self.emit(&Self::banner_line(text));
     }
 

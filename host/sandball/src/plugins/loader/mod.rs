@@ -207,9 +207,7 @@ pub fn defined_locally(kind: Kind, name: &str) -> bool {
         .flat_map(|kind| plugin_dirs(&dirs, *kind))
         .any(|d| holds_python(&d))
     {
-        let answer = ask(&json!({"kind": "local_names", "name": ""}))
-            .ok()
-            .and_then(|mut a| a.get_mut("ok").map(Value::take));
+        let answer = ask_ok(&json!({"kind": "local_names", "name": ""}));
         let listed = |key: &str| -> BTreeSet<String> {
             answer
                 .as_ref()
@@ -370,21 +368,16 @@ pub fn action_plugin(action: &str) -> Option<String> {
     }
     let mut loader = LOADER.lock().unwrap_or_else(PoisonError::into_inner);
     let known = loader.config.dirs.len();
-    if let Some((asked, found)) = loader.actions.get(action)
-        && (*asked == known || found.is_some())
-    {
-        return found.clone();
+    if let Some(found) = still_stands(loader.actions.get(action), known) {
+        return found;
     }
     let found = if namespace == "ansible.legacy" {
         local_plugin_file(&loader.config.dirs, Kind::Action, short).then(|| action.to_string())
     } else {
         drop(loader);
-        let answer = ask(&json!({"kind": "action_for", "name": action}));
+        let answer = ask_name(&json!({"kind": "action_for", "name": action}));
         loader = LOADER.lock().unwrap_or_else(PoisonError::into_inner);
         answer
-            .ok()
-            .and_then(|mut a| a.get_mut("ok").map(Value::take))
-            .and_then(|v| v.as_str().map(str::to_string))
     };
     loader
         .actions
@@ -412,24 +405,21 @@ pub enum DefaultsRole {
 pub fn defaults_name(name: &str, role: DefaultsRole) -> Option<String> {
     let key = (name.to_string(), role);
     let known = DIRS_KNOWN.load(Ordering::Acquire);
-    if let Some((asked, found)) = LOADER
+    let remembered = LOADER
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .defaults_names
         .get(&key)
-        && (*asked == known || found.is_some())
-    {
-        return found.clone();
+        .cloned();
+    if let Some(found) = still_stands(remembered.as_ref(), known) {
+        return found;
     }
     let role_name = match role {
         DefaultsRole::Entry => "entry",
         DefaultsRole::Member => "member",
         DefaultsRole::Action => "action",
     };
-    let found = ask(&json!({"kind": "defaults_name", "name": name, "as": role_name}))
-        .ok()
-        .and_then(|mut a| a.get_mut("ok").map(Value::take))
-        .and_then(|v| v.as_str().map(str::to_string));
+    let found = ask_name(&json!({"kind": "defaults_name", "name": name, "as": role_name}));
     LOADER
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -462,10 +452,7 @@ pub fn action_traits(action: &str) -> ActionTraits {
     if let Some(traits) = cached {
         return traits;
     }
-    let answer = ask(&json!({"kind": "action_traits", "name": handler}))
-        .ok()
-        .and_then(|a| a.get("ok").cloned())
-        .unwrap_or(Value::Null);
+    let answer = ask_ok(&json!({"kind": "action_traits", "name": handler})).unwrap_or(Value::Null);
     let flag = |name: &str| answer.get(name).and_then(Value::as_bool).unwrap_or(false);
     let traits = ActionTraits {
         raw_params: flag("raw_params"),
@@ -591,6 +578,30 @@ fn answer_of(kind: Kind, name: &str, answer: Result<Value, String>) -> Result<Va
             .unwrap_or("the plugin failed")
             .to_string(),
     ))
+}
+
+/// The value of the worker's `ok` answer to `request`; `None` when it gave another
+/// answer or there is no worker.
+fn ask_ok(request: &Value) -> Option<Value> {
+    ask(request)
+        .ok()
+        .and_then(|mut a| a.get_mut("ok").map(Value::take))
+}
+
+/// A name the worker's `ok` answer to `request` gives (`None`: no name).
+fn ask_name(request: &Value) -> Option<String> {
+    ask_ok(request).and_then(|v| v.as_str().map(str::to_string))
+}
+
+/// A remembered answer that still stands: one that found something, or one asked
+/// when as many directories were known as now (a role loaded later may bring one).
+fn still_stands(
+    remembered: Option<&(usize, Option<String>)>,
+    known: usize,
+) -> Option<Option<String>> {
+    remembered
+        .filter(|(asked, found)| *asked == known || found.is_some())
+        .map(|(_, found)| found.clone())
 }
 
 /// Sends one request to the worker (started first if need be) and reads its answer;

@@ -101,10 +101,7 @@ fn filesizeformat(
     kwargs: Kwargs,
 ) -> Result<String, Error> {
     ensure_defined(state, value)?;
-    let binary = match binary {
-        Some(b) => b,
-        None => kwargs.get::<Option<bool>>("binary")?.unwrap_or(false),
-    };
+    let binary = super::positional_or_named(binary, &kwargs, "binary")?.unwrap_or(false);
     kwargs.assert_all_used()?;
     let bytes = match value.kind() {
         ValueKind::Bool => f64::from(u8::from(value.is_true())),
@@ -132,14 +129,16 @@ fn filesizeformat(
     if bytes < base {
         return Ok(format!("{} Bytes", bytes as i64));
     }
-    let mut unit = base;
+    // The first unit it is smaller than, else the largest.
+    let (mut unit, mut shown) = (base, prefixes[0]);
     for prefix in prefixes {
         unit *= base;
-        if bytes < unit || prefix == prefixes[7] {
-            return Ok(format!("{:.1} {prefix}", base * bytes / unit));
+        shown = prefix;
+        if bytes < unit {
+            break;
         }
     }
-    unreachable!("the last prefix returns")
+    Ok(format!("{:.1} {shown}", base * bytes / unit))
 }
 
 /// Jinja's `wordwrap(width=79, break_long_words=True, wrapstring=None,
