@@ -172,8 +172,9 @@ fn hostvars_show_every_host_as_ansible_does() {
 }
 
 /// A variable of a name Ansible reserves (a template global, a keyword) in play, block
-/// or task `vars`, a vars file or set by `set_fact` draws ansible-core's warning, saying where it is, compared with
-/// ansible-playbook; the run goes on.
+/// or task `vars`, a vars file, a role's `defaults` or `vars` or set by `set_fact` draws
+/// ansible-core's warning, saying where it is, compared with ansible-playbook; the run
+/// goes on.
 #[test]
 fn reserved_names_are_warned_about() {
     let sb = Sandbox::new();
@@ -186,6 +187,7 @@ fn reserved_names_are_warned_about() {
   vars:
     lipsum: play
   vars_files: [file_vars.yml]
+  roles: [r]
   tasks:
     - include_vars: included.yml
     - block:
@@ -199,6 +201,9 @@ fn reserved_names_are_warned_about() {
     );
     sb.write("file_vars.yml", "range: file\n");
     sb.write("included.yml", "x: 1\ndict: included\n");
+    sb.write("roles/r/defaults/main.yml", "name: default\n");
+    sb.write("roles/r/vars/main.yml", "x: 1\nenvironment: role\n");
+    sb.write("roles/r/tasks/main.yml", "- debug: {msg: role}\n");
     let work = sb.dir("work");
     let ours = sb.play(&pb, &work, &[]).run();
     ours.assert_no_panic().assert_code(0);
@@ -221,7 +226,7 @@ fn reserved_names_are_warned_about() {
             .iter()
             .filter(|l| l.starts_with("[WARNING]"))
             .count(),
-        6,
+        8,
         "{ours}"
     );
     if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {

@@ -329,12 +329,6 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
     let name = play_name(run, play, &keyword_vars)?;
     // The pattern's warnings come before the play's banner, as in ansible-playbook.
     let mut selected = play_hosts(run, play)?;
-    run.callback.play_start(&name);
-    run.callback.play_location(&play.location);
-    if selected.is_empty() {
-        run.callback.no_hosts_matched();
-        return Ok(Ended::Normally);
-    }
     if let Err(what) = order_hosts(run, &mut selected, play.order.as_ref(), &keyword_vars) {
         return Err(ExecError::Refused {
             what,
@@ -351,10 +345,19 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
             .cloned()
             .collect()
     };
+    // What reading the play's and its roles' variables warned about comes before the
+    // banner, as ansible-core reads them before it starts the play.
+    let vars_files = play_vars_files(run, play, &play_vars, &hosts);
+    super::task::show_warnings(run);
+    run.callback.play_start(&name);
+    run.callback.play_location(&play.location);
+    if selected.is_empty() {
+        run.callback.no_hosts_matched();
+        return Ok(Ended::Normally);
+    }
     if hosts.is_empty() {
         return Ok(Ended::Normally);
     }
-    let vars_files = play_vars_files(run, play, &play_vars, &hosts);
     let free = match strategy(run, play, &keyword_vars) {
         Ok(free) => free,
         Err(what) => {

@@ -853,6 +853,11 @@ pub(crate) fn read_vars(dir: &Path, name: &str) -> Result<Map<String, Value>, Pl
     let mut vars = Map::new();
     for file in files {
         let (source, root) = document(&file)?;
+        for (key, _) in root.as_ref().and_then(|r| r.as_map()).unwrap_or_default() {
+            if let Some(name) = key.as_str() {
+                super::attribute::warn_if_reserved(&source, name, key.mark);
+            }
+        }
         match root.map(|r| (r.mark, r.to_json())) {
             None => {}
             Some((_, Value::Object(m))) => vars.extend(m),

@@ -102,7 +102,9 @@ impl VarsFiles {
         Err(format!(
             "vars file {} was not found (looked in {})",
             tried.join(", "),
-            self.base.display()
+            std::path::absolute(self.base.join("."))
+                .unwrap_or_else(|_| self.base.clone())
+                .display()
         ))
     }
 
