@@ -143,6 +143,14 @@ impl TemplateError {
         } else {
             None
         };
+        if let Some(name) = undefined_operand(err, &detail) {
+            return TemplateError::Undefined {
+                detail: format!("'{name}' is undefined"),
+                template,
+                line,
+                chained: false,
+            };
+        }
         match err.kind() {
             minijinja::ErrorKind::UndefinedError => TemplateError::Undefined {
                 chained: reads_attribute(err, &template),
@@ -200,6 +208,27 @@ fn reads_attribute(err: &minijinja::Error, template: &str) -> bool {
         .flatten()
         .filter_map(|text| text.get(range.clone()))
         .any(|part| ACCESS.is_match(part.trim_end()))
+}
+
+/// The undefined value an arithmetic operation was given (`nope + 1`, `-nope`), which
+/// the engine reports as an operation on unsupported types naming that value, where
+/// ansible-core reports the undefined value.
+fn undefined_operand<'d>(err: &minijinja::Error, detail: &'d str) -> Option<&'d str> {
+    if err.kind() != minijinja::ErrorKind::InvalidOperation {
+        return None;
+    }
+    let origin = match detail.strip_prefix("tried to use ") {
+        Some(rest) if rest.contains(" unsupported types ") => {
+            let (types, origin) = rest.rsplit_once(" (`")?;
+            if !types.ends_with(" undefined") && !types.contains(" undefined and ") {
+                return None;
+            }
+            origin.strip_suffix(')')?
+        }
+        Some(_) => return None,
+        None => detail.strip_prefix('`')?,
+    };
+    origin.strip_suffix("` is undefined")
 }
 
 /// Whether the error is that there is no such filter or test.

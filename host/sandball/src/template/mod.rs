@@ -18,6 +18,7 @@ mod jinja_tests;
 pub mod lookups;
 mod marked;
 mod methods;
+mod operands;
 mod overrides;
 mod percent;
 pub(crate) mod plugin_calls;

@@ -116,12 +116,13 @@ fn may_have_operator(source: &str) -> bool {
 }
 
 /// One change to the source at byte offset `at`: `text` in place of the `remove` bytes
-/// there. `order` sorts the changes at one offset.
-struct Edit {
-    at: usize,
-    remove: usize,
-    order: u8,
-    text: Cow<'static, str>,
+/// there. `order` sorts the changes at one offset (changes of one order keep the order
+/// they were recorded in).
+pub(crate) struct Edit {
+    pub(crate) at: usize,
+    pub(crate) remove: usize,
+    pub(crate) order: u8,
+    pub(crate) text: Cow<'static, str>,
 }
 
 /// Applies the rewrite of every `%` operator in a parsed template (the engine's syntax
@@ -131,6 +132,11 @@ fn rewrite<'s>(source: &'s str, ast: Option<serde_json::Value>) -> Cow<'s, str> 
     if let Some(ast) = ast {
         collect(source, &ast, &mut edits);
     }
+    apply(source, edits)
+}
+
+/// `source` with `edits` made.
+pub(crate) fn apply(source: &str, mut edits: Vec<Edit>) -> Cow<'_, str> {
     if edits.is_empty() {
         return Cow::Borrowed(source);
     }
@@ -148,58 +154,66 @@ fn rewrite<'s>(source: &'s str, ast: Option<serde_json::Value>) -> Cow<'s, str> 
 }
 
 /// The span of a node (`{"inner": [node, span]}`) as byte offsets.
-fn span(node: &serde_json::Value) -> Option<(usize, usize)> {
+pub(crate) fn span(node: &serde_json::Value) -> Option<(usize, usize)> {
     let span = node.get("inner")?.get(1)?;
     let start = span.get("start_offset")?.as_u64()?;
     let end = span.get("end_offset")?.as_u64()?;
     Some((usize::try_from(start).ok()?, usize::try_from(end).ok()?))
 }
 
-/// Finds the `%` operators under `node` and records their edits.
-fn collect(source: &str, node: &serde_json::Value, edits: &mut Vec<Edit>) {
+/// Calls `visit` on every mapping under `node` (the syntax tree's nodes among them),
+/// parents before their children.
+pub(crate) fn each_node(node: &serde_json::Value, visit: &mut dyn FnMut(&serde_json::Value)) {
     match node {
         serde_json::Value::Array(items) => {
             for item in items {
-                collect(source, item, edits);
+                each_node(item, visit);
             }
         }
         serde_json::Value::Object(map) => {
-            if map.get("expr").and_then(|e| e.as_str()) == Some("BinOp")
-                && let Some(op) = node.get("inner").and_then(|i| i.get(0))
-                && op.get("op").and_then(|o| o.as_str()) == Some("Rem")
-                && let Some((start, end)) = span(node)
-                && let Some((_, left_end)) = op.get("left").and_then(span)
-                && let Some((right_start, _)) = op.get("right").and_then(span)
-                && let Some(between) = source.get(left_end..right_start)
-                && let Some(at) = between.find('%')
-            {
-                edits.push(Edit {
-                    at: start,
-                    remove: 0,
-                    order: 2,
-                    text: Cow::Borrowed("__sandball_percent("),
-                });
-                edits.push(Edit {
-                    at: left_end + at,
-                    remove: 1,
-                    order: 1,
-                    text: Cow::Borrowed(","),
-                });
-                edits.push(Edit {
-                    at: end,
-                    remove: 0,
-                    order: 0,
-                    text: Cow::Borrowed(")"),
-                });
-            }
-            plugin_name(source, node, edits);
-            lookup_terms(node, edits);
+            visit(node);
             for value in map.values() {
-                collect(source, value, edits);
+                each_node(value, visit);
             }
         }
         _ => {}
     }
+}
+
+/// Finds the `%` operators under `node` and records their edits.
+fn collect(source: &str, node: &serde_json::Value, edits: &mut Vec<Edit>) {
+    each_node(node, &mut |node| {
+        if node.get("expr").and_then(|e| e.as_str()) == Some("BinOp")
+            && let Some(op) = node.get("inner").and_then(|i| i.get(0))
+            && op.get("op").and_then(|o| o.as_str()) == Some("Rem")
+            && let Some((start, end)) = span(node)
+            && let Some((_, left_end)) = op.get("left").and_then(span)
+            && let Some((right_start, _)) = op.get("right").and_then(span)
+            && let Some(between) = source.get(left_end..right_start)
+            && let Some(at) = between.find('%')
+        {
+            edits.push(Edit {
+                at: start,
+                remove: 0,
+                order: 2,
+                text: Cow::Borrowed("__sandball_percent("),
+            });
+            edits.push(Edit {
+                at: left_end + at,
+                remove: 1,
+                order: 1,
+                text: Cow::Borrowed(","),
+            });
+            edits.push(Edit {
+                at: end,
+                remove: 0,
+                order: 0,
+                text: Cow::Borrowed(")"),
+            });
+        }
+        plugin_name(source, node, edits);
+        lookup_terms(node, edits);
+    });
 }
 
 /// The edits that have a lookup call `node` render the string constants holding a

@@ -12,6 +12,7 @@ use minijinja::{Environment, Error, ErrorKind, Value};
 
 use crate::template::backslashes::keep_backslashes;
 use crate::template::error::engine_detail;
+use crate::template::operands::{guard_expression, guard_template};
 use crate::template::overrides::{restore_newlines, without_trailing_newline};
 use crate::template::percent::{rewrite_expression, rewrite_template};
 use crate::template::python::{Emitted, py_str};
@@ -130,9 +131,10 @@ impl Scope {
     pub(crate) fn render_str(self: &Arc<Self>, source: &str) -> Result<Value, Error> {
         let body = without_trailing_newline(source);
         if let Some(expr) = single_expression(body)
-            && let Ok(compiled) = self.shared.env.compile_expression_owned(
-                rewrite_expression(&self.value_expression(expr)).into_owned(),
-            )
+            && let Ok(compiled) = self
+                .shared
+                .env
+                .compile_expression_owned(self.expression(&self.value_expression(expr)))
         {
             let value = compiled.eval(self.root())?;
             if body.len() < source.len()
@@ -167,9 +169,29 @@ impl Scope {
         Ok(Value::from(text))
     }
 
-    /// A template's source as the engine compiles it (Python's `%` rewritten).
+    /// A template's source as the engine compiles it (Python's `%` rewritten; where
+    /// undefined values chain, operands checked: see `operands.rs`).
     fn rewritten<'s>(&self, source: &'s str) -> std::borrow::Cow<'s, str> {
-        rewrite_template(source, self.shared.env.syntax())
+        let source = rewrite_template(source, self.shared.env.syntax());
+        if !self.chained() {
+            return source;
+        }
+        std::borrow::Cow::Owned(guard_template(&source, self.shared.env.syntax()).into_owned())
+    }
+
+    /// [`Self::rewritten`] for a bare expression, to be compiled.
+    fn expression(&self, expr: &str) -> String {
+        let expr = rewrite_expression(expr);
+        if !self.chained() {
+            return expr.into_owned();
+        }
+        guard_expression(&expr).into_owned()
+    }
+
+    /// Whether attributes of undefined values are undefined here (the chained
+    /// environment of guarded templates, see [`crate::template::Templar`]).
+    fn chained(&self) -> bool {
+        self.shared.env.undefined_behavior() == minijinja::UndefinedBehavior::Chainable
     }
 
     /// Renders a template to text.
@@ -193,7 +215,7 @@ impl Scope {
         let compiled = self
             .shared
             .env
-            .compile_expression_owned(rewrite_expression(expr).into_owned())?;
+            .compile_expression_owned(self.expression(expr))?;
         compiled.eval(self.root())
     }
 

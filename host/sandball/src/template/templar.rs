@@ -23,7 +23,8 @@ use crate::template::{filters, jinja_tests, methods, python};
 pub struct Templar {
     env: Arc<Environment<'static>>,
     /// The same environment where an attribute of an undefined value is undefined
-    /// (printing one is still an error): a template that failed reading an attribute of
+    /// (printing one, or an operation on one, is still an error: see `operands.rs`): a
+    /// template that failed reading an attribute of
     /// an undefined value and guards against one (`default`, `is defined`) is evaluated
     /// again in it, as Ansible lets `{{ a.b | default('x') }}` and `a.b is defined`
     /// through when `a` is undefined.
@@ -372,6 +373,7 @@ pub(super) fn native_environment() -> Environment<'static> {
     jinja_tests::register(&mut plugins);
     crate::template::lookups::register(&mut plugins);
     crate::template::percent::register(&mut plugins);
+    crate::template::operands::register(&mut plugins);
     crate::template::vaulted::register(&mut plugins);
     crate::template::plugin_calls::register(&mut plugins);
     crate::template::protomatter::register(&mut plugins);
@@ -683,18 +685,7 @@ fn render_embedded(scope: &Arc<Scope>, text: &str) -> Result<String, TemplateErr
 
 /// The quote character a string literal still open at the end of `expr` started with.
 fn open_quote(expr: &str) -> Option<char> {
-    let mut open = None;
-    let mut escaped = false;
-    for c in expr.chars() {
-        match open {
-            Some(_) if escaped => escaped = false,
-            Some(_) if c == '\\' => escaped = true,
-            Some(q) if c == q => open = None,
-            None if c == '\'' || c == '"' => open = Some(c),
-            _ => {}
-        }
-    }
-    open
+    super::operands::outside_strings(expr, |_| {})
 }
 
 fn eval(scope: &Arc<Scope>, expr: &str) -> Result<Value, TemplateError> {
@@ -730,10 +721,19 @@ fn undefined_result(scope: &Arc<Scope>, source: &str, as_template: &str) -> Temp
     engine_error(scope, &err, source)
 }
 
-/// For `base.name` where `base` is defined but has no `name`: the message ansible-core
-/// 2.19 gives ("object of type 'dict' has no attribute 'name'").
+/// For `base.name` (or `base['name']`) where `base` is defined but has no `name`: the
+/// message ansible-core 2.19 gives ("object of type 'dict' has no attribute 'name'").
 fn missing_attribute(scope: &Arc<Scope>, expr: &str) -> Option<String> {
-    let (base, name) = expr.rsplit_once('.')?;
+    let subscript = ["'", "\""].iter().find_map(|q| {
+        let (base, key) = expr
+            .strip_suffix(&format!("{q}]"))?
+            .rsplit_once(&format!("[{q}"))?;
+        Some((base, key))
+    });
+    let (base, name) = match subscript {
+        Some(found) => found,
+        None => expr.rsplit_once('.')?,
+    };
     let word = |w: &str| {
         w.chars()
             .next()

@@ -316,6 +316,13 @@ mod tests {
             "true | ternary(nope, 1) | default('x')",
             "hinted | default('x')",
             "lookup('env', 'SANDBALL_UNSET_VARIABLE', default=undef()) | default('x')",
+            // What only passes an undefined value on gives it to `default`.
+            "(1 and nope.a) | default('x')",
+            "(0 or nope.a) | default('x')",
+            "(nope.a if true else 1) | default('x')",
+            "(1 if false else nope.a) | default('x')",
+            "[nope.a][0] | default('x')",
+            "nope.a[0].b | default('x')",
         ] {
             assert_eq!(eval_with(expr, &v), json!("x"), "{expr}");
         }
@@ -343,9 +350,56 @@ mod tests {
             "[1, nope] | join(',')",
             "'a' if nope else 'b'",
             "[nope] | default('x')",
+            // An operation given an undefined value is the error, even where
+            // attributes chain under `default` or `is defined`.
+            "(nope.a ~ 'x') | default('y')",
+            "('x' ~ nope.a) | default('y')",
+            "(nope.a + 1) | default(3)",
+            "(-nope.a) | default(3)",
+            "(nope.a == 1) | default(3)",
+            "(nope.a < 1 < 2) | default(3)",
+            "(1 in nope.a) | default(3)",
+            "(nope.a not in [1]) | default(3)",
+            "(not nope.a) | default(3)",
+            "(nope.a and 1) | default(3)",
+            "('a' if nope.a else 'b') | default(3)",
+            "(nope.a ~ 'x') is defined",
+            "[nope.a ~ 'x'] | default(3)",
+            "(nope.a | lower ~ 'x') | default(3)",
+            "((nope.a ~ 'x') | default('y')) ~ 'z'",
+            "(nope + 1) | default(3)",
+            "(1 - nope) | default(3)",
+            "(-nope) | default(3)",
         ] {
             let err = error(expr);
             assert!(err.starts_with("'nope' is undefined"), "{expr}: {err}");
+        }
+        for (expr, attribute) in [
+            (
+                "(d.nope + 1) | default(5)",
+                "object of type 'dict' has no attribute 'nope'",
+            ),
+            (
+                "(d['nope'] * 2) | default(5)",
+                "object of type 'dict' has no attribute 'nope'",
+            ),
+            (
+                "(d.k.sub.x ~ 'y') | default(5)",
+                "object of type 'str' has no attribute 'x'",
+            ),
+        ] {
+            let err = error(expr);
+            assert!(err.starts_with(attribute), "{expr}: {err}");
+        }
+        for source in [
+            "{% if nope.a %}y{% endif %}{{ nope2 | default('') }}",
+            "{% for i in nope.a %}{{ i }}{% endfor %}{{ nope2 | default('') }}",
+        ] {
+            let err = Templar::new().render(source, &vars()).unwrap_err();
+            assert!(
+                err.to_string().starts_with("'nope' is undefined"),
+                "{source}: {err}"
+            );
         }
         assert_eq!(error("hinted"), "set it (in template \"hinted\")");
         let err = Templar::new()
