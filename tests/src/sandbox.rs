@@ -269,6 +269,13 @@ impl Invocation {
         self
     }
 
+    /// Runs it as the user `uid` (group `gid`, no other groups), with `HOME` at `home`.
+    pub fn as_user(mut self, uid: u32, gid: u32, home: &Path) -> Self {
+        use std::os::unix::process::CommandExt;
+        self.cmd.uid(uid).gid(gid).env("HOME", home);
+        self
+    }
+
     /// Runs it to the end.
     pub fn run(self) -> Output {
         Output::run(self.cmd, self.limit)

@@ -1,4 +1,4 @@
-//! The unprivileged user the become tests switch to, created when the tests run as root.
+//! The unprivileged users the become tests switch to, created when the tests run as root.
 
 use std::process::Command;
 
@@ -17,9 +17,15 @@ pub fn become_user_ready() -> bool {
         eprintln!("skipping the become test: sudo is not installed (`make test` installs it)");
         return false;
     }
+    ensure_user(BECOME_USER);
+    true
+}
+
+/// Creates the user `name` (with a home and `/bin/sh`) when missing; needs root.
+pub fn ensure_user(name: &str) {
     let exists = || {
         Command::new("id")
-            .arg(BECOME_USER)
+            .arg(name)
             .output()
             .unwrap()
             .status
@@ -27,7 +33,7 @@ pub fn become_user_ready() -> bool {
     };
     if !exists() {
         let made = Command::new("useradd")
-            .args(["-m", "-s", "/bin/sh", BECOME_USER])
+            .args(["-m", "-s", "/bin/sh", name])
             .output()
             .unwrap();
         // Tests run in processes of their own: another may have made the user meanwhile.
@@ -37,7 +43,19 @@ pub fn become_user_ready() -> bool {
             String::from_utf8_lossy(&made.stderr)
         );
     }
-    true
+}
+
+/// Sets the password of the user `name` (`chpasswd`); needs root.
+pub fn set_password(name: &str, password: &str) {
+    let set = Command::new("sh")
+        .args(["-c", &format!("echo '{name}:{password}' | chpasswd")])
+        .output()
+        .unwrap();
+    assert!(
+        set.status.success(),
+        "chpasswd: {}",
+        String::from_utf8_lossy(&set.stderr)
+    );
 }
 
 /// The user's uid.

@@ -16,6 +16,7 @@ mod async_tasks;
 mod audit;
 mod backslashes;
 mod become_homeless;
+mod become_su;
 mod blocks;
 mod callbacks;
 mod capabilities;

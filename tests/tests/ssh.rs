@@ -604,18 +604,7 @@ fn a_password_logs_in_when_no_key_is_accepted() {
     if !become_user_ready() {
         return;
     }
-    let set = Command::new("sh")
-        .args([
-            "-c",
-            &format!("echo '{BECOME_USER}:pw-not-shown-42' | chpasswd"),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        set.status.success(),
-        "chpasswd: {}",
-        String::from_utf8_lossy(&set.stderr)
-    );
+    sandball_e2e::users::set_password(BECOME_USER, "pw-not-shown-42");
     let sshd = Sshd::start();
     let sb = Sandbox::new();
     let mode = |p: &Path, m: u32| {

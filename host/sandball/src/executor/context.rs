@@ -15,7 +15,9 @@ use crate::plugins::action::normal::{self, ModuleFlags};
 use crate::plugins::action::{self, Context, ModuleRequest, failed};
 use crate::plugins::r#become::{Become, Keywords as BecomeKeywords};
 use crate::plugins::connection::pool::{ConnectError, TRANSPORT_VARS, Transport, transport_for};
-use crate::plugins::connection::{ExecOutput, JobReply, JobStart, Session, SessionError};
+use crate::plugins::connection::{
+    ConnectionError, ExecOutput, JobReply, JobStart, Session, SessionError,
+};
 use crate::policy;
 use crate::template::{Templar, Var, Vars};
 use futures::future::LocalBoxFuture;
@@ -391,9 +393,11 @@ fn unreachable(msg: String) -> Map<String, Value> {
     action::ok_with(json!({"unreachable": true, "msg": format!("Task failed: {msg}")}))
 }
 
-/// The UNREACHABLE result of a host that could not be connected to.
+/// The UNREACHABLE result of a host that could not be connected to; a become that
+/// failed (su refused the password) fails the task instead, as in ansible-core.
 fn connect_failure(e: ConnectError) -> Map<String, Value> {
     match e {
+        ConnectError::Connection(ConnectionError::Become(_)) => action::failed(e.to_string()),
         ConnectError::Session(SessionError::Version { .. })
         | ConnectError::Unsupported(_)
         | ConnectError::Vars(_)

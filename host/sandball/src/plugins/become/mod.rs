@@ -3,14 +3,18 @@
 //!
 //! The settings come, later winning, from the command line (`-b`, `--become-user`,
 //! `--become-method`, `-K`), the play, the enclosing blocks, the task, and the
-//! `ansible_become*` variables. The password only ever travels on the command's stdin
-//! (never in a command line, a log or a result); before a password is sent, a
-//! non-interactive attempt finds out whether one is needed at all.
+//! `ansible_become*` variables. sudo's password only ever travels on the command's
+//! stdin, su's on the terminal su runs on ([`terminal`]); never in a command line, a
+//! log or a result. Before sudo's password is sent, a non-interactive attempt finds out
+//! whether one is needed at all.
+
+pub mod terminal;
 
 use crate::plugins::connection::{Connection, ConnectionError, ExecOutput, Secret};
 use crate::plugins::shell::quote;
 use crate::template::{Templar, Vars};
 use serde_json::Value;
+use terminal::Terminal;
 
 /// The become keywords of one level (play, block or task).
 #[derive(Clone, Copy, Debug, Default)]
@@ -182,8 +186,13 @@ impl Become {
 
     /// Whether the node wants the password for this become: a non-interactive attempt
     /// fails. When it does, the password is checked once. A refusal is an error that
-    /// says what the node answered.
+    /// says what the node answered. su given a password is not tried: it runs on a
+    /// terminal, which answers its prompt if it shows one (from root it shows none), and
+    /// a failed su attempt costs the node's delay after a failed login.
     pub async fn needs_password(&self, conn: &Connection) -> Result<bool, ConnectionError> {
+        if self.terminal(true).is_some() {
+            return Ok(true);
+        }
         let probe = conn.exec_command(&self.wrap("exit 0", false), None).await?;
         if probe.rc == 0 {
             return Ok(false);
@@ -194,12 +203,6 @@ impl Become {
                 "a password may be needed: set ansible_become_password or use -K",
             ));
         };
-        if self.method == Method::Su {
-            return Err(ConnectionError::Remote(format!(
-                "{}: su reads its password from a terminal, which sandball does not open; use sudo, or su from root",
-                self.describe()
-            )));
-        }
         let input = format!("{}\n", password.0).into_bytes();
         let check = conn
             .exec_command(&self.wrap("exit 0", true), Some(&input))
@@ -210,9 +213,24 @@ impl Become {
         Ok(true)
     }
 
+    /// The answers of a su that runs on a terminal: su given a password, when
+    /// [`Become::needs_password`] found one needed.
+    fn terminal(&self, needs_password: bool) -> Option<Terminal> {
+        match (self.method, &self.password) {
+            (Method::Su, Some(password)) if needs_password => Some(Terminal::new(password.clone())),
+            _ => None,
+        }
+    }
+
+    /// The su line of a command run on `terminal`: `tail` runs the command once the
+    /// terminal is ready (see [`terminal`]).
+    fn on_terminal(&self, terminal: &Terminal, tail: &str) -> String {
+        self.wrap(&terminal.script(tail), false)
+    }
+
     /// The command line that runs `cmd` as the become user and what must be written to
     /// its stdin first, given what [`Become::needs_password`] found.
-    pub fn line(&self, cmd: &str, needs_password: bool) -> (String, Vec<u8>) {
+    fn line(&self, cmd: &str, needs_password: bool) -> (String, Vec<u8>) {
         match (&self.password, needs_password) {
             (Some(password), true) => (
                 self.wrap(cmd, true),
@@ -222,16 +240,27 @@ impl Become {
         }
     }
 
-    /// The command line that runs `cmd` as the become user, and what must be written to
-    /// its stdin first (the password, when one is needed). Finds out with a
-    /// non-interactive attempt whether a password is needed.
-    pub async fn command_line(
+    /// How the long-lived command `cmd` (a shim session) starts as the become user: the
+    /// command line, what its stdin starts with (sudo's password), and the terminal's
+    /// answers when su runs on one. Finds out with a non-interactive attempt whether a
+    /// password is needed. On a terminal, the command's stderr goes nowhere: over ssh it
+    /// would be mixed into its stdout.
+    pub async fn session_line(
         &self,
         conn: &Connection,
         cmd: &str,
-    ) -> Result<(String, Vec<u8>), ConnectionError> {
+    ) -> Result<(String, Vec<u8>, Option<Terminal>), ConnectionError> {
         let needs = self.needs_password(conn).await?;
-        Ok(self.line(cmd, needs))
+        Ok(match self.terminal(needs) {
+            Some(t) => {
+                let tail = format!("exec /bin/sh -c {} 2>/dev/null", quote(cmd));
+                (self.on_terminal(&t, &tail), vec![], Some(t))
+            }
+            None => {
+                let (line, stdin) = self.line(cmd, needs);
+                (line, stdin, None)
+            }
+        })
     }
 
     fn refused(&self, out: &ExecOutput, hint: &str) -> ConnectionError {
@@ -270,6 +299,17 @@ pub async fn exec_command_known(
         Some(n) => n,
         None => b.needs_password(conn).await?,
     };
+    if let Some(t) = b.terminal(needs) {
+        // The input is counted off the raw terminal, which has no end of file.
+        let input = stdin.unwrap_or_default();
+        let tail = match input.len() {
+            0 => format!("exec /bin/sh -c {} </dev/null", quote(cmd)),
+            n => format!("head -c {n} | /bin/sh -c {}", quote(cmd)),
+        };
+        return conn
+            .exec_on_terminal(&b.on_terminal(&t, &tail), &t, input)
+            .await;
+    }
     let (line, mut input) = b.line(cmd, needs);
     input.extend_from_slice(stdin.unwrap_or_default());
     conn.exec_command(&line, Some(&input)).await
@@ -306,6 +346,19 @@ mod tests {
         };
         assert_eq!(su.wrap("id", false), "su app -c id");
         assert!(!format!("{b:?}").contains("s3cret"));
+        // su given a password runs on a terminal; the password is not on its line.
+        let t = su.terminal(true).unwrap();
+        let line = su.on_terminal(&t, "exec /bin/sh -c id </dev/null");
+        assert!(
+            line.starts_with("su app -c 'stty raw -echo && echo BECOME-SUCCESS-"),
+            "{line}"
+        );
+        assert!(
+            line.ends_with(" && exec /bin/sh -c id </dev/null'"),
+            "{line}"
+        );
+        assert!(!line.contains("s3cret") && !format!("{t:?}").contains("s3cret"));
+        assert!(su.terminal(false).is_none() && b.terminal(true).is_none());
     }
 
     #[test]

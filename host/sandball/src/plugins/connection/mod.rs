@@ -19,6 +19,7 @@ pub mod ssh;
 pub use session::{JobReply, JobStart, RunReply, Session, SessionError};
 
 use crate::plugins::r#become::Become;
+use crate::plugins::r#become::terminal::Terminal;
 use crate::plugins::shell;
 use pool::ConnectError;
 use std::path::Path;
@@ -81,6 +82,10 @@ pub enum ConnectionError {
     /// The node refused or broke an operation.
     #[error("{0}")]
     Remote(String),
+    /// Becoming the other user failed (su refused the password): the task fails, in
+    /// ansible-core's words.
+    #[error("Task failed: {0}")]
+    Become(String),
 }
 
 impl ConnectionError {
@@ -117,6 +122,21 @@ impl Connection {
         match self {
             Connection::Local(c) => c.exec_command(cmd, stdin).await,
             Connection::Ssh(c) => c.exec_command(cmd, stdin).await,
+        }
+    }
+
+    /// Runs the su command line `line` on a terminal that `terminal` answers (see
+    /// [`crate::plugins::r#become::terminal`]), then writes `stdin` to it, and waits
+    /// for it to end. Over ssh its stderr is part of its stdout, as on any terminal.
+    pub async fn exec_on_terminal(
+        &self,
+        line: &str,
+        terminal: &Terminal,
+        stdin: &[u8],
+    ) -> Result<ExecOutput, ConnectionError> {
+        match self {
+            Connection::Local(c) => c.exec_on_terminal(line, terminal, stdin).await,
+            Connection::Ssh(c) => c.exec_on_terminal(line, terminal, stdin).await,
         }
     }
 
@@ -178,8 +198,11 @@ impl Connection {
                 if let Some(cache) = cache {
                     cmd = format!("{cmd} --cache-dir {cache}");
                 }
-                let (line, stdin) = self.as_become(become_, cmd).await?;
-                return Ok(started(c.open_session(&line, &stdin).await?, line));
+                let (line, stdin, tty) = self.as_become(become_, cmd).await?;
+                return Ok(started(
+                    c.open_session(&line, &stdin, tty.as_ref()).await?,
+                    line,
+                ));
             }
             Connection::Ssh(c) => c,
         };
@@ -200,9 +223,9 @@ impl Connection {
             session::NODE_LINE,
             session::NOT_DEPLOYED
         );
-        let (line, stdin) = self.as_become(become_, guarded).await?;
-        let node = match c.open_session(&line, &stdin).await {
-            Err(SessionError::NotDeployed { node }) => node,
+        let (line, stdin, tty) = self.as_become(become_, guarded).await?;
+        let node = match c.open_session(&line, &stdin, tty.as_ref()).await {
+            Err(ConnectError::Session(SessionError::NotDeployed { node })) => node,
             other => return Ok(started(other?, line)),
         };
         let target = c.target();
@@ -211,20 +234,23 @@ impl Connection {
             deploy::ensure_shim(self, become_, &target, &cache, node.as_deref())
         })
         .await?;
-        let (line, stdin) = self.as_become(become_, serve).await?;
-        Ok(started(c.open_session(&line, &stdin).await?, line))
+        let (line, stdin, tty) = self.as_become(become_, serve).await?;
+        Ok(started(
+            c.open_session(&line, &stdin, tty.as_ref()).await?,
+            line,
+        ))
     }
 
-    /// `cmd` as the become user (if any): the command line and what its stdin starts
-    /// with.
+    /// `cmd` as the become user (if any): the command line, what its stdin starts
+    /// with, and the answers of the terminal su runs on.
     async fn as_become(
         &self,
         become_: Option<&Become>,
         cmd: String,
-    ) -> Result<(String, Vec<u8>), ConnectionError> {
+    ) -> Result<(String, Vec<u8>, Option<Terminal>), ConnectionError> {
         match become_ {
-            Some(b) => b.command_line(self, &cmd).await,
-            None => Ok((cmd, vec![])),
+            Some(b) => b.session_line(self, &cmd).await,
+            None => Ok((cmd, vec![], None)),
         }
     }
 }

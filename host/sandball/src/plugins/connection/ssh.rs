@@ -18,17 +18,21 @@
 //! tried in OpenSSH's order: the given key files, the
 //! agent's identities (`SSH_AUTH_SOCK`), the default `~/.ssh/id_*` files, then the
 //! password. Host keys are checked against `~/.ssh/known_hosts` (or the configured
-//! files); an unknown or changed key is refused.
+//! files); an unknown or changed key is refused. Commands that su runs with a password
+//! get a pseudo-terminal on their channel.
 
 use super::channel::ChannelReader;
+use super::pool::ConnectError;
 use super::session::{Session, SessionError};
 use super::{ConnectionError, ExecOutput, Secret};
+use crate::plugins::r#become::terminal::{self, Terminal};
 use russh::keys::{HashAlg, PrivateKeyWithHashAlg, PublicKey, PublicKeyOrCertificate};
 use russh::{ChannelMsg, client};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::io::AsyncReadExt;
 
 /// How to reach one host over SSH.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -719,12 +723,12 @@ impl Ssh {
         self.params.target()
     }
 
-    /// Runs a command line in a fresh channel.
-    pub async fn exec_command(
+    /// A fresh channel running `cmd`, on a pseudo-terminal when `terminal` says so.
+    async fn channel_running(
         &self,
         cmd: &str,
-        stdin: Option<&[u8]>,
-    ) -> Result<ExecOutput, ConnectionError> {
+        terminal: bool,
+    ) -> Result<russh::Channel<client::Msg>, ConnectionError> {
         let broken = |e: russh::Error| {
             ConnectionError::Remote(format!(
                 "ssh channel to {} failed: {e}",
@@ -732,8 +736,20 @@ impl Ssh {
             ))
         };
         let channel = self.handle.channel_open_session().await.map_err(broken)?;
+        if terminal {
+            request_terminal(&channel).await.map_err(broken)?;
+        }
         channel.exec(true, cmd).await.map_err(broken)?;
-        let (mut rx, tx) = channel.split();
+        Ok(channel)
+    }
+
+    /// Runs a command line in a fresh channel.
+    pub async fn exec_command(
+        &self,
+        cmd: &str,
+        stdin: Option<&[u8]>,
+    ) -> Result<ExecOutput, ConnectionError> {
+        let (mut rx, tx) = self.channel_running(cmd, false).await?.split();
         // Input is written while output is read: a command that exits without reading
         // all of its input (a failed upload) closes the channel, and must not leave the
         // writer waiting for window space that will never come.
@@ -780,6 +796,34 @@ impl Ssh {
         Ok(out)
     }
 
+    /// Runs the su line `line` in a fresh channel on a pseudo-terminal (its stdout and
+    /// stderr are one stream then, as under ansible-core's `ssh -tt`), answers su
+    /// there, then writes `stdin` to it.
+    pub async fn exec_on_terminal(
+        &self,
+        line: &str,
+        terminal: &Terminal,
+        stdin: &[u8],
+    ) -> Result<ExecOutput, ConnectionError> {
+        let (rx, tx) = self.channel_running(line, true).await?.split();
+        let (mut reader, ending) = ChannelReader::new(rx);
+        let mut writer = tx.make_writer();
+        let mut answered = terminal
+            .answer("ssh", &mut reader, None::<&mut ChannelReader>, &mut writer)
+            .await?;
+        let feed = terminal::feed(&mut writer, stdin);
+        let (_, read) = tokio::join!(feed, reader.read_to_end(&mut answered.stdout));
+        read.map_err(|e| {
+            ConnectionError::Remote(format!("ssh channel to {}: {e}", self.target()))
+        })?;
+        let rc = ending.lock().unwrap_or_else(|e| e.into_inner()).code();
+        Ok(ExecOutput {
+            rc: rc.and_then(|c| i32::try_from(c).ok()).unwrap_or(-1),
+            stdout: answered.stdout,
+            stderr: vec![],
+        })
+    }
+
     /// Writes a file on the node (`cat > dest`).
     pub async fn put_data(&self, data: &[u8], dest: &str) -> Result<(), ConnectionError> {
         let cmd = format!("cat > {}", crate::plugins::shell::quote_path(dest));
@@ -799,19 +843,37 @@ impl Ssh {
     /// kept for the error of a session that ends; a command that exits with
     /// [`NOT_DEPLOYED`](super::session::NOT_DEPLOYED) before the hello is
     /// [`SessionError::NotDeployed`], with the node's `uname -sm` when its stderr
-    /// told it (after [`NODE_LINE`](super::session::NODE_LINE)).
-    pub async fn open_session(&self, cmd: &str, stdin: &[u8]) -> Result<Session, SessionError> {
+    /// told it (after [`NODE_LINE`](super::session::NODE_LINE)). With `terminal`, the
+    /// channel has a pseudo-terminal, where su is answered before the session starts.
+    pub async fn open_session(
+        &self,
+        cmd: &str,
+        stdin: &[u8],
+        terminal: Option<&Terminal>,
+    ) -> Result<Session, ConnectError> {
         let broken = |e: russh::Error| SessionError::Broken {
             detail: format!("ssh channel to {}: {e}", self.params.target()),
         };
         let channel = self.handle.channel_open_session().await.map_err(broken)?;
+        if terminal.is_some() {
+            request_terminal(&channel).await.map_err(broken)?;
+        }
         channel.exec(true, cmd).await.map_err(broken)?;
         if !stdin.is_empty() {
             channel.data(stdin).await.map_err(broken)?;
         }
         let (rx, tx) = channel.split();
-        let (reader, ending) = ChannelReader::new(rx);
-        let writer = tx.make_writer();
+        let (mut reader, ending) = ChannelReader::new(rx);
+        let mut writer = tx.make_writer();
+        let mut already = vec![];
+        if let Some(t) = terminal {
+            let none = None::<&mut ChannelReader>;
+            already = t
+                .answer("ssh", &mut reader, none, &mut writer)
+                .await?
+                .stdout;
+        }
+        let reader = std::io::Cursor::new(already).chain(reader);
         let words = ending.clone();
         let last_words =
             Box::new(move || words.lock().unwrap_or_else(|e| e.into_inner()).describe());
@@ -832,11 +894,18 @@ impl Ssh {
             {
                 Err(SessionError::NotDeployed {
                     node: ending.line_after(super::session::NODE_LINE),
-                })
+                }
+                .into())
             }
-            other => other,
+            other => Ok(other?),
         }
     }
+}
+
+/// Asks for a pseudo-terminal on `channel` (before its command), for su to ask for its
+/// password on.
+async fn request_terminal(channel: &russh::Channel<client::Msg>) -> Result<(), russh::Error> {
+    channel.request_pty(false, "dumb", 80, 24, 0, 0, &[]).await
 }
 
 /// Closes the session's channel when the session is dropped (a shim that is still
