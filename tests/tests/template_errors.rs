@@ -4,7 +4,11 @@
 //! plain name), conditionals of `when` and `assert` ("Error while evaluating
 //! conditional: …"), and a variable whose own template meets an undefined value, named
 //! by that innermost value (also in what `debug: var` shows), and an undefined value
-//! inside a list or mapping the template makes named by its variable.
+//! inside a list or mapping the template makes named by its variable. What each
+//! failure came from is said as ansible-core 2.19 chains it, each step with the origin
+//! of the value it is written at: the action, the argument, the template deeper inside
+//! it or the variable's template that failed, the conditional, the loop (the whole
+//! output compared).
 
 use sandball_e2e::Sandbox;
 use sandball_e2e::compare::same_as_ansible;
@@ -53,6 +57,15 @@ const PLAY: &str = r#"
     - name: swallowed undefined then another
       debug: {msg: "{{ chained | default(1) }}{{ nope }}"}
       ignore_errors: true
+    - name: loop
+      debug: {msg: x}
+      loop: "{{ nope }}"
+      ignore_errors: true
+    - name: deep in an argument
+      debug:
+        msg:
+          deep: ["{{ nope }}"]
+      ignore_errors: true
 "#;
 
 const TASKS: &[&str] = &[
@@ -68,6 +81,8 @@ const TASKS: &[&str] = &[
     "undefined inside the result",
     "undefined inside text",
     "swallowed undefined then another",
+    "loop",
+    "deep in an argument",
 ];
 
 #[test]
@@ -93,6 +108,7 @@ fn template_failures_are_reported_as_ansible_reports_them() {
         assert_eq!(theirs.code, 0, "{theirs}");
         ours.assert_same_recap_as(&theirs)
             .assert_same_results_as(&theirs, TASKS);
+        assert_eq!(ours.stdout, theirs.stdout);
     }
 }
 

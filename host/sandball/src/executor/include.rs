@@ -143,7 +143,7 @@ pub(super) async fn run(
                     .map(|i| (Some((i.item, i.loop_vars)), i.vars))
                     .collect(),
                 Err(e) => {
-                    fail_with(host, failure(t, &e), true);
+                    fail_with(host, failure(t, &e.msg), true);
                     continue;
                 }
             },

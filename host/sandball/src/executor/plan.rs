@@ -197,24 +197,26 @@ fn plan_task(
         }
     };
     let grant = |vars: &crate::template::Vars| -> Kind {
-        let grant = task::template_args(run, t, &kw, plugin.raw_args(), vars).and_then(|args| {
-            let adjustments = context::capability_keywords(run, &kw, vars)?;
-            let subject = Subject {
-                module: &component.name,
-                sha256: Some(&component.sha256),
-                builtin: component.builtin,
-                host: Some(host),
-            };
-            policy::grant_for(
-                &run.policy,
-                &subject,
-                &component.manifest,
-                &serde_json::Value::Object(args),
-                &adjustments,
-                run.options.limits,
-            )
-            .map_err(|e| e.to_string())
-        });
+        let grant = task::template_args(run, t, &kw, plugin.raw_args(), vars)
+            .map_err(|e| e.msg)
+            .and_then(|args| {
+                let adjustments = context::capability_keywords(run, &kw, vars)?;
+                let subject = Subject {
+                    module: &component.name,
+                    sha256: Some(&component.sha256),
+                    builtin: component.builtin,
+                    host: Some(host),
+                };
+                policy::grant_for(
+                    &run.policy,
+                    &subject,
+                    &component.manifest,
+                    &serde_json::Value::Object(args),
+                    &adjustments,
+                    run.options.limits,
+                )
+                .map_err(|e| e.to_string())
+            });
         let (grant, unknown) = match grant {
             Ok(g) => (Some(g), None),
             Err(e) => (None, Some(first_line(&e))),
@@ -244,7 +246,7 @@ fn plan_task(
                 grant: None,
                 unknown: Some(format!(
                     "the loop's items are known only when it runs: {}",
-                    first_line(&e)
+                    first_line(&e.msg)
                 )),
             },
         )],

@@ -7,7 +7,8 @@ use super::resolve::{DefaultsRole, same_action};
 use super::{Run, loops};
 use crate::playbook::{Chain, Keyword, LoopKind, Task};
 use crate::plugins::action::{
-    self, Context, FactLayer, Failure, Runs, failed, integer, raised, task_failed, truthy,
+    self, Cause, CauseAt, Context, FactLayer, Failure, Runs, TaskFailure, integer, raised,
+    task_failed, truthy,
 };
 use crate::plugins::callback::{Report, Status};
 use crate::template::{OMIT, Vars};
@@ -576,7 +577,7 @@ pub(crate) fn loop_items(
     t: &Task,
     vars: &Vars,
     spec: &Value,
-) -> Result<Vec<LoopItem>, String> {
+) -> Result<Vec<LoopItem>, TaskFailure> {
     let templated = match (t.loop_kind.lookup(), spec) {
         // `with_first_found` passes over the undefined values in its terms, at any
         // depth (a mapping loses the key), as ansible-core's does; terms that are
@@ -589,12 +590,24 @@ pub(crate) fn loop_items(
         _ => run.templar.template(spec, vars),
     };
     let items = templated
-        // Worded as ansible-core 2.19 words a loop's failure.
+        // Worded as ansible-core 2.19 words a loop's failure, which comes from the
+        // loop's value.
         .map_err(|e| match e {
-            crate::template::TemplateError::Undefined { .. } => {
-                format!("Task failed: {}", e.cause())
-            }
-            _ => e.cause(),
+            crate::template::TemplateError::Undefined { .. } => TaskFailure {
+                msg: format!("Task failed: {}", e.cause()),
+                cause: Some(Cause {
+                    steps: vec![(
+                        e.cause(),
+                        Some((
+                            CauseAt::Keyword,
+                            t.loop_kind
+                                .lookup()
+                                .map_or_else(|| "loop".into(), |l| format!("with_{l}")),
+                        )),
+                    )],
+                }),
+            },
+            _ => e.cause().into(),
         })
         .and_then(|v| {
             let ctx = crate::template::lookups::TaskLookup {
@@ -602,7 +615,7 @@ pub(crate) fn loop_items(
                 vars,
                 loop_action: Some(&t.action),
             };
-            loops::items(&t.loop_kind, v, &ctx)
+            loops::items(&t.loop_kind, v, &ctx).map_err(TaskFailure::from)
         })?;
     let mut control = t.loop_control.clone().unwrap_or_default();
     // `loop_var` and `index_var` may be templated.
@@ -733,7 +746,7 @@ async fn run_loop(
         Err(e) => {
             return match when_stops(run, kw, vars) {
                 Some(r) if r.get("skipped").is_some_and(py_truth) => r,
-                _ => failed(e),
+                _ => e.result(),
             };
         }
     };
@@ -943,9 +956,7 @@ pub(super) fn when_stops(run: &Run, kw: &Chain<'_>, vars: &Vars) -> Option<Map<S
                     "false_condition": cond,
                 })));
             }
-            Err(e) => {
-                return Some(failed(e.conditional_failure()));
-            }
+            Err(e) => return Some(action::conditional_failed(&e, cond)),
         }
     }
     None
@@ -1382,7 +1393,7 @@ async fn attempt_action(
     let args = match template_args(run, t, kw, plugin.raw_args(), vars) {
         Ok(a) if plugin.fact_layer() == FactLayer::SetFact => with_trust_marks(run, t, vars, a),
         Ok(a) => a,
-        Err(e) => return failed(e),
+        Err(e) => return e.result(),
     };
     let cx = TaskContext {
         run,
@@ -1549,7 +1560,7 @@ pub(crate) fn template_args(
     kw: &Chain<'_>,
     keep: &[&str],
     vars: &Vars,
-) -> Result<Map<String, Value>, String> {
+) -> Result<Map<String, Value>, TaskFailure> {
     let mut out = Map::new();
     // `module: "{{ a_dict }}"` (or `args: "{{ a_dict }}"`): the template gives the
     // arguments; arguments written out beside it win.
@@ -1569,7 +1580,8 @@ pub(crate) fn template_args(
                 return Err(format!(
                     "Task failed: Action '{}' does not support raw params.",
                     action_name(run, &t.action)
-                ));
+                )
+                .into());
             }
         }
     }
@@ -1603,9 +1615,10 @@ pub(crate) fn template_args(
                 return Err(finalization(format!(
                     "Task args must resolve to a 'dict' not '{}'.",
                     sandball_wire::python::short_type_name(&other)
-                )));
+                ))
+                .into());
             }
-            Err(e) => return Err(finalization(e.cause())),
+            Err(e) => return Err(finalization(e.cause()).into()),
         }
     }
     let given = |k: &str| k != VARIABLE_PARAMS && (raw.is_none() || k != RAW_PARAMS);
@@ -1614,10 +1627,26 @@ pub(crate) fn template_args(
             v.clone()
         } else {
             run.templar.template(v, vars).map_err(|e| {
-                finalization(format!(
-                    "Error while resolving value for '{k}': {}",
-                    e.cause()
-                ))
+                let what = format!("Error while resolving value for '{k}'");
+                TaskFailure {
+                    msg: finalization(format!("{what}: {}", e.cause())),
+                    cause: Some(Cause {
+                        steps: vec![
+                            (
+                                format!(
+                                    "Finalization of task args for '{}' failed",
+                                    action_name(run, &t.action)
+                                ),
+                                Some((CauseAt::Action, String::new())),
+                            ),
+                            (what, Some((CauseAt::Arg, k.clone()))),
+                            (
+                                e.cause(),
+                                e.template().map(|t| (CauseAt::Text, t.to_string())),
+                            ),
+                        ],
+                    }),
+                }
             })?
         };
         if let Some(v) = crate::template::strip_omit(value) {

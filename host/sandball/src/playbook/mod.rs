@@ -25,6 +25,7 @@ pub mod search_path;
 pub(crate) mod source;
 pub(crate) mod splitter;
 mod task;
+pub mod value_origin;
 pub(crate) mod yaml;
 
 use std::path::{Path, PathBuf};

@@ -38,6 +38,9 @@ pub enum TemplateError {
         /// undefined value (`nope.a`, `nope['a']`), which Ansible lets through (the
         /// result is undefined), where the strict engine stops.
         chained: bool,
+        /// The template that met the undefined value, when it is a variable's that
+        /// `template` uses rather than `template` itself.
+        inner: Option<String>,
     },
     /// The template is not valid Jinja.
     #[error("template syntax error: {detail}{}", Context(template, *line))]
@@ -71,6 +74,9 @@ pub enum TemplateError {
     },
 }
 
+/// How ansible-core 2.19 introduces a conditional that could not be evaluated.
+pub const CONDITIONAL_ERROR: &str = "Error while evaluating conditional: ";
+
 impl TemplateError {
     /// What went wrong, without the template it went wrong in.
     pub fn detail(&self) -> &str {
@@ -79,6 +85,29 @@ impl TemplateError {
             | TemplateError::Syntax { detail, .. }
             | TemplateError::Render { detail, .. }
             | TemplateError::Conditional { detail, .. } => detail,
+        }
+    }
+
+    /// The template or expression that failed: the variable's whose own template met
+    /// an undefined value, else the one given.
+    pub fn template(&self) -> Option<&str> {
+        match self {
+            TemplateError::Undefined {
+                inner: Some(inner), ..
+            } => Some(inner),
+            TemplateError::Undefined { template, .. }
+            | TemplateError::Syntax { template, .. }
+            | TemplateError::Render { template, .. } => Some(template),
+            TemplateError::Conditional { condition, .. } => Some(condition),
+        }
+    }
+
+    /// The variable's template that met an undefined value, when it is not the one
+    /// given.
+    pub fn inner(&self) -> Option<&str> {
+        match self {
+            TemplateError::Undefined { inner, .. } => inner.as_deref(),
+            _ => None,
         }
     }
 
@@ -114,7 +143,7 @@ impl TemplateError {
             {
                 detail.clone()
             }
-            _ => format!("Error while evaluating conditional: {}", self.cause()),
+            _ => format!("{CONDITIONAL_ERROR}{}", self.cause()),
         }
     }
 
@@ -157,6 +186,7 @@ impl TemplateError {
                 detail,
                 template,
                 line,
+                inner: None,
             },
             minijinja::ErrorKind::SyntaxError
             | minijinja::ErrorKind::BadEscape

@@ -54,7 +54,7 @@ struct Shared {
     cache: Mutex<HashMap<String, Option<Value>>>,
     /// The variables that came out undefined, each with its template's error, to find
     /// the root of a later "is undefined" error.
-    undefined_causes: Mutex<Vec<(String, String)>>,
+    undefined_causes: Mutex<Vec<(String, String, String)>>,
 }
 
 /// The variables of one host during one templating call, as the root of the context.
@@ -309,16 +309,17 @@ impl Scope {
 
     /// What made `expr` undefined, when it is a variable whose template met an undefined
     /// value: that template's error, followed down to the innermost one, as ansible-core
-    /// reports the template that failed rather than the variables that use it.
-    pub(crate) fn undefined_root(&self, expr: &str) -> Option<String> {
+    /// reports the template that failed rather than the variables that use it; with
+    /// that innermost template's text.
+    pub(crate) fn undefined_root(&self, expr: &str) -> Option<(String, String)> {
         let causes = lock(&self.shared.undefined_causes);
-        let mut root: Option<&String> = None;
+        let mut root: Option<(&String, &String)> = None;
         let mut name = expr;
         for _ in 0..causes.len() {
-            let Some((_, detail)) = causes.iter().find(|(key, _)| key == name) else {
+            let Some((_, detail, source)) = causes.iter().find(|(key, ..)| key == name) else {
                 break;
             };
-            root = Some(detail);
+            root = Some((detail, source));
             match detail
                 .strip_prefix('\'')
                 .and_then(|d| d.strip_suffix("' is undefined"))
@@ -327,7 +328,7 @@ impl Scope {
                 None => break,
             }
         }
-        root.cloned()
+        root.map(|(detail, source)| (detail.clone(), source.clone()))
     }
 
     /// The value of a trusted string found at `path`: rendered once per call. `None` if
@@ -361,7 +362,7 @@ impl Scope {
             Err(err) if err.kind() == ErrorKind::UndefinedError => {
                 // An `undef(hint)` that made the variable undefined words the error.
                 let detail = super::undefined::take_hint().unwrap_or_else(|| engine_detail(&err));
-                lock(&self.shared.undefined_causes).push((key.clone(), detail));
+                lock(&self.shared.undefined_causes).push((key.clone(), detail, source.into()));
                 None
             }
             Err(err) => Some(Value::from(Error::new(

@@ -785,15 +785,17 @@ fn engine_error(scope: &Arc<Scope>, err: &minijinja::Error, source: &str) -> Tem
             &format!("Mandatory variable '{name}' not defined."),
         );
     }
-    if let TemplateError::Undefined { detail, .. } = &mut error
+    if let TemplateError::Undefined { detail, inner, .. } = &mut error
         && let Some(expr) = detail
             .strip_prefix('\'')
             .and_then(|d| d.strip_suffix("' is undefined"))
-        && let Some(message) = scope
-            .undefined_root(expr)
-            .or_else(|| missing_attribute(scope, expr))
     {
-        *detail = message;
+        if let Some((message, source)) = scope.undefined_root(expr) {
+            *detail = message;
+            *inner = Some(source);
+        } else if let Some(message) = missing_attribute(scope, expr) {
+            *detail = message;
+        }
     }
     error
 }

@@ -58,7 +58,7 @@ fn judge(
                 r.insert("_ansible_verbose_always".into(), Value::Bool(!quiet));
                 return r;
             }
-            Err(e) => return failed(e.conditional_failure()),
+            Err(e) => return super::conditional_failed(&e, cond),
         }
     }
     let msg = message("success_msg").unwrap_or_else(|| json!("All assertions passed"));

@@ -512,6 +512,98 @@ pub fn failed(msg: impl Into<String>) -> Map<String, Value> {
 /// ("<<< caused by >>>"). Never shown or registered, as no `_ansible_` key is.
 pub const ERROR_HELP: &str = "_ansible_error_help";
 
+/// The internal result key holding what a failure came from in the task's text
+/// ([`Cause`]): the default callback shows its origin below the task's, as ansible-core
+/// 2.19 shows the origin of the value that failed. Never shown or registered, as no
+/// `_ansible_` key is.
+pub const ERROR_CAUSE: &str = "_ansible_error_cause";
+
+/// What a failure came from, said below the task's own origin: the steps ansible-core
+/// 2.19 chains, outermost first, after the task's own "Task failed".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cause {
+    /// Each step's words and the task's value it is written at (`None`: where the
+    /// step before it is).
+    pub steps: Vec<(String, Option<(CauseAt, String)>)>,
+}
+
+/// Which of the task's values a step of a [`Cause`] is written at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CauseAt {
+    /// The action's name.
+    Action,
+    /// A keyword's value (`loop`).
+    Keyword,
+    /// An argument of the action.
+    Arg,
+    /// A text: a conditional, a template.
+    Text,
+}
+
+impl CauseAt {
+    const NAMES: [(CauseAt, &'static str); 4] = [
+        (CauseAt::Action, "action"),
+        (CauseAt::Keyword, "keyword"),
+        (CauseAt::Arg, "arg"),
+        (CauseAt::Text, "text"),
+    ];
+}
+
+impl Cause {
+    /// The cause of a conditional `cond` that could not be evaluated (`error` words
+    /// it as ansible-core does); `None` when ansible-core names no cause (a refusal).
+    pub fn conditional(error: &crate::template::TemplateError, cond: &Value) -> Option<Cause> {
+        let prefix = crate::template::error::CONDITIONAL_ERROR;
+        let detail = error.conditional_error().strip_prefix(prefix)?.to_string();
+        Some(Cause {
+            steps: vec![
+                (
+                    prefix.trim_end_matches(": ").into(),
+                    Some((CauseAt::Text, cond.as_str()?.into())),
+                ),
+                (
+                    detail,
+                    error.inner().map(|t| (CauseAt::Text, t.to_string())),
+                ),
+            ],
+        })
+    }
+
+    /// Keeps it in `result`.
+    pub fn mark(&self, result: &mut Map<String, Value>) {
+        let steps: Vec<Value> = self
+            .steps
+            .iter()
+            .map(|(words, at)| {
+                let at = at.as_ref().and_then(|(kind, text)| {
+                    let (_, name) = CauseAt::NAMES.iter().find(|(k, _)| k == kind)?;
+                    Some(serde_json::json!([name, text]))
+                });
+                serde_json::json!([words, at])
+            })
+            .collect();
+        result.insert(ERROR_CAUSE.into(), Value::Array(steps));
+    }
+
+    /// The cause kept in `result`.
+    pub fn of(result: &Map<String, Value>) -> Option<Cause> {
+        let steps = result.get(ERROR_CAUSE)?.as_array()?;
+        let steps = steps
+            .iter()
+            .map(|step| {
+                let words = step.get(0)?.as_str()?.to_string();
+                let at = step.get(1).and_then(|at| {
+                    let name = at.get(0)?.as_str()?;
+                    let (kind, _) = CauseAt::NAMES.iter().find(|(_, n)| *n == name)?;
+                    Some((*kind, at.get(1)?.as_str()?.to_string()))
+                });
+                Some((words, at))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Cause { steps })
+    }
+}
+
 /// The internal result key saying how a failure came about ([`Failure`]), which
 /// ansible-core's `[ERROR]` line tells apart: it words the line from the error itself,
 /// where `msg` alone cannot say whether the error was raised or returned, nor whether
@@ -553,6 +645,46 @@ impl Failure {
     /// Marks `result` as failed this way.
     pub fn mark(self, result: &mut Map<String, Value>) {
         result.insert(FAILURE.into(), Value::from(self.as_str()));
+    }
+}
+
+/// The failed result of conditional `cond`, which could not be evaluated: ansible-core
+/// 2.19's message, and its cause (the conditional's text) for the callback.
+pub fn conditional_failed(
+    error: &crate::template::TemplateError,
+    cond: &Value,
+) -> Map<String, Value> {
+    TaskFailure {
+        msg: error.conditional_failure(),
+        cause: Cause::conditional(error, cond),
+    }
+    .result()
+}
+
+/// A task's failure before its action ran (its loop or its arguments could not be
+/// templated), with what it came from where that is one of the task's values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskFailure {
+    /// The failure's message.
+    pub msg: String,
+    /// What it came from.
+    pub cause: Option<Cause>,
+}
+
+impl From<String> for TaskFailure {
+    fn from(msg: String) -> Self {
+        TaskFailure { msg, cause: None }
+    }
+}
+
+impl TaskFailure {
+    /// Its failed result.
+    pub fn result(self) -> Map<String, Value> {
+        let mut r = failed(self.msg);
+        if let Some(cause) = self.cause {
+            cause.mark(&mut r);
+        }
+        r
     }
 }
 
