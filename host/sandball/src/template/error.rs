@@ -178,6 +178,7 @@ impl TemplateError {
                 template,
                 line,
                 chained: false,
+                inner: None,
             };
         }
         match err.kind() {
