@@ -137,6 +137,7 @@ const TARGETS: &[&str] = &[
     "tasks",
     "tempfile",
     "template_jinja2_non_native",
+    "templating_lookup_args",
     "templating_settings",
     "test_files",
     "test_mathstuff",

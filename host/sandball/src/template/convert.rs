@@ -7,7 +7,7 @@ use minijinja::{Error, ErrorKind, State, Value};
 /// The JSON form of a native template result. Undefined values anywhere in it, and
 /// values that are not data (functions, macros), are errors.
 pub(crate) fn to_json(value: &Value) -> Result<serde_json::Value, Error> {
-    convert(value, false).map(Option::unwrap_or_default)
+    convert(value, &mut OnUndefined::Fail, &mut Vec::new()).map(Option::unwrap_or_default)
 }
 
 /// [`to_json`], undefined values inside lists and mappings left out (a mapping loses
@@ -16,21 +16,57 @@ pub(crate) fn to_json(value: &Value) -> Result<serde_json::Value, Error> {
 pub(crate) fn to_json_omitting_undefined(
     value: &Value,
 ) -> Result<Option<serde_json::Value>, Error> {
-    convert(value, true)
+    convert(value, &mut OnUndefined::Omit, &mut Vec::new())
 }
 
-/// The JSON form of `value`; an undefined value is `None` when `omit` holds, else an
-/// error.
-fn convert(value: &Value, omit: bool) -> Result<Option<serde_json::Value>, Error> {
+/// A place of an undefined value in a value: the list indexes and mapping keys down to
+/// it (none for the value itself), and the undefined value.
+pub(crate) type UndefinedPlace = (Vec<serde_json::Value>, Value);
+
+/// [`to_json`] with null for each undefined value, whose places are given with it.
+pub(crate) fn to_json_marking_undefined(
+    value: &Value,
+) -> Result<(serde_json::Value, Vec<UndefinedPlace>), Error> {
+    let mut found = OnUndefined::Record(Vec::new());
+    let json = convert(value, &mut found, &mut Vec::new())?.unwrap_or_default();
+    match found {
+        OnUndefined::Record(places) => Ok((json, places)),
+        OnUndefined::Fail | OnUndefined::Omit => Ok((json, Vec::new())),
+    }
+}
+
+/// What [`convert`] makes of an undefined value.
+enum OnUndefined {
+    /// An error.
+    Fail,
+    /// Nothing: it is left out.
+    Omit,
+    /// Null, its place recorded.
+    Record(Vec<UndefinedPlace>),
+}
+
+/// The JSON form of `value` (found at `path`); an undefined value is what `undefined`
+/// says.
+fn convert(
+    value: &Value,
+    undefined: &mut OnUndefined,
+    path: &mut Vec<serde_json::Value>,
+) -> Result<Option<serde_json::Value>, Error> {
     super::vaulted::ensure_decryptable(value)?;
     Ok(Some(match value.kind() {
-        ValueKind::Undefined if omit => return Ok(None),
-        ValueKind::Undefined => {
-            return Err(Error::new(
-                ErrorKind::UndefinedError,
-                "the result contains an undefined value",
-            ));
-        }
+        ValueKind::Undefined => match undefined {
+            OnUndefined::Omit => return Ok(None),
+            OnUndefined::Record(places) => {
+                places.push((path.clone(), value.clone()));
+                serde_json::Value::Null
+            }
+            OnUndefined::Fail => {
+                return Err(Error::new(
+                    ErrorKind::UndefinedError,
+                    "the result contains an undefined value",
+                ));
+            }
+        },
         ValueKind::None => serde_json::Value::Null,
         ValueKind::Bool => serde_json::Value::Bool(value.is_true()),
         ValueKind::Number => number_to_json(value)?,
@@ -40,8 +76,10 @@ fn convert(value: &Value, omit: bool) -> Result<Option<serde_json::Value>, Error
         ),
         ValueKind::Seq | ValueKind::Iterable => {
             let mut items = Vec::with_capacity(value.len().unwrap_or(0));
-            for item in value.try_iter()?.checked() {
-                items.extend(convert(&item?, omit)?);
+            for (index, item) in value.try_iter()?.checked().enumerate() {
+                path.push(index.into());
+                items.extend(convert(&item?, undefined, path)?);
+                path.pop();
             }
             serde_json::Value::Array(items)
         }
@@ -49,8 +87,12 @@ fn convert(value: &Value, omit: bool) -> Result<Option<serde_json::Value>, Error
             let mut map = serde_json::Map::new();
             for key in value.try_iter()?.checked() {
                 let key = key?;
-                if let Some(item) = convert(&value.get_item(&key)?, omit)? {
-                    map.insert(key_to_string(&key)?, item);
+                let name = key_to_string(&key)?;
+                path.push(name.clone().into());
+                let item = convert(&value.get_item(&key)?, undefined, path)?;
+                path.pop();
+                if let Some(item) = item {
+                    map.insert(name, item);
                 }
             }
             serde_json::Value::Object(map)
@@ -68,6 +110,45 @@ fn convert(value: &Value, omit: bool) -> Result<Option<serde_json::Value>, Error
 /// An engine value made from JSON (e.g. the result of `from_json`).
 pub(crate) fn from_json(value: &serde_json::Value) -> Value {
     Value::from(minijinja::value::Serde(value))
+}
+
+/// [`from_json`] with `undefined` at each of `paths` (list indexes and mapping keys down
+/// to it; an empty path is the whole value).
+pub(crate) fn from_json_marked(
+    value: &serde_json::Value,
+    paths: &[&[serde_json::Value]],
+    undefined: &Value,
+) -> Value {
+    if paths.is_empty() {
+        return from_json(value);
+    }
+    if paths.iter().any(|p| p.is_empty()) {
+        return undefined.clone();
+    }
+    let under = |step: serde_json::Value| -> Vec<&[serde_json::Value]> {
+        paths
+            .iter()
+            .filter_map(|p| p.split_first())
+            .filter(|(first, _)| **first == step)
+            .map(|(_, rest)| rest)
+            .collect()
+    };
+    match value {
+        serde_json::Value::Array(items) => Value::from(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| from_json_marked(v, &under(i.into()), undefined))
+                .collect::<Vec<_>>(),
+        ),
+        serde_json::Value::Object(map) => Value::from_pairs(map.iter().map(|(k, v)| {
+            (
+                k.clone(),
+                from_json_marked(v, &under(k.clone().into()), undefined),
+            )
+        })),
+        other => from_json(other),
+    }
 }
 
 /// Fails with the engine's undefined error (naming the variable) if `value` is undefined.
@@ -139,6 +220,29 @@ mod tests {
             (Value::from(true), Value::from(())),
         ]);
         assert_eq!(to_json(&value).unwrap(), json!({"2": "a", "true": null}));
+    }
+
+    #[test]
+    fn undefined_values_can_cross_as_their_places() {
+        let inner = Value::from_pairs([("k", Value::UNDEFINED), ("v", Value::from(1))]);
+        let list = Value::from(vec![Value::UNDEFINED, Value::from(42), inner]);
+        let (json, places) = to_json_marking_undefined(&list).unwrap();
+        assert_eq!(json, json!([null, 42, {"k": null, "v": 1}]));
+        let paths: Vec<_> = places.iter().map(|(p, _)| p.clone()).collect();
+        assert_eq!(paths, vec![vec![json!(0)], vec![json!(2), json!("k")]]);
+        assert!(places.iter().all(|(_, v)| v.is_undefined()));
+        let borrowed: Vec<&[serde_json::Value]> = paths.iter().map(Vec::as_slice).collect();
+        let back = from_json_marked(&json, &borrowed, &Value::UNDEFINED);
+        assert!(back.get_item(&Value::from(0)).unwrap().is_undefined());
+        assert_eq!(back.get_item(&Value::from(1)).unwrap(), Value::from(42));
+        let map = back.get_item(&Value::from(2)).unwrap();
+        assert!(map.get_attr("k").unwrap().is_undefined());
+        assert_eq!(map.get_attr("v").unwrap(), Value::from(1));
+        assert!(from_json_marked(&json!([1]), &[&[]], &Value::UNDEFINED).is_undefined());
+        assert_eq!(
+            to_json(&from_json_marked(&json, &[], &Value::UNDEFINED)).unwrap(),
+            json
+        );
     }
 
     #[test]

@@ -131,7 +131,7 @@ pub fn run(
     options: &serde_json::Map<String, Json>,
     ctx: &dyn LookupContext,
 ) -> Result<Vec<Json>, LookupError> {
-    if local(name) {
+    if python_plugin(name) {
         return python(name, terms, options, ctx);
     }
     let name = short(name);
@@ -141,10 +141,16 @@ pub fn run(
     if let Some(why) = refused(name) {
         return Err(LookupError::Failed(why.to_string()));
     }
-    if !known(name) {
-        return python(name, terms, options, ctx);
-    }
     run_plugin(name, terms, options, ctx).map_err(LookupError::Failed)
+}
+
+/// Whether [`run`] runs lookup `name` as a Python plugin: a local plugin file's, or
+/// one none of sandball's (nor refused).
+fn python_plugin(name: &str) -> bool {
+    local(name) || {
+        let name = short(name);
+        name != "vars" && refused(name).is_none() && !known(name)
+    }
 }
 
 /// Whether there is a lookup of this name: one of sandball's, or a Python plugin (a
@@ -172,25 +178,74 @@ fn python(
     options: &serde_json::Map<String, Json>,
     ctx: &dyn LookupContext,
 ) -> Result<Vec<Json>, LookupError> {
-    crate::plugins::loader::lookup(name, terms, options, plain_variables(ctx)).map_err(
-        |e| match e {
-            crate::plugins::loader::PluginError::Missing { why, .. } => {
-                LookupError::NotFound(name.to_string(), why)
-            }
-            crate::plugins::loader::PluginError::Failed(message)
-                if message.starts_with(&format!("The lookup plugin '{name}' failed to load: ")) =>
-            {
-                LookupError::Unloadable(message)
-            }
-            // ansible-core's message names the plugin; the caller names it again.
-            crate::plugins::loader::PluginError::Failed(message) => LookupError::Failed(
-                message
-                    .strip_prefix("The lookup plugin '")
-                    .and_then(|m| m.split_once("' failed: "))
-                    .map_or(message.clone(), |(_, cause)| cause.to_string()),
-            ),
-        },
+    crate::plugins::loader::lookup(name, terms, options, plain_variables(ctx))
+        .map_err(|e| python_error(name, e))
+}
+
+/// A Python lookup's failure as a [`LookupError`].
+fn python_error(name: &str, e: crate::plugins::loader::PluginError) -> LookupError {
+    match e {
+        crate::plugins::loader::PluginError::Missing { why, .. } => {
+            LookupError::NotFound(name.to_string(), why)
+        }
+        crate::plugins::loader::PluginError::Failed(message)
+            if message.starts_with(&format!("The lookup plugin '{name}' failed to load: ")) =>
+        {
+            LookupError::Unloadable(message)
+        }
+        // ansible-core's message names the plugin; the caller names it again.
+        crate::plugins::loader::PluginError::Failed(message) => LookupError::Failed(
+            message
+                .strip_prefix("The lookup plugin '")
+                .and_then(|m| m.split_once("' failed: "))
+                .map_or(message.clone(), |(_, cause)| cause.to_string()),
+        ),
+    }
+}
+
+/// Runs a Python lookup plugin on terms holding undefined values (at `places`), which
+/// it gets as ansible-core's undefined markers if it accepts them
+/// (`accept_args_markers`); a plugin that does not is not run, its result the first
+/// undefined term, as in ansible-core 2.19. The results, with the undefined values
+/// the plugin gave back in place.
+fn python_marked(
+    state: &State,
+    name: &str,
+    terms: &[Json],
+    places: &[crate::template::convert::UndefinedPlace],
+    options: &serde_json::Map<String, Json>,
+) -> Result<Value, LookupError> {
+    let undefined: Vec<Json> = places
+        .iter()
+        .map(|(path, value)| {
+            let detail = ensure_defined(state, value)
+                .err()
+                .map(|e| super::error::engine_detail(&e))
+                .unwrap_or_default();
+            let variable = detail
+                .strip_prefix('\'')
+                .and_then(|d| d.strip_suffix("' is undefined"))
+                .unwrap_or("undefined");
+            serde_json::json!({ "path": path, "name": variable })
+        })
+        .collect();
+    let ctx = StateContext { state };
+    let (results, paths) = crate::plugins::loader::lookup_marked(
+        name,
+        terms,
+        &undefined,
+        options,
+        plain_variables(&ctx),
     )
+    .map_err(|e| python_error(name, e))?;
+    let paths: Vec<&[Json]> = paths
+        .iter()
+        .filter_map(|p| p.as_array().map(Vec::as_slice))
+        .collect();
+    let first = places.first().map_or(Value::UNDEFINED, |(_, v)| v.clone());
+    Ok(crate::template::convert::from_json_marked(
+        &results, &paths, &first,
+    ))
 }
 
 /// The variables a Python plugin sees: every one the context has, templated, as data
@@ -1214,11 +1269,18 @@ fn const_template(state: &State, text: String) -> Result<Value, Error> {
          `msg: \"{{ lookup('env', '{{ a_var }}') }}\"` becomes `msg: \"{{ lookup('env', a_var) }}\"`\n"
             .to_string(),
     );
-    // What is undefined in it makes the term undefined, which the lookup then gets.
-    match state
-        .env()
-        .render_str(&text, Value::from_pairs(StateContext { state }.context()))
+    // What is undefined in it makes the term undefined, which the lookup then gets; one
+    // `{{ expression }}` gives its native value (a list keeps its undefined items).
+    let context = Value::from_pairs(StateContext { state }.context());
+    if let Some(inner) = super::scope::single_expression(&text)
+        && let Ok(expr) = state.env().compile_expression(inner)
     {
+        return match expr.eval(context) {
+            Err(e) if e.kind() == ErrorKind::UndefinedError => Ok(Value::UNDEFINED),
+            other => other,
+        };
+    }
+    match state.env().render_str(&text, context) {
         Ok(rendered) => Ok(Value::from(rendered)),
         Err(e) if e.kind() == ErrorKind::UndefinedError => Ok(Value::UNDEFINED),
         Err(e) => Err(e),
@@ -1241,19 +1303,26 @@ fn undefined_argument(name: &str, terms: &[Value], kwargs: &Kwargs) -> Option<Va
     match name {
         "first_found" => return None,
         "env" => return terms.iter().find(|t| t.is_undefined()).cloned(),
+        // A Python plugin may accept undefined terms (see `python_marked`).
+        _ if python_plugin(name) => return crate::template::undefined::undefined_in(&[], kwargs),
         _ => {}
     }
     crate::template::undefined::undefined_in(terms, kwargs)
 }
 
+/// What a lookup of a template gave.
+enum Outcome {
+    /// Its results (`None` when it failed and `errors` says to go on), and whether
+    /// `wantlist` was given.
+    Results(Option<Vec<Value>>, bool),
+    /// An undefined value: the undefined term a Python plugin that does not accept them
+    /// was given (see [`python_marked`]).
+    Undefined(Value),
+}
+
 /// Runs a lookup of a template; `None` when it failed and `errors` says to go on (with
-/// a warning for `warn`), and whether `wantlist` was given.
-fn call(
-    state: &State,
-    name: &str,
-    terms: &[Value],
-    kwargs: &Kwargs,
-) -> Result<(Option<Vec<Json>>, bool), Error> {
+/// a warning for `warn`).
+fn call(state: &State, name: &str, terms: &[Value], kwargs: &Kwargs) -> Result<Outcome, Error> {
     let wantlist: bool = kwargs.get::<Option<bool>>("wantlist")?.unwrap_or(false);
     let errors: String = kwargs
         .get::<Option<String>>("errors")?
@@ -1272,21 +1341,44 @@ fn call(
         ensure_defined(state, &value)?;
         options.insert(key.to_string(), to_json(&value)?);
     }
-    let terms: Vec<Json> = terms.iter().map(to_json).collect::<Result<_, _>>()?;
-    let ctx = StateContext { state };
-    match run(name, &terms, &options, &ctx) {
-        Ok(results) => Ok((Some(results), wantlist)),
+    let ran = if python_plugin(name) {
+        let (terms, places) =
+            crate::template::convert::to_json_marking_undefined(&Value::from(terms.to_vec()))?;
+        let terms = match terms {
+            Json::Array(terms) => terms,
+            other => vec![other],
+        };
+        if places.is_empty() {
+            run(name, &terms, &options, &StateContext { state })
+                .map(|results| results.iter().map(from_json).collect())
+        } else {
+            match python_marked(state, name, &terms, &places, &options) {
+                Ok(results) if results.is_undefined() => return Ok(Outcome::Undefined(results)),
+                Ok(results) => Ok(match results.kind() {
+                    minijinja::value::ValueKind::Seq => results.try_iter()?.collect(),
+                    _ => vec![results],
+                }),
+                Err(e) => Err(e),
+            }
+        }
+    } else {
+        let terms: Vec<Json> = terms.iter().map(to_json).collect::<Result<_, _>>()?;
+        run(name, &terms, &options, &StateContext { state })
+            .map(|results| results.iter().map(from_json).collect())
+    };
+    match ran {
+        Ok(results) => Ok(Outcome::Results(Some(results), wantlist)),
         Err(LookupError::NotFound(..)) => Err(Error::new(
             ErrorKind::InvalidOperation,
             format!("The lookup plugin '{name}' was not found."),
         )),
         Err(LookupError::Unloadable(e)) => Err(Error::new(ErrorKind::InvalidOperation, e)),
-        Err(_) if errors == "ignore" => Ok((None, wantlist)),
+        Err(_) if errors == "ignore" => Ok(Outcome::Results(None, wantlist)),
         Err(e) if errors == "warn" => {
             crate::template::warn(format!(
                 "An error occurred while running the lookup plugin '{name}': {e}"
             ));
-            Ok((None, wantlist))
+            Ok(Outcome::Results(None, wantlist))
         }
         Err(LookupError::Undefined(e)) => Err(Error::new(ErrorKind::UndefinedError, e)),
         Err(LookupError::Failed(e)) => Err(Error::new(
@@ -1314,7 +1406,10 @@ fn lookup(state: &State, name: String, terms: Rest<Value>, kwargs: Kwargs) -> Re
     {
         return Ok(Value::UNDEFINED);
     }
-    let (results, wantlist) = call(state, &name, &terms, &kwargs)?;
+    let (results, wantlist) = match call(state, &name, &terms, &kwargs)? {
+        Outcome::Results(results, wantlist) => (results, wantlist),
+        Outcome::Undefined(undefined) => return Ok(undefined),
+    };
     let Some(results) = results else {
         return Ok(if wantlist {
             Value::from(Vec::<Value>::new())
@@ -1323,14 +1418,17 @@ fn lookup(state: &State, name: String, terms: Rest<Value>, kwargs: Kwargs) -> Re
         });
     };
     if wantlist {
-        return Ok(from_json(&Json::Array(results)));
+        return Ok(Value::from(results));
     }
     Ok(match results.as_slice() {
-        [one] => from_json(one),
-        many if !many.is_empty() && many.iter().all(Json::is_string) => {
-            Value::from(many.iter().map(text).collect::<Vec<_>>().join(","))
-        }
-        many => from_json(&Json::Array(many.to_vec())),
+        [one] => one.clone(),
+        many if !many.is_empty() && many.iter().all(|v| v.as_str().is_some()) => Value::from(
+            many.iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+        _ => Value::from(results),
     })
 }
 
@@ -1340,8 +1438,10 @@ fn query(state: &State, name: String, terms: Rest<Value>, kwargs: Kwargs) -> Res
     if let Some(undefined) = undefined_argument(&name, &terms, &kwargs) {
         return Ok(undefined);
     }
-    let (results, _) = call(state, &name, &terms, &kwargs)?;
-    Ok(from_json(&Json::Array(results.unwrap_or_default())))
+    match call(state, &name, &terms, &kwargs)? {
+        Outcome::Results(results, _) => Ok(Value::from(results.unwrap_or_default())),
+        Outcome::Undefined(undefined) => Ok(undefined),
+    }
 }
 
 /// A task's variables and templar as a lookup context (for `with_<lookup>` loops).

@@ -222,34 +222,9 @@ fn collect(source: &str, node: &serde_json::Value, edits: &mut Vec<Edit>) {
 /// templates inside other functions' constants.
 ///
 /// [`CONST_TEMPLATE`]: crate::template::lookups::CONST_TEMPLATE
-fn lookup_terms(node: &serde_json::Value, edits: &mut Vec<Edit>) -> Option<()> {
-    if node.get("expr")?.as_str()? != "Call" {
-        return None;
-    }
-    let call = node.get("inner")?.get(0)?;
-    let callee = call.get("expr")?;
-    let name = callee.get("inner")?.get(0)?.get("id")?.as_str()?;
-    if callee.get("expr")?.as_str()? != "Var" || !["lookup", "query", "q"].contains(&name) {
-        return None;
-    }
-    let args = call.get("args")?.as_array()?;
-    let constants = args.iter().enumerate().filter_map(|(i, arg)| match arg {
-        serde_json::Value::Object(a) => match (a.get("Pos"), a.get("Kwarg")) {
-            (Some(pos), _) if i > 0 => Some(pos),
-            (_, Some(kwarg)) => kwarg.get(1),
-            _ => None,
-        },
-        _ => None,
-    });
-    for constant in constants {
-        let holds_template = constant.get("expr").and_then(|e| e.as_str()) == Some("Const")
-            && constant
-                .get("inner")
-                .and_then(|i| i.get(0))
-                .and_then(|c| c.get("value"))
-                .and_then(|v| v.as_str())
-                .is_some_and(super::scope::is_template);
-        if let (true, Some((start, end))) = (holds_template, span(constant)) {
+fn lookup_terms(node: &serde_json::Value, edits: &mut Vec<Edit>) {
+    for constant in lookup_term_templates(node) {
+        if let Some((start, end)) = span(constant) {
             edits.push(Edit {
                 at: start,
                 remove: 0,
@@ -264,7 +239,62 @@ fn lookup_terms(node: &serde_json::Value, edits: &mut Vec<Edit>) -> Option<()> {
             });
         }
     }
-    Some(())
+}
+
+/// The string constants holding a template that a lookup call `node` is given as terms
+/// or options.
+fn lookup_term_templates(node: &serde_json::Value) -> Vec<&serde_json::Value> {
+    let args = (|| {
+        if node.get("expr")?.as_str()? != "Call" {
+            return None;
+        }
+        let call = node.get("inner")?.get(0)?;
+        let callee = call.get("expr")?;
+        let name = callee.get("inner")?.get(0)?.get("id")?.as_str()?;
+        if callee.get("expr")?.as_str()? != "Var" || !["lookup", "query", "q"].contains(&name) {
+            return None;
+        }
+        call.get("args")?.as_array()
+    })();
+    let constants = args
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(i, arg)| match (arg.get("Pos"), arg.get("Kwarg")) {
+            (Some(pos), _) if i > 0 => Some(pos),
+            (_, Some(kwarg)) => kwarg.get(1),
+            _ => None,
+        });
+    constants.filter(|c| template_constant(c)).collect()
+}
+
+/// Whether a node is a string constant holding a template.
+fn template_constant(node: &serde_json::Value) -> bool {
+    node.get("expr").and_then(|e| e.as_str()) == Some("Const")
+        && node
+            .get("inner")
+            .and_then(|i| i.get(0))
+            .and_then(|c| c.get("value"))
+            .and_then(|v| v.as_str())
+            .is_some_and(super::scope::is_template)
+}
+
+/// Whether every string constant holding a template in `expr` is given to a lookup
+/// (which templates it itself, see [`lookup_terms`]); `false` when `expr` does not
+/// parse.
+pub(crate) fn templates_only_in_lookup_terms(expr: &str) -> bool {
+    let Ok(ast) = minijinja::machinery::parse_expr(expr) else {
+        return false;
+    };
+    let Ok(ast) = serde_json::to_value(&ast) else {
+        return false;
+    };
+    let (mut all, mut terms) = (0, 0);
+    each_node(&ast, &mut |node| {
+        all += usize::from(template_constant(node));
+        terms += lookup_term_templates(node).len();
+    });
+    all == terms
 }
 
 /// The edits of a filter or test `node` names: a full name's builtin prefix blanked
@@ -877,6 +907,20 @@ fn ascii(repr: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn templates_in_lookup_terms_are_the_lookups() {
+        for (expr, only) in [
+            ("lookup('x', '{{ a }}')[1] == 42", true),
+            ("query('x', 1, default='{{ b }}') | length", true),
+            ("lookup('x', '{{ a }}') == '{{ b }}'", false),
+            ("f('{{ a }}')", false),
+            ("'{{ a }}' == 'a'", false),
+            ("{{ a }}", false),
+        ] {
+            assert_eq!(templates_only_in_lookup_terms(expr), only, "{expr}");
+        }
+    }
 
     #[test]
     fn rewrites_follow_the_engine_precedence() {

@@ -593,6 +593,9 @@ fn conditional_expression(scope: &Arc<Scope>, text: &str) -> Result<bool, Templa
         }
         // Templates inside the expression's strings (`x == "{{ y }}"`) are rendered
         // first, as ansible-core 2.19 still does.
+        // Those given to a lookup are its to template (`lookup('x', '{{ y }}')`): with
+        // what is undefined in them as undefined terms, as in ansible-core 2.19.
+        None if is_template(text) && super::percent::templates_only_in_lookup_terms(text) => text,
         None if is_template(text) => {
             rendered = render_embedded(scope, text)?;
             rendered.as_str()

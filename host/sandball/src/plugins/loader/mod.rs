@@ -342,14 +342,40 @@ pub fn lookup(
     options: &Map<String, Value>,
     variables: Map<String, Value>,
 ) -> Result<Vec<Value>, PluginError> {
-    tracing::debug!(name, "Python lookup plugin");
-    let answer = ask(&json!({
-        "kind": "lookup", "name": name, "args": terms, "kwargs": options, "variables": variables,
-    }));
-    match answer_of(Kind::Lookup, name, answer)? {
+    match lookup_marked(name, terms, &[], options, variables)?.0 {
         Value::Array(results) => Ok(results),
         other => Ok(vec![other]),
     }
+}
+
+/// [`lookup`] given undefined terms: `undefined` holds their places in `terms` (each
+/// `{"path": [index, key…], "name": variable}`, null in `terms`), which the plugin gets
+/// as ansible-core's undefined markers (or, if it does not accept them, gives back).
+/// The results, and the paths of the undefined values in them (null there; an empty
+/// path when the result is undefined as a whole).
+pub fn lookup_marked(
+    name: &str,
+    terms: &[Value],
+    undefined: &[Value],
+    options: &Map<String, Value>,
+    variables: Map<String, Value>,
+) -> Result<(Value, Vec<Value>), PluginError> {
+    tracing::debug!(name, "Python lookup plugin");
+    let mut request = json!({
+        "kind": "lookup", "name": name, "args": terms, "kwargs": options, "variables": variables,
+    });
+    if !undefined.is_empty() {
+        request["undefined"] = Value::Array(undefined.to_vec());
+    }
+    let mut answer = ask(&request);
+    let paths = match &mut answer {
+        Ok(a) => match a.get_mut("undefined").map(Value::take) {
+            Some(Value::Array(paths)) => paths,
+            _ => Vec::new(),
+        },
+        Err(_) => Vec::new(),
+    };
+    Ok((answer_of(Kind::Lookup, name, answer)?, paths))
 }
 
 /// The Python action plugin ansible-core runs for a task whose action is `action`, if

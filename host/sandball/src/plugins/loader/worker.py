@@ -107,7 +107,35 @@ def main():
             return evaluate(f"__v | {name}(*__a, **__k)", variables)
         if kind == "test":
             return evaluate(f"__v is {name}(*__a, **__k)", variables)
+        if req.get("undefined"):
+            return lookup_with_markers(name, variables, req["undefined"])
         return evaluate(f"query('{name}', *__a, **__k)", variables)
+
+    def lookup_with_markers(name, variables, undefined):
+        # The terms that were undefined are ansible-core's undefined markers: a plugin
+        # that accepts them (`accept_args_markers`) receives them, others are not run
+        # and give the first one back, as under ansible-playbook. The markers in the
+        # results come back as their paths (the values there are null).
+        from ansible._internal._templating._jinja_common import JinjaCallContext, Marker, UndefinedMarker
+        from ansible._internal._templating._jinja_plugins import _DirectCall
+
+        for place in undefined:
+            *inner, last = place["path"]
+            container = variables["__a"]
+            for step in inner:
+                container = container[step]
+            container[last] = UndefinedMarker(name=place["name"], _no_template_source=True)
+        found = []
+
+        def capture(results):
+            # Read where markers are allowed, before the expression's result is checked.
+            with JinjaCallContext(accept_lazy_markers=True):
+                found.append(marked(results, [], Marker))
+
+        variables["__capture"] = _DirectCall.mark(capture)
+        evaluate(f"__capture(query('{name}', *__a, **__k))", variables)
+        value, paths = found[0]
+        return {"results": value, "undefined": paths}
 
     while line := sys.stdin.readline():
         req = json.loads(line)
@@ -117,7 +145,12 @@ def main():
                 if os.path.isdir(d):
                     add_all_plugin_dirs(d)
         try:
-            answer = json.dumps({"ok": plain(call(req))}, allow_nan=False)
+            answer = call(req)
+            if req.get("undefined"):
+                answer = {"ok": answer["results"], "undefined": answer["undefined"]}
+            else:
+                answer = {"ok": plain(answer)}
+            answer = json.dumps(answer, allow_nan=False)
         except Missing as ex:
             answer = json.dumps({"missing": str(ex)})
         except Exception as ex:
@@ -352,6 +385,29 @@ def message(ex):
             text += f": {more}"
         cause = cause.__cause__
     return text
+
+
+def marked(value, path, marker):
+    """`value` as plain JSON data with null where a `marker` instance sits, and the paths
+    (list indexes, mapping keys) of those places."""
+    from collections.abc import Mapping, Set
+
+    if isinstance(value, marker):
+        return None, [path]
+    if isinstance(value, Mapping):
+        out, paths = {}, []
+        for k, v in value.items():
+            out[str(plain(k))], more = marked(v, path + [str(plain(k))], marker)
+            paths += more
+        return out, paths
+    if isinstance(value, (list, tuple, Set)):
+        out, paths = [], []
+        for i, v in enumerate(value):
+            item, more = marked(v, path + [i], marker)
+            out.append(item)
+            paths += more
+        return out, paths
+    return plain(value), []
 
 
 def plain(value):
