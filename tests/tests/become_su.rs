@@ -57,6 +57,8 @@ fn su_with_a_password_runs_raw_components_and_legacy_modules() {
     }
     ensure_user(SU_USER);
     set_password(SU_USER, PASSWORD);
+    // Over ssh the su user's shim is deployed through su (on its terminal) every time.
+    let _ = std::fs::remove_dir_all(format!("/home/{SU_USER}/.sandball"));
     let sshd = Sshd::start();
     let sb = Sandbox::new();
     let uid = become_uid();

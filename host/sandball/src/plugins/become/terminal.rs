@@ -206,11 +206,27 @@ impl Terminal {
     }
 }
 
-/// Writes a command's input to its terminal, once su has handed over: a command that
-/// does not read its input leaves the rest unread, which is no error.
-pub async fn feed<T: AsyncWrite + Unpin + ?Sized>(terminal: &mut T, input: &[u8]) {
-    if terminal.write_all(input).await.is_ok() {
-        let _ = terminal.flush().await;
+/// Writes a command's input to its terminal, once su has handed over, while `read`
+/// reads its output; writing stops when the output ends, for a command that does not
+/// read all of its input leaves the rest unread (a raw terminal would wait for a reader
+/// for ever).
+pub async fn feed_while<T, R>(terminal: &mut T, input: &[u8], read: R) -> R::Output
+where
+    T: AsyncWrite + Unpin + ?Sized,
+    R: std::future::Future,
+{
+    let feed = async {
+        if terminal.write_all(input).await.is_ok() {
+            let _ = terminal.flush().await;
+        }
+    };
+    tokio::pin!(feed, read);
+    let mut writing = true;
+    loop {
+        tokio::select! {
+            () = &mut feed, if writing => writing = false,
+            out = &mut read => return out,
+        }
     }
 }
 

@@ -10,6 +10,7 @@ use crate::plugins::r#become::terminal::{self, Terminal};
 use std::path::PathBuf;
 use std::process::Stdio;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 
 /// Where the shim binary is: `$SANDBALL_SHIM`, else `sandball-shim` beside the
@@ -76,16 +77,15 @@ impl Local {
         let mut answered = terminal
             .answer("local", &mut out, Some(&mut err), &mut tty)
             .await?;
-        let feed = async move {
-            terminal::feed(&mut tty, stdin).await;
-            tty
+        let read = async {
+            let (o, e) = tokio::join!(
+                out.read_to_end(&mut answered.stdout),
+                err.read_to_end(&mut answered.stderr)
+            );
+            o.and(e)
         };
-        let (tty, o, e) = tokio::join!(
-            feed,
-            out.read_to_end(&mut answered.stdout),
-            err.read_to_end(&mut answered.stderr)
-        );
-        o.and(e)
+        terminal::feed_while(&mut tty, stdin, read)
+            .await
             .map_err(ConnectionError::io("cannot read su's output"))?;
         let status = child
             .wait()
@@ -176,14 +176,16 @@ impl Local {
 }
 
 /// `/bin/sh -c line` with a new pseudo-terminal as its stdin, stdout and stderr piped;
-/// the child and the terminal's controlling side.
-fn spawn_on_terminal(line: &str) -> Result<(Child, tokio::fs::File), ConnectionError> {
+/// the child and the terminal's controlling side (non-blocking: a write the command
+/// does not read can be given up).
+fn spawn_on_terminal(line: &str) -> Result<(Child, pipe::Sender), ConnectionError> {
     use rustix::pty::{OpenptFlags, grantpt, ioctl_tiocgptpeer, openpt, unlockpt};
     let opened =
         openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).and_then(|main| {
             grantpt(&main)?;
             unlockpt(&main)?;
             let user = ioctl_tiocgptpeer(&main, OpenptFlags::RDWR | OpenptFlags::NOCTTY)?;
+            rustix::io::ioctl_fionbio(&main, true)?;
             Ok((main, user))
         });
     let (main, user) = opened
@@ -198,5 +200,7 @@ fn spawn_on_terminal(line: &str) -> Result<(Child, tokio::fs::File), ConnectionE
         .kill_on_drop(true)
         .spawn()
         .map_err(ConnectionError::io("cannot run /bin/sh"))?;
-    Ok((child, tokio::fs::File::from_std(std::fs::File::from(main))))
+    let main = pipe::Sender::from_owned_fd_unchecked(main)
+        .map_err(ConnectionError::io("cannot watch a pseudo-terminal"))?;
+    Ok((child, main))
 }

@@ -811,11 +811,12 @@ impl Ssh {
         let mut answered = terminal
             .answer("ssh", &mut reader, None::<&mut ChannelReader>, &mut writer)
             .await?;
-        let feed = terminal::feed(&mut writer, stdin);
-        let (_, read) = tokio::join!(feed, reader.read_to_end(&mut answered.stdout));
-        read.map_err(|e| {
-            ConnectionError::Remote(format!("ssh channel to {}: {e}", self.target()))
-        })?;
+        let read = reader.read_to_end(&mut answered.stdout);
+        terminal::feed_while(&mut writer, stdin, read)
+            .await
+            .map_err(|e| {
+                ConnectionError::Remote(format!("ssh channel to {}: {e}", self.target()))
+            })?;
         let rc = ending.lock().unwrap_or_else(|e| e.into_inner()).code();
         Ok(ExecOutput {
             rc: rc.and_then(|c| i32::try_from(c).ok()).unwrap_or(-1),
