@@ -290,9 +290,14 @@ impl Scope {
             .is_ok_and(|t| self.all_trusted(&t.undeclared_variables(false)))
     }
 
+    /// Whether every one of `names` is a trusted variable, with no text marked untrusted
+    /// in it (`set_fact` of a module's output, loop items a template made): what is
+    /// computed from one may be that text.
     fn all_trusted(&self, names: &std::collections::HashSet<String>) -> bool {
         names.iter().all(|name| match self.vars.get(name) {
-            Some(crate::template::vars::Var::Trusted(_)) => true,
+            Some(crate::template::vars::Var::Trusted(value)) => {
+                !super::trust::has_unsafe_marks(value)
+            }
             Some(_) => false,
             None => true,
         })

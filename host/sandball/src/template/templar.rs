@@ -819,6 +819,19 @@ mod tests {
     }
 
     #[test]
+    fn text_marked_untrusted_in_a_trusted_variable_is_never_an_expression() {
+        let t = Templar::new();
+        let unsafe_text = json!({ crate::playbook::UNSAFE_KEY: "1 == 1" });
+        let v = vars(json!({"x": [unsafe_text], "y": ["1 == 1"]}));
+        for cond in ["{{ x | first }}", "{{ x[0] }}", "{{ x | join }}"] {
+            let err = t.conditional(&json!(cond), &v).unwrap_err();
+            assert_eq!(err.detail(), crate::template::UNTRUSTED, "{cond}");
+        }
+        // The same text written in the playbook is an expression.
+        assert!(t.conditional(&json!("{{ y | first }}"), &v).unwrap());
+    }
+
+    #[test]
     fn plain_values_are_returned_unchanged() {
         let t = Templar::new();
         let value = json!({"a": [1, "two", {"three": null}], "b": "no { template }"});
