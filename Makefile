@@ -17,7 +17,7 @@ PROFILE_DIR := target/debug
 # ansible-core can become the tests' users).
 PYTHON      ?= /usr/bin/python3
 
-.PHONY: all setup modules build run test nextest test-fixtures example-component lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets target-recaps ruby cron legacy-examples sshd apt-test clean
+.PHONY: all setup modules build run test nextest test-fixtures example-component lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets target-recaps test-node ruby cron legacy-examples sshd apt-test clean
 
 all: build
 
@@ -84,7 +84,7 @@ $(TARGETS_DIR)/targets/ping: $(VENV)/bin/ansible-playbook
 ## test` runs ansible-playbook on a target only where sandball's recaps differ from these.
 RECORD_DIR := target/target-recaps
 RECAPS     := tests/target-recaps.txt
-target-recaps: build ansible ansible-targets test-fixtures nextest
+target-recaps: build ansible ansible-targets test-node test-fixtures nextest
 	rm -rf $(RECORD_DIR) && mkdir -p $(RECORD_DIR)
 	-ANSIBLE_TARGETS_RECORD=$(CURDIR)/$(RECORD_DIR) ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin \
 		$(CARGO) nextest run -p sandball-e2e -E 'test(/^integration_targets::/)' --no-fail-fast
@@ -142,13 +142,22 @@ apt-test:
 	@/usr/bin/python3 -c 'import apt' 2>/dev/null || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-apt)
 
+## test-node: what ansible-test's bootstrap leaves on a test node and ansible-core's
+## targets rely on: setfacl and getfacl (Debian's acl: the copy and lineinfile targets)
+## and an authorized_keys file in the user's ~/.ssh (the copy target copies it).
+test-node:
+	@command -v setfacl >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq acl)
+	@[ -e "$$HOME/.ssh/authorized_keys" ] || \
+		(install -d -m 0700 "$$HOME/.ssh" && install -m 0600 /dev/null "$$HOME/.ssh/authorized_keys")
+
 ## nextest: cargo-nextest, which runs the tests: each in a process of its own, several
 ## at once (.config/nextest.toml; tests that change the machine run one at a time).
 nextest:
 	@command -v cargo-nextest >/dev/null || $(CARGO) install --locked cargo-nextest
 
 ## test: every test (unit, shim, end-to-end), plus format and lint checks.
-test: clippy-driver fmt-check build ansible ansible-2.16 ansible-targets ruby cron legacy-examples test-fixtures example-component sshd apt-test nextest
+test: clippy-driver fmt-check build ansible ansible-2.16 ansible-targets test-node ruby cron legacy-examples test-fixtures example-component sshd apt-test nextest
 	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin $(LINTING) $(CARGO) nextest run --workspace --no-fail-fast
 
 fmt-check:

@@ -127,6 +127,7 @@ const TARGETS: &[&str] = &[
     "set_stats",
     "special_vars",
     "special_vars_hosts",
+    "slurp",
     "split",
     "stat",
     "strategy_free",
@@ -152,6 +153,7 @@ const TARGETS: &[&str] = &[
     "var_precedence",
     "var_templating",
     "vars_files",
+    "wait_for_connection",
     "want_json_modules_posix",
     "yaml_parsing",
 ];
@@ -253,11 +255,20 @@ impl Layout {
             .collect()
     }
 
-    /// Whether `target` makes the test user (ansible-core's `setup_test_user`).
+    /// Whether `target` makes the test user (ansible-core's `setup_test_user`): it
+    /// needs that target (`aliases`) or has that role as a dependency (`meta/main.yml`).
     fn makes_users(&self, target: &str) -> bool {
+        const SETUP: &str = "setup_test_user";
         self.aliases(target)
             .iter()
-            .any(|a| a == "needs/target/setup_test_user")
+            .any(|a| a.strip_prefix("needs/target/") == Some(SETUP))
+            || std::fs::read_to_string(self.root.join("targets").join(target).join("meta/main.yml"))
+                .is_ok_and(|meta| {
+                    meta.lines().any(|l| {
+                        let entry = l.trim().trim_start_matches("- ").trim_start();
+                        entry.trim_start_matches("role:").trim() == SETUP
+                    })
+                })
     }
 
     /// The command for `target`: its `runme.sh`, or a playbook with it as a role.
