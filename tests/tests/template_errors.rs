@@ -165,3 +165,45 @@ fn failed_operations_are_worded_as_ansible_words_them() {
         ],
     );
 }
+
+/// A notice about a text of the task's — a conditional written as a template
+/// (deprecated, in a task and in a block), a lookup's constant term holding a template
+/// (a warning) — shows that text's origin, as ansible-core 2.19 shows it, so that two
+/// such conditionals are two notices; the whole output compared with ansible-playbook.
+#[test]
+fn notices_about_a_tasks_text_show_its_origin() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let pb = sb.write(
+        "play.yml",
+        r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    flag: true
+    who: flag
+  tasks:
+    - debug: msg=one
+      when: "{{ flag }}"
+    - assert:
+        that:
+          - "{{ flag }}"
+    - block:
+        - debug: msg="{{ lookup('vars', '{{ who }}') }}"
+      when: "{{ not false }}"
+"#,
+    );
+    let work = sb.dir("work");
+    let ours = sb
+        .play(&pb, &work, &[])
+        .env("ANSIBLE_DEPRECATION_WARNINGS", "1")
+        .run();
+    ours.assert_no_panic().assert_code(0);
+    assert_eq!(ours.stderr.matches("Origin: ").count(), 4, "{ours}");
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.env("ANSIBLE_DEPRECATION_WARNINGS", "1").run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        assert_eq!(ours.stdout, theirs.stdout);
+        assert_eq!(ours.stderr, theirs.stderr);
+    }
+}

@@ -243,7 +243,7 @@ pub(super) async fn run(
             .map(|l| format!(" => (item={l})"))
             .unwrap_or_default();
         // What reading it gave to warn about comes first, as ansible-core shows it.
-        super::task::show_warnings(run);
+        super::task::show_warnings(run, Some(&t.location));
         run.callback.verbose(
             0,
             None,

@@ -348,7 +348,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
     // What reading the play's and its roles' variables warned about comes before the
     // banner, as ansible-core reads them before it starts the play.
     let vars_files = play_vars_files(run, play, &play_vars, &hosts);
-    super::task::show_warnings(run);
+    super::task::show_warnings(run, None);
     run.callback.play_start(&name);
     run.callback.play_location(&play.location);
     if selected.is_empty() {

@@ -431,7 +431,7 @@ pub async fn run_on_host(
     if t.loop_.is_none() || no_items {
         let shown = shown(no_log, &result);
         show_banner(run, banner);
-        show_warnings(run);
+        show_warnings(run, Some(&t.location));
         run.callback.result(&Report {
             host,
             action: &t.action,
@@ -450,7 +450,7 @@ pub async fn run_on_host(
         if ignored || matches!(status, Status::Skipped | Status::Unreachable) {
             show_banner(run, banner);
         }
-        show_warnings(run);
+        show_warnings(run, Some(&t.location));
         run.callback.result(&Report {
             host,
             action: &t.action,
@@ -472,12 +472,38 @@ pub async fn run_on_host(
 
 /// Shows the warnings and deprecations templating or reading the playbook gave
 /// (`errors='warn'` lookups) before the result they came with, as ansible-core shows
-/// them when they happen.
-pub(super) fn show_warnings(run: &Run) {
-    for notice in crate::template::take_warnings() {
+/// them when they happen; one about a text of `task`'s with that text's origin.
+pub(super) fn show_warnings(run: &Run, task: Option<&crate::playbook::Location>) {
+    use crate::playbook::value_origin::{Written, find};
+    let origin = |about: &Option<crate::template::About>| -> Option<String> {
+        let written = match about.as_ref()? {
+            crate::template::About::Text(text) => Written::Text(text),
+            crate::template::About::Part(part) => Written::Part(part),
+        };
+        let at = find(task?, &[written]).into_iter().next()??;
+        Some(at.origin_block(true))
+    };
+    let mut notices = crate::template::take_warnings();
+    // A task's deprecations come with its result, after its warnings: ansible-core's
+    // worker shows warnings as they happen and sends deprecations with the result.
+    if task.is_some() {
+        notices.sort_by_key(|n| matches!(n, crate::template::Notice::Deprecation(_)));
+    }
+    for notice in notices {
         match notice {
-            crate::template::Notice::Warning(w) => run.callback.warning(&w),
-            crate::template::Notice::Deprecation(d) => {
+            crate::template::Notice::Warning(w) => {
+                // The origin follows the warning's first line.
+                let text = match (origin(&w.written), w.text.split_once('\n')) {
+                    (Some(block), Some((first, rest))) => format!("{first}\n{block}{rest}"),
+                    (Some(block), None) => format!("{}\n{block}", w.text),
+                    (None, _) => w.text,
+                };
+                run.callback.warning(&text);
+            }
+            crate::template::Notice::Deprecation(mut d) => {
+                if let Some(block) = origin(&d.written) {
+                    d.detail = format!("\n{block}{}", d.detail);
+                }
                 if let Some((_, line)) = crate::plugins::action::normal::core_deprecation(&d) {
                     run.callback.deprecation(&line);
                 }
@@ -858,7 +884,7 @@ async fn run_loop(
             label
         };
         show_banner(run, banner);
-        show_warnings(run);
+        show_warnings(run, Some(&t.location));
         run.callback.result(&Report {
             host,
             action: &t.action,

@@ -252,6 +252,7 @@ fn module_string_form(
                     "\n{}\nUse a string value for `action`.\n",
                     task.source().location(node.mark).origin_block(true)
                 ),
+                None,
             );
             let mut args = object(node);
             args.shift_remove("module");

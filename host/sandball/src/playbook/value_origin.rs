@@ -23,6 +23,9 @@ pub enum Written<'a> {
     /// around them aside) in the task, else in its file (a block's or a play's
     /// `when`, a play's variable).
     Text(&'a str),
+    /// A part of a text of the task's (a lookup's term in a template): the first
+    /// string of the task's that is these words, else that holds them among others.
+    Part(&'a str),
 }
 
 /// Where the task at `task` writes each of `values`, in their order: `None` for one
@@ -49,6 +52,9 @@ pub fn find(task: &Location, values: &[Written<'_>]) -> Vec<Option<Location>> {
                 Written::Text(words) => node
                     .and_then(|n| string(n, words.trim()))
                     .or_else(|| string(&root, words.trim())),
+                Written::Part(words) => {
+                    node.and_then(|n| string(n, words.trim()).or_else(|| holding(n, words)))
+                }
             };
             found.map(|n| source.location(n.mark))
         })
@@ -106,6 +112,14 @@ fn argument<'a>(task: &'a Node, key: &str) -> Option<&'a Node> {
             (key == "_raw_params" || text.starts_with(&kv) || text.contains(&format!(" {kv}")))
                 .then_some(args)
         })
+}
+
+/// The first string in `node` (itself included) that holds `words` among others.
+fn holding<'a>(node: &'a Node, words: &str) -> Option<&'a Node> {
+    match node.as_str() {
+        Some(s) if !words.is_empty() && s.contains(words) => Some(node),
+        _ => children(node).find_map(|child| holding(child, words)),
+    }
 }
 
 /// The first string in `node` (itself included) that is `words`, spaces around it

@@ -1263,11 +1263,12 @@ pub(crate) const CONST_TEMPLATE: &str = "__sandball_lookup_term";
 /// Renders a lookup's constant term `text` with the template's variables, with
 /// ansible-core 2.19's warning.
 fn const_template(state: &State, text: String) -> Result<Value, Error> {
-    crate::template::warn(
+    crate::template::warn_about(
         "Jinja constant strings should not contain embedded templates. This feature will be \
          disabled by default in ansible-core 2.23.\n\nUse inline expressions, for example: \
          `msg: \"{{ lookup('env', '{{ a_var }}') }}\"` becomes `msg: \"{{ lookup('env', a_var) }}\"`\n"
             .to_string(),
+        Some(crate::template::About::Part(text.clone())),
     );
     // What is undefined in it makes the term undefined, which the lookup then gets; one
     // `{{ expression }}` gives its native value (a list keeps its undefined items).

@@ -43,8 +43,8 @@ pub use templar::{FileOptions, Templar};
 pub(crate) use trust::{has_unsafe_marks, untrusted, without_unsafe_marks};
 pub use vars::{HostVarsSource, Var, Vars};
 pub(crate) use view::unsafe_mark;
-pub use warnings::{Deprecation, Notice, take_warnings};
-pub(crate) use warnings::{deprecate, deprecations_of, warn};
+pub use warnings::{About, Deprecation, Notice, Warning, take_warnings};
+pub(crate) use warnings::{deprecate, deprecations_of, warn, warn_about};
 
 /// Python's `str()` of a JSON value (`True`, `[1, 'a']`, `{'k': None}`), as Ansible shows
 /// values in text (e.g. `ansible-inventory --graph --vars`).

@@ -587,6 +587,7 @@ fn conditional_expression(scope: &Arc<Scope>, text: &str) -> Result<bool, Templa
                 "Conditionals should not be surrounded by templating delimiters such as {{ }} or {% %}.",
                 "2.23",
                 String::new(),
+                Some(super::About::Text(text.to_string())),
             );
             kept = scope.value_expression(inner);
             &kept
@@ -1286,7 +1287,7 @@ mod tests {
             shown
                 .iter()
                 .any(|n| matches!(n, crate::template::Notice::Warning(w)
-                if w.starts_with("Jinja constant strings should not contain embedded templates."))),
+                if w.text.starts_with("Jinja constant strings should not contain embedded templates."))),
             "{shown:?}"
         );
     }
