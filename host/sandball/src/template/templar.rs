@@ -259,7 +259,8 @@ impl Templar {
     }
 
     /// The conditionals an `assert`'s `that` holds: a list's items; the items of the
-    /// trusted list variable a template names (`that: "{{ checks }}"`, as ansible-core
+    /// trusted list a template names (`that: "{{ checks }}"`, `"{{ item.checks }}"`: a
+    /// variable, its attributes and items, as ansible-core
     /// templates the argument first; items marked `!unsafe` stay marked, so they are
     /// refused, never evaluated); else the value alone. A null `that` (or item) is refused
     /// as empty.
@@ -277,8 +278,10 @@ impl Templar {
                 items.clone()
             }
             serde_json::Value::String(text) => {
-                match single_expression(text).and_then(|inner| vars.get(inner.trim())) {
-                    Some(super::Var::Trusted(serde_json::Value::Array(items))) => items.clone(),
+                match single_expression(text)
+                    .and_then(|inner| super::trust::named_trusted(inner, vars))
+                {
+                    Some(serde_json::Value::Array(items)) => items.clone(),
                     _ => vec![that.clone()],
                 }
             }
@@ -830,6 +833,29 @@ mod tests {
         }
         // The same text written in the playbook is an expression.
         assert!(t.conditional(&json!("{{ y | first }}"), &v).unwrap());
+    }
+
+    #[test]
+    fn a_template_naming_a_trusted_list_holds_its_conditions() {
+        let t = Templar::new();
+        let unsafe_text = json!({ crate::playbook::UNSAFE_KEY: "1 == 1" });
+        let v = vars(json!({
+            "c": {"checks": ["1 == 1", "a == 2"]},
+            "l": [["x"]],
+            "u": {"checks": [unsafe_text]},
+        }));
+        for (that, want) in [
+            ("{{ c.checks }}", json!(["1 == 1", "a == 2"])),
+            ("{{ c['checks'] }}", json!(["1 == 1", "a == 2"])),
+            ("{{ l[0] }}", json!(["x"])),
+            // Marked text stays marked, so it is refused.
+            ("{{ u.checks }}", json!([unsafe_text])),
+            // What is computed is one conditional.
+            ("{{ c.checks | list }}", json!(["{{ c.checks | list }}"])),
+        ] {
+            let got = t.conditions(&json!(that), &v).unwrap();
+            assert_eq!(serde_json::Value::Array(got), want, "{that}");
+        }
     }
 
     #[test]
