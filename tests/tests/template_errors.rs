@@ -7,8 +7,8 @@
 //! inside a list or mapping the template makes named by its variable. What each
 //! failure came from is said as ansible-core 2.19 chains it, each step with the origin
 //! of the value it is written at: the action, the argument, the template deeper inside
-//! it or the variable's template that failed, the conditional, the loop (the whole
-//! output compared).
+//! it or the variable's template that failed, the conditional, the loop, an `until`
+//! that cannot be evaluated (no retry) — the whole output compared.
 
 use sandball_e2e::Sandbox;
 use sandball_e2e::compare::same_as_ansible;
@@ -66,6 +66,12 @@ const PLAY: &str = r#"
         msg:
           deep: ["{{ nope }}"]
       ignore_errors: true
+    - name: until
+      debug: {msg: x}
+      until: nope
+      retries: 1
+      delay: 0
+      ignore_errors: true
 "#;
 
 const TASKS: &[&str] = &[
@@ -83,6 +89,7 @@ const TASKS: &[&str] = &[
     "swallowed undefined then another",
     "loop",
     "deep in an argument",
+    "until",
 ];
 
 #[test]

@@ -1060,8 +1060,12 @@ async fn run_retrying(
         let mut r = attempt_in_time(run, t, kw, host, vars, how).await;
         let mut check_vars = vars.clone();
         bind_result(&mut check_vars, t, &r);
+        // An `until` that cannot be evaluated fails the task at once, as in ansible-core.
         let done = match &t.until {
-            Some(until) => run.templar.conditional(until, &check_vars).unwrap_or(false),
+            Some(until) => match run.templar.conditional(until, &check_vars) {
+                Ok(holds) => holds,
+                Err(e) => return action::conditional_failed(&e, until),
+            },
             None => !r.get("failed").is_some_and(py_truth),
         };
         if done {
