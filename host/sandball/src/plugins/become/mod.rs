@@ -137,12 +137,20 @@ impl Become {
         };
         let flags = pick(|k| k.flags, &["ansible_become_flags"])?.map(|v| text(&v));
         let exe = pick(|k| k.exe, &["ansible_become_exe"])?.map(|v| text(&v));
-        let password = ["ansible_become_password", "ansible_become_pass"]
-            .iter()
-            .find_map(|n| variable(n).transpose())
-            .transpose()?
-            .map(|v| Secret(text(&v)))
-            .or_else(|| cli.password.clone());
+        // As ansible-core reads a plugin's variables: the last of them that is set (and
+        // not null) wins; the method's own comes last.
+        let own = match method {
+            Method::Sudo => "ansible_sudo_pass",
+            Method::Su => "ansible_su_pass",
+        };
+        let mut password = None;
+        for name in ["ansible_become_password", "ansible_become_pass", own] {
+            match variable(name)? {
+                None | Some(Value::Null) => {}
+                Some(v) => password = Some(Secret(text(&v))),
+            }
+        }
+        let password = password.or_else(|| cli.password.clone());
         Ok(Some(Become {
             method,
             user,
@@ -394,6 +402,30 @@ mod tests {
             .unwrap();
         assert_eq!(b.user, "other");
         assert_eq!(b.password, Some(Secret("pw".into())));
+        // The last password variable set wins, the method's own last.
+        vars.set_trusted("ansible_become_pass", Value::String("pass".into()));
+        let b = Become::resolve(&templar, &vars, &[play, task], &cli)
+            .unwrap()
+            .unwrap();
+        assert_eq!(b.password, Some(Secret("pass".into())));
+        vars.set_trusted("ansible_su_pass", Value::String("su-pw".into()));
+        let su = Value::String("su".into());
+        let su_play = Keywords {
+            method: Some(&su),
+            ..play
+        };
+        let b = Become::resolve(&templar, &vars, &[su_play, task], &cli)
+            .unwrap()
+            .unwrap();
+        assert_eq!(b.password, Some(Secret("su-pw".into())));
+        let b = Become::resolve(&templar, &vars, &[play, task], &cli)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            b.password,
+            Some(Secret("pass".into())),
+            "sudo reads not su's"
+        );
 
         let bad = Value::String("doas".into());
         let m = Keywords {
