@@ -90,13 +90,23 @@ impl Become {
             }
             template(&Value::String(format!("{{{{ {name} }}}}"))).map(Some)
         };
+        // As ansible-core reads a plugin's variables: the last of them that is set (and
+        // not null) wins, the method's own last; then the keywords.
+        let last_set = |var_names: &[&str]| -> Result<Option<Value>, String> {
+            let mut found = None;
+            for name in var_names {
+                match variable(name)? {
+                    None | Some(Value::Null) => {}
+                    Some(v) => found = Some(v),
+                }
+            }
+            Ok(found)
+        };
         let pick = |field: fn(&Keywords<'a>) -> Option<&'a Value>,
                     var_names: &[&str]|
          -> Result<Option<Value>, String> {
-            for name in var_names {
-                if let Some(v) = variable(name)? {
-                    return Ok(Some(v));
-                }
+            if let Some(v) = last_set(var_names)? {
+                return Ok(Some(v));
             }
             match layers.iter().rev().find_map(field) {
                 Some(v) => template(v).map(Some),
@@ -109,17 +119,6 @@ impl Become {
         };
         if !on {
             return Ok(None);
-        }
-        let user = pick(|k| k.user, &["ansible_become_user"])?
-            .map(|v| text(&v))
-            .or_else(|| cli.user.clone())
-            .unwrap_or_else(|| "root".into());
-        if user.is_empty()
-            || !user
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
-        {
-            return Err(format!("become_user {user:?} is not a valid user name"));
         }
         let method = match pick(|k| k.method, &["ansible_become_method"])?
             .map(|v| text(&v))
@@ -135,21 +134,30 @@ impl Become {
                 ));
             }
         };
-        let flags = pick(|k| k.flags, &["ansible_become_flags"])?.map(|v| text(&v));
-        let exe = pick(|k| k.exe, &["ansible_become_exe"])?.map(|v| text(&v));
-        // As ansible-core reads a plugin's variables: the last of them that is set (and
-        // not null) wins; the method's own comes last.
-        let own = match method {
-            Method::Sudo => "ansible_sudo_pass",
-            Method::Su => "ansible_su_pass",
+        // The method's own variable for a setting (`ansible_sudo_user`, `ansible_su_pass`).
+        let own = |setting: &str| match method {
+            Method::Sudo => format!("ansible_sudo_{setting}"),
+            Method::Su => format!("ansible_su_{setting}"),
         };
-        let mut password = None;
-        for name in ["ansible_become_password", "ansible_become_pass", own] {
-            match variable(name)? {
-                None | Some(Value::Null) => {}
-                Some(v) => password = Some(Secret(text(&v))),
-            }
+        let user = pick(|k| k.user, &["ansible_become_user", &own("user")])?
+            .map(|v| text(&v))
+            .or_else(|| cli.user.clone())
+            .unwrap_or_else(|| "root".into());
+        if user.is_empty()
+            || !user
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+        {
+            return Err(format!("become_user {user:?} is not a valid user name"));
         }
+        let flags = pick(|k| k.flags, &["ansible_become_flags", &own("flags")])?.map(|v| text(&v));
+        let exe = pick(|k| k.exe, &["ansible_become_exe", &own("exe")])?.map(|v| text(&v));
+        let password = last_set(&[
+            "ansible_become_password",
+            "ansible_become_pass",
+            &own("pass"),
+        ])?
+        .map(|v| Secret(text(&v)));
         let password = password.or_else(|| cli.password.clone());
         Ok(Some(Become {
             method,
@@ -425,6 +433,25 @@ mod tests {
             b.password,
             Some(Secret("pass".into())),
             "sudo reads not su's"
+        );
+        // So do the user, the flags and the program: the method's own variable last.
+        vars.set_trusted("ansible_sudo_user", Value::String("sudoer".into()));
+        vars.set_trusted("ansible_su_user", Value::String("suer".into()));
+        vars.set_trusted("ansible_su_exe", Value::String("/bin/su".into()));
+        vars.set_trusted("ansible_sudo_flags", Value::String("-H".into()));
+        let b = Become::resolve(&templar, &vars, &[play, task], &cli)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (b.user.as_str(), b.flags.as_deref(), b.exe.as_deref()),
+            ("sudoer", Some("-H"), None)
+        );
+        let b = Become::resolve(&templar, &vars, &[su_play, task], &cli)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (b.user.as_str(), b.flags.as_deref(), b.exe.as_deref()),
+            ("suer", None, Some("/bin/su"))
         );
 
         let bad = Value::String("doas".into());
