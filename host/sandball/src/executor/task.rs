@@ -1660,22 +1660,26 @@ pub(crate) fn template_args(
                 let what = format!("Error while resolving value for '{k}'");
                 TaskFailure {
                     msg: finalization(format!("{what}: {}", e.cause())),
-                    cause: Some(Cause {
-                        steps: vec![
-                            (
-                                format!(
-                                    "Finalization of task args for '{}' failed",
-                                    action_name(run, &t.action)
+                    // Chained where it is known how ansible-core chains it: an
+                    // undefined value (other errors split further there).
+                    cause: matches!(e, crate::template::TemplateError::Undefined { .. }).then(
+                        || Cause {
+                            steps: vec![
+                                (
+                                    format!(
+                                        "Finalization of task args for '{}' failed",
+                                        action_name(run, &t.action)
+                                    ),
+                                    Some((CauseAt::Action, String::new())),
                                 ),
-                                Some((CauseAt::Action, String::new())),
-                            ),
-                            (what, Some((CauseAt::Arg, k.clone()))),
-                            (
-                                e.cause(),
-                                e.template().map(|t| (CauseAt::Text, t.to_string())),
-                            ),
-                        ],
-                    }),
+                                (what, Some((CauseAt::Arg, k.clone()))),
+                                (
+                                    e.cause(),
+                                    e.template().map(|t| (CauseAt::Text, t.to_string())),
+                                ),
+                            ],
+                        },
+                    ),
                 }
             })?
         };

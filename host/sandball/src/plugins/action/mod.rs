@@ -551,8 +551,14 @@ impl CauseAt {
 
 impl Cause {
     /// The cause of a conditional `cond` that could not be evaluated (`error` words
-    /// it as ansible-core does); `None` when ansible-core names no cause (a refusal).
+    /// it as ansible-core does); `None` when ansible-core names no cause (a refusal) or
+    /// is not known to chain it so (an error other than an undefined value).
     pub fn conditional(error: &crate::template::TemplateError, cond: &Value) -> Option<Cause> {
+        // Chained where it is known how ansible-core chains it: an undefined value
+        // (other errors split further there).
+        if !matches!(error, crate::template::TemplateError::Undefined { .. }) {
+            return None;
+        }
         let prefix = crate::template::error::CONDITIONAL_ERROR;
         let detail = error.conditional_error().strip_prefix(prefix)?.to_string();
         Some(Cause {
