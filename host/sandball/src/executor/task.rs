@@ -7,8 +7,8 @@ use super::resolve::{DefaultsRole, same_action};
 use super::{Run, loops};
 use crate::playbook::{Chain, Keyword, LoopKind, Task};
 use crate::plugins::action::{
-    self, Cause, CauseAt, Context, FactLayer, Failure, Runs, TaskFailure, integer, raised,
-    task_failed, truthy,
+    self, Cause, Context, FactLayer, Failure, Runs, TaskFailure, integer, raised, task_failed,
+    truthy,
 };
 use crate::plugins::callback::{Report, Status};
 use crate::template::{OMIT, Vars};
@@ -621,17 +621,12 @@ pub(crate) fn loop_items(
         .map_err(|e| match e {
             crate::template::TemplateError::Undefined { .. } => TaskFailure {
                 msg: format!("Task failed: {}", e.cause()),
-                cause: Some(Cause {
-                    steps: vec![(
-                        e.cause(),
-                        Some((
-                            CauseAt::Keyword,
-                            t.loop_kind
-                                .lookup()
-                                .map_or_else(|| "loop".into(), |l| format!("with_{l}")),
-                        )),
-                    )],
-                }),
+                cause: Cause::loop_value(
+                    &e,
+                    t.loop_kind
+                        .lookup()
+                        .map_or_else(|| "loop".into(), |l| format!("with_{l}")),
+                ),
             },
             _ => e.cause().into(),
         })
@@ -1660,26 +1655,7 @@ pub(crate) fn template_args(
                 let what = format!("Error while resolving value for '{k}'");
                 TaskFailure {
                     msg: finalization(format!("{what}: {}", e.cause())),
-                    // Chained where it is known how ansible-core chains it: an
-                    // undefined value (other errors split further there).
-                    cause: matches!(e, crate::template::TemplateError::Undefined { .. }).then(
-                        || Cause {
-                            steps: vec![
-                                (
-                                    format!(
-                                        "Finalization of task args for '{}' failed",
-                                        action_name(run, &t.action)
-                                    ),
-                                    Some((CauseAt::Action, String::new())),
-                                ),
-                                (what, Some((CauseAt::Arg, k.clone()))),
-                                (
-                                    e.cause(),
-                                    e.template().map(|t| (CauseAt::Text, t.to_string())),
-                                ),
-                            ],
-                        },
-                    ),
+                    cause: Cause::argument(&e, &action_name(run, &t.action), what, k),
                 }
             })?
         };

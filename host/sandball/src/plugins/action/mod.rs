@@ -554,9 +554,7 @@ impl Cause {
     /// it as ansible-core does); `None` when ansible-core names no cause (a refusal) or
     /// is not known to chain it so (an error other than an undefined value).
     pub fn conditional(error: &crate::template::TemplateError, cond: &Value) -> Option<Cause> {
-        // Chained where it is known how ansible-core chains it: an undefined value
-        // (other errors split further there).
-        if !matches!(error, crate::template::TemplateError::Undefined { .. }) {
+        if !Cause::chained(error) {
             return None;
         }
         let prefix = crate::template::error::CONDITIONAL_ERROR;
@@ -573,6 +571,43 @@ impl Cause {
                 ),
             ],
         })
+    }
+
+    /// The cause of argument `key` of `action` that could not be templated (`what`:
+    /// ansible-core's words for resolving it), when it is chained.
+    pub fn argument(
+        error: &crate::template::TemplateError,
+        action: &str,
+        what: String,
+        key: &str,
+    ) -> Option<Cause> {
+        Cause::chained(error).then(|| Cause {
+            steps: vec![
+                (
+                    format!("Finalization of task args for '{action}' failed"),
+                    Some((CauseAt::Action, String::new())),
+                ),
+                (what, Some((CauseAt::Arg, key.to_string()))),
+                (
+                    error.cause(),
+                    error.template().map(|t| (CauseAt::Text, t.to_string())),
+                ),
+            ],
+        })
+    }
+
+    /// The cause of a loop (written at `keyword`) that could not be templated, when it
+    /// is chained.
+    pub fn loop_value(error: &crate::template::TemplateError, keyword: String) -> Option<Cause> {
+        Cause::chained(error).then(|| Cause {
+            steps: vec![(error.cause(), Some((CauseAt::Keyword, keyword)))],
+        })
+    }
+
+    /// Whether a failure from `error` is chained: where it is known how ansible-core
+    /// chains it, an undefined value (other errors split further there).
+    fn chained(error: &crate::template::TemplateError) -> bool {
+        matches!(error, crate::template::TemplateError::Undefined { .. })
     }
 
     /// Keeps it in `result`.
