@@ -22,7 +22,7 @@ const VOLATILE: &[&str] = &[
     "ansible_loadavg",
 ];
 
-/// Facts sandball's component does not gather, and why (README, Built-in modules):
+/// Facts sandball's component does not gather, and why (docs/MODULES.md, setup and facts):
 /// - system_capabilities(_enforced): ansible-core runs `capsh`; the component runs
 ///   no program;
 /// - is_chroot: needs `stat` of `/` and of pid 1's root, outside the grant.

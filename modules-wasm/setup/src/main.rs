@@ -8,8 +8,8 @@
 //! `gather_subset` is resolved as ansible-core resolves it ([`subset`]), `filter` globs
 //! the first-level names, `fact_path` holds local facts ([`local`]), `gather_timeout`
 //! bounds the whole gathering (collectors not started in time are skipped with a
-//! warning). What differs from ansible-core, and why, is listed in the README
-//! (`setup` under Built-in modules).
+//! warning). What differs from ansible-core, and why, is listed in docs/MODULES.md
+//! ("setup and facts").
 
 mod datetime;
 mod hardware;
@@ -45,7 +45,7 @@ fn collect(name: &str, facts: &mut Map<String, Value>, m: &mut Module) {
         "python" => python::collect(facts),
         // Not gathered: caps and systemd run `capsh` and `systemctl`, chroot compares
         // `/` with pid 1's root (both outside the grant), facter and ohai run programs
-        // that are not part of the node's base system (README: Built-in modules).
+        // that are not part of the node's base system (docs/MODULES.md: setup and facts).
         "caps" | "systemd" | "chroot" | "facter" | "ohai" => {}
         "iscsi" => network::iscsi(facts),
         "nvme" => network::nvme(facts),
