@@ -9,7 +9,7 @@
 //! ([`NO_VERIFY_HEADER`], [`CA_HEADER`]). Hop-by-hop response headers, which
 //! wasi:http withholds, reach the module renamed ([`HOP_PREFIX`]).
 
-use crate::sandbox::Network;
+use crate::sandbox::network::Network;
 use http::uri::Scheme;
 use http_body_util::BodyExt;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};

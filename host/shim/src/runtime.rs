@@ -395,9 +395,9 @@ impl Runtime {
                 return Err(e);
             }
         };
-        let opened = sandbox::regions(grant, &self.places, &self.cache.protected_paths())?;
+        let opened = sandbox::regions::regions(grant, &self.places, &self.cache.protected_paths())?;
         let regions = &opened.regions;
-        let network = sandbox::Network::from_grant(grant)?;
+        let network = sandbox::network::Network::from_grant(grant)?;
         let limits = grant.limits;
         let pipes = OutputPipes::new(limits.output_bytes);
         let stdin = args.to_string().into_bytes();

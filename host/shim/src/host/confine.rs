@@ -7,7 +7,7 @@
 //! lookups, so a path that changes in between still cannot leave the directory.
 
 use crate::paths::Places;
-use crate::sandbox::Region;
+use crate::sandbox::regions::Region;
 use sandball_wire::capability::Access;
 use std::collections::VecDeque;
 use std::ffi::OsString;

@@ -21,7 +21,7 @@ pub mod users;
 
 use crate::limits::Denials;
 use crate::paths::Places;
-use crate::sandbox::Region;
+use crate::sandbox::regions::Region;
 use confine::Confinement;
 use sandball_wire::capability::ExecGrant;
 use std::time::Instant;

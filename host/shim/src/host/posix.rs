@@ -335,7 +335,7 @@ impl Host for HostState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::Region;
+    use crate::sandbox::regions::Region;
     use std::os::unix::fs::MetadataExt as _;
     use std::os::unix::fs::PermissionsExt;
     use std::path::PathBuf;

@@ -527,7 +527,7 @@ mod tests {
     /// read on `/tmp`.
     fn state(exec: &[&str], time: Duration, limit: u64) -> HostState {
         HostState::new(
-            vec![crate::sandbox::Region {
+            vec![crate::sandbox::regions::Region {
                 dir: PathBuf::from("/tmp"),
                 guest: PathBuf::from("/tmp"),
                 access: Access::Read,
