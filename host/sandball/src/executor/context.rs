@@ -14,9 +14,9 @@ use crate::plugins::action::legacy;
 use crate::plugins::action::normal::{self, ModuleFlags};
 use crate::plugins::action::{self, Context, ModuleRequest, failed};
 use crate::plugins::r#become::{Become, Keywords as BecomeKeywords};
-use crate::plugins::connection::pool::{ConnectError, TRANSPORT_VARS, Transport, transport_for};
+use crate::plugins::connection::registry::{Transport, transport_for, transport_vars};
 use crate::plugins::connection::{
-    ConnectionError, ExecOutput, JobReply, JobStart, Session, SessionError,
+    ConnectError, ConnectionError, ExecOutput, JobReply, JobStart, Session, SessionError,
 };
 use crate::policy;
 use crate::template::{Templar, Var, Vars};
@@ -207,8 +207,7 @@ impl Context for TaskContext<'_> {
     }
 
     fn local_connection(&self) -> bool {
-        target(self.run, self.kw, self.host, self.vars)
-            .is_ok_and(|to| matches!(to.transport, Transport::Local { .. }))
+        target(self.run, self.kw, self.host, self.vars).is_ok_and(|to| to.transport.local())
     }
 
     fn reset_connection(&self) -> LocalBoxFuture<'_, ()> {
@@ -242,7 +241,7 @@ impl Context for TaskContext<'_> {
                 .connection(&to.name, &to.transport)
                 .await
                 .map_err(connect_failure)?;
-            crate::plugins::r#become::exec_command(&conn, become_.as_ref(), line, stdin)
+            crate::plugins::r#become::exec_command(&*conn, become_.as_ref(), line, stdin)
                 .await
                 .map_err(|e| failed(e.to_string()))
         })
@@ -411,7 +410,7 @@ pub(crate) struct Target {
     /// The inventory name of the host the module runs on (sessions are kept per name).
     pub name: String,
     /// How to reach it.
-    pub transport: crate::plugins::connection::pool::Transport,
+    pub transport: Transport,
 }
 
 /// The host a task is delegated to (`delegate_to`, `local_action`), templated with the
@@ -503,7 +502,7 @@ fn target(run: &Run, kw: &Chain<'_>, host: &str, vars: &Vars) -> Result<Target, 
 /// [`target`] and [`transport_for`] work out themselves.
 fn task_transport_vars(run: &Run, vars: &Vars) -> Result<Map<String, Value>, ConnectError> {
     let mut found = Map::new();
-    for name in TRANSPORT_VARS {
+    for name in transport_vars() {
         if let Some(Var::Trusted(value)) = vars.get(name) {
             let value = run
                 .templar
@@ -1013,7 +1012,7 @@ fn timed_out(pid: Option<u32>) -> Map<String, Value> {
 /// 77) made by the user the module runs as; the directory and each file's path there,
 /// `None` when there are none.
 async fn send_files(
-    conn: &crate::plugins::connection::Connection,
+    conn: &dyn crate::plugins::connection::Connection,
     become_: Option<&Become>,
     transfers: &[action::Transfer],
 ) -> Result<Option<(String, Vec<String>)>, String> {
@@ -1244,7 +1243,7 @@ async fn legacy_module(
         Err(e) => return unreachable(e.to_string()),
     };
     // Controller files go to a private directory of the user the module runs as.
-    let sent = match send_files(&conn, become_.as_ref(), &request.transfers).await {
+    let sent = match send_files(&*conn, become_.as_ref(), &request.transfers).await {
         Ok(sent) => sent,
         Err(e) => return failed(e),
     };
@@ -1321,7 +1320,7 @@ async fn legacy_module(
         job_waited_for: cx.background.is_some_and(|b| b.poll_s > 0),
         forked: Some(&forked as &legacy::Forked<'_>),
     };
-    let mut result = legacy::run(&run.legacy, &conn, &legacy_run).await;
+    let mut result = legacy::run(&run.legacy, &*conn, &legacy_run).await;
     // A module no job can run (a legacy one that cannot be piped) ran in the
     // foreground, in the job's place: its result is the finished job's.
     let done = |k: &str| result.get(k).is_some_and(sandball_wire::python::py_truth);
@@ -1337,7 +1336,7 @@ async fn legacy_module(
     if let Some((dir, _)) = sent {
         let line = format!("rm -rf {}", crate::plugins::shell::quote(&dir));
         if let Err(e) =
-            crate::plugins::r#become::exec_command(&conn, become_.as_ref(), &line, None).await
+            crate::plugins::r#become::exec_command(&*conn, become_.as_ref(), &line, None).await
         {
             run.callback
                 .warning(&format!("cannot remove {dir} on {host}: {e}"));

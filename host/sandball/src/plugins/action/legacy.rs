@@ -81,7 +81,11 @@ pub type StartJob<'a> = dyn Fn(String, Vec<u8>) -> LocalBoxFuture<'a, Map<String
 const DEFAULT_REMOTE_TMP: &str = "~/.ansible/tmp";
 
 /// Runs a legacy module; the result is a task result (failures included).
-pub async fn run(store: &LegacyStore, conn: &Connection, r: &LegacyRun<'_>) -> Map<String, Value> {
+pub async fn run(
+    store: &LegacyStore,
+    conn: &dyn Connection,
+    r: &LegacyRun<'_>,
+) -> Map<String, Value> {
     // As Ansible does, becoming the connection user is skipped (unless
     // ANSIBLE_BECOME_ALLOW_SAME_USER), and only a user other than root and the
     // connection user needs the files handed over.
@@ -394,7 +398,7 @@ fn env_vars(env: &Map<String, Value>) -> Result<Vec<(String, String)>, String> {
 }
 
 /// Makes a private temporary directory under `base` (umask 77) and returns its path.
-async fn make_tmp(conn: &Connection, base: &str) -> Result<String, String> {
+async fn make_tmp(conn: &dyn Connection, base: &str) -> Result<String, String> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_micros())
@@ -444,7 +448,7 @@ fn rand_suffix() -> String {
 /// per host and become settings.
 async fn become_needs_password(
     store: &LegacyStore,
-    conn: &Connection,
+    conn: &dyn Connection,
     host: &str,
     become_: Option<&Become>,
 ) -> Result<Option<bool>, ConnectionError> {
@@ -472,7 +476,7 @@ pub(crate) const WORLD_READABLE_VAR: &str = "ansible_shell_allow_world_readable_
 /// The connection user on the node (asked once per host).
 async fn connection_user(
     store: &LegacyStore,
-    conn: &Connection,
+    conn: &dyn Connection,
     host: &str,
 ) -> Result<String, String> {
     if let Some(u) = store.connection_user(host) {
@@ -519,7 +523,7 @@ struct Classic<'a> {
 /// (as the become user when there is one) and remove the directory, in as few round
 /// trips as the connection allows.
 async fn classic(
-    conn: &Connection,
+    conn: &dyn Connection,
     module: &LegacyModule,
     a: &Assembled,
     c: &Classic<'_>,
@@ -576,7 +580,7 @@ async fn classic(
 /// when `world_readable` allows it, with a warning — world-readable files. Anything
 /// else is an error that says what was tried and what to do.
 async fn grant_access(
-    conn: &Connection,
+    conn: &dyn Connection,
     user: &str,
     paths: &[String],
     world_readable: bool,
@@ -669,7 +673,7 @@ mod tests {
         std::fs::write(&file, "x").unwrap();
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
         let paths = vec![file.display().to_string()];
-        let conn = Connection::Local(Local);
+        let conn = Local;
         // No ACL, no chown to a user that does not exist: an error saying what to do,
         // and the file stays private.
         let e = grant_access(&conn, "sandball-no-such-user", &paths, false)

@@ -1034,7 +1034,7 @@ pub(crate) mod testing {
             stdin: Option<&'a [u8]>,
         ) -> LocalBoxFuture<'a, Result<ExecOutput, Map<String, Value>>> {
             Box::pin(async move {
-                Connection::Local(Local)
+                Local
                     .exec_command(line, stdin)
                     .await
                     .map_err(|e| failed(e.to_string()))

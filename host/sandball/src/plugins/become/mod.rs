@@ -44,20 +44,67 @@ pub struct Options {
     pub password: Option<Secret>,
 }
 
-/// How to become the other user.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Method {
-    /// `sudo`.
-    Sudo,
-    /// `su`.
-    Su,
+/// A become method: one row of [`METHODS`].
+#[derive(Debug)]
+pub struct Method {
+    /// Its name, as `become_method` writes it (or with `ansible.builtin.`); its own
+    /// variables are `ansible_<name>_user`, `_pass`, `_flags`, `_exe`.
+    pub name: &'static str,
+    /// The command line that runs a command as the become user; `prompt` says whether
+    /// it may ask for the password on stdin (else it must fail rather than ask).
+    wrap: fn(&Become, cmd: &str, prompt: bool) -> String,
+    /// Whether it asks for the password on a terminal (su) rather than on stdin.
+    on_terminal: bool,
+}
+
+impl PartialEq for Method {
+    fn eq(&self, other: &Method) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for Method {}
+
+/// The become methods sandball has.
+pub const METHODS: &[Method] = &[
+    Method {
+        name: "sudo",
+        wrap: sudo,
+        on_terminal: false,
+    },
+    Method {
+        name: "su",
+        wrap: su,
+        on_terminal: true,
+    },
+];
+
+/// sudo: the password (when it takes one) on stdin after an empty prompt.
+fn sudo(b: &Become, cmd: &str, prompt: bool) -> String {
+    let exe = b.exe.as_deref().unwrap_or("sudo");
+    let flags = b.flags.as_deref().unwrap_or("-H -S -n");
+    let flags = if prompt {
+        // Ansible's way: drop -n, keep -S, and an empty prompt.
+        let kept: Vec<&str> = flags.split_whitespace().filter(|f| *f != "-n").collect();
+        format!("{} -p ''", kept.join(" "))
+    } else {
+        flags.to_string()
+    };
+    format!("{exe} {flags} -u {} /bin/sh -c {}", b.user, quote(cmd))
+}
+
+/// su: the password on the terminal it runs on (see [`terminal`]).
+fn su(b: &Become, cmd: &str, _prompt: bool) -> String {
+    let exe = b.exe.as_deref().unwrap_or("su");
+    let flags = b.flags.as_deref().unwrap_or("");
+    format!("{exe} {flags} {} -c {}", b.user, quote(cmd)).replace("  ", " ")
 }
 
 /// Become settings of one task on one host.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Become {
     /// `become_method`.
-    pub method: Method,
+    pub method: &'static Method,
     /// `become_user`.
     pub user: String,
     /// `become_flags` (method default when `None`).
@@ -120,25 +167,20 @@ impl Become {
         if !on {
             return Ok(None);
         }
-        let method = match pick(|k| k.method, &["ansible_become_method"])?
+        let name = pick(|k| k.method, &["ansible_become_method"])?
             .map(|v| text(&v))
             .or_else(|| cli.method.clone())
-            .as_deref()
-            .unwrap_or("sudo")
-        {
-            "sudo" | "ansible.builtin.sudo" => Method::Sudo,
-            "su" | "ansible.builtin.su" => Method::Su,
-            other => {
-                return Err(format!(
-                    "the '{other}' become method is not supported (supported: sudo, su)"
-                ));
-            }
+            .unwrap_or_else(|| "sudo".into());
+        let short = name.strip_prefix("ansible.builtin.").unwrap_or(&name);
+        let Some(method) = METHODS.iter().find(|m| m.name == short) else {
+            let supported: Vec<&str> = METHODS.iter().map(|m| m.name).collect();
+            return Err(format!(
+                "the '{name}' become method is not supported (supported: {})",
+                supported.join(", ")
+            ));
         };
         // The method's own variable for a setting (`ansible_sudo_user`, `ansible_su_pass`).
-        let own = |setting: &str| match method {
-            Method::Sudo => format!("ansible_sudo_{setting}"),
-            Method::Su => format!("ansible_su_{setting}"),
-        };
+        let own = |setting: &str| format!("ansible_{}_{setting}", method.name);
         let user = pick(|k| k.user, &["ansible_become_user", &own("user")])?
             .map(|v| text(&v))
             .or_else(|| cli.user.clone())
@@ -171,33 +213,11 @@ impl Become {
     /// `cmd` run as the become user; `prompt` says whether the method may ask for the
     /// password on stdin (else it must fail rather than ask).
     pub fn wrap(&self, cmd: &str, prompt: bool) -> String {
-        match self.method {
-            Method::Sudo => {
-                let exe = self.exe.as_deref().unwrap_or("sudo");
-                let flags = self.flags.as_deref().unwrap_or("-H -S -n");
-                let flags = if prompt {
-                    // Ansible's way: drop -n, keep -S, and an empty prompt.
-                    let kept: Vec<&str> = flags.split_whitespace().filter(|f| *f != "-n").collect();
-                    format!("{} -p ''", kept.join(" "))
-                } else {
-                    flags.to_string()
-                };
-                format!("{exe} {flags} -u {} /bin/sh -c {}", self.user, quote(cmd))
-            }
-            Method::Su => {
-                let exe = self.exe.as_deref().unwrap_or("su");
-                let flags = self.flags.as_deref().unwrap_or("");
-                format!("{exe} {flags} {} -c {}", self.user, quote(cmd)).replace("  ", " ")
-            }
-        }
+        (self.method.wrap)(self, cmd, prompt)
     }
 
     fn describe(&self) -> String {
-        let method = match self.method {
-            Method::Sudo => "sudo",
-            Method::Su => "su",
-        };
-        format!("become ({method} to {})", self.user)
+        format!("become ({} to {})", self.method.name, self.user)
     }
 
     /// Whether the node wants the password for this become: a non-interactive attempt
@@ -205,7 +225,7 @@ impl Become {
     /// says what the node answered. su given a password is not tried: it runs on a
     /// terminal, which answers its prompt if it shows one (from root it shows none), and
     /// a failed su attempt costs the node's delay after a failed login.
-    pub async fn needs_password(&self, conn: &Connection) -> Result<bool, ConnectionError> {
+    pub async fn needs_password(&self, conn: &dyn Connection) -> Result<bool, ConnectionError> {
         if self.terminal(true).is_some() {
             return Ok(true);
         }
@@ -232,8 +252,10 @@ impl Become {
     /// The answers of a su that runs on a terminal: su given a password, when
     /// [`Become::needs_password`] found one needed.
     fn terminal(&self, needs_password: bool) -> Option<Terminal> {
-        match (self.method, &self.password) {
-            (Method::Su, Some(password)) if needs_password => Some(Terminal::new(password.clone())),
+        match &self.password {
+            Some(password) if self.method.on_terminal && needs_password => {
+                Some(Terminal::new(password.clone()))
+            }
             _ => None,
         }
     }
@@ -263,7 +285,7 @@ impl Become {
     /// would be mixed into its stdout.
     pub async fn session_line(
         &self,
-        conn: &Connection,
+        conn: &dyn Connection,
         cmd: &str,
     ) -> Result<(String, Vec<u8>, Option<Terminal>), ConnectionError> {
         let needs = self.needs_password(conn).await?;
@@ -291,7 +313,7 @@ impl Become {
 
 /// Runs `cmd` on the node, as the become user when there is one.
 pub async fn exec_command(
-    conn: &Connection,
+    conn: &dyn Connection,
     become_: Option<&Become>,
     cmd: &str,
     stdin: Option<&[u8]>,
@@ -302,7 +324,7 @@ pub async fn exec_command(
 /// [`exec_command`] when it may already be known whether the become needs the password
 /// (`needs_password`; `None`: find out first).
 pub async fn exec_command_known(
-    conn: &Connection,
+    conn: &dyn Connection,
     become_: Option<&Become>,
     needs_password: Option<bool>,
     cmd: &str,
@@ -337,7 +359,7 @@ mod tests {
 
     fn sudo() -> Become {
         Become {
-            method: Method::Sudo,
+            method: &METHODS[0],
             user: "app".into(),
             flags: None,
             exe: None,
@@ -357,7 +379,7 @@ mod tests {
             "sudo -H -S -p '' -u app /bin/sh -c 'id -un'"
         );
         let su = Become {
-            method: Method::Su,
+            method: &METHODS[1],
             ..sudo()
         };
         assert_eq!(su.wrap("id", false), "su app -c id");
@@ -396,7 +418,7 @@ mod tests {
         let b = Become::resolve(&templar, &vars, &[play, task], &cli)
             .unwrap()
             .unwrap();
-        assert_eq!((b.user.as_str(), b.method), ("deploy", Method::Sudo));
+        assert_eq!((b.user.as_str(), b.method.name), ("deploy", "sudo"));
         assert!(
             Become::resolve(&templar, &vars, &[], &cli)
                 .unwrap()

@@ -1,7 +1,7 @@
 //! Shim deployment: putting `sandball-shim` on a node reached over a connection.
 //!
 //! A session is first started without any probe, by a command that runs the shim only
-//! if the node holds it (see [`super::Connection::open_session`]). When it does not, one
+//! if the node holds it (see `open_session` in [`super::ssh`]). When it does not, one
 //! probe (`uname -sm` and whether the node holds this shim) checks the node, and the
 //! controller's own shim binary (beside `sandball`, or `$SANDBALL_SHIM`) is streamed to
 //! a temporary file in `<cache>/shim/<sha256>/`, its sha256 is checked on the node, and
@@ -16,8 +16,21 @@ use crate::plugins::r#become::{self, Become};
 use crate::plugins::shell::quote_path;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, LazyLock, Mutex};
 use tokio::sync::OnceCell;
+
+/// Where the shim binary is on the controller: `$SANDBALL_SHIM`, else `sandball-shim`
+/// beside the `sandball` executable.
+pub fn shim_binary_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("SANDBALL_SHIM") {
+        return PathBuf::from(p);
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|d| d.join("sandball-shim")))
+        .unwrap_or_else(|| PathBuf::from("sandball-shim"))
+}
 
 /// The node's cache when `sandball_cache_dir` is not set.
 pub const DEFAULT_CACHE: &str = "~/.sandball";
@@ -42,7 +55,7 @@ static SHIM: OnceCell<Result<Arc<ShimBinary>, String>> = OnceCell::const_new();
 /// hashing tens of megabytes takes a while).
 pub async fn shim_binary() -> Result<Arc<ShimBinary>, ConnectionError> {
     SHIM.get_or_init(|| async {
-        let path = super::local::shim_path();
+        let path = shim_binary_path();
         let read = tokio::task::spawn_blocking(move || {
             let bytes = std::fs::read(&path).map_err(|e| {
                 format!(
@@ -136,7 +149,7 @@ fn normal_arch(m: &str) -> String {
 /// names the node in errors; `node` is its `uname -sm` when the caller knows it
 /// (otherwise it is asked, with whether the shim is there already).
 pub async fn ensure_shim(
-    conn: &Connection,
+    conn: &dyn Connection,
     become_: Option<&Become>,
     host: &str,
     cache: &str,

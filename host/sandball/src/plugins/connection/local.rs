@@ -3,38 +3,121 @@
 //! session. A su that asks for a password gets a pseudo-terminal as its stdin (its
 //! stdout and stderr stay pipes, as under ansible-core's `local`).
 
-use super::pool::ConnectError;
+use super::deploy::shim_binary_path;
+use super::registry::Settings;
 use super::session::{Session, SessionError};
-use super::{ConnectionError, ExecOutput};
+use super::{ConnectError, Connection, ConnectionError, ExecOutput, Secret, as_become, started};
+use crate::plugins::r#become::Become;
 use crate::plugins::r#become::terminal::{self, Terminal};
-use std::path::PathBuf;
+use crate::plugins::shell;
+use futures::future::LocalBoxFuture;
+use serde_json::{Map, Value};
 use std::process::Stdio;
+use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 
-/// Where the shim binary is: `$SANDBALL_SHIM`, else `sandball-shim` beside the
-/// `sandball` executable.
-pub fn shim_path() -> PathBuf {
-    if let Some(p) = std::env::var_os("SANDBALL_SHIM") {
-        return PathBuf::from(p);
-    }
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|d| d.join("sandball-shim")))
-        .unwrap_or_else(|| PathBuf::from("sandball-shim"))
+/// The local connection (it holds nothing: every operation is a process or a file),
+/// which is also its settings.
+#[derive(Debug)]
+pub struct Local;
+
+/// The `local` row's settings: nothing to read.
+pub fn settings(_host: &str, _vars: &Map<String, Value>) -> Result<Arc<dyn Settings>, String> {
+    Ok(Arc::new(Local))
 }
 
-/// The local connection (it holds nothing: every operation is a process or a file).
-pub struct Local;
+impl Settings for Local {
+    fn key(&self) -> String {
+        "local".to_string()
+    }
+
+    /// The controller runs as root.
+    fn logs_in_as_root(&self) -> bool {
+        rustix::process::geteuid().is_root()
+    }
+
+    fn local(&self) -> bool {
+        true
+    }
+
+    fn connect<'a>(
+        &'a self,
+        _password: Option<&'a Secret>,
+    ) -> LocalBoxFuture<'a, Result<Arc<dyn Connection>, ConnectionError>> {
+        Box::pin(async { Ok(Arc::new(Local) as Arc<dyn Connection>) })
+    }
+}
+
+impl Connection for Local {
+    fn exec_command<'a>(
+        &'a self,
+        cmd: &'a str,
+        stdin: Option<&'a [u8]>,
+    ) -> LocalBoxFuture<'a, Result<ExecOutput, ConnectionError>> {
+        Box::pin(self.exec(cmd, stdin))
+    }
+
+    fn exec_on_terminal<'a>(
+        &'a self,
+        line: &'a str,
+        terminal: &'a Terminal,
+        stdin: &'a [u8],
+    ) -> LocalBoxFuture<'a, Result<ExecOutput, ConnectionError>> {
+        Box::pin(self.exec_with_terminal(line, terminal, stdin))
+    }
+
+    fn put_data<'a>(
+        &'a self,
+        data: &'a [u8],
+        dest: &'a str,
+    ) -> LocalBoxFuture<'a, Result<(), ConnectionError>> {
+        Box::pin(async move {
+            tokio::fs::write(crate::local_files::expand_user(dest), data)
+                .await
+                .map_err(ConnectionError::io(format!("cannot write {dest}")))
+        })
+    }
+
+    fn read<'a>(&'a self, src: &'a str) -> LocalBoxFuture<'a, Result<Vec<u8>, ConnectionError>> {
+        Box::pin(async move {
+            tokio::fs::read(crate::local_files::expand_user(src))
+                .await
+                .map_err(ConnectionError::io(format!("cannot read {src}")))
+        })
+    }
+
+    /// The controller's own shim (see [`shim_binary_path`]), as the become user when
+    /// there is one.
+    fn open_session<'a>(
+        &'a self,
+        cache_dir: Option<&'a str>,
+        become_: Option<&'a Become>,
+    ) -> LocalBoxFuture<'a, Result<Session, ConnectError>> {
+        Box::pin(async move {
+            let cache = match become_ {
+                // The user name is checked to be a plain word, so `~user` expands.
+                Some(b) => Some(format!("~{}/.sandball", b.user)),
+                None => cache_dir.map(shell::quote_path),
+            };
+            let shim = shim_binary_path().display().to_string();
+            let mut cmd = format!("exec {} serve", shell::quote_path(&shim));
+            if let Some(cache) = cache {
+                cmd = format!("{cmd} --cache-dir {cache}");
+            }
+            let (line, stdin, tty) = as_become(self, become_, cmd).await?;
+            Ok(started(
+                self.start_session(&line, &stdin, tty.as_ref()).await?,
+                line,
+            ))
+        })
+    }
+}
 
 impl Local {
     /// `/bin/sh -c cmd` with `stdin` fed in.
-    pub async fn exec_command(
-        &self,
-        cmd: &str,
-        stdin: Option<&[u8]>,
-    ) -> Result<ExecOutput, ConnectionError> {
+    async fn exec(&self, cmd: &str, stdin: Option<&[u8]>) -> Result<ExecOutput, ConnectionError> {
         let mut child = Command::new("/bin/sh")
             .arg("-c")
             .arg(cmd)
@@ -64,7 +147,7 @@ impl Local {
 
     /// Runs the su line `line` with a pseudo-terminal as its stdin, answers su there,
     /// then writes `stdin` to the terminal.
-    pub async fn exec_on_terminal(
+    async fn exec_with_terminal(
         &self,
         line: &str,
         terminal: &Terminal,
@@ -99,24 +182,10 @@ impl Local {
         })
     }
 
-    /// Writes a file.
-    pub async fn put_data(&self, data: &[u8], dest: &str) -> Result<(), ConnectionError> {
-        tokio::fs::write(crate::local_files::expand_user(dest), data)
-            .await
-            .map_err(ConnectionError::io(format!("cannot write {dest}")))
-    }
-
-    /// Reads a file.
-    pub async fn read(&self, src: &str) -> Result<Vec<u8>, ConnectionError> {
-        tokio::fs::read(crate::local_files::expand_user(src))
-            .await
-            .map_err(ConnectionError::io(format!("cannot read {src}")))
-    }
-
     /// Runs the command line `line` (which ends in `sandball-shim serve`), writes
     /// `stdin` to it, and opens a session with it; on a pseudo-terminal that `terminal`
     /// answers when su runs on one.
-    pub async fn open_session(
+    async fn start_session(
         &self,
         line: &str,
         stdin: &[u8],
@@ -132,7 +201,7 @@ impl Local {
             .stderr(Stdio::inherit())
             .kill_on_drop(true);
         let mut child = cmd.spawn().map_err(|source| SessionError::Spawn {
-            program: shim_path().display().to_string(),
+            program: shim_binary_path().display().to_string(),
             source,
         })?;
         let (Some(mut input), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
@@ -151,7 +220,7 @@ impl Local {
         Ok(Session::open(Box::new(stdout), Box::new(input), Box::new(child), None).await?)
     }
 
-    /// [`Local::open_session`] through su on a pseudo-terminal: the frames go through
+    /// [`Local::start_session`] through su on a pseudo-terminal: the frames go through
     /// the terminal (raw by then) and come back on the stdout pipe.
     async fn session_on_terminal(
         &self,
