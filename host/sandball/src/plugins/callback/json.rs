@@ -153,6 +153,6 @@ impl Callback for JsonCallback {
             "custom_stats": custom,
             "global_custom_stats": global,
         });
-        println!("{}", super::default::pretty_json(&sorted_keys(&out)));
+        println!("{}", super::text::pretty_json(&sorted_keys(&out)));
     }
 }

@@ -9,8 +9,8 @@
 //! and the task's arguments as written (`msg=hi`), unless `JUNIT_HIDE_TASK_ARGUMENTS`
 //! or `no_log` hides them (under the `free` strategy they are not known: not shown).
 
-use super::default::dump;
 use super::stats::Stats;
+use super::text::dump;
 use super::{Callback, Report, Status};
 use crate::plugins::action::env_flag;
 use serde_json::Value;

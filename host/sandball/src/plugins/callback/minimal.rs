@@ -2,8 +2,8 @@
 //! `host | SUCCESS => {…}`, and `host | CHANGED | rc=0 >>` with the output for commands;
 //! and `oneline` (`-o`): the same on one line per host.
 
-use super::default::dump;
 use super::stats::Stats;
+use super::text::dump;
 use super::{Callback, Report, Status};
 use serde_json::Value;
 use std::io::Write;

@@ -5,6 +5,7 @@
 
 pub mod color;
 pub mod default;
+mod error_block;
 pub mod json;
 pub mod jsonl;
 pub mod junit;
@@ -13,6 +14,7 @@ pub mod profile_tasks;
 pub mod progress;
 pub mod prompt;
 pub mod stats;
+pub mod text;
 pub mod tree;
 pub mod unified;
 
@@ -67,8 +69,81 @@ pub fn sorted_keys(value: &Value) -> Value {
     }
 }
 
-/// The stdout callbacks sandball has, by their short names.
-const STDOUT_CALLBACKS: &[&str] = &["default", "yaml", "minimal", "oneline", "json", "jsonl"];
+/// A stdout callback: its short name and how it is made for a run's verbosity and
+/// `--diff`.
+struct Stdout {
+    name: &'static str,
+    make: fn(u8, bool) -> Result<Box<dyn Callback>, String>,
+}
+
+/// The stdout callbacks sandball has.
+const STDOUT: &[Stdout] = &[
+    Stdout {
+        name: "default",
+        make: |verbosity, diff| {
+            let display = default::Display::from_env(verbosity, diff)?;
+            Ok(Box::new(default::DefaultCallback::stdout(display)))
+        },
+    },
+    Stdout {
+        name: "yaml",
+        make: |verbosity, diff| {
+            let display = default::Display {
+                format: default::ResultFormat::Yaml,
+                ..default::Display::from_env(verbosity, diff)?
+            };
+            Ok(Box::new(default::DefaultCallback::stdout(display)))
+        },
+    },
+    Stdout {
+        name: "minimal",
+        make: |_, _| Ok(Box::new(minimal::MinimalCallback::stdout(false))),
+    },
+    Stdout {
+        name: "oneline",
+        make: |_, _| Ok(Box::new(minimal::MinimalCallback::stdout(true))),
+    },
+    Stdout {
+        name: "json",
+        make: |_, _| Ok(Box::new(json::JsonCallback::default())),
+    },
+    Stdout {
+        name: "jsonl",
+        make: |_, _| Ok(Box::new(jsonl::JsonlCallback::stdout())),
+    },
+];
+
+/// A callback `callbacks_enabled` may name: the names it may be written as, and how it
+/// is made (`Err`: the warning it is skipped with).
+struct Enabled {
+    names: &'static [&'static str],
+    make: fn() -> Result<Box<dyn Callback>, String>,
+}
+
+/// The callbacks sandball has besides the stdout ones.
+const ENABLED: &[Enabled] = &[
+    Enabled {
+        names: &["profile_tasks", "ansible.posix.profile_tasks"],
+        make: || Ok(Box::new(profile_tasks::ProfileTasks::default())),
+    },
+    Enabled {
+        names: &["timer", "ansible.posix.timer"],
+        make: || Ok(Box::new(profile_tasks::Timer::default())),
+    },
+    Enabled {
+        names: &["junit", "ansible.builtin.junit", "community.general.junit"],
+        make: || Ok(Box::new(junit::JunitCallback::from_env())),
+    },
+    Enabled {
+        names: &["tree", "ansible.builtin.tree"],
+        make: || {
+            match std::env::var_os("ANSIBLE_CALLBACK_TREE_DIR") {
+            Some(dir) => Ok(Box::new(tree::TreeCallback::new(dir.into()))),
+            None => Err("The tree callback is enabled but no directory is set (ANSIBLE_CALLBACK_TREE_DIR, [callback_tree] directory): it is skipped".to_string()),
+        }
+        },
+    },
+];
 
 /// The stdout callback a name stands for (`stdout_callback` in ansible.cfg,
 /// `ANSIBLE_STDOUT_CALLBACK`, `--output`), then those `callbacks_enabled` names
@@ -79,28 +154,20 @@ pub fn for_run(
     verbosity: u8,
     diff: bool,
 ) -> Result<(Box<dyn Callback>, Vec<String>), String> {
-    use default::{DefaultCallback, Display, ResultFormat};
     let short = stdout
         .strip_prefix("ansible.builtin.")
         .or_else(|| stdout.strip_prefix("ansible.posix."))
         .or_else(|| stdout.strip_prefix("community.general."))
         .unwrap_or(stdout);
-    let first: Box<dyn Callback> = match short {
-        "default" => Box::new(DefaultCallback::stdout(Display::from_env(verbosity, diff)?)),
-        "yaml" => Box::new(DefaultCallback::stdout(Display {
-            format: ResultFormat::Yaml,
-            ..Display::from_env(verbosity, diff)?
-        })),
-        "minimal" => Box::new(minimal::MinimalCallback::stdout(false)),
-        "oneline" => Box::new(minimal::MinimalCallback::stdout(true)),
-        "json" => Box::new(json::JsonCallback::default()),
-        "jsonl" => Box::new(jsonl::JsonlCallback::stdout()),
-        other => {
-            return Err(format!(
-                "Invalid callback for stdout specified: {other} (sandball has default, yaml, minimal, oneline, json and jsonl)"
-            ));
-        }
+    let Some(row) = STDOUT.iter().find(|row| row.name == short) else {
+        let names: Vec<&str> = STDOUT.iter().map(|row| row.name).collect();
+        let (last, others) = names.split_last().unwrap_or((&"", &[]));
+        return Err(format!(
+            "Invalid callback for stdout specified: {short} (sandball has {} and {last})",
+            others.join(", ")
+        ));
     };
+    let first = (row.make)(verbosity, diff)?;
     let mut all = vec![first];
     let mut warnings = Vec::new();
     let enabled = std::env::var("ANSIBLE_CALLBACKS_ENABLED")
@@ -110,32 +177,15 @@ pub fn for_run(
         let short = name.rsplit('.').next().unwrap_or(name);
         // A stdout callback enabled as another is passed over, as ansible-core does:
         // only `stdout_callback` prints the run.
-        if STDOUT_CALLBACKS.contains(&short) {
+        if STDOUT.iter().any(|row| row.name == short) {
             continue;
         }
-        let known = matches!(
-            name,
-            "profile_tasks"
-                | "ansible.posix.profile_tasks"
-                | "timer"
-                | "ansible.posix.timer"
-                | "junit"
-                | "ansible.builtin.junit"
-                | "community.general.junit"
-                | "tree"
-                | "ansible.builtin.tree"
-        );
-        match short {
-            "profile_tasks" if known => all.push(Box::new(profile_tasks::ProfileTasks::default())),
-            "timer" if known => all.push(Box::new(profile_tasks::Timer::default())),
-            "junit" if known => all.push(Box::new(junit::JunitCallback::from_env())),
-            "tree" if known => match std::env::var_os("ANSIBLE_CALLBACK_TREE_DIR") {
-                Some(dir) => all.push(Box::new(tree::TreeCallback::new(dir.into()))),
-                None => warnings.push(
-                    "The tree callback is enabled but no directory is set (ANSIBLE_CALLBACK_TREE_DIR, [callback_tree] directory): it is skipped".to_string(),
-                ),
+        match ENABLED.iter().find(|row| row.names.contains(&name)) {
+            Some(row) => match (row.make)() {
+                Ok(callback) => all.push(callback),
+                Err(warning) => warnings.push(warning),
             },
-            _ => warnings.push(format!("Skipping callback plugin '{name}', unable to load")),
+            None => warnings.push(format!("Skipping callback plugin '{name}', unable to load")),
         }
     }
     let callback: Box<dyn Callback> = if all.len() == 1 {

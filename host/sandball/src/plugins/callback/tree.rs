@@ -2,7 +2,7 @@
 //! `ANSIBLE_CALLBACK_TREE_DIR`): each host's result saved as one line of JSON in
 //! `DIR/HOST`, as ansible's `--tree` saves it.
 
-use super::default::dump;
+use super::text::dump;
 use super::{Callback, Report};
 use std::path::PathBuf;
 
