@@ -26,7 +26,6 @@ mod protomatter;
 mod pyrandom;
 pub(crate) mod python;
 mod scope;
-mod table_lookups;
 mod templar;
 pub(crate) mod trust;
 mod undefined;

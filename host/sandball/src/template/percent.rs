@@ -221,7 +221,7 @@ fn collect(source: &str, node: &serde_json::Value, edits: &mut Vec<Edit>) {
 /// [`CONST_TEMPLATE`]: ansible-core 2.19 still templates those, where it never renders
 /// templates inside other functions' constants.
 ///
-/// [`CONST_TEMPLATE`]: crate::template::lookups::CONST_TEMPLATE
+/// [`CONST_TEMPLATE`]: crate::template::lookups::jinja::CONST_TEMPLATE
 fn lookup_terms(node: &serde_json::Value, edits: &mut Vec<Edit>) {
     for constant in lookup_term_templates(node) {
         if let Some((start, end)) = span(constant) {
@@ -229,7 +229,7 @@ fn lookup_terms(node: &serde_json::Value, edits: &mut Vec<Edit>) {
                 at: start,
                 remove: 0,
                 order: 2,
-                text: Cow::Owned(format!("{}(", super::lookups::CONST_TEMPLATE)),
+                text: Cow::Owned(format!("{}(", super::lookups::jinja::CONST_TEMPLATE)),
             });
             edits.push(Edit {
                 at: end,

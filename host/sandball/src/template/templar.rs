@@ -374,7 +374,7 @@ pub(super) fn native_environment() -> Environment<'static> {
     filters::register(&mut plugins);
     super::jinja_globals::register(&mut plugins);
     jinja_tests::register(&mut plugins);
-    crate::template::lookups::register(&mut plugins);
+    crate::template::lookups::jinja::register(&mut plugins);
     crate::template::percent::register(&mut plugins);
     crate::template::operands::register(&mut plugins);
     crate::template::vaulted::register(&mut plugins);

@@ -6,6 +6,8 @@
 //! keywords or, the old way, inline in the term (`key section=s file=f`; quotes in the
 //! key are part of it, quotes around an option's value are not).
 
+use super::files::find_warned;
+use super::{LookupContext, LookupError};
 use crate::playbook::splitter::unquote;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -120,16 +122,27 @@ const INI_OPTIONS: &[&str] = &[
     "interpolation",
 ];
 
+/// `ini`: see [`ini_values`]; the file is found along the search path.
+pub(super) fn ini(
+    terms: &[Json],
+    options: &serde_json::Map<String, Json>,
+    ctx: &dyn LookupContext,
+) -> Result<Vec<Json>, LookupError> {
+    Ok(ini_values(terms, options, &|f| {
+        find_warned(ctx, "files", f)
+    })?)
+}
+
 /// `ini`: each term's value in the file's section (a list of values with `re`), the
 /// `default` for a missing key.
-pub(super) fn ini(
+fn ini_values(
     terms: &[Json],
     options: &serde_json::Map<String, Json>,
     find: &dyn Fn(&str) -> Result<std::path::PathBuf, String>,
 ) -> Result<Vec<Json>, String> {
     let mut out = Vec::new();
     for term in terms {
-        let (key, extra) = inline(&super::lookups::text(term), INI_OPTIONS)?;
+        let (key, extra) = inline(&super::text(term), INI_OPTIONS)?;
         if key.is_empty() {
             return Err(
                 "No key to look up was provided as first term within string inline options".into(),
@@ -352,9 +365,20 @@ impl Ini {
 /// The `csvfile` lookup's options.
 const CSV_OPTIONS: &[&str] = &["file", "col", "keycol", "delimiter", "default", "encoding"];
 
+/// `csvfile`: see [`csv_values`]; the file is found along the search path.
+pub(super) fn csvfile(
+    terms: &[Json],
+    options: &serde_json::Map<String, Json>,
+    ctx: &dyn LookupContext,
+) -> Result<Vec<Json>, LookupError> {
+    Ok(csv_values(terms, options, &|f| {
+        find_warned(ctx, "files", f)
+    })?)
+}
+
 /// `csvfile`: for each term, column `col` of the first row whose column `keycol` is
 /// the term; `default` when none is.
-pub(super) fn csvfile(
+fn csv_values(
     terms: &[Json],
     options: &serde_json::Map<String, Json>,
     find: &dyn Fn(&str) -> Result<std::path::PathBuf, String>,
@@ -369,7 +393,7 @@ pub(super) fn csvfile(
     }
     let mut out = Vec::new();
     for term in terms {
-        let (key, extra) = inline(&super::lookups::text(term), CSV_OPTIONS)?;
+        let (key, extra) = inline(&super::text(term), CSV_OPTIONS)?;
         if key.is_empty() {
             return Err("Search key is required but was not found".into());
         }
@@ -387,7 +411,7 @@ pub(super) fn csvfile(
                     .and_then(|n| usize::try_from(n).ok())
                     .ok_or_else(|| invalid(n)),
                 Some(v) => {
-                    let text = super::lookups::text(v);
+                    let text = super::text(v);
                     text.trim().parse().map_err(|_| invalid(&text))
                 }
             }
