@@ -1,4 +1,4 @@
-//! Loops: `loop:`, and the `with_*` loops, each its lookup (`template/lookups.rs`),
+//! Loops: `loop:`, and the `with_*` loops, each its lookup (`template/lookups/`),
 //! turned into the list of items a task runs over; and the items' `(item=…)` labels.
 
 use crate::playbook::LoopKind;

@@ -4,9 +4,10 @@
 //! stdout and stderr stay pipes, as under ansible-core's `local`).
 
 use super::deploy::shim_binary_path;
-use super::registry::Settings;
 use super::session::{Session, SessionError};
-use super::{ConnectError, Connection, ConnectionError, ExecOutput, Secret, as_become, started};
+use super::{
+    ConnectError, Connection, ConnectionError, ExecOutput, Secret, Settings, as_become, started,
+};
 use crate::plugins::r#become::Become;
 use crate::plugins::r#become::terminal::{self, Terminal};
 use crate::plugins::shell;

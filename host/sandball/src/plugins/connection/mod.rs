@@ -24,6 +24,7 @@ pub use session::{JobReply, JobStart, RunReply, Session, SessionError};
 use crate::plugins::r#become::Become;
 use crate::plugins::r#become::terminal::Terminal;
 use futures::future::LocalBoxFuture;
+use std::sync::Arc;
 
 /// A password: compared and used, never printed (its `Debug` hides it).
 #[derive(Clone, PartialEq, Eq)]
@@ -154,6 +155,30 @@ pub trait Connection: Send + Sync {
         cache_dir: Option<&'a str>,
         become_: Option<&'a Become>,
     ) -> LocalBoxFuture<'a, Result<Session, ConnectError>>;
+}
+
+/// A host's settings for one connection plugin, read from its variables by the
+/// plugin's row of [`registry::CONNECTIONS`]: what opens a [`Connection`].
+pub trait Settings: std::fmt::Debug + Send + Sync {
+    /// What tells two ways of reaching a host apart (the pool keeps one connection per
+    /// host and way: a task's `connection: local` does not reuse an SSH one).
+    fn key(&self) -> String;
+
+    /// Whether the node's login user is root, as the controller knows it without
+    /// asking the node.
+    fn logs_in_as_root(&self) -> bool;
+
+    /// Whether the node is the controller's own machine.
+    fn local(&self) -> bool {
+        false
+    }
+
+    /// Opens the connection; `password` is the one typed at `-k/--ask-pass`, for a
+    /// plugin whose settings name none.
+    fn connect<'a>(
+        &'a self,
+        password: Option<&'a Secret>,
+    ) -> LocalBoxFuture<'a, Result<Arc<dyn Connection>, ConnectionError>>;
 }
 
 /// `cmd` as the become user (if any): the command line, what its stdin starts with,

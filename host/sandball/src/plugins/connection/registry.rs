@@ -1,36 +1,11 @@
 //! The connection plugins sandball has, one row each: the names a host's
 //! `ansible_connection` may give it, the variables it reads, and how it reads them into
-//! its [`Settings`]. [`transport_for`] picks a host's row; the [`Transport`] it gives
+//! its [`Settings`] (a plugin's file implements that and [`super::Connection`]). [`transport_for`] picks a host's row; the [`Transport`] it gives
 //! is what the session pool opens connections from.
 
-use super::{ConnectError, Connection, ConnectionError, Secret};
-use futures::future::LocalBoxFuture;
+use super::{ConnectError, Settings};
 use serde_json::{Map, Value};
 use std::sync::Arc;
-
-/// A host's settings for one connection plugin, read from its variables by the
-/// plugin's row.
-pub trait Settings: std::fmt::Debug + Send + Sync {
-    /// What tells two ways of reaching a host apart (the pool keeps one connection per
-    /// host and way: a task's `connection: local` does not reuse an SSH one).
-    fn key(&self) -> String;
-
-    /// Whether the node's login user is root, as the controller knows it without
-    /// asking the node.
-    fn logs_in_as_root(&self) -> bool;
-
-    /// Whether the node is the controller's own machine.
-    fn local(&self) -> bool {
-        false
-    }
-
-    /// Opens the connection; `password` is the one typed at `-k/--ask-pass`, for a
-    /// plugin whose settings name none.
-    fn connect<'a>(
-        &'a self,
-        password: Option<&'a Secret>,
-    ) -> LocalBoxFuture<'a, Result<Arc<dyn Connection>, ConnectionError>>;
-}
 
 /// Reads a host's settings for a plugin from its inventory name and variables; the
 /// error is a variable's.

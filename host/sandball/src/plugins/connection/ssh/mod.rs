@@ -25,10 +25,10 @@ mod auth;
 mod params;
 
 use super::channel::ChannelReader;
-use super::registry::Settings;
 use super::session::{Session, SessionError};
 use super::{
-    ConnectError, Connection, ConnectionError, ExecOutput, Secret, as_become, deploy, started,
+    ConnectError, Connection, ConnectionError, ExecOutput, Secret, Settings, as_become, deploy,
+    started,
 };
 use crate::plugins::r#become::Become;
 use crate::plugins::r#become::terminal::{self, Terminal};
