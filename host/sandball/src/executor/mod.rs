@@ -11,9 +11,11 @@ mod context;
 mod include;
 pub mod listing;
 pub mod loops;
+mod module_run;
 pub mod plan;
 pub mod play;
 mod resolve;
+mod services;
 pub mod task;
 mod vars_prompt;
 

@@ -7,6 +7,7 @@
 
 use super::Run;
 use super::context;
+use super::module_run;
 use super::task;
 use crate::playbook::{Chain, Play, Task, TaskItem};
 use crate::plugins::action::{self, Runs};
@@ -171,7 +172,7 @@ fn plan_task(
         Runs::Module { name, legacy } => (name, legacy),
     };
     let vars = task::task_vars(run, scope, host, &kw);
-    if context::runs_legacy(run, module, legacy_only, &vars) {
+    if module_run::runs_legacy(run, module, legacy_only, &vars) {
         let short = crate::assemble::component::short_name(module);
         return vec![planned(
             short,

@@ -504,7 +504,7 @@ pub(super) fn show_warnings(run: &Run, task: Option<&crate::playbook::Location>)
                 if let Some(block) = origin(&d.written) {
                     d.detail = format!("\n{block}{}", d.detail);
                 }
-                if let Some((_, line)) = crate::plugins::action::normal::core_deprecation(&d) {
+                if let Some((_, line)) = crate::plugins::action::summaries::core_deprecation(&d) {
                     run.callback.deprecation(&line);
                 }
             }
@@ -1355,9 +1355,7 @@ pub(crate) fn record_facts(run: &Run, t: &Task, host: &str, result: &Map<String,
             FactLayer::SetFact => {
                 run.vars.set_facts(host, facts);
                 // `cacheable: true` makes them facts too (`ansible_facts.name`).
-                if result
-                    .get(crate::plugins::action::set_fact::CACHEABLE)
-                    .is_some_and(py_truth)
+                if result.get(crate::vars::CACHEABLE).is_some_and(py_truth)
                     && let Value::Object(facts) =
                         crate::template::without_unsafe_marks(&Value::Object(facts.clone()))
                 {
@@ -1517,7 +1515,7 @@ async fn attempt_action(
                 }
             }
         }
-        crate::plugins::action::normal::register_deprecations(
+        crate::plugins::action::summaries::register_deprecations(
             &mut result,
             &[changed_deprecations, failed_deprecations].concat(),
         );

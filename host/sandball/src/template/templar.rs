@@ -1286,7 +1286,7 @@ mod tests {
         let (held, kept) = crate::template::deprecations_of(|| holds("{{ flag }}"));
         assert!(held.unwrap());
         let mut result = serde_json::Map::new();
-        crate::plugins::action::normal::register_deprecations(&mut result, &kept);
+        crate::plugins::action::summaries::register_deprecations(&mut result, &kept);
         let registered = result["deprecations"].clone();
         assert_eq!(
             registered,

@@ -22,6 +22,10 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+/// The result key by which `set_fact`'s `cacheable: true` reaches the executor: the
+/// facts are then host facts too (`ansible_facts.name`), as in Ansible.
+pub const CACHEABLE: &str = "_ansible_facts_cacheable";
+
 /// What a run learned about one host.
 #[derive(Clone, Debug, Default)]
 struct HostState {

@@ -34,7 +34,7 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
     // A condition written as a template is deprecated, and registered so.
     let (mut r, deprecations) =
         crate::template::deprecations_of(|| judge(ctx, &conditions, quiet, &message));
-    super::normal::register_deprecations(&mut r, &deprecations);
+    super::summaries::register_deprecations(&mut r, &deprecations);
     r
 }
 

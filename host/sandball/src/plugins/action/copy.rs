@@ -1,5 +1,5 @@
 //! The `copy` action: a `src` on the controller (not `remote_src`) is sent to the node
-//! over the host's shim session, in raw chunks, content-addressed by sha256 (nothing is
+//! by the module runner, over the host's shim session, in raw chunks, content-addressed by sha256 (nothing is
 //! sent when the node already holds the same content), and the `copy` module then
 //! copies it from the node's copy. `content` and `remote_src` need no transfer. A
 //! controller directory is sent file by file, as Ansible's copy action sends it: one
@@ -8,40 +8,10 @@
 //! file lands in and for the links kept as links (`local_follow: false`).
 
 use super::{ActionPlugin, Context, ModuleRequest, Runs, Transfer, failed, ok_with};
-use crate::plugins::connection::{Session, SessionError};
 use crate::template::Vars;
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-
-/// Why a file could not be sent.
-#[derive(Debug, thiserror::Error)]
-pub enum SendError {
-    /// The controller's file could not be read.
-    #[error("Could not read the source file {path}: {source}")]
-    Read {
-        /// The file.
-        path: String,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The session failed (it is unusable afterwards).
-    #[error("sending {path} to the node failed: {source}")]
-    Session {
-        /// The file.
-        path: String,
-        /// Why.
-        source: SessionError,
-    },
-}
-
-impl SendError {
-    /// Whether the session broke (the next task must open a fresh one).
-    pub fn broke_session(&self) -> bool {
-        matches!(self, SendError::Session { .. })
-    }
-}
 
 /// The `copy` action plugin.
 pub struct Copy;
@@ -611,37 +581,6 @@ async fn copy_tree(
 fn is_failure(result: &Map<String, Value>) -> bool {
     result.get("failed") == Some(&Value::Bool(true))
         || result.get("unreachable") == Some(&Value::Bool(true))
-}
-
-/// Sends the controller's file to the node (if the node does not hold it yet) and
-/// returns its path on the node.
-pub async fn send(session: &mut Session, local: &Path) -> Result<String, SendError> {
-    let shown = local.display().to_string();
-    let sha256 = file_sha256(local).await.map_err(|source| SendError::Read {
-        path: shown.clone(),
-        source,
-    })?;
-    session
-        .ensure_file(&sha256, local)
-        .await
-        .map_err(|source| SendError::Session {
-            path: shown,
-            source,
-        })
-}
-
-async fn file_sha256(path: &Path) -> std::io::Result<String> {
-    use tokio::io::AsyncReadExt;
-    let mut file = tokio::fs::File::open(path).await?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        match file.read(&mut buf).await? {
-            0 => break,
-            n => hasher.update(&buf[..n]),
-        }
-    }
-    Ok(hex::encode(hasher.finalize()))
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! `fail_on_missing: false` is reported and ignored. Check mode skips it, as Ansible's
 //! does.
 
-use super::normal::ERROR_MESSAGE;
+use super::summaries::ERROR_MESSAGE;
 use super::{Context, Failure, ModuleRequest, failed, ok_with, raised, truthy};
 use base64::Engine;
 use futures::future::LocalBoxFuture;

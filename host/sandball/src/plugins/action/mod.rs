@@ -26,8 +26,6 @@ pub mod fetch;
 pub mod gather_facts;
 pub mod group_by;
 pub mod include_vars;
-pub mod legacy;
-pub mod module_output;
 pub mod no_log;
 pub mod normal;
 pub mod package;
@@ -40,6 +38,7 @@ pub mod service;
 pub mod set_fact;
 pub mod set_stats;
 pub mod shell;
+pub mod summaries;
 pub mod template;
 pub mod unarchive;
 pub mod validate_argument_spec;
@@ -126,7 +125,8 @@ pub struct ModuleRequest<'a> {
     /// Its arguments (templated; the internal `_ansible_*` ones are added by the
     /// executor).
     pub args: Map<String, Value>,
-    /// Only the legacy module of that name.
+    /// Only the legacy module of that name (for the `shell` component, ansible-core's
+    /// `command` module with `_uses_shell`).
     pub legacy: bool,
     /// Controller files sent to the node before the run, each replacing the argument it
     /// names with its path on the node.
@@ -854,7 +854,7 @@ pub fn push_warning(m: &mut Map<String, Value>, w: String) {
 pub const WARNING_HELP: &str = "_ansible_warning_help";
 
 /// Where a result keeps the line the default callback shows for each of its
-/// `deprecations` (see `normal::interpret`), in their order: never registered.
+/// `deprecations` (see [`summaries::deprecations`]), in their order: never registered.
 pub const DEPRECATIONS_SHOWN: &str = "_ansible_deprecations_shown";
 
 /// Records the help text shown after the result's warning `w`.

@@ -114,7 +114,7 @@ async fn run(
     // The task's `environment`, as Ansible puts it before the script's command line.
     let env = ctx
         .environment()
-        .and_then(|env| super::legacy::env_prefix(&env))
+        .and_then(|env| crate::plugins::shell::env_prefix(&env))
         .map_err(failed)?;
     let line = format!(
         "umask 77 && d=$(mktemp -d) && cat > \"$d\"/{name} && chmod u+x \"$d\"/{name} && ( {cd}{env}{exe}{target} ); rc=$?; rm -rf \"$d\"; exit $rc",

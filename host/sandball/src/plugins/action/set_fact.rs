@@ -43,13 +43,9 @@ pub fn run(ctx: &dyn super::Context, args: &Map<String, Value>) -> Map<String, V
         );
     }
     let mut result = ok_with(json!({ "ansible_facts": facts }));
-    result.insert(CACHEABLE.into(), Value::Bool(cacheable));
+    result.insert(crate::vars::CACHEABLE.into(), Value::Bool(cacheable));
     result
 }
-
-/// The result key by which `cacheable: true` reaches the executor: the facts are then
-/// host facts too (`ansible_facts.name`), as in Ansible.
-pub const CACHEABLE: &str = "_ansible_facts_cacheable";
 
 /// A variable name as ansible-core 2.19 accepts one: a string that is an ASCII
 /// identifier and not a name Jinja gives a meaning (`true`, `none`, `not`…); else the

@@ -4,7 +4,7 @@
 //! default `/bin/sh`, as ansible-core's command module picks it); where there is no
 //! such component, or `sandball_legacy_modules` asks for it, or the component does not
 //! carry the task out (an argument it does not know), ansible-core's `command` module
-//! runs it with `_uses_shell` ([`as_legacy`]).
+//! runs it with `_uses_shell` (the module runner's legacy stand-in for `shell`).
 
 use super::{Context, ModuleRequest};
 use futures::future::LocalBoxFuture;
@@ -21,10 +21,10 @@ pub fn work<'a>(
         return Box::pin(async move { super::failed(msg) });
     }
     if ctx.runs_legacy(COMPONENT) {
-        return ctx.execute_module(as_legacy(ModuleRequest::new(
-            COMPONENT,
-            Value::Object(args),
-        )));
+        return ctx.execute_module(ModuleRequest {
+            legacy: true,
+            ..ModuleRequest::new(COMPONENT, Value::Object(args))
+        });
     }
     if !matches!(args.get("executable"), Some(Value::String(s)) if !s.is_empty())
         && let Some(shell) = shell_executable(ctx)
@@ -38,17 +38,6 @@ pub fn work<'a>(
         transfers: Vec::new(),
         foreground: false,
     })
-}
-
-/// The legacy run that stands for `request`: for the `shell` component, ansible-core's
-/// `command` module with `_uses_shell`; any other module is its legacy namesake.
-pub fn as_legacy(mut request: ModuleRequest<'_>) -> ModuleRequest<'_> {
-    if crate::assemble::component::short_name(request.name) == COMPONENT {
-        request.name = LEGACY;
-        request.args.insert("_uses_shell".into(), Value::Bool(true));
-    }
-    request.legacy = true;
-    request
 }
 
 /// `ansible_shell_executable` (templated), when set (the component's default is
@@ -67,8 +56,6 @@ fn shell_executable(ctx: &dyn Context) -> Option<String> {
 
 /// The component that runs a shell line.
 const COMPONENT: &str = "shell";
-/// ansible-core's module that runs it otherwise.
-const LEGACY: &str = "command";
 
 #[cfg(test)]
 mod tests {
@@ -96,7 +83,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn runs_the_legacy_command_module_through_the_shell() {
+    async fn runs_the_legacy_shell_when_there_is_no_component() {
         let ctx = FakeContext {
             legacy: vec!["shell".into()],
             ..Default::default()
@@ -104,9 +91,9 @@ mod tests {
         let args = json!({"_raw_params": "echo $HOME"});
         work(&ctx, args.as_object().unwrap().clone()).await;
         let runs = ctx.modules.borrow();
-        assert_eq!(runs[0].name, "command");
+        assert_eq!(runs[0].name, "shell");
         assert!(runs[0].legacy);
-        assert_eq!(runs[0].args["_uses_shell"], true);
+        assert!(!runs[0].args.contains_key("executable"));
         assert_eq!(runs[0].args["_raw_params"], "echo $HOME");
     }
 

@@ -154,7 +154,7 @@ impl DefaultCallback {
                 Some("")
             } else {
                 r.result
-                    .get(crate::plugins::action::normal::ERROR_MESSAGE)
+                    .get(crate::plugins::action::summaries::ERROR_MESSAGE)
                     .and_then(Value::as_str)
                     .or_else(|| r.result.get("msg").and_then(Value::as_str))
             };

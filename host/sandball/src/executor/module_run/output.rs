@@ -8,7 +8,7 @@
 //! not return is then taken out of its result, with ansible-core's warnings
 //! ([`clean`], [`settle_warnings`]).
 
-use super::{ERROR_HELP, Failure, failed, raised};
+use crate::plugins::action::{ERROR_HELP, Failure, failed, raised};
 use sandball_wire::pyjson::{self, LoadError};
 use sandball_wire::python::{py_str, py_truth, short_type_name, type_name};
 use serde_json::{Map, Value, json};
@@ -57,7 +57,7 @@ pub fn parse(out: &[u8]) -> Result<(Map<String, Value>, Option<String>), Unreada
         )
     });
     let json = lines[start..=end].join(&b'\n');
-    let strict = super::env_flag(STRICT_UTF8, true);
+    let strict = crate::plugins::action::env_flag(STRICT_UTF8, true);
     match pyjson::loads(&json, strict) {
         Ok(Value::Object(m)) => Ok((m, junk)),
         // A text that starts with `{` and parses is an object.
