@@ -4,7 +4,7 @@
 //! use), its become settings, the target's Python (configured, or discovered as
 //! ansible-core discovers it), its `environment` and `capabilities:` keywords, and the
 //! host variables of how modules run there. What an action may ask of it is served in
-//! [`super::services`]; a module run, by the module runner ([`super::module_run`]).
+//! `services.rs`; a module run, by the module runner (`module_run/`).
 
 use super::Run;
 use crate::assemble::interpreter::{self, PythonSetting};
