@@ -35,7 +35,7 @@ pub enum About {
 }
 
 /// A feature of ansible-core's own that is going away, as ansible-core words it (shown
-/// and registered as a module's deprecation is: `plugins/action/normal.rs`).
+/// and registered as a module's deprecation is: `plugins/action/summaries.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Deprecation {
     /// What is deprecated, a sentence.
