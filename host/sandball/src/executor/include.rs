@@ -232,7 +232,7 @@ pub(super) async fn run(
         };
         // Its tasks are checked as the play's were before the run: an unknown action
         // or a refused keyword ends the run as ansible-core's parser errors do.
-        if let Err(e) = super::check::included(run, &loaded, inherited, cx.in_handler) {
+        if let Err(e) = super::keyword_support::included(run, &loaded, inherited, cx.in_handler) {
             let mut active = lock(&cx.state.active);
             super::play::abort(cx.state, &mut active, e.to_string(), 4);
             return false;

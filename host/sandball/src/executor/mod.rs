@@ -6,9 +6,9 @@
 //! gives the task's action plugin its module runs and commands; [`loops`] turns
 //! `loop`/`with_*` into items.
 
-pub mod check;
 mod context;
 mod include;
+pub mod keyword_support;
 pub mod listing;
 pub mod loops;
 mod module_run;
@@ -381,7 +381,7 @@ impl Run {
     /// Runs every play of a playbook, prints the recap and returns the exit code.
     pub async fn playbook(&self, playbook: &Playbook) -> Result<i32, ExecError> {
         for p in &playbook.plays {
-            check::play(self, p)?;
+            keyword_support::play(self, p)?;
         }
         self.callback
             .playbook_start(&playbook.path.display().to_string(), playbook.plays.len());

@@ -230,7 +230,7 @@ fn order_hosts(
         .templar
         .template(order, vars)
         .map_err(|e| format!("`order`: {e}"))?;
-    if let Some(refused) = super::check::known_order(&order) {
+    if let Some(refused) = super::keyword_support::known_order(&order) {
         return Err(refused);
     }
     match order.as_str() {

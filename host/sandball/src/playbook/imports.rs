@@ -185,7 +185,7 @@ fn expand_items(
                     continue;
                 }
                 // As Ansible refuses it when it reads the play (`include_role` is
-                // refused before the run, see `executor::check`).
+                // refused before the run, see `executor::keyword_support`).
                 if kind == "import_role" && at.handlers {
                     return Err(PlaybookError::at(
                         &t.location,
