@@ -7,6 +7,7 @@
 //! `services.rs`; a module run, by the module runner (`module_run/`).
 
 use super::Run;
+use super::task::keywords::{keyword_bool, omitted};
 use crate::assemble::interpreter::{self, PythonSetting};
 use crate::playbook::{Chain, Keyword, Task};
 use crate::plugins::action::{self, failed};
@@ -140,8 +141,7 @@ pub(crate) fn report_discovery(
     };
     let delegated = matches!(delegated_to(cx.run, cx.kw, cx.vars), Ok(Some(_)));
     let keeps_fact = !delegated
-        || super::task::keyword_bool(cx.run, cx.vars, cx.kw, Keyword::DelegateFacts, false)
-            .unwrap_or(false);
+        || keyword_bool(cx.run, cx.vars, cx.kw, Keyword::DelegateFacts, false).unwrap_or(false);
     if keeps_fact {
         let facts = result
             .entry("ansible_facts")
@@ -170,7 +170,7 @@ pub(crate) fn become_for(
         .iter()
         .map(|level| {
             // A level that sets a keyword to `omit` leaves it to the levels around.
-            let get = |k| level.get(k).filter(|v| !super::task::omitted(run, vars, v));
+            let get = |k| level.get(k).filter(|v| !omitted(run, vars, v));
             BecomeKeywords {
                 become_: get(Keyword::Become),
                 user: get(Keyword::BecomeUser),

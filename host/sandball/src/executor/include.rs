@@ -77,7 +77,8 @@ pub(super) async fn run(
     let fail_with = |host: &str, result: serde_json::Map<String, Value>, rescuable: bool| {
         let vars = task::task_vars(run, scope, host, kw);
         let ignored = rescuable
-            && task::keyword_bool(run, &vars, kw, Keyword::IgnoreErrors, false).unwrap_or(false);
+            && task::keywords::keyword_bool(run, &vars, kw, Keyword::IgnoreErrors, false)
+                .unwrap_or(false);
         if !ignored {
             included_failed
                 .borrow_mut()
@@ -111,7 +112,7 @@ pub(super) async fn run(
         let vars = task::task_vars(run, scope, host, kw);
         // A host the condition leaves out is shown skipped and counted, as Ansible
         // reports an include it does not make; one whose condition fails, fails.
-        if let Some(stopped) = task::when_stops(run, kw, &vars) {
+        if let Some(stopped) = task::keywords::when_stops(run, kw, &vars) {
             if stopped.get("failed") == Some(&serde_json::Value::Bool(true)) {
                 fail_with(host, stopped, true);
             } else {
@@ -137,7 +138,7 @@ pub(super) async fn run(
         }
         let items: Vec<(Option<Item>, crate::template::Vars)> = match &t.loop_ {
             None => vec![(None, vars)],
-            Some(spec) => match task::loop_items(run, t, &vars, spec) {
+            Some(spec) => match task::loops::loop_items(run, t, &vars, spec) {
                 Ok(items) => items
                     .into_iter()
                     .map(|i| (Some((i.item, i.loop_vars)), i.vars))
@@ -154,7 +155,10 @@ pub(super) async fn run(
                     .as_ref()
                     .and_then(|c| c.label.as_ref())
                     .and_then(|l| run.templar.template(l, &item_vars).ok())
-                    .map_or_else(|| super::loops::label(value), |l| super::loops::label(&l))
+                    .map_or_else(
+                        || super::task::loops::label(value),
+                        |l| super::task::loops::label(&l),
+                    )
             });
             let role_dir = inherited.role().map(|r| r.path.as_path());
             let found =
@@ -243,7 +247,7 @@ pub(super) async fn run(
             .map(|l| format!(" => (item={l})"))
             .unwrap_or_default();
         // What reading it gave to warn about comes first, as ansible-core shows it.
-        super::task::show_warnings(run, Some(&t.location));
+        super::task::reports::show_warnings(run, Some(&t.location));
         run.callback.verbose(
             0,
             None,

@@ -395,7 +395,7 @@ fn check_task(run: &Run, t: &Task, inherited: &Chain<'_>) -> Result<(), ExecErro
     }
     if t.loop_.is_some() {
         let lookup = t.loop_kind.lookup().unwrap_or_default();
-        match super::loops::supported(&t.loop_kind) {
+        match super::task::loops::supported(&t.loop_kind) {
             Ok(true) => {}
             // As ansible-core reads a `with_<name>` of no lookup: no keyword at all.
             Ok(false) => {

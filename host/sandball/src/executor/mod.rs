@@ -10,7 +10,6 @@ mod context;
 mod include;
 pub mod keyword_support;
 pub mod listing;
-pub mod loops;
 mod module_run;
 pub mod plan;
 pub mod play;

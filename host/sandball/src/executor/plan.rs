@@ -198,7 +198,7 @@ fn plan_task(
         }
     };
     let grant = |vars: &crate::template::Vars| -> Kind {
-        let grant = task::template_args(run, t, &kw, plugin.raw_args(), vars)
+        let grant = task::args::template_args(run, t, &kw, plugin.raw_args(), vars)
             .map_err(|e| e.msg)
             .and_then(|args| {
                 let adjustments = context::capability_keywords(run, &kw, vars)?;
@@ -231,11 +231,11 @@ fn plan_task(
     let Some(spec) = &t.loop_ else {
         return vec![planned(&component.name, None, grant(&vars))];
     };
-    match task::loop_items(run, t, &vars, spec) {
+    match task::loops::loop_items(run, t, &vars, spec) {
         Ok(items) => items
             .iter()
             .map(|i| {
-                let label = super::loops::label(&i.item);
+                let label = super::task::loops::label(&i.item);
                 planned(&component.name, Some(label), grant(&i.vars))
             })
             .collect(),

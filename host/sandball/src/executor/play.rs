@@ -164,9 +164,9 @@ impl PlayRun<'_> {
     /// meta task shows none there, as in ansible-core.
     fn free_banner(&self, t: &Task, name: &str, handler: bool) {
         if let Some(free) = self.free {
-            task::show_banner(
+            task::reports::show_banner(
                 self.run,
-                Some(task::Banner {
+                Some(task::reports::Banner {
                     last: &free.last,
                     task: t as *const Task as usize,
                     name,
@@ -348,7 +348,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
     // What reading the play's and its roles' variables warned about comes before the
     // banner, as ansible-core reads them before it starts the play.
     let vars_files = play_vars_files(run, play, &play_vars, &hosts);
-    super::task::show_warnings(run, None);
+    super::task::reports::show_warnings(run, None);
     run.callback.play_start(&name);
     run.callback.play_location(&play.location);
     if selected.is_empty() {
@@ -920,7 +920,7 @@ async fn run_role_once(
 /// as Ansible reads it): one host's failure then ends the play for every host.
 pub(super) fn any_errors_fatal(run: &Run, kw: &Chain<'_>, vars: &crate::template::Vars) -> bool {
     // One that cannot be worked out holds: failing safe.
-    task::keyword_bool(run, vars, kw, Keyword::AnyErrorsFatal, false).unwrap_or(true)
+    task::keywords::keyword_bool(run, vars, kw, Keyword::AnyErrorsFatal, false).unwrap_or(true)
 }
 
 /// Adds roles included while the play runs to `ansible_play_role_names`.
@@ -1191,7 +1191,8 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     // sets reach every host of the play, as in Ansible. On an include it makes the
     // inclusion for the first host alone (the included tasks run there only, unless
     // `apply` gives them `run_once` too).
-    let once = task::keyword_bool(run, &first_vars, &kw, Keyword::RunOnce, false).unwrap_or(false);
+    let once = task::keywords::keyword_bool(run, &first_vars, &kw, Keyword::RunOnce, false)
+        .unwrap_or(false);
     if let Some(kind) = super::include::kind(t) {
         let cx = PlayRun {
             in_handler: cx.in_handler || handler,
@@ -1206,11 +1207,12 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
             .task_running(&crate::plugins::callback::Running {
                 hosts: hosts.len(),
                 path: &t.location,
-                args: (kw.nearest_setting(Keyword::NoLog).is_none() && !task::no_log_default())
-                    .then_some(&t.args),
+                args: (kw.nearest_setting(Keyword::NoLog).is_none()
+                    && !task::reports::no_log_default())
+                .then_some(&t.args),
             });
     }
-    let free_banner = cx.free.map(|free| task::Banner {
+    let free_banner = cx.free.map(|free| task::reports::Banner {
         last: &free.last,
         task: t as *const Task as usize,
         name: &banner_name,
@@ -1258,7 +1260,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
     if once && let Some((first, o)) = outcomes.first() {
         for other in cx.batch.iter().filter(|h| *h != first) {
             task::register(run, t, other, &o.registered);
-            task::record_facts(run, t, other, &o.registered);
+            task::attempt::record_facts(run, t, other, &o.registered);
         }
     }
     // Notices are templated (a name, or a list of names), as Ansible reads them.

@@ -106,7 +106,7 @@ impl Context for TaskContext<'_> {
     }
 
     fn module_defaults(&self, module: &str) -> Result<Map<String, Value>, String> {
-        super::task::module_defaults(self.run, self.kw, module, self.vars)
+        super::task::keywords::module_defaults(self.run, self.kw, module, self.vars)
     }
 
     fn exec_command<'a>(

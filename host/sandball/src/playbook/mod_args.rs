@@ -155,7 +155,7 @@ pub(crate) fn parse_action(task: &Fields<'_>) -> Result<Action, PlaybookError> {
     // Words that are not `key=value` pairs stay in `_raw_params` even for an action
     // that takes none: whether it does (a Python action plugin says) and whether they
     // are a template of its arguments is settled when the task runs
-    // (`executor/task.rs`), as in ansible-core 2.19.
+    // (`executor/task/args.rs`), as in ansible-core 2.19.
     Ok(Action {
         name,
         args,

@@ -1,0 +1,496 @@
+//! Loops: `loop:`, and the `with_*` loops, each its lookup (`template/lookups/`),
+//! turned into the list of items a task runs over, with the variables each item's run
+//! sees (`loop_control`); the items' `(item=…)` labels; and a task run over its items,
+//! each reported, into the loop's result.
+
+use super::attempt::{bind_result, sets_facts, with_failed_flag};
+use super::keywords::{all_true, keyword_bool, keyword_float, when_stops};
+use super::reports::{Banner, CENSORED_ITEM, origin, show_banner, show_warnings, shown};
+use super::retries::run_once;
+use crate::executor::Run;
+use crate::playbook::{Chain, Keyword, LoopKind, Task};
+use crate::plugins::action::{self, Cause, Failure, TaskFailure, raised, truthy};
+use crate::plugins::callback::{Report, Status};
+use crate::template::Vars;
+use crate::template::lookups::LookupContext;
+use sandball_wire::python::py_truth;
+use serde_json::{Map, Value, json};
+
+/// Whether [`items`] can expand loops of this kind: a `with_<lookup>` needs the lookup
+/// (`Ok(false)` when there is none; an error when none can be looked for).
+pub fn supported(kind: &LoopKind) -> Result<bool, String> {
+    match kind {
+        LoopKind::WithLookup(name) => crate::template::lookups::available(name),
+        _ => Ok(true),
+    }
+}
+
+/// Turns a templated loop value into items, as the loop keyword asks; `ctx` serves the
+/// lookup of a `with_<lookup>` loop.
+pub fn items(kind: &LoopKind, value: Value, ctx: &dyn LookupContext) -> Result<Vec<Value>, String> {
+    // Every `with_*` loop is its lookup, run on the loop's value as terms.
+    let lookup = match kind {
+        LoopKind::Loop => {
+            return match value {
+                Value::Array(v) => Ok(v),
+                other => Err(format!(
+                    "Invalid data passed to 'loop', it requires a list, got this instead: {other}. Hint: If you passed a list/dict of just one element, try adding wantlist=True to your lookup invocation or use q/query instead of lookup."
+                )),
+            };
+        }
+        LoopKind::WithList => "list",
+        LoopKind::WithItems => "items",
+        LoopKind::WithIndexedItems => "indexed_items",
+        LoopKind::WithDict => "dict",
+        LoopKind::WithSequence => "sequence",
+        LoopKind::WithNested => "nested",
+        LoopKind::WithTogether => "together",
+        LoopKind::WithSubelements => "subelements",
+        LoopKind::WithLookup(name) => name,
+    };
+    crate::template::lookups::run(
+        lookup,
+        &crate::template::lookups::as_terms(value),
+        &serde_json::Map::new(),
+        ctx,
+    )
+    .map_err(|e| format!("The lookup plugin '{lookup}' failed: {e}"))
+}
+
+/// The `(item=…)` label: text as is, anything else as Python shows it
+/// (`[1, 'x']`, `{'name': 'a'}`), as Ansible prints it.
+pub fn label(item: &Value) -> String {
+    match item {
+        Value::String(s) => s.clone(),
+        other => sandball_wire::python::py_str(other),
+    }
+}
+
+/// A loop's items (`spec` templated, then expanded as its `loop`/`with_*` keyword says),
+/// each with the variables its run sees (the item's [`LoopItem::loop_vars`] over the
+/// task's).
+pub(crate) fn loop_items(
+    run: &Run,
+    t: &Task,
+    vars: &Vars,
+    spec: &Value,
+) -> Result<Vec<LoopItem>, TaskFailure> {
+    let templated = match (t.loop_kind.lookup(), spec) {
+        // `with_first_found` passes over the undefined values in its terms, at any
+        // depth (a mapping loses the key), as ansible-core's does; terms that are
+        // undefined as a whole are the error they are.
+        (Some("first_found"), _) => match run.templar.template_omitting_undefined(spec, vars) {
+            Ok(Some(terms)) => Ok(terms),
+            Ok(None) => run.templar.template(spec, vars),
+            Err(e) => Err(e),
+        },
+        _ => run.templar.template(spec, vars),
+    };
+    let items = templated
+        // Worded as ansible-core 2.19 words a loop's failure, which comes from the
+        // loop's value.
+        .map_err(|e| match e {
+            crate::template::TemplateError::Undefined { .. } => TaskFailure {
+                msg: format!("Task failed: {}", e.cause()),
+                cause: Cause::loop_value(
+                    &e,
+                    t.loop_kind
+                        .lookup()
+                        .map_or_else(|| "loop".into(), |l| format!("with_{l}")),
+                ),
+            },
+            _ => e.cause().into(),
+        })
+        .and_then(|v| {
+            let ctx = crate::template::lookups::TaskLookup {
+                templar: &run.templar,
+                vars,
+                loop_action: Some(&t.action),
+            };
+            items(&t.loop_kind, v, &ctx).map_err(TaskFailure::from)
+        })?;
+    let mut control = t.loop_control.clone().unwrap_or_default();
+    // `loop_var` and `index_var` may be templated.
+    let name = |n: &str| -> Result<String, String> {
+        run.templar
+            .template(&Value::String(n.to_string()), vars)
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+            .map_err(|e| e.to_string())
+    };
+    control.loop_var = name(&control.loop_var)?;
+    if let Some(iv) = &control.index_var {
+        control.index_var = Some(name(iv)?);
+    }
+    let flag = |v: &Option<Value>, default: bool| match v {
+        None => Ok(default),
+        Some(v) => run
+            .templar
+            .template(v, vars)
+            .map_err(|e| e.to_string())
+            .and_then(|v| truthy(Some(&v), default)),
+    };
+    let extended = flag(&control.extended, false)?;
+    let allitems = flag(&control.extended_allitems, true)?;
+    Ok((0..items.len())
+        .map(|index| {
+            let mut loop_vars = Map::new();
+            loop_vars.insert(control.loop_var.clone(), items[index].clone());
+            if let Some(iv) = &control.index_var {
+                loop_vars.insert(iv.clone(), json!(index));
+                loop_vars.insert("ansible_index_var".into(), Value::String(iv.clone()));
+            }
+            loop_vars.insert(
+                "ansible_loop_var".into(),
+                Value::String(control.loop_var.clone()),
+            );
+            if extended {
+                let len = items.len();
+                let mut info = json!({
+                    "index": index + 1,
+                    "index0": index,
+                    "revindex": len - index,
+                    "revindex0": len - index - 1,
+                    "first": index == 0,
+                    "last": index + 1 == len,
+                    "length": len,
+                });
+                if allitems {
+                    info["allitems"] = Value::Array(items.clone());
+                }
+                if index > 0 {
+                    info["previtem"] = items[index - 1].clone();
+                }
+                if index + 1 < len {
+                    info["nextitem"] = items[index + 1].clone();
+                }
+                loop_vars.insert("ansible_loop".into(), info);
+            }
+            let mut item_vars = vars.clone();
+            for (name, value) in &loop_vars {
+                item_vars.set_data(name, value.clone());
+            }
+            item_vars.set_trusted(
+                &control.loop_var,
+                loop_value(run, &t.loop_kind, spec, vars, &items, index),
+            );
+            LoopItem {
+                item: items[index].clone(),
+                vars: item_vars,
+                loop_vars,
+            }
+        })
+        .collect())
+}
+
+/// The value of the loop variable for item `index`, its text marked untrusted where
+/// ansible-core 2.19 has it untrusted: text templating made (see
+/// [`crate::template::Templar::mark_untrusted`]); a `loop` list written out is followed
+/// item by item, a value passed through unchanged (by `loop`, `with_list` or
+/// `with_items`) stays trusted, what other lookups give is data.
+fn loop_value(
+    run: &Run,
+    kind: &LoopKind,
+    spec: &Value,
+    vars: &Vars,
+    items: &[Value],
+    index: usize,
+) -> Value {
+    let item = &items[index];
+    match (kind, spec) {
+        (LoopKind::Loop, Value::Array(raw)) if raw.len() == items.len() => {
+            run.templar.mark_untrusted(&raw[index], item, vars)
+        }
+        (LoopKind::Loop | LoopKind::WithList | LoopKind::WithItems, spec)
+            if run.templar.passes_trust(spec, vars) =>
+        {
+            item.clone()
+        }
+        _ => crate::template::untrusted(item.clone()),
+    }
+}
+
+/// One item of a task's loop.
+pub(crate) struct LoopItem {
+    /// The item.
+    pub item: Value,
+    /// The variables its run sees.
+    pub vars: Vars,
+    /// What the loop adds to them: the item under `loop_var`, `index_var`,
+    /// `ansible_loop_var`, and `ansible_loop` when `extended`.
+    pub loop_vars: Map<String, Value>,
+}
+
+/// Where a loop's result says whether its unreachable items were all ignored (dropped
+/// with the other `_ansible_` keys before it is registered or shown).
+pub(super) const IGNORE_UNREACHABLE: &str = "_ansible_ignore_unreachable";
+
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn run_loop(
+    run: &Run,
+    t: &Task,
+    kw: &Chain<'_>,
+    host: &str,
+    vars: &Vars,
+    spec: &Value,
+    no_log: bool,
+    banner: Option<Banner<'_>>,
+) -> Map<String, Value> {
+    let items = match loop_items(run, t, vars, spec) {
+        Ok(items) => items,
+        // A loop that cannot be templated is skipped when the task's `when` (without
+        // an item) does not hold, as in Ansible.
+        Err(e) => {
+            return match when_stops(run, kw, vars) {
+                Some(r) if r.get("skipped").is_some_and(py_truth) => r,
+                _ => e.result(),
+            };
+        }
+    };
+    if items.is_empty() {
+        return action::ok_with(json!({
+            "skipped": true,
+            "skipped_reason": "No items in the list",
+            "results": [],
+        }));
+    }
+    let control = t.loop_control.clone().unwrap_or_default();
+    // Read around the task's runs: an error is the loop's, as in ansible-core.
+    let pause = match control
+        .pause
+        .as_ref()
+        .map(|p| keyword_float(run, vars, "pause", p))
+    {
+        None => 0.0,
+        Some(Ok(secs)) if secs >= 0.0 => secs,
+        Some(Ok(secs)) => {
+            return raised(
+                Failure::RaisedByLoop,
+                format!("loop_control.pause must be a number of seconds, got {secs}"),
+            );
+        }
+        Some(Err(e)) => return raised(Failure::RaisedByLoop, e),
+    };
+    let mut results = Vec::with_capacity(items.len());
+    let (mut changed, mut any_failed, mut all_skipped) = (false, false, !items.is_empty());
+    // Whether an item was unreachable, and whether every unreachable item's
+    // `ignore_unreachable` (read with the item's variables) held: then the loop's is
+    // ignored, as in ansible-core.
+    let mut unreachable: Option<bool> = None;
+    // What earlier items left for the later ones, as Ansible updates the loop's
+    // variables after each item: facts they returned, the registered result.
+    let mut carried = Carried::default();
+    for (
+        index,
+        LoopItem {
+            item,
+            vars,
+            loop_vars,
+        },
+    ) in items.iter().enumerate()
+    {
+        // `pause` waits between items, not before the first.
+        if index > 0 && pause > 0.0 {
+            tokio::time::sleep(std::time::Duration::from_secs_f64(pause)).await;
+        }
+        let mut with_carried;
+        let item_vars = if carried.facts.is_empty() && carried.registered.is_none() {
+            vars
+        } else {
+            with_carried = vars.clone();
+            crate::vars::add_facts(&mut with_carried, &carried.facts);
+            if let (Some(name), Some(r)) = (&t.register, &carried.registered) {
+                with_carried.set_data(name, Value::Object(r.clone()));
+            }
+            &with_carried
+        };
+        let mut r = run_once(run, t, kw, host, item_vars, no_log).await;
+        carry(t, &r, &mut carried);
+        // The result says which item it was for: the loop's own variables.
+        for (name, value) in loop_vars {
+            r.insert(name.clone(), value.clone());
+        }
+        // The label sees the item's result under `register`, as in Ansible; one that
+        // cannot be templated fails the item, which is then shown by its value.
+        let label = match &control.label {
+            Some(l) => {
+                let mut label_vars = item_vars.clone();
+                bind_result(&mut label_vars, t, &r);
+                match run.templar.template(l, &label_vars) {
+                    Ok(v) => label(&v),
+                    Err(e) => {
+                        r.remove("skipped");
+                        r.insert("failed".into(), Value::Bool(true));
+                        r.insert(
+                            "msg".into(),
+                            Value::String(format!(
+                                "Failed to template loop_control.label: {}",
+                                e.detail()
+                            )),
+                        );
+                        label(item)
+                    }
+                }
+            }
+            None => label(item),
+        };
+        let mut status = Status::of(&r);
+        if status == Status::Unreachable {
+            let ignored = keyword_bool(run, item_vars, kw, Keyword::IgnoreUnreachable, false)
+                .unwrap_or_default();
+            unreachable = Some(unreachable.unwrap_or(true) && ignored);
+            // An unreachable item is shown failed, the loop unreachable.
+            status = Status::Failed;
+        }
+        changed |= status == Status::Changed || r.get("changed").is_some_and(py_truth);
+        // The loop's result is failed when an item's is, whatever `failed_when` made of
+        // the item's status (it still decides the task's), as in ansible-core.
+        any_failed |= r.get("failed").is_some_and(py_truth);
+        all_skipped &= status == Status::Skipped;
+        let shown = shown(no_log, &r);
+        // A hidden result's item is hidden too: it may be the secret.
+        let label = if shown.contains_key("censored") {
+            CENSORED_ITEM.to_string()
+        } else {
+            label
+        };
+        show_banner(run, banner);
+        show_warnings(run, Some(&t.location));
+        run.callback.result(&Report {
+            host,
+            action: &t.action,
+            status,
+            result: &shown,
+            item: Some(&label),
+            ignored: false,
+            looped: false,
+            origin: Some(origin(run, t, kw, vars)),
+        });
+        // `break_when` ends the loop after an item, seeing its result under `register`.
+        let stop = if control.break_when.is_empty() {
+            Ok(false)
+        } else {
+            let mut check_vars = item_vars.clone();
+            bind_result(&mut check_vars, t, &r);
+            all_true(run, &control.break_when, &check_vars)
+        };
+        let mut kept = r;
+        with_failed_flag(&mut kept);
+        results.push(Value::Object(kept));
+        match stop {
+            Ok(false) => {}
+            Ok(true) => break,
+            Err(e) => return raised(Failure::RaisedByLoop, e),
+        }
+    }
+    let mut m = Map::new();
+    m.insert("changed".into(), Value::Bool(changed));
+    m.insert(
+        "msg".into(),
+        Value::String(
+            if any_failed {
+                "One or more items failed"
+            } else if all_skipped {
+                "All items skipped"
+            } else {
+                "All items completed"
+            }
+            .into(),
+        ),
+    );
+    if any_failed {
+        m.insert("failed".into(), Value::Bool(true));
+    }
+    if let Some(ignored) = unreachable {
+        m.insert("unreachable".into(), Value::Bool(true));
+        m.insert(IGNORE_UNREACHABLE.into(), Value::Bool(ignored));
+    }
+    m.insert("skipped".into(), Value::Bool(all_skipped));
+    m.insert("results".into(), Value::Array(results));
+    m
+}
+
+/// What earlier loop items give the later ones.
+#[derive(Default)]
+struct Carried {
+    /// The facts they returned, seen as the host's facts are (never a setting).
+    facts: Map<String, Value>,
+    /// The last one's result, under `register`.
+    registered: Option<Map<String, Value>>,
+}
+
+/// Keeps what one loop item's result gives the items after it: its facts and, under
+/// `register`, the result itself.
+fn carry(t: &Task, r: &Map<String, Value>, carried: &mut Carried) {
+    if sets_facts(t)
+        && let Some(Value::Object(facts)) = r.get("ansible_facts")
+    {
+        for (k, v) in facts {
+            carried.facts.insert(k.clone(), v.clone());
+        }
+    }
+    if t.register.is_some() {
+        carried.registered = Some(r.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::template::lookups::TaskLookup;
+    use crate::template::{Templar, Vars};
+    use serde_json::json;
+
+    /// No variables: loops that need no lookup.
+    fn ctx() -> TaskLookup<'static> {
+        static TEMPLAR: std::sync::LazyLock<Templar> = std::sync::LazyLock::new(Templar::new);
+        static VARS: std::sync::LazyLock<Vars> = std::sync::LazyLock::new(Vars::new);
+        TaskLookup {
+            templar: &TEMPLAR,
+            vars: &VARS,
+            loop_action: None,
+        }
+    }
+
+    #[test]
+    fn with_items_flattens_one_level_and_loop_requires_a_list() {
+        assert_eq!(
+            items(&LoopKind::WithItems, json!([1, [2, [3]]]), &ctx()).unwrap(),
+            vec![json!(1), json!(2), json!([3])]
+        );
+        assert!(items(&LoopKind::Loop, json!("x"), &ctx()).is_err());
+        assert_eq!(
+            items(&LoopKind::WithDict, json!({"a": 1}), &ctx()).unwrap(),
+            vec![json!({"key": "a", "value": 1})]
+        );
+    }
+
+    #[test]
+    fn sequences_nested_together_and_subelements() {
+        let seq = |t: &str| items(&LoopKind::WithSequence, json!(t), &ctx()).unwrap();
+        assert_eq!(
+            seq("start=1 end=5 stride=2 format=host%02d"),
+            vec![json!("host01"), json!("host03"), json!("host05")]
+        );
+        assert_eq!(seq("count=3"), vec![json!("1"), json!("2"), json!("3")]);
+        assert_eq!(seq("2-4"), vec![json!("2"), json!("3"), json!("4")]);
+        assert_eq!(
+            seq("start=5 end=1 stride=-2"),
+            vec![json!("5"), json!("3"), json!("1")]
+        );
+        assert!(items(&LoopKind::WithSequence, json!("start=5 end=1"), &ctx()).is_err());
+        assert_eq!(
+            items(&LoopKind::WithNested, json!([[1, 2], ["x"]]), &ctx()).unwrap(),
+            vec![json!([1, "x"]), json!([2, "x"])]
+        );
+        assert_eq!(
+            items(&LoopKind::WithTogether, json!([[1, 2], ["x"]]), &ctx()).unwrap(),
+            vec![json!([1, "x"]), json!([2, null])]
+        );
+        let users = json!([[{"n": "a", "k": [1, 2]}, {"n": "c"}], "k", {"skip_missing": true}]);
+        assert_eq!(
+            items(&LoopKind::WithSubelements, users, &ctx()).unwrap(),
+            vec![json!([{"n": "a"}, 1]), json!([{"n": "a"}, 2])]
+        );
+        assert_eq!(label(&json!([1, "x", null])), "[1, 'x', None]");
+    }
+}
