@@ -7,8 +7,8 @@
 //! on). The include's `vars` and loop
 //! variable are a level of the included tasks' keywords; `apply` gives them keywords.
 
-use super::play::{PlayRun, lock, run_items};
-use super::task;
+use super::play::{PlayRun, run_items};
+use super::{lock, task};
 use crate::playbook::imports::builtin;
 use crate::playbook::roles::{self, RoleOptions};
 use crate::playbook::{Chain, Keyword, Keywords, Task, TaskItem};
@@ -530,7 +530,7 @@ fn load(
             expand_imports(cx, &mut tasks, Some(&role.name), including, search)?;
             // The role's handlers can be notified from now on; with `public`, its
             // variables are the play's too.
-            super::play::add_role(cx, handlers, role.public.then_some(role));
+            super::roles::add_role(cx, handlers, role.public.then_some(role));
             Ok(tasks)
         }
     }
@@ -558,13 +558,13 @@ fn expand_imports(
         .map(|r| r.shown_name().to_string())
         .collect();
     names.extend(included_role.map(str::to_string));
-    super::play::add_role_names(cx, names);
+    super::roles::add_role_names(cx, names);
     // The variables of the public roles it imports are the play's from now on.
     for role in imported.into_iter().filter(|r| r.public) {
-        super::play::add_public_role(cx, role);
+        super::roles::add_public_role(cx, role);
     }
     for h in handlers {
-        super::play::add_role(cx, h, None);
+        super::roles::add_role(cx, h, None);
     }
     Ok(())
 }

@@ -76,7 +76,7 @@ pub(crate) fn support(name: &str) -> Support {
             "every_attack_is_contained",
         ]),
         "strategy" => Partly(
-            known_strategy,
+            super::strategy::refused,
             &["free_strategy_lets_hosts_run_ahead_as_in_ansible"],
         ),
         "debugger" => Partly(
@@ -110,20 +110,6 @@ pub(crate) fn support(name: &str) -> Support {
         "roles" => Honoured(&["roles_run_as_in_ansible"]),
         _ => Refused("sandball does not know this keyword"),
     }
-}
-
-fn known_strategy(v: &Value) -> Option<String> {
-    let name = v.as_str()?;
-    if name.contains("{{") {
-        return None;
-    }
-    (!matches!(
-        name.strip_prefix("ansible.builtin.").unwrap_or(name),
-        "linear" | "free" | "host_pinned"
-    ))
-    .then(|| {
-        format!("`strategy: {name}`: sandball has the linear, free and host_pinned strategies")
-    })
 }
 
 /// Why an `order` is refused: it names no known order (a template is judged once
@@ -335,7 +321,7 @@ fn check_handlers(items: &[TaskItem]) -> Result<(), ExecError> {
             TaskItem::Task(t) => {
                 let refused = if crate::playbook::imports::builtin(&t.action) == "include_role" {
                     Some("Using 'include_role' as a handler is not supported.")
-                } else if super::play::meta_action(t) == Some("end_role") {
+                } else if super::task::meta_action(t) == Some("end_role") {
                     Some("Cannot execute 'end_role' from a handler")
                 } else {
                     None
@@ -411,17 +397,17 @@ fn check_task(run: &Run, t: &Task, inherited: &Chain<'_>) -> Result<(), ExecErro
         }
     }
     if crate::template::is_template(&t.action) {
-        // Named by a template: resolved when the task runs (`executor/play.rs`).
+        // Named by a template: resolved when the task runs (`executor/play.rs`, `run_task`).
         return Ok(());
     }
     let short = crate::assemble::component::short_name(&t.action);
     if short == "meta" {
-        return match super::play::meta_action(t) {
+        return match super::task::meta_action(t) {
             Some(
                 "noop" | "flush_handlers" | "refresh_inventory" | "end_play" | "end_batch"
                 | "end_host" | "clear_host_errors" | "clear_facts" | "reset_connection",
             ) => Ok(()),
-            // It ends the role the task is in (`executor/play.rs`, `run_meta`).
+            // It ends the role the task is in (`executor/meta.rs`).
             Some("end_role") if inherited.role().is_some() => Ok(()),
             Some("end_role") => Err(ExecError::Refused {
                 what: "Cannot execute 'end_role' from outside of a role".into(),

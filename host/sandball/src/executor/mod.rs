@@ -1,20 +1,29 @@
 //! The executor: runs a playbook's plays over the inventory's hosts.
 //!
-//! [`play`] is the linear strategy (every host finishes a task before the next task
-//! starts, up to `forks` hosts at a time); [`task`] runs one task on one host (loops,
-//! `when`, the action, `register`, `changed_when`/`failed_when`, `until`); `context`
-//! gives the task's action plugin its module runs and commands; [`loops`] turns
-//! `loop`/`with_*` into items.
+//! [`keyword_support`] checks every play before anything runs; [`play`] is a play's
+//! own flow (its hosts, its `serial` batches, each run under its [`strategy`]: the
+//! sections' tasks and blocks, facts gathered first, the handlers after each section),
+//! beside it `meta` actions, handlers, roles and dynamic includes; [`task`] runs one
+//! task on one host (keywords, loops, `when`, the action, `register`,
+//! `changed_when`/`failed_when`, `until`, `async`, what the callback is told);
+//! `context` gives the task's action plugin its module runs and commands.
 
+mod batches;
 mod context;
+mod gathering;
+mod handlers;
 mod include;
 pub mod keyword_support;
 pub mod listing;
+mod meta;
 mod module_run;
 pub mod plan;
 pub mod play;
 mod resolve;
+mod roles;
 mod services;
+mod start_at;
+pub mod strategy;
 pub mod task;
 mod vars_prompt;
 
@@ -387,7 +396,7 @@ impl Run {
         for p in &playbook.plays {
             match play::run(self, p).await {
                 // As Ansible: when a whole play's hosts failed, the playbook stops.
-                Ok(play::Ended::EveryHostFailed) => break,
+                Ok(strategy::Ended::EveryHostFailed) => break,
                 Ok(_) => {}
                 Err(e) => {
                     self.sessions.shutdown().await;
@@ -411,4 +420,9 @@ impl Run {
             .unwrap_or_else(|e| e.into_inner())
             .exit_code())
     }
+}
+
+/// Locks `m`, whether or not a task panicked while it held it.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -92,7 +92,7 @@ pub fn playbook(run: &Run, plays: &[Play]) -> Vec<Planned> {
             dependent_role_names: &play.dependent_role_names,
         };
         let root = Chain::new(&play.keywords);
-        if let Some(gather) = super::play::gathering_task(play) {
+        if let Some(gather) = super::gathering::gathering_task(play) {
             let gather = [TaskItem::Task(Box::new(gather))];
             plan_items(run, &scope, &gather, &root, &hosts, &mut out);
         }

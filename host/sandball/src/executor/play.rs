@@ -1,9 +1,13 @@
-//! The linear strategy: a play's tasks in order, each on every active host (up to
-//! `forks` at a time) before the next starts; failed and unreachable hosts leave the
-//! play; notified handlers run at the end of each section.
+//! A play's own flow: its hosts (pattern, `--limit`, `order`), name and `vars_files`,
+//! its batches run under its strategy; in each batch, facts gathered first, then the
+//! sections' tasks and blocks in order (a task on every active host, up to `forks` at
+//! a time), failed and unreachable hosts leaving the play, and the notified handlers
+//! run at the end of each section. The per-host state of the running play
+//! ([`PlayState`]) is shared with `meta`, handlers, roles and includes.
 
+use super::strategy::{self, Ended, free::FreeRun};
 use super::task::{self, HostOutcome};
-use super::{Abort, ExecError, Run};
+use super::{Abort, ExecError, Run, handlers, lock, start_at};
 use crate::playbook::{Chain, Keyword, Play, Task, TaskItem};
 use crate::plugins::action::{self, Runs};
 use crate::plugins::callback::Status;
@@ -13,70 +17,7 @@ use crate::vars::{HostNames, PlayScope};
 use futures::StreamExt;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
-
-/// The task a play runs first when it gathers facts, as Ansible adds it: "Gathering
-/// Facts", tagged `always`, running the gather_facts action (the built-in `setup`
-/// component, or ansible-core's `setup` when asked for) with the play's
-/// `gather_subset` and `gather_timeout`. Plays gather unless they say
-/// `gather_facts: false`, or unless `ANSIBLE_GATHERING=explicit` and they do not say
-/// `gather_facts: true`; with `smart`, only hosts without facts gather.
-pub(crate) fn gathering_task(play: &Play) -> Option<Task> {
-    let implicit = !gathering_is("explicit");
-    let gather = match &play.gather_facts {
-        Some(v) => crate::plugins::action::truthy(Some(v), implicit).unwrap_or(implicit),
-        None => implicit,
-    };
-    if !gather {
-        return None;
-    }
-    let args = [
-        ("gather_subset", &play.gather_subset),
-        ("gather_timeout", &play.gather_timeout),
-        ("fact_path", &play.fact_path),
-    ]
-    .into_iter()
-    .filter_map(|(k, v)| Some((k.to_string(), v.clone()?)))
-    .collect();
-    let mut task = Task {
-        name: Some("Gathering Facts".into()),
-        action: "ansible.builtin.gather_facts".into(),
-        args,
-        location: play.location.clone(),
-        ..Task::default()
-    };
-    task.keywords.tags = vec!["always".into()];
-    // Every host gathers its own facts, whatever the play's `run_once`, as in
-    // ansible-core (its gathering block sets `run_once: false`).
-    task.keywords.set(
-        crate::playbook::Keyword::RunOnce,
-        Value::Bool(false),
-        play.location.clone(),
-    );
-    Some(task)
-}
-
-/// Whether `ANSIBLE_GATHERING` (`gathering` in ansible.cfg) is `mode` (`implicit`,
-/// `explicit`, `smart`).
-fn gathering_is(mode: &str) -> bool {
-    std::env::var("ANSIBLE_GATHERING").is_ok_and(|g| g.trim().eq_ignore_ascii_case(mode))
-}
-
-/// What a `meta` task asks for (`refresh_inventory`, `flush_handlers`, ...).
-pub(crate) fn meta_action(t: &Task) -> Option<&str> {
-    (crate::assemble::component::short_name(&t.action) == "meta")
-        .then(|| t.args.get("_raw_params").and_then(Value::as_str))
-        .flatten()
-}
-
-/// Whether handlers run for hosts that failed: the play's `force_handlers`, else
-/// `--force-handlers`.
-fn force_handlers(run: &Run, play: &Play) -> bool {
-    play.force_handlers
-        .as_ref()
-        .and_then(|v| action::truthy(Some(v), false).ok())
-        .unwrap_or(run.options.force_handlers)
-}
+use std::sync::{Arc, Mutex};
 
 /// Per-host state of a play: which hosts still run tasks, which failed (and how, for
 /// a block's `rescue`), which became unreachable, which handlers each notified.
@@ -84,46 +25,46 @@ pub(super) struct PlayState {
     /// Hosts that run the next task, in the play's order.
     pub(super) active: Mutex<Vec<String>>,
     /// Hosts whose last failure has not been rescued: the task and its result.
-    failed: Mutex<HashMap<String, Failure>>,
+    pub(super) failed: Mutex<HashMap<String, Failure>>,
     /// Hosts that could not be reached (they never come back in this play).
-    unreachable: Mutex<HashSet<String>>,
+    pub(super) unreachable: Mutex<HashSet<String>>,
     /// How often each host was unreachable under `ignore_unreachable` (a role it was
     /// unreachable in has not run on it).
-    unreachable_ignored: Mutex<HashMap<String, u32>>,
-    notified: Mutex<HashMap<String, HashSet<String>>>,
+    pub(super) unreachable_ignored: Mutex<HashMap<String, u32>>,
+    pub(super) notified: Mutex<HashMap<String, HashSet<String>>>,
     /// `meta: end_play` or `end_batch` ended the batch (its handlers do not run).
-    ended: Mutex<bool>,
+    pub(super) ended: Mutex<bool>,
     /// `meta: end_play`: later batches do not run either.
-    play_ended: Mutex<bool>,
+    pub(super) play_ended: Mutex<bool>,
     /// `max_fail_percentage` was passed: the play, and the playbook, stop.
-    broken: Mutex<bool>,
+    pub(super) broken: Mutex<bool>,
     /// An error that ends the whole run (see [`abort`]).
-    aborted: Mutex<Option<Abort>>,
+    pub(super) aborted: Mutex<Option<Abort>>,
     /// The roles (by key: directory and parameters) that ran on each host.
-    roles_ran: Mutex<HashMap<String, HashSet<String>>>,
+    pub(super) roles_ran: Mutex<HashMap<String, HashSet<String>>>,
     /// Hosts for which `meta: end_role` ended a running role: the role's block (by the
     /// address of its keywords) and the host, which skips the rest of that block
     /// (its `rescue` and `always` sections too) and comes back after it.
-    roles_ended: Mutex<Vec<(usize, String)>>,
+    pub(super) roles_ended: Mutex<Vec<(usize, String)>>,
     /// Handlers of roles included while the play runs (`include_role`).
-    more_handlers: Mutex<Vec<TaskItem>>,
+    pub(super) more_handlers: Mutex<Vec<TaskItem>>,
     /// Roles included with `public: true`: their defaults and vars are the play's from
     /// then on.
-    public_roles: Mutex<Vec<std::sync::Arc<crate::playbook::roles::Role>>>,
+    pub(super) public_roles: Mutex<Vec<std::sync::Arc<crate::playbook::roles::Role>>>,
     /// `ansible_play_role_names`: the play's roles, then those included so far.
-    role_names: Mutex<Vec<String>>,
+    pub(super) role_names: Mutex<Vec<String>>,
     /// The notices raised (host, notice), in order, since handlers began to run.
-    raised: Mutex<Vec<(String, String)>>,
+    pub(super) raised: Mutex<Vec<(String, String)>>,
     /// The notices handlers took up as they started (host, notice, how many had been
     /// raised by then): a notice raised after its handler started is left for the
     /// next flush.
-    served: Mutex<Vec<(String, String, usize)>>,
+    pub(super) served: Mutex<Vec<(String, String, usize)>>,
     /// Hosts that left the play when `meta: refresh_inventory` read an inventory the
     /// play's pattern no longer selects them from.
-    left: Mutex<HashSet<String>>,
+    pub(super) left: Mutex<HashSet<String>>,
     /// What the play's pattern selects since `meta: refresh_inventory`
     /// (`ansible_play_hosts_all`; the hosts new to it take no part in the play).
-    refreshed: Mutex<Option<Vec<String>>>,
+    pub(super) refreshed: Mutex<Option<Vec<String>>>,
 }
 
 /// What every task of a running play shares.
@@ -132,26 +73,26 @@ pub(super) struct PlayRun<'a> {
     pub(super) run: &'a Run,
     pub(super) play: &'a Play,
     /// The play's name, templated (`ansible_play_name`).
-    name: &'a str,
+    pub(super) name: &'a str,
     /// The play's vars with the `vars_prompt` answers.
-    vars: &'a serde_json::Map<String, Value>,
+    pub(super) vars: &'a serde_json::Map<String, Value>,
     /// The hosts the play's pattern selects, those earlier plays gave up on too
     /// (`ansible_play_hosts_all`).
-    all: &'a [String],
+    pub(super) all: &'a [String],
     /// The hosts of the batch running (all of them without `serial`).
-    batch: &'a [String],
+    pub(super) batch: &'a [String],
     pub(super) state: &'a PlayState,
-    vars_files: Option<&'a VarsFiles>,
+    pub(super) vars_files: Option<&'a VarsFiles>,
     /// Under the `free` strategy (each host runs on its own): what the batch's hosts
     /// share (banners are shown with results, not when a task starts).
-    free: Option<&'a FreeRun>,
+    pub(super) free: Option<&'a FreeRun>,
     /// Running tasks a handler included: their banners are handlers' banners.
     pub(super) in_handler: bool,
 }
 
 impl PlayRun<'_> {
     /// Shows a task's banner as it starts (under the linear strategy).
-    fn banner(&self, name: &str, handler: bool) {
+    pub(super) fn banner(&self, name: &str, handler: bool) {
         if self.free.is_none() {
             self.run
                 .callback
@@ -178,7 +119,7 @@ impl PlayRun<'_> {
 }
 
 /// A host's failure, as a block's `rescue` sees it.
-struct Failure {
+pub(super) struct Failure {
     /// `ansible_failed_task`.
     task: Value,
     /// `ansible_failed_result`.
@@ -247,19 +188,6 @@ fn order_hosts(
         _ => {}
     }
     Ok(())
-}
-
-/// How a play (or one batch of it) ended, for the playbook.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Ended {
-    /// Its tasks ran (or it had no hosts).
-    Normally,
-    /// `meta: end_play`: no more batches of this play; the playbook goes on.
-    Play,
-    /// Every one of its hosts failed or became unreachable: Ansible runs no more plays.
-    EveryHostFailed,
-    /// An error ended the whole run (see [`abort`]).
-    Aborted(Abort),
 }
 
 /// A play's `vars_files`, read for every host before the play starts (names that need
@@ -358,8 +286,8 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
     if hosts.is_empty() {
         return Ok(Ended::Normally);
     }
-    let free = match strategy(run, play, &keyword_vars) {
-        Ok(free) => free,
+    let strategy = match strategy::of_play(run, play, &keyword_vars) {
+        Ok(strategy) => strategy,
         Err(what) => {
             return Err(ExecError::Refused {
                 what,
@@ -367,7 +295,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
             });
         }
     };
-    let batches = match batches(run, play, &hosts, &keyword_vars) {
+    let batches = match super::batches::batches(run, play, &hosts, &keyword_vars) {
         Ok(b) => b,
         Err(what) => {
             return Err(ExecError::Refused {
@@ -389,13 +317,10 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
             all: &selected,
             batch,
             vars_files: vars_files.as_ref(),
-            free: None,
         };
-        let ended = if free {
-            run_free(run, cx).await
-        } else {
-            run_batch(run, cx).await
-        };
+        let walk: &strategy::Walk<'_> =
+            &|hosts, free| Box::pin(run_batch(run, BatchRun { batch: hosts, ..cx }, free));
+        let ended = strategy.run(batch, run.options.forks, walk).await;
         match ended {
             Ended::Normally => {}
             Ended::Play => break,
@@ -429,120 +354,6 @@ pub(crate) fn play_hosts(run: &Run, play: &Play) -> Result<Vec<String>, ExecErro
     Ok(hosts)
 }
 
-/// Whether the play runs under the `free` strategy (`host_pinned` is the same for
-/// sandball: a host keeps its place among the forks until it is done); `linear` is the
-/// default.
-fn strategy(run: &Run, play: &Play, vars: &Vars) -> Result<bool, String> {
-    let Some(value) = &play.strategy else {
-        return Ok(false);
-    };
-    let name = run
-        .templar
-        .template(value, vars)
-        .map_err(|e| format!("`strategy`: {e}"))?;
-    let name = name.as_str().unwrap_or_default();
-    match name.strip_prefix("ansible.builtin.").unwrap_or(name) {
-        "linear" => Ok(false),
-        "free" | "host_pinned" => Ok(true),
-        other => Err(format!(
-            "`strategy: {other}`: sandball has the linear, free and host_pinned strategies"
-        )),
-    }
-}
-
-/// Runs a batch under the `free` strategy: every host goes through the play on its own
-/// (up to `forks` at a time), without waiting for the others at each task; results are
-/// shown under their task's banner (shown again when another task's came in between),
-/// handlers run for a host when it is done.
-async fn run_free(run: &Run, b: BatchRun<'_>) -> Ended {
-    let shared = FreeRun::default();
-    let ends: Vec<Ended> = futures::stream::iter(b.batch.iter())
-        .map(|h| {
-            let one = BatchRun {
-                batch: std::slice::from_ref(h),
-                free: Some(&shared),
-                ..b
-            };
-            run_batch(run, one)
-        })
-        .buffer_unordered(run.options.forks.max(1))
-        .collect()
-        .await;
-    if let Some(aborted) = ends.iter().find(|e| matches!(e, Ended::Aborted(_))) {
-        aborted.clone()
-    } else if ends.iter().all(|e| matches!(e, Ended::EveryHostFailed)) {
-        Ended::EveryHostFailed
-    } else if ends.iter().any(|e| matches!(e, Ended::Play)) {
-        Ended::Play
-    } else {
-        Ended::Normally
-    }
-}
-
-/// The hosts of a play, split into `serial` batches (a number, a percentage of the
-/// play's hosts, or a list of them whose last repeats); one batch without `serial`.
-fn batches(
-    run: &Run,
-    play: &Play,
-    hosts: &[String],
-    vars: &Vars,
-) -> Result<Vec<Vec<String>>, String> {
-    let Some(serial) = &play.serial else {
-        return Ok(vec![hosts.to_vec()]);
-    };
-    let serial = run
-        .templar
-        .template(serial, vars)
-        .map_err(|e| format!("`serial`: {e}"))?;
-    if serial.as_str() == Some(crate::template::OMIT) {
-        return Ok(vec![hosts.to_vec()]);
-    }
-    let steps: Vec<Value> = match serial {
-        Value::Array(items) => items,
-        one => vec![one],
-    };
-    let size = |step: &Value| -> Result<usize, String> {
-        let text = match step {
-            Value::String(s) => s.trim().to_string(),
-            other => other.to_string(),
-        };
-        let n = match text.strip_suffix('%') {
-            Some(pct) => {
-                let pct: f64 = pct
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("`serial`: {text} is not a percentage"))?;
-                (pct / 100.0 * hosts.len() as f64) as usize
-            }
-            None => text
-                .parse::<usize>()
-                .map_err(|_| format!("`serial`: {text} is not a number of hosts"))?,
-        };
-        // At least one host per batch; 0 means all of them.
-        Ok(if n == 0 && !text.ends_with('%') {
-            hosts.len()
-        } else {
-            n.max(1)
-        })
-    };
-    let sizes = steps.iter().map(size).collect::<Result<Vec<_>, _>>()?;
-    let mut out = Vec::new();
-    let mut rest = hosts;
-    let mut i = 0;
-    while !rest.is_empty() {
-        let n = sizes
-            .get(i)
-            .or(sizes.last())
-            .copied()
-            .unwrap_or(rest.len())
-            .min(rest.len());
-        out.push(rest[..n].to_vec());
-        rest = &rest[n..];
-        i += 1;
-    }
-    Ok(out)
-}
-
 /// One batch of a play (every host of the play when there is no `serial`).
 #[derive(Clone, Copy)]
 struct BatchRun<'a> {
@@ -556,34 +367,11 @@ struct BatchRun<'a> {
     /// The hosts of this batch.
     batch: &'a [String],
     vars_files: Option<&'a VarsFiles>,
-    /// Under the `free` strategy, what the batch's hosts share.
-    free: Option<&'a FreeRun>,
 }
 
-/// What the hosts of a batch share under the `free` strategy, each running the play on
-/// its own.
-#[derive(Default)]
-struct FreeRun {
-    /// The task whose banner was shown last.
-    last: Mutex<Option<usize>>,
-    /// Each throttled task's permits (by where it is written: an included task is the
-    /// same task for every host), so that no more hosts than its `throttle` run it at
-    /// once.
-    throttles: Mutex<HashMap<String, std::sync::Arc<tokio::sync::Semaphore>>>,
-}
-
-impl FreeRun {
-    /// The permits of task `t` under `throttle` (made on first use).
-    fn throttle(&self, t: &Task, throttle: usize) -> std::sync::Arc<tokio::sync::Semaphore> {
-        lock(&self.throttles)
-            .entry(t.location.to_string())
-            .or_insert_with(|| std::sync::Arc::new(tokio::sync::Semaphore::new(throttle)))
-            .clone()
-    }
-}
-
-/// Runs a play's tasks and handlers on one batch of its hosts.
-async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
+/// Runs a play's tasks and handlers on one batch of its hosts (under the `free`
+/// strategy, on one host of it, with what it shares with the others).
+async fn run_batch(run: &Run, b: BatchRun<'_>, free: Option<Arc<FreeRun>>) -> Ended {
     let BatchRun {
         play,
         name,
@@ -591,7 +379,6 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
         all,
         batch,
         vars_files,
-        free,
     } = b;
     let state = PlayState {
         active: Mutex::new(batch.to_vec()),
@@ -622,14 +409,15 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
         batch,
         state: &state,
         vars_files,
-        free,
+        free: free.as_deref(),
         in_handler: false,
     };
     let root = Chain::new(&play.keywords);
     let mut go_on = true;
     // Under `--start-at-task` a play gathers facts only when the task asked for is
     // among its own (or was reached before), as ansible-playbook does.
-    if let Some(gather) = gathering_task(play).filter(|g| starts(run, g) || holds_start(run, play))
+    if let Some(gather) = super::gathering::gathering_task(play)
+        .filter(|g| start_at::starts(run, g) || start_at::holds_start(run, play))
     {
         // The built-in `setup` component gathers without ansible-core; a host that
         // asks for the legacy module (`sandball_legacy_modules`) fails its own task
@@ -641,7 +429,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
             _ => Ok(()),
         };
         match found {
-            Ok(()) if gathering_is("smart") => {
+            Ok(()) if super::gathering::gathering_is("smart") => {
                 // `gathering = smart`: hosts that have facts (from the fact cache or an
                 // earlier play) are not gathered again; the others are.
                 let entering = lock(&state.active).clone();
@@ -662,7 +450,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
             )),
         }
     }
-    let force_handlers = force_handlers(run, play);
+    let force_handlers = handlers::force_handlers(run, play);
     for section in [&play.pre_tasks, &play.tasks, &play.post_tasks] {
         if go_on {
             go_on = run_items(cx, section, &root).await;
@@ -682,7 +470,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
                     ));
                 }
             }
-            flush_handlers(cx, force_handlers).await;
+            handlers::flush_handlers(cx, force_handlers).await;
         }
         if !go_on {
             break;
@@ -713,7 +501,7 @@ async fn run_batch(run: &Run, b: BatchRun<'_>) -> Ended {
 pub(super) async fn run_items(cx: PlayRun<'_>, items: &[TaskItem], inherited: &Chain<'_>) -> bool {
     for item in items {
         let go_on = match item {
-            TaskItem::Task(t) if !starts(cx.run, t) => true,
+            TaskItem::Task(t) if !start_at::starts(cx.run, t) => true,
             TaskItem::Task(t) => run_task(cx, t, inherited, false).await,
             TaskItem::Block(b) => Box::pin(run_block(cx, b, inherited)).await,
         };
@@ -722,61 +510,6 @@ pub(super) async fn run_items(cx: PlayRun<'_>, items: &[TaskItem], inherited: &C
         }
     }
     true
-}
-
-/// Whether a task runs under `--step`: the user is asked, as ansible-playbook asks
-/// (`y` runs it, `c` runs it and every task after it without asking, anything else —
-/// or no answer — skips it), and the question is repeated as a banner.
-fn stepped(run: &Run, name: &str, handler: bool) -> bool {
-    use std::sync::atomic::Ordering;
-    let Some(step) = &run.options.step else {
-        return true;
-    };
-    if !step.load(Ordering::SeqCst) {
-        return true;
-    }
-    let kind = if handler { "HANDLER" } else { "TASK" };
-    let question = format!("Perform task: {kind}: {name} (N)o/(y)es/(c)ontinue: ");
-    let answer = crate::plugins::callback::prompt::ask_line(&question).unwrap_or_default();
-    let go = match answer.trim().to_ascii_lowercase().as_str() {
-        "y" | "yes" => true,
-        "c" | "continue" => {
-            step.store(false, Ordering::SeqCst);
-            true
-        }
-        _ => false,
-    };
-    run.callback.banner(question.trim_end());
-    go
-}
-
-/// Whether a task runs under `--start-at-task` (every task without it).
-fn starts(run: &Run, t: &Task) -> bool {
-    run.options
-        .start_at_task
-        .as_ref()
-        .is_none_or(|s| s.runs(start_name(t)))
-}
-
-/// The name `--start-at-task` matches a task by: its own, else its action.
-fn start_name(t: &Task) -> &str {
-    t.name.as_deref().unwrap_or(&t.action)
-}
-
-/// Whether the task `--start-at-task` asks for is among the play's tasks (those of
-/// its blocks included, not `rescue` or `always`, which are never started at).
-fn holds_start(run: &Run, play: &Play) -> bool {
-    fn within(start: &super::StartAt, items: &[TaskItem]) -> bool {
-        items.iter().any(|item| match item {
-            TaskItem::Task(t) => start.matches(start_name(t)),
-            TaskItem::Block(b) => within(start, &b.block),
-        })
-    }
-    run.options.start_at_task.as_ref().is_some_and(|start| {
-        [&play.pre_tasks, &play.tasks, &play.post_tasks]
-            .into_iter()
-            .any(|items| within(start, items))
-    })
 }
 
 /// Runs a block as Ansible's linear strategy does: its tasks on the hosts that enter
@@ -788,7 +521,7 @@ async fn run_block(cx: PlayRun<'_>, b: &crate::playbook::Block, inherited: &Chai
     let PlayRun { run, state, .. } = cx;
     let inner = inherited.with(&b.keywords);
     if let Some(role) = &b.keywords.role {
-        return run_role_once(cx, b, &inner, role).await;
+        return super::roles::run_role_once(cx, b, &inner, role).await;
     }
     let entering = lock(&state.active).clone();
     run_items(cx, &b.block, &inner).await;
@@ -843,108 +576,11 @@ async fn run_block(cx: PlayRun<'_>, b: &crate::playbook::Block, inherited: &Chai
     !lock(&state.active).is_empty()
 }
 
-/// Runs a role's tasks on the hosts it has not run on yet with the same parameters (the
-/// others wait), as Ansible runs a role once per host, unless it allows duplicates; a
-/// role whose tasks the tags leave out has not run. The hosts that end the role
-/// (`meta: end_role`) go on after it.
-async fn run_role_once(
-    cx: PlayRun<'_>,
-    b: &crate::playbook::Block,
-    inner: &Chain<'_>,
-    role: &crate::playbook::roles::Role,
-) -> bool {
-    let state = cx.state;
-    let entering = lock(&state.active).clone();
-    let ran = lock(&state.roles_ran)
-        .get(&role.key)
-        .cloned()
-        .unwrap_or_default();
-    let fresh: Vec<String> = entering
-        .iter()
-        .filter(|h| role.allow_duplicates || !ran.contains(*h))
-        .cloned()
-        .collect();
-    if fresh.is_empty() {
-        return true;
-    }
-    let selected = any_selected(cx.run, cx.vars, &b.block, inner);
-    if selected {
-        lock(&state.roles_ran)
-            .entry(role.key.clone())
-            .or_default()
-            .extend(fresh.iter().cloned());
-    }
-    // What each host has done so far (tasks that ran, not skipped ones), and how often
-    // it was unreachable under `ignore_unreachable`.
-    let worked = || -> HashMap<String, u32> {
-        cx.run
-            .stats
-            .snapshot()
-            .into_iter()
-            .map(|(host, s)| (host, s.ok + s.failed + s.unreachable))
-            .collect()
-    };
-    let unreachable = || lock(&state.unreachable_ignored).clone();
-    let before = worked();
-    let unreachable_before = unreachable();
-    let waiting = std::mem::replace(&mut *lock(&state.active), fresh.clone());
-    run_items(cx, &b.block, inner).await;
-    // A host on which every task of the role was skipped (the entry's `when` did not
-    // hold), or that was unreachable in it, has not run it: a later entry of the same
-    // role runs, as in Ansible.
-    if selected {
-        let after = worked();
-        let unreachable_after = unreachable();
-        let count = |m: &HashMap<String, u32>, h: &String| m.get(h).copied().unwrap_or(0);
-        let idle: HashSet<&String> = fresh
-            .iter()
-            .filter(|h| {
-                count(&after, h) == count(&before, h)
-                    || count(&unreachable_after, h) > count(&unreachable_before, h)
-            })
-            .collect();
-        if let Some(ran) = lock(&state.roles_ran).get_mut(&role.key) {
-            ran.retain(|h| !idle.contains(h));
-        }
-    }
-    // The hosts that ended the role (`meta: end_role`) go on after it too.
-    let back = state.role_done(&b.keywords);
-    let survivors = std::mem::take(&mut *lock(&state.active));
-    *lock(&state.active) = state.in_order(&entering, |h| {
-        (waiting.contains(h) && !fresh.contains(h)) || survivors.contains(h) || back.contains(h)
-    });
-    !lock(&state.active).is_empty()
-}
-
 /// Whether the task's `any_errors_fatal` holds (read with the first host's variables,
 /// as Ansible reads it): one host's failure then ends the play for every host.
 pub(super) fn any_errors_fatal(run: &Run, kw: &Chain<'_>, vars: &crate::template::Vars) -> bool {
     // One that cannot be worked out holds: failing safe.
     task::keywords::keyword_bool(run, vars, kw, Keyword::AnyErrorsFatal, false).unwrap_or(true)
-}
-
-/// Adds roles included while the play runs to `ansible_play_role_names`.
-pub(super) fn add_role_names(cx: PlayRun<'_>, names: Vec<String>) {
-    lock(&cx.state.role_names).extend(names);
-}
-
-/// Adds the handlers of a role included while the play runs, and with `public` its
-/// variables for the rest of the play.
-pub(super) fn add_role(
-    cx: PlayRun<'_>,
-    handlers: TaskItem,
-    public: Option<std::sync::Arc<crate::playbook::roles::Role>>,
-) {
-    lock(&cx.state.more_handlers).push(handlers);
-    if let Some(role) = public {
-        add_public_role(cx, role);
-    }
-}
-
-/// Makes the defaults and vars of a role imported or included while the play runs
-/// the play's for the rest of it.
-pub(super) fn add_public_role(cx: PlayRun<'_>, role: std::sync::Arc<crate::playbook::roles::Role>) {
-    lock(&cx.state.public_roles).push(role);
 }
 
 /// Fails a task on a host outside the task's own run (an include that cannot be made):
@@ -1005,24 +641,6 @@ pub(super) fn fail_every_host(
     }
 }
 
-/// Whether `-t`/`--skip-tags` select any task of a list.
-fn any_selected(
-    run: &Run,
-    play_vars: &serde_json::Map<String, Value>,
-    items: &[TaskItem],
-    inherited: &Chain<'_>,
-) -> bool {
-    items.iter().any(|item| match item {
-        TaskItem::Task(t) => task::selected_by_tags(run, play_vars, &inherited.with(&t.keywords)),
-        TaskItem::Block(b) => {
-            let inner = inherited.with(&b.keywords);
-            [&b.block, &b.rescue, &b.always]
-                .iter()
-                .any(|part| any_selected(run, play_vars, part, &inner))
-        }
-    })
-}
-
 impl PlayState {
     /// The hosts of `order` that `keep` accepts, in that order, but for those that left
     /// the play with the inventory (`meta: refresh_inventory`): the hosts that go on
@@ -1036,20 +654,6 @@ impl PlayState {
             .cloned()
             .collect()
     }
-
-    /// The hosts that ended the role whose block's keywords are `role_block` (they go
-    /// on after it), no longer ended.
-    fn role_done(&self, role_block: &crate::playbook::Keywords) -> Vec<String> {
-        let id = role_block as *const _ as usize;
-        let mut ended = lock(&self.roles_ended);
-        let (done, still): (Vec<_>, Vec<_>) = ended.drain(..).partition(|(r, _)| *r == id);
-        *ended = still;
-        done.into_iter().map(|(_, h)| h).collect()
-    }
-}
-
-pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The task's `throttle`, templated with `vars`; 0 when unset. A value that is not a
@@ -1077,7 +681,12 @@ fn throttle(run: &Run, kw: &Chain<'_>, vars: &crate::template::Vars) -> Result<u
 
 /// Runs a task on the play's active hosts (or, for a handler, on the hosts that
 /// notified it). Returns false when no hosts are left.
-async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: bool) -> bool {
+pub(super) async fn run_task(
+    cx: PlayRun<'_>,
+    t: &Task,
+    inherited: &Chain<'_>,
+    handler: bool,
+) -> bool {
     let PlayRun {
         run,
         play,
@@ -1099,7 +708,7 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
             .filter(|h| {
                 notified
                     .get(h)
-                    .is_some_and(|s| task::handler_matches(t, kw.role(), s))
+                    .is_some_and(|s| handlers::handler_matches(t, kw.role(), s))
             })
             .collect()
     } else {
@@ -1172,15 +781,15 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
         .flatten();
     let host_task = |h: &String| resolved.get(h).or(found.as_ref()).unwrap_or(written);
     let t = host_task(&hosts[0]);
-    if let Some(action) = meta_action(t) {
+    if let Some(action) = task::meta_action(t) {
         let cx = PlayRun {
             in_handler: cx.in_handler || handler,
             ..cx
         };
-        return run_meta(cx, t, &kw, &scope, &hosts, action).await;
+        return super::meta::run_meta(cx, t, &kw, &scope, &hosts, action).await;
     }
     let banner_name = task::display_name(run, &scope, written, &hosts[0], &kw);
-    if !stepped(run, &banner_name, handler || cx.in_handler) {
+    if !start_at::stepped(run, &banner_name, handler || cx.in_handler) {
         return true;
     }
     cx.banner(&banner_name, handler);
@@ -1263,39 +872,8 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
             task::attempt::record_facts(run, t, other, &o.registered);
         }
     }
-    // Notices are templated (a name, or a list of names), as Ansible reads them.
-    let notify: Vec<String> = kw
-        .notify()
-        .into_iter()
-        .flat_map(|n| {
-            if !crate::template::is_template(&n) {
-                return vec![n];
-            }
-            match run.templar.template(&Value::String(n.clone()), &first_vars) {
-                Ok(Value::String(s)) => vec![s],
-                Ok(Value::Array(items)) => items
-                    .into_iter()
-                    .map(|i| match i {
-                        Value::String(s) => s,
-                        other => other.to_string(),
-                    })
-                    .collect(),
-                Ok(other) => vec![other.to_string()],
-                Err(_) => vec![n],
-            }
-        })
-        .collect();
-    // Which handlers answer each notice (read with the first host's variables, as
-    // the notices are), worked out once for the task.
-    let answers: Vec<(&String, Option<Vec<String>>)> = if notify.is_empty() {
-        Vec::new()
-    } else {
-        let more = lock(&state.more_handlers).clone();
-        notify
-            .iter()
-            .map(|n| (n, answering(cx, &more, n, &first_vars)))
-            .collect()
-    };
+    // Notices are templated, and the handlers that answer them found, once for the task.
+    let notices = handlers::Notices::of_task(cx, &kw, &first_vars);
     let mut active = lock(&state.active);
     let mut fatal_failure: Option<serde_json::Map<String, Value>> = None;
     let mut missing_handler: Option<String> = None;
@@ -1326,30 +904,12 @@ async fn run_task(cx: PlayRun<'_>, t: &Task, inherited: &Chain<'_>, handler: boo
                 }
                 lock(&state.unreachable).insert(host);
             }
-            Status::Changed if !notify.is_empty() => {
+            Status::Changed if !notices.is_empty() => {
                 // A notice no handler answers is an error (a warning with
                 // `error_on_missing_handler = false`), as in Ansible; the host stops.
-                let mut missing = Vec::new();
-                let mut notices = notify.clone();
-                for (n, answer) in &answers {
-                    match answer {
-                        Some(raw) => notices.extend(raw.iter().cloned()),
-                        None => missing.push(*n),
-                    }
+                if let Some(msg) = notices.raise(cx, host) {
+                    missing_handler.get_or_insert(msg);
                 }
-                for name in missing {
-                    let msg = format!(
-                        "The requested handler '{name}' was not found in either the main handlers list nor in the listening handlers list"
-                    );
-                    if crate::plugins::action::env_flag("ANSIBLE_ERROR_ON_MISSING_HANDLER", true) {
-                        missing_handler.get_or_insert(msg);
-                    } else {
-                        run.callback.warning(&msg);
-                    }
-                }
-                lock(&state.raised).extend(notices.iter().map(|n| (host.clone(), n.clone())));
-                let mut n = lock(&state.notified);
-                n.entry(host).or_default().extend(notices);
             }
             _ => {}
         }
@@ -1404,412 +964,4 @@ fn failed_task(t: &Task) -> Value {
         "action": t.action,
         "args": t.args,
     })
-}
-
-/// Runs notified handlers, in the order they are defined, then forgets the notices.
-/// With `force`, hosts that failed run the handlers they notified too (and stay failed).
-async fn flush_handlers(cx: PlayRun<'_>, force: bool) {
-    let PlayRun { play, state, .. } = cx;
-    if lock(&state.notified).is_empty() {
-        return;
-    }
-    let forced: Vec<String> = if force {
-        let failed = lock(&state.failed);
-        let mut active = lock(&state.active);
-        let extra: Vec<String> = cx
-            .all
-            .iter()
-            .filter(|h| failed.contains_key(*h) && !active.contains(h))
-            .cloned()
-            .collect();
-        active.extend(extra.iter().cloned());
-        extra
-    } else {
-        Vec::new()
-    };
-    let root = Chain::new(&play.keywords);
-    // Handlers run in order; one that notifies a handler that comes before it (or has
-    // started) leaves that notice for the next flush (the sections' implicit ones
-    // included), as in ansible-core; those that come after it run in this one.
-    lock(&state.raised).clear();
-    lock(&state.served).clear();
-    let mut handlers = play.handlers.clone();
-    handlers.extend(lock(&state.more_handlers).iter().cloned());
-    Box::pin(run_handlers(cx, &handlers, &root)).await;
-    let raised = std::mem::take(&mut *lock(&state.raised));
-    let served = std::mem::take(&mut *lock(&state.served));
-    let mut left: HashMap<String, HashSet<String>> = HashMap::new();
-    for (i, (host, n)) in raised.into_iter().enumerate() {
-        let taken = served
-            .iter()
-            .any(|(h, s, at)| *h == host && *s == n && *at > i);
-        if !taken {
-            left.entry(host).or_default().insert(n);
-        }
-    }
-    *lock(&state.notified) = left;
-    lock(&state.active).retain(|h| !forced.contains(h));
-}
-
-/// Whether some handler of the play (or of those `more`, included so far) answers `notice`
-/// by name or `listen` (`None` when none does), and the templated handler names that
-/// render to it with the notifying task's variables, to notify as written (handler
-/// names are templated, `listen` is not, as in Ansible).
-fn answering(
-    cx: PlayRun<'_>,
-    more: &[TaskItem],
-    notice: &str,
-    vars: &crate::template::Vars,
-) -> Option<Vec<String>> {
-    let root = Chain::new(&cx.play.keywords);
-    let mut handlers = Vec::new();
-    handler_list(&cx.play.handlers, &root, &mut handlers);
-    handler_list(more, &root, &mut handlers);
-    let wanted = HashSet::from([notice.to_string()]);
-    let mut found = false;
-    let mut raw = Vec::new();
-    for (h, chain) in &handlers {
-        if task::handler_matches(h, chain.role(), &wanted) {
-            found = true;
-        } else if let Some(name) = h
-            .name
-            .as_deref()
-            .filter(|n| crate::template::is_template(n))
-        {
-            match cx
-                .run
-                .templar
-                .template(&Value::String(name.to_string()), vars)
-            {
-                Ok(Value::String(rendered)) if rendered == notice => {
-                    found = true;
-                    raw.push(name.to_string());
-                }
-                Err(e) if h.listen.is_empty() => cx.run.callback.warning(&format!(
-                    "Handler '{name}' is unusable: its name cannot be templated with the notifying task's variables and it has no listen topics to be notified by ({e})"
-                )),
-                _ => {}
-            }
-        }
-    }
-    found.then_some(raw)
-}
-
-/// The handlers of a list with their keywords, those of roles' blocks included, in
-/// order.
-fn handler_list<'a>(
-    items: &'a [TaskItem],
-    inherited: &Chain<'a>,
-    out: &mut Vec<(&'a Task, Chain<'a>)>,
-) {
-    for item in items {
-        match item {
-            TaskItem::Task(h) => out.push((h, inherited.clone())),
-            TaskItem::Block(b) => handler_list(&b.block, &inherited.with(&b.keywords), out),
-        }
-    }
-}
-
-/// Runs the notified handlers; of several handlers with the same name only the last one
-/// is notified by it, as in Ansible (the same role twice in a play defines its handlers
-/// twice).
-async fn run_handlers(cx: PlayRun<'_>, items: &[TaskItem], root: &Chain<'_>) {
-    // Each top-level block of handlers (a role's, the play's own) is a group.
-    let mut handlers = Vec::new();
-    let mut groups = Vec::new();
-    for (index, item) in items.iter().enumerate() {
-        let before = handlers.len();
-        handler_list(std::slice::from_ref(item), root, &mut handlers);
-        // Handlers written straight in the play's `handlers:` are one group.
-        let group = match item {
-            TaskItem::Task(_) if index > 0 && matches!(items[index - 1], TaskItem::Task(_)) => {
-                groups.last().copied().unwrap_or(index)
-            }
-            _ => index,
-        };
-        groups.extend(std::iter::repeat_n(group, handlers.len() - before));
-    }
-    for (i, (h, chain)) in handlers.iter().enumerate() {
-        // Of the handlers sharing a name, the one that runs is the first of the last
-        // group holding that name, as Ansible picks it.
-        let shadowed = h.name.is_some()
-            && handlers.iter().enumerate().any(|(j, (other, _))| {
-                j != i
-                    && other.name == h.name
-                    && (groups[j] > groups[i] || (groups[j] == groups[i] && j < i))
-            });
-        if shadowed {
-            continue;
-        }
-        // The notices it answers for the hosts it runs on are taken up as it starts.
-        let kw = chain.with(&h.keywords);
-        {
-            let notified = lock(&cx.state.notified);
-            let at = lock(&cx.state.raised).len();
-            let mut served = lock(&cx.state.served);
-            for (host, notices) in notified.iter() {
-                for n in notices {
-                    if task::handler_matches(h, kw.role(), &HashSet::from([n.clone()])) {
-                        served.push((host.clone(), n.clone(), at));
-                    }
-                }
-            }
-        }
-        let go_on = run_task(cx, h, chain, true).await;
-        if !go_on {
-            break;
-        }
-    }
-}
-
-/// Whether every `when` of a task holds for `host`.
-pub(super) fn when_holds(run: &Run, scope: &PlayScope<'_>, kw: &Chain<'_>, host: &str) -> bool {
-    let vars = task::task_vars(run, scope, host, kw);
-    kw.when()
-        .all(|cond| run.templar.conditional(cond, &vars).unwrap_or(false))
-}
-
-/// The `meta` actions, run by the strategy itself: they act on the hosts for which
-/// the task's `when` holds, and count in no recap. False when no hosts are left.
-async fn run_meta(
-    cx: PlayRun<'_>,
-    t: &Task,
-    kw: &Chain<'_>,
-    scope: &PlayScope<'_>,
-    hosts: &[String],
-    action: &str,
-) -> bool {
-    let PlayRun { run, state, .. } = cx;
-    // Most meta actions run once for the batch, their condition read on its first host
-    // (as ansible-core's linear strategy does); these are per host, and ansible-core
-    // shows their banner once per host.
-    let per_host = matches!(
-        action,
-        "noop" | "end_host" | "end_role" | "reset_connection" | "flush_handlers"
-    );
-    let asked = if per_host { hosts } else { &hosts[..1] };
-    // Its banner (a handler's, when a handler runs it), with where it is written from
-    // -vv, as for any task.
-    let banner = || {
-        cx.banner(&task::display_name(run, scope, t, &hosts[0], kw), false);
-        if cx.free.is_none() {
-            run.callback
-                .task_running(&crate::plugins::callback::Running {
-                    hosts: hosts.len(),
-                    path: &t.location,
-                    args: None,
-                });
-        }
-    };
-    // `end_role` ends the innermost role the task is in (its block's keywords).
-    let role_block = kw.levels().iter().rev().find(|l| l.role.is_some());
-    match action {
-        "end_role" if cx.in_handler || role_block.is_none() => {
-            // Refused before the run for the tasks read with the playbook; an included
-            // file's is refused when it runs, ending the run as in ansible-core.
-            banner();
-            let mut active = lock(&state.active);
-            let place = if cx.in_handler {
-                "a handler"
-            } else {
-                "outside of a role"
-            };
-            abort(
-                state,
-                &mut active,
-                format!("Cannot execute 'end_role' from {place}"),
-                4,
-            );
-            return false;
-        }
-        "flush_handlers" if cx.in_handler => {
-            // A run-ending error, as in ansible-core (running the handlers from a
-            // handler would never end).
-            banner();
-            let mut active = lock(&state.active);
-            abort(
-                state,
-                &mut active,
-                "flush_handlers cannot be used as a handler".into(),
-                1,
-            );
-            return false;
-        }
-        "noop" => {
-            for _ in asked {
-                banner();
-                run.callback.verbose(2, None, "META: noop");
-            }
-            return true;
-        }
-        "refresh_inventory" => {
-            banner();
-            // Once for the play, on the controller, as Ansible does; the hosts the
-            // play's pattern no longer selects leave it (hosts new to the inventory
-            // take no part in it).
-            let refreshed = || -> Result<Vec<String>, String> {
-                run.refresh_inventory().map_err(|e| e.to_string())?;
-                let pattern = hosts_pattern(run, cx.play).map_err(|e| e.to_string())?;
-                let selected = run
-                    .inventory()
-                    .select(&pattern)
-                    .map_err(|e| e.to_string())?;
-                Ok(selected.hosts)
-            };
-            return match refreshed() {
-                Ok(selected) => {
-                    run.callback
-                        .verbose(2, None, "META: inventory successfully refreshed");
-                    let mut left = lock(&state.left);
-                    left.extend(cx.all.iter().filter(|h| !selected.contains(h)).cloned());
-                    let mut active = lock(&state.active);
-                    active.retain(|h| !left.contains(h));
-                    *lock(&state.refreshed) = Some(selected);
-                    !active.is_empty()
-                }
-                Err(e) => {
-                    run.callback
-                        .warning(&format!("meta: refresh_inventory failed: {e}"));
-                    lock(&state.active).clear();
-                    false
-                }
-            };
-        }
-        _ => {}
-    }
-    let holds: Vec<String> = asked
-        .iter()
-        .filter(|h| when_holds(run, scope, kw, h))
-        .cloned()
-        .collect();
-    // Hosts the condition leaves out are shown skipped (a meta task counts in no
-    // recap), with ansible-core's words for why, also shown at -vv.
-    for h in asked {
-        banner();
-        if holds.contains(h) {
-            if action == "end_role" {
-                // ansible-core reports it under the role's implicit last task, shown
-                // only when debugging.
-                continue;
-            }
-            let done = match action {
-                "flush_handlers" => format!("triggered running handlers for {h}"),
-                "end_host" => format!("ending play for {h}"),
-                "end_play" => "ending play".to_string(),
-                "end_batch" => "ending batch".to_string(),
-                "clear_facts" => "facts cleared".to_string(),
-                "clear_host_errors" => "cleared host errors".to_string(),
-                "reset_connection" => "reset connection".to_string(),
-                other => other.to_string(),
-            };
-            run.callback.verbose(2, None, &format!("META: {done}"));
-            continue;
-        }
-        let reason = format!(
-            "{action} conditional evaluated to False{}",
-            match action {
-                "flush_handlers" => format!(", not running handlers for {h}"),
-                "clear_facts" => format!(", not clearing facts and fact cache for {h}"),
-                "clear_host_errors" => format!(", not clearing host error state for {h}"),
-                "end_batch" => ", continuing current batch".to_string(),
-                "end_play" => ", continuing play".to_string(),
-                "end_host" => format!(", continuing execution for {h}"),
-                // Without a comma, as ansible-core 2.19 words it.
-                "end_role" => format!(
-                    "continuing role {} for {h}",
-                    kw.role().map(|r| r.shown_name()).unwrap_or_default()
-                ),
-                _ => String::new(),
-            }
-        );
-        let msg = if action == "end_host" {
-            format!("end_host conditional evaluated to false, continuing execution for {h}")
-        } else {
-            action.to_string()
-        };
-        run.callback.verbose(2, None, &format!("META: {reason}"));
-        let mut skipped = serde_json::Map::new();
-        skipped.insert("msg".into(), Value::String(msg));
-        skipped.insert("skipped".into(), Value::Bool(true));
-        skipped.insert("skip_reason".into(), Value::String(reason));
-        run.callback.result(&crate::plugins::callback::Report {
-            host: h,
-            action: &t.action,
-            status: Status::Skipped,
-            result: &skipped,
-            item: None,
-            ignored: false,
-            looped: false,
-            origin: None,
-        });
-    }
-    let applies: Vec<String> = if per_host || holds.is_empty() {
-        holds
-    } else {
-        hosts.to_vec()
-    };
-    match action {
-        "flush_handlers" => {
-            // The hosts its condition leaves out keep their notices for later.
-            let held: Vec<(String, HashSet<String>)> = {
-                let mut notified = lock(&state.notified);
-                let others: Vec<String> = notified
-                    .keys()
-                    .filter(|h| !applies.contains(h))
-                    .cloned()
-                    .collect();
-                others
-                    .iter()
-                    .filter_map(|h| notified.remove_entry(h))
-                    .collect()
-            };
-            Box::pin(flush_handlers(cx, force_handlers(cx.run, cx.play))).await;
-            lock(&state.notified).extend(held);
-        }
-        "end_play" | "end_batch" if !applies.is_empty() => {
-            *lock(&state.ended) = true;
-            *lock(&state.play_ended) = action == "end_play";
-            lock(&state.active).clear();
-            return false;
-        }
-        "end_host" => lock(&state.active).retain(|h| !applies.contains(h)),
-        "end_role" => {
-            if let Some(block) = role_block {
-                let id = *block as *const _ as usize;
-                lock(&state.roles_ended).extend(applies.iter().map(|h| (id, h.clone())));
-                lock(&state.active).retain(|h| !applies.contains(h));
-            }
-        }
-        "clear_host_errors" => {
-            // Failures and unreachable hosts are forgiven, those of earlier plays too,
-            // for every host the play's pattern selects: they take part in later plays
-            // again and do not fail the run. The batch's unreachable hosts come back
-            // in this play, those that failed do not, as in Ansible.
-            let selected = hosts_pattern(run, cx.play)
-                .ok()
-                .and_then(|p| run.inventory().select(&p).ok())
-                .map(|s| s.hosts)
-                .unwrap_or_else(|| cx.all.to_vec());
-            let mut forgiven: HashSet<String> = selected.into_iter().collect();
-            forgiven.extend(lock(&state.failed).drain().map(|(h, _)| h));
-            let back: Vec<String> = lock(&state.unreachable).drain().collect();
-            forgiven.extend(back.iter().cloned());
-            {
-                let active = lock(&state.active).clone();
-                *lock(&state.active) =
-                    state.in_order(cx.batch, |h| active.contains(h) || back.contains(h));
-            }
-            let mut errors = lock(&run.host_errors);
-            errors.failed.retain(|h| !forgiven.contains(h));
-            errors.unreachable.retain(|h| !forgiven.contains(h));
-        }
-        "clear_facts" => applies.iter().for_each(|h| run.vars.clear_facts(h)),
-        "reset_connection" => {
-            for h in &applies {
-                run.sessions.reset(h).await;
-            }
-        }
-        _ => {}
-    }
-    !lock(&state.active).is_empty()
 }

@@ -28,7 +28,7 @@ use crate::template::Vars;
 use crate::vars::PlayScope;
 use sandball_wire::python::py_truth;
 use serde_json::{Map, Value};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 /// How a task ended on a host, for the strategy.
 pub struct HostOutcome {
@@ -107,24 +107,6 @@ pub fn tags(run: &Run, play_vars: &Map<String, Value>, kw: &Chain<'_>) -> BTreeS
         }
     }
     out
-}
-
-/// Whether a handler (of `role`, if any) was notified by name, by `role : name`, or by
-/// one of its `listen` topics.
-pub fn handler_matches(
-    h: &Task,
-    role: Option<&crate::playbook::roles::Role>,
-    notified: &HashSet<String>,
-) -> bool {
-    let named = |n: &String| {
-        notified.contains(n)
-            || role.is_some_and(|r| {
-                std::iter::once(&r.name)
-                    .chain(&r.fqcn)
-                    .any(|r| notified.contains(&format!("{r} : {n}")))
-            })
-    };
-    h.name.as_ref().is_some_and(named) || h.listen.iter().any(named)
 }
 
 /// The task's banner name: its templated `name` (one that cannot be templated shown
@@ -377,6 +359,13 @@ pub async fn run_on_host(
         failure,
         registered: kept,
     }
+}
+
+/// What a `meta` task asks for (`refresh_inventory`, `flush_handlers`, ...).
+pub(crate) fn meta_action(t: &Task) -> Option<&str> {
+    (crate::assemble::component::short_name(&t.action) == "meta")
+        .then(|| t.args.get("_raw_params").and_then(Value::as_str))
+        .flatten()
 }
 
 /// Keeps a task's result under its `register` name for `host`: data, but for the
