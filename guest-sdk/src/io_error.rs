@@ -143,7 +143,7 @@ pub fn python_os_error_on(e: &std::io::Error, paths: &[&str], bytes: bool) -> St
     let quoted: Vec<String> = paths
         .iter()
         .map(|p| {
-            let text = crate::args::python::py_repr(&serde_json::Value::from(*p));
+            let text = sandball_pycompat::pyfmt::py_repr(&serde_json::Value::from(*p));
             if bytes { format!("b{text}") } else { text }
         })
         .collect();

@@ -36,8 +36,6 @@
 //! - [`http`]: an HTTP client over `wasi:http` (requests checked against `net` grants);
 //! - [`pyre`]: Python `re` patterns and replacement templates;
 //! - [`program`]: running a node's program as Ansible's `run_command` does;
-//! - [`fnmatch`]: shell globs matched as Python's `fnmatch.fnmatch`;
-//! - [`shlex`]: command lines split as Python's `shlex.split`;
 //! - [`civil`]: UTC calendar times as Python prints them;
 //! - [`configparser`]: INI values interpolated as Python's `configparser` does.
 
@@ -48,7 +46,6 @@ pub mod configparser;
 mod diff;
 mod fail;
 pub mod files;
-pub mod fnmatch;
 pub mod host;
 pub mod http;
 mod io_error;
@@ -58,7 +55,6 @@ pub mod program;
 pub mod pyre;
 mod result;
 mod run;
-pub mod shlex;
 
 pub use diff::Diff;
 pub use fail::Fail;

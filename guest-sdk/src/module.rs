@@ -92,8 +92,10 @@ impl Module {
     /// rendered as Python would); empty when absent.
     pub fn get_str_list(&self, name: &str) -> Vec<String> {
         match self.get(name) {
-            Some(Value::Array(items)) => items.iter().map(args::python::py_str).collect(),
-            Some(other) => vec![args::python::py_str(other)],
+            Some(Value::Array(items)) => {
+                items.iter().map(sandball_pycompat::pyfmt::py_str).collect()
+            }
+            Some(other) => vec![sandball_pycompat::pyfmt::py_str(other)],
             None => Vec::new(),
         }
     }

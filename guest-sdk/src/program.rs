@@ -4,7 +4,7 @@
 
 use crate::fail::Fail;
 use crate::host;
-use sandball_wire::python::shlex_join;
+use sandball_pycompat::shell;
 
 /// The locale variables Ansible's modules set (`C`) before they read a tool's output.
 pub const C_LOCALE: &[(&str, &str)] = &[
@@ -56,7 +56,7 @@ pub fn run_command(argv: &[String], cwd: Option<&str>, env: &[(&str, &str)]) -> 
                 .with("rc", if e.errno != 0 { e.errno } else { 126 })
                 .with("stdout", "")
                 .with("stderr", "")
-                .with("cmd", shlex_join(argv)))
+                .with("cmd", shell::join(argv)))
         }
     }
 }
@@ -67,7 +67,7 @@ pub fn run_checked(argv: &[String], cwd: Option<&str>, env: &[(&str, &str)]) -> 
     let ran = run_command(argv, cwd, env)?;
     if ran.rc != 0 {
         return Err(Fail::new(ran.stderr.trim_end())
-            .with("cmd", shlex_join(argv))
+            .with("cmd", shell::join(argv))
             .with("rc", ran.rc)
             .with("stdout", ran.stdout)
             .with("stderr", ran.stderr));

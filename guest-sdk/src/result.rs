@@ -45,7 +45,7 @@ impl Outcome {
         let (mut warnings, mut deprecations) = module.take_report();
         match result.shift_remove("warnings") {
             Some(Value::Array(items)) => {
-                warnings.extend(items.iter().map(crate::args::python::py_str))
+                warnings.extend(items.iter().map(sandball_pycompat::pyfmt::py_str))
             }
             Some(Value::String(w)) => warnings.push(w),
             _ => {}

@@ -84,7 +84,7 @@ where
         Ok(other) => {
             return Outcome::early_failure(format!(
                 "module arguments must be a JSON object, got {}",
-                crate::args::python::type_name(&other)
+                sandball_pycompat::pyfmt::type_name(&other)
             ));
         }
         Err(e) => {

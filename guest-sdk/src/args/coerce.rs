@@ -5,10 +5,10 @@
 
 use super::context::{Context, StringConversion};
 use super::path::path_argument;
-use super::python::{json_dumps, py_repr, py_str, type_name};
 use super::size::human_to_number;
+use sandball_pycompat::boolean;
+use sandball_pycompat::pyfmt::{json_dumps, py_repr, py_str, type_name};
 use sandball_wire::manifest::ArgType;
-pub use sandball_wire::python::to_bool;
 use serde_json::{Map, Number, Value};
 
 /// Ansible's name of a type, as used in messages.
@@ -43,7 +43,7 @@ pub fn coerce(
         ArgType::Path => {
             to_str(value, ctx, warnings).map(|s| Value::String(path_argument(&s, ctx.env)))
         }
-        ArgType::Bool => to_bool(value).map(Value::Bool),
+        ArgType::Bool => boolean::strict(value).map(Value::Bool),
         ArgType::Int => to_int(value),
         ArgType::Float => to_float(value),
         ArgType::List => to_list(value),

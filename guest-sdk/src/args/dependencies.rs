@@ -4,7 +4,8 @@
 //! a null value (except for `required_by`, which ignores nulls, as Ansible does).
 
 use super::error::{ArgError, ArgErrorKind, found_in};
-use super::python::{py_eq, py_str};
+use sandball_pycompat::pyfmt::py_str;
+use sandball_pycompat::pyops::py_eq;
 use sandball_wire::manifest::{ArgSpec, Dependencies};
 use serde_json::{Map, Value};
 

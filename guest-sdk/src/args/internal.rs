@@ -2,8 +2,8 @@
 //! `_ansible_verbosity`, …): taken out of the task arguments before validation, never
 //! reported as unsupported, and read through typed accessors.
 
-use super::coerce::to_bool;
 use super::context::StringConversion;
+use sandball_pycompat::boolean;
 use serde_json::{Map, Value};
 
 /// The prefix of every internal argument.
@@ -38,7 +38,8 @@ impl InternalArgs {
     }
 
     fn flag(&self, name: &str) -> bool {
-        self.get(name).is_some_and(|v| to_bool(v).unwrap_or(false))
+        self.get(name)
+            .is_some_and(|v| boolean::strict(v).unwrap_or(false))
     }
 
     fn text(&self, name: &str) -> Option<&str> {

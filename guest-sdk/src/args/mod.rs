@@ -14,13 +14,11 @@ mod path;
 mod size;
 mod validate;
 
-pub use coerce::{to_bool, type_label};
+pub use coerce::type_label;
 pub use context::{Context, StringConversion};
 pub use deprecation::Deprecation;
 pub use error::{ArgError, ArgErrorKind};
 pub use internal::InternalArgs;
 pub use path::{expand_path, relative_from};
-/// Python's text forms of values (shared with the controller through the wire crate).
-pub use sandball_wire::python;
 pub use size::human_to_number;
 pub use validate::{Validation, validate};

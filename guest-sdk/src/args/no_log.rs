@@ -3,7 +3,7 @@
 //! a value equal to a secret becomes `VALUE_SPECIFIED_IN_NO_LOG_PARAMETER`, a secret
 //! inside a longer text becomes `********`.
 
-use super::python::py_str;
+use sandball_pycompat::pyfmt::py_str;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 

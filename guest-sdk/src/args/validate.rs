@@ -11,7 +11,8 @@ use super::dependencies::{check_dependencies, check_mutually_exclusive, check_re
 use super::deprecation::Deprecation;
 use super::error::{ArgError, ArgErrorKind};
 use super::no_log;
-use super::python::{py_eq, py_str, short_type_name};
+use sandball_pycompat::pyfmt::{py_str, short_type_name};
+use sandball_pycompat::pyops::py_eq;
 use sandball_wire::manifest::{ArgSpec, ArgType, Dependencies};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
@@ -457,8 +458,9 @@ fn boolean_word_choice(value: &Value, choices: &[Value]) -> Option<Value> {
     let mut same: Vec<&Value> = choices
         .iter()
         .filter(|c| {
-            c.as_str()
-                .is_some_and(|s| super::coerce::to_bool(&Value::String(s.into())) == Ok(truth))
+            c.as_str().is_some_and(|s| {
+                sandball_pycompat::boolean::strict(&Value::String(s.into())) == Ok(truth)
+            })
         })
         .collect();
     (same.len() == 1).then(|| same.remove(0).clone())

@@ -7,7 +7,8 @@
 
 use super::{atomic_write, random_u64, realpath};
 use crate::prelude::*;
-use crate::{describe_io_error, python_os_error, shlex};
+use crate::{describe_io_error, python_os_error};
+use sandball_pycompat::shlex;
 
 /// Writes `content` to the file `path` names (through symlinks, as Ansible's text
 /// modules write the real file) atomically; with `validate`, first to a hidden copy

@@ -22,7 +22,7 @@
 //! `$name[N]` (one word) and `$name[N:]` (the words from N on); braced references join
 //! with literal text (`${host}:${port}`).
 
-use crate::python::to_bool;
+use sandball_pycompat::{boolean, shlex};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
@@ -383,7 +383,9 @@ impl<'a> ParentsIf<'a> {
     /// Whether the task's arguments meet it.
     pub fn holds(&self, args: &Value) -> bool {
         match *self {
-            ParentsIf::True(name) => args.get(name).is_some_and(|v| to_bool(v).unwrap_or(false)),
+            ParentsIf::True(name) => args
+                .get(name)
+                .is_some_and(|v| boolean::strict(v).unwrap_or(false)),
             ParentsIf::EndsWithSlash(name) => args
                 .get(name)
                 .and_then(Value::as_str)
@@ -725,7 +727,7 @@ pub fn expand(reference: &str, args: &Value) -> Result<Vec<String>, ResolveError
         None | Some(Value::Null) => return Ok(vec![]),
         Some(Value::Array(items)) => items.iter().map(scalar_text).collect(),
         Some(Value::String(s)) if !matches!(index, Index::All) => {
-            shlex::split(s).ok_or_else(|| ResolveError::Unsplittable {
+            shlex::split(s).map_err(|_| ResolveError::Unsplittable {
                 name: name.to_string(),
             })?
         }

@@ -7,9 +7,6 @@
 //!   capabilities it needs), embedded in the component's `sandball:manifest` section;
 //! - [`capability`]: the capability vocabulary, the requests a manifest makes in terms
 //!   of module arguments, and the concrete grants the shim enforces;
-//! - [`python`]: Python's text forms of values (`str()`, `repr()`, `json.dumps()`),
-//!   which modules and the controller's templates both print;
-//! - [`pyjson`]: Python's `json.loads`, with its errors, as ansible-core reads module output;
 //! - [`ssh`]: OpenSSH's host patterns, which the known_hosts module and the
 //!   controller's ssh connection both match.
 
@@ -17,8 +14,6 @@ pub mod capability;
 pub mod frame;
 pub mod manifest;
 pub mod protocol;
-pub mod pyjson;
-pub mod python;
 pub mod ssh;
 pub mod tables;
 

@@ -362,7 +362,7 @@ pub fn task_environment(args: &serde_json::Map<String, Value>) -> Vec<(String, S
     match args.get("_ansible_environment") {
         Some(Value::Object(m)) => m
             .iter()
-            .map(|(k, v)| (k.clone(), crate::python::py_str(v)))
+            .map(|(k, v)| (k.clone(), sandball_pycompat::pyfmt::py_str(v)))
             .collect(),
         _ => Vec::new(),
     }

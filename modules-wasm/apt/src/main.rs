@@ -16,7 +16,7 @@ use policy::{Policy, Status};
 use sandball_guest_sdk::host;
 use sandball_guest_sdk::prelude::*;
 use sandball_guest_sdk::program::{Ran, run_command};
-use sandball_guest_sdk::shlex;
+use sandball_pycompat::shlex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 sandball_guest_sdk::manifest!("../manifest.json");
@@ -210,7 +210,7 @@ fn cache_mtime() -> (f64, i64) {
 /// Python's `str.splitlines` of apt-get's output, between the marker lines the
 /// module looks for.
 fn parse_diff(output: &str) -> Value {
-    let lines = sandball_guest_sdk::args::python::splitlines(output);
+    let lines = sandball_pycompat::pyops::splitlines(output);
     let start = lines
         .iter()
         .position(|l| *l == "Resolving dependencies...")

@@ -5,8 +5,8 @@
 
 use crate::{APT_ENV, package_split, version};
 use sandball_guest_sdk::Fail;
-use sandball_guest_sdk::fnmatch::fnmatch;
 use sandball_guest_sdk::program::{Ran, run_command};
+use sandball_pycompat::fnmatch::fnmatch;
 
 const APT_CACHE: &str = "/usr/bin/apt-cache";
 const DPKG_QUERY: &str = "/usr/bin/dpkg-query";

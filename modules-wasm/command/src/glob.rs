@@ -4,7 +4,7 @@
 //! matched by a component that starts with `.` too, no escapes, and a pattern
 //! without wildcards matching when the path exists (a dangling symlink counts).
 
-use sandball_guest_sdk::fnmatch::fnmatch;
+use sandball_pycompat::fnmatch::fnmatch;
 use std::fs;
 use std::path::{Path, PathBuf};
 

@@ -17,10 +17,11 @@ use sandball_guest_sdk::args::expand_path;
 use sandball_guest_sdk::civil::{DateTime, since_epoch};
 use sandball_guest_sdk::host::FileKind;
 use sandball_guest_sdk::prelude::*;
-use sandball_guest_sdk::shlex;
+use sandball_pycompat::pyops::splitlines;
+use sandball_pycompat::shell::join as shlex_join;
 #[cfg(test)]
-use sandball_wire::python::shlex_quote as quote;
-use sandball_wire::python::{shlex_join, splitlines};
+use sandball_pycompat::shell::quote;
+use sandball_pycompat::shlex;
 use std::time::Duration;
 
 #[cfg(test)]
@@ -152,7 +153,7 @@ fn run(m: &mut Module, shell: bool) -> Result<Map<String, Value>, Fail> {
                 // OSError for the program (its bytes).
                 let cause = format!(
                     "[Errno 2] No such file or directory: {}",
-                    sandball_wire::python::bytes_repr(argv[0].as_bytes())
+                    sandball_pycompat::pyfmt::bytes_repr(argv[0].as_bytes())
                 );
                 return Err(r
                     .fail(NOT_EXECUTED)

@@ -2,10 +2,10 @@
 //! node (`src`), with its checksums and its side of the diff.
 
 use crate::diff::Side;
-use sandball_guest_sdk::args::python::{json_dumps, py_str};
 use sandball_guest_sdk::describe_io_error;
 use sandball_guest_sdk::files::{HashAlgorithm, digest_file, digest_reader};
 use sandball_guest_sdk::prelude::*;
+use sandball_pycompat::pyfmt::{json_dumps, py_str};
 use std::fs::{self, File};
 use std::io::{self, Read};
 

@@ -4,12 +4,12 @@
 //! an entry reaches it (ansible-core compiles them there), so each is kept with its
 //! error until used.
 
-use sandball_guest_sdk::args::python::py_repr;
 use sandball_guest_sdk::files::{Encoding, symbolic_mode};
-use sandball_guest_sdk::fnmatch::fnmatch;
 use sandball_guest_sdk::host;
 use sandball_guest_sdk::prelude::*;
 use sandball_guest_sdk::pyre::{Anchor, Pattern};
+use sandball_pycompat::fnmatch::fnmatch;
+use sandball_pycompat::pyfmt::py_repr;
 
 /// A pattern for base names: a glob, or a regex matched at the name's start.
 enum Name {
@@ -178,11 +178,11 @@ impl ModeFilter {
         let text = match mode {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(s.as_str()).filter(|s| !s.is_empty()),
-            Some(v) if !sandball_guest_sdk::args::python::py_truth(v) => None,
+            Some(v) if !sandball_pycompat::pyops::py_truth(v) => None,
             Some(v) => {
                 return Err(Fail::new(format!(
                     "argument 'mode' is not a string and conversion is not allowed, value is of type {}",
-                    sandball_guest_sdk::args::python::short_type_name(v)
+                    sandball_pycompat::pyfmt::short_type_name(v)
                 )));
             }
         };

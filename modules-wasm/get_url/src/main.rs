@@ -16,7 +16,7 @@ use sandball_guest_sdk::files::{
 };
 use sandball_guest_sdk::http::{self, FetchArgs};
 use sandball_guest_sdk::prelude::*;
-use sandball_wire::python::py_str;
+use sandball_pycompat::pyfmt::py_str;
 use std::path::Path;
 use std::time::Instant;
 

@@ -9,7 +9,7 @@ mod module_tests;
 
 use sandball_guest_sdk::prelude::*;
 use sandball_guest_sdk::program::run_command;
-use sandball_wire::python::splitlines;
+use sandball_pycompat::pyops::splitlines;
 
 sandball_guest_sdk::manifest!("../manifest.json");
 

@@ -330,7 +330,7 @@ impl Git {
         if before.as_deref() != Some(after.as_str())
             || local_mods
             || submodules_updated
-            || sandball_guest_sdk::args::python::py_truth(&remote_url_changed)
+            || sandball_pycompat::pyops::py_truth(&remote_url_changed)
         {
             result.insert("changed".into(), json!(true));
             if t.diff {

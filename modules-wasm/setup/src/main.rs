@@ -74,7 +74,7 @@ fn collect(name: &str, facts: &mut Map<String, Value>, m: &mut Module) {
 /// glob not starting with `ansible_`, `facter` or `ohai` also matches with `ansible_`
 /// put before it, as ansible-core's filter does (`date_time` keeps `ansible_date_time`).
 fn kept(name: &str, filters: &[String]) -> bool {
-    use sandball_guest_sdk::fnmatch::fnmatch;
+    use sandball_pycompat::fnmatch::fnmatch;
     filters.is_empty()
         || filters.iter().any(|f| {
             f.is_empty()

@@ -45,7 +45,7 @@ fn directory(m: &Module) -> String {
 fn check_component(m: &Module, what: &str) -> Result<String, Fail> {
     let text = m.get_str(what).unwrap_or_default().to_string();
     if text.contains('/') {
-        let quoted = sandball_guest_sdk::args::python::py_repr(&Value::from(text.as_str()));
+        let quoted = sandball_pycompat::pyfmt::py_repr(&Value::from(text.as_str()));
         return Err(Fail::new(format!(
             "{what} must be a valid file name component, got {quoted}"
         )));

@@ -14,7 +14,7 @@ use sandball_guest_sdk::describe_io_error;
 use sandball_guest_sdk::files::{atomic_write, sha1_file};
 use sandball_guest_sdk::http::{self, FetchArgs};
 use sandball_guest_sdk::prelude::*;
-use sandball_wire::python::{json_dumps, py_str};
+use sandball_pycompat::pyfmt::{json_dumps, py_str};
 use std::path::Path;
 use std::time::Instant;
 

@@ -208,7 +208,7 @@ pub fn script(
     let params = json!({ "ANSIBLE_MODULE_ARGS": args });
     let args_b64 = B64.encode(params.to_string());
     let mut cache = String::new();
-    crate::template::python::quote(cache_dir, &mut cache);
+    sandball_pycompat::pyfmt::quote(cache_dir, &mut cache);
     // The module name is a dotted identifier (checked by the finder) and the sha256 is
     // hex, so neither can leave its quotes; the rest is base64 or quoted.
     let body = WRAPPER

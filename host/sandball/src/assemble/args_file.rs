@@ -4,7 +4,7 @@
 //! WANT_JSON and binary modules read JSON; old-style modules read shell-quoted
 //! `key=value` pairs separated by spaces (a shell script can `source` the file).
 
-use crate::plugins::shell::quote;
+use sandball_pycompat::shell::quote;
 use serde_json::Value;
 
 /// The JSON args file.

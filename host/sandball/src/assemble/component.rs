@@ -4,6 +4,7 @@
 //! its manifest is read from the `sandball:manifest` custom section (so the sha256 covers
 //! it). Components are looked up by module name in the module directories, in order.
 
+use sandball_pycompat::fqcn;
 use sandball_wire::MANIFEST_SECTION;
 use sandball_wire::manifest::Manifest;
 use sha2::{Digest, Sha256};
@@ -58,17 +59,6 @@ pub enum ModuleError {
         /// What is wrong.
         reason: String,
     },
-}
-
-/// Short module name for a task's action: `ansible.builtin.file`, `ansible.legacy.file`
-/// and `file` all name the built-in `file`.
-pub fn short_name(action: &str) -> &str {
-    for prefix in ["ansible.builtin.", "ansible.legacy.", "sandball.builtin."] {
-        if let Some(rest) = action.strip_prefix(prefix) {
-            return rest;
-        }
-    }
-    action
 }
 
 /// Finds components by name in a list of directories and caches them for the run.
@@ -147,13 +137,13 @@ impl ModuleStore {
 
     /// Whether a component for `action` exists, without loading it.
     pub fn exists(&self, action: &str) -> bool {
-        let file = format!("{}.wasm", short_name(action));
+        let file = format!("{}.wasm", fqcn::short_name(action));
         self.dirs.iter().any(|d| d.join(&file).is_file())
     }
 
     /// Loads (once per run) the component a task's action names.
     pub fn get(&self, action: &str) -> Result<Arc<Component>, ModuleError> {
-        let name = short_name(action);
+        let name = fqcn::short_name(action);
         if let Some(c) = self.lock().get(name) {
             return Ok(c.clone());
         }
@@ -242,14 +232,6 @@ pub fn read_manifest(bytes: &[u8]) -> Result<Manifest, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fqcn_names_resolve_to_built_ins() {
-        assert_eq!(short_name("ansible.builtin.file"), "file");
-        assert_eq!(short_name("ansible.legacy.copy"), "copy");
-        assert_eq!(short_name("ping"), "ping");
-        assert_eq!(short_name("community.general.foo"), "community.general.foo");
-    }
 
     #[test]
     fn missing_module_error_lists_where_it_looked() {

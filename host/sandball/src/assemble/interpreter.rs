@@ -128,7 +128,7 @@ pub const FALLBACK_PYTHON: &str = "/usr/bin/python3";
 /// ansible-core's.
 pub fn fallback_list(value: Option<&Value>) -> Vec<String> {
     match value {
-        Some(Value::Array(items)) => items.iter().map(sandball_wire::python::py_str).collect(),
+        Some(Value::Array(items)) => items.iter().map(sandball_pycompat::pyfmt::py_str).collect(),
         Some(Value::String(s)) => s
             .split(',')
             .map(str::trim)
@@ -144,7 +144,7 @@ pub fn fallback_list(value: Option<&Value>) -> Vec<String> {
 pub fn discovery_command(names: &[String]) -> String {
     let probes: Vec<String> = names
         .iter()
-        .map(|n| format!("command -v {}", crate::plugins::shell::quote(n)))
+        .map(|n| format!("command -v {}", sandball_pycompat::shell::quote(n)))
         .collect();
     format!("echo FOUND; {}; echo ENDFOUND", probes.join("; "))
 }
@@ -183,7 +183,7 @@ pub fn discovery_outcome(
                     format!(
                         "No python interpreters found for host {} (tried {}).",
                         py_text(host),
-                        sandball_wire::python::py_repr(&tried)
+                        sandball_pycompat::pyfmt::py_repr(&tried)
                     ),
                     None,
                 ));
@@ -222,7 +222,7 @@ const DISCOVERY_HELP: &str = "See https://docs.ansible.com/ansible-core/2.19/ref
 
 /// `repr()` of a text.
 fn py_text(s: &str) -> String {
-    sandball_wire::python::py_repr(&Value::String(s.to_string()))
+    sandball_pycompat::pyfmt::py_repr(&Value::String(s.to_string()))
 }
 
 #[cfg(test)]

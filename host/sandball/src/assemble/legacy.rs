@@ -186,7 +186,7 @@ fn names(v: &Value) -> Vec<String> {
         Value::Array(a) => a
             .iter()
             .filter_map(Value::as_str)
-            .map(|s| super::component::short_name(s).to_string())
+            .map(|s| sandball_pycompat::fqcn::short_name(s).to_string())
             .collect(),
         _ => Vec::new(),
     }

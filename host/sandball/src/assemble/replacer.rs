@@ -33,9 +33,9 @@ pub const MODULE_COMMON_IMPORT: &str = "from ansible.module_utils.basic import *
 pub fn substitute(text: &str, s: &Substitutions<'_>) -> String {
     let json = s.args.to_string();
     let mut complex = String::new();
-    crate::template::python::quote(&json, &mut complex);
+    sandball_pycompat::pyfmt::quote(&json, &mut complex);
     let mut version = String::new();
-    crate::template::python::quote(s.version, &mut version);
+    sandball_pycompat::pyfmt::quote(s.version, &mut version);
     text.replace(MODULE_COMMON, MODULE_COMMON_IMPORT)
         .replace(JSON_ARGS, &json)
         .replace("\"<<INCLUDE_ANSIBLE_MODULE_COMPLEX_ARGS>>\"", &complex)

@@ -88,7 +88,7 @@ pub async fn run(args: AdhocArgs) -> Result<i32, CliError> {
     // ansible-core.
     let stdout = std::env::var("ANSIBLE_STDOUT_CALLBACK").unwrap_or_default();
     let mut callbacks: Vec<Box<dyn Callback>> = if !args.one_line
-        && crate::plugins::action::env_flag("ANSIBLE_LOAD_CALLBACK_PLUGINS", false)
+        && sandball_pycompat::boolean::env_flag("ANSIBLE_LOAD_CALLBACK_PLUGINS", false)
         && !stdout.is_empty()
         && stdout != "default"
     {

@@ -412,7 +412,7 @@ pub fn run(args: DocArgs) -> Result<i32, CliError> {
         }
     }
     for module in &args.modules {
-        let short = crate::assemble::component::short_name(module);
+        let short = sandball_pycompat::fqcn::short_name(module);
         let doc = if components.exists(short) {
             let c = components.get(short).map_err(CliError::other)?;
             Doc::component(short, &c)

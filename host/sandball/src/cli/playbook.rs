@@ -102,8 +102,8 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
     }
     // `--force-handlers`, else ANSIBLE_FORCE_HANDLERS (or `force_handlers` in
     // ansible.cfg), as Ansible ranks them.
-    run.options.force_handlers =
-        args.force_handlers || crate::plugins::action::env_flag("ANSIBLE_FORCE_HANDLERS", false);
+    run.options.force_handlers = args.force_handlers
+        || sandball_pycompat::boolean::env_flag("ANSIBLE_FORCE_HANDLERS", false);
     // Roles bring their own legacy modules and module_utils — those of the plays, and
     // those `include_role` names without a template —, and so does the directory of
     // each imported playbook (its `library/`), as in Ansible.
@@ -215,7 +215,7 @@ fn included_roles(play: &crate::playbook::Play) -> Vec<std::path::PathBuf> {
                     }
                 }
                 TaskItem::Task(t) => {
-                    if crate::assemble::component::short_name(&t.action) != "include_role" {
+                    if sandball_pycompat::fqcn::short_name(&t.action) != "include_role" {
                         continue;
                     }
                     let Some(name) = t.args.get("name").and_then(serde_json::Value::as_str) else {

@@ -469,7 +469,7 @@ fn typed(kind: Kind, raw: Json) -> Result<Json, (String, &'static str)> {
         return Ok(match (kind, raw) {
             (Bool, v @ Json::Null) => v,
             (Bool, v) => {
-                Json::Bool(crate::plugins::action::truthy(Some(&v), false).unwrap_or(false))
+                Json::Bool(sandball_pycompat::boolean::truthy(Some(&v), false).unwrap_or(false))
             }
             (_, v) => v,
         });
@@ -486,7 +486,7 @@ fn typed(kind: Kind, raw: Json) -> Result<Json, (String, &'static str)> {
     Ok(match kind {
         Str => Json::String(text),
         Bool => Json::Bool(
-            crate::plugins::action::truthy(Some(&Json::String(text.clone())), false)
+            sandball_pycompat::boolean::truthy(Some(&Json::String(text.clone())), false)
                 .unwrap_or(false),
         ),
         Int => Json::from(

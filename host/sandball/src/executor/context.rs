@@ -382,7 +382,7 @@ pub(crate) fn environment(
                     Value::String(s) if s == crate::template::OMIT => {}
                     _ => run.callback.warning(&format!(
                         "could not parse environment value, skipping: {}",
-                        sandball_wire::python::py_repr(&written)
+                        sandball_pycompat::pyfmt::py_repr(&written)
                     )),
                 },
             }

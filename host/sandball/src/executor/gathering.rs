@@ -13,7 +13,7 @@ use serde_json::Value;
 pub(crate) fn gathering_task(play: &Play) -> Option<Task> {
     let implicit = !gathering_is("explicit");
     let gather = match &play.gather_facts {
-        Some(v) => crate::plugins::action::truthy(Some(v), implicit).unwrap_or(implicit),
+        Some(v) => sandball_pycompat::boolean::truthy(Some(v), implicit).unwrap_or(implicit),
         None => implicit,
     };
     if !gather {

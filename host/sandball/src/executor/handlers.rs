@@ -6,7 +6,6 @@
 use super::play::{PlayRun, run_task};
 use super::{Run, lock};
 use crate::playbook::{Chain, Play, Task, TaskItem};
-use crate::plugins::action;
 use crate::template::Vars;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -34,7 +33,7 @@ pub(super) fn handler_matches(
 pub(super) fn force_handlers(run: &Run, play: &Play) -> bool {
     play.force_handlers
         .as_ref()
-        .and_then(|v| action::truthy(Some(v), false).ok())
+        .and_then(|v| sandball_pycompat::boolean::truthy(Some(v), false).ok())
         .unwrap_or(run.options.force_handlers)
 }
 
@@ -101,7 +100,10 @@ impl Notices {
                     let msg = format!(
                         "The requested handler '{name}' was not found in either the main handlers list nor in the listening handlers list"
                     );
-                    if crate::plugins::action::env_flag("ANSIBLE_ERROR_ON_MISSING_HANDLER", true) {
+                    if sandball_pycompat::boolean::env_flag(
+                        "ANSIBLE_ERROR_ON_MISSING_HANDLER",
+                        true,
+                    ) {
                         missing_handler.get_or_insert(msg);
                     } else {
                         cx.run.callback.warning(&msg);

@@ -9,10 +9,10 @@
 
 use super::play::{PlayRun, run_items};
 use super::{lock, task};
-use crate::playbook::imports::builtin;
 use crate::playbook::roles::{self, RoleOptions};
 use crate::playbook::{Chain, Keyword, Keywords, Task, TaskItem};
 use crate::vars::PlayScope;
+use sandball_pycompat::fqcn::ansible_short_name;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -27,7 +27,7 @@ pub(super) enum Kind {
 
 /// Whether a task is a dynamic include, and of what.
 pub(super) fn kind(t: &Task) -> Option<Kind> {
-    match builtin(&t.action) {
+    match ansible_short_name(&t.action) {
         "include_tasks" => Some(Kind::Tasks),
         "include_role" => Some(Kind::Role),
         _ => None,

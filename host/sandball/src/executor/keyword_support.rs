@@ -188,7 +188,7 @@ fn warn_of_templates(run: &Run, value: &Value) {
         let shown = Value::Array(list.into_iter().map(Value::String).collect());
         run.callback.warning(&format!(
             "\"collections\" is not templatable, but we found: {}, it will not be templated and will be used \"as is\".",
-            sandball_wire::python::py_repr(&shown)
+            sandball_pycompat::pyfmt::py_repr(&shown)
         ));
     }
 }
@@ -319,13 +319,14 @@ fn check_handlers(items: &[TaskItem]) -> Result<(), ExecError> {
     for item in items {
         match item {
             TaskItem::Task(t) => {
-                let refused = if crate::playbook::imports::builtin(&t.action) == "include_role" {
-                    Some("Using 'include_role' as a handler is not supported.")
-                } else if super::task::meta_action(t) == Some("end_role") {
-                    Some("Cannot execute 'end_role' from a handler")
-                } else {
-                    None
-                };
+                let refused =
+                    if sandball_pycompat::fqcn::ansible_short_name(&t.action) == "include_role" {
+                        Some("Using 'include_role' as a handler is not supported.")
+                    } else if super::task::meta_action(t) == Some("end_role") {
+                        Some("Cannot execute 'end_role' from a handler")
+                    } else {
+                        None
+                    };
                 if let Some(what) = refused {
                     return Err(ExecError::Refused {
                         what: what.into(),
@@ -400,7 +401,7 @@ fn check_task(run: &Run, t: &Task, inherited: &Chain<'_>) -> Result<(), ExecErro
         // Named by a template: resolved when the task runs (`executor/play.rs`, `run_task`).
         return Ok(());
     }
-    let short = crate::assemble::component::short_name(&t.action);
+    let short = sandball_pycompat::fqcn::short_name(&t.action);
     if short == "meta" {
         return match super::task::meta_action(t) {
             Some(

@@ -89,7 +89,6 @@ pub struct StartAt {
     pub pattern: String,
     /// Whether it matched.
     pub reached: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    glob: Option<regex::Regex>,
 }
 
 impl StartAt {
@@ -98,7 +97,6 @@ impl StartAt {
         StartAt {
             pattern: pattern.to_string(),
             reached: Default::default(),
-            glob: regex::Regex::new(&crate::inventory::fnmatch::translate(pattern)).ok(),
         }
     }
 
@@ -117,7 +115,7 @@ impl StartAt {
 
     /// Whether `name` is the task asked for (without marking it reached).
     pub fn matches(&self, name: &str) -> bool {
-        name == self.pattern || self.glob.as_ref().is_some_and(|g| g.is_match(name))
+        name == self.pattern || sandball_pycompat::fnmatch::fnmatch(&self.pattern, name)
     }
 
     /// Whether some task matched.
@@ -352,7 +350,7 @@ impl Run {
     /// or were unreachable, one per line, in `PLAYBOOK.retry` beside the playbook (or in
     /// `retry_files_save_path`), for `--limit @file`.
     fn write_retry_file(&self, playbook: &Playbook) {
-        if !crate::plugins::action::env_flag("ANSIBLE_RETRY_FILES_ENABLED", false) {
+        if !sandball_pycompat::boolean::env_flag("ANSIBLE_RETRY_FILES_ENABLED", false) {
             return;
         }
         let mut hosts: Vec<String> = {

@@ -163,7 +163,7 @@ fn plan_task(
     // A name without a collection runs what the task's `collections` find.
     let found = super::resolve::task_along(run, t, &kw.collections());
     let t = found.as_ref().unwrap_or(t);
-    let short = crate::assemble::component::short_name(&t.action);
+    let short = sandball_pycompat::fqcn::short_name(&t.action);
     let plugin = action::find(&t.action);
     let (module, legacy_only) = match plugin.runs(&t.action) {
         Runs::Controller | Runs::Connection | Runs::Chosen => {
@@ -173,7 +173,7 @@ fn plan_task(
     };
     let vars = task::task_vars(run, scope, host, &kw);
     if module_run::runs_legacy(run, module, legacy_only, &vars) {
-        let short = crate::assemble::component::short_name(module);
+        let short = sandball_pycompat::fqcn::short_name(module);
         return vec![planned(
             short,
             None,

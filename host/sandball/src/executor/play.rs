@@ -240,7 +240,7 @@ pub(crate) fn play_name(run: &Run, play: &Play, vars: &Vars) -> Result<String, E
         .template(&Value::String(written.to_string()), vars)
     {
         Ok(Value::String(s)) => Ok(s),
-        Ok(other) => Ok(sandball_wire::python::py_str(&other)),
+        Ok(other) => Ok(sandball_pycompat::pyfmt::py_str(&other)),
         Err(e) => Err(ExecError::Refused {
             what: format!("Error processing keyword 'name': {e}"),
             location: play.location.clone(),
@@ -668,7 +668,7 @@ fn throttle(run: &Run, kw: &Chain<'_>, vars: &crate::template::Vars) -> Result<u
             Some(Err(_)) => format!("{} is not a whole number", v),
             None => format!(
                 "invalid literal for int() with base 10: {}",
-                sandball_wire::python::py_repr(&v)
+                sandball_pycompat::pyfmt::py_repr(&v)
             ),
         },
         Err(e) => e.to_string(),

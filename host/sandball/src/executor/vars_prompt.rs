@@ -75,7 +75,7 @@ fn prompts(play: &Play) -> Result<Vec<Prompt>, String> {
                 .ok_or("a vars_prompt entry needs a `name`")?
                 .to_string();
             let flag = |k: &str, default: bool| {
-                crate::plugins::action::truthy(m.get(k), default).unwrap_or(default)
+                sandball_pycompat::boolean::truthy(m.get(k), default).unwrap_or(default)
             };
             Ok(Prompt {
                 text: m

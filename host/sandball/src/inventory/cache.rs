@@ -7,7 +7,7 @@
 //! `~/.cache/sandball/inventory`), one file per plugin and source, written atomically.
 
 use super::error::InventoryError;
-use super::sources::env_flag;
+use sandball_pycompat::boolean::env_lenient;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::io::Write;
@@ -40,7 +40,7 @@ impl CacheSettings {
     /// The settings Ansible's environment variables ask for.
     pub fn from_env() -> Self {
         let mut settings = CacheSettings {
-            enabled: env_flag("ANSIBLE_INVENTORY_CACHE"),
+            enabled: env_lenient("ANSIBLE_INVENTORY_CACHE"),
             ..CacheSettings::default()
         };
         if let Some(secs) = std::env::var("ANSIBLE_INVENTORY_CACHE_TIMEOUT")

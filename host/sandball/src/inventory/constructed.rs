@@ -249,7 +249,7 @@ impl Constructor<'_> {
             other => {
                 return Err(self.fail(format!(
                     "Invalid group name format, expected a string or a list of them or dictionary, got: {}",
-                    sandball_wire::python::type_name(other)
+                    sandball_pycompat::pyfmt::type_name(other)
                 )));
             }
         }

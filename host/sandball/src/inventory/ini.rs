@@ -13,9 +13,9 @@ use super::plugin::{
     InventoryPlugin, ParseContext, populate_host_vars, read_source, readable_file,
 };
 use super::range::expand_hostpattern;
-use super::shell_split::shell_split;
 use indexmap::IndexMap;
 use regex::Regex;
+use sandball_pycompat::shlex;
 use serde_json::{Map, Value};
 use std::path::Path;
 use std::sync::LazyLock;
@@ -62,7 +62,7 @@ impl InventoryPlugin for IniPlugin {
 /// still read when only comment lines have other bytes.
 fn decode_lines(bytes: &[u8]) -> Result<Vec<String>, (usize, String)> {
     if let Ok(text) = std::str::from_utf8(bytes) {
-        return Ok(sandball_wire::python::splitlines(text)
+        return Ok(sandball_pycompat::pyops::splitlines(text)
             .into_iter()
             .map(str::to_string)
             .collect());
@@ -254,7 +254,7 @@ impl IniParser<'_> {
 
     /// A host line: a host pattern, then `key=value` variables.
     fn host_line(&mut self, group: &str, line: &str) -> Result<(), InventoryError> {
-        let tokens = shell_split(line)
+        let tokens = shlex::split_comments(line)
             .map_err(|e| self.error(format!("Error parsing host definition '{line}': {e}")))?;
         let Some((pattern, assignments)) = tokens.split_first() else {
             return Err(self.error(format!("Expected a host definition, got: {line}")));

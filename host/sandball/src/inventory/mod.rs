@@ -14,7 +14,6 @@ pub mod cache;
 pub mod constructed;
 pub mod data;
 pub mod error;
-pub mod fnmatch;
 pub mod host_list;
 pub mod ini;
 pub mod listing;
@@ -23,7 +22,6 @@ pub mod pattern;
 pub mod plugin;
 pub mod range;
 pub mod script;
-pub mod shell_split;
 pub mod sources;
 pub mod toml;
 pub mod vars;
@@ -305,7 +303,7 @@ impl Inventory {
     pub fn empty_warning(&self, pattern: &str) -> Option<String> {
         (self.group_hosts[ALL].is_empty()
             && !is_localhost_name(pattern)
-            && crate::plugins::action::env_flag("ANSIBLE_LOCALHOST_WARNING", true))
+            && sandball_pycompat::boolean::env_flag("ANSIBLE_LOCALHOST_WARNING", true))
         .then(|| {
             "provided hosts list is empty, only localhost is available. Note that the implicit localhost does not match 'all'"
                 .to_string()

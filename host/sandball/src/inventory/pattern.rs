@@ -6,8 +6,8 @@
 use super::address::parse_address;
 use super::data::{InventoryData, is_localhost_name};
 use super::error::InventoryError;
-use super::fnmatch;
 use regex::Regex;
+use sandball_pycompat::fnmatch::fnmatch;
 use std::collections::HashSet;
 use std::sync::{LazyLock, OnceLock};
 
@@ -156,8 +156,8 @@ impl Matcher<'_> {
         let names = NameMatcher::new(pattern)?;
         let groups: Vec<usize> = match &names {
             NameMatcher::Exact(name) => self.data.group_index(name).into_iter().collect(),
-            NameMatcher::Regex(re) => (0..self.data.group_count())
-                .filter(|g| re.is_match(self.data.group_at(*g).name()))
+            _ => (0..self.data.group_count())
+                .filter(|g| names.matches(self.data.group_at(*g).name()))
                 .collect(),
         };
         let mut results: Vec<Matched> = Vec::new();
@@ -173,9 +173,9 @@ impl Matcher<'_> {
                 NameMatcher::Exact(name) => {
                     results.extend(self.data.host_index(name).map(Matched::Host))
                 }
-                NameMatcher::Regex(re) => results.extend(
+                _ => results.extend(
                     (0..self.data.host_count())
-                        .filter(|h| re.is_match(self.data.host_at(*h).name()))
+                        .filter(|h| names.matches(self.data.host_at(*h).name()))
                         .map(Matched::Host),
                 ),
             }
@@ -198,9 +198,10 @@ impl Matcher<'_> {
     }
 }
 
-/// How a pattern matches names: literally, or by a regular expression (a glob or `~regex`).
+/// How a pattern matches names: literally, by a glob, or by a regular expression (`~regex`).
 enum NameMatcher {
     Exact(String),
+    Glob(String),
     Regex(Regex),
 }
 
@@ -215,9 +216,16 @@ impl NameMatcher {
         if !pattern.contains(['*', '?', '[']) {
             return Ok(NameMatcher::Exact(pattern.to_string()));
         }
-        Regex::new(&fnmatch::translate(pattern))
-            .map(NameMatcher::Regex)
-            .map_err(|_| invalid())
+        Ok(NameMatcher::Glob(pattern.to_string()))
+    }
+
+    /// Whether `name` matches.
+    fn matches(&self, name: &str) -> bool {
+        match self {
+            NameMatcher::Exact(exact) => exact == name,
+            NameMatcher::Glob(glob) => fnmatch(glob, name),
+            NameMatcher::Regex(re) => re.is_match(name),
+        }
     }
 }
 

@@ -42,23 +42,17 @@ impl LoadOptions {
     /// and `ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED` (booleans as Ansible reads them).
     pub fn from_env() -> Self {
         LoadOptions {
-            unparsed_is_failed: env_flag("ANSIBLE_INVENTORY_UNPARSED_FAILED"),
-            any_unparsed_is_failed: env_flag("ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED"),
+            unparsed_is_failed: sandball_pycompat::boolean::env_lenient(
+                "ANSIBLE_INVENTORY_UNPARSED_FAILED",
+            ),
+            any_unparsed_is_failed: sandball_pycompat::boolean::env_lenient(
+                "ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED",
+            ),
             group_names: GroupNameRule::from_env(),
             cache: CacheSettings::from_env(),
             ..LoadOptions::default()
         }
     }
-}
-
-/// An environment variable read as an Ansible boolean (`1`, `yes`, `true`, `on`, `y`, `t`).
-pub fn env_flag(name: &str) -> bool {
-    std::env::var(name).is_ok_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "1" | "yes" | "y" | "true" | "t" | "on"
-        )
-    })
 }
 
 /// Parses every source into `data` and reconciles it; returns the sources as used (paths

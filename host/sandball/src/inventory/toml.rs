@@ -45,7 +45,10 @@ impl InventoryPlugin for TomlPlugin {
         if table.is_empty() {
             return Err(fail(None, "Parsed empty TOML file".into()));
         }
-        if table.get("plugin").is_some_and(truthy) {
+        if table
+            .get("plugin")
+            .is_some_and(|v| sandball_pycompat::pyops::py_truth(&to_json(v)))
+        {
             return Err(fail(
                 None,
                 "Plugin configuration TOML file, not TOML inventory".into(),
@@ -65,19 +68,6 @@ fn line_of(text: &str, offset: usize) -> usize {
         .filter(|b| **b == b'\n')
         .count()
         + 1
-}
-
-/// Python's truth value of a TOML value.
-fn truthy(value: &toml::Value) -> bool {
-    match value {
-        toml::Value::String(s) => !s.is_empty(),
-        toml::Value::Integer(i) => *i != 0,
-        toml::Value::Float(f) => *f != 0.0,
-        toml::Value::Boolean(b) => *b,
-        toml::Value::Datetime(_) => true,
-        toml::Value::Array(a) => !a.is_empty(),
-        toml::Value::Table(t) => !t.is_empty(),
-    }
 }
 
 /// The Python type name Ansible's messages show for a TOML value.

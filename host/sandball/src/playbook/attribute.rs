@@ -180,7 +180,7 @@ impl<'a> Fields<'a> {
                 } else {
                     format!(
                         " of type '{}'",
-                        sandball_wire::python::short_type_name(&value)
+                        sandball_pycompat::pyfmt::short_type_name(&value)
                     )
                 };
                 Err(self.error_at(

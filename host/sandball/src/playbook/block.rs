@@ -87,7 +87,7 @@ pub(crate) fn task_items(
             node.mark,
             format!(
                 "A malformed block was encountered while loading {field}: {} should be a list or None but is {} (a list of {what}s)",
-                sandball_wire::python::py_repr(&node.to_json()),
+                sandball_pycompat::pyfmt::py_repr(&node.to_json()),
                 node.describe()
             ),
         ));

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use sandball_pycompat::fqcn::ansible_short_name;
 use serde_json::Value;
 
 use crate::playbook::block::{Block, TaskItem};
@@ -17,14 +18,6 @@ use crate::playbook::task::Task;
 
 /// How deep imports may nest (a file importing itself is an error long before).
 const MAX_DEPTH: usize = 64;
-
-/// The short name of an action of Ansible's own (`ansible.builtin.x`, `ansible.legacy.x`).
-pub(crate) fn builtin(action: &str) -> &str {
-    action
-        .strip_prefix("ansible.builtin.")
-        .or_else(|| action.strip_prefix("ansible.legacy."))
-        .unwrap_or(action)
-}
 
 /// Resolves the imports of a play's task lists (its roles' included).
 pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> {
@@ -180,7 +173,7 @@ fn expand_items(
                 }
             }
             TaskItem::Task(t) => {
-                let kind = builtin(&t.action);
+                let kind = ansible_short_name(&t.action);
                 if kind != "import_tasks" && kind != "import_role" {
                     continue;
                 }

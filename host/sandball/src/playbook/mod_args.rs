@@ -4,6 +4,7 @@
 //! a string of arguments is read as `key=value` pairs (free-form actions keep their
 //! command line in `_raw_params`); `args:` supplies arguments the inline ones override.
 
+use sandball_pycompat::fqcn::ansible_short_name;
 use serde_json::{Map, Value};
 
 use crate::playbook::attribute::{Entry, Fields};
@@ -54,14 +55,6 @@ struct Found {
     mark: Mark,
 }
 
-/// The action name without Ansible's own collection prefixes.
-fn short_name(action: &str) -> &str {
-    action
-        .strip_prefix("ansible.builtin.")
-        .or_else(|| action.strip_prefix("ansible.legacy."))
-        .unwrap_or(action)
-}
-
 /// Whether the action's string argument is a command line, from which only a few
 /// `key=value` options are taken out.
 fn is_free_form(action: &str) -> bool {
@@ -69,14 +62,14 @@ fn is_free_form(action: &str) -> bool {
         action,
         "ansible.windows.win_command" | "ansible.windows.win_shell"
     ) || matches!(
-        short_name(action),
+        ansible_short_name(action),
         "command" | "shell" | "raw" | "script" | "win_command" | "win_shell"
     )
 }
 
 /// Whether the action accepts `_raw_params`.
 pub(crate) fn takes_raw_params(action: &str) -> bool {
-    is_free_form(action) || RAW_PARAM_ACTIONS.contains(&short_name(action))
+    is_free_form(action) || RAW_PARAM_ACTIONS.contains(&ansible_short_name(action))
 }
 
 /// Finds the task's action and builds its arguments.
@@ -111,7 +104,7 @@ pub(crate) fn parse_action(task: &Fields<'_>) -> Result<Action, PlaybookError> {
             ));
         }
         // The facts `set_fact` sets are variables too.
-        if short_name(entry.name) == "set_fact" {
+        if ansible_short_name(entry.name) == "set_fact" {
             for (key, _) in entry.value.as_map().unwrap_or_default() {
                 if let Some(name) = key.as_str() {
                     task.warn_if_reserved(name, key.mark);
@@ -132,7 +125,7 @@ pub(crate) fn parse_action(task: &Fields<'_>) -> Result<Action, PlaybookError> {
     else {
         return Err(task.error("no module/action detected in task"));
     };
-    if short_name(&name) == "include" {
+    if ansible_short_name(&name) == "include" {
         return Err(PlaybookError::Removed(Box::new(task.error(
             "The 'ansible.builtin.include' action plugin has been removed. Use include_tasks \
              or import_tasks instead. This feature was removed from ansible-core in a release \

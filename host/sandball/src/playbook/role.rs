@@ -35,7 +35,7 @@ pub(crate) fn roles(play: &Fields<'_>) -> Result<Vec<RoleRef>, PlaybookError> {
             node.mark,
             format!(
                 "A malformed role declaration was encountered: roles ({}) should be a list but is {}",
-                sandball_wire::python::py_repr(&node.to_json()),
+                sandball_pycompat::pyfmt::py_repr(&node.to_json()),
                 node.describe()
             ),
         ));

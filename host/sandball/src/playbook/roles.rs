@@ -205,9 +205,8 @@ pub struct RoleOptions {
 /// role read with the playbook (`static`), not for an included one.
 fn default_public(static_role: bool) -> bool {
     match std::env::var("ANSIBLE_PRIVATE_ROLE_VARS") {
-        Ok(private) => {
-            !crate::plugins::action::truthy(Some(&Value::String(private)), false).unwrap_or(false)
-        }
+        Ok(private) => !sandball_pycompat::boolean::truthy(Some(&Value::String(private)), false)
+            .unwrap_or(false),
         Err(_) => static_role,
     }
 }
@@ -224,7 +223,7 @@ pub(crate) const FLAG_OPTIONS: [&str; 3] = ["allow_duplicates", "public", "roles
 pub(crate) fn not_a_file_name(key: &str, value: &Value) -> String {
     format!(
         "Expected a string for {key} but got {} instead",
-        sandball_wire::python::type_name(value)
+        sandball_pycompat::pyfmt::type_name(value)
     )
 }
 
@@ -245,13 +244,17 @@ impl RoleOptions {
             defaults_from: from("defaults_from"),
             handlers_from: from("handlers_from"),
             allow_duplicates: Some(
-                crate::plugins::action::truthy(args.get("allow_duplicates"), true).unwrap_or(true),
+                sandball_pycompat::boolean::truthy(args.get("allow_duplicates"), true)
+                    .unwrap_or(true),
             ),
             from_task: true,
-            validate: crate::plugins::action::truthy(args.get("rolespec_validate"), true)
+            validate: sandball_pycompat::boolean::truthy(args.get("rolespec_validate"), true)
                 .unwrap_or(true),
-            public: crate::plugins::action::truthy(args.get("public"), default_public(!dynamic))
-                .unwrap_or(default_public(!dynamic)),
+            public: sandball_pycompat::boolean::truthy(
+                args.get("public"),
+                default_public(!dynamic),
+            )
+            .unwrap_or(default_public(!dynamic)),
         }
     }
 }
@@ -867,7 +870,7 @@ pub(crate) fn read_vars(dir: &Path, name: &str) -> Result<Map<String, Value>, Pl
                     format!(
                         "vars file {} must hold a mapping of variables, got {}",
                         file.display(),
-                        sandball_wire::python::short_type_name(&other)
+                        sandball_pycompat::pyfmt::short_type_name(&other)
                     ),
                 ));
             }

@@ -42,7 +42,7 @@ fn tagged_with(value: &Value, name: &str) -> Result<bool, Error> {
             ErrorKind::InvalidOperation,
             format!(
                 "Unknown tag name {}.",
-                sandball_wire::python::py_repr(&serde_json::Value::from(name))
+                sandball_pycompat::pyfmt::py_repr(&serde_json::Value::from(name))
             ),
         )),
     }

@@ -1,6 +1,6 @@
 //! Python's text forms of values, which Ansible users see whenever a value is turned into
 //! text: `str()` (`True`, `None`, `[1, 'a']`) and `repr()` of template values; strings
-//! and floats are written by the wire crate's [`quote`] and [`float_repr`], as modules
+//! and floats are written by pycompat's [`quote`] and [`float_repr`], as modules
 //! write them.
 
 use std::fmt::Write;
@@ -9,7 +9,7 @@ use minijinja::value::ValueKind;
 use minijinja::{Error, Output, State, Value};
 
 use crate::template::convert::{ensure_defined, invalid};
-pub(crate) use sandball_wire::python::{float_repr, quote};
+use sandball_pycompat::pyfmt::{float_repr, quote};
 
 /// What a render wrote through `{{ }}`: how many values, and the last one (a template
 /// whose whole output is one value is that value, as ansible-core 2.19 renders it).

@@ -627,10 +627,10 @@ fn conditional_expression(scope: &Arc<Scope>, text: &str) -> Result<bool, Templa
 /// `allow_broken_conditionals` in ansible.cfg) lets its truth stand.
 fn boolean_result(condition: &str, value: &serde_json::Value) -> Result<bool, TemplateError> {
     static ALLOW: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let truth = sandball_wire::python::py_truth(value);
+    let truth = sandball_pycompat::pyops::py_truth(value);
     if value.is_boolean()
         || *ALLOW.get_or_init(|| {
-            crate::plugins::action::env_flag("ANSIBLE_ALLOW_BROKEN_CONDITIONALS", false)
+            sandball_pycompat::boolean::env_flag("ANSIBLE_ALLOW_BROKEN_CONDITIONALS", false)
         })
     {
         return Ok(truth);

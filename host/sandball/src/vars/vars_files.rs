@@ -123,7 +123,7 @@ pub(crate) fn load(path: &Path) -> Result<Map<String, Value>, String> {
         other => Err(format!(
             "vars file {} must hold a mapping of variables, got {}",
             path.display(),
-            sandball_wire::python::short_type_name(&other)
+            sandball_pycompat::pyfmt::short_type_name(&other)
         )),
     }
 }

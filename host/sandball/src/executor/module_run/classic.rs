@@ -9,7 +9,8 @@ use crate::assemble::legacy::Assembled;
 use crate::executor::context::WORLD_READABLE_VAR;
 use crate::plugins::r#become::{self, Become};
 use crate::plugins::connection::{Connection, ConnectionError, ExecOutput};
-use crate::plugins::shell::{quote, quote_path};
+use crate::plugins::shell::quote_path;
+use sandball_pycompat::shell::quote;
 
 /// Where files for an unprivileged become user go (Ansible's `system_tmpdirs`).
 const SYSTEM_TMPDIRS: &[&str] = &["/var/tmp", "/tmp"];

@@ -183,7 +183,7 @@ fn result(
         && !result.contains_key(ERROR_MESSAGE)
         && result
             .get("failed")
-            .is_some_and(sandball_wire::python::py_truth)
+            .is_some_and(sandball_pycompat::pyops::py_truth)
         && let Some(Value::String(msg)) = result.get_mut("msg")
     {
         *msg = format!("Task failed: Module failed: {msg}");

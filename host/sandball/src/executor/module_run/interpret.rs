@@ -73,7 +73,7 @@ pub fn interpret(
     };
     let failed = result
         .get("failed")
-        .is_some_and(sandball_wire::python::py_truth);
+        .is_some_and(sandball_pycompat::pyops::py_truth);
     if !reply.denials.is_empty() {
         let list: Vec<Value> = reply
             .denials
@@ -125,7 +125,7 @@ pub fn interpret(
         if !result.contains_key(lines)
             && let Some(Value::String(t)) = result.get(text)
         {
-            let split = sandball_wire::python::splitlines(t)
+            let split = sandball_pycompat::pyops::splitlines(t)
                 .into_iter()
                 .map(|l| Value::String(l.to_string()))
                 .collect();

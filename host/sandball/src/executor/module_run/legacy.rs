@@ -23,10 +23,13 @@ use crate::executor::context::{
     Background, FORK_SERVER_VAR, TaskContext, WORLD_READABLE_VAR, become_for, environment, target,
     target_vars, unreachable,
 };
-use crate::plugins::action::{ERROR_HELP, ModuleRequest, env_flag, failed, truthy};
+use crate::plugins::action::{ERROR_HELP, ModuleRequest, failed};
 use crate::plugins::r#become::{self, Become};
 use crate::plugins::connection::{Connection, ConnectionError, ExecOutput, RunReply};
-use crate::plugins::shell::{env_prefix, env_vars, quote};
+use crate::plugins::shell::{env_prefix, env_vars};
+use sandball_pycompat::boolean::env_flag;
+use sandball_pycompat::boolean::truthy;
+use sandball_pycompat::shell::quote;
 use sandball_wire::protocol::{Job, Outcome};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -40,7 +43,7 @@ pub(super) async fn run(
     python: &str,
 ) -> Map<String, Value> {
     let (run, host) = (cx.run, cx.host);
-    let short = crate::assemble::component::short_name(request.name);
+    let short = sandball_pycompat::fqcn::short_name(request.name);
     let become_ = match become_for(run, cx.task, cx.kw, cx.vars) {
         Ok(b) => b,
         Err(e) => return e,
@@ -124,7 +127,11 @@ pub(super) async fn run(
     let mut result = run_module(&run.legacy, &*conn, &legacy_run).await;
     // A module no job can run (a legacy one that cannot be piped) ran in the
     // foreground, in the job's place: its result is the finished job's.
-    let done = |k: &str| result.get(k).is_some_and(sandball_wire::python::py_truth);
+    let done = |k: &str| {
+        result
+            .get(k)
+            .is_some_and(sandball_pycompat::pyops::py_truth)
+    };
     if let Some(background) = cx.background
         && !result.contains_key("ansible_job_id")
         && !done("failed")

@@ -90,7 +90,7 @@ async fn run(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String, Va
 /// The legacy run that stands for `request`: for the `shell` component, ansible-core's
 /// `command` module with `_uses_shell`; any other module is its legacy namesake.
 fn legacy_standin(mut request: ModuleRequest<'_>) -> ModuleRequest<'_> {
-    if crate::assemble::component::short_name(request.name) == SHELL {
+    if sandball_pycompat::fqcn::short_name(request.name) == SHELL {
         request.name = SHELL_LEGACY;
         request.args.insert("_uses_shell".into(), Value::Bool(true));
     }
@@ -141,7 +141,7 @@ async fn hand_over(
         Some(host),
         &format!(
             "sandball's {} component does not carry this task out ({refusal}): running {} instead",
-            crate::assemble::component::short_name(component),
+            sandball_pycompat::fqcn::short_name(component),
             module.path.display()
         ),
     );
@@ -156,7 +156,7 @@ const PREFER_LEGACY_VAR: &str = "sandball_legacy_modules";
 /// of that name, a library module of that name overrides it, or the task (or
 /// `SANDBALL_LEGACY_MODULES`) asks for the legacy one.
 pub(crate) fn runs_legacy(run: &Run, module: &str, legacy: bool, vars: &Vars) -> bool {
-    let short = crate::assemble::component::short_name(module);
+    let short = sandball_pycompat::fqcn::short_name(module);
     legacy
         || !run.modules.exists(module)
         || run.legacy.in_library(module)
@@ -169,7 +169,7 @@ pub(crate) fn runs_legacy(run: &Run, module: &str, legacy: bool, vars: &Vars) ->
 /// the task wrote it for the task's own module, `ansible.legacy.NAME` for a module one
 /// of Ansible's action plugins runs (`copy`, `package`…), as ansible-core names them.
 fn invoked_name(cx: &TaskContext<'_>, module: &str) -> String {
-    let plugin = crate::assemble::component::short_name(&cx.task.action);
+    let plugin = sandball_pycompat::fqcn::short_name(&cx.task.action);
     if module.contains('.') || !crate::plugins::action::is_builtin_action(plugin) {
         module.to_string()
     } else {

@@ -1,7 +1,7 @@
 //! How a module's output becomes its result, as ansible-core 2.19 reads it: the lines
 //! before the first line that starts with `{` are dropped, those after the last line
 //! that ends with `}` are junk (warned about when not blank), and what is between is
-//! parsed as Python's `json.loads` parses it ([`sandball_wire::pyjson`]). Output
+//! parsed as Python's `json.loads` parses it ([`sandball_pycompat::pyjson`]). Output
 //! without such lines, or that does not parse, is the action's failure ("Module result
 //! deserialization failed: …", with the output); a value nested too deep, or holding
 //! text UTF-8 cannot encode, is refused as ansible-core raises it. What a module may
@@ -9,8 +9,9 @@
 //! ([`clean`], [`settle_warnings`]).
 
 use crate::plugins::action::{ERROR_HELP, Failure, failed, raised};
-use sandball_wire::pyjson::{self, LoadError};
-use sandball_wire::python::{py_str, py_truth, short_type_name, type_name};
+use sandball_pycompat::pyfmt::{py_str, short_type_name, type_name};
+use sandball_pycompat::pyjson::{self, LoadError};
+use sandball_pycompat::pyops::py_truth;
 use serde_json::{Map, Value, json};
 
 /// The setting (ansible.cfg's `module_strict_utf8_response`) that, false, lets a
@@ -57,7 +58,7 @@ pub fn parse(out: &[u8]) -> Result<(Map<String, Value>, Option<String>), Unreada
         )
     });
     let json = lines[start..=end].join(&b'\n');
-    let strict = crate::plugins::action::env_flag(STRICT_UTF8, true);
+    let strict = sandball_pycompat::boolean::env_flag(STRICT_UTF8, true);
     match pyjson::loads(&json, strict) {
         Ok(Value::Object(m)) => Ok((m, junk)),
         // A text that starts with `{` and parses is an object.

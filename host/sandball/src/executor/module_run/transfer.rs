@@ -105,7 +105,10 @@ pub(super) async fn send_files(
             .unwrap_or_else(|| format!("source{i}"));
         let path = format!("{dir}/{name}");
         exec(
-            format!("umask 77 && cat > {}", crate::plugins::shell::quote(&path)),
+            format!(
+                "umask 77 && cat > {}",
+                sandball_pycompat::shell::quote(&path)
+            ),
             Some(data),
         )
         .await

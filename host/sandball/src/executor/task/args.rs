@@ -77,7 +77,7 @@ pub(crate) fn template_args(
             Ok(Some(other)) => {
                 return Err(finalization(format!(
                     "Task args must resolve to a 'dict' not '{}'.",
-                    sandball_wire::python::short_type_name(&other)
+                    sandball_pycompat::pyfmt::short_type_name(&other)
                 ))
                 .into());
             }

@@ -11,7 +11,7 @@ use crate::executor::context::{Background, TaskContext, delegated_to};
 use crate::playbook::{Chain, Keyword, Task};
 use crate::plugins::action::{self, FactLayer, Failure, Runs, task_failed};
 use crate::template::Vars;
-use sandball_wire::python::py_truth;
+use sandball_pycompat::pyops::py_truth;
 use serde_json::{Map, Value, json};
 
 /// How one attempt of a task runs: whether its output is secret (`no_log`), and which
@@ -323,5 +323,5 @@ pub(super) fn with_failed_flag(r: &mut Map<String, Value>) {
 /// Whether the `ansible_facts` of the task's result are facts: not `debug`'s, whose
 /// result shows a variable (`debug: var=ansible_facts`), as in ansible-core.
 pub(super) fn sets_facts(t: &Task) -> bool {
-    crate::assemble::component::short_name(&t.action) != "debug"
+    sandball_pycompat::fqcn::short_name(&t.action) != "debug"
 }

@@ -8,7 +8,7 @@ use crate::executor::context::{Background, TaskContext};
 use crate::playbook::Task;
 use crate::plugins::action::{self, Context, Failure, raised, task_failed};
 use crate::template::Vars;
-use sandball_wire::python::py_truth;
+use sandball_pycompat::pyops::py_truth;
 use serde_json::{Map, Value};
 
 /// The background job an `async` task runs as (`async` and `poll` templated as

@@ -7,8 +7,9 @@
 use crate::executor::Run;
 use crate::executor::resolve::{DefaultsRole, same_action};
 use crate::playbook::{Chain, Keyword};
-use crate::plugins::action::{self, integer, truthy};
+use crate::plugins::action::{self, integer};
 use crate::template::{OMIT, Vars};
+use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value, json};
 
 /// Whether a keyword's value templates to `omit`: that level then does not set it,
@@ -80,7 +81,7 @@ pub(super) fn keyword_float(
 fn keyword_type_error(name: &str, value: &Value, kind: &str) -> String {
     format!(
         "Error processing keyword '{name}': The value {} could not be converted to '{kind}'.",
-        sandball_wire::python::py_repr(value)
+        sandball_pycompat::pyfmt::py_repr(value)
     )
 }
 

@@ -9,11 +9,12 @@ use super::reports::{Banner, CENSORED_ITEM, origin, show_banner, show_warnings, 
 use super::retries::run_once;
 use crate::executor::Run;
 use crate::playbook::{Chain, Keyword, LoopKind, Task};
-use crate::plugins::action::{self, Cause, Failure, TaskFailure, raised, truthy};
+use crate::plugins::action::{self, Cause, Failure, TaskFailure, raised};
 use crate::plugins::callback::{Report, Status};
 use crate::template::Vars;
 use crate::template::lookups::LookupContext;
-use sandball_wire::python::py_truth;
+use sandball_pycompat::boolean::truthy;
+use sandball_pycompat::pyops::py_truth;
 use serde_json::{Map, Value, json};
 
 /// Whether [`items`] can expand loops of this kind: a `with_<lookup>` needs the lookup
@@ -62,7 +63,7 @@ pub fn items(kind: &LoopKind, value: Value, ctx: &dyn LookupContext) -> Result<V
 pub fn label(item: &Value) -> String {
     match item {
         Value::String(s) => s.clone(),
-        other => sandball_wire::python::py_str(other),
+        other => sandball_pycompat::pyfmt::py_str(other),
     }
 }
 

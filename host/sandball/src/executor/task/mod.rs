@@ -26,7 +26,7 @@ use crate::plugins::action::{self, FactLayer};
 use crate::plugins::callback::{Report, Status};
 use crate::template::Vars;
 use crate::vars::PlayScope;
-use sandball_wire::python::py_truth;
+use sandball_pycompat::pyops::py_truth;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 
@@ -121,7 +121,7 @@ pub fn display_name(
 ) -> String {
     // An `include_role` task is shown as itself, not as a task of the role it is in;
     // unnamed, as `include_role : ROLE`.
-    let include_role = crate::assemble::component::short_name(&t.action) == "include_role";
+    let include_role = sandball_pycompat::fqcn::short_name(&t.action) == "include_role";
     let name = match &t.name {
         None if include_role => {
             let role = ["name", "role", "_raw_params"]
@@ -363,7 +363,7 @@ pub async fn run_on_host(
 
 /// What a `meta` task asks for (`refresh_inventory`, `flush_handlers`, ...).
 pub(crate) fn meta_action(t: &Task) -> Option<&str> {
-    (crate::assemble::component::short_name(&t.action) == "meta")
+    (sandball_pycompat::fqcn::short_name(&t.action) == "meta")
         .then(|| t.args.get("_raw_params").and_then(Value::as_str))
         .flatten()
 }

@@ -8,7 +8,7 @@ use crate::executor::Run;
 use crate::playbook::{Chain, Keyword, Task};
 use crate::plugins::action::{self, Runs};
 use crate::template::Vars;
-use sandball_wire::python::py_truth;
+use sandball_pycompat::pyops::py_truth;
 use serde_json::{Map, Value};
 
 /// What is shown for the item of a `no_log` loop's result.
@@ -112,7 +112,7 @@ pub(super) fn module_works(t: &Task) -> bool {
 /// Whether a task that sets no `no_log` is `no_log`: the `no_log` setting
 /// (`ANSIBLE_NO_LOG`, ansible.cfg's `no_log`), off unless set.
 pub fn no_log_default() -> bool {
-    action::env_flag("ANSIBLE_NO_LOG", false)
+    sandball_pycompat::boolean::env_flag("ANSIBLE_NO_LOG", false)
 }
 
 /// What is shown of a result: all of it, or only its outcome when the task is

@@ -10,7 +10,7 @@ use crate::executor::Run;
 use crate::playbook::{Chain, Task};
 use crate::plugins::action::{self, Failure, task_failed};
 use crate::template::Vars;
-use sandball_wire::python::py_truth;
+use sandball_pycompat::pyops::py_truth;
 use serde_json::{Map, Value, json};
 
 /// One run of the task (one loop item, or the task itself), with `until` retries

@@ -7,10 +7,11 @@
 //! `decrypt: false`), and the result is written on the node by the `copy` component,
 //! atomically and idempotently, with `validate`, `backup` and the file's attributes.
 
-use super::{Context, Failure, ModuleRequest, failed, raised, truthy};
+use super::{Context, Failure, ModuleRequest, failed, raised};
 use crate::playbook::search_path;
 use futures::future::LocalBoxFuture;
 use sandball_guest_sdk::pyre::{Anchor, Pattern};
+use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value};
 use std::path::Path;
 

@@ -1,7 +1,8 @@
 //! `assert`: checks that expressions are true (`that`), with `fail_msg`/`msg`,
 //! `success_msg` and `quiet`.
 
-use super::{Context, check_args, failed, ok_with, truthy};
+use super::{Context, check_args, failed, ok_with};
+use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value, json};
 
 /// Runs `assert`. `that` arrives untemplated: each entry is a conditional.

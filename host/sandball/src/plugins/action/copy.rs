@@ -40,7 +40,7 @@ impl ActionPlugin for Copy {
             if args.get("src").and_then(Value::as_str) == Some("") {
                 args.remove("src");
             }
-            let decrypt = match super::truthy(args.get("decrypt"), true) {
+            let decrypt = match sandball_pycompat::boolean::truthy(args.get("decrypt"), true) {
                 Ok(d) => d,
                 Err(e) => return failed(format!("decrypt: {e}")),
             };
@@ -221,7 +221,7 @@ pub fn controller_source(
     let Some(src) = args.get("src").and_then(Value::as_str) else {
         return Ok(None);
     };
-    if super::truthy(args.get("remote_src"), false)? {
+    if sandball_pycompat::boolean::truthy(args.get("remote_src"), false)? {
         return Ok(None);
     }
     let found = crate::playbook::search_path::find(vars, "files", src).map_err(|e| {
@@ -464,7 +464,7 @@ async fn copy_tree(
 ) -> Map<String, Value> {
     let src = args.get("src").and_then(Value::as_str).unwrap_or_default();
     let trailing = src.ends_with('/');
-    let follow = match super::truthy(args.get("local_follow"), true) {
+    let follow = match sandball_pycompat::boolean::truthy(args.get("local_follow"), true) {
         Ok(f) => f,
         Err(e) => return failed(format!("local_follow: {e}")),
     };

@@ -118,7 +118,8 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
 
 /// The error for a `var` that is no string.
 fn not_a_string(var: &Value) -> Map<String, Value> {
-    use sandball_wire::python::{py_str, short_type_name};
+    use sandball_pycompat::pyfmt::py_str;
+    use sandball_pycompat::pyfmt::short_type_name;
     super::raised(
         super::Failure::Raised,
         format!(

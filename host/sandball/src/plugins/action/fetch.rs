@@ -7,9 +7,10 @@
 //! does.
 
 use super::summaries::ERROR_MESSAGE;
-use super::{Context, Failure, ModuleRequest, failed, ok_with, raised, truthy};
+use super::{Context, Failure, ModuleRequest, failed, ok_with, raised};
 use base64::Engine;
 use futures::future::LocalBoxFuture;
+use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value, json};
 use sha1::{Digest, Sha1};
 use std::path::{Path, PathBuf};
@@ -55,13 +56,13 @@ async fn fetch(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<Strin
         .await;
     if read
         .get("unreachable")
-        .is_some_and(sandball_wire::python::py_truth)
+        .is_some_and(sandball_pycompat::pyops::py_truth)
     {
         return Ok(read);
     }
     if read
         .get("failed")
-        .is_some_and(sandball_wire::python::py_truth)
+        .is_some_and(sandball_pycompat::pyops::py_truth)
     {
         let said = read.get("msg").and_then(Value::as_str).unwrap_or_default();
         // A directory is the action's own finding (ansible-core's learns it from stat).

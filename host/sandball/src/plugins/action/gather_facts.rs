@@ -7,8 +7,9 @@
 //! later module's fact wins, mappings and lists merged); modules that fail or skip are
 //! named in the result.
 
-use super::{Context, ModuleRequest, failed, truthy};
+use super::{Context, ModuleRequest, failed};
 use futures::future::LocalBoxFuture;
+use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value, json};
 
 /// The `gather_facts` action (its line in [`super::PLUGINS`] says where it works).
@@ -121,7 +122,7 @@ fn facts_modules(ctx: &dyn Context) -> Result<Vec<String>, String> {
     let names: Vec<String> = names
         .into_iter()
         .map(|n| {
-            let short = crate::assemble::component::short_name(&n);
+            let short = sandball_pycompat::fqcn::short_name(&n);
             if short == "smart" || short == "setup" {
                 SMART.to_string()
             } else {
@@ -146,7 +147,7 @@ fn for_other_module(
     args: &Map<String, Value>,
 ) -> Map<String, Value> {
     let mut args = args.clone();
-    let text = sandball_wire::python::py_str;
+    let text = sandball_pycompat::pyfmt::py_str;
     if let Some(subset) = args.remove("gather_subset")
         && subset != json!("all")
         && subset != json!(["all"])

@@ -7,10 +7,11 @@
 //! everything under one variable; `hash_behaviour: merge` merges mappings into the
 //! values the host already has.
 
-use super::{Context, check_args, failed, ok_with, truthy};
+use super::{Context, check_args, failed, ok_with};
 use crate::playbook::search_path;
 use crate::vars::vars_files;
 use regex::Regex;
+use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 

@@ -483,7 +483,7 @@ pub fn find(action: &str) -> &'static dyn ActionPlugin {
     if crate::plugins::loader::action_plugin(action).is_some() {
         return &python::Python;
     }
-    let short = crate::assemble::component::short_name(action);
+    let short = sandball_pycompat::fqcn::short_name(action);
     if short.contains('.') {
         return &normal::Normal;
     }
@@ -815,31 +815,6 @@ fn valid_args(
     )))
 }
 
-/// An environment variable read as Ansible reads a boolean setting; `default` when it
-/// is unset or not a boolean.
-pub fn env_flag(name: &str, default: bool) -> bool {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| truthy(Some(&Value::String(v)), default).ok())
-        .unwrap_or(default)
-}
-
-/// Ansible's truthiness of an argument value (`yes`, `true`, `1`, …).
-pub fn truthy(v: Option<&Value>, default: bool) -> Result<bool, String> {
-    match v {
-        None | Some(Value::Null) => Ok(default),
-        Some(Value::Bool(b)) => Ok(*b),
-        Some(Value::Number(n)) if n.as_i64() == Some(1) => Ok(true),
-        Some(Value::Number(n)) if n.as_i64() == Some(0) => Ok(false),
-        Some(Value::String(s)) => match s.to_ascii_lowercase().as_str() {
-            "yes" | "on" | "1" | "true" | "y" | "t" => Ok(true),
-            "no" | "off" | "0" | "false" | "n" | "f" | "" => Ok(false),
-            _ => Err(format!("The value '{s}' is not a valid boolean.")),
-        },
-        Some(other) => Err(format!("The value {other} is not a valid boolean.")),
-    }
-}
-
 /// Adds a warning to a result's `warnings`.
 pub fn push_warning(m: &mut Map<String, Value>, w: String) {
     match m.entry("warnings").or_insert_with(|| Value::Array(vec![])) {
@@ -1107,13 +1082,5 @@ mod tests {
             err["msg"],
             "Unsupported parameters for (debug) module: bogus. Supported parameters include: msg, var, verbosity."
         );
-    }
-
-    #[test]
-    fn booleans_read_like_ansible() {
-        assert_eq!(truthy(Some(&json!("yes")), false), Ok(true));
-        assert_eq!(truthy(Some(&json!(0)), true), Ok(false));
-        assert_eq!(truthy(None, true), Ok(true));
-        assert!(truthy(Some(&json!("maybe")), false).is_err());
     }
 }

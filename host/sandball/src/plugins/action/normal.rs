@@ -39,7 +39,7 @@ impl ActionPlugin for Normal {
                 })
                 .await;
             // The facts of a `setup` task are not shown with -v, as in ansible-core.
-            if crate::assemble::component::short_name(action) == "setup" {
+            if sandball_pycompat::fqcn::short_name(action) == "setup" {
                 r.insert("_ansible_verbose_override".into(), Value::Bool(true));
             }
             r

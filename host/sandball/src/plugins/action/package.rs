@@ -64,7 +64,7 @@ pub async fn manager(
         .await;
     if gathered
         .get("failed")
-        .is_some_and(sandball_wire::python::py_truth)
+        .is_some_and(sandball_pycompat::pyops::py_truth)
     {
         return Err(gathered);
     }

@@ -3,8 +3,9 @@
 //! does. Without a terminal a timed pause still waits and a prompt is not waited for
 //! (a warning says so), as ansible-playbook behaves.
 
-use super::{Context, failed, ok_with, truthy};
+use super::{Context, failed, ok_with};
 use futures::future::LocalBoxFuture;
+use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value, json};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -44,12 +45,12 @@ pub async fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Va
                     let why = v.as_str().map_or_else(String::new, |s| {
                         format!(
                             ": invalid literal for int() with base 10: {}",
-                            sandball_wire::python::py_repr(&Value::from(s))
+                            sandball_pycompat::pyfmt::py_repr(&Value::from(s))
                         )
                     });
                     format!(
                         "argument '{key}' is of type {} and we were unable to convert to int{why}",
-                        sandball_wire::python::short_type_name(v)
+                        sandball_pycompat::pyfmt::short_type_name(v)
                     )
                 }),
         }

@@ -55,7 +55,7 @@ impl ActionPlugin for Python {
                 Ok(mut result) => {
                     // A plugin may ask for its result to be hidden, as under ansible-core.
                     if let Some(hide) = result.remove("_ansible_no_log")
-                        && sandball_wire::python::py_truth(&hide)
+                        && sandball_pycompat::pyops::py_truth(&hide)
                     {
                         result.insert("_ansible_no_log".into(), Value::Bool(true));
                     }

@@ -4,8 +4,8 @@
 
 use super::{Context, check_args, failed};
 use crate::plugins::connection::ExecOutput;
-use crate::plugins::shell::quote;
 use futures::future::LocalBoxFuture;
+use sandball_pycompat::shell::quote;
 use serde_json::{Map, Value, json};
 
 /// The `raw` action (its line in [`super::PLUGINS`] says where it works).
@@ -46,7 +46,7 @@ pub fn command_result(out: &ExecOutput) -> Map<String, Value> {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let lines = |s: &str| -> Vec<Value> {
-        sandball_wire::python::splitlines(s)
+        sandball_pycompat::pyops::splitlines(s)
             .into_iter()
             .map(|l| Value::String(l.to_string()))
             .collect()

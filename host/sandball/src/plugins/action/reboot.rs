@@ -7,8 +7,8 @@
 //! the controller) and changes nothing in check mode.
 
 use super::{Context, failed, integer, ok_with};
-use crate::plugins::shell::quote;
 use futures::future::LocalBoxFuture;
+use sandball_pycompat::shell::quote;
 use serde_json::{Map, Value, json};
 use std::time::{Duration, Instant};
 

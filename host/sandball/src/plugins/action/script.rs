@@ -9,8 +9,8 @@
 use super::raw::command_result;
 use super::{Context, check_args, failed, ok_with};
 use crate::playbook::search_path;
-use crate::plugins::shell::quote;
 use futures::future::LocalBoxFuture;
+use sandball_pycompat::shell::quote;
 use serde_json::{Map, Value, json};
 
 /// The `script` action (its line in [`super::PLUGINS`] says where it works).

@@ -1,7 +1,8 @@
 //! `set_fact`: sets host variables for the rest of the run (arguments arrive templated,
 //! the text templating made marked `!unsafe`, which the facts keep).
 
-use super::{Failure, failed, ok_with, raised, truthy};
+use super::{Failure, failed, ok_with, raised};
+use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value, json};
 
 /// Runs `set_fact`; the executor stores `ansible_facts` for the host.
@@ -63,11 +64,11 @@ pub(super) fn variable_name(name: &Value) -> Result<String, String> {
             return Ok(s.clone());
         }
     }
-    let mut shown = format!("'{}'", sandball_wire::python::py_str(name));
+    let mut shown = format!("'{}'", sandball_pycompat::pyfmt::py_str(name));
     if !name.is_string() {
         shown.push_str(&format!(
             " of type '{}'",
-            sandball_wire::python::short_type_name(name)
+            sandball_pycompat::pyfmt::short_type_name(name)
         ));
     }
     Err(format!(

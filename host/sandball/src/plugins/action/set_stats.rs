@@ -3,7 +3,8 @@
 //! `ANSIBLE_SHOW_CUSTOM_STATS` (ansible.cfg `show_custom_stats`) asks for it, as
 //! ansible-playbook shows it.
 
-use super::{Context, failed, ok_with, truthy};
+use super::{Context, failed, ok_with};
+use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value, json};
 
 /// Runs `set_stats`; the executor records `ansible_stats`.

@@ -100,7 +100,7 @@ pub(crate) fn deprecations(m: &mut Map<String, Value>) {
             Value::Null => "'NoneType' object has no attribute 'pop'".to_string(),
             other => format!(
                 "'{}' object has no attribute 'pop'",
-                sandball_wire::python::short_type_name(other)
+                sandball_pycompat::pyfmt::short_type_name(other)
             ),
         };
         push_warning(

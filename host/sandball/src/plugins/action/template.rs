@@ -8,10 +8,11 @@
 //! and diff modes and the file attributes the task gives. `output_encoding` picks the
 //! character set the file is written in (see [`crate::template::encoding`]).
 
-use super::{Context, Failure, raised, truthy};
+use super::{Context, Failure, raised};
 use crate::playbook::search_path;
 use crate::template::FileOptions;
 use futures::future::LocalBoxFuture;
+use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value};
 use std::path::Path;
 

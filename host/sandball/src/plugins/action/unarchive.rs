@@ -4,10 +4,11 @@
 //! first; `creates` skips it when the path exists; `copy: false` is the old spelling of
 //! `remote_src: true`.
 
-use super::{Context, ModuleRequest, Transfer, failed, ok_with, truthy};
+use super::{Context, ModuleRequest, Transfer, failed, ok_with};
 use crate::playbook::search_path;
 use crate::plugins::shell::quote_path;
 use futures::future::LocalBoxFuture;
+use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value, json};
 
 /// The `unarchive` action (its line in [`super::PLUGINS`] says where it works).

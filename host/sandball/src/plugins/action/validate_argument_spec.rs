@@ -32,7 +32,7 @@ pub fn run(ctx: &dyn Context, task_args: &Map<String, Value>) -> Map<String, Val
         Some(other) => {
             return failed(format!(
                 "Incorrect type for provided_arguments, expected dict and got {}",
-                sandball_wire::python::short_type_name(other)
+                sandball_pycompat::pyfmt::short_type_name(other)
             ));
         }
     };

@@ -11,8 +11,8 @@
 pub mod terminal;
 
 use crate::plugins::connection::{Connection, ConnectionError, ExecOutput, Secret};
-use crate::plugins::shell::quote;
 use crate::template::{Templar, Vars};
+use sandball_pycompat::shell::quote;
 use serde_json::Value;
 use terminal::Terminal;
 
@@ -161,7 +161,7 @@ impl Become {
             }
         };
         let on = match pick(|k| k.become_, &["ansible_become"])? {
-            Some(v) => crate::plugins::action::truthy(Some(&v), false)?,
+            Some(v) => sandball_pycompat::boolean::truthy(Some(&v), false)?,
             None => cli.become_,
         };
         if !on {

@@ -120,7 +120,7 @@ impl Palette {
 
     /// The colours for output to stdout, as the environment and ansible.cfg say.
     pub fn for_stdout() -> Palette {
-        use crate::plugins::action::env_flag;
+        use sandball_pycompat::boolean::env_flag;
         // As in Ansible, forcing colours wins over turning them off.
         let on = if env_flag("ANSIBLE_FORCE_COLOR", false) {
             true

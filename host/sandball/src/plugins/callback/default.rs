@@ -81,10 +81,16 @@ impl Display {
         };
         Ok(Display {
             palette: Palette::for_stdout(),
-            ok_hosts: crate::plugins::action::env_flag("ANSIBLE_DISPLAY_OK_HOSTS", true),
-            skipped_hosts: crate::plugins::action::env_flag("ANSIBLE_DISPLAY_SKIPPED_HOSTS", true),
-            failed_stderr: crate::plugins::action::env_flag("ANSIBLE_DISPLAY_FAILED_STDERR", false),
-            task_path_on_failure: crate::plugins::action::env_flag(
+            ok_hosts: sandball_pycompat::boolean::env_flag("ANSIBLE_DISPLAY_OK_HOSTS", true),
+            skipped_hosts: sandball_pycompat::boolean::env_flag(
+                "ANSIBLE_DISPLAY_SKIPPED_HOSTS",
+                true,
+            ),
+            failed_stderr: sandball_pycompat::boolean::env_flag(
+                "ANSIBLE_DISPLAY_FAILED_STDERR",
+                false,
+            ),
+            task_path_on_failure: sandball_pycompat::boolean::env_flag(
                 "ANSIBLE_SHOW_TASK_PATH_ON_FAILURE",
                 false,
             ),
@@ -365,7 +371,7 @@ impl Callback for DefaultCallback {
             // Its items were shown (or skipped) one by one.
             shown.remove("results");
         }
-        if crate::assemble::component::short_name(r.action) == "debug" {
+        if sandball_pycompat::fqcn::short_name(r.action) == "debug" {
             // debug shows only what it was asked to print: its `msg`, or the variable,
             // without the loop's own keys (warnings and an exception are shown apart).
             if shown.contains_key("msg") {
@@ -446,7 +452,7 @@ impl Callback for DefaultCallback {
         if r.status != Status::Failed
             && r.result
                 .get("exception")
-                .is_some_and(sandball_wire::python::py_truth)
+                .is_some_and(sandball_pycompat::pyops::py_truth)
         {
             self.show_error(r);
         }
@@ -471,7 +477,7 @@ impl Callback for DefaultCallback {
             }
             Status::Skipped => {
                 shown.remove("skipped");
-                if crate::assemble::component::short_name(r.action) == "debug" {
+                if sandball_pycompat::fqcn::short_name(r.action) == "debug" {
                     shown.remove("skip_reason");
                 }
                 let mut line = format!("skipping: [{host_label}]");
@@ -594,7 +600,7 @@ impl Callback for DefaultCallback {
     fn deprecation(&self, msg: &str) {
         // Shown unless `deprecation_warnings` is off, after a word on how to turn
         // them off, as ansible-core shows them.
-        if !crate::plugins::action::env_flag("ANSIBLE_DEPRECATION_WARNINGS", true) {
+        if !sandball_pycompat::boolean::env_flag("ANSIBLE_DEPRECATION_WARNINGS", true) {
             return;
         }
         self.warning(

@@ -12,7 +12,7 @@
 use super::stats::Stats;
 use super::text::dump;
 use super::{Callback, Report, Status};
-use crate::plugins::action::env_flag;
+use sandball_pycompat::boolean::env_flag;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Mutex;

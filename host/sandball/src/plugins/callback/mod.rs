@@ -388,7 +388,7 @@ impl Status {
     /// verdict decides, as ansible-core decides: a task whose `until` ran out of retries
     /// is not failed when its `failed_when` says so.
     pub fn of(result: &Map<String, Value>) -> Status {
-        use sandball_wire::python::py_truth;
+        use sandball_pycompat::pyops::py_truth;
         let flag = |k| result.get(k).is_some_and(py_truth);
         const VERDICT: &str = "failed_when_result";
         let items = || {
@@ -460,7 +460,7 @@ impl Report<'_> {
     pub fn failed_debug_loop(&self) -> bool {
         self.looped
             && self.status == Status::Failed
-            && crate::assemble::component::short_name(self.action) == "debug"
+            && sandball_pycompat::fqcn::short_name(self.action) == "debug"
             && self.result.contains_key("msg")
     }
 
@@ -500,7 +500,7 @@ pub struct Origin<'a> {
 /// `ANSIBLE_DEBUG` is true (`PID TIME: msg` on stdout), else nothing. sandball's are
 /// those of the strategy about the meta actions it adds itself.
 pub fn debug(msg: &str) {
-    if crate::plugins::action::env_flag("ANSIBLE_DEBUG", false) {
+    if sandball_pycompat::boolean::env_flag("ANSIBLE_DEBUG", false) {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs_f64())

@@ -111,7 +111,7 @@ pub fn render_diff(diff: &Value) -> String {
             };
             // A last line without its end is marked, as ansible-core marks it.
             let lines = |text: &str| {
-                let mut lines: Vec<String> = sandball_wire::python::splitlines_keepends(text)
+                let mut lines: Vec<String> = sandball_pycompat::pyops::splitlines_keepends(text)
                     .into_iter()
                     .map(str::to_string)
                     .collect();

@@ -227,7 +227,7 @@ pub fn unified_diff<T: AsRef<str>>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sandball_wire::python::splitlines_keepends;
+    use sandball_pycompat::pyops::splitlines_keepends;
 
     fn diff(a: &str, b: &str) -> String {
         unified_diff(

@@ -9,7 +9,7 @@
 //! host's variables into the plugin's settings; [`pool`] keeps the open connections.
 //!
 //! Commands are shell command lines (`/bin/sh -c` on the node); quote words with
-//! [`crate::plugins::shell::quote`].
+//! [`sandball_pycompat::shell::quote`].
 
 pub mod channel;
 pub mod deploy;

@@ -3,9 +3,7 @@
 
 use serde_json::{Map, Value};
 
-/// One shell word (Python's `shlex.quote`) and a command line of them (`shlex.join`),
-/// as the node's modules quote them too.
-pub use sandball_wire::python::{shlex_join as join, shlex_quote as quote};
+use sandball_pycompat::shell::quote;
 
 /// A path for the shell: a leading `~/` (or `~user/`, for a plain user name) stays
 /// outside the quotes so the node's shell expands it to the user's home.
@@ -50,7 +48,7 @@ pub fn env_vars(env: &Map<String, Value>) -> Result<Vec<(String, String)>, Strin
             ));
         }
         // As ansible-core writes them: `True`, `None`.
-        out.push((k.clone(), sandball_wire::python::py_str(v)));
+        out.push((k.clone(), sandball_pycompat::pyfmt::py_str(v)));
     }
     Ok(out)
 }
@@ -59,15 +57,6 @@ pub fn env_vars(env: &Map<String, Value>) -> Result<Vec<(String, String)>, Strin
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn quotes_like_shlex() {
-        assert_eq!(quote(""), "''");
-        assert_eq!(quote("/usr/bin/env"), "/usr/bin/env");
-        assert_eq!(quote("a b"), "'a b'");
-        assert_eq!(quote("it's"), "'it'\"'\"'s'");
-        assert_eq!(join(&["echo", "a;b"]), "echo 'a;b'");
-    }
 
     #[test]
     fn home_stays_expandable() {

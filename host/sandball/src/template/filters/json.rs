@@ -7,9 +7,10 @@ use minijinja::value::{Kwargs, ValueKind};
 use minijinja::{Error, ErrorKind, State, Value};
 
 use crate::template::convert::{ensure_defined, from_json, invalid};
-use crate::template::python::{float_repr, py_str};
+use crate::template::python::py_str;
 use crate::template::undefined::Plugins;
-use sandball_wire::python::json_quote;
+use sandball_pycompat::pyfmt::float_repr;
+use sandball_pycompat::pyfmt::json_quote;
 
 pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_filter("to_json", to_json);

@@ -435,7 +435,7 @@ fn comment(
                     Some(s) => s.trim().parse::<i64>().map_err(|_| {
                         invalid(format!(
                             "invalid literal for int() with base 10: {}",
-                            sandball_wire::python::py_repr(&serde_json::Value::String(s.into()))
+                            sandball_pycompat::pyfmt::py_repr(&serde_json::Value::String(s.into()))
                         ))
                     })?,
                     None => i64::try_from(v.clone())

@@ -187,16 +187,15 @@ fn fileglob(pattern: &str) -> Vec<String> {
                 next.push(join(part));
                 continue;
             }
-            let Ok(re) = regex::Regex::new(&crate::inventory::fnmatch::translate(part)) else {
-                continue;
-            };
             let dir = if base.is_empty() { "." } else { base.as_str() };
             let Ok(entries) = std::fs::read_dir(dir) else {
                 continue;
             };
             for entry in entries.flatten() {
                 let name = entry.file_name().to_string_lossy().into_owned();
-                if (!name.starts_with('.') || part.starts_with('.')) && re.is_match(&name) {
+                if (!name.starts_with('.') || part.starts_with('.'))
+                    && sandball_pycompat::fnmatch::fnmatch(part, &name)
+                {
                     next.push(join(&name));
                 }
             }

@@ -192,7 +192,7 @@ fn wordwrap(
         None => "\n".to_string(),
     };
     let mut paragraphs = Vec::new();
-    for line in sandball_wire::python::splitlines(text) {
+    for line in sandball_pycompat::pyops::splitlines(text) {
         let width = usize::try_from(width)
             .ok()
             .filter(|w| *w > 0)
@@ -305,7 +305,7 @@ fn quote(state: &State, value: &Value) -> Result<String, Error> {
     } else {
         text_arg(state, value)?
     };
-    Ok(crate::plugins::shell::quote(&text))
+    Ok(sandball_pycompat::shell::quote(&text))
 }
 
 /// Jinja's `join(d='', attribute=None)`: the items (or an attribute of each) as Python
@@ -378,7 +378,7 @@ pub(crate) fn py_split(s: &str, sep: Option<&str>, maxsplit: i64) -> Result<Valu
 
 /// Python's `str.splitlines()`, as owned strings.
 pub(crate) fn py_splitlines(s: &str) -> Vec<String> {
-    sandball_wire::python::splitlines(s)
+    sandball_pycompat::pyops::splitlines(s)
         .into_iter()
         .map(str::to_string)
         .collect()

@@ -24,10 +24,9 @@ pub(super) fn register(env: &mut Plugins<'_>) {
 fn to_bool(value: &Value) -> Result<bool, Error> {
     Ok(match value.kind() {
         ValueKind::Bool => value.is_true(),
-        ValueKind::String => matches!(
-            value.as_str().unwrap_or_default().to_lowercase().as_str(),
-            "yes" | "on" | "1" | "true" | "y" | "t"
-        ),
+        ValueKind::String => {
+            sandball_pycompat::boolean::word(value.as_str().unwrap_or_default()) == Some(true)
+        }
         ValueKind::Number => f64::try_from(value.clone()).is_ok_and(|f| f == 1.0),
         _ => false,
     })

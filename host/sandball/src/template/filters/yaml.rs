@@ -474,7 +474,7 @@ fn yaml_float(f: f64) -> String {
     if f.is_infinite() {
         return if f > 0.0 { ".inf" } else { "-.inf" }.into();
     }
-    let repr = crate::template::python::float_repr(f);
+    let repr = sandball_pycompat::pyfmt::float_repr(f);
     match repr.split_once('e') {
         Some((mantissa, exponent)) if !mantissa.contains('.') => format!("{mantissa}.0e{exponent}"),
         _ => repr,

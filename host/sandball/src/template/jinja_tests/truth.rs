@@ -6,24 +6,21 @@ use minijinja::{Error, Value};
 use crate::template::undefined::Plugins;
 
 pub(super) fn register(env: &mut Plugins<'_>) {
-    env.add_test("truthy", truthy);
+    env.add_test("truthy", is_truthy);
     env.add_test("falsy", |value: &Value, kwargs: Kwargs| {
-        truthy(value, kwargs).map(|t| !t)
+        is_truthy(value, kwargs).map(|t| !t)
     });
 }
 
 /// `truthy(convert_bool=False)`.
-fn truthy(value: &Value, kwargs: Kwargs) -> Result<bool, Error> {
+fn is_truthy(value: &Value, kwargs: Kwargs) -> Result<bool, Error> {
     let convert_bool = kwargs.get::<Option<bool>>("convert_bool")?.unwrap_or(false);
     kwargs.assert_all_used()?;
-    if convert_bool && value.kind() == ValueKind::String {
-        let text = value.as_str().unwrap_or_default().to_lowercase();
-        if matches!(text.as_str(), "yes" | "on" | "1" | "true" | "y" | "t") {
-            return Ok(true);
-        }
-        if matches!(text.as_str(), "no" | "off" | "0" | "false" | "n" | "f") {
-            return Ok(false);
-        }
+    if convert_bool
+        && value.kind() == ValueKind::String
+        && let Some(word) = sandball_pycompat::boolean::word(value.as_str().unwrap_or_default())
+    {
+        return Ok(word);
     }
     Ok(value.is_true())
 }

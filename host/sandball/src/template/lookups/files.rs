@@ -19,13 +19,13 @@ pub(super) fn file(
             let path = find(ctx, "files", t).map_err(|_| {
                 format!(
                     "Unable to access the file {}: File not found. Use -vvvvv to see paths searched.",
-                    sandball_wire::python::py_repr(&Json::String(t.clone()))
+                    sandball_pycompat::pyfmt::py_repr(&Json::String(t.clone()))
                 )
             })?;
             let content = std::fs::read_to_string(&path)
                 .map_err(|e| format!("could not read {}: {e}", path.display()))?;
             let flag = |key: &str, default: bool| {
-                crate::plugins::action::truthy(options.get(key), default).unwrap_or(default)
+                sandball_pycompat::boolean::truthy(options.get(key), default).unwrap_or(default)
             };
             let mut content = content.as_str();
             if flag("rstrip", true) {
@@ -53,8 +53,6 @@ pub(super) fn fileglob(
             Some((d, g)) => (d.to_string(), g.to_string()),
             None => (String::new(), pattern.clone()),
         };
-        let re = regex::Regex::new(&crate::inventory::fnmatch::translate(&glob))
-            .map_err(|e| format!("fileglob: bad pattern {pattern}: {e}"))?;
         // A bare pattern is tried in each folder of the search path (its
         // `files/` first), the first with matches winning; a pattern with a
         // folder, in the first place that folder exists, as Ansible does.
@@ -67,7 +65,9 @@ pub(super) fn fileglob(
                 .map_err(|e| format!("fileglob: cannot read {}: {e}", base.display()))?
                 .filter_map(|e| e.ok())
                 .filter(|e| e.path().is_file())
-                .filter(|e| re.is_match(&e.file_name().to_string_lossy()))
+                .filter(|e| {
+                    sandball_pycompat::fnmatch::fnmatch(&glob, &e.file_name().to_string_lossy())
+                })
                 .map(|e| e.path().display().to_string())
                 .collect();
             if !dir.is_empty() {
@@ -154,7 +154,7 @@ pub(super) fn first_found(
             other => {
                 return Err(LookupError::Failed(format!(
                     "Invalid term supplied. A string, dict or list is required, not '{}').",
-                    sandball_wire::python::short_type_name(&other)
+                    sandball_pycompat::pyfmt::short_type_name(&other)
                 )));
             }
         }

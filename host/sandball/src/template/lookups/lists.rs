@@ -141,7 +141,7 @@ pub(super) fn subelements(
         None => false,
         Some(Json::Object(flags)) if flags.keys().all(|k| k == "skip_missing") => flags
             .get("skip_missing")
-            .is_some_and(sandball_wire::python::py_truth),
+            .is_some_and(sandball_pycompat::pyops::py_truth),
         Some(_) => {
             return Err(LookupError::Failed("subelements lookup expects a list of two or three items, the optional third item must be a dict with flags skip_missing".into()));
         }
@@ -175,7 +175,7 @@ pub(super) fn subelements(
         }
         // Down the keys as Ansible walks them: each but the last must name a
         // mapping, the last a list, which the item is shown without.
-        let quoted = |v: &Json| format!("'{}'", sandball_wire::python::py_str(v));
+        let quoted = |v: &Json| format!("'{}'", sandball_pycompat::pyfmt::py_str(v));
         let mut shown = parent.clone();
         let mut holder = Some(&mut shown);
         let mut children = Vec::new();

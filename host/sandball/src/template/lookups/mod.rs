@@ -129,16 +129,11 @@ impl LookupContext for TaskLookup<'_> {
     }
 }
 
-/// A lookup's short name (`ansible.builtin.file` is `file`).
-fn short(name: &str) -> &str {
-    name.strip_prefix("ansible.builtin.")
-        .or_else(|| name.strip_prefix("ansible.legacy."))
-        .unwrap_or(name)
-}
-
 /// Whether `name` (short or `ansible.builtin.*`) is a lookup sandball has.
 pub fn known(name: &str) -> bool {
-    LOOKUPS.iter().any(|(known, _)| *known == short(name))
+    LOOKUPS
+        .iter()
+        .any(|(known, _)| *known == sandball_pycompat::fqcn::ansible_short_name(name))
 }
 
 /// Whether a local plugin file (`lookup_plugins/<name>.py` beside a playbook or in a
@@ -156,7 +151,7 @@ const REFUSED: &[(&str, &str)] = &[(
 
 /// Why sandball refuses lookup `name`, if it does.
 fn refused(name: &str) -> Option<&'static str> {
-    let name = short(name);
+    let name = sandball_pycompat::fqcn::ansible_short_name(name);
     REFUSED
         .iter()
         .find(|(n, _)| *n == name)
@@ -199,7 +194,7 @@ pub fn run(
     if python_plugin(name) {
         return python(name, terms, options, ctx);
     }
-    let name = short(name);
+    let name = sandball_pycompat::fqcn::ansible_short_name(name);
     if let Some(why) = refused(name) {
         return Err(LookupError::Failed(why.to_string()));
     }
@@ -215,7 +210,7 @@ pub fn run(
 /// one none of sandball's (nor refused).
 fn python_plugin(name: &str) -> bool {
     local(name) || {
-        let name = short(name);
+        let name = sandball_pycompat::fqcn::ansible_short_name(name);
         refused(name).is_none() && !known(name)
     }
 }

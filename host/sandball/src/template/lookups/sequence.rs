@@ -175,7 +175,7 @@ impl SequenceFields {
                 crate::template::percent::printf(&self.format, &minijinja::Value::from(i))
                     .map_err(|_| {
                         let mut format = String::new();
-                        crate::template::python::quote(&self.format, &mut format);
+                        sandball_pycompat::pyfmt::quote(&self.format, &mut format);
                         format!("problem formatting {format} with {i}")
                     })?;
             out.push(Json::String(formatted));

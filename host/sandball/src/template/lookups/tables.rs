@@ -87,7 +87,7 @@ fn option_text(options: &serde_json::Map<String, Json>, key: &str, default: &str
 }
 
 fn option_flag(options: &serde_json::Map<String, Json>, key: &str) -> Result<bool, String> {
-    crate::plugins::action::truthy(options.get(key), false).map_err(|e| format!("{key}: {e}"))
+    sandball_pycompat::boolean::truthy(options.get(key), false).map_err(|e| format!("{key}: {e}"))
 }
 
 /// A file's text in `encoding` (UTF-8, or Latin-1 and its relatives byte for char).
@@ -180,7 +180,7 @@ fn ini_values(
         })?;
         let interpolate = match o.get("interpolation") {
             None => true,
-            v => crate::plugins::action::truthy(v, true)?,
+            v => sandball_pycompat::boolean::truthy(v, true)?,
         };
         let key = if case_sensitive {
             key

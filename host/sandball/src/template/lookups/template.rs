@@ -53,7 +53,7 @@ fn template_lookup(
     text_option("comment_start_string", &mut file.comment.0)?;
     text_option("comment_end_string", &mut file.comment.1)?;
     file.trim_blocks =
-        crate::plugins::action::truthy(options.get("trim_blocks"), true).unwrap_or(true);
+        sandball_pycompat::boolean::truthy(options.get("trim_blocks"), true).unwrap_or(true);
     // The template file's variables, then `template_vars` over them, as in Ansible.
     let managed = ctx.var("ansible_managed").is_some();
     let mut extra: Options = crate::template::file_vars(path, None, managed)

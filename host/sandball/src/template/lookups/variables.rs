@@ -130,7 +130,7 @@ fn config_values(
             );
         }
     };
-    let show_origin = crate::plugins::action::truthy(options.get("show_origin"), false)
+    let show_origin = sandball_pycompat::boolean::truthy(options.get("show_origin"), false)
         .map_err(|e| format!("show_origin: {e}"))?;
     let mut out = Vec::new();
     for term in terms {

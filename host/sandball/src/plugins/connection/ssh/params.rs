@@ -107,11 +107,7 @@ fn text(v: &Value) -> String {
 fn boolean(v: &Value) -> Option<bool> {
     match v {
         Value::Bool(b) => Some(*b),
-        other => match text(other).to_ascii_lowercase().as_str() {
-            "yes" | "true" | "on" | "1" | "y" | "t" => Some(true),
-            "no" | "false" | "off" | "0" | "n" | "f" => Some(false),
-            _ => None,
-        },
+        other => sandball_pycompat::boolean::word(&text(other)),
     }
 }
 
@@ -209,7 +205,7 @@ fn local_user() -> String {
 }
 
 fn shell_words(s: &str) -> Vec<String> {
-    crate::inventory::shell_split::shell_split(s)
+    sandball_pycompat::shlex::split_comments(s)
         .unwrap_or_else(|_| s.split_whitespace().map(str::to_string).collect::<Vec<_>>())
 }
 

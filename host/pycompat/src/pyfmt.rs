@@ -1,6 +1,6 @@
-//! Python's view of JSON values, for messages and conversions that must read as
-//! Ansible's: `str()`, `repr()`, `type()` names, `json.dumps()` and `==`. Modules use
-//! it through the guest SDK; the controller's templates quote strings and print floats
+//! Python's text forms of JSON values, for messages and conversions that must read as
+//! Ansible's: `str()`, `repr()`, `type()` names and `json.dumps()`. Modules print
+//! values with it; the controller's templates quote strings and print floats
 //! with the same [`quote`] and [`float_repr`].
 
 use serde_json::Value;
@@ -257,155 +257,10 @@ pub fn json_quote(s: &str, ensure_ascii: bool, out: &mut String) {
     out.push('"');
 }
 
-/// `shlex.quote(text)`: the text as one POSIX shell word, unchanged when it holds only
-/// safe characters, else in single quotes.
-pub fn shlex_quote(text: &str) -> String {
-    if text.is_empty() {
-        return "''".into();
-    }
-    let safe = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
-    if text.chars().all(safe) {
-        return text.to_string();
-    }
-    format!("'{}'", text.replace('\'', "'\"'\"'"))
-}
-
-/// `shlex.join(words)`: a command line of quoted words.
-pub fn shlex_join<S: AsRef<str>>(words: &[S]) -> String {
-    words
-        .iter()
-        .map(|w| shlex_quote(w.as_ref()))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Python's `str.splitlines()`: lines without their ends, split at `\n`, `\r\n`, `\r`
-/// and the other line boundaries Python knows.
-pub fn splitlines(text: &str) -> Vec<&str> {
-    lines(text).map(|(line, _)| line).collect()
-}
-
-/// Python's `str.splitlines(keepends=True)`: each line with its end.
-pub fn splitlines_keepends(text: &str) -> Vec<&str> {
-    lines(text).map(|(_, with_end)| with_end).collect()
-}
-
-/// Each line of `text` as Python's `splitlines` finds them: without its end, and
-/// with it.
-fn lines(text: &str) -> impl Iterator<Item = (&str, &str)> {
-    let is_break = |c: char| {
-        matches!(
-            c,
-            '\n' | '\r'
-                | '\x0b'
-                | '\x0c'
-                | '\x1c'
-                | '\x1d'
-                | '\x1e'
-                | '\u{85}'
-                | '\u{2028}'
-                | '\u{2029}'
-        )
-    };
-    let mut start = 0;
-    let mut chars = text.char_indices().peekable();
-    std::iter::from_fn(move || {
-        while let Some((i, c)) = chars.next() {
-            if is_break(c) {
-                let mut next = i + c.len_utf8();
-                if c == '\r' && chars.peek().is_some_and(|(_, n)| *n == '\n') {
-                    chars.next();
-                    next += 1;
-                }
-                let line = (&text[start..i], &text[start..next]);
-                start = next;
-                return Some(line);
-            }
-        }
-        (start < text.len()).then(|| {
-            let rest = &text[start..];
-            start = text.len();
-            (rest, rest)
-        })
-    })
-}
-
-/// Python's truth value (`bool(value)`): false for `None`, `False`, zero, and empty
-/// strings, lists and dicts; true for everything else (`"false"` and `"no"` too).
-/// Ansible reads a result's `failed`, `changed`, `skipped` and `unreachable` this way.
-pub fn py_truth(value: &Value) -> bool {
-    match value {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(items) => !items.is_empty(),
-        Value::Object(map) => !map.is_empty(),
-    }
-}
-
-/// Python's `a == b`: numbers compare by value (`1 == 1.0`) and booleans as 0 and 1.
-pub fn py_eq(a: &Value, b: &Value) -> bool {
-    fn num(v: &Value) -> Option<f64> {
-        match v {
-            Value::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
-            Value::Number(n) => n.as_f64(),
-            _ => None,
-        }
-    }
-    match (a, b) {
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| py_eq(p, q))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| py_eq(v, w)))
-        }
-        _ => match (num(a), num(b)) {
-            (Some(x), Some(y)) => x == y,
-            _ => a == b,
-        },
-    }
-}
-
-const TRUE_WORDS: [&str; 6] = ["y", "yes", "on", "1", "true", "t"];
-const FALSE_WORDS: [&str; 6] = ["n", "no", "off", "0", "false", "f"];
-
-/// Ansible's boolean reading of a value.
-pub fn to_bool(value: &Value) -> Result<bool, String> {
-    let invalid = |shown: String| {
-        format!(
-            "The value {shown} is not a valid boolean. Valid booleans include: \
-             'y', 'yes', 'on', '1', 'true', 't', 1, 1.0, True, \
-             'n', 'no', 'off', '0', 'false', 'f', 0, 0.0, False"
-        )
-    };
-    match value {
-        Value::Bool(b) => Ok(*b),
-        Value::String(s) => {
-            let word = s.trim().to_lowercase();
-            if TRUE_WORDS.contains(&word.as_str()) {
-                Ok(true)
-            } else if FALSE_WORDS.contains(&word.as_str()) {
-                Ok(false)
-            } else {
-                Err(invalid(format!("'{s}'")))
-            }
-        }
-        Value::Number(n) => match n.as_f64() {
-            Some(1.0) => Ok(true),
-            Some(0.0) => Ok(false),
-            _ => Err(invalid(n.to_string())),
-        },
-        other => Err(format!(
-            "{} cannot be converted to a bool",
-            type_name(other)
-        )),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn bytes_are_shown_as_python_shows_them() {
@@ -413,14 +268,6 @@ mod tests {
         assert_eq!(bytes_repr(b"it's"), "b\"it's\"");
         assert_eq!(bytes_repr(b"a'\"b\\\n\xff"), "b'a\\'\"b\\\\\\n\\xff'");
     }
-
-    #[test]
-    fn lines_split_as_python_splits_them() {
-        assert_eq!(splitlines("a\r\nb\rc\x0bd\n"), ["a", "b", "c", "d"]);
-        assert_eq!(splitlines("a\n\nb"), ["a", "", "b"]);
-        assert!(splitlines("").is_empty());
-    }
-    use serde_json::json;
 
     #[test]
     fn str_and_repr_read_like_python() {
@@ -467,39 +314,5 @@ mod tests {
             json_dumps(&json!({"a": [1, 2.0, "é"], "b": null})),
             r#"{"a": [1, 2.0, "\u00e9"], "b": null}"#
         );
-    }
-
-    #[test]
-    fn truth_follows_python() {
-        for v in [
-            json!(true),
-            json!("false"),
-            json!("no"),
-            json!({"a": 1}),
-            json!([0]),
-            json!(-1),
-            json!(0.5),
-        ] {
-            assert!(py_truth(&v), "{v}");
-        }
-        for v in [
-            json!(false),
-            json!(""),
-            json!({}),
-            json!([]),
-            json!(0),
-            json!(0.0),
-            json!(null),
-        ] {
-            assert!(!py_truth(&v), "{v}");
-        }
-    }
-
-    #[test]
-    fn equality_follows_python() {
-        assert!(py_eq(&json!(1), &json!(1.0)));
-        assert!(py_eq(&json!(true), &json!(1)));
-        assert!(!py_eq(&json!("1"), &json!(1)));
-        assert!(py_eq(&json!({"a": [1]}), &json!({"a": [1.0]})));
     }
 }

@@ -1,6 +1,7 @@
 //! Splitting a command line into words the way Python's `shlex.split` does (POSIX
-//! mode, no comments), which is how Ansible's `command` module and `validate`
-//! options turn a string into a program and its arguments. No shell features apply:
+//! mode), which is how Ansible's `command` module and `validate` options turn a string
+//! into a program and its arguments, how the grants' `$cmd[0]` names that program, and
+//! (with comments) how the INI inventory reads a host line. No shell features apply:
 //! quotes and backslashes group and escape, nothing else is special.
 
 use std::fmt;
@@ -23,6 +24,8 @@ impl fmt::Display for SplitError {
     }
 }
 
+impl std::error::Error for SplitError {}
+
 /// Where the splitter is inside the current word.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -41,6 +44,16 @@ enum State {
 /// a backslash outside quotes takes the next character literally, and an empty
 /// quoted string is an empty word. `#` is an ordinary character.
 pub fn split(line: &str) -> Result<Vec<String>, SplitError> {
+    split_words(line, false)
+}
+
+/// [`split`] as `shlex.split(line, comments=True)` does it: a `#` outside quotes ends
+/// the line, even in the middle of a word.
+pub fn split_comments(line: &str) -> Result<Vec<String>, SplitError> {
+    split_words(line, true)
+}
+
+fn split_words(line: &str, comments: bool) -> Result<Vec<String>, SplitError> {
     let mut words = Vec::new();
     let mut word = String::new();
     let mut state = State::Space;
@@ -48,6 +61,7 @@ pub fn split(line: &str) -> Result<Vec<String>, SplitError> {
     while let Some(c) = chars.next() {
         match state {
             State::Space | State::Word => match c {
+                '#' if comments => break,
                 ' ' | '\t' | '\r' | '\n' => {
                     if state == State::Word {
                         words.push(std::mem::take(&mut word));
@@ -133,5 +147,48 @@ mod tests {
         assert_eq!(split("echo \"x"), Err(SplitError::NoClosingQuotation));
         assert_eq!(split("echo x\\"), Err(SplitError::NoEscapedCharacter));
         assert_eq!(split("\"a\\"), Err(SplitError::NoEscapedCharacter));
+    }
+
+    /// `shlex.split(line, comments=True)`, as the INI inventory reads host lines.
+    fn c(line: &str) -> Vec<String> {
+        split_comments(line).unwrap()
+    }
+
+    #[test]
+    fn words_quotes_and_escapes() {
+        assert_eq!(c("host a=1  b=2"), ["host", "a=1", "b=2"]);
+        assert_eq!(
+            c(r#"h msg="hello world" q='it''s'"#),
+            ["h", "msg=hello world", "q=its"]
+        );
+        assert_eq!(c(r#"h x="'5'" y='"6"'"#), ["h", "x='5'", "y=\"6\""]);
+        assert_eq!(c(r#"h p="a\"b\\c\d""#), ["h", r#"p=a"b\c\d"#]);
+        assert_eq!(c(r"h a\ b"), ["h", "a b"]);
+        assert_eq!(c("h e=''"), ["h", "e="]);
+        assert_eq!(c("h ''"), ["h", ""]);
+    }
+
+    #[test]
+    fn hash_starts_a_comment_outside_quotes() {
+        assert_eq!(c("h a=1 # comment"), ["h", "a=1"]);
+        assert_eq!(c("h a=x#y"), ["h", "a=x"]);
+        assert_eq!(c("h a='x#y'"), ["h", "a=x#y"]);
+        assert_eq!(
+            c("h a=1 ; not a comment"),
+            ["h", "a=1", ";", "not", "a", "comment"]
+        );
+    }
+
+    #[test]
+    fn unbalanced_quotes_are_errors() {
+        assert_eq!(
+            split_comments("h a='x"),
+            Err(SplitError::NoClosingQuotation)
+        );
+        assert_eq!(
+            split_comments("h a=\"x"),
+            Err(SplitError::NoClosingQuotation)
+        );
+        assert_eq!(split_comments("h a\\"), Err(SplitError::NoEscapedCharacter));
     }
 }

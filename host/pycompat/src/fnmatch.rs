@@ -1,29 +1,48 @@
 //! Shell-style patterns as Python's `fnmatch.fnmatchcase` reads them: `*`, `?` and
 //! `[...]` (`[!...]` negates; a `[` without its `]` is itself), matched against a
-//! whole name, no escapes.
+//! whole name, no escapes, case-sensitively: how modules match file and package
+//! names, and how the controller matches host patterns, `--start-at-task` and globs.
 
 /// Whether `name` matches the shell-style `pattern` as a whole.
 pub fn fnmatch(pattern: &str, name: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();
     let n: Vec<char> = name.chars().collect();
-    match_from(&p, &n)
-}
-
-fn match_from(p: &[char], n: &[char]) -> bool {
-    let Some((&first, rest)) = p.split_first() else {
-        return n.is_empty();
-    };
-    match first {
-        '*' => (0..=n.len()).any(|skip| match_from(rest, &n[skip..])),
-        '?' => !n.is_empty() && match_from(rest, &n[1..]),
-        '[' => match bracket(rest) {
-            Some((set, after)) => {
-                !n.is_empty() && set.matches(n[0]) && match_from(&p[after + 1..], &n[1..])
+    // Each token but `*` matches one character, so on a mismatch only the last `*`
+    // needs to take one more character: linear backtracking, never exponential.
+    let (mut pi, mut ni) = (0, 0);
+    // The pattern index after the last `*` seen and the name index it matched up to.
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        if let Some(&token) = p.get(pi) {
+            let step = match token {
+                '*' => {
+                    star = Some((pi + 1, ni));
+                    pi += 1;
+                    continue;
+                }
+                '?' => Some(1),
+                '[' => match bracket(&p[pi + 1..]) {
+                    Some((set, used)) => set.matches(n[ni]).then_some(used + 1),
+                    None => (n[ni] == '[').then_some(1),
+                },
+                c => (n[ni] == c).then_some(1),
+            };
+            if let Some(step) = step {
+                pi += step;
+                ni += 1;
+                continue;
             }
-            None => n.first() == Some(&'[') && match_from(rest, &n[1..]),
-        },
-        c => n.first() == Some(&c) && match_from(rest, &n[1..]),
+        }
+        match star {
+            Some((after, taken)) => {
+                star = Some((after, taken + 1));
+                pi = after;
+                ni = taken + 1;
+            }
+            None => return false,
+        }
     }
+    p[pi..].iter().all(|&c| c == '*')
 }
 
 /// A `[...]` character class.
@@ -91,5 +110,23 @@ mod tests {
         assert!(fnmatch("[]]", "]"));
         assert!(fnmatch("[x", "[x"));
         assert!(fnmatch("x-[a-]", "x--"));
+    }
+
+    #[test]
+    fn globs() {
+        assert!(fnmatch("web*", "web01"));
+        assert!(fnmatch("web*", "web"));
+        assert!(!fnmatch("web*", "aweb"));
+        assert!(fnmatch("w?b", "web"));
+        assert!(fnmatch("db[0-9]", "db7"));
+        assert!(!fnmatch("db[!0-9]", "db7"));
+        assert!(fnmatch("db[!0-9]", "dbx"));
+        assert!(fnmatch("a[]]b", "a]b"));
+        assert!(fnmatch("a[-x]", "a-"));
+        assert!(fnmatch("a[", "a["));
+        assert!(fnmatch("x.y", "x.y"));
+        assert!(!fnmatch("x.y", "xzy"));
+        assert!(!fnmatch("WEB", "web"));
+        assert!(!fnmatch("a[z-a]", "az"));
     }
 }
