@@ -19,6 +19,6 @@ pub use context::{Context, StringConversion};
 pub use deprecation::Deprecation;
 pub use error::{ArgError, ArgErrorKind};
 pub use internal::InternalArgs;
-pub use path::{expand_path, relative_from};
+pub use path::relative_from;
 pub use size::human_to_number;
 pub use validate::{Validation, validate};

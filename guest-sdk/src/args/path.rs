@@ -1,6 +1,6 @@
-//! Expansion of the `path` argument type: environment variables (`$VAR`, `${VAR}`) and
-//! then a leading `~` (from `HOME`), as `os.path.expanduser(os.path.expandvars(p))`.
-//! Unknown variables and `~user` are left as written.
+//! Expansion of the `path` argument type: environment variables and a leading `~`
+//! (`sandball_pycompat::expand`), and relative paths made absolute where the module
+//! could not change into its working directory.
 
 /// Where relative paths are made absolute from, when a module could not change into
 /// its working directory (see [`relative_from`]).
@@ -13,105 +13,14 @@ pub fn relative_from(dir: String) {
     let _ = RELATIVE_BASE.set(dir);
 }
 
-/// Expands variables and `~` in `path`, reading variables through `env`.
-pub fn expand_path(path: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
-    let vars = expand_vars(path, env);
-    expand_user(&vars, env)
-}
-
-/// A `path` argument: [`expand_path`], then made absolute from the working directory
+/// A `path` argument: [`sandball_pycompat::expand::expand_path`], then made absolute from the working directory
 /// when the module could not change into it ([`relative_from`]).
 pub(crate) fn path_argument(path: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
-    let expanded = expand_path(path, env);
+    let expanded = sandball_pycompat::expand::expand_path(path, env);
     match RELATIVE_BASE.get() {
         Some(base) if !expanded.is_empty() && !expanded.starts_with(['/', '~']) => {
             format!("{}/{expanded}", base.trim_end_matches('/'))
         }
         _ => expanded,
-    }
-}
-
-fn expand_vars(text: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(pos) = rest.find('$') {
-        out.push_str(&rest[..pos]);
-        let after = &rest[pos + 1..];
-        let (name, consumed) = if let Some(braced) = after.strip_prefix('{') {
-            match braced.find('}') {
-                Some(end) => (&braced[..end], end + 2),
-                None => ("", 0),
-            }
-        } else {
-            let end = after
-                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .unwrap_or(after.len());
-            (&after[..end], end)
-        };
-        match (name.is_empty(), env(name)) {
-            (false, Some(value)) => out.push_str(&value),
-            _ => out.push_str(&rest[pos..pos + 1 + consumed]),
-        }
-        rest = &after[consumed..];
-    }
-    out.push_str(rest);
-    out
-}
-
-fn expand_user(path: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
-    let Some(after) = path.strip_prefix('~') else {
-        return path.to_string();
-    };
-    if !(after.is_empty() || after.starts_with('/')) {
-        return path.to_string();
-    }
-    match env("HOME") {
-        Some(home) if !home.is_empty() => {
-            let home = if home.len() > 1 {
-                home.trim_end_matches('/')
-            } else {
-                &home
-            };
-            if home == "/" && after.starts_with('/') {
-                after.to_string()
-            } else {
-                format!("{home}{after}")
-            }
-        }
-        _ => path.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn env(name: &str) -> Option<String> {
-        match name {
-            "HOME" => Some("/home/me/".into()),
-            "X" => Some("ex".into()),
-            "LONG_NAME1" => Some("L".into()),
-            _ => None,
-        }
-    }
-
-    #[test]
-    fn expands_variables_then_home() {
-        assert_eq!(expand_path("~/a/$X", &env), "/home/me/a/ex");
-        assert_eq!(expand_path("~", &env), "/home/me");
-        assert_eq!(expand_path("/p/${X}y/$LONG_NAME1.d", &env), "/p/exy/L.d");
-        assert_eq!(
-            expand_path("/p/$UNSET/${UNSET}/$", &env),
-            "/p/$UNSET/${UNSET}/$"
-        );
-        assert_eq!(expand_path("~other/x", &env), "~other/x");
-        assert_eq!(expand_path("a~/b", &env), "a~/b");
-        assert_eq!(expand_path("${X", &env), "${X");
-    }
-
-    #[test]
-    fn leaves_tilde_without_home() {
-        assert_eq!(expand_path("~/x", &|_| None), "~/x");
-        assert_eq!(expand_path("~/x", &|_| Some("/".into())), "/x");
     }
 }

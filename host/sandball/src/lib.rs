@@ -19,6 +19,7 @@ pub mod policy;
 pub mod template;
 pub mod vars;
 pub mod vault;
+pub mod yaml;
 
 /// The ansible-core version whose behaviour sandball follows; modules see it as
 /// `_ansible_version` and playbooks as `ansible_version`.

@@ -13,10 +13,10 @@ mod glob;
 #[cfg(all(test, unix))]
 mod module_tests;
 
-use sandball_guest_sdk::args::expand_path;
 use sandball_guest_sdk::civil::{DateTime, since_epoch};
 use sandball_guest_sdk::host::FileKind;
 use sandball_guest_sdk::prelude::*;
+use sandball_pycompat::expand::expand_path;
 use sandball_pycompat::pyops::splitlines;
 use sandball_pycompat::shell::join as shlex_join;
 #[cfg(test)]

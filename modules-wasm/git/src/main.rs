@@ -10,10 +10,10 @@
 mod module_tests;
 mod version;
 
-use sandball_guest_sdk::args::expand_path;
 use sandball_guest_sdk::files::realpath;
 use sandball_guest_sdk::prelude::*;
 use sandball_guest_sdk::program::{C_LOCALE, Ran, run_checked, run_command};
+use sandball_pycompat::expand::expand_path;
 use std::path::Path;
 use version::GitVersion;
 

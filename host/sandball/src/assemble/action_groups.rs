@@ -208,7 +208,7 @@ fn metadata(roots: &CodeRoots, collection: &str) -> Option<Arc<Value>> {
     };
     let groups = file.and_then(|f| {
         let text = std::fs::read_to_string(&f).ok()?;
-        let data = crate::playbook::load_data(&text, &f).ok()?;
+        let data = crate::yaml::load_data(&text, &f).ok()?;
         Some(Arc::new(data.get("action_groups")?.clone()))
     });
     cache.insert(collection.to_string(), groups.clone());

@@ -204,7 +204,7 @@ impl Doc {
     fn legacy(name: &str, path: &std::path::Path, source: &str) -> Result<Doc, String> {
         let doc_text = python_string(source, "DOCUMENTATION")
             .ok_or_else(|| format!("module {name} ({}) has no DOCUMENTATION", path.display()))?;
-        let data = crate::playbook::load_data(&doc_text, path)
+        let data = crate::yaml::load_data(&doc_text, path)
             .map_err(|e| format!("the DOCUMENTATION of {}: {e}", path.display()))?;
         let mut options: Vec<Opt> = data
             .get("options")

@@ -9,15 +9,15 @@ use std::path::Path;
 pub fn parse(text: &str) -> Result<Map<String, Value>, CliError> {
     let (value, origin) = if let Some(file) = text.strip_prefix('@') {
         let path = Path::new(file);
-        let content = crate::vault::read_file(path)
+        let content = crate::yaml::read_file(path)
             .map_err(|e| CliError::options(format!("cannot read extra vars file {file}: {e}")))?;
         (
-            crate::playbook::load_data(&content, path).map_err(CliError::parse)?,
+            crate::yaml::load_data(&content, path).map_err(CliError::parse)?,
             file.to_string(),
         )
     } else if text.trim_start().starts_with('{') || text.trim_start().starts_with('[') {
         (
-            crate::playbook::load_data(text, Path::new("<extra vars>")).map_err(CliError::parse)?,
+            crate::yaml::load_data(text, Path::new("<extra vars>")).map_err(CliError::parse)?,
             text.to_string(),
         )
     } else if text.trim().is_empty() {

@@ -440,7 +440,7 @@ impl CliError {
     }
 
     /// A playbook that cannot run, with ansible-playbook's exit code for it.
-    pub fn playbook(e: crate::playbook::PlaybookError) -> Self {
+    pub fn playbook(e: crate::yaml::PlaybookError) -> Self {
         CliError {
             code: e.exit_code(),
             message: e.report(),

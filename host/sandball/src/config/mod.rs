@@ -717,6 +717,13 @@ fn relative_to(dir: &Path, value: &str) -> String {
         .join(sep)
 }
 
+/// Whether variables of one name from several places merge (`hash_behaviour = merge`,
+/// `ANSIBLE_HASH_BEHAVIOUR=merge`) rather than the higher one replacing the lower.
+pub fn merge_hashes() -> bool {
+    static MERGE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *MERGE.get_or_init(|| std::env::var("ANSIBLE_HASH_BEHAVIOUR").is_ok_and(|v| v == "merge"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -349,7 +349,7 @@ fn target(
         // ansible-core's reason.
         Kind::Role => match roles::find_role(&name, &t.location, &base, search) {
             Ok(_) => Ok((PathBuf::from(&name), name)),
-            Err(crate::playbook::PlaybookError::Invalid { message, .. }) => {
+            Err(crate::yaml::PlaybookError::Invalid { message, .. }) => {
                 Err(Unmade::NoRole(message))
             }
             Err(e) => Err(missing(&e)),
@@ -474,15 +474,12 @@ enum Unread {
     Invalid(String),
 }
 
-impl From<crate::playbook::PlaybookError> for Unread {
-    fn from(e: crate::playbook::PlaybookError) -> Unread {
+impl From<crate::yaml::PlaybookError> for Unread {
+    fn from(e: crate::yaml::PlaybookError) -> Unread {
         match e {
-            crate::playbook::PlaybookError::Read { .. } => {
-                Unread::Failed(first_line(&e.to_string()))
-            }
-            crate::playbook::PlaybookError::Missing { name, .. } => Unread::NoFile(name),
-            crate::playbook::PlaybookError::Invalid { .. }
-            | crate::playbook::PlaybookError::Removed(_) => {
+            crate::yaml::PlaybookError::Read { .. } => Unread::Failed(first_line(&e.to_string())),
+            crate::yaml::PlaybookError::Missing { name, .. } => Unread::NoFile(name),
+            crate::yaml::PlaybookError::Invalid { .. } | crate::yaml::PlaybookError::Removed(_) => {
                 let text = e.to_string();
                 Unread::Invalid(text.trim_start_matches("ERROR! ").to_string())
             }
@@ -549,7 +546,7 @@ fn expand_imports(
     let (imported, handlers) =
         crate::playbook::imports::expand_list(items, &base_dir(cx), including, search).map_err(
             |e| match e {
-                crate::playbook::PlaybookError::Missing { name, .. } => Unread::NoFile(name),
+                crate::yaml::PlaybookError::Missing { name, .. } => Unread::NoFile(name),
                 e => Unread::Failed(first_line(&e.to_string())),
             },
         )?;

@@ -7,7 +7,8 @@
 
 use super::resolve::Found;
 use super::{ExecError, Run};
-use crate::playbook::{Block, Chain, Keywords, Location, Play, Task, TaskItem};
+use crate::playbook::{Block, Chain, Keywords, Play, Task, TaskItem};
+use crate::yaml::Location;
 use serde_json::Value;
 
 /// What the executor does with a keyword. The test names are read by the unit test

@@ -32,12 +32,13 @@ mod tests;
 
 use crate::assemble::ModuleStore;
 use crate::inventory::Inventory;
-use crate::playbook::{Location, Playbook};
+use crate::playbook::Playbook;
 use crate::plugins::callback::Callback;
 use crate::plugins::callback::stats::Stats;
 use crate::plugins::connection::pool::SessionPool;
 use crate::template::Templar;
 use crate::vars::VariableManager;
+use crate::yaml::Location;
 
 /// Settings from the command line.
 #[derive(Clone, Debug)]

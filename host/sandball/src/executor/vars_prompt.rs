@@ -33,7 +33,7 @@ impl Prompt {
         };
         let secret = match &answer {
             Value::String(s) => s.clone(),
-            Value::Object(m) => match m.get(crate::playbook::UNSAFE_KEY) {
+            Value::Object(m) => match m.get(crate::yaml::UNSAFE_KEY) {
                 Some(Value::String(s)) => s.clone(),
                 _ => answer.to_string(),
             },
@@ -167,7 +167,7 @@ pub(crate) fn values(run: &Run, play: &Play) -> Result<Map<String, Value>, ExecE
         };
         let value = match (answer.is_empty(), &p.default) {
             (true, Some(d)) => d.clone(),
-            _ if p.unsafe_ => serde_json::json!({ crate::playbook::UNSAFE_KEY: answer }),
+            _ if p.unsafe_ => serde_json::json!({ crate::yaml::UNSAFE_KEY: answer }),
             _ => Value::String(answer),
         };
         out.insert(p.name.clone(), p.value(value).map_err(refused)?);

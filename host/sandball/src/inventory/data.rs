@@ -606,7 +606,9 @@ fn python_int(value: &Value) -> Result<Option<i64>, String> {
 /// Sets `key` in `vars`: replaced, or merged into with `hash_behaviour = merge`.
 fn set_merged(vars: &mut Map<String, Value>, key: &str, value: Value) {
     let value = match vars.get(key) {
-        old @ Some(_) if crate::vars::merge_hashes() => crate::vars::merge_values(old, value),
+        old @ Some(_) if crate::config::merge_hashes() => {
+            sandball_pycompat::merge::merge_values(old, value)
+        }
         _ => value,
     };
     vars.insert(key.to_string(), value);

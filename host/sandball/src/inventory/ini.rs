@@ -8,13 +8,13 @@
 
 use super::data::InventoryData;
 use super::error::InventoryError;
-use super::literal::literal_eval;
 use super::plugin::{
     InventoryPlugin, ParseContext, populate_host_vars, read_source, readable_file,
 };
 use super::range::expand_hostpattern;
 use indexmap::IndexMap;
 use regex::Regex;
+use sandball_pycompat::literal::literal_eval;
 use sandball_pycompat::shlex;
 use serde_json::{Map, Value};
 use std::path::Path;

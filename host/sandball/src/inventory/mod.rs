@@ -17,7 +17,6 @@ pub mod error;
 pub mod host_list;
 pub mod ini;
 pub mod listing;
-pub mod literal;
 pub mod pattern;
 pub mod plugin;
 pub mod range;

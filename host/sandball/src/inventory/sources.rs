@@ -8,6 +8,7 @@ use super::cache::CacheSettings;
 use super::data::{CurrentSource, GroupNameRule, InventoryData};
 use super::error::InventoryError;
 use super::plugin::{InventoryPlugin, ParseContext, enabled_plugins};
+use sandball_pycompat::expand::expand_vars;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -183,7 +184,10 @@ impl SourceReader<'_> {
 /// `path` with `~` and `$VAR`/`${VAR}` expanded, made absolute against the current
 /// directory and normalised (`.`, `..` and repeated slashes removed) without following links.
 pub fn absolute_path(path: &str) -> String {
-    let expanded = expand_vars(&crate::local_files::expand_user(path).to_string_lossy());
+    let expanded = expand_vars(
+        &crate::local_files::expand_user(path).to_string_lossy(),
+        &|name| std::env::var(name).ok(),
+    );
     let joined = if Path::new(&expanded).is_absolute() {
         PathBuf::from(&expanded)
     } else {
@@ -202,34 +206,6 @@ pub fn absolute_path(path: &str) -> String {
     out.to_string_lossy().into_owned()
 }
 
-/// `$NAME` and `${NAME}` replaced by environment variables; unknown ones are left as written.
-pub(crate) fn expand_vars(path: &str) -> String {
-    let mut out = String::new();
-    let mut rest = path;
-    while let Some(i) = rest.find('$') {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 1..];
-        let (name, len) = if let Some(braced) = after.strip_prefix('{') {
-            match braced.find('}') {
-                Some(end) => (&braced[..end], end + 2),
-                None => ("", 0),
-            }
-        } else {
-            let end = after
-                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .unwrap_or(after.len());
-            (&after[..end], end)
-        };
-        match std::env::var(name).ok().filter(|_| !name.is_empty()) {
-            Some(value) => out.push_str(&value),
-            None => out.push_str(&rest[i..i + 1 + len]),
-        }
-        rest = &rest[i + 1 + len..];
-    }
-    out.push_str(rest);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,11 +221,17 @@ mod tests {
         let cwd = std::env::current_dir().unwrap();
         assert_eq!(absolute_path("inv"), cwd.join("inv").to_string_lossy());
         assert_eq!(
-            expand_vars("/x/$SANDBALL_SURELY_UNSET/${SANDBALL_SURELY_UNSET}"),
+            expand_vars(
+                "/x/$SANDBALL_SURELY_UNSET/${SANDBALL_SURELY_UNSET}",
+                &|name| std::env::var(name).ok()
+            ),
             "/x/$SANDBALL_SURELY_UNSET/${SANDBALL_SURELY_UNSET}"
         );
         let home = std::env::var("HOME").unwrap();
-        assert_eq!(expand_vars("${HOME}/x"), format!("{home}/x"));
+        assert_eq!(
+            expand_vars("${HOME}/x", &|name| std::env::var(name).ok()),
+            format!("{home}/x")
+        );
         assert_eq!(
             crate::local_files::expand_user("~/inv"),
             PathBuf::from(format!("{home}/inv"))

@@ -31,8 +31,8 @@ pub fn host_vars(
     for layer in layers(data, files, depths, host) {
         for (k, v) in layer {
             match merged.get_mut(k) {
-                Some(slot) if crate::vars::merge_hashes() => {
-                    *slot = crate::vars::merge_values(Some(slot), v.clone());
+                Some(slot) if crate::config::merge_hashes() => {
+                    *slot = sandball_pycompat::merge::merge_values(Some(slot), v.clone());
                 }
                 Some(slot) => *slot = v.clone(),
                 None => {

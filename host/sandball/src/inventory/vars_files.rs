@@ -117,7 +117,7 @@ fn entity_vars(
         }
         let mut vars = Map::new();
         for file in vars_files_for(dir, &listing, &name)? {
-            let text = crate::vault::read_file(&file).map_err(|error| InventoryError::Io {
+            let text = crate::yaml::read_file(&file).map_err(|error| InventoryError::Io {
                 path: file.display().to_string(),
                 error,
             })?;

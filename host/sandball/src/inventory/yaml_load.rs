@@ -1,12 +1,12 @@
 //! YAML (and JSON) inventory and vars files, read with the playbook's YAML loader
-//! ([`crate::playbook::yaml`]: PyYAML's YAML 1.1 types, `<<` merge keys, anchors and
+//! ([`crate::yaml`]: PyYAML's YAML 1.1 types, `<<` merge keys, anchors and
 //! aliases, `!unsafe`, timestamps as ISO text) so that a value types the same wherever it
 //! is written. As Ansible's loader does, a file that is valid JSON is read as JSON (where
 //! `1e3` is a number). Errors become inventory errors that say file:line.
 
 use super::error::InventoryError;
-use crate::playbook::source::{Mark, SourceFile};
-pub(crate) use crate::playbook::yaml::{Node, Yaml};
+use crate::yaml::source::{Mark, SourceFile};
+pub(crate) use crate::yaml::{Node, Yaml};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -53,10 +53,10 @@ pub(crate) fn load(text: &str, path: &str) -> Result<(Option<Node>, Vec<String>)
         return Ok((Some(from_json(json)), Vec::new()));
     }
     let source = SourceFile::new(Path::new(path), text);
-    let document = crate::playbook::yaml::load(&source).map_err(|e| {
+    let document = crate::yaml::load(&source).map_err(|e| {
         let line = e.location().map(|l| l.line);
         let message = match &e {
-            crate::playbook::PlaybookError::Invalid { message, .. } => message.clone(),
+            crate::yaml::PlaybookError::Invalid { message, .. } => message.clone(),
             other => other.to_string(),
         };
         InventoryError::parse(path, line, message)

@@ -5,10 +5,10 @@
 
 use serde_json::{Map, Value};
 
-use crate::playbook::error::PlaybookError;
-use crate::playbook::location::Location;
-use crate::playbook::source::{Mark, SourceFile};
-use crate::playbook::yaml::{Node, Yaml};
+use crate::yaml::error::PlaybookError;
+use crate::yaml::location::Location;
+use crate::yaml::source::{Mark, SourceFile};
+use crate::yaml::{Node, Yaml};
 
 /// Python's reserved words, which Ansible refuses as variable names.
 const PYTHON_KEYWORDS: &[&str] = &[
@@ -341,7 +341,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::playbook::yaml;
+    use crate::yaml;
 
     fn with_fields<T>(text: &str, check: impl FnOnce(Result<Fields<'_>, PlaybookError>) -> T) -> T {
         let source = SourceFile::new(Path::new("f.yml"), text);

@@ -3,13 +3,13 @@
 //! list is a task.
 
 use crate::playbook::attribute::Fields;
-use crate::playbook::error::PlaybookError;
 use crate::playbook::inheritance::Keywords;
 use crate::playbook::keywords::{is_block_keyword, is_block_section};
-use crate::playbook::location::Location;
-use crate::playbook::source::SourceFile;
 use crate::playbook::task::Task;
-use crate::playbook::yaml::Node;
+use crate::yaml::Node;
+use crate::yaml::error::PlaybookError;
+use crate::yaml::location::Location;
+use crate::yaml::source::SourceFile;
 
 /// One entry of a task list.
 #[derive(Debug, Clone, PartialEq)]
@@ -124,7 +124,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::playbook::yaml;
+    use crate::yaml;
 
     fn items(text: &str, handler: bool) -> Result<Vec<TaskItem>, String> {
         let source = SourceFile::new(Path::new("b.yml"), text);

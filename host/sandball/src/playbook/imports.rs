@@ -11,10 +11,10 @@ use sandball_pycompat::fqcn::ansible_short_name;
 use serde_json::Value;
 
 use crate::playbook::block::{Block, TaskItem};
-use crate::playbook::error::PlaybookError;
 use crate::playbook::play::Play;
 use crate::playbook::roles::{self, RoleOptions};
 use crate::playbook::task::Task;
+use crate::yaml::error::PlaybookError;
 
 /// How deep imports may nest (a file importing itself is an error long before).
 const MAX_DEPTH: usize = 64;

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::playbook::attribute::Fields;
-use crate::playbook::error::PlaybookError;
-use crate::playbook::location::Location;
+use crate::yaml::error::PlaybookError;
+use crate::yaml::location::Location;
 
 /// A keyword every kind of playbook object may carry (see `keywords.rs` for which
 /// object accepts which), other than `name`, `vars`, `tags` and `when`, which

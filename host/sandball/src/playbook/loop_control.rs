@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::playbook::attribute::Fields;
-use crate::playbook::error::PlaybookError;
+use crate::yaml::error::PlaybookError;
 
 /// The keyword a task's loop was written with. `loop:` takes the list as it is;
 /// `with_<lookup>:` runs the lookup plugin of that name (so `with_items` flattens one
@@ -169,8 +169,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::playbook::source::SourceFile;
-    use crate::playbook::yaml;
+    use crate::yaml;
+    use crate::yaml::source::SourceFile;
 
     fn on_task<T>(text: &str, check: impl FnOnce(&Fields<'_>) -> T) -> T {
         let source = SourceFile::new(Path::new("l.yml"), text);

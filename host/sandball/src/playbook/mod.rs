@@ -10,11 +10,9 @@
 
 mod attribute;
 mod block;
-mod error;
 pub(crate) mod imports;
 mod inheritance;
 pub(crate) mod keywords;
-mod location;
 mod loop_control;
 mod mod_args;
 pub(crate) use mod_args::takes_raw_params;
@@ -22,25 +20,21 @@ mod play;
 mod role;
 pub mod roles;
 pub mod search_path;
-pub(crate) mod source;
 pub(crate) mod splitter;
 mod task;
 pub mod value_origin;
-pub(crate) mod yaml;
 
 use std::path::{Path, PathBuf};
 
 pub use block::{Block, TaskItem};
-pub use error::PlaybookError;
 pub use inheritance::{Chain, Keyword, Keywords, Setting, search_list};
-pub use location::Location;
 pub use loop_control::{LoopControl, LoopKind};
 pub use play::Play;
 pub use role::RoleRef;
 pub use task::Task;
-pub use yaml::{UNSAFE_KEY, VAULT_KEY};
 
-use source::SourceFile;
+use crate::yaml::source::{self, SourceFile};
+use crate::yaml::{self, PlaybookError};
 
 /// A loaded playbook.
 #[derive(Debug, Clone, PartialEq)]
@@ -253,27 +247,6 @@ pub(crate) fn render_at_load(
         .map_err(|e| e.to_string())
 }
 
-/// Every document of a YAML text, typed as [`load_data`] types one (an empty one is
-/// `null`; a text without any has none), for the `from_yaml_all` filter.
-pub fn load_all_data(text: &str, path: &Path) -> Result<Vec<serde_json::Value>, PlaybookError> {
-    let source = SourceFile::new(path, text);
-    let yaml::Document { root, earlier, .. } = yaml::load_all(&source)?;
-    let json = |node: Option<yaml::Node>| node.map_or(serde_json::Value::Null, |n| n.to_json());
-    let mut documents: Vec<serde_json::Value> = earlier.into_iter().map(json).collect();
-    if root.is_some() || !documents.is_empty() {
-        documents.push(json(root));
-    }
-    Ok(documents)
-}
-
-/// Loads a YAML (or JSON) data document typed as Ansible's loader types it, for vars
-/// files and `-e @file`. An empty document is `null`.
-pub fn load_data(text: &str, path: &Path) -> Result<serde_json::Value, PlaybookError> {
-    let source = SourceFile::new(path, text);
-    let yaml::Document { root, .. } = yaml::load(&source)?;
-    Ok(root.map(|r| r.to_json()).unwrap_or(serde_json::Value::Null))
-}
-
 /// [`load_data`] for a file of variables (`vars_files`, `include_vars`): a name Ansible
 /// reserves draws ansible-core's warning, with its origin.
 pub fn load_vars_data(text: &str, path: &Path) -> Result<serde_json::Value, PlaybookError> {
@@ -300,6 +273,7 @@ pub fn parse_kv(text: &str) -> Result<serde_json::Map<String, serde_json::Value>
 #[cfg(test)]
 mod tests {
     use crate::playbook::inheritance::Keyword;
+    use crate::yaml::UNSAFE_KEY;
     use std::io::Write;
 
     use serde_json::{Value, json};

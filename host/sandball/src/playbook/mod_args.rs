@@ -8,12 +8,12 @@ use sandball_pycompat::fqcn::ansible_short_name;
 use serde_json::{Map, Value};
 
 use crate::playbook::attribute::{Entry, Fields};
-use crate::playbook::error::PlaybookError;
 use crate::playbook::keywords::is_task_keyword;
-use crate::playbook::source::Mark;
 use crate::playbook::splitter::{SplitError, parse_kv, split_args};
-use crate::playbook::yaml::{Node, Yaml};
 use crate::template::is_template;
+use crate::yaml::error::PlaybookError;
+use crate::yaml::source::Mark;
+use crate::yaml::{Node, Yaml};
 
 /// Actions, by short name, that accept words which are not `key=value` pairs.
 const RAW_PARAM_ACTIONS: &[&str] = &[
@@ -288,8 +288,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::playbook::source::SourceFile;
-    use crate::playbook::yaml;
+    use crate::yaml;
+    use crate::yaml::source::SourceFile;
 
     fn action_of(text: &str) -> Result<Action, String> {
         let source = SourceFile::new(Path::new("m.yml"), text);

@@ -5,13 +5,13 @@ use serde_json::Value;
 
 use crate::playbook::attribute::Fields;
 use crate::playbook::block::{TaskItem, task_items};
-use crate::playbook::error::PlaybookError;
 use crate::playbook::inheritance::{Keyword, Keywords};
 use crate::playbook::keywords::is_play_keyword;
-use crate::playbook::location::Location;
 use crate::playbook::role::{self, RoleRef};
-use crate::playbook::source::SourceFile;
-use crate::playbook::yaml::Node;
+use crate::yaml::Node;
+use crate::yaml::error::PlaybookError;
+use crate::yaml::location::Location;
+use crate::yaml::source::SourceFile;
 
 /// One play of a playbook.
 #[derive(Debug, Clone, PartialEq)]
@@ -208,7 +208,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::playbook::yaml;
+    use crate::yaml;
 
     fn parse(text: &str) -> Result<Play, String> {
         let source = SourceFile::new(Path::new("p.yml"), text);

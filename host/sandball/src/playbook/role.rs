@@ -4,12 +4,12 @@
 use serde_json::{Map, Value};
 
 use crate::playbook::attribute::Fields;
-use crate::playbook::error::PlaybookError;
 use crate::playbook::inheritance::Keywords;
 use crate::playbook::keywords::is_role_keyword;
-use crate::playbook::location::Location;
-use crate::playbook::source::SourceFile;
-use crate::playbook::yaml::Node;
+use crate::yaml::Node;
+use crate::yaml::error::PlaybookError;
+use crate::yaml::location::Location;
+use crate::yaml::source::SourceFile;
 
 /// One entry of `roles:`.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,7 +97,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::playbook::yaml;
+    use crate::yaml;
 
     fn parse(text: &str) -> Result<Vec<RoleRef>, String> {
         let source = SourceFile::new(Path::new("r.yml"), text);

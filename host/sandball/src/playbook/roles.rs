@@ -17,13 +17,13 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::playbook::block::{Block, TaskItem, task_items};
-use crate::playbook::error::PlaybookError;
 use crate::playbook::inheritance::Keywords;
-use crate::playbook::location::Location;
 use crate::playbook::play::Play;
 use crate::playbook::role::{RoleRef, role};
-use crate::playbook::source::SourceFile;
-use crate::playbook::yaml;
+use crate::yaml;
+use crate::yaml::error::PlaybookError;
+use crate::yaml::location::Location;
+use crate::yaml::source::SourceFile;
 
 /// One role of a play, as its tasks and handlers see it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -724,7 +724,7 @@ fn main_file(dir: &Path, name: &str) -> Option<PathBuf> {
 
 /// The YAML document of a file, with its source for locations.
 fn document(path: &Path) -> Result<(SourceFile, Option<yaml::Node>), PlaybookError> {
-    let text = crate::vault::read_file(path).map_err(|source| PlaybookError::Read {
+    let text = crate::yaml::read_file(path).map_err(|source| PlaybookError::Read {
         path: path.to_path_buf(),
         source,
     })?;

@@ -4,13 +4,13 @@
 use serde_json::{Map, Value};
 
 use crate::playbook::attribute::Fields;
-use crate::playbook::error::PlaybookError;
 use crate::playbook::inheritance::{Keyword, Keywords};
-use crate::playbook::location::Location;
 use crate::playbook::loop_control::{self, LoopControl, LoopKind};
 use crate::playbook::mod_args;
-use crate::playbook::source::SourceFile;
-use crate::playbook::yaml::Node;
+use crate::yaml::Node;
+use crate::yaml::error::PlaybookError;
+use crate::yaml::location::Location;
+use crate::yaml::source::SourceFile;
 
 /// One task (or handler) of a play, a block or a role. The default is an empty task,
 /// for the ones the executor adds itself (fact gathering).
@@ -121,7 +121,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::playbook::yaml;
+    use crate::yaml;
 
     fn parse(text: &str, handler: bool) -> Result<Task, String> {
         let source = SourceFile::new(Path::new("/p/t.yml"), text);

@@ -5,9 +5,9 @@
 //! too. sandball keeps positions per task, not per value: the file is read again, only
 //! when such a failure is shown.
 
-use crate::playbook::location::Location;
-use crate::playbook::source::SourceFile;
-use crate::playbook::yaml::{self, Node, Yaml};
+use crate::yaml::location::Location;
+use crate::yaml::source::SourceFile;
+use crate::yaml::{self, Node, Yaml};
 
 /// One of a task's values, as the task writes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,7 +31,7 @@ pub enum Written<'a> {
 /// Where the task at `task` writes each of `values`, in their order: `None` for one
 /// the task's file does not hold (any more).
 pub fn find(task: &Location, values: &[Written<'_>]) -> Vec<Option<Location>> {
-    let source = crate::vault::read_file(&task.file)
+    let source = crate::yaml::read_file(&task.file)
         .ok()
         .map(|text| SourceFile::new(&task.file, &text));
     let root = source

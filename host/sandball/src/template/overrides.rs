@@ -51,7 +51,7 @@ pub(crate) fn apply<'s>(
             )));
         };
         let key = key.trim();
-        let parsed = crate::inventory::literal::literal_eval(value.trim())
+        let parsed = sandball_pycompat::literal::literal_eval(value.trim())
             .ok()
             .flatten()
             .ok_or_else(|| {

@@ -825,7 +825,7 @@ mod tests {
     #[test]
     fn text_marked_untrusted_in_a_trusted_variable_is_never_an_expression() {
         let t = Templar::new();
-        let unsafe_text = json!({ crate::playbook::UNSAFE_KEY: "1 == 1" });
+        let unsafe_text = json!({ crate::yaml::UNSAFE_KEY: "1 == 1" });
         let v = vars(json!({"x": [unsafe_text], "y": ["1 == 1"]}));
         for cond in ["{{ x | first }}", "{{ x[0] }}", "{{ x | join }}"] {
             let err = t.conditional(&json!(cond), &v).unwrap_err();
@@ -838,7 +838,7 @@ mod tests {
     #[test]
     fn a_template_naming_a_trusted_list_holds_its_conditions() {
         let t = Templar::new();
-        let unsafe_text = json!({ crate::playbook::UNSAFE_KEY: "1 == 1" });
+        let unsafe_text = json!({ crate::yaml::UNSAFE_KEY: "1 == 1" });
         let v = vars(json!({
             "c": {"checks": ["1 == 1", "a == 2"]},
             "l": [["x"]],

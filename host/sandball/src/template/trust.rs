@@ -67,7 +67,7 @@ fn passes(
 pub(crate) fn untrusted(value: serde_json::Value) -> serde_json::Value {
     match value {
         serde_json::Value::String(text) => {
-            serde_json::json!({ crate::playbook::UNSAFE_KEY: text })
+            serde_json::json!({ crate::yaml::UNSAFE_KEY: text })
         }
         serde_json::Value::Array(items) => items.into_iter().map(untrusted).collect(),
         value if super::view::unsafe_mark(&value).is_some() => value,

@@ -115,7 +115,7 @@ impl Vars {
 
     fn insert(&mut self, name: &str, entry: Entry) {
         let entry = match (self.entries.get(name), entry) {
-            (Some(old), new) if crate::vars::merge_hashes() => merged(old, new),
+            (Some(old), new) if crate::config::merge_hashes() => merged(old, new),
             (_, new) => new,
         };
         Arc::make_mut(&mut self.entries).insert(name.to_string(), entry);
@@ -123,28 +123,31 @@ impl Vars {
 }
 
 /// `new` over `old` with `hash_behaviour = merge`: mappings merge (see
-/// [`crate::vars::merge_values`]); a mapping of data merged with a trusted one keeps its
+/// [`sandball_pycompat::merge::merge_values`]); a mapping of data merged with a trusted one keeps its
 /// text marked untrusted, so that it is never templated.
 fn merged(old: &Entry, new: Entry) -> Entry {
     let untrusted = |v: &serde_json::Value| super::trust::untrusted(v.clone());
     match (old, new) {
         (Entry::Trusted(old), Entry::Trusted(new)) if old.is_object() && new.is_object() => {
-            Entry::Trusted(Arc::new(crate::vars::merge_values(
+            Entry::Trusted(Arc::new(sandball_pycompat::merge::merge_values(
                 Some(old),
                 (*new).clone(),
             )))
         }
-        (Entry::Data(old), Entry::Data(new)) if old.is_object() && new.is_object() => Entry::Data(
-            Arc::new(crate::vars::merge_values(Some(old), (*new).clone())),
-        ),
+        (Entry::Data(old), Entry::Data(new)) if old.is_object() && new.is_object() => {
+            Entry::Data(Arc::new(sandball_pycompat::merge::merge_values(
+                Some(old),
+                (*new).clone(),
+            )))
+        }
         (Entry::Trusted(old), Entry::Data(new)) if old.is_object() && new.is_object() => {
-            Entry::Trusted(Arc::new(crate::vars::merge_values(
+            Entry::Trusted(Arc::new(sandball_pycompat::merge::merge_values(
                 Some(old),
                 untrusted(&new),
             )))
         }
         (Entry::Data(old), Entry::Trusted(new)) if old.is_object() && new.is_object() => {
-            Entry::Trusted(Arc::new(crate::vars::merge_values(
+            Entry::Trusted(Arc::new(sandball_pycompat::merge::merge_values(
                 Some(&untrusted(old)),
                 (*new).clone(),
             )))

@@ -11,10 +11,10 @@ use std::sync::Arc;
 use minijinja::value::{Kwargs, Object, ObjectRepr};
 use minijinja::{Error, ErrorKind, Value};
 
-use crate::playbook::VAULT_KEY;
 use crate::template::filters::python_type;
 use crate::template::undefined::Plugins;
 use crate::vault::{self, Secret};
+use crate::yaml::VAULT_KEY;
 
 /// The `vault_id` the filters use when none is given.
 const FILTER_DEFAULT: &str = "filter_default";

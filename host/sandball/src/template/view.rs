@@ -11,8 +11,8 @@ use std::sync::Arc;
 use minijinja::Value;
 use minijinja::value::{Enumerator, Object, ObjectRepr};
 
-use crate::playbook::UNSAFE_KEY;
 use crate::template::scope::{Scope, is_template};
+use crate::yaml::UNSAFE_KEY;
 
 /// One step into a JSON value.
 #[derive(Clone, Debug)]

@@ -26,6 +26,10 @@ use std::sync::{Arc, Mutex};
 /// facts are then host facts too (`ansible_facts.name`), as in Ansible.
 pub const CACHEABLE: &str = "_ansible_facts_cacheable";
 
+/// The fact saying a host's facts were gathered (`gather_facts`, not only returned by a
+/// module), as ansible-core records it.
+pub const GATHERED: &str = "_ansible_facts_gathered";
+
 /// What a run learned about one host.
 #[derive(Clone, Debug, Default)]
 struct HostState {
@@ -45,29 +49,6 @@ enum Kept {
     Trusted(Value),
     /// A module's result: all data.
     Data(Value),
-}
-
-/// `new` merged into `old` when both are mappings (recursively, as ansible-core's
-/// `merge_hash`: lists are replaced); otherwise `new`.
-pub(crate) fn merge_values(old: Option<&Value>, new: Value) -> Value {
-    match (old, new) {
-        (Some(Value::Object(old)), Value::Object(new)) => {
-            let mut out = old.clone();
-            for (k, v) in new {
-                let merged = merge_values(out.get(&k), v);
-                out.insert(k, merged);
-            }
-            Value::Object(out)
-        }
-        (_, new) => new,
-    }
-}
-
-/// Whether variables of one name from several places merge (`hash_behaviour = merge`,
-/// `ANSIBLE_HASH_BEHAVIOUR=merge`) rather than the higher one replacing the lower.
-pub(crate) fn merge_hashes() -> bool {
-    static MERGE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *MERGE.get_or_init(|| std::env::var("ANSIBLE_HASH_BEHAVIOUR").is_ok_and(|v| v == "merge"))
 }
 
 /// Facts a module returned, as Ansible exposes them: `ansible_facts` holds each one
@@ -96,7 +77,6 @@ fn inject_facts_over(
     facts: &Map<String, Value>,
     mut namespaced: Map<String, Value>,
 ) {
-    use crate::plugins::action::gather_facts::GATHERED;
     for (k, v) in facts {
         if k.starts_with("_ansible_") {
             // That they were gathered is under `ansible_facts` only, as in ansible-core.
@@ -409,7 +389,6 @@ impl VariableManager {
     /// run; not only returned by a module): `gathering = smart` does not gather them
     /// again, as in ansible-core.
     pub fn has_facts(&self, host: &str) -> bool {
-        use crate::plugins::action::gather_facts::GATHERED;
         self.state()
             .get(host)
             .is_some_and(|st| st.facts.get(GATHERED) == Some(&Value::Bool(true)))

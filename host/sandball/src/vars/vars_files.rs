@@ -115,7 +115,7 @@ impl VarsFiles {
 
 /// A vars file: a mapping (an empty file gives nothing).
 pub(crate) fn load(path: &Path) -> Result<Map<String, Value>, String> {
-    let text = crate::vault::read_file(path)
+    let text = crate::yaml::read_file(path)
         .map_err(|e| format!("cannot read vars file {}: {e}", path.display()))?;
     match crate::playbook::load_vars_data(&text, path).map_err(|e| e.to_string())? {
         Value::Object(m) => Ok(m),

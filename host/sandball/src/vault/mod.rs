@@ -74,7 +74,7 @@ pub const MASK: &str = "********";
 const MASKED_FROM: usize = 4;
 
 /// Remembers decrypted texts so that they are never shown.
-fn remember<'a>(texts: impl IntoIterator<Item = &'a str>) {
+pub(crate) fn remember<'a>(texts: impl IntoIterator<Item = &'a str>) {
     let mut known = DECRYPTED.write().unwrap_or_else(|e| e.into_inner());
     for t in texts {
         let t = t.trim();
@@ -83,26 +83,6 @@ fn remember<'a>(texts: impl IntoIterator<Item = &'a str>) {
         }
     }
     known.sort_by_key(|k| std::cmp::Reverse(k.len()));
-}
-
-/// Remembers what a decrypted vars file holds: each of its values (text and numbers
-/// as text), or its lines when it is not YAML data.
-fn remember_data(text: &str, path: &Path) {
-    fn leaves(v: &serde_json::Value, out: &mut Vec<String>) {
-        match v {
-            serde_json::Value::String(s) => out.push(s.clone()),
-            serde_json::Value::Number(n) => out.push(n.to_string()),
-            serde_json::Value::Array(items) => items.iter().for_each(|i| leaves(i, out)),
-            serde_json::Value::Object(m) => m.values().for_each(|i| leaves(i, out)),
-            _ => {}
-        }
-    }
-    let mut found = Vec::new();
-    match crate::playbook::load_data(text, path) {
-        Ok(data) if data.is_object() || data.is_array() => leaves(&data, &mut found),
-        _ => found.extend(text.lines().map(str::to_string)),
-    }
-    remember(found.iter().map(String::as_str));
 }
 
 /// `text` with every decrypted secret of the run replaced by [`MASK`].
@@ -141,22 +121,6 @@ pub fn is_vault(text: &str) -> bool {
     text.trim_start().starts_with(HEADER)
 }
 
-/// A file's text, decrypted with the run's passwords when it is vault-encrypted.
-pub fn read_file(path: &Path) -> std::io::Result<String> {
-    let text = std::fs::read_to_string(path)?;
-    let Some(plain) = decrypted(text.as_bytes(), path)? else {
-        return Ok(text);
-    };
-    let plain = String::from_utf8(plain).map_err(|_| {
-        std::io::Error::other(format!(
-            "{} holds encrypted data that is not text",
-            path.display()
-        ))
-    })?;
-    remember_data(&plain, path);
-    Ok(plain)
-}
-
 /// A controller file's content, decrypted with the run's passwords when it is
 /// vault-encrypted (`None` when it is not: use the file as it is), for the actions
 /// that send files (`copy`, `assemble`: their `decrypt` option).
@@ -184,7 +148,7 @@ pub fn decrypted_content(bytes: &[u8], path: &Path) -> std::io::Result<Option<Ve
 
 /// The content `bytes` of the file `path`, decrypted with the run's passwords when it is
 /// vault-encrypted (`None` when it is not).
-fn decrypted(bytes: &[u8], path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+pub(crate) fn decrypted(bytes: &[u8], path: &Path) -> std::io::Result<Option<Vec<u8>>> {
     let text = match std::str::from_utf8(bytes) {
         Ok(text) if is_vault(text) => text,
         _ => return Ok(None),

@@ -46,7 +46,7 @@ pub(crate) fn show_banner(run: &Run, banner: Option<Banner<'_>>) {
 /// Shows the warnings and deprecations templating or reading the playbook gave
 /// (`errors='warn'` lookups) before the result they came with, as ansible-core shows
 /// them when they happen; one about a text of `task`'s with that text's origin.
-pub(crate) fn show_warnings(run: &Run, task: Option<&crate::playbook::Location>) {
+pub(crate) fn show_warnings(run: &Run, task: Option<&crate::yaml::Location>) {
     use crate::playbook::value_origin::{Written, find};
     let origin = |about: &Option<crate::template::About>| -> Option<String> {
         let written = match about.as_ref()? {

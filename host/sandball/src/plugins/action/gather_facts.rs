@@ -8,6 +8,7 @@
 //! named in the result.
 
 use super::{Context, ModuleRequest, failed};
+use crate::vars::GATHERED;
 use futures::future::LocalBoxFuture;
 use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value, json};
@@ -78,10 +79,6 @@ pub fn work<'a>(
         merge(modules.iter().map(String::as_str).zip(results).collect())
     })
 }
-
-/// The fact saying a host's facts were gathered (`gather_facts`, not only returned by a
-/// module), as ansible-core records it.
-pub const GATHERED: &str = "_ansible_facts_gathered";
 
 /// The module `smart` stands for on a POSIX host.
 const SMART: &str = "setup";

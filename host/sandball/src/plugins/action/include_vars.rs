@@ -127,7 +127,7 @@ fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, V
         // Mappings merge into what the host already has.
         for (k, v) in values.iter_mut() {
             if let Ok(existing) = ctx.templar().evaluate(k, ctx.vars()) {
-                *v = crate::vars::merge_values(Some(&existing), v.take());
+                *v = sandball_pycompat::merge::merge_values(Some(&existing), v.take());
             }
         }
     }

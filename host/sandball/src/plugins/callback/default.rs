@@ -204,7 +204,7 @@ impl DefaultCallback {
     }
 
     /// Where a task is written, as ansible-core's `task path:` line says it.
-    fn task_path(&self, at: &crate::playbook::Location) -> String {
+    fn task_path(&self, at: &crate::yaml::Location) -> String {
         let file = std::path::absolute(&at.file).unwrap_or_else(|_| at.file.clone());
         self.paint(
             &format!("task path: {}:{}", file.display(), at.line),

@@ -74,7 +74,7 @@ pub(super) fn error_block(
 }
 
 /// One step of a failure's chain: its words, and where they are written.
-pub(super) type Step = (String, crate::playbook::Location);
+pub(super) type Step = (String, crate::yaml::Location);
 
 /// The chain ansible-core 2.19 shows for a failure of the task at `task` that came
 /// from `cause`: "Task failed" at the task, then each step of the cause where the task
@@ -82,7 +82,7 @@ pub(super) type Step = (String, crate::playbook::Location);
 /// Finalization of task args for 'x' failed."), as is a step whose place the task's
 /// file does not show.
 pub(super) fn chain(
-    task: &crate::playbook::Location,
+    task: &crate::yaml::Location,
     cause: &crate::plugins::action::Cause,
 ) -> Vec<Step> {
     use crate::playbook::value_origin::{Written, find};
@@ -127,7 +127,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("play.yml");
         std::fs::write(&file, "- debug:\n    msg: \"{{ nope }}\"\n").unwrap();
-        let at = |file: &std::path::Path, line, column| crate::playbook::Location {
+        let at = |file: &std::path::Path, line, column| crate::yaml::Location {
             file: file.to_path_buf(),
             line,
             column,
@@ -198,7 +198,7 @@ mod tests {
 
     #[test]
     fn error_lines_say_how_the_failure_came_about() {
-        let location = crate::playbook::Location {
+        let location = crate::yaml::Location {
             file: std::path::PathBuf::from("/nonexistent/play.yml"),
             line: 1,
             column: 1,

@@ -86,7 +86,7 @@ impl Callback for JsonCallback {
             .start_play(name);
     }
 
-    fn play_location(&self, at: &crate::playbook::Location) {
+    fn play_location(&self, at: &crate::yaml::Location) {
         let mut doc = self.doc.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(play) = doc.play().get_mut("play") {
             play["path"] = Value::String(format!("{}:{}", at.file.display(), at.line));

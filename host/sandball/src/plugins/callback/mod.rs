@@ -222,7 +222,7 @@ impl Callback for Masked {
     fn play_start(&self, name: &str) {
         self.0.play_start(&crate::vault::mask(name));
     }
-    fn play_location(&self, at: &crate::playbook::Location) {
+    fn play_location(&self, at: &crate::yaml::Location) {
         self.0.play_location(at);
     }
     fn task_start(&self, name: &str, handler: bool) {
@@ -317,7 +317,7 @@ impl Callback for Many {
     fn play_start(&self, name: &str) {
         self.0.iter().for_each(|c| c.play_start(name));
     }
-    fn play_location(&self, at: &crate::playbook::Location) {
+    fn play_location(&self, at: &crate::yaml::Location) {
         self.0.iter().for_each(|c| c.play_location(at));
     }
     fn task_start(&self, name: &str, handler: bool) {
@@ -477,7 +477,7 @@ pub struct Running<'a> {
     /// How many hosts it runs on.
     pub hosts: usize,
     /// Where it is written.
-    pub path: &'a crate::playbook::Location,
+    pub path: &'a crate::yaml::Location,
     /// Its arguments as written, untemplated; `None` when `no_log` is set on it or
     /// around it (they may hold secrets).
     pub args: Option<&'a Map<String, Value>>,
@@ -487,7 +487,7 @@ pub struct Running<'a> {
 #[derive(Clone, Copy, Debug)]
 pub struct Origin<'a> {
     /// The task's position in its file.
-    pub location: &'a crate::playbook::Location,
+    pub location: &'a crate::yaml::Location,
     /// Whether its work is a module's (`Module failed`) rather than the action's on the
     /// controller (`Action failed`).
     pub module: bool,
@@ -521,7 +521,7 @@ pub trait Callback: Send + Sync {
         let _ = name;
     }
     /// Where the play that just started is written.
-    fn play_location(&self, at: &crate::playbook::Location) {
+    fn play_location(&self, at: &crate::yaml::Location) {
         let _ = at;
     }
     /// A task starts (`handler` for handlers).

@@ -46,9 +46,10 @@ pub(super) fn register(env: &mut Plugins<'_>) {
         },
     );
     env.add_filter("expandvars", |state: &State, value: &Value| {
-        Ok::<_, Error>(crate::inventory::sources::expand_vars(&text_arg(
-            state, value,
-        )?))
+        Ok::<_, Error>(sandball_pycompat::expand::expand_vars(
+            &text_arg(state, value)?,
+            &|name| std::env::var(name).ok(),
+        ))
     });
     env.add_filter("commonpath", commonpath);
     env.add_filter("fileglob", |state: &State, value: &Value| {

@@ -615,8 +615,8 @@ fn from_yaml_all(state: &State, value: &Value) -> Result<Value, Error> {
 /// The documents of a YAML text, typed as Ansible's loader (YAML 1.1, as PyYAML) types
 /// them: `yes` is true, `017` is octal; `!unsafe` text is plain text here.
 fn load(text: &str) -> Result<Vec<Value>, Error> {
-    let documents = crate::playbook::load_all_data(text, std::path::Path::new("<string>"))
-        .map_err(|err| {
+    let documents =
+        crate::yaml::load_all_data(text, std::path::Path::new("<string>")).map_err(|err| {
             Error::new(
                 ErrorKind::InvalidOperation,
                 format!("from_yaml: invalid YAML: {err}"),

@@ -179,7 +179,7 @@ pub(super) fn unvault(
         .map(|t| {
             let path = find_or_warn(ctx, "files", t)
                 .ok_or_else(|| format!("Unable to find file matching \"{t}\""))?;
-            crate::vault::read_file(&path)
+            crate::yaml::read_file(&path)
                 .map(Json::String)
                 .map_err(|e| format!("could not read {}: {e}", path.display()))
         })

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::playbook::source::Mark;
+use crate::yaml::source::Mark;
 
 /// The key under which a `!unsafe` string travels in JSON: `{"__ansible_unsafe": "text"}`,
 /// Ansible's own JSON encoding of a value that must never be templated.

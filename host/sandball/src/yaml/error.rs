@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::playbook::location::Location;
+use crate::yaml::location::Location;
 
 /// Why a playbook could not be loaded.
 #[derive(Debug, thiserror::Error)]

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::playbook::error::PlaybookError;
-use crate::playbook::location::Location;
+use crate::yaml::error::PlaybookError;
+use crate::yaml::location::Location;
 
 /// A position in the source text; line and column count from 1, columns in characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,11 +13,11 @@ use std::collections::HashMap;
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Tag};
 use serde_json::Value;
 
-use crate::playbook::error::PlaybookError;
-use crate::playbook::source::{Mark, SourceFile};
-use crate::playbook::yaml::node::{Node, Yaml};
-use crate::playbook::yaml::reindent::reindent;
-use crate::playbook::yaml::resolver;
+use crate::yaml::error::PlaybookError;
+use crate::yaml::node::{Node, Yaml};
+use crate::yaml::reindent::reindent;
+use crate::yaml::resolver;
+use crate::yaml::source::{Mark, SourceFile};
 
 /// Deepest nesting accepted, so that later recursive walks cannot exhaust the stack.
 const MAX_DEPTH: usize = 256;
