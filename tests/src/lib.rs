@@ -9,6 +9,8 @@
 //!   cache, and the commands run in it;
 //! - [`output`]: running a command with a time limit and what it printed;
 //! - [`recap`]: the PLAY RECAP counters per host;
+//! - [`recording`]: recorded runs of ansible-core, replayed for the tests whose reference
+//!   runs depend on their inputs alone;
 //! - [`sshd`]: a real OpenSSH server on loopback for the SSH tests;
 //! - [`tree`]: a snapshot of a directory tree, to show a run left it alone;
 //! - [`users`]: the unprivileged user the become tests switch to.
@@ -19,6 +21,7 @@ pub mod binaries;
 pub mod compare;
 pub mod output;
 pub mod recap;
+pub mod recording;
 pub mod sandbox;
 pub mod sshd;
 pub mod tree;

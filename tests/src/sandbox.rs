@@ -4,6 +4,7 @@
 
 use crate::binaries::Binaries;
 use crate::output::Output;
+use crate::recording::{self, Reference};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -168,6 +169,7 @@ impl Sandbox {
         Invocation {
             cmd,
             limit: DEFAULT_LIMIT,
+            reference: None,
         }
     }
 
@@ -240,6 +242,10 @@ impl Sandbox {
         Invocation {
             cmd,
             limit: DEFAULT_LIMIT,
+            reference: Some(Reference {
+                sandbox: self.path().to_path_buf(),
+                bin_dir: bin_dir.to_path_buf(),
+            }),
         }
     }
 }
@@ -248,6 +254,9 @@ impl Sandbox {
 pub struct Invocation {
     cmd: Command,
     limit: Duration,
+    /// For a run of ansible-core: what [`recording`](crate::recording) needs to replay
+    /// it (none for a run as another user: that depends on the machine's accounts).
+    reference: Option<Reference>,
 }
 
 impl Invocation {
@@ -273,19 +282,29 @@ impl Invocation {
     pub fn as_user(mut self, uid: u32, gid: u32, home: &Path) -> Self {
         use std::os::unix::process::CommandExt;
         self.cmd.uid(uid).gid(gid).env("HOME", home);
+        self.reference = None;
         self
     }
 
-    /// Runs it to the end.
+    /// Runs it to the end (a run of ansible-core in a recorded test may be replayed:
+    /// [`recording`](crate::recording)).
     pub fn run(self) -> Output {
-        Output::run(self.cmd, self.limit)
+        match &self.reference {
+            Some(reference) => recording::run(self.cmd, self.limit, None, reference),
+            None => Output::run(self.cmd, self.limit),
+        }
     }
 
     /// Runs it to the end with the file `input` as its stdin.
     pub fn run_with_stdin(self, input: &Path) -> Output {
-        let file = std::fs::File::open(input)
-            .unwrap_or_else(|e| panic!("cannot open {}: {e}", input.display()));
-        Output::run_with_input(self.cmd, self.limit, file.into())
+        match &self.reference {
+            Some(reference) => recording::run(self.cmd, self.limit, Some(input), reference),
+            None => {
+                let file = std::fs::File::open(input)
+                    .unwrap_or_else(|e| panic!("cannot open {}: {e}", input.display()));
+                Output::run_with_input(self.cmd, self.limit, file.into())
+            }
+        }
     }
 }
 
