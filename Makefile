@@ -17,7 +17,7 @@ PROFILE_DIR := target/debug
 # ansible-core can become the tests' users).
 PYTHON      ?= /usr/bin/python3
 
-.PHONY: all setup modules build run test nextest test-fixtures example-component lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets target-recaps test-node ruby cron legacy-examples sshd apt-test clean
+.PHONY: all setup modules build run test nextest test-fixtures example-component lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets target-recaps test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
 
 all: build
 
@@ -30,7 +30,7 @@ setup:
 ## dependencies are compiled once rather than again for a separate `cargo clippy`
 ## (`make lint` is that separate run). The builds below take $(LINTING) for this.
 CLIPPY_DRIVER = $(shell rustup which clippy-driver 2>/dev/null || command -v clippy-driver)
-test: LINTING = RUSTC_WORKSPACE_WRAPPER=$(CLIPPY_DRIVER) CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
+test test-deps: LINTING = RUSTC_WORKSPACE_WRAPPER=$(CLIPPY_DRIVER) CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
 
 ## clippy-driver: there must be one for `make test` to lint with.
 clippy-driver:
@@ -97,18 +97,66 @@ target-recaps: build ansible ansible-targets test-node test-fixtures nextest
 	  } | sort -s -t '	' -k1,1; } > $(RECORD_DIR).txt
 	mv $(RECORD_DIR).txt $(RECAPS)
 
-## python-venv: Debian's venv module for $(PYTHON), which the venvs above are made with.
-python-venv:
-	@$(PYTHON) -c 'import ensurepip' 2>/dev/null || \
-		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv)
+## test-recordings: records ansible-core's runs in the tests that tests/recordings/tests.txt
+## lists (their reference runs depend on their inputs alone): a file per test under
+## tests/recordings/, and the venv's versions in tests/recordings/versions.txt. `make
+## test` replays a recorded run whose inputs are byte for byte the same and runs any
+## other live (tests/src/recording.rs). Run it after changing a listed test or
+## $(ANSIBLE_PIN); `RECORD_TESTS='find:: meta::a_test' make test-recordings` records those
+## alone and keeps the others'.
+RECORDINGS := tests/recordings
+# The nextest filter for the tests named in a list: `module::` for a module's tests, or
+# a test's full name.
+recorded_filter = $$(sed -e 's/\#.*//' -e 's/[[:space:]]//g' -e '/^$$/d' $(1) | \
+	sed -e 's|^\(.*\)::$$|test(/^\1::/)|' -e '/^test(/!s|.*|test(=&)|' | paste -sd '|')
+test-recordings: build ansible test-node legacy-examples test-fixtures example-component nextest
+	@if [ -n "$(RECORD_TESTS)" ]; then printf '%s\n' $(RECORD_TESTS) > target/record-tests.txt; \
+	else cp $(RECORDINGS)/tests.txt target/record-tests.txt && \
+	  find $(RECORDINGS) -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +; fi
+	E2E_REFERENCE=record ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin \
+		$(CARGO) nextest run -p sandball-e2e --no-fail-fast -E "$(call recorded_filter,target/record-tests.txt)"
 
-## ruby: the interpreter of the WANT_JSON Ruby example module (Debian's package).
-ruby:
-	@command -v ruby >/dev/null || (apt-get update && apt-get install -y ruby)
+## test-recordings-verify: runs the recorded tests with ansible-core live, each run
+## compared with its recording (a test fails when they differ: its reference is not a
+## function of its inputs, or the recording is stale).
+test-recordings-verify: build ansible test-node legacy-examples test-fixtures example-component nextest
+	E2E_REFERENCE=verify ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin \
+		$(CARGO) nextest run -p sandball-e2e --no-fail-fast -E "$(call recorded_filter,$(RECORDINGS)/tests.txt)"
 
-## cron: the crontab program, for the cron module's end-to-end test (tests/tests/cron.rs).
-cron:
-	@command -v crontab >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y cron)
+## check-recordings: the recordings were made by the pinned ansible-core; if not, says so
+## (the tests then run ansible-core live: slower, as correct).
+PINNED_CORE = ansible-core $(patsubst ansible-core==%,%,$(ANSIBLE_PIN))
+check-recordings:
+	@for f in $(RECAPS) $(RECORDINGS)/versions.txt; do grep -qx '$(PINNED_CORE)' $$f || \
+		echo "$$f was not recorded with the pinned $(PINNED_CORE): the tests run ansible-core live where it would serve (\`make target-recaps test-recordings\` records it anew)" >&2; done
+
+## packages: the Debian packages `make test` needs, those missing installed in one
+## apt-get run (so that nothing else waits on the dpkg lock): python3-venv (the venvs
+## below are made with it), ruby (the WANT_JSON Ruby example module), cron (crontab,
+## for tests/tests/cron.rs), openssh-server and sudo (the SSH tests start sshd on a
+## loopback port; the become tests), acl (setfacl and getfacl, which ansible-test's
+## bootstrap leaves on a node and ansible-core's targets use) and python3-apt (under
+## which ansible-core's apt module runs); and package lists, which the apt module's
+## tests read (apt-get update when there are none).
+packages:
+	@missing=; \
+	$(PYTHON) -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
+	command -v ruby >/dev/null || missing="$$missing ruby"; \
+	command -v crontab >/dev/null || missing="$$missing cron"; \
+	[ -x /usr/sbin/sshd ] || missing="$$missing openssh-server"; \
+	command -v sudo >/dev/null || missing="$$missing sudo"; \
+	command -v setfacl >/dev/null || missing="$$missing acl"; \
+	/usr/bin/python3 -c 'import apt' 2>/dev/null || missing="$$missing python3-apt"; \
+	if [ -n "$$missing" ] || ! ls /var/lib/apt/lists/*_Packages >/dev/null 2>&1; then \
+		apt-get update -qq; fi; \
+	if [ -n "$$missing" ]; then \
+		echo "apt-get install$$missing"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
+
+## python-venv, ruby, cron, sshd, apt-test: each a part of `packages`, by the name it
+## had before them (python3-venv; ruby; cron; openssh-server and sudo; python3-apt and
+## the package lists).
+python-venv ruby cron sshd apt-test: packages
 
 ## legacy-examples: the binary example module, compiled for this node.
 legacy-examples:
@@ -128,26 +176,11 @@ test-fixtures: setup
 example-component: setup
 	cd examples/modules/component && CARGO_TARGET_DIR=$(COMPONENTS_DIR) $(CARGO) build --release --target $(WASM_TARGET)
 
-## sshd: OpenSSH's server, which the SSH tests start on a loopback port, and sudo for
-## the become tests.
-sshd:
-	@if [ ! -x /usr/sbin/sshd ] || ! command -v sudo >/dev/null; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server sudo; \
-	fi
-
-## apt-test: what the apt module's tests need: package lists (apt-get update when there
-## are none) and python3-apt, under which ansible-core's apt module runs.
-apt-test:
-	@ls /var/lib/apt/lists/*_Packages >/dev/null 2>&1 || apt-get update -qq
-	@/usr/bin/python3 -c 'import apt' 2>/dev/null || \
-		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-apt)
-
 ## test-node: what ansible-test's bootstrap leaves on a test node and ansible-core's
-## targets rely on: setfacl and getfacl (Debian's acl: the copy and lineinfile targets)
-## and an authorized_keys file in the user's ~/.ssh (the copy target copies it).
-test-node:
-	@command -v setfacl >/dev/null || \
-		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq acl)
+## targets rely on: setfacl and getfacl (Debian's acl, from `packages`: the copy and
+## lineinfile targets) and an authorized_keys file in the user's ~/.ssh (the copy
+## target copies it).
+test-node: packages
 	@[ -e "$$HOME/.ssh/authorized_keys" ] || \
 		(install -d -m 0700 "$$HOME/.ssh" && install -m 0600 /dev/null "$$HOME/.ssh/authorized_keys")
 
@@ -156,9 +189,21 @@ test-node:
 nextest:
 	@command -v cargo-nextest >/dev/null || $(CARGO) install --locked cargo-nextest
 
-## test: every test (unit, shim, end-to-end), plus format and lint checks.
-test: clippy-driver fmt-check build ansible ansible-2.16 ansible-targets test-node ruby cron legacy-examples test-fixtures example-component sshd apt-test nextest
+## test: every test (unit, shim, end-to-end), plus format and lint checks. What the
+## tests need is made first, side by side (`make -j`): the package installs and
+## downloads wait on the network while cargo compiles, and one cargo build's serial
+## stretches (a link, a big crate) leave a core to the other; then cargo-nextest runs
+## the tests.
+TEST_DEPS := clippy-driver fmt-check check-recordings build ansible ansible-2.16 ansible-targets test-node ruby cron legacy-examples test-fixtures example-component sshd apt-test nextest test-build
+test:
+	$(MAKE) --no-print-directory -j4 --output-sync=target test-deps
 	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin $(LINTING) $(CARGO) nextest run --workspace --no-fail-fast
+test-deps: $(TEST_DEPS)
+
+## test-build: the test binaries, as cargo-nextest builds them (`cargo test --no-run`,
+## linted), so that they are built beside the other prerequisites.
+test-build: build
+	$(LINTING) $(CARGO) test --workspace --no-run
 
 fmt-check:
 	$(CARGO) fmt --all -- --check
