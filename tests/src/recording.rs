@@ -192,21 +192,25 @@ fn write_versions(versions: &str) {
         .unwrap_or_else(|e| panic!("cannot write {}: {e}", file.display()));
 }
 
-/// Runs `cmd`, a reference run of ansible-core in `reference`'s sandbox — replayed from
-/// the recordings when the test is recorded and the same inputs were (see the module's
-/// doc).
-pub fn run(cmd: Command, limit: Duration, input: Option<&Path>, reference: &Reference) -> Output {
+/// The test and mode a reference run of the ansible-core in `bin_dir` is recorded or
+/// replayed under, with the venv's versions; `None` when it runs live as any other
+/// (the test is not listed, the ansible-core is not `$ANSIBLE_BIN_DIR`'s, `live` mode,
+/// or the recordings are of other versions).
+/// A recorded test's reference run: the test, the mode, the venv's versions.
+struct Recorded {
+    test: String,
+    mode: Mode,
+    versions: String,
+}
+
+fn recorded_test(bin_dir: &Path) -> Option<Recorded> {
     let mode = mode();
-    let test = test_name().filter(|t| is_recorded(t));
-    let pinned = std::env::var_os("ANSIBLE_BIN_DIR").map(PathBuf::from);
-    let (Some(test), true, false) = (
-        test,
-        pinned.as_deref() == Some(reference.bin_dir.as_path()),
-        mode == Mode::Live,
-    ) else {
-        return live(cmd, limit, input);
-    };
-    let versions = versions(&reference.bin_dir);
+    let test = test_name().filter(|t| is_recorded(t))?;
+    let pinned = std::env::var_os("ANSIBLE_BIN_DIR").map(PathBuf::from)?;
+    if pinned != bin_dir || mode == Mode::Live {
+        return None;
+    }
+    let versions = versions(bin_dir);
     if mode == Mode::Record && versions != recorded_versions() {
         write_versions(&versions);
     }
@@ -219,70 +223,214 @@ pub fn run(cmd: Command, limit: Duration, input: Option<&Path>, reference: &Refe
                 recorded_versions()
             )
         });
-        return live(cmd, limit, input);
+        return None;
     }
-    let paths = Paths::new(&reference.sandbox, &reference.bin_dir);
+    Some(Recorded {
+        test,
+        mode,
+        versions,
+    })
+}
+
+/// Runs `cmd`, a reference run of ansible-core in `reference`'s sandbox — replayed from
+/// the recordings when the test is recorded and the same inputs were (see the module's
+/// doc).
+pub fn run(cmd: Command, limit: Duration, input: Option<&Path>, reference: &Reference) -> Output {
+    let Some(rec) = recorded_test(&reference.bin_dir) else {
+        return live(cmd, limit, input);
+    };
+    let paths = Paths::new(Some(&reference.sandbox), &reference.bin_dir);
     let before = snapshot(&reference.sandbox);
     let stdin = input
         .map(|p| std::fs::read(p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display())));
-    let key = key(&cmd, stdin.as_deref(), &before, &paths, &versions);
-    let file = file_of(&test);
+    let key = key(&cmd, stdin.as_deref(), &before, &paths, &rec.versions);
+    let summary = summary(&cmd, &paths);
+    let command = format!("{cmd:?}");
+    let sandbox = &reference.sandbox;
+    let entry = replay_or_run(
+        &rec,
+        summary,
+        key,
+        &paths,
+        false,
+        |entry| entry.apply(sandbox, &paths),
+        || {
+            let out = live(cmd, limit, input);
+            let after = snapshot(sandbox);
+            let changes = changes(&before, &after, &paths);
+            (out.code, out.stdout, out.stderr, changes, out.elapsed)
+        },
+    );
+    Output {
+        command: match entry.1 {
+            Some(file) => format!("{command} (replayed from {file})"),
+            None => command,
+        },
+        code: entry.0.code,
+        stdout: paths.restore(&entry.0.stdout),
+        stderr: paths.restore(&entry.0.stderr),
+        elapsed: entry.2,
+    }
+}
+
+/// An answer of ansible-core that the test gets some other way than through a
+/// [`Sandbox`](crate::Sandbox) command (the inventory test asks a Python process that
+/// imported ansible-core once), recorded and replayed as a run is: `inputs` are all
+/// that goes into it, as the caller names them (paths of the workspace and the venv
+/// become placeholders; a file's content must be among them, by a [`tree_digest`]
+/// say), `summary` the line shown above it, `ask` makes it live. Exit code, stdout,
+/// stderr.
+pub fn answer(
+    bin_dir: &Path,
+    summary: &str,
+    inputs: &[String],
+    ask: impl FnOnce() -> (i32, String, String),
+) -> (i32, String, String) {
+    let Some(rec) = recorded_test(bin_dir) else {
+        return ask();
+    };
+    let paths = Paths::new(None, bin_dir);
+    let mut h = Sha256::new();
+    for part in ["sandball-e2e reference answer 1", &rec.versions, &user()]
+        .into_iter()
+        .map(str::to_string)
+        .chain(inputs.iter().map(|i| paths.normalize(i)))
+    {
+        h.update(part.as_bytes());
+        h.update(b"\n");
+    }
+    let key = hex::encode(&h.finalize()[..16]);
+    let (entry, _, _) = replay_or_run(
+        &rec,
+        paths.normalize(summary),
+        key,
+        &paths,
+        true,
+        |_| {},
+        || {
+            let (code, out, err) = ask();
+            (code, out, err, Vec::new(), Duration::ZERO)
+        },
+    );
+    (
+        entry.code,
+        paths.restore(&entry.stdout),
+        paths.restore(&entry.stderr),
+    )
+}
+
+/// A digest of every file under `dir` (names, contents with the workspace's and the
+/// venv of `bin_dir`'s paths as placeholders, which are executable), for [`answer`]'s
+/// inputs.
+pub fn tree_digest(dir: &Path, bin_dir: &Path) -> String {
+    let paths = Paths::new(None, bin_dir);
+    let mut h = Sha256::new();
+    for (path, node) in snapshot(dir) {
+        let line = match node {
+            Node::Dir(_) => format!("dir {path}"),
+            Node::File(mode, content) => format!(
+                "file {path} {:o} {}",
+                mode & 0o111,
+                digest(&paths.normalize_bytes(&content))
+            ),
+            Node::Link(target) => format!(
+                "link {path} {}",
+                paths.normalize(&target.display().to_string())
+            ),
+        };
+        h.update(line.as_bytes());
+        h.update(b"\n");
+    }
+    hex::encode(&h.finalize()[..16])
+}
+
+/// The user and group the tests run as (`Uid:`, `Gid:` of /proc/self/status): files'
+/// owners in results are theirs.
+fn user() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.starts_with("Uid:") || l.starts_with("Gid:"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// What live runs return: exit code, stdout, stderr, the changes to the sandbox, time.
+type Live = (i32, String, String, Vec<Change>, Duration);
+
+/// The recorded entry for `key` (replayed: `apply` makes its changes), or the live run
+/// (recorded, or checked against the recording); with the file replayed from and the
+/// time taken.
+fn replay_or_run(
+    rec: &Recorded,
+    summary: String,
+    key: String,
+    paths: &Paths,
+    sorted: bool,
+    apply: impl FnOnce(&Entry),
+    run: impl FnOnce() -> Live,
+) -> (Entry, Option<String>, Duration) {
+    let (test, mode) = (&rec.test, rec.mode);
+    let file = file_of(test);
     let recorded = match mode {
         Mode::Replay | Mode::Verify => take_recorded(&file, &key),
         _ => None,
     };
-    match (mode, recorded) {
-        (Mode::Replay, Some(entry)) => {
-            entry.apply(&reference.sandbox, &paths);
-            Output {
-                command: format!("{cmd:?} (replayed from {})", relative(&file)),
-                code: entry.code,
-                stdout: paths.restore(&entry.stdout),
-                stderr: paths.restore(&entry.stderr),
-                elapsed: Duration::ZERO,
-            }
+    if mode == Mode::Replay {
+        if let Some(entry) = recorded {
+            apply(&entry);
+            return (entry, Some(relative(&file)), Duration::ZERO);
         }
-        (Mode::Replay, None) => {
-            eprintln!(
-                "{test}: no recording of this run of {} with these inputs in {}: it runs live \
-                 (`make test-recordings` records it)",
-                program(&cmd),
-                relative(&file)
-            );
-            live(cmd, limit, input)
-        }
-        (Mode::Verify, None) => panic!(
-            "{test}: no recording of this run of {} with these inputs in {} (`make test-recordings`)",
-            program(&cmd),
+        eprintln!(
+            "{test}: no recording of this run of {} with these inputs in {}: it runs live \
+             (`make test-recordings` records it)",
+            program_name(&summary),
             relative(&file)
-        ),
-        (_, recorded) => {
-            let summary = summary(&cmd, &paths);
-            let out = live(cmd, limit, input);
-            let after = snapshot(&reference.sandbox);
-            let entry = Entry {
-                summary,
-                key,
-                code: out.code,
-                stdout: paths.normalize(&out.stdout),
-                stderr: paths.normalize(&out.stderr),
-                changes: changes(&before, &after, &paths),
-            };
-            if let Some(recorded) = recorded {
-                let (was, is) = (recorded.to_text(), entry.to_text());
-                assert!(
-                    was == is,
-                    "{test}: the live run of {} differs from its recording in {}:\n{}",
-                    program_name(&entry.summary),
-                    relative(&file),
-                    first_difference(&was, &is)
-                );
-            } else {
-                append(&file, &entry);
-            }
-            out
-        }
+        );
+    } else if mode == Mode::Verify && recorded.is_none() {
+        panic!(
+            "{test}: no recording of this run of {} with these inputs in {} (`make test-recordings`)",
+            program_name(&summary),
+            relative(&file)
+        );
     }
+    let (code, stdout, stderr, changes, elapsed) = run();
+    let entry = Entry {
+        summary,
+        key,
+        code,
+        stdout: paths.normalize(&stdout),
+        stderr: paths.normalize(&stderr),
+        changes,
+    };
+    match (mode, recorded) {
+        (Mode::Verify, Some(recorded)) => {
+            let (was, is) = (recorded.to_text(), entry.to_text());
+            // Hosts report in the order they finish, which varies from run to run (the
+            // tests allow for it): the same lines in another order agree.
+            let sorted = |t: &str| {
+                let mut v: Vec<&str> = t.lines().collect();
+                v.sort_unstable();
+                v.join("\n")
+            };
+            assert!(
+                was == is || sorted(&was) == sorted(&is),
+                "{test}: the live run of {} differs from its recording in {}:\n{}",
+                program_name(&entry.summary),
+                relative(&file),
+                first_difference(&was, &is)
+            );
+        }
+        (Mode::Record, _) => append(&file, &entry, sorted),
+        _ => {}
+    }
+    // The live output as it was, not normalised and restored.
+    let entry = Entry {
+        stdout,
+        stderr,
+        ..entry
+    };
+    (entry, None, elapsed)
 }
 
 fn live(cmd: Command, limit: Duration, input: Option<&Path>) -> Output {
@@ -352,15 +500,16 @@ struct Paths {
 }
 
 impl Paths {
-    fn new(sandbox: &Path, bin_dir: &Path) -> Paths {
+    fn new(sandbox: Option<&Path>, bin_dir: &Path) -> Paths {
         let venv = bin_dir.parent().unwrap_or(bin_dir);
         let mut pairs = Vec::new();
         let mut given = Vec::new();
-        for (path, placeholder) in [
-            (sandbox.to_path_buf(), "@SANDBOX@"),
-            (venv.to_path_buf(), "@VENV@"),
-            (workspace_root(), "@WORKSPACE@"),
-        ] {
+        let all = [
+            sandbox.map(|s| (s.to_path_buf(), "@SANDBOX@")),
+            Some((venv.to_path_buf(), "@VENV@")),
+            Some((workspace_root(), "@WORKSPACE@")),
+        ];
+        for (path, placeholder) in all.into_iter().flatten() {
             given.push((placeholder, path.display().to_string()));
             let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
             for p in [path, real] {
@@ -882,23 +1031,27 @@ fn take_recorded(file: &Path, key: &str) -> Option<Entry> {
     entry
 }
 
-/// Adds an entry to a test's recordings file (the first of a process empties it).
-fn append(file: &Path, entry: &Entry) {
-    static STARTED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
-    let mut started = STARTED.lock().unwrap_or_else(|e| e.into_inner());
-    let fresh = started.insert(file.to_path_buf());
+/// Adds an entry to a test's recordings file, which holds what this process recorded.
+fn append(file: &Path, entry: &Entry, sorted: bool) {
+    static WRITTEN: Mutex<BTreeMap<PathBuf, Vec<Entry>>> = Mutex::new(BTreeMap::new());
+    let mut written = WRITTEN.lock().unwrap_or_else(|e| e.into_inner());
+    let entries = written.entry(file.to_path_buf()).or_default();
+    entries.push(entry.clone());
+    // Answers asked from several threads are kept in an order of their own, so that
+    // recording again changes only what changed.
+    if sorted {
+        entries.sort_by(|a, b| a.summary.cmp(&b.summary).then(a.key.cmp(&b.key)));
+    }
     if let Some(parent) = file.parent() {
         std::fs::create_dir_all(parent)
             .unwrap_or_else(|e| panic!("cannot create {}: {e}", parent.display()));
     }
-    let mut text = if fresh {
-        format!(
-            "# ansible-core's runs in this test, recorded by `make test-recordings` ({DIR}/versions.txt)\n"
-        )
-    } else {
-        std::fs::read_to_string(file).unwrap_or_default()
-    };
-    text.push_str(&entry.to_text());
+    let mut text = format!(
+        "# ansible-core's runs in this test, recorded by `make test-recordings` ({DIR}/versions.txt)\n"
+    );
+    for e in entries.iter() {
+        text.push_str(&e.to_text());
+    }
     std::fs::write(file, text).unwrap_or_else(|e| panic!("cannot write {}: {e}", file.display()));
 }
 

@@ -7,14 +7,13 @@
 //! in both with the same exit code (errors are compared by kind, not wording).
 //!
 //! ansible-inventory takes about a second a call, so the calls run on a few threads, and
-//! its answers are kept under `target/inventory-oracle/`, keyed by the case's files and
-//! the command, so a rerun only asks again for what changed.
+//! its answers are recorded in `tests/recordings/inventory/` (`make test-recordings`),
+//! keyed by the case's files, the command and ansible-core's version, so a run asks
+//! again only what changed.
 
 use sandball_e2e::binaries::{target_dir, workspace_root};
-use sandball_e2e::{Binaries, Output};
+use sandball_e2e::{Binaries, Output, recording};
 use serde_json::Value;
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -154,35 +153,9 @@ fn queries(case: &Case) -> Vec<Query> {
     out
 }
 
-/// A hash of every file of the case directory, its `case.txt` file included.
-fn case_fingerprint(dir: &Path) -> u64 {
-    fn walk(dir: &Path, hasher: &mut DefaultHasher) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        entries.sort();
-        for path in entries {
-            path.file_name().hash(hasher);
-            if path.is_dir() {
-                walk(&path, hasher);
-            } else {
-                std::fs::read(&path).unwrap_or_default().hash(hasher);
-                #[cfg(unix)]
-                {
-                    use std::os::unix::fs::PermissionsExt;
-                    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-                    (mode & 0o111).hash(hasher);
-                }
-            }
-        }
-    }
-    let mut hasher = DefaultHasher::new();
-    walk(dir, &mut hasher);
-    hasher.finish()
-}
-
-/// The oracle's answer: exit code, stdout, stderr (cached on disk). Cases without
+/// The oracle's answer: exit code, stdout, stderr — recorded in
+/// `tests/recordings/inventory/` and replayed while the case's files, the command and
+/// ansible-core are the same (`sandball_e2e::recording::answer`). Cases without
 /// environment of their own are answered by `server` (one Python process that imported
 /// ansible-core once and forks for each query); the others by a fresh process, because
 /// ansible-core reads its environment when it is imported.
@@ -193,49 +166,36 @@ fn oracle(
     server: &mut Option<ForkServer>,
 ) -> (i32, String, String) {
     let (tool, args) = oracle_command(case, query);
-    let mut hasher = DefaultHasher::new();
-    case_fingerprint(&case.dir).hash(&mut hasher);
-    // The same key as a command line `tool args...` (earlier caches stay valid).
     let program = bin.join(tool);
-    format!(
-        "{:?}|{:?}|{:?}",
-        args.iter().map(std::ffi::OsStr::new).collect::<Vec<_>>(),
-        case.env,
-        program.as_os_str()
-    )
-    .hash(&mut hasher);
-    let cache = target_dir().join("inventory-oracle").join(format!(
-        "{}-{:016x}.json",
-        case.name,
-        hasher.finish()
-    ));
-    if let Ok(text) = std::fs::read_to_string(&cache)
-        && let Ok(Value::Array(v)) = serde_json::from_str::<Value>(&text)
-        && let [Value::Number(code), Value::String(out), Value::String(err)] = v.as_slice()
-    {
-        return (code.as_i64().unwrap_or(-1) as i32, out.clone(), err.clone());
-    }
-    let answer = if case.env.is_empty() {
-        server
-            .get_or_insert_with(|| ForkServer::start(bin))
-            .ask(tool, &args, &case.dir)
-    } else {
-        let home = tempfile::tempdir().unwrap();
-        let mut cmd = Command::new(&program);
-        cmd.args(&args).current_dir(&case.dir);
-        oracle_env(&mut cmd, home.path());
-        for (k, v) in &case.env {
-            cmd.env(k, v);
+    let inputs = [
+        format!("tool {tool}"),
+        format!("args {args:?}"),
+        format!("env {:?}", case.env),
+        format!("dir {}", case.dir.display()),
+        format!("files {}", recording::tree_digest(&case.dir, bin)),
+    ];
+    let summary = format!(
+        "{tool} {} (in tests/inventories/{})",
+        args.join(" "),
+        case.name
+    );
+    recording::answer(bin, &summary, &inputs, || {
+        if case.env.is_empty() {
+            server
+                .get_or_insert_with(|| ForkServer::start(bin))
+                .ask(tool, &args, &case.dir)
+        } else {
+            let home = tempfile::tempdir().unwrap();
+            let mut cmd = Command::new(&program);
+            cmd.args(&args).current_dir(&case.dir);
+            oracle_env(&mut cmd, home.path());
+            for (k, v) in &case.env {
+                cmd.env(k, v);
+            }
+            let out = Output::run(cmd, Duration::from_secs(120));
+            (out.code, out.stdout, out.stderr)
         }
-        let out = Output::run(cmd, Duration::from_secs(120));
-        (out.code, out.stdout, out.stderr)
-    };
-    std::fs::create_dir_all(cache.parent().unwrap()).unwrap();
-    let record = serde_json::json!([answer.0, answer.1, answer.2]).to_string();
-    let tmp = cache.with_extension(format!("{:?}.tmp", std::thread::current().id()));
-    std::fs::write(&tmp, record).unwrap();
-    std::fs::rename(&tmp, &cache).unwrap();
-    answer
+    })
 }
 
 /// The ansible tool and its arguments for `query` on `case`.
