@@ -405,7 +405,7 @@ fn replay_or_run(
     };
     match (mode, recorded) {
         (Mode::Verify, Some(recorded)) => {
-            let (was, is) = (recorded.to_text(), entry.to_text());
+            let (was, is) = (masked(&recorded.to_text()), masked(&entry.to_text()));
             // Hosts report in the order they finish, which varies from run to run (the
             // tests allow for it): the same lines in another order agree.
             let sorted = |t: &str| {
@@ -471,6 +471,30 @@ fn summary(cmd: &Command, paths: &Paths) -> String {
         s.push_str(&paths.normalize(&a.to_string_lossy()).replace('\n', "\\n"));
     }
     s
+}
+
+/// A recording with what differs between any two live runs of the same inputs, and no
+/// test can compare, masked: a command's times (`delta`, `start`, `end`) and the names
+/// of ansible-core's temporary directories. Only [`Mode::Verify`] masks: a recording
+/// keeps what the run printed.
+fn masked(text: &str) -> String {
+    static MASKS: OnceLock<Vec<(regex::Regex, &'static str)>> = OnceLock::new();
+    let masks = MASKS.get_or_init(|| {
+        [
+            (r#""(delta|start|end)": "[^"]*""#, r#""$1": "…""#),
+            (r"(?m)^(\s*(delta|start|end): ).*$", "$1…"),
+            (r"ansible-tmp-[0-9.]+-[0-9]+-[0-9]+", "ansible-tmp-…"),
+            (r"ansible-local-[0-9]+[A-Za-z0-9_]*", "ansible-local-…"),
+        ]
+        .into_iter()
+        .map(|(re, to)| (regex::Regex::new(re).expect("a valid mask"), to))
+        .collect()
+    });
+    let mut t = text.to_string();
+    for (re, to) in masks {
+        t = re.replace_all(&t, *to).into_owned();
+    }
+    t
 }
 
 /// The first line where two recordings differ, with a few lines around it.
@@ -1065,6 +1089,16 @@ mod tests {
             test_name().as_deref(),
             Some("recording::tests::the_running_test_is_named")
         );
+    }
+
+    #[test]
+    fn a_commands_times_and_temporary_names_are_masked() {
+        let live = r#"ok: [h] => {"delta": "0:00:00.01", "end": "2026-01-01 10:00:00.1", "rc": 0}"#;
+        assert_eq!(
+            masked(live),
+            r#"ok: [h] => {"delta": "…", "end": "…", "rc": 0}"#
+        );
+        assert_eq!(masked("  start: 2026-01-01 x\n"), "  start: …\n");
     }
 
     #[test]
