@@ -106,9 +106,11 @@ target-recaps: build ansible ansible-targets test-node test-fixtures nextest
 ## alone and keeps the others'.
 RECORDINGS := tests/recordings
 # The nextest filter for the tests named in a list: `module::` for a module's tests, or
-# a test's full name.
-recorded_filter = $$(sed -e 's/\#.*//' -e 's/[[:space:]]//g' -e '/^$$/d' $(1) | \
-	sed -e 's|^\(.*\)::$$|test(/^\1::/)|' -e '/^test(/!s|.*|test(=&)|' | paste -sd '|')
+# a test's full name; `-` before either takes those out.
+recorded_filter = $$(sed -e 's/\#.*//' -e 's/[[:space:]]//g' -e '/^$$/d' $(1) | awk '{ \
+	out = sub(/^-/, ""); t = /::$$/ ? "test(/^" substr($$0, 1, length($$0) - 2) "::/)" : "test(=" $$0 ")"; \
+	if (out) o = o (o ? " | " : "") t; else i = i (i ? " | " : "") t } \
+	END { print "(" i ")" (o ? " - (" o ")" : "") }')
 test-recordings: build ansible test-node legacy-examples test-fixtures example-component nextest
 	@if [ -n "$(RECORD_TESTS)" ]; then printf '%s\n' $(RECORD_TESTS) > target/record-tests.txt; \
 	else cp $(RECORDINGS)/tests.txt target/record-tests.txt && \

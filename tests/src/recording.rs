@@ -84,7 +84,8 @@ pub fn test_name() -> Option<String> {
 }
 
 /// Whether the test is listed in `tests.txt`: a line is a test's full name, or a
-/// module's name followed by `::` for all its tests.
+/// module's name followed by `::` for all its tests; a line `-name` takes a test (or a
+/// module's tests) out again.
 pub fn is_recorded(test: &str) -> bool {
     listed(
         &std::fs::read_to_string(workspace_root().join(DIR).join("tests.txt")).unwrap_or_default(),
@@ -93,16 +94,23 @@ pub fn is_recorded(test: &str) -> bool {
 }
 
 fn listed(list: &str, test: &str) -> bool {
-    list.lines()
+    let names = |entry: &str| {
+        if entry.ends_with("::") {
+            test.starts_with(entry)
+        } else {
+            test == entry
+        }
+    };
+    let entries: Vec<&str> = list
+        .lines()
         .map(|l| l.split('#').next().unwrap_or("").trim())
         .filter(|l| !l.is_empty())
-        .any(|entry| {
-            if entry.ends_with("::") {
-                test.starts_with(entry)
-            } else {
-                test == entry
-            }
-        })
+        .collect();
+    let out = entries
+        .iter()
+        .filter_map(|e| e.strip_prefix('-'))
+        .any(|e| names(e.trim()));
+    !out && entries.iter().any(|e| !e.starts_with('-') && names(e))
 }
 
 /// The file a test's recordings are in: `tests/recordings/MODULE/TEST.txt`.
@@ -1103,8 +1111,9 @@ mod tests {
 
     #[test]
     fn a_listed_module_covers_its_tests_and_a_name_only_itself() {
-        let list = "# comment\nfind::\nmeta::one # why\n";
+        let list = "# comment\nfind::\nmeta::one # why\n-find::b # not that one\n";
         assert!(listed(list, "find::a"));
+        assert!(!listed(list, "find::b"));
         assert!(listed(list, "meta::one"));
         assert!(!listed(list, "meta::one_more"));
         assert!(!listed(list, "finder::a"));
