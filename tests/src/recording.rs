@@ -483,7 +483,7 @@ fn summary(cmd: &Command, paths: &Paths) -> String {
 
 /// A recording with what differs between any two live runs of the same inputs, and no
 /// test can compare, masked: a command's times (`delta`, `start`, `end`) and the names
-/// of ansible-core's temporary directories. Only [`Mode::Verify`] masks: a recording
+/// of ansible-core's and Python's temporary directories and files. Only [`Mode::Verify`] masks: a recording
 /// keeps what the run printed.
 fn masked(text: &str) -> String {
     static MASKS: OnceLock<Vec<(regex::Regex, &'static str)>> = OnceLock::new();
@@ -493,6 +493,8 @@ fn masked(text: &str) -> String {
             (r"(?m)^(\s*(delta|start|end): ).*$", "$1…"),
             (r"ansible-tmp-[0-9.]+-[0-9]+-[0-9]+", "ansible-tmp-…"),
             (r"ansible-local-[0-9]+[A-Za-z0-9_]*", "ansible-local-…"),
+            // Python's temporary files (a diff names the one a template was made in).
+            (r"/tmp[a-z0-9_]{8}\b", "/tmp…"),
         ]
         .into_iter()
         .map(|(re, to)| (regex::Regex::new(re).expect("a valid mask"), to))
@@ -1107,6 +1109,10 @@ mod tests {
             r#"ok: [h] => {"delta": "…", "end": "…", "rc": 0}"#
         );
         assert_eq!(masked("  start: 2026-01-01 x\n"), "  start: …\n");
+        assert_eq!(
+            masked("+++ after: /s/ansible-local/ansible-local-12ab_c/tmpy4y650vz/t.j2"),
+            "+++ after: /s/ansible-local/ansible-local-…/tmp…/t.j2"
+        );
     }
 
     #[test]
