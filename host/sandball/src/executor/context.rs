@@ -180,12 +180,8 @@ pub(crate) fn become_for(
             }
         })
         .collect();
-    Become::resolve(&run.templar, vars, &layers, &run.options.become_).map_err(|e| {
-        failed(format!(
-            "{e}\n\nThe error appears to be in '{}'.",
-            t.location
-        ))
-    })
+    Become::resolve(&run.templar, vars, &layers, &run.options.become_)
+        .map_err(|e| failed(t.location.appears_in(e)))
 }
 
 /// An UNREACHABLE result: ansible-core raises a connection's failure while the task

@@ -569,8 +569,5 @@ fn expand_imports(
 /// The failed result of an include that could not be made on a host, saying where the
 /// task is.
 fn failure(t: &Task, msg: &str) -> serde_json::Map<String, Value> {
-    crate::plugins::action::failed(format!(
-        "{msg}\n\nThe error appears to be in '{}'.",
-        t.location
-    ))
+    crate::plugins::action::failed(t.location.appears_in(msg))
 }

@@ -673,10 +673,9 @@ fn throttle(run: &Run, kw: &Chain<'_>, vars: &crate::template::Vars) -> Result<u
         },
         Err(e) => e.to_string(),
     };
-    Err(format!(
-        "Failed to convert the throttle value to an integer: {why}\n\nThe error appears to be in '{}'.",
-        setting.at
-    ))
+    Err(setting.at.appears_in(format!(
+        "Failed to convert the throttle value to an integer: {why}"
+    )))
 }
 
 /// Runs a task on the play's active hosts (or, for a handler, on the hosts that
@@ -762,10 +761,10 @@ pub(super) async fn run_task(
                     );
                 }
                 Err(e) => {
-                    run.callback.warning(&format!(
-                        "the action name {:?} could not be templated: {e}\n\nThe error appears to be in '{}'.",
-                        t.action, t.location
-                    ));
+                    run.callback.warning(&t.location.appears_in(format!(
+                        "the action name {:?} could not be templated: {e}",
+                        t.action
+                    )));
                     lock(&state.active).clear();
                     return false;
                 }

@@ -23,6 +23,13 @@ impl fmt::Display for Location {
 }
 
 impl Location {
+    /// `msg` followed by where it happened, as ansible-core ends an error about a task
+    /// or keyword: "…\n\nThe error appears to be in 'file:line:column'.". The one
+    /// place that block is written.
+    pub fn appears_in(&self, msg: impl fmt::Display) -> String {
+        format!("{msg}\n\nThe error appears to be in '{self}'.")
+    }
+
     /// ansible-core 2.19's `Origin:` block for an error here: the absolute, normalized
     /// `file:line:column` and, when `source` and the file can be read, its lines up to
     /// this one (the two before it too), numbered (tabs shown as spaces), with a caret

@@ -78,10 +78,7 @@ pub(super) async fn run(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map
     }) {
         Ok(g) => g,
         Err(e) => {
-            return failed(format!(
-                "{e}\n\nThe error appears to be in '{}'.",
-                cx.task.location
-            ));
+            return failed(cx.task.location.appears_in(e));
         }
     };
     let mut grant = grant;
@@ -102,10 +99,7 @@ pub(super) async fn run(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map
             args.insert("_ansible_environment".into(), Value::Object(env));
         }
         Err(e) => {
-            return failed(format!(
-                "{e}\n\nThe error appears to be in '{}'.",
-                cx.task.location
-            ));
+            return failed(cx.task.location.appears_in(e));
         }
     }
     let ran = audit::Ran {

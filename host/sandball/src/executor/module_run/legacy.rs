@@ -86,10 +86,7 @@ pub(super) async fn run(
     let environment = match environment(run, cx.kw, cx.vars) {
         Ok(env) => env,
         Err(e) => {
-            return failed(format!(
-                "{e}\n\nThe error appears to be in '{}'.",
-                cx.task.location
-            ));
+            return failed(cx.task.location.appears_in(e));
         }
     };
     let to = match target(run, cx.kw, host, cx.vars) {
