@@ -317,42 +317,25 @@ pub async fn run_on_host(
     let failure =
         (status == Status::Failed && !ignored).then(|| registered(&shown(no_log, &result)));
     // A loop whose items could not be worked out ends with no item shown: its result
-    // is shown as a task's.
-    let no_items = t.loop_.is_some() && !result.contains_key("results");
-    if t.loop_.is_none() || no_items {
-        let shown = shown(no_log, &result);
+    // is shown as a task's. A loop's whole result is for the callbacks that keep
+    // results; the stdout ones show it, and so its banner, only when it was ignored,
+    // skipped or unreachable (`Report::shown`).
+    let looped = t.loop_.is_some() && result.contains_key("results");
+    let shown = shown(no_log, &result);
+    if !looped || ignored || matches!(status, Status::Skipped | Status::Unreachable) {
         show_banner(run, banner);
-        show_warnings(run, Some(&t.location));
-        run.callback.result(&Report {
-            host,
-            action: &t.action,
-            status,
-            result: &shown,
-            item: None,
-            ignored,
-            looped: false,
-            origin: Some(origin(run, t, kw, &vars)),
-        });
-    } else {
-        // The loop's whole result, for the callbacks that keep results; the stdout
-        // ones show it only when it was ignored, skipped or unreachable
-        // (`Report::shown`).
-        let shown = shown(no_log, &result);
-        if ignored || matches!(status, Status::Skipped | Status::Unreachable) {
-            show_banner(run, banner);
-        }
-        show_warnings(run, Some(&t.location));
-        run.callback.result(&Report {
-            host,
-            action: &t.action,
-            status,
-            result: &shown,
-            item: None,
-            ignored,
-            looped: true,
-            origin: Some(origin(run, t, kw, &vars)),
-        });
     }
+    show_warnings(run, Some(&t.location));
+    run.callback.result(&Report {
+        host,
+        action: &t.action,
+        status,
+        result: &shown,
+        item: None,
+        ignored,
+        looped,
+        origin: Some(origin(run, t, kw, &vars)),
+    });
     HostOutcome {
         status,
         ignored,
