@@ -38,27 +38,51 @@ pub fn py_str(value: &Value) -> String {
 /// `repr(value)`: `'text'`, `True`, `None`, `1.0`, `['a', 1]`, `{'k': 'v'}`.
 pub fn py_repr(value: &Value) -> String {
     let mut out = String::new();
-    write_repr(&mut out, value);
+    write(&mut out, value, &REPR);
     out
 }
 
-fn write_repr(out: &mut String, value: &Value) {
+/// How one of Python's writers spells the scalars and quotes text: `repr()`'s or
+/// `json.dumps`'s. Lists and dicts are written alike by both, with `", "` and `": "`.
+struct Style {
+    null: &'static str,
+    yes: &'static str,
+    no: &'static str,
+    quote: fn(&str, &mut String),
+}
+
+/// `repr()`'s spelling.
+const REPR: Style = Style {
+    null: "None",
+    yes: "True",
+    no: "False",
+    quote,
+};
+
+/// `json.dumps`'s spelling (non-ASCII escaped).
+const JSON: Style = Style {
+    null: "null",
+    yes: "true",
+    no: "false",
+    quote: |s, out| json_quote(s, true, out),
+};
+
+fn write(out: &mut String, value: &Value, style: &Style) {
     match value {
-        Value::Null => out.push_str("None"),
-        Value::Bool(true) => out.push_str("True"),
-        Value::Bool(false) => out.push_str("False"),
+        Value::Null => out.push_str(style.null),
+        Value::Bool(b) => out.push_str(if *b { style.yes } else { style.no }),
         Value::Number(n) => match n.as_f64() {
             Some(f) if n.is_f64() => out.push_str(&float_repr(f)),
             _ => out.push_str(&n.to_string()),
         },
-        Value::String(s) => quote(s, out),
+        Value::String(s) => (style.quote)(s, out),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_repr(out, item);
+                write(out, item, style);
             }
             out.push(']');
         }
@@ -68,9 +92,9 @@ fn write_repr(out: &mut String, value: &Value) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                quote(k, out);
+                (style.quote)(k, out);
                 out.push_str(": ");
-                write_repr(out, v);
+                write(out, v, style);
             }
             out.push('}');
         }
@@ -193,42 +217,8 @@ pub fn float_repr(f: f64) -> String {
 /// non-ASCII characters escaped as `\uXXXX`.
 pub fn json_dumps(value: &Value) -> String {
     let mut out = String::new();
-    write_json(&mut out, value);
+    write(&mut out, value, &JSON);
     out
-}
-
-fn write_json(out: &mut String, value: &Value) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if n.is_f64() => out.push_str(&float_repr(f)),
-            _ => out.push_str(&n.to_string()),
-        },
-        Value::String(s) => json_quote(s, true, out),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_json(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, v)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                json_quote(k, true, out);
-                out.push_str(": ");
-                write_json(out, v);
-            }
-            out.push('}');
-        }
-    }
 }
 
 /// Appends `s` as Python's `json.dumps` writes a string: quotes and backslashes and
