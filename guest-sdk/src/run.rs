@@ -13,14 +13,15 @@ use std::io::{Read, Write};
 
 /// [`run`] for a module that takes paths: relative paths start at the node's working
 /// directory, as they would for an Ansible module there (WASI starts a component at
-/// `/`; the shim says where that directory is in `PWD`). Changing directory needs the
-/// filesystem interface, which a module without paths (`ping`) does not import.
+/// `/`; the shim says where that directory is as WASI's `initial-cwd`, when the grant
+/// named a relative path). Changing directory needs the filesystem interface, which a
+/// module without paths (`ping`) does not import.
 pub fn run_with_paths<F>(manifest: &str, body: F)
 where
     F: FnOnce(&mut Module) -> Result<Map<String, Value>, Fail>,
 {
     #[cfg(target_arch = "wasm32")]
-    if let Some(dir) = std::env::var("PWD").ok().filter(|d| d.starts_with('/'))
+    if let Some(dir) = wasip2::cli::environment::initial_cwd().filter(|d| d.starts_with('/'))
         && std::env::set_current_dir(&dir).is_err()
     {
         // The directory is not one the grant opens: path arguments are made

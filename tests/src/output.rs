@@ -34,7 +34,18 @@ impl Output {
     }
 
     /// As [`run`](Self::run), with `input` as the command's stdin.
-    pub fn run_with_input(mut cmd: Command, limit: Duration, input: Stdio) -> Output {
+    pub fn run_with_input(cmd: Command, limit: Duration, input: Stdio) -> Output {
+        Output::run_started(cmd, limit, input, |_| {})
+    }
+
+    /// As [`run`](Self::run), with `started` called once the command runs (given its
+    /// process, which leads its process group); `limit` counts from the start.
+    pub fn run_started(
+        mut cmd: Command,
+        limit: Duration,
+        input: Stdio,
+        started: impl FnOnce(&Child),
+    ) -> Output {
         let command = format!("{cmd:?}");
         let start = Instant::now();
         let mut child = cmd
@@ -46,7 +57,8 @@ impl Output {
             .unwrap_or_else(|e| panic!("cannot start {command}: {e}"));
         let stdout = drain(child.stdout.take());
         let stderr = drain(child.stderr.take());
-        let status = wait_for(&mut child, limit);
+        started(&child);
+        let status = wait_for(&mut child, limit.saturating_sub(start.elapsed()));
         // Output still open after the exit means a child outlived the command.
         let grace = Instant::now() + Duration::from_secs(if status.is_some() { 3 } else { 0 });
         let left = || grace.saturating_duration_since(Instant::now());

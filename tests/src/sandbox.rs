@@ -295,6 +295,32 @@ impl Invocation {
         }
     }
 
+    /// Runs it, and once `ready` says so (asked every 50 ms, within the run's time
+    /// limit) sends `signal` (`INT`, `TERM`…) to its process group, as a terminal's
+    /// Ctrl-C reaches the foreground group; then waits for it to end. Never replayed
+    /// from a recording: a signalled run depends on its timing.
+    pub fn run_signalled(self, signal: &str, ready: impl Fn() -> bool) -> Output {
+        let limit = self.limit;
+        Output::run_started(self.cmd, limit, std::process::Stdio::null(), |child| {
+            let start = std::time::Instant::now();
+            while !ready() {
+                assert!(
+                    start.elapsed() < limit,
+                    "the run was not ready to be signalled within {limit:?}"
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let group = format!("-{}", child.id());
+            let sent = std::process::Command::new("kill")
+                .args([&format!("-{signal}"), "--", &group])
+                .status();
+            assert!(
+                sent.is_ok_and(|s| s.success()),
+                "kill -{signal} -- {group} failed"
+            );
+        })
+    }
+
     /// Runs it to the end with the file `input` as its stdin.
     pub fn run_with_stdin(self, input: &Path) -> Output {
         match &self.reference {

@@ -45,6 +45,7 @@ mod hash_behaviour;
 mod includes;
 mod inheritance;
 mod integration_targets;
+mod interrupt;
 mod inventory;
 mod inventory_flags;
 mod keywords;

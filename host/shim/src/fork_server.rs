@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 /// The server's Python code.
@@ -69,6 +70,9 @@ struct Server {
     stdin: ChildStdin,
     stdout: ChildStdout,
     last_used: u64,
+    /// The server's process group (it and the module processes it forks), which the
+    /// session ends if the controller goes away.
+    _group: crate::groups::Recorded,
 }
 
 impl Drop for Server {
@@ -158,8 +162,10 @@ fn start(interpreter: &str, env: &BTreeMap<String, String>) -> Result<Server, Fo
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
+        .process_group(0)
         .spawn()
         .map_err(spawn)?;
+    let group = crate::groups::Recorded::new(child.id());
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         let _ = child.kill();
         let _ = child.wait();
@@ -170,6 +176,7 @@ fn start(interpreter: &str, env: &BTreeMap<String, String>) -> Result<Server, Fo
         stdin,
         stdout,
         last_used: 0,
+        _group: group,
     })
 }
 

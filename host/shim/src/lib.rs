@@ -29,6 +29,7 @@ pub mod engine;
 pub mod environment;
 pub mod error;
 pub mod fork_server;
+pub mod groups;
 pub mod host;
 pub mod http;
 pub mod jobs;

@@ -3,6 +3,13 @@
 //! call (a sleep, a poll). When a run overstays its deadline by [`GRACE`], the
 //! watchdog answers the run itself with a `timed-out` result and ends the process;
 //! the controller opens a fresh session for the next task.
+//!
+//! It also watches the session's input: when the controller goes away mid-run (Ctrl-C,
+//! SIGTERM, a controller killed, a connection cut), the stream ends while a module may
+//! still be running, blocked in a program it started. Within a tick ([`TICK`]) the
+//! watchdog ends every process group the session started ([`crate::groups`]),
+//! removes the files it staged and ends the shim: nothing a session started outlives
+//! its controller.
 
 use sandball_wire::frame;
 use sandball_wire::protocol::{Outcome, Response, RunResult};
@@ -15,6 +22,12 @@ pub const GRACE: Duration = Duration::from_secs(1);
 
 /// Exit code of a shim ended by its watchdog.
 pub const EXIT_CODE: i32 = 4;
+
+/// Exit code of a shim whose controller went away.
+pub const ORPHANED_EXIT_CODE: i32 = 5;
+
+/// How often the watchdog looks.
+pub const TICK: Duration = Duration::from_millis(50);
 
 #[derive(Debug)]
 struct Armed {
@@ -38,7 +51,12 @@ impl Watchdog {
         let armed = dog.armed.clone();
         std::thread::spawn(move || {
             loop {
-                std::thread::sleep(Duration::from_millis(50));
+                std::thread::sleep(TICK);
+                if controller_gone() {
+                    crate::groups::kill_all();
+                    let _ = cache.clear_staged();
+                    std::process::exit(ORPHANED_EXIT_CODE);
+                }
                 let guard = armed.lock().unwrap_or_else(|e| e.into_inner());
                 let Some(a) = guard.as_ref() else { continue };
                 if Instant::now() < a.at {
@@ -85,4 +103,17 @@ impl Watchdog {
     pub fn disarm(&self) {
         *self.armed.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
+}
+
+/// Whether the session's input (the shim's stdin) has ended: its writer closed (the
+/// controller, or the sshd between them, went away). Unread requests do not count.
+fn controller_gone() -> bool {
+    let mut fds = [libc::pollfd {
+        fd: libc::STDIN_FILENO,
+        events: libc::POLLRDHUP,
+        revents: 0,
+    }];
+    // SAFETY: one valid pollfd, owned by this frame; a zero timeout does not block.
+    let r = unsafe { libc::poll(fds.as_mut_ptr(), 1, 0) };
+    r > 0 && fds[0].revents & (libc::POLLHUP | libc::POLLRDHUP | libc::POLLERR) != 0
 }

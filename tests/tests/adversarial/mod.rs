@@ -12,7 +12,9 @@
 //! programs, controller-side leaks…); every test prints how many attempts it tried
 //! and how many were contained.
 
+mod broad_grants;
 mod cache;
+mod environment;
 mod facts;
 mod output;
 mod paths;

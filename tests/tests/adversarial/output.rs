@@ -1,6 +1,7 @@
 //! What reaches the user: a value the module's own argument spec marks `no_log`
 //! never appears in any output (task lines, `--output jsonl`, the audit log), not
-//! even quoted back in a refused command line; `no_log` set on a play or a block
+//! even quoted back in a refused command line or in the controller's refusal of a
+//! grant; `no_log` set on a play or a block
 //! hides every result beneath it; and control characters a module returns (terminal
 //! escapes that write the clipboard or rewrite lines, a newline that fakes an `ok:`
 //! line) are shown escaped.
@@ -20,6 +21,13 @@ const PLAY: &str = r#"
         argv: [/bin/echo, spec-secret-9931]
         secret: spec-secret-9931
       capabilities: [{kind: exec, program: /bin/true}]
+      ignore_errors: true
+    - name: a grant the controller refuses, naming a no_log argument
+      adversary:
+        attack: read
+        path: /nonexistent/spec-secret-9931
+        secret: spec-secret-9931
+      capabilities: [{kind: fs, path: /nonexistent/spec-secret-9931, access: read}]
       ignore_errors: true
 
 - hosts: all
@@ -67,6 +75,11 @@ fn no_log_values_never_reach_any_output() {
             .run();
         out.assert_no_panic().assert_code(0);
         assert!(out.stdout.contains("was denied exec /bin/echo"), "{out}");
+        assert!(
+            out.stdout
+                .contains("may not be granted fs read on /nonexistent/********"),
+            "the refused grant: {out}"
+        );
         for secret in [SECRET, PLAY_SECRET] {
             assert!(
                 !out.stdout.contains(secret) && !out.stderr.contains(secret),

@@ -121,5 +121,5 @@ pub async fn run(args: AdhocArgs) -> Result<i32, CliError> {
         }
         return Ok(0);
     }
-    run.playbook(&book).await.map_err(CliError::parse)
+    super::run_playbook(&run, &book).await
 }

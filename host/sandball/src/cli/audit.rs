@@ -9,7 +9,7 @@
 use super::CliError;
 use crate::assemble::{Component, ModuleStore, component};
 use crate::policy::imports::{self, Finding, Import};
-use crate::policy::{Policy, Subject};
+use crate::policy::{Policy, Subject, launchers};
 use clap::{Args, Subcommand};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -94,13 +94,21 @@ fn module(a: ModuleArgs) -> Result<i32, CliError> {
     let c = find(&a.module, &a.module_path)?;
     let policy = Policy::discover(a.policy.as_deref()).map_err(CliError::options)?;
     let imports = imports::component_imports(&c.bytes).map_err(CliError::other)?;
-    let findings = imports::findings(&c.manifest, &imports);
     let subject = Subject {
         module: &c.name,
         sha256: Some(&c.sha256),
         builtin: c.builtin,
         host: None,
     };
+    let mut findings = imports::findings(&c.manifest, &imports);
+    findings.extend(
+        launchers::policy_warnings(&policy, &subject, &c.manifest, &[], true)
+            .into_iter()
+            .map(|message| Finding {
+                level: "warning",
+                message,
+            }),
+    );
     let rules: Vec<String> = policy
         .rules_for(&subject)
         .map(|r| policy.rule_location(r))
@@ -268,6 +276,17 @@ fn playbook(a: PlaybookArgs) -> Result<i32, CliError> {
             w2 = widths[2],
             w3 = widths[3]
         );
+    }
+    let mut warned: Vec<String> = Vec::new();
+    for p in &planned {
+        if let Kind::Component { warnings, .. } = &p.kind {
+            for w in warnings {
+                if !warned.contains(w) {
+                    eprintln!("[WARNING]: {w}");
+                    warned.push(w.clone());
+                }
+            }
+        }
     }
     Ok(0)
 }

@@ -356,6 +356,25 @@ fn finish(outcome: Result<i32, CliError>) -> i32 {
     }
 }
 
+/// The outcome of running a playbook (or an ad-hoc task's play) as the command's: a
+/// run that ended while it ran (an error, an interruption) has its message shown by
+/// the callback, as it shows errors, and no recap.
+pub(crate) async fn run_playbook(
+    run: &crate::executor::Run,
+    book: &crate::playbook::Playbook,
+) -> Result<i32, CliError> {
+    match run.playbook(book).await {
+        Ok(code) => Ok(code),
+        Err(crate::executor::ExecError::Aborted(abort)) => {
+            if !abort.message.is_empty() {
+                run.callback.error(&abort.message);
+            }
+            Err(CliError::said(abort.code))
+        }
+        Err(e) => Err(CliError::parse(e)),
+    }
+}
+
 /// An error that ends the command, with its exit code.
 #[derive(Debug)]
 pub struct CliError {
@@ -663,6 +682,7 @@ pub(crate) fn build_run(
         policy,
         audit_log: None,
         host_errors: Default::default(),
+        warned: Default::default(),
         dynamic_changes: Default::default(),
     })
 }

@@ -1,7 +1,6 @@
 //! `sandball playbook`: the ansible-playbook of sandball.
 
 use super::{CliError, CommonArgs, build_run};
-use crate::executor::ExecError;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -174,16 +173,7 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
     }
     let mut code = 0;
     for book in &books {
-        code = match run.playbook(book).await {
-            Ok(code) => code,
-            Err(ExecError::Aborted(abort)) => {
-                // An error of the run: the callback shows it, as it shows errors; a
-                // run that did not finish has no recap.
-                run.callback.error(&abort.message);
-                return Err(CliError::said(abort.code));
-            }
-            Err(e) => return Err(CliError::parse(e)),
-        };
+        code = super::run_playbook(&run, book).await?;
     }
     if let Some(start) = &run.options.start_at_task
         && !start.was_reached()

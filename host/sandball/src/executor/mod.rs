@@ -13,6 +13,7 @@ mod context;
 mod gathering;
 mod handlers;
 mod include;
+mod interrupt;
 pub mod keyword_support;
 pub mod listing;
 mod meta;
@@ -239,6 +240,8 @@ pub struct Run {
     /// The inventory changes `add_host` and `group_by` made, in order: made again after
     /// `meta: refresh_inventory`, as ansible-core 2.19 keeps them.
     pub dynamic_changes: std::sync::Mutex<Vec<crate::inventory::Change>>,
+    /// The warnings given once per run, so far.
+    pub warned: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 /// Hosts a run has given up on.
@@ -265,6 +268,15 @@ impl HostErrors {
 }
 
 impl Run {
+    /// Whether `warning` is new in this run (a warning about the policy, say, is given
+    /// once, not on every task and host).
+    pub fn first_warning(&self, warning: &str) -> bool {
+        self.warned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(warning.to_string())
+    }
+
     /// The inventory as it is now.
     pub fn inventory(&self) -> std::sync::Arc<Inventory> {
         match self.inventory.read() {
@@ -392,18 +404,25 @@ impl Run {
         }
         self.callback
             .playbook_start(&playbook.path.display().to_string(), playbook.plays.len());
-        for p in &playbook.plays {
-            match play::run(self, p).await {
+        let plays = async {
+            for p in &playbook.plays {
                 // As Ansible: when a whole play's hosts failed, the playbook stops.
-                Ok(strategy::Ended::EveryHostFailed) => break,
-                Ok(_) => {}
-                Err(e) => {
-                    self.sessions.shutdown().await;
-                    return Err(e);
+                if let strategy::Ended::EveryHostFailed = play::run(self, p).await? {
+                    break;
                 }
             }
-        }
+            Ok(())
+        };
+        // Ctrl-C or SIGTERM abandons whatever runs (see `interrupt`).
+        let ran = tokio::select! {
+            ran = plays => ran,
+            signal = interrupt::first() => {
+                self.sessions.close_all(interrupt::SHIM_GRACE).await;
+                return Err(ExecError::Aborted(signal.abort()));
+            }
+        };
         self.sessions.shutdown().await;
+        ran?;
         let unsandboxed = self.legacy.take_warned();
         if !unsandboxed.is_empty() && self.options.verbosity == 0 {
             self.callback.warning(&format!(

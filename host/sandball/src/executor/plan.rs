@@ -49,6 +49,10 @@ pub enum Kind {
         /// Why the grant cannot be known yet.
         #[serde(skip_serializing_if = "Option::is_none")]
         unknown: Option<String>,
+        /// What the policy grants that lets the module run any program
+        /// ([`policy::launchers`]).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        warnings: Vec<String>,
     },
     /// A legacy module: not sandboxed; policy says whether it runs.
     Legacy {
@@ -198,16 +202,24 @@ fn plan_task(
         }
     };
     let grant = |vars: &crate::template::Vars| -> Kind {
+        let subject = Subject {
+            module: &component.name,
+            sha256: Some(&component.sha256),
+            builtin: component.builtin,
+            host: Some(host),
+        };
+        let mut warnings = Vec::new();
         let grant = task::args::template_args(run, t, &kw, plugin.raw_args(), vars)
             .map_err(|e| e.msg)
             .and_then(|args| {
                 let adjustments = context::capability_keywords(run, &kw, vars)?;
-                let subject = Subject {
-                    module: &component.name,
-                    sha256: Some(&component.sha256),
-                    builtin: component.builtin,
-                    host: Some(host),
-                };
+                warnings = policy::launchers::policy_warnings(
+                    &run.policy,
+                    &subject,
+                    &component.manifest,
+                    &adjustments,
+                    false,
+                );
                 policy::grant_for(
                     &run.policy,
                     &subject,
@@ -226,6 +238,7 @@ fn plan_task(
             sha256: component.sha256.clone(),
             grant,
             unknown,
+            warnings,
         }
     };
     let Some(spec) = &t.loop_ else {
@@ -249,6 +262,7 @@ fn plan_task(
                     "the loop's items are known only when it runs: {}",
                     first_line(&e.msg)
                 )),
+                warnings: Vec::new(),
             },
         )],
     }

@@ -100,6 +100,7 @@ fn run_play(
         policy: Default::default(),
         audit_log: None,
         host_errors: Default::default(),
+        warned: Default::default(),
         dynamic_changes: Default::default(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -23,6 +23,7 @@ pub mod audit_log;
 pub mod cover;
 pub mod file;
 pub mod imports;
+pub mod launchers;
 pub mod legacy;
 
 pub use file::{Legacy, Policy, Rule, Subject};

@@ -448,6 +448,9 @@ fn run_bounded(
         Ok(c) => c,
         Err(e) => return Ok(Err(os_failure(format!("cannot run {argv0}"), &e))),
     };
+    // Ended with the session if the controller goes away while it runs; every return
+    // below comes after the program was reaped.
+    let _recorded = crate::groups::Recorded::new(child.id());
     if let (Some(mut pipe), Some(bytes)) = (child.stdin.take(), cmd.stdin.clone()) {
         std::thread::spawn(move || {
             // A program that does not read all its input closes the pipe early.

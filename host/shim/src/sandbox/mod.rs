@@ -111,34 +111,55 @@ pub struct Stdio {
     pub stderr: MemoryOutputPipe,
 }
 
-/// The module's environment: `PWD` and `HOME` (where relative paths and `~` start,
-/// as the grant's paths were resolved: the SDK makes `PWD` the component's working
-/// directory; `HOME` expands `~`), `TMPDIR` when the grant opens the node's temporary
-/// directory (the module cannot know it otherwise), and the granted variables with
-/// the values the shim started with (unset ones left out).
-fn module_env(places: &Places, grant: &Grant) -> Vec<(String, String)> {
-    let mut env = Vec::new();
-    for (name, dir) in [("PWD", &places.cwd), ("HOME", &places.home)] {
-        if let Some(dir) = dir.to_str() {
-            env.push((name.to_string(), dir.to_string()));
-        }
+/// What a module learns of where it runs: the environment variables it is given and
+/// its initial working directory (WASI's `initial-cwd`).
+#[derive(Debug, Default, PartialEq)]
+pub struct ModuleEnv {
+    /// `(name, value)` pairs.
+    pub vars: Vec<(String, String)>,
+    /// Where relative paths start, when the grant resolved a relative path there.
+    pub cwd: Option<String>,
+}
+
+/// A module's environment, from its grant alone: the granted variables with the
+/// values the shim started with (unset ones left out); `HOME` also when the grant
+/// names a path under `~` (the module expands `~` in its arguments as the grant did);
+/// `TMPDIR` when the grant opens the node's temporary directory (the module cannot
+/// know it otherwise). Its working directory is given when the grant names a relative
+/// path, which was resolved there. A module granted nothing of the kind learns
+/// neither its home nor its working directory.
+pub fn module_env(places: &Places, grant: &Grant) -> ModuleEnv {
+    let home_named = |p: &str| p == "~" || p.starts_with("~/");
+    let relative = |p: &str| !p.starts_with('/') && !home_named(p) && !is_node_place(p);
+    let mut env = ModuleEnv::default();
+    let mut own: Vec<&str> = Vec::new();
+    if grant.fs.iter().any(|g| home_named(&g.path))
+        && let Some(dir) = places.home.to_str()
+    {
+        env.vars.push(("HOME".to_string(), dir.to_string()));
+        own.push("HOME");
     }
-    let node_tmp = grant.fs.iter().any(|g| is_node_place(&g.path));
-    if node_tmp && let Some(dir) = paths::node_tmpdir(places).to_str() {
-        env.push(("TMPDIR".to_string(), dir.to_string()));
+    if grant.fs.iter().any(|g| is_node_place(&g.path))
+        && let Some(dir) = paths::node_tmpdir(places).to_str()
+    {
+        // A granted TMPDIR gives way to the resolved one.
+        env.vars.push(("TMPDIR".to_string(), dir.to_string()));
+        own.push("TMPDIR");
     }
-    // A granted TMPDIR gives way to the resolved one.
-    let own = |n: &str| ["PWD", "HOME"].contains(&n) || (node_tmp && n == "TMPDIR");
-    for name in grant.env.iter().filter(|n| !own(n)) {
+    for name in grant.env.iter().filter(|n| !own.contains(&n.as_str())) {
         if let Some(value) = crate::environment::original(name).and_then(|v| v.into_string().ok()) {
-            env.push((name.clone(), value));
+            env.vars.push((name.clone(), value));
         }
+    }
+    if grant.fs.iter().any(|g| relative(&g.path)) {
+        env.cwd = places.cwd.to_str().map(str::to_string);
     }
     env
 }
 
 /// Builds the WASI context of one run: the regions preopened at their own paths
-/// (read-only or read-write), the environment [`module_env`] gives (see
+/// (read-only or read-write), the environment and working directory [`module_env`]
+/// gives (see
 /// [`crate::environment`]), arguments `[module]`, the given stdio,
 /// no TCP unless the grant has `net` patterns (then every address is checked against
 /// `network`, which records refusals), no UDP, and name lookups only when the grant
@@ -164,8 +185,12 @@ pub fn wasi_ctx(
         })
         .allow_udp(false)
         .allow_ip_name_lookup(grant.dns);
-    for (name, value) in module_env(places, grant) {
+    let env = module_env(places, grant);
+    for (name, value) in env.vars {
         b.env(name, value);
+    }
+    if let Some(cwd) = env.cwd {
+        b.initial_cwd(cwd);
     }
     for r in regions.iter().filter(|r| !r.only_itself) {
         let perms = match r.access {

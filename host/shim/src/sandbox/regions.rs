@@ -1151,7 +1151,7 @@ mod tests {
                 fs: g,
                 ..Grant::default()
             };
-            crate::sandbox::module_env(&places, &grant)
+            crate::sandbox::module_env(&places, &grant).vars
         };
         let dir = paths::node_tmpdir(&places).to_str().unwrap().to_string();
         assert!(env_of(vec![grant]).contains(&("TMPDIR".to_string(), dir)));

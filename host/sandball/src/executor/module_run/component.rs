@@ -17,13 +17,32 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// Runs the component `request` names on the task's target; the result is the task's
-/// (failures included).
+/// (failures included). What the module's spec marks `no_log` never reaches an output,
+/// even quoted back by the module, by a denial (a refused command line) or by the
+/// controller's own refusal to grant it. The diff is left as it is: it shows the
+/// content the task writes, which `--diff` asks to see (Ansible's copy shows it too:
+/// its action plugin hands the module a file, not the no_log text).
 pub(super) async fn run(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String, Value> {
-    let (run, host) = (cx.run, cx.host);
-    let component: Arc<Component> = match run.modules.get(request.name) {
+    let component: Arc<Component> = match cx.run.modules.get(request.name) {
         Ok(c) => c,
         Err(e) => return failed(e.to_string()),
     };
+    let secrets = no_log::secrets(Some(&component.manifest), &request.args, false);
+    let mut result = run_component(cx, request, component).await;
+    let diff = result.remove("diff");
+    no_log::mask_map(&mut result, &secrets);
+    if let Some(diff) = diff {
+        result.insert("diff".into(), diff);
+    }
+    result
+}
+
+async fn run_component(
+    cx: &TaskContext<'_>,
+    request: ModuleRequest<'_>,
+    component: Arc<Component>,
+) -> Map<String, Value> {
+    let (run, host) = (cx.run, cx.host);
     run.callback.verbose(
         3,
         Some(host),
@@ -66,6 +85,20 @@ pub(super) async fn run(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map
         }
     }
     let grant = match capability_keywords(run, cx.kw, cx.vars).and_then(|adjustments| {
+        if run.options.verbosity >= 1 {
+            let warnings = policy::launchers::policy_warnings(
+                &run.policy,
+                &subject,
+                &component.manifest,
+                &adjustments,
+                false,
+            );
+            for w in warnings {
+                if run.first_warning(&w) {
+                    run.callback.warning(&w);
+                }
+            }
+        }
         policy::grant_for(
             &run.policy,
             &subject,
@@ -137,7 +170,7 @@ pub(super) async fn run(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map
         .await;
     let r = match reply {
         Ok(reply) => {
-            let r = result(&component, &args, reply, &granted_fs, &hint);
+            let r = result(&component, reply, &granted_fs, &hint);
             if retires_session(&r) {
                 *guard = None;
             }
@@ -160,11 +193,10 @@ pub(super) async fn run(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map
     r
 }
 
-/// A component's reply as the task's result, the module's templated `args` given;
+/// A component's reply as the task's result;
 /// `hint` says how a denied capability can be granted.
 fn result(
     component: &Component,
-    args: &Map<String, Value>,
     reply: RunReply,
     granted_fs: &[String],
     hint: &dyn Fn(&str) -> String,
@@ -181,16 +213,6 @@ fn result(
         && let Some(Value::String(msg)) = result.get_mut("msg")
     {
         *msg = format!("Task failed: Module failed: {msg}");
-    }
-    // What the module's spec marks no_log never reaches an output, even quoted back by
-    // the module or by a denial (a refused command line). The diff is left as it is:
-    // it shows the content the task writes, which `--diff` asks to see (Ansible's copy
-    // shows it too: its action plugin hands the module a file, not the no_log text).
-    let secrets = no_log::secrets(Some(&component.manifest), args, false);
-    let diff = result.remove("diff");
-    no_log::mask_map(&mut result, &secrets);
-    if let Some(diff) = diff {
-        result.insert("diff".into(), diff);
     }
     result
 }

@@ -197,9 +197,13 @@ impl Local {
         }
         let mut cmd = Command::new("/bin/sh");
         cmd.arg("-c").arg(line);
+        // A process group of its own: a Ctrl-C at the terminal reaches the controller
+        // alone, which then closes the session, and the shim ends what it started
+        // rather than dying under it.
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
+            .process_group(0)
             .kill_on_drop(true);
         let mut child = cmd.spawn().map_err(|source| SessionError::Spawn {
             program: shim_binary_path().display().to_string(),

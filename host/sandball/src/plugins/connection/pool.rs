@@ -121,6 +121,25 @@ impl SessionPool {
             .retain(|k, _| !k.starts_with(&prefix));
     }
 
+    /// Ends every session at once, each given up to `wait` for its shim to end what it
+    /// started (see [`Session::close`]): the run was interrupted.
+    pub async fn close_all(&self, wait: std::time::Duration) {
+        let slots: Vec<Slot> = {
+            let mut map = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            map.drain().map(|(_, s)| s).collect()
+        };
+        futures::future::join_all(slots.into_iter().map(|slot| async move {
+            if let Some(s) = slot.lock().await.take() {
+                s.close(wait).await;
+            }
+        }))
+        .await;
+        self.connections
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
     /// Closes every session.
     pub async fn shutdown(&self) {
         let slots: Vec<Slot> = {

@@ -533,6 +533,23 @@ impl Session {
         }
     }
 
+    /// Ends the session without a goodbye, whatever it is doing (the run was
+    /// interrupted): its input is closed, so that the shim ends the programs it started
+    /// and exits (its watchdog sees the input end), and the shim is given up to `wait`
+    /// to go before the transport is dropped (which kills what is left of it).
+    pub async fn close(mut self, wait: std::time::Duration) {
+        use tokio::io::AsyncReadExt;
+        drop(std::mem::replace(
+            &mut self.writer,
+            Box::new(tokio::io::sink()),
+        ));
+        let drained = async {
+            let mut buf = [0u8; 4096];
+            while matches!(self.reader.read(&mut buf).await, Ok(n) if n > 0) {}
+        };
+        let _ = tokio::time::timeout(wait, drained).await;
+    }
+
     /// Asks the shim to exit. A session whose last request was abandoned (a task's
     /// `timeout`) is only dropped: its shim is still busy with that request, and the
     /// run does not wait for it, as ansible-playbook does not.
