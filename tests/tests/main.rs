@@ -33,6 +33,7 @@ mod errors;
 mod example;
 mod fact_cache;
 mod fact_gathering;
+mod faults;
 mod fetch;
 mod file_edits;
 mod file_links;

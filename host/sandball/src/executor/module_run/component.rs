@@ -10,7 +10,7 @@ use crate::assemble::Component;
 use crate::executor::context::{TaskContext, capability_keywords, environment, unreachable};
 use crate::plugins::action::summaries::ERROR_MESSAGE;
 use crate::plugins::action::{ModuleRequest, failed, no_log};
-use crate::plugins::connection::RunReply;
+use crate::plugins::connection::{RunReply, SessionError};
 use crate::policy;
 use sandball_wire::protocol::Job;
 use serde_json::{Map, Value};
@@ -179,10 +179,17 @@ async fn run_component(
         Err(e) => {
             // The session is unusable; the next task on this host starts a fresh one.
             *guard = None;
-            failed(format!(
-                "MODULE FAILURE: the shim session on {host} failed while running {}: {e}",
-                component.name
-            ))
+            match e {
+                // The module may have run: it is not run again.
+                SessionError::Lost { .. } => unreachable(format!(
+                    "the connection to {host} was lost while running {}: {e}",
+                    component.name
+                )),
+                _ => failed(format!(
+                    "MODULE FAILURE: the shim session on {host} failed while running {}: {e}",
+                    component.name
+                )),
+            }
         }
     };
     // Every run is logged, also one that ended its session (the shim killed, or it

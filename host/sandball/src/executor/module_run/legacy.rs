@@ -25,7 +25,7 @@ use crate::executor::context::{
 };
 use crate::plugins::action::{ERROR_HELP, ModuleRequest, failed};
 use crate::plugins::r#become::{self, Become};
-use crate::plugins::connection::{Connection, ConnectionError, ExecOutput, RunReply};
+use crate::plugins::connection::{Connection, ConnectionError, ExecOutput, RunReply, SessionError};
 use crate::plugins::shell::{env_prefix, env_vars};
 use sandball_pycompat::boolean::env_flag;
 use sandball_pycompat::boolean::truthy;
@@ -302,7 +302,7 @@ async fn run_module(
                     Ok(vars) => vars.into_iter().collect(),
                     Err(msg) => return failed(msg),
                 };
-                fork(
+                match fork(
                     r.cx,
                     interpreter.to_string(),
                     env,
@@ -310,6 +310,11 @@ async fn run_module(
                     assembled.payload.clone(),
                 )
                 .await
+                {
+                    Ok(out) => out,
+                    // The module may have run: it is not run again.
+                    Err(lost) => return unreachable(lost),
+                }
             }
             _ => None,
         };
@@ -588,20 +593,30 @@ async fn fork(
     env: BTreeMap<String, String>,
     modlib: String,
     script: Vec<u8>,
-) -> Option<ExecOutput> {
-    let (_, mut guard) = target_session(cx).await.ok()?;
-    let session = guard.as_mut()?;
+) -> Result<Option<ExecOutput>, String> {
+    let Ok((_, mut guard)) = target_session(cx).await else {
+        return Ok(None);
+    };
+    let Some(session) = guard.as_mut() else {
+        return Ok(None);
+    };
     match session
         .run_python(&interpreter, env, Some(&modlib), &script)
         .await
     {
-        Ok(out) => Some(out),
+        Ok(out) => Ok(Some(out)),
         Err(e) => {
             tracing::debug!(error = %e, "the fork server did not run the module");
             if e.broke_session() {
                 *guard = None;
             }
-            None
+            match e {
+                SessionError::Lost { .. } => Err(format!(
+                    "the connection to {} was lost while the module ran: {e}",
+                    cx.host
+                )),
+                _ => Ok(None),
+            }
         }
     }
 }

@@ -30,6 +30,14 @@ pub enum SessionError {
         /// What happened, with the shim's stderr when known.
         detail: String,
     },
+    /// The connection to the node was lost while the session was in use (the network
+    /// dropped, the node went away): the host is unreachable, and what was running
+    /// there is not run again.
+    #[error("the connection to the node was lost: {detail}")]
+    Lost {
+        /// What the stream said as it ended.
+        detail: String,
+    },
     /// The node does not hold the shim yet (the start command exited with
     /// [`NOT_DEPLOYED`]); `node` is its `uname -sm` when the command said it.
     #[error("sandball-shim is not deployed on the node")]
@@ -154,6 +162,8 @@ pub struct Session {
     /// Keeps the transport alive (child process, SSH channel) for the session's life.
     _transport: Box<dyn Send + Sync>,
     last_words: Option<LastWords>,
+    /// Whether the connection under the session is gone (see [`Session::watching`]).
+    lost: Option<Box<dyn Fn() -> bool + Send + Sync>>,
     uploaded: HashSet<String>,
     next_id: u64,
     /// A request is on its way and its answer not read yet. Still set when the next
@@ -180,6 +190,7 @@ impl Session {
             writer,
             _transport: transport,
             last_words,
+            lost: None,
             uploaded: HashSet::new(),
             next_id: 1,
             in_flight: false,
@@ -256,13 +267,24 @@ impl Session {
         self.in_flight
     }
 
+    /// Has the session tell a stream that ended because its connection is gone
+    /// (`lost` says so) from a shim that ended: the first is [`SessionError::Lost`].
+    pub fn watching(mut self, lost: impl Fn() -> bool + Send + Sync + 'static) -> Session {
+        self.lost = Some(Box::new(lost));
+        self
+    }
+
     /// The error of a broken stream, with how the shim ended when that is known.
     fn broken(&self, e: FrameError) -> SessionError {
         let mut detail = e.to_string();
         if let Some(words) = self.last_words.as_ref().and_then(|f| f()) {
             detail = format!("{detail}; {words}");
         }
-        SessionError::Broken { detail }
+        if self.lost.as_ref().is_some_and(|lost| lost()) {
+            SessionError::Lost { detail }
+        } else {
+            SessionError::Broken { detail }
+        }
     }
 
     /// Makes sure the shim holds a module, uploading it only if it has not got it.

@@ -434,7 +434,10 @@ impl Ssh {
                 }
                 .into())
             }
-            other => Ok(other?),
+            other => {
+                let handle = self.handle.clone();
+                Ok(other?.watching(move || handle.is_closed()))
+            }
         }
     }
 }

@@ -1,0 +1,211 @@
+//! Faults in the middle of a run, each made by the test and compared with
+//! ansible-playbook where the behaviour is meant to match: an SSH connection cut while
+//! a task runs (through a loopback proxy, see `sandball_e2e::proxy`); a full disk under
+//! `copy` and `template` (a small tmpfs), whose old files must survive whole.
+
+use sandball_e2e::proxy::Proxy;
+use sandball_e2e::sshd::{Sshd, deployable_shim};
+use sandball_e2e::{Invocation, Output, Sandbox};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: a task the cut falls into
+      command: sh -c 'touch {{ work }}/started-{{ inventory_hostname }} && sleep 4'
+    - name: the others go on
+      command: touch {{ work }}/after-{{ inventory_hostname }}
+"#;
+
+/// Three hosts on one sshd, each through a proxy of its own; the inventory.
+fn fleet(sshd: &Sshd, sb: &Sandbox, proxies: &[Proxy], python: bool) -> Vec<String> {
+    let hosts: Vec<String> = (1..=proxies.len()).map(|i| format!("n{i}")).collect();
+    let mut inv = String::from("[nodes]\n");
+    for (h, p) in hosts.iter().zip(proxies) {
+        let extra = if python {
+            format!(
+                "ansible_python_interpreter={}",
+                sandball_e2e::binaries::ansible_python().display()
+            )
+        } else {
+            String::new()
+        };
+        inv.push_str(
+            &sshd
+                .host_line(h, &sb.path().join(format!("node-{h}")), &extra)
+                .replace(
+                    &format!("ansible_port={}", sshd.port),
+                    &format!("ansible_port={}", p.port()),
+                ),
+        );
+    }
+    sb.write("inventory.ini", &inv);
+    hosts
+}
+
+/// Runs `run`, cutting `proxy`'s connections once every host has started the first
+/// task.
+fn cut_mid_task(run: Invocation, proxy: &Proxy, work: &Path, hosts: &[String]) -> Output {
+    let started = || hosts.iter().all(|h| work.join(format!("started-{h}")).exists());
+    let cutter = std::thread::scope(|s| {
+        let handle = s.spawn(|| {
+            let deadline = Instant::now() + Duration::from_secs(100);
+            while !started() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            proxy.cut()
+        });
+        let out = run.limit(Duration::from_secs(150)).run();
+        (out, handle.join().unwrap_or(0))
+    });
+    let (out, cut) = cutter;
+    assert!(cut > 0, "nothing was cut:\n{out}");
+    out
+}
+
+#[test]
+fn a_connection_cut_mid_task_makes_its_host_unreachable_and_the_others_go_on() {
+    let sshd = Sshd::start();
+    let sb = Sandbox::new();
+    let proxies: Vec<Proxy> = (0..3).map(|_| Proxy::start(sshd.port)).collect();
+    let hosts = fleet(&sshd, &sb, &proxies, false);
+    let work = sb.dir("work");
+    let pb = sb.write("play.yml", PLAY);
+    let run = sb
+        .play(&pb, &work, &[])
+        .env("SANDBALL_SHIM", deployable_shim())
+        .env("SSH_AUTH_SOCK", "");
+    let out = cut_mid_task(run, &proxies[1], &work, &hosts);
+    out.assert_no_panic().assert_code(4);
+    let cut = out.host("n2");
+    assert_eq!((cut.unreachable, cut.ok, cut.failed), (1, 0, 0), "{out}");
+    for h in ["n1", "n3"] {
+        let r = out.host(h);
+        assert_eq!((r.ok, r.unreachable, r.failed), (2, 0, 0), "{h}:\n{out}");
+        assert!(work.join(format!("after-{h}")).exists(), "{h}:\n{out}");
+    }
+    assert!(!work.join("after-n2").exists(), "{out}");
+    let line = out
+        .task_lines("a task the cut falls into")
+        .into_iter()
+        .find(|l| l.starts_with("fatal: [n2]: UNREACHABLE!"))
+        .unwrap_or_else(|| panic!("n2 was not unreachable:\n{out}"));
+    assert!(line.contains("\"unreachable\": true"), "{line}");
+
+    // The next run works.
+    let again = sb
+        .play(&pb, &work, &[])
+        .env("SANDBALL_SHIM", deployable_shim())
+        .env("SSH_AUTH_SOCK", "")
+        .run();
+    again.assert_no_panic().assert_code(0);
+
+    // ansible-playbook reports the same.
+    let reference = Sandbox::new();
+    let proxies: Vec<Proxy> = (0..3).map(|_| Proxy::start(sshd.port)).collect();
+    let hosts = fleet(&sshd, &reference, &proxies, true);
+    let work = reference.dir("work");
+    let pb = reference.write("play.yml", PLAY);
+    if let Some(run) = reference.ansible_play(&pb, &work, &[]) {
+        let theirs = cut_mid_task(run.env("SSH_AUTH_SOCK", ""), &proxies[1], &work, &hosts);
+        out.assert_same_recap_as(&theirs);
+        theirs.assert_code(4);
+    }
+}
+
+/// A small tmpfs mounted for one test, unmounted when dropped.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(at: &Path, size: &str) -> Tmpfs {
+        std::fs::create_dir_all(at).expect("mount point");
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "cannot mount a tmpfs at {} (the tests run as root)", at.display());
+        Tmpfs(at.to_path_buf())
+    }
+
+    /// Fills it to the last byte.
+    fn fill(&self) {
+        let mut f = std::fs::File::create(self.0.join("filler")).expect("filler");
+        let block = vec![0u8; 4096];
+        while std::io::Write::write_all(&mut f, &block).is_ok() {}
+        let _ = std::io::Write::write_all(&mut f, &[0u8]);
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+const FULL_DISK: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    big: "{{ 'x' * 300000 }}"
+  tasks:
+    - name: copy onto a full disk
+      copy: {content: "{{ big }}", dest: "{{ full }}/copied.txt"}
+      ignore_errors: true
+    - name: template onto a full disk
+      template: {src: big.j2, dest: "{{ full }}/templated.txt"}
+      ignore_errors: true
+    - name: the run goes on
+      ping:
+"#;
+
+#[test]
+fn a_full_disk_fails_copy_and_template_cleanly_and_keeps_the_old_files() {
+    let run = |sb: &Sandbox, reference: bool| -> Option<Output> {
+        sb.inventory_with_python(&["alpha"]);
+        let work = sb.dir("work");
+        let full = Tmpfs::mount(&sb.path().join("full"), "512k");
+        for name in ["copied.txt", "templated.txt"] {
+            std::fs::write(full.0.join(name), "the old content\n").expect("old file");
+        }
+        full.fill();
+        sb.write("big.j2", "{{ big }}\n");
+        let pb = sb.write("play.yml", FULL_DISK);
+        let extra = ["-e", &format!("full={}", full.0.display())];
+        let out = if reference {
+            sb.ansible_play(&pb, &work, &extra)?.run()
+        } else {
+            sb.play(&pb, &work, &extra).run()
+        };
+        for name in ["copied.txt", "templated.txt"] {
+            assert_eq!(
+                std::fs::read_to_string(full.0.join(name)).unwrap_or_default(),
+                "the old content\n",
+                "{name} was truncated or half-written:\n{out}"
+            );
+        }
+        let stray: Vec<_> = std::fs::read_dir(&full.0)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !["copied.txt", "templated.txt", "filler"].contains(&n.as_str()))
+            .collect();
+        assert!(stray.is_empty(), "temporary files left behind: {stray:?}\n{out}");
+        Some(out)
+    };
+    let sb = Sandbox::new();
+    let ours = run(&sb, false).unwrap_or_else(|| unreachable!("sandball always runs"));
+    ours.assert_no_panic().assert_code(0);
+    let recap = ours.host("alpha");
+    assert_eq!((recap.failed, recap.ignored, recap.ok), (0, 2, 1), "{ours}");
+    for task in ["copy onto a full disk", "template onto a full disk"] {
+        let lines = ours.task_lines(task).join("\n");
+        assert!(lines.contains("No space left on device"), "{task}:\n{ours}");
+    }
+    if let Some(theirs) = run(&Sandbox::new(), true) {
+        ours.assert_same_recap_as(&theirs);
+    }
+}
