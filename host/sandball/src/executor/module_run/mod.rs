@@ -98,6 +98,18 @@ fn legacy_standin(mut request: ModuleRequest<'_>) -> ModuleRequest<'_> {
     request
 }
 
+/// The legacy module that stands for the component `module` (see [`legacy_standin`]):
+/// a library module of that name, not of the component's, takes its place, as in
+/// ansible-core, whose `shell` action runs `ansible.legacy.command` — a `library/
+/// shell.py` changes nothing there, a `library/command.py` runs instead.
+pub(crate) fn legacy_name(module: &str) -> &str {
+    if sandball_pycompat::fqcn::short_name(module) == SHELL {
+        SHELL_LEGACY
+    } else {
+        module
+    }
+}
+
 /// The component that runs a shell line.
 const SHELL: &str = "shell";
 /// ansible-core's module that runs it otherwise.
@@ -159,7 +171,7 @@ pub(crate) fn runs_legacy(run: &Run, module: &str, legacy: bool, vars: &Vars) ->
     let short = sandball_pycompat::fqcn::short_name(module);
     legacy
         || !run.modules.exists(module)
-        || run.legacy.in_library(module)
+        || run.legacy.in_library(legacy_name(module))
         || run
             .legacy
             .prefers_legacy(short, var_value(run, vars, PREFER_LEGACY_VAR).as_ref())
