@@ -75,6 +75,7 @@ mod plugin_errors;
 mod policy;
 mod precedence;
 mod python_plugins;
+mod relative_paths;
 mod roles;
 mod sandboxed_play;
 mod script;

@@ -229,6 +229,7 @@ fn plan_task(
                     &serde_json::Value::Object(args),
                     &adjustments,
                     run.options.limits,
+                    None,
                 )
                 .map_err(|e| e.to_string())
             });

@@ -225,6 +225,20 @@ impl Grant {
         Ok(())
     }
 
+    /// Makes each relative path that climbs above its start once normalised
+    /// (`../../shared/x`) absolute from `workdir`, the node's working directory where
+    /// the module resolves it, normalised lexically as the shim normalises grants
+    /// (`/home/ann` and `../../shared/x` give `/shared/x`): the grant then names exactly
+    /// the place the module opens. `~/..` paths stay as they are (they depend on the
+    /// home of the user the module runs as).
+    pub fn anchor_climbing(&mut self, workdir: &str) {
+        for fs in &mut self.fs {
+            if super::climbs(&fs.path) && !fs.path.starts_with('~') {
+                fs.path = normalize_path(&format!("{}/{}", workdir.trim_end_matches('/'), fs.path));
+            }
+        }
+    }
+
     /// Whether the grant allows nothing but clocks and random numbers.
     pub fn is_empty(&self) -> bool {
         self.fs.is_empty()

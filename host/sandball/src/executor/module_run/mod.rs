@@ -48,15 +48,33 @@ async fn run(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String, Va
         request
     };
     let legacy = runs_legacy(cx.run, request.name, request.legacy, cx.vars);
-    // ansible-core's modules are Python: the first one a host runs finds its
-    // Python, whichever sandball runs in its place. A legacy module that is
-    // not Python needs none.
-    let python = if !legacy
-        || cx
-            .run
-            .legacy
-            .get(request.name)
-            .is_ok_and(|m| crate::assemble::legacy::needs_python(&m))
+    if legacy {
+        return run_legacy(cx, request).await;
+    }
+    // A background job's refusal reaches `async_status`, not this task.
+    let component = request.name;
+    let handover = cx
+        .background
+        .is_none()
+        .then(|| legacy_standin(request.clone()));
+    let result = component::run(cx, request).await;
+    match handover {
+        Some(request) => hand_over(cx, result, component, request).await,
+        None => result,
+    }
+}
+
+/// Runs a legacy module. A Python module needs the host's Python: the first one a host
+/// runs finds it (`ansible_python_interpreter`, else discovery, whose fact and warning
+/// its result carries, as ansible-core's first module's does); components and modules
+/// that are not Python need none, so a host that runs no Python module is never
+/// probed for one.
+async fn run_legacy(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String, Value> {
+    let python = if cx
+        .run
+        .legacy
+        .get(request.name)
+        .is_ok_and(|m| crate::assemble::legacy::needs_python(&m))
     {
         match target_python(cx).await {
             Ok(p) => Some(p),
@@ -66,21 +84,7 @@ async fn run(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String, Va
         None
     };
     let path = python.as_ref().map_or("", |p| p.path.as_str());
-    let mut result = if legacy {
-        legacy::run(cx, request, path).await
-    } else {
-        // A background job's refusal reaches `async_status`, not this task.
-        let component = request.name;
-        let handover = cx
-            .background
-            .is_none()
-            .then(|| legacy_standin(request.clone()));
-        let result = component::run(cx, request).await;
-        match handover {
-            Some(request) => hand_over(cx, result, component, request, path).await,
-            None => result,
-        }
-    };
+    let mut result = legacy::run(cx, request, path).await;
     if let Some(python) = python {
         report_discovery(cx, python, &mut result);
     }
@@ -126,7 +130,6 @@ async fn hand_over(
     mut result: Map<String, Value>,
     component: &str,
     request: ModuleRequest<'_>,
-    python: &str,
 ) -> Map<String, Value> {
     if result.remove(sandball_wire::NOT_CARRIED_OUT) != Some(Value::Bool(true)) {
         return result;
@@ -157,7 +160,7 @@ async fn hand_over(
             module.path.display()
         ),
     );
-    legacy::run(cx, request, python).await
+    run_legacy(cx, request).await
 }
 
 /// The variable that asks for legacy modules instead of built-in components: a list of
