@@ -142,9 +142,11 @@ pub fn keyword(value: &Value) -> Result<Adjustment, PolicyError> {
 /// The grant for one run of a module with these (templated) arguments, under
 /// `policy`, after the `capabilities:` keywords in `adjustments` (outermost first).
 /// `workdir`, when known, is the node's working directory, where the module resolves
-/// relative paths: those that climb above it (`../../shared/x`) are granted as the
-/// absolute paths they name there ([`Grant::anchor_climbing`]), before any rule is
-/// matched against them; without it they are refused ([`PolicyError::Climbs`]).
+/// relative paths: those that climb above it (`../../shared/x`) are matched against
+/// the rules as the absolute paths they name there ([`Grant::anchor_climbing`]), then
+/// granted as written, for the shim to resolve at that same directory (which it then
+/// tells the module, as for any relative path); without it they are refused
+/// ([`PolicyError::Climbs`]).
 pub fn grant_for(
     policy: &Policy,
     subject: &Subject<'_>,
@@ -160,11 +162,13 @@ pub fn grant_for(
         source,
     };
     let args = canonical_args(manifest, args);
+    // The climbing paths made absolute for the rules, and what they were.
+    let anchored = std::cell::RefCell::new(Vec::new());
     let concrete = |reqs: &[CapabilityRequest]| -> Result<Vec<CapabilityRequest>, PolicyError> {
         let mut g = Grant::default();
         g.add_requests(reqs, &args).map_err(resolve)?;
         if let Some(dir) = workdir {
-            g.anchor_climbing(dir);
+            anchored.borrow_mut().extend(g.anchor_climbing(dir));
         }
         Ok(g.to_requests())
     };
@@ -185,7 +189,7 @@ pub fn grant_for(
         grant.add_requests(&r.grant, &args).map_err(resolve)?;
     }
     if let Some(dir) = workdir {
-        grant.anchor_climbing(dir);
+        anchored.borrow_mut().extend(grant.anchor_climbing(dir));
     }
     for adj in adjustments {
         if let Some(only) = &adj.only {
@@ -240,6 +244,12 @@ pub fn grant_for(
                 "the node's working directory, which is known only when the task runs,"
             },
         });
+    }
+    // Granted as written: the shim resolves them where the module does.
+    for f in &mut grant.fs {
+        if let Some((_, written)) = anchored.borrow().iter().find(|(a, _)| *a == f.path) {
+            f.path = written.clone();
+        }
     }
     // The node resolves symlinks the controller cannot see: it checks every opened
     // directory against the denied paths again.
@@ -620,8 +630,9 @@ mod tests {
             e.to_string().contains("known only when the task runs"),
             "{e}"
         );
+        // Granted as written, once the rules have seen where it leads.
         let g = at(&open, Some("/home/ann")).unwrap();
-        assert_eq!(g.fs[0].path, "/shared/x");
+        assert_eq!(g.fs[0].path, "../../shared/x");
         // Rules see the path the module opens.
         let denying = policy(
             "[[policy.rule]]\ndeny = [{kind = \"fs\", path = \"/shared/x\", access = \"read-write\"}]\n",
