@@ -4,7 +4,8 @@
 //! out in the playbook, `{{ path }}` of a trusted variable); `debug` of `ansible_facts`
 //! sets no facts. Trust is kept per value through `set_fact`, `include_vars` and their
 //! registered results, where a module's result is all data, as the
-//! `ansible._protomatter` tests see it.
+//! `ansible._protomatter` tests see it; a loop's items keep their own trust in its
+//! registered `results`.
 
 use sandball_e2e::Sandbox;
 use sandball_e2e::compare::same_as_ansible;
@@ -161,6 +162,61 @@ fn trust_is_kept_through_set_fact_include_vars_and_register() {
             "a registered fact as a condition",
             "trust of each value",
             "results shown",
+        ],
+    );
+}
+
+/// ansible-core's `assert` target: per-item assertions written in a loop's items, read
+/// back from its registered results; a module's output there stays data.
+const LOOP_ITEMS: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: test misc other assert failures
+      assert: '{{ item.args }}'
+      loop:
+        - args: {that: [true]}
+          checks:
+            - item is not failed
+            - item.item.args.that == [true]
+        - args: {that: [false]}
+          checks:
+            - item is failed
+            - item.msg is contains("Assertion failed")
+      ignore_errors: true
+      register: result
+    - name: validate per-item assertions
+      assert:
+        that: '{{ item.item.checks }}'
+      loop: '{{ result.results }}'
+      loop_control: {label: "{{ item.item.checks | length }}"}
+    - name: a module's output
+      command: echo "1 == 1"
+      loop: [a]
+      register: echoed
+    - name: a module's output is not evaluated
+      assert:
+        that: '{{ item.stdout }}'
+      loop: '{{ echoed.results }}'
+      loop_control: {label: "{{ item.item }}"}
+      ignore_errors: true
+      register: refused
+    - name: it was refused as untrusted
+      assert:
+        that: refused.results[0].msg is contains('untrusted')
+"#;
+
+#[test]
+fn loop_items_keep_their_trust_in_registered_results() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    let pb = sb.write("play.yml", LOOP_ITEMS);
+    same_as_ansible(
+        &sb,
+        &pb,
+        &[
+            "validate per-item assertions",
+            "it was refused as untrusted",
         ],
     );
 }

@@ -19,7 +19,15 @@ pub(crate) fn path_argument(path: &str, env: &dyn Fn(&str) -> Option<String>) ->
     let expanded = sandball_pycompat::expand::expand_path(path, env);
     match RELATIVE_BASE.get() {
         Some(base) if !expanded.is_empty() && !expanded.starts_with(['/', '~']) => {
-            format!("{}/{expanded}", base.trim_end_matches('/'))
+            let joined = format!("{}/{expanded}", base.trim_end_matches('/'));
+            // A path climbing out of the working directory (`../../shared/x`) is
+            // normalised as its grant is (`..` taken lexically), so it names the place
+            // the grant opens.
+            if expanded.split('/').any(|part| part == "..") {
+                sandball_wire::capability::normalize_path(&joined)
+            } else {
+                joined
+            }
         }
         _ => expanded,
     }

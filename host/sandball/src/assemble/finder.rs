@@ -46,7 +46,6 @@ impl FinderConfig {
                 .map(|v| std::env::split_paths(&v).collect())
                 .unwrap_or_default()
         };
-        let home = std::env::var_os("HOME").map(PathBuf::from);
         let mut library = Vec::new();
         let mut module_utils = paths("ANSIBLE_MODULE_UTILS");
         let mut collections = paths("ANSIBLE_COLLECTIONS_PATH");
@@ -60,10 +59,9 @@ impl FinderConfig {
                 *path = parent.to_path_buf();
             }
         }
+        // Unset, Ansible's default: `$ANSIBLE_HOME/collections`, then the system's.
         if collections.is_empty() {
-            if let Some(h) = &home {
-                collections.push(h.join(".ansible/collections"));
-            }
+            collections.push(crate::config::ansible_home().join("collections"));
             collections.push(PathBuf::from("/usr/share/ansible/collections"));
         }
         if let Some(dir) = playbook_dir {

@@ -240,6 +240,27 @@ fn arguments(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi
     args
 }
 
+/// `ansible_inventory_sources`: each source as ansible-core lists it, a path made
+/// absolute (a host list, with its comma, as given); none given, Ansible's default.
+fn inventory_sources(sources: &[String]) -> Vec<String> {
+    if sources.is_empty() {
+        return vec!["/etc/ansible/hosts".into()];
+    }
+    sources
+        .iter()
+        .map(|s| {
+            if s.contains(',') {
+                return s.clone();
+            }
+            let expanded = crate::local_files::expand_user(s);
+            std::path::absolute(&expanded)
+                .unwrap_or(expanded)
+                .display()
+                .to_string()
+        })
+        .collect()
+}
+
 /// Parses the command line, runs, and returns the exit code.
 pub fn main() -> i32 {
     // ansible.cfg first: its settings are environment variables the flags and the rest
@@ -535,6 +556,47 @@ fn tag_set(tags: Vec<String>) -> Vec<String> {
     set.into_iter().collect()
 }
 
+/// The inventory sources: `-i`, else the configured inventory (`ANSIBLE_INVENTORY`,
+/// ansible.cfg).
+fn inventory_source_list(common: &CommonArgs) -> Vec<String> {
+    if common.inventory.is_empty() {
+        std::env::var("ANSIBLE_INVENTORY")
+            .map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    } else {
+        common.inventory.clone()
+    }
+}
+
+/// The run's magic variables from the common flags ([`crate::vars::Magic`]): those
+/// of the playbook in `playbook_dir`, with these (deduplicated) tags.
+fn magic_of(
+    common: &CommonArgs,
+    playbook_dir: Option<PathBuf>,
+    tags: Vec<String>,
+    skip_tags: Vec<String>,
+) -> crate::vars::Magic {
+    crate::vars::Magic {
+        playbook_dir,
+        check_mode: common.check,
+        diff_mode: common.diff,
+        verbosity: common.verbose,
+        playbook_python: crate::assemble::finder::controller_python(),
+        run_tags: tag_set(tags),
+        skip_tags: tag_set(skip_tags),
+        forks: common.forks,
+        config_file: crate::config::find().0,
+        inventory_sources: inventory_sources(&inventory_source_list(common)),
+        limit: common.limit.clone(),
+    }
+}
+
 /// Builds the shared run state from the common flags.
 pub(crate) fn build_run(
     common: &CommonArgs,
@@ -551,20 +613,7 @@ pub(crate) fn build_run(
     let (tags, skip_tags) = (tag_set(tags), tag_set(skip_tags));
     let mut load = crate::inventory::LoadOptions::from_env();
     load.playbook_dir.clone_from(&playbook_dir);
-    // Without -i, the configured inventory (`ANSIBLE_INVENTORY`, ansible.cfg).
-    let sources: Vec<String> = if common.inventory.is_empty() {
-        std::env::var("ANSIBLE_INVENTORY")
-            .map(|v| {
-                v.split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    } else {
-        common.inventory.clone()
-    };
+    let sources = inventory_source_list(common);
     let inventory =
         crate::inventory::Inventory::load_with(&sources, &load).map_err(CliError::parse)?;
     for w in inventory.warnings() {
@@ -639,15 +688,12 @@ pub(crate) fn build_run(
             },
         },
     };
-    let magic = crate::vars::Magic {
+    let magic = magic_of(
+        common,
         playbook_dir,
-        check_mode: common.check,
-        diff_mode: common.diff,
-        verbosity: common.verbose,
-        playbook_python: crate::assemble::finder::controller_python(),
-        run_tags: options.tags.clone(),
-        skip_tags: options.skip_tags.clone(),
-    };
+        options.tags.clone(),
+        options.skip_tags.clone(),
+    );
     // Facts kept between runs (`fact_caching`), for the inventory's hosts.
     let vars =
         match crate::vars::fact_cache::FactCache::from_settings().map_err(CliError::options)? {

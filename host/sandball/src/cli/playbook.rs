@@ -60,8 +60,6 @@ pub struct PlaybookArgs {
 /// Runs the playbooks; returns the exit code.
 pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
     super::vault_secrets(&args.common.vault)?;
-    let extra_vars = super::extra_vars_of(&args.common)?;
-    let mut books = Vec::new();
     for path in &args.playbooks {
         if !path.exists() {
             return Err(CliError::options(format!(
@@ -69,7 +67,6 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
                 path.display()
             )));
         }
-        books.push(crate::playbook::load_with_vars(path, &extra_vars).map_err(CliError::playbook)?);
     }
     let (callback, warnings) =
         crate::plugins::callback::for_run(&args.output, args.common.verbose, args.common.diff)
@@ -77,9 +74,34 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
     for w in &warnings {
         callback.warning(w);
     }
+    let dir = args
+        .playbooks
+        .first()
+        .and_then(|p| std::path::absolute(p).ok())
+        .and_then(|p| p.parent().map(|d| d.to_path_buf()));
+    // The inventory is read before the playbooks, as ansible-playbook reads it: static
+    // import names may use what ansible-core knows then — the extra vars, and over
+    // them the run's magic variables and `groups`.
+    let mut run = build_run(
+        &args.common,
+        callback,
+        dir,
+        args.tags.clone(),
+        args.skip_tags.clone(),
+    )?;
+    let mut known = super::extra_vars_of(&args.common)?;
+    known.extend(run.vars.magic().run_wide());
+    known.insert(
+        "groups".into(),
+        run.inventory().groups_value().as_ref().clone(),
+    );
+    let mut books = Vec::new();
+    for path in &args.playbooks {
+        books.push(crate::playbook::load_with_vars(path, &known).map_err(CliError::playbook)?);
+    }
     for b in &books {
         for w in &b.warnings {
-            callback.warning(w);
+            run.callback.warning(w);
         }
     }
     if args.syntax_check {
@@ -88,12 +110,6 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
         }
         return Ok(0);
     }
-    let dir = args
-        .playbooks
-        .first()
-        .and_then(|p| std::path::absolute(p).ok())
-        .and_then(|p| p.parent().map(|d| d.to_path_buf()));
-    let mut run = build_run(&args.common, callback, dir, args.tags, args.skip_tags)?;
     // An empty inventory is warned about once, whatever the plays' patterns, as
     // ansible-playbook does.
     if let Some(w) = run.inventory().empty_warning("all") {

@@ -547,6 +547,13 @@ pub struct Loaded {
     pub from_file: Vec<&'static str>,
 }
 
+/// `ANSIBLE_HOME` (`~/.ansible` unless set), `~` expanded: where Ansible's default
+/// roles, collections and plugin paths are.
+pub fn ansible_home() -> PathBuf {
+    let home = std::env::var("ANSIBLE_HOME").unwrap_or_else(|_| "~/.ansible".into());
+    crate::local_files::expand_user(&home)
+}
+
 /// The configuration file Ansible would read, and a warning when `./ansible.cfg` is
 /// passed over because the directory is world-writable.
 pub fn find() -> (Option<PathBuf>, Vec<String>) {

@@ -122,6 +122,33 @@ pub(crate) async fn target_python(
     })
 }
 
+/// The working directory a module starts in on the task's target — the login
+/// directory over SSH, the controller's on the local connection — as `pwd` prints it
+/// there over the task's connection (`Err`: a failed or unreachable result).
+pub(crate) async fn node_workdir(cx: &TaskContext<'_>) -> Result<String, Map<String, Value>> {
+    let to = target(cx.run, cx.kw, cx.host, cx.vars).map_err(|e| unreachable(e.to_string()))?;
+    let conn = cx
+        .run
+        .sessions
+        .connection(&to.name, &to.transport)
+        .await
+        .map_err(|e| unreachable(e.to_string()))?;
+    let out = conn.exec_command("pwd", None).await.map_err(|e| {
+        failed(format!(
+            "cannot tell the working directory on {}: {e}",
+            to.name
+        ))
+    })?;
+    let dir = String::from_utf8_lossy(&out.stdout).trim_end().to_string();
+    if out.rc != 0 || !dir.starts_with('/') {
+        return Err(failed(format!(
+            "cannot tell the working directory on {}: `pwd` exited {} and printed {dir:?}",
+            to.name, out.rc
+        )));
+    }
+    Ok(dir)
+}
+
 /// Adds a discovery to the result of the module run that made it, as ansible-core
 /// returns it: the `discovered_interpreter_python` fact (unless the task is delegated
 /// without `delegate_facts`: ansible-core then keeps it for nobody) and the warnings,

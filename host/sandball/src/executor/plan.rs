@@ -85,6 +85,7 @@ pub fn playbook(run: &Run, plays: &[Play]) -> Vec<Planned> {
         };
         let name = play.name.clone().unwrap_or_else(|| play.hosts.clone());
         let vars_files = super::play::play_vars_files(run, play, &play.keywords.vars, &hosts);
+        let dir = play.playbook_dir();
         let scope = PlayScope {
             name: &name,
             vars: &play.keywords.vars,
@@ -94,6 +95,7 @@ pub fn playbook(run: &Run, plays: &[Play]) -> Vec<Planned> {
             roles: &play.loaded_roles,
             role_names: &play.role_names,
             dependent_role_names: &play.dependent_role_names,
+            dir: Some(&dir),
         };
         let root = Chain::new(&play.keywords);
         if let Some(gather) = super::gathering::gathering_task(play) {
@@ -227,6 +229,7 @@ fn plan_task(
                     &serde_json::Value::Object(args),
                     &adjustments,
                     run.options.limits,
+                    None,
                 )
                 .map_err(|e| e.to_string())
             });

@@ -204,6 +204,7 @@ pub(crate) fn play_vars_files(
     }
     let base = play.dir();
     let files = VarsFiles::new(play.vars_files.clone(), &base);
+    let dir = play.playbook_dir();
     let scope = PlayScope {
         name: play.name.as_deref().unwrap_or(&play.hosts),
         vars: play_vars,
@@ -213,6 +214,7 @@ pub(crate) fn play_vars_files(
         roles: &play.loaded_roles,
         role_names: &play.role_names,
         dependent_role_names: &play.dependent_role_names,
+        dir: Some(&dir),
     };
     let mut warned = HashSet::new();
     for host in hosts {
@@ -725,6 +727,7 @@ pub(super) async fn run_task(
     };
     let role_names = lock(&state.role_names).clone();
     let refreshed = lock(&state.refreshed).clone();
+    let dir = play.playbook_dir();
     let scope = PlayScope {
         name,
         vars: cx.vars,
@@ -734,6 +737,7 @@ pub(super) async fn run_task(
         roles: &roles,
         role_names: &role_names,
         dependent_role_names: &play.dependent_role_names,
+        dir: Some(&dir),
     };
     // An action named by a template (`action: "{{ prefix }}file"`) is resolved when the
     // task runs, with each host's variables, as Ansible does: the first host's decides
@@ -867,7 +871,7 @@ pub(super) async fn run_task(
     // Every host of the batch gets them, those an include left out too, as in Ansible.
     if once && let Some((first, o)) = outcomes.first() {
         for other in cx.batch.iter().filter(|h| *h != first) {
-            task::register(run, t, other, &o.registered);
+            task::register_loop(run, t, other, &o.registered, &o.items);
             task::attempt::record_facts(run, t, other, &o.registered);
         }
     }

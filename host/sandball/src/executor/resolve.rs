@@ -37,10 +37,12 @@ pub(crate) fn lookup<'a>(run: &Run, action: &'a str) -> Result<Found<'a>, String
         Runs::Controller | Runs::Connection | Runs::Chosen => return Ok(Found::Plugin),
         Runs::Module { name, legacy } => (name, legacy),
     };
-    if !legacy && run.modules.exists(module) && !run.legacy.in_library(module) {
+    // The legacy module that stands for the component (`command` for `shell`).
+    let standin = super::module_run::legacy_name(module);
+    if !legacy && run.modules.exists(module) && !run.legacy.in_library(standin) {
         return Ok(Found::Component(module));
     }
-    match run.legacy.get(module) {
+    match run.legacy.get(standin) {
         Ok(m) => Ok(Found::Legacy(m)),
         Err(FindError::NotFound { searched, .. }) => Err(searched),
         Err(e) => Err(e.to_string()),

@@ -23,11 +23,22 @@ const MAX_DEPTH: usize = 64;
 pub(crate) fn expand(play: &mut Play, base: &Path) -> Result<(), PlaybookError> {
     let mut imported = Vec::new();
     let mut handlers = Vec::new();
-    let vars = play.keywords.vars.clone();
+    // The play's `vars`, and its name as ansible-core knows it when it reads imports.
+    let mut vars = play.keywords.vars.clone();
+    vars.insert(
+        "ansible_play_name".into(),
+        Value::String(play.name.clone().unwrap_or_else(|| play.hosts.clone())),
+    );
     let search = play.keywords.collections().unwrap_or_default();
+    let files = PlayFiles {
+        entries: &play.vars_files,
+        base,
+        read: std::cell::OnceCell::new(),
+    };
     let at = Reading {
         base,
         vars: &vars,
+        files: Some(&files),
         role: None,
         handlers: false,
         collections: &search,
@@ -71,6 +82,7 @@ pub(crate) fn expand_list(
     let at = Reading {
         base,
         vars: &none,
+        files: None,
         role,
         handlers: false,
         collections,
@@ -79,11 +91,40 @@ pub(crate) fn expand_list(
     Ok((imported, handlers))
 }
 
+/// A play's `vars_files`, read for import names only when a name needs them: as
+/// ansible-core reads them without a host, names templated with the play's `vars` and
+/// what the run knows; one that cannot be templated or found gives nothing.
+struct PlayFiles<'a> {
+    entries: &'a [Value],
+    base: &'a Path,
+    read: std::cell::OnceCell<serde_json::Map<String, Value>>,
+}
+
+impl PlayFiles<'_> {
+    /// The variables the files give, over `vars` (the play's).
+    fn over(&self, vars: &serde_json::Map<String, Value>) -> &serde_json::Map<String, Value> {
+        self.read.get_or_init(|| {
+            let mut known = crate::template::Vars::new();
+            for (k, v) in super::known_at_load(vars) {
+                known.set_trusted(&k, v);
+            }
+            let files = crate::vars::vars_files::VarsFiles::new(self.entries.to_vec(), self.base);
+            let (layer, _not_found) = files.layer(&crate::template::Templar::new(), "", &known);
+            let mut layered = vars.clone();
+            layered.extend(layer);
+            layered
+        })
+    }
+}
+
 /// Where imports are read from: the playbook's directory, and the variables their
-/// names may be templated with (the play's `vars`; see `render_at_load`).
+/// names may be templated with (the play's `vars`, and its `vars_files`; see
+/// `render_at_load`).
 struct Reading<'a> {
     base: &'a Path,
     vars: &'a serde_json::Map<String, Value>,
+    /// The play's `vars_files`, when these are its tasks.
+    files: Option<&'a PlayFiles<'a>>,
     /// The role whose tasks hold the imports, if any: a role it imports sees its
     /// parameters.
     role: Option<&'a roles::Role>,
@@ -100,14 +141,20 @@ impl Reading<'_> {
     /// own `vars` above them.
     fn name(&self, t: &Task, what: &str, name: &str) -> Result<String, PlaybookError> {
         let in_role;
+        let play_vars = match self.files {
+            Some(files) if !files.entries.is_empty() && crate::template::is_template(name) => {
+                files.over(self.vars)
+            }
+            _ => self.vars,
+        };
         let vars = match self.role {
-            None => self.vars,
+            None => play_vars,
             Some(role) => {
                 let mut layered = role.dependency_defaults.clone();
                 for layer in [
                     &role.inherited.defaults,
                     &role.defaults,
-                    self.vars,
+                    play_vars,
                     &role.inherited.vars,
                     &role.dependency_vars,
                     &role.vars,
@@ -164,6 +211,7 @@ fn expand_items(
                 let inner = Reading {
                     base: at.base,
                     vars: at.vars,
+                    files: at.files,
                     role: role.as_deref().or(at.role),
                     handlers: at.handlers,
                     collections: search.as_deref().unwrap_or(at.collections),

@@ -56,13 +56,17 @@ const IMPORT_PLAYBOOK: &[&str] = &[
 ];
 
 /// Loads the playbook file at `path`.
-/// [`load`], templating `import_playbook` names with `extra_vars` (the variables there
-/// are when playbooks are read, as in Ansible).
+/// [`load`], templating the names of static imports (`import_playbook`,
+/// `import_tasks`, `import_role`) with `known`: what ansible-core knows when it reads
+/// a playbook — the extra vars and the run's magic variables
+/// ([`crate::vars::Magic::run_wide`]); `playbook_dir` is the directory of the
+/// playbook being read, as in Ansible. The magic variables win over extra vars of
+/// their names, as ansible-core layers them.
 pub fn load_with_vars(
     path: &Path,
-    extra_vars: &serde_json::Map<String, serde_json::Value>,
+    known: &serde_json::Map<String, serde_json::Value>,
 ) -> Result<Playbook, PlaybookError> {
-    IMPORT_VARS.with(|v| *v.borrow_mut() = extra_vars.clone());
+    IMPORT_VARS.with(|v| *v.borrow_mut() = known.clone());
     let loaded = load(path);
     IMPORT_VARS.with(|v| v.borrow_mut().clear());
     loaded
@@ -82,6 +86,22 @@ pub fn load_str(text: &str, path: &Path) -> Result<Playbook, PlaybookError> {
     let yaml::Document { root, warnings, .. } = yaml::load(&source)?;
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let base = absolute.parent().unwrap_or(Path::new("."));
+    LOAD_DIRS.with(|dirs| dirs.borrow_mut().push(base.to_path_buf()));
+    let plays = load_entries(&source, root, base);
+    LOAD_DIRS.with(|dirs| dirs.borrow_mut().pop());
+    Ok(Playbook {
+        path: path.to_path_buf(),
+        plays: plays?,
+        warnings,
+    })
+}
+
+/// The plays of a playbook's top node (`root`, read from `source` in `base`).
+fn load_entries(
+    source: &SourceFile,
+    root: Option<yaml::Node>,
+    base: &Path,
+) -> Result<Vec<Play>, PlaybookError> {
     let start = source::Mark { line: 1, column: 1 };
     let Some(root) = root.filter(|root| !root.is_null()) else {
         return Err(source.error(start, "empty playbook, nothing to do"));
@@ -98,7 +118,7 @@ pub fn load_str(text: &str, path: &Path) -> Result<Playbook, PlaybookError> {
     if entries.is_empty() {
         return Err(source.error(root.mark, "A playbook must contain at least one play"));
     }
-    let plays = entries
+    entries
         .iter()
         .map(|entry| {
             let Some(keys) = entry.as_map() else {
@@ -115,22 +135,15 @@ pub fn load_str(text: &str, path: &Path) -> Result<Playbook, PlaybookError> {
                     .is_some_and(|name| IMPORT_PLAYBOOK.contains(&name))
             });
             if let Some((key, value)) = import {
-                return import_playbook(&source, entry, key, value, base);
+                return import_playbook(source, entry, key, value, base);
             }
-            let mut play = Play::parse(&source, entry)?;
+            let mut play = Play::parse(source, entry)?;
             roles::expand(&mut play, base)?;
             imports::expand(&mut play, base)?;
             Ok(vec![play])
         })
-        .collect::<Result<Vec<Vec<Play>>, PlaybookError>>()?
-        .into_iter()
-        .flatten()
-        .collect();
-    Ok(Playbook {
-        path: path.to_path_buf(),
-        plays,
-        warnings,
-    })
+        .collect::<Result<Vec<Vec<Play>>, PlaybookError>>()
+        .map(|plays| plays.into_iter().flatten().collect())
 }
 
 /// The plays of an `import_playbook` entry: the playbook file (beside the importing
@@ -209,7 +222,11 @@ fn import_entry(
 thread_local! {
     /// How deep `import_playbook` is nested while loading.
     static IMPORT_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-    /// The extra vars import names are templated with while loading.
+    /// The directories of the playbooks being read, the innermost last
+    /// (`playbook_dir` of import names).
+    static LOAD_DIRS: std::cell::RefCell<Vec<PathBuf>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The extra vars and magic variables import names are templated with while
+    /// loading.
     static IMPORT_VARS: std::cell::RefCell<serde_json::Map<String, serde_json::Value>> =
         std::cell::RefCell::new(serde_json::Map::new());
     /// The `vars` of the `import_playbook` entries being read, outermost first.
@@ -217,10 +234,37 @@ thread_local! {
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// `text` rendered as an import name is while the playbook is read: with `vars` (the
-/// play's, or an `import_playbook` entry's), the `vars` of the `import_playbook`
-/// entries being read over them, and the extra vars over all. Text without Jinja is
-/// returned as it is.
+/// The variables an import name is templated with while the playbook is read: `vars`
+/// (the play's, or an `import_playbook` entry's), the `vars` of the `import_playbook`
+/// entries being read over them, and over all what the run knows (the extra vars and
+/// the magic variables, `playbook_dir` that of the playbook being read).
+pub(crate) fn known_at_load(
+    vars: &serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut layered = vars.clone();
+    ENTRY_VARS.with(|stack| {
+        for (k, v) in stack.borrow().iter().flatten() {
+            layered.insert(k.clone(), v.clone());
+        }
+    });
+    IMPORT_VARS.with(|known| {
+        for (k, v) in known.borrow().iter() {
+            layered.insert(k.clone(), v.clone());
+        }
+    });
+    LOAD_DIRS.with(|dirs| {
+        if let Some(dir) = dirs.borrow().last() {
+            layered.insert(
+                "playbook_dir".into(),
+                serde_json::Value::String(dir.display().to_string()),
+            );
+        }
+    });
+    layered
+}
+
+/// `text` rendered as an import name is while the playbook is read, with
+/// [`known_at_load`]`(vars)`. Text without Jinja is returned as it is.
 pub(crate) fn render_at_load(
     text: &str,
     vars: &serde_json::Map<String, serde_json::Value>,
@@ -229,19 +273,9 @@ pub(crate) fn render_at_load(
         return Ok(text.to_string());
     }
     let mut layered = crate::template::Vars::new();
-    for (k, v) in vars {
-        layered.set_trusted(k, v.clone());
+    for (k, v) in known_at_load(vars) {
+        layered.set_trusted(&k, v);
     }
-    ENTRY_VARS.with(|stack| {
-        for (k, v) in stack.borrow().iter().flatten() {
-            layered.set_trusted(k, v.clone());
-        }
-    });
-    IMPORT_VARS.with(|extra| {
-        for (k, v) in extra.borrow().iter() {
-            layered.set_trusted(k, v.clone());
-        }
-    });
     crate::template::Templar::new()
         .render(text, &layered)
         .map_err(|e| e.to_string())

@@ -75,6 +75,17 @@ impl Play {
             .unwrap_or_default()
     }
 
+    /// `playbook_dir` while the play runs: [`dir`](Self::dir), absolute.
+    pub fn playbook_dir(&self) -> std::path::PathBuf {
+        let dir = self.dir();
+        let dir = if dir.as_os_str().is_empty() {
+            std::path::PathBuf::from(".")
+        } else {
+            dir
+        };
+        std::path::absolute(&dir).unwrap_or(dir)
+    }
+
     /// Reads a play from its mapping.
     pub(crate) fn parse(source: &SourceFile, node: &Node) -> Result<Play, PlaybookError> {
         let fields = Fields::new(source, node, "Play")?;

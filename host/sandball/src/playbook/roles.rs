@@ -121,8 +121,10 @@ pub fn roles_path(base: &Path) -> Vec<PathBuf> {
         false => std::path::absolute(base).unwrap_or_else(|_| base.to_path_buf()),
     };
     let configured = std::env::var("ANSIBLE_ROLES_PATH").unwrap_or_else(|_| {
-        let home = std::env::var("ANSIBLE_HOME").unwrap_or_else(|_| "~/.ansible".into());
-        format!("{home}/roles:/usr/share/ansible/roles:/etc/ansible/roles")
+        format!(
+            "{}/roles:/usr/share/ansible/roles:/etc/ansible/roles",
+            crate::config::ansible_home().display()
+        )
     });
     let mut dirs = vec![base.join("roles")];
     dirs.extend(

@@ -81,15 +81,20 @@ pub enum PolicyError {
         granted: String,
     },
     /// A granted path climbs above its start with `..`, so what it names depends on
-    /// the node's home directory and no rule can be matched against it.
+    /// the node's home or working directory and no rule can be matched against it: a
+    /// `~/..` path, or a relative one where the working directory is not known (an
+    /// audit before the run). The executor anchors relative ones at the node's working
+    /// directory ([`grant_for`]'s `workdir`).
     #[error(
-        "module {module} cannot be granted {path}: the path climbs above the home directory with `..` once normalised; write it as an absolute path"
+        "module {module} cannot be granted {path}: the path climbs above {start} with `..` once normalised; write it as an absolute path"
     )]
     Climbs {
         /// Module name.
         module: String,
         /// The normalised path.
         path: String,
+        /// Where it starts, in words.
+        start: &'static str,
     },
     /// The policy file cannot be read or is malformed.
     #[error("policy file {file}: {message}")]
@@ -136,6 +141,12 @@ pub fn keyword(value: &Value) -> Result<Adjustment, PolicyError> {
 
 /// The grant for one run of a module with these (templated) arguments, under
 /// `policy`, after the `capabilities:` keywords in `adjustments` (outermost first).
+/// `workdir`, when known, is the node's working directory, where the module resolves
+/// relative paths: those that climb above it (`../../shared/x`) are matched against
+/// the rules as the absolute paths they name there ([`Grant::anchor_climbing`]), then
+/// granted as written, for the shim to resolve at that same directory (which it then
+/// tells the module, as for any relative path); without it they are refused
+/// ([`PolicyError::Climbs`]).
 pub fn grant_for(
     policy: &Policy,
     subject: &Subject<'_>,
@@ -143,6 +154,7 @@ pub fn grant_for(
     args: &Value,
     adjustments: &[Adjustment],
     limits: Limits,
+    workdir: Option<&str>,
 ) -> Result<Grant, PolicyError> {
     let module = subject.module;
     let resolve = |source| PolicyError::Resolve {
@@ -150,9 +162,14 @@ pub fn grant_for(
         source,
     };
     let args = canonical_args(manifest, args);
+    // The climbing paths made absolute for the rules, and what they were.
+    let anchored = std::cell::RefCell::new(Vec::new());
     let concrete = |reqs: &[CapabilityRequest]| -> Result<Vec<CapabilityRequest>, PolicyError> {
         let mut g = Grant::default();
         g.add_requests(reqs, &args).map_err(resolve)?;
+        if let Some(dir) = workdir {
+            anchored.borrow_mut().extend(g.anchor_climbing(dir));
+        }
         Ok(g.to_requests())
     };
     let rules: Vec<&Rule> = policy.rules_for(subject).collect();
@@ -170,6 +187,9 @@ pub fn grant_for(
     }
     for r in &rules {
         grant.add_requests(&r.grant, &args).map_err(resolve)?;
+    }
+    if let Some(dir) = workdir {
+        anchored.borrow_mut().extend(grant.anchor_climbing(dir));
     }
     for adj in adjustments {
         if let Some(only) = &adj.only {
@@ -218,7 +238,18 @@ pub fn grant_for(
         return Err(PolicyError::Climbs {
             module: module.to_string(),
             path: f.path.clone(),
+            start: if f.path.starts_with('~') {
+                "the home directory"
+            } else {
+                "the node's working directory, which is known only when the task runs,"
+            },
         });
+    }
+    // Granted as written: the shim resolves them where the module does.
+    for f in &mut grant.fs {
+        if let Some((_, written)) = anchored.borrow().iter().find(|(a, _)| *a == f.path) {
+            f.path = written.clone();
+        }
     }
     // The node resolves symlinks the controller cannot see: it checks every opened
     // directory against the denied paths again.
@@ -426,6 +457,7 @@ mod tests {
             &args,
             adjustments,
             Limits::default(),
+            None,
         )
     }
 
@@ -472,6 +504,7 @@ mod tests {
             &json!({"dest": "/srv/x"}),
             &[],
             Limits::default(),
+            None,
         )
         .unwrap();
         assert_eq!(g.fs[0].path, "/srv/x");
@@ -493,6 +526,7 @@ mod tests {
                 &args,
                 &[],
                 Limits::default(),
+                None,
             )
             .unwrap()
             .exec
@@ -570,9 +604,57 @@ mod tests {
             &json!({"path": "/tmp/x"}),
             &[],
             Limits::default(),
+            None,
         )
         .unwrap_err();
         assert!(e.to_string().contains("sandball.toml:1"), "{e}");
+    }
+
+    #[test]
+    fn paths_climbing_above_the_working_directory_are_granted_where_they_lead() {
+        let args = json!({"path": "../../shared/x"});
+        let at = |p: &Policy, workdir| {
+            grant_for(
+                p,
+                &subject(true),
+                &manifest(),
+                &args,
+                &[],
+                Limits::default(),
+                workdir,
+            )
+        };
+        let open = Policy::default();
+        let e = at(&open, None).unwrap_err();
+        assert!(
+            e.to_string().contains("known only when the task runs"),
+            "{e}"
+        );
+        // Granted as written, once the rules have seen where it leads.
+        let g = at(&open, Some("/home/ann")).unwrap();
+        assert_eq!(g.fs[0].path, "../../shared/x");
+        // Rules see the path the module opens.
+        let denying = policy(
+            "[[policy.rule]]\ndeny = [{kind = \"fs\", path = \"/shared/x\", access = \"read-write\"}]\n",
+        );
+        let denied = at(&denying, Some("/home/ann"));
+        assert!(
+            denied.map_or(true, |g| g.fs.iter().all(|f| f.path != "/shared/x")),
+            "a deny rule on /shared/x leaves no grant there"
+        );
+        // `~/..` depends on the user the module runs as: still refused.
+        let home = json!({"path": "~/../x"});
+        let e = grant_for(
+            &open,
+            &subject(true),
+            &manifest(),
+            &home,
+            &[],
+            Limits::default(),
+            Some("/home/ann"),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("the home directory"), "{e}");
     }
 
     #[test]

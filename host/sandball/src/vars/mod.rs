@@ -238,6 +238,86 @@ pub struct Magic {
     pub run_tags: Vec<String>,
     /// `ansible_skip_tags`: the `--skip-tags` tags.
     pub skip_tags: Vec<String>,
+    /// `ansible_forks`: `--forks` (5 by default).
+    pub forks: usize,
+    /// `ansible_config_file`: the ansible.cfg read, if any (else null, as in Ansible).
+    pub config_file: Option<PathBuf>,
+    /// `ansible_inventory_sources`: the inventory sources, absolute.
+    pub inventory_sources: Vec<String>,
+    /// `ansible_limit`: the `--limit` pattern, when one is given.
+    pub limit: Option<String>,
+}
+
+impl Magic {
+    /// The magic variables of the run as a whole, known before any host or play is
+    /// (ansible-core's without a host: also what static import names are templated
+    /// with when the playbook is read).
+    pub fn run_wide(&self) -> Map<String, Value> {
+        let mut vars = Map::new();
+        let path = |p: &PathBuf| Value::String(p.display().to_string());
+        if let Some(dir) = &self.playbook_dir {
+            vars.insert("playbook_dir".into(), path(dir));
+        }
+        if let Some(python) = &self.playbook_python {
+            vars.insert(
+                "ansible_playbook_python".into(),
+                Value::String(python.clone()),
+            );
+        }
+        vars.insert("ansible_check_mode".into(), Value::Bool(self.check_mode));
+        vars.insert("ansible_diff_mode".into(), Value::Bool(self.diff_mode));
+        vars.insert("ansible_verbosity".into(), Value::from(self.verbosity));
+        vars.insert("ansible_forks".into(), Value::from(self.forks));
+        vars.insert(
+            "ansible_config_file".into(),
+            self.config_file.as_ref().map_or(Value::Null, path),
+        );
+        vars.insert(
+            "ansible_inventory_sources".into(),
+            Value::Array(
+                self.inventory_sources
+                    .iter()
+                    .cloned()
+                    .map(Value::String)
+                    .collect(),
+            ),
+        );
+        if let Some(limit) = &self.limit {
+            vars.insert("ansible_limit".into(), Value::String(limit.clone()));
+        }
+        let run_tags = if self.run_tags.is_empty() {
+            vec![Value::String("all".into())]
+        } else {
+            self.run_tags.iter().cloned().map(Value::String).collect()
+        };
+        vars.insert("ansible_run_tags".into(), Value::Array(run_tags));
+        vars.insert(
+            "ansible_skip_tags".into(),
+            Value::Array(self.skip_tags.iter().cloned().map(Value::String).collect()),
+        );
+        vars.insert(
+            "omit".into(),
+            Value::String(crate::template::OMIT.to_string()),
+        );
+        vars.insert("ansible_version".into(), ansible_version());
+        vars
+    }
+}
+
+/// `ansible_version`: the ansible-core release sandball follows, as ansible-core gives
+/// its own (`full`, `string`, and the numbers `major`, `minor`, `revision`).
+fn ansible_version() -> Value {
+    let full = crate::ANSIBLE_COMPAT_VERSION;
+    let mut numbers = full.split('.').map(|n| n.parse::<u64>().unwrap_or(0));
+    let mut next = || numbers.next().unwrap_or(0);
+    let (major, minor, revision) = (next(), next(), next());
+    serde_json::json!({
+        "full": full,
+        "string": full,
+        "major": major,
+        "minor": minor,
+        "revision": revision,
+    })
 }
 
 /// The variables of a run.
@@ -273,6 +353,9 @@ pub struct PlayScope<'a> {
     pub role_names: &'a [String],
     /// `ansible_dependent_role_names`.
     pub dependent_role_names: &'a [String],
+    /// `playbook_dir`: the directory of the playbook the play is written in (an
+    /// imported playbook's own, as in Ansible); `None` keeps the run's.
+    pub dir: Option<&'a std::path::Path>,
 }
 
 /// A list of host names as a magic variable gives it (`ansible_play_hosts`…), made
@@ -473,6 +556,11 @@ impl VariableManager {
             .insert(name.to_string(), kept);
     }
 
+    /// The run-wide settings that are magic variables.
+    pub fn magic(&self) -> &Magic {
+        &self.shared.magic
+    }
+
     /// Only the extra vars (for templating play-level values such as `hosts`).
     pub fn extra_vars_only(&self) -> Vars {
         let mut vars = Vars::new();
@@ -520,6 +608,9 @@ impl VariableManager {
         let mut vars =
             self.shared
                 .host_vars(inventory, host, &layers, &defaults, params, include_params);
+        if let Some(dir) = play.dir {
+            vars.set_data("playbook_dir", Value::String(dir.display().to_string()));
+        }
         if let Some(r) = role {
             vars.set_data("role_name", Value::String(r.name.clone()));
             vars.set_data(
@@ -527,6 +618,13 @@ impl VariableManager {
                 Value::String(r.shown_name().to_string()),
             );
             vars.set_data("role_path", Value::String(r.path.display().to_string()));
+            // `ns.coll` of a collection's role, null for any other, as in Ansible.
+            let collection = r
+                .fqcn
+                .as_deref()
+                .and_then(|f| f.rsplit_once('.'))
+                .map_or(Value::Null, |(c, _)| Value::String(c.to_string()));
+            vars.set_data("ansible_collection_name", collection);
         }
         // Where the task's relative files are searched: its role, then the playbook's
         // directory.
@@ -631,31 +729,9 @@ impl Shared {
             vars.set_data(&k, v);
         }
         vars.set_shared_data("groups", inventory.groups_value());
-        let m = &self.magic;
-        if let Some(dir) = &m.playbook_dir {
-            vars.set_data("playbook_dir", Value::String(dir.display().to_string()));
+        for (k, v) in self.magic.run_wide() {
+            vars.set_data(&k, v);
         }
-        if let Some(python) = &m.playbook_python {
-            vars.set_data("ansible_playbook_python", Value::String(python.clone()));
-        }
-        vars.set_data("ansible_check_mode", Value::Bool(m.check_mode));
-        vars.set_data("ansible_diff_mode", Value::Bool(m.diff_mode));
-        vars.set_data("ansible_verbosity", Value::from(m.verbosity));
-        let run_tags = if m.run_tags.is_empty() {
-            vec![Value::String("all".into())]
-        } else {
-            m.run_tags.iter().cloned().map(Value::String).collect()
-        };
-        vars.set_data("ansible_run_tags", Value::Array(run_tags));
-        vars.set_data(
-            "ansible_skip_tags",
-            Value::Array(m.skip_tags.iter().cloned().map(Value::String).collect()),
-        );
-        vars.set_data("omit", Value::String(crate::template::OMIT.to_string()));
-        vars.set_data(
-            "ansible_version",
-            serde_json::json!({"full": crate::ANSIBLE_COMPAT_VERSION, "string": crate::ANSIBLE_COMPAT_VERSION}),
-        );
         vars
     }
 }

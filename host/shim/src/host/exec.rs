@@ -91,13 +91,19 @@ pub fn check(
     }
     // A relative path in a grant's arguments (`sub/file`, as the task wrote it) also
     // matches that path made absolute from the working directory, which is how a
-    // module that could not change into it passes it on: the same file.
+    // module that could not change into it passes it on: the same file (one that
+    // climbs with `..` normalised, as the module's SDK normalises it).
     let from_cwd = |g: &ExecGrant| ExecGrant {
         program: g.program.clone(),
         args: g.args.as_ref().map(|patterns| {
             patterns
                 .iter()
                 .map(|p| match relative_path(p) {
+                    true if p.split('/').any(|part| part == "..") => {
+                        crate::paths::normalize(&cwd.join(p))
+                            .to_string_lossy()
+                            .into_owned()
+                    }
                     true => cwd.join(p).to_string_lossy().into_owned(),
                     false => p.clone(),
                 })

@@ -225,6 +225,25 @@ impl Grant {
         Ok(())
     }
 
+    /// Makes each relative path that climbs above its start once normalised
+    /// (`../../shared/x`) absolute from `workdir`, the node's working directory where
+    /// the module resolves it, normalised lexically as the shim normalises grants
+    /// (`/home/ann` and `../../shared/x` give `/shared/x`), so that rules can be
+    /// matched against the place it leads to. Returns each path made absolute with the
+    /// relative one it was. `~/..` paths stay as they are (they depend on the home of
+    /// the user the module runs as).
+    pub fn anchor_climbing(&mut self, workdir: &str) -> Vec<(String, String)> {
+        let mut anchored = Vec::new();
+        for fs in &mut self.fs {
+            if super::climbs(&fs.path) && !fs.path.starts_with('~') {
+                let absolute =
+                    normalize_path(&format!("{}/{}", workdir.trim_end_matches('/'), fs.path));
+                anchored.push((absolute.clone(), std::mem::replace(&mut fs.path, absolute)));
+            }
+        }
+        anchored
+    }
+
     /// Whether the grant allows nothing but clocks and random numbers.
     pub fn is_empty(&self) -> bool {
         self.fs.is_empty()

@@ -7,7 +7,9 @@ use super::interpret::{interpret, retires_session};
 use super::session::target_session;
 use super::{ModuleFlags, audit, invoked_name, jobs, transfer, with_internal_args};
 use crate::assemble::Component;
-use crate::executor::context::{TaskContext, capability_keywords, environment, unreachable};
+use crate::executor::context::{
+    TaskContext, capability_keywords, environment, node_workdir, unreachable,
+};
 use crate::plugins::action::summaries::ERROR_MESSAGE;
 use crate::plugins::action::{ModuleRequest, failed, no_log};
 use crate::plugins::connection::{RunReply, SessionError};
@@ -84,37 +86,49 @@ async fn run_component(
             }
         }
     }
-    let grant = match capability_keywords(run, cx.kw, cx.vars).and_then(|adjustments| {
-        if run.options.verbosity >= 1 {
-            let warnings = policy::launchers::policy_warnings(
-                &run.policy,
-                &subject,
-                &component.manifest,
-                &adjustments,
-                false,
-            );
-            for w in warnings {
-                if run.first_warning(&w) {
-                    run.callback.warning(&w);
-                }
+    let adjustments = match capability_keywords(run, cx.kw, cx.vars) {
+        Ok(a) => a,
+        Err(e) => return failed(cx.task.location.appears_in(e)),
+    };
+    if run.options.verbosity >= 1 {
+        let warnings = policy::launchers::policy_warnings(
+            &run.policy,
+            &subject,
+            &component.manifest,
+            &adjustments,
+            false,
+        );
+        for w in warnings {
+            if run.first_warning(&w) {
+                run.callback.warning(&w);
             }
         }
+    }
+    let task_args = Value::Object(args.clone());
+    let grant_at = |workdir: Option<&str>| {
         policy::grant_for(
             &run.policy,
             &subject,
             &component.manifest,
-            &Value::Object(args.clone()),
+            &task_args,
             &adjustments,
             run.options.limits,
+            workdir,
         )
-        .map_err(|e| e.to_string())
-    }) {
-        Ok(g) => g,
-        Err(e) => {
-            return failed(cx.task.location.appears_in(e));
-        }
     };
-    let mut grant = grant;
+    // A relative path climbing above the working directory (`../../shared/x`) is
+    // granted where it leads from the node's working directory, asked for then.
+    let granted = match grant_at(None) {
+        Err(policy::PolicyError::Climbs { .. }) => match node_workdir(cx).await {
+            Ok(dir) => grant_at(Some(&dir)),
+            Err(r) => return r,
+        },
+        other => other,
+    };
+    let mut grant = match granted {
+        Ok(g) => g,
+        Err(e) => return failed(cx.task.location.appears_in(e.to_string())),
+    };
     if flags.check_mode {
         // A dry run changes nothing: every path is granted for reading only, and a
         // missing directory is seen as empty (it would be made by an earlier task of a

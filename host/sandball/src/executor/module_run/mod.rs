@@ -48,15 +48,33 @@ async fn run(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String, Va
         request
     };
     let legacy = runs_legacy(cx.run, request.name, request.legacy, cx.vars);
-    // ansible-core's modules are Python: the first one a host runs finds its
-    // Python, whichever sandball runs in its place. A legacy module that is
-    // not Python needs none.
-    let python = if !legacy
-        || cx
-            .run
-            .legacy
-            .get(request.name)
-            .is_ok_and(|m| crate::assemble::legacy::needs_python(&m))
+    if legacy {
+        return run_legacy(cx, request).await;
+    }
+    // A background job's refusal reaches `async_status`, not this task.
+    let component = request.name;
+    let handover = cx
+        .background
+        .is_none()
+        .then(|| legacy_standin(request.clone()));
+    let result = component::run(cx, request).await;
+    match handover {
+        Some(request) => hand_over(cx, result, component, request).await,
+        None => result,
+    }
+}
+
+/// Runs a legacy module. A Python module needs the host's Python: the first one a host
+/// runs finds it (`ansible_python_interpreter`, else discovery, whose fact and warning
+/// its result carries, as ansible-core's first module's does); components and modules
+/// that are not Python need none, so a host that runs no Python module is never
+/// probed for one.
+async fn run_legacy(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String, Value> {
+    let python = if cx
+        .run
+        .legacy
+        .get(request.name)
+        .is_ok_and(|m| crate::assemble::legacy::needs_python(&m))
     {
         match target_python(cx).await {
             Ok(p) => Some(p),
@@ -66,21 +84,7 @@ async fn run(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String, Va
         None
     };
     let path = python.as_ref().map_or("", |p| p.path.as_str());
-    let mut result = if legacy {
-        legacy::run(cx, request, path).await
-    } else {
-        // A background job's refusal reaches `async_status`, not this task.
-        let component = request.name;
-        let handover = cx
-            .background
-            .is_none()
-            .then(|| legacy_standin(request.clone()));
-        let result = component::run(cx, request).await;
-        match handover {
-            Some(request) => hand_over(cx, result, component, request, path).await,
-            None => result,
-        }
-    };
+    let mut result = legacy::run(cx, request, path).await;
     if let Some(python) = python {
         report_discovery(cx, python, &mut result);
     }
@@ -96,6 +100,18 @@ fn legacy_standin(mut request: ModuleRequest<'_>) -> ModuleRequest<'_> {
     }
     request.legacy = true;
     request
+}
+
+/// The legacy module that stands for the component `module` (see [`legacy_standin`]):
+/// a library module of that name, not of the component's, takes its place, as in
+/// ansible-core, whose `shell` action runs `ansible.legacy.command` — a `library/
+/// shell.py` changes nothing there, a `library/command.py` runs instead.
+pub(crate) fn legacy_name(module: &str) -> &str {
+    if sandball_pycompat::fqcn::short_name(module) == SHELL {
+        SHELL_LEGACY
+    } else {
+        module
+    }
 }
 
 /// The component that runs a shell line.
@@ -114,7 +130,6 @@ async fn hand_over(
     mut result: Map<String, Value>,
     component: &str,
     request: ModuleRequest<'_>,
-    python: &str,
 ) -> Map<String, Value> {
     if result.remove(sandball_wire::NOT_CARRIED_OUT) != Some(Value::Bool(true)) {
         return result;
@@ -145,7 +160,7 @@ async fn hand_over(
             module.path.display()
         ),
     );
-    legacy::run(cx, request, python).await
+    run_legacy(cx, request).await
 }
 
 /// The variable that asks for legacy modules instead of built-in components: a list of
@@ -159,7 +174,7 @@ pub(crate) fn runs_legacy(run: &Run, module: &str, legacy: bool, vars: &Vars) ->
     let short = sandball_pycompat::fqcn::short_name(module);
     legacy
         || !run.modules.exists(module)
-        || run.legacy.in_library(module)
+        || run.legacy.in_library(legacy_name(module))
         || run
             .legacy
             .prefers_legacy(short, var_value(run, vars, PREFER_LEGACY_VAR).as_ref())

@@ -132,6 +132,7 @@ pub(crate) fn loop_items(
     };
     let extended = flag(&control.extended, false)?;
     let allitems = flag(&control.extended_allitems, true)?;
+    let mut values = loop_values(run, &t.loop_kind, spec, vars, &items).into_iter();
     Ok((0..items.len())
         .map(|index| {
             let mut loop_vars = Map::new();
@@ -170,10 +171,7 @@ pub(crate) fn loop_items(
             for (name, value) in &loop_vars {
                 item_vars.set_data(name, value.clone());
             }
-            item_vars.set_trusted(
-                &control.loop_var,
-                loop_value(run, &t.loop_kind, spec, vars, &items, index),
-            );
+            item_vars.set_trusted(&control.loop_var, values.next().unwrap_or(Value::Null));
             LoopItem {
                 item: items[index].clone(),
                 vars: item_vars,
@@ -183,31 +181,48 @@ pub(crate) fn loop_items(
         .collect())
 }
 
-/// The value of the loop variable for item `index`, its text marked untrusted where
+/// The values of the loop variable, one per item, their text marked untrusted where
 /// ansible-core 2.19 has it untrusted: text templating made (see
-/// [`crate::template::Templar::mark_untrusted`]); a `loop` list written out is followed
-/// item by item, a value passed through unchanged (by `loop`, `with_list` or
-/// `with_items`) stays trusted, what other lookups give is data.
-fn loop_value(
+/// [`crate::template::Templar::mark_untrusted`]); a `loop` list written out, or named
+/// by `{{ path }}` in a trusted variable (a registered loop's `results`, whose items
+/// keep their own trust), is followed item by item; a value passed through unchanged
+/// (by `with_list` or `with_items`) stays trusted; what other lookups give is data.
+fn loop_values(
     run: &Run,
     kind: &LoopKind,
     spec: &Value,
     vars: &Vars,
     items: &[Value],
-    index: usize,
-) -> Value {
-    let item = &items[index];
-    match (kind, spec) {
-        (LoopKind::Loop, Value::Array(raw)) if raw.len() == items.len() => {
-            run.templar.mark_untrusted(&raw[index], item, vars)
-        }
-        (LoopKind::Loop | LoopKind::WithList | LoopKind::WithItems, spec)
+) -> Vec<Value> {
+    let followed = || match run
+        .templar
+        .mark_untrusted(spec, &Value::Array(items.to_vec()), vars)
+    {
+        Value::Array(marked) if marked.len() == items.len() => Some(marked),
+        _ => None,
+    };
+    let marked = match (kind, spec) {
+        (LoopKind::Loop, Value::Array(raw)) if raw.len() == items.len() => Some(
+            raw.iter()
+                .zip(items)
+                .map(|(raw, item)| run.templar.mark_untrusted(raw, item, vars))
+                .collect(),
+        ),
+        (LoopKind::Loop, Value::String(_)) => followed(),
+        (LoopKind::WithList | LoopKind::WithItems, spec)
             if run.templar.passes_trust(spec, vars) =>
         {
-            item.clone()
+            Some(items.to_vec())
         }
-        _ => crate::template::untrusted(item.clone()),
-    }
+        _ => None,
+    };
+    marked.unwrap_or_else(|| {
+        items
+            .iter()
+            .cloned()
+            .map(crate::template::untrusted)
+            .collect()
+    })
 }
 
 /// One item of a task's loop.
@@ -225,6 +240,9 @@ pub(crate) struct LoopItem {
 /// with the other `_ansible_` keys before it is registered or shown).
 pub(super) const IGNORE_UNREACHABLE: &str = "_ansible_ignore_unreachable";
 
+/// Runs a task's loop and returns its result; `items` receives, for each item run, the
+/// loop variable's value as the item's run saw it (its text marked where it is
+/// untrusted), which its registered result keeps as `item`.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn run_loop(
     run: &Run,
@@ -235,6 +253,7 @@ pub(super) async fn run_loop(
     spec: &Value,
     no_log: bool,
     banner: Option<Banner<'_>>,
+    items_seen: &mut Vec<Value>,
 ) -> Map<String, Value> {
     let items = match loop_items(run, t, vars, spec) {
         Ok(items) => items,
@@ -377,6 +396,10 @@ pub(super) async fn run_loop(
         let mut kept = r;
         with_failed_flag(&mut kept);
         results.push(Value::Object(kept));
+        items_seen.push(match vars.get(&control.loop_var) {
+            Some(crate::template::Var::Trusted(seen)) => seen.clone(),
+            _ => crate::template::untrusted(item.clone()),
+        });
         match stop {
             Ok(false) => {}
             Ok(true) => break,

@@ -42,6 +42,9 @@ pub struct HostOutcome {
     /// The result as `register` stores it (for `run_once`, which gives it to every
     /// host).
     pub registered: Map<String, Value>,
+    /// A loop's items as its runs saw them, trust marks and all (see
+    /// [`register_loop`]).
+    pub items: Vec<Value>,
 }
 
 /// Whether `-t`/`--skip-tags` select the task whose keywords are `kw` (its tags and
@@ -293,14 +296,15 @@ pub async fn run_on_host(
     let vars = task_vars(run, scope, host, kw);
     // A no_log that cannot be worked out hides the result: secrets stay hidden.
     let no_log = keyword_bool(run, &vars, kw, Keyword::NoLog, no_log_default()).unwrap_or(true);
+    let mut items = Vec::new();
     let result = match &t.loop_ {
         None => run_once(run, t, kw, host, &vars, no_log).await,
-        Some(spec) => run_loop(run, t, kw, host, &vars, spec, no_log, banner).await,
+        Some(spec) => run_loop(run, t, kw, host, &vars, spec, no_log, banner, &mut items).await,
     };
     // `register` keeps no `invocation` (a loop's items keep theirs), as in ansible-core.
     let mut kept = registered(&result);
     kept.remove("invocation");
-    register(run, t, host, &kept);
+    register_loop(run, t, host, &kept, &items);
     let status = Status::of(&result);
     let ignore = |k| keyword_bool(run, &vars, kw, k, false).unwrap_or_default();
     let ignored = match status {
@@ -341,6 +345,7 @@ pub async fn run_on_host(
         ignored,
         failure,
         registered: kept,
+        items,
     }
 }
 
@@ -355,32 +360,58 @@ pub(crate) fn meta_action(t: &Task) -> Option<&str> {
 /// results of actions whose facts are variables (`set_fact`, `include_vars`), whose
 /// facts keep their trust, as in ansible-core 2.19.
 pub(crate) fn register(run: &Run, t: &Task, host: &str, result: &Map<String, Value>) {
+    register_loop(run, t, host, result, &[]);
+}
+
+/// [`register`] for a loop's result, whose `results[i].item` is `items[i]` — the loop
+/// variable as the item's run saw it, marked untrusted where it is — so an item
+/// written in the playbook stays trusted in the registered result, as ansible-core
+/// 2.19 keeps the item's own trust (`assert: {that: "{{ item.item.checks }}"}` over a
+/// registered loop). Everything else in the result is data.
+pub(crate) fn register_loop(
+    run: &Run,
+    t: &Task,
+    host: &str,
+    result: &Map<String, Value>,
+    items: &[Value],
+) {
     let Some(name) = &t.register else {
         return;
     };
-    match action::find(&t.action).fact_layer() {
-        FactLayer::Facts => run
-            .vars
-            .register(host, name, Value::Object(result.clone()), false),
-        FactLayer::SetFact | FactLayer::IncludeVars => {
-            run.vars
-                .register(host, name, Value::Object(with_trusted_facts(result)), true)
+    let facts_trusted = match action::find(&t.action).fact_layer() {
+        FactLayer::Facts => false,
+        FactLayer::SetFact | FactLayer::IncludeVars => true,
+    };
+    if !facts_trusted && items.is_empty() {
+        run.vars
+            .register(host, name, Value::Object(result.clone()), false);
+        return;
+    }
+    let mut kept = with_trusted_facts(result, facts_trusted);
+    if let Some(Value::Array(results)) = kept.get_mut("results") {
+        for (r, item) in results.iter_mut().zip(items) {
+            if let Value::Object(r) = r
+                && r.contains_key("item")
+            {
+                r.insert("item".into(), item.clone());
+            }
         }
     }
+    run.vars.register(host, name, Value::Object(kept), true);
 }
 
-/// A result with everything but its `ansible_facts` (a loop's items' too) marked
-/// `!unsafe`.
-fn with_trusted_facts(result: &Map<String, Value>) -> Map<String, Value> {
+/// A result with everything but (when `facts` says so) its `ansible_facts` (a loop's
+/// items' too) marked `!unsafe`.
+fn with_trusted_facts(result: &Map<String, Value>, facts: bool) -> Map<String, Value> {
     result
         .iter()
         .map(|(k, v)| {
             let v = match (k.as_str(), v) {
-                ("ansible_facts", facts) => facts.clone(),
+                ("ansible_facts", kept) if facts => kept.clone(),
                 ("results", Value::Array(items)) => items
                     .iter()
                     .map(|item| match item {
-                        Value::Object(item) => Value::Object(with_trusted_facts(item)),
+                        Value::Object(item) => Value::Object(with_trusted_facts(item, facts)),
                         other => crate::template::untrusted(other.clone()),
                     })
                     .collect(),

@@ -263,10 +263,7 @@ fn plugin_dirs(dirs: &[PathBuf], kind: Kind) -> Vec<PathBuf> {
                 .map(PathBuf::from),
         ),
         Err(_) => {
-            let home = std::env::var_os("ANSIBLE_HOME")
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".ansible")));
-            found.extend(home.map(|h| h.join("plugins").join(kind)));
+            found.push(crate::config::ansible_home().join("plugins").join(kind));
             found.push(PathBuf::from("/usr/share/ansible/plugins").join(kind));
         }
     }
