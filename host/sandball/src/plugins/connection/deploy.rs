@@ -3,7 +3,7 @@
 //! The controller has one shim per node system and architecture ([`Shims`]), static
 //! Linux executables: in an install, `<prefix>/lib/sandball/shims/<arch>-linux/sandball-shim`
 //! beside `<prefix>/bin/sandball`; in a build tree, `target/<triple>/<profile>/sandball-shim`
-//! for the musl targets of [`ARCHES`] that `make build` builds. `$SANDBALL_SHIM` names
+//! for the musl targets `make build` builds ([`SHIM_TARGETS`]). `$SANDBALL_SHIM` names
 //! one file that replaces them all. A shim's architecture is read from its ELF header.
 //!
 //! A session is first started without any probe, by a command that picks the shim for
@@ -29,26 +29,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 use tokio::sync::OnceCell;
 
-/// A node architecture there is a static shim for: its name (as [`normal_arch`] folds
-/// `uname -m`) and the Rust target `make build` builds its shim for.
-pub struct Arch {
-    /// `x86_64`, `aarch64`.
-    pub name: &'static str,
-    /// The musl target its shim is built for.
-    pub target: &'static str,
-}
-
-/// The architectures `make build` builds a static shim for.
-pub const ARCHES: &[Arch] = &[
-    Arch {
-        name: "x86_64",
-        target: "x86_64-unknown-linux-musl",
-    },
-    Arch {
-        name: "aarch64",
-        target: "aarch64-unknown-linux-musl",
-    },
-];
+/// The Rust targets `make build` builds a static shim for, one per node architecture
+/// (the Makefile's `SHIM_TARGETS`): where a build tree holds its shims.
+pub const SHIM_TARGETS: &[&str] = &["x86_64-unknown-linux-musl", "aarch64-unknown-linux-musl"];
 
 /// The node's cache when `sandball_cache_dir` is not set.
 pub const DEFAULT_CACHE: &str = "~/.sandball";
@@ -164,9 +147,9 @@ impl Shims {
             }
             // A build tree: `target/<profile>/sandball` and `target/<triple>/<profile>/`.
             Err(_) => match bin.file_name() {
-                Some(profile) => ARCHES
+                Some(profile) => SHIM_TARGETS
                     .iter()
-                    .map(|a| up.join(a.target).join(profile).join(SHIM_FILE))
+                    .map(|t| up.join(t).join(profile).join(SHIM_FILE))
                     .collect(),
                 None => vec![],
             },
