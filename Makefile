@@ -3,6 +3,9 @@
 
 CARGO       ?= cargo
 WASM_TARGET := wasm32-wasip2
+# The static shims sandball deploys to nodes, one per architecture (musl, linked by
+# Debian's GNU toolchains: .cargo/config.toml).
+SHIM_TARGETS := x86_64-unknown-linux-musl aarch64-unknown-linux-musl
 MODULES     := $(notdir $(wildcard modules-wasm/*))
 # Each module's package, named with its version: a module may share its name with a
 # crates.io dependency (`tempfile`), which a bare `-p tempfile` would make ambiguous.
@@ -17,13 +20,15 @@ PROFILE_DIR := target/debug
 # ansible-core can become the tests' users).
 PYTHON      ?= /usr/bin/python3
 
-.PHONY: all setup modules build run test nextest test-fixtures example-component lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets target-recaps test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
+.PHONY: all setup modules shims build run test nextest test-fixtures example-component lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets target-recaps test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
 
 all: build
 
-## setup: the Rust target for modules (rustup); nothing else is needed to build.
+## setup: the Rust targets (rustup): the modules' and the static shims'.
 setup:
-	@rustup target list --installed 2>/dev/null | grep -qx '$(WASM_TARGET)' || rustup target add $(WASM_TARGET)
+	@installed=$$(rustup target list --installed 2>/dev/null); \
+	for t in $(WASM_TARGET) $(SHIM_TARGETS); do \
+		printf '%s\n' "$$installed" | grep -qx "$$t" || rustup target add "$$t" || exit 1; done
 
 ## `make test` lints as it builds: cargo compiles the workspace's own crates through
 ## clippy-driver (the compiler `cargo clippy` runs), warnings denied, so the
@@ -40,8 +45,16 @@ clippy-driver:
 modules: setup
 	$(LINTING) $(CARGO) build --profile wasm --target $(WASM_TARGET) $(MODULE_PKGS)
 
-## build: the controller and the shim (debug), plus the modules.
-build: modules
+## shims: the static shims for x86_64 and aarch64 nodes (debug, as the controller), in
+## target/<triple>/debug/, where the controller finds them. One cargo run for both: the
+## build scripts and proc-macros they share are built once, and the two targets'
+## crates keep both cores busy. The aarch64 linker is Debian's (`packages`).
+shims: setup packages
+	$(LINTING) $(CARGO) build -p sandball-shim $(addprefix --target ,$(SHIM_TARGETS))
+
+## build: the controller, the static shims it deploys, the shim for this machine's
+## tests (target/debug/sandball-shim, glibc) and the modules.
+build: modules shims
 	$(LINTING) $(CARGO) build -p sandball -p sandball-shim
 
 ## run: the example playbook against localhost.
@@ -132,9 +145,10 @@ check-recordings:
 	@for f in $(RECAPS) $(RECORDINGS)/versions.txt; do grep -qx '$(PINNED_CORE)' $$f || \
 		echo "$$f was not recorded with the pinned $(PINNED_CORE): the tests run ansible-core live where it would serve (\`make target-recaps test-recordings\` records it anew)" >&2; done
 
-## packages: the Debian packages `make test` needs, those missing installed in one
-## apt-get run (so that nothing else waits on the dpkg lock): python3-venv (the venvs
-## below are made with it), ruby (the WANT_JSON Ruby example module), cron (crontab,
+## packages: the Debian packages `make build` and `make test` need, those missing
+## installed in one apt-get run (so that nothing else waits on the dpkg lock):
+## gcc-aarch64-linux-gnu (the linker of the aarch64 shim), file (which tells the tests
+## the shims are static), python3-venv (the venvs below are made with it), ruby (the WANT_JSON Ruby example module), cron (crontab,
 ## for tests/tests/cron.rs), openssh-server and sudo (the SSH tests start sshd on a
 ## loopback port; the become tests), acl (setfacl and getfacl, which ansible-test's
 ## bootstrap leaves on a node and ansible-core's targets use) and python3-apt (under
@@ -142,6 +156,8 @@ check-recordings:
 ## tests read (apt-get update when there are none).
 packages:
 	@missing=; \
+	command -v aarch64-linux-gnu-gcc >/dev/null || missing="$$missing gcc-aarch64-linux-gnu"; \
+	command -v file >/dev/null || missing="$$missing file"; \
 	$(PYTHON) -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
 	command -v ruby >/dev/null || missing="$$missing ruby"; \
 	command -v crontab >/dev/null || missing="$$missing cron"; \

@@ -2,10 +2,12 @@
 //! test with the command that builds it: the end-to-end tests never skip silently.
 //!
 //! Defaults, relative to the workspace's target dir (`$CARGO_TARGET_DIR` or `target/`):
-//! `debug/sandball`, `debug/sandball-shim`, the built-in modules in
-//! `wasm32-wasip2/wasm/`, and the misbehaving test components and the example
-//! third-party component, both in `components/wasm32-wasip2/release/`. `SANDBALL_BIN` and `SANDBALL_SHIM` override the two
-//! binaries.
+//! `debug/sandball`, the static shim for this machine's architecture
+//! (`<arch>-unknown-linux-musl/debug/sandball-shim`: the one the controller deploys to
+//! such nodes), the built-in modules in `wasm32-wasip2/wasm/`, and the misbehaving test
+//! components and the example third-party component, both in
+//! `components/wasm32-wasip2/release/`. `SANDBALL_BIN` and `SANDBALL_SHIM` override the
+//! two binaries.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -37,7 +39,8 @@ pub const FIXTURES: &[&str] = &[
 pub struct Binaries {
     /// The controller.
     pub sandball: PathBuf,
-    /// The node-side shim (passed to the controller as `SANDBALL_SHIM`).
+    /// The node-side shim (passed to the controller as `SANDBALL_SHIM`): the static
+    /// one for this machine.
     pub shim: PathBuf,
     /// The directory the controller finds the built-in modules in.
     pub modules: PathBuf,
@@ -55,6 +58,21 @@ pub fn target_dir() -> PathBuf {
         Some(dir) => workspace_root().join(dir),
         None => workspace_root().join("target"),
     }
+}
+
+/// The Rust targets `make build` builds a static shim for, by the node architecture
+/// (`uname -m`) each is for.
+pub const STATIC_SHIMS: &[(&str, &str)] = &[
+    ("x86_64", "x86_64-unknown-linux-musl"),
+    ("aarch64", "aarch64-unknown-linux-musl"),
+];
+
+/// Where `make build` puts the static shim built for the Rust target `triple`.
+pub fn static_shim(triple: &str) -> PathBuf {
+    target_dir()
+        .join(triple)
+        .join("debug")
+        .join("sandball-shim")
 }
 
 /// The Python of the ansible-core venv `make test` installs (`$ANSIBLE_BIN_DIR`, else
@@ -83,7 +101,8 @@ impl Binaries {
         };
         let debug = target_dir().join("debug");
         let sandball = from_env("SANDBALL_BIN", debug.join("sandball"));
-        let shim = from_env("SANDBALL_SHIM", debug.join("sandball-shim"));
+        let own = format!("{}-unknown-linux-musl", std::env::consts::ARCH);
+        let shim = from_env("SANDBALL_SHIM", static_shim(&own));
         for (what, path) in [("the controller", &sandball), ("the shim", &shim)] {
             if !path.is_file() {
                 return Err(missing(what, path, "make build"));

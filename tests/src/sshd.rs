@@ -60,14 +60,53 @@ impl Sshd {
             .prefix("sandball-sshd-")
             .tempdir()
             .expect("temporary directory");
+        // sshd wants its privilege separation directory (as root).
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let mut cmd = Command::new(SSHD);
+        Sshd::serve(dir, Path::new("/"), &mut cmd)
+    }
+
+    /// Starts the sshd of the system root `root` (a debootstrapped distribution) in a
+    /// chroot there, on a loopback port of this machine: a node of that distribution.
+    /// It runs in a mount namespace of its own, where the root's `/proc` and `/dev`
+    /// are mounted, so nothing stays mounted once it is stopped. Panics, naming the
+    /// fix, when the root is missing.
+    pub fn start_in(root: &Path) -> Sshd {
+        assert!(
+            root.join("usr/sbin/sshd").is_file(),
+            "{} holds no sshd: run `make test-roots` (`make test` does it)",
+            root.display()
+        );
+        let dir = tempfile::Builder::new()
+            .prefix("sandball-sshd-")
+            .tempdir_in(root.join("tmp"))
+            .expect("temporary directory in the root");
+        std::fs::create_dir_all(root.join("run/sshd")).expect("the root's /run/sshd");
+        let mut cmd = Command::new("unshare");
+        cmd.args(["--mount", "--propagation", "private", "--", "sh", "-c"])
+            .arg(
+                "mount -t proc proc \"$1/proc\" && mount --rbind /dev \"$1/dev\" && \
+                 shift && exec chroot \"$@\"",
+            )
+            .arg("sh")
+            .arg(root)
+            .arg(root)
+            .arg(SSHD);
+        Sshd::serve(dir, root, &mut cmd)
+    }
+
+    /// Generates the keys in `dir` (which `root`'s sshd sees at its path under
+    /// `root`), writes the server's configuration there, and starts `sshd` with it
+    /// (`cmd` runs the server, its arguments to follow).
+    fn serve(dir: TempDir, root: &Path, cmd: &mut Command) -> Sshd {
         let d = dir.path();
         keygen(&d.join("host_key"));
         keygen(&d.join("client_key"));
         keygen(&d.join("stranger_key"));
         std::fs::copy(d.join("client_key.pub"), d.join("authorized_keys"))
             .expect("authorized_keys");
-        // sshd wants its privilege separation directory (as root).
-        let _ = std::fs::create_dir_all("/run/sshd");
+        // The directory as the server sees it.
+        let seen = Path::new("/").join(d.strip_prefix(root).expect("the keys lie in the root"));
         let port = free_port();
         let config = format!(
             "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile none\n\
@@ -75,19 +114,19 @@ impl Sshd {
              PasswordAuthentication yes\nKbdInteractiveAuthentication no\n\
              PermitRootLogin prohibit-password\nMaxStartups 500\nMaxSessions 100\n\
              LogLevel ERROR\n",
-            d = d.display()
+            d = seen.display()
         );
         std::fs::write(d.join("sshd_config"), config).expect("sshd_config");
-        let child = Command::new(SSHD)
+        let child = cmd
             .arg("-D")
             .arg("-e")
             .arg("-f")
-            .arg(d.join("sshd_config"))
+            .arg(seen.join("sshd_config"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {SSHD}: {e}"));
+            .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
         let sshd = Sshd { child, dir, port };
         let start = Instant::now();
         while TcpStream::connect(("127.0.0.1", port)).is_err() {

@@ -66,6 +66,7 @@ mod module_routing;
 mod module_warnings;
 mod modules;
 mod native_types;
+mod node_shims;
 mod package_service;
 mod path_errors;
 mod pause;

@@ -2,8 +2,8 @@
 //! `sandball_e2e::sshd`): the shim and modules deployed once per host and reused by the
 //! next run, unreachable hosts (closed port, refused key) and refused host keys
 //! (changed, unknown) that leave the other hosts running, a silent host that times out,
-//! raw, a killed shim, a shim that dies at start, a node of another architecture, and
-//! become (with a shim of the become user's own).
+//! raw, a killed shim, a shim that dies at start, a node of an architecture there is no
+//! shim for, and become (with a shim of the become user's own).
 
 use sandball_e2e::sshd::{Sshd, deployable_shim};
 use sandball_e2e::users::{BECOME_USER, become_uid, become_user_ready};
@@ -361,36 +361,84 @@ fn run_one_with_shim(sshd: &Sshd, sb: &Sandbox, alias: &str, shim: &Path, tasks:
 }
 
 #[test]
-fn a_node_of_another_architecture_is_named_and_raw_still_works() {
+fn a_node_without_a_shim_runs_legacy_modules_and_fails_component_tasks_naming_its_architecture() {
     let sshd = Sshd::start();
     let sb = Sandbox::new();
-    // An ELF header for aarch64: the controller must refuse to deploy it to this node.
+    // The only shim the controller has is for aarch64 (an ELF header for it), and the
+    // node is this machine: there is no shim for it.
     let mut elf = b"\x7fELF\x02\x01\x01".to_vec();
     elf.resize(64, 0);
-    elf[18] = 0xB7;
+    elf[18] = if std::env::consts::ARCH == "aarch64" {
+        0x3E
+    } else {
+        0xB7
+    };
     let foreign = sb.path().join("foreign-shim");
     std::fs::write(&foreign, elf).unwrap();
-    let out = run_one_with_shim(
-        &sshd,
-        &sb,
-        "a1",
-        &foreign,
-        "    - raw: uname -m\n    - ping:\n",
+    let theirs = if std::env::consts::ARCH == "aarch64" {
+        "x86_64"
+    } else {
+        "aarch64"
+    };
+    let inv = format!(
+        "[nodes]\n{}",
+        sshd.host_line(
+            "a1",
+            &sb.path().join("node-a1"),
+            "sandball_legacy_modules=command"
+        )
     );
-    out.assert_code(4);
+    sb.write("inventory.ini", &inv);
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n\
+         \x20   - raw: uname -m\n\
+         \x20   - name: legacy\n      command: echo classic\n\
+         \x20   - name: component\n      ping:\n      ignore_errors: true\n\
+         \x20   - name: legacy again\n      command: echo still\n",
+    );
+    let out = sb
+        .play_with_core(&pb, &sb.dir("work"), &[])
+        .env("SANDBALL_SHIM", &foreign)
+        .env("SSH_AUTH_SOCK", "")
+        .limit(Duration::from_secs(120))
+        .run();
+    out.assert_no_panic();
+    out.assert_code(0);
+    let recap = out.host("a1");
     assert_eq!(
-        out.host("a1"),
-        HostRecap {
-            ok: 1,
-            changed: 1,
-            unreachable: 1,
-            ..Default::default()
-        },
+        (
+            recap.failed,
+            recap.ignored,
+            recap.unreachable,
+            recap.changed
+        ),
+        (0, 1, 0, 3),
         "{out}"
     );
-    let line = out.task_lines("ping").join("\n");
+    // The component task fails, naming the node's architecture and the shims there are.
+    let failure = out.task_lines("component").join("\n");
+    let node = format!("is Linux {}", std::env::consts::ARCH);
+    let has = format!("it has: Linux {theirs} ({})", foreign.display());
     assert!(
-        line.contains("is for Linux aarch64") && line.contains("SANDBALL_SHIM"),
+        failure.contains(&node) && failure.contains(&has) && failure.contains("SANDBALL_SHIM"),
+        "{out}"
+    );
+    // Legacy modules run without a shim, warned about once for the host.
+    assert_eq!(out.task_lines("legacy"), vec!["changed: [a1]"], "{out}");
+    assert_eq!(
+        out.task_lines("legacy again"),
+        vec!["changed: [a1]"],
+        "{out}"
+    );
+    let all = format!("{}{}", out.stdout, out.stderr);
+    let warnings: Vec<&str> = all
+        .lines()
+        .filter(|l| l.contains("[WARNING]") && l.contains("no sandball-shim"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{out}");
+    assert!(
+        warnings[0].contains("a1: ") && warnings[0].contains("legacy modules run the classic way"),
         "{out}"
     );
 }

@@ -218,7 +218,8 @@ pub(crate) fn unreachable(msg: String) -> Map<String, Value> {
 }
 
 /// The UNREACHABLE result of a host that could not be connected to; a become that
-/// failed (su refused the password) fails the task instead, as in ansible-core.
+/// failed (su refused the password) fails the task instead, as in ansible-core, and so
+/// does a node that has no shim for a component to run in.
 pub(crate) fn connect_failure(e: ConnectError) -> Map<String, Value> {
     match e {
         ConnectError::Connection(ConnectionError::Become(_)) => action::failed(e.to_string()),
@@ -227,6 +228,11 @@ pub(crate) fn connect_failure(e: ConnectError) -> Map<String, Value> {
         | ConnectError::Vars(_)
         | ConnectError::Connection(_) => unreachable(e.to_string()),
         ConnectError::Session(e) => unreachable(format!("Failed to start the shim session: {e}")),
+        // The node is reachable (its legacy modules and `raw` still run): the task fails.
+        ConnectError::NoShim(e) => action::failed(format!(
+            "{e}: component modules cannot run there. Build sandball-shim for {} and point SANDBALL_SHIM at it, or set sandball_legacy_modules=all for the host to run ansible-core's modules instead",
+            e.node
+        )),
     }
 }
 

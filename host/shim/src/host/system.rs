@@ -80,7 +80,8 @@ fn text(chars: &[libc::c_char]) -> String {
     let bytes: Vec<u8> = chars
         .iter()
         .take_while(|c| **c != 0)
-        .map(|c| *c as u8)
+        // `c_char` is i8 on x86_64 and u8 on aarch64: its byte either way.
+        .map(|c| c.to_ne_bytes()[0])
         .collect();
     String::from_utf8_lossy(&bytes).into_owned()
 }
@@ -228,7 +229,9 @@ impl Host for HostState {
     }
 
     fn local_zone(&mut self, seconds: i64) -> ZoneInfo {
-        let t = seconds as libc::time_t;
+        // `time_t` as localtime_r takes it (libc deprecates naming it on musl, where
+        // it is 64-bit on every architecture a shim is built for).
+        let t = seconds as _;
         // SAFETY: an all-zero tm is valid; localtime_r fills it from `t`.
         let mut tm: libc::tm = unsafe { std::mem::zeroed() };
         let name_at = |p: *const libc::c_char| {

@@ -1,13 +1,15 @@
 //! The task's shim session on its target (as the task's become user): taken from the
 //! pool, opened when there is none, and a new one given the playbook's components to
 //! compile at once (a become user's, the compiled code root's session already holds).
+//! A node with no shim for its architecture is warned about once per host: its legacy
+//! modules then run without a session.
 
 use crate::executor::Run;
 use crate::executor::context::{
     Target, TaskContext, become_for, connect_failure, target, unreachable,
 };
 use crate::plugins::r#become::Become;
-use crate::plugins::connection::Session;
+use crate::plugins::connection::{ConnectError, Session};
 use serde_json::{Map, Value};
 
 /// The task's target and its shim session (as the task's become user), opened if need
@@ -21,10 +23,21 @@ pub(super) async fn target_session(
     let slot = run.sessions.slot(&to.name, &to.transport, become_.as_ref());
     let mut guard = slot.lock_owned().await;
     let fresh = guard.is_none();
-    run.sessions
+    if let Err(e) = run
+        .sessions
         .ensure_open(&mut guard, &to.name, &to.transport, become_.as_ref())
         .await
-        .map_err(connect_failure)?;
+    {
+        if let ConnectError::NoShim(none) = &e
+            && run.sessions.first_shimless(&to.name)
+        {
+            run.callback.warning(&format!(
+                "{}: {none}. Its legacy modules run the classic way, without a shim; its component tasks fail",
+                to.name
+            ));
+        }
+        return Err(connect_failure(e));
+    }
     if fresh && let Some(session) = guard.as_mut() {
         run.callback
             .verbose(3, Some(&to.name), &format!("EXEC {}", session.command));

@@ -1,109 +1,289 @@
-//! Shim deployment: putting `sandball-shim` on a node reached over a connection.
+//! Shim deployment: which `sandball-shim` a node gets, and putting it there.
 //!
-//! A session is first started without any probe, by a command that runs the shim only
-//! if the node holds it (see `open_session` in [`super::ssh`]). When it does not, one
-//! probe (`uname -sm` and whether the node holds this shim) checks the node, and the
-//! controller's own shim binary (beside `sandball`, or `$SANDBALL_SHIM`) is streamed to
-//! a temporary file in `<cache>/shim/<sha256>/`, its sha256 is checked on the node, and
-//! it is renamed into place, so a node never runs a half-written or foreign shim and
-//! later runs reuse it. Under become, all of this happens as the become user, in that
-//! user's own cache. Inventory hosts that are aliases of one node (same user, address
-//! and port) share one deployment per run. A node of another OS or architecture, a
-//! full disk or a `noexec` mount is an error that names the cause.
+//! The controller has one shim per node system and architecture ([`Shims`]), static
+//! Linux executables: in an install, `<prefix>/lib/sandball/shims/<arch>-linux/sandball-shim`
+//! beside `<prefix>/bin/sandball`; in a build tree, `target/<triple>/<profile>/sandball-shim`
+//! for the musl targets `make build` builds ([`SHIM_TARGETS`]). `$SANDBALL_SHIM` names
+//! one file that replaces them all. A shim's architecture is read from its ELF header.
+//!
+//! A session is first started without any probe, by a command that picks the shim for
+//! the node's `uname -sm` among the controller's and runs it if the node holds it (see
+//! `open_session` in [`super::ssh`]). When it does not, the node's `uname -sm` (said by
+//! that command, or asked by one probe) chooses the shim, which is streamed to a
+//! temporary file in `<cache>/shim/<sha256>/`, its sha256 checked on the node, and
+//! renamed into place, so a node never runs a half-written or foreign shim and later
+//! runs reuse it. Under become, all of this happens as the become user, in that user's
+//! own cache. Inventory hosts that are aliases of one node (same user, address and
+//! port) share one deployment per run. A node whose system or architecture has no shim
+//! is [`NoShim`] (its legacy modules run without one); a full disk or a `noexec`
+//! mount is an error that names the cause.
 
-use super::{Connection, ConnectionError};
+use super::{ConnectError, Connection, ConnectionError};
 use crate::plugins::r#become::{self, Become};
 use crate::plugins::shell::quote_path;
+use sandball_pycompat::shell::quote;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 use tokio::sync::OnceCell;
 
-/// Where the shim binary is on the controller: `$SANDBALL_SHIM`, else `sandball-shim`
-/// beside the `sandball` executable.
-pub fn shim_binary_path() -> PathBuf {
-    if let Some(p) = std::env::var_os("SANDBALL_SHIM") {
-        return PathBuf::from(p);
-    }
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|d| d.join("sandball-shim")))
-        .unwrap_or_else(|| PathBuf::from("sandball-shim"))
-}
+/// The Rust targets `make build` builds a static shim for, one per node architecture
+/// (the Makefile's `SHIM_TARGETS`): where a build tree holds its shims.
+pub const SHIM_TARGETS: &[&str] = &["x86_64-unknown-linux-musl", "aarch64-unknown-linux-musl"];
 
 /// The node's cache when `sandball_cache_dir` is not set.
 pub const DEFAULT_CACHE: &str = "~/.sandball";
 
-/// The shim binary this controller deploys.
+/// The shim's file name, in an install, a build tree and a node's cache alike.
+const SHIM_FILE: &str = "sandball-shim";
+
+/// One shim this controller can deploy.
+pub struct Shim {
+    /// Where it is on the controller.
+    pub path: PathBuf,
+    /// The system it runs on, as `uname -s` says it.
+    pub os: String,
+    /// The architecture it runs on, as `uname -m` says it (normalised).
+    pub arch: String,
+    /// Its content and sha256, read once per run.
+    binary: OnceCell<Result<Arc<ShimBinary>, String>>,
+}
+
+/// A shim's content, read and hashed.
 pub struct ShimBinary {
-    /// Where it was read from.
-    pub path: String,
     /// Its content.
     pub bytes: Vec<u8>,
     /// Its sha256 (hex).
     pub sha256: String,
-    /// The OS it runs on, as `uname -s` says it.
-    pub os: String,
-    /// The architecture it runs on, as `uname -m` says it (normalised).
-    pub arch: String,
 }
 
-static SHIM: OnceCell<Result<Arc<ShimBinary>, String>> = OnceCell::const_new();
-
-/// The controller's shim binary, read and hashed once per run (off the async threads:
-/// hashing tens of megabytes takes a while).
-pub async fn shim_binary() -> Result<Arc<ShimBinary>, ConnectionError> {
-    SHIM.get_or_init(|| async {
-        let path = shim_binary_path();
-        let read = tokio::task::spawn_blocking(move || {
-            let bytes = std::fs::read(&path).map_err(|e| {
-                format!(
-                    "cannot read the sandball-shim to deploy ({}): {e}",
-                    path.display()
-                )
-            })?;
-            let sha256 = hex::encode(Sha256::digest(&bytes));
-            let (os, arch) = binary_target(&bytes);
-            Ok(Arc::new(ShimBinary {
-                path: path.display().to_string(),
-                bytes,
-                sha256,
-                os,
-                arch,
-            }))
-        });
-        read.await
-            .map_err(|e| format!("reading the sandball-shim to deploy failed: {e}"))?
-    })
-    .await
-    .clone()
-    .map_err(ConnectionError::Remote)
-}
-
-/// Starts reading and hashing the shim binary in the background, so that it is ready
-/// by the time the first connection is up.
-pub fn prefetch() {
-    if SHIM.initialized() {
-        return;
+impl Shim {
+    fn new(path: PathBuf) -> Shim {
+        let (os, arch) = binary_target(&header(&path));
+        Shim {
+            path,
+            os,
+            arch,
+            binary: OnceCell::new(),
+        }
     }
-    if let Ok(rt) = tokio::runtime::Handle::try_current() {
-        rt.spawn(async {
-            let _ = shim_binary().await;
+
+    /// `Linux x86_64`.
+    fn node(&self) -> String {
+        format!("{} {}", self.os, self.arch)
+    }
+
+    /// Its content and sha256, read and hashed once per run (off the async threads:
+    /// hashing tens of megabytes takes a while).
+    pub async fn binary(&self) -> Result<Arc<ShimBinary>, ConnectionError> {
+        self.binary
+            .get_or_init(|| async {
+                let path = self.path.clone();
+                let read = tokio::task::spawn_blocking(move || {
+                    let bytes = std::fs::read(&path).map_err(|e| {
+                        format!(
+                            "cannot read the sandball-shim to deploy ({}): {e}",
+                            path.display()
+                        )
+                    })?;
+                    let sha256 = hex::encode(Sha256::digest(&bytes));
+                    Ok(Arc::new(ShimBinary { bytes, sha256 }))
+                });
+                read.await
+                    .map_err(|e| format!("reading the sandball-shim to deploy failed: {e}"))?
+            })
+            .await
+            .clone()
+            .map_err(ConnectionError::Remote)
+    }
+}
+
+/// The shims this controller has, one per node system and architecture.
+pub struct Shims {
+    shims: Vec<Shim>,
+}
+
+static SHIMS: LazyLock<Shims> = LazyLock::new(|| {
+    let shims = Shims::locate(
+        std::env::current_exe().ok().as_deref(),
+        std::env::var_os("SANDBALL_SHIM").map(PathBuf::from),
+    );
+    tracing::debug!(shims = %shims.describe(), "the shims this controller deploys");
+    shims
+});
+
+impl Shims {
+    /// The shims of this run, found once (see the module's documentation).
+    pub fn get() -> &'static Shims {
+        &SHIMS
+    }
+
+    /// The shims for a controller whose executable is `exe`: `chosen` alone when it is
+    /// given (`$SANDBALL_SHIM`); else those of an install beside it, else those of the
+    /// build tree it is in; and when none of those runs on the controller's own
+    /// machine, the `sandball-shim` beside `exe` (a plain `cargo build`'s) for it.
+    pub fn locate(exe: Option<&Path>, chosen: Option<PathBuf>) -> Shims {
+        if let Some(path) = chosen {
+            return Shims {
+                shims: vec![Shim::new(path)],
+            };
+        }
+        let Some(bin) = exe.and_then(Path::parent) else {
+            return Shims { shims: vec![] };
+        };
+        let up = bin.parent().unwrap_or(bin);
+        let installed = up.join("lib/sandball/shims");
+        let mut paths: Vec<PathBuf> = match std::fs::read_dir(&installed) {
+            Ok(dirs) => {
+                let mut found: Vec<PathBuf> = dirs
+                    .filter_map(Result::ok)
+                    .filter(|d| d.file_name().to_string_lossy().ends_with("-linux"))
+                    .map(|d| d.path().join(SHIM_FILE))
+                    .collect();
+                found.sort();
+                found
+            }
+            // A build tree: `target/<profile>/sandball` and `target/<triple>/<profile>/`.
+            Err(_) => match bin.file_name() {
+                Some(profile) => SHIM_TARGETS
+                    .iter()
+                    .map(|t| up.join(t).join(profile).join(SHIM_FILE))
+                    .collect(),
+                None => vec![],
+            },
+        };
+        paths.retain(|p| p.is_file());
+        let mut shims: Vec<Shim> = paths.into_iter().map(Shim::new).collect();
+        let own = controller_node();
+        let beside = bin.join(SHIM_FILE);
+        if !shims.iter().any(|s| s.node() == own) && beside.is_file() {
+            shims.push(Shim::new(beside));
+        }
+        // One per node: the first found wins.
+        let mut seen = vec![];
+        shims.retain(|s| {
+            let node = s.node();
+            let first = !seen.contains(&node);
+            seen.push(node);
+            first
         });
+        Shims { shims }
+    }
+
+    /// The shim for a node whose `uname -sm` is `uname`, if there is one.
+    pub fn for_node(&self, uname: &str) -> Option<&Shim> {
+        let (os, arch) = uname.trim().split_once(' ').unwrap_or((uname.trim(), ""));
+        let arch = normal_arch(arch);
+        self.shims.iter().find(|s| s.os == os && s.arch == arch)
+    }
+
+    /// The shim for the controller's own machine (the `local` connection's node).
+    pub fn for_controller(&self) -> Result<&Shim, NoShim> {
+        let node = controller_node();
+        self.for_node(&node)
+            .ok_or_else(|| self.none_for("the controller's own machine", &node))
+    }
+
+    /// The error for `host`, whose `uname -sm` is `uname`, having no shim.
+    pub fn none_for(&self, host: &str, uname: &str) -> NoShim {
+        NoShim {
+            host: host.to_string(),
+            node: uname.trim().to_string(),
+            available: self.describe(),
+        }
+    }
+
+    /// What shims there are, for messages: `Linux x86_64 (path), …`.
+    pub fn describe(&self) -> String {
+        if self.shims.is_empty() {
+            return "none (`make build` builds them)".into();
+        }
+        self.shims
+            .iter()
+            .map(|s| format!("{} ({})", s.node(), s.path.display()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// A shell command that sets `s` to where the node's shim is in `cache` (by its
+    /// `uname -sm`; empty when this controller has none for it).
+    async fn select(&self, cache: &str) -> Result<String, ConnectionError> {
+        let mut arms = String::new();
+        for shim in &self.shims {
+            let bin = shim.binary().await?;
+            let names: Vec<String> = UNAME_M
+                .iter()
+                .filter(|(_, arch)| *arch == shim.arch)
+                .map(|(m, _)| *m)
+                .chain(std::iter::once(shim.arch.as_str()))
+                .map(|m| quote(&format!("{} {m}", shim.os)))
+                .collect();
+            arms.push_str(&format!(
+                "{}) s={};; ",
+                names.join("|"),
+                quote_path(&shim_path(cache, &bin.sha256))
+            ));
+        }
+        Ok(format!("case \"$(uname -sm)\" in {arms}*) s=;; esac"))
+    }
+}
+
+/// A node of a system or architecture this controller has no shim for: its component
+/// modules cannot run there; its legacy modules run the classic way, without a shim.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{host} is {node}, and this controller has no sandball-shim for it (it has: {available})")]
+pub struct NoShim {
+    /// The host, as the connection names it.
+    pub host: String,
+    /// Its `uname -sm`.
+    pub node: String,
+    /// The shims there are ([`Shims::describe`]).
+    pub available: String,
+}
+
+/// The controller's own machine as `uname -sm` (normalised) says it.
+fn controller_node() -> String {
+    let os = match std::env::consts::OS {
+        "linux" => "Linux",
+        "macos" => "Darwin",
+        "freebsd" => "FreeBSD",
+        other => other,
+    };
+    format!("{os} {}", normal_arch(std::env::consts::ARCH))
+}
+
+/// The first bytes of a file (its ELF header), or none when it cannot be read.
+fn header(path: &Path) -> Vec<u8> {
+    let mut head = Vec::with_capacity(64);
+    if let Ok(f) = std::fs::File::open(path) {
+        let _ = f.take(64).read_to_end(&mut head);
+    }
+    head
+}
+
+/// Starts reading and hashing the shims in the background, so that they are ready by
+/// the time the first connection is up.
+pub fn prefetch() {
+    if let Ok(rt) = tokio::runtime::Handle::try_current() {
+        for shim in &Shims::get().shims {
+            if !shim.binary.initialized() {
+                rt.spawn(async {
+                    let _ = shim.binary().await;
+                });
+            }
+        }
     }
 }
 
 /// Where the shim of `sha256` lives in the cache `cache` on the node.
 pub fn shim_path(cache: &str, sha256: &str) -> String {
-    format!(
-        "{}/shim/{sha256}/sandball-shim",
-        cache.trim_end_matches('/')
-    )
+    format!("{}/shim/{sha256}/{SHIM_FILE}", cache.trim_end_matches('/'))
 }
 
 /// The OS and architecture an executable is for: from its ELF header, else this
-/// controller's own.
+/// controller's own (a script standing in for the shim runs where the controller does).
 fn binary_target(bytes: &[u8]) -> (String, String) {
     if bytes.len() > 20 && bytes.starts_with(b"\x7fELF") {
         let machine = if bytes[5] == 1 {
@@ -123,47 +303,80 @@ fn binary_target(bytes: &[u8]) -> (String, String) {
         };
         return ("Linux".into(), arch.into());
     }
-    let os = match std::env::consts::OS {
-        "linux" => "Linux",
-        "macos" => "Darwin",
-        "freebsd" => "FreeBSD",
-        other => other,
-    };
-    (os.into(), normal_arch(std::env::consts::ARCH))
+    let own = controller_node();
+    let (os, arch) = own.split_once(' ').unwrap_or((&own, ""));
+    (os.into(), arch.into())
 }
+
+/// `uname -m` words and the architecture each names, where they differ.
+const UNAME_M: &[(&str, &str)] = &[
+    ("amd64", "x86_64"),
+    ("arm64", "aarch64"),
+    ("i386", "x86"),
+    ("i486", "x86"),
+    ("i586", "x86"),
+    ("i686", "x86"),
+    ("ppc64le", "ppc64"),
+    ("powerpc64", "ppc64"),
+];
 
 /// `uname -m` names, folded so that the same machine compares equal.
 fn normal_arch(m: &str) -> String {
-    match m {
-        "amd64" | "x86_64" => "x86_64".into(),
-        "arm64" | "aarch64" => "aarch64".into(),
-        "i386" | "i486" | "i586" | "i686" | "x86" => "x86".into(),
-        m if m.starts_with("armv") || m == "arm" => "arm".into(),
-        "ppc64le" | "ppc64" | "powerpc64" => "ppc64".into(),
-        other => other.into(),
+    if let Some((_, arch)) = UNAME_M.iter().find(|(word, _)| *word == m) {
+        return (*arch).into();
     }
+    if m.starts_with("armv") {
+        return "arm".into();
+    }
+    m.into()
 }
 
-/// Makes sure the node holds this controller's shim under `cache` (as the become user,
-/// in that user's own cache, when there is one) and returns its path there. `host`
-/// names the node in errors; `node` is its `uname -sm` when the caller knows it
-/// (otherwise it is asked, with whether the shim is there already).
+/// The `uname -sm` of the nodes seen this run, by node (`user@address:port`): a node
+/// with no shim is known as such without asking it again.
+static NODES: LazyLock<Mutex<HashMap<String, String>>> = LazyLock::new(Mutex::default);
+
+/// The shim for the node `target` when it is known to have none (the answer for each
+/// later session that would start one there).
+pub fn known_shimless(target: &str) -> Option<NoShim> {
+    let nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
+    let uname = nodes.get(target)?;
+    let shims = Shims::get();
+    shims
+        .for_node(uname)
+        .is_none()
+        .then(|| shims.none_for(target, uname))
+}
+
+/// A command that starts the node's shim from `cache` with `serve`, or, when the node
+/// does not hold it, exits with [`super::session::NOT_DEPLOYED`] saying its `uname -sm`.
+pub async fn start_command(cache: &str) -> Result<String, ConnectionError> {
+    let select = Shims::get().select(cache).await?;
+    Ok(format!(
+        "{select}; [ -n \"$s\" ] && [ -x \"$s\" ] || {{ echo 'sandball-shim is not deployed here' >&2; echo \"{}$(uname -sm)\" >&2; exit {}; }}; exec \"$s\" serve --cache-dir {}",
+        super::session::NODE_LINE,
+        super::session::NOT_DEPLOYED,
+        quote_path(cache),
+    ))
+}
+
+/// Makes sure the node holds its shim under `cache` (as the become user, in that
+/// user's own cache, when there is one) and returns its path there. `host` names the
+/// node in errors; `node` is its `uname -sm` when the caller knows it (otherwise it is
+/// asked, with whether the shim is there already).
 pub async fn ensure_shim(
     conn: &dyn Connection,
     become_: Option<&Become>,
     host: &str,
     cache: &str,
     node: Option<&str>,
-) -> Result<String, ConnectionError> {
-    let shim = shim_binary().await?;
-    let path = shim_path(cache, &shim.sha256);
-    let dir = path.trim_end_matches("/sandball-shim").to_string();
+) -> Result<String, ConnectError> {
+    let shims = Shims::get();
     let uname = match node {
         Some(n) => n.trim().to_string(),
         None => {
             let probe = format!(
-                "uname -sm; if {} version >/dev/null 2>&1; then echo present; else echo absent; fi",
-                quote_path(&path)
+                "{}; uname -sm; if [ -n \"$s\" ] && \"$s\" version >/dev/null 2>&1; then echo present; else echo absent; fi",
+                shims.select(cache).await?
             );
             let out = r#become::exec_command(conn, become_, &probe, None)
                 .await?
@@ -171,18 +384,30 @@ pub async fn ensure_shim(
             let text = String::from_utf8_lossy(&out.stdout).into_owned();
             let mut lines = text.lines();
             let uname = lines.next().unwrap_or_default().trim().to_string();
-            if lines.next() == Some("present") {
-                check_target(&shim, host, &uname)?;
+            if lines.next() == Some("present")
+                && let Some(shim) = shims.for_node(&uname)
+            {
+                let path = shim_path(cache, &shim.binary().await?.sha256);
                 tracing::debug!(host, path, "shim already on the node");
                 return Ok(path);
             }
             uname
         }
     };
-    check_target(&shim, host, &uname)?;
+    NODES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(host.to_string(), uname.clone());
+    let shim = shims
+        .for_node(&uname)
+        .ok_or_else(|| shims.none_for(host, &uname))?;
+    let binary = shim.binary().await?;
+    let path = shim_path(cache, &binary.sha256);
+    let dir = path.trim_end_matches(&format!("/{SHIM_FILE}")).to_string();
     tracing::debug!(
         host,
         path,
+        shim = %shim.path.display(),
         user = become_.map(|b| b.user.as_str()),
         "uploading the shim"
     );
@@ -193,17 +418,18 @@ pub async fn ensure_shim(
          t=$(mktemp \"$d/.upload.XXXXXX\"); trap 'rm -f \"$t\"' EXIT; cat > \"$t\"; \
          s=$( (sha256sum \"$t\" 2>/dev/null || shasum -a 256 \"$t\") | cut -d' ' -f1); \
          if [ \"$s\" != {sha} ]; then echo \"the uploaded file's sha256 is $s, not {sha}\" >&2; exit 3; fi; \
-         chmod 755 \"$t\"; mv -f \"$t\" \"$d/sandball-shim\"; \
-         \"$d/sandball-shim\" version >/dev/null 2>&1 || exit {NOEXEC}",
+         chmod 755 \"$t\"; mv -f \"$t\" \"$d/{SHIM_FILE}\"; \
+         \"$d/{SHIM_FILE}\" version >/dev/null 2>&1 || exit {NOEXEC}",
         dir = quote_path(&dir),
         cache = quote_path(cache.trim_end_matches('/')),
-        sha = shim.sha256,
+        sha = binary.sha256,
     );
-    let out = r#become::exec_command(conn, become_, &upload, Some(&shim.bytes)).await?;
+    let out = r#become::exec_command(conn, become_, &upload, Some(&binary.bytes)).await?;
     if out.rc == NOEXEC {
         return Err(ConnectionError::Remote(format!(
             "sandball-shim was uploaded to {path} on {host} but cannot run there (a filesystem mounted noexec? set sandball_cache_dir to a directory where programs may run)"
-        )));
+        ))
+        .into());
     }
     out.success(&format!("cannot upload sandball-shim to {dir} on {host}"))?;
     Ok(path)
@@ -224,10 +450,10 @@ pub async fn once_per_node<F, Fut>(
     become_user: Option<&str>,
     cache: &str,
     deploy: F,
-) -> Result<String, ConnectionError>
+) -> Result<String, ConnectError>
 where
     F: FnOnce() -> Fut,
-    Fut: Future<Output = Result<String, ConnectionError>>,
+    Fut: Future<Output = Result<String, ConnectError>>,
 {
     let key = format!("{node}\0{}\0{cache}", become_user.unwrap_or_default());
     let cell = DEPLOYED
@@ -242,32 +468,226 @@ where
 /// The exit status of the upload command when the uploaded shim does not run.
 const NOEXEC: i32 = 4;
 
-/// Refuses a node of another system or architecture than the shim's (`uname` is its
-/// `uname -sm`).
-fn check_target(shim: &ShimBinary, host: &str, uname: &str) -> Result<(), ConnectionError> {
-    let (os, arch) = uname.split_once(' ').unwrap_or((uname, ""));
-    if os != shim.os || normal_arch(arch) != shim.arch {
-        return Err(ConnectionError::Remote(format!(
-            "{host} is {os} {arch}, but the sandball-shim this controller deploys ({}) is for {} {}: build sandball-shim for {os} {arch} and point SANDBALL_SHIM at it",
-            shim.path, shim.os, shim.arch
-        )));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The first bytes of an ELF executable for `machine` (`e_machine`).
+    fn elf(machine: u8) -> Vec<u8> {
+        let mut elf = b"\x7fELF\x02\x01\x01".to_vec();
+        elf.resize(64, 0);
+        elf[18] = machine;
+        elf
+    }
+
+    /// `e_machine` of the controller's own architecture.
+    fn own_machine() -> u8 {
+        match std::env::consts::ARCH {
+            "aarch64" => 0xB7,
+            _ => 0x3E,
+        }
+    }
+
+    /// Writes `content` at `root/rel`, making its directories.
+    fn put(root: &Path, rel: &str, content: &[u8]) -> PathBuf {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, content).unwrap();
+        path
+    }
+
+    /// Each shim found, as `(node, path)`.
+    fn found(shims: &Shims) -> Vec<(String, PathBuf)> {
+        shims
+            .shims
+            .iter()
+            .map(|s| (s.node(), s.path.clone()))
+            .collect()
+    }
+
     #[test]
     fn elf_headers_name_their_machine() {
-        let mut elf = b"\x7fELF\x02\x01\x01".to_vec();
-        elf.resize(24, 0);
-        elf[18] = 0xB7;
-        assert_eq!(binary_target(&elf), ("Linux".into(), "aarch64".into()));
-        elf[18] = 0x3E;
-        assert_eq!(binary_target(&elf).1, "x86_64");
+        assert_eq!(
+            binary_target(&elf(0xB7)),
+            ("Linux".into(), "aarch64".into())
+        );
+        assert_eq!(binary_target(&elf(0x3E)).1, "x86_64");
+        assert_eq!(binary_target(&elf(0x99)).1, "ELF machine 0x99");
         assert_eq!(normal_arch("arm64"), "aarch64");
+        assert_eq!(normal_arch("amd64"), "x86_64");
         assert_eq!(normal_arch("armv7l"), "arm");
+        assert_eq!(normal_arch("riscv64"), "riscv64");
+    }
+
+    #[test]
+    fn a_build_tree_gives_the_static_shim_of_each_architecture() {
+        let t = tempfile::tempdir().unwrap();
+        let exe = put(t.path(), "debug/sandball", b"");
+        // The host build beside the controller is not deployed when a static shim
+        // runs on the controller's machine.
+        put(t.path(), "debug/sandball-shim", &elf(own_machine()));
+        let x86 = put(
+            t.path(),
+            "x86_64-unknown-linux-musl/debug/sandball-shim",
+            &elf(0x3E),
+        );
+        let arm = put(
+            t.path(),
+            "aarch64-unknown-linux-musl/debug/sandball-shim",
+            &elf(0xB7),
+        );
+        // Another profile's shims are not this controller's.
+        put(
+            t.path(),
+            "x86_64-unknown-linux-musl/release/sandball-shim",
+            &elf(0x3E),
+        );
+        let shims = Shims::locate(Some(&exe), None);
+        assert_eq!(
+            found(&shims),
+            vec![
+                ("Linux x86_64".to_string(), x86.clone()),
+                ("Linux aarch64".to_string(), arm.clone())
+            ]
+        );
+        assert_eq!(shims.for_node("Linux x86_64\n").unwrap().path, x86);
+        assert_eq!(shims.for_node("Linux amd64").unwrap().path, x86);
+        assert_eq!(shims.for_node("Linux arm64").unwrap().path, arm);
+        assert!(shims.for_node("Linux riscv64").is_none());
+        assert!(shims.for_node("Darwin arm64").is_none());
+        assert!(shims.for_node("").is_none());
+    }
+
+    #[test]
+    fn an_install_gives_its_own_shims_alone() {
+        let t = tempfile::tempdir().unwrap();
+        let exe = put(t.path(), "bin/sandball", b"");
+        let arm = put(
+            t.path(),
+            "lib/sandball/shims/aarch64-linux/sandball-shim",
+            &elf(0xB7),
+        );
+        let x86 = put(
+            t.path(),
+            "lib/sandball/shims/x86_64-linux/sandball-shim",
+            &elf(0x3E),
+        );
+        // Not a shim directory of the layout.
+        put(
+            t.path(),
+            "lib/sandball/shims/README/sandball-shim",
+            &elf(0x3E),
+        );
+        put(
+            t.path(),
+            "x86_64-unknown-linux-musl/bin/sandball-shim",
+            &elf(0x3E),
+        );
+        let shims = Shims::locate(Some(&exe), None);
+        assert_eq!(
+            found(&shims),
+            vec![
+                ("Linux aarch64".to_string(), arm),
+                ("Linux x86_64".to_string(), x86)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_controller_s_own_build_serves_its_machine_when_there_is_no_static_one() {
+        let t = tempfile::tempdir().unwrap();
+        let exe = put(t.path(), "debug/sandball", b"");
+        let own = put(t.path(), "debug/sandball-shim", &elf(own_machine()));
+        let shims = Shims::locate(Some(&exe), None);
+        assert_eq!(shims.for_controller().unwrap().path, own);
+        assert_eq!(shims.shims.len(), 1);
+        // Nothing at all: every node is without a shim, and says what to do.
+        let empty = tempfile::tempdir().unwrap();
+        let exe = put(empty.path(), "debug/sandball", b"");
+        let none = Shims::locate(Some(&exe), None)
+            .for_controller()
+            .err()
+            .unwrap();
+        assert!(none.to_string().contains("`make build`"), "{none}");
+        assert!(Shims::locate(None, None).shims.is_empty());
+    }
+
+    #[test]
+    fn sandball_shim_replaces_them_all_and_a_node_without_one_is_named() {
+        let t = tempfile::tempdir().unwrap();
+        let exe = put(t.path(), "debug/sandball", b"");
+        put(
+            t.path(),
+            "x86_64-unknown-linux-musl/debug/sandball-shim",
+            &elf(0x3E),
+        );
+        let chosen = put(t.path(), "elsewhere/shim", &elf(0xB7));
+        let shims = Shims::locate(Some(&exe), Some(chosen.clone()));
+        assert_eq!(found(&shims), vec![("Linux aarch64".to_string(), chosen)]);
+        assert!(shims.for_node("Linux x86_64").is_none());
+        let msg = shims.none_for("web1", "Linux x86_64\n").to_string();
+        assert_eq!(
+            msg,
+            format!(
+                "web1 is Linux x86_64, and this controller has no sandball-shim for it (it has: Linux aarch64 ({}))",
+                t.path().join("elsewhere/shim").display()
+            )
+        );
+        // A script standing in for the shim runs where the controller runs.
+        let script = put(t.path(), "wrapper", b"#!/bin/sh\n");
+        let shims = Shims::locate(Some(&exe), Some(script));
+        assert!(shims.for_controller().is_ok());
+    }
+
+    #[tokio::test]
+    async fn the_start_command_picks_the_shim_by_the_node_s_uname() {
+        let t = tempfile::tempdir().unwrap();
+        let exe = put(t.path(), "debug/sandball", b"");
+        put(
+            t.path(),
+            "x86_64-unknown-linux-musl/debug/sandball-shim",
+            &elf(0x3E),
+        );
+        put(
+            t.path(),
+            "aarch64-unknown-linux-musl/debug/sandball-shim",
+            &elf(0xB7),
+        );
+        let shims = Shims::locate(Some(&exe), None);
+        let select = shims.select("~/.sb cache").await.unwrap();
+        let sha = |n: usize| hex::encode(Sha256::digest(elf([0x3E, 0xB7][n])));
+        // A fake `uname` says what the node is.
+        let bin = t.path().join("fake-bin");
+        let home = t.path().join("home");
+        for (uname, want) in [
+            ("Linux x86_64", Some(0)),
+            ("Linux amd64", Some(0)),
+            ("Linux aarch64", Some(1)),
+            ("Linux arm64", Some(1)),
+            ("Linux riscv64", None),
+            ("Darwin arm64", None),
+        ] {
+            put(
+                &bin,
+                "uname",
+                format!("#!/bin/sh\necho '{uname}'\n").as_bytes(),
+            );
+            std::fs::set_permissions(
+                bin.join("uname"),
+                std::os::unix::fs::PermissionsExt::from_mode(0o755),
+            )
+            .unwrap();
+            let out = std::process::Command::new("/bin/sh")
+                .arg("-c")
+                .arg(format!("{select}; printf %s \"$s\""))
+                .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+                .env("HOME", &home)
+                .output()
+                .unwrap();
+            let want = want
+                .map(|n| format!("{}/.sb cache/shim/{}/sandball-shim", home.display(), sha(n)))
+                .unwrap_or_default();
+            assert_eq!(String::from_utf8_lossy(&out.stdout), want, "{uname}");
+        }
     }
 }

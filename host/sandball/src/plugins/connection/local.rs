@@ -3,7 +3,7 @@
 //! session. A su that asks for a password gets a pseudo-terminal as its stdin (its
 //! stdout and stderr stay pipes, as under ansible-core's `local`).
 
-use super::deploy::shim_binary_path;
+use super::deploy::Shims;
 use super::session::{Session, SessionError};
 use super::{
     ConnectError, Connection, ConnectionError, ExecOutput, Secret, Settings, as_become, started,
@@ -89,8 +89,8 @@ impl Connection for Local {
         })
     }
 
-    /// The controller's own shim (see [`shim_binary_path`]), as the become user when
-    /// there is one.
+    /// The shim for the controller's own machine (see [`Shims::for_controller`]), as
+    /// the become user when there is one.
     fn open_session<'a>(
         &'a self,
         cache_dir: Option<&'a str>,
@@ -102,7 +102,7 @@ impl Connection for Local {
                 Some(b) => Some(format!("~{}/.sandball", b.user)),
                 None => cache_dir.map(shell::quote_path),
             };
-            let shim = shim_binary_path().display().to_string();
+            let shim = Shims::get().for_controller()?.path.display().to_string();
             let mut cmd = format!("exec {} serve", shell::quote_path(&shim));
             if let Some(cache) = cache {
                 cmd = format!("{cmd} --cache-dir {cache}");
@@ -206,7 +206,7 @@ impl Local {
             .process_group(0)
             .kill_on_drop(true);
         let mut child = cmd.spawn().map_err(|source| SessionError::Spawn {
-            program: shim_binary_path().display().to_string(),
+            program: line.to_string(),
             source,
         })?;
         let (Some(mut input), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {

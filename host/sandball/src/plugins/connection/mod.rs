@@ -112,6 +112,9 @@ pub enum ConnectError {
     /// A host variable is wrong.
     #[error("{0}")]
     Vars(String),
+    /// The node is of a system or architecture this controller has no shim for.
+    #[error("{0}")]
+    NoShim(#[from] deploy::NoShim),
 }
 
 /// An open connection to one node: what each connection plugin implements (one file

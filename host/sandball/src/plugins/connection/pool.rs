@@ -6,7 +6,7 @@ use super::registry::Transport;
 use super::session::Session;
 use super::{ConnectError, Connection, Secret};
 use crate::plugins::r#become::Become;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 type Slot = Arc<tokio::sync::Mutex<Option<Session>>>;
@@ -21,6 +21,8 @@ pub struct SessionPool {
     password: Option<Secret>,
     slots: Mutex<HashMap<String, Slot>>,
     connections: Mutex<HashMap<String, ConnectionSlot>>,
+    /// The hosts already warned about having no shim.
+    shimless: Mutex<HashSet<String>>,
 }
 
 impl SessionPool {
@@ -31,6 +33,7 @@ impl SessionPool {
             password: None,
             slots: Mutex::new(HashMap::new()),
             connections: Mutex::new(HashMap::new()),
+            shimless: Mutex::default(),
         }
     }
 
@@ -70,6 +73,15 @@ impl SessionPool {
         };
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         slots.entry(key).or_default().clone()
+    }
+
+    /// Whether `host` is found to have no shim for the first time in this run (to be
+    /// warned about once).
+    pub fn first_shimless(&self, host: &str) -> bool {
+        self.shimless
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(host.to_string())
     }
 
     /// Opens a session for the host (as the become user, if any) if the slot has none.

@@ -482,9 +482,10 @@ impl Connection for Ssh {
         })
     }
 
-    /// The shim is started straight away when the node holds it (no probe: a warm
-    /// node costs one channel); only when it does not is it deployed to that cache
-    /// (see [`deploy`]), as the user who runs it, and started again.
+    /// The node's shim is started straight away when the node holds it (no probe: a
+    /// warm node costs one channel); only when it does not is it deployed to that
+    /// cache (see [`deploy`]), as the user who runs it, and started again. A node
+    /// known to have no shim is told so at once.
     fn open_session<'a>(
         &'a self,
         cache_dir: Option<&'a str>,
@@ -495,27 +496,28 @@ impl Connection for Ssh {
                 Some(b) => format!("~{}/.sandball", b.user),
                 None => cache_dir.unwrap_or(deploy::DEFAULT_CACHE).to_string(),
             };
-            let shim = deploy::shim_binary().await?;
-            let path = quote_path(&deploy::shim_path(&cache, &shim.sha256));
-            let serve = format!("exec {path} serve --cache-dir {}", quote_path(&cache));
+            let target = self.target();
+            if let Some(none) = deploy::known_shimless(&target) {
+                return Err(none.into());
+            }
             // A node without the shim says what it is in the same breath, so deploying
             // needs no probe of its own.
-            let guarded = format!(
-                "[ -x {path} ] || {{ echo 'sandball-shim is not deployed here' >&2; echo \"{}$(uname -sm)\" >&2; exit {}; }}; {serve}",
-                super::session::NODE_LINE,
-                super::session::NOT_DEPLOYED
-            );
+            let guarded = deploy::start_command(&cache).await?;
             let (line, stdin, tty) = as_become(self, become_, guarded).await?;
             let node = match self.start_session(&line, &stdin, tty.as_ref()).await {
                 Err(ConnectError::Session(SessionError::NotDeployed { node })) => node,
                 other => return Ok(started(other?, line)),
             };
-            let target = self.target();
             let user = become_.map(|b| b.user.as_str());
-            deploy::once_per_node(&target, user, &cache, || {
+            let path = deploy::once_per_node(&target, user, &cache, || {
                 deploy::ensure_shim(self, become_, &target, &cache, node.as_deref())
             })
             .await?;
+            let serve = format!(
+                "exec {} serve --cache-dir {}",
+                quote_path(&path),
+                quote_path(&cache)
+            );
             let (line, stdin, tty) = as_become(self, become_, serve).await?;
             Ok(started(
                 self.start_session(&line, &stdin, tty.as_ref()).await?,

@@ -1,0 +1,215 @@
+//! The shims the controller deploys to nodes: static executables (musl) for each node
+//! architecture, built by `make build` — checked on their ELF headers and with `file` —
+//! and chosen per node by its `uname -sm`: a component run locally and over SSH by a
+//! controller that finds them in the build tree alone (no `SANDBALL_SHIM`).
+
+use sandball_e2e::binaries::{STATIC_SHIMS, static_shim};
+use sandball_e2e::{HostRecap, Output, Sandbox, Sshd};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+/// `e_machine` of an ELF executable for `arch`.
+fn machine(arch: &str) -> u16 {
+    match arch {
+        "x86_64" => 0x3E,
+        "aarch64" => 0xB7,
+        other => panic!("no ELF machine known for {other}"),
+    }
+}
+
+/// `PT_INTERP`: the program header naming a dynamic loader.
+const PT_INTERP: u32 = 3;
+
+/// The program header types of the little-endian ELF64 file that starts with `head`.
+fn program_header_types(head: &[u8]) -> Vec<u32> {
+    let u16_at = |at: usize| u16::from_le_bytes([head[at], head[at + 1]]) as usize;
+    let mut phoff = [0u8; 8];
+    phoff.copy_from_slice(&head[0x20..0x28]);
+    let phoff = usize::try_from(u64::from_le_bytes(phoff)).unwrap();
+    let (size, count) = (u16_at(0x36), u16_at(0x38));
+    assert!(
+        phoff + size * count <= head.len(),
+        "the program headers lie beyond the first {} bytes",
+        head.len()
+    );
+    (0..count)
+        .map(|i| {
+            let at = phoff + i * size;
+            u32::from_le_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]])
+        })
+        .collect()
+}
+
+/// The first bytes of `path`.
+fn head(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    let mut head = vec![];
+    std::fs::File::open(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .take(4096)
+        .read_to_end(&mut head)
+        .unwrap();
+    head
+}
+
+/// What `file` says `path` is.
+fn file_says(path: &Path) -> String {
+    let out = Command::new("file")
+        .arg("-b")
+        .arg(path)
+        .output()
+        .expect("run file (`make test` installs it)");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn sha256(path: &Path) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(std::fs::read(path).unwrap()))
+}
+
+/// This machine's static shim, which the controller deploys to nodes like it.
+fn own_shim() -> std::path::PathBuf {
+    let (_, triple) = STATIC_SHIMS
+        .iter()
+        .find(|(arch, _)| *arch == std::env::consts::ARCH)
+        .expect("a static shim for this machine's architecture");
+    static_shim(triple)
+}
+
+#[test]
+fn the_shims_are_static_executables_of_their_architecture() {
+    for (arch, triple) in STATIC_SHIMS {
+        let path = static_shim(triple);
+        assert!(
+            path.is_file(),
+            "{} is missing: run `make build`",
+            path.display()
+        );
+        let head = head(&path);
+        assert_eq!(
+            &head[..6],
+            b"\x7fELF\x02\x01",
+            "{}: not a little-endian ELF64",
+            path.display()
+        );
+        assert_eq!(
+            u16::from_le_bytes([head[18], head[19]]),
+            machine(arch),
+            "{} is not for {arch}",
+            path.display()
+        );
+        let types = program_header_types(&head);
+        assert!(!types.is_empty(), "{}: no program headers", path.display());
+        assert!(
+            !types.contains(&PT_INTERP),
+            "{} names a dynamic loader (PT_INTERP)",
+            path.display()
+        );
+        let said = file_says(&path);
+        assert!(
+            said.contains("statically linked") || said.contains("static-pie linked"),
+            "{}: {said}",
+            path.display()
+        );
+    }
+}
+
+/// Runs `playbook` over the sandbox's inventory with no `SANDBALL_SHIM`: the controller
+/// finds its shims in the build tree.
+fn run_from_build_tree(sb: &Sandbox, playbook: &str, extra: &[&str]) -> Output {
+    let pb = sb.write("play.yml", playbook);
+    let out = sb
+        .play(&pb, &sb.dir("work"), extra)
+        .env_remove("SANDBALL_SHIM")
+        .env("SANDBALL_LOG", "sandball=debug")
+        .env("SSH_AUTH_SOCK", "")
+        .limit(Duration::from_secs(300))
+        .run();
+    out.assert_no_panic();
+    out
+}
+
+const COMPONENTS: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: reach
+      ping:
+    - name: touch
+      file:
+        path: "{{ work }}/{{ inventory_hostname }}"
+        state: touch
+    - name: look
+      stat:
+        path: "{{ work }}/{{ inventory_hostname }}"
+      register: st
+    - name: a regular file
+      assert:
+        that: st.stat.isreg
+"#;
+
+#[test]
+fn a_component_runs_locally_through_the_static_shim() {
+    let sb = Sandbox::new();
+    sb.inventory(&["here"]);
+    let out = run_from_build_tree(&sb, COMPONENTS, &["-vvv"]);
+    out.assert_code(0);
+    assert_eq!(out.host("here").failed, 0, "{out}");
+    assert!(sb.path().join("work/here").is_file(), "{out}");
+    let started: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains("EXEC exec "))
+        .collect();
+    let shim = own_shim().display().to_string();
+    assert!(
+        !started.is_empty() && started.iter().all(|l| l.contains(&shim)),
+        "the session runs {shim}:\n{out}"
+    );
+}
+
+#[test]
+fn over_ssh_a_node_gets_the_static_shim_of_its_architecture_once() {
+    let sshd = Sshd::start();
+    let sb = Sandbox::new();
+    let cache = sb.path().join("node-s1");
+    sb.write(
+        "inventory.ini",
+        &format!("[nodes]\n{}", sshd.host_line("s1", &cache, "")),
+    );
+    let first = run_from_build_tree(&sb, COMPONENTS, &[]);
+    first.assert_code(0);
+    assert_eq!(
+        first.host("s1"),
+        HostRecap {
+            ok: 4,
+            changed: 1,
+            ..Default::default()
+        },
+        "{first}"
+    );
+    assert_eq!(
+        first.stderr.matches("uploading the shim").count(),
+        1,
+        "{first}"
+    );
+    // The node holds this architecture's static shim, and no other.
+    let sha = sha256(&own_shim());
+    let deployed: Vec<String> = std::fs::read_dir(cache.join("shim"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(deployed, vec![sha.clone()], "{first}");
+    let on_node = cache.join("shim").join(&sha).join("sandball-shim");
+    let said = file_says(&on_node);
+    assert!(
+        said.contains("statically linked") || said.contains("static-pie linked"),
+        "{said}"
+    );
+    // A warm node: the start command finds it by the node's uname, nothing is sent.
+    let second = run_from_build_tree(&sb, COMPONENTS, &[]);
+    second.assert_code(0);
+    assert_eq!(second.host("s1").ok, 4, "{second}");
+    assert!(!second.stderr.contains("uploading the shim"), "{second}");
+}
