@@ -17,7 +17,7 @@ PROFILE_DIR := target/debug
 # ansible-core can become the tests' users).
 PYTHON      ?= /usr/bin/python3
 
-.PHONY: all setup modules build run test nextest test-fixtures example-component lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets target-recaps test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
+.PHONY: all setup modules build run test nextest test-fixtures example-component componentize-py example-python-module lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets target-recaps test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
 
 all: build
 
@@ -178,6 +178,26 @@ test-fixtures: setup
 example-component: setup
 	cd examples/modules/component && CARGO_TARGET_DIR=$(COMPONENTS_DIR) $(CARGO) build --release --target $(WASM_TARGET)
 
+## componentize-py: the tool that makes a Python module a component (PyPI), in a venv of
+## its own (ansible-core must not be on its path: the component's `ansible.module_utils`
+## is guest-sdk/python's).
+COMPONENTIZE_VENV := target/venv-componentize
+COMPONENTIZE_PIN  ?= componentize-py==0.25.1
+componentize-py: $(COMPONENTIZE_VENV)/bin/componentize-py
+$(COMPONENTIZE_VENV)/bin/componentize-py:
+	$(PYTHON) -m venv $(COMPONENTIZE_VENV)
+	$(COMPONENTIZE_VENV)/bin/pip install --quiet --disable-pip-version-check '$(COMPONENTIZE_PIN)'
+
+## example-python-module: examples/modules/python (an Ansible module, unchanged) built
+## into target/components/python/conf_line.wasm; rebuilt only when its sources change.
+PY_COMPONENTS := target/components/python
+PY_SDK_SOURCES := $(shell find guest-sdk/python -name '*.py') guest-sdk/wit/sandball.wit
+example-python-module: $(PY_COMPONENTS)/conf_line.wasm
+$(PY_COMPONENTS)/conf_line.wasm: examples/modules/python/conf_line.py examples/modules/python/manifest.json $(PY_SDK_SOURCES) | $(COMPONENTIZE_VENV)/bin/componentize-py
+	mkdir -p $(PY_COMPONENTS)
+	$(COMPONENTIZE_VENV)/bin/python guest-sdk/python/build.py --componentize-py $(CURDIR)/$(COMPONENTIZE_VENV)/bin/componentize-py \
+		--manifest examples/modules/python/manifest.json examples/modules/python/conf_line.py -o $@
+
 ## test-node: what ansible-test's bootstrap leaves on a test node and ansible-core's
 ## targets rely on: setfacl and getfacl (Debian's acl, from `packages`: the copy and
 ## lineinfile targets) and an authorized_keys file in the user's ~/.ssh (the copy
@@ -196,7 +216,7 @@ nextest:
 ## downloads wait on the network while cargo compiles, and one cargo build's serial
 ## stretches (a link, a big crate) leave a core to the other; then cargo-nextest runs
 ## the tests.
-TEST_DEPS := clippy-driver fmt-check check-recordings build ansible ansible-2.16 ansible-targets test-node ruby cron legacy-examples test-fixtures example-component sshd apt-test nextest test-build
+TEST_DEPS := clippy-driver fmt-check check-recordings build ansible ansible-2.16 ansible-targets test-node ruby cron legacy-examples test-fixtures example-component example-python-module sshd apt-test nextest test-build
 test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-deps
 	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin $(LINTING) $(CARGO) nextest run --workspace --no-fail-fast

@@ -70,6 +70,7 @@ mod playbook_python;
 mod plugin_errors;
 mod policy;
 mod precedence;
+mod python_module;
 mod python_plugins;
 mod roles;
 mod sandboxed_play;
