@@ -189,14 +189,15 @@ $(COMPONENTIZE_VENV)/bin/componentize-py:
 	$(COMPONENTIZE_VENV)/bin/pip install --quiet --disable-pip-version-check '$(COMPONENTIZE_PIN)'
 
 ## example-python-module: examples/modules/python (an Ansible module, unchanged) built
-## into target/components/python/conf_line.wasm; rebuilt only when its sources change.
+## into target/components/python/conf_line.wasm (packed by the controller built here);
+## rebuilt only when its sources change.
 PY_COMPONENTS := target/components/python
 PY_SDK_SOURCES := $(shell find guest-sdk/python -name '*.py') guest-sdk/wit/sandball.wit
 example-python-module: $(PY_COMPONENTS)/conf_line.wasm
-$(PY_COMPONENTS)/conf_line.wasm: examples/modules/python/conf_line.py examples/modules/python/manifest.json $(PY_SDK_SOURCES) | $(COMPONENTIZE_VENV)/bin/componentize-py
+$(PY_COMPONENTS)/conf_line.wasm: examples/modules/python/conf_line.py examples/modules/python/manifest.json $(PY_SDK_SOURCES) | $(COMPONENTIZE_VENV)/bin/componentize-py build
 	mkdir -p $(PY_COMPONENTS)
 	$(COMPONENTIZE_VENV)/bin/python guest-sdk/python/build.py --componentize-py $(CURDIR)/$(COMPONENTIZE_VENV)/bin/componentize-py \
-		--manifest examples/modules/python/manifest.json examples/modules/python/conf_line.py -o $@
+		--sandball $(CURDIR)/$(PROFILE_DIR)/sandball --manifest examples/modules/python/manifest.json examples/modules/python/conf_line.py -o $@
 
 ## test-node: what ansible-test's bootstrap leaves on a test node and ansible-core's
 ## targets rely on: setfacl and getfacl (Debian's acl, from `packages`: the copy and

@@ -6,8 +6,11 @@
 The module is an ordinary Ansible module (``main()`` makes an ``AnsibleModule``).
 componentize-py (on PATH, or ``--componentize-py``) bundles it with CPython and this
 folder's ``sandball_module`` (which also answers ``ansible.module_utils.basic``),
-against world ``component`` of ``guest-sdk/wit``; the manifest is then embedded in the
-component's ``sandball:manifest`` custom section.
+against world ``component`` of ``guest-sdk/wit`` (``component-without-http`` when the
+manifest asks for no network); ``sandball module pack`` (on PATH, or ``--sandball``)
+then embeds the manifest in the component's ``sandball:manifest`` custom section. The
+module validates its arguments against the same manifest, which the build also gives
+it: pack a Python module with no other manifest than the one it was built with.
 """
 
 import argparse
@@ -20,7 +23,6 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WIT = os.path.join(os.path.dirname(HERE), "wit")
-SECTION = b"sandball:manifest"
 
 APP = '''"""The component's wasi:cli/run export (written by guest-sdk/python/build.py)."""
 from wit_world import exports
@@ -36,31 +38,13 @@ class Run(exports.Run):
 '''
 
 
-def leb128(n):
-    """An unsigned LEB128 number, as wasm writes lengths."""
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def custom_section(name, data):
-    """A wasm custom section (id 0) named ``name`` holding ``data``."""
-    payload = leb128(len(name)) + name + data
-    return b"\x00" + leb128(len(payload)) + payload
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--manifest", required=True, help="the module's manifest.json")
     parser.add_argument("module", help="the module's Python file (defines main())")
     parser.add_argument("-o", "--output", required=True, help="the component to write")
     parser.add_argument("--componentize-py", default="componentize-py", dest="componentize")
+    parser.add_argument("--sandball", default="sandball", help="the sandball command (it packs)")
     opts = parser.parse_args()
 
     with open(opts.manifest, "rb") as f:
@@ -80,17 +64,19 @@ def main():
         with open(os.path.join(work, "app.py"), "w") as f:
             f.write(APP.format(module=name, manifest=manifest_bytes.decode("utf-8")))
         bare = os.path.join(work, "bare.wasm")
-        cmd = [opts.componentize, "-d", WIT, "-w", "component", "componentize",
+        # componentize-py keeps every import of the world: wasi:http only for a module
+        # whose manifest asks for the network.
+        net = any(c.get("kind") == "net" for c in manifest.get("capabilities") or [])
+        world = "component" if net else "component-without-http"
+        cmd = [opts.componentize, "-d", WIT, "-w", world, "componentize",
                "-p", HERE, "-p", work, "app", "-o", bare]
         done = subprocess.run(cmd)
         if done.returncode != 0:
             sys.exit("componentize-py failed (exit code %d): %s" % (done.returncode, " ".join(cmd)))
-        with open(bare, "rb") as f:
-            component = f.read()
-    tmp = opts.output + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(component + custom_section(SECTION, manifest_bytes))
-    os.replace(tmp, opts.output)
+        pack = [opts.sandball, "module", "pack", "--manifest", opts.manifest, bare, "-o", opts.output]
+        done = subprocess.run(pack)
+        if done.returncode != 0:
+            sys.exit("sandball module pack failed (exit code %d): %s" % (done.returncode, " ".join(pack)))
 
 
 if __name__ == "__main__":

@@ -57,6 +57,7 @@ mod loop_control;
 mod meta;
 mod misbehaving;
 mod missing_dirs;
+mod module_pack;
 mod module_routing;
 mod module_warnings;
 mod modules;

@@ -81,11 +81,11 @@ mod tests {
     use crate::paths::Places;
     use std::time::Instant;
 
-    const MANIFEST: &str = r#"{"name": "demo", "argument_spec": {
+    const MANIFEST: &str = r#"{"name": "demo", "supports_check_mode": true, "argument_spec": {
         "path": {"type": "path", "required": true, "aliases": ["dest"]},
         "token": {"no_log": true},
         "state": {"default": "present", "choices": ["present", "absent"]},
-        "home": {"type": "path", "fallback": ["env", ["DEMO_HOME"]]}
+        "home": {"type": "path", "fallback": {"env": ["DEMO_HOME"]}}
     }}"#;
 
     fn state() -> HostState {
