@@ -242,10 +242,11 @@ lint: fmt-check
 ## then inventory --list on 10,000 generated hosts against ansible-inventory, then the
 ## same tasks in a 10-host and a 10,010-host inventory (a task must not cost more in a
 ## larger inventory), then plays of 200, 2,000 and 20,000 hosts (the controller's cost
-## per task-host and memory per host must stay flat); at the end, every ratio against
-## ansible-core in one table.
+## per task-host and memory per host must stay flat), then the Python module component
+## (size, first compile, a warm task); at the end, every ratio against ansible-core in
+## one table.
 bench: export BENCH_SUMMARY := $(CURDIR)/target/bench-summary.md
-bench: setup ansible sshd
+bench: setup ansible sshd example-python-module
 	$(CARGO) build --profile wasm --target $(WASM_TARGET) $(MODULE_PKGS)
 	$(CARGO) build --release -p sandball -p sandball-shim
 	printf '| run | sandball cold | sandball warm | ansible-core | ratio cold | ratio warm |\n|---|---|---|---|---|---|\n' > "$$BENCH_SUMMARY"
@@ -256,6 +257,7 @@ bench: setup ansible sshd
 	examples/bench/inventory.sh
 	examples/bench/task_scale.sh
 	examples/bench/many_hosts.sh
+	examples/bench/python_module.sh
 	@echo; echo "Every ratio, ansible-core / sandball, measured in this run ($$(date -u '+%F %H:%M UTC'), load $$(cut -d' ' -f1-3 /proc/loadavg)):"; cat "$$BENCH_SUMMARY"
 
 clean:

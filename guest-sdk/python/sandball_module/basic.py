@@ -147,7 +147,9 @@ class AnsibleModule:
         try:
             out = process.run(process.Command(argv=argv, cwd=cwd, stdin=stdin, env=env))
         except Err as e:
-            self.fail_json(rc=getattr(e.value, "errno", 0) or 2, msg=_host_message(e), cmd=" ".join(argv))
+            # As ansible-core fails on an OSError: its errno as rc (EACCES for a denial).
+            errno = getattr(e.value, "errno", 0) or (13 if getattr(e.value, "denied", False) else 1)
+            self.fail_json(rc=errno, msg=_host_message(e), cmd=" ".join(argv))
         rc = out.rc
         if encoding is None:
             stdout, stderr = out.stdout, out.stderr
