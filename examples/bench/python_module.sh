@@ -31,8 +31,9 @@ export SANDBALL_SHIM=${SANDBALL_SHIM:-$(cd "$(dirname "$SANDBALL")" && pwd)/sand
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/sandball-pybench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 export SANDBALL_CACHE_DIR="$WORK/shim-cache" NO_COLOR=1 ANSIBLE_NOCOLOR=1
-mkdir -p "$WORK/library" "$WORK/files"
-cp examples/modules/python/conf_line.py "$WORK/library/"
+mkdir -p "$WORK/legacy" "$WORK/files"
+# Not library/ beside the playbooks: sandball would run it there as a legacy module.
+cp examples/modules/python/conf_line.py "$WORK/legacy/"
 printf '[[policy.rule]]\nmodules = ["conf_line"]\nmanifest = true\n' > "$WORK/sandball.toml"
 
 # play N: N tasks setting the same line (the first adds it, the others find it there).
@@ -70,7 +71,7 @@ echo "conf_line.wasm: $size bytes"
 echo "sandball: first run (compile on an empty cache) ${cold} s, warm run of 1 task ${warm_one} s, ${ours_task} ms a warm task"
 
 if [ -z "${SKIP_ANSIBLE:-}" ] && [ -x "$VENV/bin/ansible-playbook" ]; then
-    theirs() { ANSIBLE_LIBRARY="$WORK/library" "$VENV/bin/ansible-playbook" -i localhost, -c local "$1"; }
+    theirs() { ANSIBLE_LIBRARY="$WORK/legacy" "$VENV/bin/ansible-playbook" -i localhost, -c local -e ansible_python_interpreter="$ROOT/$VENV/bin/python" "$1"; }
     their_one=$(seconds theirs "$one")
     their_many=$(seconds theirs "$many")
     their_task=$(ms "$their_many" "$their_one")
