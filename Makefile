@@ -20,7 +20,7 @@ PROFILE_DIR := target/debug
 # ansible-core can become the tests' users).
 PYTHON      ?= /usr/bin/python3
 
-.PHONY: all setup modules shims build run test nextest test-fixtures example-component lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets target-recaps test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
+.PHONY: all setup modules shims build run test nextest test-fixtures example-component componentize-py example-python-module lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets target-recaps test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
 
 all: build
 
@@ -194,6 +194,27 @@ test-fixtures: setup
 example-component: setup
 	cd examples/modules/component && CARGO_TARGET_DIR=$(COMPONENTS_DIR) $(CARGO) build --release --target $(WASM_TARGET)
 
+## componentize-py: the tool that makes a Python module a component (PyPI), in a venv of
+## its own (ansible-core must not be on its path: the component's `ansible.module_utils`
+## is guest-sdk/python's).
+COMPONENTIZE_VENV := target/venv-componentize
+COMPONENTIZE_PIN  ?= componentize-py==0.25.1
+componentize-py: $(COMPONENTIZE_VENV)/bin/componentize-py
+$(COMPONENTIZE_VENV)/bin/componentize-py:
+	$(PYTHON) -m venv $(COMPONENTIZE_VENV)
+	$(COMPONENTIZE_VENV)/bin/pip install --quiet --disable-pip-version-check '$(COMPONENTIZE_PIN)'
+
+## example-python-module: examples/modules/python (an Ansible module, unchanged) built
+## into target/components/python/conf_line.wasm (packed by the controller built here);
+## rebuilt only when its sources change.
+PY_COMPONENTS := target/components/python
+PY_SDK_SOURCES := $(shell find guest-sdk/python -name '*.py') guest-sdk/wit/sandball.wit
+example-python-module: $(PY_COMPONENTS)/conf_line.wasm
+$(PY_COMPONENTS)/conf_line.wasm: examples/modules/python/conf_line.py examples/modules/python/manifest.json $(PY_SDK_SOURCES) | $(COMPONENTIZE_VENV)/bin/componentize-py build
+	mkdir -p $(PY_COMPONENTS)
+	$(COMPONENTIZE_VENV)/bin/python guest-sdk/python/build.py --componentize-py $(CURDIR)/$(COMPONENTIZE_VENV)/bin/componentize-py \
+		--sandball $(CURDIR)/$(PROFILE_DIR)/sandball --manifest examples/modules/python/manifest.json examples/modules/python/conf_line.py -o $@
+
 ## test-node: what ansible-test's bootstrap leaves on a test node and ansible-core's
 ## targets rely on: setfacl and getfacl (Debian's acl, from `packages`: the copy and
 ## lineinfile targets) and an authorized_keys file in the user's ~/.ssh (the copy
@@ -212,7 +233,7 @@ nextest:
 ## downloads wait on the network while cargo compiles, and one cargo build's serial
 ## stretches (a link, a big crate) leave a core to the other; then cargo-nextest runs
 ## the tests.
-TEST_DEPS := clippy-driver fmt-check check-recordings build ansible ansible-2.16 ansible-targets test-node ruby cron legacy-examples test-fixtures example-component sshd apt-test nextest test-build
+TEST_DEPS := clippy-driver fmt-check check-recordings build ansible ansible-2.16 ansible-targets test-node ruby cron legacy-examples test-fixtures example-component example-python-module sshd apt-test nextest test-build
 test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-deps
 	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin $(LINTING) $(CARGO) nextest run --workspace --no-fail-fast
@@ -237,10 +258,11 @@ lint: fmt-check
 ## then inventory --list on 10,000 generated hosts against ansible-inventory, then the
 ## same tasks in a 10-host and a 10,010-host inventory (a task must not cost more in a
 ## larger inventory), then plays of 200, 2,000 and 20,000 hosts (the controller's cost
-## per task-host and memory per host must stay flat); at the end, every ratio against
-## ansible-core in one table.
+## per task-host and memory per host must stay flat), then the Python module component
+## (size, first compile, a warm task); at the end, every ratio against ansible-core in
+## one table.
 bench: export BENCH_SUMMARY := $(CURDIR)/target/bench-summary.md
-bench: setup ansible sshd
+bench: setup ansible sshd example-python-module
 	$(CARGO) build --profile wasm --target $(WASM_TARGET) $(MODULE_PKGS)
 	$(CARGO) build --release -p sandball -p sandball-shim
 	printf '| run | sandball cold | sandball warm | ansible-core | ratio cold | ratio warm |\n|---|---|---|---|---|---|\n' > "$$BENCH_SUMMARY"
@@ -251,6 +273,7 @@ bench: setup ansible sshd
 	examples/bench/inventory.sh
 	examples/bench/task_scale.sh
 	examples/bench/many_hosts.sh
+	examples/bench/python_module.sh
 	@echo; echo "Every ratio, ansible-core / sandball, measured in this run ($$(date -u '+%F %H:%M UTC'), load $$(cut -d' ' -f1-3 /proc/loadavg)):"; cat "$$BENCH_SUMMARY"
 
 clean:

@@ -63,7 +63,7 @@ pub use io_error::{
 };
 pub use module::Module;
 pub use result::Outcome;
-pub use run::{execute, run, run_with_paths};
+pub use run::{execute, run, run_with_paths, start};
 pub use serde_json::{self, Map, Value, json};
 
 /// Builds a `Map<String, Value>` from a JSON object literal, like [`json!`] does a

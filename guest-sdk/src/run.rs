@@ -1,7 +1,8 @@
 //! [`run`]: a module's `main`. Reads the arguments from stdin, validates them against
 //! the manifest, skips modules without check-mode support in check mode, calls the
 //! body and prints exactly one JSON object on stdout (exit code 1 on failure).
-//! [`execute`] is the same without the process I/O, for tests.
+//! [`execute`] is the same without the process I/O, for tests; [`start`] is its first
+//! half, which the shim serves to modules written in other languages.
 
 use crate::fail::Fail;
 use crate::module::Module;
@@ -68,9 +69,29 @@ pub fn execute<F>(
 where
     F: FnOnce(&mut Module) -> Result<Map<String, Value>, Fail>,
 {
+    match start(manifest, input, env) {
+        Ok(mut module) => {
+            let body_result = body(&mut module);
+            Outcome::finish(module, body_result)
+        }
+        Err(outcome) => outcome,
+    }
+}
+
+/// What [`execute`] does before the body: reads the arguments, validates them against
+/// the manifest and refuses check mode for a module without support. Returns the
+/// module for the body, or the outcome to print without running it (bad input, an
+/// argument error, a check-mode skip). The shim serves this to modules in other
+/// languages (`sandball:host/arguments`), so that every language has the same
+/// argument handling; [`Outcome::finish`] is the other half.
+pub fn start(
+    manifest: &str,
+    input: &[u8],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Module, Outcome> {
     let manifest = match Manifest::from_json(manifest.as_bytes()) {
         Ok(m) => m,
-        Err(e) => return Outcome::early_failure(e.to_string()),
+        Err(e) => return Err(Outcome::early_failure(e.to_string())),
     };
     let args = match serde_json::from_slice::<Value>(input) {
         Ok(Value::Object(mut map)) => match map.shift_remove("ANSIBLE_MODULE_ARGS") {
@@ -83,22 +104,22 @@ where
             None => map,
         },
         Ok(other) => {
-            return Outcome::early_failure(format!(
+            return Err(Outcome::early_failure(format!(
                 "module arguments must be a JSON object, got {}",
                 sandball_pycompat::pyfmt::type_name(&other)
-            ));
+            )));
         }
         Err(e) => {
-            return Outcome::early_failure(format!(
+            return Err(Outcome::early_failure(format!(
                 "module arguments on stdin are not valid JSON: {e}"
-            ));
+            )));
         }
     };
     // The task's `environment` is the module's environment in Ansible: path arguments
     // and `$VAR`s see it before the module's own variables.
     crate::host::set_task_environment(task_environment(&args));
     let env = |name: &str| crate::host::task_variable(name).or_else(|| env(name));
-    let (mut module, error) = Module::new(&manifest, args, &env);
+    let (module, error) = Module::new(&manifest, args, &env);
     if let Some(error) = error {
         let msg = error.module_message(module.module_name());
         let fail = if error.kind == crate::args::ArgErrorKind::Unsupported {
@@ -106,7 +127,7 @@ where
         } else {
             Fail::new(msg)
         };
-        return Outcome::finish(module, Err(fail));
+        return Err(Outcome::finish(module, Err(fail)));
     }
     if module.check_mode() && !manifest.supports_check_mode {
         // ansible-core's modules refuse check mode themselves, in their words; `uri` is
@@ -118,10 +139,9 @@ where
             format!("remote module ({name}) does not support check mode")
         };
         let skipped = crate::json_map!({"skipped": true, "msg": msg, "changed": false});
-        return Outcome::finish(module, Ok(skipped));
+        return Err(Outcome::finish(module, Ok(skipped)));
     }
-    let body_result = body(&mut module);
-    Outcome::finish(module, body_result)
+    Ok(module)
 }
 
 #[cfg(test)]

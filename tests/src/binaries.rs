@@ -176,6 +176,24 @@ impl Binaries {
         );
         dir
     }
+
+    /// The directory holding `examples/modules/python`'s `conf_line.wasm` (a Python module
+    /// built with componentize-py). Panics, saying to run `make example-python-module`,
+    /// when it is missing.
+    pub fn example_python_module() -> PathBuf {
+        let dir = target_dir().join("components").join("python");
+        let path = dir.join("conf_line.wasm");
+        assert!(
+            path.is_file(),
+            "{}",
+            missing(
+                "the example Python module conf_line",
+                &path,
+                "make example-python-module"
+            )
+        );
+        dir
+    }
 }
 
 /// Where the components built outside the main workspace are (`make test-fixtures`,

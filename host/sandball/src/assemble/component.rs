@@ -212,11 +212,18 @@ pub fn load(name: &str, path: &Path) -> Result<Component, ModuleError> {
     })
 }
 
-/// Finds and parses the manifest section anywhere in a component (it lives in the
-/// core module the component wraps).
+/// Finds and parses the manifest section of a component: the component's own (which
+/// `sandball module pack` writes), else the first one anywhere inside it (the Rust SDK's
+/// lives in the core module the component wraps).
 pub fn read_manifest(bytes: &[u8]) -> Result<Manifest, String> {
     if !wasmparser::Parser::is_component(bytes) {
         return Err("not a WebAssembly component".into());
+    }
+    if let Some(section) = top_level_sections(bytes)?
+        .into_iter()
+        .find(|s| s.is_manifest)
+    {
+        return Manifest::from_json(&bytes[section.data]).map_err(|e| e.to_string());
     }
     for payload in wasmparser::Parser::new(0).parse_all(bytes) {
         let payload = payload.map_err(|e| format!("malformed component: {e}"))?;
@@ -229,9 +236,115 @@ pub fn read_manifest(bytes: &[u8]) -> Result<Manifest, String> {
     Err(format!("no `{MANIFEST_SECTION}` custom section"))
 }
 
+/// One section of a component's own (not of the modules nested in it).
+struct Section {
+    /// The whole section: id, size and contents.
+    whole: std::ops::Range<usize>,
+    /// A custom section's data after its name (the whole contents for other sections).
+    data: std::ops::Range<usize>,
+    /// Whether it is a `sandball:manifest` custom section.
+    is_manifest: bool,
+}
+
+/// The sections of a component, in order (a nested module or component is one section).
+fn top_level_sections(bytes: &[u8]) -> Result<Vec<Section>, String> {
+    let malformed = |e: wasmparser::BinaryReaderError| format!("malformed component: {e}");
+    let mut reader = wasmparser::BinaryReader::new(bytes.get(8..).unwrap_or_default(), 8);
+    let mut sections = Vec::new();
+    while !reader.eof() {
+        let start = reader.original_position();
+        let id = reader.read_u8().map_err(malformed)?;
+        let size = reader.read_var_u32().map_err(malformed)?;
+        let body_start = reader.original_position();
+        let body = reader.read_bytes(size as usize).map_err(malformed)?;
+        let end = reader.original_position();
+        let (is_manifest, data) = if id == 0 {
+            let mut custom = wasmparser::BinaryReader::new(body, body_start);
+            let name = custom.read_string().map_err(malformed)?;
+            (name == MANIFEST_SECTION, custom.original_position()..end)
+        } else {
+            (false, body_start..end)
+        };
+        sections.push(Section {
+            whole: start..end,
+            data,
+            is_manifest,
+        });
+    }
+    Ok(sections)
+}
+
+/// An unsigned LEB128 number, as WebAssembly writes sizes.
+fn leb128(mut n: usize, out: &mut Vec<u8>) {
+    loop {
+        let byte = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+/// `bytes` (a component) with `manifest` as its own `sandball:manifest` custom section:
+/// the sections of that name it has are taken out and the new one is added at the end.
+/// A manifest inside a nested module stays, but [`read_manifest`] reads the
+/// component's own first.
+pub fn with_manifest(bytes: &[u8], manifest: &[u8]) -> Result<Vec<u8>, String> {
+    if !wasmparser::Parser::is_component(bytes) {
+        return Err("not a WebAssembly component".into());
+    }
+    let mut out = bytes[..8].to_vec();
+    for section in top_level_sections(bytes)? {
+        if !section.is_manifest {
+            out.extend_from_slice(&bytes[section.whole]);
+        }
+    }
+    let mut contents = Vec::with_capacity(manifest.len() + MANIFEST_SECTION.len() + 2);
+    leb128(MANIFEST_SECTION.len(), &mut contents);
+    contents.extend_from_slice(MANIFEST_SECTION.as_bytes());
+    contents.extend_from_slice(manifest);
+    out.push(0);
+    leb128(contents.len(), &mut out);
+    out.extend_from_slice(&contents);
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The smallest component: the preamble of a component, version 0xd, layer 1.
+    const EMPTY_COMPONENT: &[u8] = b"\0asm\x0d\0\x01\0";
+
+    #[test]
+    fn a_manifest_is_added_then_replaced_and_read_back() {
+        let first = with_manifest(EMPTY_COMPONENT, br#"{"name": "one"}"#).unwrap();
+        assert_eq!(read_manifest(&first).unwrap().name, "one");
+        let long = format!(r#"{{"name": "two", "description": "{}"}}"#, "x".repeat(300));
+        let second = with_manifest(&first, long.as_bytes()).unwrap();
+        let m = read_manifest(&second).unwrap();
+        assert_eq!((m.name.as_str(), m.description.len()), ("two", 300));
+        let sections = top_level_sections(&second).unwrap();
+        assert_eq!(sections.iter().filter(|s| s.is_manifest).count(), 1);
+        assert_eq!(with_manifest(&second, long.as_bytes()).unwrap(), second);
+    }
+
+    #[test]
+    fn packing_refuses_what_is_not_a_component() {
+        assert_eq!(
+            with_manifest(b"\0asm\x01\0\0\0", b"{}").unwrap_err(),
+            "not a WebAssembly component"
+        );
+        let mut cut = with_manifest(EMPTY_COMPONENT, br#"{"name": "one"}"#).unwrap();
+        cut.truncate(cut.len() - 3);
+        assert!(
+            with_manifest(&cut, b"{}")
+                .unwrap_err()
+                .starts_with("malformed component")
+        );
+    }
 
     #[test]
     fn missing_module_error_lists_where_it_looked() {

@@ -10,6 +10,7 @@ mod config;
 mod doc;
 mod extra_vars;
 mod inventory;
+mod module;
 mod playbook;
 mod vault;
 
@@ -41,6 +42,8 @@ enum Command {
     Config(config::ConfigArgs),
     /// A module's documentation, its options and capabilities (like ansible-doc).
     Doc(doc::DocArgs),
+    /// Make a module component from one built in any language (`pack`).
+    Module(module::ModuleArgs),
 }
 
 /// Flags shared by `playbook` and `run`.
@@ -288,7 +291,11 @@ pub fn main() -> i32 {
         Command::Playbook(a) => a.common.verbose,
         Command::Run(a) => a.common.verbose,
         Command::Inventory(a) => a.verbose,
-        Command::Audit(_) | Command::Vault(_) | Command::Config(_) | Command::Doc(_) => 0,
+        Command::Audit(_)
+        | Command::Vault(_)
+        | Command::Config(_)
+        | Command::Doc(_)
+        | Command::Module(_) => 0,
     };
     init_logging(verbosity);
     if verbosity >= 1 {
@@ -336,6 +343,7 @@ pub fn main() -> i32 {
         Command::Vault(a) => return finish(vault::run(a)),
         Command::Config(a) => return finish(config::run(a, &config)),
         Command::Doc(a) => return finish(doc::run(a)),
+        Command::Module(a) => return finish(module::run(a)),
         other => other,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -357,6 +365,7 @@ pub fn main() -> i32 {
             Command::Vault(a) => vault::run(a),
             Command::Config(a) => config::run(a, &config),
             Command::Doc(a) => doc::run(a),
+            Command::Module(a) => module::run(a),
         }
     }))
 }

@@ -28,6 +28,9 @@ pub enum Reach {
     /// time zone, addresses, mount and route tables; always given (its name lookup
     /// needs `dns`).
     System,
+    /// Argument handling (`sandball:host/arguments`): the module's own arguments and
+    /// result, checked and masked by the shim; always given, reaches nothing.
+    Arguments,
     /// Something the shim does not provide: the component cannot be instantiated.
     Unknown,
 }
@@ -64,6 +67,7 @@ pub fn reach(name: &str) -> Reach {
         "sandball:host/process" => Reach::Exec,
         "sandball:host/types" => Reach::Always,
         "sandball:host/system" => Reach::System,
+        "sandball:host/arguments" => Reach::Arguments,
         i if i.starts_with("wasi:sockets/") || i.starts_with("wasi:http/") => Reach::Net,
         i if ["wasi:cli/", "wasi:io/", "wasi:clocks/", "wasi:random/"]
             .iter()
@@ -115,7 +119,7 @@ pub fn findings(manifest: &Manifest, imports: &[Import]) -> Vec<Finding> {
     let mut out = Vec::new();
     for import in imports {
         let covered = match import.reach {
-            Reach::Always | Reach::Environment | Reach::System => true,
+            Reach::Always | Reach::Environment | Reach::System | Reach::Arguments => true,
             Reach::Unknown => {
                 out.push(Finding {
                     level: "error",
@@ -165,7 +169,7 @@ fn kind_word(reach: Reach) -> &'static str {
         Reach::Dns => "dns",
         Reach::Exec => "exec",
         Reach::Environment => "env",
-        Reach::Always | Reach::System | Reach::Unknown => "",
+        Reach::Always | Reach::System | Reach::Arguments | Reach::Unknown => "",
     }
 }
 
@@ -181,6 +185,7 @@ pub fn describe(reach: Reach) -> &'static str {
         Reach::System => {
             "node information (uname, ids, time zone, addresses, mount and route tables): read-only, always given"
         }
+        Reach::Arguments => "argument validation and result masking: always given",
         Reach::Unknown => "not provided by the shim",
     }
 }
@@ -207,7 +212,13 @@ mod tests {
         assert_eq!(reach("sandball:host/process@0.1.0"), Reach::Exec);
         assert_eq!(reach("sandball:host/posix@0.1.0"), Reach::Fs);
         assert_eq!(reach("sandball:host/system@0.1.0"), Reach::System);
+        assert_eq!(reach("sandball:host/arguments@0.1.0"), Reach::Arguments);
         assert_eq!(reach("acme:evil/backdoor"), Reach::Unknown);
+        let bare: Manifest = serde_json::from_value(json!({"name": "m"})).unwrap();
+        assert_eq!(
+            findings(&bare, &[import("sandball:host/arguments@0.1.0")]),
+            vec![]
+        );
     }
 
     #[test]

@@ -10,8 +10,11 @@
 //! - [`confine`]: resolving `posix` paths inside the granted directories;
 //! - [`posix`]: `posix.*` (stat, chmod, chown, symlink, set-times, users, umask);
 //! - [`system`]: `system.*` (uname, ids, time zone, addresses, mount and route tables);
-//! - [`users`]: the password and group databases.
+//! - [`users`]: the password and group databases;
+//! - [`arguments`]: `arguments.*`, the Rust SDK's argument handling for modules in
+//!   other languages.
 
+pub mod arguments;
 pub mod confine;
 pub mod exec;
 pub mod posix;
@@ -49,6 +52,8 @@ pub struct HostState {
     output_limit: usize,
     denials: Denials,
     dns: bool,
+    /// The module between `arguments.start` and `arguments.finish`.
+    module: Option<sandball_guest_sdk::Module>,
 }
 
 impl HostState {
@@ -85,6 +90,7 @@ impl HostState {
             output_limit: usize::try_from(output_limit).unwrap_or(usize::MAX),
             denials: Denials::default(),
             dns: false,
+            module: None,
         }
     }
 
