@@ -44,6 +44,7 @@ mod git_module;
 mod hash_behaviour;
 mod includes;
 mod inheritance;
+mod install;
 mod integration_targets;
 mod inventory;
 mod inventory_flags;

@@ -3,7 +3,7 @@
 //! A session is first started without any probe, by a command that runs the shim only
 //! if the node holds it (see `open_session` in [`super::ssh`]). When it does not, one
 //! probe (`uname -sm` and whether the node holds this shim) checks the node, and the
-//! controller's own shim binary (beside `sandball`, or `$SANDBALL_SHIM`) is streamed to
+//! controller's own shim binary (beside `sandball`, installed, or `$SANDBALL_SHIM`) is streamed to
 //! a temporary file in `<cache>/shim/<sha256>/`, its sha256 is checked on the node, and
 //! it is renamed into place, so a node never runs a half-written or foreign shim and
 //! later runs reuse it. Under become, all of this happens as the become user, in that
@@ -21,15 +21,21 @@ use std::sync::{Arc, LazyLock, Mutex};
 use tokio::sync::OnceCell;
 
 /// Where the shim binary is on the controller: `$SANDBALL_SHIM`, else `sandball-shim`
-/// beside the `sandball` executable.
+/// beside the `sandball` executable (a build tree), else the installed one for the
+/// controller's own architecture (`<prefix>/lib/sandball/shims/<arch>-linux/`).
 pub fn shim_binary_path() -> PathBuf {
     if let Some(p) = std::env::var_os("SANDBALL_SHIM") {
         return PathBuf::from(p);
     }
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|d| d.join("sandball-shim")))
-        .unwrap_or_else(|| PathBuf::from("sandball-shim"))
+    let beside = crate::layout::exe_dir()
+        .map(|d| d.join(crate::layout::SHIM_NAME))
+        .unwrap_or_else(|| PathBuf::from(crate::layout::SHIM_NAME));
+    if beside.is_file() {
+        return beside;
+    }
+    crate::layout::installed_shim(&normal_arch(std::env::consts::ARCH))
+        .filter(|p| p.is_file())
+        .unwrap_or(beside)
 }
 
 /// The node's cache when `sandball_cache_dir` is not set.
