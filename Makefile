@@ -17,7 +17,7 @@ PROFILE_DIR := target/debug
 # ansible-core can become the tests' users).
 PYTHON      ?= /usr/bin/python3
 
-.PHONY: all setup modules build install maturin wheel test-wheel run test nextest test-fixtures example-component lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets target-recaps test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
+.PHONY: all setup modules build install maturin wheel test-wheel ansible-runner run test nextest test-fixtures example-component lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets target-recaps test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
 
 all: build
 
@@ -94,6 +94,16 @@ ansible: $(VENV)/bin/ansible-playbook
 $(VENV)/bin/ansible-playbook: | python-venv
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check '$(ANSIBLE_PIN)' passlib tomli-w
+
+## ansible-runner: ansible-runner from PyPI (the engine under AWX and Ansible
+## Automation Platform) in a venv of its own; tests/tests/ansible_runner.rs runs both
+## ansible-playbook and sandball under it. It runs whichever ansible-playbook is first
+## on PATH.
+RUNNER_PIN ?= ansible-runner>=2.4,<2.5
+ansible-runner: target/venv-runner/bin/ansible-runner
+target/venv-runner/bin/ansible-runner: | python-venv
+	$(PYTHON) -m venv target/venv-runner
+	target/venv-runner/bin/pip install --quiet --disable-pip-version-check '$(RUNNER_PIN)'
 
 ## ansible-2.16: the older ansible-core whose module_utils layout the legacy tests also run.
 VENV_216 := target/venv-2.16
@@ -235,7 +245,7 @@ nextest:
 ## downloads wait on the network while cargo compiles, and one cargo build's serial
 ## stretches (a link, a big crate) leave a core to the other; then cargo-nextest runs
 ## the tests.
-TEST_DEPS := clippy-driver fmt-check check-recordings build ansible ansible-2.16 ansible-targets test-node ruby cron legacy-examples test-fixtures example-component sshd apt-test nextest test-build test-wheel
+TEST_DEPS := clippy-driver fmt-check check-recordings build ansible ansible-2.16 ansible-targets test-node ruby cron legacy-examples test-fixtures example-component sshd apt-test nextest test-build test-wheel ansible-runner
 test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-deps
 	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin $(LINTING) $(CARGO) nextest run --workspace --no-fail-fast

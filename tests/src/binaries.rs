@@ -184,6 +184,18 @@ pub fn test_wheel() -> PathBuf {
     }
 }
 
+/// ansible-runner, from `make ansible-runner`'s venv (`target/venv-runner`). Panics,
+/// saying to run it, when it is missing.
+pub fn ansible_runner() -> PathBuf {
+    let runner = target_dir().join("venv-runner/bin/ansible-runner");
+    assert!(
+        runner.is_file(),
+        "{}",
+        missing("ansible-runner", &runner, "make ansible-runner")
+    );
+    runner
+}
+
 /// Where the components built outside the main workspace are (`make test-fixtures`,
 /// `make example-component`: one target directory for both).
 fn components_dir() -> PathBuf {

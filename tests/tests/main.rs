@@ -10,6 +10,7 @@ mod http;
 mod add_host;
 mod adhoc;
 mod adversarial;
+mod ansible_runner;
 mod apt_module;
 mod assemble;
 mod async_tasks;
