@@ -9,7 +9,7 @@
 //! data dir's path in `task_path` and in the output; `resolved_action`, which sandball
 //! does not give yet; and these result keys, where sandball's results are not yet
 //! ansible-core's: a failure's result keeps `failed`, a loop's whole result keeps
-//! `skipped`, `copy`'s has no `diff` or `src`.
+//! `skipped`, `copy`'s has no `diff` or `src`, an unreachable host's no `exception`.
 
 use sandball_e2e::binaries::{ansible_python, ansible_runner, workspace_root};
 use sandball_e2e::{Binaries, Output, Sandbox};
@@ -20,7 +20,7 @@ use std::process::Command;
 use std::time::Duration;
 
 const PLAYBOOK: &str = r#"- name: the play
-  hosts: all
+  hosts: localhost
   gather_facts: false
   tasks:
     - name: say hello
@@ -39,16 +39,30 @@ const PLAYBOOK: &str = r#"- name: the play
     - name: secret
       debug: {msg: a secret}
       no_log: true
+    - name: notify
+      command: /bin/true
+      notify: a handler
+  handlers:
+    - name: a handler
+      debug: {msg: handled}
+- name: unreachable
+  hosts: down
+  gather_facts: false
+  tasks:
+    - name: ping it
+      ping:
 "#;
 
 /// A private data dir as runner reads one: `project/`, `inventory/`, `env/extravars`.
-fn private_data_dir(sb: &Sandbox, name: &str) -> PathBuf {
+/// Its host `down` is an SSH port on loopback nothing listens on.
+fn private_data_dir(sb: &Sandbox, name: &str, closed_port: u16) -> PathBuf {
     let out = sb.dir(&format!("{name}-out"));
     sb.write(&format!("{name}/project/site.yml"), PLAYBOOK);
     sb.write(
         &format!("{name}/inventory/hosts"),
         &format!(
-            "localhost ansible_connection=local ansible_python_interpreter={}\n",
+            "localhost ansible_connection=local ansible_python_interpreter={}\n\
+             down ansible_connection=ssh ansible_host=127.0.0.1 ansible_port={closed_port}\n",
             ansible_python().display()
         ),
     );
@@ -186,8 +200,13 @@ fn job_events_under_ansible_runner_match_ansible_playbooks() {
         .run();
     assert_eq!(linked.code, 0, "{linked}");
 
-    let ours_dir = private_data_dir(&sb, "ours");
-    let theirs_dir = private_data_dir(&sb, "theirs");
+    // A port that was free a moment ago: connecting to it is refused.
+    let closed_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap();
+    let ours_dir = private_data_dir(&sb, "ours", closed_port);
+    let theirs_dir = private_data_dir(&sb, "theirs", closed_port);
     let ours = run_under_runner(&sb, &ours_dir, &aliases);
     let theirs = run_under_runner(&sb, &theirs_dir, &reference_bin);
 
@@ -197,7 +216,8 @@ fn job_events_under_ansible_runner_match_ansible_playbooks() {
         "{}",
         ours.stdout
     );
-    assert_eq!(theirs.status.trim(), "successful");
+    // The unreachable host fails the run.
+    assert_eq!((theirs.rc.trim(), theirs.status.trim()), ("4", "failed"));
     check_structure(&theirs.events, "ansible-playbook");
     check_structure(&ours.events, "sandball");
 
@@ -217,10 +237,11 @@ fn job_events_under_ansible_runner_match_ansible_playbooks() {
 
     // The same event data, but for `resolved_action` (not given yet); the same result
     // keys, but for the differences the module header names.
-    let known: [(&str, &str, &[&str], &[&str]); 3] = [
+    let known: [(&str, &str, &[&str], &[&str]); 4] = [
         ("runner_on_ok", "write a file", &[], &["diff", "src"]),
         ("runner_on_ok", "loop", &["skipped"], &[]),
         ("runner_on_failed", "fails", &["failed"], &[]),
+        ("runner_on_unreachable", "ping it", &[], &["exception"]),
     ];
     for (o, t) in ours_proper.iter().zip(&theirs_proper) {
         let keys = |e: &Value| -> BTreeSet<String> {

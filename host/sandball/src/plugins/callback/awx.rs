@@ -16,16 +16,6 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-/// The events without a play, and those without a task, as runner's plugin has them.
-const WITHOUT_PLAY: &[&str] = &["playbook_on_start", "playbook_on_stats"];
-const WITHOUT_TASK: &[&str] = &[
-    "playbook_on_start",
-    "playbook_on_stats",
-    "playbook_on_notify",
-    "playbook_on_no_hosts_matched",
-    "playbook_on_no_hosts_remaining",
-];
-
 /// The text the inner callback writes, gathered for the event it belongs to.
 #[derive(Clone, Default)]
 struct Captured(Arc<Mutex<Vec<u8>>>);
@@ -152,14 +142,12 @@ impl AwxDisplay {
         let mut event_data = Map::new();
         event_data.insert("playbook".into(), context.playbook.clone().into());
         event_data.insert("playbook_uuid".into(), context.playbook_uuid.clone().into());
-        if !WITHOUT_PLAY.contains(&event)
-            && let Some(play) = &context.play
-        {
+        // The play and the task in progress, as runner's plugin keeps them: none before
+        // the first play and at the recap, no task at a play's start.
+        if let Some(play) = &context.play {
             event_data.extend(play.clone());
         }
-        if !WITHOUT_TASK.contains(&event)
-            && let Some(task) = &context.task
-        {
+        if let Some(task) = &context.task {
             event_data.extend(task.clone());
         }
         let verbosity = data.remove("verbosity");
@@ -383,6 +371,14 @@ impl Callback for AwxDisplay {
         let mut data = Map::new();
         data.insert("host".into(), host.into());
         self.event(&context, "runner_on_start", data, |_| {});
+    }
+
+    fn notify(&self, handler: &str, host: &str) {
+        let context = self.lock();
+        let mut data = Map::new();
+        data.insert("host".into(), host.into());
+        data.insert("handler".into(), handler.into());
+        self.event(&context, "playbook_on_notify", data, |_| {});
     }
 
     fn no_more_hosts(&self) {

@@ -236,6 +236,10 @@ impl Callback for Masked {
     fn host_start(&self, host: &str) {
         self.0.host_start(&crate::vault::mask(host));
     }
+    fn notify(&self, handler: &str, host: &str) {
+        self.0
+            .notify(&crate::vault::mask(handler), &crate::vault::mask(host));
+    }
     fn task_start(&self, name: &str, handler: bool) {
         self.0.task_start(&crate::vault::mask(name), handler);
     }
@@ -336,6 +340,9 @@ impl Callback for Many {
     }
     fn host_start(&self, host: &str) {
         self.0.iter().for_each(|c| c.host_start(host));
+    }
+    fn notify(&self, handler: &str, host: &str) {
+        self.0.iter().for_each(|c| c.notify(handler, host));
     }
     fn task_start(&self, name: &str, handler: bool) {
         self.0.iter().for_each(|c| c.task_start(name, handler));
@@ -559,6 +566,10 @@ pub trait Callback: Send + Sync {
     /// The task whose banner was shown last starts on a host (its result follows).
     fn host_start(&self, host: &str) {
         let _ = host;
+    }
+    /// A handler was notified on a host (told when the handlers are about to run).
+    fn notify(&self, handler: &str, host: &str) {
+        let _ = (handler, host);
     }
     /// A play stops for every host (`max_fail_percentage` passed).
     fn no_more_hosts(&self) {}
