@@ -20,7 +20,7 @@ PROFILE_DIR := target/debug
 # ansible-core can become the tests' users).
 PYTHON      ?= /usr/bin/python3
 
-.PHONY: all setup modules shims build run test nextest test-fixtures example-component componentize-py example-python-module lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets target-recaps test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
+.PHONY: all setup modules shims build install maturin wheel test-wheel ansible-runner run test nextest test-fixtures example-component componentize-py example-python-module lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets target-recaps test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
 
 all: build
 
@@ -57,6 +57,46 @@ shims: setup packages
 build: modules shims
 	$(LINTING) $(CARGO) build -p sandball -p sandball-shim
 
+## install: sandball for this machine, built for release, into $(PREFIX) (default
+## /usr/local; DESTDIR stages it elsewhere): $(PREFIX)/bin/sandball and
+## $(PREFIX)/lib/sandball/ (the built-in modules, a shim per node architecture), where
+## the controller finds them from its own directory (docs/INSTALL.md).
+PREFIX ?= /usr/local
+install: modules packages
+	$(CARGO) build --release -p sandball
+	$(CARGO) build --release -p sandball-shim $(addprefix --target ,$(SHIM_TARGETS))
+	packaging/stage-lib.sh release '$(DESTDIR)$(PREFIX)'
+	install -D -m 0755 target/release/sandball '$(DESTDIR)$(PREFIX)/bin/sandball'
+
+## maturin: the wheel builder, from PyPI into a venv of its own.
+MATURIN_VENV := target/venv-maturin
+MATURIN      := $(MATURIN_VENV)/bin/maturin
+MATURIN_PIN  ?= maturin>=1.9,<2
+maturin: $(MATURIN)
+$(MATURIN): | python-venv
+	$(PYTHON) -m venv $(MATURIN_VENV)
+	$(MATURIN_VENV)/bin/pip install --quiet --disable-pip-version-check '$(MATURIN_PIN)'
+
+## wheel: the Python wheel, release build, in target/wheels/release/ (pyproject.toml):
+## `pip install` or `pipx install` of it gives a working `sandball` (docs/INSTALL.md).
+## maturin builds the controller as the wheel's script; the modules and the shims are
+## its data files, staged first by packaging/stage-lib.sh.
+## test-wheel: the same from the dev profile, in target/wheels/dev/, for
+## tests/tests/install.rs: the shim and modules `make build` made, and the controller
+## as maturin builds it alone (`-p sandball`: its dependencies' features differ from
+## `make build`'s, so about a minute of compiling the first time).
+# $(call build_wheel,PROFILE,DIR): the lib of target/DIR staged, then maturin.
+define build_wheel
+	packaging/stage-lib.sh $(2) target/wheel-data/data
+	rm -rf target/wheels/$(1)
+	$(LINTING) $(MATURIN) build --quiet --profile $(1) --out target/wheels/$(1)
+endef
+wheel: modules maturin packages
+	$(CARGO) build --release -p sandball-shim $(addprefix --target ,$(SHIM_TARGETS))
+	$(call build_wheel,release,release)
+test-wheel: build maturin
+	$(call build_wheel,dev,debug)
+
 ## run: the example playbook against localhost.
 run: build
 	$(PROFILE_DIR)/sandball playbook -i examples/inventory.ini examples/site.yml
@@ -68,6 +108,16 @@ ansible: $(VENV)/bin/ansible-playbook
 $(VENV)/bin/ansible-playbook: | python-venv
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check '$(ANSIBLE_PIN)' passlib tomli-w
+
+## ansible-runner: ansible-runner from PyPI (the engine under AWX and Ansible
+## Automation Platform) in a venv of its own; tests/tests/ansible_runner.rs runs both
+## ansible-playbook and sandball under it. It runs whichever ansible-playbook is first
+## on PATH.
+RUNNER_PIN ?= ansible-runner>=2.4,<2.5
+ansible-runner: target/venv-runner/bin/ansible-runner
+target/venv-runner/bin/ansible-runner: | python-venv
+	$(PYTHON) -m venv target/venv-runner
+	target/venv-runner/bin/pip install --quiet --disable-pip-version-check '$(RUNNER_PIN)'
 
 ## ansible-2.16: the older ansible-core whose module_utils layout the legacy tests also run.
 VENV_216 := target/venv-2.16
@@ -233,7 +283,7 @@ nextest:
 ## downloads wait on the network while cargo compiles, and one cargo build's serial
 ## stretches (a link, a big crate) leave a core to the other; then cargo-nextest runs
 ## the tests.
-TEST_DEPS := clippy-driver fmt-check check-recordings build ansible ansible-2.16 ansible-targets test-node ruby cron legacy-examples test-fixtures example-component example-python-module sshd apt-test nextest test-build
+TEST_DEPS := clippy-driver fmt-check check-recordings build ansible ansible-2.16 ansible-targets test-node ruby cron legacy-examples test-fixtures example-component example-python-module sshd apt-test nextest test-build test-wheel ansible-runner
 test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-deps
 	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin $(LINTING) $(CARGO) nextest run --workspace --no-fail-fast

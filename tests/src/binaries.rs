@@ -6,7 +6,7 @@
 //! (`<arch>-unknown-linux-musl/debug/sandball-shim`: the one the controller deploys to
 //! such nodes), the built-in modules in `wasm32-wasip2/wasm/`, and the misbehaving test
 //! components and the example third-party component, both in
-//! `components/wasm32-wasip2/release/`. `SANDBALL_BIN` and `SANDBALL_SHIM` override the
+//! `components/wasm32-wasip2/release/`, and the wheel in `wheels/dev/`. `SANDBALL_BIN` and `SANDBALL_SHIM` override the
 //! two binaries.
 
 use std::path::{Path, PathBuf};
@@ -108,15 +108,16 @@ impl Binaries {
                 return Err(missing(what, path, "make build"));
             }
         }
-        // Where the controller looks beside itself (see `ModuleStore::default_dirs`).
-        let exe_dir = sandball.parent().unwrap_or(Path::new(".")).to_path_buf();
+        // Where the controller looks from its own directory (`layout::builtin_module_dirs`):
+        // an installed `<prefix>/lib/sandball/modules`, else the build tree's.
+        let prefix = sandball
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
         let candidates = [
-            exe_dir.join("modules"),
-            exe_dir
-                .parent()
-                .unwrap_or(Path::new("."))
-                .join("wasm32-wasip2")
-                .join("wasm"),
+            prefix.join("lib").join("sandball").join("modules"),
+            prefix.join("wasm32-wasip2").join("wasm"),
         ];
         let modules = candidates
             .iter()
@@ -194,6 +195,42 @@ impl Binaries {
         );
         dir
     }
+}
+
+/// The wheel `make test-wheel` builds (`make wheel` from the dev profile), in
+/// `target/wheels/dev/`. Panics, saying to run `make test-wheel`, when there is not
+/// exactly one.
+pub fn test_wheel() -> PathBuf {
+    let dir = target_dir().join("wheels").join("dev");
+    let wheels: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "whl"))
+                .collect()
+        })
+        .unwrap_or_default();
+    match wheels.as_slice() {
+        [wheel] => wheel.clone(),
+        [] => panic!(
+            "{}",
+            missing("the wheel", &dir.join("sandball-*.whl"), "make test-wheel")
+        ),
+        more => panic!("more than one wheel in {}: {more:?}", dir.display()),
+    }
+}
+
+/// ansible-runner, from `make ansible-runner`'s venv (`target/venv-runner`). Panics,
+/// saying to run it, when it is missing.
+pub fn ansible_runner() -> PathBuf {
+    let runner = target_dir().join("venv-runner/bin/ansible-runner");
+    assert!(
+        runner.is_file(),
+        "{}",
+        missing("ansible-runner", &runner, "make ansible-runner")
+    );
+    runner
 }
 
 /// Where the components built outside the main workspace are (`make test-fixtures`,

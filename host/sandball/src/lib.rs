@@ -12,6 +12,7 @@ pub mod cli;
 pub mod config;
 pub mod executor;
 pub mod inventory;
+pub mod layout;
 pub mod local_files;
 pub mod playbook;
 pub mod plugins;

@@ -91,21 +91,11 @@ impl ModuleStore {
         dirs
     }
 
-    /// Where the built-in modules are: `modules/` beside the `sandball` executable,
-    /// then the build tree's `target/wasm32-wasip2/wasm/` (for a `sandball` run from
-    /// `target/<profile>/`).
+    /// Where the built-in modules are ([`crate::layout::builtin_module_dirs`]): the
+    /// installed `<prefix>/lib/sandball/modules`, then the build tree's
+    /// `target/wasm32-wasip2/wasm/`.
     pub fn builtin_dirs() -> Vec<PathBuf> {
-        let mut dirs = Vec::new();
-        if let Some(exe_dir) = std::env::current_exe()
-            .ok()
-            .and_then(|p| p.parent().map(Path::to_path_buf))
-        {
-            dirs.push(exe_dir.join("modules"));
-            if let Some(target) = exe_dir.parent() {
-                dirs.push(target.join("wasm32-wasip2").join("wasm"));
-            }
-        }
-        dirs
+        crate::layout::builtin_module_dirs()
     }
 
     /// The directories searched, for messages.

@@ -8,8 +8,9 @@
 //! paths (`ansible_collections/<ns>/<coll>/plugins/modules`), a name without a file
 //! routed as the collection's `meta/runtime.yml` says. ansible-core is found
 //! as a user expects ([`LegacyFinder::ansible_core`]): a configured directory or
-//! Python, the Python behind `ansible-playbook`/`ansible` on `PATH` (a venv, pipx), a
-//! library directory that is ansible-core's own `ansible/modules`, then `python3`.
+//! Python, the Python behind `ansible-playbook`/`ansible` on `PATH` (a venv, pipx), the
+//! venv sandball itself is installed in, a library directory that is ansible-core's own
+//! `ansible/modules`, then `python3`.
 
 use super::module_utils::{self, CodeRoots};
 use std::path::{Path, PathBuf};
@@ -200,21 +201,28 @@ impl LegacyFinder {
     /// ansible-core's `ansible` package directory, if there is one: from
     /// `SANDBALL_ANSIBLE_CORE`, else the Python of `SANDBALL_ANSIBLE_PYTHON`, else the
     /// Python behind `ansible-playbook` or `ansible` on `PATH` (its `#!` line: a venv or
-    /// a pipx install), else a library directory that is ansible-core's `ansible/modules`
-    /// (`ANSIBLE_LIBRARY`, `library` in ansible.cfg), else `python3`'s.
+    /// a pipx install), else the Python of the venv sandball is installed in, else a
+    /// library directory that is ansible-core's `ansible/modules` (`ANSIBLE_LIBRARY`,
+    /// `library` in ansible.cfg), else `python3`'s.
     pub fn ansible_core(&self) -> Option<&Path> {
+        self.ansible_core_found().map(|(dir, _)| dir)
+    }
+
+    /// ansible-core's `ansible` package directory and how it was found, if it was.
+    pub fn ansible_core_found(&self) -> Option<(&Path, &str)> {
         self.ansible
             .get_or_init(|| self.locate_ansible_core())
             .as_ref()
-            .map(|(dir, _)| dir.as_path())
+            .map(|(dir, how)| (dir.as_path(), how.as_str()))
     }
 
     /// Where ansible-core was found and how, for `-v`.
     pub fn ansible_core_note(&self) -> String {
-        self.ansible_core();
-        match self.ansible.get().and_then(Option::as_ref) {
-            Some((dir, how)) => format!("ansible-core for legacy modules: {} ({how})", dir.display()),
-            None => "ansible-core for legacy modules: none found (set SANDBALL_ANSIBLE_CORE, or SANDBALL_ANSIBLE_PYTHON to a Python that has it)".into(),
+        match self.ansible_core_found() {
+            Some((dir, how)) => {
+                format!("ansible-core for legacy modules: {} ({how})", dir.display())
+            }
+            None => format!("ansible-core for legacy modules: {NOT_FOUND}"),
         }
     }
 
@@ -237,6 +245,14 @@ impl LegacyFinder {
             {
                 return Some((dir, format!("the Python of {}, {python}", script.display())));
             }
+        }
+        if let Some(python) = venv_python()
+            && let Some(dir) = ask_python(&python)
+        {
+            return Some((
+                dir,
+                format!("the Python of the venv sandball is in, {python}"),
+            ));
         }
         for lib in &self.config.library {
             if lib.ends_with("ansible/modules")
@@ -459,9 +475,23 @@ fn python_behind(program: &str) -> Option<(PathBuf, String)> {
     })
 }
 
+/// What [`LegacyFinder::ansible_core_note`] says when there is no ansible-core.
+pub const NOT_FOUND: &str =
+    "none found (set SANDBALL_ANSIBLE_CORE, or SANDBALL_ANSIBLE_PYTHON to a Python that has it)";
+
+/// The Python of the venv `sandball` is installed in (a wheel installed with pip or
+/// pipx: `<venv>/bin/python3` beside it, `<venv>/pyvenv.cfg` above), when it is in one.
+fn venv_python() -> Option<String> {
+    let bin = crate::layout::exe_dir()?;
+    let python = bin.join("python3");
+    (bin.parent()?.join("pyvenv.cfg").is_file() && python.is_file())
+        .then(|| python.display().to_string())
+}
+
 /// The controller's Python, as `ansible_playbook_python` names it: the Python of
 /// `SANDBALL_ANSIBLE_PYTHON`, else the one behind `ansible-playbook` (or `ansible`) on
-/// `PATH`, else `python3` on `PATH`; an absolute path, or none when there is none.
+/// `PATH`, else that of the venv sandball is installed in, else `python3` on `PATH`; an
+/// absolute path, or none when there is none.
 pub fn controller_python() -> Option<String> {
     let named = std::env::var("SANDBALL_ANSIBLE_PYTHON")
         .ok()
@@ -470,6 +500,7 @@ pub fn controller_python() -> Option<String> {
                 .iter()
                 .find_map(|program| python_behind(program).map(|(_, python)| python))
         })
+        .or_else(venv_python)
         .unwrap_or_else(|| "python3".to_string());
     if named.contains('/') {
         Some(named)

@@ -5,6 +5,7 @@
 //! or the playbook could not be parsed, 5 bad options.
 
 mod adhoc;
+mod aliases;
 mod audit;
 mod config;
 mod doc;
@@ -13,8 +14,10 @@ mod inventory;
 mod module;
 mod playbook;
 mod vault;
+mod version;
 
 use clap::{Args, Parser, Subcommand};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Runs Ansible-style playbooks with sandboxed WebAssembly modules.
@@ -44,6 +47,9 @@ enum Command {
     Doc(doc::DocArgs),
     /// Make a module component from one built in any language (`pack`).
     Module(module::ModuleArgs),
+    /// Link ansible-playbook, ansible, ansible-inventory, ansible-vault, ansible-config
+    /// and ansible-doc in DIR to sandball, for tools that run those.
+    InstallAliases(aliases::AliasArgs),
 }
 
 /// Flags shared by `playbook` and `run`.
@@ -218,26 +224,29 @@ pub struct VaultFlags {
     pub ask_vault_pass: bool,
 }
 
-/// The subcommand a link to sandball stands for when it carries the name of an Ansible
-/// command (`ln -s sandball ansible-playbook`), so scripts written for Ansible run it.
-fn subcommand_of(program: &std::ffi::OsStr) -> Option<&'static str> {
+/// The Ansible commands sandball stands in for, each with its subcommand: a link to
+/// sandball under one of these names (`ln -s sandball ansible-playbook`) acts as that
+/// command, so scripts and tools written for Ansible run it.
+pub const ANSIBLE_COMMANDS: &[(&str, &str)] = &[
+    ("ansible-playbook", "playbook"),
+    ("ansible", "run"),
+    ("ansible-inventory", "inventory"),
+    ("ansible-vault", "vault"),
+    ("ansible-config", "config"),
+    ("ansible-doc", "doc"),
+];
+
+/// The Ansible command a program name is (its file name), with its subcommand.
+fn ansible_command(program: &std::ffi::OsStr) -> Option<(&'static str, &'static str)> {
     let name = std::path::Path::new(program).file_name()?.to_str()?;
-    match name {
-        "ansible-playbook" => Some("playbook"),
-        "ansible" => Some("run"),
-        "ansible-inventory" => Some("inventory"),
-        "ansible-vault" => Some("vault"),
-        "ansible-config" => Some("config"),
-        "ansible-doc" => Some("doc"),
-        _ => None,
-    }
+    ANSIBLE_COMMANDS.iter().find(|(n, _)| *n == name).copied()
 }
 
 /// The command line as clap should read it: `sandball SUBCOMMAND …`, with the
 /// subcommand put in when sandball was started under an Ansible command's name.
 fn arguments(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     let mut args: Vec<_> = args.into_iter().collect();
-    if let Some(sub) = args.first().and_then(|p| subcommand_of(p)) {
+    if let Some((_, sub)) = args.first().and_then(|p| ansible_command(p)) {
         args.insert(1, sub.into());
     }
     args
@@ -278,7 +287,15 @@ pub fn main() -> i32 {
     for w in &config.warnings {
         eprintln!("[WARNING]: {w}");
     }
-    let cli = match Cli::try_parse_from(arguments(std::env::args_os())) {
+    let args = arguments(std::env::args_os());
+    if version::asked(&args) {
+        let command = args.first().and_then(|p| ansible_command(p));
+        let text = version::text(command.map(|(name, _)| name), &config);
+        // A reader that stops early (`| head -1`) is no error.
+        let _ = writeln!(std::io::stdout(), "{text}");
+        return 0;
+    }
+    let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
             // Usage errors exit 2, as ansible's argument parser exits.
@@ -295,7 +312,8 @@ pub fn main() -> i32 {
         | Command::Vault(_)
         | Command::Config(_)
         | Command::Doc(_)
-        | Command::Module(_) => 0,
+        | Command::Module(_)
+        | Command::InstallAliases(_) => 0,
     };
     init_logging(verbosity);
     if verbosity >= 1 {
@@ -344,6 +362,7 @@ pub fn main() -> i32 {
         Command::Config(a) => return finish(config::run(a, &config)),
         Command::Doc(a) => return finish(doc::run(a)),
         Command::Module(a) => return finish(module::run(a)),
+        Command::InstallAliases(a) => return finish(aliases::run(a)),
         other => other,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -366,6 +385,7 @@ pub fn main() -> i32 {
             Command::Config(a) => config::run(a, &config),
             Command::Doc(a) => doc::run(a),
             Command::Module(a) => module::run(a),
+            Command::InstallAliases(a) => aliases::run(a),
         }
     }))
 }

@@ -241,18 +241,39 @@ async fn run_handlers(cx: PlayRun<'_>, items: &[TaskItem], root: &Chain<'_>) {
         };
         groups.extend(std::iter::repeat_n(group, handlers.len() - before));
     }
-    for (i, (h, chain)) in handlers.iter().enumerate() {
-        // Of the handlers sharing a name, the one that runs is the first of the last
-        // group holding that name, as Ansible picks it.
-        let shadowed = h.name.is_some()
-            && handlers.iter().enumerate().any(|(j, (other, _))| {
-                j != i
-                    && other.name == h.name
-                    && (groups[j] > groups[i] || (groups[j] == groups[i] && j < i))
-            });
-        if shadowed {
-            continue;
+    // Of the handlers sharing a name, the one that runs is the first of the last group
+    // holding that name, as Ansible picks it.
+    let runnable: Vec<&(&Task, Chain<'_>)> = handlers
+        .iter()
+        .enumerate()
+        .filter(|(i, (h, _))| {
+            h.name.is_none()
+                || !handlers.iter().enumerate().any(|(j, (other, _))| {
+                    j != *i
+                        && other.name == h.name
+                        && (groups[j] > groups[*i] || (groups[j] == groups[*i] && j < *i))
+                })
+        })
+        .map(|(_, entry)| entry)
+        .collect();
+    // The callbacks hear of every notified handler, host by host, before the first
+    // runs, as ansible-core tells them.
+    {
+        let notified = lock(&cx.state.notified);
+        for (h, chain) in &runnable {
+            let kw = chain.with(&h.keywords);
+            let name = h.name.as_deref().unwrap_or(&h.action);
+            for host in cx.all.iter() {
+                if notified
+                    .get(host)
+                    .is_some_and(|notices| handler_matches(h, kw.role(), notices))
+                {
+                    cx.run.callback.notify(name, host);
+                }
+            }
         }
+    }
+    for (h, chain) in runnable {
         // The notices it answers for the hosts it runs on are taken up as it starts.
         let kw = chain.with(&h.keywords);
         {

@@ -46,6 +46,7 @@ pub(super) async fn run_meta(
             run.callback
                 .task_running(&crate::plugins::callback::Running {
                     hosts: hosts.len(),
+                    action: &t.action,
                     path: &t.location,
                     args: None,
                 });

@@ -279,6 +279,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
     // banner, as ansible-core reads them before it starts the play.
     let vars_files = play_vars_files(run, play, &play_vars, &hosts);
     super::task::reports::show_warnings(run, None);
+    run.callback.play_pattern(&play.hosts);
     run.callback.play_start(&name);
     run.callback.play_location(&play.location);
     if selected.is_empty() {
@@ -309,6 +310,7 @@ pub async fn run(run: &Run, play: &Play) -> Result<Ended, ExecError> {
     for (i, batch) in batches.iter().enumerate() {
         if i > 0 {
             // Each batch of a `serial` play runs the play anew, under its banner.
+            run.callback.play_pattern(&play.hosts);
             run.callback.play_start(&name);
             run.callback.play_location(&play.location);
         }
@@ -818,6 +820,7 @@ pub(super) async fn run_task(
         run.callback
             .task_running(&crate::plugins::callback::Running {
                 hosts: hosts.len(),
+                action: &t.action,
                 path: &t.location,
                 args: (kw.nearest_setting(Keyword::NoLog).is_none()
                     && !task::reports::no_log_default())

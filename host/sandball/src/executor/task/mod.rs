@@ -293,6 +293,7 @@ pub async fn run_on_host(
     host: &str,
     banner: Option<Banner<'_>>,
 ) -> HostOutcome {
+    run.callback.host_start(host);
     let vars = task_vars(run, scope, host, kw);
     // A no_log that cannot be worked out hides the result: secrets stay hidden.
     let no_log = keyword_bool(run, &vars, kw, Keyword::NoLog, no_log_default()).unwrap_or(true);

@@ -3,6 +3,7 @@
 //! The executor reports events through [`Callback`]; [`default::DefaultCallback`] prints
 //! them as `ansible-playbook` does, and [`stats::Stats`] counts them for the recap.
 
+pub mod awx;
 pub mod color;
 pub mod default;
 mod error_block;
@@ -110,6 +111,10 @@ const STDOUT: &[Stdout] = &[
     Stdout {
         name: "jsonl",
         make: |_, _| Ok(Box::new(jsonl::JsonlCallback::stdout())),
+    },
+    Stdout {
+        name: "awx_display",
+        make: |verbosity, diff| Ok(Box::new(awx::AwxDisplay::from_env(verbosity, diff)?)),
     },
 ];
 
@@ -225,6 +230,16 @@ impl Callback for Masked {
     fn play_location(&self, at: &crate::yaml::Location) {
         self.0.play_location(at);
     }
+    fn play_pattern(&self, pattern: &str) {
+        self.0.play_pattern(&crate::vault::mask(pattern));
+    }
+    fn host_start(&self, host: &str) {
+        self.0.host_start(&crate::vault::mask(host));
+    }
+    fn notify(&self, handler: &str, host: &str) {
+        self.0
+            .notify(&crate::vault::mask(handler), &crate::vault::mask(host));
+    }
     fn task_start(&self, name: &str, handler: bool) {
         self.0.task_start(&crate::vault::mask(name), handler);
     }
@@ -319,6 +334,15 @@ impl Callback for Many {
     }
     fn play_location(&self, at: &crate::yaml::Location) {
         self.0.iter().for_each(|c| c.play_location(at));
+    }
+    fn play_pattern(&self, pattern: &str) {
+        self.0.iter().for_each(|c| c.play_pattern(pattern));
+    }
+    fn host_start(&self, host: &str) {
+        self.0.iter().for_each(|c| c.host_start(host));
+    }
+    fn notify(&self, handler: &str, host: &str) {
+        self.0.iter().for_each(|c| c.notify(handler, host));
     }
     fn task_start(&self, name: &str, handler: bool) {
         self.0.iter().for_each(|c| c.task_start(name, handler));
@@ -476,6 +500,8 @@ impl Report<'_> {
 pub struct Running<'a> {
     /// How many hosts it runs on.
     pub hosts: usize,
+    /// Its action, as written (`debug`, `ansible.builtin.copy`).
+    pub action: &'a str,
     /// Where it is written.
     pub path: &'a crate::yaml::Location,
     /// Its arguments as written, untemplated; `None` when `no_log` is set on it or
@@ -524,6 +550,11 @@ pub trait Callback: Send + Sync {
     fn play_location(&self, at: &crate::yaml::Location) {
         let _ = at;
     }
+    /// The host pattern of the play about to start, as written (`hosts:`); its
+    /// `play_start` follows.
+    fn play_pattern(&self, pattern: &str) {
+        let _ = pattern;
+    }
     /// A task starts (`handler` for handlers).
     fn task_start(&self, name: &str, handler: bool) {
         let _ = (name, handler);
@@ -531,6 +562,14 @@ pub trait Callback: Send + Sync {
     /// The task whose banner was shown last starts running (linear strategy).
     fn task_running(&self, task: &Running<'_>) {
         let _ = task;
+    }
+    /// The task whose banner was shown last starts on a host (its result follows).
+    fn host_start(&self, host: &str) {
+        let _ = host;
+    }
+    /// A handler was notified on a host (told when the handlers are about to run).
+    fn notify(&self, handler: &str, host: &str) {
+        let _ = (handler, host);
     }
     /// A play stops for every host (`max_fail_percentage` passed).
     fn no_more_hosts(&self) {}

@@ -37,7 +37,7 @@ pub const SHIM_TARGETS: &[&str] = &["x86_64-unknown-linux-musl", "aarch64-unknow
 pub const DEFAULT_CACHE: &str = "~/.sandball";
 
 /// The shim's file name, in an install, a build tree and a node's cache alike.
-const SHIM_FILE: &str = "sandball-shim";
+const SHIM_FILE: &str = crate::layout::SHIM_NAME;
 
 /// One shim this controller can deploy.
 pub struct Shim {
@@ -134,7 +134,7 @@ impl Shims {
             return Shims { shims: vec![] };
         };
         let up = bin.parent().unwrap_or(bin);
-        let installed = up.join("lib/sandball/shims");
+        let installed = crate::layout::lib_dir_of(up).join("shims");
         let mut paths: Vec<PathBuf> = match std::fs::read_dir(&installed) {
             Ok(dirs) => {
                 let mut found: Vec<PathBuf> = dirs
