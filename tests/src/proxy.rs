@@ -74,7 +74,10 @@ impl Drop for Proxy {
 
 /// Copies `client` ↔ `server` on two threads, recording both sockets for a cut.
 fn forward(client: TcpStream, server: TcpStream, carried: &Arc<Mutex<Vec<TcpStream>>>) {
-    let pairs = [(client.try_clone(), server.try_clone()), (server.try_clone(), client.try_clone())];
+    let pairs = [
+        (client.try_clone(), server.try_clone()),
+        (server.try_clone(), client.try_clone()),
+    ];
     {
         let mut c = carried.lock().unwrap_or_else(|e| e.into_inner());
         c.extend([client, server]);

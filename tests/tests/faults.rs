@@ -48,7 +48,11 @@ fn fleet(sshd: &Sshd, sb: &Sandbox, proxies: &[Proxy], python: bool) -> Vec<Stri
 /// Runs `run`, cutting `proxy`'s connections once every host has started the first
 /// task.
 fn cut_mid_task(run: Invocation, proxy: &Proxy, work: &Path, hosts: &[String]) -> Output {
-    let started = || hosts.iter().all(|h| work.join(format!("started-{h}")).exists());
+    let started = || {
+        hosts
+            .iter()
+            .all(|h| work.join(format!("started-{h}")).exists())
+    };
     let cutter = std::thread::scope(|s| {
         let handle = s.spawn(|| {
             let deadline = Instant::now() + Duration::from_secs(100);
@@ -126,7 +130,11 @@ impl Tmpfs {
             .arg(at)
             .status()
             .is_ok_and(|s| s.success());
-        assert!(ok, "cannot mount a tmpfs at {} (the tests run as root)", at.display());
+        assert!(
+            ok,
+            "cannot mount a tmpfs at {} (the tests run as root)",
+            at.display()
+        );
         Tmpfs(at.to_path_buf())
     }
 
@@ -141,7 +149,10 @@ impl Tmpfs {
 
 impl Drop for Tmpfs {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
     }
 }
 
@@ -193,7 +204,10 @@ fn a_full_disk_fails_copy_and_template_cleanly_and_keeps_the_old_files() {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .filter(|n| !["copied.txt", "templated.txt", "filler"].contains(&n.as_str()))
             .collect();
-        assert!(stray.is_empty(), "temporary files left behind: {stray:?}\n{out}");
+        assert!(
+            stray.is_empty(),
+            "temporary files left behind: {stray:?}\n{out}"
+        );
         Some(out)
     };
     let sb = Sandbox::new();
