@@ -315,6 +315,7 @@ bench: export BENCH_SUMMARY := $(CURDIR)/target/bench-summary.md
 bench: setup ansible sshd example-python-module
 	$(CARGO) build --profile wasm --target $(WASM_TARGET) $(MODULE_PKGS)
 	$(CARGO) build --release -p sandball -p sandball-shim
+	$(CARGO) build --release -p sandball-e2e --bin netproxy
 	printf '| run | sandball cold | sandball warm | ansible-core | ratio cold | ratio warm |\n|---|---|---|---|---|---|\n' > "$$BENCH_SUMMARY"
 	examples/bench/run.sh
 	BENCH_CONNECTION=ssh examples/bench/run.sh
@@ -324,6 +325,7 @@ bench: setup ansible sshd example-python-module
 	examples/bench/task_scale.sh
 	examples/bench/many_hosts.sh
 	examples/bench/python_module.sh
+	examples/bench/under_faults.sh
 	@echo; echo "Every ratio, ansible-core / sandball, measured in this run ($$(date -u '+%F %H:%M UTC'), load $$(cut -d' ' -f1-3 /proc/loadavg)):"; cat "$$BENCH_SUMMARY"
 
 clean:

@@ -1,25 +1,49 @@
-//! A loopback TCP proxy between the controller and a server (the test sshd): it
-//! forwards bytes both ways and can cut every connection it carries at once, as a
-//! network that drops would (these kernels have no `netem`). New connections are
-//! accepted again after a cut.
+//! A loopback TCP proxy between the controller and a server (the test sshd), standing
+//! in for a network (these kernels have no `netem`): it forwards bytes both ways, each
+//! way with an optional delay, jitter and bandwidth limit ([`Shape`]), can cut every
+//! connection it carries at once, as a network that drops would, and can cut a share
+//! of its connections at random moments. New connections are accepted again after a
+//! cut. The tests use it as a library; `make bench` through the `netproxy` binary.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// What the proxy does to the bytes it carries, each way.
+#[derive(Clone, Debug, Default)]
+pub struct Shape {
+    /// Added to every chunk's trip, each way (half the round trip it adds).
+    pub delay: Duration,
+    /// A further delay drawn at random up to this, per chunk (order is kept).
+    pub jitter: Duration,
+    /// Bytes per second each way, per connection; unlimited when `None`.
+    pub rate: Option<u64>,
+    /// The share of connections (0 to 1) cut at a random moment.
+    pub cut_share: f64,
+    /// The window after a connection opens in which its random cut falls.
+    pub cut_within: Duration,
+}
 
 /// A running proxy; it stops (and cuts what it carries) when dropped.
 pub struct Proxy {
     port: u16,
     carried: Arc<Mutex<Vec<TcpStream>>>,
     stop: Arc<AtomicBool>,
+    cuts: Arc<AtomicUsize>,
 }
 
 impl Proxy {
     /// Listens on a free loopback port and forwards each connection to
-    /// `127.0.0.1:target`.
+    /// `127.0.0.1:target`, as fast as loopback goes.
     pub fn start(target: u16) -> Proxy {
+        Proxy::start_with(target, Shape::default())
+    }
+
+    /// [`Proxy::start`] with the bytes shaped by `shape`.
+    pub fn start_with(target: u16, shape: Shape) -> Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
         listener
             .set_nonblocking(true)
@@ -27,14 +51,17 @@ impl Proxy {
         let port = listener.local_addr().expect("local address").port();
         let carried: Arc<Mutex<Vec<TcpStream>>> = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
-        let (c, s) = (carried.clone(), stop.clone());
+        let cuts = Arc::new(AtomicUsize::new(0));
+        let (c, s, k) = (carried.clone(), stop.clone(), cuts.clone());
         std::thread::spawn(move || {
             while !s.load(Ordering::Relaxed) {
                 match listener.accept() {
                     Ok((client, _)) => {
                         let _ = client.set_nonblocking(false);
+                        let _ = client.set_nodelay(true);
                         if let Ok(server) = TcpStream::connect(("127.0.0.1", target)) {
-                            forward(client, server, &c);
+                            let _ = server.set_nodelay(true);
+                            forward(client, server, &c, &shape, &k);
                         }
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(10)),
@@ -45,6 +72,7 @@ impl Proxy {
             port,
             carried,
             stop,
+            cuts,
         }
     }
 
@@ -63,6 +91,11 @@ impl Proxy {
         carried.clear();
         n
     }
+
+    /// How many connections its random cuts ([`Shape::cut_share`]) have cut so far.
+    pub fn random_cuts(&self) -> usize {
+        self.cuts.load(Ordering::Relaxed)
+    }
 }
 
 impl Drop for Proxy {
@@ -72,27 +105,87 @@ impl Drop for Proxy {
     }
 }
 
-/// Copies `client` ↔ `server` on two threads, recording both sockets for a cut.
-fn forward(client: TcpStream, server: TcpStream, carried: &Arc<Mutex<Vec<TcpStream>>>) {
+/// Copies `client` ↔ `server`, each way shaped by `shape`, recording both sockets for
+/// a cut; cuts the pair at a random moment when the draw says so.
+fn forward(
+    client: TcpStream,
+    server: TcpStream,
+    carried: &Arc<Mutex<Vec<TcpStream>>>,
+    shape: &Shape,
+    cuts: &Arc<AtomicUsize>,
+) {
     let pairs = [
         (client.try_clone(), server.try_clone()),
         (server.try_clone(), client.try_clone()),
     ];
+    if shape.cut_share > 0.0
+        && rand::random::<f64>() < shape.cut_share
+        && let (Ok(a), Ok(b)) = (client.try_clone(), server.try_clone())
+    {
+        let after = shape.cut_within.mul_f64(rand::random::<f64>());
+        let cuts = cuts.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(after);
+            let _ = a.shutdown(Shutdown::Both);
+            let _ = b.shutdown(Shutdown::Both);
+            cuts.fetch_add(1, Ordering::Relaxed);
+        });
+    }
     {
         let mut c = carried.lock().unwrap_or_else(|e| e.into_inner());
+        c.retain(|s| s.peer_addr().is_ok());
         c.extend([client, server]);
     }
     for pair in pairs {
-        if let (Ok(mut from), Ok(mut to)) = pair {
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 16384];
-                while let Ok(n) = from.read(&mut buf) {
-                    if n == 0 || to.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-                let _ = to.shutdown(Shutdown::Write);
-            });
+        if let (Ok(from), Ok(to)) = pair {
+            one_way(from, to, shape.clone());
         }
     }
+}
+
+/// Forwards `from` to `to`: unshaped, one thread copying; shaped, a reader stamping
+/// each chunk as it arrives and a writer sending it once its delay (and the
+/// bandwidth) allow, so that delay does not add up over a stream.
+fn one_way(mut from: TcpStream, mut to: TcpStream, shape: Shape) {
+    let shaped = !shape.delay.is_zero() || !shape.jitter.is_zero() || shape.rate.is_some();
+    if !shaped {
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 16384];
+            while let Ok(n) = from.read(&mut buf) {
+                if n == 0 || to.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+            }
+            let _ = to.shutdown(Shutdown::Write);
+        });
+        return;
+    }
+    let (tx, rx) = mpsc::channel::<(Instant, Vec<u8>)>();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 16384];
+        while let Ok(n) = from.read(&mut buf) {
+            if n == 0 || tx.send((Instant::now(), buf[..n].to_vec())).is_err() {
+                break;
+            }
+        }
+    });
+    std::thread::spawn(move || {
+        let mut due = Instant::now();
+        let mut free = Instant::now();
+        while let Ok((arrived, chunk)) = rx.recv() {
+            let jitter = shape.jitter.mul_f64(rand::random::<f64>());
+            due = due.max(arrived + shape.delay + jitter).max(free);
+            let now = Instant::now();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+            if let Some(rate) = shape.rate {
+                free = Instant::now() + Duration::from_secs_f64(chunk.len() as f64 / rate as f64);
+            }
+            if to.write_all(&chunk).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(Shutdown::Write);
+    });
 }

@@ -7,6 +7,7 @@
 //! cache (`sandball_cache_dir`) so a test can look at what was deployed to which host.
 
 use crate::binaries::{Binaries, target_dir};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -48,10 +49,19 @@ fn free_port() -> u16 {
     l.local_addr().expect("local address").port()
 }
 
+/// The test servers' `MaxStartups`: bursts of parallel logins are taken, not refused.
+const MAX_STARTUPS: &str = "500";
+
 impl Sshd {
-    /// Generates keys and starts the server. Panics, naming the fix, when sshd is
-    /// missing.
+    /// Generates keys and starts the server, which takes bursts of logins
+    /// (`MaxStartups 500`). Panics, naming the fix, when sshd is missing.
     pub fn start() -> Sshd {
+        Sshd::start_refusing(MAX_STARTUPS)
+    }
+
+    /// [`Sshd::start`] with sshd's `MaxStartups` set to `max_startups`
+    /// (`start:rate:full`): how many logins in progress it takes before refusing more.
+    pub fn start_refusing(max_startups: &str) -> Sshd {
         assert!(
             Path::new(SSHD).is_file(),
             "{SSHD} is missing: install openssh-server (`make test` does it)"
@@ -63,7 +73,7 @@ impl Sshd {
         // sshd wants its privilege separation directory (as root).
         let _ = std::fs::create_dir_all("/run/sshd");
         let mut cmd = Command::new(SSHD);
-        Sshd::serve(dir, Path::new("/"), &mut cmd)
+        Sshd::serve(dir, Path::new("/"), &mut cmd, max_startups)
     }
 
     /// Starts the sshd of the system root `root` (a debootstrapped distribution) in a
@@ -92,13 +102,14 @@ impl Sshd {
             .arg(root)
             .arg(root)
             .arg(SSHD);
-        Sshd::serve(dir, root, &mut cmd)
+        Sshd::serve(dir, root, &mut cmd, MAX_STARTUPS)
     }
 
     /// Generates the keys in `dir` (which `root`'s sshd sees at its path under
     /// `root`), writes the server's configuration there, and starts `sshd` with it
-    /// (`cmd` runs the server, its arguments to follow).
-    fn serve(dir: TempDir, root: &Path, cmd: &mut Command) -> Sshd {
+    /// (`cmd` runs the server, its arguments to follow; `max_startups` is its
+    /// `MaxStartups`).
+    fn serve(dir: TempDir, root: &Path, cmd: &mut Command, max_startups: &str) -> Sshd {
         let d = dir.path();
         keygen(&d.join("host_key"));
         keygen(&d.join("client_key"));
@@ -112,8 +123,8 @@ impl Sshd {
             "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile none\n\
              AuthorizedKeysFile {d}/authorized_keys\nStrictModes no\nUsePAM no\n\
              PasswordAuthentication yes\nKbdInteractiveAuthentication no\n\
-             PermitRootLogin prohibit-password\nMaxStartups 500\nMaxSessions 100\n\
-             LogLevel ERROR\n",
+             PermitRootLogin prohibit-password\nMaxStartups {max_startups}\n\
+             MaxSessions 100\nLogLevel ERROR\n",
             d = seen.display()
         );
         std::fs::write(d.join("sshd_config"), config).expect("sshd_config");
@@ -176,6 +187,15 @@ impl Sshd {
             format!("[127.0.0.1]:{} {key}\n", self.port),
         )
         .expect("known_hosts");
+    }
+
+    /// Records the server's key for `port` too (a proxy in front of it), beside its own.
+    pub fn known_also_at(&self, port: u16) {
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.known_hosts())
+            .expect("known_hosts");
+        writeln!(file, "[127.0.0.1]:{port} {}", self.host_public_key()).expect("known_hosts");
     }
 
     /// An INI inventory line for `alias` pointing at this server, with its node cache in

@@ -1,7 +1,9 @@
 //! Faults in the middle of a run, each made by the test and compared with
 //! ansible-playbook where the behaviour is meant to match: an SSH connection cut while
 //! a task runs (through a loopback proxy, see `sandball_e2e::proxy`); a full disk under
-//! `copy` and `template` (a small tmpfs), whose old files must survive whole.
+//! `copy` and `template` (a small tmpfs), whose old files must survive whole; an sshd
+//! refusing a burst of logins (`MaxStartups`), which retries must get through; the
+//! node's shim killed while a module runs.
 
 use sandball_e2e::proxy::Proxy;
 use sandball_e2e::sshd::{Sshd, deployable_shim};
@@ -24,6 +26,7 @@ fn fleet(sshd: &Sshd, sb: &Sandbox, proxies: &[Proxy], python: bool) -> Vec<Stri
     let hosts: Vec<String> = (1..=proxies.len()).map(|i| format!("n{i}")).collect();
     let mut inv = String::from("[nodes]\n");
     for (h, p) in hosts.iter().zip(proxies) {
+        sshd.known_also_at(p.port());
         let extra = if python {
             format!(
                 "ansible_python_interpreter={}",
@@ -214,12 +217,182 @@ fn a_full_disk_fails_copy_and_template_cleanly_and_keeps_the_old_files() {
     let ours = run(&sb, false).unwrap_or_else(|| unreachable!("sandball always runs"));
     ours.assert_no_panic().assert_code(0);
     let recap = ours.host("alpha");
-    assert_eq!((recap.failed, recap.ignored, recap.ok), (0, 2, 1), "{ours}");
+    assert_eq!((recap.failed, recap.ignored, recap.ok), (0, 2, 3), "{ours}");
     for task in ["copy onto a full disk", "template onto a full disk"] {
         let lines = ours.task_lines(task).join("\n");
         assert!(lines.contains("No space left on device"), "{task}:\n{ours}");
     }
     if let Some(theirs) = run(&Sandbox::new(), true) {
         ours.assert_same_recap_as(&theirs);
+    }
+}
+
+const BURST: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: every host logs in at once
+      ping:
+"#;
+
+/// 50 hosts on an sshd that refuses every login begun while another is under way
+/// (`MaxStartups 1:100:1`), forks 50. Without retries, each host is either ok or
+/// unreachable with sshd's refusal given as the reason: none hangs, none is skipped.
+/// With `ansible_ssh_retries`, the pauses between attempts (growing, each drawn at
+/// random) spread the hosts out and every one gets through.
+#[test]
+fn a_burst_refused_by_sshd_is_retried_until_every_host_gets_through() {
+    let sshd = Sshd::start_refusing("1:100:1");
+    let sb = Sandbox::new();
+    let cache = sb.path().join("node");
+    let hosts: Vec<String> = (1..=50).map(|i| format!("b{i:02}")).collect();
+    let inventory = |retries: u32| {
+        let mut inv = String::from("[nodes]\n");
+        for h in &hosts {
+            inv.push_str(&sshd.host_line(h, &cache, &format!("ansible_ssh_retries={retries}")));
+        }
+        inv
+    };
+    let pb = sb.write("play.yml", BURST);
+    let work = sb.dir("work");
+    let run = |retries: u32| {
+        sb.write("inventory.ini", &inventory(retries));
+        let start = Instant::now();
+        let out = sb
+            .play(&pb, &work, &["-f", "50"])
+            .env("SANDBALL_SHIM", deployable_shim())
+            .env("SSH_AUTH_SOCK", "")
+            .limit(Duration::from_secs(240))
+            .run();
+        out.assert_no_panic();
+        (out, start.elapsed())
+    };
+
+    let (out, _) = run(0);
+    let recap = out.recap();
+    assert_eq!(
+        recap.len(),
+        hosts.len(),
+        "a host is missing from the recap:\n{out}"
+    );
+    let lines = out.task_lines("every host logs in at once");
+    for h in &hosts {
+        let r = recap[h];
+        assert_eq!(r.ok + r.unreachable, 1, "{h}: {r:?}\n{out}");
+        if r.unreachable == 1 {
+            let line = lines
+                .iter()
+                .find(|l| l.starts_with(&format!("fatal: [{h}]: UNREACHABLE!")))
+                .unwrap_or_else(|| panic!("{h} is unreachable with no reason:\n{out}"));
+            assert!(
+                line.contains("127.0.0.1"),
+                "the reason names no address: {line}"
+            );
+        }
+    }
+
+    let (out, took) = run(12);
+    out.assert_code(0);
+    for h in &hosts {
+        assert_eq!(out.host(h).ok, 1, "{h}:\n{out}");
+    }
+    assert!(
+        took < Duration::from_secs(200),
+        "the burst took {took:?}:\n{out}"
+    );
+}
+
+const SHIM_KILLED: &str = r#"
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: a component when the shim is killed
+      command: sh -c 'touch {{ work }}/component-started && sleep 30'
+      ignore_errors: true
+    - name: a fresh session
+      ping:
+    - name: a legacy module when the shim is killed
+      sleeper: {marker: "{{ work }}/legacy-started"}
+      ignore_errors: true
+    - name: and again a fresh session
+      ping:
+"#;
+
+/// The node's shim killed (SIGKILL) while a component runs and while a legacy module
+/// runs: each task fails with the cause named, at once rather than when the program
+/// would have ended, and the next task has a fresh session.
+#[test]
+fn a_shim_killed_while_a_module_runs_fails_that_task_and_the_next_gets_a_fresh_session() {
+    let sshd = Sshd::start();
+    let sb = Sandbox::new();
+    let cache = sb.path().join("node");
+    sb.write(
+        "inventory.ini",
+        &format!(
+            "[nodes]\n{}",
+            sshd.host_line(
+                "k1",
+                &cache,
+                &format!(
+                    "ansible_python_interpreter={}",
+                    sandball_e2e::binaries::ansible_python().display()
+                )
+            )
+        ),
+    );
+    let work = sb.dir("work");
+    let pb = sb.write("play.yml", SHIM_KILLED);
+    sb.write(
+        "library/sleeper.py",
+        "#!/usr/bin/python\nimport pathlib, time\n\
+         from ansible.module_utils.basic import AnsibleModule\n\
+         m = AnsibleModule(argument_spec=dict(marker=dict(type='str', required=True)))\n\
+         pathlib.Path(m.params['marker']).touch()\ntime.sleep(30)\nm.exit_json(changed=False)\n",
+    );
+    let kill_when = |marker: &str| {
+        let marker = work.join(marker);
+        let deadline = Instant::now() + Duration::from_secs(100);
+        while !marker.exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::process::Command::new("pkill")
+            .args(["-KILL", "-f"])
+            .arg(format!(
+                "[s]andball-shim serve --cache-dir {}",
+                cache.display()
+            ))
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let start = Instant::now();
+    let (out, killed) = std::thread::scope(|s| {
+        let killer = s.spawn(|| [kill_when("component-started"), kill_when("legacy-started")]);
+        let out = sb
+            .play_with_core(&pb, &work, &[])
+            .env("SANDBALL_SHIM", deployable_shim())
+            .env("SSH_AUTH_SOCK", "")
+            .limit(Duration::from_secs(150))
+            .run();
+        (out, killer.join().unwrap_or_default())
+    });
+    out.assert_no_panic().assert_code(0);
+    assert_eq!(killed, [true, true], "a shim was not found to kill:\n{out}");
+    // Both programs would have slept 30 s: the failures came when the shim died.
+    assert!(start.elapsed() < Duration::from_secs(50), "{out}");
+    let r = out.host("k1");
+    assert_eq!((r.ok, r.failed, r.ignored), (4, 0, 2), "{out}");
+    for task in [
+        "a component when the shim is killed",
+        "a legacy module when the shim is killed",
+    ] {
+        let failure = out.task_lines(task).join("\n");
+        assert!(failure.contains("fatal: [k1]: FAILED!"), "{task}:\n{out}");
+        assert!(
+            failure.contains("signal KILL"),
+            "{task}: the cause is not named:\n{out}"
+        );
+    }
+    for task in ["a fresh session", "and again a fresh session"] {
+        assert_eq!(out.task_lines(task), vec!["ok: [k1]"], "{out}");
     }
 }

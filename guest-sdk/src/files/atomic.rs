@@ -5,7 +5,7 @@
 use crate::host;
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 
 /// Tries before giving up on finding a free temporary name.
@@ -31,10 +31,10 @@ fn write_atomically(dest: &Path, bytes: &[u8]) -> io::Result<()> {
         _ => Path::new("."),
     };
     let existing = host::stat(&dest.to_string_lossy(), true).ok().flatten();
-    let (tmp, mut file) = create_temp(dir, &name.to_string_lossy())?;
+    let (tmp, file) = create_temp(dir, &name.to_string_lossy())?;
     let tmp_text = tmp.to_string_lossy().into_owned();
     let written = (|| {
-        file.write_all(bytes)?;
+        super::fill(&file, &mut &bytes[..])?;
         file.sync_all()?;
         drop(file);
         if let Some(st) = existing {

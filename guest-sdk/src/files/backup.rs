@@ -22,12 +22,12 @@ pub fn backup_local(dest: &str) -> Result<String, Fail> {
     let fail = |e: io::Error| Fail::new(format!("Could not make backup of {dest} to {name}: {e}"));
     // Through a symlink to what it names, as Python's `shutil.copy2` reads it.
     let mut from = File::open(super::realpath(dest)).map_err(fail)?;
-    let mut to = OpenOptions::new()
+    let to = OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(&name)
         .map_err(fail)?;
-    io::copy(&mut from, &mut to).map_err(fail)?;
+    super::fill(&to, &mut from).map_err(fail)?;
     if let Some(st) = host::stat(dest, true)? {
         host::chmod(&name, st.mode)?;
         host::set_times(&name, Some(st.atime), Some(st.mtime), true)?;

@@ -188,7 +188,8 @@ fn timespec(t: Option<f64>) -> libc::timespec {
         Some(t) => {
             let secs = t.floor();
             libc::timespec {
-                tv_sec: secs as libc::time_t,
+                // `time_t`, which libc deprecates naming on musl.
+                tv_sec: secs as _,
                 tv_nsec: ((t - secs) * 1e9) as libc::c_long,
             }
         }
@@ -306,7 +307,8 @@ fn field(chars: &[libc::c_char]) -> String {
     let bytes: Vec<u8> = chars
         .iter()
         .take_while(|c| **c != 0)
-        .map(|c| *c as u8)
+        // `c_char` is i8 on x86_64 and u8 on aarch64: its byte either way.
+        .map(|c| c.to_ne_bytes()[0])
         .collect();
     String::from_utf8_lossy(&bytes).into_owned()
 }
@@ -366,7 +368,8 @@ unsafe extern "C" {
 }
 
 pub(super) fn local_zone(seconds: i64) -> Zone {
-    let t = seconds as libc::time_t;
+    // `time_t` as localtime_r takes it (libc deprecates naming it on musl).
+    let t = seconds as _;
     // SAFETY: an all-zero tm is valid; localtime_r fills it.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     // SAFETY: tzset has no preconditions; localtime_r gets valid pointers; tzname is

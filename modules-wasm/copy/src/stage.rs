@@ -3,11 +3,11 @@
 //! attributes the destination should keep and is then renamed over it, so nobody
 //! ever sees half a file. A staged file that is not committed is removed.
 
-use sandball_guest_sdk::files::{carry_owner, random_u64};
+use sandball_guest_sdk::files::{carry_owner, fill, random_u64};
 use sandball_guest_sdk::host::FileKind;
 use sandball_guest_sdk::prelude::*;
 use std::fs::{self, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::path::Path;
 
 /// Permission bits of a newly created file before the umask (Ansible's default).
@@ -31,7 +31,7 @@ impl Staged {
     /// Creates the temporary file in `dest`'s directory and fills it from `source`.
     pub fn write(dest: &str, source: &mut dyn Read) -> io::Result<Staged> {
         let path = temp_path_for(dest);
-        let mut file = OpenOptions::new()
+        let file = OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&path)
@@ -40,8 +40,7 @@ impl Staged {
             path,
             committed: false,
         };
-        io::copy(source, &mut file)?;
-        file.flush()?;
+        fill(&file, source)?;
         Ok(staged)
     }
 

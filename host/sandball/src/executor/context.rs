@@ -13,10 +13,11 @@ use crate::playbook::{Chain, Keyword, Task};
 use crate::plugins::action::{self, failed};
 use crate::plugins::r#become::{Become, Keywords as BecomeKeywords};
 use crate::plugins::connection::registry::{Transport, transport_for, transport_vars};
-use crate::plugins::connection::{ConnectError, ConnectionError, SessionError};
+use crate::plugins::connection::{ConnectError, Connection, ConnectionError, SessionError};
 use crate::policy;
 use crate::template::{Var, Vars};
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 
 /// One task on one host, as its action plugin sees it.
 pub(crate) struct TaskContext<'a> {
@@ -98,12 +99,7 @@ pub(crate) async fn target_python(
             discovered: None,
         });
     }
-    let conn = cx
-        .run
-        .sessions
-        .connection(&to.name, &to.transport)
-        .await
-        .map_err(|e| unreachable(e.to_string()))?;
+    let conn = target_connection(cx, &to).await?;
     let names = interpreter::fallback_list(vars.get(FALLBACK_VAR));
     let out = conn
         .exec_command(&interpreter::discovery_command(&names), None)
@@ -122,17 +118,24 @@ pub(crate) async fn target_python(
     })
 }
 
+/// The connection to the task's target `to` (`Err`: an unreachable result).
+async fn target_connection(
+    cx: &TaskContext<'_>,
+    to: &Target,
+) -> Result<Arc<dyn Connection>, Map<String, Value>> {
+    cx.run
+        .sessions
+        .connection(&to.name, &to.transport)
+        .await
+        .map_err(|e| unreachable(e.to_string()))
+}
+
 /// The working directory a module starts in on the task's target — the login
 /// directory over SSH, the controller's on the local connection — as `pwd` prints it
 /// there over the task's connection (`Err`: a failed or unreachable result).
 pub(crate) async fn node_workdir(cx: &TaskContext<'_>) -> Result<String, Map<String, Value>> {
     let to = target(cx.run, cx.kw, cx.host, cx.vars).map_err(|e| unreachable(e.to_string()))?;
-    let conn = cx
-        .run
-        .sessions
-        .connection(&to.name, &to.transport)
-        .await
-        .map_err(|e| unreachable(e.to_string()))?;
+    let conn = target_connection(cx, &to).await?;
     let out = conn.exec_command("pwd", None).await.map_err(|e| {
         failed(format!(
             "cannot tell the working directory on {}: {e}",

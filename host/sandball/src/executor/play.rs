@@ -8,11 +8,11 @@
 use super::strategy::{self, Ended, free::FreeRun};
 use super::task::{self, HostOutcome};
 use super::{Abort, ExecError, Run, handlers, lock, start_at};
+use crate::playbook::vars_files::VarsFiles;
 use crate::playbook::{Chain, Keyword, Play, Task, TaskItem};
 use crate::plugins::action::{self, Runs};
 use crate::plugins::callback::Status;
 use crate::template::Vars;
-use crate::vars::vars_files::VarsFiles;
 use crate::vars::{HostNames, PlayScope};
 use futures::StreamExt;
 use serde_json::Value;

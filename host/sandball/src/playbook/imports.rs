@@ -108,7 +108,8 @@ impl PlayFiles<'_> {
             for (k, v) in super::known_at_load(vars) {
                 known.set_trusted(&k, v);
             }
-            let files = crate::vars::vars_files::VarsFiles::new(self.entries.to_vec(), self.base);
+            let files =
+                crate::playbook::vars_files::VarsFiles::new(self.entries.to_vec(), self.base);
             let (layer, _not_found) = files.layer(&crate::template::Templar::new(), "", &known);
             let mut layered = vars.clone();
             layered.extend(layer);

@@ -23,6 +23,7 @@ pub mod search_path;
 pub(crate) mod splitter;
 mod task;
 pub mod value_origin;
+pub mod vars_files;
 
 use std::path::{Path, PathBuf};
 

@@ -12,7 +12,6 @@
 //! the play's and the task's, looked up live (facts gathered a moment ago show).
 
 pub mod fact_cache;
-pub mod vars_files;
 
 use crate::inventory::Inventory;
 use crate::playbook::roles::Role;
@@ -341,7 +340,7 @@ pub struct PlayScope<'a> {
     /// Play vars.
     pub vars: &'a Map<String, Value>,
     /// The play's `vars_files` (a layer above its vars).
-    pub vars_files: Option<&'a vars_files::VarsFiles>,
+    pub vars_files: Option<&'a crate::playbook::vars_files::VarsFiles>,
     /// `ansible_play_hosts_all`.
     pub hosts_all: HostNames<'a>,
     /// `ansible_play_hosts` (hosts still active).

@@ -9,7 +9,7 @@
 
 use super::{Context, check_args, failed, ok_with};
 use crate::playbook::search_path;
-use crate::vars::vars_files;
+use crate::playbook::vars_files;
 use regex::Regex;
 use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value, json};

@@ -122,9 +122,18 @@ fn unreachable(detail: String) -> ConnectionError {
     }
 }
 
+/// The pause before retry `attempt` (1, 2, …) of a connection: doubling from 250 ms up
+/// to 8 s, each drawn at random between half and all of that, so that hosts refused in
+/// one burst (sshd's `MaxStartups`) do not come back together.
+fn retry_pause(attempt: u32) -> Duration {
+    let ceiling = 250u64 << attempt.saturating_sub(1).min(5);
+    Duration::from_millis(rand::random_range(ceiling / 2..=ceiling))
+}
+
 impl Ssh {
     /// Connects, verifies the host key and authenticates, with `retries` more attempts
-    /// when the network fails (never after a refused key or failed authentication).
+    /// when the network fails (never after a refused key or failed authentication),
+    /// each after a [`retry_pause`].
     pub async fn connect(params: SshParams) -> Result<Ssh, ConnectionError> {
         // The shim is hashed while the connection is set up.
         deploy::prefetch();
@@ -144,8 +153,9 @@ impl Ssh {
                         return Err(unreachable(e));
                     }
                     attempt += 1;
-                    tracing::debug!(target = %params.target(), attempt, "ssh retry after: {e}");
-                    tokio::time::sleep(Duration::from_millis(500 * u64::from(attempt))).await;
+                    let pause = retry_pause(attempt);
+                    tracing::debug!(target = %params.target(), attempt, ?pause, "ssh retry after: {e}");
+                    tokio::time::sleep(pause).await;
                 }
             }
         }

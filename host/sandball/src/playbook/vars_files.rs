@@ -117,7 +117,7 @@ impl VarsFiles {
 pub(crate) fn load(path: &Path) -> Result<Map<String, Value>, String> {
     let text = crate::yaml::read_file(path)
         .map_err(|e| format!("cannot read vars file {}: {e}", path.display()))?;
-    match crate::playbook::load_vars_data(&text, path).map_err(|e| e.to_string())? {
+    match super::load_vars_data(&text, path).map_err(|e| e.to_string())? {
         Value::Object(m) => Ok(m),
         Value::Null => Ok(Map::new()),
         other => Err(format!(
