@@ -198,8 +198,9 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     }
 }
 
-/// Serves one session. Frames go to the real stdout, which is then pointed at
-/// stderr so that nothing else can ever write between frames.
+/// Serves one session. Frames go to the real stdout (a copy of it that programs the
+/// shim starts do not inherit), which is then pointed at stderr so that nothing else
+/// can ever write between frames.
 fn serve_stdio(cache_dir: Option<PathBuf>) -> ExitCode {
     let mut runtime = match runtime(cache_dir) {
         Ok(r) => r,
@@ -208,7 +209,9 @@ fn serve_stdio(cache_dir: Option<PathBuf>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let frames = match rustix::io::dup(std::io::stdout())
+    // Close-on-exec: a program the shim starts must not hold the session's channel
+    // open (it would outlive a killed shim and keep the controller waiting).
+    let frames = match rustix::io::fcntl_dupfd_cloexec(std::io::stdout(), 0)
         .and_then(|fd| rustix::stdio::dup2_stdout(std::io::stderr()).map(|()| fd))
     {
         Ok(fd) => std::fs::File::from(fd),

@@ -161,11 +161,20 @@ fn start(interpreter: &str, env: &BTreeMap<String, String>) -> Result<Server, Fo
         .envs(env)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        // Not the shim's own stderr, which is the session's channel: a server (or a
+        // module it forked) outliving a killed shim would hold the channel open, and
+        // the controller would not learn that the shim ended until they did. What
+        // they write there is passed on while the shim lives.
+        .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
         .map_err(spawn)?;
     let group = crate::groups::Recorded::new(child.id());
+    if let Some(mut stderr) = child.stderr.take() {
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut stderr, &mut std::io::stderr());
+        });
+    }
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         let _ = child.kill();
         let _ = child.wait();

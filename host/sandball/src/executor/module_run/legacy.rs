@@ -312,8 +312,7 @@ async fn run_module(
                 .await
                 {
                     Ok(out) => out,
-                    // The module may have run: it is not run again.
-                    Err(lost) => return unreachable(lost),
+                    Err(result) => return result,
                 }
             }
             _ => None,
@@ -585,15 +584,17 @@ async fn start_job(
 
 /// Runs a piped Python script (interpreter, environment, payload directory, script) in
 /// the fork server of the task's session (the become user's under become): its
-/// output, or `None` when the server could not run it (the module then runs the usual
-/// way).
+/// output, or `None` when the shim declined to run it (the module then runs the usual
+/// way). When the session ends while the script was sent, the module may have run and
+/// is not run again: `Err` is the task's result (unreachable when the connection was
+/// lost, failed naming how the shim ended otherwise).
 async fn fork(
     cx: &TaskContext<'_>,
     interpreter: String,
     env: BTreeMap<String, String>,
     modlib: String,
     script: Vec<u8>,
-) -> Result<Option<ExecOutput>, String> {
+) -> Result<Option<ExecOutput>, Map<String, Value>> {
     let Ok((_, mut guard)) = target_session(cx).await else {
         return Ok(None);
     };
@@ -611,11 +612,15 @@ async fn fork(
                 *guard = None;
             }
             match e {
-                SessionError::Lost { .. } => Err(format!(
+                SessionError::Lost { .. } => Err(unreachable(format!(
                     "the connection to {} was lost while the module ran: {e}",
                     cx.host
-                )),
-                _ => Ok(None),
+                ))),
+                SessionError::Remote(_) | SessionError::MissingModule { .. } => Ok(None),
+                _ => Err(failed(format!(
+                    "MODULE FAILURE: the shim session on {} failed while running the module: {e}",
+                    cx.host
+                ))),
             }
         }
     }
