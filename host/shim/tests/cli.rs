@@ -106,6 +106,9 @@ fn frames(requests: &[(Request, &[u8])]) -> Vec<u8> {
     out
 }
 
+/// Runs `serve` on `input` as a controller does: its standard input stays open until
+/// the shim has answered and ended (a shim whose input closes takes its controller
+/// for gone and stops at once).
 fn serve(input: &[u8], cache: &Path) -> Output {
     let mut child = shim()
         .arg("serve")
@@ -116,8 +119,11 @@ fn serve(input: &[u8], cache: &Path) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    child.wait_with_output().unwrap()
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    out
 }
 
 #[test]
