@@ -123,7 +123,7 @@ ansible-runner: | python-venv
 	@[ "$$(cat $(RUNNER_VENV)/pins 2>/dev/null)" = '$(RUNNER_PINS)' ] || { \
 		{ [ -x $(RUNNER_VENV)/bin/python ] || $(PYTHON) -m venv $(RUNNER_VENV); } && \
 		echo "pip install $(RUNNER_PINS)" && \
-		$(RUNNER_VENV)/bin/pip install --quiet --disable-pip-version-check $(foreach p,$(RUNNER_PINS),'$(p)') && \
+		$(RUNNER_VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(foreach p,$(RUNNER_PINS),'$(p)') && \
 		echo '$(RUNNER_PINS)' > $(RUNNER_VENV)/pins; }
 
 ## ansible-2.16: the older ansible-core whose module_utils layout the legacy tests also run.

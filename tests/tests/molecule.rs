@@ -5,6 +5,11 @@
 //! Both pass on an idempotent role; both fail the idempotence step, naming the same
 //! task, on a role that changes something every time (Molecule reads the `changed:`
 //! lines of ansible-playbook's output for it).
+//!
+//! Only the `ansible-playbook` link goes first on `PATH`: Molecule also runs
+//! `ansible-config dump` and `ansible-galaxy`, which stay ansible-core's (sandball's
+//! `ansible-config dump` names settings by their environment variables, where
+//! Molecule's ansible-compat reads Ansible's names, `DEFAULT_MODULE_PATH`).
 
 use sandball_e2e::binaries::{ansible_python, runner_venv_tool, workspace_root};
 use sandball_e2e::{Binaries, Output, Sandbox};
@@ -86,6 +91,18 @@ fn role(sb: &Sandbox, dir: &str, extra: &str) -> PathBuf {
     sb.path().join(role)
 }
 
+/// The `PATH` of a run: `path_first`, then Molecule's venv (its ansible-core's
+/// `ansible-galaxy`, which Molecule also runs and sandball does not replace).
+fn search_path(path_first: &Path) -> String {
+    let venv = runner_venv_tool("molecule");
+    let venv_bin = venv.parent().unwrap_or(Path::new("/"));
+    format!(
+        "{}:{}:/usr/bin:/bin",
+        path_first.display(),
+        venv_bin.display()
+    )
+}
+
 /// `molecule test` in the role's directory, `path_first` first on `PATH`.
 fn molecule_test(sb: &Sandbox, role: &Path, path_first: &Path) -> Output {
     let bins = Binaries::get();
@@ -93,7 +110,7 @@ fn molecule_test(sb: &Sandbox, role: &Path, path_first: &Path) -> Output {
     cmd.arg("test")
         .current_dir(role)
         .env_clear()
-        .env("PATH", format!("{}:/usr/bin:/bin", path_first.display()))
+        .env("PATH", search_path(path_first))
         .env("HOME", sb.dir("home"))
         .env("LC_ALL", "C.UTF-8")
         .env("NO_COLOR", "1")
@@ -112,7 +129,7 @@ fn molecule_test(sb: &Sandbox, role: &Path, path_first: &Path) -> Output {
 /// The steps Molecule says it ran, and how each ended (`converge: Executed:
 /// Successful`), from its details at the end.
 fn steps(out: &Output) -> Vec<String> {
-    let re = regex::Regex::new(r"(?m)^default ➜ (\w+): (.*)$").unwrap();
+    let re = regex::Regex::new(r"(?m)^default (?:➜|>) (\w+): (.*)$").unwrap();
     let text = format!("{}{}", out.stdout, out.stderr);
     re.captures_iter(&text)
         .map(|c| format!("{}: {}", &c[1], c[2].trim()))
@@ -125,11 +142,31 @@ fn converge_idempotence_and_verify_pass_through_sandball_as_ansible_playbook() {
         panic!("ANSIBLE_BIN_DIR is unset: `make test` sets it to ansible-core's venv");
     };
     let sb = Sandbox::new();
-    let aliases = sb.path().join("aliases");
+    let all_aliases = sb.path().join("aliases");
     let linked = sb
-        .sandball([std::ffi::OsStr::new("install-aliases"), aliases.as_os_str()])
+        .sandball([
+            std::ffi::OsStr::new("install-aliases"),
+            all_aliases.as_os_str(),
+        ])
         .run();
     assert_eq!(linked.code, 0, "{linked}");
+    let aliases = sb.dir("playbook-alias");
+    std::os::unix::fs::symlink(
+        all_aliases.join("ansible-playbook"),
+        aliases.join("ansible-playbook"),
+    )
+    .unwrap();
+    // Molecule runs the `ansible-playbook` its `PATH` finds first: sandball's.
+    let mut which = Command::new("/bin/sh");
+    which
+        .args(["-c", "command -v ansible-playbook"])
+        .env_clear()
+        .env("PATH", search_path(&aliases));
+    let found = Output::run(which, Duration::from_secs(10));
+    assert_eq!(
+        found.stdout.trim(),
+        aliases.join("ansible-playbook").display().to_string()
+    );
 
     let ours = molecule_test(&sb, &role(&sb, "ours", ""), &aliases);
     let theirs = molecule_test(&sb, &role(&sb, "theirs", ""), &reference);
