@@ -109,15 +109,22 @@ $(VENV)/bin/ansible-playbook: | python-venv
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check '$(ANSIBLE_PIN)' passlib tomli-w
 
-## ansible-runner: ansible-runner from PyPI (the engine under AWX and Ansible
-## Automation Platform) in a venv of its own; tests/tests/ansible_runner.rs runs both
-## ansible-playbook and sandball under it. It runs whichever ansible-playbook is first
-## on PATH.
-RUNNER_PIN ?= ansible-runner>=2.4,<2.5
-ansible-runner: target/venv-runner/bin/ansible-runner
-target/venv-runner/bin/ansible-runner: | python-venv
-	$(PYTHON) -m venv target/venv-runner
-	target/venv-runner/bin/pip install --quiet --disable-pip-version-check '$(RUNNER_PIN)'
+## ansible-runner: the tools that run ansible-playbook for Ansible users, from PyPI,
+## in one venv: ansible-runner (the engine under AWX and Ansible Automation Platform),
+## Molecule (which role authors test with) and ansible-builder (which makes the
+## execution-environment image AWX runs jobs in), with the pinned ansible-core beside
+## them (Molecule needs one). Each runs whichever ansible-playbook is first on PATH:
+## tests/tests/ansible_runner.rs and molecule.rs run both ansible-playbook and sandball
+## under them, execution_environment.rs runs ansible-builder. Installed again when the
+## pins change (target/venv-runner/pins says which it holds).
+RUNNER_VENV := target/venv-runner
+RUNNER_PINS ?= ansible-runner>=2.4,<2.5 molecule==26.10.0 ansible-builder==3.2.0 $(ANSIBLE_PIN)
+ansible-runner: | python-venv
+	@[ "$$(cat $(RUNNER_VENV)/pins 2>/dev/null)" = '$(RUNNER_PINS)' ] || { \
+		{ [ -x $(RUNNER_VENV)/bin/python ] || $(PYTHON) -m venv $(RUNNER_VENV); } && \
+		echo "pip install $(RUNNER_PINS)" && \
+		$(RUNNER_VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(foreach p,$(RUNNER_PINS),'$(p)') && \
+		echo '$(RUNNER_PINS)' > $(RUNNER_VENV)/pins; }
 
 ## ansible-2.16: the older ansible-core whose module_utils layout the legacy tests also run.
 VENV_216 := target/venv-2.16

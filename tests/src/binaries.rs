@@ -224,13 +224,20 @@ pub fn test_wheel() -> PathBuf {
 /// ansible-runner, from `make ansible-runner`'s venv (`target/venv-runner`). Panics,
 /// saying to run it, when it is missing.
 pub fn ansible_runner() -> PathBuf {
-    let runner = target_dir().join("venv-runner/bin/ansible-runner");
+    runner_venv_tool("ansible-runner")
+}
+
+/// A command of `make ansible-runner`'s venv (`target/venv-runner/bin`): ansible-runner,
+/// `molecule`, `ansible-builder`, its `python`. Panics, saying to run it, when it is
+/// missing.
+pub fn runner_venv_tool(name: &str) -> PathBuf {
+    let tool = target_dir().join("venv-runner/bin").join(name);
     assert!(
-        runner.is_file(),
+        tool.is_file(),
         "{}",
-        missing("ansible-runner", &runner, "make ansible-runner")
+        missing(name, &tool, "make ansible-runner")
     );
-    runner
+    tool
 }
 
 /// Where the components built outside the main workspace are (`make test-fixtures`,

@@ -445,7 +445,7 @@ pub(crate) fn vault_secrets(common: &VaultFlags) -> Result<(), CliError> {
         secrets.push(vault_file_secret("default", file)?);
     }
     if common.ask_vault_pass {
-        secrets.push(asked_vault_secret("default")?);
+        secrets.push(asked_vault_secret("default", false)?);
     }
     crate::vault::set_secrets(secrets);
     Ok(())
@@ -455,7 +455,7 @@ pub(crate) fn vault_secrets(common: &VaultFlags) -> Result<(), CliError> {
 /// bare file (label `default`).
 pub(crate) fn vault_id_secret(id: &str) -> Result<crate::vault::Secret, CliError> {
     match id.split_once('@').unwrap_or(("default", id)) {
-        (label, "prompt") => asked_vault_secret(label),
+        (label, "prompt") => asked_vault_secret(label, true),
         (label, source) => vault_file_secret(label, std::path::Path::new(source)),
     }
 }
@@ -471,10 +471,28 @@ pub(crate) fn vault_file_secret(
     })
 }
 
-/// A vault secret asked for (on the terminal, else read from stdin).
-pub(crate) fn asked_vault_secret(label: &str) -> Result<crate::vault::Secret, CliError> {
-    let password = crate::plugins::callback::prompt::ask("Vault password: ", true)
-        .map_err(|e| CliError::options(format!("cannot ask for the vault password: {e}")))?;
+/// A vault secret asked for (on the terminal, else read from stdin). The prompt names
+/// the vault id of a `--vault-id ID@prompt` (`Vault password (ID): `) and none for
+/// `--ask-vault-pass` (`Vault password: `), as ansible-core's do: AWX answers each by
+/// its own pattern.
+pub(crate) fn asked_vault_secret(
+    label: &str,
+    named: bool,
+) -> Result<crate::vault::Secret, CliError> {
+    let prompt = if named {
+        format!("Vault password ({label}): ")
+    } else {
+        "Vault password: ".to_string()
+    };
+    // No answer at all (the input ended) is an error, as ansible-core's: an empty
+    // one is a password.
+    let password = crate::plugins::callback::prompt::ask_answered(&prompt, true)
+        .map_err(|e| CliError::options(format!("cannot ask for the vault password: {e}")))?
+        .ok_or_else(|| {
+            CliError::other(format!(
+                "no answer to the vault password prompt for ({label}): the input ended"
+            ))
+        })?;
     Ok(crate::vault::Secret {
         label: label.to_string(),
         password: password.into_bytes(),
@@ -708,10 +726,19 @@ pub(crate) fn build_run(
             password: if let Some(file) = &common.become_password_file {
                 Some(from_file(file, "become")?)
             } else if common.ask_become_pass || env_true("ANSIBLE_BECOME_ASK_PASS") {
-                Some(crate::plugins::connection::Secret(
-                    crate::plugins::callback::prompt::ask("BECOME password: ", true)
-                        .map_err(CliError::options)?,
-                ))
+                // With `-k` too, an empty answer is the SSH password, as the prompt says.
+                let (prompt, fallback) = match &ask_pass {
+                    Some(ssh) if common.ask_pass => {
+                        ("BECOME password[defaults to SSH password]: ", Some(ssh))
+                    }
+                    _ => ("BECOME password: ", None),
+                };
+                let answer = crate::plugins::callback::prompt::ask(prompt, true)
+                    .map_err(CliError::options)?;
+                Some(match fallback {
+                    Some(ssh) if answer.is_empty() => ssh.clone(),
+                    _ => crate::plugins::connection::Secret(answer),
+                })
             } else {
                 None
             },

@@ -61,8 +61,9 @@ pub struct PlaybookArgs {
 pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
     super::vault_secrets(&args.common.vault)?;
     for path in &args.playbooks {
+        // Exit code 1, as ansible-playbook's for a playbook it cannot find.
         if !path.exists() {
-            return Err(CliError::options(format!(
+            return Err(CliError::other(format!(
                 "the playbook: {} could not be found",
                 path.display()
             )));

@@ -94,7 +94,7 @@ fn secret(args: &VaultArgs) -> Result<Secret, CliError> {
     match (&args.vault_id, &args.password_file) {
         (Some(id), _) => super::vault_id_secret(id),
         (None, Some(file)) => super::vault_file_secret("default", file),
-        (None, None) if args.ask_vault_pass => super::asked_vault_secret("default"),
+        (None, None) if args.ask_vault_pass => super::asked_vault_secret("default", false),
         (None, None) => Err(CliError::options(
             "a vault password is needed: --vault-password-file, --vault-id or --ask-vault-pass",
         )),

@@ -438,7 +438,27 @@ impl Callback for AwxDisplay {
                 data.insert("event_loop".into(), Value::Null);
             }
         }
-        self.event(&context, event, data, |c| c.result(report));
+        // A result with a diff in diff mode: the diff first, an event of its own, as
+        // ansible-core's `v2_on_file_diff` (text only when changed).
+        let file_diff = event == "runner_on_ok" && self.inner.has_diff(report);
+        if file_diff {
+            let mut diff = Map::new();
+            diff.insert("host".into(), report.host.into());
+            diff.insert(
+                "diff".into(),
+                report.result.get("diff").cloned().unwrap_or_default(),
+            );
+            self.event(&context, "runner_on_file_diff", diff, |c| {
+                c.file_diff(report)
+            });
+        }
+        self.event(&context, event, data, |c| {
+            if file_diff {
+                c.result_without_diff(report);
+            } else {
+                c.result(report);
+            }
+        });
     }
 
     fn retrying(&self, host: &str, task: &str, retries_left: u64) {

@@ -273,77 +273,10 @@ impl DefaultCallback {
         }
         dump(shown, pretty)
     }
-}
 
-/// The result as Ansible shows it: without internal keys (at any depth), `invocation`
-/// below `-vvv`, and the diff (printed on its own).
-fn displayed(result: &Map<String, Value>, verbosity: u8) -> Map<String, Value> {
-    let mut shown = crate::plugins::action::without_internal_keys(result);
-    shown.retain(|k, _| k.as_str() != "diff" && (verbosity >= 3 || k.as_str() != "invocation"));
-    shown
-}
-
-impl Drop for DefaultCallback {
-    fn drop(&mut self) {
-        if let Some(p) = &self.progress {
-            p.stop();
-        }
-    }
-}
-
-impl Callback for DefaultCallback {
-    fn playbook_start(&self, path: &str, plays: usize) {
-        // From -vv, as ansible-playbook's default callback shows it.
-        if self.display.verbosity >= 2 {
-            let name = std::path::Path::new(path)
-                .file_name()
-                .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned());
-            self.banner(&format!("PLAYBOOK: {name}"));
-            self.emit(&format!("{plays} plays in {path}"));
-        }
-    }
-
-    fn banner(&self, text: &str) {
-        // A task banner still waiting for a line to show is passed over.
-        self.take_pending();
-        self.emit(&Self::banner_line(text));
-    }
-
-    fn play_start(&self, name: &str) {
-        // Without the whitespace around it (a `|` block's last newline), as
-        // ansible-core's default callback shows a play's and a task's name.
-        self.banner(&format!("PLAY [{}]", name.trim()));
-    }
-
-    fn no_more_hosts(&self) {
-        self.banner("NO MORE HOSTS LEFT");
-    }
-
-    fn no_hosts_matched(&self) {
-        self.emit(&self.paint("skipping: no hosts matched", Role::Skip));
-    }
-
-    fn task_start(&self, name: &str, handler: bool) {
-        let kind = if handler { "RUNNING HANDLER" } else { "TASK" };
-        let line = Self::banner_line(&format!("{kind} [{}]", name.trim()));
-        if self.display.ok_hosts && self.display.skipped_hosts {
-            self.emit(&line);
-        } else {
-            *self.pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(line);
-        }
-    }
-
-    fn task_running(&self, task: &super::Running<'_>) {
-        // From -vv, where the task is written, as ansible-playbook shows it.
-        if self.display.verbosity >= 2 {
-            self.emit(&self.task_path(task.path));
-        }
-        if let Some(p) = &self.progress {
-            p.task(task.hosts);
-        }
-    }
-
-    fn result(&self, r: &Report<'_>) {
+    /// A result as ansible-core's default callback shows it, with its diff first when
+    /// `with_diff` (`awx_display` shows the diff as an event of its own).
+    fn show_result(&self, r: &Report<'_>, with_diff: bool) {
         if let Some(p) = &self.progress
             && r.is_final()
         {
@@ -401,27 +334,8 @@ impl Callback for DefaultCallback {
             r.result.get("_ansible_verbose_override") == Some(&Value::Bool(true));
         let pretty = verbose_always || self.display.verbosity >= 3;
         let item = r.item.map(|i| format!(" (item={i})")).unwrap_or_default();
-        if r.origin.as_ref().map_or(self.display.diff, |o| o.diff)
-            && let Some(d) = r.result.get("diff")
-            && r.status == Status::Changed
-        {
-            let text = render_diff(d);
-            if !text.is_empty() {
-                // Shown as Ansible's display shows text: a newline is added only
-                // when it does not end with one; added, removed and `@@` lines in
-                // their `[colors]`.
-                let text = text.strip_suffix('\n').unwrap_or(&text);
-                let painted: Vec<String> = printable(text)
-                    .split('\n')
-                    .map(|line| match line.chars().next() {
-                        Some('+') => self.paint(line, Role::DiffAdd),
-                        Some('-') => self.paint(line, Role::DiffRemove),
-                        _ if line.starts_with("@@") => self.paint(line, Role::DiffLines),
-                        _ => line.to_string(),
-                    })
-                    .collect();
-                self.emit(&painted.join("\n"));
-            }
+        if with_diff {
+            self.file_diff(r);
         }
         // Its warnings and deprecations come first, as ansible-core 2.19 shows them
         // (each text without the line breaks that end it), and leave the result shown.
@@ -546,6 +460,116 @@ impl Callback for DefaultCallback {
             }
         };
         self.emit(&line);
+    }
+
+    /// Whether the result's diff is shown: the task runs in diff mode (`-D`, or its
+    /// `diff` keyword) and the result has one.
+    pub(super) fn has_diff(&self, r: &Report<'_>) -> bool {
+        r.origin.as_ref().map_or(self.display.diff, |o| o.diff) && r.result.contains_key("diff")
+    }
+
+    /// The diff of a changed result, as ansible-core's `v2_on_file_diff` shows it.
+    pub(super) fn file_diff(&self, r: &Report<'_>) {
+        if self.has_diff(r)
+            && let Some(d) = r.result.get("diff")
+            && r.status == Status::Changed
+        {
+            let text = render_diff(d);
+            if !text.is_empty() {
+                // Shown as Ansible's display shows text: a newline is added only
+                // when it does not end with one; added, removed and `@@` lines in
+                // their `[colors]`.
+                let text = text.strip_suffix('\n').unwrap_or(&text);
+                let painted: Vec<String> = printable(text)
+                    .split('\n')
+                    .map(|line| match line.chars().next() {
+                        Some('+') => self.paint(line, Role::DiffAdd),
+                        Some('-') => self.paint(line, Role::DiffRemove),
+                        _ if line.starts_with("@@") => self.paint(line, Role::DiffLines),
+                        _ => line.to_string(),
+                    })
+                    .collect();
+                self.emit(&painted.join("\n"));
+            }
+        }
+    }
+
+    /// A result without its diff (shown apart by [`Self::file_diff`]).
+    pub(super) fn result_without_diff(&self, r: &Report<'_>) {
+        self.show_result(r, false);
+    }
+}
+
+/// The result as Ansible shows it: without internal keys (at any depth), `invocation`
+/// below `-vvv`, and the diff (printed on its own).
+fn displayed(result: &Map<String, Value>, verbosity: u8) -> Map<String, Value> {
+    let mut shown = crate::plugins::action::without_internal_keys(result);
+    shown.retain(|k, _| k.as_str() != "diff" && (verbosity >= 3 || k.as_str() != "invocation"));
+    shown
+}
+
+impl Drop for DefaultCallback {
+    fn drop(&mut self) {
+        if let Some(p) = &self.progress {
+            p.stop();
+        }
+    }
+}
+
+impl Callback for DefaultCallback {
+    fn playbook_start(&self, path: &str, plays: usize) {
+        // From -vv, as ansible-playbook's default callback shows it.
+        if self.display.verbosity >= 2 {
+            let name = std::path::Path::new(path)
+                .file_name()
+                .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned());
+            self.banner(&format!("PLAYBOOK: {name}"));
+            self.emit(&format!("{plays} plays in {path}"));
+        }
+    }
+
+    fn banner(&self, text: &str) {
+        // A task banner still waiting for a line to show is passed over.
+        self.take_pending();
+        self.emit(&Self::banner_line(text));
+    }
+
+    fn play_start(&self, name: &str) {
+        // Without the whitespace around it (a `|` block's last newline), as
+        // ansible-core's default callback shows a play's and a task's name.
+        self.banner(&format!("PLAY [{}]", name.trim()));
+    }
+
+    fn no_more_hosts(&self) {
+        self.banner("NO MORE HOSTS LEFT");
+    }
+
+    fn no_hosts_matched(&self) {
+        self.emit(&self.paint("skipping: no hosts matched", Role::Skip));
+    }
+
+    fn task_start(&self, name: &str, handler: bool) {
+        let kind = if handler { "RUNNING HANDLER" } else { "TASK" };
+        let line = Self::banner_line(&format!("{kind} [{}]", name.trim()));
+        if self.display.ok_hosts && self.display.skipped_hosts {
+            self.emit(&line);
+        } else {
+            *self.pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(line);
+        }
+    }
+
+    fn task_running(&self, task: &super::Running<'_>) {
+        // From -vv, where the task is written, as ansible-playbook shows it.
+        if self.display.verbosity >= 2 {
+            self.emit(&self.task_path(task.path));
+        }
+        if let Some(p) = &self.progress {
+            p.task(task.hosts);
+        }
+    }
+
+    fn result(&self, r: &Report<'_>) {
+        self.show_result(r, true);
     }
 
     fn retrying(&self, host: &str, task: &str, retries_left: u64) {

@@ -7,8 +7,14 @@ use std::process::Command;
 
 /// Prints `prompt` on the terminal and reads one line from it, with echo turned off
 /// when the answer is `private`; without a terminal, reads stdin after a warning, as
-/// ansible's prompts do.
+/// ansible's prompts do. The end of the input is an empty answer.
 pub fn ask(prompt: &str, private: bool) -> Result<String, String> {
+    ask_answered(prompt, private).map(Option::unwrap_or_default)
+}
+
+/// As [`ask`], `None` at the end of the input (no answer at all, as from a closed
+/// stdin or a terminal's `^D`).
+pub fn ask_answered(prompt: &str, private: bool) -> Result<Option<String>, String> {
     let Ok(tty) = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -20,7 +26,7 @@ pub fn ask(prompt: &str, private: bool) -> Result<String, String> {
         if private {
             let _ = writeln!(err, "Warning: Password input may be echoed.");
         }
-        return Ok(stdin_line(&mut err, prompt).unwrap_or_default());
+        return Ok(stdin_line(&mut err, prompt));
     };
     let stty = |arg: &str| {
         let input = tty.try_clone().map_err(|e| e.to_string())?;
@@ -42,8 +48,10 @@ pub fn ask(prompt: &str, private: bool) -> Result<String, String> {
         stty("echo")?;
         let _ = writeln!(out);
     }
-    read.map_err(|e| format!("cannot read the answer: {e}"))?;
-    Ok(line.trim_end_matches(['\r', '\n']).to_string())
+    if read.map_err(|e| format!("cannot read the answer: {e}"))? == 0 {
+        return Ok(None);
+    }
+    Ok(Some(line.trim_end_matches(['\r', '\n']).to_string()))
 }
 
 /// Prints `prompt` on stdout and reads one line from stdin, as Python's `input()` does
