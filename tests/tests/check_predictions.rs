@@ -13,6 +13,11 @@ use sandball_e2e::tree::snapshot;
 use sandball_e2e::{Output, Sandbox};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::time::Duration;
+
+/// How long one run of a table may take: a hundred tasks, each module compiled on the
+/// node on its first use in a debug build.
+const TABLE_LIMIT: Duration = Duration::from_secs(900);
 
 /// The files, directories and links each run starts from, in its work directory.
 fn fixtures(work: &Path) {
@@ -549,7 +554,10 @@ fn compare(sb: &Sandbox, rows: &[(&str, String)], prepare: impl Fn(&Path)) -> Ou
     let ours_pb = sb.write("ours.yml", &playbook(rows, sb.path(), &ours_work));
     let theirs_pb = sb.write("theirs.yml", &playbook(rows, sb.path(), &theirs_work));
     let before = snapshot(&ours_work);
-    let ours = sb.play_with_core(&ours_pb, &ours_work, &["-C"]).run();
+    let ours = sb
+        .play_with_core(&ours_pb, &ours_work, &["-C"])
+        .limit(TABLE_LIMIT)
+        .run();
     ours.assert_no_panic().assert_code(0);
     assert_eq!(
         snapshot(&ours_work),
@@ -560,7 +568,7 @@ fn compare(sb: &Sandbox, rows: &[(&str, String)], prepare: impl Fn(&Path)) -> Ou
         assert_ne!(outcome(&ours, name), "none", "{name}:\n{ours}");
     }
     if let Some(theirs) = sb.ansible_play(&theirs_pb, &theirs_work, &["-C"]) {
-        let theirs = theirs.run();
+        let theirs = theirs.limit(TABLE_LIMIT).run();
         let differ = differences(rows, &ours, &theirs);
         assert!(
             differ.is_empty(),
