@@ -44,9 +44,11 @@ fn a_dry_run_into_a_directory_to_be_made_changes_nothing_as_in_ansible() {
     }
     let real = sb.play(&pb, &work, &[]).run();
     real.assert_no_panic().assert_code(0);
+    // A template whose whole output is one number is that number alone, without the
+    // template's trailing newline, as ansible-core 2.19 writes it.
     assert_eq!(
         std::fs::read_to_string(work.join("new/deeper/t.txt")).unwrap(),
-        "42\n"
+        "42"
     );
 }
 

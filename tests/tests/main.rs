@@ -22,6 +22,7 @@ mod blocks;
 mod callbacks;
 mod capabilities;
 mod check_mode;
+mod check_predictions;
 mod collections_keyword;
 mod config;
 mod copy_tree;

@@ -45,6 +45,20 @@ pub(crate) fn single_expression(s: &str) -> Option<&str> {
     (!inner.trim().is_empty()).then_some(inner)
 }
 
+/// The one value a render wrote when it is no string and the render's whole output
+/// (ansible-core 2.19's result of such a template is that value, not text).
+fn sole_value(captured: &minijinja::Captured<'_>) -> Result<Option<Value>, Error> {
+    let Some(Emitted { count: 1, last }) = captured.state().get_extension::<Emitted>() else {
+        return Ok(None);
+    };
+    let sole = !matches!(
+        last.kind(),
+        ValueKind::String | ValueKind::Undefined | ValueKind::Invalid
+    ) && (last.is_none() && captured.output().is_empty()
+        || !last.is_none() && captured.output() == py_str(last)?);
+    Ok(sole.then(|| last.clone()))
+}
+
 /// State shared by the scopes of one call (the task host's and other hosts' via `hostvars`).
 struct Shared {
     env: Arc<Environment<'static>>,
@@ -154,19 +168,35 @@ impl Scope {
         let body = self.rewritten(&body);
         let template = self.shared.env.template_from_named_str("template", &body)?;
         let captured = template.render_captured(self.root())?;
-        if let Some(Emitted { count: 1, last }) = captured.state().get_extension::<Emitted>()
-            && !matches!(
-                last.kind(),
-                ValueKind::String | ValueKind::Undefined | ValueKind::Invalid
-            )
-            && (last.is_none() && captured.output().is_empty()
-                || !last.is_none() && captured.output() == py_str(last)?)
-        {
-            return Ok(last.clone());
+        if let Some(last) = sole_value(&captured)? {
+            return Ok(last);
         }
         let mut text = captured.output().to_string();
         restore_newlines(source, &mut text);
         Ok(Value::from(text))
+    }
+
+    /// Renders a template file's text (its last newline already dropped, as Jinja
+    /// drops it) as the `template` action writes it: the output with as many trailing
+    /// newlines as `original` had — unless the whole output is one value that is no
+    /// string (`{{ 40 + 2 }}`), which ansible-core 2.19 writes as that value's `str()`
+    /// alone (see [`Self::render_str`]).
+    pub(crate) fn render_file_text(
+        self: &Arc<Self>,
+        source: &str,
+        original: &str,
+    ) -> Result<String, Error> {
+        let source = self.rewritten(source);
+        let template = self
+            .shared
+            .env
+            .template_from_named_str("template", &source)?;
+        let captured = template.render_captured(self.root())?;
+        let mut text = captured.output().to_string();
+        if sole_value(&captured)?.is_none() {
+            restore_newlines(original, &mut text);
+        }
+        Ok(text)
     }
 
     /// A template's source as the engine compiles it (Python's `%` rewritten; where

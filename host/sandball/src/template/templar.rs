@@ -302,11 +302,9 @@ fn render_file_in(
     let mut env = base.clone();
     configure(&mut env, options).map_err(|e| TemplateError::from_engine(&e, source))?;
     let scope = Call::new(Arc::new(env), vars);
-    let mut text = scope
-        .render_text(source)
-        .map_err(|err| engine_error(&scope, &err, source))?;
-    super::overrides::restore_newlines(original, &mut text);
-    Ok(text)
+    scope
+        .render_file_text(source, original)
+        .map_err(|err| engine_error(&scope, &err, source))
 }
 
 /// Sets a template file's delimiters, whitespace control and search directories.

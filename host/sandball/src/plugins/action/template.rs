@@ -229,6 +229,29 @@ mod tests {
     }
 
     #[test]
+    fn a_template_of_one_value_that_is_no_string_is_that_value_alone() {
+        let (_dir, ctx) = greeting(&[
+            ("n.j2", "{{ 40 + 2 }}\n"),
+            ("l.j2", "{{ [1, 'a'] }}\n"),
+            ("s.j2", "{{ '42' }}\n"),
+            ("t.j2", "a {{ 42 }}\n"),
+            ("b.j2", "{% if true %}{{ true }}{% endif %}\n"),
+            ("two.j2", "{{ 1 }}\n\n"),
+        ]);
+        for (src, text) in [
+            ("n.j2", "42"),
+            ("l.j2", "[1, 'a']"),
+            ("s.j2", "42\n"),
+            ("t.j2", "a 42\n"),
+            ("b.j2", "True"),
+            ("two.j2", "1\n\n"),
+        ] {
+            let got = rendered(&ctx, json!({"src": src, "dest": "/x"})).unwrap();
+            assert_eq!(got, text, "{src}");
+        }
+    }
+
+    #[test]
     fn bad_input_says_what_and_where() {
         let (_dir, ctx) = greeting(&[("templates/u.j2", "line\n{{ nope }}\n")]);
         let e = rendered(&ctx, json!({"src": "u.j2"})).unwrap_err();
