@@ -75,6 +75,10 @@ bullseye-arm64)
 	in_ns chroot "$new" /debootstrap/debootstrap --second-stage
 	;;
 esac
+# The node's own name, which its sshd's UTS namespace takes (Sshd::start_in), and that
+# name resolved, as sudo wants it.
+echo "$name" > "$new/etc/hostname"
+printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n' "$name" > "$new/etc/hosts"
 # What the tests need no more: the downloaded packages and lists.
 chroot "$new" apt-get clean
 rm -rf "$new"/var/lib/apt/lists/*

@@ -89,8 +89,9 @@ impl Sshd {
     /// Starts the sshd of the system root `root` (a debootstrapped distribution) in a
     /// chroot there, on a loopback port of this machine: a node of that distribution.
     /// It runs in a mount namespace of its own, where the root's `/proc` and `/dev`
-    /// are mounted, so nothing stays mounted once it is stopped. Panics, naming the
-    /// fix, when the root is missing.
+    /// are mounted, so nothing stays mounted once it is stopped, and a UTS namespace
+    /// named as the root's `/etc/hostname` says. Panics, naming the fix, when the root
+    /// is missing.
     pub fn start_in(root: &Path) -> Sshd {
         assert!(
             root.join("usr/sbin/sshd").is_file(),
@@ -103,15 +104,24 @@ impl Sshd {
             .expect("temporary directory in the root");
         std::fs::create_dir_all(root.join("run/sshd")).expect("the root's /run/sshd");
         let mut cmd = Command::new("unshare");
-        cmd.args(["--mount", "--propagation", "private", "--", "sh", "-c"])
-            .arg(
-                "mount -t proc proc \"$1/proc\" && mount --rbind /dev \"$1/dev\" && \
+        cmd.args([
+            "--mount",
+            "--uts",
+            "--propagation",
+            "private",
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg(
+            "hostname \"$(cat \"$1/etc/hostname\")\" && \
+                 mount -t proc proc \"$1/proc\" && mount --rbind /dev \"$1/dev\" && \
                  shift && exec chroot \"$@\"",
-            )
-            .arg("sh")
-            .arg(root)
-            .arg(root)
-            .arg(SSHD);
+        )
+        .arg("sh")
+        .arg(root)
+        .arg(root)
+        .arg(SSHD);
         Sshd::serve(dir, root, &mut cmd)
     }
 
