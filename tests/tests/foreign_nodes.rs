@@ -580,8 +580,17 @@ fn a_node_without_python_runs_components_facts_and_raw_and_fails_legacy_modules_
         &[
             // Not `stdout`: ansible-core runs `raw` on a terminal (`\r\n`).
             ("no python here", &["stdout_lines", "rc"]),
-            ("a legacy module", &["msg", "rc", "module_stderr"]),
+            // Not the module's output: ansible-core runs it on a terminal, where the
+            // shell's error is in stdout and ssh's goodbye in stderr.
+            ("a legacy module", &["msg", "rc"]),
         ],
+    );
+    let failure = result(&ours, "a legacy module", &sshd.on_node(&ours_work));
+    assert!(
+        at(&failure, "module_stderr")
+            .as_str()
+            .is_some_and(|e| e.contains("/usr/bin/python3")),
+        "{ours}"
     );
     assert!(
         started.elapsed() < TEST_LIMIT,
