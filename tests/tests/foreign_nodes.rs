@@ -3,27 +3,27 @@
 //! a chroot of it on a loopback port ([`Sshd::start_in`]):
 //!
 //! - Debian 11 (bullseye) on x86_64, reached as an unprivileged user with sudo: the
-//!   components, a legacy Python module on its Python 3.9, ansible-core's own `dpkg_selections`,
-//!   become and facts, compared with ansible-playbook against the same node;
+//!   components, a legacy Python module on its Python 3.9, ansible-core's own
+//!   `dpkg_selections`, become and facts, compared with ansible-playbook against the
+//!   same node;
 //! - Debian 11 on aarch64, run by qemu-user-static: the controller picks the aarch64
 //!   static shim from its build tree by the node's `uname -sm` and deploys it;
 //!   components run there and the facts say `aarch64`;
 //! - Debian 11 without Python: components, `setup` and `raw` work; a legacy module
 //!   fails as it fails under ansible-playbook.
 
-use sandball_e2e::binaries::static_shim;
+use sandball_e2e::binaries::{file_says, sha256, static_shim};
 use sandball_e2e::compare::{ansible_bin, at, result};
 use sandball_e2e::sshd::{Sshd, deployable_shim, test_root};
 use sandball_e2e::{Binaries, HostRecap, Output, Sandbox};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// How long one test of an x86_64 node may take, all its runs included.
-const TEST_LIMIT: Duration = Duration::from_secs(400);
+const TEST_LIMIT: Duration = Duration::from_secs(600);
 
 /// How long one run on an x86_64 node may take.
-const RUN_LIMIT: Duration = Duration::from_secs(240);
+const RUN_LIMIT: Duration = Duration::from_secs(300);
 
 /// How long the aarch64 node's test and its run may take: the first run of a build of
 /// the modules compiles them under emulation, over a minute each.
@@ -126,11 +126,6 @@ fn same_fields(ours: (&Output, &Path), theirs: (&Output, &Path), fields: &[(&str
     }
 }
 
-fn sha256(path: &Path) -> String {
-    use sha2::Digest;
-    hex::encode(sha2::Sha256::digest(std::fs::read(path).unwrap()))
-}
-
 /// The shims deployed to the node cache `cache` (this machine's path), by sha256.
 fn deployed(cache: &Path) -> Vec<String> {
     std::fs::read_dir(cache.join("shim"))
@@ -139,16 +134,6 @@ fn deployed(cache: &Path) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// What `file` says `path` is.
-fn file_says(path: &Path) -> String {
-    let out = Command::new("file")
-        .arg("-b")
-        .arg(path)
-        .output()
-        .expect("run file (`make test` installs it)");
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Where the node keeps the code it compiles for the user `uid` from one test run to
