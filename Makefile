@@ -238,9 +238,9 @@ python-venv ruby cron sshd apt-test: packages
 TEST_ROOTS ?= /var/cache/sandball-test-roots
 ROOT_NAMES := bullseye-amd64 bullseye-arm64 bullseye-nopython
 test-roots: packages
-	@$(MAKE) --no-print-directory -j3 --output-sync=target $(addprefix test-root-,$(ROOT_NAMES))
-test-root-%:
-	tests/roots/make-root.sh $* $(TEST_ROOTS)
+	@pids=; for root in $(ROOT_NAMES); do \
+		tests/roots/make-root.sh $$root $(TEST_ROOTS) & pids="$$pids $$!"; done; \
+	status=0; for pid in $$pids; do wait $$pid || status=1; done; exit $$status
 
 ## legacy-examples: the binary example module, compiled for this node.
 legacy-examples:
