@@ -20,7 +20,7 @@ PROFILE_DIR := target/debug
 # ansible-core can become the tests' users).
 PYTHON      ?= /usr/bin/python3
 
-.PHONY: all setup modules shims build install maturin wheel test-wheel ansible-runner run test nextest test-fixtures example-component componentize-py example-python-module lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets target-recaps test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
+.PHONY: all setup modules shims test-roots build install maturin wheel test-wheel ansible-runner run test nextest test-fixtures example-component componentize-py example-python-module lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets target-recaps test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
 
 all: build
 
@@ -209,7 +209,8 @@ check-recordings:
 ## for tests/tests/cron.rs), openssh-server and sudo (the SSH tests start sshd on a
 ## loopback port; the become tests), acl (setfacl and getfacl, which ansible-test's
 ## bootstrap leaves on a node and ansible-core's targets use) and python3-apt (under
-## which ansible-core's apt module runs); and package lists, which the apt module's
+## which ansible-core's apt module runs), debootstrap and qemu-user-static (which make
+## the foreign nodes' roots: `test-roots`); and package lists, which the apt module's
 ## tests read (apt-get update when there are none).
 packages:
 	@missing=; \
@@ -222,6 +223,8 @@ packages:
 	command -v sudo >/dev/null || missing="$$missing sudo"; \
 	command -v setfacl >/dev/null || missing="$$missing acl"; \
 	/usr/bin/python3 -c 'import apt' 2>/dev/null || missing="$$missing python3-apt"; \
+	command -v debootstrap >/dev/null || missing="$$missing debootstrap"; \
+	[ -x /usr/bin/qemu-aarch64-static ] || missing="$$missing qemu-user-static"; \
 	if [ -n "$$missing" ] || ! ls /var/lib/apt/lists/*_Packages >/dev/null 2>&1; then \
 		apt-get update -qq; fi; \
 	if [ -n "$$missing" ]; then \
@@ -232,6 +235,19 @@ packages:
 ## had before them (python3-venv; ruby; cron; openssh-server and sudo; python3-apt and
 ## the package lists).
 python-venv ruby cron sshd apt-test: packages
+
+## test-roots: the Debian roots of the foreign nodes tests/tests/foreign_nodes.rs starts
+## an sshd in (a Debian 11 x86_64 node, an aarch64 one run by qemu-user-static, one
+## without Python), made by tests/roots/make-root.sh with debootstrap from the Debian
+## mirror, all three at once, into $(TEST_ROOTS) — outside the checkout, so that only
+## the first `make test` on a machine makes them (a few minutes; docs/TESTING.md). A
+## root is made again only when that script changes.
+TEST_ROOTS ?= /var/cache/sandball-test-roots
+ROOT_NAMES := bullseye-amd64 bullseye-arm64 bullseye-nopython
+test-roots: packages
+	@pids=; for root in $(ROOT_NAMES); do \
+		tests/roots/make-root.sh $$root $(TEST_ROOTS) & pids="$$pids $$!"; done; \
+	status=0; for pid in $$pids; do wait $$pid || status=1; done; exit $$status
 
 ## legacy-examples: the binary example module, compiled for this node.
 legacy-examples:
@@ -290,10 +306,10 @@ nextest:
 ## downloads wait on the network while cargo compiles, and one cargo build's serial
 ## stretches (a link, a big crate) leave a core to the other; then cargo-nextest runs
 ## the tests.
-TEST_DEPS := clippy-driver fmt-check check-recordings build ansible ansible-2.16 ansible-targets test-node ruby cron legacy-examples test-fixtures example-component example-python-module sshd apt-test nextest test-build test-wheel ansible-runner
+TEST_DEPS := clippy-driver fmt-check check-recordings test-roots build ansible ansible-2.16 ansible-targets test-node ruby cron legacy-examples test-fixtures example-component example-python-module sshd apt-test nextest test-build test-wheel ansible-runner
 test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-deps
-	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin $(LINTING) $(CARGO) nextest run --workspace --no-fail-fast
+	SANDBALL_TEST_ROOTS=$(TEST_ROOTS) ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin $(LINTING) $(CARGO) nextest run --workspace --no-fail-fast
 test-deps: $(TEST_DEPS)
 
 ## test-build: the test binaries, as cargo-nextest builds them (`cargo test --no-run`,

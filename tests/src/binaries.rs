@@ -75,6 +75,23 @@ pub fn static_shim(triple: &str) -> PathBuf {
         .join("sandball-shim")
 }
 
+/// What `file` says `path` is (`make test` installs `file`).
+pub fn file_says(path: &Path) -> String {
+    let out = std::process::Command::new("file")
+        .arg("-b")
+        .arg(path)
+        .output()
+        .expect("run file (`make test` installs it)");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The lowercase hex sha256 of the file `path`.
+pub fn sha256(path: &Path) -> String {
+    use sha2::Digest;
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
 /// The Python of the ansible-core venv `make test` installs (`$ANSIBLE_BIN_DIR`, else
 /// `target/venv/bin`): sandball finds ansible-core's modules through it
 /// (`SANDBALL_ANSIBLE_PYTHON`).

@@ -22,8 +22,20 @@ pub const SSHD: &str = "/usr/sbin/sshd";
 pub struct Sshd {
     child: Child,
     dir: TempDir,
+    /// The system root the server runs in (`/`, or a test root's chroot).
+    root: PathBuf,
     /// The port it listens on.
     pub port: u16,
+}
+
+/// The test root `name` (`bullseye-amd64`, `bullseye-arm64`, `bullseye-nopython`) that
+/// `make test-roots` makes with tests/roots/make-root.sh: in `$SANDBALL_TEST_ROOTS`,
+/// else in `/var/cache/sandball-test-roots`, the Makefile's default.
+pub fn test_root(name: &str) -> PathBuf {
+    std::env::var_os("SANDBALL_TEST_ROOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/cache/sandball-test-roots"))
+        .join(name)
 }
 
 fn run(cmd: &mut Command) {
@@ -42,6 +54,14 @@ pub fn keygen(path: &Path) {
     run(Command::new("ssh-keygen")
         .args(["-q", "-t", "ed25519", "-N", "", "-C", "sandball-test", "-f"])
         .arg(path));
+}
+
+/// `path`, a path of this machine inside the system root `root`, as seen from there.
+fn seen_in(root: &Path, path: &Path) -> PathBuf {
+    let inside = path
+        .strip_prefix(root)
+        .unwrap_or_else(|_| panic!("{} is not in the root {}", path.display(), root.display()));
+    Path::new("/").join(inside)
 }
 
 fn free_port() -> u16 {
@@ -79,8 +99,9 @@ impl Sshd {
     /// Starts the sshd of the system root `root` (a debootstrapped distribution) in a
     /// chroot there, on a loopback port of this machine: a node of that distribution.
     /// It runs in a mount namespace of its own, where the root's `/proc` and `/dev`
-    /// are mounted, so nothing stays mounted once it is stopped. Panics, naming the
-    /// fix, when the root is missing.
+    /// are mounted, so nothing stays mounted once it is stopped, and a UTS namespace
+    /// named as the root's `/etc/hostname` says. Panics, naming the fix, when the root
+    /// is missing.
     pub fn start_in(root: &Path) -> Sshd {
         assert!(
             root.join("usr/sbin/sshd").is_file(),
@@ -93,15 +114,24 @@ impl Sshd {
             .expect("temporary directory in the root");
         std::fs::create_dir_all(root.join("run/sshd")).expect("the root's /run/sshd");
         let mut cmd = Command::new("unshare");
-        cmd.args(["--mount", "--propagation", "private", "--", "sh", "-c"])
-            .arg(
-                "mount -t proc proc \"$1/proc\" && mount --rbind /dev \"$1/dev\" && \
+        cmd.args([
+            "--mount",
+            "--uts",
+            "--propagation",
+            "private",
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg(
+            "hostname \"$(cat \"$1/etc/hostname\")\" && \
+                 mount -t proc proc \"$1/proc\" && mount --rbind /dev \"$1/dev\" && \
                  shift && exec chroot \"$@\"",
-            )
-            .arg("sh")
-            .arg(root)
-            .arg(root)
-            .arg(SSHD);
+        )
+        .arg("sh")
+        .arg(root)
+        .arg(root)
+        .arg(SSHD);
         Sshd::serve(dir, root, &mut cmd, MAX_STARTUPS)
     }
 
@@ -117,7 +147,7 @@ impl Sshd {
         std::fs::copy(d.join("client_key.pub"), d.join("authorized_keys"))
             .expect("authorized_keys");
         // The directory as the server sees it.
-        let seen = Path::new("/").join(d.strip_prefix(root).expect("the keys lie in the root"));
+        let seen = seen_in(root, d);
         let port = free_port();
         let config = format!(
             "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile none\n\
@@ -138,7 +168,12 @@ impl Sshd {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
-        let sshd = Sshd { child, dir, port };
+        let sshd = Sshd {
+            child,
+            dir,
+            root: root.to_path_buf(),
+            port,
+        };
         let start = Instant::now();
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(
@@ -154,6 +189,11 @@ impl Sshd {
     /// The server's key directory.
     pub fn dir(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// `path`, a path of this machine inside the server's root, as the node sees it.
+    pub fn on_node(&self, path: &Path) -> PathBuf {
+        seen_in(&self.root, path)
     }
 
     /// The client key the server accepts.

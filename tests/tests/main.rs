@@ -43,6 +43,7 @@ mod file_links;
 mod filter_edges;
 mod filters;
 mod find;
+mod foreign_nodes;
 mod get_url;
 mod git_module;
 mod hash_behaviour;

@@ -3,10 +3,9 @@
 //! and chosen per node by its `uname -sm`: a component run locally and over SSH by a
 //! controller that finds them in the build tree alone (no `SANDBALL_SHIM`).
 
-use sandball_e2e::binaries::{STATIC_SHIMS, static_shim};
+use sandball_e2e::binaries::{STATIC_SHIMS, file_says, sha256, static_shim};
 use sandball_e2e::{HostRecap, Output, Sandbox, Sshd};
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 /// `e_machine` of an ELF executable for `arch`.
@@ -51,21 +50,6 @@ fn head(path: &Path) -> Vec<u8> {
         .read_to_end(&mut head)
         .unwrap();
     head
-}
-
-/// What `file` says `path` is.
-fn file_says(path: &Path) -> String {
-    let out = Command::new("file")
-        .arg("-b")
-        .arg(path)
-        .output()
-        .expect("run file (`make test` installs it)");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn sha256(path: &Path) -> String {
-    use sha2::Digest;
-    hex::encode(sha2::Sha256::digest(std::fs::read(path).unwrap()))
 }
 
 /// This machine's static shim, which the controller deploys to nodes like it.
