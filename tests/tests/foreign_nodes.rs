@@ -370,22 +370,16 @@ const AARCH64: &str = r#"
     - name: the machine
       raw: uname -m
       register: machine
+    # Two components only: each module is compiled on the node, under emulation here
+    # (minutes each with a debug shim); the x86_64 nodes run the others.
     - name: reach
       ping:
-    - name: touch
-      file:
-        path: "{{ work }}/touched"
-        state: touch
-    - name: run
-      command: uname -sm
-      register: uname
     - name: gather
       setup:
     - name: an aarch64 node
       assert:
         that:
           - machine.stdout | trim == "aarch64"
-          - uname.stdout == "Linux aarch64"
           - ansible_architecture == "aarch64"
           - ansible_machine == "aarch64"
           - ansible_distribution_major_version == "11"
@@ -415,13 +409,12 @@ fn an_aarch64_node_gets_the_aarch64_shim_and_runs_components() {
     assert_eq!(
         out.host("arm"),
         HostRecap {
-            ok: 6,
-            changed: 3,
+            ok: 4,
+            changed: 1,
             ..Default::default()
         },
         "{out}"
     );
-    assert!(work.join("touched").is_file(), "{out}");
     // The node holds the aarch64 static shim of the build tree, and no other.
     let shim = static_shim("aarch64-unknown-linux-musl");
     let sha = sha256(&shim);
