@@ -133,7 +133,6 @@ fn forward(
     }
     {
         let mut c = carried.lock().unwrap_or_else(|e| e.into_inner());
-        c.retain(|s| s.peer_addr().is_ok());
         c.extend([client, server]);
     }
     for pair in pairs {

@@ -11,12 +11,6 @@ use super::{HostError, HostState, deny, failure, users};
 use std::ffi::{CStr, CString};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-// The C library's time zone state (POSIX; not bound by the libc crate).
-unsafe extern "C" {
-    fn tzset();
-    static tzname: [*const libc::c_char; 2];
-}
-
 /// The marker paths `present` answers for: their existence identifies containers,
 /// hypervisors, init systems and package managers (as ansible-core's facts check them).
 pub const MARKERS: &[&str] = &[
@@ -229,34 +223,14 @@ impl Host for HostState {
     }
 
     fn local_zone(&mut self, seconds: i64) -> ZoneInfo {
-        // `time_t` as localtime_r takes it (libc deprecates naming it on musl, where
-        // it is 64-bit on every architecture a shim is built for).
-        let t = seconds as _;
-        // SAFETY: an all-zero tm is valid; localtime_r fills it from `t`.
-        let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-        let name_at = |p: *const libc::c_char| {
-            if p.is_null() {
-                String::new()
-            } else {
-                // SAFETY: libc's zone names are NUL-terminated and static.
-                unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
-            }
-        };
-        // SAFETY: tzset reads TZ and /etc/localtime; localtime_r gets valid pointers;
-        // tzname is libc's pair of zone names, read after tzset set them.
-        let (standard, daylight) = unsafe {
-            tzset();
-            libc::localtime_r(&t, &mut tm);
-            let names = std::ptr::addr_of!(tzname).read();
-            (name_at(names[0]), name_at(names[1]))
-        };
-        let name = name_at(tm.tm_zone);
+        // The SDK's own reading of the C library's zone, as a native module gets it.
+        let z = sandball_guest_sdk::host::local_zone(seconds);
         ZoneInfo {
-            offset: i32::try_from(tm.tm_gmtoff).unwrap_or(0),
-            name,
-            dst: tm.tm_isdst > 0,
-            standard_name: standard,
-            daylight_name: daylight,
+            offset: z.offset,
+            name: z.name,
+            dst: z.dst,
+            standard_name: z.standard_name,
+            daylight_name: z.daylight_name,
         }
     }
 
