@@ -18,6 +18,8 @@ const DEFAULT_LIMIT: Duration = Duration::from_secs(240);
 /// A temporary directory, removed when dropped.
 pub struct Sandbox {
     dir: TempDir,
+    /// How long each run in it may take before it is killed ([`DEFAULT_LIMIT`]).
+    limit: Duration,
 }
 
 impl Default for Sandbox {
@@ -33,7 +35,17 @@ impl Sandbox {
             .prefix("sandball-e2e-")
             .tempdir()
             .unwrap_or_else(|e| panic!("cannot create a temporary directory: {e}"));
-        Sandbox { dir }
+        Sandbox {
+            dir,
+            limit: self.limit,
+        }
+    }
+
+    /// The same sandbox, whose runs may each take up to `limit` before they are killed
+    /// (for runs that wait on the machine itself: dpkg, a package mirror).
+    pub fn with_limit(mut self, limit: Duration) -> Sandbox {
+        self.limit = limit;
+        self
     }
 
     /// The sandbox directory.
@@ -168,7 +180,7 @@ impl Sandbox {
             .env("NO_COLOR", "1");
         Invocation {
             cmd,
-            limit: DEFAULT_LIMIT,
+            limit: self.limit,
             reference: None,
         }
     }
@@ -241,7 +253,7 @@ impl Sandbox {
             .env("ANSIBLE_DEPRECATION_WARNINGS", "0");
         Invocation {
             cmd,
-            limit: DEFAULT_LIMIT,
+            limit: self.limit,
             reference: Some(Reference {
                 sandbox: self.path().to_path_buf(),
                 bin_dir: bin_dir.to_path_buf(),

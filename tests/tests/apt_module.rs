@@ -15,6 +15,7 @@ use sandball_e2e::binaries::ansible_python;
 use sandball_e2e::compare::{ansible_bin, both_run, result};
 use sandball_e2e::{Output, Sandbox};
 use std::sync::Mutex;
+use std::time::Duration;
 
 /// The play of `steps`, after making sure neither package is installed; after each
 /// step marked so, dpkg's state of both packages.
@@ -216,7 +217,9 @@ fn can_install() -> bool {
 /// Runs `play` under both tools, comparing the steps' fields; sandball's run and its
 /// work directory (as results name it).
 fn compare(play: &str, steps: &[Step]) -> (Output, std::path::PathBuf) {
-    let sb = Sandbox::new();
+    // Each play runs apt-get and dpkg a dozen times, each reading the machine's whole
+    // package lists and dpkg database: minutes on a loaded 2-core machine.
+    let sb = Sandbox::new().with_limit(Duration::from_secs(900));
     let owned = fields(steps);
     let fields: Vec<(&str, &[&str])> = owned
         .iter()
