@@ -37,7 +37,7 @@ impl Sandbox {
             .unwrap_or_else(|e| panic!("cannot create a temporary directory: {e}"));
         Sandbox {
             dir,
-            limit: self.limit,
+            limit: DEFAULT_LIMIT,
         }
     }
 
