@@ -2,8 +2,8 @@
 //! in for a network (these kernels have no `netem`): it forwards bytes both ways, each
 //! way with an optional delay, jitter and bandwidth limit ([`Shape`]), can cut every
 //! connection it carries at once, as a network that drops would, and can cut a share
-//! of its connections at random moments. New connections are accepted again after a
-//! cut. The tests use it as a library; `make bench` through the `netproxy` binary.
+//! of its connections at random moments, or stall them (a node that takes the bytes and
+//! never answers). New connections are accepted again after a cut. The tests use it as a library; `make bench` through the `netproxy` binary.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -25,6 +25,10 @@ pub struct Shape {
     pub cut_share: f64,
     /// The window after a connection opens in which its random cut falls.
     pub cut_within: Duration,
+    /// Once this many bytes have gone one way, that way carries nothing more: what
+    /// comes is read and dropped, the connection stays open (a node that hangs, from
+    /// the first byte with `Some(0)`, or halfway through a handshake).
+    pub stall_after: Option<usize>,
 }
 
 /// A running proxy; it stops (and cuts what it carries) when dropped.
@@ -147,11 +151,18 @@ fn forward(
 /// bandwidth) allow, so that delay does not add up over a stream.
 fn one_way(mut from: TcpStream, mut to: TcpStream, shape: Shape) {
     let shaped = !shape.delay.is_zero() || !shape.jitter.is_zero() || shape.rate.is_some();
+    let mut budget = shape.stall_after.unwrap_or(usize::MAX);
+    // The part of a chunk of `n` bytes that still goes through.
+    let mut passed = move |n: usize| {
+        let pass = n.min(budget);
+        budget -= pass;
+        pass
+    };
     if !shaped {
         std::thread::spawn(move || {
             let mut buf = [0u8; 16384];
             while let Ok(n) = from.read(&mut buf) {
-                if n == 0 || to.write_all(&buf[..n]).is_err() {
+                if n == 0 || to.write_all(&buf[..passed(n)]).is_err() {
                     break;
                 }
             }
@@ -163,7 +174,11 @@ fn one_way(mut from: TcpStream, mut to: TcpStream, shape: Shape) {
     std::thread::spawn(move || {
         let mut buf = [0u8; 16384];
         while let Ok(n) = from.read(&mut buf) {
-            if n == 0 || tx.send((Instant::now(), buf[..n].to_vec())).is_err() {
+            if n == 0
+                || tx
+                    .send((Instant::now(), buf[..passed(n)].to_vec()))
+                    .is_err()
+            {
                 break;
             }
         }

@@ -24,7 +24,8 @@ pub(super) struct Attempt {
 }
 
 /// [`attempt`] within the task's `timeout` (seconds; 0 or unset: no limit). A task
-/// that runs out of time fails as Ansible's does; its module run is abandoned.
+/// that runs out of time fails as Ansible's does; its module run is abandoned and its
+/// session closed, so that its shim ends what the run started on the node.
 pub(super) async fn attempt_in_time(
     run: &Run,
     t: &Task,
@@ -60,6 +61,10 @@ pub(super) async fn attempt_in_time(
     match tokio::time::timeout(limit, attempt(run, t, kw, host, vars, how, None)).await {
         Ok(result) => result,
         Err(_) => {
+            // What the abandoned run started on the node ends now.
+            run.sessions
+                .close_abandoned(crate::executor::interrupt::SHIM_GRACE)
+                .await;
             let mut r = task_failed(format!("Timed out after {seconds} second(s)."));
             r.insert(
                 "timedout".into(),
