@@ -20,6 +20,7 @@
 pub mod binaries;
 pub mod compare;
 pub mod output;
+pub mod processes;
 pub mod proxy;
 pub mod recap;
 pub mod recording;

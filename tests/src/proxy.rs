@@ -2,8 +2,8 @@
 //! in for a network (these kernels have no `netem`): it forwards bytes both ways, each
 //! way with an optional delay, jitter and bandwidth limit ([`Shape`]), can cut every
 //! connection it carries at once, as a network that drops would, and can cut a share
-//! of its connections at random moments. New connections are accepted again after a
-//! cut. The tests use it as a library; `make bench` through the `netproxy` binary.
+//! of its connections at random moments, or stall them (a node that takes the bytes and
+//! never answers). New connections are accepted again after a cut. The tests use it as a library; `make bench` through the `netproxy` binary.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -25,6 +25,10 @@ pub struct Shape {
     pub cut_share: f64,
     /// The window after a connection opens in which its random cut falls.
     pub cut_within: Duration,
+    /// Once this many bytes have gone one way, that way carries nothing more: what
+    /// comes is read and dropped, the connection stays open (a node that hangs, from
+    /// the first byte with `Some(0)`, or halfway through a handshake).
+    pub stall_after: Option<usize>,
 }
 
 /// A running proxy; it stops (and cuts what it carries) when dropped.
@@ -33,6 +37,7 @@ pub struct Proxy {
     carried: Arc<Mutex<Vec<TcpStream>>>,
     stop: Arc<AtomicBool>,
     cuts: Arc<AtomicUsize>,
+    stalled: Arc<AtomicBool>,
 }
 
 impl Proxy {
@@ -52,7 +57,9 @@ impl Proxy {
         let carried: Arc<Mutex<Vec<TcpStream>>> = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
         let cuts = Arc::new(AtomicUsize::new(0));
+        let stalled = Arc::new(AtomicBool::new(false));
         let (c, s, k) = (carried.clone(), stop.clone(), cuts.clone());
+        let held = stalled.clone();
         std::thread::spawn(move || {
             while !s.load(Ordering::Relaxed) {
                 match listener.accept() {
@@ -61,7 +68,7 @@ impl Proxy {
                         let _ = client.set_nodelay(true);
                         if let Ok(server) = TcpStream::connect(("127.0.0.1", target)) {
                             let _ = server.set_nodelay(true);
-                            forward(client, server, &c, &shape, &k);
+                            forward(client, server, &c, &shape, &k, &held);
                         }
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(10)),
@@ -73,6 +80,7 @@ impl Proxy {
             carried,
             stop,
             cuts,
+            stalled,
         }
     }
 
@@ -90,6 +98,13 @@ impl Proxy {
         let n = carried.len();
         carried.clear();
         n
+    }
+
+    /// From now on, carries nothing either way on any connection, old or new: what
+    /// comes is read and dropped, the connections stay open (a node that stops
+    /// answering mid-run).
+    pub fn stall(&self) {
+        self.stalled.store(true, Ordering::Relaxed);
     }
 
     /// How many connections its random cuts ([`Shape::cut_share`]) have cut so far.
@@ -113,6 +128,7 @@ fn forward(
     carried: &Arc<Mutex<Vec<TcpStream>>>,
     shape: &Shape,
     cuts: &Arc<AtomicUsize>,
+    stalled: &Arc<AtomicBool>,
 ) {
     let pairs = [
         (client.try_clone(), server.try_clone()),
@@ -137,21 +153,32 @@ fn forward(
     }
     for pair in pairs {
         if let (Ok(from), Ok(to)) = pair {
-            one_way(from, to, shape.clone());
+            one_way(from, to, shape.clone(), stalled.clone());
         }
     }
 }
 
 /// Forwards `from` to `to`: unshaped, one thread copying; shaped, a reader stamping
 /// each chunk as it arrives and a writer sending it once its delay (and the
-/// bandwidth) allow, so that delay does not add up over a stream.
-fn one_way(mut from: TcpStream, mut to: TcpStream, shape: Shape) {
+/// bandwidth) allow, so that delay does not add up over a stream. Once the proxy is
+/// stalled, or the shape's stall budget spent, chunks are read and dropped.
+fn one_way(mut from: TcpStream, mut to: TcpStream, shape: Shape, stalled: Arc<AtomicBool>) {
     let shaped = !shape.delay.is_zero() || !shape.jitter.is_zero() || shape.rate.is_some();
+    let mut budget = shape.stall_after.unwrap_or(usize::MAX);
+    // The part of a chunk of `n` bytes that still goes through.
+    let mut passed = move |n: usize| {
+        if stalled.load(Ordering::Relaxed) {
+            return 0;
+        }
+        let pass = n.min(budget);
+        budget -= pass;
+        pass
+    };
     if !shaped {
         std::thread::spawn(move || {
             let mut buf = [0u8; 16384];
             while let Ok(n) = from.read(&mut buf) {
-                if n == 0 || to.write_all(&buf[..n]).is_err() {
+                if n == 0 || to.write_all(&buf[..passed(n)]).is_err() {
                     break;
                 }
             }
@@ -163,7 +190,11 @@ fn one_way(mut from: TcpStream, mut to: TcpStream, shape: Shape) {
     std::thread::spawn(move || {
         let mut buf = [0u8; 16384];
         while let Ok(n) = from.read(&mut buf) {
-            if n == 0 || tx.send((Instant::now(), buf[..n].to_vec())).is_err() {
+            if n == 0
+                || tx
+                    .send((Instant::now(), buf[..passed(n)].to_vec()))
+                    .is_err()
+            {
                 break;
             }
         }

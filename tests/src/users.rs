@@ -21,7 +21,8 @@ pub fn become_user_ready() -> bool {
     true
 }
 
-/// Creates the user `name` (with a home and `/bin/sh`) when missing; needs root.
+/// Creates the user `name` (with a home and `/bin/sh`, both its own) when missing, or
+/// leaves it as an earlier run made it; needs root.
 pub fn ensure_user(name: &str) {
     let exists = || {
         Command::new("id")
@@ -41,6 +42,23 @@ pub fn ensure_user(name: &str) {
             made.status.success() || exists(),
             "useradd: {}",
             String::from_utf8_lossy(&made.stderr)
+        );
+        // A home an earlier account of the name left (removed without its home) is
+        // kept by useradd with its old owner: the user could not write in it.
+        let entry = Command::new("getent")
+            .args(["passwd", name])
+            .output()
+            .unwrap();
+        let entry = String::from_utf8_lossy(&entry.stdout);
+        let home = entry.trim_end().split(':').nth(5).unwrap_or_default();
+        let owned = Command::new("chown")
+            .args(["-R", &format!("{name}:"), home])
+            .output()
+            .unwrap();
+        assert!(
+            owned.status.success(),
+            "chown {home}: {}",
+            String::from_utf8_lossy(&owned.stderr)
         );
     }
 }

@@ -6,6 +6,7 @@
 //! outright (SIGKILL) leaves nothing running either: each shim sees its session's
 //! input end and ends what it started within its watchdog's tick (50 ms).
 
+use sandball_e2e::processes::ended_within;
 use sandball_e2e::sshd::{Sshd, deployable_shim};
 use sandball_e2e::{Output, Sandbox};
 use std::path::{Path, PathBuf};
@@ -35,33 +36,11 @@ fn pids(work: &Path, hosts: &[String]) -> Option<Vec<u32>> {
         .collect()
 }
 
-/// Whether process `pid` is running (present and not a zombie).
-fn running(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state != "Z")
-    })
-}
-
 /// Asserts that none of `pids` runs (within 3 s: the last shims end theirs as
 /// the controller exits).
 fn none_left(pids: &[u32], out: &Output) {
-    let deadline = Instant::now() + Duration::from_secs(3);
-    loop {
-        let left: Vec<u32> = pids.iter().copied().filter(|p| running(*p)).collect();
-        if left.is_empty() {
-            return;
-        }
-        if Instant::now() > deadline {
-            for p in &left {
-                let _ = std::process::Command::new("kill")
-                    .args(["-KILL", &p.to_string()])
-                    .status();
-            }
-            panic!("programs the run started were left running: {left:?}\n{out}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    if let Err(left) = ended_within(pids, Duration::from_secs(3)) {
+        panic!("programs the run started were left running: {left:?}\n{out}");
     }
 }
 

@@ -3,10 +3,15 @@
 //! under sandball and ansible-playbook 2.19, each task's result fields compared. The
 //! accounts a play makes have unique names (`sbt_<pid>_…`); the play writes their
 //! `/etc/passwd`, `/etc/group` and `/etc/shadow` lines down before it removes them,
-//! and those are compared too. A guard removes whatever is left, even when a test fails.
+//! and those are compared too. A guard removes whatever is left, even when a test fails,
+//! and, before a test starts, whatever a test process killed earlier left (accounts
+//! holding the uids and gids the plays ask for, homes), so that a second run is never
+//! blocked by a first.
 
 use sandball_e2e::Sandbox;
 use sandball_e2e::compare::{BothRun, ansible_bin, both_run};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
@@ -42,11 +47,26 @@ impl Accounts {
             .collect()
     }
 
+    /// Whether the account or home named `name` is ours to remove: made under our
+    /// prefix, or by a test process that is gone (killed before its guard could remove
+    /// what it made; its accounts would hold the uids and gids the plays ask for).
+    fn ours_or_stale(&self, name: &str) -> bool {
+        name.starts_with(&self.prefix)
+            || name
+                .strip_prefix("sbt_")
+                .and_then(|rest| rest.split_once('_'))
+                .and_then(|(pid, _)| pid.parse::<u32>().ok())
+                .is_some_and(gone)
+    }
+
     fn remove_all(&self) {
         let names = |file: &str| -> Vec<String> {
-            self.lines(file)
-                .iter()
-                .filter_map(|l| l.split(':').next().map(str::to_string))
+            std::fs::read_to_string(file)
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| l.split(':').next())
+                .filter(|n| self.ours_or_stale(n))
+                .map(str::to_string)
                 .collect()
         };
         for user in names("/etc/passwd") {
@@ -55,7 +75,28 @@ impl Accounts {
         for group in names("/etc/group") {
             let _ = Command::new("groupdel").arg(&group).output();
         }
+        // Homes an account no longer names (moved, or left by a removal without them).
+        for home in std::fs::read_dir("/home").into_iter().flatten().flatten() {
+            if home
+                .file_name()
+                .to_str()
+                .is_some_and(|n| self.ours_or_stale(n))
+            {
+                let _ = std::fs::remove_dir_all(home.path());
+            }
+        }
     }
+}
+
+/// Whether test process `pid` is gone: no end-to-end test binary (`e2e-…`) runs under
+/// that pid.
+fn gone(pid: u32) -> bool {
+    pid != std::process::id()
+        && !std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| {
+            exe.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("e2e"))
+        })
 }
 
 impl Drop for Accounts {
@@ -72,6 +113,69 @@ fn root() -> bool {
         eprintln!("skipping: adding users and groups needs root");
     }
     root
+}
+
+/// What a killed test left (an account with its home and group, a group alone, a home
+/// no account names) is removed before the next test of accounts starts; what a test
+/// still running made is left alone. An account made again over the home of an
+/// earlier one of its name owns that home.
+#[test]
+fn what_a_killed_test_left_is_removed_before_the_next_starts() {
+    if !root() {
+        return;
+    }
+    // The pid of a test process that is gone.
+    let mut ended = Command::new("true").spawn().expect("true starts");
+    let _ = ended.wait();
+    let stale = format!("sbt_{}_", ended.id());
+    let run = |program: &str, args: &[&str]| {
+        let out = Command::new(program).args(args).output().expect("runs");
+        assert!(out.status.success(), "{program} {args:?}: {out:?}");
+    };
+    run("useradd", &["-m", "-U", &format!("{stale}u1")]);
+    run("groupadd", &[&format!("{stale}g2")]);
+    std::fs::create_dir_all(format!("/home/{stale}u1-moved")).expect("a home");
+    // A test running now (this one) made one of another kind.
+    let alive = format!("sbt_{}_x1", std::process::id());
+    run("groupadd", &[&alive]);
+    let accounts = Accounts::new("g");
+    let names = |file: &str, prefix: &str| -> Vec<String> {
+        std::fs::read_to_string(file)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.starts_with(prefix))
+            .map(str::to_string)
+            .collect()
+    };
+    for file in ["/etc/passwd", "/etc/group", "/etc/shadow"] {
+        assert_eq!(names(file, &stale), Vec::<String>::new(), "{file}");
+    }
+    for home in ["u1", "u1-moved"] {
+        assert!(
+            !Path::new(&format!("/home/{stale}{home}")).exists(),
+            "{home}"
+        );
+    }
+    assert_eq!(names("/etc/group", &alive).len(), 1, "{alive} was removed");
+    // A home an earlier account of the same name left, owned by its old uid: the
+    // account made again (as the become tests make theirs) owns it.
+    let again = format!("{}b1", accounts.prefix);
+    let home = format!("/home/{again}");
+    std::fs::create_dir_all(&home).expect("a home");
+    std::os::unix::fs::chown(&home, Some(4321), Some(4321)).expect("chown");
+    sandball_e2e::users::ensure_user(&again);
+    let uid = Command::new("id")
+        .args(["-u", &again])
+        .output()
+        .expect("id");
+    let uid: u32 = String::from_utf8_lossy(&uid.stdout)
+        .trim()
+        .parse()
+        .expect("a uid");
+    let owner = std::fs::metadata(&home).map(|m| m.uid()).ok();
+    assert_eq!(owner, Some(uid), "{home}");
+    drop(accounts);
+    let _ = Command::new("groupdel").arg(&alive).output();
 }
 
 /// Runs `play` (with `PREFIX` standing for the accounts' prefix) under both tools

@@ -5,6 +5,8 @@
 //!   runs a module once, prints its stdout and exits with its exit code;
 //! - `sandball-shim job JID --async-dir DIR`: the detached process of a background job
 //!   a session started (see [`crate::jobs`]);
+//! - `sandball-shim guard`: the guard a serving shim starts, which ends the process
+//!   groups the shim leaves when it is killed (see [`crate::groups`]);
 //! - `sandball-shim version`.
 
 use crate::cache::Cache;
@@ -25,6 +27,7 @@ pub const USAGE: &str = "usage:
   sandball-shim serve [--cache-dir DIR]
   sandball-shim run MODULE.wasm [--args JSON|@FILE] [--grant JSON|@FILE] [--cache-dir DIR]
   sandball-shim job JID --async-dir DIR
+  sandball-shim guard
   sandball-shim version";
 
 /// A parsed command line.
@@ -53,6 +56,8 @@ pub enum Command {
         /// The async directory holding its spec and file.
         async_dir: PathBuf,
     },
+    /// Follow a serving shim's process groups on stdin; kill those left when it ends.
+    Guard,
     /// Print the version.
     Version,
 }
@@ -144,6 +149,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, CliErr
             }),
             _ => Err(CliError::NoJob),
         },
+        "guard" => Ok(Command::Guard),
         "version" | "--version" => Ok(Command::Version),
         other => Err(CliError::UnknownCommand(other.to_string())),
     }
@@ -182,6 +188,10 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(Command::Serve { cache_dir }) => serve_stdio(cache_dir),
+        Ok(Command::Guard) => {
+            crate::groups::guard(std::io::stdin().lock());
+            ExitCode::SUCCESS
+        }
         Ok(Command::Run {
             module,
             args,
@@ -353,6 +363,7 @@ mod tests {
             }
         );
         assert_eq!(parse_words(&["version"]).unwrap(), Command::Version);
+        assert_eq!(parse_words(&["guard"]).unwrap(), Command::Guard);
     }
 
     #[test]

@@ -60,9 +60,14 @@ pub(crate) fn support(name: &str) -> Support {
             "block_keywords_reach_every_task_as_in_ansible",
         ]),
         "ignore_unreachable" => Honoured(&["ignore_unreachable_keeps_the_host_as_in_ansible"]),
-        "any_errors_fatal" | "throttle" | "timeout" => {
+        "any_errors_fatal" | "throttle" => {
             Honoured(&["any_errors_fatal_throttle_and_timeout_as_in_ansible"])
         }
+        "timeout" => Honoured(&[
+            "any_errors_fatal_throttle_and_timeout_as_in_ansible",
+            "a_module_that_sleeps_forever_is_ended_by_the_task_timeout",
+            "a_node_that_stops_answering_mid_run_is_ended_by_the_task_timeout",
+        ]),
         "order" => Partly(known_order, &["order_sorts_the_hosts_as_in_ansible"]),
         "environment" => Honoured(&["environment_of_every_level_reaches_the_module"]),
         "become" | "become_user" | "become_method" => Honoured(&[

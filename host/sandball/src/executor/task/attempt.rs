@@ -24,7 +24,8 @@ pub(super) struct Attempt {
 }
 
 /// [`attempt`] within the task's `timeout` (seconds; 0 or unset: no limit). A task
-/// that runs out of time fails as Ansible's does; its module run is abandoned.
+/// that runs out of time fails as Ansible's does; its module run is abandoned and its
+/// session closed, so that its shim ends what the run started on the node.
 pub(super) async fn attempt_in_time(
     run: &Run,
     t: &Task,
@@ -60,6 +61,8 @@ pub(super) async fn attempt_in_time(
     match tokio::time::timeout(limit, attempt(run, t, kw, host, vars, how, None)).await {
         Ok(result) => result,
         Err(_) => {
+            // What the abandoned run started on the node ends now.
+            run.sessions.close_abandoned(ABANDONED_GRACE).await;
             let mut r = task_failed(format!("Timed out after {seconds} second(s)."));
             r.insert(
                 "timedout".into(),
@@ -69,6 +72,11 @@ pub(super) async fn attempt_in_time(
         }
     }
 }
+
+/// How long a timed-out task's result waits for the shim of its abandoned session to
+/// end (it takes a tick of its watchdog, 50 ms): a node that has stopped answering
+/// holds the result no longer than this, and its session is dropped all the same.
+const ABANDONED_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What ansible-core's timed-out result gives as `timedout.frame` when tracebacks are
 /// not shown.

@@ -152,6 +152,28 @@ impl SessionPool {
             .clear();
     }
 
+    /// Ends the sessions a task's `timeout` abandoned in the middle of a request, each
+    /// given up to `wait` (see [`Session::close`]): their shims end what the request
+    /// started (a program, a module that sleeps) at once, not when the host's next task
+    /// replaces the session or the run ends. Sessions in use are left alone.
+    pub async fn close_abandoned(&self, wait: std::time::Duration) {
+        let slots: Vec<Slot> = {
+            let map = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            map.values().cloned().collect()
+        };
+        for slot in slots {
+            let Ok(mut held) = slot.try_lock() else {
+                continue;
+            };
+            if held.as_ref().is_some_and(Session::abandoned)
+                && let Some(s) = held.take()
+            {
+                drop(held);
+                s.close(wait).await;
+            }
+        }
+    }
+
     /// Closes every session.
     pub async fn shutdown(&self) {
         let slots: Vec<Slot> = {

@@ -560,16 +560,19 @@ impl Session {
     /// and exits (its watchdog sees the input end), and the shim is given up to `wait`
     /// to go before the transport is dropped (which kills what is left of it).
     pub async fn close(mut self, wait: std::time::Duration) {
-        use tokio::io::AsyncReadExt;
-        drop(std::mem::replace(
-            &mut self.writer,
-            Box::new(tokio::io::sink()),
-        ));
-        let drained = async {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let ended = async {
+            // An SSH channel's end of input is a message of its own (EOF), which
+            // dropping its writer does not send; a pipe ends when dropped.
+            let _ = self.writer.shutdown().await;
+            drop(std::mem::replace(
+                &mut self.writer,
+                Box::new(tokio::io::sink()),
+            ));
             let mut buf = [0u8; 4096];
             while matches!(self.reader.read(&mut buf).await, Ok(n) if n > 0) {}
         };
-        let _ = tokio::time::timeout(wait, drained).await;
+        let _ = tokio::time::timeout(wait, ended).await;
     }
 
     /// Asks the shim to exit. A session whose last request was abandoned (a task's
