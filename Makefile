@@ -20,7 +20,7 @@ PROFILE_DIR := target/debug
 # ansible-core can become the tests' users).
 PYTHON      ?= /usr/bin/python3
 
-.PHONY: all setup modules shims test-roots build install maturin wheel test-wheel ansible-runner run test nextest test-fixtures example-component componentize-py example-python-module lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets target-recaps test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
+.PHONY: all setup modules shims test-roots build install maturin wheel test-wheel ansible-runner run test nextest test-fixtures example-component componentize-py example-python-module lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-2.21 ansible-targets target-recaps test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
 
 all: build
 
@@ -132,6 +132,22 @@ ansible-2.16: $(VENV_216)/bin/ansible-playbook
 $(VENV_216)/bin/ansible-playbook: | python-venv
 	$(PYTHON) -m venv $(VENV_216)
 	$(VENV_216)/bin/pip install --quiet --disable-pip-version-check 'ansible-core==2.16.*'
+
+## ansible-2.21: the newest ansible-core (ANSIBLE_221_PIN), the second reference: the
+## tests of what 2.20 and 2.21 changed for playbook authors run it and sandball in its
+## semantics. It needs Python 3.12 or later, which Debian 12 lacks: tests/python312.sh
+## finds one (PATH, pyenv) or builds CPython from Debian 13's source into
+## $(PYTHON312_DIR), outside the checkout so that a fresh clone reuses it. The venv is
+## made again when the pin changes (its `pin` file says which it holds).
+VENV_221 := target/venv-2.21
+ANSIBLE_221_PIN ?= ansible-core==2.21.5
+PYTHON312_DIR ?= /var/cache/sandball-python3.13
+ansible-2.21:
+	@[ "$$(cat $(VENV_221)/pin 2>/dev/null)" = '$(ANSIBLE_221_PIN)' ] || { \
+		python=$$(tests/python312.sh $(PYTHON312_DIR)) && rm -rf $(VENV_221) && \
+		$$python -m venv $(VENV_221) && echo "pip install $(ANSIBLE_221_PIN) ($$python)" && \
+		$(VENV_221)/bin/pip install --quiet --disable-pip-version-check '$(ANSIBLE_221_PIN)' passlib && \
+		echo '$(ANSIBLE_221_PIN)' > $(VENV_221)/pin; }
 
 ## ansible-targets: ansible-core's own integration targets (test/integration/targets),
 ## from the PyPI sdist of the very version in $(VENV): tests/tests/integration_targets.rs
@@ -306,10 +322,10 @@ nextest:
 ## downloads wait on the network while cargo compiles, and one cargo build's serial
 ## stretches (a link, a big crate) leave a core to the other; then cargo-nextest runs
 ## the tests.
-TEST_DEPS := clippy-driver fmt-check check-recordings test-roots build ansible ansible-2.16 ansible-targets test-node ruby cron legacy-examples test-fixtures example-component example-python-module sshd apt-test nextest test-build test-wheel ansible-runner
+TEST_DEPS := clippy-driver fmt-check check-recordings test-roots build ansible ansible-2.16 ansible-2.21 ansible-targets test-node ruby cron legacy-examples test-fixtures example-component example-python-module sshd apt-test nextest test-build test-wheel ansible-runner
 test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-deps
-	SANDBALL_TEST_ROOTS=$(TEST_ROOTS) ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin $(LINTING) $(CARGO) nextest run --workspace --no-fail-fast
+	SANDBALL_TEST_ROOTS=$(TEST_ROOTS) ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin ANSIBLE_221_BIN_DIR=$(CURDIR)/$(VENV_221)/bin $(LINTING) $(CARGO) nextest run --workspace --no-fail-fast
 test-deps: $(TEST_DEPS)
 
 ## test-build: the test binaries, as cargo-nextest builds them (`cargo test --no-run`,
