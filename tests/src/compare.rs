@@ -14,7 +14,7 @@ pub fn ansible_bin(var: &str, venv: &str) -> PathBuf {
         .unwrap_or_else(|| target_dir().join(venv).join("bin"));
     assert!(
         dir.join("ansible-playbook").is_file(),
-        "{} has no ansible-playbook: run `make ansible ansible-2.16` (`make test` does)",
+        "{} has no ansible-playbook: run `make ansible ansible-2.16 ansible-2.21` (`make test` does)",
         dir.display()
     );
     dir

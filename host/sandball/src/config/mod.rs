@@ -36,6 +36,12 @@ const fn s(
 /// The settings sandball reads.
 const SETTINGS: &[Setting] = &[
     s("defaults", "inventory", "ANSIBLE_INVENTORY", true),
+    s(
+        "sandball",
+        "ansible_core_version",
+        crate::compat::SETTING,
+        false,
+    ),
     s("defaults", "forks", "ANSIBLE_FORKS", false),
     s(
         "defaults",
@@ -67,6 +73,12 @@ const SETTINGS: &[Setting] = &[
         false,
     ),
     s("defaults", "no_log", "ANSIBLE_NO_LOG", false),
+    s(
+        "defaults",
+        "inject_invocation",
+        "ANSIBLE_INJECT_INVOCATION",
+        false,
+    ),
     s(
         "defaults",
         "validate_action_group_metadata",

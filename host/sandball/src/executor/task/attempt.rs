@@ -131,6 +131,10 @@ async fn attempt(
     result
 }
 
+/// The message ansible-core 2.21 gives a result `failed_when` failed that had none.
+const FAILED_WHEN_TRUE: &str =
+    "Task failed: Action failed: A 'failed_when' expression evaluated to 'True'.";
+
 /// What ansible-core 2.19 puts in `exception` when it shows no traceback.
 pub(super) const NO_TRACEBACK: &str = "(traceback unavailable)";
 
@@ -230,6 +234,10 @@ async fn attempt_action(
             match changed {
                 Ok(b) => {
                     result.insert("changed".into(), Value::Bool(b));
+                    // ansible-core 2.21 always says what `changed_when` gave.
+                    if crate::compat::core().at_least(21) {
+                        result.insert("changed_when_result".into(), Value::Bool(b));
+                    }
                 }
                 Err(e) => {
                     result.insert("changed_when_result".into(), Value::String(e));
@@ -241,6 +249,12 @@ async fn attempt_action(
             match failed {
                 Ok(b) => {
                     result.insert("failed_when_result".into(), Value::Bool(b));
+                    // ansible-core 2.21 says why a result without a message failed.
+                    if b && crate::compat::core().at_least(21)
+                        && !result.get("msg").is_some_and(py_truth)
+                    {
+                        result.insert("msg".into(), Value::String(FAILED_WHEN_TRUE.into()));
+                    }
                     if b {
                         result.insert("failed".into(), Value::Bool(true));
                     } else if result.remove("failed").is_some_and(|f| py_truth(&f)) {
@@ -303,6 +317,7 @@ pub(super) fn bind_result(vars: &mut Vars, t: &Task, r: &Map<String, Value>) {
     if let Some(name) = &t.register {
         vars.set_data(name, Value::Object(registered(r)));
     }
+    super::implicit::with_result(vars, t, r);
 }
 
 /// The result `register` stores: without internal keys (at any depth).
@@ -313,9 +328,12 @@ pub(super) fn registered(result: &Map<String, Value>) -> Map<String, Value> {
 }
 
 /// A result that ran (was not skipped, is not a loop's summary) says whether it
-/// failed, as Ansible's registered results do.
+/// failed, as Ansible's registered results do; from ansible-core 2.21 every result
+/// does.
 pub(super) fn with_failed_flag(r: &mut Map<String, Value>) {
-    if !r.contains_key("results") && !r.get("skipped").is_some_and(py_truth) {
+    if crate::compat::core().at_least(21)
+        || (!r.contains_key("results") && !r.get("skipped").is_some_and(py_truth))
+    {
         r.entry("failed").or_insert(Value::Bool(false));
     }
 }

@@ -242,7 +242,8 @@ pub(super) const IGNORE_UNREACHABLE: &str = "_ansible_ignore_unreachable";
 
 /// Runs a task's loop and returns its result; `items` receives, for each item run, the
 /// loop variable's value as the item's run saw it (its text marked where it is
-/// untrusted), which its registered result keeps as `item`.
+/// untrusted), which its registered result keeps as `item`; `last_vars` the variables
+/// the last item run saw.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn run_loop(
     run: &Run,
@@ -254,6 +255,7 @@ pub(super) async fn run_loop(
     no_log: bool,
     banner: Option<Banner<'_>>,
     items_seen: &mut Vec<Value>,
+    last_vars: Option<&mut Option<Vars>>,
 ) -> Map<String, Value> {
     let items = match loop_items(run, t, vars, spec) {
         Ok(items) => items,
@@ -267,11 +269,16 @@ pub(super) async fn run_loop(
         }
     };
     if items.is_empty() {
-        return action::ok_with(json!({
+        let mut r = action::ok_with(json!({
             "skipped": true,
             "skipped_reason": "No items in the list",
             "results": [],
         }));
+        // ansible-core 2.21 gives the reason as any skipped task's too.
+        if crate::compat::core().at_least(21) {
+            r.insert("skip_reason".into(), json!("No items in the list"));
+        }
+        return r;
     }
     let control = t.loop_control.clone().unwrap_or_default();
     // Read around the task's runs: an error is the loop's, as in ansible-core.
@@ -299,6 +306,9 @@ pub(super) async fn run_loop(
     // What earlier items left for the later ones, as Ansible updates the loop's
     // variables after each item: facts they returned, the registered result.
     let mut carried = Carried::default();
+    // The last item run (`break_when` may end the loop early), whose variables the
+    // register projections see.
+    let mut last_ran = 0;
     for (
         index,
         LoopItem {
@@ -308,12 +318,16 @@ pub(super) async fn run_loop(
         },
     ) in items.iter().enumerate()
     {
+        last_ran = index;
         // `pause` waits between items, not before the first.
         if index > 0 && pause > 0.0 {
             tokio::time::sleep(std::time::Duration::from_secs_f64(pause)).await;
         }
         let mut with_carried;
-        let item_vars = if carried.facts.is_empty() && carried.registered.is_none() {
+        let item_vars = if carried.facts.is_empty()
+            && carried.registered.is_none()
+            && !super::implicit::enabled()
+        {
             vars
         } else {
             with_carried = vars.clone();
@@ -321,6 +335,7 @@ pub(super) async fn run_loop(
             if let (Some(name), Some(r)) = (&t.register, &carried.registered) {
                 with_carried.set_data(name, Value::Object(r.clone()));
             }
+            super::implicit::before_item(&mut with_carried, t, &results);
             &with_carried
         };
         let mut r = run_once(run, t, kw, host, item_vars, no_log).await;
@@ -428,7 +443,13 @@ pub(super) async fn run_loop(
         m.insert("unreachable".into(), Value::Bool(true));
         m.insert(IGNORE_UNREACHABLE.into(), Value::Bool(ignored));
     }
-    m.insert("skipped".into(), Value::Bool(all_skipped));
+    // ansible-core 2.21 leaves `skipped` out when it would be false.
+    if all_skipped || !crate::compat::core().at_least(21) {
+        m.insert("skipped".into(), Value::Bool(all_skipped));
+    }
+    if let Some(last) = last_vars {
+        *last = items.get(last_ran).map(|item| item.vars.clone());
+    }
     m.insert("results".into(), Value::Array(results));
     m
 }
