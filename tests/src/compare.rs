@@ -73,7 +73,8 @@ pub fn both_run_env(
     let theirs_work = sb.dir("ansible-work");
     let mut ours = sb
         .play(&pb, &ours_work, &["-v"])
-        .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"));
+        .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
+        .env_remove("SANDBALL_ANSIBLE_CORE_VERSION");
     for (k, v) in env {
         ours = ours.env(k, v);
     }

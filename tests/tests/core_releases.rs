@@ -180,7 +180,7 @@ fn results_take_the_shape_of_the_release_found() {
         shown:
           plain: "{{ plain }}"
           looped: "{{ looped }}"
-          looped_invocation: "{{ looped.results | map(attribute='invocation') | select('defined') | list | length }}"
+          looped_invocation: "{{ looped.results | selectattr('invocation', 'defined') | list | length }}"
           partly: "{{ partly }}"
           none_ran: "{{ none_ran }}"
           empty: "{{ empty }}"
