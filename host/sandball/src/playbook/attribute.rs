@@ -10,6 +10,9 @@ use crate::yaml::location::Location;
 use crate::yaml::source::{Mark, SourceFile};
 use crate::yaml::{Node, Yaml};
 
+/// `register` projections: each variable name and its expression (or value), in order.
+pub(crate) type Projections = Vec<(String, Value)>;
+
 /// Python's reserved words, which Ansible refuses as variable names.
 const PYTHON_KEYWORDS: &[&str] = &[
     "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
@@ -195,7 +198,7 @@ impl<'a> Fields<'a> {
     /// `register`: a variable name, or (from ansible-core 2.21) a mapping of variable
     /// names to the expressions that give their values (register projections), in
     /// order. Before 2.21 a mapping is refused as ansible-core 2.19 refuses it.
-    pub(crate) fn register(&self) -> Result<(Option<String>, Vec<(String, Value)>), PlaybookError> {
+    pub(crate) fn register(&self) -> Result<(Option<String>, Projections), PlaybookError> {
         let Some((node, entries)) = self
             .node("register")
             .and_then(|node| node.as_map().map(|entries| (node, entries)))
