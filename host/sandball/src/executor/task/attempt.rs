@@ -314,8 +314,9 @@ fn settle_failed(result: &mut Map<String, Value>) {
 /// Makes a result visible to `changed_when`/`failed_when`/`until` under the register
 /// name, as Ansible does.
 pub(super) fn bind_result(vars: &mut Vars, t: &Task, r: &Map<String, Value>) {
+    let r = Value::Object(registered(r));
     if let Some(name) = &t.register {
-        vars.set_data(name, Value::Object(registered(r)));
+        vars.set_data(name, r.clone());
     }
     super::implicit::with_result(vars, t, r);
 }

@@ -9,7 +9,6 @@
 //! evaluated when used (in any order, one naming another), and registered once the
 //! task is done. Before 2.21 there is neither (see [`crate::compat`]).
 
-use super::attempt::registered;
 use crate::executor::Run;
 use crate::playbook::Task;
 use crate::template::{Var, Vars};
@@ -23,19 +22,12 @@ pub(super) fn enabled() -> bool {
     crate::compat::core().at_least(21)
 }
 
-/// Before a loop item runs: `_task` as the earlier items left it (`results`, the
-/// registered results so far), and the projections.
-pub(super) fn before_item(vars: &mut Vars, t: &Task, results: &[Value]) {
+/// Before a loop item runs: `_task` as the earlier items left it (`results`, their
+/// results as registered), and the projections.
+pub(super) fn before_item(vars: &mut Vars, t: &Task, results: Vec<Value>) {
     if !enabled() {
         return;
     }
-    let results: Vec<Value> = results
-        .iter()
-        .map(|r| match r {
-            Value::Object(r) => Value::Object(registered(r)),
-            other => other.clone(),
-        })
-        .collect();
     let mut object = Map::new();
     if let Some(last) = results.last() {
         object.insert("result".into(), last.clone());
@@ -46,13 +38,13 @@ pub(super) fn before_item(vars: &mut Vars, t: &Task, results: &[Value]) {
     bind_projections(vars, t);
 }
 
-/// Once a result is there (an attempt's, an item's): `_task.result` is it, and under a
-/// loop it is the last of `_task.loop_result.results`; the projections see it.
-pub(super) fn with_result(vars: &mut Vars, t: &Task, r: &Map<String, Value>) {
+/// Once a result is there (an attempt's, an item's; `r` as registered): `_task.result`
+/// is it, and under a loop it is the last of `_task.loop_result.results`; the
+/// projections see it.
+pub(super) fn with_result(vars: &mut Vars, t: &Task, r: Value) {
     if !enabled() {
         return;
     }
-    let r = Value::Object(registered(r));
     let mut object = match vars.get(TASK) {
         Some(Var::Data(Value::Object(o)) | Var::Trusted(Value::Object(o))) => o.clone(),
         _ => Map::new(),
@@ -85,21 +77,21 @@ fn lazy(expr: &Value) -> Value {
     }
 }
 
-/// The projections' values once the task is done on a host (`last` the variables its
-/// last loop item saw, `vars` the task's otherwise), `_task` holding its result (a
-/// loop's: `result` its last item's, `loop_result` and `polymorphic_result` the whole);
-/// an error, for the task's failure, names those that could not be evaluated.
+/// The projections' values once the task is done on a host (`vars` the variables its
+/// last loop item saw, or the task's), `_task` holding its result as registered,
+/// `whole` (a loop's: `result` its last item's, `loop_result` and
+/// `polymorphic_result` the whole); an error, for the task's failure, names those that
+/// could not be evaluated.
 pub(super) fn project(
     run: &Run,
     t: &Task,
     vars: &Vars,
-    result: &Map<String, Value>,
+    whole: Map<String, Value>,
 ) -> Result<Map<String, Value>, String> {
     if t.projections.is_empty() || !enabled() {
         return Ok(Map::new());
     }
     let mut vars = vars.clone();
-    let whole = registered(result);
     let mut object = Map::new();
     if let Some(Value::Array(items)) = whole.get("results") {
         if let Some(last) = items.last() {

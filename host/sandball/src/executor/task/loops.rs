@@ -3,7 +3,7 @@
 //! sees (`loop_control`); the items' `(item=…)` labels; and a task run over its items,
 //! each reported, into the loop's result.
 
-use super::attempt::{bind_result, sets_facts, with_failed_flag};
+use super::attempt::{bind_result, registered, sets_facts, with_failed_flag};
 use super::keywords::{all_true, keyword_bool, keyword_float, when_stops};
 use super::reports::{Banner, CENSORED_ITEM, origin, show_banner, show_warnings, shown};
 use super::retries::run_once;
@@ -335,7 +335,16 @@ pub(super) async fn run_loop(
             if let (Some(name), Some(r)) = (&t.register, &carried.registered) {
                 with_carried.set_data(name, Value::Object(r.clone()));
             }
-            super::implicit::before_item(&mut with_carried, t, &results);
+            if super::implicit::enabled() {
+                let so_far = results
+                    .iter()
+                    .map(|r| match r {
+                        Value::Object(r) => Value::Object(registered(r)),
+                        other => other.clone(),
+                    })
+                    .collect();
+                super::implicit::before_item(&mut with_carried, t, so_far);
+            }
             &with_carried
         };
         let mut r = run_once(run, t, kw, host, item_vars, no_log).await;

@@ -316,7 +316,8 @@ pub async fn run_on_host(
     if crate::compat::core().at_least(21) && !inject {
         without_invocation(&mut result);
     }
-    let projected = match implicit::project(run, t, last_vars.as_ref().unwrap_or(&vars), &result) {
+    let last = last_vars.as_ref().unwrap_or(&vars);
+    let projected = match implicit::project(run, t, last, registered(&result)) {
         Ok(values) => values,
         Err(e) => {
             result.insert("failed".into(), Value::Bool(true));
