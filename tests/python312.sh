@@ -51,7 +51,7 @@ mkdir -p "$(dirname "$dir")"
 	# shellcheck disable=SC2086
 	(cd "$work" && apt-get $apt source --download-only python3.13)
 	mkdir "$work/src"
-	tar -xf "$work"/python3.13_*.orig.tar.* -C "$work/src" --strip-components=1
+	tar -xf "$work"/python3.13_*.orig.tar.xz -C "$work/src" --strip-components=1
 	rm -rf "$dir" && mkdir -p "$dir"
 	(cd "$work/src" && ./configure --prefix="$dir" >/dev/null \
 		&& make -j"$(nproc)" >/dev/null && make install >/dev/null)

@@ -186,7 +186,7 @@ fn results_take_the_shape_of_the_release_found() {
           empty: "{{ empty }}"
           skipped: "{{ skipped }}"
           failing: "{{ failing.keys() | sort }}"
-          failing_item: "{{ failing.results[0].failed }}"
+          failing_item: "{{ [failing.results[0].failed, failing.results[0].msg] }}"
           injected: "{{ injected.results[0].invocation is defined }}"
           plain_file: "{{ plain_file.invocation is defined }}"
 "#;
