@@ -20,7 +20,7 @@ PROFILE_DIR := target/debug
 # ansible-core can become the tests' users).
 PYTHON      ?= /usr/bin/python3
 
-.PHONY: all setup modules shims test-roots build install maturin wheel test-wheel ansible-runner run test nextest test-fixtures example-component componentize-py example-python-module lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-2.21 ansible-targets target-recaps test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
+.PHONY: all setup modules shims test-roots build install maturin wheel test-wheel ansible-runner run test nextest test-fixtures example-component componentize-py example-python-module lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-2.21 ansible-targets ansible-targets-2.21 fetch-targets-2.21 target-recaps test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
 
 all: build
 
@@ -152,16 +152,29 @@ ansible-2.21:
 ## ansible-targets: ansible-core's own integration targets (test/integration/targets),
 ## from the PyPI sdist of the very version in $(VENV): tests/tests/integration_targets.rs
 ## runs them as ansible-test does. Fetched at test time, never kept in the repository.
+## ansible-targets-2.21: the same from 2.21's sdist (of the release in $(VENV_221)), for
+## the targets of what 2.21 added (`TARGETS_2_21` in that test file).
 TARGETS_DIR := target/ansible-targets
+# $(call fetch_targets,VENV,DIR): the targets of VENV's ansible-core release into DIR.
+define fetch_targets
+	rm -rf $(2) && mkdir -p $(2)/sdist
+	version=$$($(1)/bin/python -c 'import ansible.release; print(ansible.release.__version__)') && \
+	$(1)/bin/pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
+		-d $(2)/sdist "ansible-core==$$version" && \
+	tar -xzf $(2)/sdist/ansible_core-$$version.tar.gz -C $(2) \
+		--strip-components=3 ansible_core-$$version/test/integration/targets
+	rm -rf $(2)/sdist
+endef
 ansible-targets: $(TARGETS_DIR)/targets/ping
 $(TARGETS_DIR)/targets/ping: $(VENV)/bin/ansible-playbook
-	rm -rf $(TARGETS_DIR) && mkdir -p $(TARGETS_DIR)/sdist
-	version=$$($(VENV)/bin/python -c 'import ansible.release; print(ansible.release.__version__)') && \
-	$(VENV)/bin/pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
-		-d $(TARGETS_DIR)/sdist "ansible-core==$$version" && \
-	tar -xzf $(TARGETS_DIR)/sdist/ansible_core-$$version.tar.gz -C $(TARGETS_DIR) \
-		--strip-components=3 ansible_core-$$version/test/integration/targets
-	rm -rf $(TARGETS_DIR)/sdist
+	$(call fetch_targets,$(VENV),$(TARGETS_DIR))
+TARGETS_221_DIR := target/ansible-targets-2.21
+ansible-targets-2.21: ansible-2.21
+	@[ "$$(cat $(TARGETS_221_DIR)/pin 2>/dev/null)" = '$(ANSIBLE_221_PIN)' ] || \
+		$(MAKE) --no-print-directory fetch-targets-2.21
+fetch-targets-2.21:
+	$(call fetch_targets,$(VENV_221),$(TARGETS_221_DIR))
+	echo '$(ANSIBLE_221_PIN)' > $(TARGETS_221_DIR)/pin
 
 ## target-recaps: records ansible-playbook's recaps of the targets listed in
 ## tests/tests/integration_targets.rs into tests/target-recaps.txt, by running each
@@ -322,7 +335,7 @@ nextest:
 ## downloads wait on the network while cargo compiles, and one cargo build's serial
 ## stretches (a link, a big crate) leave a core to the other; then cargo-nextest runs
 ## the tests.
-TEST_DEPS := clippy-driver fmt-check check-recordings test-roots build ansible ansible-2.16 ansible-2.21 ansible-targets test-node ruby cron legacy-examples test-fixtures example-component example-python-module sshd apt-test nextest test-build test-wheel ansible-runner
+TEST_DEPS := clippy-driver fmt-check check-recordings test-roots build ansible ansible-2.16 ansible-2.21 ansible-targets ansible-targets-2.21 test-node ruby cron legacy-examples test-fixtures example-component example-python-module sshd apt-test nextest test-build test-wheel ansible-runner
 test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-deps
 	SANDBALL_TEST_ROOTS=$(TEST_ROOTS) ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin ANSIBLE_221_BIN_DIR=$(CURDIR)/$(VENV_221)/bin $(LINTING) $(CARGO) nextest run --workspace --no-fail-fast

@@ -124,7 +124,8 @@ fn task_object_and_register_projections_as_in_2_21() {
     assert_eq!(ours["b"], serde_json::json!([2, 2]));
 }
 
-/// The registered results of loops and skipped tasks, and `invocation`: ansible-core
+/// The registered results of loops and skipped tasks, and `invocation` (and, under both,
+/// `failed_when` seeing what `changed_when` made of the result): ansible-core
 /// 2.21 gives every result `failed`, leaves a loop's `skipped` out when false, says
 /// `changed_when_result` whenever `changed_when` is used and gives no `invocation`
 /// unless `ansible_inject_invocation` asks for it; 2.19 otherwise. Under each release
@@ -166,6 +167,12 @@ fn results_take_the_shape_of_the_release_found() {
       loop: [1]
       ignore_errors: true
       register: failing
+    - name: failed_when sees what changed_when made
+      debug: {msg: x}
+      changed_when: true
+      failed_when: seen is changed
+      register: seen
+      ignore_errors: true
     - name: invocation asked for
       file: {path: "{{ work }}", state: directory}
       vars: {ansible_inject_invocation: true}
@@ -189,6 +196,7 @@ fn results_take_the_shape_of_the_release_found() {
           failing_item: "{{ [failing.results[0].failed, failing.results[0].msg] }}"
           injected: "{{ injected.results[0].invocation is defined }}"
           plain_file: "{{ plain_file.invocation is defined }}"
+          seen: "{{ seen }}"
 "#;
     for (var, venv) in [
         ("ANSIBLE_BIN_DIR", "venv"),

@@ -3,7 +3,8 @@
 //!
 //! The targets come from the sdist of the very ansible-core version in `target/venv`,
 //! which `make ansible-targets` downloads from PyPI at test time (they are never kept in
-//! this repository). The layout is ansible-test's: a copy of `targets/` in
+//! this repository); [`TARGETS_2_21`] from 2.21's (`make ansible-targets-2.21`), run
+//! against ansible-playbook 2.21 with sandball following 2.21. The layout is ansible-test's: a copy of `targets/` in
 //! `test/integration/` beside an `inventory` with `testhost` on the local connection,
 //! and ansible-test's environment (`ANSIBLE_INVENTORY=/dev/null`, …); a target with a
 //! `runme.sh` is run as that script from its own directory (its `ansible-playbook`,
@@ -161,17 +162,52 @@ const TARGETS: &[&str] = &[
 /// How long one target may take under one tool.
 const LIMIT: Duration = Duration::from_secs(600);
 
-/// Where `make ansible-targets` unpacked the targets (`$ANSIBLE_TARGETS_DIR` overrides).
-fn targets_source() -> PathBuf {
-    let dir = std::env::var_os("ANSIBLE_TARGETS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| target_dir().join("ansible-targets/targets"));
-    assert!(
-        dir.join("ping").is_dir(),
-        "ansible-core's integration targets are not at {}: run `make ansible-targets`",
-        dir.display()
-    );
-    dir
+/// The ansible-core whose targets run and whose ansible-playbook is the reference: its
+/// venv's Python (sandball finds it too, and follows its release) and where its
+/// targets were unpacked.
+struct Reference {
+    python: PathBuf,
+    targets: PathBuf,
+}
+
+impl Reference {
+    /// `target/venv`'s, with the targets `make ansible-targets` unpacked
+    /// (`$ANSIBLE_TARGETS_DIR` overrides).
+    fn pinned() -> Reference {
+        let dir = std::env::var_os("ANSIBLE_TARGETS_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| target_dir().join("ansible-targets/targets"));
+        Reference::at(ansible_python(), dir, "make ansible-targets")
+    }
+
+    /// ansible-core 2.21's (`target/venv-2.21`, `$ANSIBLE_221_BIN_DIR`), with the
+    /// targets `make ansible-targets-2.21` unpacked.
+    fn v2_21() -> Reference {
+        let bin = sandball_e2e::compare::ansible_bin("ANSIBLE_221_BIN_DIR", "venv-2.21");
+        Reference::at(
+            bin.join("python"),
+            target_dir().join("ansible-targets-2.21/targets"),
+            "make ansible-targets-2.21",
+        )
+    }
+
+    fn at(python: PathBuf, targets: PathBuf, make: &str) -> Reference {
+        assert!(
+            targets.join("ping").is_dir(),
+            "ansible-core's integration targets are not at {}: run `{make}`",
+            targets.display()
+        );
+        Reference { python, targets }
+    }
+
+    /// The version of its ansible-core.
+    fn version(&self) -> String {
+        let out = Command::new(&self.python)
+            .args(["-c", "import ansible.release as r; print(r.__version__)"])
+            .output()
+            .expect("the venv's python runs");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
 }
 
 /// One tool's copy of the ansible-test layout: `targets/`, `inventory`, a bin directory
@@ -180,10 +216,13 @@ struct Layout {
     root: PathBuf,
     bin: PathBuf,
     ansible: bool,
+    /// The reference's Python.
+    python: PathBuf,
 }
 
 impl Layout {
-    fn new(sb: &Sandbox, name: &str, source: &Path, ansible: bool) -> Layout {
+    fn new(sb: &Sandbox, name: &str, reference: &Reference, ansible: bool) -> Layout {
+        let source = &reference.targets;
         // The ansible-test layout: `test/integration` under the content root.
         let root = sb.dir(&format!("{name}/test/integration"));
         let copied = Command::new("cp")
@@ -193,7 +232,7 @@ impl Layout {
             .status()
             .expect("cp runs");
         assert!(copied.success(), "cannot copy {}", source.display());
-        let python = ansible_python();
+        let python = reference.python.clone();
         std::fs::write(
             root.join("inventory"),
             format!(
@@ -232,7 +271,12 @@ impl Layout {
             &bin.join("python"),
             &format!("#!/bin/sh\nexec '{}' \"$@\"\n", python.display()),
         );
-        Layout { root, bin, ansible }
+        Layout {
+            root,
+            bin,
+            ansible,
+            python,
+        }
     }
 
     /// Where sandball's starts during `target` are noted.
@@ -310,7 +354,7 @@ impl Layout {
         let path = std::env::var_os("PATH").unwrap_or_default();
         let mut paths = vec![self.bin.clone()];
         paths.extend(std::env::split_paths(&path));
-        if let Some(venv_bin) = ansible_python().parent() {
+        if let Some(venv_bin) = self.python.parent() {
             paths.push(venv_bin.to_path_buf());
         }
         cmd.env("PATH", std::env::join_paths(paths).expect("PATH"))
@@ -342,7 +386,7 @@ impl Layout {
             let bins = Binaries::get();
             cmd.env("SANDBALL_E2E_RUNS", self.runs_file(target))
                 .env("SANDBALL_SHIM", &bins.shim)
-                .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
+                .env("SANDBALL_ANSIBLE_PYTHON", &self.python)
                 .env(
                     "SANDBALL_CACHE_DIR",
                     workspace_root().join("target/e2e-shim-cache"),
@@ -402,6 +446,17 @@ fn ansible_core_integration_targets_pass_as_under_ansible_playbook_6_of_6() {
     shard(5);
 }
 
+/// The targets of ansible-core 2.21's sdist that exercise what 2.21 added for playbook
+/// authors (`_task`, register projections), run under ansible-playbook 2.21 and under
+/// sandball finding 2.21's ansible-core (so following 2.21). Not recorded: ansible-playbook
+/// runs beside sandball every time.
+const TARGETS_2_21: &[&str] = &["register_projections"];
+
+#[test]
+fn ansible_core_2_21_targets_pass_as_under_ansible_playbook_2_21() {
+    run_targets(&Reference::v2_21(), TARGETS_2_21);
+}
+
 /// Runs every `SHARDS`th listed target from the `n`th on — or, in the first shard,
 /// the targets `ANSIBLE_TARGETS=a,b` names instead (to try one out).
 fn shard(n: usize) {
@@ -411,7 +466,7 @@ fn shard(n: usize) {
         Some(list) => list.split(',').map(str::trim).collect(),
         None => TARGETS.iter().copied().skip(n).step_by(SHARDS).collect(),
     };
-    run_targets(&targets);
+    run_targets(&Reference::pinned(), &targets);
 }
 
 /// ansible-playbook's recaps of the listed targets (`make target-recaps`): the version
@@ -441,27 +496,17 @@ fn recorded(version: &str) -> std::collections::BTreeMap<&'static str, Vec<Strin
     by_target
 }
 
-/// The version of ansible-core in the venv.
-fn ansible_version() -> String {
-    let out = Command::new(ansible_python())
-        .args(["-c", "import ansible.release as r; print(r.__version__)"])
-        .output()
-        .expect("the venv's python runs");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 /// Runs `targets` under sandball, and under ansible-playbook where no recorded recap
 /// says what it prints (see the module's doc), and asserts that sandball passes each.
 /// With `$ANSIBLE_TARGETS_RECORD` set to a directory, every target is run under both
 /// tools and ansible-playbook's recaps of each it passes are written there (one file a
 /// target), for `make target-recaps`.
-fn run_targets(targets: &[&str]) {
-    let source = targets_source();
+fn run_targets(reference: &Reference, targets: &[&str]) {
     let sb = Sandbox::new();
-    let ours = Layout::new(&sb, "sandball", &source, false);
-    let theirs = Layout::new(&sb, "ansible", &source, true);
+    let ours = Layout::new(&sb, "sandball", reference, false);
+    let theirs = Layout::new(&sb, "ansible", reference, true);
     let record = std::env::var_os("ANSIBLE_TARGETS_RECORD").map(PathBuf::from);
-    let version = ansible_version();
+    let version = reference.version();
     let recorded = if record.is_some() {
         Default::default()
     } else {

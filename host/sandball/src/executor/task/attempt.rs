@@ -211,11 +211,14 @@ async fn attempt_action(
     settle_failed(&mut result);
     let failed_before = result.get("failed").is_some_and(py_truth);
     if !t.changed_when.is_empty() || !t.failed_when.is_empty() {
-        let mut check_vars = vars.clone();
-        bind_result(&mut check_vars, t, &result);
         // A conditional that cannot be evaluated fails the task and keeps its result,
         // saying why under `changed_when_result`/`failed_when_result`, as Ansible does.
-        let evaluated = |conds: &[Value]| {
+        let evaluated = |conds: &[Value], result: &Map<String, Value>| {
+            if conds.is_empty() {
+                return Ok(true);
+            }
+            let mut check_vars = vars.clone();
+            bind_result(&mut check_vars, t, result);
             conds.iter().try_fold(true, |all, c| {
                 if !all {
                     return Ok(false);
@@ -227,9 +230,7 @@ async fn attempt_action(
         };
         // A conditional written as a template is deprecated, and registered so.
         let (changed, changed_deprecations) =
-            crate::template::deprecations_of(|| evaluated(&t.changed_when));
-        let (failed, failed_deprecations) =
-            crate::template::deprecations_of(|| evaluated(&t.failed_when));
+            crate::template::deprecations_of(|| evaluated(&t.changed_when, &result));
         if !t.changed_when.is_empty() {
             match changed {
                 Ok(b) => {
@@ -245,6 +246,9 @@ async fn attempt_action(
                 }
             }
         }
+        // `failed_when` sees what `changed_when` made of the result, as in ansible-core.
+        let (failed, failed_deprecations) =
+            crate::template::deprecations_of(|| evaluated(&t.failed_when, &result));
         if !t.failed_when.is_empty() {
             match failed {
                 Ok(b) => {
