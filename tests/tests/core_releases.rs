@@ -124,7 +124,8 @@ fn task_object_and_register_projections_as_in_2_21() {
     assert_eq!(ours["b"], serde_json::json!([2, 2]));
 }
 
-/// The registered results of loops and skipped tasks, and `invocation` (and, under both,
+/// The registered results of loops and skipped tasks, `changed_when` and `failed_when`
+/// that cannot be evaluated or fail a failure, and `invocation` (and, under both,
 /// `failed_when` seeing what `changed_when` made of the result): ansible-core
 /// 2.21 gives every result `failed`, leaves a loop's `skipped` out when false, says
 /// `changed_when_result` whenever `changed_when` is used and gives no `invocation`
@@ -173,6 +174,26 @@ fn results_take_the_shape_of_the_release_found() {
       failed_when: seen is changed
       register: seen
       ignore_errors: true
+    - name: changed_when fails on a failed module
+      ping: {data: crash}
+      changed_when: 1 / 0
+      ignore_errors: true
+      register: cw_error
+    - name: changed_when cannot be evaluated
+      command: echo foo
+      changed_when: boom
+      ignore_errors: true
+      register: cw_undefined
+    - name: failed_when cannot be evaluated
+      command: echo foo
+      failed_when: boom
+      ignore_errors: true
+      register: fw_undefined
+    - name: failed_when on a failure
+      command: "false"
+      failed_when: true
+      ignore_errors: true
+      register: fw_failure
     - name: invocation asked for
       file: {path: "{{ work }}", state: directory}
       vars: {ansible_inject_invocation: true}
@@ -197,6 +218,10 @@ fn results_take_the_shape_of_the_release_found() {
           injected: "{{ injected.results[0].invocation is defined }}"
           plain_file: "{{ plain_file.invocation is defined }}"
           seen: "{{ seen }}"
+          cw_error: "{{ [cw_error.msg, cw_error.changed, cw_error.changed_when_result, cw_error.changed_when_suppressed_exception is defined, cw_error.exception is defined] }}"
+          cw_undefined: "{{ [cw_undefined.msg, cw_undefined.changed, cw_undefined.changed_when_result, cw_undefined.changed_when_suppressed_exception is defined, cw_undefined.exception is defined] }}"
+          fw_undefined: "{{ [fw_undefined.msg, fw_undefined.failed_when_result, fw_undefined.failed_when_suppressed_exception is defined, fw_undefined.exception is defined] }}"
+          fw_failure: "{{ [fw_failure.msg, fw_failure.failed_when_result, fw_failure.failed_when_suppressed_exception is defined, fw_failure.exception is defined] }}"
 "#;
     for (var, venv) in [
         ("ANSIBLE_BIN_DIR", "venv"),

@@ -450,7 +450,21 @@ fn ansible_core_integration_targets_pass_as_under_ansible_playbook_6_of_6() {
 /// authors (`_task`, register projections), run under ansible-playbook 2.21 and under
 /// sandball finding 2.21's ansible-core (so following 2.21). Not recorded: ansible-playbook
 /// runs beside sandball every time.
-const TARGETS_2_21: &[&str] = &["register_projections"];
+const TARGETS_2_21: &[&str] = &[
+    "register_projections",
+    "break_when",
+    "changed_when",
+    "failed_when",
+    "ignore_errors",
+    "until",
+    "loop_control",
+    "loops",
+    "loop-until",
+    "register",
+    "conditionals",
+    "blocks",
+    "include_vars",
+];
 
 #[test]
 fn ansible_core_2_21_targets_pass_as_under_ansible_playbook_2_21() {

@@ -6,6 +6,7 @@
 use super::args::{template_args, with_trust_marks};
 use super::background;
 use super::keywords::{keyword, keyword_bool, keyword_int};
+use super::reports::module_works;
 use crate::executor::Run;
 use crate::executor::context::{Background, TaskContext, delegated_to};
 use crate::playbook::{Chain, Keyword, Task};
@@ -223,9 +224,13 @@ async fn attempt_action(
                 if !all {
                     return Ok(false);
                 }
+                // An error rendering the expression is said as it is, as in ansible-core.
                 run.templar
                     .conditional(c, &check_vars)
-                    .map_err(|e| format!("Error while evaluating conditional: {}", e.detail()))
+                    .map_err(|e| match e {
+                        crate::template::TemplateError::Render { .. } => e.detail().to_string(),
+                        _ => format!("Error while evaluating conditional: {}", e.detail()),
+                    })
             })
         };
         // A conditional written as a template is deprecated, and registered so.
@@ -241,6 +246,7 @@ async fn attempt_action(
                     }
                 }
                 Err(e) => {
+                    conditional_failed(t, &mut result, "changed_when", &e);
                     result.insert("changed_when_result".into(), Value::String(e));
                     result.insert("failed".into(), Value::Bool(true));
                 }
@@ -260,6 +266,17 @@ async fn attempt_action(
                         result.insert("msg".into(), Value::String(FAILED_WHEN_TRUE.into()));
                     }
                     if b {
+                        // ansible-core 2.21 keeps the failure `failed_when` judged anew
+                        // as a suppressed one too.
+                        if crate::compat::core().at_least(21)
+                            && result.get("failed").is_some_and(py_truth)
+                        {
+                            let exception = result
+                                .get("exception")
+                                .cloned()
+                                .unwrap_or_else(|| Value::String(NO_TRACEBACK.into()));
+                            result.insert("failed_when_suppressed_exception".into(), exception);
+                        }
                         result.insert("failed".into(), Value::Bool(true));
                     } else if result.remove("failed").is_some_and(|f| py_truth(&f)) {
                         let exception = result
@@ -269,6 +286,7 @@ async fn attempt_action(
                     }
                 }
                 Err(e) => {
+                    conditional_failed(t, &mut result, "failed_when", &e);
                     result.insert("failed_when_result".into(), Value::String(e));
                     result.insert("failed".into(), Value::Bool(true));
                 }
@@ -288,6 +306,32 @@ async fn attempt_action(
         result.insert("_ansible_no_log".into(), Value::Bool(true));
     }
     result
+}
+
+/// A `changed_when` or `failed_when` (`keyword`) that could not be evaluated, as
+/// ansible-core 2.21 reports it: the result's message says so (a module's failure
+/// staying the module's), and a failure it already had is kept as
+/// `<keyword>_suppressed_exception`. Nothing before 2.21.
+fn conditional_failed(t: &Task, result: &mut Map<String, Value>, keyword: &str, error: &str) {
+    if !crate::compat::core().at_least(21) {
+        return;
+    }
+    let failed = result.get("failed").is_some_and(py_truth);
+    if failed {
+        let exception = result
+            .get("exception")
+            .cloned()
+            .unwrap_or_else(|| Value::String(NO_TRACEBACK.into()));
+        result.insert(format!("{keyword}_suppressed_exception"), exception);
+    }
+    let module = failed && module_works(t) && Failure::of(result) != Some(Failure::Action);
+    let what = if module { "Module" } else { "Action" };
+    result.insert(
+        "msg".into(),
+        Value::String(format!(
+            "Task failed: {what} failed: A '{keyword}' expression failed: {error}"
+        )),
+    );
 }
 
 /// Whether a result failed, as ansible-core's task executor settles it: a `failed`
