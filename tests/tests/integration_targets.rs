@@ -455,6 +455,7 @@ const TARGETS_2_21: &[&str] = &[
     "changed_when",
     "failed_when",
     "register",
+    "break_when",
 ];
 
 #[test]

@@ -3,7 +3,7 @@
 //! sees (`loop_control`); the items' `(item=…)` labels; and a task run over its items,
 //! each reported, into the loop's result.
 
-use super::attempt::{bind_result, registered, sets_facts, with_failed_flag};
+use super::attempt::{NO_TRACEBACK, bind_result, registered, sets_facts, with_failed_flag};
 use super::keywords::{all_true, keyword_bool, keyword_float, when_stops};
 use super::reports::{Banner, CENSORED_ITEM, origin, show_banner, show_warnings, shown};
 use super::retries::run_once;
@@ -377,6 +377,38 @@ pub(super) async fn run_loop(
             }
             None => label(item),
         };
+        // `break_when` ends the loop after an item, seeing its result under `register`.
+        let break_when = |r: &Map<String, Value>| {
+            let mut check_vars = item_vars.clone();
+            bind_result(&mut check_vars, t, r);
+            all_true(run, &control.break_when, &check_vars)
+        };
+        // ansible-core 2.21 judges it before the item is reported, and the item's result
+        // says what it gave (`break_when_result`); one that cannot be evaluated fails the
+        // item and ends the loop, keeping the loop's result.
+        let judged = crate::compat::core().at_least(21) && !control.break_when.is_empty();
+        let early_stop = judged.then(|| {
+            let stop = break_when(&r);
+            match &stop {
+                Ok(b) => {
+                    r.insert("break_when_result".into(), Value::Bool(*b));
+                }
+                Err(e) => {
+                    if r.get("failed").is_some_and(py_truth) {
+                        let hidden = r
+                            .get("exception")
+                            .cloned()
+                            .unwrap_or_else(|| Value::String(NO_TRACEBACK.into()));
+                        r.insert("break_when_suppressed_exception".into(), hidden);
+                    }
+                    r.insert("break_when_result".into(), Value::String(e.clone()));
+                    r.insert("failed".into(), Value::Bool(true));
+                    r.entry("exception")
+                        .or_insert_with(|| Value::String(NO_TRACEBACK.into()));
+                }
+            }
+            stop.unwrap_or(true)
+        });
         let mut status = Status::of(&r);
         if status == Status::Unreachable {
             let ignored = keyword_bool(run, item_vars, kw, Keyword::IgnoreUnreachable, false)
@@ -409,13 +441,10 @@ pub(super) async fn run_loop(
             looped: false,
             origin: Some(origin(run, t, kw, vars)),
         });
-        // `break_when` ends the loop after an item, seeing its result under `register`.
-        let stop = if control.break_when.is_empty() {
-            Ok(false)
-        } else {
-            let mut check_vars = item_vars.clone();
-            bind_result(&mut check_vars, t, &r);
-            all_true(run, &control.break_when, &check_vars)
+        let stop = match early_stop {
+            Some(stop) => Ok(stop),
+            None if control.break_when.is_empty() => Ok(false),
+            None => break_when(&r),
         };
         let mut kept = r;
         with_failed_flag(&mut kept);
