@@ -20,7 +20,7 @@ PROFILE_DIR := target/debug
 # ansible-core can become the tests' users).
 PYTHON      ?= /usr/bin/python3
 
-.PHONY: all setup modules shims test-roots build install maturin wheel test-wheel ansible-runner run test nextest test-fixtures example-component componentize-py example-python-module lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-2.21 ansible-targets ansible-targets-2.21 fetch-targets-2.21 target-recaps test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
+.PHONY: all setup modules shims test-roots build install maturin wheel test-wheel ansible-runner run test nextest test-fixtures example-component componentize-py example-python-module lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-2.21 ansible-targets ansible-targets-2.21 fetch-targets-2.21 target-recaps target-recaps-2.21 test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
 
 all: build
 
@@ -195,6 +195,19 @@ target-recaps: build ansible ansible-targets test-node test-fixtures nextest
 	    for f in $(RECORD_DIR)/*; do sed "s/^/$$(basename $$f)	/" "$$f"; done; \
 	  } | sort -s -t '	' -k1,1; } > $(RECORD_DIR).txt
 	mv $(RECORD_DIR).txt $(RECAPS)
+
+## target-recaps-2.21: the same for the 2.21 targets (`TARGETS_2_21`), into
+## tests/target-recaps-2.21.txt, all of them anew.
+RECAPS_221 := tests/target-recaps-2.21.txt
+target-recaps-2.21: build ansible-targets-2.21 test-node test-fixtures nextest
+	rm -rf $(RECORD_DIR)-2.21 && mkdir -p $(RECORD_DIR)-2.21
+	-ANSIBLE_TARGETS_RECORD=$(CURDIR)/$(RECORD_DIR)-2.21 ANSIBLE_221_BIN_DIR=$(CURDIR)/$(VENV_221)/bin \
+		$(CARGO) nextest run -p sandball-e2e -E 'test(/^integration_targets::ansible_core_2_21/)' --no-fail-fast
+	{ sed -n '/^#/p' $(RECAPS_221); \
+	  echo "ansible-core $$($(VENV_221)/bin/python -c 'import ansible.release as r; print(r.__version__)')"; \
+	  for f in $(RECORD_DIR)-2.21/*; do sed "s/^/$$(basename $$f)	/" "$$f"; done | sort -s -t '	' -k1,1; \
+	} > $(RECORD_DIR)-2.21.txt
+	mv $(RECORD_DIR)-2.21.txt $(RECAPS_221)
 
 ## test-recordings: records ansible-core's runs in the tests that tests/recordings/tests.txt
 ## lists (their reference runs depend on their inputs alone): a file per test under

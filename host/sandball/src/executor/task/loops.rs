@@ -240,6 +240,11 @@ pub(crate) struct LoopItem {
 /// with the other `_ansible_` keys before it is registered or shown).
 pub(super) const IGNORE_UNREACHABLE: &str = "_ansible_ignore_unreachable";
 
+/// Where a loop's result says, under ansible-core 2.21, whether `ignore_errors` held
+/// for any item (read with the item's variables): then the whole task's errors are
+/// ignored.
+pub(super) const IGNORE_ERRORS: &str = "_ansible_ignore_errors";
+
 /// Runs a task's loop and returns its result; `items` receives, for each item run, the
 /// loop variable's value as the item's run saw it (its text marked where it is
 /// untrusted), which its registered result keeps as `item`; `last_vars` the variables
@@ -303,6 +308,8 @@ pub(super) async fn run_loop(
     // `ignore_unreachable` (read with the item's variables) held: then the loop's is
     // ignored, as in ansible-core.
     let mut unreachable: Option<bool> = None;
+    let per_item_ignore = crate::compat::core().at_least(21);
+    let mut ignore_errors = false;
     // What earlier items left for the later ones, as Ansible updates the loop's
     // variables after each item: facts they returned, the registered result.
     let mut carried = Carried::default();
@@ -409,6 +416,10 @@ pub(super) async fn run_loop(
             }
             stop.unwrap_or(true)
         });
+        if per_item_ignore && !ignore_errors {
+            ignore_errors =
+                keyword_bool(run, item_vars, kw, Keyword::IgnoreErrors, false).unwrap_or_default();
+        }
         let mut status = Status::of(&r);
         if status == Status::Unreachable {
             let ignored = keyword_bool(run, item_vars, kw, Keyword::IgnoreUnreachable, false)
@@ -476,6 +487,9 @@ pub(super) async fn run_loop(
     );
     if any_failed {
         m.insert("failed".into(), Value::Bool(true));
+    }
+    if per_item_ignore {
+        m.insert(IGNORE_ERRORS.into(), Value::Bool(ignore_errors));
     }
     if let Some(ignored) = unreachable {
         m.insert("unreachable".into(), Value::Bool(true));

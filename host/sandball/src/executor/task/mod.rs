@@ -18,7 +18,7 @@ mod retries;
 
 use self::attempt::registered;
 use self::keywords::keyword_bool;
-use self::loops::{IGNORE_UNREACHABLE, run_loop};
+use self::loops::{IGNORE_ERRORS, IGNORE_UNREACHABLE, run_loop};
 use self::reports::{Banner, no_log_default, origin, show_banner, show_warnings, shown};
 use self::retries::run_once;
 use super::Run;
@@ -336,7 +336,11 @@ pub async fn run_on_host(
     let status = Status::of(&result);
     let ignore = |k| keyword_bool(run, &vars, kw, k, false).unwrap_or_default();
     let ignored = match status {
-        Status::Failed => ignore(Keyword::IgnoreErrors),
+        // A loop's says, under 2.21, whether any item's held.
+        Status::Failed => match result.get(IGNORE_ERRORS) {
+            Some(Value::Bool(ignored)) => *ignored,
+            _ => ignore(Keyword::IgnoreErrors),
+        },
         // A loop's says whether its unreachable items were all ignored.
         Status::Unreachable => match result.get(IGNORE_UNREACHABLE) {
             Some(Value::Bool(ignored)) => *ignored,
