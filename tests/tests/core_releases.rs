@@ -270,12 +270,22 @@ fn the_release_followed_is_the_setting_else_the_one_found() {
     assert_eq!(minor(None, Some(v219.clone())), "19");
     assert_eq!(minor(None, Some(v221.clone())), "21");
     assert_eq!(minor(Some("2.21"), Some(v219.clone())), "21");
-    assert_eq!(minor(Some("2.20.3"), Some(v221)), "20");
+    assert_eq!(minor(Some("2.20.3"), Some(v221.clone())), "20");
     // A Python without ansible-core: the newest.
     let bare = sb.write("bare-python", "#!/bin/sh\nexit 1\n");
     std::fs::set_permissions(&bare, std::os::unix::fs::PermissionsExt::from_mode(0o755))
         .expect("chmod");
     assert_eq!(minor(None, Some(bare)), "21");
+
+    // `--version` says which and why.
+    let version = sb
+        .sandball(["--version"])
+        .env_remove("SANDBALL_ANSIBLE_CORE_VERSION")
+        .env("SANDBALL_ANSIBLE_PYTHON", &v221)
+        .run();
+    version
+        .assert_code(0)
+        .assert_stdout_has("ansible-core followed = 2.21.0 (the ansible-core found, 2.21.");
 
     let bad = sb
         .play(&pb, &work, &[])

@@ -70,6 +70,11 @@ pub(super) fn text(ansible_command: Option<&str>, config: &crate::config::Loaded
             None => NOT_FOUND.to_string(),
         },
     );
+    let picked = crate::compat::picked();
+    field(
+        "ansible-core followed",
+        format!("{} ({})", picked.core.version(), picked.how),
+    );
     field(
         "executable location",
         std::env::current_exe()
