@@ -194,6 +194,13 @@ fn results_take_the_shape_of_the_release_found() {
       failed_when: true
       ignore_errors: true
       register: fw_failure
+    - name: until cannot be evaluated
+      command: echo foo
+      until: boom
+      retries: 1
+      delay: 0
+      ignore_errors: true
+      register: until_undefined
     - name: invocation asked for
       file: {path: "{{ work }}", state: directory}
       vars: {ansible_inject_invocation: true}
@@ -218,6 +225,7 @@ fn results_take_the_shape_of_the_release_found() {
           injected: "{{ injected.results[0].invocation is defined }}"
           plain_file: "{{ plain_file.invocation is defined }}"
           seen: "{{ seen }}"
+          until_undefined: "{{ until_undefined }}"
           cw_error: "{{ [cw_error.msg, cw_error.changed, cw_error.changed_when_result, cw_error.changed_when_suppressed_exception is defined, cw_error.exception is defined] }}"
           cw_undefined: "{{ [cw_undefined.msg, cw_undefined.changed, cw_undefined.changed_when_result, cw_undefined.changed_when_suppressed_exception is defined, cw_undefined.exception is defined] }}"
           fw_undefined: "{{ [fw_undefined.msg, fw_undefined.failed_when_result, fw_undefined.failed_when_suppressed_exception is defined, fw_undefined.exception is defined] }}"
