@@ -201,6 +201,17 @@ fn results_take_the_shape_of_the_release_found() {
       delay: 0
       ignore_errors: true
       register: until_undefined
+    - name: when cannot be evaluated
+      command: echo foo
+      when: boom
+      ignore_errors: true
+      register: when_undefined
+    - name: when cannot be evaluated in a loop
+      command: echo {{ item }}
+      loop: [1]
+      when: boom
+      ignore_errors: true
+      register: when_undefined_looped
     - name: invocation asked for
       file: {path: "{{ work }}", state: directory}
       vars: {ansible_inject_invocation: true}
@@ -226,6 +237,8 @@ fn results_take_the_shape_of_the_release_found() {
           plain_file: "{{ plain_file.invocation is defined }}"
           seen: "{{ seen }}"
           until_undefined: "{{ until_undefined }}"
+          when_undefined: "{{ when_undefined }}"
+          when_undefined_looped: "{{ when_undefined_looped }}"
           cw_error: "{{ [cw_error.msg, cw_error.changed, cw_error.changed_when_result, cw_error.changed_when_suppressed_exception is defined, cw_error.exception is defined] }}"
           cw_undefined: "{{ [cw_undefined.msg, cw_undefined.changed, cw_undefined.changed_when_result, cw_undefined.changed_when_suppressed_exception is defined, cw_undefined.exception is defined] }}"
           fw_undefined: "{{ [fw_undefined.msg, fw_undefined.failed_when_result, fw_undefined.failed_when_suppressed_exception is defined, fw_undefined.exception is defined] }}"

@@ -136,8 +136,7 @@ async fn attempt(
 const FAILED_WHEN_TRUE: &str =
     "Task failed: Action failed: A 'failed_when' expression evaluated to 'True'.";
 
-/// What ansible-core 2.19 puts in `exception` when it shows no traceback.
-pub(super) const NO_TRACEBACK: &str = "(traceback unavailable)";
+pub(super) use crate::plugins::action::NO_TRACEBACK;
 
 /// The action itself (its plugin, with the task's templated arguments), then
 /// `changed_when`/`failed_when`.

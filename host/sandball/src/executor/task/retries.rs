@@ -89,19 +89,7 @@ async fn run_retrying(
         let done = match &t.until {
             Some(until) => match run.templar.conditional(until, &check_vars) {
                 Ok(holds) => holds,
-                Err(e) => {
-                    let mut failed = action::conditional_failed(&e, until);
-                    // ansible-core 2.21 names the keyword; both register a failure.
-                    if crate::compat::core().at_least(21) {
-                        let msg = format!(
-                            "Task failed: An 'until' expression failed: {}",
-                            e.conditional_error()
-                        );
-                        failed.insert("msg".into(), Value::String(msg));
-                    }
-                    failed.insert("exception".into(), Value::String(NO_TRACEBACK.into()));
-                    return failed;
-                }
+                Err(e) => return action::keyword_conditional_failed(&e, until, "until"),
             },
             None => !r.get("failed").is_some_and(py_truth),
         };
