@@ -217,6 +217,20 @@ impl Reference {
     }
 }
 
+/// The roles a target's `meta/main.yml` lists under `dependencies` (`- name` or
+/// `- role: name`).
+fn dependencies(target: &Path) -> Vec<String> {
+    let meta = std::fs::read_to_string(target.join("meta/main.yml")).unwrap_or_default();
+    meta.lines()
+        .skip_while(|l| !l.starts_with("dependencies:"))
+        .skip(1)
+        .take_while(|l| l.starts_with(' ') || l.starts_with('-') || l.trim().is_empty())
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .map(|entry| entry.trim_start_matches("role:").trim().to_string())
+        .filter(|name| !name.is_empty() && !name.contains(['{', ' ']))
+        .collect()
+}
+
 /// One tool's copy of the ansible-test layout: `targets/`, `inventory`, a bin directory
 /// on PATH, and the environment ansible-test gives every target.
 struct Layout {
@@ -228,17 +242,44 @@ struct Layout {
 }
 
 impl Layout {
-    fn new(sb: &Sandbox, name: &str, reference: &Reference, ansible: bool) -> Layout {
+    /// The layout of the targets `only` (with the roles their `meta/main.yml` depends
+    /// on) or, with `None`, of every target.
+    fn new(
+        sb: &Sandbox,
+        name: &str,
+        reference: &Reference,
+        ansible: bool,
+        only: Option<&[&str]>,
+    ) -> Layout {
         let source = &reference.targets;
         // The ansible-test layout: `test/integration` under the content root.
         let root = sb.dir(&format!("{name}/test/integration"));
-        let copied = Command::new("cp")
-            .arg("-a")
-            .arg(source)
-            .arg(root.join("targets"))
-            .status()
-            .expect("cp runs");
-        assert!(copied.success(), "cannot copy {}", source.display());
+        let copy = |from: &Path, to: &Path| {
+            let copied = Command::new("cp")
+                .arg("-a")
+                .arg(from)
+                .arg(to)
+                .status()
+                .expect("cp runs");
+            assert!(copied.success(), "cannot copy {}", from.display());
+        };
+        match only {
+            None => copy(source, &root.join("targets")),
+            Some(targets) => {
+                std::fs::create_dir_all(root.join("targets")).expect("targets dir");
+                let mut wanted: Vec<String> = targets.iter().map(|t| t.to_string()).collect();
+                let mut i = 0;
+                while let Some(target) = wanted.get(i).cloned() {
+                    for dependency in dependencies(&source.join(&target)) {
+                        if !wanted.contains(&dependency) {
+                            wanted.push(dependency);
+                        }
+                    }
+                    copy(&source.join(&target), &root.join("targets").join(&target));
+                    i += 1;
+                }
+            }
+        }
         let python = reference.python.clone();
         std::fs::write(
             root.join("inventory"),
@@ -470,7 +511,7 @@ const TARGETS_2_21: &[&str] = &[
 
 #[test]
 fn ansible_core_2_21_targets_pass_as_under_ansible_playbook_2_21() {
-    run_targets(&Reference::v2_21(), TARGETS_2_21);
+    run_targets(&Reference::v2_21(), TARGETS_2_21, Some(TARGETS_2_21));
 }
 
 /// Runs every `SHARDS`th listed target from the `n`th on — or, in the first shard,
@@ -482,7 +523,7 @@ fn shard(n: usize) {
         Some(list) => list.split(',').map(str::trim).collect(),
         None => TARGETS.iter().copied().skip(n).step_by(SHARDS).collect(),
     };
-    run_targets(&Reference::pinned(), &targets);
+    run_targets(&Reference::pinned(), &targets, None);
 }
 
 /// ansible-playbook's recaps of the listed targets (`make target-recaps`): the version
@@ -522,11 +563,12 @@ fn recorded(
 /// says what it prints (see the module's doc), and asserts that sandball passes each.
 /// With `$ANSIBLE_TARGETS_RECORD` set to a directory, every target is run under both
 /// tools and ansible-playbook's recaps of each it passes are written there (one file a
-/// target), for `make target-recaps`.
-fn run_targets(reference: &Reference, targets: &[&str]) {
+/// target), for `make target-recaps`. `only`: the targets to lay out (and those they
+/// depend on), else all.
+fn run_targets(reference: &Reference, targets: &[&str], only: Option<&[&str]>) {
     let sb = Sandbox::new();
-    let ours = Layout::new(&sb, "sandball", reference, false);
-    let theirs = Layout::new(&sb, "ansible", reference, true);
+    let ours = Layout::new(&sb, "sandball", reference, false, only);
+    let theirs = Layout::new(&sb, "ansible", reference, true, only);
     let record = std::env::var_os("ANSIBLE_TARGETS_RECORD").map(PathBuf::from);
     let version = reference.version();
     let recorded = if record.is_some() {
