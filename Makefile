@@ -240,9 +240,12 @@ test-recordings-verify: build ansible test-node legacy-examples test-fixtures ex
 ## check-recordings: the recordings were made by the pinned ansible-core; if not, says so
 ## (the tests then run ansible-core live: slower, as correct).
 PINNED_CORE = ansible-core $(patsubst ansible-core==%,%,$(ANSIBLE_PIN))
+PINNED_221 = ansible-core $(patsubst ansible-core==%,%,$(ANSIBLE_221_PIN))
 check-recordings:
 	@for f in $(RECAPS) $(RECORDINGS)/versions.txt; do grep -qx '$(PINNED_CORE)' $$f || \
 		echo "$$f was not recorded with the pinned $(PINNED_CORE): the tests run ansible-core live where it would serve (\`make target-recaps test-recordings\` records it anew)" >&2; done
+	@grep -qx '$(PINNED_221)' $(RECAPS_221) || \
+		echo "$(RECAPS_221) was not recorded with the pinned $(PINNED_221): the 2.21 targets run under ansible-playbook too (\`make target-recaps-2.21\` records them anew)" >&2
 
 ## packages: the Debian packages `make build` and `make test` need, those missing
 ## installed in one apt-get run (so that nothing else waits on the dpkg lock):

@@ -14,7 +14,7 @@ pub const OLDEST: u32 = 19;
 pub const NEWEST: u32 = 21;
 
 /// The variable (and ansible.cfg key, in `[sandball]`) that names the release.
-pub const SETTING: &str = "SANDBALL_ANSIBLE_CORE_VERSION";
+pub const SETTING: &str = crate::config::ANSIBLE_CORE_VERSION;
 
 /// An ansible-core release sandball follows, by its minor number (2.`minor`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -33,13 +33,17 @@ const fn s(
     }
 }
 
+/// The variable of sandball's own setting `[sandball] ansible_core_version`: the
+/// ansible-core release a run follows (`crate::compat`).
+pub const ANSIBLE_CORE_VERSION: &str = "SANDBALL_ANSIBLE_CORE_VERSION";
+
 /// The settings sandball reads.
 const SETTINGS: &[Setting] = &[
     s("defaults", "inventory", "ANSIBLE_INVENTORY", true),
     s(
         "sandball",
         "ansible_core_version",
-        crate::compat::SETTING,
+        ANSIBLE_CORE_VERSION,
         false,
     ),
     s("defaults", "forks", "ANSIBLE_FORKS", false),
