@@ -298,6 +298,18 @@ fn the_release_followed_is_the_setting_else_the_one_found() {
         .expect("chmod");
     assert_eq!(minor(None, Some(bare)), "21");
 
+    // ansible.cfg's `[sandball] ansible_core_version`, beneath the environment.
+    let cfg = sb.write("release.cfg", "[sandball]\nansible_core_version = 2.20\n");
+    let from_file = sb
+        .sandball(["--version"])
+        .env_remove("SANDBALL_ANSIBLE_CORE_VERSION")
+        .env("ANSIBLE_CONFIG", &cfg)
+        .env("SANDBALL_ANSIBLE_PYTHON", &v221)
+        .run();
+    from_file
+        .assert_code(0)
+        .assert_stdout_has("ansible-core followed = 2.20.0 (SANDBALL_ANSIBLE_CORE_VERSION=2.20)");
+
     // `--version` says which and why.
     let version = sb
         .sandball(["--version"])
