@@ -20,7 +20,7 @@ PROFILE_DIR := target/debug
 # ansible-core can become the tests' users).
 PYTHON      ?= /usr/bin/python3
 
-.PHONY: all setup modules shims test-roots build install maturin wheel test-wheel ansible-runner run test nextest test-fixtures example-component componentize-py example-python-module lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-targets target-recaps test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
+.PHONY: all setup modules shims test-roots build install maturin wheel test-wheel ansible-runner run test nextest test-fixtures example-component componentize-py example-python-module lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-2.21 ansible-targets ansible-targets-2.21 fetch-targets-2.21 target-recaps target-recaps-2.21 test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
 
 all: build
 
@@ -136,19 +136,48 @@ $(VENV_216)/bin/ansible-playbook: | python-venv
 	$(PYTHON) -m venv $(VENV_216)
 	$(VENV_216)/bin/pip install --quiet --disable-pip-version-check 'ansible-core==2.16.*'
 
+## ansible-2.21: the newest ansible-core (ANSIBLE_221_PIN), the second reference: the
+## tests of what 2.20 and 2.21 changed for playbook authors run it and sandball in its
+## semantics. It needs Python 3.12 or later, which Debian 12 lacks: tests/python312.sh
+## finds one (PATH, pyenv) or builds CPython from Debian 13's source into
+## $(PYTHON312_DIR), outside the checkout so that a fresh clone reuses it. The venv is
+## made again when the pin changes (its `pin` file says which it holds).
+VENV_221 := target/venv-2.21
+ANSIBLE_221_PIN ?= ansible-core==2.21.5
+PYTHON312_DIR ?= /var/cache/sandball-python3.13
+ansible-2.21:
+	@[ "$$(cat $(VENV_221)/pin 2>/dev/null)" = '$(ANSIBLE_221_PIN)' ] || { \
+		python=$$(tests/python312.sh $(PYTHON312_DIR)) && rm -rf $(VENV_221) && \
+		$$python -m venv $(VENV_221) && echo "pip install $(ANSIBLE_221_PIN) ($$python)" && \
+		$(VENV_221)/bin/pip install --quiet --disable-pip-version-check '$(ANSIBLE_221_PIN)' passlib && \
+		echo '$(ANSIBLE_221_PIN)' > $(VENV_221)/pin; }
+
 ## ansible-targets: ansible-core's own integration targets (test/integration/targets),
 ## from the PyPI sdist of the very version in $(VENV): tests/tests/integration_targets.rs
 ## runs them as ansible-test does. Fetched at test time, never kept in the repository.
+## ansible-targets-2.21: the same from 2.21's sdist (of the release in $(VENV_221)), for
+## the targets of what 2.21 added (`TARGETS_2_21` in that test file).
 TARGETS_DIR := target/ansible-targets
+# $(call fetch_targets,VENV,DIR): the targets of VENV's ansible-core release into DIR.
+define fetch_targets
+	rm -rf $(2) && mkdir -p $(2)/sdist
+	version=$$($(1)/bin/python -c 'import ansible.release; print(ansible.release.__version__)') && \
+	$(1)/bin/pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
+		-d $(2)/sdist "ansible-core==$$version" && \
+	tar -xzf $(2)/sdist/ansible_core-$$version.tar.gz -C $(2) \
+		--strip-components=3 ansible_core-$$version/test/integration/targets
+	rm -rf $(2)/sdist
+endef
 ansible-targets: $(TARGETS_DIR)/targets/ping
 $(TARGETS_DIR)/targets/ping: $(VENV)/bin/ansible-playbook
-	rm -rf $(TARGETS_DIR) && mkdir -p $(TARGETS_DIR)/sdist
-	version=$$($(VENV)/bin/python -c 'import ansible.release; print(ansible.release.__version__)') && \
-	$(VENV)/bin/pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
-		-d $(TARGETS_DIR)/sdist "ansible-core==$$version" && \
-	tar -xzf $(TARGETS_DIR)/sdist/ansible_core-$$version.tar.gz -C $(TARGETS_DIR) \
-		--strip-components=3 ansible_core-$$version/test/integration/targets
-	rm -rf $(TARGETS_DIR)/sdist
+	$(call fetch_targets,$(VENV),$(TARGETS_DIR))
+TARGETS_221_DIR := target/ansible-targets-2.21
+ansible-targets-2.21: ansible-2.21
+	@[ "$$(cat $(TARGETS_221_DIR)/pin 2>/dev/null)" = '$(ANSIBLE_221_PIN)' ] || \
+		$(MAKE) --no-print-directory fetch-targets-2.21
+fetch-targets-2.21:
+	$(call fetch_targets,$(VENV_221),$(TARGETS_221_DIR))
+	echo '$(ANSIBLE_221_PIN)' > $(TARGETS_221_DIR)/pin
 
 ## target-recaps: records ansible-playbook's recaps of the targets listed in
 ## tests/tests/integration_targets.rs into tests/target-recaps.txt, by running each
@@ -169,6 +198,19 @@ target-recaps: build ansible ansible-targets test-node test-fixtures nextest
 	    for f in $(RECORD_DIR)/*; do sed "s/^/$$(basename $$f)	/" "$$f"; done; \
 	  } | sort -s -t '	' -k1,1; } > $(RECORD_DIR).txt
 	mv $(RECORD_DIR).txt $(RECAPS)
+
+## target-recaps-2.21: the same for the 2.21 targets (`TARGETS_2_21`), into
+## tests/target-recaps-2.21.txt, all of them anew.
+RECAPS_221 := tests/target-recaps-2.21.txt
+target-recaps-2.21: build ansible-targets-2.21 test-node test-fixtures nextest
+	rm -rf $(RECORD_DIR)-2.21 && mkdir -p $(RECORD_DIR)-2.21
+	-ANSIBLE_TARGETS_RECORD=$(CURDIR)/$(RECORD_DIR)-2.21 ANSIBLE_221_BIN_DIR=$(CURDIR)/$(VENV_221)/bin \
+		$(CARGO) nextest run -p sandball-e2e -E 'test(/^integration_targets::ansible_core_2_21/)' --no-fail-fast
+	{ sed -n '/^#/p' $(RECAPS_221); \
+	  echo "ansible-core $$($(VENV_221)/bin/python -c 'import ansible.release as r; print(r.__version__)')"; \
+	  for f in $(RECORD_DIR)-2.21/*; do sed "s/^/$$(basename $$f)	/" "$$f"; done | sort -s -t '	' -k1,1; \
+	} > $(RECORD_DIR)-2.21.txt
+	mv $(RECORD_DIR)-2.21.txt $(RECAPS_221)
 
 ## test-recordings: records ansible-core's runs in the tests that tests/recordings/tests.txt
 ## lists (their reference runs depend on their inputs alone): a file per test under
@@ -201,9 +243,12 @@ test-recordings-verify: build ansible test-node legacy-examples test-fixtures ex
 ## check-recordings: the recordings were made by the pinned ansible-core; if not, says so
 ## (the tests then run ansible-core live: slower, as correct).
 PINNED_CORE = ansible-core $(patsubst ansible-core==%,%,$(ANSIBLE_PIN))
+PINNED_221 = ansible-core $(patsubst ansible-core==%,%,$(ANSIBLE_221_PIN))
 check-recordings:
 	@for f in $(RECAPS) $(RECORDINGS)/versions.txt; do grep -qx '$(PINNED_CORE)' $$f || \
 		echo "$$f was not recorded with the pinned $(PINNED_CORE): the tests run ansible-core live where it would serve (\`make target-recaps test-recordings\` records it anew)" >&2; done
+	@grep -qx '$(PINNED_221)' $(RECAPS_221) || \
+		echo "$(RECAPS_221) was not recorded with the pinned $(PINNED_221): the 2.21 targets run under ansible-playbook too (\`make target-recaps-2.21\` records them anew)" >&2
 
 ## packages: the Debian packages `make build` and `make test` need, those missing
 ## installed in one apt-get run (so that nothing else waits on the dpkg lock):
@@ -309,12 +354,12 @@ nextest:
 ## downloads wait on the network while cargo compiles, and one cargo build's serial
 ## stretches (a link, a big crate) leave a core to the other; then cargo-nextest runs
 ## the tests.
-TEST_DEPS := clippy-driver fmt-check check-recordings test-roots build ansible ansible-2.16 ansible-targets test-node ruby cron legacy-examples test-fixtures example-component example-python-module sshd apt-test nextest test-build test-wheel ansible-runner
+TEST_DEPS := clippy-driver fmt-check check-recordings test-roots build ansible ansible-2.16 ansible-2.21 ansible-targets ansible-targets-2.21 test-node ruby cron legacy-examples test-fixtures example-component example-python-module sshd apt-test nextest test-build test-wheel ansible-runner
 test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-deps
 	status=0; \
 	$(LINTING) $(CARGO) nextest run -p sandball-shim --target $(OWN_SHIM_TARGET) --no-fail-fast || status=1; \
-	SANDBALL_TEST_ROOTS=$(TEST_ROOTS) ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin $(LINTING) $(CARGO) nextest run --workspace --exclude sandball-shim --no-fail-fast || status=1; \
+	SANDBALL_TEST_ROOTS=$(TEST_ROOTS) ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin ANSIBLE_216_BIN_DIR=$(CURDIR)/$(VENV_216)/bin ANSIBLE_221_BIN_DIR=$(CURDIR)/$(VENV_221)/bin $(LINTING) $(CARGO) nextest run --workspace --exclude sandball-shim --no-fail-fast || status=1; \
 	exit $$status
 test-deps: $(TEST_DEPS)
 

@@ -102,6 +102,29 @@ pub fn ansible_python() -> PathBuf {
         .join("python")
 }
 
+/// The release of the reference ansible-core ([`ansible_python`]'s venv: `2.19.14`),
+/// from its `release.py`; `None` without one. sandball runs in the tests follow it
+/// (`SANDBALL_ANSIBLE_CORE_VERSION`), as they compare with that ansible-playbook.
+pub fn reference_core_release() -> Option<&'static str> {
+    static RELEASE: OnceLock<Option<String>> = OnceLock::new();
+    RELEASE
+        .get_or_init(|| {
+            let venv = ansible_python().parent()?.parent()?.to_path_buf();
+            std::fs::read_dir(venv.join("lib"))
+                .ok()?
+                .filter_map(Result::ok)
+                .find_map(|lib| {
+                    let release = lib.path().join("site-packages/ansible/release.py");
+                    let text = std::fs::read_to_string(release).ok()?;
+                    let line = text
+                        .lines()
+                        .find(|l| l.trim_start().starts_with("__version__"))?;
+                    line.split(['\'', '"']).nth(1).map(str::to_string)
+                })
+        })
+        .as_deref()
+}
+
 impl Binaries {
     /// The binaries under test. Panics, saying to run `make build`, when one is missing.
     pub fn get() -> &'static Binaries {

@@ -14,7 +14,7 @@ pub fn ansible_bin(var: &str, venv: &str) -> PathBuf {
         .unwrap_or_else(|| target_dir().join(venv).join("bin"));
     assert!(
         dir.join("ansible-playbook").is_file(),
-        "{} has no ansible-playbook: run `make ansible ansible-2.16` (`make test` does)",
+        "{} has no ansible-playbook: run `make ansible ansible-2.16 ansible-2.21` (`make test` does)",
         dir.display()
     );
     dir
@@ -73,7 +73,8 @@ pub fn both_run_env(
     let theirs_work = sb.dir("ansible-work");
     let mut ours = sb
         .play(&pb, &ours_work, &["-v"])
-        .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"));
+        .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
+        .env_remove("SANDBALL_ANSIBLE_CORE_VERSION");
     for (k, v) in env {
         ours = ours.env(k, v);
     }

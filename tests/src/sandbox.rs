@@ -158,7 +158,8 @@ impl Sandbox {
     /// once per test (an unoptimised wasmtime takes seconds per module). Hosts without
     /// an `ansible_python_interpreter` use the ansible-core venv's Python, as under
     /// [`ansible_playbook`](Self::ansible_playbook), rather than one discovered along
-    /// the test's `PATH`.
+    /// the test's `PATH`. sandball follows the semantics of that ansible-core's release
+    /// (`SANDBALL_ANSIBLE_CORE_VERSION`; a test of another release removes it).
     pub fn sandball<I, S>(&self, args: I) -> Invocation
     where
         I: IntoIterator<Item = S>,
@@ -178,6 +179,10 @@ impl Sandbox {
                 crate::binaries::workspace_root().join("target/e2e-shim-cache"),
             )
             .env("NO_COLOR", "1");
+        // The semantics of the release compared with, whatever sandball would find.
+        if let Some(release) = crate::binaries::reference_core_release() {
+            cmd.env("SANDBALL_ANSIBLE_CORE_VERSION", release);
+        }
         Invocation {
             cmd,
             limit: self.limit,

@@ -235,9 +235,10 @@ fn install_aliases_links_ansibles_command_names_whose_version_tools_parse() {
         assert!(shape.is_match(first), "{version}");
     }
     // ansible-compat's reading of `ansible --version`, and the release it finds at
-    // least its minimum (2.16).
+    // least its minimum (2.16); sandball follows the reference's release, finding it.
     let mut cmd = Command::new(dir.join("ansible"));
-    cmd.arg("--version");
+    cmd.arg("--version")
+        .env("SANDBALL_ANSIBLE_PYTHON", ansible_python());
     let found = compat_version(&ok(cmd).stdout).expect("ansible-compat reads no version");
     let release: Vec<u32> = found.split('.').map(|p| p.parse().unwrap()).collect();
     assert!(release[..2] >= [2, 16][..], "{found}");

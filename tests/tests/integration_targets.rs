@@ -3,7 +3,8 @@
 //!
 //! The targets come from the sdist of the very ansible-core version in `target/venv`,
 //! which `make ansible-targets` downloads from PyPI at test time (they are never kept in
-//! this repository). The layout is ansible-test's: a copy of `targets/` in
+//! this repository); [`TARGETS_2_21`] from 2.21's (`make ansible-targets-2.21`), run
+//! against ansible-playbook 2.21 with sandball following 2.21. The layout is ansible-test's: a copy of `targets/` in
 //! `test/integration/` beside an `inventory` with `testhost` on the local connection,
 //! and ansible-test's environment (`ANSIBLE_INVENTORY=/dev/null`, …); a target with a
 //! `runme.sh` is run as that script from its own directory (its `ansible-playbook`,
@@ -161,17 +162,73 @@ const TARGETS: &[&str] = &[
 /// How long one target may take under one tool.
 const LIMIT: Duration = Duration::from_secs(600);
 
-/// Where `make ansible-targets` unpacked the targets (`$ANSIBLE_TARGETS_DIR` overrides).
-fn targets_source() -> PathBuf {
-    let dir = std::env::var_os("ANSIBLE_TARGETS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| target_dir().join("ansible-targets/targets"));
-    assert!(
-        dir.join("ping").is_dir(),
-        "ansible-core's integration targets are not at {}: run `make ansible-targets`",
-        dir.display()
-    );
-    dir
+/// The ansible-core whose targets run and whose ansible-playbook is the reference: its
+/// venv's Python (sandball finds it too, and follows its release) and where its
+/// targets were unpacked.
+struct Reference {
+    python: PathBuf,
+    targets: PathBuf,
+    /// Its recorded recaps (the text of a `tests/target-recaps*.txt`).
+    recorded: &'static str,
+}
+
+impl Reference {
+    /// `target/venv`'s, with the targets `make ansible-targets` unpacked
+    /// (`$ANSIBLE_TARGETS_DIR` overrides).
+    fn pinned() -> Reference {
+        let dir = std::env::var_os("ANSIBLE_TARGETS_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| target_dir().join("ansible-targets/targets"));
+        Reference::at(ansible_python(), dir, "make ansible-targets", RECORDED)
+    }
+
+    /// ansible-core 2.21's (`target/venv-2.21`, `$ANSIBLE_221_BIN_DIR`), with the
+    /// targets `make ansible-targets-2.21` unpacked.
+    fn v2_21() -> Reference {
+        let bin = sandball_e2e::compare::ansible_bin("ANSIBLE_221_BIN_DIR", "venv-2.21");
+        Reference::at(
+            bin.join("python"),
+            target_dir().join("ansible-targets-2.21/targets"),
+            "make ansible-targets-2.21",
+            RECORDED_2_21,
+        )
+    }
+
+    fn at(python: PathBuf, targets: PathBuf, make: &str, recorded: &'static str) -> Reference {
+        assert!(
+            targets.join("ping").is_dir(),
+            "ansible-core's integration targets are not at {}: run `{make}`",
+            targets.display()
+        );
+        Reference {
+            python,
+            targets,
+            recorded,
+        }
+    }
+
+    /// The version of its ansible-core.
+    fn version(&self) -> String {
+        let out = Command::new(&self.python)
+            .args(["-c", "import ansible.release as r; print(r.__version__)"])
+            .output()
+            .expect("the venv's python runs");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}
+
+/// The roles a target's `meta/main.yml` lists under `dependencies` (`- name` or
+/// `- role: name`).
+fn dependencies(target: &Path) -> Vec<String> {
+    let meta = std::fs::read_to_string(target.join("meta/main.yml")).unwrap_or_default();
+    meta.lines()
+        .skip_while(|l| !l.starts_with("dependencies:"))
+        .skip(1)
+        .take_while(|l| l.starts_with(' ') || l.starts_with('-') || l.trim().is_empty())
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .map(|entry| entry.trim_start_matches("role:").trim().to_string())
+        .filter(|name| !name.is_empty() && !name.contains(['{', ' ']))
+        .collect()
 }
 
 /// One tool's copy of the ansible-test layout: `targets/`, `inventory`, a bin directory
@@ -180,20 +237,50 @@ struct Layout {
     root: PathBuf,
     bin: PathBuf,
     ansible: bool,
+    /// The reference's Python.
+    python: PathBuf,
 }
 
 impl Layout {
-    fn new(sb: &Sandbox, name: &str, source: &Path, ansible: bool) -> Layout {
+    /// The layout of the targets `only` (with the roles their `meta/main.yml` depends
+    /// on) or, with `None`, of every target.
+    fn new(
+        sb: &Sandbox,
+        name: &str,
+        reference: &Reference,
+        ansible: bool,
+        only: Option<&[&str]>,
+    ) -> Layout {
+        let source = &reference.targets;
         // The ansible-test layout: `test/integration` under the content root.
         let root = sb.dir(&format!("{name}/test/integration"));
-        let copied = Command::new("cp")
-            .arg("-a")
-            .arg(source)
-            .arg(root.join("targets"))
-            .status()
-            .expect("cp runs");
-        assert!(copied.success(), "cannot copy {}", source.display());
-        let python = ansible_python();
+        let copy = |from: &Path, to: &Path| {
+            let copied = Command::new("cp")
+                .arg("-a")
+                .arg(from)
+                .arg(to)
+                .status()
+                .expect("cp runs");
+            assert!(copied.success(), "cannot copy {}", from.display());
+        };
+        match only {
+            None => copy(source, &root.join("targets")),
+            Some(targets) => {
+                std::fs::create_dir_all(root.join("targets")).expect("targets dir");
+                let mut wanted: Vec<String> = targets.iter().map(|t| t.to_string()).collect();
+                let mut i = 0;
+                while let Some(target) = wanted.get(i).cloned() {
+                    for dependency in dependencies(&source.join(&target)) {
+                        if !wanted.contains(&dependency) {
+                            wanted.push(dependency);
+                        }
+                    }
+                    copy(&source.join(&target), &root.join("targets").join(&target));
+                    i += 1;
+                }
+            }
+        }
+        let python = reference.python.clone();
         std::fs::write(
             root.join("inventory"),
             format!(
@@ -232,7 +319,12 @@ impl Layout {
             &bin.join("python"),
             &format!("#!/bin/sh\nexec '{}' \"$@\"\n", python.display()),
         );
-        Layout { root, bin, ansible }
+        Layout {
+            root,
+            bin,
+            ansible,
+            python,
+        }
     }
 
     /// Where sandball's starts during `target` are noted.
@@ -310,7 +402,7 @@ impl Layout {
         let path = std::env::var_os("PATH").unwrap_or_default();
         let mut paths = vec![self.bin.clone()];
         paths.extend(std::env::split_paths(&path));
-        if let Some(venv_bin) = ansible_python().parent() {
+        if let Some(venv_bin) = self.python.parent() {
             paths.push(venv_bin.to_path_buf());
         }
         cmd.env("PATH", std::env::join_paths(paths).expect("PATH"))
@@ -342,7 +434,7 @@ impl Layout {
             let bins = Binaries::get();
             cmd.env("SANDBALL_E2E_RUNS", self.runs_file(target))
                 .env("SANDBALL_SHIM", &bins.shim)
-                .env("SANDBALL_ANSIBLE_PYTHON", ansible_python())
+                .env("SANDBALL_ANSIBLE_PYTHON", &self.python)
                 .env(
                     "SANDBALL_CACHE_DIR",
                     workspace_root().join("target/e2e-shim-cache"),
@@ -402,6 +494,26 @@ fn ansible_core_integration_targets_pass_as_under_ansible_playbook_6_of_6() {
     shard(5);
 }
 
+/// The targets of ansible-core 2.21's sdist that exercise what 2.21 changed for playbook
+/// authors (`_task`, register projections, the results of `changed_when`,
+/// `failed_when`, `break_when`, `ignore_errors` in loops), run under sandball finding
+/// 2.21's ansible-core (so following 2.21) and compared with ansible-playbook 2.21's
+/// recaps recorded in `tests/target-recaps-2.21.txt` (`make target-recaps-2.21`), or
+/// with a run of it where they differ.
+const TARGETS_2_21: &[&str] = &[
+    "register_projections",
+    "changed_when",
+    "failed_when",
+    "register",
+    "break_when",
+    "ignore_errors",
+];
+
+#[test]
+fn ansible_core_2_21_targets_pass_as_under_ansible_playbook_2_21() {
+    run_targets(&Reference::v2_21(), TARGETS_2_21, Some(TARGETS_2_21));
+}
+
 /// Runs every `SHARDS`th listed target from the `n`th on — or, in the first shard,
 /// the targets `ANSIBLE_TARGETS=a,b` names instead (to try one out).
 fn shard(n: usize) {
@@ -411,19 +523,25 @@ fn shard(n: usize) {
         Some(list) => list.split(',').map(str::trim).collect(),
         None => TARGETS.iter().copied().skip(n).step_by(SHARDS).collect(),
     };
-    run_targets(&targets);
+    run_targets(&Reference::pinned(), &targets, None);
 }
 
 /// ansible-playbook's recaps of the listed targets (`make target-recaps`): the version
 /// of ansible-core that printed them, then a line per recap line, `target<TAB>recap`.
 const RECORDED: &str = include_str!("../target-recaps.txt");
 
+/// The same for the targets of [`TARGETS_2_21`], by ansible-core 2.21.
+const RECORDED_2_21: &str = include_str!("../target-recaps-2.21.txt");
+
 /// What is recorded for a target that prints no recap (see the module's doc).
 const NO_RECAP: &str = "(no recap)";
 
 /// The recorded recaps of each target, when `version` printed them (else none).
-fn recorded(version: &str) -> std::collections::BTreeMap<&'static str, Vec<String>> {
-    let mut lines = RECORDED
+fn recorded(
+    version: &str,
+    recorded: &'static str,
+) -> std::collections::BTreeMap<&'static str, Vec<String>> {
+    let mut lines = recorded
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty());
     let mut by_target = std::collections::BTreeMap::new();
@@ -441,31 +559,22 @@ fn recorded(version: &str) -> std::collections::BTreeMap<&'static str, Vec<Strin
     by_target
 }
 
-/// The version of ansible-core in the venv.
-fn ansible_version() -> String {
-    let out = Command::new(ansible_python())
-        .args(["-c", "import ansible.release as r; print(r.__version__)"])
-        .output()
-        .expect("the venv's python runs");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 /// Runs `targets` under sandball, and under ansible-playbook where no recorded recap
 /// says what it prints (see the module's doc), and asserts that sandball passes each.
 /// With `$ANSIBLE_TARGETS_RECORD` set to a directory, every target is run under both
 /// tools and ansible-playbook's recaps of each it passes are written there (one file a
-/// target), for `make target-recaps`.
-fn run_targets(targets: &[&str]) {
-    let source = targets_source();
+/// target), for `make target-recaps`. `only`: the targets to lay out (and those they
+/// depend on), else all.
+fn run_targets(reference: &Reference, targets: &[&str], only: Option<&[&str]>) {
     let sb = Sandbox::new();
-    let ours = Layout::new(&sb, "sandball", &source, false);
-    let theirs = Layout::new(&sb, "ansible", &source, true);
+    let ours = Layout::new(&sb, "sandball", reference, false, only);
+    let theirs = Layout::new(&sb, "ansible", reference, true, only);
     let record = std::env::var_os("ANSIBLE_TARGETS_RECORD").map(PathBuf::from);
-    let version = ansible_version();
+    let version = reference.version();
     let recorded = if record.is_some() {
         Default::default()
     } else {
-        recorded(&version)
+        recorded(&version, reference.recorded)
     };
     let mut failures = Vec::new();
     for target in targets {
@@ -501,7 +610,7 @@ fn run_targets(targets: &[&str]) {
         let our_recaps = recaps(&mine);
         let Some(reference) = reference else {
             eprintln!(
-                "{target:24} pass  sandball exit 0 in {:5.1} s, recaps as ansible-playbook {version} printed them (tests/target-recaps.txt)",
+                "{target:24} pass  sandball exit 0 in {:5.1} s, recaps as ansible-playbook {version} printed them (recorded)",
                 mine.elapsed.as_secs_f64(),
             );
             continue;

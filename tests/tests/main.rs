@@ -26,6 +26,7 @@ mod check_predictions;
 mod collections_keyword;
 mod config;
 mod copy_tree;
+mod core_releases;
 mod cron;
 mod debug_var;
 mod delegation;

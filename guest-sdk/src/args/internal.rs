@@ -81,6 +81,20 @@ impl InternalArgs {
             .map_or_else(StringConversion::default, StringConversion::from_name)
     }
 
+    /// Whether `_ansible_version` (the ansible-core release the controller follows,
+    /// `2.21.0`) is 2.`minor` or later; false without one.
+    pub fn release_at_least(&self, minor: u32) -> bool {
+        let mut parts = self.text("version").unwrap_or_default().split('.');
+        match (
+            parts.next(),
+            parts.next().and_then(|m| m.parse::<u32>().ok()),
+        ) {
+            (Some("2"), Some(m)) => m >= minor,
+            (Some(major), _) => major.parse::<u32>().is_ok_and(|n| n > 2),
+            _ => false,
+        }
+    }
+
     /// `_ansible_ignore_unknown_opts`.
     pub fn ignore_unknown_opts(&self) -> bool {
         self.flag("ignore_unknown_opts")
@@ -91,6 +105,19 @@ impl InternalArgs {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_release_is_read_from_the_version() {
+        let of = |v: Value| {
+            let mut params = Map::new();
+            params.insert("_ansible_version".into(), v);
+            InternalArgs::extract(&mut params)
+        };
+        assert!(of(json!("2.21.0")).release_at_least(21));
+        assert!(!of(json!("2.19.14")).release_at_least(21));
+        assert!(of(json!("3.0.0")).release_at_least(21));
+        assert!(!of(json!(null)).release_at_least(19));
+    }
 
     #[test]
     fn takes_every_internal_key_out() {

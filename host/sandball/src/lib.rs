@@ -9,6 +9,7 @@
 
 pub mod assemble;
 pub mod cli;
+pub mod compat;
 pub mod config;
 pub mod executor;
 pub mod inventory;
@@ -21,7 +22,3 @@ pub mod template;
 pub mod vars;
 pub mod vault;
 pub mod yaml;
-
-/// The ansible-core version whose behaviour sandball follows; modules see it as
-/// `_ansible_version` and playbooks as `ansible_version`.
-pub const ANSIBLE_COMPAT_VERSION: &str = "2.19.0";

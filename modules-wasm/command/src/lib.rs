@@ -177,7 +177,12 @@ fn run(m: &mut Module, shell: bool) -> Result<Map<String, Value>, Fail> {
             .truncate(r.stderr.trim_end_matches(['\r', '\n']).len());
     }
     if output.rc != 0 {
-        return Err(r.fail("non-zero return code"));
+        // ansible-core 2.21's module says it in a sentence.
+        return Err(r.fail(if m.internal().release_at_least(21) {
+            "The command exited with a non-zero return code."
+        } else {
+            "non-zero return code"
+        }));
     }
     Ok(r.into_map())
 }

@@ -531,8 +531,35 @@ fn shebang_python(script: &Path) -> Option<String> {
         .then(|| python.to_string())
 }
 
-/// Asks a Python where its `ansible` package is.
+/// The version of the ansible-core a run finds for its legacy modules (as
+/// [`LegacyFinder::ansible_core`] finds it, before any playbook's library is known), as
+/// (major, minor, full text); `None` without one.
+pub fn installed_core_version() -> Option<(u32, u32, String)> {
+    let finder = LegacyFinder::new(FinderConfig::from_env(&[], None));
+    finder
+        .ansible_core()
+        .and_then(module_utils::ansible_version)
+}
+
+/// The `ansible` package in the `site-packages` beside a Python given by its path (a
+/// venv's `bin/python3`: `lib/python3.X/site-packages/ansible`), found without running
+/// it.
+fn beside_python(python: &str) -> Option<PathBuf> {
+    let prefix = Path::new(python).parent()?.parent()?;
+    let lib = std::fs::read_dir(prefix.join("lib")).ok()?;
+    lib.filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
+        .find_map(|e| module_utils::ansible_package(&e.path().join("site-packages/ansible")))
+}
+
+/// Asks a Python where its `ansible` package is: the `site-packages` beside it when
+/// that has one, else the Python itself.
 fn ask_python(python: &str) -> Option<PathBuf> {
+    if python.contains('/')
+        && let Some(dir) = beside_python(python)
+    {
+        return Some(dir);
+    }
     let out = std::process::Command::new(python)
         .args([
             "-c",

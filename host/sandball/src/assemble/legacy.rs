@@ -371,7 +371,7 @@ fn substitutions<'a>(ctx: &'a AssembleContext<'_>) -> Substitutions<'a> {
             .args
             .get("_ansible_version")
             .and_then(Value::as_str)
-            .unwrap_or(crate::ANSIBLE_COMPAT_VERSION),
+            .unwrap_or(crate::compat::core().version()),
         selinux_special_fs: &[],
         syslog_facility: ctx
             .args

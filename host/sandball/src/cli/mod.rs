@@ -287,6 +287,10 @@ pub fn main() -> i32 {
     for w in &config.warnings {
         eprintln!("[WARNING]: {w}");
     }
+    if let Err(e) = crate::compat::init() {
+        eprintln!("[ERROR]: {e}");
+        return 5;
+    }
     let args = arguments(std::env::args_os());
     if version::asked(&args) {
         let command = args.first().and_then(|p| ansible_command(p));
@@ -332,7 +336,7 @@ pub fn main() -> i32 {
                 "sandball {command} [{} {}, ansible-core {} compatible]\n  config file = {}\n  configured module search path = [{}]\n  executable location = {}",
                 env!("CARGO_PKG_NAME"),
                 env!("CARGO_PKG_VERSION"),
-                crate::ANSIBLE_COMPAT_VERSION,
+                crate::compat::core().version(),
                 config
                     .path
                     .as_ref()

@@ -26,7 +26,7 @@ pub(super) fn asked(args: &[OsString]) -> bool {
 /// started under, if it was.
 pub(super) fn text(ansible_command: Option<&str>, config: &crate::config::Loaded) -> String {
     let version = env!("CARGO_PKG_VERSION");
-    let core = crate::ANSIBLE_COMPAT_VERSION;
+    let core = crate::compat::core().version();
     let mut lines = vec![match ansible_command {
         Some(name) => format!("{name} [core {core}] (sandball {version})"),
         None => format!("sandball {version} [core {core}]"),
@@ -69,6 +69,11 @@ pub(super) fn text(ansible_command: Option<&str>, config: &crate::config::Loaded
             Some((dir, how)) => found_core(dir, how),
             None => NOT_FOUND.to_string(),
         },
+    );
+    let picked = crate::compat::picked();
+    field(
+        "ansible-core followed",
+        format!("{} ({})", picked.core.version(), picked.how),
     );
     field(
         "executable location",

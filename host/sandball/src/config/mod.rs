@@ -33,9 +33,19 @@ const fn s(
     }
 }
 
+/// The variable of sandball's own setting `[sandball] ansible_core_version`: the
+/// ansible-core release a run follows (`crate::compat`).
+pub const ANSIBLE_CORE_VERSION: &str = "SANDBALL_ANSIBLE_CORE_VERSION";
+
 /// The settings sandball reads.
 const SETTINGS: &[Setting] = &[
     s("defaults", "inventory", "ANSIBLE_INVENTORY", true),
+    s(
+        "sandball",
+        "ansible_core_version",
+        ANSIBLE_CORE_VERSION,
+        false,
+    ),
     s("defaults", "forks", "ANSIBLE_FORKS", false),
     s(
         "defaults",
@@ -67,6 +77,12 @@ const SETTINGS: &[Setting] = &[
         false,
     ),
     s("defaults", "no_log", "ANSIBLE_NO_LOG", false),
+    s(
+        "defaults",
+        "inject_invocation",
+        "ANSIBLE_INJECT_INVOCATION",
+        false,
+    ),
     s(
         "defaults",
         "validate_action_group_metadata",

@@ -475,6 +475,7 @@ fn is_connection_var(n: &str) -> bool {
                     | "ansible_shell_executable"
                     | "ansible_keep_remote_files"
                     | WORLD_READABLE_VAR
+                    | "ansible_inject_invocation"
             ))
         || n == FORK_SERVER_VAR
 }

@@ -875,6 +875,7 @@ pub(super) async fn run_task(
     if once && let Some((first, o)) = outcomes.first() {
         for other in cx.batch.iter().filter(|h| *h != first) {
             task::register_loop(run, t, other, &o.registered, &o.items);
+            task::register_projections(run, other, &o.projected);
             task::attempt::record_facts(run, t, other, &o.registered);
         }
     }

@@ -10,6 +10,9 @@ use crate::yaml::location::Location;
 use crate::yaml::source::{Mark, SourceFile};
 use crate::yaml::{Node, Yaml};
 
+/// `register` projections: each variable name and its expression (or value), in order.
+pub(crate) type Projections = Vec<(String, Value)>;
+
 /// Python's reserved words, which Ansible refuses as variable names.
 const PYTHON_KEYWORDS: &[&str] = &[
     "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
@@ -190,6 +193,40 @@ impl<'a> Fields<'a> {
             }
             (text, _) => Ok(text),
         }
+    }
+
+    /// `register`: a variable name, or (from ansible-core 2.21) a mapping of variable
+    /// names to the expressions that give their values (register projections), in
+    /// order. Before 2.21 a mapping is refused as ansible-core 2.19 refuses it.
+    pub(crate) fn register(&self) -> Result<(Option<String>, Projections), PlaybookError> {
+        let Some((node, entries)) = self
+            .node("register")
+            .and_then(|node| node.as_map().map(|entries| (node, entries)))
+        else {
+            return Ok((self.identifier("register")?, Vec::new()));
+        };
+        let at = entries.first().map_or(node.mark, |(key, _)| key.mark);
+        if !crate::compat::core().at_least(21) {
+            return Err(self.error_at(
+                at,
+                "Invalid 'register' specified: Invalid variable name of type 'dict'.",
+            ));
+        }
+        let projections = entries
+            .iter()
+            .map(|(key, value)| {
+                let name = key.key_text();
+                if is_identifier(&name) {
+                    Ok((name, value.to_json()))
+                } else {
+                    Err(self.error_at(
+                        key.mark,
+                        format!("Invalid 'register' specified: Invalid variable name '{name}'."),
+                    ))
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        Ok((None, projections))
     }
 
     /// The value of `name` as a list of names (`notify`, `listen`): one string is a

@@ -28,6 +28,9 @@ pub struct Task {
     pub args: Map<String, Value>,
     /// `register`: a valid variable name.
     pub register: Option<String>,
+    /// `register` as a mapping (ansible-core 2.21's register projections): each name
+    /// and the expression (or value) it is registered with once the task is done.
+    pub projections: Vec<(String, Value)>,
     /// The loop's value, from `loop:` or a `with_<lookup>:` keyword.
     pub loop_: Option<Value>,
     /// Which keyword `loop_` came from (`Loop` when there is no loop).
@@ -88,6 +91,7 @@ impl Task {
                 at,
             );
         }
+        let (register, projections) = fields.register()?;
         Ok(Task {
             name: fields.string("name")?,
             name_location: fields
@@ -95,7 +99,8 @@ impl Task {
                 .map(|n| fields.source().location(n.mark)),
             action: action.name,
             args: action.args,
-            register: fields.identifier("register")?,
+            register,
+            projections,
             loop_,
             loop_kind,
             loop_control: loop_control::loop_control(&fields)?,

@@ -306,7 +306,7 @@ impl Magic {
 /// `ansible_version`: the ansible-core release sandball follows, as ansible-core gives
 /// its own (`full`, `string`, and the numbers `major`, `minor`, `revision`).
 fn ansible_version() -> Value {
-    let full = crate::ANSIBLE_COMPAT_VERSION;
+    let full = crate::compat::core().version();
     let mut numbers = full.split('.').map(|n| n.parse::<u64>().unwrap_or(0));
     let mut next = || numbers.next().unwrap_or(0);
     let (major, minor, revision) = (next(), next(), next());

@@ -383,8 +383,9 @@ async fn run_module(
     let stderr = reply.stderr.clone();
     // A legacy module has no grant, so there are no denials to explain.
     let mut result = interpret(&r.module.name, reply, &[], &|_| String::new());
-    // As Ansible does, the arguments the module echoes back are shown only from -vvv.
-    if r.flags.verbosity < 3 {
+    // As Ansible does, the arguments the module echoes back are shown only from -vvv,
+    // or (ansible-core 2.21) kept when `INJECT_INVOCATION` asks for them.
+    if r.flags.verbosity < 3 && !inject_invocation(r.host_vars) {
         result.remove("invocation");
     }
     if result.contains_key("module_stderr") {
@@ -459,12 +460,30 @@ fn internal_args(
             m.remove("_ansible_string_conversion_action");
             m.insert("_ansible_tracebacks_for".into(), json!([]));
         }
+        if (major, minor) >= (2, 21) {
+            m.insert(
+                "_ansible_inject_invocation".into(),
+                json!(inject_invocation(r.host_vars)),
+            );
+        }
         if (major, minor) < (2, 17) {
             m.remove("_ansible_target_log_info");
             m.remove("_ansible_ignore_unknown_opts");
         }
     }
     args
+}
+
+/// Whether ansible-core 2.21's `INJECT_INVOCATION` asks for `invocation` in results
+/// (`ansible_inject_invocation`, else `ANSIBLE_INJECT_INVOCATION`; false before 2.21).
+pub(crate) fn inject_invocation(vars: &Map<String, Value>) -> bool {
+    crate::compat::core().at_least(21)
+        && flag(
+            vars,
+            "ansible_inject_invocation",
+            "ANSIBLE_INJECT_INVOCATION",
+            false,
+        )
 }
 
 /// A boolean setting: the host variable, else the environment variable, else `default`.

@@ -247,7 +247,7 @@ pub(crate) fn with_internal_args(
         "_ansible_debug": false,
         "_ansible_diff": flags.diff,
         "_ansible_verbosity": flags.verbosity,
-        "_ansible_version": crate::ANSIBLE_COMPAT_VERSION,
+        "_ansible_version": crate::compat::core().version(),
         "_ansible_module_name": module,
         "_ansible_syslog_facility": "LOG_USER",
         "_ansible_selinux_special_fs": ["fuse", "nfs", "vboxsf", "ramfs", "9p", "vfat"],

@@ -6,6 +6,7 @@
 use super::args::{template_args, with_trust_marks};
 use super::background;
 use super::keywords::{keyword, keyword_bool, keyword_int};
+use super::reports::module_works;
 use crate::executor::Run;
 use crate::executor::context::{Background, TaskContext, delegated_to};
 use crate::playbook::{Chain, Keyword, Task};
@@ -139,8 +140,11 @@ async fn attempt(
     result
 }
 
-/// What ansible-core 2.19 puts in `exception` when it shows no traceback.
-pub(super) const NO_TRACEBACK: &str = "(traceback unavailable)";
+/// The message ansible-core 2.21 gives a result `failed_when` failed that had none.
+const FAILED_WHEN_TRUE: &str =
+    "Task failed: Action failed: A 'failed_when' expression evaluated to 'True'.";
+
+pub(super) use crate::plugins::action::NO_TRACEBACK;
 
 /// The action itself (its plugin, with the task's templated arguments), then
 /// `changed_when`/`failed_when`.
@@ -215,41 +219,71 @@ async fn attempt_action(
     settle_failed(&mut result);
     let failed_before = result.get("failed").is_some_and(py_truth);
     if !t.changed_when.is_empty() || !t.failed_when.is_empty() {
-        let mut check_vars = vars.clone();
-        bind_result(&mut check_vars, t, &result);
         // A conditional that cannot be evaluated fails the task and keeps its result,
         // saying why under `changed_when_result`/`failed_when_result`, as Ansible does.
-        let evaluated = |conds: &[Value]| {
+        let evaluated = |conds: &[Value], result: &Map<String, Value>| {
+            if conds.is_empty() {
+                return Ok(true);
+            }
+            let mut check_vars = vars.clone();
+            bind_result(&mut check_vars, t, result);
             conds.iter().try_fold(true, |all, c| {
                 if !all {
                     return Ok(false);
                 }
+                // An error rendering the expression is said as it is, as in ansible-core.
                 run.templar
                     .conditional(c, &check_vars)
-                    .map_err(|e| format!("Error while evaluating conditional: {}", e.detail()))
+                    .map_err(|e| match e {
+                        crate::template::TemplateError::Render { .. } => e.detail().to_string(),
+                        _ => format!("Error while evaluating conditional: {}", e.detail()),
+                    })
             })
         };
         // A conditional written as a template is deprecated, and registered so.
         let (changed, changed_deprecations) =
-            crate::template::deprecations_of(|| evaluated(&t.changed_when));
-        let (failed, failed_deprecations) =
-            crate::template::deprecations_of(|| evaluated(&t.failed_when));
+            crate::template::deprecations_of(|| evaluated(&t.changed_when, &result));
         if !t.changed_when.is_empty() {
             match changed {
                 Ok(b) => {
                     result.insert("changed".into(), Value::Bool(b));
+                    // ansible-core 2.21 always says what `changed_when` gave.
+                    if crate::compat::core().at_least(21) {
+                        result.insert("changed_when_result".into(), Value::Bool(b));
+                    }
                 }
                 Err(e) => {
+                    conditional_failed(t, &mut result, "changed_when", &e);
                     result.insert("changed_when_result".into(), Value::String(e));
                     result.insert("failed".into(), Value::Bool(true));
                 }
             }
         }
+        // `failed_when` sees what `changed_when` made of the result, as in ansible-core.
+        let (failed, failed_deprecations) =
+            crate::template::deprecations_of(|| evaluated(&t.failed_when, &result));
         if !t.failed_when.is_empty() {
             match failed {
                 Ok(b) => {
                     result.insert("failed_when_result".into(), Value::Bool(b));
+                    // ansible-core 2.21 says why a result without a message failed.
+                    if b && crate::compat::core().at_least(21)
+                        && !result.get("msg").is_some_and(py_truth)
+                    {
+                        result.insert("msg".into(), Value::String(FAILED_WHEN_TRUE.into()));
+                    }
                     if b {
+                        // ansible-core 2.21 keeps the failure `failed_when` judged anew
+                        // as a suppressed one too.
+                        if crate::compat::core().at_least(21)
+                            && result.get("failed").is_some_and(py_truth)
+                        {
+                            let exception = result
+                                .get("exception")
+                                .cloned()
+                                .unwrap_or_else(|| Value::String(NO_TRACEBACK.into()));
+                            result.insert("failed_when_suppressed_exception".into(), exception);
+                        }
                         result.insert("failed".into(), Value::Bool(true));
                     } else if result.remove("failed").is_some_and(|f| py_truth(&f)) {
                         let exception = result
@@ -259,6 +293,7 @@ async fn attempt_action(
                     }
                 }
                 Err(e) => {
+                    conditional_failed(t, &mut result, "failed_when", &e);
                     result.insert("failed_when_result".into(), Value::String(e));
                     result.insert("failed".into(), Value::Bool(true));
                 }
@@ -278,6 +313,32 @@ async fn attempt_action(
         result.insert("_ansible_no_log".into(), Value::Bool(true));
     }
     result
+}
+
+/// A `changed_when` or `failed_when` (`keyword`) that could not be evaluated, as
+/// ansible-core 2.21 reports it: the result's message says so (a module's failure
+/// staying the module's), and a failure it already had is kept as
+/// `<keyword>_suppressed_exception`. Nothing before 2.21.
+fn conditional_failed(t: &Task, result: &mut Map<String, Value>, keyword: &str, error: &str) {
+    if !crate::compat::core().at_least(21) {
+        return;
+    }
+    let failed = result.get("failed").is_some_and(py_truth);
+    if failed {
+        let exception = result
+            .get("exception")
+            .cloned()
+            .unwrap_or_else(|| Value::String(NO_TRACEBACK.into()));
+        result.insert(format!("{keyword}_suppressed_exception"), exception);
+    }
+    let module = failed && module_works(t) && Failure::of(result) != Some(Failure::Action);
+    let what = if module { "Module" } else { "Action" };
+    result.insert(
+        "msg".into(),
+        Value::String(format!(
+            "Task failed: {what} failed: A '{keyword}' expression failed: {error}"
+        )),
+    );
 }
 
 /// Whether a result failed, as ansible-core's task executor settles it: a `failed`
@@ -308,9 +369,11 @@ fn settle_failed(result: &mut Map<String, Value>) {
 /// Makes a result visible to `changed_when`/`failed_when`/`until` under the register
 /// name, as Ansible does.
 pub(super) fn bind_result(vars: &mut Vars, t: &Task, r: &Map<String, Value>) {
+    let r = Value::Object(registered(r));
     if let Some(name) = &t.register {
-        vars.set_data(name, Value::Object(registered(r)));
+        vars.set_data(name, r.clone());
     }
+    super::implicit::with_result(vars, t, r);
 }
 
 /// The result `register` stores: without internal keys (at any depth).
@@ -321,9 +384,12 @@ pub(super) fn registered(result: &Map<String, Value>) -> Map<String, Value> {
 }
 
 /// A result that ran (was not skipped, is not a loop's summary) says whether it
-/// failed, as Ansible's registered results do.
+/// failed, as Ansible's registered results do; from ansible-core 2.21 every result
+/// does.
 pub(super) fn with_failed_flag(r: &mut Map<String, Value>) {
-    if !r.contains_key("results") && !r.get("skipped").is_some_and(py_truth) {
+    if crate::compat::core().at_least(21)
+        || (!r.contains_key("results") && !r.get("skipped").is_some_and(py_truth))
+    {
         r.entry("failed").or_insert(Value::Bool(false));
     }
 }

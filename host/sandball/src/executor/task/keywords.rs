@@ -189,7 +189,7 @@ pub(crate) fn when_stops(run: &Run, kw: &Chain<'_>, vars: &Vars) -> Option<Map<S
                     "false_condition": cond,
                 })));
             }
-            Err(e) => return Some(action::conditional_failed(&e, cond)),
+            Err(e) => return Some(action::keyword_conditional_failed(&e, cond, "when")),
         }
     }
     None

@@ -3,7 +3,7 @@
 //! sees (`loop_control`); the items' `(item=…)` labels; and a task run over its items,
 //! each reported, into the loop's result.
 
-use super::attempt::{bind_result, sets_facts, with_failed_flag};
+use super::attempt::{NO_TRACEBACK, bind_result, registered, sets_facts, with_failed_flag};
 use super::keywords::{all_true, keyword_bool, keyword_float, when_stops};
 use super::reports::{Banner, CENSORED_ITEM, origin, show_banner, show_warnings, shown};
 use super::retries::run_once;
@@ -240,9 +240,15 @@ pub(crate) struct LoopItem {
 /// with the other `_ansible_` keys before it is registered or shown).
 pub(super) const IGNORE_UNREACHABLE: &str = "_ansible_ignore_unreachable";
 
+/// Where a loop's result says, under ansible-core 2.21, whether `ignore_errors` held
+/// for any item (read with the item's variables): then the whole task's errors are
+/// ignored.
+pub(super) const IGNORE_ERRORS: &str = "_ansible_ignore_errors";
+
 /// Runs a task's loop and returns its result; `items` receives, for each item run, the
 /// loop variable's value as the item's run saw it (its text marked where it is
-/// untrusted), which its registered result keeps as `item`.
+/// untrusted), which its registered result keeps as `item`; `last_vars` the variables
+/// the last item run saw.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn run_loop(
     run: &Run,
@@ -254,6 +260,7 @@ pub(super) async fn run_loop(
     no_log: bool,
     banner: Option<Banner<'_>>,
     items_seen: &mut Vec<Value>,
+    last_vars: Option<&mut Option<Vars>>,
 ) -> Map<String, Value> {
     let items = match loop_items(run, t, vars, spec) {
         Ok(items) => items,
@@ -267,11 +274,16 @@ pub(super) async fn run_loop(
         }
     };
     if items.is_empty() {
-        return action::ok_with(json!({
+        let mut r = action::ok_with(json!({
             "skipped": true,
             "skipped_reason": "No items in the list",
             "results": [],
         }));
+        // ansible-core 2.21 gives the reason as any skipped task's too.
+        if crate::compat::core().at_least(21) {
+            r.insert("skip_reason".into(), json!("No items in the list"));
+        }
+        return r;
     }
     let control = t.loop_control.clone().unwrap_or_default();
     // Read around the task's runs: an error is the loop's, as in ansible-core.
@@ -296,9 +308,14 @@ pub(super) async fn run_loop(
     // `ignore_unreachable` (read with the item's variables) held: then the loop's is
     // ignored, as in ansible-core.
     let mut unreachable: Option<bool> = None;
+    let per_item_ignore = crate::compat::core().at_least(21);
+    let mut ignore_errors = false;
     // What earlier items left for the later ones, as Ansible updates the loop's
     // variables after each item: facts they returned, the registered result.
     let mut carried = Carried::default();
+    // The last item run (`break_when` may end the loop early), whose variables the
+    // register projections see.
+    let mut last_ran = 0;
     for (
         index,
         LoopItem {
@@ -308,18 +325,32 @@ pub(super) async fn run_loop(
         },
     ) in items.iter().enumerate()
     {
+        last_ran = index;
         // `pause` waits between items, not before the first.
         if index > 0 && pause > 0.0 {
             tokio::time::sleep(std::time::Duration::from_secs_f64(pause)).await;
         }
         let mut with_carried;
-        let item_vars = if carried.facts.is_empty() && carried.registered.is_none() {
+        let item_vars = if carried.facts.is_empty()
+            && carried.registered.is_none()
+            && !super::implicit::enabled()
+        {
             vars
         } else {
             with_carried = vars.clone();
             crate::vars::add_facts(&mut with_carried, &carried.facts);
             if let (Some(name), Some(r)) = (&t.register, &carried.registered) {
                 with_carried.set_data(name, Value::Object(r.clone()));
+            }
+            if super::implicit::enabled() {
+                let so_far = results
+                    .iter()
+                    .map(|r| match r {
+                        Value::Object(r) => Value::Object(registered(r)),
+                        other => other.clone(),
+                    })
+                    .collect();
+                super::implicit::before_item(&mut with_carried, t, so_far);
             }
             &with_carried
         };
@@ -353,6 +384,42 @@ pub(super) async fn run_loop(
             }
             None => label(item),
         };
+        // `break_when` ends the loop after an item, seeing its result under `register`.
+        let break_when = |r: &Map<String, Value>| {
+            let mut check_vars = item_vars.clone();
+            bind_result(&mut check_vars, t, r);
+            all_true(run, &control.break_when, &check_vars)
+        };
+        // ansible-core 2.21 judges it before the item is reported, and the item's result
+        // says what it gave (`break_when_result`); one that cannot be evaluated fails the
+        // item and ends the loop, keeping the loop's result.
+        let judged = crate::compat::core().at_least(21) && !control.break_when.is_empty();
+        let early_stop = judged.then(|| {
+            let stop = break_when(&r);
+            match &stop {
+                Ok(b) => {
+                    r.insert("break_when_result".into(), Value::Bool(*b));
+                }
+                Err(e) => {
+                    if r.get("failed").is_some_and(py_truth) {
+                        let hidden = r
+                            .get("exception")
+                            .cloned()
+                            .unwrap_or_else(|| Value::String(NO_TRACEBACK.into()));
+                        r.insert("break_when_suppressed_exception".into(), hidden);
+                    }
+                    r.insert("break_when_result".into(), Value::String(e.clone()));
+                    r.insert("failed".into(), Value::Bool(true));
+                    r.entry("exception")
+                        .or_insert_with(|| Value::String(NO_TRACEBACK.into()));
+                }
+            }
+            stop.unwrap_or(true)
+        });
+        if per_item_ignore && !ignore_errors {
+            ignore_errors =
+                keyword_bool(run, item_vars, kw, Keyword::IgnoreErrors, false).unwrap_or_default();
+        }
         let mut status = Status::of(&r);
         if status == Status::Unreachable {
             let ignored = keyword_bool(run, item_vars, kw, Keyword::IgnoreUnreachable, false)
@@ -385,13 +452,10 @@ pub(super) async fn run_loop(
             looped: false,
             origin: Some(origin(run, t, kw, vars)),
         });
-        // `break_when` ends the loop after an item, seeing its result under `register`.
-        let stop = if control.break_when.is_empty() {
-            Ok(false)
-        } else {
-            let mut check_vars = item_vars.clone();
-            bind_result(&mut check_vars, t, &r);
-            all_true(run, &control.break_when, &check_vars)
+        let stop = match early_stop {
+            Some(stop) => Ok(stop),
+            None if control.break_when.is_empty() => Ok(false),
+            None => break_when(&r),
         };
         let mut kept = r;
         with_failed_flag(&mut kept);
@@ -424,11 +488,20 @@ pub(super) async fn run_loop(
     if any_failed {
         m.insert("failed".into(), Value::Bool(true));
     }
+    if per_item_ignore {
+        m.insert(IGNORE_ERRORS.into(), Value::Bool(ignore_errors));
+    }
     if let Some(ignored) = unreachable {
         m.insert("unreachable".into(), Value::Bool(true));
         m.insert(IGNORE_UNREACHABLE.into(), Value::Bool(ignored));
     }
-    m.insert("skipped".into(), Value::Bool(all_skipped));
+    // ansible-core 2.21 leaves `skipped` out when it would be false.
+    if all_skipped || !crate::compat::core().at_least(21) {
+        m.insert("skipped".into(), Value::Bool(all_skipped));
+    }
+    if let Some(last) = last_vars {
+        *last = items.get(last_ran).map(|item| item.vars.clone());
+    }
     m.insert("results".into(), Value::Array(results));
     m
 }

@@ -10,6 +10,7 @@
 pub(crate) mod args;
 pub(crate) mod attempt;
 mod background;
+mod implicit;
 pub(crate) mod keywords;
 pub(crate) mod loops;
 pub(crate) mod reports;
@@ -17,7 +18,7 @@ mod retries;
 
 use self::attempt::registered;
 use self::keywords::keyword_bool;
-use self::loops::{IGNORE_UNREACHABLE, run_loop};
+use self::loops::{IGNORE_ERRORS, IGNORE_UNREACHABLE, run_loop};
 use self::reports::{Banner, no_log_default, origin, show_banner, show_warnings, shown};
 use self::retries::run_once;
 use super::Run;
@@ -45,6 +46,8 @@ pub struct HostOutcome {
     /// A loop's items as its runs saw them, trust marks and all (see
     /// [`register_loop`]).
     pub items: Vec<Value>,
+    /// The values of the task's register projections (ansible-core 2.21).
+    pub projected: Map<String, Value>,
 }
 
 /// Whether `-t`/`--skip-tags` select the task whose keywords are `kw` (its tags and
@@ -298,18 +301,46 @@ pub async fn run_on_host(
     // A no_log that cannot be worked out hides the result: secrets stay hidden.
     let no_log = keyword_bool(run, &vars, kw, Keyword::NoLog, no_log_default()).unwrap_or(true);
     let mut items = Vec::new();
-    let result = match &t.loop_ {
+    let mut last_vars = None;
+    let mut result = match &t.loop_ {
         None => run_once(run, t, kw, host, &vars, no_log).await,
-        Some(spec) => run_loop(run, t, kw, host, &vars, spec, no_log, banner, &mut items).await,
+        Some(spec) => {
+            let last = Some(&mut last_vars);
+            run_loop(
+                run, t, kw, host, &vars, spec, no_log, banner, &mut items, last,
+            )
+            .await
+        }
     };
-    // `register` keeps no `invocation` (a loop's items keep theirs), as in ansible-core.
+    let inject = crate::compat::core().at_least(21) && inject_invocation(run, &vars);
+    if crate::compat::core().at_least(21) && !inject {
+        without_invocation(&mut result);
+    }
+    let last = last_vars.as_ref().unwrap_or(&vars);
+    let projected = match implicit::project(run, t, last, registered(&result)) {
+        Ok(values) => values,
+        Err(e) => {
+            result.insert("failed".into(), Value::Bool(true));
+            result.insert("msg".into(), Value::String(e));
+            Map::new()
+        }
+    };
+    // `register` keeps no `invocation` (a loop's items keep theirs), as in ansible-core
+    // 2.19; 2.21 keeps what `INJECT_INVOCATION` gave it.
     let mut kept = registered(&result);
-    kept.remove("invocation");
+    if !inject {
+        kept.remove("invocation");
+    }
     register_loop(run, t, host, &kept, &items);
+    register_projections(run, host, &projected);
     let status = Status::of(&result);
     let ignore = |k| keyword_bool(run, &vars, kw, k, false).unwrap_or_default();
     let ignored = match status {
-        Status::Failed => ignore(Keyword::IgnoreErrors),
+        // A loop's says, under 2.21, whether any item's held.
+        Status::Failed => match result.get(IGNORE_ERRORS) {
+            Some(Value::Bool(ignored)) => *ignored,
+            _ => ignore(Keyword::IgnoreErrors),
+        },
         // A loop's says whether its unreachable items were all ignored.
         Status::Unreachable => match result.get(IGNORE_UNREACHABLE) {
             Some(Value::Bool(ignored)) => *ignored,
@@ -347,6 +378,44 @@ pub async fn run_on_host(
         failure,
         registered: kept,
         items,
+        projected,
+    }
+}
+
+/// Whether ansible-core 2.21's `INJECT_INVOCATION` asks for `invocation` in results:
+/// `ansible_inject_invocation`, else `ANSIBLE_INJECT_INVOCATION`, else not.
+fn inject_invocation(run: &Run, vars: &Vars) -> bool {
+    if !vars.contains("ansible_inject_invocation") {
+        return sandball_pycompat::boolean::env_flag("ANSIBLE_INJECT_INVOCATION", false);
+    }
+    run.templar
+        .template(
+            &Value::String("{{ ansible_inject_invocation }}".into()),
+            vars,
+        )
+        .ok()
+        .and_then(|v| sandball_pycompat::boolean::truthy(Some(&v), false).ok())
+        .unwrap_or(false)
+}
+
+/// A result (and its loop items') without `invocation`, as ansible-core 2.21's modules
+/// give it unless asked.
+fn without_invocation(result: &mut Map<String, Value>) {
+    result.remove("invocation");
+    if let Some(Value::Array(items)) = result.get_mut("results") {
+        for item in items {
+            if let Value::Object(item) = item {
+                item.remove("invocation");
+            }
+        }
+    }
+}
+
+/// Registers the values of a task's register projections for `host` (data, as any
+/// registered result).
+pub(crate) fn register_projections(run: &Run, host: &str, values: &Map<String, Value>) {
+    for (name, value) in values {
+        run.vars.register(host, name, value.clone(), false);
     }
 }
 

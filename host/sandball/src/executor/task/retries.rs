@@ -89,7 +89,7 @@ async fn run_retrying(
         let done = match &t.until {
             Some(until) => match run.templar.conditional(until, &check_vars) {
                 Ok(holds) => holds,
-                Err(e) => return action::conditional_failed(&e, until),
+                Err(e) => return action::keyword_conditional_failed(&e, until, "until"),
             },
             None => !r.get("failed").is_some_and(py_truth),
         };

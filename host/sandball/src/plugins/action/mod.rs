@@ -702,6 +702,34 @@ pub fn conditional_failed(
     .result()
 }
 
+/// What ansible-core 2.19 puts in `exception` when it shows no traceback.
+pub const NO_TRACEBACK: &str = "(traceback unavailable)";
+
+/// [`conditional_failed`] for the task keyword `keyword` (`when`, `until`), with the
+/// `exception` ansible-core registers for it, and which 2.21 names in the message
+/// ("Task failed: An 'until' expression failed: …").
+pub fn keyword_conditional_failed(
+    error: &crate::template::TemplateError,
+    cond: &Value,
+    keyword: &str,
+) -> Map<String, Value> {
+    let mut failed = conditional_failed(error, cond);
+    failed.insert("exception".into(), Value::String(NO_TRACEBACK.into()));
+    if crate::compat::core().at_least(21) {
+        let article = if keyword.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "An"
+        } else {
+            "A"
+        };
+        let msg = format!(
+            "Task failed: {article} '{keyword}' expression failed: {}",
+            error.conditional_error()
+        );
+        failed.insert("msg".into(), Value::String(msg));
+    }
+    failed
+}
+
 /// A task's failure before its action ran (its loop or its arguments could not be
 /// templated), with what it came from where that is one of the task's values.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -29,7 +29,7 @@ pub(crate) fn error_summary(m: &mut Map<String, Value>) {
     let traceback = event
         .get("formatted_traceback")
         .and_then(Value::as_str)
-        .unwrap_or("(traceback unavailable)")
+        .unwrap_or(super::NO_TRACEBACK)
         .to_string();
     m.insert("exception".into(), Value::String(traceback));
     // A summary alone (an exception the module did not handle, reported by

@@ -1,0 +1,345 @@
+//! sandball follows the ansible-core release it finds (`crate::compat`): what 2.21
+//! changed for playbook authors, run under ansible-playbook 2.21 and under sandball
+//! with 2.21's ansible-core on its controller (`target/venv-2.21`, `make ansible-2.21`,
+//! or `$ANSIBLE_221_BIN_DIR`); where 2.19 behaves otherwise, the same playbook under
+//! 2.19 too. Every task's registered values are compared whole (times left out).
+
+use sandball_e2e::Sandbox;
+use sandball_e2e::compare::{ansible_bin, both_run, result};
+use serde_json::Value;
+
+/// The registered values the playbook's last task, `show`, prints (`shown`), under
+/// both tools, without what differs from run to run.
+fn shown_by_both(bin: &std::path::Path, play: &str) -> (Value, Value) {
+    let sb = Sandbox::new();
+    let (ours, theirs, ours_work, theirs_work) = both_run(&sb, bin, play, &[]);
+    ours.assert_code(0);
+    let mut a = result(&ours, "show", &ours_work)["shown"].take();
+    let mut b = result(&theirs, "show", &theirs_work)["shown"].take();
+    without_times(&mut a);
+    without_times(&mut b);
+    assert!(a.is_object(), "no values shown:\n{ours}");
+    (a, b)
+}
+
+/// A value without the keys that hold times (`start`, `end`, `delta`) and the
+/// arguments a module echoes (`invocation`, whose presence the playbooks show
+/// themselves), at any depth.
+fn without_times(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for k in ["start", "end", "delta", "invocation"] {
+                m.remove(k);
+            }
+            m.values_mut().for_each(without_times);
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_times),
+        _ => {}
+    }
+}
+
+/// `_task` in `changed_when`, `failed_when`, `until`, a loop item's `when` and
+/// `break_when`, and `register` as a mapping (projections in any order, evaluated once
+/// the task is done, seen by those conditions): ansible-core 2.21's additions.
+#[test]
+fn task_object_and_register_projections_as_in_2_21() {
+    let bin = ansible_bin("ANSIBLE_221_BIN_DIR", "venv-2.21");
+    let play = r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - name: projections in any order
+      debug: {msg: hello}
+      register:
+        p_answer: p_two + p_three
+        p_two: p_one * 2
+        p_three: p_one * 3
+        p_one: 1
+        p_msg: _task.result.msg
+    - name: changed_when sees the result
+      command: echo hi
+      changed_when: _task.result.stdout == 'hi'
+      register: {cw: _task.result}
+    - name: changed_when sees the loop so far
+      command: echo {{ item }}
+      loop: [1, 2, 3]
+      changed_when: _task.loop_result.results | length <= 1
+      register:
+        cw_loop: _task.loop_result
+        cw_count: _task.loop_result.results | length
+        cw_item: item
+    - name: failed_when in a loop
+      command: echo {{ item }}
+      loop: [1, 2, 3]
+      failed_when: _task.loop_result.results | length == 2
+      ignore_errors: true
+      register: {fw: _task.polymorphic_result, fw_last: _task.result}
+    - name: until on a projection
+      debug: {msg: tries}
+      retries: 3
+      delay: 0
+      until: u_done
+      register:
+        u_done: _task.result.attempts == 2
+        u_result: _task.result
+    - name: when sees the previous item
+      debug: {msg: "{{ item }}"}
+      loop: [1, 2, 3, 4]
+      when: _task.result | default({}) is skipped
+      register: alternating
+    - name: break_when on a projection
+      debug: {msg: "{{ item }}"}
+      loop: [1, 2, 3]
+      loop_control:
+        break_when: b_count == 2
+      register:
+        b_count: _task.loop_result.results | length
+        b_item: item
+    - name: a skipped task
+      debug:
+      when: false
+      register: {sk: _task.result}
+    - name: show
+      debug: {var: shown}
+      vars:
+        shown:
+          p: "{{ [p_answer, p_two, p_three, p_one, p_msg] }}"
+          cw: "{{ cw }}"
+          cw_loop: "{{ cw_loop }}"
+          cw_count: "{{ cw_count }}"
+          cw_item: "{{ cw_item }}"
+          fw: "{{ fw }}"
+          fw_last: "{{ fw_last }}"
+          u: "{{ [u_done, u_result] }}"
+          alternating: "{{ alternating }}"
+          b: "{{ [b_count, b_item] }}"
+          sk: "{{ sk }}"
+"#;
+    let (ours, theirs) = shown_by_both(&bin, play);
+    assert_eq!(
+        ours, theirs,
+        "sandball (left) and ansible-playbook 2.21 differ"
+    );
+    // What the playbook asks is there, not merely the same.
+    assert_eq!(ours["p"], serde_json::json!([5, 2, 3, 1, "hello"]));
+    assert_eq!(ours["b"], serde_json::json!([2, 2]));
+}
+
+/// The registered results of loops and skipped tasks, `changed_when` and `failed_when`
+/// that cannot be evaluated or fail a failure, and `invocation` (and, under both,
+/// `failed_when` seeing what `changed_when` made of the result): ansible-core
+/// 2.21 gives every result `failed`, leaves a loop's `skipped` out when false, says
+/// `changed_when_result` whenever `changed_when` is used and gives no `invocation`
+/// unless `ansible_inject_invocation` asks for it; 2.19 otherwise. Under each release
+/// sandball (finding that release's ansible-core) registers what it registers.
+#[test]
+fn results_take_the_shape_of_the_release_found() {
+    let play = r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - name: changed_when
+      command: echo hi
+      changed_when: false
+      register: plain
+    - name: loop
+      command: echo {{ item }}
+      loop: [a, b]
+      changed_when: item == 'a'
+      register: looped
+    - name: some items skipped
+      debug: {msg: hi}
+      loop: [1, 2]
+      when: item == 2
+      register: partly
+    - name: all items skipped
+      debug: {msg: hi}
+      loop: [1]
+      when: false
+      register: none_ran
+    - name: no items
+      debug: {msg: hi}
+      loop: []
+      register: empty
+    - name: skipped
+      debug: {msg: hi}
+      when: false
+      register: skipped
+    - name: a failed item
+      command: "false"
+      loop: [1]
+      ignore_errors: true
+      register: failing
+    - name: failed_when sees what changed_when made
+      debug: {msg: x}
+      changed_when: true
+      failed_when: seen is changed
+      register: seen
+      ignore_errors: true
+    - name: changed_when fails on a failed module
+      ping: {data: crash}
+      changed_when: 1 / 0
+      ignore_errors: true
+      register: cw_error
+    - name: changed_when cannot be evaluated
+      command: echo foo
+      changed_when: boom
+      ignore_errors: true
+      register: cw_undefined
+    - name: failed_when cannot be evaluated
+      command: echo foo
+      failed_when: boom
+      ignore_errors: true
+      register: fw_undefined
+    - name: failed_when on a failure
+      command: "false"
+      failed_when: true
+      ignore_errors: true
+      register: fw_failure
+    - name: until cannot be evaluated
+      command: echo foo
+      until: boom
+      retries: 1
+      delay: 0
+      ignore_errors: true
+      register: until_undefined
+    - name: when cannot be evaluated
+      command: echo foo
+      when: boom
+      ignore_errors: true
+      register: when_undefined
+    - name: when cannot be evaluated in a loop
+      command: echo {{ item }}
+      loop: [1]
+      when: boom
+      ignore_errors: true
+      register: when_undefined_looped
+    - name: invocation asked for
+      file: {path: "{{ work }}", state: directory}
+      vars: {ansible_inject_invocation: true}
+      loop: [1]
+      register: injected
+    - name: invocation not asked for
+      file: {path: "{{ work }}", state: directory}
+      register: plain_file
+    - name: show
+      debug: {var: shown}
+      vars:
+        shown:
+          plain: "{{ plain }}"
+          looped: "{{ looped }}"
+          looped_invocation: "{{ looped.results | selectattr('invocation', 'defined') | list | length }}"
+          partly: "{{ partly }}"
+          none_ran: "{{ none_ran }}"
+          empty: "{{ empty }}"
+          skipped: "{{ skipped }}"
+          failing: "{{ failing.keys() | sort }}"
+          failing_item: "{{ [failing.results[0].failed, failing.results[0].msg] }}"
+          injected: "{{ injected.results[0].invocation is defined }}"
+          plain_file: "{{ plain_file.invocation is defined }}"
+          seen: "{{ seen }}"
+          until_undefined: "{{ until_undefined }}"
+          when_undefined: "{{ when_undefined }}"
+          when_undefined_looped: "{{ when_undefined_looped }}"
+          cw_error: "{{ [cw_error.msg, cw_error.changed, cw_error.changed_when_result, cw_error.changed_when_suppressed_exception is defined, cw_error.exception is defined] }}"
+          cw_undefined: "{{ [cw_undefined.msg, cw_undefined.changed, cw_undefined.changed_when_result, cw_undefined.changed_when_suppressed_exception is defined, cw_undefined.exception is defined] }}"
+          fw_undefined: "{{ [fw_undefined.msg, fw_undefined.failed_when_result, fw_undefined.failed_when_suppressed_exception is defined, fw_undefined.exception is defined] }}"
+          fw_failure: "{{ [fw_failure.msg, fw_failure.failed_when_result, fw_failure.failed_when_suppressed_exception is defined, fw_failure.exception is defined] }}"
+"#;
+    for (var, venv) in [
+        ("ANSIBLE_BIN_DIR", "venv"),
+        ("ANSIBLE_221_BIN_DIR", "venv-2.21"),
+    ] {
+        let bin = ansible_bin(var, venv);
+        let (ours, theirs) = shown_by_both(&bin, play);
+        assert_eq!(ours, theirs, "{venv}: sandball (left) and ansible-playbook");
+    }
+}
+
+/// How sandball picks the release it follows: the setting, else the ansible-core it
+/// finds, else the newest; `ansible_version` says which, and a `register` mapping is
+/// refused before 2.21 as 2.19 refuses it.
+#[test]
+fn the_release_followed_is_the_setting_else_the_one_found() {
+    let sb = Sandbox::new();
+    sb.inventory(&["alpha"]);
+    let pb = sb.write(
+        "version.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: {msg: \"minor={{ ansible_version.minor }}\"}\n",
+    );
+    let work = sb.dir("work");
+    let minor = |setting: Option<&str>, python: Option<std::path::PathBuf>| {
+        let mut run = sb
+            .play(&pb, &work, &[])
+            .env_remove("SANDBALL_ANSIBLE_CORE_VERSION");
+        if let Some(s) = setting {
+            run = run.env("SANDBALL_ANSIBLE_CORE_VERSION", s);
+        }
+        if let Some(p) = python {
+            run = run.env("SANDBALL_ANSIBLE_PYTHON", p);
+        }
+        let out = run.run();
+        out.assert_code(0);
+        let shown = out
+            .stdout
+            .split("minor=")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .map(str::to_string);
+        shown.unwrap_or_else(|| panic!("no minor shown:\n{out}"))
+    };
+    let v219 = ansible_bin("ANSIBLE_BIN_DIR", "venv").join("python");
+    let v221 = ansible_bin("ANSIBLE_221_BIN_DIR", "venv-2.21").join("python");
+    assert_eq!(minor(None, Some(v219.clone())), "19");
+    assert_eq!(minor(None, Some(v221.clone())), "21");
+    assert_eq!(minor(Some("2.21"), Some(v219.clone())), "21");
+    assert_eq!(minor(Some("2.20.3"), Some(v221.clone())), "20");
+    // A Python without ansible-core: the newest.
+    let bare = sb.write("bare-python", "#!/bin/sh\nexit 1\n");
+    std::fs::set_permissions(&bare, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    assert_eq!(minor(None, Some(bare)), "21");
+
+    // ansible.cfg's `[sandball] ansible_core_version`, beneath the environment.
+    let cfg = sb.write("release.cfg", "[sandball]\nansible_core_version = 2.20\n");
+    let from_file = sb
+        .sandball(["--version"])
+        .env_remove("SANDBALL_ANSIBLE_CORE_VERSION")
+        .env("ANSIBLE_CONFIG", &cfg)
+        .env("SANDBALL_ANSIBLE_PYTHON", &v221)
+        .run();
+    from_file
+        .assert_code(0)
+        .assert_stdout_has("ansible-core followed = 2.20.0 (SANDBALL_ANSIBLE_CORE_VERSION=2.20)");
+
+    // `--version` says which and why.
+    let version = sb
+        .sandball(["--version"])
+        .env_remove("SANDBALL_ANSIBLE_CORE_VERSION")
+        .env("SANDBALL_ANSIBLE_PYTHON", &v221)
+        .run();
+    version
+        .assert_code(0)
+        .assert_stdout_has("ansible-core followed = 2.21.0 (the ansible-core found, 2.21.");
+
+    let bad = sb
+        .play(&pb, &work, &[])
+        .env("SANDBALL_ANSIBLE_CORE_VERSION", "3.1")
+        .run();
+    bad.assert_code(5)
+        .assert_stderr_has("SANDBALL_ANSIBLE_CORE_VERSION must name an ansible-core release");
+
+    let mapped = sb.write(
+        "mapped.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: {msg: hi}\n      register:\n        x: _task.result\n",
+    );
+    let refused = sb
+        .play(&mapped, &work, &[])
+        .env("SANDBALL_ANSIBLE_PYTHON", &v219)
+        .run();
+    refused.assert_no_panic();
+    assert_ne!(refused.code, 0, "{refused}");
+    assert!(
+        format!("{}{}", refused.stdout, refused.stderr)
+            .contains("Invalid 'register' specified: Invalid variable name of type 'dict'."),
+        "{refused}"
+    );
+}
