@@ -385,8 +385,10 @@ lint: fmt-check
 ## same tasks in a 10-host and a 10,010-host inventory (a task must not cost more in a
 ## larger inventory), then plays of 200, 2,000 and 20,000 hosts (the controller's cost
 ## per task-host and memory per host must stay flat), then the Python module component
-## (size, first compile, a warm task); at the end, every ratio against ansible-core in
-## one table.
+## (size, first compile, a warm task), then 200 hosts behind proxies that cut
+## connections, then 10 and 50 nodes behind proxies at 1, 20 and 80 ms RTT and
+## 100 Mbit/s against ansible-playbook (network.sh); at the end, every ratio against
+## ansible-core in one table.
 bench: export BENCH_SUMMARY := $(CURDIR)/target/bench-summary.md
 bench: setup ansible sshd example-python-module
 	$(CARGO) build --profile wasm --target $(WASM_TARGET) $(MODULE_PKGS)
@@ -402,6 +404,7 @@ bench: setup ansible sshd example-python-module
 	examples/bench/many_hosts.sh
 	examples/bench/python_module.sh
 	examples/bench/under_faults.sh
+	examples/bench/network.sh
 	@echo; echo "Every ratio, ansible-core / sandball, measured in this run ($$(date -u '+%F %H:%M UTC'), load $$(cut -d' ' -f1-3 /proc/loadavg)):"; cat "$$BENCH_SUMMARY"
 
 clean:

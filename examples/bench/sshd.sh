@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by run.sh when BENCH_CONNECTION=ssh: starts OpenSSH's sshd on a free loopback
 # port with fresh host and client keys under $WORK, records its host key in a
 # known_hosts file, and writes $WORK/inventory.ini with $HOSTS aliases of it, so that

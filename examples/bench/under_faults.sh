@@ -33,37 +33,21 @@ done
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/sandball-faults.XXXXXX")
 export NO_COLOR=1 ANSIBLE_NOCOLOR=1
-# sshd.sh starts the server, writes $WORK/inventory.ini with $HOSTS aliases of it and
-# stops it (and removes $WORK) when this script exits.
+# sshd.sh starts the server (writing $WORK/inventory.ini with aliases of it) and stops
+# it (and removes $WORK) when this script exits; proxies.sh puts each host behind a
+# proxy of its own.
+# shellcheck source=examples/bench/sshd.sh
 . examples/bench/sshd.sh
-
-# The proxies: started with a pipe on their standard input, which closing stops them.
-mkfifo "$WORK/proxy-in"
-"$NETPROXY" "$SSH_PORT" "$HOSTS" cut_share="$CUT_SHARE" cut_within_ms="$CUT_WITHIN_MS" \
-    <"$WORK/proxy-in" >"$WORK/ports" 2>"$WORK/cuts" &
-PROXY_PID=$!
-exec 9>"$WORK/proxy-in"
-trap 'exec 9>&-; wait $PROXY_PID 2>/dev/null; kill $SSHD_PID 2>/dev/null; rm -rf "$WORK"' EXIT
-for _ in $(seq 100); do
-    [ "$(wc -l <"$WORK/ports")" -ge "$HOSTS" ] && break
-    sleep 0.1
-done
+# shellcheck source=examples/bench/proxies.sh
+. examples/bench/proxies.sh
+trap 'proxy_stop; kill $SSHD_PID 2>/dev/null; rm -rf "$WORK"' EXIT
 
 # Each host through its own proxy; connections retried as ansible_ssh_retries says.
-python3 - "$WORK" "$HOSTS" "$TASKS" <<'PY'
+PROXY_VARS=ansible_ssh_retries=3
+proxy_start f "$HOSTS" cut_share="$CUT_SHARE" cut_within_ms="$CUT_WITHIN_MS"
+python3 - "$WORK" "$TASKS" <<'PY'
 import sys
-work, hosts, tasks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-ports = open(f"{work}/ports").read().split()
-inv = open(f"{work}/inventory.ini").read().splitlines()
-common = [l for l in inv if l.startswith("ansible_") or l.startswith("sandball_")]
-common = [l for l in common if not l.startswith("ansible_port=")]
-lines = ["[bench]"] + [f"f{i:03d} ansible_port={ports[i]}" for i in range(hosts)]
-lines += ["[bench:vars]"] + common + ["ansible_ssh_retries=3"]
-open(f"{work}/inventory.ini", "w").write("\n".join(lines) + "\n")
-# The server's key under each proxy's port too.
-key = open(f"{work}/ssh/known_hosts").read().split(None, 1)[1]
-with open(f"{work}/ssh/known_hosts", "a") as kh:
-    kh.writelines(f"[127.0.0.1]:{p} {key}" for p in ports)
+work, tasks = sys.argv[1], int(sys.argv[2])
 kinds = ["ping:", "command: /bin/true", "file: {path: '{{ work }}/{{ inventory_hostname }}', state: touch}",
          "stat: {path: '{{ work }}'}", "debug: {msg: '{{ inventory_hostname }}'}"]
 play = ["- hosts: all", "  gather_facts: false", "  tasks:"]
@@ -80,14 +64,13 @@ with open(sys.argv[1], "w") as out:
 print((time.monotonic_ns() - start) // 1000000, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, rc)'
 echo "== under faults: $HOSTS hosts x $TASKS tasks over ssh, forks $FORKS, $CUT_SHARE of connections cut"
 read -r ms rss rc < <(timeout 900 python3 -c "$TIMER" "$WORK/out.txt" "$SANDBALL" playbook \
-    -i "$WORK/inventory.ini" "$WORK/play.yml" -f "$FORKS" -e "work=$WORK/files")
-exec 9>&-
-wait $PROXY_PID 2>/dev/null || true
-python3 - "$WORK" "$HOSTS" "$TASKS" "$ms" "$rss" "$rc" "${BENCH_SUMMARY:-}" <<'PY'
+    -i "$PROXY_INVENTORY" "$WORK/play.yml" -f "$FORKS" -e "work=$WORK/files")
+proxy_stop
+python3 - "$WORK" "$HOSTS" "$TASKS" "$ms" "$rss" "$rc" "${BENCH_SUMMARY:-}" "$PROXY_PORTS" "$PROXY_STATS" <<'PY'
 import re, sys
 work, hosts, tasks, ms, rss, rc, summary = sys.argv[1], *map(int, sys.argv[2:7]), sys.argv[7]
-ports = open(f"{work}/ports").read().split()
-cuts = dict(l.split() for l in open(f"{work}/cuts") if re.fullmatch(r"\d+ \d+\n?", l))
+ports = open(sys.argv[8]).read().split()
+cuts = {l.split()[0]: l.split()[1] for l in open(sys.argv[9]) if re.fullmatch(r"\d+ \d+ \d+ \d+\n?", l)}
 out = open(f"{work}/out.txt").read()
 recap = {m[1]: {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m[2])}
          for m in re.finditer(r"^(f\d{3})\s+:\s+(.*)$", out, re.M)}

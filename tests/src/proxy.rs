@@ -3,11 +3,13 @@
 //! way with an optional delay, jitter and bandwidth limit ([`Shape`]), can cut every
 //! connection it carries at once, as a network that drops would, and can cut a share
 //! of its connections at random moments, or stall them (a node that takes the bytes and
-//! never answers). New connections are accepted again after a cut. The tests use it as a library; `make bench` through the `netproxy` binary.
+//! never answers). New connections are accepted again after a cut. It counts the bytes
+//! it carries each way. The tests use it as a library; `make bench` through the
+//! `netproxy` binary.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -38,6 +40,16 @@ pub struct Proxy {
     stop: Arc<AtomicBool>,
     cuts: Arc<AtomicUsize>,
     stalled: Arc<AtomicBool>,
+    bytes: Arc<Bytes>,
+}
+
+/// The bytes a proxy has carried, over all its connections.
+#[derive(Default)]
+struct Bytes {
+    /// From the clients to the server.
+    up: AtomicU64,
+    /// From the server to the clients.
+    down: AtomicU64,
 }
 
 impl Proxy {
@@ -58,7 +70,8 @@ impl Proxy {
         let stop = Arc::new(AtomicBool::new(false));
         let cuts = Arc::new(AtomicUsize::new(0));
         let stalled = Arc::new(AtomicBool::new(false));
-        let (c, s, k) = (carried.clone(), stop.clone(), cuts.clone());
+        let bytes = Arc::new(Bytes::default());
+        let (c, s, k, b) = (carried.clone(), stop.clone(), cuts.clone(), bytes.clone());
         let held = stalled.clone();
         std::thread::spawn(move || {
             while !s.load(Ordering::Relaxed) {
@@ -68,7 +81,7 @@ impl Proxy {
                         let _ = client.set_nodelay(true);
                         if let Ok(server) = TcpStream::connect(("127.0.0.1", target)) {
                             let _ = server.set_nodelay(true);
-                            forward(client, server, &c, &shape, &k, &held);
+                            forward(client, server, &c, &shape, &k, &held, &b);
                         }
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(10)),
@@ -81,6 +94,7 @@ impl Proxy {
             stop,
             cuts,
             stalled,
+            bytes,
         }
     }
 
@@ -111,6 +125,14 @@ impl Proxy {
     pub fn random_cuts(&self) -> usize {
         self.cuts.load(Ordering::Relaxed)
     }
+
+    /// The bytes carried so far, over all its connections: (to the server, from it).
+    pub fn bytes(&self) -> (u64, u64) {
+        (
+            self.bytes.up.load(Ordering::Relaxed),
+            self.bytes.down.load(Ordering::Relaxed),
+        )
+    }
 }
 
 impl Drop for Proxy {
@@ -120,8 +142,9 @@ impl Drop for Proxy {
     }
 }
 
-/// Copies `client` ↔ `server`, each way shaped by `shape`, recording both sockets for
-/// a cut; cuts the pair at a random moment when the draw says so.
+/// Copies `client` ↔ `server`, each way shaped by `shape` and counted in `bytes`,
+/// recording both sockets for a cut; cuts the pair at a random moment when the draw
+/// says so.
 fn forward(
     client: TcpStream,
     server: TcpStream,
@@ -129,10 +152,11 @@ fn forward(
     shape: &Shape,
     cuts: &Arc<AtomicUsize>,
     stalled: &Arc<AtomicBool>,
+    bytes: &Arc<Bytes>,
 ) {
     let pairs = [
-        (client.try_clone(), server.try_clone()),
-        (server.try_clone(), client.try_clone()),
+        (client.try_clone(), server.try_clone(), Way::Up),
+        (server.try_clone(), client.try_clone(), Way::Down),
     ];
     if shape.cut_share > 0.0
         && rand::random::<f64>() < shape.cut_share
@@ -151,18 +175,45 @@ fn forward(
         let mut c = carried.lock().unwrap_or_else(|e| e.into_inner());
         c.extend([client, server]);
     }
-    for pair in pairs {
-        if let (Ok(from), Ok(to)) = pair {
-            one_way(from, to, shape.clone(), stalled.clone());
+    for (from, to, way) in pairs {
+        if let (Ok(from), Ok(to)) = (from, to) {
+            let counter = Counter(bytes.clone(), way);
+            one_way(from, to, shape.clone(), stalled.clone(), counter);
         }
     }
 }
 
-/// Forwards `from` to `to`: unshaped, one thread copying; shaped, a reader stamping
+/// Which way bytes go: to the server or from it.
+#[derive(Clone, Copy)]
+enum Way {
+    Up,
+    Down,
+}
+
+/// Where one way of a connection counts the bytes it forwards.
+struct Counter(Arc<Bytes>, Way);
+
+impl Counter {
+    fn add(&self, n: usize) {
+        let total = match self.1 {
+            Way::Up => &self.0.up,
+            Way::Down => &self.0.down,
+        };
+        total.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
+/// Forwards `from` to `to`, counting what it reads in `counter`: unshaped, one thread copying; shaped, a reader stamping
 /// each chunk as it arrives and a writer sending it once its delay (and the
 /// bandwidth) allow, so that delay does not add up over a stream. Once the proxy is
 /// stalled, or the shape's stall budget spent, chunks are read and dropped.
-fn one_way(mut from: TcpStream, mut to: TcpStream, shape: Shape, stalled: Arc<AtomicBool>) {
+fn one_way(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    shape: Shape,
+    stalled: Arc<AtomicBool>,
+    counter: Counter,
+) {
     let shaped = !shape.delay.is_zero() || !shape.jitter.is_zero() || shape.rate.is_some();
     let mut budget = shape.stall_after.unwrap_or(usize::MAX);
     // The part of a chunk of `n` bytes that still goes through.
@@ -178,6 +229,7 @@ fn one_way(mut from: TcpStream, mut to: TcpStream, shape: Shape, stalled: Arc<At
         std::thread::spawn(move || {
             let mut buf = [0u8; 16384];
             while let Ok(n) = from.read(&mut buf) {
+                counter.add(n);
                 if n == 0 || to.write_all(&buf[..passed(n)]).is_err() {
                     break;
                 }
@@ -190,6 +242,7 @@ fn one_way(mut from: TcpStream, mut to: TcpStream, shape: Shape, stalled: Arc<At
     std::thread::spawn(move || {
         let mut buf = [0u8; 16384];
         while let Ok(n) = from.read(&mut buf) {
+            counter.add(n);
             if n == 0
                 || tx
                     .send((Instant::now(), buf[..passed(n)].to_vec()))

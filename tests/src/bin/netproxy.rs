@@ -5,8 +5,8 @@
 //! `netproxy TARGET_PORT COUNT [delay_ms=D] [jitter_ms=J] [mbit=R] [cut_share=F]
 //! [cut_within_ms=T]` starts COUNT proxies to `127.0.0.1:TARGET_PORT`, prints their
 //! ports one per line, and runs until its standard input closes; it then prints, to
-//! standard error, each port with how many of its connections its random cuts cut
-//! (`PORT CUTS`, one line each).
+//! standard error, a line per port: the port, how many of its connections its random
+//! cuts cut, and the bytes it carried to the server and from it (`PORT CUTS UP DOWN`).
 
 use sandball_e2e::proxy::{Proxy, Shape};
 use std::io::{Read, Write};
@@ -69,7 +69,8 @@ fn run() -> Result<(), String> {
     let mut sink = Vec::new();
     let _ = std::io::stdin().read_to_end(&mut sink);
     for p in &proxies {
-        eprintln!("{} {}", p.port(), p.random_cuts());
+        let (up, down) = p.bytes();
+        eprintln!("{} {} {up} {down}", p.port(), p.random_cuts());
     }
     Ok(())
 }
