@@ -20,7 +20,7 @@ PROFILE_DIR := target/debug
 # ansible-core can become the tests' users).
 PYTHON      ?= /usr/bin/python3
 
-.PHONY: all setup modules shims test-roots build install maturin wheel test-wheel ansible-runner run test nextest test-fixtures example-component componentize-py example-python-module lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-2.21 ansible-targets ansible-targets-2.21 fetch-targets-2.21 target-recaps target-recaps-2.21 test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
+.PHONY: all setup modules shims test-roots build install maturin wheel test-wheel ansible-runner run test nextest test-fixtures example-component componentize-py example-python-module js-tools example-js-module lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-2.21 ansible-targets ansible-targets-2.21 fetch-targets-2.21 target-recaps target-recaps-2.21 test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
 
 all: build
 
@@ -256,9 +256,10 @@ check-recordings:
 ## the shims are static), python3-venv (the venvs below are made with it), ruby (the WANT_JSON Ruby example module), cron (crontab,
 ## for tests/tests/cron.rs), openssh-server and sudo (the SSH tests start sshd on a
 ## loopback port; the become tests), acl (setfacl and getfacl, which ansible-test's
-## bootstrap leaves on a node and ansible-core's targets use) and python3-apt (under
+## bootstrap leaves on a node and ansible-core's targets use), python3-apt (under
 ## which ansible-core's apt module runs), debootstrap and qemu-user-static (which make
-## the foreign nodes' roots: `test-roots`); and package lists, which the apt module's
+## the foreign nodes' roots: `test-roots`) and nodejs with npm (which build JavaScript
+## modules: `js-tools`); and package lists, which the apt module's
 ## tests read (apt-get update when there are none).
 packages:
 	@missing=; \
@@ -273,6 +274,7 @@ packages:
 	/usr/bin/python3 -c 'import apt' 2>/dev/null || missing="$$missing python3-apt"; \
 	command -v debootstrap >/dev/null || missing="$$missing debootstrap"; \
 	[ -x /usr/bin/qemu-aarch64-static ] || missing="$$missing qemu-user-static"; \
+	command -v npm >/dev/null || missing="$$missing nodejs npm"; \
 	if [ -n "$$missing" ] || ! ls /var/lib/apt/lists/*_Packages >/dev/null 2>&1; then \
 		apt-get update -qq; fi; \
 	if [ -n "$$missing" ]; then \
@@ -336,6 +338,27 @@ $(PY_COMPONENTS)/conf_line.wasm: examples/modules/python/conf_line.py examples/m
 	$(COMPONENTIZE_VENV)/bin/python guest-sdk/python/build.py --componentize-py $(CURDIR)/$(COMPONENTIZE_VENV)/bin/componentize-py \
 		--sandball $(CURDIR)/$(PROFILE_DIR)/sandball --manifest examples/modules/python/manifest.json examples/modules/python/conf_line.py -o $@
 
+## js-tools: what makes a JavaScript module a component: componentize-js and rolldown,
+## from npm, at the versions guest-sdk/js/package-lock.json pins (the JavaScript
+## authors' package's own dependencies), in target/npm/node_modules.
+JS_TOOLS := target/npm
+js-tools: $(JS_TOOLS)/node_modules/.package-lock.json
+$(JS_TOOLS)/node_modules/.package-lock.json: guest-sdk/js/package.json guest-sdk/js/package-lock.json | packages
+	mkdir -p $(JS_TOOLS)
+	cp guest-sdk/js/package.json guest-sdk/js/package-lock.json $(JS_TOOLS)/
+	cd $(JS_TOOLS) && npm ci --no-audit --no-fund --loglevel=error
+
+## example-js-module: examples/modules/js (conf_line, the Python example's module in
+## JavaScript) built into target/components/js/conf_line.wasm (packed by the controller
+## built here); rebuilt only when its sources change.
+JS_COMPONENTS := target/components/js
+JS_SDK_SOURCES := $(wildcard guest-sdk/js/src/*.js) guest-sdk/js/bin/build.mjs guest-sdk/wit/sandball.wit
+example-js-module: $(JS_COMPONENTS)/conf_line.wasm
+$(JS_COMPONENTS)/conf_line.wasm: examples/modules/js/conf_line.js examples/modules/js/manifest.json $(JS_SDK_SOURCES) | $(JS_TOOLS)/node_modules/.package-lock.json build
+	mkdir -p $(JS_COMPONENTS)
+	node guest-sdk/js/bin/build.mjs --tools $(CURDIR)/$(JS_TOOLS)/node_modules --sandball $(CURDIR)/$(PROFILE_DIR)/sandball \
+		--manifest examples/modules/js/manifest.json examples/modules/js/conf_line.js -o $@
+
 ## test-node: what ansible-test's bootstrap leaves on a test node and ansible-core's
 ## targets rely on: setfacl and getfacl (Debian's acl, from `packages`: the copy and
 ## lineinfile targets) and an authorized_keys file in the user's ~/.ssh (the copy
@@ -354,7 +377,7 @@ nextest:
 ## downloads wait on the network while cargo compiles, and one cargo build's serial
 ## stretches (a link, a big crate) leave a core to the other; then cargo-nextest runs
 ## the tests.
-TEST_DEPS := clippy-driver fmt-check check-recordings test-roots build ansible ansible-2.16 ansible-2.21 ansible-targets ansible-targets-2.21 test-node ruby cron legacy-examples test-fixtures example-component example-python-module sshd apt-test nextest test-build test-wheel ansible-runner
+TEST_DEPS := clippy-driver fmt-check check-recordings test-roots build ansible ansible-2.16 ansible-2.21 ansible-targets ansible-targets-2.21 test-node ruby cron legacy-examples test-fixtures example-component example-python-module example-js-module sshd apt-test nextest test-build test-wheel ansible-runner
 test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-deps
 	status=0; \
@@ -390,7 +413,7 @@ lint: fmt-check
 ## 100 Mbit/s against ansible-playbook (network.sh); at the end, every ratio against
 ## ansible-core in one table.
 bench: export BENCH_SUMMARY := $(CURDIR)/target/bench-summary.md
-bench: setup ansible sshd example-python-module
+bench: setup ansible sshd example-python-module example-js-module
 	$(CARGO) build --profile wasm --target $(WASM_TARGET) $(MODULE_PKGS)
 	$(CARGO) build --release -p sandball -p sandball-shim
 	$(CARGO) build --release -p sandball-e2e --bin netproxy
@@ -403,6 +426,7 @@ bench: setup ansible sshd example-python-module
 	examples/bench/task_scale.sh
 	examples/bench/many_hosts.sh
 	examples/bench/python_module.sh
+	LANGUAGE=js examples/bench/python_module.sh
 	examples/bench/under_faults.sh
 	examples/bench/network.sh
 	@echo; echo "Every ratio, ansible-core / sandball, measured in this run ($$(date -u '+%F %H:%M UTC'), load $$(cut -d' ' -f1-3 /proc/loadavg)):"; cat "$$BENCH_SUMMARY"

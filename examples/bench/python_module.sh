@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The cost of a Python module component (examples/modules/python/conf_line, built by
-# `make example-python-module`): its size, its first compile on a node (an empty shim
-# cache), and a warm task, against ansible-core running the same file as a legacy
-# module (from the playbook's library/). A task's time is the difference between a
+# `make example-python-module`), or with LANGUAGE=js of the same module in JavaScript
+# (examples/modules/js, `make example-js-module`): its size, its first compile on a
+# node (an empty shim cache), and a warm task, against ansible-core running the Python
+# file as a legacy module (from the playbook's library/). A task's time is the difference between a
 # playbook of TASKS+1 and one of 1 task of the module, divided by TASKS: the controller's
 # and the tools' start-up are not in it.
 #
 # Environment: SANDBALL (default target/release/sandball; its shim is the one beside it
 # unless SANDBALL_SHIM says otherwise), VENV (default target/venv), TASKS (default 20),
-# SKIP_ANSIBLE=1, BENCH_SUMMARY (a file to add a row to).
+# SKIP_ANSIBLE=1, BENCH_SUMMARY (a file to add a row to), LANGUAGE (python, the
+# default, or js).
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,9 +19,14 @@ cd "$ROOT"
 SANDBALL=${SANDBALL:-target/release/sandball}
 VENV=${VENV:-target/venv}
 TASKS=${TASKS:-20}
-COMPONENT=target/components/python/conf_line.wasm
+case "${LANGUAGE:-python}" in
+    python) COMPONENTS=target/components/python LABEL=Python ;;
+    js) COMPONENTS=target/components/js LABEL=JavaScript ;;
+    *) echo "python_module.sh: LANGUAGE is python or js" >&2; exit 2 ;;
+esac
+COMPONENT=$COMPONENTS/conf_line.wasm
 if [ ! -f "$COMPONENT" ]; then
-    echo "python_module.sh: $COMPONENT not found; build it with: make example-python-module" >&2
+    echo "python_module.sh: $COMPONENT not found; build it with: make example-${LANGUAGE:-python}-module" >&2
     exit 1
 fi
 if [ ! -x "$SANDBALL" ]; then
@@ -60,14 +67,14 @@ ms() { python3 -c "print(round(($1 - $2) * 1000 / $TASKS, 1))"; }
 
 one=$(play 1)
 many=$(play $((TASKS + 1)))
-ours() { "$SANDBALL" playbook -i localhost, -c local --policy "$WORK/sandball.toml" -M target/components/python "$1"; }
+ours() { "$SANDBALL" playbook -i localhost, -c local --policy "$WORK/sandball.toml" -M "$COMPONENTS" "$1"; }
 
 size=$(stat -c %s "$COMPONENT")
 cold=$(seconds ours "$one")
 warm_one=$(seconds ours "$one")
 warm_many=$(seconds ours "$many")
 ours_task=$(ms "$warm_many" "$warm_one")
-echo "conf_line.wasm: $size bytes"
+echo "$LABEL conf_line.wasm: $size bytes"
 echo "sandball: first run (compile on an empty cache) ${cold} s, warm run of 1 task ${warm_one} s, ${ours_task} ms a warm task"
 
 if [ -z "${SKIP_ANSIBLE:-}" ] && [ -x "$VENV/bin/ansible-playbook" ]; then
@@ -77,8 +84,8 @@ if [ -z "${SKIP_ANSIBLE:-}" ] && [ -x "$VENV/bin/ansible-playbook" ]; then
     their_task=$(ms "$their_many" "$their_one")
     echo "ansible-playbook (legacy module): run of 1 task ${their_one} s, ${their_task} ms a task"
     if [ -n "${BENCH_SUMMARY:-}" ]; then
-        printf '| Python module component (conf_line, %s MB), a task | %s s (first compile) | %s ms | %s ms | — | %s× |\n' \
-            "$(python3 -c "print(round($size / 1e6, 1))")" "$cold" "$ours_task" "$their_task" \
+        printf '| %s module component (conf_line, %s MB), a task | %s s (first compile) | %s ms | %s ms | — | %s× |\n' \
+            "$LABEL" "$(python3 -c "print(round($size / 1e6, 1))")" "$cold" "$ours_task" "$their_task" \
             "$(python3 -c "print(round($their_task / max($ours_task, 0.1), 1))")" >> "$BENCH_SUMMARY"
     fi
 fi

@@ -235,6 +235,24 @@ impl Binaries {
         );
         dir
     }
+
+    /// The directory holding `examples/modules/js`'s `conf_line.wasm` (a JavaScript
+    /// module built with componentize-js). Panics, saying to run `make
+    /// example-js-module`, when it is missing.
+    pub fn example_js_module() -> PathBuf {
+        let dir = target_dir().join("components").join("js");
+        let path = dir.join("conf_line.wasm");
+        assert!(
+            path.is_file(),
+            "{}",
+            missing(
+                "the example JavaScript module conf_line",
+                &path,
+                "make example-js-module"
+            )
+        );
+        dir
+    }
 }
 
 /// The wheel `make test-wheel` builds (`make wheel` from the dev profile), in

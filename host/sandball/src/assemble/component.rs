@@ -2,7 +2,11 @@
 //!
 //! A component is shipped unchanged; its content address is the sha256 of its bytes and
 //! its manifest is read from the `sandball:manifest` custom section (so the sha256 covers
-//! it). Components are looked up by module name in the module directories, in order.
+//! it). Components are looked up by module name in the module directories, in order; a
+//! collection's name (`ns.coll.name`) in the collections paths, as
+//! `ansible_collections/ns/coll/plugins/modules/name.wasm`, a name the collection has no
+//! component of routed as its `meta/runtime.yml` says (to another collection's name, or
+//! to an `ansible.builtin.` one, found as a built-in).
 
 use sandball_pycompat::fqcn;
 use sandball_wire::MANIFEST_SECTION;
@@ -15,7 +19,8 @@ use std::sync::{Arc, Mutex};
 /// A component ready to ship: bytes, address and manifest.
 #[derive(Debug)]
 pub struct Component {
-    /// Module name (short form, e.g. `file`).
+    /// Module name: the short form (`file`), or a collection's full name
+    /// (`ns.coll.name`) for a collection's component; policy rules match it.
     pub name: String,
     /// Where it was loaded from.
     pub path: PathBuf,
@@ -65,6 +70,8 @@ pub enum ModuleError {
 #[derive(Debug)]
 pub struct ModuleStore {
     dirs: Vec<PathBuf>,
+    /// Directories holding `ansible_collections/`, in search order.
+    collections: Vec<PathBuf>,
     loaded: Mutex<HashMap<String, Arc<Component>>>,
     /// The components the playbook's tasks name, in the order they first appear: a
     /// node's session gets them, to compile, as soon as it opens.
@@ -76,9 +83,60 @@ impl ModuleStore {
     pub fn new(dirs: Vec<PathBuf>) -> Self {
         ModuleStore {
             dirs,
+            collections: Vec::new(),
             loaded: Mutex::new(HashMap::new()),
             wanted: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The same store, finding collections' components (`ns.coll.name`) in these
+    /// directories (each holding `ansible_collections/`), in order.
+    pub fn with_collections(mut self, collections: Vec<PathBuf>) -> Self {
+        self.collections = collections;
+        self
+    }
+
+    /// Where the component a collection's name (`ns.coll.name`) names is: the first
+    /// collections path whose `ns/coll/plugins/modules/` holds `name.wasm`; else, when
+    /// the collection routes the name (`meta/runtime.yml`), where the target is. `None`
+    /// for a name that is not a collection's, or none there.
+    pub fn in_collection(&self, action: &str) -> Option<PathBuf> {
+        self.in_collection_routed(action, 0)
+    }
+
+    fn in_collection_routed(&self, action: &str, hops: usize) -> Option<PathBuf> {
+        let [namespace, collection, name] = collection_name(action)?;
+        let roots = || {
+            self.collections
+                .iter()
+                .map(move |root| root.join("ansible_collections").join(namespace).join(collection))
+        };
+        if let Some(file) = roots()
+            .map(|dir| dir.join("plugins/modules").join(format!("{name}.wasm")))
+            .find(|f| f.is_file())
+        {
+            return Some(file);
+        }
+        if hops >= super::finder::MAX_REDIRECTS {
+            return None;
+        }
+        let target = roots().filter(|dir| dir.is_dir()).find_map(|dir| {
+            super::finder::redirect(
+                &dir.join("meta/runtime.yml"),
+                &format!("{namespace}.{collection}"),
+                name,
+            )
+        })?;
+        match collection_name(&target) {
+            Some(_) => self.in_collection_routed(&target, hops + 1),
+            None => self.builtin_file(&target),
+        }
+    }
+
+    /// The file of a component in the module directories.
+    fn builtin_file(&self, action: &str) -> Option<PathBuf> {
+        let file = format!("{}.wasm", fqcn::short_name(action));
+        self.dirs.iter().map(|d| d.join(&file)).find(|p| p.is_file())
     }
 
     /// The default module directories: `$SANDBALL_MODULE_PATH` (colon-separated), then
@@ -127,27 +185,44 @@ impl ModuleStore {
 
     /// Whether a component for `action` exists, without loading it.
     pub fn exists(&self, action: &str) -> bool {
-        let file = format!("{}.wasm", fqcn::short_name(action));
-        self.dirs.iter().any(|d| d.join(&file).is_file())
+        self.file(action).is_some()
+    }
+
+    /// The component file `action` names: a collection's, or one of the module
+    /// directories'.
+    fn file(&self, action: &str) -> Option<PathBuf> {
+        match collection_name(action) {
+            Some(_) => self.in_collection(action),
+            None => self.builtin_file(action),
+        }
     }
 
     /// Loads (once per run) the component a task's action names.
     pub fn get(&self, action: &str) -> Result<Arc<Component>, ModuleError> {
-        let name = fqcn::short_name(action);
+        let name = match collection_name(action) {
+            Some(_) => action,
+            None => fqcn::short_name(action),
+        };
         if let Some(c) = self.lock().get(name) {
             return Ok(c.clone());
         }
-        let file = format!("{name}.wasm");
-        let path = self
-            .dirs
-            .iter()
-            .map(|d| d.join(&file))
-            .find(|p| p.is_file())
-            .ok_or_else(|| ModuleError::NotFound {
+        let path = self.file(action).ok_or_else(|| match collection_name(action) {
+            Some([namespace, collection, short]) => ModuleError::NotFound {
                 name: action.to_string(),
-                file: file.clone(),
+                file: format!("ansible_collections/{namespace}/{collection}/plugins/modules/{short}.wasm"),
+                searched: self
+                    .collections
+                    .iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            },
+            None => ModuleError::NotFound {
+                name: action.to_string(),
+                file: format!("{name}.wasm"),
                 searched: self.searched(),
-            })?;
+            },
+        })?;
         let component = Arc::new(load(name, &path)?);
         self.lock().insert(name.to_string(), component.clone());
         Ok(component)
@@ -177,6 +252,18 @@ impl ModuleStore {
         // still a valid cache.
         self.loaded.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// The parts of a collection's module name (`ns.coll.name`): `None` for a short name
+/// and for Ansible's and sandball's own collections (`ansible.builtin`,
+/// `ansible.legacy`, `sandball.builtin`), whose components are the built-in ones.
+pub fn collection_name(action: &str) -> Option<[&str; 3]> {
+    if fqcn::short_name(action) != action {
+        return None;
+    }
+    let mut parts = action.split('.');
+    let found = [parts.next()?, parts.next()?, parts.next()?];
+    (parts.next().is_none() && found.iter().all(|p| !p.is_empty())).then_some(found)
 }
 
 /// Reads a component file: bytes, sha256, manifest.

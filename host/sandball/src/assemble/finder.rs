@@ -146,7 +146,7 @@ pub struct LegacyFinder {
 /// `config/ansible_builtin_runtime.yml` for `ansible.builtin`) redirects its module or
 /// action `short`: to another of its own (`yum` to `ansible.builtin.dnf`) or to
 /// another collection's (`authorized_key` to `ansible.posix.authorized_key`).
-fn redirect(runtime: &Path, collection: &str, short: &str) -> Option<String> {
+pub(crate) fn redirect(runtime: &Path, collection: &str, short: &str) -> Option<String> {
     use saphyr::{LoadableYamlNode, Yaml};
     let text = std::fs::read_to_string(runtime).ok()?;
     let documents = Yaml::load_from_str(&text).ok()?;
@@ -166,7 +166,7 @@ fn redirect(runtime: &Path, collection: &str, short: &str) -> Option<String> {
 }
 
 /// How many redirects a name may go through (ansible-core refuses a loop).
-const MAX_REDIRECTS: usize = 10;
+pub(crate) const MAX_REDIRECTS: usize = 10;
 
 /// File extensions that are never a legacy module (documentation, compiled Python, a
 /// WebAssembly component: sandball's kind, found as a component).

@@ -7,6 +7,7 @@
 //!   module, its kind and the grant it would get (unknowns shown as such).
 
 use super::CliError;
+use crate::assemble::finder::FinderConfig;
 use crate::assemble::{Component, ModuleStore, component};
 use crate::policy::imports::{self, Finding, Import};
 use crate::policy::{Policy, Subject, launchers};
@@ -46,7 +47,8 @@ struct PlaybookArgs {
 /// Flags of `sandball audit module`.
 #[derive(Args, Debug)]
 struct ModuleArgs {
-    /// A component file, or a module name looked up in the module directories.
+    /// A component file, or a module name looked up in the module directories (a
+    /// collection's full name, `ns.coll.name`, in the collections paths).
     #[arg(value_name = "FILE.wasm|NAME")]
     module: String,
     /// Print JSON instead of text.
@@ -86,7 +88,9 @@ fn find(target: &str, module_path: &[PathBuf]) -> Result<Arc<Component>, CliErro
     }
     let mut dirs = module_path.to_vec();
     dirs.extend(ModuleStore::default_dirs());
-    let store = ModuleStore::new(dirs);
+    // A collection's component (`ns.coll.name`) is found where its legacy modules are.
+    let collections = FinderConfig::from_env(module_path, None).collections;
+    let store = ModuleStore::new(dirs).with_collections(collections);
     store.get(target).map_err(CliError::other)
 }
 

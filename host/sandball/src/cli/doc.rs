@@ -186,8 +186,13 @@ impl Doc {
                 }
             ),
         ));
+        // A collection's component by its full name; a built-in as ansible-core's own.
+        let name = match crate::assemble::component::collection_name(name) {
+            Some(_) => name.to_string(),
+            None => format!("ansible.builtin.{name}"),
+        };
         Doc {
-            name: format!("ansible.builtin.{name}"),
+            name,
             source: format!(
                 "component, sandboxed: {} sha256:{}",
                 c.path.display(),
@@ -365,8 +370,9 @@ fn python_string(source: &str, name: &str) -> Option<String> {
 pub fn run(args: DocArgs) -> Result<i32, CliError> {
     let mut dirs = args.module_path.clone();
     dirs.extend(ModuleStore::default_dirs());
-    let components = ModuleStore::new(dirs.clone());
-    let finder = LegacyFinder::new(FinderConfig::from_env(&args.module_path, None));
+    let config = FinderConfig::from_env(&args.module_path, None);
+    let components = ModuleStore::new(dirs.clone()).with_collections(config.collections.clone());
+    let finder = LegacyFinder::new(config);
     let mut out = String::new();
     if args.list {
         let mut rows: Vec<(String, String)> = Vec::new();

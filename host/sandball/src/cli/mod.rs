@@ -13,6 +13,7 @@ mod extra_vars;
 mod inventory;
 mod module;
 mod playbook;
+mod scaffold;
 mod vault;
 mod version;
 
@@ -673,11 +674,13 @@ pub(crate) fn build_run(
     let mut policy =
         crate::policy::Policy::discover(common.policy.as_deref()).map_err(CliError::options)?;
     policy.bind(&inventory).map_err(CliError::options)?;
-    let legacy =
-        crate::assemble::legacy::LegacyStore::new(crate::assemble::finder::FinderConfig::from_env(
-            &common.module_path,
-            playbook_dir.as_deref(),
-        ));
+    let finder = crate::assemble::finder::FinderConfig::from_env(
+        &common.module_path,
+        playbook_dir.as_deref(),
+    );
+    // Collections' components are found where their legacy modules are.
+    let collections = finder.collections.clone();
+    let legacy = crate::assemble::legacy::LegacyStore::new(finder);
     let mut dirs = common.module_path.clone();
     dirs.extend(crate::assemble::ModuleStore::default_dirs());
     let from_file = |file: &std::path::Path, what: &str| {
@@ -775,7 +778,7 @@ pub(crate) fn build_run(
     Ok(Run {
         templar: crate::template::Templar::new(),
         inventory: std::sync::RwLock::new(std::sync::Arc::new(inventory)),
-        modules: crate::assemble::ModuleStore::new(dirs),
+        modules: crate::assemble::ModuleStore::new(dirs).with_collections(collections),
         legacy,
         vars,
         callback,

@@ -1,6 +1,7 @@
 //! `sandball module pack --manifest manifest.json app.wasm -o name.wasm`: embeds a
 //! module's manifest in a component built by any tool (or replaces the one it has),
 //! checked against what the component imports, as `sandball audit module` checks it.
+//! `sandball module new --lang rust|python|js NAME` scaffolds a module ([`super::scaffold`]).
 
 use super::CliError;
 use crate::assemble::component;
@@ -20,6 +21,26 @@ pub struct ModuleArgs {
 enum ModuleCommand {
     /// Embed (or replace) a manifest in a component, checked against its imports.
     Pack(PackArgs),
+    /// Scaffold a new module: NAME/ with its manifest, source, test playbook and Makefile.
+    New(NewArgs),
+}
+
+/// Flags of `sandball module new`.
+#[derive(Args, Debug)]
+struct NewArgs {
+    /// The module's language.
+    #[arg(long = "lang", value_enum)]
+    lang: super::scaffold::Lang,
+    /// The module's name (the directory made, and the file `make` builds: NAME.wasm).
+    #[arg(value_name = "NAME")]
+    name: String,
+    /// Where to make NAME/ (default: the current directory).
+    #[arg(long = "dir", value_name = "DIR", default_value = ".")]
+    dir: PathBuf,
+    /// The guest SDK's directory (guest-sdk/ of a sandball checkout; default: the one
+    /// of the checkout this sandball was built in).
+    #[arg(long = "sdk", value_name = "DIR")]
+    sdk: Option<PathBuf>,
 }
 
 /// Flags of `sandball module pack`.
@@ -40,6 +61,7 @@ struct PackArgs {
 pub fn run(args: ModuleArgs) -> Result<i32, CliError> {
     match args.what {
         ModuleCommand::Pack(a) => pack(a),
+        ModuleCommand::New(a) => super::scaffold::new(a.lang, &a.name, &a.dir, a.sdk.as_deref()),
     }
 }
 

@@ -39,7 +39,11 @@ pub(crate) fn lookup<'a>(run: &Run, action: &'a str) -> Result<Found<'a>, String
     };
     // The legacy module that stands for the component (`command` for `shell`).
     let standin = super::module_run::legacy_name(module);
-    if !legacy && run.modules.exists(module) && !run.legacy.in_library(standin) {
+    if !legacy
+        && run.modules.exists(module)
+        && !run.legacy.in_library(standin)
+        && !super::module_run::python_fallback(run, module)
+    {
         return Ok(Found::Component(module));
     }
     match run.legacy.get(standin) {

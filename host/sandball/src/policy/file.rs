@@ -122,14 +122,7 @@ impl Rule {
     /// Whether the rule applies to `s`. A rule limited to some hosts does not apply
     /// when the host is not known.
     pub fn applies_to(&self, s: &Subject<'_>) -> bool {
-        let module = self.modules.is_empty()
-            || self
-                .modules
-                .iter()
-                .any(|m| match m.strip_prefix("sha256:") {
-                    Some(hex) => s.sha256.is_some_and(|sha| sha.eq_ignore_ascii_case(hex)),
-                    None => glob(m, s.module),
-                });
+        let module = self.names(s.module, s.sha256);
         let host = match (&self.hosts, s.host) {
             (None, _) => true,
             (Some(_), None) => false,
@@ -139,6 +132,19 @@ impl Rule {
             },
         };
         module && host
+    }
+
+    /// Whether the rule's `modules` take in the module `module` (its name) of content
+    /// `sha256`, on whatever host: a rule without `modules` takes in every module.
+    pub fn names(&self, module: &str, sha256: Option<&str>) -> bool {
+        self.modules.is_empty()
+            || self
+                .modules
+                .iter()
+                .any(|m| match m.strip_prefix("sha256:") {
+                    Some(hex) => sha256.is_some_and(|sha| sha.eq_ignore_ascii_case(hex)),
+                    None => glob(m, module),
+                })
     }
 }
 

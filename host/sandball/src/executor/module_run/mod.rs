@@ -175,9 +175,36 @@ pub(crate) fn runs_legacy(run: &Run, module: &str, legacy: bool, vars: &Vars) ->
     legacy
         || !run.modules.exists(module)
         || run.legacy.in_library(legacy_name(module))
+        || python_fallback(run, module)
         || run
             .legacy
             .prefers_legacy(short, var_value(run, vars, PREFER_LEGACY_VAR).as_ref())
+}
+
+/// Whether a collection's module (`ns.coll.name`) that is both a component
+/// (`plugins/modules/name.wasm`) and a Python module (`name.py`, the one
+/// ansible-playbook runs) runs as the Python module: when no rule of the policy takes
+/// the component in (by its full name, a glob or its sha256; on any host), as a
+/// component nothing grants anything could not do its work. A rule naming it (`manifest
+/// = true`, a `grant`) makes the component run in the Python module's place.
+pub(crate) fn python_fallback(run: &Run, module: &str) -> bool {
+    if crate::assemble::component::collection_name(module).is_none() {
+        return false;
+    }
+    let Ok(component) = run.modules.get(module) else {
+        return false;
+    };
+    if run
+        .policy
+        .rules
+        .iter()
+        .any(|r| r.names(&component.name, Some(&component.sha256)))
+    {
+        return false;
+    }
+    run.legacy
+        .get(module)
+        .is_ok_and(|m| m.origin == crate::assemble::finder::Origin::Collection)
 }
 
 /// The name a module runs under (`_ansible_module_name`, which its messages show): as

@@ -1,12 +1,15 @@
-//! A Python module (`examples/modules/python/conf_line.py`, an ordinary Ansible module)
-//! built into a component with componentize-py (`make example-python-module`) runs
-//! through sandball sandboxed, its arguments handled by the Rust SDK's code through the
-//! host interface, and gives what ansible-core gives running the same file as a legacy
-//! module: results, check mode, diff mode, argument errors. A denied program fails the
-//! task with the denial.
+//! Modules in other languages than Rust: a Python module
+//! (`examples/modules/python/conf_line.py`, an ordinary Ansible module) built into a
+//! component with componentize-py (`make example-python-module`), and the same module
+//! in JavaScript (`examples/modules/js/conf_line.js`) built with componentize-js (`make
+//! example-js-module`), run through sandball sandboxed, their arguments handled by the
+//! Rust SDK's code through the host interface, and each gives what ansible-core gives
+//! running the Python file as a legacy module: results, check mode, diff mode, argument
+//! errors. A denied program fails the task with the denial.
 
 use sandball_e2e::{Binaries, Sandbox};
 use serde_json::Value;
+use std::path::{Path, PathBuf};
 
 const PLAY: &str = r#"
 - hosts: all
@@ -78,9 +81,17 @@ const COMPARED: &[&str] = &[
     "skipped",
 ];
 
-/// Runs PLAY under sandball with the component; returns the results and the file.
-fn sandball_run(policy: &str) -> (Value, String) {
-    let modules = Binaries::example_python_module();
+/// The example module's components: each language's, and the directory it is in.
+fn components() -> [(&'static str, PathBuf); 2] {
+    [
+        ("Python", Binaries::example_python_module()),
+        ("JavaScript", Binaries::example_js_module()),
+    ]
+}
+
+/// Runs PLAY under sandball with the component in `modules`; returns the results and
+/// the file.
+fn sandball_run(modules: &Path, policy: &str) -> (Value, String) {
     let sb = Sandbox::new();
     sb.inventory(&["localhost"]);
     let work = sb.dir("work");
@@ -109,31 +120,42 @@ fn placeholder(v: &Value, work: &str) -> Value {
     serde_json::from_str(&v.to_string().replace(work, "WORK")).unwrap()
 }
 
-#[test]
-fn a_python_module_runs_sandboxed_as_ansible_core_runs_it() {
-    let (ours, file) = sandball_run(POLICY);
+/// The results of a sandball run, checked on their own.
+fn check_own(language: &str, ours: &Value, file: &str) {
     // Everything added was removed again; check mode and refused validations wrote nothing.
-    assert_eq!(file, "", "{ours}");
-    assert_eq!(ours["created"]["changed"], true, "{ours}");
-    assert_eq!(ours["created"]["msg"], "line added", "{ours}");
-    assert_eq!(ours["again"]["changed"], false, "{ours}");
-    assert_eq!(ours["checked"]["changed"], true, "{ours}");
+    assert_eq!(file, "", "{language}: {ours}");
+    assert_eq!(ours["created"]["changed"], true, "{language}: {ours}");
+    assert_eq!(ours["created"]["msg"], "line added", "{language}: {ours}");
+    assert_eq!(ours["again"]["changed"], false, "{language}: {ours}");
+    assert_eq!(ours["checked"]["changed"], true, "{language}: {ours}");
     assert_eq!(
         ours["checked"]["diff"]["after"], "port=8080\nhost=web\n",
-        "{ours}"
+        "{language}: {ours}"
     );
-    assert_eq!(ours["replaced"]["msg"], "line replaced", "{ours}");
-    assert_eq!(ours["refused"]["msg"], "failed to validate", "{ours}");
+    assert_eq!(ours["replaced"]["msg"], "line replaced", "{language}: {ours}");
+    assert_eq!(ours["refused"]["msg"], "failed to validate", "{language}: {ours}");
     assert_eq!(
         ours["no_value"]["msg"], "state is present but all of the following are missing: value",
-        "{ours}"
+        "{language}: {ours}"
     );
     assert_eq!(
         ours["bad_choice"]["msg"], "value of state must be one of: present, absent, got: gone",
-        "{ours}"
+        "{language}: {ours}"
     );
+}
 
-    // ansible-core, running the same file as a legacy module from the playbook's library/.
+#[test]
+fn python_and_javascript_modules_run_sandboxed_as_ansible_core_runs_the_python_original() {
+    let runs: Vec<(&str, Value, String)> = components()
+        .into_iter()
+        .map(|(language, dir)| {
+            let (ours, file) = sandball_run(&dir, POLICY);
+            check_own(language, &ours, &file);
+            (language, ours, file)
+        })
+        .collect();
+
+    // ansible-core, running the Python file as a legacy module from the playbook's library/.
     let sb = Sandbox::new();
     sb.inventory(&["localhost"]);
     let work = sb.dir("work");
@@ -151,27 +173,12 @@ fn a_python_module_runs_sandboxed_as_ansible_core_runs_it() {
     out.assert_code(0);
     let theirs: Value =
         serde_json::from_str(&std::fs::read_to_string(work.join("results.json")).unwrap()).unwrap();
-    assert_eq!(
-        std::fs::read_to_string(work.join("app.conf")).unwrap_or_default(),
-        file
-    );
-    let ours_work = ours["created"]["path"]
-        .as_str()
-        .unwrap()
-        .trim_end_matches("/app.conf")
-        .to_string();
+    let their_file = std::fs::read_to_string(work.join("app.conf")).unwrap_or_default();
     let theirs_work = work.display().to_string();
     // ansible-core 2.19 lists an unknown argument's aliases after every name
     // ("…, value (dest)"); the SDK's message, every module's, puts each after its own
     // name, as ansible-core 2.16 did.
     let unsupported = "Unsupported parameters for (conf_line) module: colour. Supported parameters include: create, key, path";
-    assert!(
-        ours["unknown"]["msg"]
-            .as_str()
-            .unwrap()
-            .starts_with(unsupported),
-        "{ours}"
-    );
     assert!(
         theirs["unknown"]["msg"]
             .as_str()
@@ -179,34 +186,53 @@ fn a_python_module_runs_sandboxed_as_ansible_core_runs_it() {
             .starts_with(unsupported),
         "{theirs}"
     );
-    for (task, result) in theirs.as_object().unwrap() {
-        for key in COMPARED
-            .iter()
-            .filter(|k| task != "unknown" || **k != "msg")
-        {
-            assert_eq!(
-                placeholder(&ours[task][key], &ours_work),
-                placeholder(&result[key], &theirs_work),
-                "{task}.{key}: sandball {} ansible-core {}",
-                ours[task],
-                result
-            );
+    for (language, ours, file) in &runs {
+        assert_eq!(file, &their_file, "{language}");
+        let ours_work = ours["created"]["path"]
+            .as_str()
+            .unwrap()
+            .trim_end_matches("/app.conf")
+            .to_string();
+        assert!(
+            ours["unknown"]["msg"]
+                .as_str()
+                .unwrap()
+                .starts_with(unsupported),
+            "{language}: {ours}"
+        );
+        for (task, result) in theirs.as_object().unwrap() {
+            for key in COMPARED
+                .iter()
+                .filter(|k| task != "unknown" || **k != "msg")
+            {
+                assert_eq!(
+                    placeholder(&ours[task][key], &ours_work),
+                    placeholder(&result[key], &theirs_work),
+                    "{language} {task}.{key}: sandball {} ansible-core {}",
+                    ours[task],
+                    result
+                );
+            }
         }
     }
 }
 
 #[test]
-fn a_program_the_grant_denies_fails_the_python_module() {
+fn a_program_the_grant_denies_fails_the_python_and_javascript_modules() {
     let policy = format!("{POLICY}deny = [{{kind = \"exec\", program = \"/bin/false\"}}]\n");
-    let (ours, _) = sandball_run(&policy);
-    let refused = &ours["refused"];
-    assert_eq!(refused["failed"], true, "{refused}");
-    let msg = refused["msg"].as_str().unwrap();
-    assert!(msg.contains("/bin/false"), "{refused}");
-    assert!(
-        msg.contains("deni") || msg.contains("not granted"),
-        "{refused}"
-    );
-    // What the grant allows still runs.
-    assert_eq!(ours["replaced"]["changed"], true, "{ours}");
+    for (language, dir) in components() {
+        let (ours, _) = sandball_run(&dir, &policy);
+        let refused = &ours["refused"];
+        assert_eq!(refused["failed"], true, "{language}: {refused}");
+        // As ansible-core fails on an OSError: EACCES.
+        assert_eq!(refused["rc"], 13, "{language}: {refused}");
+        let msg = refused["msg"].as_str().unwrap();
+        assert!(msg.contains("/bin/false"), "{language}: {refused}");
+        assert!(
+            msg.contains("deni") || msg.contains("not granted"),
+            "{language}: {refused}"
+        );
+        // What the grant allows still runs.
+        assert_eq!(ours["replaced"]["changed"], true, "{language}: {ours}");
+    }
 }
