@@ -10,6 +10,12 @@
 use sandball_e2e::{Binaries, Sandbox};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The first run of a component compiles it on the node: an unoptimised wasmtime takes
+/// minutes for the Python and JavaScript engines (once per test run: the shim cache is
+/// shared).
+const FIRST_COMPILE: Duration = Duration::from_secs(900);
 
 const PLAY: &str = r#"
 - hosts: all
@@ -108,6 +114,7 @@ fn sandball_run(modules: &Path, policy: &str) -> (Value, String) {
                 policy.to_str().unwrap(),
             ],
         )
+        .limit(FIRST_COMPILE)
         .run();
     out.assert_no_panic().assert_code(0);
     let results = std::fs::read_to_string(work.join("results.json")).unwrap();
@@ -132,8 +139,14 @@ fn check_own(language: &str, ours: &Value, file: &str) {
         ours["checked"]["diff"]["after"], "port=8080\nhost=web\n",
         "{language}: {ours}"
     );
-    assert_eq!(ours["replaced"]["msg"], "line replaced", "{language}: {ours}");
-    assert_eq!(ours["refused"]["msg"], "failed to validate", "{language}: {ours}");
+    assert_eq!(
+        ours["replaced"]["msg"], "line replaced",
+        "{language}: {ours}"
+    );
+    assert_eq!(
+        ours["refused"]["msg"], "failed to validate",
+        "{language}: {ours}"
+    );
     assert_eq!(
         ours["no_value"]["msg"], "state is present but all of the following are missing: value",
         "{language}: {ours}"

@@ -32,9 +32,7 @@ fn scaffold_builds_and_passes_its_test(lang: &str) {
     let bins = Binaries::get();
     let sb = Sandbox::new();
     let name = format!("hello_{lang}");
-    let made = sb
-        .sandball(["module", "new", "--lang", lang, &name])
-        .run();
+    let made = sb.sandball(["module", "new", "--lang", lang, &name]).run();
     made.assert_code(0);
     let dir = sb.path().join(&name);
     for file in ["manifest.json", "test.yml", "Makefile", ".gitignore"] {

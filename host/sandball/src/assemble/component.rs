@@ -107,9 +107,11 @@ impl ModuleStore {
     fn in_collection_routed(&self, action: &str, hops: usize) -> Option<PathBuf> {
         let [namespace, collection, name] = collection_name(action)?;
         let roots = || {
-            self.collections
-                .iter()
-                .map(move |root| root.join("ansible_collections").join(namespace).join(collection))
+            self.collections.iter().map(move |root| {
+                root.join("ansible_collections")
+                    .join(namespace)
+                    .join(collection)
+            })
         };
         if let Some(file) = roots()
             .map(|dir| dir.join("plugins/modules").join(format!("{name}.wasm")))
@@ -136,7 +138,10 @@ impl ModuleStore {
     /// The file of a component in the module directories.
     fn builtin_file(&self, action: &str) -> Option<PathBuf> {
         let file = format!("{}.wasm", fqcn::short_name(action));
-        self.dirs.iter().map(|d| d.join(&file)).find(|p| p.is_file())
+        self.dirs
+            .iter()
+            .map(|d| d.join(&file))
+            .find(|p| p.is_file())
     }
 
     /// The default module directories: `$SANDBALL_MODULE_PATH` (colon-separated), then
@@ -206,23 +211,27 @@ impl ModuleStore {
         if let Some(c) = self.lock().get(name) {
             return Ok(c.clone());
         }
-        let path = self.file(action).ok_or_else(|| match collection_name(action) {
-            Some([namespace, collection, short]) => ModuleError::NotFound {
-                name: action.to_string(),
-                file: format!("ansible_collections/{namespace}/{collection}/plugins/modules/{short}.wasm"),
-                searched: self
-                    .collections
-                    .iter()
-                    .map(|d| d.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            },
-            None => ModuleError::NotFound {
-                name: action.to_string(),
-                file: format!("{name}.wasm"),
-                searched: self.searched(),
-            },
-        })?;
+        let path = self
+            .file(action)
+            .ok_or_else(|| match collection_name(action) {
+                Some([namespace, collection, short]) => ModuleError::NotFound {
+                    name: action.to_string(),
+                    file: format!(
+                        "ansible_collections/{namespace}/{collection}/plugins/modules/{short}.wasm"
+                    ),
+                    searched: self
+                        .collections
+                        .iter()
+                        .map(|d| d.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                },
+                None => ModuleError::NotFound {
+                    name: action.to_string(),
+                    file: format!("{name}.wasm"),
+                    searched: self.searched(),
+                },
+            })?;
         let component = Arc::new(load(name, &path)?);
         self.lock().insert(name.to_string(), component.clone());
         Ok(component)
