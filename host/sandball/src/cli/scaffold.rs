@@ -100,7 +100,7 @@ pub fn new(lang: Lang, name: &str, dir: &Path, sdk: Option<&Path>) -> Result<i32
     }
     let (own, clean) = lang.files();
     let makefile_test = MAKEFILE_TEST.replace("@CLEAN@", clean);
-    let gitignore = format!("work/\n{clean}/\n*.wasm\n");
+    let gitignore = format!("work/\ndenied/\n{clean}/\n*.wasm\n");
     let mut files: Vec<(String, String)> = vec![
         ("manifest.json".into(), MANIFEST.into()),
         ("test.yml".into(), TEST_PLAYBOOK.into()),
