@@ -8,6 +8,10 @@
 //! modules makes the components run; without one, the module that is also a Python
 //! module runs as that one, as ansible-playbook runs it (which the same playbook shows).
 //! `sandball doc` and `sandball audit` find the components by their full names.
+//!
+//! Two tests, each installing the collection once: the components' run (the Python and
+//! JavaScript ones compile in minutes in a debug shim, once per test run: the shim cache
+//! is shared with `module_languages`), and the rest, which runs no large component.
 
 use sandball_e2e::{Binaries, Sandbox};
 use serde_json::Value;
@@ -199,7 +203,8 @@ fn a_collections_components_run_by_their_full_names() {
 }
 
 #[test]
-fn without_a_rule_a_collections_python_module_runs_as_ansible_playbook_runs_it() {
+fn without_a_rule_the_python_module_runs_as_ansible_playbook_runs_it_and_doc_and_audit_find_the_components()
+ {
     const PY_PLAY: &str = r#"
 - hosts: all
   gather_facts: false
@@ -243,17 +248,15 @@ fn without_a_rule_a_collections_python_module_runs_as_ansible_playbook_runs_it()
         std::fs::read_to_string(work.join("py.conf")).unwrap(),
         std::fs::read_to_string(their_work.join("py.conf")).unwrap()
     );
+    doc_and_audit_find_the_components(&sb, &colls);
 }
 
-#[test]
-fn doc_and_audit_find_a_collections_components() {
-    let sb = Sandbox::new();
-    let Some(colls) = built_and_installed(&sb) else {
-        return;
-    };
+/// `sandball doc` and `sandball audit` find a component of the installed collection
+/// `colls` by its full name.
+fn doc_and_audit_find_the_components(sb: &Sandbox, colls: &Path) {
     let doc = sb
         .sandball(["doc", "sbtest.modules.json_key"])
-        .env("ANSIBLE_COLLECTIONS_PATH", &colls)
+        .env("ANSIBLE_COLLECTIONS_PATH", colls)
         .run();
     doc.assert_code(0);
     assert!(
@@ -272,7 +275,7 @@ fn doc_and_audit_find_a_collections_components() {
             "--policy",
             policy.to_str().unwrap(),
         ])
-        .env("ANSIBLE_COLLECTIONS_PATH", &colls)
+        .env("ANSIBLE_COLLECTIONS_PATH", colls)
         .run();
     // Exit code 2: findings (the engine's `wasi:sockets` imports, which the manifest
     // requests no `net` for), listed in the report.
