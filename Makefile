@@ -340,10 +340,14 @@ $(PY_COMPONENTS)/conf_line.wasm: examples/modules/python/conf_line.py examples/m
 
 ## js-tools: what makes a JavaScript module a component: componentize-js and rolldown,
 ## from npm, at the versions guest-sdk/js/package-lock.json pins (the JavaScript
-## authors' package's own dependencies), in target/npm/node_modules.
+## authors' package's own dependencies), in target/npm/node_modules. rolldown needs
+## Node 20.19 or later (Debian 12's nodejs is 18: install a newer one, e.g. Debian 13's
+## or NodeSource's, first).
 JS_TOOLS := target/npm
 js-tools: $(JS_TOOLS)/node_modules/.package-lock.json
 $(JS_TOOLS)/node_modules/.package-lock.json: guest-sdk/js/package.json guest-sdk/js/package-lock.json | packages
+	@node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a == 20 && b >= 19) ? 0 : 1)' || \
+		{ echo "node $$(node --version) is too old for rolldown (Node 20.19 or later: docs/TESTING.md)" >&2; exit 1; }
 	mkdir -p $(JS_TOOLS)
 	cp guest-sdk/js/package.json guest-sdk/js/package-lock.json $(JS_TOOLS)/
 	cd $(JS_TOOLS) && npm ci --no-audit --no-fund --loglevel=error
