@@ -56,7 +56,7 @@ shims: setup packages
 ## for the build machine's own C library: the static shim of its architecture
 ## ($(OWN_SHIM_TARGET)) serves it as it serves any node, and the shim's own tests run
 ## on it (`test-build`), so wasmtime is compiled for the two node targets and no third.
-OWN_SHIM_TARGET := $(shell uname -m | sed 's/^arm64$$/aarch64/; s/^amd64$$/x86_64/')-unknown-linux-musl
+OWN_SHIM_TARGET := $(shell uname -m)-unknown-linux-musl
 build: modules shims
 	$(LINTING) $(CARGO) build -p sandball
 

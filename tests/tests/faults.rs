@@ -519,15 +519,7 @@ fn a_node_that_never_answers_is_unreachable_after_the_connection_timeout() {
             "the run took {:?}:\n{out}",
             out.elapsed
         );
-        eprintln!(
-            "{} took {:?}",
-            if reference {
-                "ansible-playbook"
-            } else {
-                "sandball"
-            },
-            out.elapsed
-        );
+        eprintln!("{} took {:?}", tool(reference), out.elapsed);
         Some(out)
     };
     let ours = run(false).unwrap_or_else(|| unreachable!("sandball always runs"));
@@ -784,15 +776,7 @@ fn a_node_that_stops_answering_mid_run_is_ended_by_the_task_timeout() {
             "the run took {:?}:\n{out}",
             out.elapsed
         );
-        eprintln!(
-            "{} took {:?}",
-            if reference {
-                "ansible-playbook"
-            } else {
-                "sandball"
-            },
-            out.elapsed
-        );
+        eprintln!("{} took {:?}", tool(reference), out.elapsed);
         Some(out)
     };
     let ours = run(false).unwrap_or_else(|| unreachable!("sandball always runs"));
@@ -808,5 +792,14 @@ fn a_node_that_stops_answering_mid_run_is_ended_by_the_task_timeout() {
             };
             assert_eq!(n2(&ours), n2(&theirs), "{task}:\n{ours}\n{theirs}");
         }
+    }
+}
+
+/// The tool a run of a fault test is: the reference or sandball.
+fn tool(reference: bool) -> &'static str {
+    if reference {
+        "ansible-playbook"
+    } else {
+        "sandball"
     }
 }
