@@ -7,9 +7,12 @@
 //! The environment carries Ansible's filters and tests and its undefined semantics.
 
 mod backslashes;
+mod conditional;
 mod convert;
 pub(crate) mod crypt;
 pub mod encoding;
+mod engine_errors;
+mod environment;
 pub(crate) mod error;
 mod file_vars;
 mod filters;
@@ -34,11 +37,12 @@ mod vaulted;
 mod view;
 mod warnings;
 
+pub use environment::FileOptions;
 pub use error::TemplateError;
 pub(crate) use error::UNTRUSTED;
 pub(crate) use file_vars::file_vars;
 pub(crate) use scope::{is_possibly_all_template, is_template};
-pub use templar::{FileOptions, Templar};
+pub use templar::Templar;
 pub(crate) use trust::{has_unsafe_marks, untrusted, without_unsafe_marks};
 pub use vars::{HostVarsSource, Var, Vars};
 pub(crate) use view::unsafe_mark;

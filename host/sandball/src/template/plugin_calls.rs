@@ -108,7 +108,7 @@ pub(crate) fn native_name(kind: Kind, name: &str) -> bool {
 /// Whether sandball has a filter (or test) of this name itself; asked once per name.
 fn native(kind: Kind, name: &str) -> bool {
     static NATIVE: LazyLock<Environment<'static>> =
-        LazyLock::new(super::templar::native_environment);
+        LazyLock::new(super::environment::native_environment);
     // The answers so far: filters, tests.
     static KNOWN: [LazyLock<Mutex<HashMap<String, bool>>>; 2] = [
         LazyLock::new(Default::default),

@@ -1,21 +1,21 @@
-//! The Templar: one configured minijinja environment (Ansible's filters, tests, strict
-//! undefined, Python text forms) and the operations the executor needs: template a
-//! task's values, evaluate an expression, evaluate a conditional.
+//! The Templar: the operations the executor needs on one configured environment
+//! (`environment.rs`) — template a task's values, render text and template files,
+//! evaluate an expression (conditionals are `conditional.rs`'s) — with templates that
+//! guard against undefined values evaluated again where attributes of undefined values
+//! are undefined.
 
 use std::sync::Arc;
 
-use minijinja::syntax::SyntaxConfig;
-use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
+use minijinja::Environment;
 
-use crate::template::OMIT;
-use crate::template::convert::{to_json, to_json_omitting_undefined};
+use crate::template::convert::to_json_omitting_undefined;
+use crate::template::engine_errors::{engine_error, eval, native};
+use crate::template::environment::{FileOptions, chained, configure, native_environment};
 use crate::template::error::TemplateError;
 use crate::template::scope::{Call, Scope, is_template, single_expression};
-use crate::template::undefined::Plugins;
 use crate::template::vars::Vars;
 use crate::template::vaulted::{use_error, vault_mark};
 use crate::template::view::unsafe_mark;
-use crate::template::{filters, jinja_tests, methods, python};
 
 /// Ansible's Templar on minijinja: renders values against the variables of one task on
 /// one host. Cheap to share: one instance serves every task and host.
@@ -51,7 +51,7 @@ impl Templar {
     /// Runs `op` in the strict environment and, when it fails reading an attribute of an
     /// undefined value and `source` guards against undefined values, again in the
     /// chained one; the strict error stands when the second run fails too.
-    fn guarded<T>(
+    pub(super) fn guarded<T>(
         &self,
         source: impl Fn() -> bool,
         op: impl Fn(&Arc<Environment<'static>>) -> Result<T, TemplateError>,
@@ -150,55 +150,6 @@ impl Templar {
         )
     }
 
-    /// Evaluates a conditional as Ansible evaluates `when`: a YAML bool is itself, a
-    /// string is an expression (one wrapped in `{{ }}` is accepted, without templating it
-    /// twice), a list holds when all its conditionals do, an empty conditional holds. The
-    /// result's truthiness is Jinja's; an undefined result is an error, and so is an
-    /// empty one (blank text, or null in a list), as ansible-core 2.19 refuses it.
-    pub fn conditional(
-        &self,
-        cond: &serde_json::Value,
-        vars: &Vars,
-    ) -> Result<bool, TemplateError> {
-        match cond {
-            serde_json::Value::Null => Ok(true),
-            serde_json::Value::Bool(b) => Ok(*b),
-            serde_json::Value::Number(n) => boolean_result(&n.to_string(), cond),
-            serde_json::Value::String(text) if text.trim().is_empty() => {
-                Err(TemplateError::empty_conditional(cond))
-            }
-            // Whitespace around a conditional is no part of it (ansible-core strips it).
-            serde_json::Value::String(text) => {
-                let text = text.trim();
-                self.guarded(
-                    || guards_undefined(text),
-                    |env| conditional_str(&Call::new(env.clone(), vars), text),
-                )
-            }
-            serde_json::Value::Array(items) => {
-                for item in items {
-                    if item.is_null() {
-                        return Err(TemplateError::empty_conditional(item));
-                    }
-                    if !self.conditional(item, vars)? {
-                        return Ok(false);
-                    }
-                }
-                Ok(true)
-            }
-            // `when: !unsafe …`: data marked untrusted is never evaluated.
-            serde_json::Value::Object(_) if let Some(text) = super::view::unsafe_mark(cond) => {
-                Err(TemplateError::untrusted(
-                    &text.as_str().map_or_else(|| text.to_string(), str::to_string),
-                ))
-            }
-            serde_json::Value::Object(_) => Err(TemplateError::Conditional {
-                condition: cond.to_string(),
-                detail: "a conditional must be a boolean, an expression or a list of them, not a mapping".into(),
-            }),
-        }
-    }
-
     /// Whether templating `raw` gives back trusted values only (see
     /// [`crate::template::trust`]): text made by a template is never evaluated.
     pub fn passes_trust(&self, raw: &serde_json::Value, vars: &Vars) -> bool {
@@ -257,37 +208,6 @@ impl Templar {
             (_, t) => super::trust::untrusted(t.clone()),
         }
     }
-
-    /// The conditionals an `assert`'s `that` holds: a list's items; the items of the
-    /// trusted list a template names (`that: "{{ checks }}"`, `"{{ item.checks }}"`: a
-    /// variable, its attributes and items, as ansible-core
-    /// templates the argument first; items marked `!unsafe` stay marked, so they are
-    /// refused, never evaluated); else the value alone. A null `that` (or item) is refused
-    /// as empty.
-    pub fn conditions(
-        &self,
-        that: &serde_json::Value,
-        vars: &Vars,
-    ) -> Result<Vec<serde_json::Value>, TemplateError> {
-        Ok(match that {
-            serde_json::Value::Null => return Err(TemplateError::empty_conditional(that)),
-            serde_json::Value::Array(items) => {
-                if let Some(null) = items.iter().find(|item| item.is_null()) {
-                    return Err(TemplateError::empty_conditional(null));
-                }
-                items.clone()
-            }
-            serde_json::Value::String(text) => {
-                match single_expression(text)
-                    .and_then(|inner| super::trust::named_trusted(inner, vars))
-                {
-                    Some(serde_json::Value::Array(items)) => items.clone(),
-                    _ => vec![that.clone()],
-                }
-            }
-            other => vec![other.clone()],
-        })
-    }
 }
 
 /// [`Templar::render_file`] in one environment: `source` as the overrides left it,
@@ -307,100 +227,10 @@ fn render_file_in(
         .map_err(|err| engine_error(&scope, &err, source))
 }
 
-/// Sets a template file's delimiters, whitespace control and search directories.
-pub(crate) fn configure(
-    env: &mut Environment<'_>,
-    options: &FileOptions,
-) -> Result<(), minijinja::Error> {
-    let syntax = SyntaxConfig::builder()
-        .block_delimiters(options.block.0.clone(), options.block.1.clone())
-        .variable_delimiters(options.variable.0.clone(), options.variable.1.clone())
-        .comment_delimiters(options.comment.0.clone(), options.comment.1.clone())
-        .trim_blocks(options.trim_blocks)
-        .lstrip_blocks(options.lstrip_blocks)
-        .keep_trailing_newline(true)
-        .build()?;
-    env.set_syntax(syntax.clone());
-    load_from(env, options.search.clone(), syntax);
-    Ok(())
-}
-
-/// Makes `{% include %}`, `{% import %}` and `{% extends %}` find templates in `dirs`,
-/// in order. A loaded template loses one trailing newline, as Jinja's templates do in
-/// Ansible (only the outermost template keeps its own).
-fn load_from(env: &mut Environment<'_>, dirs: Vec<std::path::PathBuf>, syntax: SyntaxConfig) {
-    env.set_loader(move |name| {
-        let Some(path) = dirs.iter().map(|d| d.join(name)).find(|p| p.is_file()) else {
-            return Ok(None);
-        };
-        std::fs::read_to_string(&path)
-            .map(|text| {
-                let text = super::overrides::without_trailing_newline(&text);
-                Some(super::percent::rewrite_template(text, &syntax).into_owned())
-            })
-            .map_err(|e| {
-                minijinja::Error::new(
-                    minijinja::ErrorKind::TemplateNotFound,
-                    format!("cannot read {}: {e}", path.display()),
-                )
-            })
-    });
-}
-
-/// The strict environment with Ansible's filters, tests and settings: undefined
-/// variables are errors, blocks trim the newline after them, a trailing newline is
-/// kept, nothing is HTML-escaped, values print as Python prints them, and `omit` is
-/// defined.
-pub(super) fn native_environment() -> Environment<'static> {
-    let mut env = Environment::new();
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
-    // Debug mode names undefined variables in errors ("'foo' is undefined").
-    env.set_debug(true);
-    env.set_auto_escape_callback(|_| AutoEscape::None);
-    let syntax = SyntaxConfig::builder()
-        .trim_blocks(true)
-        .keep_trailing_newline(true)
-        .build();
-    // Only custom delimiters can make the build fail; the defaults are kept.
-    if let Ok(syntax) = syntax {
-        env.set_syntax(syntax);
-    }
-    env.set_formatter(python::format_output);
-    env.set_unknown_method_callback(methods::call_method);
-    env.add_global("omit", OMIT);
-    let mut plugins = Plugins::new(&mut env);
-    filters::register(&mut plugins);
-    super::jinja_globals::register(&mut plugins);
-    jinja_tests::register(&mut plugins);
-    crate::template::lookups::jinja::register(&mut plugins);
-    crate::template::percent::register(&mut plugins);
-    crate::template::operands::register(&mut plugins);
-    crate::template::vaulted::register(&mut plugins);
-    crate::template::plugin_calls::register(&mut plugins);
-    crate::template::protomatter::register(&mut plugins);
-    env
-}
-
-/// The strict environment with chained undefined values (see [`Templar`]'s `chained`).
-fn chained(strict: &Environment<'static>) -> Environment<'static> {
-    let mut env = strict.clone();
-    env.set_undefined_behavior(UndefinedBehavior::Chainable);
-    env.set_formatter(|out, state, value| {
-        if value.is_undefined() {
-            return Err(minijinja::Error::new(
-                minijinja::ErrorKind::UndefinedError,
-                "an undefined value cannot be printed",
-            ));
-        }
-        python::format_output(out, state, value)
-    });
-    env
-}
-
 /// Whether a template guards against undefined values (`default`, `d(…)`, `is
 /// defined`, `is undefined`): only such templates are evaluated again with chained
 /// undefined values.
-fn guards_undefined(source: &str) -> bool {
+pub(super) fn guards_undefined(source: &str) -> bool {
     // Words, not parts of names: `_undefined == 'yes'` guards nothing.
     static GUARD: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"\b(?:default|defined|undefined)\b|\bd\s*\(")
@@ -418,37 +248,6 @@ fn guards_undefined_value(value: &serde_json::Value) -> bool {
             .iter()
             .any(|(k, v)| guards_undefined(k) || guards_undefined_value(v)),
         _ => false,
-    }
-}
-
-/// How a template file is read (the `template` action's options).
-#[derive(Clone, Debug)]
-pub struct FileOptions {
-    /// `block_start_string`, `block_end_string`.
-    pub block: (String, String),
-    /// `variable_start_string`, `variable_end_string`.
-    pub variable: (String, String),
-    /// `comment_start_string`, `comment_end_string`.
-    pub comment: (String, String),
-    /// `trim_blocks`: the newline after a block tag is removed.
-    pub trim_blocks: bool,
-    /// `lstrip_blocks`: whitespace before a block tag on its line is removed.
-    pub lstrip_blocks: bool,
-    /// Where other templates are found, in order.
-    pub search: Vec<std::path::PathBuf>,
-}
-
-impl Default for FileOptions {
-    fn default() -> Self {
-        let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
-        FileOptions {
-            block: pair("{%", "%}"),
-            variable: pair("{{", "}}"),
-            comment: pair("{#", "#}"),
-            trim_blocks: true,
-            lstrip_blocks: false,
-            search: Vec::new(),
-        }
     }
 }
 
@@ -531,286 +330,14 @@ fn walk(
     }))
 }
 
-/// A conditional string: a bare expression, or one `{{ expr }}`.
-fn conditional_str(scope: &Arc<Scope>, text: &str) -> Result<bool, TemplateError> {
-    // A template of trusted variables naming an expression (`when: "{{ check }}"` with
-    // `check: "x == 1"`) evaluates that expression, as ansible-core 2.19 does; what a
-    // module or a fact brought is never evaluated.
-    if let Some(named) = trusted_template_value(scope, text)?
-        && let Some(named) = named.as_str()
-    {
-        return conditional_expression(scope, named);
-    }
-    conditional_expression(scope, text)
-}
-
-/// The value of `text` when it is one `{{ expr }}` that reads only trusted variables
-/// (and is not a literal, which [`conditional_expression`] refuses).
-fn trusted_template_value(scope: &Arc<Scope>, text: &str) -> Result<Option<Value>, TemplateError> {
-    match single_expression(text) {
-        Some(inner)
-            if scope.passes_trust(&serde_json::Value::String(text.to_string()))
-                && !scope.is_literal(inner)
-                && scope.undefined_variable(inner).is_none() =>
-        {
-            Ok(Some(eval(scope, inner)?))
-        }
-        _ => Ok(None),
-    }
-}
-
-fn conditional_expression(scope: &Arc<Scope>, text: &str) -> Result<bool, TemplateError> {
-    // Templates around an expression's parts (`{{ a }} == {{ b }}`) make text, which is
-    // never evaluated as an expression, as ansible-core 2.19 refuses it.
-    if let Some(inner) = single_expression(text)
-        && minijinja::machinery::parse_expr(inner).is_err()
-    {
-        render_embedded(scope, text)?;
-        return Err(TemplateError::untrusted(text));
-    }
-    let rendered;
-    let kept;
-    let expr = match single_expression(text) {
-        // A literal string in a template (`{{ '1 == 1' }}`) is text, never an
-        // expression to evaluate: ansible-core 2.19 refuses it.
-        // So is text that data brought (`{{ result.stdout }}`).
-        Some(inner)
-            if (scope.is_literal(inner)
-                || !scope.passes_trust(&serde_json::Value::String(text.to_string())))
-                && eval(scope, inner)?.as_str().is_some() =>
-        {
-            return Err(TemplateError::untrusted(text));
-        }
-        // A conditional written as a template is templated as a value is: its string
-        // constants keep their backslashes. ansible-core 2.19 deprecates it.
-        Some(inner) => {
-            super::deprecate(
-                "Conditionals should not be surrounded by templating delimiters such as {{ }} or {% %}.",
-                "2.23",
-                String::new(),
-                Some(super::About::Text(text.to_string())),
-            );
-            kept = scope.value_expression(inner);
-            &kept
-        }
-        // Templates inside the expression's strings (`x == "{{ y }}"`) are rendered
-        // first, as ansible-core 2.19 still does.
-        // Those given to a lookup are its to template (`lookup('x', '{{ y }}')`): with
-        // what is undefined in them as undefined terms, as in ansible-core 2.19.
-        None if is_template(text) && super::percent::templates_only_in_lookup_terms(text) => text,
-        None if is_template(text) => {
-            rendered = render_embedded(scope, text)?;
-            rendered.as_str()
-        }
-        None if text.trim().is_empty() => return Ok(true),
-        None => text,
-    };
-    let value = eval(scope, expr)?;
-    if value.is_undefined() {
-        return Err(undefined_result(scope, expr, &format!("{{{{ {expr} }}}}")));
-    }
-    if value.kind() == minijinja::value::ValueKind::Bool {
-        return Ok(value.is_true());
-    }
-    // The value as Ansible's native types have it (a trusted `"{{ x == 1 }}"` is a
-    // boolean, not text).
-    boolean_result(
-        text,
-        &native(scope, &value, expr, &format!("{{{{ {expr} }}}}"))?,
-    )
-}
-
-/// A conditional's result must be a boolean, as ansible-core 2.19 requires, unless
-/// `ALLOW_BROKEN_CONDITIONALS` (`ANSIBLE_ALLOW_BROKEN_CONDITIONALS`, or
-/// `allow_broken_conditionals` in ansible.cfg) lets its truth stand.
-fn boolean_result(condition: &str, value: &serde_json::Value) -> Result<bool, TemplateError> {
-    static ALLOW: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let truth = sandball_pycompat::pyops::py_truth(value);
-    if value.is_boolean()
-        || *ALLOW.get_or_init(|| {
-            sandball_pycompat::boolean::env_flag("ANSIBLE_ALLOW_BROKEN_CONDITIONALS", false)
-        })
-    {
-        return Ok(truth);
-    }
-    Err(TemplateError::Conditional {
-        condition: condition.to_string(),
-        detail: format!(
-            "Conditional result ({}) was derived from value of type '{}'. Conditionals must have a boolean result.",
-            if truth { "True" } else { "False" },
-            filters::python_type(&crate::template::convert::from_json(value))
-        ),
-    })
-}
-
-/// A condition's embedded templates (`"foo" in {{ result.stdout }}`) rendered into
-/// the expression text, as ansible-core 2.19 still renders them — but a template that
-/// reads untrusted data (a module's result, facts, other hosts' variables) may only
-/// bring a literal: data that reads as an expression (`lookup('pipe', …)`) is never
-/// evaluated, as ansible-core refuses it ("Encountered untrusted template or
-/// expression").
-fn render_embedded(scope: &Arc<Scope>, text: &str) -> Result<String, TemplateError> {
-    let untrusted = || TemplateError::untrusted(text);
-    if text.contains("{%") || text.contains("{#") {
-        // Statements are rendered whole, and only when they read trusted variables.
-        if !scope.template_reads_only_trusted(text) {
-            return Err(untrusted());
-        }
-        return scope
-            .render_text(text)
-            .map_err(|err| engine_error(scope, &err, text));
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("{{") {
-        let Some(len) = rest[start..].find("}}") else {
-            break;
-        };
-        let chunk = &rest[start..start + len + 2];
-        let expr = &chunk[2..chunk.len() - 2];
-        let value = scope
-            .render_text(chunk)
-            .map_err(|err| engine_error(scope, &err, text))?;
-        out.push_str(&rest[..start]);
-        // Inside a quoted string (`x == "{{ name }}"`), data stays text as long as it
-        // cannot close the quotes; elsewhere it must be a literal, unless trusted.
-        let safe = match open_quote(&out) {
-            Some(q) => !value.contains(q) && !value.contains('\\'),
-            None => scope.is_literal(&value),
-        };
-        if !safe && !scope.reads_only_trusted(expr) {
-            return Err(untrusted());
-        }
-        out.push_str(&value);
-        rest = &rest[start + len + 2..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
-/// The quote character a string literal still open at the end of `expr` started with.
-fn open_quote(expr: &str) -> Option<char> {
-    super::operands::outside_strings(expr, |_| {})
-}
-
-fn eval(scope: &Arc<Scope>, expr: &str) -> Result<Value, TemplateError> {
-    scope
-        .eval_expression(expr)
-        .map_err(|err| engine_error(scope, &err, expr))
-}
-
-/// The JSON form of a native result of `template` (the text that produced it is `source`,
-/// and `as_template` is that text as a template that prints it).
-fn native(
-    scope: &Arc<Scope>,
-    value: &Value,
-    source: &str,
-    as_template: &str,
-) -> Result<serde_json::Value, TemplateError> {
-    if value.is_undefined() {
-        return Err(undefined_result(scope, source, as_template));
-    }
-    to_json(value).map_err(|err| engine_error(scope, &err, source))
-}
-
-/// The error for a result that is undefined. Printing the expression in strict mode
-/// fails with the engine's message naming the variable; that message is used.
-fn undefined_result(scope: &Arc<Scope>, source: &str, as_template: &str) -> TemplateError {
-    let err = match scope.render_text(as_template) {
-        Err(err) => err,
-        Ok(_) => minijinja::Error::new(
-            minijinja::ErrorKind::UndefinedError,
-            format!("'{}' is undefined", source.trim()),
-        ),
-    };
-    engine_error(scope, &err, source)
-}
-
-/// For `base.name` (or `base['name']`) where `base` is defined but has no `name`: the
-/// message ansible-core 2.19 gives ("object of type 'dict' has no attribute 'name'").
-fn missing_attribute(scope: &Arc<Scope>, expr: &str) -> Option<String> {
-    let subscript = ["'", "\""].iter().find_map(|q| {
-        let (base, key) = expr
-            .strip_suffix(&format!("{q}]"))?
-            .rsplit_once(&format!("[{q}"))?;
-        Some((base, key))
-    });
-    let (base, name) = match subscript {
-        Some(found) => found,
-        None => expr.rsplit_once('.')?,
-    };
-    let word = |w: &str| {
-        w.chars()
-            .next()
-            .is_some_and(|c| c.is_alphabetic() || c == '_')
-            && w.chars().all(|c| c.is_alphanumeric() || c == '_')
-    };
-    if !word(name) || !base.split('.').all(word) {
-        return None;
-    }
-    let value = scope.eval_expression(base).ok()?;
-    if value.is_undefined() || value.is_none() {
-        return None;
-    }
-    Some(format!(
-        "object of type '{}' has no attribute '{name}'",
-        super::filters::python_type(&value)
-    ))
-}
-
-/// What the engine says of an undefined value found inside a result, naming nothing.
-const UNNAMED_UNDEFINED: [&str; 2] = [
-    "the result contains an undefined value",
-    "an undefined value cannot be turned into text",
-];
-
-/// An engine error as a `TemplateError`. An undefined variable whose own template met
-/// an undefined value is reported by the innermost such value, as ansible-core 2.19
-/// reports it; an attribute a defined value lacks is named as it names it.
-fn engine_error(scope: &Arc<Scope>, err: &minijinja::Error, source: &str) -> TemplateError {
-    let mut error = TemplateError::from_engine(err, source);
-    // An undefined value inside a result (`[{'k': nope}]`) is named by the variable
-    // that is undefined, as ansible-core names it.
-    if let TemplateError::Undefined { detail, .. } = &mut error
-        && UNNAMED_UNDEFINED.contains(&detail.as_str())
-        && let Some(name) = scope
-            .undefined_variable_in_template(source)
-            .or_else(|| scope.undefined_variable(single_expression(source).unwrap_or(source)))
-    {
-        *detail = format!("'{name}' is undefined");
-    }
-    if let TemplateError::Render { detail, .. } = &mut error
-        && detail.ends_with(super::error::MANDATORY)
-        && let Some(name) = scope
-            .undefined_variable_in_template(source)
-            .or_else(|| scope.undefined_variable(single_expression(source).unwrap_or(source)))
-    {
-        *detail = detail.replace(
-            super::error::MANDATORY,
-            &format!("Mandatory variable '{name}' not defined."),
-        );
-    }
-    if let TemplateError::Undefined { detail, inner, .. } = &mut error
-        && let Some(expr) = detail
-            .strip_prefix('\'')
-            .and_then(|d| d.strip_suffix("' is undefined"))
-    {
-        if let Some((message, source)) = scope.undefined_root(expr) {
-            *detail = message;
-            *inner = Some(source);
-        } else if let Some(message) = missing_attribute(scope, expr) {
-            *detail = message;
-        }
-    }
-    error
-}
-
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use crate::template::OMIT;
     use serde_json::json;
 
-    fn vars(pairs: serde_json::Value) -> Vars {
+    /// Variables of the playbook (trusted), by name.
+    pub(in crate::template) fn vars(pairs: serde_json::Value) -> Vars {
         let mut vars = Vars::new();
         if let serde_json::Value::Object(map) = pairs {
             for (name, value) in map {
@@ -818,42 +345,6 @@ mod tests {
             }
         }
         vars
-    }
-
-    #[test]
-    fn text_marked_untrusted_in_a_trusted_variable_is_never_an_expression() {
-        let t = Templar::new();
-        let unsafe_text = json!({ crate::yaml::UNSAFE_KEY: "1 == 1" });
-        let v = vars(json!({"x": [unsafe_text], "y": ["1 == 1"]}));
-        for cond in ["{{ x | first }}", "{{ x[0] }}", "{{ x | join }}"] {
-            let err = t.conditional(&json!(cond), &v).unwrap_err();
-            assert_eq!(err.detail(), crate::template::UNTRUSTED, "{cond}");
-        }
-        // The same text written in the playbook is an expression.
-        assert!(t.conditional(&json!("{{ y | first }}"), &v).unwrap());
-    }
-
-    #[test]
-    fn a_template_naming_a_trusted_list_holds_its_conditions() {
-        let t = Templar::new();
-        let unsafe_text = json!({ crate::yaml::UNSAFE_KEY: "1 == 1" });
-        let v = vars(json!({
-            "c": {"checks": ["1 == 1", "a == 2"]},
-            "l": [["x"]],
-            "u": {"checks": [unsafe_text]},
-        }));
-        for (that, want) in [
-            ("{{ c.checks }}", json!(["1 == 1", "a == 2"])),
-            ("{{ c['checks'] }}", json!(["1 == 1", "a == 2"])),
-            ("{{ l[0] }}", json!(["x"])),
-            // Marked text stays marked, so it is refused.
-            ("{{ u.checks }}", json!([unsafe_text])),
-            // What is computed is one conditional.
-            ("{{ c.checks | list }}", json!(["{{ c.checks | list }}"])),
-        ] {
-            let got = t.conditions(&json!(that), &v).unwrap();
-            assert_eq!(serde_json::Value::Array(got), want, "{that}");
-        }
     }
 
     #[test]
@@ -1132,48 +623,6 @@ mod tests {
     }
 
     #[test]
-    fn conditionals_like_when() {
-        let t = Templar::new();
-        let v = vars(json!({"x": 1, "flag": "{{ x == 1 }}", "empty": [], "r": {"rc": 0}}));
-        let holds = |cond: serde_json::Value| t.conditional(&cond, &v).unwrap();
-        assert!(holds(json!(true)));
-        assert!(!holds(json!(false)));
-        assert!(holds(json!(null)));
-        assert!(holds(json!("x == 1")));
-        assert!(!holds(json!("x == 2")));
-        assert!(holds(json!("{{ x == 1 }}")));
-        assert!(holds(json!("flag")));
-        assert!(!holds(json!("empty is truthy")));
-        // ansible-core 2.19 wants a boolean result.
-        let err = t.conditional(&json!("empty"), &v).unwrap_err().to_string();
-        assert!(
-            err.contains("Conditional result (False) was derived from value of type 'list'. Conditionals must have a boolean result."),
-            "{err}"
-        );
-        let err = t.conditional(&json!(1), &v).unwrap_err().to_string();
-        assert!(
-            err.contains("(True) was derived from value of type 'int'"),
-            "{err}"
-        );
-        assert!(holds(json!("r.rc == 0 and x is defined")));
-        assert!(holds(json!(["x == 1", "flag"])));
-        assert!(!holds(json!(["x == 1", "x == 2"])));
-        assert!(holds(json!("not nope is defined")));
-        let err = t.conditional(&json!("nope"), &v).unwrap_err().to_string();
-        assert!(err.starts_with("'nope' is undefined"), "{err}");
-        let err = t
-            .conditional(&json!("nope == 'x'"), &v)
-            .unwrap_err()
-            .to_string();
-        assert!(err.starts_with("'nope' is undefined"), "{err}");
-        // Templates inside the expression are rendered first, as ansible-core 2.19
-        // still does (with a deprecation warning).
-        assert!(holds(json!("x == {{ x }}")));
-        assert!(holds(json!("'{{ x }}' == '1'")));
-        assert!(t.conditional(&json!({"a": 1}), &v).is_err());
-    }
-
-    #[test]
     fn syntax_errors_name_the_template() {
         let t = Templar::new();
         let err = t.template(&json!("{{ x + }}"), &Vars::new()).unwrap_err();
@@ -1271,48 +720,5 @@ mod tests {
         assert_eq!(out["path"], json!("/tmp/b-10"));
         assert_eq!(out["state"], json!("touch"));
         assert!(t.template(&json!("{{ broken }}"), &v).is_err());
-    }
-
-    #[test]
-    fn conditionals_as_ansible_core_2_19_reads_them() {
-        let t = Templar::new();
-        let v = vars(json!({"who": "dude", "flag": true}));
-        let holds = |c: &str| t.conditional(&json!(c), &v);
-        // Whitespace around a conditional is no part of it.
-        assert!(holds("{{ dict({'a': '{{ 1 }}'})['a'] == '{' + '{ 1 }}' }}\n").unwrap());
-        // A conditional written as a template is deprecated, and registered so.
-        let (held, kept) = crate::template::deprecations_of(|| holds("{{ flag }}"));
-        assert!(held.unwrap());
-        let mut result = serde_json::Map::new();
-        crate::plugins::action::summaries::register_deprecations(&mut result, &kept);
-        let registered = result["deprecations"].clone();
-        assert_eq!(
-            registered,
-            json!([{
-                "collection_name": "ansible.builtin",
-                "deprecator": {"resolved_name": "ansible.builtin", "type": null},
-                "msg": "Conditionals should not be surrounded by templating delimiters such as {{ }} or {% %}.",
-                "version": "2.23",
-            }])
-        );
-        let (_, registered) = crate::template::deprecations_of(|| holds("flag"));
-        assert!(registered.is_empty());
-        // Templates around an expression's parts make text, never evaluated.
-        let refused = holds("{{ 'a' }} == {{ 'a' }}").unwrap_err();
-        assert!(refused.to_string().contains("untrusted"), "{refused}");
-        // A lookup's constant terms holding templates are rendered (with a warning),
-        // in a template too; other functions' constants in a template are not (the
-        // first case), nor the lookup's name.
-        assert!(holds("lookup('vars', '{{ \"who\" }}') == 'dude'").unwrap());
-        assert!(holds("{{ query('items', 'a{{ 1 }}') == ['a1'] }}").unwrap());
-        assert!(holds("{{ lookup('{{ \"vars\" }}', 'who') == 'dude' }}").is_err());
-        let shown = crate::template::take_warnings();
-        assert!(
-            shown
-                .iter()
-                .any(|n| matches!(n, crate::template::Notice::Warning(w)
-                if w.text.starts_with("Jinja constant strings should not contain embedded templates."))),
-            "{shown:?}"
-        );
     }
 }

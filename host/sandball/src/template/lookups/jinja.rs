@@ -57,7 +57,7 @@ impl LookupContext for StateContext<'_, '_> {
         let mut context = self.context();
         context.extend(extra.iter().map(|(k, v)| (k.clone(), from_json(v))));
         let mut env = self.state.env().clone();
-        crate::template::templar::configure(&mut env, &options).map_err(|e| e.to_string())?;
+        crate::template::environment::configure(&mut env, &options).map_err(|e| e.to_string())?;
         let text = crate::template::percent::rewrite_template(text, env.syntax());
         let mut rendered = env
             .render_str(&text, Value::from_pairs(context))
