@@ -10,10 +10,10 @@
 //! - [`truthy`]: how the controller's actions and keywords read an argument: the text
 //!   as written (not stripped), the empty text false, only the integers 1 and 0, a
 //!   missing or null value the caller's default;
-//! - [`env_flag`]: a setting from the environment read through [`truthy`], its default
-//!   when unset or not a boolean;
-//! - [`env_lenient`]: a setting as ansible-core's `boolean(value, strict=False)` reads
-//!   it (the inventory settings): stripped, true only for a true word.
+//! - [`setting_flag`]: a setting's value (environment or ansible.cfg) read through
+//!   [`truthy`], its default when unset or not a boolean;
+//! - [`setting_lenient`]: a setting as ansible-core's `boolean(value, strict=False)`
+//!   reads it (the inventory settings): stripped, true only for a true word.
 
 use serde_json::Value;
 
@@ -78,19 +78,18 @@ pub fn truthy(v: Option<&Value>, default: bool) -> Result<bool, String> {
     }
 }
 
-/// An environment variable read as a boolean setting through [`truthy`]; `default`
-/// when it is unset or not a boolean.
-pub fn env_flag(name: &str, default: bool) -> bool {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| truthy(Some(&Value::String(v)), default).ok())
+/// A setting's value read as a boolean through [`truthy`]; `default` when it is unset
+/// (`None`) or not a boolean.
+pub fn setting_flag(value: Option<&str>, default: bool) -> bool {
+    value
+        .and_then(|v| truthy(Some(&Value::String(v.to_string())), default).ok())
         .unwrap_or(default)
 }
 
-/// An environment variable read as ansible-core's `boolean(value, strict=False)` reads
-/// a setting: true for a true word (stripped), false when unset or anything else.
-pub fn env_lenient(name: &str) -> bool {
-    std::env::var(name).is_ok_and(|v| word(v.trim()) == Some(true))
+/// A setting's value read as ansible-core's `boolean(value, strict=False)` reads it:
+/// true for a true word (stripped), false when unset or anything else.
+pub fn setting_lenient(value: Option<&str>) -> bool {
+    value.is_some_and(|v| word(v.trim()) == Some(true))
 }
 
 #[cfg(test)]
@@ -116,5 +115,12 @@ mod tests {
         assert_eq!(truthy(Some(&json!("")), true), Ok(false));
         assert!(truthy(Some(&json!(1.0)), false).is_err());
         assert!(truthy(Some(&json!(" yes")), false).is_err());
+        assert!(setting_flag(Some("yes"), false));
+        assert!(setting_flag(Some("maybe"), true));
+        assert!(!setting_flag(Some(""), true));
+        assert!(!setting_flag(None, false));
+        assert!(setting_lenient(Some(" on ")));
+        assert!(!setting_lenient(Some("maybe")));
+        assert!(!setting_lenient(None));
     }
 }

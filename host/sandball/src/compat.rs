@@ -89,8 +89,8 @@ fn newest(why: &str) -> Picked {
 }
 
 fn pick() -> Result<Picked, String> {
-    if let Ok(text) = std::env::var(SETTING) {
-        let minor = parse(&text).ok_or_else(|| {
+    if let Some(text) = crate::config::settings().get(SETTING) {
+        let minor = parse(text).ok_or_else(|| {
             format!(
                 "{SETTING} must name an ansible-core release such as 2.19 or 2.21, not '{text}'"
             )

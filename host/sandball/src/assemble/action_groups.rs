@@ -103,7 +103,7 @@ fn collect(
             Value::String(action) => out.actions.push(in_collection(&collection, action)),
             Value::Object(m) => {
                 let problems = metadata_problems(m, found_metadata);
-                if !problems.is_empty() && sandball_pycompat::boolean::env_flag(VALIDATE, true) {
+                if !problems.is_empty() && crate::config::settings().flag(VALIDATE, true) {
                     out.warnings.push(format!(
                         "Invalid metadata was found for action_group {group} while loading module_defaults. {}",
                         problems.join(" ")

@@ -41,12 +41,9 @@ impl FinderConfig {
     /// `SANDBALL_ANSIBLE_CORE` (ansible-core's directory) and `SANDBALL_ANSIBLE_PYTHON`
     /// (the Python whose ansible-core to use; default `python3`). The playbook's
     /// `library/` comes first, then `module_path` (from `-M`), then `ANSIBLE_LIBRARY`.
-    pub fn from_env(module_path: &[PathBuf], playbook_dir: Option<&Path>) -> Self {
-        let paths = |var: &str| -> Vec<PathBuf> {
-            std::env::var_os(var)
-                .map(|v| std::env::split_paths(&v).collect())
-                .unwrap_or_default()
-        };
+    pub fn from_settings(module_path: &[PathBuf], playbook_dir: Option<&Path>) -> Self {
+        let settings = crate::config::settings();
+        let paths = |var: &str| settings.paths(var);
         let mut library = Vec::new();
         let mut module_utils = paths("ANSIBLE_MODULE_UTILS");
         let mut collections = paths("ANSIBLE_COLLECTIONS_PATH");
@@ -535,7 +532,7 @@ fn shebang_python(script: &Path) -> Option<String> {
 /// [`LegacyFinder::ansible_core`] finds it, before any playbook's library is known), as
 /// (major, minor, full text); `None` without one.
 pub fn installed_core_version() -> Option<(u32, u32, String)> {
-    let finder = LegacyFinder::new(FinderConfig::from_env(&[], None));
+    let finder = LegacyFinder::new(FinderConfig::from_settings(&[], None));
     finder
         .ansible_core()
         .and_then(module_utils::ansible_version)
@@ -561,6 +558,7 @@ fn ask_python(python: &str) -> Option<PathBuf> {
         return Some(dir);
     }
     let out = std::process::Command::new(python)
+        .envs(crate::config::settings().from_file())
         .args([
             "-c",
             "import os, ansible; print(os.path.dirname(ansible.__file__))",

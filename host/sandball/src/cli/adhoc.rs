@@ -86,14 +86,16 @@ pub async fn run(args: AdhocArgs) -> Result<i32, CliError> {
     // `ansible` shows `minimal` results, one line each with `-o`; the stdout callback
     // of the settings (and the enabled ones) only with `bin_ansible_callbacks`, as
     // ansible-core.
-    let stdout = std::env::var("ANSIBLE_STDOUT_CALLBACK").unwrap_or_default();
+    let stdout = crate::config::settings()
+        .get("ANSIBLE_STDOUT_CALLBACK")
+        .unwrap_or_default();
     let mut callbacks: Vec<Box<dyn Callback>> = if !args.one_line
-        && sandball_pycompat::boolean::env_flag("ANSIBLE_LOAD_CALLBACK_PLUGINS", false)
+        && crate::config::settings().flag("ANSIBLE_LOAD_CALLBACK_PLUGINS", false)
         && !stdout.is_empty()
         && stdout != "default"
     {
         let (callback, warnings) =
-            crate::plugins::callback::for_run(&stdout, args.common.verbose, args.common.diff)
+            crate::plugins::callback::for_run(stdout, args.common.verbose, args.common.diff)
                 .map_err(CliError::options)?;
         for w in &warnings {
             callback.warning(w);

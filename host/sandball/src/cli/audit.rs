@@ -89,7 +89,7 @@ fn find(target: &str, module_path: &[PathBuf]) -> Result<Arc<Component>, CliErro
     let mut dirs = module_path.to_vec();
     dirs.extend(ModuleStore::default_dirs());
     // A collection's component (`ns.coll.name`) is found where its legacy modules are.
-    let collections = FinderConfig::from_env(module_path, None).collections;
+    let collections = FinderConfig::from_settings(module_path, None).collections;
     let store = ModuleStore::new(dirs).with_collections(collections);
     store.get(target).map_err(CliError::other)
 }

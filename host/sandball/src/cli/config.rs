@@ -42,7 +42,7 @@ pub fn run(args: ConfigArgs, loaded: &Loaded) -> Result<i32, CliError> {
             out = text;
         }
         ConfigAction::Dump { only_changed } => {
-            for s in shown(loaded) {
+            for s in shown() {
                 if only_changed && s.origin == "default" {
                     continue;
                 }
@@ -51,7 +51,7 @@ pub fn run(args: ConfigArgs, loaded: &Loaded) -> Result<i32, CliError> {
             }
         }
         ConfigAction::List => {
-            for s in shown(loaded) {
+            for s in shown() {
                 let _ = writeln!(
                     out,
                     "{}:\n  ini: {}\n  env: {}\n  default: {}",

@@ -370,7 +370,7 @@ fn python_string(source: &str, name: &str) -> Option<String> {
 pub fn run(args: DocArgs) -> Result<i32, CliError> {
     let mut dirs = args.module_path.clone();
     dirs.extend(ModuleStore::default_dirs());
-    let config = FinderConfig::from_env(&args.module_path, None);
+    let config = FinderConfig::from_settings(&args.module_path, None);
     let components = ModuleStore::new(dirs.clone()).with_collections(config.collections.clone());
     let finder = LegacyFinder::new(config);
     let mut out = String::new();

@@ -100,7 +100,7 @@ pub fn run(args: InventoryArgs) -> Result<i32, CliError> {
             ));
         }
     }
-    let mut options = LoadOptions::from_env();
+    let mut options = LoadOptions::from_settings();
     options.any_unparsed_is_failed |= args.strict;
     options.flush_cache = args.flush_cache;
     options.playbook_dir = args

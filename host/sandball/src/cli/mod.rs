@@ -276,8 +276,8 @@ fn inventory_sources(sources: &[String]) -> Vec<String> {
 
 /// Parses the command line, runs, and returns the exit code.
 pub fn main() -> i32 {
-    // ansible.cfg first: its settings are environment variables the flags and the rest
-    // read, beneath what the environment already says.
+    // ansible.cfg first: the run's settings, which the flags and the rest read, are the
+    // environment's, then the file's.
     let config = match crate::config::load() {
         Ok(c) => c,
         Err(e) => {
@@ -300,7 +300,10 @@ pub fn main() -> i32 {
         let _ = writeln!(std::io::stdout(), "{text}");
         return 0;
     }
-    let cli = match Cli::try_parse_from(args) {
+    let parsed = file_defaults(<Cli as clap::CommandFactory>::command())
+        .try_get_matches_from(args)
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
             // Usage errors exit 2, as ansible's argument parser exits.
@@ -393,6 +396,26 @@ pub fn main() -> i32 {
             Command::InstallAliases(a) => aliases::run(a),
         }
     }))
+}
+
+/// `command` (and its subcommands) with the values ansible.cfg gives the flags that
+/// read a setting's variable (`--forks`: `ANSIBLE_FORKS`) as their defaults: the
+/// command line, then the environment, then the file, as Ansible's precedence has it.
+fn file_defaults(command: clap::Command) -> clap::Command {
+    let settings = crate::config::settings();
+    command
+        .mut_args(|arg| {
+            let from_file = arg.get_env().and_then(|variable| {
+                settings
+                    .from_file()
+                    .find(|(v, _)| std::ffi::OsStr::new(v) == variable)
+            });
+            match from_file {
+                Some((_, value)) => arg.default_value(value),
+                None => arg,
+            }
+        })
+        .mut_subcommands(file_defaults)
 }
 
 /// The exit code of a command's outcome, its error printed.
@@ -504,16 +527,6 @@ pub(crate) fn asked_vault_secret(
     })
 }
 
-/// Whether an environment variable (or its ansible.cfg setting) says yes.
-fn env_true(name: &str) -> bool {
-    std::env::var(name).is_ok_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "1" | "yes" | "true" | "on" | "y" | "t"
-        )
-    })
-}
-
 /// `-f`: a number of hosts, at least one (as ansible's usage error says).
 fn forks(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
@@ -612,14 +625,8 @@ fn tag_set(tags: Vec<String>) -> Vec<String> {
 /// ansible.cfg).
 fn inventory_source_list(common: &CommonArgs) -> Vec<String> {
     if common.inventory.is_empty() {
-        std::env::var("ANSIBLE_INVENTORY")
-            .map(|v| {
-                v.split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string)
-                    .collect()
-            })
+        crate::config::settings()
+            .list("ANSIBLE_INVENTORY")
             .unwrap_or_default()
     } else {
         common.inventory.clone()
@@ -663,7 +670,7 @@ pub(crate) fn build_run(
         Box::new(crate::plugins::callback::Masked(callback));
     let extra = extra_vars_of(common)?;
     let (tags, skip_tags) = (tag_set(tags), tag_set(skip_tags));
-    let mut load = crate::inventory::LoadOptions::from_env();
+    let mut load = crate::inventory::LoadOptions::from_settings();
     load.playbook_dir.clone_from(&playbook_dir);
     let sources = inventory_source_list(common);
     let inventory =
@@ -674,7 +681,7 @@ pub(crate) fn build_run(
     let mut policy =
         crate::policy::Policy::discover(common.policy.as_deref()).map_err(CliError::options)?;
     policy.bind(&inventory).map_err(CliError::options)?;
-    let finder = crate::assemble::finder::FinderConfig::from_env(
+    let finder = crate::assemble::finder::FinderConfig::from_settings(
         &common.module_path,
         playbook_dir.as_deref(),
     );
@@ -727,12 +734,14 @@ pub(crate) fn build_run(
         skip_tags,
         limits: crate::policy::limits_from_env().map_err(CliError::options)?,
         become_: crate::plugins::r#become::Options {
-            become_: common.become_ || env_true("ANSIBLE_BECOME"),
+            become_: common.become_ || crate::config::settings().lenient("ANSIBLE_BECOME"),
             user: common.become_user.clone(),
             method: common.become_method.clone(),
             password: if let Some(file) = &common.become_password_file {
                 Some(from_file(file, "become")?)
-            } else if common.ask_become_pass || env_true("ANSIBLE_BECOME_ASK_PASS") {
+            } else if common.ask_become_pass
+                || crate::config::settings().lenient("ANSIBLE_BECOME_ASK_PASS")
+            {
                 // With `-k` too, an empty answer is the SSH password, as the prompt says.
                 let (prompt, fallback) = match &ask_pass {
                     Some(ssh) if common.ask_pass => {

@@ -118,8 +118,8 @@ pub async fn run(args: PlaybookArgs) -> Result<i32, CliError> {
     }
     // `--force-handlers`, else ANSIBLE_FORCE_HANDLERS (or `force_handlers` in
     // ansible.cfg), as Ansible ranks them.
-    run.options.force_handlers = args.force_handlers
-        || sandball_pycompat::boolean::env_flag("ANSIBLE_FORCE_HANDLERS", false);
+    run.options.force_handlers =
+        args.force_handlers || crate::config::settings().flag("ANSIBLE_FORCE_HANDLERS", false);
     // Roles bring their own legacy modules and module_utils — those of the plays, and
     // those `include_role` names without a template —, and so does the directory of
     // each imported playbook (its `library/`), as in Ansible.

@@ -138,6 +138,7 @@ fn edited(plain: &[u8], name: &Path) -> Result<Vec<u8>, CliError> {
         .unwrap_or_else(|| "vi".into());
     // `$EDITOR` may hold arguments (`code --wait`): the shell splits it.
     let status = std::process::Command::new("/bin/sh")
+        .envs(crate::config::settings().from_file())
         .args(["-c", &format!("{editor} \"$1\""), "sh"])
         .arg(&file)
         .status()

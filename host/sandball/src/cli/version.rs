@@ -62,7 +62,7 @@ pub(super) fn text(ansible_command: Option<&str>, config: &crate::config::Loaded
         env!("SANDBALL_WASMTIME_VERSION").to_string(),
     );
     field("shims", Shims::get().describe());
-    let finder = LegacyFinder::new(FinderConfig::from_env(&[], None));
+    let finder = LegacyFinder::new(FinderConfig::from_settings(&[], None));
     field(
         "ansible-core for legacy modules",
         match finder.ansible_core_found() {

@@ -1,14 +1,17 @@
 //! Configuration as Ansible reads it: the first of `ANSIBLE_CONFIG`, `./ansible.cfg`
 //! (not in a world-writable directory, with Ansible's warning), `~/.ansible.cfg` and
-//! `/etc/ansible/ansible.cfg`; an INI file whose settings sandball has a use for
-//! become the `ANSIBLE_*` variables Ansible gives them, unless the environment already
-//! sets them — so the precedence is Ansible's: command line, environment, file,
-//! default. Paths in the file are relative to it. Settings sandball does not use are
-//! listed at `-v`, never an error.
+//! `/etc/ansible/ansible.cfg`; an INI file whose settings sandball has a use for give
+//! the values of the `ANSIBLE_*` variables Ansible names them by, beneath the
+//! environment's (the run's [`Settings`], read once) — so the precedence is Ansible's:
+//! command line, environment, file, default. Paths in the file are relative to it.
+//! Settings sandball does not use are listed at `-v`, never an error.
 
 use std::path::{Path, PathBuf};
 
 pub mod named;
+mod settings;
+
+pub use settings::{Settings, list, settings};
 
 /// A setting of `ansible.cfg`: its section, its key, the variable it becomes, and
 /// whether it holds paths (relative to the file).
@@ -458,17 +461,6 @@ fn default_of(variable: &str) -> Option<&'static str> {
         .map(|(_, d)| *d)
 }
 
-/// The configuration file and the variables it set, once [`load`] has read it.
-static FROM_FILE: std::sync::OnceLock<(PathBuf, Vec<&'static str>)> = std::sync::OnceLock::new();
-
-/// The configuration file, when it (not the environment) set `variable`.
-fn file_origin(variable: &str) -> Option<&'static Path> {
-    FROM_FILE
-        .get()
-        .filter(|(_, set)| set.contains(&variable))
-        .map(|(path, _)| path.as_path())
-}
-
 /// One setting as `sandball config dump` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shown {
@@ -486,24 +478,20 @@ pub struct Shown {
 
 /// Every setting sandball reads (once per variable), its value and where it comes
 /// from, after [`load`].
-pub fn shown(loaded: &Loaded) -> Vec<Shown> {
+pub fn shown() -> Vec<Shown> {
+    let settings = settings();
     let mut out: Vec<Shown> = Vec::new();
     for setting in SETTINGS {
         if out.iter().any(|s| s.variable == setting.variable) {
             continue;
         }
         let default = default_of(setting.variable);
-        let from_file = loaded.from_file.contains(&setting.variable);
-        let (value, origin) = match std::env::var(setting.variable) {
-            Ok(v) if from_file => (
-                Some(v),
-                loaded
-                    .path
-                    .as_ref()
-                    .map_or_else(String::new, |p| p.display().to_string()),
-            ),
-            Ok(v) => (Some(v), format!("env: {}", setting.variable)),
-            Err(_) => (default.map(str::to_string), "default".to_string()),
+        let (value, origin) = match settings.get(setting.variable) {
+            Some(v) => match settings.file_origin(setting.variable) {
+                Some(path) => (Some(v.to_string()), path.display().to_string()),
+                None => (Some(v.to_string()), format!("env: {}", setting.variable)),
+            },
+            None => (default.map(str::to_string), "default".to_string()),
         };
         out.push(Shown {
             ini: format!("[{}] {}", setting.section, setting.key),
@@ -559,15 +547,13 @@ pub struct Loaded {
     pub unused: Vec<String>,
     /// Warnings to show.
     pub warnings: Vec<String>,
-    /// The variables the file set (the environment did not already).
-    pub from_file: Vec<&'static str>,
 }
 
 /// `ANSIBLE_HOME` (`~/.ansible` unless set), `~` expanded: where Ansible's default
 /// roles, collections and plugin paths are.
 pub fn ansible_home() -> PathBuf {
-    let home = std::env::var("ANSIBLE_HOME").unwrap_or_else(|_| "~/.ansible".into());
-    crate::local_files::expand_user(&home)
+    let home = settings().get("ANSIBLE_HOME").unwrap_or("~/.ansible");
+    crate::local_files::expand_user(home)
 }
 
 /// The configuration file Ansible would read, and a warning when `./ansible.cfg` is
@@ -649,50 +635,48 @@ fn parse(path: &Path, text: &str) -> Result<Vec<(String, String, String, usize)>
     Ok(out)
 }
 
-/// Reads the configuration file (if any) and sets, for each setting sandball uses,
-/// its `ANSIBLE_*` variable where the environment does not already.
+/// Reads the configuration file (if any) and makes the run's [`Settings`] of it and the
+/// environment (see [`settings`]).
 ///
-/// Call it first thing in `main`, before any thread starts: it changes the process
-/// environment.
+/// Call it first thing in `main`, before anything reads a setting.
 pub fn load() -> Result<Loaded, ConfigError> {
     let (path, warnings) = find();
     let mut loaded = Loaded {
         path: path.clone(),
         unused: Vec::new(),
         warnings,
-        from_file: Vec::new(),
     };
-    let Some(path) = path else {
-        check_choices()?;
-        return Ok(loaded);
-    };
-    let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
-        path: path.clone(),
-        source,
-    })?;
-    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    for (section, key, value, _) in parse(&path, &text)? {
-        let Some(setting) = SETTINGS
-            .iter()
-            .find(|s| s.section == section && s.key == key)
-        else {
-            loaded.unused.push(format!("[{section}] {key}"));
-            continue;
-        };
-        if std::env::var_os(setting.variable).is_some() {
-            continue;
+    let mut values: Vec<(&'static str, String)> = Vec::new();
+    if let Some(path) = &path {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        for (section, key, value, _) in parse(path, &text)? {
+            let Some(setting) = SETTINGS
+                .iter()
+                .find(|s| s.section == section && s.key == key)
+            else {
+                loaded.unused.push(format!("[{section}] {key}"));
+                continue;
+            };
+            // The environment's value stands; so does the file's first one.
+            if std::env::var_os(setting.variable).is_some()
+                || values.iter().any(|(v, _)| *v == setting.variable)
+            {
+                continue;
+            }
+            let value = if setting.paths {
+                relative_to(&dir, &value)
+            } else {
+                value
+            };
+            values.push((setting.variable, value));
         }
-        let value = if setting.paths {
-            relative_to(&dir, &value)
-        } else {
-            value
-        };
-        // SAFETY: called at the start of `main`, before the runtime or any other
-        // thread exists; nothing reads the environment concurrently.
-        unsafe { std::env::set_var(setting.variable, value) };
-        loaded.from_file.push(setting.variable);
     }
-    let _ = FROM_FILE.set((path, loaded.from_file.clone()));
+    let installed = settings::install(Settings::new(std::env::vars_os(), path, values));
+    debug_assert!(installed, "a setting was read before ansible.cfg");
     check_choices()?;
     Ok(loaded)
 }
@@ -706,10 +690,14 @@ fn check_choices() -> Result<(), ConfigError> {
         &["replace", "merge"],
     )];
     for (variable, name, valid) in CHOICES {
-        if let Ok(value) = std::env::var(variable)
-            && !valid.contains(&value.as_str())
+        if let Some(value) = settings().get(variable)
+            && !valid.contains(&value)
         {
-            return Err(ConfigError::Choice { name, value, valid });
+            return Err(ConfigError::Choice {
+                name,
+                value: value.to_string(),
+                valid,
+            });
         }
     }
     Ok(())
@@ -744,7 +732,7 @@ fn relative_to(dir: &Path, value: &str) -> String {
 /// `ANSIBLE_HASH_BEHAVIOUR=merge`) rather than the higher one replacing the lower.
 pub fn merge_hashes() -> bool {
     static MERGE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *MERGE.get_or_init(|| std::env::var("ANSIBLE_HASH_BEHAVIOUR").is_ok_and(|v| v == "merge"))
+    *MERGE.get_or_init(|| settings().get("ANSIBLE_HASH_BEHAVIOUR") == Some("merge"))
 }
 
 #[cfg(test)]

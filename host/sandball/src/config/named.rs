@@ -3,7 +3,7 @@
 //! options of the plugins sandball has (`remote_user` of the `ssh` connection,
 //! `remote_tmp` of the `sh` shell…), each with its type, its variables and its
 //! environment variables. A value comes from the first of a variable (the last one
-//! named wins), the environment (which ansible.cfg fills, see [`super::load`]) and
+//! named wins), the run's settings (the environment, then ansible.cfg: [`super::settings`]) and
 //! sandball's default, typed as Ansible types it.
 
 use serde_json::Value as Json;
@@ -439,10 +439,10 @@ pub fn value(
     } else if let Some((e, value)) = def
         .env
         .iter()
-        .filter_map(|e| std::env::var(e).ok().map(|value| (e, value)))
+        .filter_map(|e| super::settings().get(e).map(|value| (e, value.to_string())))
         .next_back()
     {
-        let origin = match super::file_origin(e) {
+        let origin = match super::settings().file_origin(e) {
             Some(path) => path.display().to_string(),
             None => format!("env: {e}"),
         };

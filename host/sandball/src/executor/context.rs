@@ -80,19 +80,17 @@ pub(crate) async fn target_python(
 ) -> Result<TargetPython, Map<String, Value>> {
     let to = target(cx.run, cx.kw, cx.host, cx.vars).map_err(|e| unreachable(e.to_string()))?;
     let vars = target_vars(cx, &to.name);
-    let configured = std::env::var("ANSIBLE_PYTHON_INTERPRETER").ok();
-    let silent = match interpreter::python_setting(
-        vars.get("ansible_python_interpreter"),
-        configured.as_deref(),
-    ) {
-        PythonSetting::Path(path) => {
-            return Ok(TargetPython {
-                path,
-                discovered: None,
-            });
-        }
-        PythonSetting::Auto { silent } => silent,
-    };
+    let configured = crate::config::settings().get("ANSIBLE_PYTHON_INTERPRETER");
+    let silent =
+        match interpreter::python_setting(vars.get("ansible_python_interpreter"), configured) {
+            PythonSetting::Path(path) => {
+                return Ok(TargetPython {
+                    path,
+                    discovered: None,
+                });
+            }
+            PythonSetting::Auto { silent } => silent,
+        };
     if let Some(Value::String(path)) = cx.run.vars.fact(&to.name, DISCOVERED_PYTHON) {
         return Ok(TargetPython {
             path,

@@ -48,5 +48,7 @@ pub(crate) fn gathering_task(play: &Play) -> Option<Task> {
 /// Whether `ANSIBLE_GATHERING` (`gathering` in ansible.cfg) is `mode` (`implicit`,
 /// `explicit`, `smart`).
 pub(super) fn gathering_is(mode: &str) -> bool {
-    std::env::var("ANSIBLE_GATHERING").is_ok_and(|g| g.trim().eq_ignore_ascii_case(mode))
+    crate::config::settings()
+        .get("ANSIBLE_GATHERING")
+        .is_some_and(|g| g.trim().eq_ignore_ascii_case(mode))
 }

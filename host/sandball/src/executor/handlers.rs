@@ -100,10 +100,7 @@ impl Notices {
                     let msg = format!(
                         "The requested handler '{name}' was not found in either the main handlers list nor in the listening handlers list"
                     );
-                    if sandball_pycompat::boolean::env_flag(
-                        "ANSIBLE_ERROR_ON_MISSING_HANDLER",
-                        true,
-                    ) {
+                    if crate::config::settings().flag("ANSIBLE_ERROR_ON_MISSING_HANDLER", true) {
                         missing_handler.get_or_insert(msg);
                     } else {
                         cx.run.callback.warning(&msg);

@@ -363,7 +363,7 @@ impl Run {
     /// or were unreachable, one per line, in `PLAYBOOK.retry` beside the playbook (or in
     /// `retry_files_save_path`), for `--limit @file`.
     fn write_retry_file(&self, playbook: &Playbook) {
-        if !sandball_pycompat::boolean::env_flag("ANSIBLE_RETRY_FILES_ENABLED", false) {
+        if !crate::config::settings().flag("ANSIBLE_RETRY_FILES_ENABLED", false) {
             return;
         }
         let mut hosts: Vec<String> = {
@@ -374,7 +374,7 @@ impl Run {
             return;
         }
         hosts.sort();
-        let dir = match std::env::var_os("ANSIBLE_RETRY_FILES_SAVE_PATH") {
+        let dir = match crate::config::settings().get_os("ANSIBLE_RETRY_FILES_SAVE_PATH") {
             Some(d) => std::path::PathBuf::from(d),
             None => std::path::absolute(&playbook.path)
                 .ok()

@@ -7,7 +7,6 @@
 //! `~/.cache/sandball/inventory`), one file per plugin and source, written atomically.
 
 use super::error::InventoryError;
-use sandball_pycompat::boolean::env_lenient;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::io::Write;
@@ -38,18 +37,18 @@ impl Default for CacheSettings {
 
 impl CacheSettings {
     /// The settings Ansible's environment variables ask for.
-    pub fn from_env() -> Self {
+    pub fn from_settings() -> Self {
         let mut settings = CacheSettings {
-            enabled: env_lenient("ANSIBLE_INVENTORY_CACHE"),
+            enabled: crate::config::settings().lenient("ANSIBLE_INVENTORY_CACHE"),
             ..CacheSettings::default()
         };
-        if let Some(secs) = std::env::var("ANSIBLE_INVENTORY_CACHE_TIMEOUT")
-            .ok()
+        if let Some(secs) = crate::config::settings()
+            .get("ANSIBLE_INVENTORY_CACHE_TIMEOUT")
             .and_then(|t| t.trim().parse::<u64>().ok())
         {
             settings.timeout = Duration::from_secs(secs);
         }
-        if let Some(dir) = std::env::var_os("ANSIBLE_INVENTORY_CACHE_CONNECTION") {
+        if let Some(dir) = crate::config::settings().get_os("ANSIBLE_INVENTORY_CACHE_CONNECTION") {
             settings.dir = PathBuf::from(dir);
         }
         settings

@@ -45,8 +45,9 @@ pub enum GroupNameRule {
 
 impl GroupNameRule {
     /// The rule `ANSIBLE_TRANSFORM_INVALID_GROUP_CHARS` asks for (`never` when unset or unknown).
-    pub fn from_env() -> Self {
-        match std::env::var("ANSIBLE_TRANSFORM_INVALID_GROUP_CHARS")
+    pub fn from_settings() -> Self {
+        match crate::config::settings()
+            .get("ANSIBLE_TRANSFORM_INVALID_GROUP_CHARS")
             .unwrap_or_default()
             .trim()
             .to_ascii_lowercase()

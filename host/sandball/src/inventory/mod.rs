@@ -302,7 +302,7 @@ impl Inventory {
     pub fn empty_warning(&self, pattern: &str) -> Option<String> {
         (self.group_hosts[ALL].is_empty()
             && !is_localhost_name(pattern)
-            && sandball_pycompat::boolean::env_flag("ANSIBLE_LOCALHOST_WARNING", true))
+            && crate::config::settings().flag("ANSIBLE_LOCALHOST_WARNING", true))
         .then(|| {
             "provided hosts list is empty, only localhost is available. Note that the implicit localhost does not match 'all'"
                 .to_string()

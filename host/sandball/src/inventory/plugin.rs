@@ -74,12 +74,8 @@ pub fn plugin_named(name: &str) -> Option<&'static dyn InventoryPlugin> {
 /// The enabled plugins, in the order they are tried, and a warning for each name in
 /// `ANSIBLE_INVENTORY_ENABLED` that is no plugin sandball has.
 pub fn enabled_plugins() -> (Vec<&'static dyn InventoryPlugin>, Vec<String>) {
-    let names: Vec<String> = match std::env::var("ANSIBLE_INVENTORY_ENABLED") {
-        Ok(list) if !list.trim().is_empty() => list
-            .split(',')
-            .map(|n| n.trim().to_string())
-            .filter(|n| !n.is_empty())
-            .collect(),
+    let names: Vec<String> = match crate::config::settings().get("ANSIBLE_INVENTORY_ENABLED") {
+        Some(list) if !list.trim().is_empty() => crate::config::list(list),
         _ => DEFAULT_ENABLED.iter().map(|n| n.to_string()).collect(),
     };
     let mut plugins = Vec::new();

@@ -157,6 +157,7 @@ fn run_json(source: &str, args: &[&str]) -> Result<Value, InventoryError> {
     let command = format!("{source} {}", args.join(" "));
     let spawn = || {
         Command::new(source)
+            .envs(crate::config::settings().from_file())
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -41,16 +41,14 @@ pub struct LoadOptions {
 impl LoadOptions {
     /// The strictness Ansible's environment asks for: `ANSIBLE_INVENTORY_UNPARSED_FAILED`
     /// and `ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED` (booleans as Ansible reads them).
-    pub fn from_env() -> Self {
+    pub fn from_settings() -> Self {
         LoadOptions {
-            unparsed_is_failed: sandball_pycompat::boolean::env_lenient(
-                "ANSIBLE_INVENTORY_UNPARSED_FAILED",
-            ),
-            any_unparsed_is_failed: sandball_pycompat::boolean::env_lenient(
-                "ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED",
-            ),
-            group_names: GroupNameRule::from_env(),
-            cache: CacheSettings::from_env(),
+            unparsed_is_failed: crate::config::settings()
+                .lenient("ANSIBLE_INVENTORY_UNPARSED_FAILED"),
+            any_unparsed_is_failed: crate::config::settings()
+                .lenient("ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED"),
+            group_names: GroupNameRule::from_settings(),
+            cache: CacheSettings::from_settings(),
             ..LoadOptions::default()
         }
     }
@@ -186,7 +184,7 @@ impl SourceReader<'_> {
 pub fn absolute_path(path: &str) -> String {
     let expanded = expand_vars(
         &crate::local_files::expand_user(path).to_string_lossy(),
-        &|name| std::env::var(name).ok(),
+        &|name| crate::config::settings().get(name).map(str::to_string),
     );
     let joined = if Path::new(&expanded).is_absolute() {
         PathBuf::from(&expanded)

@@ -120,12 +120,17 @@ pub fn roles_path(base: &Path) -> Vec<PathBuf> {
         true => std::env::current_dir().unwrap_or_default(),
         false => std::path::absolute(base).unwrap_or_else(|_| base.to_path_buf()),
     };
-    let configured = std::env::var("ANSIBLE_ROLES_PATH").unwrap_or_else(|_| {
-        format!(
-            "{}/roles:/usr/share/ansible/roles:/etc/ansible/roles",
-            crate::config::ansible_home().display()
-        )
-    });
+    let configured = crate::config::settings()
+        .get("ANSIBLE_ROLES_PATH")
+        .map_or_else(
+            || {
+                format!(
+                    "{}/roles:/usr/share/ansible/roles:/etc/ansible/roles",
+                    crate::config::ansible_home().display()
+                )
+            },
+            str::to_string,
+        );
     let mut dirs = vec![base.join("roles")];
     dirs.extend(
         configured
@@ -206,10 +211,9 @@ pub struct RoleOptions {
 /// as `private_role_vars` (`ANSIBLE_PRIVATE_ROLE_VARS`) says when it is set, else for a
 /// role read with the playbook (`static`), not for an included one.
 fn default_public(static_role: bool) -> bool {
-    match std::env::var("ANSIBLE_PRIVATE_ROLE_VARS") {
-        Ok(private) => !sandball_pycompat::boolean::truthy(Some(&Value::String(private)), false)
-            .unwrap_or(false),
-        Err(_) => static_role,
+    match crate::config::settings().get("ANSIBLE_PRIVATE_ROLE_VARS") {
+        Some(private) => !sandball_pycompat::boolean::setting_flag(Some(private), false),
+        None => static_role,
     }
 }
 
@@ -382,7 +386,7 @@ impl Loader {
     fn new(base: &Path) -> Loader {
         Loader {
             path: roles_path(base),
-            collections: crate::assemble::finder::FinderConfig::from_env(&[], Some(base))
+            collections: crate::assemble::finder::FinderConfig::from_settings(&[], Some(base))
                 .collections,
             tasks: Vec::new(),
             handlers: Vec::new(),

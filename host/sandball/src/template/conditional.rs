@@ -194,7 +194,7 @@ fn boolean_result(condition: &str, value: &serde_json::Value) -> Result<bool, Te
     let truth = sandball_pycompat::pyops::py_truth(value);
     if value.is_boolean()
         || *ALLOW.get_or_init(|| {
-            sandball_pycompat::boolean::env_flag("ANSIBLE_ALLOW_BROKEN_CONDITIONALS", false)
+            crate::config::settings().flag("ANSIBLE_ALLOW_BROKEN_CONDITIONALS", false)
         })
     {
         return Ok(truth);

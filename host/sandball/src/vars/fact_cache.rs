@@ -22,7 +22,12 @@ pub struct FactCache {
 impl FactCache {
     /// The cache the settings ask for: `None` for `memory`.
     pub fn from_settings() -> Result<Option<FactCache>, String> {
-        let setting = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let setting = |name: &str| {
+            crate::config::settings()
+                .get(name)
+                .filter(|v| !v.trim().is_empty())
+                .map(str::to_string)
+        };
         let plugin = setting("ANSIBLE_CACHE_PLUGIN").unwrap_or_else(|| "memory".into());
         match plugin
             .trim()

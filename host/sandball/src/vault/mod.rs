@@ -295,6 +295,7 @@ pub fn password_from(path: &Path) -> Result<Vec<u8>, VaultError> {
         // The script the path names, not a program of that name on PATH.
         let script = std::path::absolute(path).map_err(|e| err(e.to_string()))?;
         let out = std::process::Command::new(script)
+            .envs(crate::config::settings().from_file())
             .output()
             .map_err(|e| err(e.to_string()))?;
         if !out.status.success() {

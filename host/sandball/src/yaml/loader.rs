@@ -560,7 +560,8 @@ impl Builder<'_> {
     /// `ANSIBLE_DUPLICATE_YAML_DICT_KEY` (ansible.cfg's `duplicate_dict_key`) says.
     fn duplicate(&mut self, key: &Node) -> Result<(), PlaybookError> {
         let found = format!("Found duplicate mapping key '{}'", key.key_text());
-        match std::env::var("ANSIBLE_DUPLICATE_YAML_DICT_KEY")
+        match crate::config::settings()
+            .get("ANSIBLE_DUPLICATE_YAML_DICT_KEY")
             .unwrap_or_default()
             .to_ascii_lowercase()
             .as_str()

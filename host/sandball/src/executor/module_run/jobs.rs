@@ -159,7 +159,9 @@ fn timed_out(pid: Option<u32>) -> Map<String, Value> {
 fn async_dir(run: &Run, vars: &Vars) -> Option<String> {
     match var_value(run, vars, "ansible_async_dir") {
         Some(Value::String(dir)) => Some(dir),
-        _ => std::env::var("ANSIBLE_ASYNC_DIR").ok(),
+        _ => crate::config::settings()
+            .get("ANSIBLE_ASYNC_DIR")
+            .map(str::to_string),
     }
 }
 

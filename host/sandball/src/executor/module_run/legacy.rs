@@ -27,7 +27,6 @@ use crate::plugins::action::{ERROR_HELP, ModuleRequest, failed};
 use crate::plugins::r#become::{self, Become};
 use crate::plugins::connection::{Connection, ConnectionError, ExecOutput, RunReply, SessionError};
 use crate::plugins::shell::{env_prefix, env_vars};
-use sandball_pycompat::boolean::env_flag;
 use sandball_pycompat::boolean::truthy;
 use sandball_pycompat::shell::quote;
 use sandball_wire::protocol::{Job, Outcome};
@@ -202,7 +201,7 @@ async fn run_module(
         Some(b) => match connection_user(store, conn, r.host).await {
             Err(e) => return failed(format!("MODULE FAILURE: {e}")),
             Ok(me) if me == b.user => {
-                let same = env_flag("ANSIBLE_BECOME_ALLOW_SAME_USER", false);
+                let same = crate::config::settings().flag("ANSIBLE_BECOME_ALLOW_SAME_USER", false);
                 (same.then_some(b), None)
             }
             Ok(_) if ADMIN_USERS.contains(&b.user.as_str()) => (Some(b), None),
@@ -235,8 +234,16 @@ async fn run_module(
         .get("ansible_remote_tmp")
         .and_then(Value::as_str)
         .map(str::to_string)
-        .or_else(|| std::env::var("ANSIBLE_REMOTE_TEMP").ok())
-        .or_else(|| std::env::var("ANSIBLE_REMOTE_TMP").ok())
+        .or_else(|| {
+            crate::config::settings()
+                .get("ANSIBLE_REMOTE_TEMP")
+                .map(str::to_string)
+        })
+        .or_else(|| {
+            crate::config::settings()
+                .get("ANSIBLE_REMOTE_TMP")
+                .map(str::to_string)
+        })
         .unwrap_or_else(|| DEFAULT_REMOTE_TMP.to_string());
     let shell = r
         .host_vars
@@ -490,7 +497,7 @@ pub(crate) fn inject_invocation(vars: &Map<String, Value>) -> bool {
 fn flag(vars: &Map<String, Value>, var: &str, env: &str, default: bool) -> bool {
     match vars.get(var) {
         Some(v) => truthy(Some(v), default).unwrap_or(default),
-        None => env_flag(env, default),
+        None => crate::config::settings().flag(env, default),
     }
 }
 

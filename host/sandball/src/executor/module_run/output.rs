@@ -58,7 +58,7 @@ pub fn parse(out: &[u8]) -> Result<(Map<String, Value>, Option<String>), Unreada
         )
     });
     let json = lines[start..=end].join(&b'\n');
-    let strict = sandball_pycompat::boolean::env_flag(STRICT_UTF8, true);
+    let strict = crate::config::settings().flag(STRICT_UTF8, true);
     match pyjson::loads(&json, strict) {
         Ok(Value::Object(m)) => Ok((m, junk)),
         // A text that starts with `{` and parses is an object.

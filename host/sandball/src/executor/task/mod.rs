@@ -386,7 +386,7 @@ pub async fn run_on_host(
 /// `ansible_inject_invocation`, else `ANSIBLE_INJECT_INVOCATION`, else not.
 fn inject_invocation(run: &Run, vars: &Vars) -> bool {
     if !vars.contains("ansible_inject_invocation") {
-        return sandball_pycompat::boolean::env_flag("ANSIBLE_INJECT_INVOCATION", false);
+        return crate::config::settings().flag("ANSIBLE_INJECT_INVOCATION", false);
     }
     run.templar
         .template(

@@ -112,7 +112,7 @@ pub(super) fn module_works(t: &Task) -> bool {
 /// Whether a task that sets no `no_log` is `no_log`: the `no_log` setting
 /// (`ANSIBLE_NO_LOG`, ansible.cfg's `no_log`), off unless set.
 pub fn no_log_default() -> bool {
-    sandball_pycompat::boolean::env_flag("ANSIBLE_NO_LOG", false)
+    crate::config::settings().flag("ANSIBLE_NO_LOG", false)
 }
 
 /// What is shown of a result: all of it, or only its outcome when the task is

@@ -91,7 +91,12 @@ fn facts_modules(ctx: &dyn Context) -> Result<Vec<String>, String> {
             .evaluate("ansible_facts_modules", ctx.vars())
             .map_err(|e| format!("ansible_facts_modules: {e}"))?
     } else {
-        Value::String(std::env::var("ANSIBLE_FACTS_MODULES").unwrap_or_default())
+        Value::String(
+            crate::config::settings()
+                .get("ANSIBLE_FACTS_MODULES")
+                .unwrap_or_default()
+                .to_string(),
+        )
     };
     let names: Vec<String> = match configured {
         Value::String(s) => s

@@ -45,7 +45,7 @@ pub fn run(ctx: &dyn Context, task_args: &Map<String, Value>) -> Map<String, Val
         }
     }
     given.extend(provided);
-    let env = |name: &str| std::env::var(name).ok();
+    let env = |name: &str| crate::config::settings().get(name).map(str::to_string);
     let validation = args::validate(
         &spec,
         &Dependencies::default(),

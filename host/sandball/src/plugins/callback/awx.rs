@@ -90,7 +90,7 @@ impl AwxDisplay {
                     .map_err(|_| format!("JOB_ID is not a number: {id:?}"))?,
             ),
         };
-        let mut display = Display::from_env(verbosity, diff)?;
+        let mut display = Display::from_settings(verbosity, diff)?;
         if let Some(format) = format {
             display.format = format;
         }

@@ -120,11 +120,11 @@ impl Palette {
 
     /// The colours for output to stdout, as the environment and ansible.cfg say.
     pub fn for_stdout() -> Palette {
-        use sandball_pycompat::boolean::env_flag;
         // As in Ansible, forcing colours wins over turning them off.
-        let on = if env_flag("ANSIBLE_FORCE_COLOR", false) {
+        let settings = crate::config::settings();
+        let on = if settings.flag("ANSIBLE_FORCE_COLOR", false) {
             true
-        } else if env_flag("ANSIBLE_NOCOLOR", false) || std::env::var_os("NO_COLOR").is_some() {
+        } else if settings.flag("ANSIBLE_NOCOLOR", false) || settings.get_os("NO_COLOR").is_some() {
             false
         } else {
             std::io::stdout().is_terminal()
@@ -143,9 +143,9 @@ impl Palette {
             .iter()
             .map(|&role| {
                 let (_, default) = role.setting();
-                let chosen = std::env::var(role.variable())
-                    .ok()
-                    .and_then(|n| code(&n))
+                let chosen = crate::config::settings()
+                    .get(&role.variable())
+                    .and_then(code)
                     .or_else(|| code(default))
                     .unwrap_or("0");
                 (role, chosen.to_string())

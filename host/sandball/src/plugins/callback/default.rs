@@ -66,8 +66,9 @@ impl Display {
     /// As the environment (`ANSIBLE_DISPLAY_OK_HOSTS`, `ANSIBLE_DISPLAY_SKIPPED_HOSTS`,
     /// `ANSIBLE_DISPLAY_FAILED_STDERR`, `ANSIBLE_SHOW_TASK_PATH_ON_FAILURE`,
     /// `ANSIBLE_CALLBACK_RESULT_FORMAT`, the colour settings) and ansible.cfg say.
-    pub fn from_env(verbosity: u8, diff: bool) -> Result<Display, String> {
-        let format = match std::env::var("ANSIBLE_CALLBACK_RESULT_FORMAT")
+    pub fn from_settings(verbosity: u8, diff: bool) -> Result<Display, String> {
+        let format = match crate::config::settings()
+            .get("ANSIBLE_CALLBACK_RESULT_FORMAT")
             .unwrap_or_default()
             .trim()
         {
@@ -81,19 +82,11 @@ impl Display {
         };
         Ok(Display {
             palette: Palette::for_stdout(),
-            ok_hosts: sandball_pycompat::boolean::env_flag("ANSIBLE_DISPLAY_OK_HOSTS", true),
-            skipped_hosts: sandball_pycompat::boolean::env_flag(
-                "ANSIBLE_DISPLAY_SKIPPED_HOSTS",
-                true,
-            ),
-            failed_stderr: sandball_pycompat::boolean::env_flag(
-                "ANSIBLE_DISPLAY_FAILED_STDERR",
-                false,
-            ),
-            task_path_on_failure: sandball_pycompat::boolean::env_flag(
-                "ANSIBLE_SHOW_TASK_PATH_ON_FAILURE",
-                false,
-            ),
+            ok_hosts: crate::config::settings().flag("ANSIBLE_DISPLAY_OK_HOSTS", true),
+            skipped_hosts: crate::config::settings().flag("ANSIBLE_DISPLAY_SKIPPED_HOSTS", true),
+            failed_stderr: crate::config::settings().flag("ANSIBLE_DISPLAY_FAILED_STDERR", false),
+            task_path_on_failure: crate::config::settings()
+                .flag("ANSIBLE_SHOW_TASK_PATH_ON_FAILURE", false),
             format,
             ..Display::plain(verbosity, diff)
         })
@@ -624,7 +617,7 @@ impl Callback for DefaultCallback {
     fn deprecation(&self, msg: &str) {
         // Shown unless `deprecation_warnings` is off, after a word on how to turn
         // them off, as ansible-core shows them.
-        if !sandball_pycompat::boolean::env_flag("ANSIBLE_DEPRECATION_WARNINGS", true) {
+        if !crate::config::settings().flag("ANSIBLE_DEPRECATION_WARNINGS", true) {
             return;
         }
         self.warning(
@@ -671,8 +664,11 @@ impl Callback for DefaultCallback {
         self.emit("");
         // `set_stats` data, when asked for, as ansible-playbook shows it.
         let custom = stats.custom();
-        let show = std::env::var("ANSIBLE_SHOW_CUSTOM_STATS")
-            .is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
+        let show = crate::config::settings()
+            .get("ANSIBLE_SHOW_CUSTOM_STATS")
+            .is_some_and(|v| {
+                matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")
+            });
         if show && !custom.is_empty() {
             self.banner("CUSTOM STATS:");
             for (key, data) in custom {

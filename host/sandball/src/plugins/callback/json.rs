@@ -138,7 +138,7 @@ impl Callback for JsonCallback {
         let counters = stats.per_host_json("failures");
         let mut custom = Map::new();
         let mut global = Map::new();
-        if sandball_pycompat::boolean::env_flag("ANSIBLE_SHOW_CUSTOM_STATS", false) {
+        if crate::config::settings().flag("ANSIBLE_SHOW_CUSTOM_STATS", false) {
             for (key, data) in stats.custom() {
                 if key == RUN_STATS {
                     global = data;

@@ -12,7 +12,6 @@
 use super::stats::Stats;
 use super::text::dump;
 use super::{Callback, Report, Status};
-use sandball_pycompat::boolean::env_flag;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -53,8 +52,9 @@ pub struct JunitCallback {
 
 impl JunitCallback {
     /// Writes to `JUNIT_OUTPUT_DIR`, else `~/.ansible.log`.
-    pub fn from_env() -> JunitCallback {
-        let dir = std::env::var_os("JUNIT_OUTPUT_DIR")
+    pub fn from_settings() -> JunitCallback {
+        let dir = crate::config::settings()
+            .get_os("JUNIT_OUTPUT_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|| {
                 PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".ansible.log")
@@ -158,7 +158,7 @@ impl Callback for JunitCallback {
     fn task_running(&self, task: &super::Running<'_>) {
         // The task's arguments follow its name (`msg=hi`), unless hidden or `no_log`.
         let Some(args) = task.args else { return };
-        if env_flag("JUNIT_HIDE_TASK_ARGUMENTS", false) || args.is_empty() {
+        if crate::config::settings().flag("JUNIT_HIDE_TASK_ARGUMENTS", false) || args.is_empty() {
             return;
         }
         let shown: Vec<String> = args
@@ -178,7 +178,7 @@ impl Callback for JunitCallback {
         }
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if s.task.starts_with("Gathering Facts")
-            && !env_flag("JUNIT_INCLUDE_SETUP_TASKS_IN_REPORT", true)
+            && !crate::config::settings().flag("JUNIT_INCLUDE_SETUP_TASKS_IN_REPORT", true)
         {
             return;
         }
@@ -189,7 +189,9 @@ impl Callback for JunitCallback {
                 .unwrap_or_default()
         };
         let (outcome, message) = match r.status {
-            Status::Failed if !r.ignored || env_flag("JUNIT_FAIL_ON_IGNORE", false) => {
+            Status::Failed
+                if !r.ignored || crate::config::settings().flag("JUNIT_FAIL_ON_IGNORE", false) =>
+            {
                 let outcome = if r.result.contains_key("failed_when_result") {
                     Outcome::Failed
                 } else {
@@ -199,7 +201,7 @@ impl Callback for JunitCallback {
             }
             Status::Unreachable => (Outcome::Failed, msg("msg").to_string()),
             Status::Skipped => (Outcome::Skipped, msg("skip_reason").to_string()),
-            Status::Changed if env_flag("JUNIT_FAIL_ON_CHANGE", false) => {
+            Status::Changed if crate::config::settings().flag("JUNIT_FAIL_ON_CHANGE", false) => {
                 (Outcome::Failed, "Task changed".to_string())
             }
             _ => (Outcome::Passed, String::new()),

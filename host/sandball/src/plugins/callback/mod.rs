@@ -82,7 +82,7 @@ const STDOUT: &[Stdout] = &[
     Stdout {
         name: "default",
         make: |verbosity, diff| {
-            let display = default::Display::from_env(verbosity, diff)?;
+            let display = default::Display::from_settings(verbosity, diff)?;
             Ok(Box::new(default::DefaultCallback::stdout(display)))
         },
     },
@@ -91,7 +91,7 @@ const STDOUT: &[Stdout] = &[
         make: |verbosity, diff| {
             let display = default::Display {
                 format: default::ResultFormat::Yaml,
-                ..default::Display::from_env(verbosity, diff)?
+                ..default::Display::from_settings(verbosity, diff)?
             };
             Ok(Box::new(default::DefaultCallback::stdout(display)))
         },
@@ -137,12 +137,12 @@ const ENABLED: &[Enabled] = &[
     },
     Enabled {
         names: &["junit", "ansible.builtin.junit", "community.general.junit"],
-        make: || Ok(Box::new(junit::JunitCallback::from_env())),
+        make: || Ok(Box::new(junit::JunitCallback::from_settings())),
     },
     Enabled {
         names: &["tree", "ansible.builtin.tree"],
         make: || {
-            match std::env::var_os("ANSIBLE_CALLBACK_TREE_DIR") {
+            match crate::config::settings().get_os("ANSIBLE_CALLBACK_TREE_DIR") {
             Some(dir) => Ok(Box::new(tree::TreeCallback::new(dir.into()))),
             None => Err("The tree callback is enabled but no directory is set (ANSIBLE_CALLBACK_TREE_DIR, [callback_tree] directory): it is skipped".to_string()),
         }
@@ -175,10 +175,12 @@ pub fn for_run(
     let first = (row.make)(verbosity, diff)?;
     let mut all = vec![first];
     let mut warnings = Vec::new();
-    let enabled = std::env::var("ANSIBLE_CALLBACKS_ENABLED")
-        .or_else(|_| std::env::var("ANSIBLE_CALLBACK_WHITELIST"))
+    let settings = crate::config::settings();
+    let enabled = settings
+        .list("ANSIBLE_CALLBACKS_ENABLED")
+        .or_else(|| settings.list("ANSIBLE_CALLBACK_WHITELIST"))
         .unwrap_or_default();
-    for name in enabled.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+    for name in enabled.iter().map(String::as_str) {
         let short = name.rsplit('.').next().unwrap_or(name);
         // A stdout callback enabled as another is passed over, as ansible-core does:
         // only `stdout_callback` prints the run.
@@ -526,7 +528,7 @@ pub struct Origin<'a> {
 /// `ANSIBLE_DEBUG` is true (`PID TIME: msg` on stdout), else nothing. sandball's are
 /// those of the strategy about the meta actions it adds itself.
 pub fn debug(msg: &str) {
-    if sandball_pycompat::boolean::env_flag("ANSIBLE_DEBUG", false) {
+    if crate::config::settings().flag("ANSIBLE_DEBUG", false) {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs_f64())

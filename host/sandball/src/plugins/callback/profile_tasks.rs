@@ -94,13 +94,13 @@ impl Callback for ProfileTasks {
         println!("{line}");
         println!("{} ", "=".repeat(79));
         let mut tasks = p.tasks.clone();
-        match std::env::var("PROFILE_TASKS_SORT_ORDER").as_deref() {
-            Ok("none") => {}
-            Ok("ascending") => tasks.sort_by_key(|t| t.1),
+        match crate::config::settings().get("PROFILE_TASKS_SORT_ORDER") {
+            Some("none") => {}
+            Some("ascending") => tasks.sort_by_key(|t| t.1),
             _ => tasks.sort_by_key(|t| std::cmp::Reverse(t.1)),
         }
-        let limit = std::env::var("PROFILE_TASKS_TASK_OUTPUT_LIMIT")
-            .ok()
+        let limit = crate::config::settings()
+            .get("PROFILE_TASKS_TASK_OUTPUT_LIMIT")
             .and_then(|v| {
                 let v = v.trim().to_ascii_lowercase();
                 if v == "all" {

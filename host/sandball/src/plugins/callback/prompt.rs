@@ -31,6 +31,7 @@ pub fn ask_answered(prompt: &str, private: bool) -> Result<Option<String>, Strin
     let stty = |arg: &str| {
         let input = tty.try_clone().map_err(|e| e.to_string())?;
         Command::new("stty")
+            .envs(crate::config::settings().from_file())
             .arg(arg)
             .stdin(input)
             .status()

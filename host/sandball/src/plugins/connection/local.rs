@@ -120,6 +120,7 @@ impl Local {
     /// `/bin/sh -c cmd` with `stdin` fed in.
     async fn exec(&self, cmd: &str, stdin: Option<&[u8]>) -> Result<ExecOutput, ConnectionError> {
         let mut child = Command::new("/bin/sh")
+            .envs(crate::config::settings().from_file())
             .arg("-c")
             .arg(cmd)
             .stdin(Stdio::piped())
@@ -196,7 +197,9 @@ impl Local {
             return self.session_on_terminal(line, terminal).await;
         }
         let mut cmd = Command::new("/bin/sh");
-        cmd.arg("-c").arg(line);
+        cmd.arg("-c")
+            .arg(line)
+            .envs(crate::config::settings().from_file());
         // A process group of its own: a Ctrl-C at the terminal reaches the controller
         // alone, which then closes the session, and the shim ends what it started
         // rather than dying under it.
@@ -266,6 +269,7 @@ fn spawn_on_terminal(line: &str) -> Result<(Child, pipe::Sender), ConnectionErro
         .map_err(|e| std::io::Error::from_raw_os_error(e.raw_os_error()))
         .map_err(ConnectionError::io("cannot open a pseudo-terminal for su"))?;
     let child = Command::new("/bin/sh")
+        .envs(crate::config::settings().from_file())
         .arg("-c")
         .arg(line)
         .stdin(Stdio::from(user))

@@ -255,14 +255,14 @@ fn plugin_dirs(dirs: &[PathBuf], kind: Kind) -> Vec<PathBuf> {
         .map(|d| d.join(format!("{kind}_plugins")))
         .collect();
     let variable = format!("ANSIBLE_{}_PLUGINS", kind.to_ascii_uppercase());
-    match std::env::var(variable) {
-        Ok(paths) => found.extend(
+    match crate::config::settings().get(&variable) {
+        Some(paths) => found.extend(
             paths
                 .split(':')
                 .filter(|p| !p.is_empty())
                 .map(PathBuf::from),
         ),
-        Err(_) => {
+        None => {
             found.push(crate::config::ansible_home().join("plugins").join(kind));
             found.push(PathBuf::from("/usr/share/ansible/plugins").join(kind));
         }
@@ -684,6 +684,7 @@ fn worker_command(config: &Config) -> Result<(Command, String), String> {
         .collect();
     let mut command = Command::new(&python);
     command
+        .envs(crate::config::settings().from_file())
         .arg("-c")
         .arg(WORKER)
         .arg(json!(collections).to_string())

@@ -48,7 +48,7 @@ pub(super) fn register(env: &mut Plugins<'_>) {
     env.add_filter("expandvars", |state: &State, value: &Value| {
         Ok::<_, Error>(sandball_pycompat::expand::expand_vars(
             &text_arg(state, value)?,
-            &|name| std::env::var(name).ok(),
+            &|name| crate::config::settings().get(name).map(str::to_string),
         ))
     });
     env.add_filter("commonpath", commonpath);

@@ -257,9 +257,10 @@ fn lookup(state: &State, name: String, terms: Rest<Value>, kwargs: Kwargs) -> Re
     if name == "env"
         && kwargs.has("default")
         && kwargs.get::<Value>("default")?.is_undefined()
-        && terms
-            .iter()
-            .any(|t| t.as_str().is_some_and(|v| std::env::var_os(v).is_none()))
+        && terms.iter().any(|t| {
+            t.as_str()
+                .is_some_and(|v| crate::config::settings().get_os(v).is_none())
+        })
     {
         return Ok(Value::UNDEFINED);
     }

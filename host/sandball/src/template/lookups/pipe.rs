@@ -16,6 +16,7 @@ pub(super) fn pipe(
         .iter()
         .map(|cmd| {
             let out = std::process::Command::new("/bin/sh")
+                .envs(crate::config::settings().from_file())
                 .arg("-c")
                 .arg(cmd)
                 .output()

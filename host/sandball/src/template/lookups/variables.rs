@@ -16,9 +16,9 @@ pub(super) fn env(
 ) -> Result<Vec<Json>, LookupError> {
     Ok(texts(terms)
         .iter()
-        .map(|v| match std::env::var(v) {
-            Ok(value) => Json::String(value),
-            Err(_) => options
+        .map(|v| match crate::config::settings().get(v) {
+            Some(value) => Json::String(value.to_string()),
+            None => options
                 .get("default")
                 .cloned()
                 .unwrap_or(Json::String(String::new())),

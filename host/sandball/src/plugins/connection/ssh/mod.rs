@@ -217,6 +217,7 @@ impl Ssh {
             }
             Some(Proxy::Command(cmd)) => {
                 let mut child = tokio::process::Command::new("/bin/sh")
+                    .envs(crate::config::settings().from_file())
                     .arg("-c")
                     .arg(cmd)
                     .stdin(std::process::Stdio::piped())

@@ -257,9 +257,9 @@ impl SshParams {
             Some(v) => boolean(v).ok_or_else(|| {
                 format!("ansible_host_key_checking of {host} is not a boolean: {v}")
             })?,
-            None => std::env::var("ANSIBLE_HOST_KEY_CHECKING")
-                .ok()
-                .and_then(|s| boolean(&Value::String(s)))
+            None => crate::config::settings()
+                .get("ANSIBLE_HOST_KEY_CHECKING")
+                .and_then(|s| boolean(&Value::String(s.to_string())))
                 .unwrap_or(true),
         };
         // The options the ssh arguments give, then ~/.ssh/config's: ssh's order, in which
