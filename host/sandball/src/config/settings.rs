@@ -6,8 +6,11 @@
 //!
 //! The process environment itself is never changed: a child process that reads a
 //! setting itself (a Python plugin worker, an inventory script, a command run on the
-//! controller) is given the values the file set ([`Settings::from_file`]), as Ansible's
-//! children see them.
+//! controller) is given the values the file set ([`Settings::from_file`]), and the
+//! controller's own readers of any variable (`lookup('env')`, `expandvars`, argument
+//! specs' `env_fallback`, `$VAR` in inventory paths) ask [`Settings::get`]: both see the
+//! environment with the file's settings in it, as they did when sandball wrote the file
+//! into its environment.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
