@@ -300,10 +300,7 @@ pub fn main() -> i32 {
         let _ = writeln!(std::io::stdout(), "{text}");
         return 0;
     }
-    let parsed = file_defaults(<Cli as clap::CommandFactory>::command())
-        .try_get_matches_from(args)
-        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
-    let cli = match parsed {
+    let cli = match parse(args, crate::config::settings()) {
         Ok(c) => c,
         Err(e) => {
             // Usage errors exit 2, as ansible's argument parser exits.
@@ -398,11 +395,25 @@ pub fn main() -> i32 {
     }))
 }
 
+/// The command line parsed, the flags that read a setting's variable taking the value
+/// `settings` got from ansible.cfg where neither the command line nor the environment
+/// gives one ([`file_defaults`]).
+fn parse(
+    args: Vec<std::ffi::OsString>,
+    settings: &'static crate::config::Settings,
+) -> Result<Cli, clap::Error> {
+    file_defaults(<Cli as clap::CommandFactory>::command(), settings)
+        .try_get_matches_from(args)
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m))
+}
+
 /// `command` (and its subcommands) with the values ansible.cfg gives the flags that
 /// read a setting's variable (`--forks`: `ANSIBLE_FORKS`) as their defaults: the
 /// command line, then the environment, then the file, as Ansible's precedence has it.
-fn file_defaults(command: clap::Command) -> clap::Command {
-    let settings = crate::config::settings();
+fn file_defaults(
+    command: clap::Command,
+    settings: &'static crate::config::Settings,
+) -> clap::Command {
     command
         .mut_args(|arg| {
             let from_file = arg.get_env().and_then(|variable| {
@@ -415,7 +426,7 @@ fn file_defaults(command: clap::Command) -> clap::Command {
                 None => arg,
             }
         })
-        .mut_subcommands(file_defaults)
+        .mut_subcommands(|sub| file_defaults(sub, settings))
 }
 
 /// The exit code of a command's outcome, its error printed.
@@ -808,6 +819,7 @@ pub(crate) fn build_run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::FromArgMatches;
 
     fn words(args: &[&str]) -> Vec<std::ffi::OsString> {
         arguments(args.iter().map(std::ffi::OsString::from))
@@ -834,5 +846,47 @@ mod tests {
         );
         let cli = Cli::try_parse_from(words(&["ansible-playbook", "site.yml"]));
         assert!(matches!(cli.map(|c| c.command), Ok(Command::Playbook(_))));
+    }
+
+    #[test]
+    fn flags_take_the_files_settings_beneath_the_command_line() {
+        // Variables no test environment sets.
+        let file = vec![
+            ("SANDBALL_TEST_FORKS", "7".to_string()),
+            ("SANDBALL_TEST_USER", "deploy".to_string()),
+        ];
+        let settings: &'static crate::config::Settings = Box::leak(Box::new(
+            crate::config::Settings::new(Vec::new(), None, file),
+        ));
+        let command = <Cli as clap::CommandFactory>::command().mut_subcommands(|sub| {
+            sub.mut_args(|arg| match arg.get_id().as_str() {
+                "forks" => arg.env("SANDBALL_TEST_FORKS"),
+                "user" => arg.env("SANDBALL_TEST_USER"),
+                _ => arg,
+            })
+        });
+        let common = |args: &[&str]| {
+            let matches = file_defaults(command.clone(), settings)
+                .try_get_matches_from(words(args))
+                .expect("the command line parses");
+            match Cli::from_arg_matches(&matches).map(|c| c.command) {
+                Ok(Command::Playbook(a)) => a.common,
+                other => panic!("{other:?}"),
+            }
+        };
+        let from_file = common(&["ansible-playbook", "site.yml"]);
+        assert_eq!(from_file.forks, 7);
+        assert_eq!(from_file.user.as_deref(), Some("deploy"));
+        let flagged = common(&["ansible-playbook", "site.yml", "-f", "3", "-u", "me"]);
+        assert_eq!(flagged.forks, 3);
+        assert_eq!(flagged.user.as_deref(), Some("me"));
+        // Without the file's settings, the flags' own defaults.
+        let plain = file_defaults(command.clone(), Box::leak(Box::default()))
+            .try_get_matches_from(words(&["ansible-playbook", "site.yml"]))
+            .expect("the command line parses");
+        match Cli::from_arg_matches(&plain).map(|c| c.command) {
+            Ok(Command::Playbook(a)) => assert_eq!(a.common.forks, 50),
+            other => panic!("{other:?}"),
+        }
     }
 }
