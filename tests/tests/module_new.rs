@@ -3,7 +3,10 @@
 //! granted, again unchanged, in check mode with a diff, and denied). The language's
 //! tools are the ones `make test` already installed (cargo's target directory of the
 //! components, `target/venv-componentize`, `target/npm`), given to the scaffold's
-//! Makefile through its variables, so nothing is downloaded or compiled twice.
+//! Makefile through its variables, so nothing is downloaded or compiled twice. The Rust
+//! module is built with the example component's `Cargo.lock` (it depends on the guest
+//! SDK alone, as the example does): a lock resolved afresh takes the newest patch
+//! releases, and a `syn` newer by one would compile every dependency again.
 
 use sandball_e2e::{Binaries, Sandbox};
 use std::path::PathBuf;
@@ -37,6 +40,11 @@ fn scaffold_builds_and_passes_its_test(lang: &str) {
     let dir = sb.path().join(&name);
     for file in ["manifest.json", "test.yml", "Makefile", ".gitignore"] {
         assert!(dir.join(file).is_file(), "{file}: {}", made.stdout);
+    }
+    if lang == "rust" {
+        let lock =
+            sandball_e2e::binaries::workspace_root().join("examples/modules/component/Cargo.lock");
+        std::fs::copy(&lock, dir.join("Cargo.lock")).unwrap();
     }
     // A second time, nothing is overwritten.
     sb.sandball(["module", "new", "--lang", lang, &name])
