@@ -76,8 +76,36 @@ impl client::Handler for Verifier {
     }
 }
 
+/// Why authentication ended without a session.
+#[derive(Debug)]
+pub(super) enum AuthFailure {
+    /// The server took none of the credentials: trying again cannot help.
+    Refused(String),
+    /// The connection failed during the exchange (closed, reset): another attempt may
+    /// succeed, as for any network failure.
+    Lost(String),
+}
+
+/// Whether the server took a credential; a transport error ends the exchange as
+/// [`AuthFailure::Lost`], never as a refusal.
+fn accepted(
+    params: &SshParams,
+    answer: Result<client::AuthResult, russh::Error>,
+) -> Result<bool, AuthFailure> {
+    match answer {
+        Ok(r) => Ok(r.success()),
+        Err(e) => Err(AuthFailure::Lost(format!(
+            "ssh: connection to {} lost during authentication: {e}",
+            params.target()
+        ))),
+    }
+}
+
 /// Key files, agent identities, default keys, password: the first the server takes.
-pub(super) async fn authenticate(handle: &mut Handle, params: &SshParams) -> Result<(), String> {
+pub(super) async fn authenticate(
+    handle: &mut Handle,
+    params: &SshParams,
+) -> Result<(), AuthFailure> {
     let user = params.user.as_str();
     let rsa_hash = handle
         .best_supported_rsa_hash()
@@ -90,16 +118,16 @@ pub(super) async fn authenticate(handle: &mut Handle, params: &SshParams) -> Res
         match russh::keys::load_secret_key(path, None) {
             Ok(key) => {
                 let key = PrivateKeyWithHashAlg::new(Arc::new(key), rsa_hash);
-                matches!(handle.authenticate_publickey(user, key).await, Ok(r) if r.success())
+                accepted(params, handle.authenticate_publickey(user, key).await)
             }
             Err(e) => {
                 notes.push(format!("cannot use key {}: {e}", path.display()));
-                false
+                Ok(false)
             }
         }
     };
     for path in &params.key_files {
-        if try_key(handle, path, &mut notes).await {
+        if try_key(handle, path, &mut notes).await? {
             return Ok(());
         }
     }
@@ -109,11 +137,20 @@ pub(super) async fn authenticate(handle: &mut Handle, params: &SshParams) -> Res
                 let identities = agent.request_identities().await.unwrap_or_default();
                 for id in identities {
                     let key = id.public_key().into_owned();
-                    let ok = handle
+                    let answer = handle
                         .authenticate_publickey_with(user, key, rsa_hash, &mut agent)
                         .await;
-                    if matches!(ok, Ok(r) if r.success()) {
-                        return Ok(());
+                    // The agent's own failure (it cannot sign) refuses this identity
+                    // alone; the connection's ends the exchange.
+                    match answer {
+                        Ok(r) if r.success() => return Ok(()),
+                        Err(russh::AgentAuthError::Send(e)) => {
+                            return Err(AuthFailure::Lost(format!(
+                                "ssh: connection to {} lost during authentication: {e}",
+                                params.target()
+                            )));
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -124,13 +161,18 @@ pub(super) async fn authenticate(handle: &mut Handle, params: &SshParams) -> Res
         let path = home().join(".ssh").join(name);
         if path.exists()
             && !params.key_files.contains(&path)
-            && try_key(handle, &path, &mut notes).await
+            && try_key(handle, &path, &mut notes).await?
         {
             return Ok(());
         }
     }
     if let Some(password) = &params.password
-        && matches!(handle.authenticate_password(user, password.0.as_str()).await, Ok(r) if r.success())
+        && accepted(
+            params,
+            handle
+                .authenticate_password(user, password.0.as_str())
+                .await,
+        )?
     {
         return Ok(());
     }
@@ -148,5 +190,5 @@ pub(super) async fn authenticate(handle: &mut Handle, params: &SshParams) -> Res
         msg.push_str("; ");
         msg.push_str(&n);
     }
-    Err(msg)
+    Err(AuthFailure::Refused(msg))
 }

@@ -33,7 +33,7 @@ use super::{
 use crate::plugins::r#become::Become;
 use crate::plugins::r#become::terminal::{self, Terminal};
 use crate::plugins::shell::quote_path;
-use auth::{Verifier, authenticate};
+use auth::{AuthFailure, Verifier, authenticate};
 use futures::future::LocalBoxFuture;
 use params::{Proxy, SshParams};
 use russh::{ChannelMsg, client};
@@ -278,7 +278,8 @@ impl Ssh {
                 format!("{}: authentication timed out", params.target()),
                 true,
             )),
-            Ok(Err(e)) => Err((e, false)),
+            Ok(Err(AuthFailure::Refused(e))) => Err((e, false)),
+            Ok(Err(AuthFailure::Lost(e))) => Err((e, true)),
             Ok(Ok(())) => Ok((handle, via)),
         }
     }
