@@ -114,9 +114,9 @@ fn render(
         .templar()
         .render_file(&source, &vars, &file_options)
         .map_err(|e| {
-            format!(
-                "{e}\n\nThe error appears to be in the template '{}'.",
-                path.display()
+            crate::yaml::location::error_appears_in(
+                format_args!("the template '{}'", path.display()),
+                e,
             )
         })?;
     let text = if newline == "\n" {
