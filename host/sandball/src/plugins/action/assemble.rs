@@ -21,7 +21,7 @@ pub fn work<'a>(
     ctx: &'a dyn Context,
     mut args: Map<String, Value>,
 ) -> LocalBoxFuture<'a, TaskResult> {
-    super::boxed(async move {
+    Box::pin(async move {
         let remote = match truthy(args.get("remote_src"), true) {
             Ok(r) => r,
             Err(e) => return TaskResult::from(failed(format!("remote_src: {e}"))),

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 /// The `async_status` action (its line in [`super::PLUGINS`] says where it works).
 pub fn work<'a>(ctx: &'a dyn Context, args: Map<String, Value>) -> LocalBoxFuture<'a, TaskResult> {
-    super::boxed(async move {
+    Box::pin(async move {
         if let Err(e) = check_args("async_status", &args, &["jid", "mode"]) {
             return TaskResult::from(e);
         }

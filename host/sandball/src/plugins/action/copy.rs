@@ -31,7 +31,7 @@ impl ActionPlugin for Copy {
         action: &'a str,
         mut args: Map<String, Value>,
     ) -> LocalBoxFuture<'a, TaskResult> {
-        super::boxed(async move {
+        Box::pin(async move {
             // The action's own checks, as ansible-core's makes them (its failures, not
             // the module's), before the node makes the directories a `dest/` asks for.
             if let Some(msg) = refusal(&args) {

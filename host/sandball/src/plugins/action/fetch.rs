@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 /// The `fetch` action (its line in [`super::PLUGINS`] says where it works).
 pub fn work<'a>(ctx: &'a dyn Context, args: Map<String, Value>) -> LocalBoxFuture<'a, TaskResult> {
-    super::boxed(async move {
+    Box::pin(async move {
         // Errors are the action's refusals, raised as ansible-core's fetch raises them.
         match fetch(ctx, &args).await {
             Ok(r) => r,

@@ -473,14 +473,6 @@ impl ActionPlugin for Simple {
     }
 }
 
-/// An action's work as the future [`ActionPlugin::run`] returns, its result a
-/// [`TaskResult`] (the results of `work`'s module runs, failures made of maps).
-pub fn boxed<'a>(
-    work: impl std::future::Future<Output = TaskResult> + 'a,
-) -> LocalBoxFuture<'a, TaskResult> {
-    Box::pin(work)
-}
-
 /// A module the action runs (for planning and the pre-run check).
 const fn module(name: &'static str) -> Runs<'static> {
     Runs::Module {

@@ -13,7 +13,7 @@ pub fn work<'a>(
     ctx: &'a dyn Context,
     mut args: Map<String, Value>,
 ) -> LocalBoxFuture<'a, TaskResult> {
-    super::boxed(async move {
+    Box::pin(async move {
         let module = match manager(ctx, &mut args, "pkg_mgr").await {
             Ok(Some(m)) => m,
             Ok(None) => {

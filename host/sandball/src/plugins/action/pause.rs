@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 /// The `pause` action (its line in [`super::PLUGINS`] says where it works).
 pub fn work<'a>(ctx: &'a dyn Context, args: Map<String, Value>) -> LocalBoxFuture<'a, TaskResult> {
-    super::boxed(async move { TaskResult::from(run(ctx, &args).await) })
+    Box::pin(async move { TaskResult::from(run(ctx, &args).await) })
 }
 
 /// Runs `pause`.

@@ -34,7 +34,7 @@ impl ActionPlugin for Python {
         action: &'a str,
         args: Map<String, Value>,
     ) -> LocalBoxFuture<'a, TaskResult> {
-        super::boxed(async move {
+        Box::pin(async move {
             let Some(handler) = loader::action_plugin(action) else {
                 return TaskResult::from(failed(format!(
                     "the action plugin of '{action}' is gone"

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 /// The `raw` action (its line in [`super::PLUGINS`] says where it works).
 pub fn work<'a>(ctx: &'a dyn Context, args: Map<String, Value>) -> LocalBoxFuture<'a, TaskResult> {
-    super::boxed(async move { TaskResult::from(run(ctx, &args).await) })
+    Box::pin(async move { TaskResult::from(run(ctx, &args).await) })
 }
 
 /// Runs `raw` with its arguments (`_raw_params`, `executable`). Check mode skips it, as

@@ -28,7 +28,7 @@ pub const VALID_ARGS: &[&str] = &[
 
 /// The `reboot` action (its line in [`super::PLUGINS`] says where it works).
 pub fn work<'a>(ctx: &'a dyn Context, args: Map<String, Value>) -> LocalBoxFuture<'a, TaskResult> {
-    super::boxed(async move {
+    Box::pin(async move {
         let start = Instant::now();
         let mut r = match Settings::of(&args) {
             Ok(settings) => run(ctx, &settings, start).await,

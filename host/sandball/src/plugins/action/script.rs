@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 
 /// The `script` action (its line in [`super::PLUGINS`] says where it works).
 pub fn work<'a>(ctx: &'a dyn Context, args: Map<String, Value>) -> LocalBoxFuture<'a, TaskResult> {
-    super::boxed(async move {
+    Box::pin(async move {
         TaskResult::from(match run(ctx, &args).await {
             Ok(r) | Err(r) => r,
         })

@@ -14,7 +14,7 @@ pub fn work<'a>(
     ctx: &'a dyn Context,
     mut args: Map<String, Value>,
 ) -> LocalBoxFuture<'a, TaskResult> {
-    super::boxed(async move {
+    Box::pin(async move {
         let module = match manager(ctx, &mut args, "service_mgr").await {
             Ok(Some(m)) if ctx.has_module(&m) => m,
             Ok(_) => "service".to_string(),

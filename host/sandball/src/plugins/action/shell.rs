@@ -19,7 +19,7 @@ pub fn work<'a>(
     // The shell expands the line itself; ansible-core's shell action refuses it.
     if args.contains_key("expand_argument_vars") {
         let msg = "Unsupported parameters for (shell) module: expand_argument_vars";
-        return super::boxed(async move { TaskResult::from(super::failed(msg)) });
+        return Box::pin(async move { TaskResult::from(super::failed(msg)) });
     }
     if ctx.runs_legacy(COMPONENT) {
         return ctx.execute_module(ModuleRequest {

@@ -19,7 +19,7 @@ use std::path::Path;
 
 /// The `template` action (its line in [`super::PLUGINS`] says where it works).
 pub fn work<'a>(ctx: &'a dyn Context, args: Map<String, Value>) -> LocalBoxFuture<'a, TaskResult> {
-    super::boxed(async move {
+    Box::pin(async move {
         // ansible-core's template action raises each of these.
         let (rendered, module_args) = match render(ctx, args) {
             Ok(r) => r,

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 /// The `wait_for_connection` action (its line in [`super::PLUGINS`] says where it works).
 pub fn work<'a>(ctx: &'a dyn Context, args: Map<String, Value>) -> LocalBoxFuture<'a, TaskResult> {
-    super::boxed(async move { TaskResult::from(run(ctx, &args).await) })
+    Box::pin(async move { TaskResult::from(run(ctx, &args).await) })
 }
 
 async fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
