@@ -235,3 +235,42 @@ pub fn ok_with(fields: Value) -> Map<String, Value> {
     }
     m
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::action::CauseAt;
+    use serde_json::json;
+
+    #[test]
+    fn callbacks_see_ansibles_keys_and_python_plugins_every_field() {
+        let mut r = TaskResult::from(ok_with(json!({"warnings": ["w"]})));
+        r.error_help = Some("See the output.".into());
+        r.error_cause = Some(Cause {
+            steps: vec![("bad".into(), Some((CauseAt::Arg, "msg".into())))],
+        });
+        r.warning_help("w", "Do this.");
+        r.deprecations_shown = vec!["old.".into()];
+        r.verbose_override = true;
+        r.delegated = Some(Delegated {
+            host: "db1".into(),
+            address: "10.0.0.5".into(),
+        });
+        // Shown as ansible-core shows a whole result: its two keys, nothing of sandball's.
+        assert_eq!(
+            Value::Object(r.shown()),
+            json!({
+                "changed": false,
+                "warnings": ["w"],
+                "_ansible_verbose_override": true,
+                "_ansible_delegated_vars": {"ansible_host": "10.0.0.5", "ansible_delegated_host": "db1"},
+            })
+        );
+        // A Python action plugin returns what it got: every field comes back.
+        assert_eq!(TaskResult::from_wire(r.to_wire()), r);
+        // A plain result has none of them.
+        let plain = TaskResult::from(ok_with(json!({})));
+        assert_eq!(plain.to_wire(), plain.fields);
+        assert_eq!(TaskResult::from_wire(plain.fields.clone()), plain);
+    }
+}
