@@ -158,7 +158,7 @@ pub(crate) async fn node_workdir(cx: &TaskContext<'_>) -> Result<String, Map<Str
 pub(crate) fn report_discovery(
     cx: &TaskContext<'_>,
     python: TargetPython,
-    result: &mut Map<String, Value>,
+    result: &mut crate::plugins::action::TaskResult,
 ) {
     let TargetPython {
         path,
@@ -180,7 +180,7 @@ pub(crate) fn report_discovery(
     }
     for (w, help) in warnings {
         if let Some(help) = help {
-            action::warning_help(result, &w, help);
+            result.warning_help(&w, help);
         }
         action::push_warning(result, w);
     }

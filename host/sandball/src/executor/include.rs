@@ -74,7 +74,7 @@ pub(super) async fn run(
     // it as rescued. An inclusion that cannot be made (what it names is not there)
     // fails the host whatever `ignore_errors` says and stays counted as failed (once
     // per loop item), as in ansible-core. `register` keeps the failure either way.
-    let fail_with = |host: &str, result: serde_json::Map<String, Value>, rescuable: bool| {
+    let fail_with = |host: &str, result: crate::plugins::action::TaskResult, rescuable: bool| {
         let vars = task::task_vars(run, scope, host, kw);
         let ignored = rescuable
             && task::keywords::keyword_bool(run, &vars, kw, Keyword::IgnoreErrors, false)
@@ -82,18 +82,18 @@ pub(super) async fn run(
         if !ignored {
             included_failed
                 .borrow_mut()
-                .get_or_insert_with(|| result.clone());
+                .get_or_insert_with(|| result.fields.clone());
         }
         super::play::fail_host(cx, t, host, result, ignored, rescuable);
     };
-    let fail = |host: &str, e: &str| fail_with(host, failure(t, e), false);
+    let fail = |host: &str, e: &str| fail_with(host, failure(t, e).into(), false);
     // A task file or role that is not there fails the host as `fail` does, with
     // ansible-core's reason, which is also shown as an error.
     let fail_for_reason = |host: &str, result: serde_json::Map<String, Value>| {
         if let Some(Value::String(reason)) = result.get("reason") {
             run.callback.error(reason);
         }
-        fail_with(host, result, false);
+        fail_with(host, result.into(), false);
     };
     // A task file that is not there: the one included, or one it imports.
     let no_file = |host: &str, include: &str, missing: &str| {
@@ -144,7 +144,7 @@ pub(super) async fn run(
                     .map(|i| (Some((i.item, i.loop_vars)), i.vars))
                     .collect(),
                 Err(e) => {
-                    fail_with(host, failure(t, &e.msg), true);
+                    fail_with(host, failure(t, &e.msg).into(), true);
                     continue;
                 }
             },
@@ -172,7 +172,7 @@ pub(super) async fn run(
             let (path, name, from) = match found {
                 Ok(found) => found,
                 Err(Unmade::Task(e)) => {
-                    fail_with(host, failure(t, &e), true);
+                    fail_with(host, failure(t, &e).into(), true);
                     continue;
                 }
                 Err(Unmade::Missing(e)) => {

@@ -187,7 +187,7 @@ pub(super) async fn run_meta(
             host: h,
             action: &t.action,
             status: Status::Skipped,
-            result: &skipped,
+            result: &skipped.into(),
             item: None,
             ignored: false,
             looped: false,

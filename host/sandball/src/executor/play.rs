@@ -595,7 +595,7 @@ pub(super) fn fail_host(
     cx: PlayRun<'_>,
     t: &Task,
     host: &str,
-    result: serde_json::Map<String, Value>,
+    result: crate::plugins::action::TaskResult,
     ignored: bool,
     rescuable: bool,
 ) {
@@ -619,7 +619,7 @@ pub(super) fn fail_host(
         host.to_string(),
         Failure {
             task: failed_task(t),
-            result,
+            result: result.fields,
             rescuable,
         },
     );

@@ -6,6 +6,7 @@
 
 use super::context::{TaskContext, become_for, connect_failure, environment, target};
 use super::module_run;
+use crate::plugins::action::TaskResult;
 use crate::plugins::action::{Context, ModuleRequest, failed};
 use crate::plugins::connection::ExecOutput;
 use crate::template::{Templar, Vars};
@@ -37,10 +38,7 @@ impl Context for TaskContext<'_> {
         self.background.map(|b| (b.limit_s, b.poll_s))
     }
 
-    fn execute_module<'a>(
-        &'a self,
-        request: ModuleRequest<'a>,
-    ) -> LocalBoxFuture<'a, Map<String, Value>> {
+    fn execute_module<'a>(&'a self, request: ModuleRequest<'a>) -> LocalBoxFuture<'a, TaskResult> {
         Box::pin(module_run::execute(self, request))
     }
 
@@ -80,11 +78,7 @@ impl Context for TaskContext<'_> {
         module_run::unsandboxed(self.run, what, self.host)
     }
 
-    fn job_status<'a>(
-        &'a self,
-        jid: &'a str,
-        cleanup: bool,
-    ) -> LocalBoxFuture<'a, Map<String, Value>> {
+    fn job_status<'a>(&'a self, jid: &'a str, cleanup: bool) -> LocalBoxFuture<'a, TaskResult> {
         Box::pin(module_run::jobs::status(self, jid, cleanup))
     }
 

@@ -22,12 +22,20 @@ impl fmt::Display for Location {
     }
 }
 
+/// `msg` followed by where it happened, as ansible-core ends an error: "…\n\nThe error
+/// appears to be in " and `place` described (`'file:line:column'` for a task or keyword,
+/// see [`Location::appears_in`]; `the template 'path'` for a template file). The one
+/// place that block is written.
+pub fn error_appears_in(place: impl fmt::Display, msg: impl fmt::Display) -> String {
+    format!("{msg}\n\nThe error appears to be in {place}.")
+}
+
 impl Location {
     /// `msg` followed by where it happened, as ansible-core ends an error about a task
-    /// or keyword: "…\n\nThe error appears to be in 'file:line:column'.". The one
-    /// place that block is written.
+    /// or keyword: "…\n\nThe error appears to be in 'file:line:column'." (see
+    /// [`error_appears_in`]).
     pub fn appears_in(&self, msg: impl fmt::Display) -> String {
-        format!("{msg}\n\nThe error appears to be in '{self}'.")
+        error_appears_in(format_args!("'{self}'"), msg)
     }
 
     /// ansible-core 2.19's `Origin:` block for an error here: the absolute, normalized
@@ -144,6 +152,23 @@ mod tests {
         assert!(at(1, 110).ends_with(&format!("\n  {}column 110 ^\n", " ".repeat(98))));
         assert!(at(1, 117).ends_with(&format!("{cut}\n")));
         assert!(at(2, 3).ends_with("\n2 - a: 1\n    ^ column 3\n"));
+    }
+
+    #[test]
+    fn the_error_appears_at_a_position_or_in_a_described_place() {
+        let location = Location {
+            file: PathBuf::from("site.yml"),
+            line: 4,
+            column: 7,
+        };
+        assert_eq!(
+            location.appears_in("bad"),
+            "bad\n\nThe error appears to be in 'site.yml:4:7'."
+        );
+        assert_eq!(
+            error_appears_in("the template 't.j2'", "bad"),
+            "bad\n\nThe error appears to be in the template 't.j2'."
+        );
     }
 
     #[test]

@@ -10,12 +10,13 @@ use crate::assemble::Component;
 use crate::executor::context::{
     TaskContext, capability_keywords, environment, node_workdir, unreachable,
 };
+use crate::plugins::action::TaskResult;
 use crate::plugins::action::summaries::ERROR_MESSAGE;
 use crate::plugins::action::{ModuleRequest, failed, no_log};
 use crate::plugins::connection::{RunReply, SessionError};
 use crate::policy;
 use sandball_wire::protocol::Job;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::sync::Arc;
 
 /// Runs the component `request` names on the task's target; the result is the task's
@@ -24,10 +25,10 @@ use std::sync::Arc;
 /// controller's own refusal to grant it. The diff is left as it is: it shows the
 /// content the task writes, which `--diff` asks to see (Ansible's copy shows it too:
 /// its action plugin hands the module a file, not the no_log text).
-pub(super) async fn run(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String, Value> {
+pub(super) async fn run(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> TaskResult {
     let component: Arc<Component> = match cx.run.modules.get(request.name) {
         Ok(c) => c,
-        Err(e) => return failed(e.to_string()),
+        Err(e) => return failed(e.to_string()).into(),
     };
     let secrets = no_log::secrets(Some(&component.manifest), &request.args, false);
     let mut result = run_component(cx, request, component).await;
@@ -43,7 +44,7 @@ async fn run_component(
     cx: &TaskContext<'_>,
     request: ModuleRequest<'_>,
     component: Arc<Component>,
-) -> Map<String, Value> {
+) -> TaskResult {
     let (run, host) = (cx.run, cx.host);
     run.callback.verbose(
         3,
@@ -58,7 +59,7 @@ async fn run_component(
     let mut args = request.args;
     let (to_name, mut guard) = match target_session(cx).await {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return r.into(),
     };
     // The grant is the one policy gives the host the module runs on.
     let subject = policy::Subject {
@@ -69,7 +70,7 @@ async fn run_component(
     };
     let flags = ModuleFlags::of(cx);
     let Some(session) = guard.as_mut() else {
-        return unreachable("the shim session is not open".into());
+        return unreachable("the shim session is not open".into()).into();
     };
     // Controller files go to the node first, in the same session as the run (files
     // staged on the node belong to their session).
@@ -82,13 +83,13 @@ async fn run_component(
                 if e.broke_session() {
                     *guard = None;
                 }
-                return failed(e.to_string());
+                return failed(e.to_string()).into();
             }
         }
     }
     let adjustments = match capability_keywords(run, cx.kw, cx.vars) {
         Ok(a) => a,
-        Err(e) => return failed(cx.task.location.appears_in(e)),
+        Err(e) => return failed(cx.task.location.appears_in(e)).into(),
     };
     if run.options.verbosity >= 1 {
         let warnings = policy::launchers::policy_warnings(
@@ -121,13 +122,13 @@ async fn run_component(
     let granted = match grant_at(None) {
         Err(policy::PolicyError::Climbs { .. }) => match node_workdir(cx).await {
             Ok(dir) => grant_at(Some(&dir)),
-            Err(r) => return r,
+            Err(r) => return r.into(),
         },
         other => other,
     };
     let mut grant = match granted {
         Ok(g) => g,
-        Err(e) => return failed(cx.task.location.appears_in(e.to_string())),
+        Err(e) => return failed(cx.task.location.appears_in(e.to_string())).into(),
     };
     if flags.check_mode {
         // A dry run changes nothing: every path is granted for reading only, and a
@@ -146,7 +147,7 @@ async fn run_component(
             args.insert("_ansible_environment".into(), Value::Object(env));
         }
         Err(e) => {
-            return failed(cx.task.location.appears_in(e));
+            return failed(cx.task.location.appears_in(e)).into();
         }
     }
     let ran = audit::Ran {
@@ -167,7 +168,7 @@ async fn run_component(
             *guard = None;
         }
         audit::record(cx, &ran, &args, Some(&grant), &r);
-        return r;
+        return r.into();
     }
     let hint = |capability: &str| policy::how_to_grant(&run.policy, &subject, capability);
     let logged_grant = audit::wanted(cx).then(|| grant.clone());
@@ -193,7 +194,7 @@ async fn run_component(
         Err(e) => {
             // The session is unusable; the next task on this host starts a fresh one.
             *guard = None;
-            match e {
+            TaskResult::from(match e {
                 // The module may have run: it is not run again.
                 SessionError::Lost { .. } => unreachable(format!(
                     "the connection to {host} was lost while running {}: {e}",
@@ -203,7 +204,7 @@ async fn run_component(
                     "MODULE FAILURE: the shim session on {host} failed while running {}: {e}",
                     component.name
                 )),
-            }
+            })
         }
     };
     // Every run is logged, also one that ended its session (the shim killed, or it
@@ -221,7 +222,7 @@ fn result(
     reply: RunReply,
     granted_fs: &[String],
     hint: &dyn Fn(&str) -> String,
-) -> Map<String, Value> {
+) -> TaskResult {
     let mut result = interpret(&component.name, reply, granted_fs, hint);
     // A component that crashed (it reports the exception, as ping's `data: crash`
     // does): ansible-core 2.19 reports a module's unhandled exception this way. A

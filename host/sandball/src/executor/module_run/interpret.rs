@@ -4,7 +4,7 @@
 //! reported, explained with how to grant what was denied; a path the grant hides.
 
 use super::output;
-use crate::plugins::action::{failed, push_warning, summaries};
+use crate::plugins::action::{TaskResult, failed, push_warning, summaries};
 use crate::plugins::connection::RunReply;
 use sandball_wire::protocol::Outcome;
 use serde_json::{Map, Value, json};
@@ -24,14 +24,17 @@ pub fn interpret(
     reply: RunReply,
     granted_fs: &[String],
     hint: &dyn Fn(&str) -> String,
-) -> Map<String, Value> {
+) -> TaskResult {
     let stdout = String::from_utf8_lossy(&reply.stdout).into_owned();
     let mut result = match &reply.outcome {
         // As ansible-core reads it: the exit status does not fail a module that
         // returned a result (its `rc` may: `executor::task`).
         Outcome::Exited { code } => match output::parse(&reply.stdout) {
-            Ok((mut m, junk)) => match output::clean(&mut m) {
-                Ok(cleaned) => {
+            Ok((m, junk)) => {
+                // The module boundary: what the module returned becomes a result.
+                let mut m = TaskResult::from(m);
+                match output::clean(&mut m) {
+                    Ok(cleaned) => {
                     summaries::error_summary(&mut m);
                     summaries::warning_summaries(&mut m);
                     let settled = output::settle_warnings(&mut m);
@@ -41,8 +44,9 @@ pub fn interpret(
                     summaries::deprecations(&mut m);
                     m
                 }
-                Err(raised) => raised,
-            },
+                    Err(raised) => raised.into(),
+                }
+            }
             Err(why) => output::unreadable(why, &reply.stdout, &reply.stderr, *code),
         },
         Outcome::Trapped { message } => {
@@ -52,7 +56,7 @@ pub fn interpret(
             m.insert("module_stdout".into(), Value::String(stdout.clone()));
             m.insert("module_stderr".into(), Value::String(reply.stderr.clone()));
             m.insert("rc".into(), json!(1));
-            m
+            m.into()
         }
         Outcome::TimedOut { limit_ms } => {
             let mut m = failed(format!(
@@ -60,16 +64,18 @@ pub fn interpret(
                 human_ms(*limit_ms)
             ));
             m.insert(TIMED_OUT.into(), Value::Bool(true));
-            m
+            m.into()
         }
         Outcome::OutOfMemory { limit_bytes } => failed(format!(
             "module {module} was stopped: it needed more memory than its limit of {} MiB (limits.memory_bytes = {limit_bytes})",
             limit_bytes >> 20
-        )),
+        ))
+        .into(),
         Outcome::OutputLimit { limit_bytes } => failed(format!(
             "module {module} was stopped: it wrote more output than its limit of {} MiB (limits.output_bytes = {limit_bytes})",
             limit_bytes >> 20
-        )),
+        ))
+        .into(),
     };
     let failed = result
         .get("failed")
@@ -244,10 +250,7 @@ mod tests {
         let reply = exited(0, summaries);
         let r = interpret("x", reply, &[], &hint);
         assert_eq!(r["warnings"], json!(["old", "w1", "w2"]));
-        assert_eq!(
-            r[crate::plugins::action::WARNING_HELP],
-            json!({"w2": "Do this."})
-        );
+        assert_eq!(json!(r.warning_help), json!({"w2": "Do this."}));
         let mut alone = json!({"msg": "m", "exception": {"__ansible_type": "ErrorSummary", "event": {"msg": "m", "formatted_traceback": "Traceback…"}}});
         error_summary(alone.as_object_mut().unwrap());
         assert_eq!(

@@ -6,6 +6,7 @@ use super::interpret::interpret;
 use super::session::target_session;
 use crate::executor::Run;
 use crate::executor::context::{Background, TaskContext, unreachable, var_value};
+use crate::plugins::action::TaskResult;
 use crate::plugins::action::failed;
 use crate::plugins::connection::{JobReply, JobStart, RunReply, Session};
 use crate::template::Vars;
@@ -14,13 +15,13 @@ use serde_json::{Map, Value, json};
 
 /// Where a background job stands on the task's target, or with `cleanup` its record
 /// removed: the result `async_status` returns.
-pub(crate) async fn status(cx: &TaskContext<'_>, jid: &str, cleanup: bool) -> Map<String, Value> {
+pub(crate) async fn status(cx: &TaskContext<'_>, jid: &str, cleanup: bool) -> TaskResult {
     let (_, mut guard) = match target_session(cx).await {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return r.into(),
     };
     let Some(session) = guard.as_mut() else {
-        return unreachable("the shim session is not open".into());
+        return unreachable("the shim session is not open".into()).into();
     };
     let async_dir = async_dir(cx.run, cx.vars);
     match session.job_status(jid, async_dir.as_deref(), cleanup).await {
@@ -29,7 +30,7 @@ pub(crate) async fn status(cx: &TaskContext<'_>, jid: &str, cleanup: bool) -> Ma
             if e.broke_session() {
                 *guard = None;
             }
-            failed(e.to_string())
+            failed(e.to_string()).into()
         }
     }
 }
@@ -71,16 +72,16 @@ pub(super) async fn start(
 
 /// The result `async_status` returns for what the shim says of a job: the job's own
 /// result once it has finished, as its module run would have been reported.
-fn job_result(jid: &str, reply: JobReply) -> Map<String, Value> {
+fn job_result(jid: &str, reply: JobReply) -> TaskResult {
     let mut r = match reply.state {
         JobState::Missing => {
-            let mut r = failed("could not find job");
+            let mut r = TaskResult::from(failed("could not find job"));
             r.insert("finished".into(), json!(true));
             r.insert("started".into(), json!(true));
             r
         }
         JobState::Running => {
-            let mut r = Map::new();
+            let mut r = TaskResult::default();
             r.insert("finished".into(), json!(false));
             r.insert("started".into(), json!(true));
             r.insert("changed".into(), json!(false));
@@ -129,7 +130,7 @@ fn job_result(jid: &str, reply: JobReply) -> Map<String, Value> {
         }
         JobState::TimedOut { pid, .. } => timed_out(Some(pid)),
         JobState::Erased => {
-            let mut r = Map::new();
+            let mut r = TaskResult::default();
             r.insert("erased".into(), json!(reply.results_file));
             r.insert("finished".into(), json!(false));
             r.insert("started".into(), json!(false));
@@ -144,14 +145,14 @@ fn job_result(jid: &str, reply: JobReply) -> Map<String, Value> {
 }
 
 /// A job stopped at its time limit, as `async_status` reports it.
-fn timed_out(pid: Option<u32>) -> Map<String, Value> {
+fn timed_out(pid: Option<u32>) -> TaskResult {
     let mut r = failed("Timeout exceeded");
     if let Some(pid) = pid {
         r.insert("child_pid".into(), json!(pid));
     }
     r.insert("finished".into(), json!(true));
     r.insert("started".into(), json!(true));
-    r
+    r.into()
 }
 
 /// Where the target keeps its job files: `ansible_async_dir`, else `ANSIBLE_ASYNC_DIR`,

@@ -23,7 +23,7 @@ use crate::executor::context::{
     Background, FORK_SERVER_VAR, TaskContext, WORLD_READABLE_VAR, become_for, environment, target,
     target_vars, unreachable,
 };
-use crate::plugins::action::{ERROR_HELP, ModuleRequest, failed};
+use crate::plugins::action::{ModuleRequest, TaskResult, failed};
 use crate::plugins::r#become::{self, Become};
 use crate::plugins::connection::{Connection, ConnectionError, ExecOutput, RunReply, SessionError};
 use crate::plugins::shell::{env_prefix, env_vars};
@@ -40,12 +40,12 @@ pub(super) async fn run(
     cx: &TaskContext<'_>,
     request: ModuleRequest<'_>,
     python: &str,
-) -> Map<String, Value> {
+) -> TaskResult {
     let (run, host) = (cx.run, cx.host);
     let short = sandball_pycompat::fqcn::short_name(request.name);
     let become_ = match become_for(run, cx.task, cx.kw, cx.vars) {
         Ok(b) => b,
-        Err(e) => return e,
+        Err(e) => return e.into(),
     };
     let module = match run.legacy.get(request.name) {
         Ok(m) => m,
@@ -53,7 +53,8 @@ pub(super) async fn run(
             return failed(format!(
                 "{e}; and no sandball component '{short}' in: {}",
                 run.modules.searched()
-            ));
+            ))
+            .into();
         }
     };
     if run.options.verbosity >= 1
@@ -71,7 +72,7 @@ pub(super) async fn run(
         ),
     );
     if let Err(refused) = unsandboxed(run, &module.name, host) {
-        return refused;
+        return refused.into();
     }
     let mut args = request.args;
     // `command: {cmd: …}` is the free-form command line, as Ansible's argument parser
@@ -85,21 +86,21 @@ pub(super) async fn run(
     let environment = match environment(run, cx.kw, cx.vars) {
         Ok(env) => env,
         Err(e) => {
-            return failed(cx.task.location.appears_in(e));
+            return failed(cx.task.location.appears_in(e)).into();
         }
     };
     let to = match target(run, cx.kw, host, cx.vars) {
         Ok(to) => to,
-        Err(e) => return unreachable(e.to_string()),
+        Err(e) => return unreachable(e.to_string()).into(),
     };
     let conn = match run.sessions.connection(&to.name, &to.transport).await {
         Ok(c) => c,
-        Err(e) => return unreachable(e.to_string()),
+        Err(e) => return unreachable(e.to_string()).into(),
     };
     // Controller files go to a private directory of the user the module runs as.
     let sent = match transfer::send_files(&*conn, become_.as_ref(), &request.transfers).await {
         Ok(sent) => sent,
-        Err(e) => return failed(e),
+        Err(e) => return failed(e).into(),
     };
     if let Some((_, paths)) = &sent {
         for (transfer, path) in request.transfers.iter().zip(paths) {
@@ -188,18 +189,14 @@ const DEFAULT_REMOTE_TMP: &str = "~/.ansible/tmp";
 
 /// Assembles the module of `r` and runs it over `conn`; the result is a task result
 /// (failures included).
-async fn run_module(
-    store: &LegacyStore,
-    conn: &dyn Connection,
-    r: &LegacyRun<'_>,
-) -> Map<String, Value> {
+async fn run_module(store: &LegacyStore, conn: &dyn Connection, r: &LegacyRun<'_>) -> TaskResult {
     // As Ansible does, becoming the connection user is skipped (unless
     // ANSIBLE_BECOME_ALLOW_SAME_USER), and only a user other than root and the
     // connection user needs the files handed over.
     let (become_, unprivileged) = match r.become_ {
         None => (None, None),
         Some(b) => match connection_user(store, conn, r.host).await {
-            Err(e) => return failed(format!("MODULE FAILURE: {e}")),
+            Err(e) => return failed(format!("MODULE FAILURE: {e}")).into(),
             Ok(me) if me == b.user => {
                 let same = crate::config::settings().flag("ANSIBLE_BECOME_ALLOW_SAME_USER", false);
                 (same.then_some(b), None)
@@ -215,7 +212,7 @@ async fn run_module(
     };
     let env = match env_prefix(r.environment) {
         Ok(e) => e,
-        Err(msg) => return failed(msg),
+        Err(msg) => return failed(msg).into(),
     };
     let keep = flag(
         r.host_vars,
@@ -264,7 +261,7 @@ async fn run_module(
     let mut args = internal_args(r, version.as_ref(), &files);
     let mut assembled = match assemble(store, r, &args, &python) {
         Ok(a) => a,
-        Err(msg) => return failed(msg),
+        Err(msg) => return failed(msg).into(),
     };
     let needs_password = match become_needs_password(store, conn, r.host, become_).await {
         Ok(n) => n,
@@ -272,7 +269,8 @@ async fn run_module(
             return failed(format!(
                 "MODULE FAILURE: cannot run {} on {}: {e}",
                 r.module.name, r.host
-            ));
+            ))
+            .into();
         }
     };
     if let Some(background) = r.cx.background {
@@ -290,7 +288,7 @@ async fn run_module(
             return failed(format!(
                 "{} cannot run in the background (`poll: 0`) under sandball: only modules that can be piped to their interpreter can",
                 r.module.name
-            ));
+            )).into();
         }
     }
     let mut warnings = vec![];
@@ -307,7 +305,7 @@ async fn run_module(
             {
                 let env = match env_vars(r.environment) {
                     Ok(vars) => vars.into_iter().collect(),
-                    Err(msg) => return failed(msg),
+                    Err(msg) => return failed(msg).into(),
                 };
                 match fork(
                     r.cx,
@@ -319,7 +317,7 @@ async fn run_module(
                 .await
                 {
                     Ok(out) => out,
-                    Err(result) => return result,
+                    Err(result) => return result.into(),
                 }
             }
             _ => None,
@@ -346,13 +344,13 @@ async fn run_module(
         };
         let tmp = match classic::make_tmp(conn, base).await {
             Ok(t) => t,
-            Err(msg) => return failed(msg),
+            Err(msg) => return failed(msg).into(),
         };
         files.tmpdir = Some(&tmp);
         args = internal_args(r, version.as_ref(), &files);
         assembled = match assemble(store, r, &args, &python) {
             Ok(a) => a,
-            Err(msg) => return failed(msg),
+            Err(msg) => return failed(msg).into(),
         };
         let classic_run = classic::Classic {
             become_,
@@ -376,7 +374,8 @@ async fn run_module(
             return failed(format!(
                 "MODULE FAILURE: cannot run {} on {}: {e}",
                 r.module.name, r.host
-            ));
+            ))
+            .into();
         }
     };
     let reply = RunReply {
@@ -554,7 +553,7 @@ async fn connection_user(
 
 /// ansible-core's message for output that is no module result because the module's
 /// interpreter is missing (the shell says `PROGRAM: not found`).
-fn explain_failure(result: &mut Map<String, Value>, a: &Assembled, stderr: &str) {
+fn explain_failure(result: &mut TaskResult, a: &Assembled, stderr: &str) {
     let Some(program) = a
         .interpreter
         .as_deref()
@@ -570,13 +569,10 @@ fn explain_failure(result: &mut Map<String, Value>, a: &Assembled, stderr: &str)
             "msg".into(),
             Value::String(format!("The module interpreter '{program}' was not found.")),
         );
-        result.insert(
-            ERROR_HELP.into(),
-            Value::String(format!(
-                "Consider overriding the configured interpreter path for this host. {}",
-                super::output::SEE_OUTPUT
-            )),
-        );
+        result.error_help = Some(format!(
+            "Consider overriding the configured interpreter path for this host. {}",
+            super::output::SEE_OUTPUT
+        ));
     }
 }
 
@@ -589,13 +585,13 @@ async fn start_job(
     module: &str,
     cmd: String,
     payload: Vec<u8>,
-) -> Map<String, Value> {
+) -> TaskResult {
     let (_, mut guard) = match target_session(cx).await {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return r.into(),
     };
     let Some(session) = guard.as_mut() else {
-        return unreachable("the shim session is not open".into());
+        return unreachable("the shim session is not open".into()).into();
     };
     let job = Job::Command {
         module: module.to_string(),
@@ -605,7 +601,7 @@ async fn start_job(
     if broke {
         *guard = None;
     }
-    r
+    r.into()
 }
 
 /// Runs a piped Python script (interpreter, environment, payload directory, script) in

@@ -21,16 +21,14 @@ mod transfer;
 
 use super::Run;
 use super::context::{TaskContext, report_discovery, target_python, var_value};
+use crate::plugins::action::TaskResult;
 use crate::plugins::action::{ModuleRequest, failed};
 use crate::policy;
 use crate::template::Vars;
 use serde_json::{Map, Value, json};
 
 /// Runs the module `request` names on the task's target: the task's result.
-pub(crate) async fn execute(
-    cx: &TaskContext<'_>,
-    request: ModuleRequest<'_>,
-) -> Map<String, Value> {
+pub(crate) async fn execute(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> TaskResult {
     if request.foreground && cx.background.is_some() {
         let foreground = TaskContext {
             background: None,
@@ -41,7 +39,7 @@ pub(crate) async fn execute(
     run(cx, request).await
 }
 
-async fn run(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String, Value> {
+async fn run(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> TaskResult {
     let request = if request.legacy {
         legacy_standin(request)
     } else {
@@ -69,7 +67,7 @@ async fn run(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String, Va
 /// its result carries, as ansible-core's first module's does); components and modules
 /// that are not Python need none, so a host that runs no Python module is never
 /// probed for one.
-async fn run_legacy(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<String, Value> {
+async fn run_legacy(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> TaskResult {
     let python = if cx
         .run
         .legacy
@@ -78,7 +76,7 @@ async fn run_legacy(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> Map<Str
     {
         match target_python(cx).await {
             Ok(p) => Some(p),
-            Err(r) => return r,
+            Err(r) => return r.into(),
         }
     } else {
         None
@@ -127,10 +125,10 @@ const SHELL_LEGACY: &str = "command";
 /// saying why.
 async fn hand_over(
     cx: &TaskContext<'_>,
-    mut result: Map<String, Value>,
+    mut result: TaskResult,
     component: &str,
     request: ModuleRequest<'_>,
-) -> Map<String, Value> {
+) -> TaskResult {
     if result.remove(sandball_wire::NOT_CARRIED_OUT) != Some(Value::Bool(true)) {
         return result;
     }

@@ -8,7 +8,7 @@
 //! not return is then taken out of its result, with ansible-core's warnings
 //! ([`clean`], [`settle_warnings`]).
 
-use crate::plugins::action::{ERROR_HELP, Failure, failed, raised};
+use crate::plugins::action::{Failure, TaskResult, failed, raised};
 use sandball_pycompat::pyfmt::{py_str, short_type_name, type_name};
 use sandball_pycompat::pyjson::{self, LoadError};
 use sandball_pycompat::pyops::py_truth;
@@ -76,30 +76,28 @@ pub fn parse(out: &[u8]) -> Result<(Map<String, Value>, Option<String>), Unreada
 /// The task result of output that is no module result: as ansible-core makes it, the
 /// action's failure with the output (`module_stdout`, `module_stderr`, `rc`), or the
 /// error it raised.
-pub fn unreadable(why: Unreadable, stdout: &[u8], stderr: &str, rc: i32) -> Map<String, Value> {
+pub fn unreadable(why: Unreadable, stdout: &[u8], stderr: &str, rc: i32) -> TaskResult {
     match why {
         Unreadable::Deserialization(cause) => {
-            let mut m = raised(
+            let mut m = TaskResult::from(raised(
                 Failure::Action,
                 format!("Module result deserialization failed: {cause}"),
-            );
+            ));
             m.insert(
                 "module_stdout".into(),
                 Value::String(String::from_utf8_lossy(stdout).into_owned()),
             );
             m.insert("module_stderr".into(), Value::String(stderr.to_string()));
             m.insert("rc".into(), json!(rc));
-            m.insert(ERROR_HELP.into(), json!(SEE_OUTPUT));
+            m.error_help = Some(SEE_OUTPUT.into());
             m
         }
         Unreadable::Refused(msg) => {
-            let mut m = failed(format!("Task failed: {msg}"));
+            let mut m = TaskResult::from(failed(format!("Task failed: {msg}")));
             if msg.starts_with(REFUSED_UTF8) {
-                m.insert(
-                    ERROR_HELP.into(),
-                    json!(
-                        "This check can be disabled with the `MODULE_STRICT_UTF8_RESPONSE` setting."
-                    ),
+                m.error_help = Some(
+                    "This check can be disabled with the `MODULE_STRICT_UTF8_RESPONSE` setting."
+                        .into(),
                 );
             }
             m

@@ -10,6 +10,7 @@ use super::reports::module_works;
 use crate::executor::Run;
 use crate::executor::context::{Background, TaskContext, delegated_to};
 use crate::playbook::{Chain, Keyword, Task};
+use crate::plugins::action::TaskResult;
 use crate::plugins::action::{self, FactLayer, Failure, Runs, task_failed};
 use crate::template::Vars;
 use sandball_pycompat::pyops::py_truth;
@@ -34,7 +35,7 @@ pub(super) async fn attempt_in_time(
     host: &str,
     vars: &Vars,
     how: Attempt,
-) -> Map<String, Value> {
+) -> TaskResult {
     // The largest `timeout` ansible-core takes (its alarm's bound).
     const MAX_TIMEOUT: i64 = 100_000_000;
     let seconds = match keyword(run, vars, kw, Keyword::Timeout)
@@ -45,14 +46,15 @@ pub(super) async fn attempt_in_time(
         Some(Ok(n)) => {
             return task_failed(format!(
                 "Timeout {n} is invalid, it must be between 0 and {MAX_TIMEOUT}."
-            ));
+            ))
+            .into();
         }
-        Some(Err(e)) => return task_failed(e),
+        Some(Err(e)) => return task_failed(e).into(),
     };
     if let Some(spec) = &t.async_ {
         return match background::job(run, t, vars, spec) {
             Ok(job) => attempt(run, t, kw, host, vars, how, Some(&job)).await,
-            Err(failed) => failed,
+            Err(failed) => failed.into(),
         };
     }
     if seconds == 0 {
@@ -69,7 +71,7 @@ pub(super) async fn attempt_in_time(
                 "timedout".into(),
                 json!({"frame": TIMEOUT_FRAME, "period": seconds}),
             );
-            r
+            r.into()
         }
     }
 }
@@ -130,7 +132,7 @@ async fn attempt(
     vars: &Vars,
     how: Attempt,
     background: Option<&Background>,
-) -> Map<String, Value> {
+) -> TaskResult {
     let mut result = attempt_action(run, t, kw, host, vars, how, background).await;
     if result.get("failed").is_some_and(py_truth) {
         result
@@ -156,7 +158,7 @@ async fn attempt_action(
     vars: &Vars,
     how: Attempt,
     background: Option<&Background>,
-) -> Map<String, Value> {
+) -> TaskResult {
     let plugin = action::find(&t.action);
     let mode = |k, default| keyword_bool(run, vars, kw, k, default);
     let (check_mode, diff) = match (
@@ -164,7 +166,7 @@ async fn attempt_action(
         mode(Keyword::Diff, run.options.diff),
     ) {
         (Ok(c), Ok(d)) => (c, d),
-        (Err(e), _) | (_, Err(e)) => return task_failed(e),
+        (Err(e), _) | (_, Err(e)) => return task_failed(e).into(),
     };
     let args = match template_args(run, t, kw, plugin.raw_args(), vars) {
         Ok(a) if plugin.fact_layer() == FactLayer::SetFact => with_trust_marks(run, t, vars, a),
@@ -200,10 +202,10 @@ async fn attempt_action(
             .and_then(Value::as_str)
             .filter(|a| !crate::template::is_template(a))
             .map_or_else(|| other.clone(), str::to_string);
-        result.insert(
-            "_ansible_delegated_vars".into(),
-            json!({"ansible_host": address, "ansible_delegated_host": other}),
-        );
+        result.delegated = Some(action::Delegated {
+            host: other.clone(),
+            address,
+        });
         if keyword_bool(run, vars, kw, Keyword::DelegateFacts, false).unwrap_or(false) {
             facts_host = other;
         }

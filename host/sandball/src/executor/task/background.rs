@@ -6,6 +6,7 @@ use super::keywords::keyword_int;
 use crate::executor::Run;
 use crate::executor::context::{Background, TaskContext};
 use crate::playbook::Task;
+use crate::plugins::action::TaskResult;
 use crate::plugins::action::{self, Context, Failure, raised, task_failed};
 use crate::template::Vars;
 use sandball_pycompat::pyops::py_truth;
@@ -57,8 +58,8 @@ pub(super) fn job(
 pub(super) async fn wait_for_job(
     cx: &TaskContext<'_>,
     background: &Background,
-    started: Map<String, Value>,
-) -> Map<String, Value> {
+    started: TaskResult,
+) -> TaskResult {
     let (jid, poll) = (&background.jid, background.poll_s);
     let flag = |r: &Map<String, Value>, k: &str| r.get(k).is_some_and(py_truth);
     if poll == 0 || flag(&started, "failed") || flag(&started, "skipped") {
@@ -73,10 +74,10 @@ pub(super) async fn wait_for_job(
         // An action that started no job (a Python action plugin none of whose module
         // runs asked for `wrap_async`) fails the task, as under ansible-core.
         cx.run.callback.async_done(cx.host, "None", false);
-        return raised(Failure::Action, "No job id was returned by the async task");
+        return raised(Failure::Action, "No job id was returned by the async task").into();
     }
     let mut left = background.limit_s;
-    let mut status = Map::new();
+    let mut status = TaskResult::default();
     while left > 0 {
         tokio::time::sleep(std::time::Duration::from_secs(poll)).await;
         status = cx.job_status(jid, false).await;
@@ -110,8 +111,8 @@ pub(super) async fn wait_for_job(
                 background.limit_s
             ),
         );
-        r.insert("async_result".into(), Value::Object(status));
-        r
+        r.insert("async_result".into(), Value::Object(status.fields));
+        TaskResult::from(r)
     };
     cx.run
         .callback

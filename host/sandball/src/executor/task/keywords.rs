@@ -7,7 +7,7 @@
 use crate::executor::Run;
 use crate::executor::resolve::{DefaultsRole, same_action};
 use crate::playbook::{Chain, Keyword};
-use crate::plugins::action::{self, integer};
+use crate::plugins::action::{self, TaskResult, integer};
 use crate::template::{OMIT, Vars};
 use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value, json};
@@ -178,16 +178,16 @@ pub(super) fn finalization(run: &Run, action: &str, cause: &str) -> String {
 
 /// The result of a task whose `when` does not hold (skipped) or cannot be evaluated
 /// (failed); `None` when it holds.
-pub(crate) fn when_stops(run: &Run, kw: &Chain<'_>, vars: &Vars) -> Option<Map<String, Value>> {
+pub(crate) fn when_stops(run: &Run, kw: &Chain<'_>, vars: &Vars) -> Option<TaskResult> {
     for cond in kw.when() {
         match run.templar.conditional(cond, vars) {
             Ok(true) => {}
             Ok(false) => {
-                return Some(action::ok_with(json!({
+                return Some(TaskResult::from(action::ok_with(json!({
                     "skipped": true,
                     "skip_reason": "Conditional result was False",
                     "false_condition": cond,
-                })));
+                }))));
             }
             Err(e) => return Some(action::keyword_conditional_failed(&e, cond, "when")),
         }

@@ -9,6 +9,7 @@ use super::reports::{Banner, CENSORED_ITEM, origin, show_banner, show_warnings, 
 use super::retries::run_once;
 use crate::executor::Run;
 use crate::playbook::{Chain, Keyword, LoopKind, Task};
+use crate::plugins::action::TaskResult;
 use crate::plugins::action::{self, Cause, Failure, TaskFailure, raised};
 use crate::plugins::callback::{Report, Status};
 use crate::template::Vars;
@@ -261,7 +262,7 @@ pub(super) async fn run_loop(
     banner: Option<Banner<'_>>,
     items_seen: &mut Vec<Value>,
     last_vars: Option<&mut Option<Vars>>,
-) -> Map<String, Value> {
+) -> TaskResult {
     let items = match loop_items(run, t, vars, spec) {
         Ok(items) => items,
         // A loop that cannot be templated is skipped when the task's `when` (without
@@ -283,7 +284,7 @@ pub(super) async fn run_loop(
         if crate::compat::core().at_least(21) {
             r.insert("skip_reason".into(), json!("No items in the list"));
         }
-        return r;
+        return r.into();
     }
     let control = t.loop_control.clone().unwrap_or_default();
     // Read around the task's runs: an error is the loop's, as in ansible-core.
@@ -298,9 +299,10 @@ pub(super) async fn run_loop(
             return raised(
                 Failure::RaisedByLoop,
                 format!("loop_control.pause must be a number of seconds, got {secs}"),
-            );
+            )
+            .into();
         }
-        Some(Err(e)) => return raised(Failure::RaisedByLoop, e),
+        Some(Err(e)) => return raised(Failure::RaisedByLoop, e).into(),
     };
     let mut results = Vec::with_capacity(items.len());
     let (mut changed, mut any_failed, mut all_skipped) = (false, false, !items.is_empty());
@@ -459,7 +461,7 @@ pub(super) async fn run_loop(
         };
         let mut kept = r;
         with_failed_flag(&mut kept);
-        results.push(Value::Object(kept));
+        results.push(Value::Object(kept.shown()));
         items_seen.push(match vars.get(&control.loop_var) {
             Some(crate::template::Var::Trusted(seen)) => seen.clone(),
             _ => crate::template::untrusted(item.clone()),
@@ -467,7 +469,7 @@ pub(super) async fn run_loop(
         match stop {
             Ok(false) => {}
             Ok(true) => break,
-            Err(e) => return raised(Failure::RaisedByLoop, e),
+            Err(e) => return raised(Failure::RaisedByLoop, e).into(),
         }
     }
     let mut m = Map::new();
@@ -503,7 +505,7 @@ pub(super) async fn run_loop(
         *last = items.get(last_ran).map(|item| item.vars.clone());
     }
     m.insert("results".into(), Value::Array(results));
-    m
+    m.into()
 }
 
 /// What earlier loop items give the later ones.

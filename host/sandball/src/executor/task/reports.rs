@@ -6,6 +6,7 @@
 use super::keywords::keyword_bool;
 use crate::executor::Run;
 use crate::playbook::{Chain, Keyword, Task};
+use crate::plugins::action::TaskResult;
 use crate::plugins::action::{self, Runs};
 use crate::template::Vars;
 use sandball_pycompat::pyops::py_truth;
@@ -118,7 +119,7 @@ pub fn no_log_default() -> bool {
 /// What is shown of a result: all of it, or only its outcome when the task is
 /// `no_log` or the result asks to be hidden (`_ansible_no_log`, which an action plugin
 /// may return).
-pub(super) fn shown(no_log: bool, result: &Map<String, Value>) -> Map<String, Value> {
+pub(super) fn shown(no_log: bool, result: &TaskResult) -> TaskResult {
     if no_log || result.get("_ansible_no_log").is_some_and(py_truth) {
         censor(result)
     } else {
@@ -127,7 +128,7 @@ pub(super) fn shown(no_log: bool, result: &Map<String, Value>) -> Map<String, Va
 }
 
 /// What is shown of a `no_log` result.
-fn censor(result: &Map<String, Value>) -> Map<String, Value> {
+fn censor(result: &Map<String, Value>) -> TaskResult {
     let mut m = Map::new();
     m.insert("censored".into(), Value::String(CENSORED.into()));
     for k in [
@@ -150,5 +151,5 @@ fn censor(result: &Map<String, Value>) -> Map<String, Value> {
     if raised && !m.contains_key(action::FAILURE) {
         action::Failure::Raised.mark(&mut m);
     }
-    m
+    m.into()
 }

@@ -8,10 +8,11 @@ use super::keywords::{keyword_float, keyword_int, when_stops};
 use super::reports::module_works;
 use crate::executor::Run;
 use crate::playbook::{Chain, Task};
+use crate::plugins::action::TaskResult;
 use crate::plugins::action::{self, Failure, task_failed};
 use crate::template::Vars;
 use sandball_pycompat::pyops::py_truth;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// One run of the task (one loop item, or the task itself), with `until` retries
 /// (`retries` alone: until it succeeds). A failure that says nothing gets ansible-core's
@@ -23,7 +24,7 @@ pub(super) async fn run_once(
     host: &str,
     vars: &Vars,
     no_log: bool,
-) -> Map<String, Value> {
+) -> TaskResult {
     let mut r = run_retrying(run, t, kw, host, vars, no_log).await;
     if r.get("failed").is_some_and(py_truth) && !r.contains_key("msg") {
         let module = module_works(t) && Failure::of(&r) != Some(Failure::Action);
@@ -44,7 +45,7 @@ async fn run_retrying(
     host: &str,
     vars: &Vars,
     no_log: bool,
-) -> Map<String, Value> {
+) -> TaskResult {
     if let Some(r) = when_stops(run, kw, vars) {
         return r;
     }
@@ -64,7 +65,7 @@ async fn run_retrying(
         None => 3,
         // A negative count is no retry, as ansible-core takes it.
         Some(Ok(n)) => u64::try_from(n).unwrap_or_default(),
-        Some(Err(e)) => return task_failed(e),
+        Some(Err(e)) => return task_failed(e).into(),
     };
     let delay = match t
         .delay
@@ -73,7 +74,7 @@ async fn run_retrying(
     {
         None => 5.0,
         Some(Ok(secs)) => secs,
-        Some(Err(e)) => return task_failed(e),
+        Some(Err(e)) => return task_failed(e).into(),
     };
     let mut attempts = 0;
     loop {

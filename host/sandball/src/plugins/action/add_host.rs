@@ -12,7 +12,7 @@ const NAME_KEYS: &[&str] = &["name", "hostname", "host"];
 const GROUP_KEYS: &[&str] = &["groups", "group", "groupname"];
 
 /// Runs `add_host`.
-pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
+pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> super::TaskResult {
     // `add_host: "{{ a_dict }}"`: the mapping gives the arguments, those written beside
     // it win.
     let mut merged;
@@ -36,7 +36,8 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
         return raised(
             Failure::Raised,
             "name, host or hostname needs to be provided",
-        );
+        )
+        .into();
     };
     let (name, port) = split_port(&written);
     let groups: Vec<String> = match GROUP_KEYS.iter().find_map(|k| args.get(*k)) {
@@ -51,7 +52,9 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
             .iter()
             .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
             .collect(),
-        Some(other) => return failed(format!("groups must be a list or a string, got {other}")),
+        Some(other) => {
+            return failed(format!("groups must be a list or a string, got {other}")).into();
+        }
     };
     let mut vars: Map<String, Value> = args
         .iter()
@@ -71,8 +74,9 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
         Ok(changed) => ok_with(json!({
             "changed": changed,
             "add_host": {"host_name": name, "groups": groups, "host_vars": vars},
-        })),
-        Err(e) => failed(e),
+        }))
+        .into(),
+        Err(e) => failed(e).into(),
     }
 }
 

@@ -9,6 +9,7 @@
 
 use super::{Context, Failure, ModuleRequest, failed, raised};
 use crate::playbook::search_path;
+use crate::plugins::action::TaskResult;
 use futures::future::LocalBoxFuture;
 use sandball_guest_sdk::pyre::{Anchor, Pattern};
 use sandball_pycompat::boolean::truthy;
@@ -19,11 +20,11 @@ use std::path::Path;
 pub fn work<'a>(
     ctx: &'a dyn Context,
     mut args: Map<String, Value>,
-) -> LocalBoxFuture<'a, Map<String, Value>> {
+) -> LocalBoxFuture<'a, TaskResult> {
     Box::pin(async move {
         let remote = match truthy(args.get("remote_src"), true) {
             Ok(r) => r,
-            Err(e) => return failed(format!("remote_src: {e}")),
+            Err(e) => return TaskResult::from(failed(format!("remote_src: {e}"))),
         };
         if remote {
             return ctx
@@ -40,29 +41,30 @@ pub fn work<'a>(
             args.get("src").and_then(Value::as_str).map(String::from),
             args.get("dest").and_then(Value::as_str),
         ) else {
-            return raised(Failure::Raised, "src and dest are required");
+            return raised(Failure::Raised, "src and dest are required").into();
         };
         let dir = match search_path::find(ctx.vars(), "files", &src) {
             Ok(d) => d,
             Err(e) => {
                 return failed(format!(
                     "{e}\nIf you are using a module and expect the file to exist on the remote, see the remote_src option"
-                ));
+                )).into();
             }
         };
         if !dir.is_dir() {
             return raised(
                 Failure::Raised,
                 format!("Source ({}) is not a directory", dir.display()),
-            );
+            )
+            .into();
         }
         let options = match Options::of(&args) {
             Ok(o) => o,
-            Err(e) => return failed(e),
+            Err(e) => return failed(e).into(),
         };
         let joined = match assemble(&dir, &options) {
             Ok(j) => j,
-            Err(e) => return failed(e),
+            Err(e) => return failed(e).into(),
         };
         for own in OWN_ARGS {
             args.remove(*own);

@@ -6,24 +6,24 @@ use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value, json};
 
 /// Runs `assert`. `that` arrives untemplated: each entry is a conditional.
-pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
+pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> super::TaskResult {
     if let Err(e) = check_args(
         "assert",
         args,
         &["that", "fail_msg", "msg", "success_msg", "quiet"],
     ) {
-        return e;
+        return e.into();
     }
     let Some(that) = args.get("that") else {
-        return super::raised(super::Failure::Raised, "missing required arguments: that");
+        return super::raised(super::Failure::Raised, "missing required arguments: that").into();
     };
     let conditions = match ctx.templar().conditions(that, ctx.vars()) {
         Ok(c) => c,
-        Err(e) => return failed(e.conditional_failure()),
+        Err(e) => return failed(e.conditional_failure()).into(),
     };
     let quiet = match truthy(args.get("quiet"), false) {
         Ok(q) => q,
-        Err(e) => return failed(e),
+        Err(e) => return failed(e).into(),
     };
     let message = |key: &str| -> Option<Value> {
         args.get(key).filter(|v| !v.is_null()).map(|v| {
@@ -45,7 +45,7 @@ fn judge(
     conditions: &[Value],
     quiet: bool,
     message: &dyn Fn(&str) -> Option<Value>,
-) -> Map<String, Value> {
+) -> super::TaskResult {
     for cond in conditions {
         match ctx.templar().conditional(cond, ctx.vars()) {
             Ok(true) => continue,
@@ -57,7 +57,7 @@ fn judge(
                 r.insert("assertion".into(), cond.clone());
                 r.insert("evaluated_to".into(), Value::Bool(false));
                 r.insert("_ansible_verbose_always".into(), Value::Bool(!quiet));
-                return r;
+                return r.into();
             }
             Err(e) => return super::conditional_failed(&e, cond),
         }
@@ -69,5 +69,5 @@ fn judge(
     } else {
         r.insert("_ansible_verbose_always".into(), Value::Bool(true));
     }
-    r
+    r.into()
 }

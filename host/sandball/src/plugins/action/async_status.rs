@@ -3,22 +3,23 @@
 //! result — or (`mode: cleanup`) its record removed, as Ansible's async_status does.
 
 use super::{Context, check_args};
+use crate::plugins::action::TaskResult;
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value};
 
 /// The `async_status` action (its line in [`super::PLUGINS`] says where it works).
-pub fn work<'a>(
-    ctx: &'a dyn Context,
-    args: Map<String, Value>,
-) -> LocalBoxFuture<'a, Map<String, Value>> {
+pub fn work<'a>(ctx: &'a dyn Context, args: Map<String, Value>) -> LocalBoxFuture<'a, TaskResult> {
     Box::pin(async move {
         if let Err(e) = check_args("async_status", &args, &["jid", "mode"]) {
-            return e;
+            return TaskResult::from(e);
         }
         let jid = match args.get("jid") {
             Some(Value::String(j)) if !j.is_empty() => j.clone(),
             Some(Value::Number(n)) => n.to_string(),
-            _ => return super::raised(super::Failure::Raised, "missing required arguments: jid"),
+            _ => {
+                return super::raised(super::Failure::Raised, "missing required arguments: jid")
+                    .into();
+            }
         };
         let cleanup = match args.get("mode").and_then(Value::as_str) {
             None | Some("status") => false,
@@ -27,7 +28,8 @@ pub fn work<'a>(
                 return super::raised(
                     super::Failure::Raised,
                     format!("value of mode must be one of: status, cleanup, got: {other}"),
-                );
+                )
+                .into();
             }
         };
         ctx.job_status(&jid, cleanup).await

@@ -8,6 +8,7 @@
 //! file lands in and for the links kept as links (`local_follow: false`).
 
 use super::{ActionPlugin, Context, ModuleRequest, Runs, Transfer, failed, ok_with};
+use crate::plugins::action::TaskResult;
 use crate::template::Vars;
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value, json};
@@ -29,12 +30,12 @@ impl ActionPlugin for Copy {
         ctx: &'a dyn Context,
         action: &'a str,
         mut args: Map<String, Value>,
-    ) -> LocalBoxFuture<'a, Map<String, Value>> {
+    ) -> LocalBoxFuture<'a, TaskResult> {
         Box::pin(async move {
             // The action's own checks, as ansible-core's makes them (its failures, not
             // the module's), before the node makes the directories a `dest/` asks for.
             if let Some(msg) = refusal(&args) {
-                return super::raised(super::Failure::Action, msg);
+                return TaskResult::from(super::raised(super::Failure::Action, msg));
             }
             // An empty `src` is none, as ansible-core's copy action takes it.
             if args.get("src").and_then(Value::as_str) == Some("") {
@@ -42,7 +43,7 @@ impl ActionPlugin for Copy {
             }
             let decrypt = match sandball_pycompat::boolean::truthy(args.get("decrypt"), true) {
                 Ok(d) => d,
-                Err(e) => return failed(format!("decrypt: {e}")),
+                Err(e) => return failed(format!("decrypt: {e}")).into(),
             };
             let source = match controller_source(&args, ctx.vars()) {
                 Ok(None) => None,
@@ -51,13 +52,13 @@ impl ActionPlugin for Copy {
                 }
                 Ok(Some(local)) => match Sendable::of(&local, decrypt) {
                     Ok(sent) => Some((local, sent)),
-                    Err(e) => return failed(e),
+                    Err(e) => return failed(e).into(),
                 },
-                Err(e) => return failed(e),
+                Err(e) => return failed(e).into(),
             };
             if let Some((local, _)) = &source {
                 if let Err(e) = preserve_mode(&mut args, local) {
-                    return failed(e);
+                    return failed(e).into();
                 }
                 // Once sent, the source is on the node, under its content's name:
                 // a directory `dest` gets the file under the source's own name.
@@ -93,7 +94,7 @@ impl ActionPlugin for Copy {
                 if let Some(r) =
                     dry_run_into_missing_dir(ctx, &dest, after.as_deref(), &header).await
                 {
-                    return r;
+                    return r.into();
                 }
             }
             // ansible-core's copy module takes no `content` of its own: its action
@@ -265,10 +266,10 @@ pub async fn put_made(
     basename: String,
     bytes: &[u8],
     what: &str,
-) -> Map<String, Value> {
+) -> TaskResult {
     let file = match private_file(&format!("sandball-{what}-"), bytes) {
         Ok(f) => f,
-        Err(e) => return failed(format!("cannot keep the {what}: {e}")),
+        Err(e) => return failed(format!("cannot keep the {what}: {e}")).into(),
     };
     args.insert("remote_src".into(), Value::Bool(true));
     args.insert("_original_basename".into(), Value::String(basename));
@@ -289,7 +290,7 @@ pub async fn put_made(
 /// the module named the copy staged on the node: ansible-core's copy action names the
 /// controller's source (or `dest`, for `content`), its template action a file named
 /// after the template.
-pub fn diff_after_from(mut result: Map<String, Value>, header: &str) -> Map<String, Value> {
+pub fn diff_after_from(mut result: TaskResult, header: &str) -> TaskResult {
     let diffs = match result.get_mut("diff") {
         Some(Value::Array(ds)) => ds.iter_mut().collect(),
         Some(d @ Value::Object(_)) => vec![d],
@@ -461,16 +462,16 @@ async fn copy_tree(
     args: Map<String, Value>,
     local: &Path,
     decrypt: bool,
-) -> Map<String, Value> {
+) -> TaskResult {
     let src = args.get("src").and_then(Value::as_str).unwrap_or_default();
     let trailing = src.ends_with('/');
     let follow = match sandball_pycompat::boolean::truthy(args.get("local_follow"), true) {
         Ok(f) => f,
-        Err(e) => return failed(format!("local_follow: {e}")),
+        Err(e) => return failed(format!("local_follow: {e}")).into(),
     };
     let tree = match Tree::walk(local, !trailing, follow) {
         Ok(t) => t,
-        Err(e) => return failed(e),
+        Err(e) => return failed(e).into(),
     };
     let mut dest = args
         .get("dest")
@@ -478,14 +479,14 @@ async fn copy_tree(
         .unwrap_or_default()
         .to_string();
     if dest.is_empty() {
-        return failed("src (or content) and dest are required");
+        return failed("src (or content) and dest are required").into();
     }
     if !dest.ends_with('/') {
         dest.push('/');
     }
     let mut changed = false;
     let mut diffs = Vec::new();
-    let mut last = Map::new();
+    let mut last = TaskResult::default();
     for (file, below) in &tree.files {
         let mut one = args.clone();
         one.remove("local_follow");
@@ -493,11 +494,11 @@ async fn copy_tree(
         one.insert("remote_src".into(), Value::Bool(true));
         one.insert("_original_basename".into(), Value::String(below.clone()));
         if let Err(e) = preserve_mode(&mut one, file) {
-            return failed(e);
+            return failed(e).into();
         }
         let sent = match Sendable::of(file, decrypt) {
             Ok(s) => s,
-            Err(e) => return failed(e),
+            Err(e) => return failed(e).into(),
         };
         let result = ctx
             .execute_module(ModuleRequest {
@@ -575,7 +576,7 @@ async fn copy_tree(
     if !diffs.is_empty() {
         result.insert("diff".into(), Value::Array(diffs));
     }
-    result
+    result.into()
 }
 
 fn is_failure(result: &Map<String, Value>) -> bool {
@@ -594,10 +595,10 @@ mod tests {
         let staged = "/root/.sandball/files/session-1/ab12";
         let one =
             json!({"changed": true, "diff": {"before": "", "after": "x", "after_header": staged}});
-        let r = diff_after_from(one.as_object().unwrap().clone(), "/p/files/a.conf");
+        let r = diff_after_from(one.as_object().unwrap().clone().into(), "/p/files/a.conf");
         assert_eq!(r["diff"]["after_header"], "/p/files/a.conf");
         let two = json!({"diff": [{"before_header": "/etc/a", "after_header": staged}, {"before": "", "after": ""}]});
-        let r = diff_after_from(two.as_object().unwrap().clone(), "/p/t.j2");
+        let r = diff_after_from(two.as_object().unwrap().clone().into(), "/p/t.j2");
         assert_eq!(
             r["diff"],
             json!([{"before_header": "/etc/a", "after_header": "/p/t.j2"}, {"before": "", "after": ""}])

@@ -6,15 +6,16 @@ use serde_json::{Map, Value, json};
 
 /// Runs `debug`. `msg` arrives templated; `var` is a variable name or expression,
 /// evaluated here.
-pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
+pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> super::TaskResult {
     if let Err(e) = check_args("debug", args, &["msg", "var", "verbosity"]) {
-        return e;
+        return e.into();
     }
     if args.contains_key("msg") && args.contains_key("var") {
         return super::raised(
             super::Failure::Raised,
             "parameters are mutually exclusive: msg|var",
-        );
+        )
+        .into();
     }
     let verbosity = match args.get("verbosity") {
         None => 0,
@@ -23,11 +24,12 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
             .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
         {
             Some(n) => n,
-            None => return failed(format!("verbosity must be an integer, got {v}")),
+            None => return failed(format!("verbosity must be an integer, got {v}")).into(),
         },
     };
     if (ctx.verbosity() as u64) < verbosity {
-        return ok_with(json!({"skipped_reason": "Verbosity threshold not met.", "skipped": true}));
+        return ok_with(json!({"skipped_reason": "Verbosity threshold not met.", "skipped": true}))
+            .into();
     }
     let mut result = ok_with(json!({"_ansible_verbose_always": true}));
     // `var` templated to `omit` is no `var`.
@@ -53,14 +55,15 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
                     Ok(Value::String(_)) => {
                         return failed(format!(
                             "Task failed: Error while resolving `var` expression: {UNTRUSTED}"
-                        ));
+                        ))
+                        .into();
                     }
-                    Ok(other) => return not_a_string(&other),
+                    Ok(other) => return not_a_string(&other).into(),
                     Err(e) => {
                         return failed(format!(
                             "Task failed: Finalization of task args for 'ansible.builtin.debug' failed: Error while resolving value for 'var': {}",
                             e.cause()
-                        ));
+                        )).into();
                     }
                 }
             }
@@ -93,7 +96,8 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
                     return failed(format!(
                         "Task failed: Error while resolving `var` expression: {}",
                         e.cause()
-                    ));
+                    ))
+                    .into();
                 }
             };
             result.insert(name.clone(), value);
@@ -102,9 +106,10 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
         Some(other) if crate::template::unsafe_mark(other).is_some() => {
             return failed(format!(
                 "Task failed: Error while resolving `var` expression: {UNTRUSTED}"
-            ));
+            ))
+            .into();
         }
-        Some(other) => return not_a_string(other),
+        Some(other) => return not_a_string(other).into(),
         None => {
             let msg = args
                 .get("msg")
@@ -113,7 +118,7 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
             result.insert("msg".into(), msg);
         }
     }
-    result
+    result.into()
 }
 
 /// The error for a `var` that is no string.

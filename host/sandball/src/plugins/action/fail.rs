@@ -4,7 +4,7 @@ use super::failed;
 use serde_json::{Map, Value};
 
 /// Runs `fail`.
-pub fn run(_ctx: &dyn super::Context, args: &Map<String, Value>) -> Map<String, Value> {
+pub fn run(_ctx: &dyn super::Context, args: &Map<String, Value>) -> super::TaskResult {
     let mut r = failed("");
     r.insert(
         "msg".into(),
@@ -12,5 +12,5 @@ pub fn run(_ctx: &dyn super::Context, args: &Map<String, Value>) -> Map<String, 
             .cloned()
             .unwrap_or_else(|| Value::String("Failed as requested from task".into())),
     );
-    r
+    r.into()
 }

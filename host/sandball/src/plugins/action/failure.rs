@@ -1,8 +1,9 @@
 //! Failed results and how they came about, as ansible-core 2.19 words them: the failed
 //! result (`failed`, `task_failed`, `raised`), how a failure came about ([`Failure`]),
-//! what it came from in the task's text ([`Cause`]) and a failed conditional; the
-//! internal (`_ansible_*`) result keys the default callback reads them from.
+//! what it came from in the task's text ([`Cause`], kept in the [`TaskResult`]) and a
+//! failed conditional.
 
+use super::TaskResult;
 use serde_json::{Map, Value};
 
 /// A failed result with a message.
@@ -13,17 +14,6 @@ pub fn failed(msg: impl Into<String>) -> Map<String, Value> {
     m.insert("changed".into(), Value::Bool(false));
     m
 }
-
-/// The internal result key holding the help text ansible-core gives a failure, which
-/// the default callback shows after it, said again as the cause of the task's failure
-/// ("<<< caused by >>>"). Never shown or registered, as no `_ansible_` key is.
-pub const ERROR_HELP: &str = "_ansible_error_help";
-
-/// The internal result key holding what a failure came from in the task's text
-/// ([`Cause`]): the default callback shows its origin below the task's, as ansible-core
-/// 2.19 shows the origin of the value that failed. Never shown or registered, as no
-/// `_ansible_` key is.
-pub const ERROR_CAUSE: &str = "_ansible_error_cause";
 
 /// What a failure came from, said below the task's own origin: the steps ansible-core
 /// 2.19 chains, outermost first, after the task's own "Task failed".
@@ -117,26 +107,22 @@ impl Cause {
         matches!(error, crate::template::TemplateError::Undefined { .. })
     }
 
-    /// Keeps it in `result`.
-    pub fn mark(&self, result: &mut Map<String, Value>) {
-        let steps: Vec<Value> = self
-            .steps
-            .iter()
-            .map(|(words, at)| {
-                let at = at.as_ref().and_then(|(kind, text)| {
-                    let (_, name) = CauseAt::NAMES.iter().find(|(k, _)| k == kind)?;
-                    Some(serde_json::json!([name, text]))
-                });
-                serde_json::json!([words, at])
-            })
-            .collect();
-        result.insert(ERROR_CAUSE.into(), Value::Array(steps));
+    /// It as JSON (`[[words, [at, text] | null], …]`), for a Python action plugin.
+    pub(super) fn to_value(&self) -> Value {
+        let steps = self.steps.iter().map(|(words, at)| {
+            let at = at.as_ref().and_then(|(kind, text)| {
+                let (_, name) = CauseAt::NAMES.iter().find(|(k, _)| k == kind)?;
+                Some(serde_json::json!([name, text]))
+            });
+            serde_json::json!([words, at])
+        });
+        Value::Array(steps.collect())
     }
 
-    /// The cause kept in `result`.
-    pub fn of(result: &Map<String, Value>) -> Option<Cause> {
-        let steps = result.get(ERROR_CAUSE)?.as_array()?;
-        let steps = steps
+    /// The cause [`Cause::to_value`] gave.
+    pub(super) fn from_value(value: &Value) -> Option<Cause> {
+        let steps = value
+            .as_array()?
             .iter()
             .map(|step| {
                 let words = step.get(0)?.as_str()?.to_string();
@@ -149,6 +135,16 @@ impl Cause {
             })
             .collect::<Option<Vec<_>>>()?;
         Some(Cause { steps })
+    }
+
+    /// Keeps it in `result`.
+    pub fn mark(&self, result: &mut TaskResult) {
+        result.error_cause = Some(self.clone());
+    }
+
+    /// The cause kept in `result`.
+    pub fn of(result: &TaskResult) -> Option<Cause> {
+        result.error_cause.clone()
     }
 }
 
@@ -198,10 +194,7 @@ impl Failure {
 
 /// The failed result of conditional `cond`, which could not be evaluated: ansible-core
 /// 2.19's message, and its cause (the conditional's text) for the callback.
-pub fn conditional_failed(
-    error: &crate::template::TemplateError,
-    cond: &Value,
-) -> Map<String, Value> {
+pub fn conditional_failed(error: &crate::template::TemplateError, cond: &Value) -> TaskResult {
     TaskFailure {
         msg: error.conditional_failure(),
         cause: Cause::conditional(error, cond),
@@ -219,7 +212,7 @@ pub fn keyword_conditional_failed(
     error: &crate::template::TemplateError,
     cond: &Value,
     keyword: &str,
-) -> Map<String, Value> {
+) -> TaskResult {
     let mut failed = conditional_failed(error, cond);
     failed.insert("exception".into(), Value::String(NO_TRACEBACK.into()));
     if crate::compat::core().at_least(21) {
@@ -255,8 +248,8 @@ impl From<String> for TaskFailure {
 
 impl TaskFailure {
     /// Its failed result.
-    pub fn result(self) -> Map<String, Value> {
-        let mut r = failed(self.msg);
+    pub fn result(self) -> TaskResult {
+        let mut r = TaskResult::from(failed(self.msg));
         if let Some(cause) = self.cause {
             cause.mark(&mut r);
         }

@@ -8,6 +8,7 @@
 
 use super::summaries::ERROR_MESSAGE;
 use super::{Context, Failure, ModuleRequest, failed, ok_with, raised};
+use crate::plugins::action::TaskResult;
 use base64::Engine;
 use futures::future::LocalBoxFuture;
 use sandball_pycompat::boolean::truthy;
@@ -16,15 +17,12 @@ use sha1::{Digest, Sha1};
 use std::path::{Path, PathBuf};
 
 /// The `fetch` action (its line in [`super::PLUGINS`] says where it works).
-pub fn work<'a>(
-    ctx: &'a dyn Context,
-    args: Map<String, Value>,
-) -> LocalBoxFuture<'a, Map<String, Value>> {
+pub fn work<'a>(ctx: &'a dyn Context, args: Map<String, Value>) -> LocalBoxFuture<'a, TaskResult> {
     Box::pin(async move {
         // Errors are the action's refusals, raised as ansible-core's fetch raises them.
         match fetch(ctx, &args).await {
             Ok(r) => r,
-            Err(msg) => raised(Failure::Raised, msg),
+            Err(msg) => raised(Failure::Raised, msg).into(),
         }
     })
 }
@@ -32,12 +30,13 @@ pub fn work<'a>(
 /// The module that reads the file on the node.
 const MODULE: &str = "slurp";
 
-async fn fetch(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, Value>, String> {
+async fn fetch(ctx: &dyn Context, args: &Map<String, Value>) -> Result<TaskResult, String> {
     if ctx.check_mode() {
         return Ok(ok_with(json!({
             "skipped": true,
             "msg": "check mode not (yet) supported for this module",
-        })));
+        }))
+        .into());
     }
     let (src, dest) = match (args.get("src"), args.get("dest")) {
         (Some(Value::String(s)), Some(Value::String(d))) => (s.clone(), d.clone()),
@@ -69,9 +68,9 @@ async fn fetch(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<Strin
         if said.to_lowercase().starts_with("source is a directory") {
             let msg = "remote file is a directory, fetch cannot work on directories";
             return Ok(if fail_on_missing {
-                raised(Failure::Action, msg)
+                raised(Failure::Action, msg).into()
             } else {
-                ok_with(json!({ "msg": format!("{msg}, not transferring, ignored") }))
+                ok_with(json!({ "msg": format!("{msg}, not transferring, ignored") })).into()
             });
         }
         let mut result = if fail_on_missing {
@@ -81,7 +80,7 @@ async fn fetch(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<Strin
             r.insert(ERROR_MESSAGE.into(), Value::from(said));
             r
         } else {
-            ok_with(json!({ "file": src }))
+            ok_with(json!({ "file": src })).into()
         };
         if said.contains("not found") {
             result.insert(
@@ -157,7 +156,8 @@ async fn fetch(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<Strin
             "file": src,
             "dest": shown,
             "checksum": remote_checksum,
-        })));
+        }))
+        .into());
     }
     crate::local_files::write_atomically(&dest, &data)
         .map_err(|e| format!("Failed to fetch the file: {e}"))?;
@@ -172,7 +172,7 @@ async fn fetch(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<Strin
             .cloned()
             .unwrap_or_default(),
         );
-        return Ok(r);
+        return Ok(r.into());
     }
     Ok(ok_with(json!({
         "changed": true,
@@ -181,7 +181,8 @@ async fn fetch(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<Strin
         "remote_md5sum": null,
         "checksum": new_checksum,
         "remote_checksum": remote_checksum,
-    })))
+    }))
+    .into())
 }
 
 /// The `dest` argument as written.

@@ -7,7 +7,7 @@
 //! later module's fact wins, mappings and lists merged); modules that fail or skip are
 //! named in the result.
 
-use super::{Context, ModuleRequest, failed};
+use super::{Context, ModuleRequest, TaskResult, failed};
 use crate::vars::GATHERED;
 use futures::future::LocalBoxFuture;
 use sandball_pycompat::boolean::truthy;
@@ -17,25 +17,25 @@ use serde_json::{Map, Value, json};
 pub fn work<'a>(
     ctx: &'a dyn Context,
     mut args: Map<String, Value>,
-) -> LocalBoxFuture<'a, Map<String, Value>> {
+) -> LocalBoxFuture<'a, TaskResult> {
     Box::pin(async move {
         // The `ansible_facts_parallel` variable wins over the argument, as in ansible-core.
         let parallel = args.remove("parallel");
         let parallel = if ctx.vars().contains("ansible_facts_parallel") {
             match ctx.templar().evaluate("ansible_facts_parallel", ctx.vars()) {
                 Ok(v) => Some(v),
-                Err(e) => return failed(format!("ansible_facts_parallel: {e}")),
+                Err(e) => return failed(format!("ansible_facts_parallel: {e}")).into(),
             }
         } else {
             parallel
         };
         let modules = match facts_modules(ctx) {
             Ok(m) => m,
-            Err(e) => return failed(e),
+            Err(e) => return failed(e).into(),
         };
         let parallel = match truthy(parallel.as_ref(), modules.len() > 1) {
             Ok(p) => p,
-            Err(e) => return failed(format!("parallel: {e}")),
+            Err(e) => return failed(format!("parallel: {e}")).into(),
         };
         // As for `omit`, an argument without a value is not passed on.
         args.retain(|_, v| !v.is_null());
@@ -54,7 +54,7 @@ pub fn work<'a>(
                         own.entry(k).or_insert(v);
                     }
                 }
-                Err(e) => return failed(e),
+                Err(e) => return failed(e).into(),
             }
             module_args.push(own);
         }
@@ -195,7 +195,7 @@ fn merge_facts(earlier: &mut Map<String, Value>, later: Map<String, Value>) {
 /// The modules' results merged, as ansible-core's action makes its result (for one
 /// module too): facts combined in order and marked gathered, warnings and deprecations
 /// collected, failed and skipped modules named.
-fn merge(mut results: Vec<(&str, Map<String, Value>)>) -> Map<String, Value> {
+fn merge(mut results: Vec<(&str, TaskResult)>) -> TaskResult {
     // A host that cannot be reached is unreachable, whatever the other modules did.
     if let Some(i) = results
         .iter()
@@ -210,15 +210,15 @@ fn merge(mut results: Vec<(&str, Map<String, Value>)>) -> Map<String, Value> {
     let mut warnings = Vec::new();
     let mut deprecations = Vec::new();
     let mut deprecations_shown = Vec::new();
-    let mut help = Map::new();
+    let mut help = std::collections::BTreeMap::new();
     for (name, mut r) in results {
         let flag = |k: &str| r.get(k) == Some(&Value::Bool(true));
         if flag("failed") {
-            failed_modules.insert(name.to_string(), Value::Object(r));
+            failed_modules.insert(name.to_string(), Value::Object(r.fields));
             continue;
         }
         if flag("skipped") {
-            skipped_modules.insert(name.to_string(), Value::Object(r));
+            skipped_modules.insert(name.to_string(), Value::Object(r.fields));
             continue;
         }
         if let Some(Value::Object(f)) = r.remove("ansible_facts") {
@@ -227,35 +227,30 @@ fn merge(mut results: Vec<(&str, Map<String, Value>)>) -> Map<String, Value> {
         for (key, into) in [
             ("warnings", &mut warnings),
             ("deprecations", &mut deprecations),
-            (super::DEPRECATIONS_SHOWN, &mut deprecations_shown),
         ] {
             if let Some(Value::Array(items)) = r.remove(key) {
                 into.extend(items);
             }
         }
-        if let Some(Value::Object(h)) = r.remove(super::WARNING_HELP) {
-            help.extend(h);
-        }
+        deprecations_shown.append(&mut r.deprecations_shown);
+        help.append(&mut r.warning_help);
     }
     // Facts gathered so (`gathering = smart` gathers a host without them again).
     facts.insert(GATHERED.into(), json!(true));
-    let mut out = Map::new();
+    let mut out = TaskResult {
+        // Not shown with -v: the facts would fill the screen.
+        verbose_override: true,
+        warning_help: help,
+        ..TaskResult::default()
+    };
     out.insert("changed".into(), json!(false));
     out.insert("ansible_facts".into(), Value::Object(facts));
-    // Not shown with -v: the facts would fill the screen.
-    out.insert("_ansible_verbose_override".into(), json!(true));
     if !warnings.is_empty() {
         out.insert("warnings".into(), Value::Array(warnings));
     }
-    if !help.is_empty() {
-        out.insert(super::WARNING_HELP.into(), Value::Object(help));
-    }
     if !deprecations.is_empty() {
         out.insert("deprecations".into(), Value::Array(deprecations));
-        out.insert(
-            super::DEPRECATIONS_SHOWN.into(),
-            Value::Array(deprecations_shown),
-        );
+        out.deprecations_shown = deprecations_shown;
     }
     let names = |m: &Map<String, Value>| m.keys().cloned().collect::<Vec<_>>().join(", ");
     if !skipped_modules.is_empty() {
@@ -360,17 +355,23 @@ mod tests {
 
     #[test]
     fn facts_are_merged_and_failures_named() {
-        let one = json!({"ansible_facts": {"a": 1, "b": 1}, "warnings": ["w1"], "_ansible_warning_help": {"w1": "See w1."}});
+        let one = json!({"ansible_facts": {"a": 1, "b": 1}, "warnings": ["w1"]});
         let two = json!({"ansible_facts": {"b": 2}, "changed": false});
         let bad = json!({"failed": true, "msg": "no"});
-        let m = |v: Value| v.as_object().cloned().unwrap();
+        let m = |v: Value| {
+            let mut r = TaskResult::from(v.as_object().cloned().unwrap());
+            if r.contains_key("warnings") {
+                r.warning_help("w1", "See w1.");
+            }
+            r
+        };
         let r = merge(vec![("one", m(one.clone())), ("two", m(two))]);
         assert_eq!(
             r["ansible_facts"],
             json!({"a": 1, "b": 2, "_ansible_facts_gathered": true})
         );
         assert_eq!(r["warnings"], json!(["w1"]));
-        assert_eq!(r[super::super::WARNING_HELP], json!({"w1": "See w1."}));
+        assert_eq!(json!(r.warning_help), json!({"w1": "See w1."}));
         assert!(r.get("failed").is_none());
         let r = merge(vec![("one", m(one)), ("bad", m(bad.clone()))]);
         assert_eq!(r["failed"], true);
@@ -379,6 +380,6 @@ mod tests {
         // One module's failure is named too.
         let r = merge(vec![("bad", m(bad))]);
         assert_eq!(r["msg"], "The following modules failed to execute: bad.");
-        assert_eq!(r["_ansible_verbose_override"], true);
+        assert!(r.verbose_override);
     }
 }

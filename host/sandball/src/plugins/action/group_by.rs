@@ -7,10 +7,10 @@ use crate::inventory::Change;
 use serde_json::{Map, Value, json};
 
 /// Runs `group_by` for the task's host.
-pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
+pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> super::TaskResult {
     let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
     let Some(key) = args.get("key").map(text) else {
-        return failed("the 'key' param is required when using group_by");
+        return failed("the 'key' param is required when using group_by").into();
     };
     // Spaces are not kept in group names.
     let group = key.replace(' ', "-");
@@ -29,8 +29,9 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
             "changed": changed,
             "add_group": group,
             "parent_groups": parents,
-        })),
-        Err(e) => failed(e),
+        }))
+        .into(),
+        Err(e) => failed(e).into(),
     }
 }
 

@@ -30,11 +30,11 @@ const ARGS: &[&str] = &[
 
 /// Runs `include_vars`; the executor stores the `ansible_facts` of the result in the
 /// host's include_vars layer.
-pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
+pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> super::TaskResult {
     match include(ctx, args) {
-        Ok(r) => r,
-        Err(Refusal::Arguments(e)) => failed(e),
-        Err(Refusal::Reading(e)) => unread(e),
+        Ok(r) => r.into(),
+        Err(Refusal::Arguments(e)) => failed(e).into(),
+        Err(Refusal::Reading(e)) => unread(e).into(),
     }
 }
 

@@ -59,12 +59,10 @@ use std::path::PathBuf;
 use args::valid_args;
 pub use args::{check_args, integer};
 pub use failure::{
-    Cause, CauseAt, ERROR_CAUSE, ERROR_HELP, FAILURE, Failure, NO_TRACEBACK, TaskFailure,
-    conditional_failed, failed, keyword_conditional_failed, raised, task_failed,
+    Cause, CauseAt, FAILURE, Failure, NO_TRACEBACK, TaskFailure, conditional_failed, failed,
+    keyword_conditional_failed, raised, task_failed,
 };
-pub use results::{
-    DEPRECATIONS_SHOWN, WARNING_HELP, ok_with, push_warning, warning_help, without_internal_keys,
-};
+pub use results::{Delegated, TaskResult, ok_with, push_warning, without_internal_keys};
 
 /// Where an action does its work, for the executor (delegation, planning, checks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,7 +127,7 @@ pub trait ActionPlugin: Sync {
         ctx: &'a dyn Context,
         action: &'a str,
         args: Map<String, Value>,
-    ) -> LocalBoxFuture<'a, Map<String, Value>>;
+    ) -> LocalBoxFuture<'a, TaskResult>;
 }
 
 /// A module run an action asks the executor for.
@@ -194,10 +192,7 @@ pub trait Context {
     }
     /// Runs a module on the task's target: a sandball component under the grant policy
     /// gives it, or a legacy module.
-    fn execute_module<'a>(
-        &'a self,
-        request: ModuleRequest<'a>,
-    ) -> LocalBoxFuture<'a, Map<String, Value>>;
+    fn execute_module<'a>(&'a self, request: ModuleRequest<'a>) -> LocalBoxFuture<'a, TaskResult>;
     /// The host the task runs for.
     fn host(&self) -> &str;
     /// The task's name as its banner shows it.
@@ -243,11 +238,7 @@ pub trait Context {
     fn allow_unsandboxed(&self, what: &str) -> Result<(), Map<String, Value>>;
     /// Where a background job (`async` with `poll: 0`) stands on the task's target, or
     /// with `cleanup` its record removed: the result `async_status` returns.
-    fn job_status<'a>(
-        &'a self,
-        jid: &'a str,
-        cleanup: bool,
-    ) -> LocalBoxFuture<'a, Map<String, Value>>;
+    fn job_status<'a>(&'a self, jid: &'a str, cleanup: bool) -> LocalBoxFuture<'a, TaskResult>;
 }
 
 /// Every action with a plugin of its own, by short name; the rest are [`normal::Normal`].
@@ -381,11 +372,11 @@ pub static PLUGINS: &[(&str, &dyn ActionPlugin)] = &[
 ];
 
 /// The work of an action done at once, on the controller alone.
-pub type ControllerWork = fn(&dyn Context, &Map<String, Value>) -> Map<String, Value>;
+pub type ControllerWork = fn(&dyn Context, &Map<String, Value>) -> TaskResult;
 
 /// The work of an action that waits on the node (or on time).
 pub type AsyncWork =
-    for<'a> fn(&'a dyn Context, Map<String, Value>) -> LocalBoxFuture<'a, Map<String, Value>>;
+    for<'a> fn(&'a dyn Context, Map<String, Value>) -> LocalBoxFuture<'a, TaskResult>;
 
 /// What an action does.
 #[derive(Clone, Copy)]
@@ -471,9 +462,9 @@ impl ActionPlugin for Simple {
         ctx: &'a dyn Context,
         action: &'a str,
         args: Map<String, Value>,
-    ) -> LocalBoxFuture<'a, Map<String, Value>> {
+    ) -> LocalBoxFuture<'a, TaskResult> {
         if let Err(r) = valid_args(action, &args, self.valid_args) {
-            return Box::pin(std::future::ready(r));
+            return Box::pin(std::future::ready(r.into()));
         }
         match self.work {
             Work::Now(work) => Box::pin(std::future::ready(work(ctx, &args))),

@@ -2,7 +2,7 @@
 //! executor's module runner ([`Context::execute_module`]), which sends it, runs it
 //! under its grant and reads its result.
 
-use super::{ActionPlugin, Context, ModuleRequest, Runs};
+use super::{ActionPlugin, Context, ModuleRequest, Runs, TaskResult};
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value};
 
@@ -27,7 +27,7 @@ impl ActionPlugin for Normal {
         ctx: &'a dyn Context,
         action: &'a str,
         args: Map<String, Value>,
-    ) -> LocalBoxFuture<'a, Map<String, Value>> {
+    ) -> LocalBoxFuture<'a, TaskResult> {
         Box::pin(async move {
             let mut r = ctx
                 .execute_module(ModuleRequest {
@@ -40,7 +40,7 @@ impl ActionPlugin for Normal {
                 .await;
             // The facts of a `setup` task are not shown with -v, as in ansible-core.
             if sandball_pycompat::fqcn::short_name(action) == "setup" {
-                r.insert("_ansible_verbose_override".into(), Value::Bool(true));
+                r.verbose_override = true;
             }
             r
         })

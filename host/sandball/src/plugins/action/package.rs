@@ -4,6 +4,7 @@
 //! does. [`manager`] serves `service` too.
 
 use super::{Context, ModuleRequest, failed};
+use crate::plugins::action::TaskResult;
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value, json};
 
@@ -11,14 +12,14 @@ use serde_json::{Map, Value, json};
 pub fn work<'a>(
     ctx: &'a dyn Context,
     mut args: Map<String, Value>,
-) -> LocalBoxFuture<'a, Map<String, Value>> {
+) -> LocalBoxFuture<'a, TaskResult> {
     Box::pin(async move {
         let module = match manager(ctx, &mut args, "pkg_mgr").await {
             Ok(Some(m)) => m,
             Ok(None) => {
-                return failed(
+                return TaskResult::from(failed(
                     "Could not detect which package manager to use. Try gathering facts or setting the \"use\" option.",
-                );
+                ));
             }
             Err(e) => return e,
         };
@@ -41,7 +42,7 @@ pub async fn manager(
     ctx: &dyn Context,
     args: &mut Map<String, Value>,
     fact: &str,
-) -> Result<Option<String>, Map<String, Value>> {
+) -> Result<Option<String>, TaskResult> {
     let known = |name: &str| {
         (!name.is_empty() && name != "auto" && name != "unknown").then(|| name.to_string())
     };

@@ -4,6 +4,7 @@
 //! (a warning says so), as ansible-playbook behaves.
 
 use super::{Context, failed, ok_with};
+use crate::plugins::action::TaskResult;
 use futures::future::LocalBoxFuture;
 use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value, json};
@@ -11,11 +12,8 @@ use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 /// The `pause` action (its line in [`super::PLUGINS`] says where it works).
-pub fn work<'a>(
-    ctx: &'a dyn Context,
-    args: Map<String, Value>,
-) -> LocalBoxFuture<'a, Map<String, Value>> {
-    Box::pin(async move { run(ctx, &args).await })
+pub fn work<'a>(ctx: &'a dyn Context, args: Map<String, Value>) -> LocalBoxFuture<'a, TaskResult> {
+    Box::pin(async move { TaskResult::from(run(ctx, &args).await) })
 }
 
 /// Runs `pause`.

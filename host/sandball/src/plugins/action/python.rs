@@ -7,6 +7,7 @@
 //! task's connection as the task's become user.
 
 use super::{ActionPlugin, Context, ModuleRequest, Runs, failed};
+use crate::plugins::action::TaskResult;
 use crate::plugins::loader::{self, ActionCalls, PluginError};
 use base64::Engine;
 use futures::future::LocalBoxFuture;
@@ -32,10 +33,12 @@ impl ActionPlugin for Python {
         ctx: &'a dyn Context,
         action: &'a str,
         args: Map<String, Value>,
-    ) -> LocalBoxFuture<'a, Map<String, Value>> {
+    ) -> LocalBoxFuture<'a, TaskResult> {
         Box::pin(async move {
             let Some(handler) = loader::action_plugin(action) else {
-                return failed(format!("the action plugin of '{action}' is gone"));
+                return TaskResult::from(failed(format!(
+                    "the action plugin of '{action}' is gone"
+                )));
             };
             let lookup = crate::template::lookups::TaskLookup {
                 templar: ctx.templar(),
@@ -59,12 +62,12 @@ impl ActionPlugin for Python {
                     {
                         result.insert("_ansible_no_log".into(), Value::Bool(true));
                     }
-                    result
+                    TaskResult::from_wire(result)
                 }
                 Err(PluginError::Missing { why, .. }) => {
-                    failed(format!("The action plugin '{handler}' cannot run{why}."))
+                    failed(format!("The action plugin '{handler}' cannot run{why}.")).into()
                 }
-                Err(PluginError::Failed(msg)) => failed(msg),
+                Err(PluginError::Failed(msg)) => failed(msg).into(),
             }
         })
     }
@@ -90,7 +93,7 @@ impl ActionCalls for Calls<'_> {
                         .and_then(Value::as_bool)
                         .unwrap_or(false);
                     let result = self.ctx.execute_module(request).await;
-                    json!({ "result": result })
+                    json!({ "result": result.to_wire() })
                 }
                 Some("exec") => {
                     let cmd = call.get("cmd").and_then(Value::as_str).unwrap_or_default();

@@ -3,17 +3,15 @@
 //! home, a node being bootstrapped), as the become user when there is one.
 
 use super::{Context, check_args, failed};
+use crate::plugins::action::TaskResult;
 use crate::plugins::connection::ExecOutput;
 use futures::future::LocalBoxFuture;
 use sandball_pycompat::shell::quote;
 use serde_json::{Map, Value, json};
 
 /// The `raw` action (its line in [`super::PLUGINS`] says where it works).
-pub fn work<'a>(
-    ctx: &'a dyn Context,
-    args: Map<String, Value>,
-) -> LocalBoxFuture<'a, Map<String, Value>> {
-    Box::pin(async move { run(ctx, &args).await })
+pub fn work<'a>(ctx: &'a dyn Context, args: Map<String, Value>) -> LocalBoxFuture<'a, TaskResult> {
+    Box::pin(async move { TaskResult::from(run(ctx, &args).await) })
 }
 
 /// Runs `raw` with its arguments (`_raw_params`, `executable`). Check mode skips it, as

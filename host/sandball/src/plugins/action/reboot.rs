@@ -7,6 +7,7 @@
 //! the controller) and changes nothing in check mode.
 
 use super::{Context, failed, integer, ok_with};
+use crate::plugins::action::TaskResult;
 use futures::future::LocalBoxFuture;
 use sandball_pycompat::shell::quote;
 use serde_json::{Map, Value, json};
@@ -26,10 +27,7 @@ pub const VALID_ARGS: &[&str] = &[
 ];
 
 /// The `reboot` action (its line in [`super::PLUGINS`] says where it works).
-pub fn work<'a>(
-    ctx: &'a dyn Context,
-    args: Map<String, Value>,
-) -> LocalBoxFuture<'a, Map<String, Value>> {
+pub fn work<'a>(ctx: &'a dyn Context, args: Map<String, Value>) -> LocalBoxFuture<'a, TaskResult> {
     Box::pin(async move {
         let start = Instant::now();
         let mut r = match Settings::of(&args) {
@@ -38,7 +36,7 @@ pub fn work<'a>(
         };
         r.entry("elapsed")
             .or_insert_with(|| json!(start.elapsed().as_secs()));
-        r
+        TaskResult::from(r)
     })
 }
 

@@ -9,19 +9,17 @@
 use super::raw::command_result;
 use super::{Context, check_args, failed, ok_with};
 use crate::playbook::search_path;
+use crate::plugins::action::TaskResult;
 use futures::future::LocalBoxFuture;
 use sandball_pycompat::shell::quote;
 use serde_json::{Map, Value, json};
 
 /// The `script` action (its line in [`super::PLUGINS`] says where it works).
-pub fn work<'a>(
-    ctx: &'a dyn Context,
-    args: Map<String, Value>,
-) -> LocalBoxFuture<'a, Map<String, Value>> {
+pub fn work<'a>(ctx: &'a dyn Context, args: Map<String, Value>) -> LocalBoxFuture<'a, TaskResult> {
     Box::pin(async move {
-        match run(ctx, &args).await {
+        TaskResult::from(match run(ctx, &args).await {
             Ok(r) | Err(r) => r,
-        }
+        })
     })
 }
 

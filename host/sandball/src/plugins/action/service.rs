@@ -5,6 +5,7 @@
 
 use super::package::manager;
 use super::{Context, ModuleRequest, push_warning};
+use crate::plugins::action::TaskResult;
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value};
 
@@ -12,7 +13,7 @@ use serde_json::{Map, Value};
 pub fn work<'a>(
     ctx: &'a dyn Context,
     mut args: Map<String, Value>,
-) -> LocalBoxFuture<'a, Map<String, Value>> {
+) -> LocalBoxFuture<'a, TaskResult> {
     Box::pin(async move {
         let module = match manager(ctx, &mut args, "service_mgr").await {
             Ok(Some(m)) if ctx.has_module(&m) => m,

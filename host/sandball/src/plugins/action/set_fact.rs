@@ -6,7 +6,7 @@ use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value, json};
 
 /// Runs `set_fact`; the executor stores `ansible_facts` for the host.
-pub fn run(ctx: &dyn super::Context, args: &Map<String, Value>) -> Map<String, Value> {
+pub fn run(ctx: &dyn super::Context, args: &Map<String, Value>) -> super::TaskResult {
     let mut facts = Map::new();
     let mut cacheable = false;
     for (k, v) in args {
@@ -18,7 +18,7 @@ pub fn run(ctx: &dyn super::Context, args: &Map<String, Value>) -> Map<String, V
                 .template(&Value::String(k.clone()), ctx.vars())
             {
                 Ok(name) => name,
-                Err(e) => return failed(e.to_string()),
+                Err(e) => return failed(e.to_string()).into(),
             }
         } else {
             Value::String(k.clone())
@@ -27,13 +27,13 @@ pub fn run(ctx: &dyn super::Context, args: &Map<String, Value>) -> Map<String, V
             // Its value may be marked untrusted (see the executor's `with_trust_marks`).
             match truthy(Some(&crate::template::without_unsafe_marks(v)), false) {
                 Ok(b) => cacheable = b,
-                Err(e) => return failed(e),
+                Err(e) => return failed(e).into(),
             }
             continue;
         }
         let k = match variable_name(&name) {
             Ok(k) => k,
-            Err(e) => return failed(e),
+            Err(e) => return failed(e).into(),
         };
         facts.insert(k, v.clone());
     }
@@ -41,11 +41,12 @@ pub fn run(ctx: &dyn super::Context, args: &Map<String, Value>) -> Map<String, V
         return raised(
             Failure::Raised,
             "No key/value pairs provided, at least one is required for this action to succeed",
-        );
+        )
+        .into();
     }
     let mut result = ok_with(json!({ "ansible_facts": facts }));
     result.insert(crate::vars::CACHEABLE.into(), Value::Bool(cacheable));
-    result
+    result.into()
 }
 
 /// A variable name as ansible-core 2.19 accepts one: a string that is an ASCII

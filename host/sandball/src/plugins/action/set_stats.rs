@@ -8,16 +8,16 @@ use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value, json};
 
 /// Runs `set_stats`; the executor records `ansible_stats`.
-pub fn run(_ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
+pub fn run(_ctx: &dyn Context, args: &Map<String, Value>) -> super::TaskResult {
     let Some(Value::Object(data)) = args.get("data") else {
-        return failed("The 'data' option needs to be a dictionary/hash");
+        return failed("The 'data' option needs to be a dictionary/hash").into();
     };
     if let Some(Err(e)) = data
         .keys()
         .map(|k| super::set_fact::variable_name(&Value::String(k.clone())))
         .find(Result::is_err)
     {
-        return failed(e);
+        return failed(e).into();
     }
     // Read leniently, as ansible-core reads them: what is not a true value is false.
     let flag = |key: &str, default: bool| match args.get(key) {
@@ -31,4 +31,5 @@ pub fn run(_ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> 
             "aggregate": flag("aggregate", true),
         },
     }))
+    .into()
 }

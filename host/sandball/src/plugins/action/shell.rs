@@ -7,6 +7,7 @@
 //! runs it with `_uses_shell` (the module runner's legacy stand-in for `shell`).
 
 use super::{Context, ModuleRequest};
+use crate::plugins::action::TaskResult;
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value};
 
@@ -14,11 +15,11 @@ use serde_json::{Map, Value};
 pub fn work<'a>(
     ctx: &'a dyn Context,
     mut args: Map<String, Value>,
-) -> LocalBoxFuture<'a, Map<String, Value>> {
+) -> LocalBoxFuture<'a, TaskResult> {
     // The shell expands the line itself; ansible-core's shell action refuses it.
     if args.contains_key("expand_argument_vars") {
         let msg = "Unsupported parameters for (shell) module: expand_argument_vars";
-        return Box::pin(async move { super::failed(msg) });
+        return Box::pin(async move { TaskResult::from(super::failed(msg)) });
     }
     if ctx.runs_legacy(COMPONENT) {
         return ctx.execute_module(ModuleRequest {

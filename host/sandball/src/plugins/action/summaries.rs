@@ -2,7 +2,7 @@
 //! warning and deprecation summaries, ansible-core's own deprecations — as ansible-core
 //! registers them and the default callback shows them.
 
-use super::push_warning;
+use super::{TaskResult, push_warning};
 use serde_json::{Map, Value, json};
 
 /// Where a result keeps the error that the error shown before it says: an ansible-core
@@ -46,7 +46,7 @@ pub(crate) fn error_summary(m: &mut Map<String, Value>) {
 /// An ansible-core 2.19 module's `warnings` are summaries (an event, with its help
 /// text): each becomes its text, as ansible-core registers it, the help text kept for
 /// the default callback to show after it.
-pub(crate) fn warning_summaries(m: &mut Map<String, Value>) {
+pub(crate) fn warning_summaries(m: &mut TaskResult) {
     let mut help = Vec::new();
     if let Some(Value::Array(warnings)) = m.get_mut("warnings") {
         for w in warnings.iter_mut() {
@@ -64,7 +64,7 @@ pub(crate) fn warning_summaries(m: &mut Map<String, Value>) {
         }
     }
     for (text, h) in help {
-        super::warning_help(m, &text, &h);
+        m.warning_help(&text, &h);
     }
 }
 
@@ -73,9 +73,9 @@ pub(crate) fn warning_summaries(m: &mut Map<String, Value>) {
 /// the older `{msg, version|date, collection_name}`: each `{msg, collection_name,
 /// deprecator: {resolved_name, type} | null}` and its `date`, else its `version` (null
 /// when it has neither); the line the default callback shows for each is kept beside
-/// them ([`super::DEPRECATIONS_SHOWN`]). An item that is neither is dropped with a
+/// them ([`TaskResult::deprecations_shown`]). An item that is neither is dropped with a
 /// warning, as ansible-core drops it.
-pub(crate) fn deprecations(m: &mut Map<String, Value>) {
+pub(crate) fn deprecations(m: &mut TaskResult) {
     let Some(Value::Array(items)) = m.remove("deprecations") else {
         return;
     };
@@ -86,13 +86,13 @@ pub(crate) fn deprecations(m: &mut Map<String, Value>) {
         match deprecation(&item) {
             Some((entry, line)) => {
                 registered.push(entry);
-                shown.push(Value::String(line));
+                shown.push(line);
             }
             None => invalid.push(item),
         }
     }
     m.insert("deprecations".into(), Value::Array(registered));
-    m.insert(super::DEPRECATIONS_SHOWN.into(), Value::Array(shown));
+    m.deprecations_shown = shown;
     // Why, as Python's error says it.
     for item in invalid {
         let why = match &item {
@@ -270,8 +270,10 @@ mod tests {
             {"msg": "old date", "date": "2027-02-02"},
             "a string",
         ]});
-        deprecations(m.as_object_mut().unwrap());
-        let shown = &m[super::super::DEPRECATIONS_SHOWN];
+        let mut r = TaskResult::from(m.as_object().unwrap().clone());
+        deprecations(&mut r);
+        let shown = &json!(r.deprecations_shown);
+        m = Value::Object(r.fields);
         assert_eq!(
             shown,
             &json!([

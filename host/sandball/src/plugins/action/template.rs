@@ -10,6 +10,7 @@
 
 use super::{Context, Failure, raised};
 use crate::playbook::search_path;
+use crate::plugins::action::TaskResult;
 use crate::template::FileOptions;
 use futures::future::LocalBoxFuture;
 use sandball_pycompat::boolean::truthy;
@@ -17,15 +18,12 @@ use serde_json::{Map, Value};
 use std::path::Path;
 
 /// The `template` action (its line in [`super::PLUGINS`] says where it works).
-pub fn work<'a>(
-    ctx: &'a dyn Context,
-    args: Map<String, Value>,
-) -> LocalBoxFuture<'a, Map<String, Value>> {
+pub fn work<'a>(ctx: &'a dyn Context, args: Map<String, Value>) -> LocalBoxFuture<'a, TaskResult> {
     Box::pin(async move {
         // ansible-core's template action raises each of these.
         let (rendered, module_args) = match render(ctx, args) {
             Ok(r) => r,
-            Err(e) => return raised(Failure::Raised, e),
+            Err(e) => return TaskResult::from(raised(Failure::Raised, e)),
         };
         let dest = module_args
             .get("dest")
@@ -40,7 +38,7 @@ pub fn work<'a>(
         )
         .await
         {
-            return r;
+            return r.into();
         }
         let result = super::copy::put_made(
             ctx,
@@ -114,9 +112,9 @@ fn render(
         .templar()
         .render_file(&source, &vars, &file_options)
         .map_err(|e| {
-            format!(
-                "{e}\n\nThe error appears to be in the template '{}'.",
-                path.display()
+            crate::yaml::location::error_appears_in(
+                format_args!("the template '{}'", path.display()),
+                e,
             )
         })?;
     let text = if newline == "\n" {

@@ -2,6 +2,7 @@
 //! local connection, module runs are recorded and answered with their own request.
 
 use super::*;
+use crate::plugins::action::TaskResult;
 use crate::plugins::connection::Connection;
 use crate::plugins::connection::local::Local;
 use std::cell::RefCell;
@@ -81,19 +82,16 @@ impl Context for FakeContext {
     fn diff(&self) -> bool {
         self.diff
     }
-    fn execute_module<'a>(
-        &'a self,
-        request: ModuleRequest<'a>,
-    ) -> LocalBoxFuture<'a, Map<String, Value>> {
+    fn execute_module<'a>(&'a self, request: ModuleRequest<'a>) -> LocalBoxFuture<'a, TaskResult> {
         self.modules.borrow_mut().push(Recorded {
             name: request.name.to_string(),
             args: request.args,
             legacy: request.legacy,
             transfers: request.transfers,
         });
-        Box::pin(std::future::ready(ok_with(
-            serde_json::json!({"ran": request.name}),
-        )))
+        Box::pin(std::future::ready(
+            ok_with(serde_json::json!({"ran": request.name})).into(),
+        ))
     }
     fn host(&self) -> &str {
         &self.host
@@ -121,13 +119,9 @@ impl Context for FakeContext {
     fn allow_unsandboxed(&self, _what: &str) -> Result<(), Map<String, Value>> {
         Ok(())
     }
-    fn job_status<'a>(
-        &'a self,
-        jid: &'a str,
-        cleanup: bool,
-    ) -> LocalBoxFuture<'a, Map<String, Value>> {
+    fn job_status<'a>(&'a self, jid: &'a str, cleanup: bool) -> LocalBoxFuture<'a, TaskResult> {
         self.jobs.borrow_mut().push((jid.to_string(), cleanup));
-        Box::pin(async { failed("no node here") })
+        Box::pin(async { failed("no node here").into() })
     }
     fn local_connection(&self) -> bool {
         self.local

@@ -6,16 +6,14 @@
 
 use super::{Context, ModuleRequest, Transfer, failed, ok_with};
 use crate::playbook::search_path;
+use crate::plugins::action::TaskResult;
 use crate::plugins::shell::quote_path;
 use futures::future::LocalBoxFuture;
 use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value, json};
 
 /// The `unarchive` action (its line in [`super::PLUGINS`] says where it works).
-pub fn work<'a>(
-    ctx: &'a dyn Context,
-    args: Map<String, Value>,
-) -> LocalBoxFuture<'a, Map<String, Value>> {
+pub fn work<'a>(ctx: &'a dyn Context, args: Map<String, Value>) -> LocalBoxFuture<'a, TaskResult> {
     Box::pin(async move {
         match prepare(ctx, args).await {
             Ok(Prepared::Run(args, transfers)) => {
@@ -28,7 +26,7 @@ pub fn work<'a>(
                 })
                 .await
             }
-            Ok(Prepared::Done(r)) | Err(r) => r,
+            Ok(Prepared::Done(r)) | Err(r) => r.into(),
         }
     })
 }

@@ -11,9 +11,9 @@ use sandball_wire::manifest::{ArgSpec, Dependencies};
 use serde_json::{Map, Value, json};
 
 /// Runs `validate_argument_spec`.
-pub fn run(ctx: &dyn Context, task_args: &Map<String, Value>) -> Map<String, Value> {
+pub fn run(ctx: &dyn Context, task_args: &Map<String, Value>) -> super::TaskResult {
     let Some(Value::Object(spec_data)) = task_args.get("argument_spec") else {
-        return failed("\"argument_spec\" arg is required in args: {}");
+        return failed("\"argument_spec\" arg is required in args: {}").into();
     };
     let mut spec: Vec<(String, ArgSpec)> = Vec::new();
     for (name, data) in spec_data {
@@ -22,7 +22,8 @@ pub fn run(ctx: &dyn Context, task_args: &Map<String, Value>) -> Map<String, Val
             Err(e) => {
                 return failed(format!(
                     "argument_spec: option '{name}' cannot be read: {e}"
-                ));
+                ))
+                .into();
             }
         }
     }
@@ -33,7 +34,8 @@ pub fn run(ctx: &dyn Context, task_args: &Map<String, Value>) -> Map<String, Val
             return failed(format!(
                 "Incorrect type for provided_arguments, expected dict and got {}",
                 sandball_pycompat::pyfmt::short_type_name(other)
-            ));
+            ))
+            .into();
         }
     };
     // The task's variables of the spec's names count as given (role defaults and vars
@@ -64,7 +66,8 @@ pub fn run(ctx: &dyn Context, task_args: &Map<String, Value>) -> Map<String, Val
         return ok_with(json!({
             "msg": "The arg spec validation passed",
             "validate_args_context": context,
-        }));
+        }))
+        .into();
     }
     let errors: Vec<String> = validation
         .errors
@@ -81,7 +84,7 @@ pub fn run(ctx: &dyn Context, task_args: &Map<String, Value>) -> Map<String, Val
         Value::Object(spec_data.clone()),
     );
     r.insert("validate_args_context".into(), context);
-    r
+    r.into()
 }
 
 #[cfg(test)]

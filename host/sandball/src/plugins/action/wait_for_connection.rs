@@ -3,16 +3,14 @@
 //! `timeout`, as Ansible's wait_for_connection action does; skipped in check mode.
 
 use super::{Context, ModuleRequest, failed, ok_with};
+use crate::plugins::action::TaskResult;
 use futures::future::LocalBoxFuture;
 use serde_json::{Map, Value, json};
 use std::time::{Duration, Instant};
 
 /// The `wait_for_connection` action (its line in [`super::PLUGINS`] says where it works).
-pub fn work<'a>(
-    ctx: &'a dyn Context,
-    args: Map<String, Value>,
-) -> LocalBoxFuture<'a, Map<String, Value>> {
-    Box::pin(async move { run(ctx, &args).await })
+pub fn work<'a>(ctx: &'a dyn Context, args: Map<String, Value>) -> LocalBoxFuture<'a, TaskResult> {
+    Box::pin(async move { TaskResult::from(run(ctx, &args).await) })
 }
 
 async fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {

@@ -418,7 +418,7 @@ impl Callback for AwxDisplay {
             data.insert("remote_addr".into(), report.host.into());
         }
         if event != "runner_on_skipped" {
-            data.insert("res".into(), event_res(report.result));
+            data.insert("res".into(), event_res(&report.result.shown()));
         }
         if !item {
             let start = context.host_start.get(report.host).copied();

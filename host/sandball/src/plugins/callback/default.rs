@@ -158,11 +158,7 @@ impl DefaultCallback {
                     .or_else(|| r.result.get("msg").and_then(Value::as_str))
             };
             let how = Failure::of(r.result);
-            let help = r
-                .result
-                .get(crate::plugins::action::ERROR_HELP)
-                .and_then(Value::as_str)
-                .filter(|_| !censored);
+            let help = r.result.error_help.as_deref().filter(|_| !censored);
             let cause = crate::plugins::action::Cause::of(r.result)
                 .filter(|_| !censored)
                 .map(|cause| chain(origin.location, &cause));
@@ -283,13 +279,15 @@ impl DefaultCallback {
         }
         // A task delegated to another host shows where it ran: `[web1 -> db1]`, with
         // the address when that is not the name (`[web1 -> db1(10.0.0.5)]`).
-        let delegated = r.result.get("_ansible_delegated_vars");
-        let field = |name: &str| delegated.and_then(|d| d.get(name)).and_then(Value::as_str);
-        let host_label = match (field("ansible_delegated_host"), field("ansible_host")) {
-            (Some(other), address) if other != r.host => match address {
-                Some(address) if address != other => format!("{} -> {other}({address})", r.host),
-                _ => format!("{} -> {other}", r.host),
-            },
+        let host_label = match &r.result.delegated {
+            Some(d) if d.host != r.host => {
+                let other = &d.host;
+                if d.address != *other {
+                    format!("{} -> {other}({})", r.host, d.address)
+                } else {
+                    format!("{} -> {other}", r.host)
+                }
+            }
             _ => r.host.to_string(),
         };
         let mut shown = displayed(r.result, self.display.verbosity);
@@ -323,8 +321,7 @@ impl DefaultCallback {
             .and_then(Value::as_bool)
             .unwrap_or(false);
         // An action may keep its result from the verbose output (`gather_facts`).
-        let verbose_override =
-            r.result.get("_ansible_verbose_override") == Some(&Value::Bool(true));
+        let verbose_override = r.result.verbose_override;
         let pretty = verbose_always || self.display.verbosity >= 3;
         let item = r.item.map(|i| format!(" (item={i})")).unwrap_or_default();
         if with_diff {
@@ -333,11 +330,10 @@ impl DefaultCallback {
         // Its warnings and deprecations come first, as ansible-core 2.19 shows them
         // (each text without the line breaks that end it), and leave the result shown.
         if let Some(Value::Array(ws)) = r.result.get("warnings") {
-            let help = r.result.get(crate::plugins::action::WARNING_HELP);
             for w in ws.iter().filter_map(Value::as_str) {
                 let text = module_text(w.trim_end());
                 // On the same line, unless either spans lines, as ansible-core 2.19.
-                match help.and_then(|h| h.get(w)).and_then(Value::as_str) {
+                match r.result.warning_help.get(w) {
                     Some(help) if text.contains('\n') || help.contains('\n') => {
                         self.warning(&format!("{text}\n\n{help}"))
                     }
@@ -346,10 +342,8 @@ impl DefaultCallback {
                 }
             }
         }
-        if let Some(Value::Array(ds)) = r.result.get(crate::plugins::action::DEPRECATIONS_SHOWN) {
-            for line in ds.iter().filter_map(Value::as_str) {
-                self.deprecation(&module_text(line.trim_end()));
-            }
+        for line in &r.result.deprecations_shown {
+            self.deprecation(&module_text(line.trim_end()));
         }
         shown.remove("warnings");
         shown.remove("deprecations");
@@ -736,7 +730,7 @@ mod tests {
             host: "h1",
             action: "ping",
             status: Status::Ok,
-            result: res,
+            result: &res.clone().into(),
             item: None,
             ignored: false,
             looped: false,
@@ -747,7 +741,7 @@ mod tests {
             host: "h2",
             action: "fail",
             status: Status::Failed,
-            result: fail.as_object().unwrap(),
+            result: &fail.as_object().unwrap().clone().into(),
             item: None,
             ignored: true,
             looped: false,
@@ -780,7 +774,7 @@ mod tests {
             host: "h",
             action: "debug",
             status: Status::Ok,
-            result: res.as_object().unwrap(),
+            result: &res.as_object().unwrap().clone().into(),
             item: None,
             ignored: false,
             looped: false,

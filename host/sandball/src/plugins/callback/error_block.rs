@@ -191,7 +191,7 @@ mod tests {
             )]
         );
         // A cause kept in a result is read back whole.
-        let mut result = serde_json::Map::new();
+        let mut result = crate::plugins::action::TaskResult::default();
         cause.mark(&mut result);
         assert_eq!(Cause::of(&result), Some(cause));
     }

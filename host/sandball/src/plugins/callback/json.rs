@@ -109,7 +109,7 @@ impl Callback for JsonCallback {
         if !r.is_final() {
             return;
         }
-        let mut result = r.result.clone();
+        let mut result = r.result.shown();
         result.insert("action".into(), Value::String(r.action.to_string()));
         let end = now();
         let mut doc = self.doc.lock().unwrap_or_else(|e| e.into_inner());

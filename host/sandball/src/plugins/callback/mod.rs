@@ -272,16 +272,24 @@ impl Callback for Masked {
         if !crate::vault::any_decrypted() && !marked {
             return self.0.result(r);
         }
-        let mut result = Value::Object(r.result.clone());
+        let mut fields = Value::Object(r.result.fields.clone());
         if marked {
-            result = crate::template::without_unsafe_marks(&result);
+            fields = crate::template::without_unsafe_marks(&fields);
         }
-        if crate::vault::any_decrypted() {
-            result = masked_value(&result);
+        let decrypted = crate::vault::any_decrypted();
+        if decrypted {
+            fields = masked_value(&fields);
         }
-        let Value::Object(result) = result else {
+        let Value::Object(fields) = fields else {
             return;
         };
+        let result = r.result.with_fields(fields, |text| {
+            if decrypted {
+                crate::vault::mask(text).into_owned()
+            } else {
+                text.to_string()
+            }
+        });
         let item = r.item.map(|i| crate::vault::mask(i).into_owned());
         self.0.result(&Report {
             host: r.host,
@@ -456,7 +464,7 @@ pub struct Report<'a> {
     /// How it ended.
     pub status: Status,
     /// The result, already cleaned of secrets (`no_log`).
-    pub result: &'a Map<String, Value>,
+    pub result: &'a crate::plugins::action::TaskResult,
     /// The loop item label, for loop items.
     pub item: Option<&'a str>,
     /// A failure that `ignore_errors` let through.
