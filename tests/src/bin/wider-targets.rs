@@ -6,7 +6,8 @@
 //! others are not: [`targets::not_self_contained`].
 //!
 //! Writes a table (target, ansible-playbook's result, sandball's, the same recaps?) and
-//! a count to `target/wider-targets.md`, the skipped targets with the reason, and the
+//! a count to `target/wider-targets.md` (again after each target: a run cut short
+//! leaves what it found), the skipped targets with the reason, and the
 //! output of both tools for each target that does not pass under both to
 //! `target/wider-targets/<target>.log`; prints the count. `make wider-targets` runs it
 //! (docs/COMPATIBILITY.md). Environment: `WIDER_TARGETS_LIMIT` (seconds per target and
@@ -33,10 +34,17 @@ enum Verdict {
     BothFail,
     /// sandball exits 0 where ansible-playbook fails.
     AnsibleFails,
+    /// ansible-playbook passes, and the target started none of sandball's commands
+    /// (`ansible-playbook`, `ansible`, `ansible-inventory`): it tests another of
+    /// ansible-core's (`ansible-console`, `ansible-vault`…) or none.
+    NoSandball,
 }
 
 impl Verdict {
     fn of(ran: &Comparison) -> Verdict {
+        if !ran.sandball_ran && ran.our_recaps().is_empty() && ran.reference_passed() {
+            return Verdict::NoSandball;
+        }
         match (ran.reference_passed(), ran.passed(), ran.mine.code == 0) {
             (true, true, _) => Verdict::PassBoth,
             (true, false, _) => Verdict::SandballFails,
@@ -51,6 +59,7 @@ impl Verdict {
             Verdict::SandballFails => "fails under sandball only",
             Verdict::BothFail => "fails under both",
             Verdict::AnsibleFails => "fails under ansible-playbook only",
+            Verdict::NoSandball => "runs no sandball command",
         }
     }
 }
@@ -104,10 +113,13 @@ fn main() -> ExitCode {
         }
     }
     let version = reference.version();
-    let recorded = targets::recorded(&version, reference.recorded);
     let sb = Sandbox::new();
     let ours = Layout::new(&sb, "sandball", &reference, false, None);
     let theirs = Layout::new(&sb, "ansible", &reference, true, None);
+    // Targets that make the test user run one at a time (they would make the same
+    // user), and last: the others run two or more at once until then.
+    run.sort_by_key(|t| ours.makes_users(t));
+    let recorded = targets::recorded(&version, reference.recorded);
     let logs = target_dir().join("wider-targets");
     // Logs of an earlier run would be mistaken for this one's.
     let _ = std::fs::remove_dir_all(&logs);
@@ -122,10 +134,16 @@ fn main() -> ExitCode {
         limit.as_secs()
     );
 
+    let report = Report {
+        version,
+        limit,
+        targets: run.len(),
+        skipped,
+    };
     // Targets that make the test user run one at a time: they would make the same user.
     let users = Mutex::new(());
     let next = AtomicUsize::new(0);
-    let rows = Mutex::new(Vec::new());
+    let rows: Mutex<Vec<Row>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for _ in 0..jobs {
             s.spawn(|| {
@@ -151,10 +169,7 @@ fn main() -> ExitCode {
                         Some(out) => result(out, overrun(out)),
                         None => "pass (recorded)".to_string(),
                     };
-                    let mut ours_result = result(&ran.mine, overrun(&ran.mine));
-                    if ran.mine.code == 0 && ran.our_recaps().is_empty() && !ran.sandball_ran {
-                        ours_result.push_str(", sandball not started");
-                    }
+                    let ours_result = result(&ran.mine, overrun(&ran.mine));
                     let same = match (&ran.reference, ran.our_recaps().is_empty() && ran.their_recaps().is_empty()) {
                         (None, _) => "yes (recorded)",
                         (Some(_), true) => "no recaps",
@@ -175,46 +190,85 @@ fn main() -> ExitCode {
                             eprintln!("wider-targets: cannot write {target}'s log: {e}");
                         }
                     }
-                    rows.lock().unwrap_or_else(|e| e.into_inner()).push((
+                    let mut rows = rows.lock().unwrap_or_else(|e| e.into_inner());
+                    rows.push((
                         target.clone(),
                         verdict,
                         format!("| {target} | {theirs_result} | {ours_result} | {same} | {} |\n", verdict.name()),
                     ));
+                    if let Err(e) = write_table(&report, &rows) {
+                        eprintln!("wider-targets: cannot write the table: {e}");
+                    }
                 }
             });
         }
     });
-    let mut rows = rows.into_inner().unwrap_or_else(|e| e.into_inner());
+    let rows = rows.into_inner().unwrap_or_else(|e| e.into_inner());
+    let table = target_dir().join("wider-targets.md");
+    match write_table(&report, &rows) {
+        Ok(summary) => {
+            println!("{summary} ({})", table.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("wider-targets: {}: {e}", table.display());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// What the table says besides its rows.
+struct Report {
+    version: String,
+    limit: Duration,
+    /// How many targets are to run.
+    targets: usize,
+    skipped: Vec<(String, &'static str)>,
+}
+
+/// A row of the table: the target, its verdict, the row's text.
+type Row = (String, Verdict, String);
+
+/// Writes the table of `rows` (those run so far: it is written again after each
+/// target, so that a run cut short leaves what it found) to
+/// `target/wider-targets.md`; returns its count line.
+fn write_table(report: &Report, rows: &[Row]) -> std::io::Result<String> {
+    let mut rows: Vec<&Row> = rows.iter().collect();
     rows.sort_by(|a, b| a.0.cmp(&b.0));
     let count = |v: Verdict| rows.iter().filter(|r| r.1 == v).count();
-    let summary = format!(
-        "{} self-contained POSIX targets of ansible-core {version}: {} pass under both, {} fail under sandball only, {} fail under both, {} fail under ansible-playbook only; {} targets skipped",
-        rows.len(),
+    let mut summary = format!(
+        "{} self-contained POSIX targets of ansible-core {}: {} pass under both, {} fail under sandball only, {} fail under both, {} fail under ansible-playbook only, {} run no sandball command; {} targets skipped",
+        report.targets,
+        report.version,
         count(Verdict::PassBoth),
         count(Verdict::SandballFails),
         count(Verdict::BothFail),
         count(Verdict::AnsibleFails),
-        skipped.len()
+        count(Verdict::NoSandball),
+        report.skipped.len()
     );
+    if rows.len() < report.targets {
+        let _ = write!(
+            summary,
+            " (so far: {} of {} run)",
+            rows.len(),
+            report.targets
+        );
+    }
     let mut md = format!(
         "# ansible-core's self-contained POSIX targets under both tools\n\n{summary}.\n\n\
          Each target at most {} s per tool; logs of those that do not pass under both in \
          target/wider-targets/.\n\n\
          | target | ansible-playbook | sandball | same recaps | verdict |\n|---|---|---|---|---|\n",
-        limit.as_secs()
+        report.limit.as_secs()
     );
     for (_, _, row) in &rows {
         md.push_str(row);
     }
     md.push_str("\n## Skipped\n\n| target | why |\n|---|---|\n");
-    for (name, why) in &skipped {
+    for (name, why) in &report.skipped {
         let _ = writeln!(md, "| {name} | {why} |");
     }
-    let table = target_dir().join("wider-targets.md");
-    if let Err(e) = std::fs::write(&table, md) {
-        eprintln!("wider-targets: {}: {e}", table.display());
-        return ExitCode::FAILURE;
-    }
-    println!("{summary} ({})", table.display());
-    ExitCode::SUCCESS
+    std::fs::write(target_dir().join("wider-targets.md"), md)?;
+    Ok(summary)
 }
