@@ -218,7 +218,7 @@ target-recaps-2.21: build ansible-targets-2.21 test-node test-fixtures nextest
 ## them, with a time limit per target and tool (WIDER_TARGETS_LIMIT seconds, default
 ## 300; WIDER_TARGETS_JOBS targets at once, default 2): a table and a count in
 ## target/wider-targets.md, each failure's output in target/wider-targets/
-## (docs/COMPATIBILITY.md). An hour or more, so not a part of `make test`; on a machine
+## (docs/COMPATIBILITY.md). 40 minutes or more, so not a part of `make test`; on a machine
 ## where `make test` ran, its prerequisites are built already.
 wider-targets: build ansible ansible-targets test-node
 	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin $(CARGO) run --quiet -p sandball-e2e --bin wider-targets
