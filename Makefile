@@ -20,7 +20,7 @@ PROFILE_DIR := target/debug
 # ansible-core can become the tests' users).
 PYTHON      ?= /usr/bin/python3
 
-.PHONY: all setup modules shims test-roots build install maturin wheel test-wheel ansible-runner run test nextest test-fixtures example-component componentize-py example-python-module js-tools example-js-module lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-2.21 ansible-targets ansible-targets-2.21 fetch-targets-2.21 target-recaps target-recaps-2.21 test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
+.PHONY: all setup modules shims test-roots build install maturin wheel test-wheel ansible-runner run test nextest test-fixtures example-component componentize-py example-python-module js-tools example-js-module lint fmt-check clippy-driver python-venv bench ansible ansible-2.16 ansible-2.21 ansible-targets ansible-targets-2.21 fetch-targets-2.21 target-recaps target-recaps-2.21 wider-targets test-node ruby cron legacy-examples sshd apt-test packages test-deps test-build test-recordings test-recordings-verify check-recordings clean
 
 all: build
 
@@ -211,6 +211,17 @@ target-recaps-2.21: build ansible-targets-2.21 test-node test-fixtures nextest
 	  for f in $(RECORD_DIR)-2.21/*; do sed "s/^/$$(basename $$f)	/" "$$f"; done | sort -s -t '	' -k1,1; \
 	} > $(RECORD_DIR)-2.21.txt
 	mv $(RECORD_DIR)-2.21.txt $(RECAPS_221)
+
+## wider-targets: every self-contained POSIX target of ansible-core's sdist (not only
+## those tests/tests/integration_targets.rs lists; the rules: `not_self_contained` in
+## tests/src/targets.rs), each under ansible-playbook and sandball as that test runs
+## them, with a time limit per target and tool (WIDER_TARGETS_LIMIT seconds, default
+## 300; WIDER_TARGETS_JOBS targets at once, default 2): a table and a count in
+## target/wider-targets.md, each failure's output in target/wider-targets/
+## (docs/COMPATIBILITY.md). 40 minutes or more, so not a part of `make test`; on a machine
+## where `make test` ran, its prerequisites are built already.
+wider-targets: build ansible ansible-targets test-node
+	ANSIBLE_BIN_DIR=$(CURDIR)/$(VENV)/bin $(CARGO) run --quiet -p sandball-e2e --bin wider-targets
 
 ## test-recordings: records ansible-core's runs in the tests that tests/recordings/tests.txt
 ## lists (their reference runs depend on their inputs alone): a file per test under

@@ -12,6 +12,8 @@
 //! - [`recording`]: recorded runs of ansible-core, replayed for the tests whose reference
 //!   runs depend on their inputs alone;
 //! - [`sshd`]: a real OpenSSH server on loopback for the SSH tests;
+//! - [`targets`]: ansible-core's integration targets, laid out and run as ansible-test
+//!   runs them, under both tools;
 //! - [`tree`]: a snapshot of a directory tree, to show a run left it alone;
 //! - [`users`]: the unprivileged user the become tests switch to.
 //!
@@ -26,6 +28,7 @@ pub mod recap;
 pub mod recording;
 pub mod sandbox;
 pub mod sshd;
+pub mod targets;
 pub mod tree;
 pub mod users;
 

@@ -9,6 +9,15 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
+/// Why [`Output::run_bounded`] killed a command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overrun {
+    /// It ran longer than its limit.
+    TimedOut,
+    /// It exited, but processes it started kept its output open.
+    Lingering,
+}
+
 /// How a finished command ended and what it printed.
 #[derive(Clone, Debug)]
 pub struct Output {
@@ -41,11 +50,32 @@ impl Output {
     /// As [`run`](Self::run), with `started` called once the command runs (given its
     /// process, which leads its process group); `limit` counts from the start.
     pub fn run_started(
-        mut cmd: Command,
+        cmd: Command,
         limit: Duration,
         input: Stdio,
         started: impl FnOnce(&Child),
     ) -> Output {
+        match Output::run_bounded(cmd, limit, input, started) {
+            Ok(out) => out,
+            Err((Overrun::TimedOut, out)) => {
+                panic!("still running after {limit:?}, killed:\n{out}")
+            }
+            Err((Overrun::Lingering, out)) => {
+                panic!("exited but left processes holding its output open (killed them):\n{out}")
+            }
+        }
+    }
+
+    /// As [`run_started`](Self::run_started), without panicking: a run over `limit`
+    /// or one that leaves processes holding its output open is killed (its process
+    /// group) and returned as the error, with what it printed and its exit code (`-9`
+    /// when it was still running).
+    pub fn run_bounded(
+        mut cmd: Command,
+        limit: Duration,
+        input: Stdio,
+        started: impl FnOnce(&Child),
+    ) -> Result<Output, (Overrun, Output)> {
         let command = format!("{cmd:?}");
         let start = Instant::now();
         let mut child = cmd
@@ -83,15 +113,11 @@ impl Output {
             }),
             elapsed: start.elapsed(),
         };
-        assert!(
-            status.is_some(),
-            "still running after {limit:?}, killed:\n{out}"
-        );
-        assert!(
-            !lingering,
-            "exited but left processes holding its output open (killed them):\n{out}"
-        );
-        out
+        match (status, lingering) {
+            (None, _) => Err((Overrun::TimedOut, out)),
+            (Some(_), true) => Err((Overrun::Lingering, out)),
+            (Some(_), false) => Ok(out),
+        }
     }
 
     /// The PLAY RECAP counters per host.
@@ -336,6 +362,20 @@ mod tests {
     #[should_panic(expected = "still running after")]
     fn a_command_over_its_limit_is_killed_with_its_children() {
         Output::run(sh("sleep 30; echo"), Duration::from_millis(200));
+    }
+
+    #[test]
+    fn a_bounded_run_over_its_limit_is_returned_killed() {
+        let ran = Output::run_bounded(
+            sh("echo before; sleep 30"),
+            Duration::from_millis(500),
+            Stdio::null(),
+            |_| {},
+        );
+        let Err((Overrun::TimedOut, out)) = ran else {
+            panic!("not a time-out: {ran:?}");
+        };
+        assert_eq!((out.code, out.stdout.as_str()), (-9, "before\n"));
     }
 
     #[test]
