@@ -265,8 +265,16 @@ fn a_cold_node_over_a_network_receives_the_shim_and_its_modules_compressed() {
     let cold = run_deploying(&sb, &pb);
     cold.assert_code(0);
     assert_eq!(cold.host("n1").ok, 10, "{cold}");
-    assert_eq!(cold.stderr.matches("uploading the shim").count(), 1, "{cold}");
-    assert_eq!(cold.stderr.matches("uploading a module").count(), 10, "{cold}");
+    assert_eq!(
+        cold.stderr.matches("uploading the shim").count(),
+        1,
+        "{cold}"
+    );
+    assert_eq!(
+        cold.stderr.matches("uploading a module").count(),
+        10,
+        "{cold}"
+    );
     // What the node would receive uncompressed: the shim and the ten components.
     let size = |p: &Path| std::fs::metadata(p).unwrap().len();
     let modules = &Binaries::get().modules;

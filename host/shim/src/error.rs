@@ -29,7 +29,9 @@ pub enum ShimError {
         actual: String,
     },
     /// A module's gzip-compressed payload could not be decompressed.
-    #[error("module payload for {sha} is not a gzip stream this shim can read ({source}); it was not stored")]
+    #[error(
+        "module payload for {sha} is not a gzip stream this shim can read ({source}); it was not stored"
+    )]
     Gunzip {
         /// The announced address.
         sha: String,

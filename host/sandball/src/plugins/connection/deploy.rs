@@ -13,8 +13,8 @@
 //! temporary file in `<cache>/shim/<sha256>/` — gzip-compressed and decompressed there
 //! by the node's `gzip -d` when the node has `gzip` (said in the same breath as its
 //! `uname -sm`), as it is otherwise — its sha256 checked on the node, and renamed into
-//! place, so a node never runs a half-written or foreign shim and later runs reuse it. Under become, all of this happens as the become user, in that user's
-//! own cache. Inventory hosts that are aliases of one node (same user, address and
+//! place, so a node never runs a half-written or foreign shim and later runs reuse it.
+//! Under become, all of this happens as the become user, in that user's own cache. Inventory hosts that are aliases of one node (same user, address and
 //! port) share one deployment per run. A node whose system or architecture has no shim
 //! is [`NoShim`] (its legacy modules run without one); a full disk or a `noexec`
 //! mount is an error that names the cause.
@@ -424,10 +424,7 @@ pub async fn ensure_shim(
     let packed = match gzip {
         true => super::gzip::compressed(&binary.sha256, &binary.bytes).await,
         false => {
-            tracing::debug!(
-                host,
-                "the node has no gzip: the shim is sent uncompressed"
-            );
+            tracing::debug!(host, "the node has no gzip: the shim is sent uncompressed");
             None
         }
     };

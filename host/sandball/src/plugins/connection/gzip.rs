@@ -55,7 +55,9 @@ mod tests {
 
     #[tokio::test]
     async fn an_upload_is_compressed_once_and_decompresses_to_itself() {
-        let bytes: Vec<u8> = (0..200_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect();
+        let bytes: Vec<u8> = (0..200_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
         let sha = "c".repeat(64);
         let first = compressed(&sha, &bytes).await.unwrap();
         assert!(first.len() < bytes.len() / 10, "{}", first.len());

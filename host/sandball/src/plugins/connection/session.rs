@@ -689,7 +689,10 @@ mod tests {
                 Request::MissingModules { sha256s } => {
                     seen.push(format!("missing-modules {}", sha256s.len()));
                     // The node holds the modules whose address starts with `a`.
-                    let sha256s = sha256s.into_iter().filter(|s| !s.starts_with('a')).collect();
+                    let sha256s = sha256s
+                        .into_iter()
+                        .filter(|s| !s.starts_with('a'))
+                        .collect();
                     (Response::MissingModules { sha256s }, vec![])
                 }
                 Request::PutModule { sha256, gzip } => {
@@ -784,11 +787,8 @@ mod tests {
                 .unwrap()
                 .compressing();
         let (held, lacked, other) = ("a".repeat(64), "b".repeat(64), "d".repeat(64));
-        let modules: [(&str, &[u8]); 3] = [
-            (&held, b"held"),
-            (&lacked, b"lacked"),
-            (&other, b"other"),
-        ];
+        let modules: [(&str, &[u8]); 3] =
+            [(&held, b"held"), (&lacked, b"lacked"), (&other, b"other")];
         assert_eq!(session.precompile(&modules).await.unwrap(), 3);
         // Asked again, the session asks nothing of what it already made sure of.
         assert_eq!(session.precompile(&modules[1..]).await.unwrap(), 2);
