@@ -661,10 +661,9 @@ pub fn load() -> Result<Loaded, ConfigError> {
                 loaded.unused.push(format!("[{section}] {key}"));
                 continue;
             };
-            // The environment's value stands; so does the file's first one.
-            if std::env::var_os(setting.variable).is_some()
-                || values.iter().any(|(v, _)| *v == setting.variable)
-            {
+            // The file's first value stands (`Settings::new` puts the environment's
+            // above it).
+            if values.iter().any(|(v, _)| *v == setting.variable) {
                 continue;
             }
             let value = if setting.paths {

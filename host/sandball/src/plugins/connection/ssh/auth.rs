@@ -86,19 +86,21 @@ pub(super) enum AuthFailure {
     Lost(String),
 }
 
+/// The connection failed during the exchange: `e` says how.
+fn lost(params: &SshParams, e: impl std::fmt::Display) -> AuthFailure {
+    AuthFailure::Lost(format!(
+        "ssh: connection to {} lost during authentication: {e}",
+        params.target()
+    ))
+}
+
 /// Whether the server took a credential; a transport error ends the exchange as
 /// [`AuthFailure::Lost`], never as a refusal.
 fn accepted(
     params: &SshParams,
     answer: Result<client::AuthResult, russh::Error>,
 ) -> Result<bool, AuthFailure> {
-    match answer {
-        Ok(r) => Ok(r.success()),
-        Err(e) => Err(AuthFailure::Lost(format!(
-            "ssh: connection to {} lost during authentication: {e}",
-            params.target()
-        ))),
-    }
+    answer.map(|r| r.success()).map_err(|e| lost(params, e))
 }
 
 /// Key files, agent identities, default keys, password: the first the server takes.
@@ -144,12 +146,7 @@ pub(super) async fn authenticate(
                     // alone; the connection's ends the exchange.
                     match answer {
                         Ok(r) if r.success() => return Ok(()),
-                        Err(russh::AgentAuthError::Send(e)) => {
-                            return Err(AuthFailure::Lost(format!(
-                                "ssh: connection to {} lost during authentication: {e}",
-                                params.target()
-                            )));
-                        }
+                        Err(russh::AgentAuthError::Send(e)) => return Err(lost(params, e)),
                         _ => {}
                     }
                 }
