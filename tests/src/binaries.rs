@@ -52,6 +52,13 @@ pub fn workspace_root() -> PathBuf {
     manifest.parent().unwrap_or(manifest).to_path_buf()
 }
 
+/// The shim cache the tests share (`target/e2e-shim-cache`): it is content-addressed,
+/// so sharing it is safe, and every module is compiled once per test run instead of
+/// once per test (an unoptimised wasmtime takes seconds per module).
+pub fn shared_shim_cache() -> PathBuf {
+    workspace_root().join("target/e2e-shim-cache")
+}
+
 /// The cargo target directory the Makefile builds into.
 pub fn target_dir() -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {

@@ -152,10 +152,8 @@ impl Sandbox {
         args
     }
 
-    /// `sandball ARGS…`, run in the sandbox with the shim under test. The shim's cache
-    /// is shared by all tests (`target/e2e-shim-cache`): it is content-addressed, so
-    /// sharing it is safe, and every module is compiled once per test run instead of
-    /// once per test (an unoptimised wasmtime takes seconds per module). Hosts without
+    /// `sandball ARGS…`, run in the sandbox with the shim under test, its cache the one
+    /// all tests share ([`shared_shim_cache`](crate::binaries::shared_shim_cache)). Hosts without
     /// an `ansible_python_interpreter` use the ansible-core venv's Python, as under
     /// [`ansible_playbook`](Self::ansible_playbook), rather than one discovered along
     /// the test's `PATH`. sandball follows the semantics of that ansible-core's release
@@ -174,10 +172,7 @@ impl Sandbox {
                 "ANSIBLE_PYTHON_INTERPRETER",
                 crate::binaries::ansible_python(),
             )
-            .env(
-                "SANDBALL_CACHE_DIR",
-                crate::binaries::workspace_root().join("target/e2e-shim-cache"),
-            )
+            .env("SANDBALL_CACHE_DIR", crate::binaries::shared_shim_cache())
             .env("NO_COLOR", "1");
         // The semantics of the release compared with, whatever sandball would find.
         if let Some(release) = crate::binaries::reference_core_release() {

@@ -239,8 +239,19 @@ impl Sshd {
     }
 
     /// An INI inventory line for `alias` pointing at this server, with its node cache in
-    /// `cache` and `extra` variables.
+    /// `cache` and `extra` variables. A node cache of this machine's own sshd, for its
+    /// own user, keeps its compiled code with the other tests' (see
+    /// [`sharing_compiled_code`]).
     pub fn host_line(&self, alias: &str, cache: &Path, extra: &str) -> String {
+        if self.root == Path::new("/") && !extra.contains("ansible_user=") {
+            sharing_compiled_code(cache);
+        }
+        self.host_line_cold(alias, cache, extra)
+    }
+
+    /// [`host_line`](Self::host_line) for a node that has compiled nothing yet: every
+    /// module it runs is uploaded to it (for the tests of what is sent to a node).
+    pub fn host_line_cold(&self, alias: &str, cache: &Path, extra: &str) -> String {
         self.host_line_with(alias, cache, &self.known_hosts(), &self.client_key(), extra)
     }
 
@@ -271,8 +282,26 @@ impl Drop for Sshd {
     }
 }
 
-/// The shim the SSH tests deploy: the built one without its debug information (a debug
-/// build carries hundreds of megabytes of it), made again only when the build is newer
+/// Makes `cache`, when it is not there yet and its parent is, a node cache whose
+/// `compiled` directory is the local tests' ([`shared_shim_cache`](crate::binaries::shared_shim_cache)), as a
+/// node keeps compiled code from one run to the next: the deployed shim is the built
+/// one stripped (the same engine), so a module is compiled once per test run rather
+/// than once per test and host alias (an unoptimised wasmtime takes seconds a module;
+/// the shim's compile lock keeps two sessions from compiling one module at once).
+/// Only for the sshd's own user: a login as another could not write there.
+fn sharing_compiled_code(cache: &Path) {
+    if cache.exists() || !cache.parent().is_some_and(Path::is_dir) {
+        return;
+    }
+    let shared = crate::binaries::shared_shim_cache().join("compiled");
+    std::fs::create_dir_all(&shared).expect("the shared shim cache");
+    std::fs::create_dir(cache).expect("the node cache");
+    std::os::unix::fs::symlink(&shared, cache.join("compiled")).expect("the shared compiled code");
+}
+
+/// The shim the SSH tests deploy: the built one without its symbols and debug
+/// information (a debug build carries hundreds of megabytes of them, and every test's
+/// node receives it over SSH), made again only when the build is newer
 /// (tests run in processes of their own: the first to need it makes it for the others).
 pub fn deployable_shim() -> PathBuf {
     static SHIM: OnceLock<PathBuf> = OnceLock::new();
@@ -289,7 +318,7 @@ pub fn deployable_shim() -> PathBuf {
         }
         let tmp = dir.join(format!(".sandball-shim.{}", std::process::id()));
         run(Command::new("strip")
-            .arg("--strip-debug")
+            .arg("--strip-all")
             .arg("-o")
             .arg(&tmp)
             .arg(src));

@@ -23,7 +23,7 @@
 //! in `tests/target-recaps.txt` (`make target-recaps`): where sandball prints those,
 //! ansible-playbook is not run again ([`compare`]).
 
-use crate::binaries::{Binaries, ansible_python, target_dir, workspace_root};
+use crate::binaries::{Binaries, ansible_python, target_dir};
 use crate::{Output, Sandbox};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -359,10 +359,7 @@ impl Layout {
             cmd.env("SANDBALL_E2E_RUNS", self.runs_file(target))
                 .env("SANDBALL_SHIM", &bins.shim)
                 .env("SANDBALL_ANSIBLE_PYTHON", &self.python)
-                .env(
-                    "SANDBALL_CACHE_DIR",
-                    workspace_root().join("target/e2e-shim-cache"),
-                );
+                .env("SANDBALL_CACHE_DIR", crate::binaries::shared_shim_cache());
         }
         cmd
     }

@@ -67,7 +67,7 @@ fn the_shim_and_modules_go_to_each_host_once_and_stay() {
     let hosts = ["n1", "n2", "n3"];
     let mut inv = String::from("[nodes]\n");
     for h in hosts {
-        inv.push_str(&sshd.host_line(h, &sb.path().join(format!("node-{h}")), ""));
+        inv.push_str(&sshd.host_line_cold(h, &sb.path().join(format!("node-{h}")), ""));
     }
     sb.write("inventory.ini", &inv);
 
