@@ -1,7 +1,10 @@
 //! `sandball inventory` flags beyond the corpus of `inventory.rs`: `--toml` (the same
 //! data as `ansible-inventory --list --toml`, compared parsed), the vault flags
-//! (encrypted `group_vars` read with `--vault-password-file`) and `-e` (accepted,
-//! said to have no effect).
+//! (encrypted `group_vars` read with `--vault-password-file`), `-e` (accepted,
+//! said to have no effect), no action or two of them (refused as ansible-inventory
+//! words it), and what an inventory script that worked wrote to stderr, shown as an
+//! error unless `ANSIBLE_INVENTORY_PLUGIN_SCRIPT_STDERR` is false, as ansible-inventory
+//! shows it.
 
 use sandball_e2e::Sandbox;
 use sandball_e2e::compare::ansible_bin;
@@ -116,4 +119,67 @@ fn vaulted_group_vars_are_read_with_the_vault_flags() {
         .assert_stderr_has("-e has no effect here");
     let without = sb.sandball(["inventory", "-i", &inv, "--host", "w1"]).run();
     assert_ne!(without.code, 0, "{without}");
+}
+
+#[test]
+fn no_action_or_two_are_refused_as_ansible_inventory_words_it() {
+    let sb = Sandbox::new();
+    let inv = sb.write("hosts.ini", "a\n").display().to_string();
+    for args in [
+        vec!["-i", inv.as_str()],
+        vec!["-i", inv.as_str(), "--list", "--graph"],
+    ] {
+        let ours = sb
+            .sandball(["inventory"].into_iter().chain(args.iter().copied()))
+            .run();
+        ours.assert_no_panic();
+        let Some(theirs) = sb.ansible_tool("ansible-inventory", args.iter().copied()) else {
+            continue;
+        };
+        let theirs = theirs.run();
+        assert_eq!(ours.code, theirs.code, "{theirs}\n{ours}");
+        assert_eq!(ours.stderr.trim(), theirs.stderr.trim(), "{theirs}\n{ours}");
+    }
+}
+
+#[test]
+fn a_working_scripts_stderr_is_shown_as_an_error_as_in_ansible_inventory() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    let script = sb.write(
+        "inv.sh",
+        "#!/bin/sh\necho 'this is stderr' >&2\necho '{\"g\": {\"hosts\": [\"h1\"]}, \"_meta\": {\"hostvars\": {}}}'\n",
+    );
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+        .expect("the script is made executable");
+    let script = script.display().to_string();
+    let errors = |stderr: &str| -> Vec<String> {
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("[ERROR]"))
+            .map(str::to_string)
+            .collect()
+    };
+    for (show, expected) in [("", 1), ("false", 0)] {
+        let args = ["-i", script.as_str(), "--list"];
+        let mut ours = sb.sandball(["inventory"].into_iter().chain(args));
+        if !show.is_empty() {
+            ours = ours.env("ANSIBLE_INVENTORY_PLUGIN_SCRIPT_STDERR", show);
+        }
+        let ours = ours.run();
+        ours.assert_no_panic().assert_code(0);
+        assert_eq!(errors(&ours.stderr).len(), expected, "{ours}");
+        let Some(mut theirs) = sb.ansible_tool("ansible-inventory", args) else {
+            continue;
+        };
+        if !show.is_empty() {
+            theirs = theirs.env("ANSIBLE_INVENTORY_PLUGIN_SCRIPT_STDERR", show);
+        }
+        let theirs = theirs.run();
+        assert_eq!(
+            errors(&ours.stderr),
+            errors(&theirs.stderr),
+            "{theirs}\n{ours}"
+        );
+    }
 }

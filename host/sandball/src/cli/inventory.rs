@@ -6,7 +6,7 @@
 use super::CliError;
 use crate::inventory::listing::{Listing, to_json_text};
 use crate::inventory::vars::{reserved_name_warning, reserved_names};
-use crate::inventory::{Inventory, InventoryError, LoadOptions};
+use crate::inventory::{Inventory, InventoryError, LoadOptions, Notice};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -90,13 +90,13 @@ pub fn run(args: InventoryArgs) -> Result<i32, CliError> {
     match actions.iter().filter(|a| **a).count() {
         0 => {
             return Err(CliError::options(
-                "No action selected, at least one of --host, --graph, --list or --list-hosts needs to be specified.",
+                "No action selected, at least one of --host, --graph or --list needs to be specified.",
             ));
         }
         1 => {}
         _ => {
             return Err(CliError::options(
-                "Conflicting options used, only one of --host, --graph, --list or --list-hosts can be used at the same time.",
+                "Conflicting options used, only one of --host, --graph or --list can be used at the same time.",
             ));
         }
     }
@@ -113,8 +113,13 @@ pub fn run(args: InventoryArgs) -> Result<i32, CliError> {
         InventoryError::Parse { .. } => CliError::parse(e),
         _ => CliError::other(e),
     })?;
-    for w in inventory.warnings() {
-        warn(w);
+    for notice in inventory.notices() {
+        match notice {
+            Notice::Warning(w) => warn(w),
+            Notice::Error(e) => eprintln!("[ERROR]: {e}"),
+            Notice::Verbose(level, line) if args.verbose >= *level => eprintln!("{line}"),
+            Notice::Verbose(..) => {}
+        }
     }
     let text = if let Some(pattern) = &args.list_hosts {
         list_hosts(&inventory, pattern, args.limit.as_deref())?

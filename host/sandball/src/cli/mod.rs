@@ -686,9 +686,7 @@ pub(crate) fn build_run(
     let sources = inventory_source_list(common);
     let inventory =
         crate::inventory::Inventory::load_with(&sources, &load).map_err(CliError::parse)?;
-    for w in inventory.warnings() {
-        callback.warning(w);
-    }
+    crate::plugins::callback::inventory_notices(callback.as_ref(), inventory.notices());
     let mut policy =
         crate::policy::Policy::discover(common.policy.as_deref()).map_err(CliError::options)?;
     policy.bind(&inventory).map_err(CliError::options)?;
