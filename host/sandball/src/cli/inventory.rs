@@ -46,8 +46,8 @@ pub struct InventoryArgs {
     /// TOML instead of JSON (with `--list`).
     #[arg(long = "toml", conflicts_with = "yaml")]
     pub toml: bool,
-    /// Extra variables (`k=v`, JSON or YAML text, `@file`): accepted for ansible's sake;
-    /// sandball's inventory sources do not template with them.
+    /// Extra variables (`k=v`, JSON or YAML text, `@file`), which `constructed` sources
+    /// with `use_extra_vars` see.
     #[arg(short = 'e', long = "extra-vars", value_name = "EXTRA_VARS")]
     pub extra_vars: Vec<String>,
     #[command(flatten)]
@@ -76,11 +76,6 @@ pub struct InventoryArgs {
 /// Loads the inventory and prints what was asked; returns the exit code.
 pub fn run(args: InventoryArgs) -> Result<i32, CliError> {
     super::vault_secrets(&args.vault)?;
-    if !args.extra_vars.is_empty() {
-        warn(
-            "-e has no effect here: sandball's inventory sources are not templated with extra vars",
-        );
-    }
     let actions = [
         args.list,
         args.host.is_some(),
@@ -103,6 +98,9 @@ pub fn run(args: InventoryArgs) -> Result<i32, CliError> {
     let mut options = LoadOptions::from_settings();
     options.any_unparsed_is_failed |= args.strict;
     options.flush_cache = args.flush_cache;
+    for e in &args.extra_vars {
+        options.extra_vars.extend(super::extra_vars::parse(e)?);
+    }
     options.playbook_dir = args
         .playbook_dir
         .as_ref()
@@ -137,7 +135,7 @@ pub fn run(args: InventoryArgs) -> Result<i32, CliError> {
         let vars = if args.export {
             inventory.host_own_vars(host)
         } else {
-            let vars = inventory.host_vars(host);
+            let vars = inventory.listed_vars(host);
             for r in reserved_names(&vars) {
                 warn(&reserved_name_warning(r));
             }

@@ -683,6 +683,7 @@ pub(crate) fn build_run(
     let (tags, skip_tags) = (tag_set(tags), tag_set(skip_tags));
     let mut load = crate::inventory::LoadOptions::from_settings();
     load.playbook_dir.clone_from(&playbook_dir);
+    load.extra_vars.clone_from(&extra);
     let sources = inventory_source_list(common);
     let inventory =
         crate::inventory::Inventory::load_with(&sources, &load).map_err(CliError::parse)?;

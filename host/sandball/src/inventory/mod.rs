@@ -411,6 +411,15 @@ impl Inventory {
         }
     }
 
+    /// What `ansible-inventory` shows of `host` without `--export`: its inventory
+    /// variables with the extra vars (`-e`) over them, as the variable manager merges
+    /// them.
+    pub fn listed_vars(&self, host: &str) -> Map<String, Value> {
+        let mut vars = self.host_vars(host);
+        vars.extend(self.options.extra_vars.clone());
+        vars
+    }
+
     /// The variables of `host` itself: from its sources, then its `host_vars/` files
     /// (what `ansible-inventory --export` shows); empty for an unknown host.
     pub fn host_own_vars(&self, host: &str) -> Map<String, Value> {
