@@ -99,3 +99,40 @@ fn the_stdout_callback_setting_counts_only_with_bin_ansible_callbacks_as_in_ansi
         assert_eq!(&result_lines(&theirs.stdout), ours, "{theirs}");
     }
 }
+
+#[test]
+fn a_range_left_as_written_says_why_at_vvv_as_in_ansible() {
+    // `advanced_host_list` leaves `local[1:]` (a range without its end) a host name, and
+    // says so from -vvv on, whatever the stdout callback.
+    let sb = Sandbox::new();
+    for (verbosity, said) in [("-vv", false), ("-vvv", true)] {
+        let args = [
+            "all",
+            "-i",
+            "local[1:],",
+            "-m",
+            "ping",
+            "-c",
+            "local",
+            verbosity,
+        ];
+        let ours = sb
+            .sandball(["run"].into_iter().chain(args))
+            .env("ANSIBLE_INVENTORY_ENABLED", "advanced_host_list")
+            .env("ANSIBLE_LOAD_CALLBACK_PLUGINS", "True")
+            .env("ANSIBLE_STDOUT_CALLBACK", "oneline")
+            .run();
+        ours.assert_no_panic().assert_code(0);
+        let line = "Unable to parse address from hostname, leaving unchanged: host range must specify end value";
+        assert_eq!(ours.stdout.contains(line), said, "{ours}");
+        ours.assert_stdout_has("local[1:] | SUCCESS");
+        if let Some(theirs) = sb.ansible_tool("ansible", args) {
+            let theirs = theirs
+                .env("ANSIBLE_INVENTORY_ENABLED", "advanced_host_list")
+                .env("ANSIBLE_LOAD_CALLBACK_PLUGINS", "True")
+                .env("ANSIBLE_STDOUT_CALLBACK", "oneline")
+                .run();
+            assert_eq!(theirs.stdout.contains(line), said, "{theirs}");
+        }
+    }
+}

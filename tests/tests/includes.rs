@@ -386,7 +386,8 @@ fn include_role_files_are_templated_with_the_includes_vars() {
 
 /// Behaviours ansible-core's own targets check (include_import, handlers, roles,
 /// conditionals), compared with ansible-playbook line for line: a loop with duplicate
-/// items includes once per item; a role imported by an included role gives the play its
+/// items includes once per item; an item Python finds false (`0`, `""`) is left out
+/// of the `included:` line; a role imported by an included role gives the play its
 /// handlers; `run_once` on an include makes it for the first host alone, while its
 /// `set_fact` under `apply: {run_once: true}` reaches every host; a role included by
 /// another role's task sees that role's parameters; a trusted variable naming an
@@ -428,6 +429,8 @@ fn include_details_from_ansible_core_targets_as_in_ansible() {
   tasks:
     - include_tasks: tasks/item.yml
       loop: [foo, foo, foo]
+    - include_tasks: tasks/item.yml
+      loop: [0, 1, ""]
     - include_role: {name: outer}
       vars: {info: from the include}
     - include_tasks: tasks/lola.yml

@@ -60,6 +60,7 @@ const TARGETS: &[&str] = &[
     "include_when_parent_is_static",
     "include_with_templating",
     "includes",
+    "inventory_advanced_host_list",
     "inventory_ini",
     "inventory_yaml",
     "jinja2_native_types",

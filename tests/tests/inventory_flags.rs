@@ -1,7 +1,10 @@
 //! `sandball inventory` flags beyond the corpus of `inventory.rs`: `--toml` (the same
 //! data as `ansible-inventory --list --toml`, compared parsed), the vault flags
-//! (encrypted `group_vars` read with `--vault-password-file`) and `-e` (accepted,
-//! said to have no effect).
+//! (encrypted `group_vars` read with `--vault-password-file`), `-e` (seen by
+//! `constructed` sources with `use_extra_vars`), no action or two of them (refused as ansible-inventory
+//! words it), and what an inventory script that worked wrote to stderr, shown as an
+//! error unless `ANSIBLE_INVENTORY_PLUGIN_SCRIPT_STDERR` is false, as ansible-inventory
+//! shows it.
 
 use sandball_e2e::Sandbox;
 use sandball_e2e::compare::ansible_bin;
@@ -112,8 +115,117 @@ fn vaulted_group_vars_are_read_with_the_vault_flags() {
         ])
         .run();
     out.assert_no_panic().assert_code(0);
-    out.assert_stdout_has("\"secret_port\": 8443")
-        .assert_stderr_has("-e has no effect here");
+    out.assert_stdout_has("\"secret_port\": 8443");
     let without = sb.sandball(["inventory", "-i", &inv, "--host", "w1"]).run();
     assert_ne!(without.code, 0, "{without}");
+}
+
+#[test]
+fn no_action_or_two_are_refused_as_ansible_inventory_words_it() {
+    let sb = Sandbox::new();
+    let inv = sb.write("hosts.ini", "a\n").display().to_string();
+    for args in [
+        vec!["-i", inv.as_str()],
+        vec!["-i", inv.as_str(), "--list", "--graph"],
+    ] {
+        let ours = sb
+            .sandball(["inventory"].into_iter().chain(args.iter().copied()))
+            .run();
+        ours.assert_no_panic();
+        let Some(theirs) = sb.ansible_tool("ansible-inventory", args.iter().copied()) else {
+            continue;
+        };
+        let theirs = theirs.run();
+        assert_eq!(ours.code, theirs.code, "{theirs}\n{ours}");
+        assert_eq!(ours.stderr.trim(), theirs.stderr.trim(), "{theirs}\n{ours}");
+    }
+}
+
+#[test]
+fn a_working_scripts_stderr_is_shown_as_an_error_as_in_ansible_inventory() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    let script = sb.write(
+        "inv.sh",
+        "#!/bin/sh\necho 'this is stderr' >&2\necho '{\"g\": {\"hosts\": [\"h1\"]}, \"_meta\": {\"hostvars\": {}}}'\n",
+    );
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+        .expect("the script is made executable");
+    let script = script.display().to_string();
+    let errors = |stderr: &str| -> Vec<String> {
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("[ERROR]"))
+            .map(str::to_string)
+            .collect()
+    };
+    for (show, expected) in [("", 1), ("false", 0)] {
+        let args = ["-i", script.as_str(), "--list"];
+        let mut ours = sb.sandball(["inventory"].into_iter().chain(args));
+        if !show.is_empty() {
+            ours = ours.env("ANSIBLE_INVENTORY_PLUGIN_SCRIPT_STDERR", show);
+        }
+        let ours = ours.run();
+        ours.assert_no_panic().assert_code(0);
+        assert_eq!(errors(&ours.stderr).len(), expected, "{ours}");
+        let Some(mut theirs) = sb.ansible_tool("ansible-inventory", args) else {
+            continue;
+        };
+        if !show.is_empty() {
+            theirs = theirs.env("ANSIBLE_INVENTORY_PLUGIN_SCRIPT_STDERR", show);
+        }
+        let theirs = theirs.run();
+        assert_eq!(
+            errors(&ours.stderr),
+            errors(&theirs.stderr),
+            "{theirs}\n{ours}"
+        );
+    }
+}
+
+#[test]
+fn extra_vars_reach_constructed_with_use_extra_vars_as_in_ansible_inventory() {
+    let sb = Sandbox::new();
+    let config = sb
+        .write(
+            "extra_vars_constructed.yml",
+            "plugin: ansible.builtin.constructed\nstrict: true\nuse_extra_vars: True\ncompose:\n  example: \" 'hello' +  from_extras\"\n",
+        )
+        .display()
+        .to_string();
+    let args = [
+        "-i",
+        "testhost,",
+        "-i",
+        config.as_str(),
+        "--list",
+        "-e",
+        "from_extras=hey ",
+    ];
+    let ours = sb.sandball(["inventory"].into_iter().chain(args)).run();
+    ours.assert_no_panic().assert_code(0);
+    // The composed value (ansible-inventory marks it unsafe: it comes of an extra var),
+    // and the extra var itself among the host's variables.
+    let hostvars = |text: &str| {
+        let list: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+        let host = &list["_meta"]["hostvars"]["testhost"];
+        let example = host["example"]
+            .get("__ansible_unsafe")
+            .unwrap_or(&host["example"])
+            .clone();
+        (example, host["from_extras"].clone())
+    };
+    assert_eq!(
+        hostvars(&ours.stdout),
+        (serde_json::json!("hellohey"), serde_json::json!("hey")),
+        "{ours}"
+    );
+    if let Some(theirs) = sb.ansible_tool("ansible-inventory", args) {
+        let theirs = theirs.run();
+        assert_eq!(
+            hostvars(&ours.stdout),
+            hostvars(&theirs.stdout),
+            "{theirs}\n{ours}"
+        );
+    }
 }

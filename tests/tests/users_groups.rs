@@ -568,6 +568,39 @@ fn user_matches_ansible_core() {
     assert_eq!(accounts.lines("/etc/passwd"), Vec::<String>::new());
 }
 
+/// A user a task became can be removed by a later task: sandball's session as that
+/// user (kept for the next task as the user) is closed first, or `userdel` would find
+/// its shim still running as the user.
+const BECAME_PLAY: &str = r#"
+- hosts: all
+  gather_facts: false
+  become: true
+  tasks:
+    - name: made
+      user: {name: PREFIX_became, state: present}
+    - name: as the user
+      command: id -un
+      become_user: PREFIX_became
+    - name: removed
+      user: {name: PREFIX_became, state: absent}
+"#;
+
+#[test]
+fn a_user_a_task_became_can_be_removed_as_in_ansible() {
+    if !root() {
+        return;
+    }
+    let accounts = Accounts::new("b");
+    let fields: &[(&str, &[&str])] = &[
+        ("made", &["changed", "failed", "name"]),
+        ("as the user", &["stdout"]),
+        ("removed", &["changed", "failed", "state", "msg"]),
+    ];
+    let (ours, ..) = compare(&accounts, BECAME_PLAY, fields);
+    ours.assert_code(0);
+    assert_eq!(accounts.lines("/etc/passwd"), Vec::<String>::new());
+}
+
 /// The `hostname` scenarios. The machine's running name never changes: the current
 /// name is set again (nothing to do), another one only in check mode, and the file
 /// strategy Ansible finds on Debian without systemd (which writes `/etc/hostname`

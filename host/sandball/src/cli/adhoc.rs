@@ -102,7 +102,10 @@ pub async fn run(args: AdhocArgs) -> Result<i32, CliError> {
         }
         vec![callback]
     } else {
-        vec![Box::new(MinimalCallback::stdout(args.one_line))]
+        vec![Box::new(MinimalCallback::stdout(
+            args.one_line,
+            args.common.verbose,
+        ))]
     };
     if let Some(dir) = &args.tree {
         callbacks.push(Box::new(TreeCallback::new(dir.clone())));

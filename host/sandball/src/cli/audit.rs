@@ -221,6 +221,7 @@ fn playbook(a: PlaybookArgs) -> Result<i32, CliError> {
         .and_then(|p| p.parent().map(Path::to_path_buf));
     let callback = Box::new(crate::plugins::callback::minimal::MinimalCallback::stdout(
         false,
+        a.common.verbose,
     ));
     let run = super::build_run(&a.common, callback, dir, vec![], vec![])?;
     let planned = plan::playbook(&run, &book.plays);

@@ -6,7 +6,7 @@
 use super::CliError;
 use crate::inventory::listing::{Listing, to_json_text};
 use crate::inventory::vars::{reserved_name_warning, reserved_names};
-use crate::inventory::{Inventory, InventoryError, LoadOptions};
+use crate::inventory::{Inventory, InventoryError, LoadOptions, Notice};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -46,8 +46,8 @@ pub struct InventoryArgs {
     /// TOML instead of JSON (with `--list`).
     #[arg(long = "toml", conflicts_with = "yaml")]
     pub toml: bool,
-    /// Extra variables (`k=v`, JSON or YAML text, `@file`): accepted for ansible's sake;
-    /// sandball's inventory sources do not template with them.
+    /// Extra variables (`k=v`, JSON or YAML text, `@file`), which `constructed` sources
+    /// with `use_extra_vars` see.
     #[arg(short = 'e', long = "extra-vars", value_name = "EXTRA_VARS")]
     pub extra_vars: Vec<String>,
     #[command(flatten)]
@@ -76,11 +76,6 @@ pub struct InventoryArgs {
 /// Loads the inventory and prints what was asked; returns the exit code.
 pub fn run(args: InventoryArgs) -> Result<i32, CliError> {
     super::vault_secrets(&args.vault)?;
-    if !args.extra_vars.is_empty() {
-        warn(
-            "-e has no effect here: sandball's inventory sources are not templated with extra vars",
-        );
-    }
     let actions = [
         args.list,
         args.host.is_some(),
@@ -90,19 +85,22 @@ pub fn run(args: InventoryArgs) -> Result<i32, CliError> {
     match actions.iter().filter(|a| **a).count() {
         0 => {
             return Err(CliError::options(
-                "No action selected, at least one of --host, --graph, --list or --list-hosts needs to be specified.",
+                "No action selected, at least one of --host, --graph or --list needs to be specified.",
             ));
         }
         1 => {}
         _ => {
             return Err(CliError::options(
-                "Conflicting options used, only one of --host, --graph, --list or --list-hosts can be used at the same time.",
+                "Conflicting options used, only one of --host, --graph or --list can be used at the same time.",
             ));
         }
     }
     let mut options = LoadOptions::from_settings();
     options.any_unparsed_is_failed |= args.strict;
     options.flush_cache = args.flush_cache;
+    for e in &args.extra_vars {
+        options.extra_vars.extend(super::extra_vars::parse(e)?);
+    }
     options.playbook_dir = args
         .playbook_dir
         .as_ref()
@@ -113,8 +111,13 @@ pub fn run(args: InventoryArgs) -> Result<i32, CliError> {
         InventoryError::Parse { .. } => CliError::parse(e),
         _ => CliError::other(e),
     })?;
-    for w in inventory.warnings() {
-        warn(w);
+    for notice in inventory.notices() {
+        match notice {
+            Notice::Warning(w) => warn(w),
+            Notice::Error(e) => eprintln!("[ERROR]: {e}"),
+            Notice::Verbose(level, line) if args.verbose >= *level => eprintln!("{line}"),
+            Notice::Verbose(..) => {}
+        }
     }
     let text = if let Some(pattern) = &args.list_hosts {
         list_hosts(&inventory, pattern, args.limit.as_deref())?
@@ -132,7 +135,7 @@ pub fn run(args: InventoryArgs) -> Result<i32, CliError> {
         let vars = if args.export {
             inventory.host_own_vars(host)
         } else {
-            let vars = inventory.host_vars(host);
+            let vars = inventory.listed_vars(host);
             for r in reserved_names(&vars) {
                 warn(&reserved_name_warning(r));
             }

@@ -683,12 +683,11 @@ pub(crate) fn build_run(
     let (tags, skip_tags) = (tag_set(tags), tag_set(skip_tags));
     let mut load = crate::inventory::LoadOptions::from_settings();
     load.playbook_dir.clone_from(&playbook_dir);
+    load.extra_vars.clone_from(&extra);
     let sources = inventory_source_list(common);
     let inventory =
         crate::inventory::Inventory::load_with(&sources, &load).map_err(CliError::parse)?;
-    for w in inventory.warnings() {
-        callback.warning(w);
-    }
+    crate::plugins::callback::inventory_notices(callback.as_ref(), inventory.notices());
     let mut policy =
         crate::policy::Policy::discover(common.policy.as_deref()).map_err(CliError::options)?;
     policy.bind(&inventory).map_err(CliError::options)?;

@@ -369,6 +369,18 @@ const SETTINGS: &[Setting] = &[
         "ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED",
         false,
     ),
+    s(
+        "inventory_plugin_script",
+        "always_show_stderr",
+        "ANSIBLE_INVENTORY_PLUGIN_SCRIPT_STDERR",
+        false,
+    ),
+    s(
+        "inventory_plugins",
+        "use_extra_vars",
+        "ANSIBLE_INVENTORY_USE_EXTRA_VARS",
+        false,
+    ),
     s("inventory", "cache", "ANSIBLE_INVENTORY_CACHE", false),
     s(
         "inventory",
@@ -439,6 +451,8 @@ const DEFAULTS: &[(&str, &str)] = &[
     ),
     ("ANSIBLE_INVENTORY_UNPARSED_FAILED", "False"),
     ("ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED", "False"),
+    ("ANSIBLE_INVENTORY_PLUGIN_SCRIPT_STDERR", "True"),
+    ("ANSIBLE_INVENTORY_USE_EXTRA_VARS", "False"),
     ("ANSIBLE_INVENTORY_CACHE", "False"),
     ("ANSIBLE_INVENTORY_CACHE_TIMEOUT", "3600"),
     ("ANSIBLE_REMOTE_TMP", "~/.ansible/tmp"),

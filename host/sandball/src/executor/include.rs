@@ -44,7 +44,7 @@ struct Group {
     name: String,
     item: Option<Item>,
     /// How its `included:` line shows the item: `loop_control.label`, templated with
-    /// the item's variables, else the item.
+    /// the item's variables, else the item; none when Python finds it false.
     label: Option<String>,
     hosts: Vec<String>,
     /// An `include_role`'s `tasks_from`, `vars_from`, `defaults_from`,
@@ -150,15 +150,17 @@ pub(super) async fn run(
             },
         };
         for (item, item_vars) in items {
-            let label = item.as_ref().map(|(value, _)| {
-                t.loop_control
+            // A label Python finds false (`0`, `""`, an empty list…) is not shown, as
+            // ansible-core's default callback leaves it out.
+            let label = item.as_ref().and_then(|(value, _)| {
+                let label = t
+                    .loop_control
                     .as_ref()
                     .and_then(|c| c.label.as_ref())
                     .and_then(|l| run.templar.template(l, &item_vars).ok())
-                    .map_or_else(
-                        || super::task::loops::label(value),
-                        |l| super::task::loops::label(&l),
-                    )
+                    .unwrap_or_else(|| value.clone());
+                sandball_pycompat::pyops::py_truth(&label)
+                    .then(|| super::task::loops::label(&label))
             });
             let role_dir = inherited.role().map(|r| r.path.as_path());
             let found =

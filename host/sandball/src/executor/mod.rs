@@ -327,9 +327,7 @@ impl Run {
     pub fn refresh_inventory(&self) -> Result<(), crate::inventory::InventoryError> {
         use crate::inventory::Change;
         let mut fresh = self.inventory().reload()?;
-        for w in fresh.warnings() {
-            self.callback.warning(w);
-        }
+        crate::plugins::callback::inventory_notices(self.callback.as_ref(), fresh.notices());
         let changes = self
             .dynamic_changes
             .lock()

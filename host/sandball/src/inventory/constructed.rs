@@ -11,6 +11,10 @@
 //!   before an empty value, `parent_group` to nest them, `leading_separator: false` to
 //!   drop the separator when there is no prefix.
 //!
+//! With `use_extra_vars` (or `ANSIBLE_INVENTORY_USE_EXTRA_VARS`) the extra vars (`-e`)
+//! lie over the host's variables in `compose` and `keyed_groups` keys, as ansible-core
+//! merges them there (not in `groups` conditionals).
+//!
 //! Expressions that fail (an undefined variable, say) are skipped unless `strict: true`.
 //! Group names are made safe (invalid characters become `_`) as Ansible does here.
 
@@ -79,6 +83,16 @@ impl InventoryPlugin for ConstructedPlugin {
                 )));
             }
         };
+        let use_extra_vars = flag(
+            "use_extra_vars",
+            crate::config::settings().flag("ANSIBLE_INVENTORY_USE_EXTRA_VARS", false),
+        )?;
+        let none = Map::new();
+        let extra = if use_extra_vars {
+            &context.options.extra_vars
+        } else {
+            &none
+        };
         let files = if flag("use_vars_plugins", false)? {
             VarsFiles::load(context.processed, None, data)?.0
         } else {
@@ -86,14 +100,14 @@ impl InventoryPlugin for ConstructedPlugin {
         };
         let hosts: Vec<String> = data.hosts().map(|h| h.name().to_string()).collect();
         for host in hosts {
-            let vars = host_variables(data, &files, &host);
+            let vars = host_variables(data, &files, &host, extra);
             for (name, expr) in &compose {
                 if let Some(value) = constructor.value(expr, &vars)? {
                     data.set_variable(&host, name, value)
                         .map_err(|e| fail(e.0))?;
                 }
             }
-            let vars = host_variables(data, &files, &host);
+            let vars = host_variables(data, &files, &host, &Map::new());
             for (name, cond) in &groups {
                 if constructor.holds(cond, &vars)? {
                     let group = safe_group_name(name);
@@ -101,6 +115,7 @@ impl InventoryPlugin for ConstructedPlugin {
                     data.add_child(&group, &host).map_err(|e| fail(e.0))?;
                 }
             }
+            let vars = host_variables(data, &files, &host, extra);
             for entry in &keyed {
                 constructor.keyed_group(entry, &vars, &host, data)?;
             }
@@ -109,8 +124,13 @@ impl InventoryPlugin for ConstructedPlugin {
     }
 }
 
-/// The variables expressions see for `host`.
-fn host_variables(data: &InventoryData, files: &VarsFiles, host: &str) -> Vars {
+/// The variables expressions see for `host`, with `extra` over them.
+fn host_variables(
+    data: &InventoryData,
+    files: &VarsFiles,
+    host: &str,
+    extra: &Map<String, Value>,
+) -> Vars {
     let mut out = Vars::new();
     let Some(h) = data.host_index(host) else {
         return out;
@@ -118,7 +138,7 @@ fn host_variables(data: &InventoryData, files: &VarsFiles, host: &str) -> Vars {
     let depths = data.group_depths();
     let mut all = vars::host_vars(data, files, &depths, HostRef::Inventory(h));
     all.extend(vars::magic_vars(data, HostRef::Inventory(h)));
-    for (k, v) in all {
+    for (k, v) in all.into_iter().chain(extra.clone()) {
         out.set_trusted(&k, v);
     }
     out
@@ -314,6 +334,47 @@ mod tests {
         data.direct_hosts_of(g)
             .map(|h| data.host_at(h).name().to_string())
             .collect()
+    }
+
+    #[test]
+    fn extra_vars_reach_compose_and_keys_with_use_extra_vars() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("c.yml");
+        let run = |use_extra: bool| {
+            std::fs::write(
+                &config,
+                format!(
+                    "plugin: constructed\nuse_extra_vars: {use_extra}\ncompose:\n  greeting: \"'hello' + from_extras\"\n\
+                     keyed_groups:\n  - key: from_extras\n    prefix: k\ngroups:\n  extra: from_extras is defined\n"
+                ),
+            )
+            .unwrap();
+            let mut data = InventoryData::new();
+            data.add_host("h", None, None).unwrap();
+            let options = crate::inventory::LoadOptions {
+                extra_vars: [("from_extras".to_string(), json!("hey"))]
+                    .into_iter()
+                    .collect(),
+                ..Default::default()
+            };
+            let context = ParseContext {
+                options: &options,
+                processed: &[],
+            };
+            ConstructedPlugin
+                .parse(&config.display().to_string(), &mut data, &context)
+                .unwrap();
+            data
+        };
+        let with = run(true);
+        let h = with.host_at(with.host_index("h").unwrap());
+        assert_eq!(h.vars()["greeting"], json!("hellohey"));
+        assert_eq!(members(&with, "k_hey"), ["h"]);
+        // Not in `groups` conditionals, as in ansible-core.
+        assert_eq!(members(&with, "extra"), ["<no group>"]);
+        let without = run(false);
+        let h = without.host_at(without.host_index("h").unwrap());
+        assert!(!h.vars().contains_key("greeting"));
     }
 
     #[test]

@@ -161,8 +161,19 @@ pub struct InventoryData {
     /// The groups `group_by` put the implicit localhost in (it is no inventory host).
     implicit_groups: IndexSet<usize>,
     current_source: Option<CurrentSource>,
-    warnings: IndexSet<String>,
+    notices: IndexSet<Notice>,
     group_names: GroupNameRule,
+}
+
+/// A message loading the inventory gives, shown as ansible-core's display shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Notice {
+    /// `[WARNING]: …`.
+    Warning(String),
+    /// `[ERROR]: …`, the load going on (an inventory script's stderr).
+    Error(String),
+    /// A line shown from this verbosity on (`-vvv` is 3).
+    Verbose(u8, String),
 }
 
 /// Index of the `all` group.
@@ -188,7 +199,7 @@ impl InventoryData {
             localhost: None,
             implicit_groups: IndexSet::new(),
             current_source: None,
-            warnings: IndexSet::new(),
+            notices: IndexSet::new(),
             group_names: GroupNameRule::Never,
         };
         data.link(ALL, UNGROUPED);
@@ -227,12 +238,30 @@ impl InventoryData {
 
     /// Records a warning (each distinct message once, as Ansible's display does).
     pub fn warn(&mut self, message: impl Into<String>) {
-        self.warnings.insert(message.into());
+        self.notices.insert(Notice::Warning(message.into()));
+    }
+
+    /// Records an error that does not stop the load.
+    pub fn error(&mut self, message: impl Into<String>) {
+        self.notices.insert(Notice::Error(message.into()));
+    }
+
+    /// Records a line shown from verbosity `level` on.
+    pub fn verbose(&mut self, level: u8, message: impl Into<String>) {
+        self.notices.insert(Notice::Verbose(level, message.into()));
     }
 
     /// The warnings recorded so far, in order.
     pub fn warnings(&self) -> impl Iterator<Item = &str> {
-        self.warnings.iter().map(String::as_str)
+        self.notices.iter().filter_map(|n| match n {
+            Notice::Warning(w) => Some(w.as_str()),
+            _ => None,
+        })
+    }
+
+    /// Everything recorded so far, in order.
+    pub fn notices(&self) -> impl Iterator<Item = &Notice> {
+        self.notices.iter()
     }
 
     /// Adds a group if it is new; returns its index.

@@ -2,7 +2,8 @@
 //! of hosts (`a,b:2200,[::1]:22`), each added to `ungrouped` unless already known. The
 //! `advanced_host_list` plugin (not enabled by default, as in Ansible) also expands ranges
 //! (`web[01:10],`); a range ansible-core refuses in its own words (`web[1:]`) leaves the
-//! name as written, one it cannot read (`web[1:x]`) fails the source.
+//! name as written (saying why at `-vvv`), one it cannot read (`web[1:x]`) fails the
+//! source.
 
 use super::address::parse_address;
 use super::data::InventoryData;
@@ -75,7 +76,13 @@ fn add_listed_hosts(
     for item in source.split(',').map(str::trim).filter(|h| !h.is_empty()) {
         let (hosts, port) = match expand(item) {
             Ok(found) => found,
-            Err(RangeError::Refused(_)) => (vec![item.to_string()], None),
+            Err(RangeError::Refused(e)) => {
+                data.verbose(
+                    3,
+                    format!("Unable to parse address from hostname, leaving unchanged: {e}"),
+                );
+                (vec![item.to_string()], None)
+            }
             Err(RangeError::Unreadable(e)) => return Err(fail(e)),
         };
         for host in hosts {
@@ -91,6 +98,7 @@ fn add_listed_hosts(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inventory::data::Notice;
     use crate::inventory::plugin::parse_alone;
     use serde_json::json;
 
@@ -133,6 +141,14 @@ mod tests {
         parse_alone(&AdvancedHostListPlugin, "local[1:],web[1:2]", &mut data).unwrap();
         let names: Vec<&str> = data.hosts().map(|h| h.name()).collect();
         assert_eq!(names, ["local[1:]", "web1", "web2"]);
+        let said: Vec<_> = data.notices().cloned().collect();
+        assert_eq!(
+            said,
+            [Notice::Verbose(
+                3,
+                "Unable to parse address from hostname, leaving unchanged: host range must specify end value".into()
+            )]
+        );
         let mut data = InventoryData::new();
         let e = parse_alone(&AdvancedHostListPlugin, "local[1:j],", &mut data).unwrap_err();
         assert!(

@@ -52,7 +52,7 @@ impl<'a> Listing<'a> {
         if self.export {
             return self.inventory.host_own_vars(name);
         }
-        let vars = self.inventory.host_vars(name);
+        let vars = self.inventory.listed_vars(name);
         let mut reserved = self.reserved.borrow_mut();
         for r in reserved_names(&vars) {
             if !reserved.contains(r) {

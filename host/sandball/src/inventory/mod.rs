@@ -28,7 +28,7 @@ pub mod vars_files;
 pub mod yaml;
 pub mod yaml_load;
 
-pub use data::{Group, Host, InventoryData};
+pub use data::{Group, Host, InventoryData, Notice};
 pub use error::InventoryError;
 pub use sources::LoadOptions;
 
@@ -62,7 +62,7 @@ pub struct Inventory {
     implicit_groups: indexmap::IndexSet<usize>,
     /// The `groups` magic variable, built once (every task on every host shows it).
     groups: OnceLock<std::sync::Arc<Value>>,
-    warnings: Vec<String>,
+    notices: Vec<Notice>,
     /// The sources and options it was loaded from, to load it again.
     sources: Vec<String>,
     options: LoadOptions,
@@ -114,12 +114,12 @@ impl Inventory {
         let used = sources::parse_sources(sources, &mut data, options)?;
         let (files, file_warnings) =
             VarsFiles::load(&used, options.playbook_dir.as_deref(), &data)?;
-        let mut warnings: Vec<String> = data.warnings().map(str::to_string).collect();
-        warnings.extend(file_warnings);
+        let mut notices: Vec<Notice> = data.notices().cloned().collect();
+        notices.extend(file_warnings.into_iter().map(Notice::Warning));
         Ok(Inventory::assembled(
             data,
             files,
-            warnings,
+            notices,
             sources.to_vec(),
             options.clone(),
             used,
@@ -156,7 +156,7 @@ impl Inventory {
     fn assembled(
         data: InventoryData,
         files: VarsFiles,
-        warnings: Vec<String>,
+        notices: Vec<Notice>,
         sources: Vec<String>,
         options: LoadOptions,
         used: Vec<String>,
@@ -173,7 +173,7 @@ impl Inventory {
             group_hosts,
             implicit: OnceLock::new(),
             groups: OnceLock::new(),
-            warnings,
+            notices,
             sources,
             options,
             used,
@@ -226,7 +226,7 @@ impl Inventory {
         let changed = Inventory::assembled(
             data,
             files,
-            self.warnings.clone(),
+            self.notices.clone(),
             self.sources.clone(),
             self.options.clone(),
             self.used.clone(),
@@ -247,8 +247,19 @@ impl Inventory {
     }
 
     /// Warnings from loading, each once, in order.
-    pub fn warnings(&self) -> &[String] {
-        &self.warnings
+    pub fn warnings(&self) -> Vec<&str> {
+        self.notices
+            .iter()
+            .filter_map(|n| match n {
+                Notice::Warning(w) => Some(w.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// What loading gave to show (warnings, errors, verbose lines), each once, in order.
+    pub fn notices(&self) -> &[Notice] {
+        &self.notices
     }
 
     /// The hosts, groups and relationships.
@@ -398,6 +409,15 @@ impl Inventory {
             Some(h) => vars::host_vars(&self.data, &self.files, &self.depths, h),
             None => Map::new(),
         }
+    }
+
+    /// What `ansible-inventory` shows of `host` without `--export`: its inventory
+    /// variables with the extra vars (`-e`) over them, as the variable manager merges
+    /// them.
+    pub fn listed_vars(&self, host: &str) -> Map<String, Value> {
+        let mut vars = self.host_vars(host);
+        vars.extend(self.options.extra_vars.clone());
+        vars
     }
 
     /// The variables of `host` itself: from its sources, then its `host_vars/` files

@@ -3,7 +3,9 @@
 //! variables come from `_meta.hostvars` when the script gives that key, else from running
 //! it with `--host NAME` for each host. A script that fails, runs past its time limit
 //! (`SANDBALL_INVENTORY_SCRIPT_TIMEOUT`, seconds, default 60) or prints anything but a JSON
-//! object is an error that says so and quotes its stderr. Results may be cached
+//! object is an error that says so and quotes its stderr; what one that worked wrote to
+//! stderr is shown as an error (`ANSIBLE_INVENTORY_PLUGIN_SCRIPT_STDERR`, ansible-core's
+//! `always_show_stderr`, on by default). Results may be cached
 //! ([`super::cache`]).
 
 use super::data::InventoryData;
@@ -53,8 +55,16 @@ impl InventoryPlugin for ScriptPlugin {
         let results = match cached {
             Some(results) => results,
             None => {
-                let results = run_script(source)?;
+                let (results, stderr) = run_script(source)?;
                 cache.put(self.name(), source, &results)?;
+                // What a script that worked wrote to stderr is shown as an error
+                // (ansible-core's `always_show_stderr`, on unless turned off).
+                if !stderr.is_empty()
+                    && crate::config::settings()
+                        .flag("ANSIBLE_INVENTORY_PLUGIN_SCRIPT_STDERR", true)
+                {
+                    data.error(stderr.trim_end_matches('\n'));
+                }
                 results
             }
         };
@@ -63,9 +73,10 @@ impl InventoryPlugin for ScriptPlugin {
 }
 
 /// Runs the script with `--list`, and with `--host` for every host when `_meta.hostvars`
-/// is missing; returns `{"list": …, "hosts": {name: vars}}` (the cached form).
-fn run_script(source: &str) -> Result<Value, InventoryError> {
-    let list = run_json(source, &["--list"])?;
+/// is missing; returns `{"list": …, "hosts": {name: vars}}` (the cached form) and what
+/// `--list` wrote to stderr.
+fn run_script(source: &str) -> Result<(Value, String), InventoryError> {
+    let (list, stderr) = run_json(source, &["--list"])?;
     let Value::Object(groups) = &list else {
         return Err(InventoryError::parse(
             source,
@@ -81,7 +92,7 @@ fn run_script(source: &str) -> Result<Value, InventoryError> {
         for (name, group) in groups {
             for host in group_hosts(name, group) {
                 if !hosts.contains_key(&host) {
-                    let vars = run_json(source, &["--host", &host])?;
+                    let (vars, _) = run_json(source, &["--host", &host])?;
                     hosts.insert(host, vars);
                 }
             }
@@ -90,7 +101,7 @@ fn run_script(source: &str) -> Result<Value, InventoryError> {
     let mut results = Map::new();
     results.insert("list".into(), list);
     results.insert("hosts".into(), Value::Object(hosts));
-    Ok(Value::Object(results))
+    Ok((Value::Object(results), stderr))
 }
 
 /// Whether the `--list` result carries `_meta.hostvars` (then no `--host` calls are made).
@@ -151,8 +162,9 @@ fn timeout() -> Duration {
     Duration::from_secs(secs)
 }
 
-/// Runs `source ARGS` and parses what it prints as JSON.
-fn run_json(source: &str, args: &[&str]) -> Result<Value, InventoryError> {
+/// Runs `source ARGS` and parses what it prints as JSON; returns it with what the script
+/// wrote to stderr.
+fn run_json(source: &str, args: &[&str]) -> Result<(Value, String), InventoryError> {
     let fail = |message: String| InventoryError::parse(source, None, message);
     let command = format!("{source} {}", args.join(" "));
     let spawn = || {
@@ -211,14 +223,15 @@ fn run_json(source: &str, args: &[&str]) -> Result<Value, InventoryError> {
         )));
     }
     if args.first() == Some(&"--host") && stdout.trim_ascii().is_empty() {
-        return Ok(Value::Object(Map::new()));
+        return Ok((Value::Object(Map::new()), stderr));
     }
-    serde_json::from_slice(&stdout).map_err(|e| {
-        fail(format!(
+    match serde_json::from_slice(&stdout) {
+        Ok(value) => Ok((value, stderr)),
+        Err(e) => Err(fail(format!(
             "failed to parse executable inventory script results from {command}: {e}{}",
             stderr_note(&stderr)
-        ))
-    })
+        ))),
+    }
 }
 
 /// Kills the script and everything it started (its process group), so that no child keeps
@@ -383,6 +396,7 @@ fn populate(source: &str, results: &Value, data: &mut InventoryData) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inventory::data::Notice;
     use crate::inventory::plugin::parse_alone;
     use serde_json::json;
 
@@ -440,6 +454,22 @@ mod tests {
             std::fs::read_to_string(&calls).unwrap(),
             "--list\n--host h1\n--host h2\n"
         );
+    }
+
+    #[test]
+    fn what_a_working_script_writes_to_stderr_is_an_error_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        let noisy = script(
+            dir.path(),
+            "noisy.sh",
+            "echo 'this is stderr' >&2\necho '{\"g\": [\"h1\"]}'\n",
+        );
+        let data = parse(&noisy).unwrap();
+        assert!(data.host_index("h1").is_some());
+        let said: Vec<_> = data.notices().cloned().collect();
+        assert_eq!(said, [Notice::Error("this is stderr".into())]);
+        let quiet = script(dir.path(), "quiet.sh", "echo '{\"g\": [\"h1\"]}'\n");
+        assert_eq!(parse(&quiet).unwrap().notices().count(), 0);
     }
 
     #[test]

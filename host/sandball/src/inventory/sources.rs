@@ -36,6 +36,9 @@ pub struct LoadOptions {
     pub group_names: GroupNameRule,
     /// Whether and where script and plugin results are cached.
     pub cache: CacheSettings,
+    /// The extra vars (`-e`), which `constructed` merges over a host's variables with
+    /// `use_extra_vars`.
+    pub extra_vars: serde_json::Map<String, serde_json::Value>,
 }
 
 impl LoadOptions {

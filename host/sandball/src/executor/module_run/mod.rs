@@ -45,6 +45,11 @@ async fn run(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> TaskResult {
     } else {
         request
     };
+    if let Some(user) = removed_user(&request)
+        && let Ok(to) = super::context::target(cx.run, cx.kw, cx.host, cx.vars)
+    {
+        cx.run.sessions.close_user(&to.name, user).await;
+    }
     let legacy = runs_legacy(cx.run, request.name, request.legacy, cx.vars);
     if legacy {
         return run_legacy(cx, request).await;
@@ -60,6 +65,18 @@ async fn run(cx: &TaskContext<'_>, request: ModuleRequest<'_>) -> TaskResult {
         Some(request) => hand_over(cx, result, component, request).await,
         None => result,
     }
+}
+
+/// The account a `user` module run removes (`state: absent`), whose sessions must end
+/// first.
+fn removed_user<'r>(request: &'r ModuleRequest<'_>) -> Option<&'r str> {
+    let removes = sandball_pycompat::fqcn::short_name(request.name) == "user"
+        && request.args.get("state").and_then(Value::as_str) == Some("absent");
+    let name = request
+        .args
+        .get("name")
+        .or_else(|| request.args.get("user"));
+    removes.then(|| name.and_then(Value::as_str)).flatten()
 }
 
 /// Runs a legacy module. A Python module needs the host's Python: the first one a host

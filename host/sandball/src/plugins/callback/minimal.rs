@@ -14,14 +14,18 @@ pub struct MinimalCallback {
     out: Mutex<Box<dyn Write + Send>>,
     /// One line per result (`oneline`).
     oneline: bool,
+    /// The run's verbosity (`-v` is 1): verbose lines up to it are shown.
+    verbosity: u8,
 }
 
 impl MinimalCallback {
-    /// Prints to stdout (`oneline`: one line per result).
-    pub fn stdout(oneline: bool) -> Self {
+    /// Prints to stdout (`oneline`: one line per result), with verbose lines up to
+    /// `verbosity`.
+    pub fn stdout(oneline: bool, verbosity: u8) -> Self {
         MinimalCallback {
             out: Mutex::new(Box::new(std::io::stdout())),
             oneline,
+            verbosity,
         }
     }
 
@@ -125,6 +129,16 @@ impl Callback for MinimalCallback {
 
     fn deprecation(&self, msg: &str) {
         eprintln!("[DEPRECATION WARNING]: {}", super::printable(msg));
+    }
+
+    /// As ansible-core's display shows them whatever the callback.
+    fn verbose(&self, level: u8, host: Option<&str>, msg: &str) {
+        if self.verbosity >= level {
+            self.emit(&match host {
+                Some(h) => format!("<{h}> {msg}"),
+                None => msg.to_string(),
+            });
+        }
     }
 
     fn recap(&self, _stats: &Stats) {}

@@ -47,9 +47,10 @@ pub fn printable(text: &str) -> Cow<'_, str> {
 }
 
 /// A warning or deprecation a module returned, made [`printable`], its later lines
-/// indented so they cannot pass for lines of sandball's own (`ok: [host]`).
+/// indented so they cannot pass for lines of sandball's own (`ok: [host]`). A line
+/// ending `\r\n` ends in `\n`, as ansible-core shows it.
 pub fn module_text(text: &str) -> String {
-    printable(text).replace('\n', "\n  ")
+    printable(&text.replace("\r\n", "\n")).replace('\n', "\n  ")
 }
 
 /// `value` with the keys of every mapping in it sorted, as `json.dumps(sort_keys=True)`
@@ -98,11 +99,11 @@ const STDOUT: &[Stdout] = &[
     },
     Stdout {
         name: "minimal",
-        make: |_, _| Ok(Box::new(minimal::MinimalCallback::stdout(false))),
+        make: |verbosity, _| Ok(Box::new(minimal::MinimalCallback::stdout(false, verbosity))),
     },
     Stdout {
         name: "oneline",
-        make: |_, _| Ok(Box::new(minimal::MinimalCallback::stdout(true))),
+        make: |verbosity, _| Ok(Box::new(minimal::MinimalCallback::stdout(true, verbosity))),
     },
     Stdout {
         name: "json",
@@ -545,6 +546,18 @@ pub fn debug(msg: &str) {
     }
 }
 
+/// Shows what loading the inventory gave: its warnings, errors and verbose lines.
+pub fn inventory_notices(callback: &dyn Callback, notices: &[crate::inventory::Notice]) {
+    use crate::inventory::Notice;
+    for n in notices {
+        match n {
+            Notice::Warning(w) => callback.warning(w),
+            Notice::Error(e) => callback.error(e),
+            Notice::Verbose(level, line) => callback.verbose(*level, None, line),
+        }
+    }
+}
+
 /// Receives the events of a run.
 pub trait Callback: Send + Sync {
     /// A playbook starts: its path as given and how many plays it has (imports
@@ -642,5 +655,6 @@ mod tests {
             "\\x1b]52;c;cHduZWQ=\\x07x\\x0d\\x9b2J"
         );
         assert_eq!(module_text("a\nok: [web1]"), "a\n  ok: [web1]");
+        assert_eq!(module_text("a\r\nb\rc"), "a\n  b\\x0dc");
     }
 }

@@ -133,6 +133,29 @@ impl SessionPool {
             .retain(|k, _| !k.starts_with(&prefix));
     }
 
+    /// Closes the host's sessions that run as the become user `user`, however the host
+    /// is reached: the account is about to be removed, and a shim still running as it
+    /// would make `userdel` refuse. A later task as that user opens a new one.
+    pub async fn close_user(&self, host: &str, user: &str) {
+        let slots: Vec<Slot> = {
+            let mut map = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            let keys: Vec<String> = map
+                .keys()
+                .filter(|k| {
+                    let parts: Vec<&str> = k.split('\u{0}').collect();
+                    matches!(parts[..], [h, _, u] if h == host && u == user)
+                })
+                .cloned()
+                .collect();
+            keys.iter().filter_map(|k| map.remove(k)).collect()
+        };
+        for slot in slots {
+            if let Some(s) = slot.lock().await.take() {
+                s.shutdown().await;
+            }
+        }
+    }
+
     /// Ends every session at once, each given up to `wait` for its shim to end what it
     /// started (see [`Session::close`]): the run was interrupted.
     pub async fn close_all(&self, wait: std::time::Duration) {
