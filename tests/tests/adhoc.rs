@@ -99,3 +99,69 @@ fn the_stdout_callback_setting_counts_only_with_bin_ansible_callbacks_as_in_ansi
         assert_eq!(&result_lines(&theirs.stdout), ours, "{theirs}");
     }
 }
+
+#[test]
+fn playbook_dir_comes_from_the_flag_the_environment_or_ansible_cfg_as_in_ansible() {
+    let sb = Sandbox::new();
+    let cfg = sb.write(
+        "playbookdir.cfg",
+        "[defaults]\nplaybook_dir = /doesnotexist/cfg\n",
+    );
+    let debug = ["localhost", "-m", "debug", "-a", "var=playbook_dir"];
+    let flag = [&debug[..], &["--playbook-dir=/doesnotexist/flag"]].concat();
+    // The flag over the environment, the environment over the file.
+    let cases: [(&[&str], &[(&str, &str)], &str); 4] = [
+        (
+            &flag,
+            &[("ANSIBLE_PLAYBOOK_DIR", "/doesnotexist/env")],
+            "/doesnotexist/flag",
+        ),
+        (
+            &debug,
+            &[("ANSIBLE_PLAYBOOK_DIR", "/doesnotexist/env")],
+            "/doesnotexist/env",
+        ),
+        (
+            &debug,
+            &[("ANSIBLE_CONFIG", cfg.to_str().unwrap_or_default())],
+            "/doesnotexist/cfg",
+        ),
+        (
+            &debug,
+            &[
+                ("ANSIBLE_CONFIG", cfg.to_str().unwrap_or_default()),
+                ("ANSIBLE_PLAYBOOK_DIR", "/doesnotexist/env"),
+            ],
+            "/doesnotexist/env",
+        ),
+    ];
+    let shown = |stdout: &str| -> Vec<String> {
+        stdout
+            .lines()
+            .filter(|l| l.contains("\"playbook_dir\""))
+            .map(|l| l.trim().to_string())
+            .collect()
+    };
+    for (args, env, want) in cases {
+        let mut ours = sb.sandball(["run"].iter().chain(args));
+        for (k, v) in env {
+            ours = ours.env(k, v);
+        }
+        let ours = ours.run();
+        ours.assert_no_panic().assert_code(0);
+        assert_eq!(
+            shown(&ours.stdout),
+            vec![format!("\"playbook_dir\": \"{want}\"")],
+            "{ours}"
+        );
+        let Some(mut theirs) = sb.ansible_tool("ansible", args.iter()) else {
+            continue;
+        };
+        for (k, v) in env {
+            theirs = theirs.env(k, v);
+        }
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        assert_eq!(shown(&theirs.stdout), shown(&ours.stdout), "{theirs}");
+    }
+}
