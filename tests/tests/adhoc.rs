@@ -165,3 +165,39 @@ fn playbook_dir_comes_from_the_flag_the_environment_or_ansible_cfg_as_in_ansible
         assert_eq!(shown(&theirs.stdout), shown(&ours.stdout), "{theirs}");
     }
 }
+
+#[test]
+fn a_skipped_untrusted_template_is_warned_about_when_asked_as_in_ansible() {
+    let sb = Sandbox::new();
+    let extra =
+        r#"{"fromcli": {"no_trust": {"__ansible_unsafe": "{{ 'hello' }}"}, "trust": "{{ 1 }}"}}"#;
+    let args = ["localhost", "-m", "debug", "-a", "var=fromcli", "-e", extra];
+    let warned = |o: &sandball_e2e::Output| {
+        format!("{}{}", o.stdout, o.stderr).contains("Encountered untrusted template or expression")
+    };
+    for (behavior, warns) in [
+        (Some("warning"), true),
+        (Some("ignore"), false),
+        (None, false),
+    ] {
+        let mut ours = sb.sandball(["run"].iter().chain(&args));
+        if let Some(b) = behavior {
+            ours = ours.env("_ANSIBLE_TEMPLAR_UNTRUSTED_TEMPLATE_BEHAVIOR", b);
+        }
+        let ours = ours.run();
+        ours.assert_no_panic().assert_code(0);
+        // The untrusted template is shown as written, the trusted one rendered.
+        ours.assert_stdout_has(r#""no_trust": "{{ 'hello' }}""#)
+            .assert_stdout_has(r#""trust": 1"#);
+        assert_eq!(warned(&ours), warns, "{behavior:?}: {ours}");
+        let Some(mut theirs) = sb.ansible_tool("ansible", args.iter()) else {
+            continue;
+        };
+        if let Some(b) = behavior {
+            theirs = theirs.env("_ANSIBLE_TEMPLAR_UNTRUSTED_TEMPLATE_BEHAVIOR", b);
+        }
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        assert_eq!(warned(&theirs), warns, "{behavior:?}: {theirs}");
+    }
+}
