@@ -201,3 +201,43 @@ fn a_skipped_untrusted_template_is_warned_about_when_asked_as_in_ansible() {
         assert_eq!(warned(&theirs), warns, "{behavior:?}: {theirs}");
     }
 }
+
+#[test]
+fn the_playbook_dirs_python_plugins_and_collections_serve_an_ad_hoc_run_as_in_ansible() {
+    let sb = Sandbox::new();
+    let filter = |name: &str| {
+        format!(
+            "class FilterModule:\n    def filters(self):\n        return {{'{name}': lambda s: s.upper() + '!'}}\n"
+        )
+    };
+    sb.write("base/filter_plugins/local.py", &filter("shout"));
+    sb.write(
+        "base/collections/ansible_collections/ns/coll/plugins/filter/coll.py",
+        &filter("yell"),
+    );
+    let base = sb.path().join("base").display().to_string();
+    let args = [
+        "localhost",
+        "-m",
+        "debug",
+        "-a",
+        "msg={{ 'a' | shout }}{{ 'b' | ns.coll.yell }}",
+        "--playbook-dir",
+        &base,
+    ];
+    let ours = sb
+        .sandball(["run"].iter().chain(&args))
+        .env(
+            "SANDBALL_ANSIBLE_PYTHON",
+            sandball_e2e::binaries::ansible_python(),
+        )
+        .run();
+    ours.assert_no_panic().assert_code(0);
+    ours.assert_stdout_has(r#""msg": "A!B!""#);
+    assert!(!ours.stderr.contains("Error loading plugin"), "{ours}");
+    if let Some(theirs) = sb.ansible_tool("ansible", args.iter()) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        theirs.assert_stdout_has(r#""msg": "A!B!""#);
+    }
+}

@@ -114,6 +114,11 @@ pub async fn run(args: AdhocArgs) -> Result<i32, CliError> {
     if let Some(dir) = &args.tree {
         callbacks.push(Box::new(TreeCallback::new(dir.clone())));
     }
+    // The directory's plugins and `collections/` for the Python plugins, as
+    // ansible-core adds a playbook's (its `library/` is the finder's already).
+    if let Some(dir) = &dir {
+        crate::plugins::loader::configure(&[dir.as_path()], &[dir.join("collections")]);
+    }
     let run = build_run(&args.common, Box::new(Many(callbacks)), dir, vec![], vec![])?;
     if args.list_hosts {
         let hosts =
