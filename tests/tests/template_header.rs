@@ -83,3 +83,54 @@ fn the_jinja2_header_line_sets_the_file_options() {
         );
     }
 }
+
+#[test]
+fn a_malformed_header_line_fails_the_template_in_ansible_cores_words() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    for (name, text) in [
+        ("separator.j2", "#jinja2: lstrip_blocks=True\nx\n"),
+        ("empty.j2", "#jinja2: lstrip_blocks: True,\nx\n"),
+        ("key.j2", "#jinja2: bogus: True\nx\n"),
+        ("newline.j2", "#jinja2: lstrip_blocks: True"),
+    ] {
+        sb.write(&format!("templates/{name}"), text);
+    }
+    let pb = sb.write(
+        "play.yml",
+        r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - name: rendered
+      template: {src: "{{ item }}", dest: "{{ work }}/out"}
+      loop: [separator.j2, empty.j2, key.j2, newline.j2]
+      register: r
+      ignore_errors: true
+    - name: why
+      debug: {msg: "{{ r.results | map(attribute='msg') }}"}
+"#,
+    );
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    // The reasons; the message around them is sandball's own (ansible-core's: "Task
+    // failed: Syntax error in template: …").
+    let reasons = [
+        "Missing key-value separator `:` in '#jinja2:' override pair ' lstrip_blocks=True'.",
+        "Empty '#jinja2:' override pair not allowed.",
+        "Invalid '#jinja2:' override key 'bogus'.",
+        "Missing newline after '#jinja2:' override.",
+    ];
+    let said = |o: &sandball_e2e::Output| o.task_lines("why").join("\n");
+    for why in reasons {
+        assert!(said(&ours).contains(why), "{why}: {ours}");
+    }
+    if let Some(theirs) = sb.ansible_play(&pb, &sb.dir("theirs"), &[]) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        ours.assert_same_recap_as(&theirs);
+        for why in reasons {
+            assert!(said(&theirs).contains(why), "{why}: {theirs}");
+        }
+    }
+}
