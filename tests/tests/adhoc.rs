@@ -100,6 +100,9 @@ fn the_stdout_callback_setting_counts_only_with_bin_ansible_callbacks_as_in_ansi
     }
 }
 
+/// The arguments of a run, its environment and the `playbook_dir` it shows.
+type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+
 #[test]
 fn playbook_dir_comes_from_the_flag_the_environment_or_ansible_cfg_as_in_ansible() {
     let sb = Sandbox::new();
@@ -110,7 +113,7 @@ fn playbook_dir_comes_from_the_flag_the_environment_or_ansible_cfg_as_in_ansible
     let debug = ["localhost", "-m", "debug", "-a", "var=playbook_dir"];
     let flag = [&debug[..], &["--playbook-dir=/doesnotexist/flag"]].concat();
     // The flag over the environment, the environment over the file.
-    let cases: [(&[&str], &[(&str, &str)], &str); 4] = [
+    let cases: [Case; 4] = [
         (
             &flag,
             &[("ANSIBLE_PLAYBOOK_DIR", "/doesnotexist/env")],
