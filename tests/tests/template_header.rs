@@ -134,3 +134,41 @@ fn a_malformed_header_line_fails_the_template_in_ansible_cores_words() {
         }
     }
 }
+
+#[test]
+fn a_line_statement_prefix_is_read_from_the_header_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    sb.write(
+        "templates/lines.j2",
+        "#jinja2: line_statement_prefix:\":\"\n: for i in [1, 2]\nitem {{ i }}\n: endfor\n: if true\nyes\n: endif\n",
+    );
+    let pb = sb.write(
+        "play.yml",
+        r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - name: written
+      template: {src: lines.j2, dest: "{{ work }}/lines.out"}
+    - name: what was written
+      debug: {msg: "{{ lookup('file', work ~ '/lines.out', rstrip=false) }}"}
+    - name: looked up
+      debug: {msg: "{{ lookup('template', 'lines.j2') }}"}
+"#,
+    );
+    let work = sb.dir("work");
+    let ours = sb.play(&pb, &work, &[]).run();
+    ours.assert_no_panic().assert_code(0);
+    assert!(
+        ours.task_lines("what was written")
+            .join("\n")
+            .contains(r#""msg": "item 1\nitem 2\nyes\n""#),
+        "{ours}"
+    );
+    if let Some(theirs) = sb.ansible_play(&pb, &sb.dir("theirs"), &[]) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        ours.assert_same_recap_as(&theirs)
+            .assert_same_results_as(&theirs, &["what was written", "looked up"]);
+    }
+}

@@ -12,11 +12,9 @@ use super::{FileOptions, TemplateError};
 const HEADER: &str = "#jinja2:";
 
 /// The settings a header may name that sandball does not apply.
-const UNSUPPORTED: &[&str] = &[
-    "newline_sequence",
-    "line_statement_prefix",
-    "line_comment_prefix",
-];
+/// (`line_comment_prefix`: the engine's line comments take the line's newline with
+/// them, where Jinja's keep it.)
+const UNSUPPORTED: &[&str] = &["newline_sequence", "line_comment_prefix"];
 
 /// `source` without its `#jinja2:` line, and `options` with that line's settings; both
 /// as given when there is no such line.
@@ -68,6 +66,14 @@ pub(crate) fn apply<'s>(
                 "the jinja2 override '{key}' must be a string"
             ))),
         };
+        // A string, or None for no prefix.
+        let prefix = || match &parsed {
+            serde_json::Value::Null => Ok(None),
+            serde_json::Value::String(s) => Ok(Some(s.clone())),
+            _ => Err(error(format!(
+                "the jinja2 override '{key}' must be a string or None"
+            ))),
+        };
         let flag = || match parsed.as_bool() {
             Some(b) => Ok(b),
             None => Err(error(format!(
@@ -83,6 +89,7 @@ pub(crate) fn apply<'s>(
             "comment_end_string" => text(&mut options.comment.1)?,
             "trim_blocks" => options.trim_blocks = flag()?,
             "lstrip_blocks" => options.lstrip_blocks = flag()?,
+            "line_statement_prefix" => options.line_statement_prefix = prefix()?,
             "keep_trailing_newline" => keep_trailing_newline = flag()?,
             _ if UNSUPPORTED.contains(&key) => {
                 return Err(error(format!(
@@ -154,6 +161,22 @@ mod tests {
     }
 
     #[test]
+    fn reads_line_prefixes() {
+        let (_, options) = apply(
+            "#jinja2: line_statement_prefix:\":\"\nx\n",
+            &FileOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(options.line_statement_prefix.as_deref(), Some(":"));
+        let (_, options) = apply(
+            "#jinja2: line_statement_prefix: None\nx\n",
+            &FileOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(options.line_statement_prefix, None);
+    }
+
+    #[test]
     fn trailing_newlines_are_restored_as_counted() {
         let restored = |source: &str, text: &str| {
             let mut text = text.to_string();
@@ -193,6 +216,10 @@ mod tests {
         ] {
             assert!(refused(text).is_some_and(|e| e.contains(why)), "{text}");
         }
+        assert!(
+            refused("#jinja2: line_comment_prefix:'##'\nx")
+                .is_some_and(|e| e.contains("not supported"))
+        );
         assert!(
             refused("#jinja2: newline_sequence:'\\r\\n'\nx")
                 .is_some_and(|e| e.contains("not supported"))
