@@ -136,3 +136,148 @@ fn a_range_left_as_written_says_why_at_vvv_as_in_ansible() {
         }
     }
 }
+
+/// The arguments of a run, its environment and the `playbook_dir` it shows.
+type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+
+#[test]
+fn playbook_dir_comes_from_the_flag_the_environment_or_ansible_cfg_as_in_ansible() {
+    let sb = Sandbox::new();
+    let cfg = sb.write(
+        "playbookdir.cfg",
+        "[defaults]\nplaybook_dir = /doesnotexist/cfg\n",
+    );
+    let debug = ["localhost", "-m", "debug", "-a", "var=playbook_dir"];
+    let flag = [&debug[..], &["--playbook-dir=/doesnotexist/flag"]].concat();
+    // The flag over the environment, the environment over the file.
+    let cases: [Case; 4] = [
+        (
+            &flag,
+            &[("ANSIBLE_PLAYBOOK_DIR", "/doesnotexist/env")],
+            "/doesnotexist/flag",
+        ),
+        (
+            &debug,
+            &[("ANSIBLE_PLAYBOOK_DIR", "/doesnotexist/env")],
+            "/doesnotexist/env",
+        ),
+        (
+            &debug,
+            &[("ANSIBLE_CONFIG", cfg.to_str().unwrap_or_default())],
+            "/doesnotexist/cfg",
+        ),
+        (
+            &debug,
+            &[
+                ("ANSIBLE_CONFIG", cfg.to_str().unwrap_or_default()),
+                ("ANSIBLE_PLAYBOOK_DIR", "/doesnotexist/env"),
+            ],
+            "/doesnotexist/env",
+        ),
+    ];
+    let shown = |stdout: &str| -> Vec<String> {
+        stdout
+            .lines()
+            .filter(|l| l.contains("\"playbook_dir\""))
+            .map(|l| l.trim().to_string())
+            .collect()
+    };
+    for (args, env, want) in cases {
+        let mut ours = sb.sandball(["run"].iter().chain(args));
+        for (k, v) in env {
+            ours = ours.env(k, v);
+        }
+        let ours = ours.run();
+        ours.assert_no_panic().assert_code(0);
+        assert_eq!(
+            shown(&ours.stdout),
+            vec![format!("\"playbook_dir\": \"{want}\"")],
+            "{ours}"
+        );
+        let Some(mut theirs) = sb.ansible_tool("ansible", args.iter()) else {
+            continue;
+        };
+        for (k, v) in env {
+            theirs = theirs.env(k, v);
+        }
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        assert_eq!(shown(&theirs.stdout), shown(&ours.stdout), "{theirs}");
+    }
+}
+
+#[test]
+fn a_skipped_untrusted_template_is_warned_about_when_asked_as_in_ansible() {
+    let sb = Sandbox::new();
+    let extra =
+        r#"{"fromcli": {"no_trust": {"__ansible_unsafe": "{{ 'hello' }}"}, "trust": "{{ 1 }}"}}"#;
+    let args = ["localhost", "-m", "debug", "-a", "var=fromcli", "-e", extra];
+    let warned = |o: &sandball_e2e::Output| {
+        format!("{}{}", o.stdout, o.stderr).contains("Encountered untrusted template or expression")
+    };
+    for (behavior, warns) in [
+        (Some("warning"), true),
+        (Some("ignore"), false),
+        (None, false),
+    ] {
+        let mut ours = sb.sandball(["run"].iter().chain(&args));
+        if let Some(b) = behavior {
+            ours = ours.env("_ANSIBLE_TEMPLAR_UNTRUSTED_TEMPLATE_BEHAVIOR", b);
+        }
+        let ours = ours.run();
+        ours.assert_no_panic().assert_code(0);
+        // The untrusted template is shown as written, the trusted one rendered.
+        ours.assert_stdout_has(r#""no_trust": "{{ 'hello' }}""#)
+            .assert_stdout_has(r#""trust": 1"#);
+        assert_eq!(warned(&ours), warns, "{behavior:?}: {ours}");
+        let Some(mut theirs) = sb.ansible_tool("ansible", args.iter()) else {
+            continue;
+        };
+        if let Some(b) = behavior {
+            theirs = theirs.env("_ANSIBLE_TEMPLAR_UNTRUSTED_TEMPLATE_BEHAVIOR", b);
+        }
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        assert_eq!(warned(&theirs), warns, "{behavior:?}: {theirs}");
+    }
+}
+
+#[test]
+fn the_playbook_dirs_python_plugins_and_collections_serve_an_ad_hoc_run_as_in_ansible() {
+    let sb = Sandbox::new();
+    let filter = |name: &str| {
+        format!(
+            "class FilterModule:\n    def filters(self):\n        return {{'{name}': lambda s: s.upper() + '!'}}\n"
+        )
+    };
+    sb.write("base/filter_plugins/local.py", &filter("shout"));
+    sb.write(
+        "base/collections/ansible_collections/ns/coll/plugins/filter/coll.py",
+        &filter("yell"),
+    );
+    let base = sb.path().join("base").display().to_string();
+    let args = [
+        "localhost",
+        "-m",
+        "debug",
+        "-a",
+        "msg={{ 'a' | shout }}{{ 'b' | ns.coll.yell }}",
+        "--playbook-dir",
+        &base,
+    ];
+    let ours = sb
+        .sandball(["run"].iter().chain(&args))
+        .env(
+            "SANDBALL_ANSIBLE_PYTHON",
+            sandball_e2e::binaries::ansible_python(),
+        )
+        .run();
+    ours.assert_no_panic().assert_code(0);
+    ours.assert_stdout_has(r#""msg": "A!B!""#);
+    assert!(!ours.stderr.contains("Error loading plugin"), "{ours}");
+    if let Some(theirs) = sb.ansible_tool("ansible", args.iter()) {
+        let theirs = theirs.run();
+        assert_eq!(theirs.code, 0, "{theirs}");
+        theirs.assert_stdout_has(r#""msg": "A!B!""#);
+    }
+}

@@ -230,3 +230,50 @@ fn connection_variables_set_in_the_play_reach_the_host_as_in_ansible() {
         }
     }
 }
+
+#[test]
+fn a_delegate_that_cannot_be_reached_is_shown_by_its_name_alone_as_in_ansible() {
+    let sb = Sandbox::new();
+    let python = ansible_python();
+    // `gone` is reached over SSH at 127.0.0.1:1, which refuses.
+    sb.write(
+        "inventory.ini",
+        &format!(
+            "alpha ansible_connection=local ansible_python_interpreter={p}\ngone ansible_connection=ssh ansible_host=127.0.0.1 ansible_port=1 ansible_python_interpreter={p}\n",
+            p = python.display()
+        ),
+    );
+    let pb = sb.write(
+        "play.yml",
+        r#"- hosts: alpha
+  gather_facts: false
+  tasks:
+    - name: on gone
+      command: "true"
+      delegate_to: gone
+      ignore_unreachable: true
+"#,
+    );
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    let status = |o: &sandball_e2e::Output| -> Vec<String> {
+        o.task_lines("on gone")
+            .into_iter()
+            .filter(|l| l.starts_with("fatal: ["))
+            .map(|l| l.split(" => ").next().unwrap_or(l).to_string())
+            .collect()
+    };
+    // A reachable delegate shows its address (`[alpha -> gone(127.0.0.1)]`); an
+    // unreachable one its name alone.
+    assert_eq!(
+        status(&out),
+        vec!["fatal: [alpha -> gone]: UNREACHABLE!"],
+        "{out}"
+    );
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        out.assert_same_recap_as(&theirs);
+        assert_eq!(status(&theirs), status(&out), "{theirs}\n{out}");
+    }
+}

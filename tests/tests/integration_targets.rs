@@ -25,6 +25,7 @@ use std::time::Duration;
 /// `test/integration/targets/`).
 const TARGETS: &[&str] = &[
     "add_host",
+    "adhoc",
     "any_errors_fatal",
     "assemble",
     "async_fail",

@@ -385,6 +385,43 @@ fn until_retries_until_the_condition_holds_then_gives_up() {
     }
 }
 
+#[test]
+fn a_retried_unnamed_task_of_a_role_is_named_by_its_role_and_action_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory(&["localhost"]);
+    sb.write(
+        "roles/patient/tasks/main.yml",
+        "- command: \"true\"\n  register: r\n  until: r is failed\n  retries: 1\n  delay: 0\n  ignore_errors: true\n- name: named\n  command: \"true\"\n  register: n\n  until: n is failed\n  retries: 1\n  delay: 0\n  ignore_errors: true\n",
+    );
+    let pb = sb.write(
+        "play.yml",
+        "- hosts: all\n  gather_facts: false\n  roles: [patient]\n",
+    );
+    let work = sb.dir("work");
+    let out = sb.play(&pb, &work, &[]).run();
+    out.assert_no_panic().assert_code(0);
+    let retries = |o: &sandball_e2e::Output| -> Vec<String> {
+        o.stdout
+            .lines()
+            .filter(|l| l.starts_with("FAILED - RETRYING"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(
+        retries(&out),
+        vec![
+            "FAILED - RETRYING: [localhost]: patient : command (1 retries left).",
+            "FAILED - RETRYING: [localhost]: named (1 retries left).",
+        ],
+        "{out}"
+    );
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &[]) {
+        let theirs = theirs.run();
+        out.assert_same_recap_as(&theirs);
+        assert_eq!(retries(&theirs), retries(&out), "{theirs}\n{out}");
+    }
+}
+
 const WITH_LOOPS: &str = r#"
 - hosts: all
   gather_facts: false

@@ -350,3 +350,49 @@ fn python_action_plugins_run_as_under_ansible_playbook() {
         );
     }
 }
+
+#[test]
+fn an_action_plugins_connection_has_the_shell_ansible_shell_type_names_as_in_ansible() {
+    let sb = Sandbox::new();
+    sb.inventory_with_python(&["alpha"]);
+    sb.write(
+        "action_plugins/shell_family.py",
+        "from ansible.plugins.action import ActionBase\n\n\nclass ActionModule(ActionBase):\n    def run(self, tmp=None, task_vars=None):\n        result = super().run(tmp, task_vars)\n        result['shell'] = self._connection._shell.SHELL_FAMILY\n        return result\n",
+    );
+    let pb = sb.write(
+        "play.yml",
+        r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - name: the default shell
+      shell_family:
+    - name: a shell named by a templated variable
+      shell_family:
+      vars:
+        ansible_shell_type: "{{ 'power' ~ 'shell' }}"
+"#,
+    );
+    let work = sb.dir("work");
+    let out = sb.play_with_core(&pb, &work, &["-v"]).run();
+    out.assert_no_panic().assert_code(0);
+    assert!(
+        out.task_lines("the default shell")
+            .iter()
+            .any(|l| l.contains("\"shell\": \"sh\"")),
+        "{out}"
+    );
+    assert!(
+        out.task_lines("a shell named by a templated variable")
+            .iter()
+            .any(|l| l.contains("\"shell\": \"powershell\"")),
+        "{out}"
+    );
+    if let Some(theirs) = sb.ansible_play(&pb, &work, &["-v"]) {
+        let theirs = theirs.run();
+        out.assert_same_recap_as(&theirs);
+        out.assert_same_results_as(
+            &theirs,
+            &["the default shell", "a shell named by a templated variable"],
+        );
+    }
+}

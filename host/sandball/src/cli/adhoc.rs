@@ -6,7 +6,7 @@ use crate::plugins::callback::tree::TreeCallback;
 use crate::plugins::callback::{Callback, Many};
 use clap::Args;
 use serde_json::json;
-use std::path::Path;
+use std::path::PathBuf;
 
 /// Flags of `sandball run`.
 #[derive(Args, Debug)]
@@ -82,7 +82,14 @@ pub async fn run(args: AdhocArgs) -> Result<i32, CliError> {
         "tasks": [task],
     }])
     .to_string();
-    let book = crate::playbook::load_str(&text, Path::new("<ad-hoc>")).map_err(CliError::parse)?;
+    // The play is read as if written in the playbook directory (`--playbook-dir`, the
+    // `playbook_dir` setting), which is then its `playbook_dir`, as in `ansible`.
+    let dir = super::playbook_dir_of(args.playbook_dir.as_deref())?;
+    let file = match &dir {
+        Some(dir) => dir.join("<ad-hoc>"),
+        None => PathBuf::from("<ad-hoc>"),
+    };
+    let book = crate::playbook::load_str(&text, &file).map_err(CliError::parse)?;
     // `ansible` shows `minimal` results, one line each with `-o`; the stdout callback
     // of the settings (and the enabled ones) only with `bin_ansible_callbacks`, as
     // ansible-core.
@@ -110,12 +117,11 @@ pub async fn run(args: AdhocArgs) -> Result<i32, CliError> {
     if let Some(dir) = &args.tree {
         callbacks.push(Box::new(TreeCallback::new(dir.clone())));
     }
-    let dir = args
-        .playbook_dir
-        .as_deref()
-        .map(std::path::absolute)
-        .transpose()
-        .map_err(|e| CliError::options(format!("--playbook-dir: {e}")))?;
+    // The directory's plugins and `collections/` for the Python plugins, as
+    // ansible-core adds a playbook's (its `library/` is the finder's already).
+    if let Some(dir) = &dir {
+        crate::plugins::loader::configure(&[dir.as_path()], &[dir.join("collections")]);
+    }
     let run = build_run(&args.common, Box::new(Many(callbacks)), dir, vec![], vec![])?;
     if args.list_hosts {
         let hosts =

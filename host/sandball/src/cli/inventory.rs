@@ -101,10 +101,7 @@ pub fn run(args: InventoryArgs) -> Result<i32, CliError> {
     for e in &args.extra_vars {
         options.extra_vars.extend(super::extra_vars::parse(e)?);
     }
-    options.playbook_dir = args
-        .playbook_dir
-        .as_ref()
-        .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()));
+    options.playbook_dir = super::playbook_dir_of(args.playbook_dir.as_deref())?;
     let inventory = Inventory::load_with(&args.inventory, &options).map_err(|e| match e {
         // A `group_vars/` or `host_vars/` file that does not parse (a source that does not
         // parse is a warning, or `Unparsed`): a parser error, as in Ansible.

@@ -19,7 +19,7 @@ mod version;
 
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Runs Ansible-style playbooks with sandboxed WebAssembly modules.
 #[derive(Parser, Debug)]
@@ -630,6 +630,28 @@ fn tag_set(tags: Vec<String>) -> Vec<String> {
         .filter(|t| !t.is_empty())
         .collect();
     set.into_iter().collect()
+}
+
+/// The playbook directory of a command that runs no playbook (`sandball run`,
+/// `sandball inventory`): its `--playbook-dir`, else the `playbook_dir` setting
+/// (`ANSIBLE_PLAYBOOK_DIR`, ansible.cfg), `~` and `$VAR`s expanded; absolute.
+pub(crate) fn playbook_dir_of(flag: Option<&Path>) -> Result<Option<PathBuf>, CliError> {
+    let settings = crate::config::settings();
+    let dir = match flag {
+        Some(dir) => dir.to_path_buf(),
+        None => match settings
+            .get("ANSIBLE_PLAYBOOK_DIR")
+            .filter(|d| !d.is_empty())
+        {
+            Some(dir) => PathBuf::from(sandball_pycompat::expand::expand_path(dir, &|name| {
+                settings.get(name).map(str::to_string)
+            })),
+            None => return Ok(None),
+        },
+    };
+    std::path::absolute(&dir)
+        .map(Some)
+        .map_err(|e| CliError::options(format!("--playbook-dir: {e}")))
 }
 
 /// The inventory sources: `-i`, else the configured inventory (`ANSIBLE_INVENTORY`,

@@ -43,6 +43,7 @@ pub const ANSIBLE_CORE_VERSION: &str = "SANDBALL_ANSIBLE_CORE_VERSION";
 /// The settings sandball reads.
 const SETTINGS: &[Setting] = &[
     s("defaults", "inventory", "ANSIBLE_INVENTORY", true),
+    s("defaults", "playbook_dir", "ANSIBLE_PLAYBOOK_DIR", true),
     s(
         "sandball",
         "ansible_core_version",

@@ -15,14 +15,18 @@ pub(crate) fn configure(
     env: &mut Environment<'_>,
     options: &FileOptions,
 ) -> Result<(), minijinja::Error> {
-    let syntax = SyntaxConfig::builder()
+    let mut syntax = SyntaxConfig::builder();
+    syntax
         .block_delimiters(options.block.0.clone(), options.block.1.clone())
         .variable_delimiters(options.variable.0.clone(), options.variable.1.clone())
         .comment_delimiters(options.comment.0.clone(), options.comment.1.clone())
         .trim_blocks(options.trim_blocks)
         .lstrip_blocks(options.lstrip_blocks)
-        .keep_trailing_newline(true)
-        .build()?;
+        .keep_trailing_newline(true);
+    if let Some(prefix) = &options.line_statement_prefix {
+        syntax.line_statement_prefix(prefix.clone());
+    }
+    let syntax = syntax.build()?;
     env.set_syntax(syntax.clone());
     load_from(env, options.search.clone(), syntax);
     Ok(())
@@ -113,6 +117,8 @@ pub struct FileOptions {
     pub trim_blocks: bool,
     /// `lstrip_blocks`: whitespace before a block tag on its line is removed.
     pub lstrip_blocks: bool,
+    /// `line_statement_prefix`: a line starting with it is a statement.
+    pub line_statement_prefix: Option<String>,
     /// Where other templates are found, in order.
     pub search: Vec<std::path::PathBuf>,
 }
@@ -126,6 +132,7 @@ impl Default for FileOptions {
             comment: pair("{#", "#}"),
             trim_blocks: true,
             lstrip_blocks: false,
+            line_statement_prefix: None,
             search: Vec::new(),
         }
     }

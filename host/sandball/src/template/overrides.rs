@@ -3,28 +3,18 @@
 //! line itself not part of the output. Jinja drops a template's last newline unless the
 //! line sets `keep_trailing_newline: True`; Ansible then gives the result as many
 //! trailing newlines as the template had ([`restore_newlines`]). Jinja environment
-//! settings sandball does not apply are refused; other keys are ignored, as Ansible
-//! ignores them.
+//! settings sandball does not apply are refused; a malformed line or another key fails
+//! the template in ansible-core 2.19's words.
 
 use super::{FileOptions, TemplateError};
 
 /// What starts the line of overrides.
 const HEADER: &str = "#jinja2:";
 
-/// Jinja environment settings a header may name that sandball does not apply.
-const UNSUPPORTED: &[&str] = &[
-    "newline_sequence",
-    "line_statement_prefix",
-    "line_comment_prefix",
-    "autoescape",
-    "optimized",
-    "finalize",
-    "undefined",
-    "extensions",
-    "auto_reload",
-    "cache_size",
-    "enable_async",
-];
+/// The settings a header may name that sandball does not apply.
+/// (`line_comment_prefix`: the engine's line comments take the line's newline with
+/// them, where Jinja's keep it.)
+const UNSUPPORTED: &[&str] = &["newline_sequence", "line_comment_prefix"];
 
 /// `source` without its `#jinja2:` line, and `options` with that line's settings; both
 /// as given when there is no such line.
@@ -36,18 +26,25 @@ pub(crate) fn apply<'s>(
     let Some(rest) = source.strip_prefix(HEADER) else {
         return Ok((without_trailing_newline(source), options));
     };
-    let (line, body) = rest.split_once('\n').unwrap_or((rest, ""));
-    let mut keep_trailing_newline = false;
     let error = |detail: String| TemplateError::Render {
         detail,
-        template: format!("{HEADER}{line}"),
+        template: format!("{HEADER}{}", rest.split('\n').next().unwrap_or_default()),
         line: None,
     };
+    let Some((line, body)) = rest.split_once('\n') else {
+        return Err(error(format!("Missing newline after '{HEADER}' override.")));
+    };
+    let mut keep_trailing_newline = false;
     for pair in line.split(',') {
+        if pair.trim().is_empty() {
+            return Err(error(format!(
+                "Empty '{HEADER}' override pair not allowed."
+            )));
+        }
         let Some((key, value)) = pair.split_once(':') else {
             return Err(error(format!(
-                "failed to parse jinja2 override '{}'. Did you use something different from colon as key-value separator?",
-                pair.trim()
+                "Missing key-value separator `:` in '{HEADER}' override pair {}.",
+                repr(pair)
             )));
         };
         let key = key.trim();
@@ -69,6 +66,14 @@ pub(crate) fn apply<'s>(
                 "the jinja2 override '{key}' must be a string"
             ))),
         };
+        // A string, or None for no prefix.
+        let prefix = || match &parsed {
+            serde_json::Value::Null => Ok(None),
+            serde_json::Value::String(s) => Ok(Some(s.clone())),
+            _ => Err(error(format!(
+                "the jinja2 override '{key}' must be a string or None"
+            ))),
+        };
         let flag = || match parsed.as_bool() {
             Some(b) => Ok(b),
             None => Err(error(format!(
@@ -84,13 +89,19 @@ pub(crate) fn apply<'s>(
             "comment_end_string" => text(&mut options.comment.1)?,
             "trim_blocks" => options.trim_blocks = flag()?,
             "lstrip_blocks" => options.lstrip_blocks = flag()?,
+            "line_statement_prefix" => options.line_statement_prefix = prefix()?,
             "keep_trailing_newline" => keep_trailing_newline = flag()?,
             _ if UNSUPPORTED.contains(&key) => {
                 return Err(error(format!(
                     "the jinja2 override '{key}' is not supported by sandball"
                 )));
             }
-            _ => {}
+            _ => {
+                return Err(error(format!(
+                    "Invalid '{HEADER}' override key {}.",
+                    repr(key)
+                )));
+            }
         }
     }
     let body = match keep_trailing_newline {
@@ -98,6 +109,11 @@ pub(crate) fn apply<'s>(
         false => without_trailing_newline(body),
     };
     Ok((body, options))
+}
+
+/// Python's `repr` of a text.
+fn repr(text: &str) -> String {
+    sandball_pycompat::pyfmt::py_repr(&serde_json::Value::String(text.to_string()))
 }
 
 /// A template's source as Jinja reads it by default: without its last newline.
@@ -126,7 +142,7 @@ mod tests {
     #[test]
     fn reads_the_header_line() {
         let (body, options) = apply(
-            "#jinja2: variable_start_string:'<<' , variable_end_string:\">>\", trim_blocks: False, other: 1\nx << y >>\n",
+            "#jinja2: variable_start_string:'<<' , variable_end_string:\">>\", trim_blocks: False\nx << y >>\n",
             &FileOptions::default(),
         )
         .unwrap();
@@ -142,6 +158,22 @@ mod tests {
         let (body, options) = apply("plain {{ x }}\n", &FileOptions::default()).unwrap();
         assert_eq!(body, "plain {{ x }}");
         assert_eq!(options.variable.0, "{{");
+    }
+
+    #[test]
+    fn reads_line_prefixes() {
+        let (_, options) = apply(
+            "#jinja2: line_statement_prefix:\":\"\nx\n",
+            &FileOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(options.line_statement_prefix.as_deref(), Some(":"));
+        let (_, options) = apply(
+            "#jinja2: line_statement_prefix: None\nx\n",
+            &FileOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(options.line_statement_prefix, None);
     }
 
     #[test]
@@ -164,7 +196,30 @@ mod tests {
                 .err()
                 .map(|e| e.to_string())
         };
-        assert!(refused("#jinja2: trim_blocks=True\nx").is_some_and(|e| e.contains("colon")));
+        for (text, why) in [
+            (
+                "#jinja2: trim_blocks=True\nx",
+                "Missing key-value separator `:` in '#jinja2:' override pair ' trim_blocks=True'.",
+            ),
+            (
+                "#jinja2: trim_blocks: True,\nx",
+                "Empty '#jinja2:' override pair not allowed.",
+            ),
+            (
+                "#jinja2: other: 1\nx",
+                "Invalid '#jinja2:' override key 'other'.",
+            ),
+            (
+                "#jinja2: trim_blocks: True",
+                "Missing newline after '#jinja2:' override.",
+            ),
+        ] {
+            assert!(refused(text).is_some_and(|e| e.contains(why)), "{text}");
+        }
+        assert!(
+            refused("#jinja2: line_comment_prefix:'##'\nx")
+                .is_some_and(|e| e.contains("not supported"))
+        );
         assert!(
             refused("#jinja2: newline_sequence:'\\r\\n'\nx")
                 .is_some_and(|e| e.contains("not supported"))

@@ -94,7 +94,12 @@ pub(crate) fn value_at(
         }
         // Trusted text carries the engine's mark of it (see `trust.rs`).
         serde_json::Value::String(s) if trusted => Value::from_safe_string(s.clone()),
-        serde_json::Value::String(s) => Value::from(s.as_str()),
+        serde_json::Value::String(s) => {
+            if is_template(s) {
+                untrusted_template_skipped();
+            }
+            Value::from(s.as_str())
+        }
         serde_json::Value::Object(map) if trusted && map.keys().any(|k| is_template(k)) => {
             return templated_keys(scope, root, &path, map);
         }
@@ -108,6 +113,16 @@ pub(crate) fn value_at(
             })
         }
     })
+}
+
+/// An untrusted string that holds a template is read as its text, never rendered; with
+/// the experimental `_ANSIBLE_TEMPLAR_UNTRUSTED_TEMPLATE_BEHAVIOR=warning` ansible-core
+/// warns that it skipped one, as this does (`ignore`, its default, says nothing).
+fn untrusted_template_skipped() {
+    let behavior = crate::config::settings().get("_ANSIBLE_TEMPLAR_UNTRUSTED_TEMPLATE_BEHAVIOR");
+    if behavior == Some("warning") {
+        super::warnings::warn(super::UNTRUSTED.to_string());
+    }
 }
 
 /// The value inside an `!unsafe` mark (`{"__ansible_unsafe": value}`), if `node` is one.

@@ -141,6 +141,18 @@ fn job_result(jid: &str, reply: JobReply) -> TaskResult {
     r.insert("ansible_job_id".into(), json!(jid));
     r.entry("results_file")
         .or_insert_with(|| json!(reply.results_file));
+    // ansible-core's async_status starts from empty output, which the job's own result
+    // replaces, each split into lines.
+    for (text, lines) in [("stdout", "stdout_lines"), ("stderr", "stderr_lines")] {
+        let split: Vec<Value> = match r.entry(text).or_insert_with(|| json!("")) {
+            Value::String(t) => sandball_pycompat::pyops::splitlines(t)
+                .into_iter()
+                .map(|l| Value::String(l.to_string()))
+                .collect(),
+            _ => Vec::new(),
+        };
+        r.entry(lines).or_insert_with(|| Value::Array(split));
+    }
     r
 }
 
@@ -177,4 +189,54 @@ fn python_exception(stderr: &str) -> Option<String> {
                 "MODULE FAILURE: the module raised a Python exception: {last}\nSee module_stderr for the traceback"
             )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(state: JobState) -> JobReply {
+        JobReply {
+            results_file: "/root/.ansible_async/j1".into(),
+            state,
+        }
+    }
+
+    #[test]
+    fn every_answer_has_output_as_ansible_cores_async_status_starts_it() {
+        for state in [JobState::Missing, JobState::Running, JobState::Erased] {
+            let r = job_result("j1", reply(state.clone()));
+            assert_eq!(r["stdout"], json!(""), "{state:?}");
+            assert_eq!(r["stderr"], json!(""), "{state:?}");
+            assert_eq!(r["stdout_lines"], json!([]), "{state:?}");
+            assert_eq!(r["stderr_lines"], json!([]), "{state:?}");
+        }
+    }
+
+    #[test]
+    fn a_finished_jobs_own_output_replaces_the_empty_one() {
+        let result = RunResult {
+            id: 1,
+            outcome: Outcome::Exited { code: 0 },
+            stderr: String::new(),
+            denials: Vec::new(),
+            denials_omitted: 0,
+            warnings: Vec::new(),
+            elapsed_us: 0,
+        };
+        let r = job_result(
+            "j1",
+            reply(JobState::Finished {
+                module: "command".into(),
+                result,
+                stdout: r#"{"changed": true, "stdout": "moo\nbaa", "rc": 0}"#.into(),
+            }),
+        );
+        assert_eq!(r["changed"], json!(true));
+        assert_eq!(r["stdout"], json!("moo\nbaa"));
+        assert_eq!(r["stdout_lines"], json!(["moo", "baa"]));
+        assert_eq!(r["stderr"], json!(""));
+        assert_eq!(r["stderr_lines"], json!([]));
+        assert_eq!(r["finished"], json!(true));
+    }
 }

@@ -194,13 +194,16 @@ async fn attempt_action(
     if plugin.runs(&t.action) != Runs::Controller
         && let Ok(Some(other)) = delegated_to(run, kw, vars)
     {
-        // Its address as the inventory gives it (`ansible_host`), else its name.
+        // Its address as the inventory gives it (`ansible_host`), else its name; an
+        // unreachable result carries no address, as ansible-core's connection failure
+        // leaves the delegated host's variables out of it (`[web1 -> db1]`).
         let address = run
             .inventory()
             .host_vars(&other)
             .get("ansible_host")
             .and_then(Value::as_str)
             .filter(|a| !crate::template::is_template(a))
+            .filter(|_| !result.get("unreachable").is_some_and(py_truth))
             .map_or_else(|| other.clone(), str::to_string);
         result.delegated = Some(action::Delegated {
             host: other.clone(),

@@ -110,11 +110,13 @@ async fn run_retrying(
                 .or_insert_with(|| Value::String("Retries exceeded".into()));
             return r;
         }
-        run.callback.retrying(
-            host,
-            t.name.as_deref().unwrap_or(&t.action),
-            retries + 1 - attempts,
-        );
+        // Its `name`, else its action after its role's name, as ansible-core names it.
+        let shown = match (&t.name, kw.role()) {
+            (Some(name), _) => name.clone(),
+            (None, Some(role)) => format!("{} : {}", role.shown_name(), t.action),
+            (None, None) => t.action.clone(),
+        };
+        run.callback.retrying(host, &shown, retries + 1 - attempts);
         tokio::time::sleep(std::time::Duration::from_secs_f64(delay.max(0.0))).await;
     }
 }

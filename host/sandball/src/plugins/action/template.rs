@@ -96,6 +96,10 @@ fn render(
     let newline = match args.get("newline_sequence").and_then(Value::as_str) {
         None => "\n",
         Some(s @ ("\n" | "\r" | "\r\n")) => s,
+        // Written escaped (`'\r\n'` in single quotes), as Ansible also takes it.
+        Some("\\n") => "\n",
+        Some("\\r") => "\r",
+        Some("\\r\\n") => "\r\n",
         Some(_) => return Err("newline_sequence needs to be one of: \n, \r or \r\n".into()),
     };
     let path = search_path::find(ctx.vars(), "templates", &src)?;
@@ -222,6 +226,17 @@ mod tests {
         )
         .unwrap();
         assert_eq!(text, "world {{ raw }}\r\n");
+        // The sequence written escaped, as YAML's single quotes leave it.
+        for (escaped, newline) in [(r"\r\n", "\r\n"), (r"\r", "\r"), (r"\n", "\n")] {
+            let text = rendered(
+                &ctx,
+                json!({"src": "t.j2", "dest": "/x", "variable_start_string": "[[",
+                       "variable_end_string": "]]", "lstrip_blocks": true,
+                       "newline_sequence": escaped}),
+            )
+            .unwrap();
+            assert_eq!(text, format!("world {{{{ raw }}}}{newline}"), "{escaped}");
+        }
         let text = rendered(&ctx, json!({"src": "t.j2", "dest": "/x", "variable_start_string": "[[", "variable_end_string": "]]", "trim_blocks": false})).unwrap();
         assert_eq!(text, "  \nworld {{ raw }}\n  \n");
     }

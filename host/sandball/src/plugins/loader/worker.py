@@ -275,7 +275,7 @@ class Actions:
         handler = action_loader.get(
             req.get("handler") or req["name"],
             task=task,
-            connection=Connection(self),
+            connection=Connection(self, variables.get("ansible_shell_type")),
             play_context=context,
             loader=self.loader,
             templar=Templar(loader=self.loader, variables=variables),
@@ -304,7 +304,8 @@ class Actions:
 
 class Connection:
     """The task's connection as an action plugin sees it: its commands run on the
-    controller's connection to the target, as the task's become user."""
+    controller's connection to the target, as the task's become user; its shell is
+    the one `ansible_shell_type` names, else `sh`, as ansible-core picks it."""
 
     transport = "sandball"
     become = None
@@ -314,11 +315,15 @@ class Connection:
     force_persistence = False
     _connected = True
 
-    def __init__(self, actions):
+    def __init__(self, actions, shell_type=None):
         from ansible.plugins.loader import shell_loader
 
         self._actions = actions
-        self._shell = shell_loader.get("sh")
+        self._shell = shell_loader.get(shell_type or "sh")
+        if self._shell is None:
+            from ansible.errors import AnsibleError
+
+            raise AnsibleError(f"Invalid shell type specified ({shell_type}), or the plugin for that shell type is missing.")
 
     def get_option(self, name):
         raise KeyError(name)
