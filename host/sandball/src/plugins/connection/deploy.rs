@@ -10,10 +10,11 @@
 //! the node's `uname -sm` among the controller's and runs it if the node holds it (see
 //! `open_session` in [`super::ssh`]). When it does not, the node's `uname -sm` (said by
 //! that command, or asked by one probe) chooses the shim, which is streamed to a
-//! temporary file in `<cache>/shim/<sha256>/`, its sha256 checked on the node, and
-//! renamed into place, so a node never runs a half-written or foreign shim and later
-//! runs reuse it. Under become, all of this happens as the become user, in that user's
-//! own cache. Inventory hosts that are aliases of one node (same user, address and
+//! temporary file in `<cache>/shim/<sha256>/` — gzip-compressed and decompressed there
+//! by the node's `gzip -d` when the node has `gzip` (said in the same breath as its
+//! `uname -sm`), as it is otherwise — its sha256 checked on the node, and renamed into
+//! place, so a node never runs a half-written or foreign shim and later runs reuse it.
+//! Under become, all of this happens as the become user, in that user's own cache. Inventory hosts that are aliases of one node (same user, address and
 //! port) share one deployment per run. A node whose system or architecture has no shim
 //! is [`NoShim`] (its legacy modules run without one); a full disk or a `noexec`
 //! mount is an error that names the cause.
@@ -348,34 +349,48 @@ pub fn known_shimless(target: &str) -> Option<NoShim> {
 }
 
 /// A command that starts the node's shim from `cache` with `serve`, or, when the node
-/// does not hold it, exits with [`super::session::NOT_DEPLOYED`] saying its `uname -sm`.
+/// does not hold it, exits with [`super::session::NOT_DEPLOYED`] saying its `uname -sm`
+/// and whether it has `gzip` ([`super::session::GZIP_LINE`]).
 pub async fn start_command(cache: &str) -> Result<String, ConnectionError> {
     let select = Shims::get().select(cache).await?;
     Ok(format!(
-        "{select}; [ -n \"$s\" ] && [ -x \"$s\" ] || {{ echo 'sandball-shim is not deployed here' >&2; echo \"{}$(uname -sm)\" >&2; exit {}; }}; exec \"$s\" serve --cache-dir {}",
+        "{select}; [ -n \"$s\" ] && [ -x \"$s\" ] || {{ echo 'sandball-shim is not deployed here' >&2; echo \"{}$(uname -sm)\" >&2; {HAS_GZIP} && echo '{}yes' >&2; exit {}; }}; exec \"$s\" serve --cache-dir {}",
         super::session::NODE_LINE,
+        super::session::GZIP_LINE,
         super::session::NOT_DEPLOYED,
         quote_path(cache),
     ))
 }
 
+/// A shell test of whether the node has `gzip` (to decompress the shim with).
+const HAS_GZIP: &str = "command -v gzip >/dev/null 2>&1";
+
+/// What a node said of itself when it did not hold its shim.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeSaid {
+    /// Its `uname -sm`.
+    pub uname: String,
+    /// Whether it has `gzip`.
+    pub gzip: bool,
+}
+
 /// Makes sure the node holds its shim under `cache` (as the become user, in that
 /// user's own cache, when there is one) and returns its path there. `host` names the
-/// node in errors; `node` is its `uname -sm` when the caller knows it (otherwise it is
-/// asked, with whether the shim is there already).
+/// node in errors; `node` is what it said of itself when the caller knows it
+/// (otherwise it is asked, with whether the shim is there already).
 pub async fn ensure_shim(
     conn: &dyn Connection,
     become_: Option<&Become>,
     host: &str,
     cache: &str,
-    node: Option<&str>,
+    node: Option<NodeSaid>,
 ) -> Result<String, ConnectError> {
     let shims = Shims::get();
-    let uname = match node {
-        Some(n) => n.trim().to_string(),
+    let NodeSaid { uname, gzip } = match node {
+        Some(n) => n,
         None => {
             let probe = format!(
-                "{}; uname -sm; if [ -n \"$s\" ] && \"$s\" version >/dev/null 2>&1; then echo present; else echo absent; fi",
+                "{}; uname -sm; if [ -n \"$s\" ] && \"$s\" version >/dev/null 2>&1; then echo present; else echo absent; fi; {HAS_GZIP} && echo gzip || echo no-gzip",
                 shims.select(cache).await?
             );
             let out = r#become::exec_command(conn, become_, &probe, None)
@@ -391,9 +406,11 @@ pub async fn ensure_shim(
                 tracing::debug!(host, path, "shim already on the node");
                 return Ok(path);
             }
-            uname
+            let gzip = lines.next() == Some("gzip");
+            NodeSaid { uname, gzip }
         }
     };
+    let uname = uname.trim().to_string();
     NODES
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -404,18 +421,31 @@ pub async fn ensure_shim(
     let binary = shim.binary().await?;
     let path = shim_path(cache, &binary.sha256);
     let dir = path.trim_end_matches(&format!("/{SHIM_FILE}")).to_string();
+    let packed = match gzip {
+        true => super::gzip::compressed(&binary.sha256, &binary.bytes).await,
+        false => {
+            tracing::debug!(host, "the node has no gzip: the shim is sent uncompressed");
+            None
+        }
+    };
+    let (receive, payload) = match &packed {
+        Some(packed) => ("gzip -dc", packed.as_slice()),
+        None => ("cat", binary.bytes.as_slice()),
+    };
     tracing::debug!(
         host,
         path,
         shim = %shim.path.display(),
         user = become_.map(|b| b.user.as_str()),
+        shim_bytes = binary.bytes.len(),
+        sent_bytes = payload.len(),
         "uploading the shim"
     );
-    // Received, checked, made executable, renamed into place and run once, in one
-    // command: a copy that cannot run there exits with NOEXEC.
+    // Received (and decompressed), checked, made executable, renamed into place and
+    // run once, in one command: a copy that cannot run there exits with NOEXEC.
     let upload = format!(
         "set -e; umask 022; d={dir}; mkdir -p \"$d\"; chmod 755 {cache} {cache}/shim \"$d\" 2>/dev/null || :; \
-         t=$(mktemp \"$d/.upload.XXXXXX\"); trap 'rm -f \"$t\"' EXIT; cat > \"$t\"; \
+         t=$(mktemp \"$d/.upload.XXXXXX\"); trap 'rm -f \"$t\"' EXIT; {receive} > \"$t\"; \
          s=$( (sha256sum \"$t\" 2>/dev/null || shasum -a 256 \"$t\") | cut -d' ' -f1); \
          if [ \"$s\" != {sha} ]; then echo \"the uploaded file's sha256 is $s, not {sha}\" >&2; exit 3; fi; \
          chmod 755 \"$t\"; mv -f \"$t\" \"$d/{SHIM_FILE}\"; \
@@ -424,7 +454,7 @@ pub async fn ensure_shim(
         cache = quote_path(cache.trim_end_matches('/')),
         sha = binary.sha256,
     );
-    let out = r#become::exec_command(conn, become_, &upload, Some(&binary.bytes)).await?;
+    let out = r#become::exec_command(conn, become_, &upload, Some(payload)).await?;
     if out.rc == NOEXEC {
         return Err(ConnectionError::Remote(format!(
             "sandball-shim was uploaded to {path} on {host} but cannot run there (a filesystem mounted noexec? set sandball_cache_dir to a directory where programs may run)"
