@@ -804,7 +804,7 @@ pub(crate) fn build_run(
         callback,
         stats: Default::default(),
         sessions: crate::plugins::connection::pool::SessionPool::new(
-            std::env::var("SANDBALL_CACHE_DIR").ok(),
+            crate::plugins::connection::pool::controller_cache(),
         )
         .with_password(ask_pass),
         options,

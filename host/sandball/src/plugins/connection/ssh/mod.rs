@@ -442,12 +442,13 @@ impl Ssh {
             Err(SessionError::Broken { .. })
                 if ending.code() == Some(super::session::NOT_DEPLOYED) =>
             {
-                let node = ending
-                    .line_after(super::session::NODE_LINE)
-                    .map(|uname| deploy::NodeSaid {
-                        uname,
-                        gzip: ending.line_after(super::session::GZIP_LINE).is_some(),
-                    });
+                let node =
+                    ending
+                        .line_after(super::session::NODE_LINE)
+                        .map(|uname| deploy::NodeSaid {
+                            uname,
+                            gzip: ending.line_after(super::session::GZIP_LINE).is_some(),
+                        });
                 Err(SessionError::NotDeployed { node }.into())
             }
             other => {
