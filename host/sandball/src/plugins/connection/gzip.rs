@@ -1,7 +1,7 @@
 //! gzip for what the controller uploads to nodes over a network (the shim, module
 //! components): each content is compressed once, keyed by its sha256, however many
 //! nodes it goes to, off the async threads. The compressed copy is kept in the
-//! controller's own cache ([`super::pool::controller_cache`]: `<cache>/gzip/<sha256>.gz`, written
+//! controller's own cache (`<cache>/gzip/<sha256>.gz`, [`keep_in`]; written
 //! to a temporary file and renamed), so that later runs with the same shim and modules
 //! read it instead of compressing again (a debug build's shim is tens of MB). A node
 //! checks the sha256 of the uncompressed bytes, so compression changes nothing of what
@@ -13,7 +13,7 @@ use flate2::write::GzEncoder;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use tokio::sync::OnceCell;
 
 /// The compressed contents of this run, by sha256 (`None`: compressing failed).
@@ -27,16 +27,20 @@ static COMPRESSED: LazyLock<Mutex<Compressed>> = LazyLock::new(Mutex::default);
 /// in 6.2 s; the debug shim: level 1 in 1 s, level 6 in 7 s (docs/BENCHMARKS.md).
 const LEVEL: u32 = if cfg!(debug_assertions) { 1 } else { 6 };
 
-/// Where the compressed copies are kept on the controller.
-fn kept_dir() -> PathBuf {
-    let cache =
-        super::pool::controller_cache().unwrap_or_else(|| super::deploy::DEFAULT_CACHE.to_string());
-    crate::local_files::expand_user(&cache).join("gzip")
+/// Where this run keeps the compressed copies ([`keep_in`]); unset, nothing is kept.
+static KEPT_DIR: OnceLock<PathBuf> = OnceLock::new();
+
+/// Has this run keep the compressed copies in the controller's cache `cache`
+/// ([`super::pool::controller_cache`]; `None`: [`super::deploy::DEFAULT_CACHE`]), in
+/// its `gzip/` directory. Set once, when the run starts.
+pub fn keep_in(cache: Option<&str>) {
+    let cache = cache.unwrap_or(super::deploy::DEFAULT_CACHE);
+    let _ = KEPT_DIR.set(crate::local_files::expand_user(cache).join("gzip"));
 }
 
 /// `bytes` (whose sha256 is `sha256`) gzip-compressed, made once per run and read from
-/// the controller's cache when a run before made it; `None` when they could not be
-/// compressed (the caller sends them as they are).
+/// the controller's cache when a run before made it (see [`keep_in`]); `None` when they
+/// could not be compressed (the caller sends them as they are).
 pub async fn compressed(sha256: &str, bytes: &[u8]) -> Option<Arc<Vec<u8>>> {
     let cell = COMPRESSED
         .lock()
@@ -47,8 +51,12 @@ pub async fn compressed(sha256: &str, bytes: &[u8]) -> Option<Arc<Vec<u8>>> {
     cell.get_or_init(|| async {
         let owned = bytes.to_vec();
         let sha = sha256.to_string();
-        let packed = tokio::task::spawn_blocking(move || kept_or_compressed(&kept_dir(), &sha, &owned))
-            .await
+        let dir = KEPT_DIR.get().cloned();
+        let packed = tokio::task::spawn_blocking(move || match dir {
+            Some(dir) => kept_or_compressed(&dir, &sha, &owned),
+            None => compress(&owned),
+        })
+        .await
             .map_err(std::io::Error::other)
             .and_then(|packed| packed);
         match packed {
