@@ -97,6 +97,11 @@ print(f"  sandball: {ms / 1000:.1f} s ({per_task_host:.0f} us per task-host), ex
       f"peak memory {rss // 1024} MiB, {rss * 1024 // hosts // 1024} KiB per host")
 if wrong:
     print("under_faults.sh: the recap does not match what happened:\n  " + "\n  ".join(wrong[:20]), file=sys.stderr)
+    # What the run said of those hosts (the work directory goes when the script ends).
+    named = {w.split(":")[0] for w in wrong[:20]}
+    said = [l for l in out.splitlines()
+            if any(f"[{h}]" in l for h in named) and not l.startswith(("ok:", "changed:"))]
+    print("  what the run said of them:\n  " + "\n  ".join(said[:40]), file=sys.stderr)
     sys.exit(1)
 if summary:
     with open(summary, "a") as f:

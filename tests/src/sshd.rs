@@ -82,6 +82,17 @@ impl Sshd {
     /// [`Sshd::start`] with sshd's `MaxStartups` set to `max_startups`
     /// (`start:rate:full`): how many logins in progress it takes before refusing more.
     pub fn start_refusing(max_startups: &str) -> Sshd {
+        Sshd::start_configured(max_startups, "")
+    }
+
+    /// [`Sshd::start`] with `lines` added to the server's configuration (`SetEnv
+    /// PATH=…`: a node whose commands find other programs).
+    pub fn start_with_config(lines: &str) -> Sshd {
+        Sshd::start_configured(MAX_STARTUPS, lines)
+    }
+
+    /// The server of this machine, with `max_startups` and `lines` in its configuration.
+    fn start_configured(max_startups: &str, lines: &str) -> Sshd {
         assert!(
             Path::new(SSHD).is_file(),
             "{SSHD} is missing: install openssh-server (`make test` does it)"
@@ -93,7 +104,7 @@ impl Sshd {
         // sshd wants its privilege separation directory (as root).
         let _ = std::fs::create_dir_all("/run/sshd");
         let mut cmd = Command::new(SSHD);
-        Sshd::serve(dir, Path::new("/"), &mut cmd, max_startups)
+        Sshd::serve(dir, Path::new("/"), &mut cmd, max_startups, lines)
     }
 
     /// Starts the sshd of the system root `root` (a debootstrapped distribution) in a
@@ -132,14 +143,20 @@ impl Sshd {
         .arg(root)
         .arg(root)
         .arg(SSHD);
-        Sshd::serve(dir, root, &mut cmd, MAX_STARTUPS)
+        Sshd::serve(dir, root, &mut cmd, MAX_STARTUPS, "")
     }
 
     /// Generates the keys in `dir` (which `root`'s sshd sees at its path under
     /// `root`), writes the server's configuration there, and starts `sshd` with it
     /// (`cmd` runs the server, its arguments to follow; `max_startups` is its
-    /// `MaxStartups`).
-    fn serve(dir: TempDir, root: &Path, cmd: &mut Command, max_startups: &str) -> Sshd {
+    /// `MaxStartups`; `lines` are added to its configuration).
+    fn serve(
+        dir: TempDir,
+        root: &Path,
+        cmd: &mut Command,
+        max_startups: &str,
+        lines: &str,
+    ) -> Sshd {
         let d = dir.path();
         keygen(&d.join("host_key"));
         keygen(&d.join("client_key"));
@@ -154,7 +171,7 @@ impl Sshd {
              AuthorizedKeysFile {d}/authorized_keys\nStrictModes no\nUsePAM no\n\
              PasswordAuthentication yes\nKbdInteractiveAuthentication no\n\
              PermitRootLogin prohibit-password\nMaxStartups {max_startups}\n\
-             MaxSessions 100\nLogLevel ERROR\n",
+             MaxSessions 100\nLogLevel ERROR\n{lines}\n",
             d = seen.display()
         );
         std::fs::write(d.join("sshd_config"), config).expect("sshd_config");

@@ -1,10 +1,14 @@
 //! The shims the controller deploys to nodes: static executables (musl) for each node
 //! architecture, built by `make build` — checked on their ELF headers and with `file` —
 //! and chosen per node by its `uname -sm`: a component run locally and over SSH by a
-//! controller that finds them in the build tree alone (no `SANDBALL_SHIM`).
+//! controller that finds them in the build tree alone (no `SANDBALL_SHIM`). What a cold
+//! node receives over a network, counted by a proxy in bytes: the shim and the play's
+//! modules gzip-compressed; a node without `gzip` gets the shim as it is.
 
 use sandball_e2e::binaries::{STATIC_SHIMS, file_says, sha256, static_shim};
-use sandball_e2e::{HostRecap, Output, Sandbox, Sshd};
+use sandball_e2e::proxy::Proxy;
+use sandball_e2e::sshd::deployable_shim;
+use sandball_e2e::{Binaries, HostRecap, Output, Sandbox, Sshd};
 use std::path::Path;
 use std::time::Duration;
 
@@ -196,4 +200,140 @@ fn over_ssh_a_node_gets_the_static_shim_of_its_architecture_once() {
     second.assert_code(0);
     assert_eq!(second.host("s1").ok, 4, "{second}");
     assert!(!second.stderr.contains("uploading the shim"), "{second}");
+}
+
+/// The ten modules of the network benchmark (`examples/bench/network.sh`), one task each.
+const TEN_MODULES: &str = r#"
+- hosts: all
+  gather_facts: false
+  vars:
+    d: "{{ work }}/{{ inventory_hostname }}"
+  tasks:
+    - ping:
+    - file: {path: "{{ d }}", state: directory}
+    - copy: {content: "one\n", dest: "{{ d }}/a.txt"}
+    - lineinfile: {path: "{{ d }}/a.txt", line: two}
+    - replace: {path: "{{ d }}/a.txt", regexp: "^one$", replace: three}
+    - blockinfile: {path: "{{ d }}/b.txt", create: true, block: x}
+    - stat: {path: "{{ d }}/a.txt"}
+    - slurp: {src: "{{ d }}/a.txt"}
+    - find: {paths: "{{ d }}"}
+    - command: /bin/true
+"#;
+
+/// The modules [`TEN_MODULES`] runs.
+const MODULES_OF_TEN: [&str; 10] = [
+    "ping",
+    "file",
+    "copy",
+    "lineinfile",
+    "replace",
+    "blockinfile",
+    "stat",
+    "slurp",
+    "find",
+    "command",
+];
+
+/// Runs `playbook` with the stripped shim the SSH tests deploy, logging at debug.
+fn run_deploying(sb: &Sandbox, playbook: &Path) -> Output {
+    let out = sb
+        .play(playbook, &sb.dir("work"), &[])
+        .env("SANDBALL_SHIM", deployable_shim())
+        .env("SANDBALL_LOG", "sandball=debug")
+        .env("SSH_AUTH_SOCK", "")
+        .limit(Duration::from_secs(300))
+        .run();
+    out.assert_no_panic();
+    out
+}
+
+#[test]
+fn a_cold_node_over_a_network_receives_the_shim_and_its_modules_compressed() {
+    let sshd = Sshd::start();
+    let proxy = Proxy::start(sshd.port);
+    sshd.known_also_at(proxy.port());
+    let sb = Sandbox::new();
+    let line = sshd
+        .host_line("n1", &sb.path().join("node-n1"), "")
+        .replace(
+            &format!("ansible_port={}", sshd.port),
+            &format!("ansible_port={}", proxy.port()),
+        );
+    sb.write("inventory.ini", &format!("[nodes]\n{line}"));
+    let pb = sb.write("play.yml", TEN_MODULES);
+    let cold = run_deploying(&sb, &pb);
+    cold.assert_code(0);
+    assert_eq!(cold.host("n1").ok, 10, "{cold}");
+    assert_eq!(
+        cold.stderr.matches("uploading the shim").count(),
+        1,
+        "{cold}"
+    );
+    assert_eq!(
+        cold.stderr.matches("uploading a module").count(),
+        10,
+        "{cold}"
+    );
+    // What the node would receive uncompressed: the shim and the ten components.
+    let size = |p: &Path| std::fs::metadata(p).unwrap().len();
+    let modules = &Binaries::get().modules;
+    let uncompressed = size(&deployable_shim())
+        + MODULES_OF_TEN
+            .iter()
+            .map(|m| size(&modules.join(format!("{m}.wasm"))))
+            .sum::<u64>();
+    // The bound: everything the controller sent the cold node (SSH included) is less
+    // than half of that (gzip takes code and components to about a third).
+    let (sent, _) = proxy.bytes();
+    assert!(
+        sent < uncompressed / 2,
+        "a cold node received {sent} bytes; uncompressed, the shim and modules are {uncompressed}\n{cold}"
+    );
+    // Warm, the node is asked once which modules it lacks, and nothing is sent again.
+    let warm = run_deploying(&sb, &pb);
+    warm.assert_code(0);
+    let warm_sent = proxy.bytes().0 - sent;
+    assert!(
+        warm_sent < 1_000_000,
+        "a warm node received {warm_sent} bytes\n{warm}"
+    );
+    assert!(!warm.stderr.contains("uploading a module"), "{warm}");
+}
+
+/// A directory of links to every program in `/usr/bin` but `gzip`: a node's `PATH`
+/// without it.
+fn bin_without_gzip(at: &Path) -> std::path::PathBuf {
+    std::fs::create_dir_all(at).unwrap();
+    for entry in std::fs::read_dir("/usr/bin").unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_name() != "gzip" {
+            std::os::unix::fs::symlink(entry.path(), at.join(entry.file_name())).unwrap();
+        }
+    }
+    at.to_path_buf()
+}
+
+#[test]
+fn a_node_without_gzip_gets_the_shim_uncompressed() {
+    let sb = Sandbox::new();
+    let bin = bin_without_gzip(&sb.path().join("bin-without-gzip"));
+    let sshd = Sshd::start_with_config(&format!("SetEnv PATH={}", bin.display()));
+    let cache = sb.path().join("node-n1");
+    sb.write(
+        "inventory.ini",
+        &format!("[nodes]\n{}", sshd.host_line("n1", &cache, "")),
+    );
+    let pb = sb.write("play.yml", COMPONENTS);
+    let out = run_deploying(&sb, &pb);
+    out.assert_code(0);
+    assert_eq!(out.host("n1").ok, 4, "{out}");
+    assert!(
+        out.stderr
+            .contains("the node has no gzip: the shim is sent uncompressed"),
+        "{out}"
+    );
+    let sha = sha256(&deployable_shim());
+    let on_node = cache.join("shim").join(&sha).join("sandball-shim");
+    assert_eq!(sha256(&on_node), sha, "{out}");
 }

@@ -28,6 +28,16 @@ pub enum ShimError {
         /// The payload's real sha256.
         actual: String,
     },
+    /// A module's gzip-compressed payload could not be decompressed.
+    #[error(
+        "module payload for {sha} is not a gzip stream this shim can read ({source}); it was not stored"
+    )]
+    Gunzip {
+        /// The announced address.
+        sha: String,
+        /// What was wrong with it.
+        source: std::io::Error,
+    },
     /// A run named a module this node does not hold.
     #[error("module {0} is not stored on this node; send it with put-module first")]
     UnknownModule(String),

@@ -162,9 +162,28 @@ impl Runtime {
         }
     }
 
-    /// Stores a module sent by the controller (after checking its sha256).
-    pub fn put_module(&self, sha: &str, bytes: &[u8]) -> Result<(), ShimError> {
-        self.cache.store_module(sha, bytes)
+    /// Those of `shas` this node does not hold (intact), in their order.
+    pub fn missing_modules(&mut self, shas: &[String]) -> Result<Vec<String>, ShimError> {
+        let mut missing = vec![];
+        for sha in shas {
+            if !self.has_module(sha)? {
+                missing.push(sha.clone());
+            }
+        }
+        Ok(missing)
+    }
+
+    /// Stores a module sent by the controller, `gzip`-compressed or not (after
+    /// checking the sha256 of its uncompressed bytes).
+    pub fn put_module(&self, sha: &str, payload: &[u8], gzip: bool) -> Result<(), ShimError> {
+        if !gzip {
+            return self.cache.store_module(sha, payload);
+        }
+        let bytes = gunzip(payload).map_err(|e| ShimError::Gunzip {
+            sha: sha.to_string(),
+            source: e,
+        })?;
+        self.cache.store_module(sha, &bytes)
     }
 
     /// Compiles stored modules that have no compiled code yet, one after the other in
@@ -475,4 +494,20 @@ impl Runtime {
             stdout: pipes.stdout_bytes(),
         })
     }
+}
+
+/// The bytes a gzip stream holds, at most a frame's largest payload of them.
+fn gunzip(payload: &[u8]) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let limit = sandball_wire::frame::MAX_PAYLOAD;
+    let mut bytes = Vec::with_capacity(payload.len().saturating_mul(3));
+    flate2::read::GzDecoder::new(payload)
+        .take(limit + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::other(format!(
+            "it holds more than {limit} bytes"
+        )));
+    }
+    Ok(bytes)
 }

@@ -166,8 +166,15 @@ fn session<R: Read, W: Write>(
                 };
                 respond(output, &answer, &[])?;
             }
-            Request::PutModule { sha256 } => {
-                let answer = match runtime.put_module(&sha256, &request.payload) {
+            Request::MissingModules { sha256s } => {
+                let answer = match runtime.missing_modules(&sha256s) {
+                    Ok(sha256s) => Response::MissingModules { sha256s },
+                    Err(e) => error(e.to_string()),
+                };
+                respond(output, &answer, &[])?;
+            }
+            Request::PutModule { sha256, gzip } => {
+                let answer = match runtime.put_module(&sha256, &request.payload, gzip) {
                     Ok(()) => Response::Stored { sha256 },
                     Err(e) => error(e.to_string()),
                 };

@@ -140,6 +140,7 @@ fn serve_speaks_only_frames_on_stdout() {
         (
             Request::PutModule {
                 sha256: sha.clone(),
+                gzip: false,
             },
             &module,
         ),

@@ -289,7 +289,7 @@ fn tampered_compiled_code_is_never_loaded_and_is_compiled_again() {
     let sha = sha256_hex(&hello);
     let fingerprint = {
         let mut rt = Runtime::new(Cache::open(dir.path()).unwrap()).unwrap();
-        rt.put_module(&sha, &hello).unwrap();
+        rt.put_module(&sha, &hello, false).unwrap();
         rt.load("hello", &hello).unwrap();
         rt.load("other", &other).unwrap();
         rt.fingerprint().to_string()
@@ -380,7 +380,7 @@ fn a_corrupt_stored_module_is_removed_and_reported_missing() {
     std::fs::write(cache.module_path(&sha), &patched).unwrap();
     assert!(!rt.has_module(&sha).unwrap());
     assert!(!cache.module_path(&sha).exists());
-    rt.put_module(&sha, &hello).unwrap();
+    rt.put_module(&sha, &hello, false).unwrap();
     assert!(rt.has_module(&sha).unwrap());
     let out = rt
         .run(2, &sha, "hello", &json!({}), &Grant::default())

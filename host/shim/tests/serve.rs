@@ -77,6 +77,7 @@ fn a_whole_session_answers_every_request_in_order() {
         (
             Request::PutModule {
                 sha256: wrong.clone(),
+                gzip: false,
             },
             &module,
         ),
@@ -89,6 +90,7 @@ fn a_whole_session_answers_every_request_in_order() {
         (
             Request::PutModule {
                 sha256: sha.clone(),
+                gzip: false,
             },
             &module,
         ),
@@ -160,6 +162,71 @@ fn a_whole_session_answers_every_request_in_order() {
     assert!(error_message(&out[8]).starts_with("bad request"));
     assert!(error_message(&out[9]).contains("is not a sha256"));
     assert!(matches!(out[10].header, Response::Hello { .. }));
+}
+
+/// `bytes` gzip-compressed.
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+#[test]
+fn a_gzip_upload_is_stored_uncompressed_and_one_request_names_the_missing_modules() {
+    let module = component(HELLO);
+    let sha = sha256_hex(&module);
+    let absent = sha256_hex(b"absent");
+    let packed = gzip(&module);
+    assert!(packed.len() < module.len());
+    // Cut short: not a whole gzip stream.
+    let torn = &packed[..packed.len() / 2];
+    let missing = Request::MissingModules {
+        sha256s: vec![sha.clone(), absent.clone()],
+    };
+    let put = |gzip| Request::PutModule {
+        sha256: sha.clone(),
+        gzip,
+    };
+    let input = encode(&[
+        (hello(), &[]),
+        (missing.clone(), &[]),
+        (put(true), torn),
+        (missing.clone(), &[]),
+        // The compressed bytes are not the module: the sha256 is of the uncompressed.
+        (put(false), &packed),
+        (put(true), &packed),
+        (missing, &[]),
+        (
+            Request::Run {
+                id: 1,
+                sha256: sha.clone(),
+                module: "hello".into(),
+                args: json!({}),
+                grant: Grant::default(),
+            },
+            &[],
+        ),
+    ]);
+    let (end, out) = session(&input);
+    assert_eq!(end.unwrap(), End::Closed);
+    assert_eq!(out.len(), 8);
+    let both = Response::MissingModules {
+        sha256s: vec![sha.clone(), absent.clone()],
+    };
+    assert_eq!(out[1].header, both);
+    let message = error_message(&out[2]);
+    assert!(message.contains("is not a gzip stream"), "{message}");
+    assert_eq!(out[3].header, both);
+    assert!(error_message(&out[4]).contains("not the announced"));
+    assert_eq!(out[5].header, Response::Stored { sha256: sha });
+    assert_eq!(
+        out[6].header,
+        Response::MissingModules {
+            sha256s: vec![absent]
+        }
+    );
+    assert_eq!(out[7].payload, b"hello from wasm\n");
 }
 
 #[test]
@@ -274,6 +341,7 @@ fn precompiling_leaves_the_compiled_code_for_the_first_run() {
         (
             Request::PutModule {
                 sha256: sha.clone(),
+                gzip: false,
             },
             &module,
         ),
@@ -327,6 +395,7 @@ fn compiled_code_given_by_another_shim_runs_without_compiling() {
         (
             Request::PutModule {
                 sha256: sha.clone(),
+                gzip: false,
             },
             &module,
         ),

@@ -28,11 +28,21 @@ pub enum Request {
         /// Content address (lowercase hex sha256).
         sha256: String,
     },
-    /// Stores a module; the frame payload is the component's bytes. The shim checks
-    /// the sha256 before keeping it.
+    /// Asks which of these modules the shim does not hold (one request for all of a
+    /// play's modules); answered with [`Response::MissingModules`].
+    MissingModules {
+        /// The modules (content addresses).
+        sha256s: Vec<String>,
+    },
+    /// Stores a module; the frame payload is the component's bytes, gzip-compressed
+    /// when `gzip` is set. The shim checks the sha256 (of the uncompressed bytes)
+    /// before keeping it.
     PutModule {
-        /// Content address the payload must have.
+        /// Content address the (uncompressed) component must have.
         sha256: String,
+        /// Whether the payload is gzip-compressed.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        gzip: bool,
     },
     /// Asks whether the shim holds a file (a `copy` source from the controller).
     HasFile {
@@ -222,6 +232,11 @@ pub enum Response {
     HasModule {
         /// Whether the module is stored.
         present: bool,
+    },
+    /// Answer to [`Request::MissingModules`].
+    MissingModules {
+        /// Those of the modules asked about that the shim does not hold.
+        sha256s: Vec<String>,
     },
     /// Answer to [`Request::PutModule`] and [`Request::PutCompiled`].
     Stored {

@@ -816,6 +816,8 @@ pub(crate) fn build_run(
                 vars
             }
         };
+    let controller_cache = crate::plugins::connection::pool::controller_cache();
+    crate::plugins::connection::gzip::keep_in(controller_cache.as_deref());
     Ok(Run {
         templar: crate::template::Templar::new(),
         inventory: std::sync::RwLock::new(std::sync::Arc::new(inventory)),
@@ -824,10 +826,8 @@ pub(crate) fn build_run(
         vars,
         callback,
         stats: Default::default(),
-        sessions: crate::plugins::connection::pool::SessionPool::new(
-            std::env::var("SANDBALL_CACHE_DIR").ok(),
-        )
-        .with_password(ask_pass),
+        sessions: crate::plugins::connection::pool::SessionPool::new(controller_cache)
+            .with_password(ask_pass),
         options,
         policy,
         audit_log: None,

@@ -10,10 +10,12 @@
 //! the node's `uname -sm` among the controller's and runs it if the node holds it (see
 //! `open_session` in [`super::ssh`]). When it does not, the node's `uname -sm` (said by
 //! that command, or asked by one probe) chooses the shim, which is streamed to a
-//! temporary file in `<cache>/shim/<sha256>/`, its sha256 checked on the node, and
-//! renamed into place, so a node never runs a half-written or foreign shim and later
-//! runs reuse it. Under become, all of this happens as the become user, in that user's
-//! own cache. Inventory hosts that are aliases of one node (same user, address and
+//! temporary file in `<cache>/shim/<sha256>/` — gzip-compressed and decompressed there
+//! by the node's `gzip -d` when the node has `gzip` (said in the same breath as its
+//! `uname -sm`), as it is otherwise — its sha256 checked on the node, and put in place
+//! (never over a shim there that runs: see `upload_command`), so a node never runs a
+//! half-written or foreign shim and later runs reuse it.
+//! Under become, all of this happens as the become user, in that user's own cache. Inventory hosts that are aliases of one node (same user, address and
 //! port) share one deployment per run. A node whose system or architecture has no shim
 //! is [`NoShim`] (its legacy modules run without one); a full disk or a `noexec`
 //! mount is an error that names the cause.
@@ -348,34 +350,48 @@ pub fn known_shimless(target: &str) -> Option<NoShim> {
 }
 
 /// A command that starts the node's shim from `cache` with `serve`, or, when the node
-/// does not hold it, exits with [`super::session::NOT_DEPLOYED`] saying its `uname -sm`.
+/// does not hold it, exits with [`super::session::NOT_DEPLOYED`] saying its `uname -sm`
+/// and whether it has `gzip` ([`super::session::GZIP_LINE`]).
 pub async fn start_command(cache: &str) -> Result<String, ConnectionError> {
     let select = Shims::get().select(cache).await?;
     Ok(format!(
-        "{select}; [ -n \"$s\" ] && [ -x \"$s\" ] || {{ echo 'sandball-shim is not deployed here' >&2; echo \"{}$(uname -sm)\" >&2; exit {}; }}; exec \"$s\" serve --cache-dir {}",
+        "{select}; [ -n \"$s\" ] && [ -x \"$s\" ] || {{ echo 'sandball-shim is not deployed here' >&2; echo \"{}$(uname -sm)\" >&2; {HAS_GZIP} && echo '{}yes' >&2; exit {}; }}; exec \"$s\" serve --cache-dir {}",
         super::session::NODE_LINE,
+        super::session::GZIP_LINE,
         super::session::NOT_DEPLOYED,
         quote_path(cache),
     ))
 }
 
+/// A shell test of whether the node has `gzip` (to decompress the shim with).
+const HAS_GZIP: &str = "command -v gzip >/dev/null 2>&1";
+
+/// What a node said of itself when it did not hold its shim.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeSaid {
+    /// Its `uname -sm`.
+    pub uname: String,
+    /// Whether it has `gzip`.
+    pub gzip: bool,
+}
+
 /// Makes sure the node holds its shim under `cache` (as the become user, in that
 /// user's own cache, when there is one) and returns its path there. `host` names the
-/// node in errors; `node` is its `uname -sm` when the caller knows it (otherwise it is
-/// asked, with whether the shim is there already).
+/// node in errors; `node` is what it said of itself when the caller knows it
+/// (otherwise it is asked, with whether the shim is there already).
 pub async fn ensure_shim(
     conn: &dyn Connection,
     become_: Option<&Become>,
     host: &str,
     cache: &str,
-    node: Option<&str>,
+    node: Option<NodeSaid>,
 ) -> Result<String, ConnectError> {
     let shims = Shims::get();
-    let uname = match node {
-        Some(n) => n.trim().to_string(),
+    let NodeSaid { uname, gzip } = match node {
+        Some(n) => n,
         None => {
             let probe = format!(
-                "{}; uname -sm; if [ -n \"$s\" ] && \"$s\" version >/dev/null 2>&1; then echo present; else echo absent; fi",
+                "{}; uname -sm; if [ -n \"$s\" ] && \"$s\" version >/dev/null 2>&1; then echo present; else echo absent; fi; {HAS_GZIP} && echo gzip || echo no-gzip",
                 shims.select(cache).await?
             );
             let out = r#become::exec_command(conn, become_, &probe, None)
@@ -391,9 +407,11 @@ pub async fn ensure_shim(
                 tracing::debug!(host, path, "shim already on the node");
                 return Ok(path);
             }
-            uname
+            let gzip = lines.next() == Some("gzip");
+            NodeSaid { uname, gzip }
         }
     };
+    let uname = uname.trim().to_string();
     NODES
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -404,27 +422,28 @@ pub async fn ensure_shim(
     let binary = shim.binary().await?;
     let path = shim_path(cache, &binary.sha256);
     let dir = path.trim_end_matches(&format!("/{SHIM_FILE}")).to_string();
+    let packed = match gzip {
+        true => super::gzip::compressed(&binary.sha256, &binary.bytes).await,
+        false => {
+            tracing::debug!(host, "the node has no gzip: the shim is sent uncompressed");
+            None
+        }
+    };
+    let (receive, payload) = match &packed {
+        Some(packed) => ("gzip -dc", packed.as_slice()),
+        None => ("cat", binary.bytes.as_slice()),
+    };
     tracing::debug!(
         host,
         path,
         shim = %shim.path.display(),
         user = become_.map(|b| b.user.as_str()),
+        shim_bytes = binary.bytes.len(),
+        sent_bytes = payload.len(),
         "uploading the shim"
     );
-    // Received, checked, made executable, renamed into place and run once, in one
-    // command: a copy that cannot run there exits with NOEXEC.
-    let upload = format!(
-        "set -e; umask 022; d={dir}; mkdir -p \"$d\"; chmod 755 {cache} {cache}/shim \"$d\" 2>/dev/null || :; \
-         t=$(mktemp \"$d/.upload.XXXXXX\"); trap 'rm -f \"$t\"' EXIT; cat > \"$t\"; \
-         s=$( (sha256sum \"$t\" 2>/dev/null || shasum -a 256 \"$t\") | cut -d' ' -f1); \
-         if [ \"$s\" != {sha} ]; then echo \"the uploaded file's sha256 is $s, not {sha}\" >&2; exit 3; fi; \
-         chmod 755 \"$t\"; mv -f \"$t\" \"$d/{SHIM_FILE}\"; \
-         \"$d/{SHIM_FILE}\" version >/dev/null 2>&1 || exit {NOEXEC}",
-        dir = quote_path(&dir),
-        cache = quote_path(cache.trim_end_matches('/')),
-        sha = binary.sha256,
-    );
-    let out = r#become::exec_command(conn, become_, &upload, Some(&binary.bytes)).await?;
+    let upload = upload_command(cache, &dir, &binary.sha256, receive);
+    let out = r#become::exec_command(conn, become_, &upload, Some(payload)).await?;
     if out.rc == NOEXEC {
         return Err(ConnectionError::Remote(format!(
             "sandball-shim was uploaded to {path} on {host} but cannot run there (a filesystem mounted noexec? set sandball_cache_dir to a directory where programs may run)"
@@ -433,6 +452,30 @@ pub async fn ensure_shim(
     }
     out.success(&format!("cannot upload sandball-shim to {dir} on {host}"))?;
     Ok(path)
+}
+
+/// The command that receives a shim whose sha256 is `sha` on its standard input (through
+/// `receive`: `cat`, or `gzip -dc` for a compressed one) into a temporary file in `dir`
+/// (of the node's cache `cache`), checks it, makes it executable, puts it in place and
+/// runs it once: a copy that cannot run there exits with [`NOEXEC`]. A shim already in
+/// place that runs is kept (its path is its content's address, so it is the same shim),
+/// never replaced: another host's upload to the same cache (an alias of the node, or
+/// another run) may have started it, and a shim whose executable is replaced under it
+/// cannot start its session (it finds its own file deleted). The temporary file is
+/// linked into place (atomically, only where there is none), or renamed on a file system
+/// without links.
+fn upload_command(cache: &str, dir: &str, sha: &str, receive: &str) -> String {
+    format!(
+        "set -e; umask 022; d={dir}; mkdir -p \"$d\"; chmod 755 {cache} {cache}/shim \"$d\" 2>/dev/null || :; \
+         t=$(mktemp \"$d/.upload.XXXXXX\"); trap 'rm -f \"$t\"' EXIT; {receive} > \"$t\"; \
+         s=$( (sha256sum \"$t\" 2>/dev/null || shasum -a 256 \"$t\") | cut -d' ' -f1); \
+         if [ \"$s\" != {sha} ]; then echo \"the uploaded file's sha256 is $s, not {sha}\" >&2; exit 3; fi; \
+         chmod 755 \"$t\"; f=\"$d/{SHIM_FILE}\"; \
+         ln \"$t\" \"$f\" 2>/dev/null || \"$f\" version >/dev/null 2>&1 || mv -f \"$t\" \"$f\"; \
+         \"$f\" version >/dev/null 2>&1 || exit {NOEXEC}",
+        dir = quote_path(dir),
+        cache = quote_path(cache.trim_end_matches('/')),
+    )
 }
 
 /// The deployments of this run, done or under way, by node (`user@address:port`),
@@ -689,5 +732,59 @@ mod tests {
                 .unwrap_or_default();
             assert_eq!(String::from_utf8_lossy(&out.stdout), want, "{uname}");
         }
+    }
+
+    /// Runs the upload of `payload` (sha256 `sha`) into `cache` with `/bin/sh`, locally:
+    /// its exit status and what it left in the shim's directory.
+    fn upload(cache: &Path, sha: &str, payload: &[u8]) -> (i32, Vec<String>) {
+        use std::io::Write;
+        let cache = cache.display().to_string();
+        let dir = shim_path(&cache, sha)
+            .trim_end_matches(&format!("/{SHIM_FILE}"))
+            .to_string();
+        let mut child = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(upload_command(&cache, &dir, sha, "cat"))
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(payload).unwrap();
+        let rc = child.wait().unwrap().code().unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .map(|d| {
+                d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        left.sort();
+        (rc, left)
+    }
+
+    #[test]
+    fn an_upload_keeps_a_shim_in_place_that_runs_and_replaces_one_that_does_not() {
+        use std::os::unix::fs::MetadataExt;
+        let t = tempfile::tempdir().unwrap();
+        let cache = t.path().join("cache");
+        // A stand-in for the shim: `version` succeeds.
+        let shim = b"#!/bin/sh\n[ \"$1\" = version ]\n";
+        let sha = hex::encode(Sha256::digest(shim));
+        let path = PathBuf::from(shim_path(&cache.display().to_string(), &sha));
+        let one = vec![SHIM_FILE.to_string()];
+        assert_eq!(upload(&cache, &sha, shim), (0, one.clone()));
+        assert_eq!(std::fs::read(&path).unwrap(), shim);
+        let inode = std::fs::metadata(&path).unwrap().ino();
+        // Another host's upload of the same shim (an alias of the node): the file a
+        // shim may have been started from stays, not replaced by an equal copy.
+        assert_eq!(upload(&cache, &sha, shim), (0, one.clone()));
+        assert_eq!(std::fs::metadata(&path).unwrap().ino(), inode);
+        // A file there that does not run is replaced.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, "not a shim").unwrap();
+        assert_eq!(upload(&cache, &sha, shim), (0, one.clone()));
+        assert_eq!(std::fs::read(&path).unwrap(), shim);
+        // Bytes that are not the shim named are refused and leave nothing.
+        let other = hex::encode(Sha256::digest(b"other"));
+        assert_eq!(upload(&cache, &other, shim), (3, vec![]));
     }
 }

@@ -13,6 +13,7 @@
 
 pub mod channel;
 pub mod deploy;
+pub mod gzip;
 pub mod local;
 pub mod pool;
 pub mod registry;

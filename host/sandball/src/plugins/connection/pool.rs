@@ -9,6 +9,12 @@ use crate::plugins::r#become::Become;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+/// The controller's own cache directory: `$SANDBALL_CACHE_DIR` when set (`None`: the
+/// local shim's default, [`super::deploy::DEFAULT_CACHE`]).
+pub fn controller_cache() -> Option<String> {
+    std::env::var("SANDBALL_CACHE_DIR").ok()
+}
+
 type Slot = Arc<tokio::sync::Mutex<Option<Session>>>;
 type ConnectionSlot = Arc<tokio::sync::Mutex<Option<Arc<dyn Connection>>>>;
 

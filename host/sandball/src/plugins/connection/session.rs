@@ -1,8 +1,9 @@
 //! One persistent shim session: the controller's side of the wire protocol.
 //!
 //! A session is opened once per host (and later per become user), says hello, uploads a
-//! module the first time it is needed (by sha256) and then runs tasks, one request and
-//! one response at a time.
+//! module the first time it is needed (by sha256; gzip-compressed over a network, see
+//! [`Session::compressing`]) and then runs tasks, one request and one response at a
+//! time.
 
 use sandball_wire::capability::Grant;
 use sandball_wire::frame::{self, FrameError};
@@ -39,11 +40,11 @@ pub enum SessionError {
         detail: String,
     },
     /// The node does not hold the shim yet (the start command exited with
-    /// [`NOT_DEPLOYED`]); `node` is its `uname -sm` when the command said it.
+    /// [`NOT_DEPLOYED`]); `node` is what it said of itself, when it did.
     #[error("sandball-shim is not deployed on the node")]
     NotDeployed {
-        /// The node's system and machine (`Linux x86_64`).
-        node: Option<String>,
+        /// The node's system and machine (`Linux x86_64`) and whether it has gzip.
+        node: Option<super::deploy::NodeSaid>,
     },
     /// The shim is another version.
     #[error(
@@ -151,6 +152,9 @@ pub const NOT_DEPLOYED: u32 = 97;
 /// What starts the line of stderr in which that command tells the node's `uname -sm`.
 pub const NODE_LINE: &str = "sandball-node: ";
 
+/// What starts the line of stderr in which that command tells that the node has gzip.
+pub const GZIP_LINE: &str = "sandball-gzip: ";
+
 /// Tells, once the stream has ended, how the shim ended (exit status, last lines of
 /// stderr), when the transport knows.
 pub type LastWords = Box<dyn Fn() -> Option<String> + Send + Sync>;
@@ -165,6 +169,8 @@ pub struct Session {
     /// Whether the connection under the session is gone (see [`Session::watching`]).
     lost: Option<Box<dyn Fn() -> bool + Send + Sync>>,
     uploaded: HashSet<String>,
+    /// Modules are sent gzip-compressed (see [`Session::compressing`]).
+    compress: bool,
     next_id: u64,
     /// A request is on its way and its answer not read yet. Still set when the next
     /// request comes, the caller gave up waiting (a task `timeout`) and the stream may
@@ -192,6 +198,7 @@ impl Session {
             last_words,
             lost: None,
             uploaded: HashSet::new(),
+            compress: false,
             next_id: 1,
             in_flight: false,
             node: NodeInfo {
@@ -287,6 +294,14 @@ impl Session {
         }
     }
 
+    /// Has the session send modules gzip-compressed: for a shim at the other end of a
+    /// network, where bytes cost more than compressing them (each module is compressed
+    /// once per run, see [`super::gzip`]).
+    pub fn compressing(mut self) -> Session {
+        self.compress = true;
+        self
+    }
+
     /// Makes sure the shim holds a module, uploading it only if it has not got it.
     pub async fn ensure_module(&mut self, sha256: &str, bytes: &[u8]) -> Result<(), SessionError> {
         if self.uploaded.contains(sha256) {
@@ -315,9 +330,25 @@ impl Session {
     /// Makes sure the shim holds `modules` (sending those it lacks) and has it start
     /// compiling, in the background, those it has no compiled code for; returns how
     /// many it compiles.
+    /// One request asks which of them the shim lacks.
     pub async fn precompile(&mut self, modules: &[(&str, &[u8])]) -> Result<u64, SessionError> {
-        for (sha256, bytes) in modules {
-            self.ensure_module(sha256, bytes).await?;
+        let unknown: Vec<String> = modules
+            .iter()
+            .filter(|(sha, _)| !self.uploaded.contains(*sha))
+            .map(|(sha, _)| sha.to_string())
+            .collect();
+        if !unknown.is_empty() {
+            let req = Request::MissingModules { sha256s: unknown };
+            let missing = match self.call(&req, &[]).await?.0 {
+                Response::MissingModules { sha256s } => sha256s,
+                other => return Err(unexpected(&other)),
+            };
+            for (sha256, bytes) in modules {
+                if missing.iter().any(|m| m == sha256) {
+                    self.put_module(sha256, bytes).await?;
+                }
+                self.uploaded.insert(sha256.to_string());
+            }
         }
         let req = Request::Precompile {
             sha256s: modules.iter().map(|(sha, _)| sha.to_string()).collect(),
@@ -368,13 +399,25 @@ impl Session {
         }
     }
 
-    /// Sends a module to the shim.
+    /// Sends a module to the shim, compressed when the session is
+    /// [compressing](Session::compressing).
     async fn put_module(&mut self, sha256: &str, bytes: &[u8]) -> Result<(), SessionError> {
-        tracing::debug!(sha256, module_bytes = bytes.len(), "uploading a module");
+        let packed = match self.compress {
+            true => super::gzip::compressed(sha256, bytes).await,
+            false => None,
+        };
+        let payload = packed.as_deref().map_or(bytes, Vec::as_slice);
+        tracing::debug!(
+            sha256,
+            module_bytes = bytes.len(),
+            sent_bytes = payload.len(),
+            "uploading a module"
+        );
         let put = Request::PutModule {
             sha256: sha256.to_string(),
+            gzip: packed.is_some(),
         };
-        match self.call(&put, bytes).await?.0 {
+        match self.call(&put, payload).await?.0 {
             Response::Stored { .. } => Ok(()),
             other => Err(unexpected(&other)),
         }
@@ -643,10 +686,29 @@ mod tests {
                     seen.push("has-module".to_string());
                     (Response::HasModule { present: true }, vec![])
                 }
-                Request::PutModule { sha256 } => {
+                Request::MissingModules { sha256s } => {
+                    seen.push(format!("missing-modules {}", sha256s.len()));
+                    // The node holds the modules whose address starts with `a`.
+                    let sha256s = sha256s
+                        .into_iter()
+                        .filter(|s| !s.starts_with('a'))
+                        .collect();
+                    (Response::MissingModules { sha256s }, vec![])
+                }
+                Request::PutModule { sha256, gzip } => {
+                    let mut payload = f.payload.clone();
+                    if gzip {
+                        payload.clear();
+                        std::io::Read::read_to_end(
+                            &mut flate2::read::GzDecoder::new(&f.payload[..]),
+                            &mut payload,
+                        )
+                        .unwrap();
+                    }
                     seen.push(format!(
-                        "put-module {}",
-                        String::from_utf8_lossy(&f.payload)
+                        "put-module{} {}",
+                        if gzip { " (gzip)" } else { "" },
+                        String::from_utf8_lossy(&payload)
                     ));
                     (Response::Stored { sha256 }, vec![])
                 }
@@ -662,6 +724,11 @@ mod tests {
                         elapsed_us: 1,
                     };
                     (Response::RunResult(result), b"{}".to_vec())
+                }
+                Request::Precompile { sha256s } => {
+                    seen.push(format!("precompile {}", sha256s.len()));
+                    let count = sha256s.len() as u64;
+                    (Response::Precompiling { count }, vec![])
                 }
                 Request::Run { sha256, .. } => {
                     seen.push("run".to_string());
@@ -705,6 +772,38 @@ mod tests {
         assert_eq!(
             seen,
             ["hello", "has-module", "run", "put-module the module", "run"]
+        );
+    }
+
+    #[tokio::test]
+    async fn one_request_finds_the_modules_a_node_lacks_and_only_those_are_sent_compressed() {
+        let (ours, theirs) = tokio::io::duplex(1 << 16);
+        let (our_read, our_write) = tokio::io::split(ours);
+        let (their_read, their_write) = tokio::io::split(theirs);
+        let node = tokio::spawn(shim(their_read, their_write));
+        let mut session =
+            Session::open(Box::new(our_read), Box::new(our_write), Box::new(()), None)
+                .await
+                .unwrap()
+                .compressing();
+        let (held, lacked, other) = ("a".repeat(64), "b".repeat(64), "d".repeat(64));
+        let modules: [(&str, &[u8]); 3] =
+            [(&held, b"held"), (&lacked, b"lacked"), (&other, b"other")];
+        assert_eq!(session.precompile(&modules).await.unwrap(), 3);
+        // Asked again, the session asks nothing of what it already made sure of.
+        assert_eq!(session.precompile(&modules[1..]).await.unwrap(), 2);
+        drop(session);
+        let seen = node.await.unwrap();
+        assert_eq!(
+            seen,
+            [
+                "hello",
+                "missing-modules 3",
+                "put-module (gzip) lacked",
+                "put-module (gzip) other",
+                "precompile 3",
+                "precompile 2"
+            ]
         );
     }
 }

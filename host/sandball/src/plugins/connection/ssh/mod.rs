@@ -391,8 +391,9 @@ impl Ssh {
     /// `stdin` to it, and opens a session over it. The shim's stderr and exit status are
     /// kept for the error of a session that ends; a command that exits with
     /// [`NOT_DEPLOYED`](super::session::NOT_DEPLOYED) before the hello is
-    /// [`SessionError::NotDeployed`], with the node's `uname -sm` when its stderr
-    /// told it (after [`NODE_LINE`](super::session::NODE_LINE)). With `terminal`, the
+    /// [`SessionError::NotDeployed`], with the node's `uname -sm` and whether it has
+    /// gzip when its stderr told them (after [`NODE_LINE`](super::session::NODE_LINE)
+    /// and [`GZIP_LINE`](super::session::GZIP_LINE)). With `terminal`, the
     /// channel has a pseudo-terminal, where su is answered before the session starts.
     async fn start_session(
         &self,
@@ -441,14 +442,18 @@ impl Ssh {
             Err(SessionError::Broken { .. })
                 if ending.code() == Some(super::session::NOT_DEPLOYED) =>
             {
-                Err(SessionError::NotDeployed {
-                    node: ending.line_after(super::session::NODE_LINE),
-                }
-                .into())
+                let node =
+                    ending
+                        .line_after(super::session::NODE_LINE)
+                        .map(|uname| deploy::NodeSaid {
+                            uname,
+                            gzip: ending.line_after(super::session::GZIP_LINE).is_some(),
+                        });
+                Err(SessionError::NotDeployed { node }.into())
             }
             other => {
                 let handle = self.handle.clone();
-                Ok(other?.watching(move || handle.is_closed()))
+                Ok(other?.watching(move || handle.is_closed()).compressing())
             }
         }
     }
@@ -522,7 +527,7 @@ impl Connection for Ssh {
             };
             let user = become_.map(|b| b.user.as_str());
             let path = deploy::once_per_node(&target, user, &cache, || {
-                deploy::ensure_shim(self, become_, &target, &cache, node.as_deref())
+                deploy::ensure_shim(self, become_, &target, &cache, node)
             })
             .await?;
             let serve = format!(
