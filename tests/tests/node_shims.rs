@@ -255,7 +255,7 @@ fn a_cold_node_over_a_network_receives_the_shim_and_its_modules_compressed() {
     sshd.known_also_at(proxy.port());
     let sb = Sandbox::new();
     let line = sshd
-        .host_line("n1", &sb.path().join("node-n1"), "")
+        .host_line_cold("n1", &sb.path().join("node-n1"), "")
         .replace(
             &format!("ansible_port={}", sshd.port),
             &format!("ansible_port={}", proxy.port()),
