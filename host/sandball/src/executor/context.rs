@@ -7,13 +7,15 @@
 //! `services.rs`; a module run, by the module runner (`module_run/`).
 
 use super::Run;
-use super::task::keywords::{keyword_bool, omitted};
+use super::coerce::{keyword_bool, omitted};
 use crate::assemble::interpreter::{self, PythonSetting};
 use crate::playbook::{Chain, Keyword, Task};
 use crate::plugins::action::{self, failed};
 use crate::plugins::r#become::{Become, Keywords as BecomeKeywords};
 use crate::plugins::connection::registry::{Transport, transport_for, transport_vars};
-use crate::plugins::connection::{ConnectError, Connection, ConnectionError, SessionError};
+use crate::plugins::connection::{
+    ConnectError, Connection, ConnectionError, SessionError, VarError,
+};
 use crate::policy;
 use crate::template::{Var, Vars};
 use serde_json::{Map, Value, json};
@@ -251,7 +253,7 @@ pub(crate) fn delegated_to(
     run: &Run,
     kw: &Chain<'_>,
     vars: &Vars,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, VarError> {
     let Some(setting) = kw.nearest_setting(Keyword::DelegateTo) else {
         return Ok(None);
     };
@@ -260,7 +262,11 @@ pub(crate) fn delegated_to(
         Ok(Value::String(name)) if name.trim().is_empty() => Ok(None),
         Ok(Value::String(name)) => Ok(Some(name)),
         Ok(other) => Ok(Some(other.to_string())),
-        Err(e) => Err(format!("delegate_to (at {}): {e}", setting.at)),
+        Err(source) => Err(VarError::Template {
+            name: Keyword::DelegateTo.name().to_string(),
+            at: Some(Box::new(setting.at.clone())),
+            source: Box::new(source),
+        }),
     }
 }
 
@@ -279,7 +285,7 @@ pub(crate) fn target(
     vars: &Vars,
 ) -> Result<Target, ConnectError> {
     let name = delegated_to(run, kw, vars)
-        .map_err(ConnectError::Vars)?
+        .map_err(ConnectError::from)?
         .unwrap_or_else(|| host.to_string());
     let mut host_vars = if name == host {
         task_transport_vars(run, vars)?
@@ -295,9 +301,14 @@ pub(crate) fn target(
             continue;
         }
         if let Some(setting) = kw.nearest_setting(keyword) {
-            let value = run.templar.template(&setting.value, vars).map_err(|e| {
-                ConnectError::Vars(format!("{} (at {}): {e}", keyword.name(), setting.at))
-            })?;
+            let value = run
+                .templar
+                .template(&setting.value, vars)
+                .map_err(|source| VarError::Template {
+                    name: keyword.name().to_string(),
+                    at: Some(Box::new(setting.at.clone())),
+                    source: Box::new(source),
+                })?;
             host_vars.insert(variable.to_string(), value);
         }
     }
@@ -344,7 +355,11 @@ fn task_transport_vars(run: &Run, vars: &Vars) -> Result<Map<String, Value>, Con
             let value = run
                 .templar
                 .template(value, vars)
-                .map_err(|e| ConnectError::Vars(format!("{name}: {e}")))?;
+                .map_err(|source| VarError::Template {
+                    name: (*name).to_string(),
+                    at: None,
+                    source: Box::new(source),
+                })?;
             found.insert((*name).to_string(), value);
         }
     }

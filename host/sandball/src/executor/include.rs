@@ -77,7 +77,7 @@ pub(super) async fn run(
     let fail_with = |host: &str, result: crate::plugins::action::TaskResult, rescuable: bool| {
         let vars = task::task_vars(run, scope, host, kw);
         let ignored = rescuable
-            && task::keywords::keyword_bool(run, &vars, kw, Keyword::IgnoreErrors, false)
+            && super::coerce::keyword_bool(run, &vars, kw, Keyword::IgnoreErrors, false)
                 .unwrap_or(false);
         if !ignored {
             included_failed

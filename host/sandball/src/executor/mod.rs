@@ -9,6 +9,7 @@
 //! `context` gives the task's action plugin its module runs and commands.
 
 mod batches;
+mod coerce;
 mod context;
 mod gathering;
 mod handlers;

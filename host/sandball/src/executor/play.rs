@@ -584,7 +584,7 @@ async fn run_block(cx: PlayRun<'_>, b: &crate::playbook::Block, inherited: &Chai
 /// as Ansible reads it): one host's failure then ends the play for every host.
 pub(super) fn any_errors_fatal(run: &Run, kw: &Chain<'_>, vars: &crate::template::Vars) -> bool {
     // One that cannot be worked out holds: failing safe.
-    task::keywords::keyword_bool(run, vars, kw, Keyword::AnyErrorsFatal, false).unwrap_or(true)
+    super::coerce::keyword_bool(run, vars, kw, Keyword::AnyErrorsFatal, false).unwrap_or(true)
 }
 
 /// Fails a task on a host outside the task's own run (an include that cannot be made):
@@ -805,7 +805,7 @@ pub(super) async fn run_task(
     // sets reach every host of the play, as in Ansible. On an include it makes the
     // inclusion for the first host alone (the included tasks run there only, unless
     // `apply` gives them `run_once` too).
-    let once = task::keywords::keyword_bool(run, &first_vars, &kw, Keyword::RunOnce, false)
+    let once = super::coerce::keyword_bool(run, &first_vars, &kw, Keyword::RunOnce, false)
         .unwrap_or(false);
     if let Some(kind) = super::include::kind(t) {
         let cx = PlayRun {

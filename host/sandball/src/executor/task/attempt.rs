@@ -5,9 +5,9 @@
 
 use super::args::{template_args, with_trust_marks};
 use super::background;
-use super::keywords::{keyword, keyword_bool, keyword_int};
 use super::reports::module_works;
 use crate::executor::Run;
+use crate::executor::coerce::{keyword, keyword_bool, keyword_int};
 use crate::executor::context::{Background, TaskContext, delegated_to};
 use crate::playbook::{Chain, Keyword, Task};
 use crate::plugins::action::TaskResult;

@@ -2,8 +2,8 @@
 //! every `poll` seconds (or left running with `poll: 0`), as ansible-core's executor
 //! does.
 
-use super::keywords::keyword_int;
 use crate::executor::Run;
+use crate::executor::coerce::keyword_seconds;
 use crate::executor::context::{Background, TaskContext};
 use crate::playbook::Task;
 use crate::plugins::action::TaskResult;
@@ -23,10 +23,7 @@ pub(super) fn job(
     spec: &Value,
 ) -> Result<Background, Map<String, Value>> {
     // ansible-core names `async` by its attribute.
-    let seconds = |v: &Value, name: &str| -> Result<u64, String> {
-        let n = keyword_int(run, vars, name, v)?;
-        u64::try_from(n).map_err(|_| format!("{name} must be a whole number of seconds, got {n}"))
-    };
+    let seconds = |v: &Value, name: &str| keyword_seconds(run, vars, name, v);
     let limit = seconds(spec, "async_val").map_err(task_failed)?;
     let poll = match t.poll.as_ref().map(|p| seconds(p, "poll")) {
         None => DEFAULT_POLL,

@@ -1,89 +1,13 @@
-//! A task's keywords as ansible-core coerces them: the value that applies (a level set
-//! to `omit` does not set it), templated and read as a boolean, a whole number or a
-//! number of seconds, with ansible-core's words for a value that is not one; the
-//! conditions (`when`, and a loop's `break_when`); and the argument defaults
-//! `module_defaults` gives the task's action.
+//! A task's conditions (`when`, and a loop's `break_when`), the argument defaults
+//! `module_defaults` gives its action, and the action's name in ansible-core's errors.
+//! Reading a keyword's value is [`crate::executor::coerce`]'s.
 
 use crate::executor::Run;
 use crate::executor::resolve::{DefaultsRole, same_action};
 use crate::playbook::{Chain, Keyword};
-use crate::plugins::action::{self, TaskResult, integer};
-use crate::template::{OMIT, Vars};
-use sandball_pycompat::boolean::truthy;
+use crate::plugins::action::{self, TaskResult};
+use crate::template::{TemplateError, Vars};
 use serde_json::{Map, Value, json};
-
-/// Whether a keyword's value templates to `omit`: that level then does not set it,
-/// and the keyword is inherited from the levels around it, as in Ansible.
-pub(crate) fn omitted(run: &Run, vars: &Vars, v: &Value) -> bool {
-    matches!(v, Value::String(s) if s.contains("omit") && crate::template::is_template(s))
-        && matches!(run.templar.template(v, vars), Ok(Value::String(s)) if s == OMIT)
-}
-
-/// The value of keyword `k` that applies to the task: the innermost level's that sets
-/// it, levels that set it to `omit` aside.
-pub(crate) fn keyword<'a>(run: &Run, vars: &Vars, kw: &Chain<'a>, k: Keyword) -> Option<&'a Value> {
-    kw.nearest_where(k, |v| !omitted(run, vars, v))
-}
-
-/// Keyword `k` (see [`keyword`]) templated and read as a boolean.
-pub(crate) fn keyword_bool(
-    run: &Run,
-    vars: &Vars,
-    kw: &Chain<'_>,
-    k: Keyword,
-    default: bool,
-) -> Result<bool, String> {
-    match keyword(run, vars, kw, k) {
-        None => Ok(default),
-        Some(v) => {
-            let t = run
-                .templar
-                .template(v, vars)
-                .map_err(|e| keyword_error(k.name(), &e))?;
-            truthy(Some(&t), default).map_err(|_| keyword_type_error(k.name(), &t, "bool"))
-        }
-    }
-}
-
-/// ansible-core's words for a keyword whose template failed.
-fn keyword_error(name: &str, e: &crate::template::TemplateError) -> String {
-    format!("Error processing keyword '{name}': {}", e.cause())
-}
-
-/// A keyword of ansible-core's `int` type (`retries`, `timeout`, `async`, `poll`),
-/// templated: a whole number or text of one; errors worded as ansible-core's.
-pub(super) fn keyword_int(run: &Run, vars: &Vars, name: &str, spec: &Value) -> Result<i64, String> {
-    let v = run
-        .templar
-        .template(spec, vars)
-        .map_err(|e| keyword_error(name, &e))?;
-    integer(&v).ok_or_else(|| keyword_type_error(name, &v, "int"))
-}
-
-/// A keyword of ansible-core's `float` type (`delay`, `loop_control.pause`), templated:
-/// a number or text of one; errors worded as ansible-core's.
-pub(super) fn keyword_float(
-    run: &Run,
-    vars: &Vars,
-    name: &str,
-    spec: &Value,
-) -> Result<f64, String> {
-    let v = run
-        .templar
-        .template(spec, vars)
-        .map_err(|e| keyword_error(name, &e))?;
-    v.as_f64()
-        .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
-        .ok_or_else(|| keyword_type_error(name, &v, "float"))
-}
-
-/// ansible-core's words for a keyword whose value is not of its type (`int`, `float`).
-fn keyword_type_error(name: &str, value: &Value, kind: &str) -> String {
-    format!(
-        "Error processing keyword '{name}': The value {} could not be converted to '{kind}'.",
-        sandball_pycompat::pyfmt::py_repr(value)
-    )
-}
 
 /// The task's action as ansible-core names it in errors: one of its own plugins or
 /// modules (sandball's built-in components are those) written without a collection as
@@ -197,12 +121,10 @@ pub(crate) fn when_stops(run: &Run, kw: &Chain<'_>, vars: &Vars) -> Option<TaskR
 
 /// Whether every condition holds; why one could not be evaluated, as a loop's
 /// `break_when` fails with it.
-pub(super) fn all_true(run: &Run, conds: &[Value], vars: &Vars) -> Result<bool, String> {
+pub(super) fn all_true(run: &Run, conds: &[Value], vars: &Vars) -> Result<bool, TemplateError> {
     for c in conds {
-        match run.templar.conditional(c, vars) {
-            Ok(true) => {}
-            Ok(false) => return Ok(false),
-            Err(e) => return Err(e.conditional_error()),
+        if !run.templar.conditional(c, vars)? {
+            return Ok(false);
         }
     }
     Ok(true)

@@ -4,10 +4,11 @@
 //! each reported, into the loop's result.
 
 use super::attempt::{NO_TRACEBACK, bind_result, registered, sets_facts, with_failed_flag};
-use super::keywords::{all_true, keyword_bool, keyword_float, when_stops};
+use super::keywords::{all_true, when_stops};
 use super::reports::{Banner, CENSORED_ITEM, origin, show_banner, show_warnings, shown};
 use super::retries::run_once;
 use crate::executor::Run;
+use crate::executor::coerce::{keyword_bool, keyword_float};
 use crate::playbook::{Chain, Keyword, LoopKind, Task};
 use crate::plugins::action::TaskResult;
 use crate::plugins::action::{self, Cause, Failure, TaskFailure, raised};
@@ -302,7 +303,7 @@ pub(super) async fn run_loop(
             )
             .into();
         }
-        Some(Err(e)) => return raised(Failure::RaisedByLoop, e).into(),
+        Some(Err(e)) => return raised(Failure::RaisedByLoop, e.to_string()).into(),
     };
     let mut results = Vec::with_capacity(items.len());
     let (mut changed, mut any_failed, mut all_skipped) = (false, false, !items.is_empty());
@@ -410,7 +411,10 @@ pub(super) async fn run_loop(
                             .unwrap_or_else(|| Value::String(NO_TRACEBACK.into()));
                         r.insert("break_when_suppressed_exception".into(), hidden);
                     }
-                    r.insert("break_when_result".into(), Value::String(e.clone()));
+                    r.insert(
+                        "break_when_result".into(),
+                        Value::String(e.conditional_error()),
+                    );
                     r.insert("failed".into(), Value::Bool(true));
                     r.entry("exception")
                         .or_insert_with(|| Value::String(NO_TRACEBACK.into()));
@@ -469,7 +473,7 @@ pub(super) async fn run_loop(
         match stop {
             Ok(false) => {}
             Ok(true) => break,
-            Err(e) => return raised(Failure::RaisedByLoop, e).into(),
+            Err(e) => return raised(Failure::RaisedByLoop, e.conditional_error()).into(),
         }
     }
     let mut m = Map::new();

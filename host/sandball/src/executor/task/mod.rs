@@ -17,11 +17,11 @@ pub(crate) mod reports;
 mod retries;
 
 use self::attempt::registered;
-use self::keywords::keyword_bool;
 use self::loops::{IGNORE_ERRORS, IGNORE_UNREACHABLE, run_loop};
 use self::reports::{Banner, no_log_default, origin, show_banner, show_warnings, shown};
 use self::retries::run_once;
 use super::Run;
+use crate::executor::coerce::keyword_bool;
 use crate::playbook::{Chain, Keyword, Task};
 use crate::plugins::action::{self, FactLayer};
 use crate::plugins::callback::{Report, Status};

@@ -3,8 +3,8 @@
 //! error block), and what is shown of a result (all of it, or only its outcome under
 //! `no_log`).
 
-use super::keywords::keyword_bool;
 use crate::executor::Run;
+use crate::executor::coerce::keyword_bool;
 use crate::playbook::{Chain, Keyword, Task};
 use crate::plugins::action::TaskResult;
 use crate::plugins::action::{self, Runs};

@@ -4,9 +4,10 @@
 //! gives up.
 
 use super::attempt::{Attempt, NO_TRACEBACK, attempt_in_time, bind_result};
-use super::keywords::{keyword_float, keyword_int, when_stops};
+use super::keywords::when_stops;
 use super::reports::module_works;
 use crate::executor::Run;
+use crate::executor::coerce::{keyword_float, keyword_int};
 use crate::playbook::{Chain, Task};
 use crate::plugins::action::TaskResult;
 use crate::plugins::action::{self, Failure, task_failed};

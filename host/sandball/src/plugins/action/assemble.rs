@@ -7,12 +7,12 @@
 //! `decrypt: false`), and the result is written on the node by the `copy` component,
 //! atomically and idempotently, with `validate`, `backup` and the file's attributes.
 
-use super::{Context, Failure, ModuleRequest, failed, raised};
+use super::args::flag;
+use super::{ArgError, Context, Failure, ModuleRequest, failed, raised};
 use crate::playbook::search_path;
 use crate::plugins::action::TaskResult;
 use futures::future::LocalBoxFuture;
 use sandball_guest_sdk::pyre::{Anchor, Pattern};
-use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -22,9 +22,9 @@ pub fn work<'a>(
     mut args: Map<String, Value>,
 ) -> LocalBoxFuture<'a, TaskResult> {
     Box::pin(async move {
-        let remote = match truthy(args.get("remote_src"), true) {
+        let remote = match flag(&args, "remote_src", true) {
             Ok(r) => r,
-            Err(e) => return TaskResult::from(failed(format!("remote_src: {e}"))),
+            Err(e) => return TaskResult::from(failed(e.to_string())),
         };
         if remote {
             return ctx
@@ -60,7 +60,7 @@ pub fn work<'a>(
         }
         let options = match Options::of(&args) {
             Ok(o) => o,
-            Err(e) => return failed(e).into(),
+            Err(e) => return failed(e.to_string()).into(),
         };
         let joined = match assemble(&dir, &options) {
             Ok(j) => j,
@@ -99,7 +99,7 @@ struct Options {
 }
 
 impl Options {
-    fn of(args: &Map<String, Value>) -> Result<Options, String> {
+    fn of(args: &Map<String, Value>) -> Result<Options, ArgError> {
         let text = |k: &str| {
             args.get(k)
                 .and_then(Value::as_str)
@@ -107,15 +107,18 @@ impl Options {
         };
         let regexp = text("regexp")
             .map(|p| {
-                Pattern::new(p, false, false, Anchor::Search).map_err(|e| format!("regexp: {e}"))
+                Pattern::new(p, false, false, Anchor::Search).map_err(|e| ArgError::BadPattern {
+                    option: "regexp".into(),
+                    pattern: p.to_string(),
+                    reason: e.to_string(),
+                })
             })
             .transpose()?;
         Ok(Options {
             regexp,
             delimiter: text("delimiter").map(unescape),
-            ignore_hidden: truthy(args.get("ignore_hidden"), false)
-                .map_err(|e| format!("ignore_hidden: {e}"))?,
-            decrypt: truthy(args.get("decrypt"), true).map_err(|e| format!("decrypt: {e}"))?,
+            ignore_hidden: flag(args, "ignore_hidden", false)?,
+            decrypt: flag(args, "decrypt", true)?,
         })
     }
 }

@@ -7,11 +7,10 @@
 //! everything under one variable; `hash_behaviour: merge` merges mappings into the
 //! values the host already has.
 
-use super::{Context, check_args, failed, ok_with};
+use super::{ArgError, Context, args, check_args, failed, ok_with};
 use crate::playbook::search_path;
 use crate::playbook::vars_files;
 use regex::Regex;
-use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 
@@ -97,7 +96,10 @@ fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, V
             if !root.is_dir() {
                 return Err(format!("{} directory does not exist", root.display()).into());
             }
-            walk(&root, &Walk::from_args(args).map_err(Refusal::Arguments)?)?
+            walk(
+                &root,
+                &Walk::from_args(args).map_err(|e| Refusal::Arguments(e.to_string()))?,
+            )?
         }
     };
     let merge = match text("hash_behaviour").as_deref() {
@@ -192,17 +194,17 @@ struct Walk {
 }
 
 impl Walk {
-    fn from_args(args: &Map<String, Value>) -> Result<Walk, String> {
-        let depth = match args.get("depth") {
-            None | Some(Value::Null) => 0,
-            Some(v) => super::integer(v)
-                .and_then(|n| usize::try_from(n).ok())
-                .ok_or_else(|| format!("depth must be a whole number, got {v}"))?,
+    fn from_args(args: &Map<String, Value>) -> Result<Walk, ArgError> {
+        let depth = args::count(args, "depth")?.unwrap_or(0);
+        let regex = |option: &str, p: &str| {
+            Regex::new(p).map_err(|e| ArgError::BadPattern {
+                option: option.to_string(),
+                pattern: p.to_string(),
+                reason: e.to_string(),
+            })
         };
-        let regex =
-            |p: &str| Regex::new(p).map_err(|e| format!("Invalid regular expression: {p} ({e})"));
         let matching = match args.get("files_matching").and_then(Value::as_str) {
-            Some(p) => Some(regex(p)?),
+            Some(p) => Some(regex("files_matching", p)?),
             None => None,
         };
         let list = |key: &str| -> Vec<String> {
@@ -217,7 +219,7 @@ impl Walk {
         };
         let ignore = list("ignore_files")
             .iter()
-            .map(|p| regex(&format!("(?:{p})$")))
+            .map(|p| regex("ignore_files", &format!("(?:{p})$")))
             .collect::<Result<_, _>>()?;
         let mut extensions = list("extensions");
         if extensions.is_empty() {
@@ -228,7 +230,7 @@ impl Walk {
             matching,
             ignore,
             extensions,
-            ignore_unknown: truthy(args.get("ignore_unknown_extensions"), false)?,
+            ignore_unknown: args::flag(args, "ignore_unknown_extensions", false)?,
         })
     }
 }

@@ -57,7 +57,7 @@ use serde_json::{Map, Value};
 use std::path::PathBuf;
 
 use args::valid_args;
-pub use args::{check_args, integer};
+pub use args::{ArgError, check_args, integer};
 pub use failure::{
     Cause, CauseAt, FAILURE, Failure, NO_TRACEBACK, TaskFailure, conditional_failed, failed,
     keyword_conditional_failed, raised, task_failed,

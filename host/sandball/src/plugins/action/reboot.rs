@@ -6,7 +6,8 @@
 //! within `connect_timeout`, when given), and sleeps `post_reboot_delay`. It refuses to run on the local connection (that would reboot
 //! the controller) and changes nothing in check mode.
 
-use super::{Context, failed, integer, ok_with};
+use super::args::{paths, signed_seconds};
+use super::{ArgError, Context, failed, ok_with};
 use crate::plugins::action::TaskResult;
 use futures::future::LocalBoxFuture;
 use sandball_pycompat::shell::quote;
@@ -32,7 +33,7 @@ pub fn work<'a>(ctx: &'a dyn Context, args: Map<String, Value>) -> LocalBoxFutur
         let start = Instant::now();
         let mut r = match Settings::of(&args) {
             Ok(settings) => run(ctx, &settings, start).await,
-            Err(e) => failed(e),
+            Err(e) => failed(e.to_string()),
         };
         r.entry("elapsed")
             .or_insert_with(|| json!(start.elapsed().as_secs()));
@@ -54,14 +55,10 @@ struct Settings {
 }
 
 impl Settings {
-    fn of(args: &Map<String, Value>) -> Result<Settings, String> {
-        let seconds = |key: &str, default: u64| -> Result<u64, String> {
-            match args.get(key) {
-                None | Some(Value::Null) => Ok(default),
-                Some(v) => integer(v)
-                    .map(|n| u64::try_from(n).unwrap_or(0))
-                    .ok_or_else(|| format!("{key} must be a whole number of seconds, got {v}")),
-            }
+    fn of(args: &Map<String, Value>) -> Result<Settings, ArgError> {
+        // A negative delay or timeout is zero, as ansible-core's reboot takes it.
+        let seconds = |option: &str, default: i64| {
+            signed_seconds(args, option, default).map(|n| u64::try_from(n).unwrap_or(0))
         };
         let text = |key: &str, default: &str| {
             args.get(key)
@@ -70,25 +67,11 @@ impl Settings {
                 .unwrap_or(default)
                 .to_string()
         };
-        let search_paths = match args.get("search_paths") {
-            None | Some(Value::Null) => {
-                ["/sbin", "/bin", "/usr/sbin", "/usr/bin", "/usr/local/sbin"]
-                    .map(String::from)
-                    .to_vec()
-            }
-            Some(Value::String(s)) => vec![s.clone()],
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|v| {
-                    v.as_str()
-                        .map(String::from)
-                        .ok_or_else(|| format!("search_paths: {v} is not a path"))
-                })
-                .collect::<Result<_, _>>()?,
-            Some(other) => {
-                return Err(format!("search_paths must be a list of paths, not {other}"));
-            }
-        };
+        let search_paths = paths(args, "search_paths")?.unwrap_or_else(|| {
+            ["/sbin", "/bin", "/usr/sbin", "/usr/bin", "/usr/local/sbin"]
+                .map(String::from)
+                .to_vec()
+        });
         let connect_timeout = match args.get("connect_timeout") {
             None | Some(Value::Null) => None,
             Some(_) => Some(Duration::from_secs(seconds("connect_timeout", 0)?)),

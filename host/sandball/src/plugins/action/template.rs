@@ -8,12 +8,11 @@
 //! and diff modes and the file attributes the task gives. `output_encoding` picks the
 //! character set the file is written in (see [`crate::template::encoding`]).
 
-use super::{Context, Failure, raised};
+use super::{ArgError, Context, Failure, args, raised};
 use crate::playbook::search_path;
 use crate::plugins::action::TaskResult;
 use crate::template::FileOptions;
 use futures::future::LocalBoxFuture;
-use sandball_pycompat::boolean::truthy;
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -92,7 +91,7 @@ fn render(
     ) else {
         return Err("src and dest are required".into());
     };
-    let options = options(&args)?;
+    let options = options(&args).map_err(|e| e.to_string())?;
     let newline = match args.get("newline_sequence").and_then(Value::as_str) {
         None => "\n",
         Some(s @ ("\n" | "\r" | "\r\n")) => s,
@@ -151,17 +150,13 @@ fn render(
 }
 
 /// The delimiters and whitespace control the task asks for.
-fn options(args: &Map<String, Value>) -> Result<FileOptions, String> {
+fn options(args: &Map<String, Value>) -> Result<FileOptions, ArgError> {
     let mut o = FileOptions::default();
-    let text = |key: &str, into: &mut String| -> Result<(), String> {
-        match args.get(key) {
-            None | Some(Value::Null) => Ok(()),
-            Some(Value::String(s)) if !s.is_empty() => {
-                *into = s.clone();
-                Ok(())
-            }
-            Some(other) => Err(format!("{key} must be a non-empty string, got {other}")),
+    let text = |key: &str, into: &mut String| {
+        if let Some(s) = args::text(args, key)? {
+            *into = s;
         }
+        Ok::<(), ArgError>(())
     };
     text("block_start_string", &mut o.block.0)?;
     text("block_end_string", &mut o.block.1)?;
@@ -169,8 +164,8 @@ fn options(args: &Map<String, Value>) -> Result<FileOptions, String> {
     text("variable_end_string", &mut o.variable.1)?;
     text("comment_start_string", &mut o.comment.0)?;
     text("comment_end_string", &mut o.comment.1)?;
-    o.trim_blocks = truthy(args.get("trim_blocks"), true)?;
-    o.lstrip_blocks = truthy(args.get("lstrip_blocks"), false)?;
+    o.trim_blocks = args::flag(args, "trim_blocks", true)?;
+    o.lstrip_blocks = args::flag(args, "lstrip_blocks", false)?;
     Ok(o)
 }
 

@@ -14,24 +14,17 @@ pub fn work<'a>(ctx: &'a dyn Context, args: Map<String, Value>) -> LocalBoxFutur
 }
 
 async fn run(ctx: &dyn Context, args: &Map<String, Value>) -> Map<String, Value> {
-    let seconds = |key: &str, default: u64| -> Result<u64, String> {
-        match args.get(key) {
-            None | Some(Value::Null) => Ok(default),
-            Some(v) => super::integer(v)
-                .and_then(|n| u64::try_from(n).ok())
-                .ok_or_else(|| format!("{key} must be a whole number of seconds, got {v}")),
-        }
-    };
+    let seconds = |key: &str, default: u64| super::args::seconds(args, key, default);
     let (delay, sleep, timeout) = match (
         seconds("delay", 0),
         seconds("sleep", 1),
         seconds("timeout", 600),
     ) {
         (Ok(d), Ok(s), Ok(t)) => (d, s, t),
-        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return failed(e),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return failed(e.to_string()),
     };
     if let Err(e) = seconds("connect_timeout", 5) {
-        return failed(e);
+        return failed(e.to_string());
     }
     if ctx.check_mode() {
         return ok_with(json!({"skipped": true}));

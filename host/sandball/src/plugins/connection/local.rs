@@ -25,7 +25,10 @@ use tokio::process::{Child, Command};
 pub struct Local;
 
 /// The `local` row's settings: nothing to read.
-pub fn settings(_host: &str, _vars: &Map<String, Value>) -> Result<Arc<dyn Settings>, String> {
+pub fn settings(
+    _host: &str,
+    _vars: &Map<String, Value>,
+) -> Result<Arc<dyn Settings>, super::VarError> {
     Ok(Arc::new(Local))
 }
 

@@ -98,6 +98,85 @@ impl ConnectionError {
     }
 }
 
+impl From<VarError> for ConnectError {
+    fn from(e: VarError) -> ConnectError {
+        ConnectError::Vars(Box::new(e))
+    }
+}
+
+/// A connection variable of a host (or the keyword or option standing for one) that
+/// cannot be used: which one, whose, and why.
+#[derive(Debug, thiserror::Error)]
+pub enum VarError {
+    /// Not a port number.
+    #[error("{var} of {host} is not a port number: {value}")]
+    NotPort {
+        /// The variable (or ssh option) that gave it.
+        var: String,
+        /// The host.
+        host: String,
+        /// What it was given.
+        value: serde_json::Value,
+    },
+    /// Not a number (a timeout, a count of retries).
+    #[error("{var} of {host} is not a number: {value}")]
+    NotNumber {
+        /// The variable that gave it.
+        var: String,
+        /// The host.
+        host: String,
+        /// What it was given.
+        value: serde_json::Value,
+    },
+    /// Not one of Ansible's booleans.
+    #[error("{var} of {host} is not a boolean: {value}")]
+    NotBoolean {
+        /// The variable that gave it.
+        var: String,
+        /// The host.
+        host: String,
+        /// What it was given.
+        value: serde_json::Value,
+    },
+    /// An ssh argument or option the connection cannot honour.
+    #[error("the ssh {what} is not honoured by sandball's ssh connection ({var} of {host})")]
+    NotHonoured {
+        /// The argument (`argument '-A'`) or option (`option 'forwardagent'`).
+        what: String,
+        /// The variable that gave it.
+        var: String,
+        /// The host.
+        host: String,
+    },
+    /// A `ProxyJump` that names no reachable hop.
+    #[error("ProxyJump '{spec}': {reason}")]
+    BadJump {
+        /// The value as given.
+        spec: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The template of a variable or keyword failed.
+    #[error("{}: {source}", where_set(name, at.as_deref()))]
+    Template {
+        /// The variable or keyword.
+        name: String,
+        /// Where the keyword is set (a variable's place is not known).
+        at: Option<Box<crate::yaml::location::Location>>,
+        /// Why the template failed.
+        #[source]
+        source: Box<crate::template::TemplateError>,
+    },
+}
+
+/// A variable or keyword named with where it is set, when that is known.
+fn where_set(name: &str, at: Option<&crate::yaml::location::Location>) -> String {
+    match at {
+        Some(at) => format!("{name} (at {at})"),
+        None => name.to_string(),
+    }
+}
+
 /// Errors opening a host's connection or its shim session.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
@@ -112,7 +191,7 @@ pub enum ConnectError {
     Session(#[from] SessionError),
     /// A host variable is wrong.
     #[error("{0}")]
-    Vars(String),
+    Vars(Box<VarError>),
     /// The node is of a system or architecture this controller has no shim for.
     #[error("{0}")]
     NoShim(#[from] deploy::NoShim),

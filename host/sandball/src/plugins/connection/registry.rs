@@ -3,13 +3,13 @@
 //! its [`Settings`] (a plugin's file implements that and [`super::Connection`]). [`transport_for`] picks a host's row; the [`Transport`] it gives
 //! is what the session pool opens connections from.
 
-use super::{ConnectError, Settings};
+use super::{ConnectError, Settings, VarError};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// Reads a host's settings for a plugin from its inventory name and variables; the
 /// error is a variable's.
-pub type ReadSettings = fn(&str, &Map<String, Value>) -> Result<Arc<dyn Settings>, String>;
+pub type ReadSettings = fn(&str, &Map<String, Value>) -> Result<Arc<dyn Settings>, VarError>;
 
 /// One connection plugin.
 pub struct Row {
@@ -79,7 +79,7 @@ pub fn transport_for(host: &str, vars: &Map<String, Value>) -> Result<Transport,
     };
     Ok(Transport {
         cache_dir,
-        settings: (row.settings)(host, vars).map_err(ConnectError::Vars)?,
+        settings: (row.settings)(host, vars).map_err(ConnectError::from)?,
     })
 }
 

@@ -66,7 +66,10 @@ pub const VARS: &[&str] = &[
 ];
 
 /// The `ssh` row's settings: the host's [`SshParams`].
-pub fn settings(host: &str, vars: &Map<String, Value>) -> Result<Arc<dyn Settings>, String> {
+pub fn settings(
+    host: &str,
+    vars: &Map<String, Value>,
+) -> Result<Arc<dyn Settings>, super::VarError> {
     Ok(Arc::new(SshParams::from_vars(host, vars)?))
 }
 

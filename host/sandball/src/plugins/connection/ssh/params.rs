@@ -3,7 +3,7 @@
 //! keys, password, host key checking, timeouts, retries, and the jump hosts or proxy
 //! command the connection goes through.
 
-use crate::plugins::connection::Secret;
+use crate::plugins::connection::{Secret, VarError};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -126,7 +126,7 @@ fn expand(path: &str) -> PathBuf {
 }
 
 /// The `-o Key=Value` options in ssh arguments, keys lowercased, with `-J x` as
-/// `proxyjump`; a flag sandball cannot honour is an error naming it.
+/// `proxyjump`; a flag sandball cannot honour is an error naming it (`argument '-A'`).
 fn ssh_options(args: &str) -> Result<Vec<(String, String)>, String> {
     let words = shell_words(args);
     let mut out = vec![];
@@ -142,9 +142,7 @@ fn ssh_options(args: &str) -> Result<Vec<(String, String)>, String> {
             w if w.starts_with("-J") => w.strip_prefix("-J").map(|j| format!("ProxyJump={j}")),
             w if TUNING_FLAGS.contains(&w) => None,
             other => {
-                return Err(format!(
-                    "the ssh argument '{other}' is not honoured by sandball's ssh connection"
-                ));
+                return Err(format!("argument '{other}'"));
             }
         };
         if let Some((k, v)) = opt.as_deref().and_then(|o| o.split_once(['=', ' '])) {
@@ -156,10 +154,14 @@ fn ssh_options(args: &str) -> Result<Vec<(String, String)>, String> {
 
 /// The jump hosts of a `ProxyJump` value (`[user@]host[:port]`, comma-separated, the
 /// first reached first), each as the next one's proxy.
-fn jump_chain(spec: &str, target: &SshParams) -> Result<Option<Proxy>, String> {
+fn jump_chain(spec: &str, target: &SshParams) -> Result<Option<Proxy>, VarError> {
     if spec.eq_ignore_ascii_case("none") {
         return Ok(None);
     }
+    let bad_jump = |reason: String| VarError::BadJump {
+        spec: spec.to_string(),
+        reason,
+    };
     let mut proxy = None;
     for hop in spec.split(',').map(str::trim) {
         let hop = hop.strip_prefix("ssh://").unwrap_or(hop);
@@ -178,10 +180,10 @@ fn jump_chain(spec: &str, target: &SshParams) -> Result<Option<Proxy>, String> {
             None => 22,
             Some(p) => p
                 .parse::<u16>()
-                .map_err(|_| format!("ProxyJump '{spec}': '{p}' is not a port number"))?,
+                .map_err(|_| bad_jump(format!("'{p}' is not a port number")))?,
         };
         if host.is_empty() {
-            return Err(format!("ProxyJump '{spec}' names no host"));
+            return Err(bad_jump("a hop names no host".into()));
         }
         proxy = Some(Proxy::Jump(Box::new(SshParams {
             host: host.to_string(),
@@ -211,14 +213,16 @@ fn shell_words(s: &str) -> Vec<String> {
 
 impl SshParams {
     /// The parameters a host's variables give.
-    pub fn from_vars(host: &str, vars: &Map<String, Value>) -> Result<SshParams, String> {
+    pub fn from_vars(host: &str, vars: &Map<String, Value>) -> Result<SshParams, VarError> {
         let address = var(vars, &["ansible_host", "ansible_ssh_host"])
             .map(text)
             .unwrap_or_else(|| host.to_string());
         let port_of = |v: &Value, what: &str| {
-            text(v)
-                .parse::<u16>()
-                .map_err(|_| format!("{what} of {host} is not a port number: {v}"))
+            text(v).parse::<u16>().map_err(|_| VarError::NotPort {
+                var: what.to_string(),
+                host: host.to_string(),
+                value: v.clone(),
+            })
         };
         let mut port = match var(vars, &["ansible_port", "ansible_ssh_port"]) {
             None => None,
@@ -240,13 +244,13 @@ impl SshParams {
             ],
         )
         .map(|v| Secret(text(v)));
-        let seconds = |names: &[&str], default: f64| -> Result<f64, String> {
-            match var(vars, names) {
-                None => Ok(default),
-                Some(v) => text(v)
-                    .parse::<f64>()
-                    .map_err(|_| format!("{} of {host} is not a number: {v}", names[0])),
-            }
+        let seconds = |names: &[&str], default: f64| match var(vars, names) {
+            None => Ok(default),
+            Some(v) => text(v).parse::<f64>().map_err(|_| VarError::NotNumber {
+                var: names[0].to_string(),
+                host: host.to_string(),
+                value: v.clone(),
+            }),
         };
         let timeout = seconds(&["ansible_ssh_timeout", "ansible_timeout"], 10.0)?;
         let retries = seconds(&["ansible_ssh_retries"], 0.0)? as u32;
@@ -254,8 +258,10 @@ impl SshParams {
             vars,
             &["ansible_host_key_checking", "ansible_ssh_host_key_checking"],
         ) {
-            Some(v) => boolean(v).ok_or_else(|| {
-                format!("ansible_host_key_checking of {host} is not a boolean: {v}")
+            Some(v) => boolean(v).ok_or_else(|| VarError::NotBoolean {
+                var: "ansible_host_key_checking".into(),
+                host: host.to_string(),
+                value: v.clone(),
             })?,
             None => crate::config::settings()
                 .get("ANSIBLE_HOST_KEY_CHECKING")
@@ -273,13 +279,15 @@ impl SshParams {
             let Some(args) = vars.get(name).filter(|v| !v.is_null()).map(text) else {
                 continue;
             };
-            let refused = |why: String| format!("{why} ({name} of {host})");
+            let refused = |what: String| VarError::NotHonoured {
+                what,
+                var: name.to_string(),
+                host: host.to_string(),
+            };
             for (k, v) in ssh_options(&args).map_err(refused)? {
                 if !HONOURED_OPTIONS.contains(&k.as_str()) && !TUNING_OPTIONS.contains(&k.as_str())
                 {
-                    return Err(refused(format!(
-                        "the ssh option '{k}' is not honoured by sandball's ssh connection"
-                    )));
+                    return Err(refused(format!("option '{k}'")));
                 }
                 options.push((k, v));
             }
@@ -471,6 +479,7 @@ mod tests {
 
         let bad = json!({"ansible_port": "ssh"});
         let e = SshParams::from_vars("web1", bad.as_object().unwrap()).unwrap_err();
+        let e = e.to_string();
         assert!(e.contains("ansible_port of web1"), "{e}");
     }
 
@@ -519,7 +528,9 @@ mod tests {
 
         for (args, named) in [("-o ForwardAgent=yes", "'forwardagent'"), ("-A", "'-A'")] {
             let vars = json!({"ansible_ssh_common_args": args});
-            let e = SshParams::from_vars("h", vars.as_object().unwrap()).unwrap_err();
+            let e = SshParams::from_vars("h", vars.as_object().unwrap())
+                .unwrap_err()
+                .to_string();
             assert!(
                 e.contains(named) && e.contains("ansible_ssh_common_args of h"),
                 "{e}"
