@@ -377,10 +377,16 @@ $(JS_COMPONENTS)/conf_line.wasm: examples/modules/js/conf_line.js examples/modul
 ## test-node: what ansible-test's bootstrap leaves on a test node and ansible-core's
 ## targets rely on: setfacl and getfacl (Debian's acl, from `packages`: the copy and
 ## lineinfile targets) and an authorized_keys file in the user's ~/.ssh (the copy
-## target copies it).
+## target copies it). As root, also the become tests' users (`tests/src/users.rs`
+## makes them the same way when missing): made before the tests start, so that no test
+## adds an account while a `users_groups` test compares the ids the two tools give
+## new ones.
+BECOME_TEST_USERS := sandball-become sandball-su
 test-node: packages
 	@[ -e "$$HOME/.ssh/authorized_keys" ] || \
 		(install -d -m 0700 "$$HOME/.ssh" && install -m 0600 /dev/null "$$HOME/.ssh/authorized_keys")
+	@if [ "$$(id -u)" = 0 ]; then for u in $(BECOME_TEST_USERS); do \
+		id "$$u" >/dev/null 2>&1 || useradd -m -s /bin/sh -p '*' "$$u"; done; fi
 
 ## nextest: cargo-nextest, which runs the tests: each in a process of its own, several
 ## at once (.config/nextest.toml; tests that change the machine run one at a time).

@@ -33,8 +33,10 @@ pub fn ensure_user(name: &str) {
             .success()
     };
     if !exists() {
+        // `-p '*'`: no password, but not a locked account (`!`, useradd's default),
+        // to which sshd without PAM refuses every login, keys included.
         let made = Command::new("useradd")
-            .args(["-m", "-s", "/bin/sh", name])
+            .args(["-m", "-s", "/bin/sh", "-p", "*", name])
             .output()
             .unwrap();
         // Tests run in processes of their own: another may have made the user meanwhile.
