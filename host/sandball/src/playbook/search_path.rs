@@ -62,18 +62,39 @@ pub fn candidates(vars: &Vars, kind: &str, name: &str) -> Vec<PathBuf> {
     out
 }
 
-/// The first candidate that exists; else the error Ansible gives, listing where it
-/// looked.
-pub fn find(vars: &Vars, kind: &str, name: &str) -> Result<PathBuf, String> {
+/// The first candidate that exists; else [`NotFound`], listing where it looked.
+pub fn find(vars: &Vars, kind: &str, name: &str) -> Result<PathBuf, NotFound> {
     let tried = candidates(vars, kind, name);
-    if let Some(found) = tried.iter().find(|p| p.exists()) {
-        return Ok(found.clone());
+    match tried.iter().find(|p| p.exists()) {
+        Some(found) => Ok(found.clone()),
+        None => Err(NotFound {
+            name: name.to_string(),
+            tried,
+        }),
     }
-    let listed: Vec<String> = tried.iter().map(|p| format!("\t{}", p.display())).collect();
-    Err(format!(
-        "Could not find or access '{name}'\nSearched in:\n{}\non the Ansible Controller.",
-        listed.join("\n")
-    ))
+}
+
+/// A controller file the task's search path does not hold, in Ansible's words.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "Could not find or access '{name}'\nSearched in:\n{}\non the Ansible Controller.",
+    tried.iter().map(|p| format!("\t{}", p.display())).collect::<Vec<_>>().join("\n")
+)]
+pub struct NotFound {
+    /// The file as the task names it.
+    pub name: String,
+    /// Where it was looked for, in order.
+    pub tried: Vec<PathBuf>,
+}
+
+impl NotFound {
+    /// The error as the actions that send a controller file (`copy`, `assemble`) give
+    /// it: pointing at `remote_src`.
+    pub fn with_remote_src_hint(&self) -> String {
+        format!(
+            "{self}\nIf you are using a module and expect the file to exist on the remote, see the remote_src option"
+        )
+    }
 }
 
 /// Where a template's `{% include %}`, `{% import %}` and `{% extends %}` find other
@@ -141,7 +162,7 @@ mod tests {
             candidates(&vars, "files", "/etc/x"),
             [PathBuf::from("/etc/x")]
         );
-        let err = find(&vars, "files", "nope").unwrap_err();
+        let err = find(&vars, "files", "nope").unwrap_err().to_string();
         assert!(err.contains("Could not find or access 'nope'"), "{err}");
         assert!(err.contains("\t/p/files/nope"), "{err}");
     }

@@ -45,11 +45,7 @@ pub fn work<'a>(
         };
         let dir = match search_path::find(ctx.vars(), "files", &src) {
             Ok(d) => d,
-            Err(e) => {
-                return failed(format!(
-                    "{e}\nIf you are using a module and expect the file to exist on the remote, see the remote_src option"
-                )).into();
-            }
+            Err(e) => return failed(e.with_remote_src_hint()).into(),
         };
         if !dir.is_dir() {
             return raised(

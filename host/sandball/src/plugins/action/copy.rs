@@ -225,9 +225,8 @@ pub fn controller_source(
     if sandball_pycompat::boolean::truthy(args.get("remote_src"), false)? {
         return Ok(None);
     }
-    let found = crate::playbook::search_path::find(vars, "files", src).map_err(|e| {
-        format!("{e}\nIf you are using a module and expect the file to exist on the remote, see the remote_src option")
-    })?;
+    let found = crate::playbook::search_path::find(vars, "files", src)
+        .map_err(|e| e.with_remote_src_hint())?;
     Ok(Some(found))
 }
 

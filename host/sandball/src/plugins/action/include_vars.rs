@@ -90,7 +90,9 @@ fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, V
             );
             return Ok(r);
         }
-        (Some(f), None) => vec![search_path::find(ctx.vars(), "vars", &f)?],
+        (Some(f), None) => {
+            vec![search_path::find(ctx.vars(), "vars", &f).map_err(|e| e.to_string())?]
+        }
         (None, Some(d)) => {
             let root = dir_root(ctx, &d);
             if !root.is_dir() {

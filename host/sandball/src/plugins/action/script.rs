@@ -83,7 +83,8 @@ async fn run(
         .ok_or_else(|| failed(format!("cannot read the script's command line: {command}")))?;
     let name = crate::playbook::splitter::unquote(&words[0]).to_string();
     let args = words[1..].join(" ");
-    let source = search_path::find(ctx.vars(), "files", &name).map_err(failed)?;
+    let source =
+        search_path::find(ctx.vars(), "files", &name).map_err(|e| failed(e.to_string()))?;
     let script = std::fs::read(&source).map_err(|e| {
         failed(format!(
             "Could not read the script {}: {e}",

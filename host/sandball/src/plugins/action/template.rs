@@ -101,7 +101,7 @@ fn render(
         Some("\\r\\n") => "\r\n",
         Some(_) => return Err("newline_sequence needs to be one of: \n, \r or \r\n".into()),
     };
-    let path = search_path::find(ctx.vars(), "templates", &src)?;
+    let path = search_path::find(ctx.vars(), "templates", &src).map_err(|e| e.to_string())?;
     let source = std::fs::read_to_string(&path)
         .map_err(|e| format!("Could not read the template {}: {e}", path.display()))?;
     let mut vars = ctx.vars().clone();

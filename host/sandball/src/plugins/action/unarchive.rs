@@ -76,7 +76,8 @@ async fn prepare(
                 "Unsupported option, an URI src ({src}) is only supported when remote_src is True"
             )));
         }
-        let local = search_path::find(ctx.vars(), "files", &src).map_err(failed)?;
+        let local =
+            search_path::find(ctx.vars(), "files", &src).map_err(|e| failed(e.to_string()))?;
         transfers.push(Transfer { arg: "src", local });
     }
     if !test(ctx, "-d", &dest).await? {

@@ -5,6 +5,7 @@
 use serde_json::Value as Json;
 
 use super::{LookupContext, LookupError, Options, flatten_one, text, texts};
+use crate::playbook::search_path::NotFound;
 use crate::template::Vars;
 
 /// `file`: each file's content (`rstrip` by default, `lstrip` when asked).
@@ -192,7 +193,7 @@ pub(super) fn find(
     ctx: &dyn LookupContext,
     kind: &str,
     name: &str,
-) -> Result<std::path::PathBuf, String> {
+) -> Result<std::path::PathBuf, NotFound> {
     crate::playbook::search_path::find(&search_vars(ctx), kind, name)
 }
 
@@ -211,7 +212,7 @@ pub(super) fn find_warned(
     ctx: &dyn LookupContext,
     kind: &str,
     name: &str,
-) -> Result<std::path::PathBuf, String> {
+) -> Result<std::path::PathBuf, NotFound> {
     let found = find(ctx, kind, name);
     if found.is_err() {
         crate::template::warn(format!(

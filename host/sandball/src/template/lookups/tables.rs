@@ -8,6 +8,7 @@
 
 use super::files::find_warned;
 use super::{LookupContext, LookupError};
+use crate::playbook::search_path::NotFound;
 use crate::playbook::splitter::unquote;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -138,7 +139,7 @@ pub(super) fn ini(
 fn ini_values(
     terms: &[Json],
     options: &serde_json::Map<String, Json>,
-    find: &dyn Fn(&str) -> Result<std::path::PathBuf, String>,
+    find: &dyn Fn(&str) -> Result<std::path::PathBuf, NotFound>,
 ) -> Result<Vec<Json>, String> {
     let mut out = Vec::new();
     for term in terms {
@@ -159,7 +160,7 @@ fn ini_values(
                 "ansible.ini"
             },
         );
-        let path = find(&file)?;
+        let path = find(&file).map_err(|e| e.to_string())?;
         let mut text = read(&path, &option_text(&o, "encoding", "utf-8"))?;
         let section = if properties {
             text.insert_str(0, "[java_properties]\n");
@@ -381,7 +382,7 @@ pub(super) fn csvfile(
 fn csv_values(
     terms: &[Json],
     options: &serde_json::Map<String, Json>,
-    find: &dyn Fn(&str) -> Result<std::path::PathBuf, String>,
+    find: &dyn Fn(&str) -> Result<std::path::PathBuf, NotFound>,
 ) -> Result<Vec<Json>, String> {
     for key in options.keys() {
         if !CSV_OPTIONS.contains(&key.as_str()) {
