@@ -97,6 +97,17 @@ pub enum ArgError {
     },
 }
 
+impl ArgError {
+    /// Option `option`'s regular expression `pattern` did not compile, for `reason`.
+    pub fn bad_pattern(option: &str, pattern: &str, reason: impl std::fmt::Display) -> ArgError {
+        ArgError::BadPattern {
+            option: option.to_string(),
+            pattern: pattern.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
 /// Option `option` as a whole number of seconds, `default` when it is not given (or
 /// null); a negative number as it is (`reboot` takes it as zero).
 pub fn signed_seconds(
@@ -116,11 +127,15 @@ pub fn signed_seconds(
 /// Option `option` as a whole number of seconds, not negative; `default` when it is
 /// not given (or null).
 pub fn seconds(args: &Map<String, Value>, option: &str, default: u64) -> Result<u64, ArgError> {
-    let n = signed_seconds(args, option, i64::try_from(default).unwrap_or(i64::MAX))?;
-    u64::try_from(n).map_err(|_| ArgError::NotSeconds {
-        option: option.to_string(),
-        value: Value::from(n),
-    })
+    match args.get(option) {
+        None | Some(Value::Null) => Ok(default),
+        Some(v) => integer(v)
+            .and_then(|n| u64::try_from(n).ok())
+            .ok_or_else(|| ArgError::NotSeconds {
+                option: option.to_string(),
+                value: v.clone(),
+            }),
+    }
 }
 
 /// Option `option` as a whole number of zero or more, `None` when it is not given.

@@ -103,11 +103,8 @@ impl Options {
         };
         let regexp = text("regexp")
             .map(|p| {
-                Pattern::new(p, false, false, Anchor::Search).map_err(|e| ArgError::BadPattern {
-                    option: "regexp".into(),
-                    pattern: p.to_string(),
-                    reason: e.to_string(),
-                })
+                Pattern::new(p, false, false, Anchor::Search)
+                    .map_err(|e| ArgError::bad_pattern("regexp", p, e))
             })
             .transpose()?;
         Ok(Options {

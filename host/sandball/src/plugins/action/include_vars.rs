@@ -198,13 +198,8 @@ struct Walk {
 impl Walk {
     fn from_args(args: &Map<String, Value>) -> Result<Walk, ArgError> {
         let depth = args::count(args, "depth")?.unwrap_or(0);
-        let regex = |option: &str, p: &str| {
-            Regex::new(p).map_err(|e| ArgError::BadPattern {
-                option: option.to_string(),
-                pattern: p.to_string(),
-                reason: e.to_string(),
-            })
-        };
+        let regex =
+            |option: &str, p: &str| Regex::new(p).map_err(|e| ArgError::bad_pattern(option, p, e));
         let matching = match args.get("files_matching").and_then(Value::as_str) {
             Some(p) => Some(regex("files_matching", p)?),
             None => None,

@@ -152,18 +152,18 @@ fn render(
 /// The delimiters and whitespace control the task asks for.
 fn options(args: &Map<String, Value>) -> Result<FileOptions, ArgError> {
     let mut o = FileOptions::default();
-    let text = |key: &str, into: &mut String| {
+    for (key, into) in [
+        ("block_start_string", &mut o.block.0),
+        ("block_end_string", &mut o.block.1),
+        ("variable_start_string", &mut o.variable.0),
+        ("variable_end_string", &mut o.variable.1),
+        ("comment_start_string", &mut o.comment.0),
+        ("comment_end_string", &mut o.comment.1),
+    ] {
         if let Some(s) = args::text(args, key)? {
             *into = s;
         }
-        Ok::<(), ArgError>(())
-    };
-    text("block_start_string", &mut o.block.0)?;
-    text("block_end_string", &mut o.block.1)?;
-    text("variable_start_string", &mut o.variable.0)?;
-    text("variable_end_string", &mut o.variable.1)?;
-    text("comment_start_string", &mut o.comment.0)?;
-    text("comment_end_string", &mut o.comment.1)?;
+    }
     o.trim_blocks = args::flag(args, "trim_blocks", true)?;
     o.lstrip_blocks = args::flag(args, "lstrip_blocks", false)?;
     Ok(o)

@@ -108,35 +108,17 @@ impl From<VarError> for ConnectError {
 /// cannot be used: which one, whose, and why.
 #[derive(Debug, thiserror::Error)]
 pub enum VarError {
-    /// Not a port number.
-    #[error("{var} of {host} is not a port number: {value}")]
-    NotPort {
+    /// Not of the kind the variable takes.
+    #[error("{var} of {host} is not {kind}: {value}")]
+    NotOfKind {
         /// The variable (or ssh option) that gave it.
         var: String,
         /// The host.
         host: String,
         /// What it was given.
         value: serde_json::Value,
-    },
-    /// Not a number (a timeout, a count of retries).
-    #[error("{var} of {host} is not a number: {value}")]
-    NotNumber {
-        /// The variable that gave it.
-        var: String,
-        /// The host.
-        host: String,
-        /// What it was given.
-        value: serde_json::Value,
-    },
-    /// Not one of Ansible's booleans.
-    #[error("{var} of {host} is not a boolean: {value}")]
-    NotBoolean {
-        /// The variable that gave it.
-        var: String,
-        /// The host.
-        host: String,
-        /// What it was given.
-        value: serde_json::Value,
+        /// What it must be.
+        kind: VarKind,
     },
     /// An ssh argument or option the connection cannot honour.
     #[error("the ssh {what} is not honoured by sandball's ssh connection ({var} of {host})")]
@@ -167,6 +149,27 @@ pub enum VarError {
         #[source]
         source: Box<crate::template::TemplateError>,
     },
+}
+
+/// What a connection variable must be.
+#[derive(Debug, Clone, Copy)]
+pub enum VarKind {
+    /// A TCP port (`ansible_port`, the ssh option `Port`).
+    Port,
+    /// A number (`ansible_ssh_timeout`, `ansible_ssh_retries`).
+    Number,
+    /// One of Ansible's booleans (`ansible_host_key_checking`).
+    Boolean,
+}
+
+impl std::fmt::Display for VarKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            VarKind::Port => "a port number",
+            VarKind::Number => "a number",
+            VarKind::Boolean => "a boolean",
+        })
+    }
 }
 
 /// A variable or keyword named with where it is set, when that is known.

@@ -3,7 +3,7 @@
 //! keys, password, host key checking, timeouts, retries, and the jump hosts or proxy
 //! command the connection goes through.
 
-use crate::plugins::connection::{Secret, VarError};
+use crate::plugins::connection::{Secret, VarError, VarKind};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -217,12 +217,16 @@ impl SshParams {
         let address = var(vars, &["ansible_host", "ansible_ssh_host"])
             .map(text)
             .unwrap_or_else(|| host.to_string());
+        let not_of_kind = |var: &str, value: &Value, kind| VarError::NotOfKind {
+            var: var.to_string(),
+            host: host.to_string(),
+            value: value.clone(),
+            kind,
+        };
         let port_of = |v: &Value, what: &str| {
-            text(v).parse::<u16>().map_err(|_| VarError::NotPort {
-                var: what.to_string(),
-                host: host.to_string(),
-                value: v.clone(),
-            })
+            text(v)
+                .parse::<u16>()
+                .map_err(|_| not_of_kind(what, v, VarKind::Port))
         };
         let mut port = match var(vars, &["ansible_port", "ansible_ssh_port"]) {
             None => None,
@@ -246,11 +250,9 @@ impl SshParams {
         .map(|v| Secret(text(v)));
         let seconds = |names: &[&str], default: f64| match var(vars, names) {
             None => Ok(default),
-            Some(v) => text(v).parse::<f64>().map_err(|_| VarError::NotNumber {
-                var: names[0].to_string(),
-                host: host.to_string(),
-                value: v.clone(),
-            }),
+            Some(v) => text(v)
+                .parse::<f64>()
+                .map_err(|_| not_of_kind(names[0], v, VarKind::Number)),
         };
         let timeout = seconds(&["ansible_ssh_timeout", "ansible_timeout"], 10.0)?;
         let retries = seconds(&["ansible_ssh_retries"], 0.0)? as u32;
@@ -258,11 +260,8 @@ impl SshParams {
             vars,
             &["ansible_host_key_checking", "ansible_ssh_host_key_checking"],
         ) {
-            Some(v) => boolean(v).ok_or_else(|| VarError::NotBoolean {
-                var: "ansible_host_key_checking".into(),
-                host: host.to_string(),
-                value: v.clone(),
-            })?,
+            Some(v) => boolean(v)
+                .ok_or_else(|| not_of_kind("ansible_host_key_checking", v, VarKind::Boolean))?,
             None => crate::config::settings()
                 .get("ANSIBLE_HOST_KEY_CHECKING")
                 .and_then(|s| boolean(&Value::String(s.to_string())))
