@@ -85,15 +85,15 @@ fn the_shim_and_modules_go_to_each_host_once_and_stay() {
         );
         assert!(sb.path().join("work").join(h).is_file(), "{first}");
     }
-    // One shim upload per host, one upload of each of the three modules per host.
+    // One shim upload per host, one upload of the three modules (one request) per host.
     assert_eq!(
         first.stderr.matches("uploading the shim").count(),
         3,
         "{first}"
     );
     assert_eq!(
-        first.stderr.matches("uploading a module").count(),
-        9,
+        first.stderr.matches("uploading modules modules=3 ").count(),
+        3,
         "{first}"
     );
 

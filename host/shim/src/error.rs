@@ -38,6 +38,10 @@ pub enum ShimError {
         /// What was wrong with it.
         source: std::io::Error,
     },
+    /// A batch of modules ([`sandball_wire::protocol::Request::PutModules`]) could not
+    /// be read: its xz stream is bad, or its length is not the modules' lengths added.
+    #[error("the modules' payload {0}; no module of it was stored")]
+    BadBatch(String),
     /// A run named a module this node does not hold.
     #[error("module {0} is not stored on this node; send it with put-module first")]
     UnknownModule(String),

@@ -13,7 +13,7 @@ use crate::outcome::{self, Observed};
 use crate::paths::Places;
 use crate::sandbox::{self, Stdio};
 use sandball_wire::capability::Grant;
-use sandball_wire::protocol::{Response, RunResult, task_environment};
+use sandball_wire::protocol::{ModuleEntry, Response, RunResult, task_environment};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -184,6 +184,49 @@ impl Runtime {
             source: e,
         })?;
         self.cache.store_module(sha, &bytes)
+    }
+
+    /// Stores the modules of one [`sandball_wire::protocol::Request::PutModules`]:
+    /// `payload` is their bytes one after the other (one xz stream when `xz`), each
+    /// module's sha256 checked before it is kept. A payload that does not hold exactly
+    /// the modules' bytes stores none; a module that does not match its address fails
+    /// the request after the ones before it were stored. Returns how many it stored.
+    pub fn put_modules(
+        &self,
+        modules: &[ModuleEntry],
+        payload: &[u8],
+        xz: bool,
+    ) -> Result<u64, ShimError> {
+        let expected = modules
+            .iter()
+            .try_fold(0u64, |sum, m| sum.checked_add(m.bytes))
+            .filter(|sum| *sum <= sandball_wire::frame::MAX_PAYLOAD)
+            .ok_or_else(|| {
+                ShimError::BadBatch("is larger than a frame's largest payload".into())
+            })?;
+        let unpacked;
+        let bytes = if xz {
+            unpacked = unxz(payload, expected).map_err(|e| {
+                ShimError::BadBatch(format!("is not an xz stream this shim can read ({e})"))
+            })?;
+            unpacked.as_slice()
+        } else {
+            payload
+        };
+        if bytes.len() as u64 != expected {
+            return Err(ShimError::BadBatch(format!(
+                "holds {} bytes, not the {expected} of its modules",
+                bytes.len()
+            )));
+        }
+        let mut rest = bytes;
+        for m in modules {
+            // The lengths add up to the payload's, checked above.
+            let (module, after) = rest.split_at(m.bytes as usize);
+            self.cache.store_module(&m.sha256, module)?;
+            rest = after;
+        }
+        Ok(modules.len() as u64)
     }
 
     /// Compiles stored modules that have no compiled code yet, one after the other in
@@ -494,6 +537,22 @@ impl Runtime {
             stdout: pipes.stdout_bytes(),
         })
     }
+}
+
+/// Most memory (KiB) the xz reader may take for its dictionary: the controller's
+/// streams use at most 64 MiB (xz's `-9`).
+const XZ_MEMORY_KIB: u32 = 128 << 10;
+
+/// The bytes an xz stream holds, up to `expected` and one more (so that a stream
+/// holding more is told apart without unpacking all of it). The reader verifies the
+/// stream's own check.
+fn unxz(payload: &[u8], expected: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
+    lzma_rust2::XzReader::new_mem_limit(payload, false, XZ_MEMORY_KIB)
+        .take(expected + 1)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// The bytes a gzip stream holds, at most a frame's largest payload of them.

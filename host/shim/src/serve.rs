@@ -180,6 +180,13 @@ fn session<R: Read, W: Write>(
                 };
                 respond(output, &answer, &[])?;
             }
+            Request::PutModules { modules, xz } => {
+                let answer = match runtime.put_modules(&modules, &request.payload, xz) {
+                    Ok(count) => Response::StoredModules { count },
+                    Err(e) => error(e.to_string()),
+                };
+                respond(output, &answer, &[])?;
+            }
             Request::HasFile { sha256 } => {
                 let answer = match runtime.cache().find_file(&sha256) {
                     Ok(path) => Response::File {

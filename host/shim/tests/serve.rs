@@ -9,7 +9,7 @@ use sandball_shim::cache::{Cache, sha256_hex};
 use sandball_shim::serve::{End, ServeError, serve};
 use sandball_wire::capability::Grant;
 use sandball_wire::frame::{self, Frame, FrameError};
-use sandball_wire::protocol::{Outcome, Request, Response};
+use sandball_wire::protocol::{ModuleEntry, Outcome, Request, Response};
 use sandball_wire::{PROTOCOL, VERSION};
 use serde_json::json;
 
@@ -227,6 +227,92 @@ fn a_gzip_upload_is_stored_uncompressed_and_one_request_names_the_missing_module
         }
     );
     assert_eq!(out[7].payload, b"hello from wasm\n");
+}
+
+/// `bytes` as one xz stream, as the controller sends a batch of modules.
+fn xz(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut w =
+        lzma_rust2::XzWriter::new(Vec::new(), lzma_rust2::XzOptions::with_preset(6)).unwrap();
+    w.write_all(bytes).unwrap();
+    w.finish().unwrap()
+}
+
+#[test]
+fn a_batch_of_modules_in_one_xz_stream_is_stored_module_by_module() {
+    let (one, two) = (component(HELLO), component_with_data(HELLO, "two"));
+    let entry = |bytes: &[u8]| ModuleEntry {
+        sha256: sha256_hex(bytes),
+        bytes: bytes.len() as u64,
+    };
+    let both = [one.clone(), two.clone()].concat();
+    let packed = xz(&both);
+    let put = |modules: Vec<ModuleEntry>, xz| Request::PutModules { modules, xz };
+    let missing = Request::MissingModules {
+        sha256s: vec![sha256_hex(&one), sha256_hex(&two)],
+    };
+    // The second module's length one byte short: the payload holds a byte more.
+    let mut short = entry(&two);
+    short.bytes -= 1;
+    // The second module announced under another address.
+    let mut wrong = entry(&two);
+    wrong.sha256 = sha256_hex(b"other");
+    let input = encode(&[
+        (hello(), &[]),
+        (put(vec![entry(&one), short], true), &packed),
+        (
+            put(vec![entry(&one), entry(&two)], true),
+            &packed[..packed.len() / 2],
+        ),
+        (missing.clone(), &[]),
+        (put(vec![entry(&one), wrong], false), &both),
+        (missing.clone(), &[]),
+        (put(vec![entry(&one), entry(&two)], true), &packed),
+        (missing, &[]),
+        (
+            Request::Run {
+                id: 1,
+                sha256: sha256_hex(&two),
+                module: "two".into(),
+                args: json!({}),
+                grant: Grant::default(),
+            },
+            &[],
+        ),
+    ]);
+    let (end, out) = session(&input);
+    assert_eq!(end.unwrap(), End::Closed);
+    assert_eq!(out.len(), 9);
+    let message = error_message(&out[1]);
+    let sizes = format!(
+        "holds {} bytes, not the {} of its modules",
+        both.len(),
+        both.len() - 1
+    );
+    assert!(
+        message.contains(&sizes) && message.contains("no module of it was stored"),
+        "{message}"
+    );
+    let message = error_message(&out[2]);
+    assert!(message.contains("is not an xz stream"), "{message}");
+    // Nothing of either failed batch was kept.
+    assert_eq!(
+        out[3].header,
+        Response::MissingModules {
+            sha256s: vec![sha256_hex(&one), sha256_hex(&two)]
+        }
+    );
+    // Uncompressed, the first module is kept and the second refused by its sha256.
+    assert!(error_message(&out[4]).contains("not the announced"));
+    assert_eq!(
+        out[5].header,
+        Response::MissingModules {
+            sha256s: vec![sha256_hex(&two)]
+        }
+    );
+    assert_eq!(out[6].header, Response::StoredModules { count: 2 });
+    assert_eq!(out[7].header, Response::MissingModules { sha256s: vec![] });
+    assert_eq!(out[8].payload, b"hello from wasm\n");
 }
 
 #[test]

@@ -22,7 +22,7 @@ pub mod tables;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Version of the frame protocol. Bumped whenever a request or response changes shape.
-pub const PROTOCOL: u32 = 7;
+pub const PROTOCOL: u32 = 8;
 
 /// The field a built-in component's failed result carries when it refused, before
 /// changing anything, an option or a value it does not carry out (including a

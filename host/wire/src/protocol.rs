@@ -9,6 +9,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// One module of a [`Request::PutModules`]: its address and its length in the payload
+/// (uncompressed).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModuleEntry {
+    /// Content address the module's bytes must have.
+    pub sha256: String,
+    /// How many bytes of the (uncompressed) payload are this module's.
+    pub bytes: u64,
+}
+
 /// A request. Payloads (module bytes) travel raw in the frame, not in the header.
 // One request lives at a time on each side of a session, so the size of the `Run`
 // variant costs nothing worth a box.
@@ -43,6 +53,18 @@ pub enum Request {
         /// Whether the payload is gzip-compressed.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         gzip: bool,
+    },
+    /// Stores several modules at once; the frame payload is their bytes one after the
+    /// other, in the order of `modules`, as one xz stream when `xz` is set (modules
+    /// share much of their code, which one stream compresses once). The shim checks
+    /// each module's sha256 before keeping it; answered with
+    /// [`Response::StoredModules`].
+    PutModules {
+        /// The modules, in the payload's order.
+        modules: Vec<ModuleEntry>,
+        /// Whether the payload is one xz stream.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        xz: bool,
     },
     /// Asks whether the shim holds a file (a `copy` source from the controller).
     HasFile {
@@ -242,6 +264,11 @@ pub enum Response {
     Stored {
         /// The stored module's address.
         sha256: String,
+    },
+    /// Answer to [`Request::PutModules`]: how many modules were stored.
+    StoredModules {
+        /// The modules stored.
+        count: u64,
     },
     /// Answer to [`Request::HasFile`] and to the last [`Request::PutFile`] chunk.
     File {

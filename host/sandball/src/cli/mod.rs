@@ -817,7 +817,7 @@ pub(crate) fn build_run(
             }
         };
     let controller_cache = crate::plugins::connection::pool::controller_cache();
-    crate::plugins::connection::gzip::keep_in(controller_cache.as_deref());
+    crate::plugins::connection::compress::keep_in(controller_cache.as_deref());
     Ok(Run {
         templar: crate::template::Templar::new(),
         inventory: std::sync::RwLock::new(std::sync::Arc::new(inventory)),

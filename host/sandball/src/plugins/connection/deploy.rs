@@ -423,7 +423,14 @@ pub async fn ensure_shim(
     let path = shim_path(cache, &binary.sha256);
     let dir = path.trim_end_matches(&format!("/{SHIM_FILE}")).to_string();
     let packed = match gzip {
-        true => super::gzip::compressed(&binary.sha256, &binary.bytes).await,
+        true => {
+            super::compress::compressed(
+                super::compress::Format::Gzip,
+                &binary.sha256,
+                &binary.bytes,
+            )
+            .await
+        }
         false => {
             tracing::debug!(host, "the node has no gzip: the shim is sent uncompressed");
             None

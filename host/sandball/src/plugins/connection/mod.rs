@@ -12,8 +12,8 @@
 //! [`sandball_pycompat::shell::quote`].
 
 pub mod channel;
+pub mod compress;
 pub mod deploy;
-pub mod gzip;
 pub mod local;
 pub mod pool;
 pub mod registry;

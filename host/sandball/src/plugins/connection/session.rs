@@ -1,15 +1,17 @@
 //! One persistent shim session: the controller's side of the wire protocol.
 //!
 //! A session is opened once per host (and later per become user), says hello, uploads a
-//! module the first time it is needed (by sha256; gzip-compressed over a network, see
+//! the modules it lacks (by sha256; compressed over a network, see
 //! [`Session::compressing`]) and then runs tasks, one request and one response at a
 //! time.
 
+use super::compress::Format;
 use sandball_wire::capability::Grant;
 use sandball_wire::frame::{self, FrameError};
-use sandball_wire::protocol::{Denial, Job, JobState, Outcome, Request, Response};
+use sandball_wire::protocol::{Denial, Job, JobState, ModuleEntry, Outcome, Request, Response};
 use sandball_wire::{PROTOCOL, VERSION};
 use serde_json::Value;
+use sha2::Digest;
 use std::collections::{BTreeMap, HashSet};
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -169,7 +171,7 @@ pub struct Session {
     /// Whether the connection under the session is gone (see [`Session::watching`]).
     lost: Option<Box<dyn Fn() -> bool + Send + Sync>>,
     uploaded: HashSet<String>,
-    /// Modules are sent gzip-compressed (see [`Session::compressing`]).
+    /// Modules are sent compressed (see [`Session::compressing`]).
     compress: bool,
     next_id: u64,
     /// A request is on its way and its answer not read yet. Still set when the next
@@ -294,9 +296,10 @@ impl Session {
         }
     }
 
-    /// Has the session send modules gzip-compressed: for a shim at the other end of a
-    /// network, where bytes cost more than compressing them (each module is compressed
-    /// once per run, see [`super::gzip`]).
+    /// Has the session send modules compressed: those a new session lacks as one xz
+    /// stream, one sent later (a run's module) gzip-compressed. For a shim at the other
+    /// end of a network, where bytes cost more than compressing them (each content is
+    /// compressed once per run, see [`super::compress`]).
     pub fn compressing(mut self) -> Session {
         self.compress = true;
         self
@@ -343,10 +346,15 @@ impl Session {
                 Response::MissingModules { sha256s } => sha256s,
                 other => return Err(unexpected(&other)),
             };
-            for (sha256, bytes) in modules {
-                if missing.iter().any(|m| m == sha256) {
-                    self.put_module(sha256, bytes).await?;
-                }
+            let lacked: Vec<(&str, &[u8])> = modules
+                .iter()
+                .filter(|(sha, _)| missing.iter().any(|m| m == sha))
+                .copied()
+                .collect();
+            if !lacked.is_empty() {
+                self.put_modules(&lacked).await?;
+            }
+            for (sha256, _) in modules {
                 self.uploaded.insert(sha256.to_string());
             }
         }
@@ -399,11 +407,50 @@ impl Session {
         }
     }
 
+    /// Sends the shim modules in one request, their bytes one after the other as one
+    /// xz stream when the session is [compressing](Session::compressing) (kept by the
+    /// sha256 of those bytes: the nodes of a play lack the same modules).
+    async fn put_modules(&mut self, modules: &[(&str, &[u8])]) -> Result<(), SessionError> {
+        let joined = modules
+            .iter()
+            .map(|(_, bytes)| *bytes)
+            .collect::<Vec<_>>()
+            .concat();
+        let packed = match self.compress {
+            true => {
+                let key = hex::encode(sha2::Sha256::digest(&joined));
+                super::compress::compressed(Format::Xz, &key, &joined).await
+            }
+            false => None,
+        };
+        let payload = packed.as_deref().map_or(joined.as_slice(), Vec::as_slice);
+        tracing::debug!(
+            modules = modules.len(),
+            module_bytes = joined.len(),
+            sent_bytes = payload.len(),
+            "uploading modules"
+        );
+        let put = Request::PutModules {
+            modules: modules
+                .iter()
+                .map(|(sha256, bytes)| ModuleEntry {
+                    sha256: sha256.to_string(),
+                    bytes: bytes.len() as u64,
+                })
+                .collect(),
+            xz: packed.is_some(),
+        };
+        match self.call(&put, payload).await?.0 {
+            Response::StoredModules { .. } => Ok(()),
+            other => Err(unexpected(&other)),
+        }
+    }
+
     /// Sends a module to the shim, compressed when the session is
     /// [compressing](Session::compressing).
     async fn put_module(&mut self, sha256: &str, bytes: &[u8]) -> Result<(), SessionError> {
         let packed = match self.compress {
-            true => super::gzip::compressed(sha256, bytes).await,
+            true => super::compress::compressed(Format::Gzip, sha256, bytes).await,
             false => None,
         };
         let payload = packed.as_deref().map_or(bytes, Vec::as_slice);
@@ -712,6 +759,30 @@ mod tests {
                     ));
                     (Response::Stored { sha256 }, vec![])
                 }
+                Request::PutModules { modules, xz } => {
+                    let mut payload = f.payload.clone();
+                    if xz {
+                        payload.clear();
+                        std::io::Read::read_to_end(
+                            &mut lzma_rust2::XzReader::new(&f.payload[..], false),
+                            &mut payload,
+                        )
+                        .unwrap();
+                    }
+                    let mut rest = &payload[..];
+                    for m in &modules {
+                        let (module, after) = rest.split_at(m.bytes as usize);
+                        seen.push(format!(
+                            "put-modules{} {}",
+                            if xz { " (xz)" } else { "" },
+                            String::from_utf8_lossy(module)
+                        ));
+                        rest = after;
+                    }
+                    assert!(rest.is_empty());
+                    let count = modules.len() as u64;
+                    (Response::StoredModules { count }, vec![])
+                }
                 Request::Run { id, sha256, .. } if resent => {
                     seen.push("run".to_string());
                     let result = RunResult {
@@ -776,7 +847,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn one_request_finds_the_modules_a_node_lacks_and_only_those_are_sent_compressed() {
+    async fn one_request_finds_the_modules_a_node_lacks_and_only_those_are_sent_in_one_xz_stream() {
         let (ours, theirs) = tokio::io::duplex(1 << 16);
         let (our_read, our_write) = tokio::io::split(ours);
         let (their_read, their_write) = tokio::io::split(theirs);
@@ -799,8 +870,8 @@ mod tests {
             [
                 "hello",
                 "missing-modules 3",
-                "put-module (gzip) lacked",
-                "put-module (gzip) other",
+                "put-modules (xz) lacked",
+                "put-modules (xz) other",
                 "precompile 3",
                 "precompile 2"
             ]
