@@ -264,7 +264,8 @@ check-recordings:
 ## packages: the Debian packages `make build` and `make test` need, those missing
 ## installed in one apt-get run (so that nothing else waits on the dpkg lock):
 ## gcc-aarch64-linux-gnu (the linker of the aarch64 shim), file (which tells the tests
-## the shims are static), python3-venv (the venvs below are made with it), ruby (the WANT_JSON Ruby example module), cron (crontab,
+## the shims are static), xz-utils (with which the SSH tests' nodes, this machine,
+## decompress the shim they are sent), python3-venv (the venvs below are made with it), ruby (the WANT_JSON Ruby example module), cron (crontab,
 ## for tests/tests/cron.rs), openssh-server and sudo (the SSH tests start sshd on a
 ## loopback port; the become tests), acl (setfacl and getfacl, which ansible-test's
 ## bootstrap leaves on a node and ansible-core's targets use), python3-apt (under
@@ -276,6 +277,7 @@ packages:
 	@missing=; \
 	command -v aarch64-linux-gnu-gcc >/dev/null || missing="$$missing gcc-aarch64-linux-gnu"; \
 	command -v file >/dev/null || missing="$$missing file"; \
+	command -v xz >/dev/null || missing="$$missing xz-utils"; \
 	$(PYTHON) -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
 	command -v ruby >/dev/null || missing="$$missing ruby"; \
 	command -v crontab >/dev/null || missing="$$missing cron"; \

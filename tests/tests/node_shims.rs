@@ -2,8 +2,9 @@
 //! architecture, built by `make build` — checked on their ELF headers and with `file` —
 //! and chosen per node by its `uname -sm`: a component run locally and over SSH by a
 //! controller that finds them in the build tree alone (no `SANDBALL_SHIM`). What a cold
-//! node receives over a network, counted by a proxy in bytes: the shim and the play's
-//! modules gzip-compressed; a node without `gzip` gets the shim as it is.
+//! node receives over a network, counted by a proxy in bytes: the shim xz-compressed
+//! (gzip-compressed for a node without `xz`) and the play's modules in one xz stream;
+//! a node with neither gets the shim as it is.
 
 use sandball_e2e::binaries::{STATIC_SHIMS, file_says, sha256, static_shim};
 use sandball_e2e::proxy::Proxy;
@@ -270,6 +271,8 @@ fn a_cold_node_over_a_network_receives_the_shim_and_its_modules_compressed() {
         1,
         "{cold}"
     );
+    // This machine has xz: the shim goes as an xz stream.
+    assert!(cold.stderr.contains("decoder=\"xz -dc\""), "{cold}");
     // The ten modules in one request, one xz stream.
     assert_eq!(
         cold.stderr.matches("uploading modules modules=10 ").count(),
@@ -316,23 +319,24 @@ fn a_cold_node_over_a_network_receives_the_shim_and_its_modules_compressed() {
     assert!(!warm.stderr.contains("uploading modules"), "{warm}");
 }
 
-/// A directory of links to every program in `/usr/bin` but `gzip`: a node's `PATH`
-/// without it.
-fn bin_without_gzip(at: &Path) -> std::path::PathBuf {
+/// A directory of links to every program in `/usr/bin` but `left_out`: a node's `PATH`
+/// without them.
+fn bin_without(at: &Path, left_out: &[&str]) -> std::path::PathBuf {
     std::fs::create_dir_all(at).unwrap();
     for entry in std::fs::read_dir("/usr/bin").unwrap() {
         let entry = entry.unwrap();
-        if entry.file_name() != "gzip" {
+        if !left_out.iter().any(|p| entry.file_name() == *p) {
             std::os::unix::fs::symlink(entry.path(), at.join(entry.file_name())).unwrap();
         }
     }
     at.to_path_buf()
 }
 
-#[test]
-fn a_node_without_gzip_gets_the_shim_uncompressed() {
+/// Runs the component play on a cold node whose `PATH` lacks `left_out`, and checks
+/// the shim it ended up with; returns the run.
+fn cold_node_without(left_out: &[&str]) -> Output {
     let sb = Sandbox::new();
-    let bin = bin_without_gzip(&sb.path().join("bin-without-gzip"));
+    let bin = bin_without(&sb.path().join("bin"), left_out);
     let sshd = Sshd::start_with_config(&format!("SetEnv PATH={}", bin.display()));
     let cache = sb.path().join("node-n1");
     sb.write(
@@ -343,12 +347,25 @@ fn a_node_without_gzip_gets_the_shim_uncompressed() {
     let out = run_deploying(&sb, &pb);
     out.assert_code(0);
     assert_eq!(out.host("n1").ok, 4, "{out}");
-    assert!(
-        out.stderr
-            .contains("the node has no gzip: the shim is sent uncompressed"),
-        "{out}"
-    );
     let sha = sha256(&deployable_shim());
     let on_node = cache.join("shim").join(&sha).join("sandball-shim");
     assert_eq!(sha256(&on_node), sha, "{out}");
+    out
+}
+
+#[test]
+fn a_node_without_xz_or_gzip_gets_the_shim_uncompressed() {
+    let out = cold_node_without(&["gzip", "xz"]);
+    assert!(
+        out.stderr
+            .contains("the node has neither xz nor gzip: the shim is sent uncompressed"),
+        "{out}"
+    );
+    assert!(out.stderr.contains("decoder=\"cat\""), "{out}");
+}
+
+#[test]
+fn a_node_without_xz_gets_the_shim_gzip_compressed() {
+    let out = cold_node_without(&["xz"]);
+    assert!(out.stderr.contains("decoder=\"gzip -dc\""), "{out}");
 }

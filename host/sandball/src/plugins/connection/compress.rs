@@ -1,7 +1,7 @@
-//! Compression for what the controller uploads to nodes over a network: the shim
-//! (gzip, which the node's own `gzip -dc` reads) and the modules a node lacks (one xz
-//! stream for all of them, which the shim reads: modules share much of their code,
-//! which gzip's 32 KiB window cannot see). Each content is compressed once, keyed by
+//! Compression for what the controller uploads to nodes over a network: the shim (xz
+//! or gzip, whichever the node has: its own `xz -dc` or `gzip -dc` reads it) and the
+//! modules a node lacks (one xz stream for all of them, which the shim reads: modules
+//! share much of their code, which gzip's 32 KiB window cannot see). Each content is compressed once, keyed by
 //! its sha256 and format, however many nodes it goes to, off the async threads. The
 //! compressed copy is kept in the controller's own cache (`<cache>/gzip/<sha256>.gz`,
 //! `<cache>/xz/<sha256>.xz`, [`keep_in`]; written to a temporary file and renamed),
@@ -24,17 +24,38 @@ use tokio::sync::OnceCell;
 pub enum Format {
     /// One gzip stream (`gzip -dc` on the node).
     Gzip,
-    /// One xz stream (the shim's own reader).
-    Xz,
+    /// One xz stream made at this preset (`xz -dc` on the node, or the shim's own
+    /// reader).
+    Xz(u32),
 }
 
+/// The shim for a node that has `xz`: preset 6 in a release build (the release shim,
+/// 22.9 MB: 5.59 MB in 14 s, once per build since the copy is kept; gzip -6 gives
+/// 8.0 MB), 0 in a debug build (its 45.8 MB shim in 3.3 s), whose shim goes to the
+/// test suite's nodes on this machine.
+pub const XZ_SHIM: Format = Format::Xz(if cfg!(debug_assertions) { 0 } else { 6 });
+
+/// The modules a new session lacks, one stream: preset 3 in a release build (the ten
+/// modules of the network benchmark's play, 10.5 MB: 0.96 MB in 1.3 s; preset 6 gives
+/// 0.84 MB in 6.9 s, paid again for every new set of modules; gzip one by one gave
+/// 3.64 MB), 0 in a debug build.
+pub const XZ_MODULES: Format = Format::Xz(if cfg!(debug_assertions) { 0 } else { 3 });
+
 impl Format {
+    /// The node's command that reads the format on its standard input.
+    pub fn decoder(self) -> &'static str {
+        match self {
+            Format::Gzip => "gzip -dc",
+            Format::Xz(_) => "xz -dc",
+        }
+    }
+
     /// The directory of the controller's cache the kept copies are in, and their
     /// extension.
     fn place(self) -> (&'static str, &'static str) {
         match self {
             Format::Gzip => ("gzip", "gz"),
-            Format::Xz => ("xz", "xz"),
+            Format::Xz(_) => ("xz", "xz"),
         }
     }
 
@@ -49,8 +70,8 @@ impl Format {
                 encoder.write_all(bytes)?;
                 encoder.finish()
             }
-            Format::Xz => {
-                let mut options = lzma_rust2::XzOptions::with_preset(XZ_PRESET);
+            Format::Xz(preset) => {
+                let mut options = lzma_rust2::XzOptions::with_preset(preset);
                 // No larger a dictionary than the content: the node's reader allocates it.
                 let fits = u32::try_from(bytes.len().next_power_of_two()).unwrap_or(u32::MAX);
                 options.lzma_options.dict_size =
@@ -77,7 +98,7 @@ impl Format {
                     && trailer[..4] == crc.sum().to_le_bytes()
                     && trailer[4..] == (bytes.len() as u32).to_le_bytes()
             }
-            Format::Xz => lzma_rust2::xz_uncompressed_size(std::io::Cursor::new(packed))
+            Format::Xz(_) => lzma_rust2::xz_uncompressed_size(std::io::Cursor::new(packed))
                 .is_ok_and(|n| n == bytes.len() as u64),
         }
     }
@@ -94,11 +115,6 @@ static COMPRESSED: LazyLock<Mutex<Compressed>> = LazyLock::new(Mutex::default);
 /// 1 9.62 MB in 0.45 s, level 6 7.89 MB in 3.5 s, level 9 7.86 MB in 6.2 s; the debug
 /// shim: level 1 in 1 s, level 6 in 7 s (docs/BENCHMARKS.md).
 const GZIP_LEVEL: u32 = if cfg!(debug_assertions) { 1 } else { 6 };
-
-/// The xz preset: 9 for a release build (the modules of the network benchmark's play:
-/// 10.5 MB, 3.64 MB gzipped one by one, 0.84 MB as one xz stream); 1 for a debug
-/// build, whose modules go to the test suite's nodes on this machine.
-const XZ_PRESET: u32 = if cfg!(debug_assertions) { 1 } else { 9 };
 
 /// Where this run keeps the compressed copies ([`keep_in`]); unset, nothing is kept.
 static KEPT_DIR: OnceLock<PathBuf> = OnceLock::new();
@@ -262,7 +278,7 @@ mod tests {
         let kept_dir = dir.path().join("cache/xz");
         let bytes = content();
         let sha = "9".repeat(64);
-        let packed = kept_or_compressed(Format::Xz, &kept_dir, &sha, &bytes).unwrap();
+        let packed = kept_or_compressed(XZ_MODULES, &kept_dir, &sha, &bytes).unwrap();
         assert!(packed.len() < bytes.len() / 10, "{}", packed.len());
         let mut back = vec![];
         lzma_rust2::XzReader::new(&packed[..], false)
@@ -273,12 +289,12 @@ mod tests {
         assert_eq!(std::fs::read(&kept).unwrap(), packed);
         // A copy of other content under that name, or a torn one, is made again.
         for bad in [
-            Format::Xz.compress(b"other").unwrap(),
+            XZ_MODULES.compress(b"other").unwrap(),
             packed[..packed.len() - 5].to_vec(),
         ] {
             std::fs::write(&kept, &bad).unwrap();
             assert_eq!(
-                kept_or_compressed(Format::Xz, &kept_dir, &sha, &bytes).unwrap(),
+                kept_or_compressed(XZ_MODULES, &kept_dir, &sha, &bytes).unwrap(),
                 packed
             );
         }

@@ -10,9 +10,9 @@
 //! the node's `uname -sm` among the controller's and runs it if the node holds it (see
 //! `open_session` in [`super::ssh`]). When it does not, the node's `uname -sm` (said by
 //! that command, or asked by one probe) chooses the shim, which is streamed to a
-//! temporary file in `<cache>/shim/<sha256>/` — gzip-compressed and decompressed there
-//! by the node's `gzip -d` when the node has `gzip` (said in the same breath as its
-//! `uname -sm`), as it is otherwise — its sha256 checked on the node, and put in place
+//! temporary file in `<cache>/shim/<sha256>/` — compressed and decompressed there by
+//! the node's `xz -dc`, else its `gzip -dc` (what it has is said in the same breath as
+//! its `uname -sm`), as it is otherwise — its sha256 checked on the node, and put in place
 //! (never over a shim there that runs: see `upload_command`), so a node never runs a
 //! half-written or foreign shim and later runs reuse it.
 //! Under become, all of this happens as the become user, in that user's own cache. Inventory hosts that are aliases of one node (same user, address and
@@ -20,6 +20,7 @@
 //! is [`NoShim`] (its legacy modules run without one); a full disk or a `noexec`
 //! mount is an error that names the cause.
 
+use super::compress::{Format, XZ_SHIM, compressed};
 use super::{ConnectError, Connection, ConnectionError};
 use crate::plugins::r#become::{self, Become};
 use crate::plugins::shell::quote_path;
@@ -351,28 +352,38 @@ pub fn known_shimless(target: &str) -> Option<NoShim> {
 
 /// A command that starts the node's shim from `cache` with `serve`, or, when the node
 /// does not hold it, exits with [`super::session::NOT_DEPLOYED`] saying its `uname -sm`
-/// and whether it has `gzip` ([`super::session::GZIP_LINE`]).
+/// and what it can decompress the shim with ([`super::session::DECODER_LINE`]).
 pub async fn start_command(cache: &str) -> Result<String, ConnectionError> {
     let select = Shims::get().select(cache).await?;
     Ok(format!(
-        "{select}; [ -n \"$s\" ] && [ -x \"$s\" ] || {{ echo 'sandball-shim is not deployed here' >&2; echo \"{}$(uname -sm)\" >&2; {HAS_GZIP} && echo '{}yes' >&2; exit {}; }}; exec \"$s\" serve --cache-dir {}",
+        "{select}; [ -n \"$s\" ] && [ -x \"$s\" ] || {{ echo 'sandball-shim is not deployed here' >&2; echo \"{}$(uname -sm)\" >&2; d=$({DECODER}); [ -z \"$d\" ] || echo \"{}$d\" >&2; exit {}; }}; exec \"$s\" serve --cache-dir {}",
         super::session::NODE_LINE,
-        super::session::GZIP_LINE,
+        super::session::DECODER_LINE,
         super::session::NOT_DEPLOYED,
         quote_path(cache),
     ))
 }
 
-/// A shell test of whether the node has `gzip` (to decompress the shim with).
-const HAS_GZIP: &str = "command -v gzip >/dev/null 2>&1";
+/// A shell command that prints what the node can decompress the shim with: `xz`
+/// (which packs it smallest), else `gzip`, else nothing.
+const DECODER: &str = "if command -v xz >/dev/null 2>&1; then echo xz; elif command -v gzip >/dev/null 2>&1; then echo gzip; fi";
+
+/// The format of the shim's upload to a node whose [`DECODER`] printed `name`.
+pub fn decoder_named(name: &str) -> Option<Format> {
+    match name.trim() {
+        "xz" => Some(XZ_SHIM),
+        "gzip" => Some(Format::Gzip),
+        _ => None,
+    }
+}
 
 /// What a node said of itself when it did not hold its shim.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeSaid {
     /// Its `uname -sm`.
     pub uname: String,
-    /// Whether it has `gzip`.
-    pub gzip: bool,
+    /// How the shim is compressed for it (`None`: it has neither `xz` nor `gzip`).
+    pub decoder: Option<Format>,
 }
 
 /// Makes sure the node holds its shim under `cache` (as the become user, in that
@@ -387,11 +398,11 @@ pub async fn ensure_shim(
     node: Option<NodeSaid>,
 ) -> Result<String, ConnectError> {
     let shims = Shims::get();
-    let NodeSaid { uname, gzip } = match node {
+    let NodeSaid { uname, decoder } = match node {
         Some(n) => n,
         None => {
             let probe = format!(
-                "{}; uname -sm; if [ -n \"$s\" ] && \"$s\" version >/dev/null 2>&1; then echo present; else echo absent; fi; {HAS_GZIP} && echo gzip || echo no-gzip",
+                "{}; uname -sm; if [ -n \"$s\" ] && \"$s\" version >/dev/null 2>&1; then echo present; else echo absent; fi; {DECODER}",
                 shims.select(cache).await?
             );
             let out = r#become::exec_command(conn, become_, &probe, None)
@@ -407,8 +418,8 @@ pub async fn ensure_shim(
                 tracing::debug!(host, path, "shim already on the node");
                 return Ok(path);
             }
-            let gzip = lines.next() == Some("gzip");
-            NodeSaid { uname, gzip }
+            let decoder = lines.next().and_then(decoder_named);
+            NodeSaid { uname, decoder }
         }
     };
     let uname = uname.trim().to_string();
@@ -422,22 +433,20 @@ pub async fn ensure_shim(
     let binary = shim.binary().await?;
     let path = shim_path(cache, &binary.sha256);
     let dir = path.trim_end_matches(&format!("/{SHIM_FILE}")).to_string();
-    let packed = match gzip {
-        true => {
-            super::compress::compressed(
-                super::compress::Format::Gzip,
-                &binary.sha256,
-                &binary.bytes,
-            )
+    let packed = match decoder {
+        Some(format) => compressed(format, &binary.sha256, &binary.bytes)
             .await
-        }
-        false => {
-            tracing::debug!(host, "the node has no gzip: the shim is sent uncompressed");
+            .map(|packed| (format, packed)),
+        None => {
+            tracing::debug!(
+                host,
+                "the node has neither xz nor gzip: the shim is sent uncompressed"
+            );
             None
         }
     };
     let (receive, payload) = match &packed {
-        Some(packed) => ("gzip -dc", packed.as_slice()),
+        Some((format, packed)) => (format.decoder(), packed.as_slice()),
         None => ("cat", binary.bytes.as_slice()),
     };
     tracing::debug!(
@@ -447,6 +456,7 @@ pub async fn ensure_shim(
         user = become_.map(|b| b.user.as_str()),
         shim_bytes = binary.bytes.len(),
         sent_bytes = payload.len(),
+        decoder = receive,
         "uploading the shim"
     );
     let upload = upload_command(cache, &dir, &binary.sha256, receive);
@@ -462,7 +472,7 @@ pub async fn ensure_shim(
 }
 
 /// The command that receives a shim whose sha256 is `sha` on its standard input (through
-/// `receive`: `cat`, or `gzip -dc` for a compressed one) into a temporary file in `dir`
+/// `receive`: `cat`, or `xz -dc` or `gzip -dc` for a compressed one) into a temporary file in `dir`
 /// (of the node's cache `cache`), checks it, makes it executable, puts it in place and
 /// runs it once: a copy that cannot run there exits with [`NOEXEC`]. A shim already in
 /// place that runs is kept (its path is its content's address, so it is the same shim),

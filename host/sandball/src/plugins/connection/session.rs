@@ -5,7 +5,7 @@
 //! [`Session::compressing`]) and then runs tasks, one request and one response at a
 //! time.
 
-use super::compress::Format;
+use super::compress::{Format, XZ_MODULES};
 use sandball_wire::capability::Grant;
 use sandball_wire::frame::{self, FrameError};
 use sandball_wire::protocol::{Denial, Job, JobState, ModuleEntry, Outcome, Request, Response};
@@ -45,7 +45,8 @@ pub enum SessionError {
     /// [`NOT_DEPLOYED`]); `node` is what it said of itself, when it did.
     #[error("sandball-shim is not deployed on the node")]
     NotDeployed {
-        /// The node's system and machine (`Linux x86_64`) and whether it has gzip.
+        /// The node's system and machine (`Linux x86_64`) and what it can decompress
+        /// with.
         node: Option<super::deploy::NodeSaid>,
     },
     /// The shim is another version.
@@ -154,8 +155,9 @@ pub const NOT_DEPLOYED: u32 = 97;
 /// What starts the line of stderr in which that command tells the node's `uname -sm`.
 pub const NODE_LINE: &str = "sandball-node: ";
 
-/// What starts the line of stderr in which that command tells that the node has gzip.
-pub const GZIP_LINE: &str = "sandball-gzip: ";
+/// What starts the line of stderr in which that command tells what the node can
+/// decompress an upload with: `xz`, else `gzip` (no line: neither).
+pub const DECODER_LINE: &str = "sandball-decoder: ";
 
 /// Tells, once the stream has ended, how the shim ended (exit status, last lines of
 /// stderr), when the transport knows.
@@ -419,7 +421,7 @@ impl Session {
         let packed = match self.compress {
             true => {
                 let key = hex::encode(sha2::Sha256::digest(&joined));
-                super::compress::compressed(Format::Xz, &key, &joined).await
+                super::compress::compressed(XZ_MODULES, &key, &joined).await
             }
             false => None,
         };

@@ -396,7 +396,7 @@ impl Ssh {
     /// [`NOT_DEPLOYED`](super::session::NOT_DEPLOYED) before the hello is
     /// [`SessionError::NotDeployed`], with the node's `uname -sm` and whether it has
     /// gzip when its stderr told them (after [`NODE_LINE`](super::session::NODE_LINE)
-    /// and [`GZIP_LINE`](super::session::GZIP_LINE)). With `terminal`, the
+    /// and [`DECODER_LINE`](super::session::DECODER_LINE)). With `terminal`, the
     /// channel has a pseudo-terminal, where su is answered before the session starts.
     async fn start_session(
         &self,
@@ -450,7 +450,9 @@ impl Ssh {
                         .line_after(super::session::NODE_LINE)
                         .map(|uname| deploy::NodeSaid {
                             uname,
-                            gzip: ending.line_after(super::session::GZIP_LINE).is_some(),
+                            decoder: ending
+                                .line_after(super::session::DECODER_LINE)
+                                .and_then(|d| deploy::decoder_named(&d)),
                         });
                 Err(SessionError::NotDeployed { node }.into())
             }
