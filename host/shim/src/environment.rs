@@ -82,6 +82,40 @@ pub fn original(name: &str) -> Option<OsString> {
     }
 }
 
+/// Marks every descriptor above 2 that the shim inherited close-on-exec, so that no
+/// program it runs inherits one (its session's, say); the descriptors the shim opens
+/// itself are close-on-exec already (Rust's default). Called first thing in `main`,
+/// with [`scrub`]: programs are then started without forking the shim, whose copy of
+/// the address space cost milliseconds a program (docs/BENCHMARKS.md).
+pub fn close_inherited_descriptors() {
+    // SAFETY: close_range(2) with CLOSE_RANGE_CLOEXEC only changes descriptor flags.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC as libc::c_uint,
+        )
+    };
+    if r == 0 {
+        return;
+    }
+    // Kernels before 5.11: every descriptor up to the limit, one by one.
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(1 << 16)
+        .min(1 << 20) as i32;
+    for fd in 3..limit {
+        // SAFETY: fcntl on a descriptor that may not be open; EBADF is ignored.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

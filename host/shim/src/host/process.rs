@@ -313,39 +313,6 @@ fn ended(child: &Child) -> std::io::Result<bool> {
     Ok(unsafe { info.si_pid() } != 0)
 }
 
-/// Marks every descriptor above 2 close-on-exec: the program must not inherit the
-/// shim's session (or anything else the shim holds open). Runs in the forked child,
-/// so it makes only system calls.
-fn close_inherited_descriptors() -> std::io::Result<()> {
-    // SAFETY: close_range(2) with CLOSE_RANGE_CLOEXEC only changes descriptor flags.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_close_range,
-            3u32,
-            u32::MAX,
-            libc::CLOSE_RANGE_CLOEXEC as libc::c_uint,
-        )
-    };
-    if r == 0 {
-        return Ok(());
-    }
-    // Kernels before 5.11: every descriptor up to the limit, one by one.
-    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile)
-        .current
-        .unwrap_or(1 << 16)
-        .min(1 << 20) as i32;
-    for fd in 3..limit {
-        // SAFETY: fcntl on a descriptor that may not be open; EBADF is ignored.
-        unsafe {
-            let flags = libc::fcntl(fd, libc::F_GETFD);
-            if flags >= 0 {
-                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
-            }
-        }
-    }
-    Ok(())
-}
-
 /// Why a program was stopped early.
 enum Stop {
     Deadline,
@@ -439,11 +406,6 @@ fn run_bounded(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    // SAFETY: the closure makes system calls only (no allocation, no locks), as a
-    // forked child of a threaded process must.
-    unsafe {
-        command.pre_exec(close_inherited_descriptors);
-    }
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => return Ok(Err(os_failure(format!("cannot run {argv0}"), &e))),
@@ -815,13 +777,15 @@ mod tests {
         let (_tmp, dir) = scratch();
         let result = dir.join("result");
         std::fs::write(&result, b"genuine").unwrap();
-        // Opened without close-on-exec, as the shim's session descriptor was.
+        // Opened without close-on-exec, as a descriptor the shim inherits (its
+        // session's, from sshd) is; then what the shim does first thing.
         let fd = rustix::fs::open(
             &result,
             rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::APPEND,
             rustix::fs::Mode::empty(),
         )
         .unwrap();
+        crate::environment::close_inherited_descriptors();
         let n = std::os::fd::AsRawFd::as_raw_fd(&fd);
         let mut s = state(&["sh"], MINUTE, 1 << 20);
         let out = s
