@@ -157,7 +157,9 @@ impl SessionPool {
         };
         for slot in slots {
             if let Some(s) = slot.lock().await.take() {
-                s.shutdown().await;
+                // The shim ends its run state before it exits (its epoch ticker sleeps
+                // up to 10 ms): userdel must not find it still there.
+                s.shutdown_and_wait(std::time::Duration::from_secs(5)).await;
             }
         }
     }
