@@ -539,8 +539,9 @@ impl Runtime {
     }
 }
 
-/// Most memory (KiB) the xz reader may take for its dictionary: the controller's
-/// streams use at most 64 MiB (xz's `-9`).
+/// Most memory (KiB) the xz reader may take for its dictionary: twice the 64 MiB of
+/// xz's largest preset (`-9`); the controller's streams use far less (preset 3 or 0,
+/// the dictionary no larger than the content).
 const XZ_MEMORY_KIB: u32 = 128 << 10;
 
 /// The bytes an xz stream holds, up to `expected` and one more (so that a stream

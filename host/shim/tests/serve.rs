@@ -269,16 +269,7 @@ fn a_batch_of_modules_in_one_xz_stream_is_stored_module_by_module() {
         (missing.clone(), &[]),
         (put(vec![entry(&one), entry(&two)], true), &packed),
         (missing, &[]),
-        (
-            Request::Run {
-                id: 1,
-                sha256: sha256_hex(&two),
-                module: "two".into(),
-                args: json!({}),
-                grant: Grant::default(),
-            },
-            &[],
-        ),
+        (run_hello(&sha256_hex(&two)), &[]),
     ]);
     let (end, out) = session(&input);
     assert_eq!(end.unwrap(), End::Closed);

@@ -1,15 +1,16 @@
 //! Compression for what the controller uploads to nodes over a network: the shim (xz
 //! or gzip, whichever the node has: its own `xz -dc` or `gzip -dc` reads it) and the
 //! modules a node lacks (one xz stream for all of them, which the shim reads: modules
-//! share much of their code, which gzip's 32 KiB window cannot see). Each content is compressed once, keyed by
-//! its sha256 and format, however many nodes it goes to, off the async threads. The
-//! compressed copy is kept in the controller's own cache (`<cache>/gzip/<sha256>.gz`,
-//! `<cache>/xz/<sha256>.xz`, [`keep_in`]; written to a temporary file and renamed),
-//! so that later runs read it instead of compressing again (a debug build's shim is
-//! tens of MB). A node checks the sha256 of the uncompressed bytes, so compression
-//! changes nothing of what it keeps; a kept copy is used only when its trailer (gzip)
-//! or its index (xz) gives the length of the content it stands for, and the CRC32 too
-//! for gzip.
+//! share much of their code, which gzip's 32 KiB window cannot see). Each content is
+//! compressed once, keyed by its format and a sha256 that names it (the shim's; for a
+//! batch of modules, that of their addresses), however many nodes it goes to, off the
+//! async threads. The compressed copy is kept in the controller's own cache
+//! (`<cache>/gzip/<sha256>.gz`, `<cache>/xz/<sha256>.xz`, [`keep_in`]; written to a
+//! temporary file and renamed), so that later runs read it instead of compressing
+//! again (a debug build's shim is tens of MB). A node checks the sha256 of the
+//! uncompressed bytes, so compression changes nothing of what it keeps; a kept copy is
+//! used only when its trailer (gzip) or its index (xz) gives the length of the content
+//! it stands for, and the CRC32 too for gzip.
 
 use flate2::Compression;
 use flate2::write::GzEncoder;

@@ -1,6 +1,6 @@
 //! One persistent shim session: the controller's side of the wire protocol.
 //!
-//! A session is opened once per host (and later per become user), says hello, uploads a
+//! A session is opened once per host (and later per become user), says hello, uploads
 //! the modules it lacks (by sha256; compressed over a network, see
 //! [`Session::compressing`]) and then runs tasks, one request and one response at a
 //! time.
@@ -410,8 +410,10 @@ impl Session {
     }
 
     /// Sends the shim modules in one request, their bytes one after the other as one
-    /// xz stream when the session is [compressing](Session::compressing) (kept by the
-    /// sha256 of those bytes: the nodes of a play lack the same modules).
+    /// xz stream when the session is [compressing](Session::compressing). The stream
+    /// is compressed once for all the sessions that lack the same modules, keyed by
+    /// their addresses (which name the joined bytes as well as their hash would,
+    /// without hashing them again for every node).
     async fn put_modules(&mut self, modules: &[(&str, &[u8])]) -> Result<(), SessionError> {
         let joined = modules
             .iter()
@@ -420,7 +422,11 @@ impl Session {
             .concat();
         let packed = match self.compress {
             true => {
-                let key = hex::encode(sha2::Sha256::digest(&joined));
+                let mut addresses = sha2::Sha256::new();
+                for (sha256, _) in modules {
+                    addresses.update(sha256.as_bytes());
+                }
+                let key = hex::encode(addresses.finalize());
                 super::compress::compressed(XZ_MODULES, &key, &joined).await
             }
             false => None,

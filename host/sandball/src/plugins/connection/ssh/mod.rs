@@ -394,8 +394,8 @@ impl Ssh {
     /// `stdin` to it, and opens a session over it. The shim's stderr and exit status are
     /// kept for the error of a session that ends; a command that exits with
     /// [`NOT_DEPLOYED`](super::session::NOT_DEPLOYED) before the hello is
-    /// [`SessionError::NotDeployed`], with the node's `uname -sm` and whether it has
-    /// gzip when its stderr told them (after [`NODE_LINE`](super::session::NODE_LINE)
+    /// [`SessionError::NotDeployed`], with the node's `uname -sm` and what it can
+    /// decompress the shim with when its stderr told them (after [`NODE_LINE`](super::session::NODE_LINE)
     /// and [`DECODER_LINE`](super::session::DECODER_LINE)). With `terminal`, the
     /// channel has a pseudo-terminal, where su is answered before the session starts.
     async fn start_session(
