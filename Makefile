@@ -42,8 +42,14 @@ clippy-driver:
 	@test -x "$(CLIPPY_DRIVER)" || { echo "clippy-driver not found: rustup component add clippy" >&2; exit 1; }
 
 ## modules: the built-in module components (small, optimised: they run on every node).
+## What sandball ships (`install`, `wheel`) and what `bench` measures has cross-crate
+## LTO (the `wasm` profile's: a sixth fewer bytes for every node to receive and
+## compile, for twice the CPU to build); `make build`, so `run` and `test`, builds them
+## without it (MODULE_LTO=false): the same code in more bytes (docs/TESTING.md).
+MODULE_LTO ?= false
+install wheel: MODULE_LTO = fat
 modules: setup
-	$(LINTING) $(CARGO) build --profile wasm --target $(WASM_TARGET) $(MODULE_PKGS)
+	CARGO_PROFILE_WASM_LTO=$(MODULE_LTO) $(LINTING) $(CARGO) build --profile wasm --target $(WASM_TARGET) $(MODULE_PKGS)
 
 ## shims: the static shims for x86_64 and aarch64 nodes (debug, as the controller), in
 ## target/<triple>/debug/, where the controller finds them. One cargo run for both: the
@@ -87,18 +93,20 @@ $(MATURIN): | python-venv
 ## test-wheel: the same from the dev profile, in target/wheels/dev/, for
 ## tests/tests/install.rs: the shim and modules `make build` made, and the controller
 ## as maturin builds it alone (`-p sandball`: its dependencies' features differ from
-## `make build`'s, so about a minute of compiling the first time).
-# $(call build_wheel,PROFILE,DIR): the lib of target/DIR staged, then maturin.
+## `make build`'s, so about a minute of compiling the first time), packed uncompressed
+## (deflating its debug shims took 20 s of CPU for a wheel that never leaves the machine).
+# $(call build_wheel,PROFILE,DIR[,MATURIN OPTIONS]): the lib of target/DIR staged, then
+# maturin.
 define build_wheel
 	packaging/stage-lib.sh $(2) target/wheel-data/data
 	rm -rf target/wheels/$(1)
-	$(LINTING) $(MATURIN) build --quiet --profile $(1) --out target/wheels/$(1)
+	$(LINTING) $(MATURIN) build --quiet --profile $(1) --out target/wheels/$(1) $(3)
 endef
 wheel: modules maturin packages
 	$(CARGO) build --release -p sandball-shim $(addprefix --target ,$(SHIM_TARGETS))
 	$(call build_wheel,release,release)
 test-wheel: build maturin
-	$(call build_wheel,dev,debug)
+	$(call build_wheel,dev,debug,--compression-method stored)
 
 ## run: the example playbook against localhost.
 run: build
