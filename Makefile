@@ -47,7 +47,7 @@ clippy-driver:
 ## compile, for twice the CPU to build); `make build`, so `run` and `test`, builds them
 ## without it (MODULE_LTO=false): the same code in more bytes (docs/TESTING.md).
 MODULE_LTO ?= false
-install wheel: MODULE_LTO = fat
+install wheel bench: MODULE_LTO = fat
 modules: setup
 	CARGO_PROFILE_WASM_LTO=$(MODULE_LTO) $(LINTING) $(CARGO) build --profile wasm --target $(WASM_TARGET) $(MODULE_PKGS)
 
@@ -444,8 +444,7 @@ lint: fmt-check
 ## 100 Mbit/s against ansible-playbook (network.sh); at the end, every ratio against
 ## ansible-core in one table.
 bench: export BENCH_SUMMARY := $(CURDIR)/target/bench-summary.md
-bench: setup ansible sshd example-python-module example-js-module
-	$(CARGO) build --profile wasm --target $(WASM_TARGET) $(MODULE_PKGS)
+bench: setup modules ansible sshd example-python-module example-js-module
 	$(CARGO) build --release -p sandball -p sandball-shim
 	$(CARGO) build --release -p sandball-e2e --bin netproxy
 	printf '| run | sandball cold | sandball warm | ansible-core | ratio cold | ratio warm |\n|---|---|---|---|---|---|\n' > "$$BENCH_SUMMARY"

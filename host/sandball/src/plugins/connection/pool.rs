@@ -9,6 +9,9 @@ use crate::plugins::r#become::Become;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+/// How long [`SessionPool::close_user`] waits for each of a user's shims to have exited.
+const USER_CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The controller's own cache directory: `$SANDBALL_CACHE_DIR` when set (`None`: the
 /// local shim's default, [`super::deploy::DEFAULT_CACHE`]).
 pub fn controller_cache() -> Option<String> {
@@ -157,9 +160,9 @@ impl SessionPool {
         };
         for slot in slots {
             if let Some(s) = slot.lock().await.take() {
-                // The shim ends its run state before it exits (its epoch ticker sleeps
-                // up to 10 ms): userdel must not find it still there.
-                s.shutdown_and_wait(std::time::Duration::from_secs(5)).await;
+                // Until its output ends: a shim that has answered is still ending (its
+                // epoch ticker sleeps up to 10 ms), and userdel must not find it there.
+                s.close(USER_CLOSE_WAIT).await;
             }
         }
     }

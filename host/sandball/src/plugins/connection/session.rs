@@ -658,7 +658,7 @@ impl Session {
     /// and exits (its watchdog sees the input end), and the shim is given up to `wait`
     /// to go before the transport is dropped (which kills what is left of it).
     pub async fn close(mut self, wait: std::time::Duration) {
-        use tokio::io::AsyncWriteExt;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let ended = async {
             // An SSH channel's end of input is a message of its own (EOF), which
             // dropping its writer does not send; a pipe ends when dropped.
@@ -667,45 +667,22 @@ impl Session {
                 &mut self.writer,
                 Box::new(tokio::io::sink()),
             ));
-            self.drain().await;
+            let mut buf = [0u8; 4096];
+            while matches!(self.reader.read(&mut buf).await, Ok(n) if n > 0) {}
         };
         let _ = tokio::time::timeout(wait, ended).await;
-    }
-
-    /// Reads what the shim still writes until its output ends: the shim, and whatever
-    /// started it (`sudo`, an SSH channel), has exited.
-    async fn drain(&mut self) {
-        use tokio::io::AsyncReadExt;
-        let mut buf = [0u8; 4096];
-        while matches!(self.reader.read(&mut buf).await, Ok(n) if n > 0) {}
     }
 
     /// Asks the shim to exit. A session whose last request was abandoned (a task's
     /// `timeout`) is only dropped: its shim is still busy with that request, and the
     /// run does not wait for it, as ansible-playbook does not.
     pub async fn shutdown(mut self) {
-        self.ask_to_exit().await;
-    }
-
-    /// As [`Session::shutdown`], then waits up to `wait` for the shim to have exited
-    /// (its output ended): its user is about to be removed, which `userdel` refuses
-    /// while a process of the user lives.
-    pub async fn shutdown_and_wait(mut self, wait: std::time::Duration) {
-        if self.ask_to_exit().await {
-            let _ = tokio::time::timeout(wait, self.drain()).await;
-        }
-    }
-
-    /// Sends `Shutdown` and reads its answer, unless the last request was abandoned;
-    /// whether it was sent.
-    async fn ask_to_exit(&mut self) -> bool {
         if self.in_flight {
-            return false;
+            return;
         }
         // Best effort: the shim also exits when its stdin closes.
         let _ = frame::asynchronous::write(&mut self.writer, &Request::Shutdown, &[]).await;
         let _ = frame::asynchronous::read::<Response, _>(&mut self.reader).await;
-        true
     }
 }
 
