@@ -280,7 +280,12 @@ check-recordings:
 ## which ansible-core's apt module runs), debootstrap and qemu-user-static (which make
 ## the foreign nodes' roots: `test-roots`) and nodejs with npm (which build JavaScript
 ## modules: `js-tools`); and package lists, which the apt module's
-## tests read (apt-get update when there are none).
+## tests read (apt-get update when there are none). On a machine whose apt keeps no
+## binary cache of those lists (Debian's container images turn it off), it is turned
+## back on ($(APT_CACHE_CONF)): otherwise every apt-get, apt-cache and python3-apt
+## run of the apt tests, under both tools, parses the whole lists again (about 1.5 s
+## of CPU each; docs/TESTING.md).
+APT_CACHE_CONF := /etc/apt/apt.conf.d/zz-sandball-tests-pkgcache
 packages:
 	@missing=; \
 	command -v aarch64-linux-gnu-gcc >/dev/null || missing="$$missing gcc-aarch64-linux-gnu"; \
@@ -300,7 +305,12 @@ packages:
 		apt-get update -qq; fi; \
 	if [ -n "$$missing" ]; then \
 		echo "apt-get install$$missing"; \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi; \
+	if [ -w /etc/apt/apt.conf.d ] && apt-config dump | grep -qx 'Dir::Cache::pkgcache "";'; then \
+		echo "apt's binary cache turned back on: $(APT_CACHE_CONF)"; \
+		printf '%s\n' '// make test (sandball): keep the binary cache of the package lists.' \
+			'Dir::Cache::pkgcache "pkgcache.bin";' 'Dir::Cache::srcpkgcache "srcpkgcache.bin";' \
+			> $(APT_CACHE_CONF); fi
 
 ## python-venv, ruby, cron, sshd, apt-test: each a part of `packages`, by the name it
 ## had before them (python3-venv; ruby; cron; openssh-server and sudo; python3-apt and

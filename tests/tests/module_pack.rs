@@ -69,7 +69,7 @@ fn pack_replaces_a_components_manifest_and_reports_its_findings() {
     out.assert_no_panic().assert_code(0);
     assert!(
         out.stderr
-            .contains("[ERROR]: ") && out.stderr.contains("sandball:host/process@0.1.0 (running programs: only granted ones) but the manifest requests no exec capability"),
+            .contains("[WARNING]: ") && !out.stderr.contains("[ERROR]") && out.stderr.contains("sandball:host/process@0.1.0 (running programs: only granted ones) but the manifest requests no exec capability"),
         "{}",
         out.stderr
     );
