@@ -266,6 +266,18 @@ impl Sshd {
         self.host_line_cold(alias, cache, extra)
     }
 
+    /// [`host_line`](Self::host_line) for a node that also holds the shim the tests
+    /// deploy ([`deployable_shim`]), as after an earlier run: for the tests of what a run
+    /// does once its sessions are up (faults, interrupts), whose nodes need not each be
+    /// sent, and unpack, tens of megabytes first. The tests of deployment use the others.
+    pub fn host_line_warm(&self, alias: &str, cache: &Path, extra: &str) -> String {
+        let line = self.host_line(alias, cache, extra);
+        if self.root == Path::new("/") && !extra.contains("ansible_user=") {
+            holding_the_shim(cache);
+        }
+        line
+    }
+
     /// [`host_line`](Self::host_line) for a node that has compiled nothing yet: every
     /// module it runs is uploaded to it (for the tests of what is sent to a node).
     pub fn host_line_cold(&self, alias: &str, cache: &Path, extra: &str) -> String {
@@ -314,6 +326,20 @@ fn sharing_compiled_code(cache: &Path) {
     std::fs::create_dir_all(&shared).expect("the shared shim cache");
     std::fs::create_dir(cache).expect("the node cache");
     std::os::unix::fs::symlink(&shared, cache.join("compiled")).expect("the shared compiled code");
+}
+
+/// Puts [`deployable_shim`] into the node cache `cache` where a deployment leaves it (a
+/// hard link; a copy where that cannot be).
+fn holding_the_shim(cache: &Path) {
+    static SHA: OnceLock<String> = OnceLock::new();
+    let shim = deployable_shim();
+    let sha = SHA.get_or_init(|| crate::binaries::sha256(&shim));
+    let dir = cache.join("shim").join(sha);
+    std::fs::create_dir_all(&dir).expect("the node's shim directory");
+    let dest = dir.join("sandball-shim");
+    if !dest.exists() && std::fs::hard_link(&shim, &dest).is_err() {
+        std::fs::copy(&shim, &dest).expect("the node's shim");
+    }
 }
 
 /// The shim the SSH tests deploy: the built one without its symbols and debug

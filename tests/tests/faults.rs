@@ -40,7 +40,7 @@ fn fleet(sshd: &Sshd, sb: &Sandbox, proxies: &[Proxy], python: bool) -> Vec<Stri
         };
         inv.push_str(
             &sshd
-                .host_line(h, &sb.path().join(format!("node-{h}")), &extra)
+                .host_line_warm(h, &sb.path().join(format!("node-{h}")), &extra)
                 .replace(
                     &format!("ansible_port={}", sshd.port),
                     &format!("ansible_port={}", p.port()),

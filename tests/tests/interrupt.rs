@@ -163,7 +163,7 @@ fn ctrl_c_over_ssh_ends_the_programs_on_the_nodes() {
     let hosts = hosts(5);
     let mut inv = String::from("[nodes]\n");
     for h in &hosts {
-        inv.push_str(&sshd.host_line(h, &sb.path().join(format!("node-{h}")), ""));
+        inv.push_str(&sshd.host_line_warm(h, &sb.path().join(format!("node-{h}")), ""));
     }
     sb.write("inventory.ini", &inv);
     let out = interrupted(&sb, &hosts, "INT", Some(deployable_shim()));
@@ -191,7 +191,7 @@ fn a_killed_controller_leaves_no_program_running_over_ssh() {
     let hosts = hosts(3);
     let mut inv = String::from("[nodes]\n");
     for h in &hosts {
-        inv.push_str(&sshd.host_line(h, &sb.path().join(format!("node-{h}")), ""));
+        inv.push_str(&sshd.host_line_warm(h, &sb.path().join(format!("node-{h}")), ""));
     }
     sb.write("inventory.ini", &inv);
     let out = interrupted(&sb, &hosts, "KILL", Some(deployable_shim()));
