@@ -388,12 +388,14 @@ pub(super) fn registered(result: &Map<String, Value>) -> Map<String, Value> {
     r
 }
 
-/// A result that ran (was not skipped, is not a loop's summary) says whether it
-/// failed, as Ansible's registered results do; from ansible-core 2.21 every result
-/// does.
+/// A result that ran (was not skipped, is not a loop's summary, reached its host)
+/// says whether it failed, as Ansible's registered results do; from ansible-core 2.21
+/// every result does.
 pub(super) fn with_failed_flag(r: &mut Map<String, Value>) {
     if crate::compat::core().at_least(21)
-        || (!r.contains_key("results") && !r.get("skipped").is_some_and(py_truth))
+        || (!r.contains_key("results")
+            && !r.get("skipped").is_some_and(py_truth)
+            && !r.get("unreachable").is_some_and(py_truth))
     {
         r.entry("failed").or_insert(Value::Bool(false));
     }

@@ -238,8 +238,10 @@ pub(crate) struct LoopItem {
     pub loop_vars: Map<String, Value>,
 }
 
-/// Where a loop's result says whether its unreachable items were all ignored (dropped
-/// with the other `_ansible_` keys before it is registered or shown).
+/// Where a loop's result says whether its unreachable host is ignored: under
+/// ansible-core 2.19 when every unreachable item's `ignore_unreachable` held, under
+/// 2.21 when any item's did (dropped with the other `_ansible_` keys before it is
+/// registered or shown).
 pub(super) const IGNORE_UNREACHABLE: &str = "_ansible_ignore_unreachable";
 
 /// Where a loop's result says, under ansible-core 2.21, whether `ignore_errors` held
@@ -307,12 +309,15 @@ pub(super) async fn run_loop(
     };
     let mut results = Vec::with_capacity(items.len());
     let (mut changed, mut any_failed, mut all_skipped) = (false, false, !items.is_empty());
-    // Whether an item was unreachable, and whether every unreachable item's
-    // `ignore_unreachable` (read with the item's variables) held: then the loop's is
-    // ignored, as in ansible-core.
+    // Whether an item was unreachable, and (ansible-core 2.19) whether every
+    // unreachable item's `ignore_unreachable` (read with the item's variables) held:
+    // then the loop's is ignored.
     let mut unreachable: Option<bool> = None;
+    // ansible-core 2.21 reads both keywords for every item and ignores the task's
+    // errors, or its unreachable host, when any item's held.
     let per_item_ignore = crate::compat::core().at_least(21);
-    let mut ignore_errors = false;
+    let mut ignore_errors = AnyItem::new(Keyword::IgnoreErrors);
+    let mut ignore_unreachable = AnyItem::new(Keyword::IgnoreUnreachable);
     // What earlier items left for the later ones, as Ansible updates the loop's
     // variables after each item: facts they returned, the registered result.
     let mut carried = Carried::default();
@@ -422,14 +427,15 @@ pub(super) async fn run_loop(
             }
             stop.unwrap_or(true)
         });
-        if per_item_ignore && !ignore_errors {
-            ignore_errors =
-                keyword_bool(run, item_vars, kw, Keyword::IgnoreErrors, false).unwrap_or_default();
+        if per_item_ignore {
+            ignore_errors.read(run, item_vars, kw);
+            ignore_unreachable.read(run, item_vars, kw);
         }
         let mut status = Status::of(&r);
         if status == Status::Unreachable {
-            let ignored = keyword_bool(run, item_vars, kw, Keyword::IgnoreUnreachable, false)
-                .unwrap_or_default();
+            let ignored = per_item_ignore
+                || keyword_bool(run, item_vars, kw, Keyword::IgnoreUnreachable, false)
+                    .unwrap_or_default();
             unreachable = Some(unreachable.unwrap_or(true) && ignored);
             // An unreachable item is shown failed, the loop unreachable.
             status = Status::Failed;
@@ -495,10 +501,15 @@ pub(super) async fn run_loop(
         m.insert("failed".into(), Value::Bool(true));
     }
     if per_item_ignore {
-        m.insert(IGNORE_ERRORS.into(), Value::Bool(ignore_errors));
+        m.insert(IGNORE_ERRORS.into(), Value::Bool(ignore_errors.held));
     }
-    if let Some(ignored) = unreachable {
+    if let Some(all_ignored) = unreachable {
         m.insert("unreachable".into(), Value::Bool(true));
+        let ignored = if per_item_ignore {
+            ignore_unreachable.held
+        } else {
+            all_ignored
+        };
         m.insert(IGNORE_UNREACHABLE.into(), Value::Bool(ignored));
     }
     // ansible-core 2.21 leaves `skipped` out when it would be false.
@@ -510,6 +521,30 @@ pub(super) async fn run_loop(
     }
     m.insert("results".into(), Value::Array(results));
     m.into()
+}
+
+/// A keyword ansible-core 2.21 reads with each loop item's variables, holding for the
+/// whole task when it held for any item (`ignore_errors`, `ignore_unreachable`); a
+/// value that cannot be read as a boolean does not hold.
+struct AnyItem {
+    keyword: Keyword,
+    held: bool,
+}
+
+impl AnyItem {
+    fn new(keyword: Keyword) -> AnyItem {
+        AnyItem {
+            keyword,
+            held: false,
+        }
+    }
+
+    /// Reads the keyword with an item's variables, until it has held once.
+    fn read(&mut self, run: &Run, vars: &Vars, kw: &Chain<'_>) {
+        if !self.held {
+            self.held = keyword_bool(run, vars, kw, self.keyword, false).unwrap_or_default();
+        }
+    }
 }
 
 /// What earlier loop items give the later ones.

@@ -85,6 +85,12 @@ pub enum ArgError {
         /// What it was given (the whole value, or the entry that is not a path).
         value: Value,
     },
+    /// Not a list, where only a list is taken (ansible-core's words).
+    #[error("The '{option}' option must be a list.")]
+    NotList {
+        /// The option.
+        option: String,
+    },
     /// A regular expression that does not compile.
     #[error("{option}: invalid regular expression {pattern:?}: {reason}")]
     BadPattern {
