@@ -11,8 +11,12 @@ use serde_json::Value;
 /// The registered values the playbook's last task, `show`, prints (`shown`), under
 /// both tools, without what differs from run to run.
 fn shown_by_both(bin: &std::path::Path, play: &str) -> (Value, Value) {
-    let sb = Sandbox::new();
-    let (ours, theirs, ours_work, theirs_work) = both_run(&sb, bin, play, &[]);
+    shown_by_both_in(&Sandbox::new(), bin, play)
+}
+
+/// [`shown_by_both`] in `sb`, which holds the files the playbook reads.
+fn shown_by_both_in(sb: &Sandbox, bin: &std::path::Path, play: &str) -> (Value, Value) {
+    let (ours, theirs, ours_work, theirs_work) = both_run(sb, bin, play, &[]);
     ours.assert_code(0);
     let mut a = result(&ours, "show", &ours_work)["shown"].take();
     let mut b = result(&theirs, "show", &theirs_work)["shown"].take();
@@ -341,5 +345,167 @@ fn the_release_followed_is_the_setting_else_the_one_found() {
         format!("{}{}", refused.stdout, refused.stderr)
             .contains("Invalid 'register' specified: Invalid variable name of type 'dict'."),
         "{refused}"
+    );
+}
+
+/// The two references: ansible-playbook 2.19 and 2.21.
+const RELEASES: [(&str, &str); 2] = [
+    ("ANSIBLE_BIN_DIR", "venv"),
+    ("ANSIBLE_221_BIN_DIR", "venv-2.21"),
+];
+
+/// A templated `ignore_unreachable` under a loop: ansible-core 2.21 reads it for every
+/// item and ignores the unreachable host when any item's held; 2.19 only when every
+/// unreachable item's did. The unreachable loop's result is shown whole (its items
+/// with `exception`), as ansible-playbook shows it, under both.
+#[test]
+fn ignore_unreachable_in_a_loop_as_in_each_release() {
+    let play = r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - name: one item ignores
+      ping:
+      ignore_unreachable: "{{ item }}"
+      loop: [false, true]
+      register: r
+    - name: after
+      debug: {msg: "{{ r is unreachable }}"}
+    - name: none ignores
+      ping:
+      ignore_unreachable: "{{ item }}"
+      loop: [false, false]
+    - name: last
+      debug: {msg: last}
+"#;
+    for (var, venv) in RELEASES {
+        let bin = ansible_bin(var, venv);
+        let sb = Sandbox::new();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let port = listener.local_addr().expect("its address").port();
+        drop(listener);
+        sb.write(
+            "inventory.ini",
+            &format!(
+                "good ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n\
+                 gone ansible_connection=ssh ansible_host=127.0.0.1 ansible_port={port}\n"
+            ),
+        );
+        let pb = sb.write("core.yml", play);
+        let work = sb.dir("work");
+        let ours = sb
+            .play(&pb, &work, &["-f", "1"])
+            .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
+            .env_remove("SANDBALL_ANSIBLE_CORE_VERSION")
+            .run();
+        ours.assert_no_panic();
+        // One host at a time: each task's lines in the inventory's order.
+        let inventory = sb.path().join("inventory.ini");
+        let theirs = sb
+            .ansible_playbook_in(
+                &bin,
+                [
+                    "-i".to_string(),
+                    inventory.display().to_string(),
+                    pb.display().to_string(),
+                    "-e".to_string(),
+                    format!("work={}", work.display()),
+                    "-f".to_string(),
+                    "1".to_string(),
+                ],
+            )
+            .run();
+        ours.assert_same_recap_as(&theirs)
+            .assert_same_task_lines_as(
+                &theirs,
+                &["one item ignores", "after", "none ignores", "last"],
+            );
+        let ignored = ours.task_lines("one item ignores").contains(&"...ignoring");
+        assert_eq!(ignored, venv == "venv-2.21", "{venv}:\n{ours}");
+    }
+}
+
+/// `include_vars`' `extensions` and `ignore_files`: from ansible-core 2.20 lists only
+/// (`ignore_files` as words still read, deprecated), refused otherwise with the
+/// option named where it is written; 2.19 reads text as words (`ignore_files`) and
+/// characters (`extensions`). A file's and a directory's options do not go together.
+#[test]
+fn include_vars_lists_as_in_each_release() {
+    let play = r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - {name: ext text, include_vars: {dir: vars/d, extensions: "yml"}, ignore_errors: true, register: r1}
+    - {name: ignore words, include_vars: {dir: vars/d, ignore_files: "a.yml c.yaml"}, ignore_errors: true, register: r2}
+    - {name: ext mapping, include_vars: {dir: vars/d, extensions: {a: 1}}, ignore_errors: true, register: r3}
+    - {name: ext list, include_vars: {dir: vars/d, extensions: [yaml], ignore_unknown_extensions: true}, register: r4}
+    - {name: ignore list, include_vars: {dir: vars/d, ignore_files: [a.yml]}, register: r5}
+    - {name: file and dir options, include_vars: {file: vars/d/a.yml, extensions: [yml]}, ignore_errors: true, register: r6}
+    - name: show
+      debug: {var: shown}
+      vars:
+        shown: {r1: "{{ r1 }}", r3: "{{ r3 }}", r4: "{{ r4 }}", r5: "{{ r5 }}", r6: "{{ r6 }}", r2: "{{ r2.ansible_included_var_files }}"}
+"#;
+    for (var, venv) in RELEASES {
+        let bin = ansible_bin(var, venv);
+        let sb = Sandbox::new();
+        sb.write("vars/d/a.yml", "a: 1\n");
+        sb.write("vars/d/b.yml", "b: 2\n");
+        sb.write("vars/d/c.yaml", "c: 3\n");
+        let (ours, theirs) = shown_by_both_in(&sb, &bin, play);
+        assert_eq!(ours, theirs, "{venv}: sandball (left) and ansible-playbook");
+        if venv == "venv-2.21" {
+            assert_eq!(
+                ours["r1"]["msg"],
+                "Task failed: The 'extensions' option must be a list."
+            );
+        }
+    }
+    // The refusal names the option where it is written (file:line:column).
+    let sb = Sandbox::new();
+    sb.write("vars/d/a.yml", "a: 1\n");
+    let pb = sb.write(
+        "lists.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - include_vars:\n        dir: vars/d\n        ignore_files: {a: 1}\n",
+    );
+    sb.inventory(&["alpha"]);
+    let work = sb.dir("work");
+    let out = sb
+        .play(&pb, &work, &[])
+        .env("SANDBALL_ANSIBLE_CORE_VERSION", "2.21")
+        .run();
+    out.assert_no_panic()
+        .assert_code(2)
+        .assert_stdout_has("The 'ignore_files' option must be a list.")
+        .assert_stdout_has(&format!("Origin: {}:6:23", pb.display()));
+}
+
+/// ansible-core 2.21 removed the `paramiko` connection (a task on it fails: no such
+/// plugin) and `auto_legacy` interpreter discovery (the name is then a path, run as
+/// any other); under 2.19 paramiko is served by the SSH connection.
+#[test]
+fn paramiko_and_auto_legacy_removed_in_2_21() {
+    let bin = ansible_bin("ANSIBLE_221_BIN_DIR", "venv-2.21");
+    let play = r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - {name: paramiko, ping: , vars: {ansible_connection: paramiko}, ignore_errors: true, register: p1}
+    - {name: paramiko_ssh, ping: , vars: {ansible_connection: paramiko_ssh}, ignore_errors: true, register: p2}
+    - name: auto_legacy
+      ansible.builtin.pip: {name: sandball-no-such-package, state: absent}
+      vars: {ansible_python_interpreter: auto_legacy}
+      ignore_errors: true
+      register: a1
+    - name: show
+      debug: {var: shown}
+      vars:
+        shown: {p1: "{{ p1 }}", p2: "{{ p2 }}", a1: "{{ a1 }}"}
+"#;
+    let (ours, theirs) = shown_by_both(&bin, play);
+    assert_eq!(
+        ours, theirs,
+        "sandball (left) and ansible-playbook 2.21 differ"
+    );
+    assert_eq!(
+        ours["p1"]["msg"],
+        "Task failed: the connection plugin 'paramiko' was not found"
     );
 }

@@ -91,6 +91,12 @@ pub enum ArgError {
         /// The option.
         option: String,
     },
+    /// Not a list, where only a list is taken, in ansible-core 2.19's words.
+    #[error("Invalid type for \"{option}\" option, it must be a list")]
+    NotListBefore2_20 {
+        /// The option.
+        option: String,
+    },
     /// A regular expression that does not compile.
     #[error("{option}: invalid regular expression {pattern:?}: {reason}")]
     BadPattern {

@@ -140,6 +140,9 @@ fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, V
                         option: option.clone(),
                         error: e,
                     },
+                    e @ ArgError::NotListBefore2_20 { .. } => {
+                        Refusal::Arguments(format!("Task failed: {e}"))
+                    }
                     other => Refusal::Arguments(other.to_string()),
                 })?,
             )?
@@ -273,9 +276,12 @@ impl Walk {
             None => vec!["yaml".into(), "yml".into(), "json".into()],
             Some(Value::Array(v)) => items(v),
             Some(Value::String(s)) if !lists_only => s.chars().map(String::from).collect(),
-            // ansible-core 2.19 says 'Invalid type for "extensions" option, it must be
-            // a list'.
-            Some(_) => return Err(not_list("extensions")),
+            Some(_) if lists_only => return Err(not_list("extensions")),
+            Some(_) => {
+                return Err(ArgError::NotListBefore2_20 {
+                    option: "extensions".into(),
+                });
+            }
         };
         Ok(Walk {
             depth,
