@@ -509,3 +509,34 @@ fn paramiko_and_auto_legacy_removed_in_2_21() {
         "Task failed: the connection plugin 'paramiko' was not found"
     );
 }
+
+/// `replace` reads the file as ansible-core 2.20 started to, in text mode: CRLF and a
+/// lone CR are read as LF (so `$` matches before them) and the file is written with
+/// LFs; under 2.19 the line ends stay as they are.
+#[test]
+fn replace_reads_line_ends_as_each_release() {
+    let play = r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - copy: {dest: "{{ work }}/crlf.txt", content: "a\r\nb\r\nc\r\n"}
+    - copy: {dest: "{{ work }}/cr.txt", content: "a\rb\rc\r"}
+    - copy: {dest: "{{ work }}/untouched.txt", content: "a\r\nb\r\n"}
+    - {replace: {path: "{{ work }}/crlf.txt", regexp: 'b$', replace: B}, register: r1}
+    - {replace: {path: "{{ work }}/cr.txt", regexp: '^b', replace: B}, register: r2}
+    - {replace: {path: "{{ work }}/untouched.txt", regexp: zzz, replace: B}, register: r3}
+    - {slurp: {src: "{{ work }}/crlf.txt"}, register: f1}
+    - {slurp: {src: "{{ work }}/cr.txt"}, register: f2}
+    - {slurp: {src: "{{ work }}/untouched.txt"}, register: f3}
+    - name: show
+      debug: {var: shown}
+      vars:
+        shown:
+          changed: "{{ [r1.changed, r2.changed, r3.changed, r1.msg, r2.msg] }}"
+          files: "{{ [f1.content | b64decode, f2.content | b64decode, f3.content | b64decode] }}"
+"#;
+    for (var, venv) in RELEASES {
+        let bin = ansible_bin(var, venv);
+        let (ours, theirs) = shown_by_both(&bin, play);
+        assert_eq!(ours, theirs, "{venv}: sandball (left) and ansible-playbook");
+    }
+}
