@@ -190,12 +190,14 @@ pub fn parse_discovery(stdout: &[u8]) -> Option<Vec<String>> {
 pub type Warning = (String, Option<&'static str>);
 
 /// The Python discovery picks for `host` (the first found) and ansible-core's
-/// warnings about it, unless `silent`.
+/// warnings about it, unless `silent`; `minor`: the release followed (2.`minor`),
+/// whose documentation the help text names.
 pub fn discovery_outcome(
     host: &str,
     names: &[String],
     found: Option<Vec<String>>,
     silent: bool,
+    minor: u32,
 ) -> (String, Vec<Warning>) {
     let mut warnings = Vec::new();
     let python = match found {
@@ -234,14 +236,27 @@ pub fn discovery_outcome(
                 py_text(host),
                 py_text(&python)
             ),
-            Some(DISCOVERY_HELP),
+            Some(discovery_help(minor)),
         ));
     }
     (python, warnings)
 }
 
-/// The help text ansible-core shows after its warning about a discovered Python.
-const DISCOVERY_HELP: &str = "See https://docs.ansible.com/ansible-core/2.19/reference_appendices/interpreter_discovery.html for more information.";
+/// The help text ansible-core 2.`minor` shows after its warning about a discovered
+/// Python.
+fn discovery_help(minor: u32) -> &'static str {
+    match minor {
+        ..=19 => {
+            "See https://docs.ansible.com/ansible-core/2.19/reference_appendices/interpreter_discovery.html for more information."
+        }
+        20 => {
+            "See https://docs.ansible.com/ansible-core/2.20/reference_appendices/interpreter_discovery.html for more information."
+        }
+        _ => {
+            "See https://docs.ansible.com/ansible-core/2.21/reference_appendices/interpreter_discovery.html for more information."
+        }
+    }
+}
 
 /// `repr()` of a text.
 fn py_text(s: &str) -> String {
@@ -322,7 +337,7 @@ mod tests {
         assert!(found[0].ends_with("/sh"), "{found:?}");
         assert_eq!(found[1], "/bin/true");
         assert_eq!(parse_discovery(b"noise\n"), None);
-        let (python, warnings) = discovery_outcome("web", &names, Some(found.clone()), false);
+        let (python, warnings) = discovery_outcome("web", &names, Some(found.clone()), false, 19);
         assert_eq!(python, found[0]);
         assert_eq!(
             warnings,
@@ -330,11 +345,11 @@ mod tests {
                 format!(
                     "Host 'web' is using the discovered Python interpreter at '{python}', but future installation of another Python interpreter could cause a different interpreter to be discovered."
                 ),
-                Some(DISCOVERY_HELP)
+                Some(discovery_help(19))
             )]
         );
         assert!(
-            discovery_outcome("web", &names, Some(found), true)
+            discovery_outcome("web", &names, Some(found), true, 19)
                 .1
                 .is_empty()
         );
@@ -344,7 +359,7 @@ mod tests {
     fn nothing_found_falls_back_to_usr_bin_python3() {
         let names = fallback_list(Some(&json!("python9, python8")), 19);
         assert_eq!(names, ["python9", "python8"]);
-        let (python, warnings) = discovery_outcome("h", &names, Some(vec![]), false);
+        let (python, warnings) = discovery_outcome("h", &names, Some(vec![]), false, 19);
         assert_eq!(python, "/usr/bin/python3");
         assert_eq!(
             warnings,

@@ -115,7 +115,7 @@ pub(crate) async fn target_python(
             ))
         })?;
     let found = interpreter::parse_discovery(&out.stdout);
-    let (path, warnings) = interpreter::discovery_outcome(&to.name, &names, found, silent);
+    let (path, warnings) = interpreter::discovery_outcome(&to.name, &names, found, silent, minor);
     Ok(TargetPython {
         path,
         discovered: Some(warnings),

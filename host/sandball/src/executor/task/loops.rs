@@ -318,6 +318,8 @@ pub(super) async fn run_loop(
     let per_item_ignore = crate::compat::core().at_least(21);
     let mut ignore_errors = AnyItem::new(Keyword::IgnoreErrors);
     let mut ignore_unreachable = AnyItem::new(Keyword::IgnoreUnreachable);
+    // The warnings of labels that could not be templated (ansible-core 2.21).
+    let mut label_warnings = Vec::new();
     // What earlier items left for the later ones, as Ansible updates the loop's
     // variables after each item: facts they returned, the registered result.
     let mut carried = Carried::default();
@@ -376,6 +378,15 @@ pub(super) async fn run_loop(
                 bind_result(&mut label_vars, t, &r);
                 match run.templar.template(l, &label_vars) {
                     Ok(v) => label(&v),
+                    // ansible-core 2.21 warns, and the item keeps its result and is
+                    // shown by its value; the loop's result keeps the warning too.
+                    Err(e) if per_item_ignore => {
+                        let warning =
+                            format!("Failed to template loop_control label: {}", e.detail());
+                        action::push_warning(&mut r, warning.clone());
+                        label_warnings.push(warning);
+                        label(item)
+                    }
                     Err(e) => {
                         r.remove("skipped");
                         r.insert("failed".into(), Value::Bool(true));
@@ -502,6 +513,9 @@ pub(super) async fn run_loop(
     }
     if per_item_ignore {
         m.insert(IGNORE_ERRORS.into(), Value::Bool(ignore_errors.held));
+    }
+    for warning in label_warnings {
+        action::push_warning(&mut m, warning);
     }
     if let Some(all_ignored) = unreachable {
         m.insert("unreachable".into(), Value::Bool(true));

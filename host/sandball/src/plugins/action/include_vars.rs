@@ -7,7 +7,7 @@
 //! everything under one variable; `hash_behaviour: merge` merges mappings into the
 //! values the host already has.
 
-use super::{ArgError, Context, args, check_args, failed, ok_with};
+use super::{ArgError, Context, args, failed, ok_with};
 use crate::playbook::search_path;
 use crate::playbook::vars_files;
 use crate::plugins::action::{Cause, CauseAt, TaskFailure};
@@ -93,8 +93,10 @@ fn unread(message: String) -> Map<String, Value> {
 }
 
 fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, Value>, Refusal> {
-    if let Err(e) = check_args("include_vars", args, ARGS) {
-        return Ok(e);
+    if let Some(unknown) = args.keys().find(|k| !ARGS.contains(&k.as_str())) {
+        return Err(Refusal::Arguments(format!(
+            "Task failed: {unknown} is not a valid option in include_vars"
+        )));
     }
     let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_string);
     // A free-form name written as a folded block (`include_vars: >`) ends in a line
@@ -130,8 +132,11 @@ fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, V
         }
         (None, Some(d)) => {
             let root = dir_root(ctx, &d);
-            if !root.is_dir() {
+            if !root.exists() {
                 return Err(format!("{} directory does not exist", root.display()).into());
+            }
+            if !root.is_dir() {
+                return Err(format!("{} is not a directory", root.display()).into());
             }
             walk(
                 &root,
