@@ -540,3 +540,74 @@ fn replace_reads_line_ends_as_each_release() {
         assert_eq!(ours, theirs, "{venv}: sandball (left) and ansible-playbook");
     }
 }
+
+/// A `loop_control.label` that cannot be templated: ansible-core 2.21 warns, keeps the
+/// item's result (a skipped item stays skipped) and the warning in the item's and the
+/// loop's `warnings`.
+#[test]
+fn a_label_that_cannot_be_templated_warns_as_in_2_21() {
+    let bin = ansible_bin("ANSIBLE_221_BIN_DIR", "venv-2.21");
+    let play = r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - command: "echo {{ item }}"
+      register: skipping
+      loop: [changed, skipped]
+      loop_control:
+        label: "{{ skipping.stdout }}"
+      when: item == "changed"
+    - name: run
+      debug: {msg: x}
+      loop: [1]
+      loop_control: {label: "{{ nope }}"}
+      register: ran
+    - name: show
+      debug: {var: shown}
+      vars:
+        shown: {skipping: "{{ skipping.results[1] }}", ran: "{{ ran }}"}
+"#;
+    let (ours, theirs) = shown_by_both(&bin, play);
+    assert_eq!(
+        ours, theirs,
+        "sandball (left) and ansible-playbook 2.21 differ"
+    );
+    assert_eq!(
+        ours["ran"]["warnings"],
+        serde_json::json!(["Failed to template loop_control label: 'nope' is undefined"])
+    );
+}
+
+/// An argument spec's `str` option given `None`: the empty text when it is required or
+/// has a default (so a `choices` check sees ''), `None` otherwise — 2.20's change,
+/// which 2.19.14 has too — in a role's argument specs and a module's arguments.
+#[test]
+fn str_options_given_none_as_in_each_release() {
+    let play = r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - include_role: {name: r}
+      vars: {withdefault: null, required_one: null, plain: null}
+    - name: a module's str option with a default, given null
+      stat: {path: "{{ work }}", checksum_algorithm: null}
+      ignore_errors: true
+      register: s
+    - name: show
+      debug: {var: shown}
+      vars:
+        shown: {seen: "{{ seen }}", s: "{{ s }}"}
+"#;
+    for (var, venv) in RELEASES {
+        let bin = ansible_bin(var, venv);
+        let sb = Sandbox::new();
+        sb.write(
+            "roles/r/meta/argument_specs.yml",
+            "argument_specs:\n  main:\n    options:\n      withdefault: {type: str, default: dflt}\n      required_one: {type: str, required: true}\n      plain: {type: str}\n",
+        );
+        sb.write(
+            "roles/r/tasks/main.yml",
+            "- set_fact: {seen: \"{{ [withdefault, required_one, plain] }}\"}\n",
+        );
+        let (ours, theirs) = shown_by_both_in(&sb, &bin, play);
+        assert_eq!(ours, theirs, "{venv}: sandball (left) and ansible-playbook");
+    }
+}
