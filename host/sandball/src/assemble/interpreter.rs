@@ -369,6 +369,6 @@ mod tests {
                 None
             )]
         );
-        assert_eq!(fallback_list(None)[0], "python3.13");
+        assert_eq!(fallback_list(None, 19)[0], "python3.13");
     }
 }

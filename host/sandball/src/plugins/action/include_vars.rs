@@ -50,7 +50,7 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> super::TaskResult {
         Err(Refusal::Option { option, error }) => TaskFailure {
             msg: format!("Task failed: {error}"),
             cause: Some(Cause {
-                steps: vec![(error.to_string(), Some((CauseAt::Arg, option)))],
+                steps: vec![(error, Some((CauseAt::Arg, option)))],
             }),
         }
         .result(),
@@ -68,7 +68,7 @@ enum Refusal {
         /// The option.
         option: String,
         /// What is wrong with it.
-        error: ArgError,
+        error: String,
     },
     /// A directory or file could not be read: as ansible-core reports it, the reason
     /// is the result's `message`, with nothing included.
@@ -143,7 +143,7 @@ fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, V
                 &Walk::from_args(args).map_err(|e| match e {
                     ArgError::NotList { ref option } => Refusal::Option {
                         option: option.clone(),
-                        error: e,
+                        error: e.to_string(),
                     },
                     e @ ArgError::NotListBefore2_20 { .. } => {
                         Refusal::Arguments(format!("Task failed: {e}"))
