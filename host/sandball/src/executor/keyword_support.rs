@@ -59,7 +59,10 @@ pub(crate) fn support(name: &str) -> Support {
             "play_keywords_reach_every_task_as_in_ansible",
             "block_keywords_reach_every_task_as_in_ansible",
         ]),
-        "ignore_unreachable" => Honoured(&["ignore_unreachable_keeps_the_host_as_in_ansible"]),
+        "ignore_unreachable" => Honoured(&[
+            "ignore_unreachable_keeps_the_host_as_in_ansible",
+            "ignore_unreachable_in_a_loop_as_in_each_release",
+        ]),
         "any_errors_fatal" | "throttle" => {
             Honoured(&["any_errors_fatal_throttle_and_timeout_as_in_ansible"])
         }

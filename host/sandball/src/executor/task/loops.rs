@@ -315,7 +315,7 @@ pub(super) async fn run_loop(
     let mut unreachable: Option<bool> = None;
     // ansible-core 2.21 reads both keywords for every item and ignores the task's
     // errors, or its unreachable host, when any item's held.
-    let per_item_ignore = crate::compat::core().at_least(21);
+    let follows_2_21 = crate::compat::core().at_least(21);
     let mut ignore_errors = AnyItem::new(Keyword::IgnoreErrors);
     let mut ignore_unreachable = AnyItem::new(Keyword::IgnoreUnreachable);
     // The warnings of labels that could not be templated (ansible-core 2.21).
@@ -380,7 +380,7 @@ pub(super) async fn run_loop(
                     Ok(v) => label(&v),
                     // ansible-core 2.21 warns, and the item keeps its result and is
                     // shown by its value; the loop's result keeps the warning too.
-                    Err(e) if per_item_ignore => {
+                    Err(e) if follows_2_21 => {
                         let warning =
                             format!("Failed to template loop_control label: {}", e.detail());
                         action::push_warning(&mut r, warning.clone());
@@ -438,13 +438,14 @@ pub(super) async fn run_loop(
             }
             stop.unwrap_or(true)
         });
-        if per_item_ignore {
+        if follows_2_21 {
             ignore_errors.read(run, item_vars, kw);
             ignore_unreachable.read(run, item_vars, kw);
         }
         let mut status = Status::of(&r);
         if status == Status::Unreachable {
-            let ignored = per_item_ignore
+            // (Under 2.21 the loop's is `ignore_unreachable`'s, read for every item.)
+            let ignored = follows_2_21
                 || keyword_bool(run, item_vars, kw, Keyword::IgnoreUnreachable, false)
                     .unwrap_or_default();
             unreachable = Some(unreachable.unwrap_or(true) && ignored);
@@ -511,7 +512,7 @@ pub(super) async fn run_loop(
     if any_failed {
         m.insert("failed".into(), Value::Bool(true));
     }
-    if per_item_ignore {
+    if follows_2_21 {
         m.insert(IGNORE_ERRORS.into(), Value::Bool(ignore_errors.held));
     }
     for warning in label_warnings {
@@ -519,7 +520,7 @@ pub(super) async fn run_loop(
     }
     if let Some(all_ignored) = unreachable {
         m.insert("unreachable".into(), Value::Bool(true));
-        let ignored = if per_item_ignore {
+        let ignored = if follows_2_21 {
             ignore_unreachable.held
         } else {
             all_ignored
