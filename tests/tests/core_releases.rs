@@ -611,3 +611,57 @@ fn str_options_given_none_as_in_each_release() {
         assert_eq!(ours, theirs, "{venv}: sandball (left) and ansible-playbook");
     }
 }
+
+/// An `ignore_errors` whose template gives no boolean fails the task before its action
+/// runs ("Error processing keyword 'ignore_errors': …"); ansible-core 2.19 then ignores
+/// the failure (it judges the template's text), 2.21 does not (the value is false).
+#[test]
+fn an_ignore_errors_that_is_no_boolean_as_in_each_release() {
+    let play = r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - name: no boolean
+      command: "false"
+      ignore_errors: "{{ 'maybe' }}"
+    - name: after
+      debug: {msg: after}
+"#;
+    for (var, venv) in RELEASES {
+        let bin = ansible_bin(var, venv);
+        let sb = Sandbox::new();
+        sb.inventory(&["alpha"]);
+        let pb = sb.write("core.yml", play);
+        let work = sb.dir("work");
+        let ours = sb
+            .play(&pb, &work, &[])
+            .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
+            .env_remove("SANDBALL_ANSIBLE_CORE_VERSION")
+            .run();
+        ours.assert_no_panic();
+        let inventory = sb.path().join("inventory.ini");
+        let theirs = sb
+            .ansible_playbook_in(
+                &bin,
+                [
+                    "-i".to_string(),
+                    inventory.display().to_string(),
+                    pb.display().to_string(),
+                    "-e".to_string(),
+                    format!("work={}", work.display()),
+                ],
+            )
+            .run();
+        // Under 2.21 the host stops there.
+        let tasks: &[&str] = if venv == "venv" {
+            &["no boolean", "after"]
+        } else {
+            &["no boolean"]
+        };
+        ours.assert_same_recap_as(&theirs)
+            .assert_same_results_as(&theirs, tasks);
+        assert_eq!(ours.code, theirs.code, "{venv}:\n{ours}\n{theirs}");
+        ours.assert_stdout_has(
+            "Error processing keyword 'ignore_errors': The value 'maybe' could not be converted to 'bool'.",
+        );
+    }
+}

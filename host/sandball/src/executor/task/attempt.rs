@@ -168,6 +168,12 @@ async fn attempt_action(
         (Ok(c), Ok(d)) => (c, d),
         (Err(e), _) | (_, Err(e)) => return task_failed(e).into(),
     };
+    // An `ignore_errors` that cannot be read fails the task before its action runs, as
+    // ansible-core's validation of the task's keywords does (whether that failure is
+    // ignored: `executor::task::run_on_host`).
+    if let Err(e) = mode(Keyword::IgnoreErrors, false) {
+        return e.task_failure(Keyword::IgnoreErrors);
+    }
     let args = match template_args(run, t, kw, plugin.raw_args(), vars) {
         Ok(a) if plugin.fact_layer() == FactLayer::SetFact => with_trust_marks(run, t, vars, a),
         Ok(a) => a,
