@@ -442,7 +442,7 @@ fn include_vars_lists_as_in_each_release() {
     - name: show
       debug: {var: shown}
       vars:
-        shown: {r1: "{{ r1 }}", r3: "{{ r3 }}", r4: "{{ r4 }}", r5: "{{ r5 }}", r6: "{{ r6 }}", r2: "{{ r2.ansible_included_var_files }}"}
+        shown: {r1: "{{ r1 }}", r3: "{{ r3 }}", r4: "{{ r4 }}", r5: "{{ r5 }}", r6: "{{ r6 }}", r2: "{{ r2 }}"}
 "#;
     for (var, venv) in RELEASES {
         let bin = ansible_bin(var, venv);

@@ -45,7 +45,31 @@ const MIXING: &str = "You are mixing file only and dir only arguments, these are
 /// host's include_vars layer.
 pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> super::TaskResult {
     match include(ctx, args) {
-        Ok(r) => r.into(),
+        Ok(mut r) => {
+            // ansible-core 2.21 deprecates `ignore_files` as text (still read as words).
+            if crate::compat::core().at_least(21)
+                && matches!(args.get("ignore_files"), Some(Value::String(s)) if !s.is_empty())
+            {
+                r.insert(
+                    "deprecations".into(),
+                    json!([{
+                        "__ansible_type": "DeprecationSummary",
+                        "event": {
+                            "msg": "Specifying 'ignore_files' as a string is deprecated.",
+                            "help_text": "Use a list of strings instead.",
+                        },
+                        "deprecator": {
+                            "resolved_name": "ansible.builtin.include_vars",
+                            "type": "action",
+                        },
+                        "version": "2.24",
+                    }]),
+                );
+            }
+            let mut r = super::TaskResult::from(r);
+            super::summaries::deprecations(&mut r);
+            r
+        }
         Err(Refusal::Arguments(e)) => failed(e).into(),
         Err(Refusal::Option { option, error }) => TaskFailure {
             msg: format!("Task failed: {error}"),
