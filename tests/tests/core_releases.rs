@@ -665,3 +665,62 @@ fn an_ignore_errors_that_is_no_boolean_as_in_each_release() {
         );
     }
 }
+
+/// An include's options: one it does not take is refused before the run, as
+/// ansible-core refuses it when it loads the task; `include_role`'s `rescuable` is
+/// 2.21's (refused before), and honoured there as `false` only (sandball ends the run
+/// on a role's file that is not there).
+#[test]
+fn include_options_as_in_each_release() {
+    for (var, venv) in RELEASES {
+        let bin = ansible_bin(var, venv);
+        let sb = Sandbox::new();
+        sb.inventory(&["alpha"]);
+        sb.write("roles/rr/tasks/main.yml", "- debug: {msg: in rr}\n");
+        sb.write("x.yml", "- debug: {msg: in x}\n");
+        let work = sb.dir("work");
+        let inventory = sb.path().join("inventory.ini");
+        for (name, task) in [
+            ("role-bogus", "include_role: {name: rr, bogus: 1}"),
+            ("tasks-bogus", "include_tasks: {file: x.yml, bogus: 1}"),
+            (
+                "rescuable-false",
+                "include_role: {name: rr, rescuable: false}",
+            ),
+        ] {
+            let pb = sb.write(
+                &format!("{name}.yml"),
+                &format!("- hosts: all\n  gather_facts: false\n  tasks:\n    - {task}\n"),
+            );
+            let ours = sb
+                .play(&pb, &work, &[])
+                .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
+                .env_remove("SANDBALL_ANSIBLE_CORE_VERSION")
+                .run();
+            ours.assert_no_panic();
+            let theirs = sb
+                .ansible_playbook_in(
+                    &bin,
+                    [
+                        "-i".to_string(),
+                        inventory.display().to_string(),
+                        pb.display().to_string(),
+                    ],
+                )
+                .run();
+            assert_eq!(ours.code, theirs.code, "{venv} {name}:\n{ours}\n{theirs}");
+            let error = |o: &sandball_e2e::Output| {
+                o.stdout
+                    .lines()
+                    .chain(o.stderr.lines())
+                    .find(|l| l.starts_with("[ERROR]"))
+                    .map(str::to_string)
+            };
+            assert_eq!(
+                error(&ours),
+                error(&theirs),
+                "{venv} {name}:\n{ours}\n{theirs}"
+            );
+        }
+    }
+}

@@ -321,6 +321,23 @@ pub(crate) fn included(
     check_items(run, items, inherited)
 }
 
+/// The options of `include_role` under ansible-core 2.21, `rescuable` (new in 2.21)
+/// last.
+const INCLUDE_ROLE_2_21: [&str; 12] = [
+    "name",
+    "role",
+    "tasks_from",
+    "vars_from",
+    "defaults_from",
+    "handlers_from",
+    "apply",
+    "public",
+    "allow_duplicates",
+    "rolespec_validate",
+    "_raw_params",
+    "rescuable",
+];
+
 /// A role cannot be a handler: Ansible refuses `include_role` there when it reads the
 /// play (`import_role` is refused when the imports are read, see `playbook::imports`),
 /// and a handler cannot end a role.
@@ -428,6 +445,34 @@ fn check_task(run: &Run, t: &Task, inherited: &Chain<'_>) -> Result<(), ExecErro
                 other.unwrap_or_default()
             ))),
         };
+    }
+    // An include takes only its own options, as ansible-core checks when it loads
+    // the task. 2.21's `rescuable` is honoured only as `false`, which is what sandball
+    // does with a role's file that is not there (the run ends).
+    let valid: &[&str] = match short {
+        "include_tasks" => &["file", "_raw_params", "apply"],
+        "include_role" if crate::compat::core().at_least(21) => &INCLUDE_ROLE_2_21,
+        "include_role" => &INCLUDE_ROLE_2_21[..INCLUDE_ROLE_2_21.len() - 1],
+        _ => &[],
+    };
+    if !valid.is_empty()
+        && let Some(what) = crate::playbook::imports::invalid_options(t, short, valid)
+    {
+        return Err(ExecError::Refused {
+            what,
+            location: t.location.clone(),
+        });
+    }
+    if short == "include_role"
+        && let Some(v) = t.args.get("rescuable")
+        && sandball_pycompat::boolean::truthy(Some(v), true) != Ok(false)
+    {
+        return Err(ExecError::Refused {
+            what: format!(
+                "include_role's rescuable: {v} is not supported yet: a role's file that is not there ends the run, as under rescuable: false"
+            ),
+            location: t.location.clone(),
+        });
     }
     if short == "include_role" {
         // The files it names must be names (templates are read when it runs), as
