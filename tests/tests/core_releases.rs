@@ -724,3 +724,62 @@ fn include_options_as_in_each_release() {
         }
     }
 }
+
+/// `include_role` of a role's file that is not there: under ansible-core 2.21 (and
+/// `rescuable`, its default) the task fails, its `rescue` runs and the host stays
+/// failed whatever `ignore_errors` says, with "its 'vars/' is not usable" for a
+/// directory the role lacks; under 2.19, and with `rescuable: false`, the run ends.
+#[test]
+fn include_role_of_a_missing_file_as_in_each_release() {
+    let play = r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - block:
+        - name: missing tasks_from
+          include_role: {name: rr, tasks_from: nope}
+      rescue:
+        - debug: {msg: rescued}
+    - name: missing vars directory
+      include_role: {name: rr, vars_from: nope}
+      ignore_errors: true
+"#;
+    for (var, venv) in RELEASES {
+        let bin = ansible_bin(var, venv);
+        let sb = Sandbox::new();
+        sb.inventory(&["alpha"]);
+        sb.write("roles/rr/tasks/main.yml", "- debug: {msg: in rr}\n");
+        let pb = sb.write("core.yml", play);
+        let work = sb.dir("work");
+        let ours = sb
+            .play(&pb, &work, &[])
+            .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
+            .env_remove("SANDBALL_ANSIBLE_CORE_VERSION")
+            .run();
+        ours.assert_no_panic();
+        let inventory = sb.path().join("inventory.ini");
+        let theirs = sb
+            .ansible_playbook_in(
+                &bin,
+                [
+                    "-i".to_string(),
+                    inventory.display().to_string(),
+                    pb.display().to_string(),
+                ],
+            )
+            .run();
+        assert_eq!(ours.code, theirs.code, "{venv}:\n{ours}\n{theirs}");
+        // (sandball says the error on stderr, ansible-playbook on stdout.)
+        if venv == "venv-2.21" {
+            ours.assert_same_recap_as(&theirs)
+                .assert_same_results_as(&theirs, &["debug"]);
+            for failed in [
+                "fatal: [alpha]: FAILED! => {\"changed\": false, \"msg\": \"Could not find specified file in role: tasks/nope\"}",
+                "fatal: [alpha]: FAILED! => {\"changed\": false, \"msg\": \"Could not find specified file in role, its 'vars/' is not usable.\"}",
+            ] {
+                ours.assert_stdout_has(failed);
+                theirs.assert_stdout_has(failed);
+            }
+            ours.assert_stderr_has("[ERROR]: Could not find specified file in role: tasks/nope");
+        }
+    }
+}

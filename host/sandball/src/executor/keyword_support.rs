@@ -447,8 +447,7 @@ fn check_task(run: &Run, t: &Task, inherited: &Chain<'_>) -> Result<(), ExecErro
         };
     }
     // An include takes only its own options, as ansible-core checks when it loads
-    // the task. 2.21's `rescuable` is honoured only as `false`, which is what sandball
-    // does with a role's file that is not there (the run ends).
+    // the task; 2.21's `rescuable` (`executor/include.rs`) is a boolean written out.
     let valid: &[&str] = match short {
         "include_tasks" => &["file", "_raw_params", "apply"],
         "include_role" if crate::compat::core().at_least(21) => &INCLUDE_ROLE_2_21,
@@ -465,12 +464,10 @@ fn check_task(run: &Run, t: &Task, inherited: &Chain<'_>) -> Result<(), ExecErro
     }
     if short == "include_role"
         && let Some(v) = t.args.get("rescuable")
-        && sandball_pycompat::boolean::truthy(Some(v), true) != Ok(false)
+        && let Err(e) = sandball_pycompat::boolean::truthy(Some(v), true)
     {
         return Err(ExecError::Refused {
-            what: format!(
-                "include_role's rescuable: {v} is not supported yet: a role's file that is not there ends the run, as under rescuable: false"
-            ),
+            what: format!("include_role's rescuable must be a boolean: {e}"),
             location: t.location.clone(),
         });
     }
