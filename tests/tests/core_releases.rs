@@ -11,8 +11,12 @@ use serde_json::Value;
 /// The registered values the playbook's last task, `show`, prints (`shown`), under
 /// both tools, without what differs from run to run.
 fn shown_by_both(bin: &std::path::Path, play: &str) -> (Value, Value) {
-    let sb = Sandbox::new();
-    let (ours, theirs, ours_work, theirs_work) = both_run(&sb, bin, play, &[]);
+    shown_by_both_in(&Sandbox::new(), bin, play)
+}
+
+/// [`shown_by_both`] in `sb`, which holds the files the playbook reads.
+fn shown_by_both_in(sb: &Sandbox, bin: &std::path::Path, play: &str) -> (Value, Value) {
+    let (ours, theirs, ours_work, theirs_work) = both_run(sb, bin, play, &[]);
     ours.assert_code(0);
     let mut a = result(&ours, "show", &ours_work)["shown"].take();
     let mut b = result(&theirs, "show", &theirs_work)["shown"].take();
@@ -342,4 +346,440 @@ fn the_release_followed_is_the_setting_else_the_one_found() {
             .contains("Invalid 'register' specified: Invalid variable name of type 'dict'."),
         "{refused}"
     );
+}
+
+/// The two references: ansible-playbook 2.19 and 2.21.
+const RELEASES: [(&str, &str); 2] = [
+    ("ANSIBLE_BIN_DIR", "venv"),
+    ("ANSIBLE_221_BIN_DIR", "venv-2.21"),
+];
+
+/// A templated `ignore_unreachable` under a loop: ansible-core 2.21 reads it for every
+/// item and ignores the unreachable host when any item's held; 2.19 only when every
+/// unreachable item's did. The unreachable loop's result is shown whole (its items
+/// with `exception`), as ansible-playbook shows it, under both.
+#[test]
+fn ignore_unreachable_in_a_loop_as_in_each_release() {
+    let play = r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - name: one item ignores
+      ping:
+      ignore_unreachable: "{{ item }}"
+      loop: [false, true]
+      register: r
+    - name: after
+      debug: {msg: "{{ r is unreachable }}"}
+    - name: none ignores
+      ping:
+      ignore_unreachable: "{{ item }}"
+      loop: [false, false]
+    - name: last
+      debug: {msg: last}
+"#;
+    for (var, venv) in RELEASES {
+        let bin = ansible_bin(var, venv);
+        let sb = Sandbox::new();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let port = listener.local_addr().expect("its address").port();
+        drop(listener);
+        sb.write(
+            "inventory.ini",
+            &format!(
+                "good ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n\
+                 gone ansible_connection=ssh ansible_host=127.0.0.1 ansible_port={port}\n"
+            ),
+        );
+        let pb = sb.write("core.yml", play);
+        let work = sb.dir("work");
+        let ours = sb
+            .play(&pb, &work, &["-f", "1"])
+            .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
+            .env_remove("SANDBALL_ANSIBLE_CORE_VERSION")
+            .run();
+        ours.assert_no_panic();
+        // One host at a time: each task's lines in the inventory's order.
+        let inventory = sb.path().join("inventory.ini");
+        let theirs = sb
+            .ansible_playbook_in(
+                &bin,
+                [
+                    "-i".to_string(),
+                    inventory.display().to_string(),
+                    pb.display().to_string(),
+                    "-e".to_string(),
+                    format!("work={}", work.display()),
+                    "-f".to_string(),
+                    "1".to_string(),
+                ],
+            )
+            .run();
+        ours.assert_same_recap_as(&theirs)
+            .assert_same_task_lines_as(
+                &theirs,
+                &["one item ignores", "after", "none ignores", "last"],
+            );
+        let ignored = ours.task_lines("one item ignores").contains(&"...ignoring");
+        assert_eq!(ignored, venv == "venv-2.21", "{venv}:\n{ours}");
+    }
+}
+
+/// `include_vars`' `extensions` and `ignore_files`: from ansible-core 2.20 lists only
+/// (`ignore_files` as words still read, deprecated), refused otherwise with the
+/// option named where it is written; 2.19 reads text as words (`ignore_files`) and
+/// characters (`extensions`). A file's and a directory's options do not go together.
+#[test]
+fn include_vars_lists_as_in_each_release() {
+    let play = r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - {name: ext text, include_vars: {dir: vars/d, extensions: "yml"}, ignore_errors: true, register: r1}
+    - {name: ignore words, include_vars: {dir: vars/d, ignore_files: "a.yml c.yaml"}, ignore_errors: true, register: r2}
+    - {name: ext mapping, include_vars: {dir: vars/d, extensions: {a: 1}}, ignore_errors: true, register: r3}
+    - {name: ext list, include_vars: {dir: vars/d, extensions: [yaml], ignore_unknown_extensions: true}, register: r4}
+    - {name: ignore list, include_vars: {dir: vars/d, ignore_files: [a.yml]}, register: r5}
+    - {name: file and dir options, include_vars: {file: vars/d/a.yml, extensions: [yml]}, ignore_errors: true, register: r6}
+    - name: show
+      debug: {var: shown}
+      vars:
+        shown: {r1: "{{ r1 }}", r3: "{{ r3 }}", r4: "{{ r4 }}", r5: "{{ r5 }}", r6: "{{ r6 }}", r2: "{{ r2 }}"}
+"#;
+    for (var, venv) in RELEASES {
+        let bin = ansible_bin(var, venv);
+        let sb = Sandbox::new();
+        sb.write("vars/d/a.yml", "a: 1\n");
+        sb.write("vars/d/b.yml", "b: 2\n");
+        sb.write("vars/d/c.yaml", "c: 3\n");
+        let (ours, theirs) = shown_by_both_in(&sb, &bin, play);
+        assert_eq!(ours, theirs, "{venv}: sandball (left) and ansible-playbook");
+        if venv == "venv-2.21" {
+            assert_eq!(
+                ours["r1"]["msg"],
+                "Task failed: The 'extensions' option must be a list."
+            );
+        }
+    }
+    // The refusal names the option where it is written (file:line:column).
+    let sb = Sandbox::new();
+    sb.write("vars/d/a.yml", "a: 1\n");
+    let pb = sb.write(
+        "lists.yml",
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - include_vars:\n        dir: vars/d\n        ignore_files: {a: 1}\n",
+    );
+    sb.inventory(&["alpha"]);
+    let work = sb.dir("work");
+    let out = sb
+        .play(&pb, &work, &[])
+        .env("SANDBALL_ANSIBLE_CORE_VERSION", "2.21")
+        .run();
+    out.assert_no_panic()
+        .assert_code(2)
+        .assert_stdout_has("The 'ignore_files' option must be a list.")
+        .assert_stdout_has(&format!("Origin: {}:6:23", pb.display()));
+}
+
+/// ansible-core 2.21 removed the `paramiko` connection (a task on it fails: no such
+/// plugin) and `auto_legacy` interpreter discovery (the name is then a path, run as
+/// any other); under 2.19 paramiko is served by the SSH connection.
+#[test]
+fn paramiko_and_auto_legacy_removed_in_2_21() {
+    let bin = ansible_bin("ANSIBLE_221_BIN_DIR", "venv-2.21");
+    let play = r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - {name: paramiko, ping: , vars: {ansible_connection: paramiko}, ignore_errors: true, register: p1}
+    - {name: paramiko_ssh, ping: , vars: {ansible_connection: paramiko_ssh}, ignore_errors: true, register: p2}
+    - name: auto_legacy
+      ansible.builtin.pip: {name: sandball-no-such-package, state: absent}
+      vars: {ansible_python_interpreter: auto_legacy}
+      ignore_errors: true
+      register: a1
+    - name: show
+      debug: {var: shown}
+      vars:
+        shown: {p1: "{{ p1 }}", p2: "{{ p2 }}", a1: "{{ a1 }}"}
+"#;
+    let (ours, theirs) = shown_by_both(&bin, play);
+    assert_eq!(
+        ours, theirs,
+        "sandball (left) and ansible-playbook 2.21 differ"
+    );
+    assert_eq!(
+        ours["p1"]["msg"],
+        "Task failed: the connection plugin 'paramiko' was not found"
+    );
+}
+
+/// `replace` reads the file as ansible-core 2.20 started to, in text mode: CRLF and a
+/// lone CR are read as LF (so `$` matches before them) and the file is written with
+/// LFs; under 2.19 the line ends stay as they are.
+#[test]
+fn replace_reads_line_ends_as_each_release() {
+    let play = r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - copy: {dest: "{{ work }}/crlf.txt", content: "a\r\nb\r\nc\r\n"}
+    - copy: {dest: "{{ work }}/cr.txt", content: "a\rb\rc\r"}
+    - copy: {dest: "{{ work }}/untouched.txt", content: "a\r\nb\r\n"}
+    - {replace: {path: "{{ work }}/crlf.txt", regexp: 'b$', replace: B}, register: r1}
+    - {replace: {path: "{{ work }}/cr.txt", regexp: '^b', replace: B}, register: r2}
+    - {replace: {path: "{{ work }}/untouched.txt", regexp: zzz, replace: B}, register: r3}
+    - {slurp: {src: "{{ work }}/crlf.txt"}, register: f1}
+    - {slurp: {src: "{{ work }}/cr.txt"}, register: f2}
+    - {slurp: {src: "{{ work }}/untouched.txt"}, register: f3}
+    - name: show
+      debug: {var: shown}
+      vars:
+        shown:
+          changed: "{{ [r1.changed, r2.changed, r3.changed, r1.msg, r2.msg] }}"
+          files: "{{ [f1.content | b64decode, f2.content | b64decode, f3.content | b64decode] }}"
+"#;
+    for (var, venv) in RELEASES {
+        let bin = ansible_bin(var, venv);
+        let (ours, theirs) = shown_by_both(&bin, play);
+        assert_eq!(ours, theirs, "{venv}: sandball (left) and ansible-playbook");
+    }
+}
+
+/// A `loop_control.label` that cannot be templated: ansible-core 2.21 warns, keeps the
+/// item's result (a skipped item stays skipped) and the warning in the item's and the
+/// loop's `warnings`.
+#[test]
+fn a_label_that_cannot_be_templated_warns_as_in_2_21() {
+    let bin = ansible_bin("ANSIBLE_221_BIN_DIR", "venv-2.21");
+    let play = r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - command: "echo {{ item }}"
+      register: skipping
+      loop: [changed, skipped]
+      loop_control:
+        label: "{{ skipping.stdout }}"
+      when: item == "changed"
+    - name: run
+      debug: {msg: x}
+      loop: [1]
+      loop_control: {label: "{{ nope }}"}
+      register: ran
+    - name: show
+      debug: {var: shown}
+      vars:
+        shown: {skipping: "{{ skipping.results[1] }}", ran: "{{ ran }}"}
+"#;
+    let (ours, theirs) = shown_by_both(&bin, play);
+    assert_eq!(
+        ours, theirs,
+        "sandball (left) and ansible-playbook 2.21 differ"
+    );
+    assert_eq!(
+        ours["ran"]["warnings"],
+        serde_json::json!(["Failed to template loop_control label: 'nope' is undefined"])
+    );
+}
+
+/// An argument spec's `str` option given `None`: the empty text when it is required or
+/// has a default (so a `choices` check sees ''), `None` otherwise — 2.20's change,
+/// which 2.19.14 has too — in a role's argument specs and a module's arguments.
+#[test]
+fn str_options_given_none_as_in_each_release() {
+    let play = r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - include_role: {name: r}
+      vars: {withdefault: null, required_one: null, plain: null}
+    - name: a module's str option with a default, given null
+      stat: {path: "{{ work }}", checksum_algorithm: null}
+      ignore_errors: true
+      register: s
+    - name: show
+      debug: {var: shown}
+      vars:
+        shown: {seen: "{{ seen }}", s: "{{ s }}"}
+"#;
+    for (var, venv) in RELEASES {
+        let bin = ansible_bin(var, venv);
+        let sb = Sandbox::new();
+        sb.write(
+            "roles/r/meta/argument_specs.yml",
+            "argument_specs:\n  main:\n    options:\n      withdefault: {type: str, default: dflt}\n      required_one: {type: str, required: true}\n      plain: {type: str}\n",
+        );
+        sb.write(
+            "roles/r/tasks/main.yml",
+            "- set_fact: {seen: \"{{ [withdefault, required_one, plain] }}\"}\n",
+        );
+        let (ours, theirs) = shown_by_both_in(&sb, &bin, play);
+        assert_eq!(ours, theirs, "{venv}: sandball (left) and ansible-playbook");
+    }
+}
+
+/// An `ignore_errors` whose template gives no boolean fails the task before its action
+/// runs ("Error processing keyword 'ignore_errors': …"); ansible-core 2.19 then ignores
+/// the failure (it judges the template's text), 2.21 does not (the value is false).
+#[test]
+fn an_ignore_errors_that_is_no_boolean_as_in_each_release() {
+    let play = r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - name: no boolean
+      command: "false"
+      ignore_errors: "{{ 'maybe' }}"
+    - name: after
+      debug: {msg: after}
+"#;
+    for (var, venv) in RELEASES {
+        let bin = ansible_bin(var, venv);
+        let sb = Sandbox::new();
+        sb.inventory(&["alpha"]);
+        let pb = sb.write("core.yml", play);
+        let work = sb.dir("work");
+        let ours = sb
+            .play(&pb, &work, &[])
+            .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
+            .env_remove("SANDBALL_ANSIBLE_CORE_VERSION")
+            .run();
+        ours.assert_no_panic();
+        let inventory = sb.path().join("inventory.ini");
+        let theirs = sb
+            .ansible_playbook_in(
+                &bin,
+                [
+                    "-i".to_string(),
+                    inventory.display().to_string(),
+                    pb.display().to_string(),
+                    "-e".to_string(),
+                    format!("work={}", work.display()),
+                ],
+            )
+            .run();
+        // Under 2.21 the host stops there.
+        let tasks: &[&str] = if venv == "venv" {
+            &["no boolean", "after"]
+        } else {
+            &["no boolean"]
+        };
+        ours.assert_same_recap_as(&theirs)
+            .assert_same_results_as(&theirs, tasks);
+        assert_eq!(ours.code, theirs.code, "{venv}:\n{ours}\n{theirs}");
+        ours.assert_stdout_has(
+            "Error processing keyword 'ignore_errors': The value 'maybe' could not be converted to 'bool'.",
+        );
+    }
+}
+
+/// An include's options: one it does not take is refused before the run, as
+/// ansible-core refuses it when it loads the task; `include_role`'s `rescuable` is
+/// 2.21's (refused before), and honoured there as `false` only (sandball ends the run
+/// on a role's file that is not there).
+#[test]
+fn include_options_as_in_each_release() {
+    for (var, venv) in RELEASES {
+        let bin = ansible_bin(var, venv);
+        let sb = Sandbox::new();
+        sb.inventory(&["alpha"]);
+        sb.write("roles/rr/tasks/main.yml", "- debug: {msg: in rr}\n");
+        sb.write("x.yml", "- debug: {msg: in x}\n");
+        let work = sb.dir("work");
+        let inventory = sb.path().join("inventory.ini");
+        for (name, task) in [
+            ("role-bogus", "include_role: {name: rr, bogus: 1}"),
+            ("tasks-bogus", "include_tasks: {file: x.yml, bogus: 1}"),
+            (
+                "rescuable-false",
+                "include_role: {name: rr, rescuable: false}",
+            ),
+        ] {
+            let pb = sb.write(
+                &format!("{name}.yml"),
+                &format!("- hosts: all\n  gather_facts: false\n  tasks:\n    - {task}\n"),
+            );
+            let ours = sb
+                .play(&pb, &work, &[])
+                .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
+                .env_remove("SANDBALL_ANSIBLE_CORE_VERSION")
+                .run();
+            ours.assert_no_panic();
+            let theirs = sb
+                .ansible_playbook_in(
+                    &bin,
+                    [
+                        "-i".to_string(),
+                        inventory.display().to_string(),
+                        pb.display().to_string(),
+                    ],
+                )
+                .run();
+            assert_eq!(ours.code, theirs.code, "{venv} {name}:\n{ours}\n{theirs}");
+            let error = |o: &sandball_e2e::Output| {
+                o.stdout
+                    .lines()
+                    .chain(o.stderr.lines())
+                    .find(|l| l.starts_with("[ERROR]"))
+                    .map(str::to_string)
+            };
+            assert_eq!(
+                error(&ours),
+                error(&theirs),
+                "{venv} {name}:\n{ours}\n{theirs}"
+            );
+        }
+    }
+}
+
+/// `include_role` of a role's file that is not there: under ansible-core 2.21 (and
+/// `rescuable`, its default) the task fails, its `rescue` runs and the host stays
+/// failed whatever `ignore_errors` says, with "its 'vars/' is not usable" for a
+/// directory the role lacks; under 2.19, and with `rescuable: false`, the run ends.
+#[test]
+fn include_role_of_a_missing_file_as_in_each_release() {
+    let play = r#"- hosts: all
+  gather_facts: false
+  tasks:
+    - block:
+        - name: missing tasks_from
+          include_role: {name: rr, tasks_from: nope}
+      rescue:
+        - debug: {msg: rescued}
+    - name: missing vars directory
+      include_role: {name: rr, vars_from: nope}
+      ignore_errors: true
+"#;
+    for (var, venv) in RELEASES {
+        let bin = ansible_bin(var, venv);
+        let sb = Sandbox::new();
+        sb.inventory(&["alpha"]);
+        sb.write("roles/rr/tasks/main.yml", "- debug: {msg: in rr}\n");
+        let pb = sb.write("core.yml", play);
+        let work = sb.dir("work");
+        let ours = sb
+            .play(&pb, &work, &[])
+            .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
+            .env_remove("SANDBALL_ANSIBLE_CORE_VERSION")
+            .run();
+        ours.assert_no_panic();
+        let inventory = sb.path().join("inventory.ini");
+        let theirs = sb
+            .ansible_playbook_in(
+                &bin,
+                [
+                    "-i".to_string(),
+                    inventory.display().to_string(),
+                    pb.display().to_string(),
+                ],
+            )
+            .run();
+        assert_eq!(ours.code, theirs.code, "{venv}:\n{ours}\n{theirs}");
+        // (sandball says the error on stderr, ansible-playbook on stdout.)
+        if venv == "venv-2.21" {
+            ours.assert_same_recap_as(&theirs)
+                .assert_same_results_as(&theirs, &["debug"]);
+            for failed in [
+                "fatal: [alpha]: FAILED! => {\"changed\": false, \"msg\": \"Could not find specified file in role: tasks/nope\"}",
+                "fatal: [alpha]: FAILED! => {\"changed\": false, \"msg\": \"Could not find specified file in role, its 'vars/' is not usable.\"}",
+            ] {
+                ours.assert_stdout_has(failed);
+                theirs.assert_stdout_has(failed);
+            }
+            ours.assert_stderr_has("[ERROR]: Could not find specified file in role: tasks/nope");
+        }
+    }
 }

@@ -38,7 +38,12 @@ fn replace(m: &mut Module) -> Result<Map<String, Value>, Fail> {
             describe_io_error(&e)
         ))
     })?;
-    let contents = encoding.decode(&bytes, &path)?;
+    let mut contents = encoding.decode(&bytes, &path)?;
+    // ansible-core 2.20 reads the file in text mode: Python's universal newlines make
+    // each CRLF and lone CR a LF, and the file is written back with LFs.
+    if m.internal().release_at_least(20) {
+        contents = universal_newlines(&contents);
+    }
 
     // The part of the file to work on: all of it, or what lies between after/before.
     let text = |name: &str| m.get_str(name).filter(|s| !s.is_empty());
@@ -108,6 +113,11 @@ fn replace(m: &mut Module) -> Result<Map<String, Value>, Fail> {
     result.insert("changed".into(), json!(changed));
     result.insert("msg".into(), json!(msg));
     Ok(result)
+}
+
+/// `text` as Python's universal newlines read it: CRLF and CR become LF.
+fn universal_newlines(text: &str) -> String {
+    text.replace("\r\n", "\n").replace('\r', "\n")
 }
 
 fn pattern_failed(e: PyreError) -> Fail {

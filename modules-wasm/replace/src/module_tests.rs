@@ -115,3 +115,25 @@ fn encodings_and_errors() {
         (json!("Path /nonexistent/x does not exist !"), json!(257))
     );
 }
+
+#[test]
+fn from_2_20_line_ends_are_read_as_python_s_text_mode_reads_them() {
+    // 2.19 works on the bytes' line ends as they are.
+    let args = json!({"regexp": "b$", "replace": "B", "_ansible_version": "2.19.0"});
+    let (r, _, text) = edit(b"a\r\nb\r\n", args);
+    assert_eq!(
+        (r["changed"].clone(), text),
+        (json!(false), b"a\r\nb\r\n".to_vec())
+    );
+    // 2.20 and later read CRLF and CR as LF, and write LF.
+    let args = json!({"regexp": "b$", "replace": "B", "_ansible_version": "2.21.0"});
+    let (r, _, text) = edit(b"a\r\nb\r\nc\rd\r", args);
+    assert_eq!(
+        (r["changed"].clone(), text),
+        (json!(true), b"a\nB\nc\nd\n".to_vec())
+    );
+    // Nothing replaced: the file is left as it was.
+    let args = json!({"regexp": "z", "_ansible_version": "2.21.0"});
+    let (_, _, text) = edit(b"a\r\n", args);
+    assert_eq!(text, b"a\r\n".to_vec());
+}

@@ -93,16 +93,24 @@ pub enum PythonSetting {
 
 /// Reads the host's `ansible_python_interpreter`, else the `configured` setting
 /// (`ANSIBLE_PYTHON_INTERPRETER`, `interpreter_python` in ansible.cfg); unset or empty
-/// means `auto`.
-pub fn python_setting(value: Option<&Value>, configured: Option<&str>) -> PythonSetting {
+/// means `auto`. `minor` is the ansible-core release followed (2.`minor`): 2.21
+/// removed `auto_legacy` and `auto_legacy_silent`, which are then paths like any other
+/// name, as there.
+pub fn python_setting(
+    value: Option<&Value>,
+    configured: Option<&str>,
+    minor: u32,
+) -> PythonSetting {
     let text = match value {
         Some(v) => v.as_str().map(str::trim),
         None => configured.map(str::trim),
     };
+    let legacy = minor < 21;
     match text {
-        None | Some("") => PythonSetting::Auto { silent: false },
-        Some("auto" | "auto_legacy") => PythonSetting::Auto { silent: false },
-        Some("auto_silent" | "auto_legacy_silent") => PythonSetting::Auto { silent: true },
+        None | Some("") | Some("auto") => PythonSetting::Auto { silent: false },
+        Some("auto_silent") => PythonSetting::Auto { silent: true },
+        Some("auto_legacy") if legacy => PythonSetting::Auto { silent: false },
+        Some("auto_legacy_silent") if legacy => PythonSetting::Auto { silent: true },
         Some(s) => PythonSetting::Path(s.to_string()),
     }
 }
@@ -121,12 +129,24 @@ const FALLBACK: &[&str] = &[
     "python3",
 ];
 
+/// ansible-core 2.20's list: Python 3.14 first, 3.8 no longer.
+const FALLBACK_2_20: &[&str] = &[
+    "python3.14",
+    "python3.13",
+    "python3.12",
+    "python3.11",
+    "python3.10",
+    "python3.9",
+    "/usr/bin/python3",
+    "python3",
+];
+
 /// The Python used when discovery finds none.
 pub const FALLBACK_PYTHON: &str = "/usr/bin/python3";
 
 /// The host's list of names to look for: `ansible_interpreter_python_fallback`, else
-/// ansible-core's.
-pub fn fallback_list(value: Option<&Value>) -> Vec<String> {
+/// that of the ansible-core release followed (2.`minor`).
+pub fn fallback_list(value: Option<&Value>, minor: u32) -> Vec<String> {
     match value {
         Some(Value::Array(items)) => items.iter().map(sandball_pycompat::pyfmt::py_str).collect(),
         Some(Value::String(s)) => s
@@ -135,7 +155,10 @@ pub fn fallback_list(value: Option<&Value>) -> Vec<String> {
             .filter(|s| !s.is_empty())
             .map(str::to_string)
             .collect(),
-        _ => FALLBACK.iter().map(|s| s.to_string()).collect(),
+        _ => if minor >= 20 { FALLBACK_2_20 } else { FALLBACK }
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
     }
 }
 
@@ -167,12 +190,14 @@ pub fn parse_discovery(stdout: &[u8]) -> Option<Vec<String>> {
 pub type Warning = (String, Option<&'static str>);
 
 /// The Python discovery picks for `host` (the first found) and ansible-core's
-/// warnings about it, unless `silent`.
+/// warnings about it, unless `silent`; `minor`: the release followed (2.`minor`),
+/// whose documentation the help text names.
 pub fn discovery_outcome(
     host: &str,
     names: &[String],
     found: Option<Vec<String>>,
     silent: bool,
+    minor: u32,
 ) -> (String, Vec<Warning>) {
     let mut warnings = Vec::new();
     let python = match found {
@@ -211,14 +236,27 @@ pub fn discovery_outcome(
                 py_text(host),
                 py_text(&python)
             ),
-            Some(DISCOVERY_HELP),
+            Some(discovery_help(minor)),
         ));
     }
     (python, warnings)
 }
 
-/// The help text ansible-core shows after its warning about a discovered Python.
-const DISCOVERY_HELP: &str = "See https://docs.ansible.com/ansible-core/2.19/reference_appendices/interpreter_discovery.html for more information.";
+/// The help text ansible-core 2.`minor` shows after its warning about a discovered
+/// Python.
+fn discovery_help(minor: u32) -> &'static str {
+    match minor {
+        ..=19 => {
+            "See https://docs.ansible.com/ansible-core/2.19/reference_appendices/interpreter_discovery.html for more information."
+        }
+        20 => {
+            "See https://docs.ansible.com/ansible-core/2.20/reference_appendices/interpreter_discovery.html for more information."
+        }
+        _ => {
+            "See https://docs.ansible.com/ansible-core/2.21/reference_appendices/interpreter_discovery.html for more information."
+        }
+    }
+}
 
 /// `repr()` of a text.
 fn py_text(s: &str) -> String {
@@ -258,25 +296,37 @@ mod tests {
     #[test]
     fn python_settings() {
         let auto = PythonSetting::Auto { silent: false };
-        assert_eq!(python_setting(None, None), auto);
+        assert_eq!(python_setting(None, None, 19), auto);
         assert_eq!(
-            python_setting(Some(&json!("auto_silent")), Some("/x")),
+            python_setting(Some(&json!("auto_silent")), Some("/x"), 21),
             PythonSetting::Auto { silent: true }
         );
-        assert_eq!(python_setting(None, Some("auto_legacy")), auto);
+        assert_eq!(python_setting(None, Some("auto_legacy"), 19), auto);
         assert_eq!(
-            python_setting(Some(&json!("/opt/py/bin/python3")), Some("auto")),
+            python_setting(Some(&json!("auto_legacy_silent")), None, 20),
+            PythonSetting::Auto { silent: true }
+        );
+        // ansible-core 2.21 removed them: a name like any other.
+        assert_eq!(
+            python_setting(None, Some("auto_legacy"), 21),
+            PythonSetting::Path("auto_legacy".into())
+        );
+        assert_eq!(
+            python_setting(Some(&json!("/opt/py/bin/python3")), Some("auto"), 19),
             PythonSetting::Path("/opt/py/bin/python3".into())
         );
         assert_eq!(
-            python_setting(None, Some(" /usr/bin/python3 ")),
+            python_setting(None, Some(" /usr/bin/python3 "), 19),
             PythonSetting::Path("/usr/bin/python3".into())
         );
+        assert_eq!(fallback_list(None, 19)[0], "python3.13");
+        assert_eq!(fallback_list(None, 20)[0], "python3.14");
+        assert!(!fallback_list(None, 21).contains(&"python3.8".to_string()));
     }
 
     #[test]
     fn discovery_probes_the_names_in_order_and_takes_the_first_found() {
-        let names = fallback_list(Some(&json!(["nosuch-python", "sh", "/bin/true"])));
+        let names = fallback_list(Some(&json!(["nosuch-python", "sh", "/bin/true"])), 19);
         let out = std::process::Command::new("sh")
             .arg("-c")
             .arg(discovery_command(&names))
@@ -287,7 +337,7 @@ mod tests {
         assert!(found[0].ends_with("/sh"), "{found:?}");
         assert_eq!(found[1], "/bin/true");
         assert_eq!(parse_discovery(b"noise\n"), None);
-        let (python, warnings) = discovery_outcome("web", &names, Some(found.clone()), false);
+        let (python, warnings) = discovery_outcome("web", &names, Some(found.clone()), false, 19);
         assert_eq!(python, found[0]);
         assert_eq!(
             warnings,
@@ -295,11 +345,11 @@ mod tests {
                 format!(
                     "Host 'web' is using the discovered Python interpreter at '{python}', but future installation of another Python interpreter could cause a different interpreter to be discovered."
                 ),
-                Some(DISCOVERY_HELP)
+                Some(discovery_help(19))
             )]
         );
         assert!(
-            discovery_outcome("web", &names, Some(found), true)
+            discovery_outcome("web", &names, Some(found), true, 19)
                 .1
                 .is_empty()
         );
@@ -307,9 +357,9 @@ mod tests {
 
     #[test]
     fn nothing_found_falls_back_to_usr_bin_python3() {
-        let names = fallback_list(Some(&json!("python9, python8")));
+        let names = fallback_list(Some(&json!("python9, python8")), 19);
         assert_eq!(names, ["python9", "python8"]);
-        let (python, warnings) = discovery_outcome("h", &names, Some(vec![]), false);
+        let (python, warnings) = discovery_outcome("h", &names, Some(vec![]), false, 19);
         assert_eq!(python, "/usr/bin/python3");
         assert_eq!(
             warnings,
@@ -319,6 +369,6 @@ mod tests {
                 None
             )]
         );
-        assert_eq!(fallback_list(None)[0], "python3.13");
+        assert_eq!(fallback_list(None, 19)[0], "python3.13");
     }
 }

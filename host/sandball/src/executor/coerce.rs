@@ -76,6 +76,37 @@ pub(crate) enum KeywordError {
 }
 
 impl KeywordError {
+    /// The failed result of a task whose keyword `keyword` could not be read, with
+    /// what it came from where ansible-core chains it (a value not of the keyword's
+    /// type: the keyword, then the value, both where the keyword is written, which the
+    /// callback says as one step where ansible-core says two).
+    pub(crate) fn task_failure(self, keyword: Keyword) -> crate::plugins::action::TaskResult {
+        use crate::plugins::action::{Cause, CauseAt, TaskFailure};
+        let cause = match &self {
+            KeywordError::NotOfType { value, ty, .. } => Some(Cause {
+                steps: vec![
+                    (
+                        format!("Error processing keyword '{}'", keyword.name()),
+                        Some((CauseAt::Keyword, keyword.name().to_string())),
+                    ),
+                    (
+                        format!(
+                            "The value {} could not be converted to '{ty}'.",
+                            sandball_pycompat::pyfmt::py_repr(value)
+                        ),
+                        Some((CauseAt::Keyword, keyword.name().to_string())),
+                    ),
+                ],
+            }),
+            _ => None,
+        };
+        TaskFailure {
+            msg: format!("Task failed: {self}"),
+            cause,
+        }
+        .result()
+    }
+
     fn not_of_type(keyword: &str, value: Value, ty: &'static str) -> KeywordError {
         KeywordError::NotOfType {
             keyword: keyword.to_string(),

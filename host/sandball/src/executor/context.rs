@@ -80,19 +80,23 @@ pub(crate) struct TargetPython {
 pub(crate) async fn target_python(
     cx: &TaskContext<'_>,
 ) -> Result<TargetPython, Map<String, Value>> {
-    let to = target(cx.run, cx.kw, cx.host, cx.vars).map_err(|e| unreachable(e.to_string()))?;
+    let to = target(cx.run, cx.kw, cx.host, cx.vars).map_err(connect_failure)?;
     let vars = target_vars(cx, &to.name);
     let configured = crate::config::settings().get("ANSIBLE_PYTHON_INTERPRETER");
-    let silent =
-        match interpreter::python_setting(vars.get("ansible_python_interpreter"), configured) {
-            PythonSetting::Path(path) => {
-                return Ok(TargetPython {
-                    path,
-                    discovered: None,
-                });
-            }
-            PythonSetting::Auto { silent } => silent,
-        };
+    let minor = crate::compat::core().minor();
+    let silent = match interpreter::python_setting(
+        vars.get("ansible_python_interpreter"),
+        configured,
+        minor,
+    ) {
+        PythonSetting::Path(path) => {
+            return Ok(TargetPython {
+                path,
+                discovered: None,
+            });
+        }
+        PythonSetting::Auto { silent } => silent,
+    };
     if let Some(Value::String(path)) = cx.run.vars.fact(&to.name, DISCOVERED_PYTHON) {
         return Ok(TargetPython {
             path,
@@ -100,7 +104,7 @@ pub(crate) async fn target_python(
         });
     }
     let conn = target_connection(cx, &to).await?;
-    let names = interpreter::fallback_list(vars.get(FALLBACK_VAR));
+    let names = interpreter::fallback_list(vars.get(FALLBACK_VAR), minor);
     let out = conn
         .exec_command(&interpreter::discovery_command(&names), None)
         .await
@@ -111,7 +115,7 @@ pub(crate) async fn target_python(
             ))
         })?;
     let found = interpreter::parse_discovery(&out.stdout);
-    let (path, warnings) = interpreter::discovery_outcome(&to.name, &names, found, silent);
+    let (path, warnings) = interpreter::discovery_outcome(&to.name, &names, found, silent, minor);
     Ok(TargetPython {
         path,
         discovered: Some(warnings),
@@ -134,7 +138,7 @@ async fn target_connection(
 /// directory over SSH, the controller's on the local connection — as `pwd` prints it
 /// there over the task's connection (`Err`: a failed or unreachable result).
 pub(crate) async fn node_workdir(cx: &TaskContext<'_>) -> Result<String, Map<String, Value>> {
-    let to = target(cx.run, cx.kw, cx.host, cx.vars).map_err(|e| unreachable(e.to_string()))?;
+    let to = target(cx.run, cx.kw, cx.host, cx.vars).map_err(connect_failure)?;
     let conn = target_connection(cx, &to).await?;
     let out = conn.exec_command("pwd", None).await.map_err(|e| {
         failed(format!(
@@ -215,17 +219,24 @@ pub(crate) fn become_for(
 }
 
 /// An UNREACHABLE result: ansible-core raises a connection's failure while the task
-/// runs, so its message is "Task failed: " and the reason.
+/// runs, so its message is "Task failed: " and the reason, and the result carries an
+/// `exception` without a traceback.
 pub(crate) fn unreachable(msg: String) -> Map<String, Value> {
-    action::ok_with(json!({"unreachable": true, "msg": format!("Task failed: {msg}")}))
+    action::ok_with(json!({
+        "unreachable": true,
+        "msg": format!("Task failed: {msg}"),
+        "exception": action::NO_TRACEBACK,
+    }))
 }
 
 /// The UNREACHABLE result of a host that could not be connected to; a become that
 /// failed (su refused the password) fails the task instead, as in ansible-core, and so
-/// does a node that has no shim for a component to run in.
+/// do a connection plugin the release followed no longer has and a node that has no
+/// shim for a component to run in.
 pub(crate) fn connect_failure(e: ConnectError) -> Map<String, Value> {
     match e {
         ConnectError::Connection(ConnectionError::Become(_)) => action::failed(e.to_string()),
+        ConnectError::NotFound(_) => action::failed(format!("Task failed: {e}")),
         ConnectError::Session(SessionError::Version { .. })
         | ConnectError::Unsupported(_)
         | ConnectError::Vars(_)

@@ -230,6 +230,15 @@ pub(super) async fn run(
                 }
                 continue;
             }
+            // Shown as an error, then failing the host as an inclusion that cannot be
+            // made does (its rescue runs; `ignore_errors` does not let it go on).
+            Err(Unread::Rescuable(e)) => {
+                run.callback.error(&e);
+                for h in &g.hosts {
+                    fail_with(h, crate::plugins::action::failed(e.clone()).into(), false);
+                }
+                continue;
+            }
             Err(Unread::Invalid(e)) => {
                 let mut active = lock(&cx.state.active);
                 super::play::abort(cx.state, &mut active, e, 4);
@@ -474,6 +483,9 @@ enum Unread {
     /// What it holds is not a valid playbook's (bad YAML, a malformed task, a role's
     /// file missing): the run ends, as ansible-core ends it.
     Invalid(String),
+    /// A role's file it names is not there, under ansible-core 2.21 and `rescuable`
+    /// (its default): the hosts including it fail, and a `rescue` runs.
+    Rescuable(String),
 }
 
 impl From<crate::yaml::PlaybookError> for Unread {
@@ -508,6 +520,23 @@ fn load(
             Ok(items)
         }
         Kind::Role => {
+            // ansible-core 2.21 fails the task on a role's file that is not there,
+            // unless `rescuable: false` (checked before the run: a boolean).
+            let rescuable = t
+                .args
+                .get("rescuable")
+                .is_none_or(|v| sandball_pycompat::boolean::truthy(Some(v), true) == Ok(true));
+            if crate::compat::core().at_least(21) && rescuable {
+                let name = path.display().to_string();
+                let dir = roles::find_role(&name, &t.location, &base_dir(cx), search)?;
+                for (key, sub) in roles::FILE_OPTIONS.iter().zip(roles::FILE_DIRS) {
+                    if let Some(Value::String(file)) = from.get(*key)
+                        && let Some(missing) = roles::missing_file(&dir, sub, file)
+                    {
+                        return Err(Unread::Rescuable(missing));
+                    }
+                }
+            }
             // The file options and switches as templated (those templated to `omit`
             // left out).
             let mut args = t.args.clone();

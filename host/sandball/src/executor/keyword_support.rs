@@ -59,7 +59,10 @@ pub(crate) fn support(name: &str) -> Support {
             "play_keywords_reach_every_task_as_in_ansible",
             "block_keywords_reach_every_task_as_in_ansible",
         ]),
-        "ignore_unreachable" => Honoured(&["ignore_unreachable_keeps_the_host_as_in_ansible"]),
+        "ignore_unreachable" => Honoured(&[
+            "ignore_unreachable_keeps_the_host_as_in_ansible",
+            "ignore_unreachable_in_a_loop_as_in_each_release",
+        ]),
         "any_errors_fatal" | "throttle" => {
             Honoured(&["any_errors_fatal_throttle_and_timeout_as_in_ansible"])
         }
@@ -318,6 +321,23 @@ pub(crate) fn included(
     check_items(run, items, inherited)
 }
 
+/// The options of `include_role` under ansible-core 2.21, `rescuable` (new in 2.21)
+/// last.
+const INCLUDE_ROLE_2_21: [&str; 12] = [
+    "name",
+    "role",
+    "tasks_from",
+    "vars_from",
+    "defaults_from",
+    "handlers_from",
+    "apply",
+    "public",
+    "allow_duplicates",
+    "rolespec_validate",
+    "_raw_params",
+    "rescuable",
+];
+
 /// A role cannot be a handler: Ansible refuses `include_role` there when it reads the
 /// play (`import_role` is refused when the imports are read, see `playbook::imports`),
 /// and a handler cannot end a role.
@@ -425,6 +445,31 @@ fn check_task(run: &Run, t: &Task, inherited: &Chain<'_>) -> Result<(), ExecErro
                 other.unwrap_or_default()
             ))),
         };
+    }
+    // An include takes only its own options, as ansible-core checks when it loads
+    // the task; 2.21's `rescuable` (`executor/include.rs`) is a boolean written out.
+    let valid: &[&str] = match short {
+        "include_tasks" => &["file", "_raw_params", "apply"],
+        "include_role" if crate::compat::core().at_least(21) => &INCLUDE_ROLE_2_21,
+        "include_role" => &INCLUDE_ROLE_2_21[..INCLUDE_ROLE_2_21.len() - 1],
+        _ => &[],
+    };
+    if !valid.is_empty()
+        && let Some(what) = crate::playbook::imports::invalid_options(t, short, valid)
+    {
+        return Err(ExecError::Refused {
+            what,
+            location: t.location.clone(),
+        });
+    }
+    if short == "include_role"
+        && let Some(v) = t.args.get("rescuable")
+        && let Err(e) = sandball_pycompat::boolean::truthy(Some(v), true)
+    {
+        return Err(ExecError::Refused {
+            what: format!("include_role's rescuable must be a boolean: {e}"),
+            location: t.location.clone(),
+        });
     }
     if short == "include_role" {
         // The files it names must be names (templates are read when it runs), as

@@ -302,6 +302,15 @@ fn arg<'a>(t: &'a Task, keys: &[&str]) -> Option<&'a str> {
 /// Refuses arguments an import does not take (`apply` belongs to the includes), with
 /// ansible-core's words.
 fn only_options(t: &Task, kind: &str, valid: &[&str]) -> Result<(), PlaybookError> {
+    match invalid_options(t, kind, valid) {
+        None => Ok(()),
+        Some(e) => Err(PlaybookError::at(&t.location, e)),
+    }
+}
+
+/// ansible-core's refusal of the arguments of `t`, an import or include (`kind`), that
+/// are not among `valid`; none when all are.
+pub(crate) fn invalid_options(t: &Task, kind: &str, valid: &[&str]) -> Option<String> {
     let mut invalid: Vec<&str> = t
         .args
         .keys()
@@ -309,12 +318,12 @@ fn only_options(t: &Task, kind: &str, valid: &[&str]) -> Result<(), PlaybookErro
         .filter(|k| !valid.contains(k))
         .collect();
     if invalid.is_empty() {
-        return Ok(());
+        return None;
     }
     invalid.sort_unstable();
-    Err(PlaybookError::at(
-        &t.location,
-        format!("Invalid options for {kind}: {}", invalid.join(", ")),
+    Some(format!(
+        "Invalid options for {kind}: {}",
+        invalid.join(", ")
     ))
 }
 

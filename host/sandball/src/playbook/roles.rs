@@ -221,6 +221,9 @@ fn default_public(static_role: bool) -> bool {
 pub(crate) const FILE_OPTIONS: [&str; 4] =
     ["tasks_from", "vars_from", "defaults_from", "handlers_from"];
 
+/// The role's directory each of [`FILE_OPTIONS`] names a file of.
+pub(crate) const FILE_DIRS: [&str; 4] = ["tasks", "vars", "defaults", "handlers"];
+
 /// The options of `import_role`/`include_role` that are switches (templated like the
 /// file options: `public: "{{ expose | bool }}"`).
 pub(crate) const FLAG_OPTIONS: [&str; 3] = ["allow_duplicates", "public", "rolespec_validate"];
@@ -462,14 +465,8 @@ impl Loader {
             ("handlers", &options.handlers_from),
         ] {
             inside_role(&dir, sub, name, &entry.location)?;
-            // A file asked for by name must be there (`main` may be missing).
-            let there =
-                || main_file(&dir.join(sub), name).is_some() || dir.join(sub).join(name).is_dir();
-            if name != "main" && !there() {
-                return Err(PlaybookError::at(
-                    &entry.location,
-                    format!("Could not find specified file in role: {sub}/{name}"),
-                ));
+            if let Some(missing) = missing_file(&dir, sub, name) {
+                return Err(PlaybookError::at(&entry.location, missing));
             }
         }
         let defaults = read_vars(&dir.join("defaults"), &options.defaults_from)?;
@@ -713,6 +710,24 @@ fn inside_role(dir: &Path, sub: &str, name: &str, at: &Location) -> Result<(), P
             dir.display()
         ),
     ))
+}
+
+/// Why the file `name` of the role at `dir`'s `sub` directory (`tasks`, `vars`…),
+/// asked for by name, is not there, in ansible-core's words; none when it is, or is
+/// `main` (which may be missing).
+pub(crate) fn missing_file(dir: &Path, sub: &str, name: &str) -> Option<String> {
+    let there = || main_file(&dir.join(sub), name).is_some() || dir.join(sub).join(name).is_dir();
+    if name == "main" || there() {
+        return None;
+    }
+    // ansible-core 2.21 says so when the role has no such directory.
+    Some(
+        if crate::compat::core().at_least(21) && !dir.join(sub).is_dir() {
+            format!("Could not find specified file in role, its '{sub}/' is not usable.")
+        } else {
+            format!("Could not find specified file in role: {sub}/{name}")
+        },
+    )
 }
 
 fn main_file(dir: &Path, name: &str) -> Option<PathBuf> {

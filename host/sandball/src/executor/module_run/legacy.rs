@@ -20,8 +20,8 @@ use super::{
 use crate::assemble::finder::LegacyModule;
 use crate::assemble::legacy::{self, AssembleContext, Assembled, LegacyStore};
 use crate::executor::context::{
-    Background, FORK_SERVER_VAR, TaskContext, WORLD_READABLE_VAR, become_for, environment, target,
-    target_vars, unreachable,
+    Background, FORK_SERVER_VAR, TaskContext, WORLD_READABLE_VAR, become_for, connect_failure,
+    environment, target, target_vars, unreachable,
 };
 use crate::plugins::action::{ModuleRequest, TaskResult, failed};
 use crate::plugins::r#become::{self, Become};
@@ -91,11 +91,11 @@ pub(super) async fn run(
     };
     let to = match target(run, cx.kw, host, cx.vars) {
         Ok(to) => to,
-        Err(e) => return unreachable(e.to_string()).into(),
+        Err(e) => return connect_failure(e).into(),
     };
     let conn = match run.sessions.connection(&to.name, &to.transport).await {
         Ok(c) => c,
-        Err(e) => return unreachable(e.to_string()).into(),
+        Err(e) => return connect_failure(e).into(),
     };
     // Controller files go to a private directory of the user the module runs as.
     let sent = match transfer::send_files(&*conn, become_.as_ref(), &request.transfers).await {

@@ -5,9 +5,7 @@
 //! modules then run without a session.
 
 use crate::executor::Run;
-use crate::executor::context::{
-    Target, TaskContext, become_for, connect_failure, target, unreachable,
-};
+use crate::executor::context::{Target, TaskContext, become_for, connect_failure, target};
 use crate::plugins::r#become::Become;
 use crate::plugins::connection::{ConnectError, Session};
 use serde_json::{Map, Value};
@@ -18,7 +16,7 @@ pub(super) async fn target_session(
     cx: &TaskContext<'_>,
 ) -> Result<(String, tokio::sync::OwnedMutexGuard<Option<Session>>), Map<String, Value>> {
     let run = cx.run;
-    let to = target(run, cx.kw, cx.host, cx.vars).map_err(|e| unreachable(e.to_string()))?;
+    let to = target(run, cx.kw, cx.host, cx.vars).map_err(connect_failure)?;
     let become_ = become_for(run, cx.task, cx.kw, cx.vars)?;
     let slot = run.sessions.slot(&to.name, &to.transport, become_.as_ref());
     let mut guard = slot.lock_owned().await;

@@ -168,6 +168,12 @@ async fn attempt_action(
         (Ok(c), Ok(d)) => (c, d),
         (Err(e), _) | (_, Err(e)) => return task_failed(e).into(),
     };
+    // An `ignore_errors` that cannot be read fails the task before its action runs, as
+    // ansible-core's validation of the task's keywords does (whether that failure is
+    // ignored: `executor::task::run_on_host`).
+    if let Err(e) = mode(Keyword::IgnoreErrors, false) {
+        return e.task_failure(Keyword::IgnoreErrors);
+    }
     let args = match template_args(run, t, kw, plugin.raw_args(), vars) {
         Ok(a) if plugin.fact_layer() == FactLayer::SetFact => with_trust_marks(run, t, vars, a),
         Ok(a) => a,
@@ -388,12 +394,14 @@ pub(super) fn registered(result: &Map<String, Value>) -> Map<String, Value> {
     r
 }
 
-/// A result that ran (was not skipped, is not a loop's summary) says whether it
-/// failed, as Ansible's registered results do; from ansible-core 2.21 every result
-/// does.
+/// A result that ran (was not skipped, is not a loop's summary, reached its host)
+/// says whether it failed, as Ansible's registered results do; from ansible-core 2.21
+/// every result does.
 pub(super) fn with_failed_flag(r: &mut Map<String, Value>) {
     if crate::compat::core().at_least(21)
-        || (!r.contains_key("results") && !r.get("skipped").is_some_and(py_truth))
+        || (!r.contains_key("results")
+            && !r.get("skipped").is_some_and(py_truth)
+            && !r.get("unreachable").is_some_and(py_truth))
     {
         r.entry("failed").or_insert(Value::Bool(false));
     }

@@ -238,8 +238,10 @@ pub(crate) struct LoopItem {
     pub loop_vars: Map<String, Value>,
 }
 
-/// Where a loop's result says whether its unreachable items were all ignored (dropped
-/// with the other `_ansible_` keys before it is registered or shown).
+/// Where a loop's result says whether its unreachable host is ignored: under
+/// ansible-core 2.19 when every unreachable item's `ignore_unreachable` held, under
+/// 2.21 when any item's did (dropped with the other `_ansible_` keys before it is
+/// registered or shown).
 pub(super) const IGNORE_UNREACHABLE: &str = "_ansible_ignore_unreachable";
 
 /// Where a loop's result says, under ansible-core 2.21, whether `ignore_errors` held
@@ -307,12 +309,17 @@ pub(super) async fn run_loop(
     };
     let mut results = Vec::with_capacity(items.len());
     let (mut changed, mut any_failed, mut all_skipped) = (false, false, !items.is_empty());
-    // Whether an item was unreachable, and whether every unreachable item's
-    // `ignore_unreachable` (read with the item's variables) held: then the loop's is
-    // ignored, as in ansible-core.
+    // Whether an item was unreachable, and (ansible-core 2.19) whether every
+    // unreachable item's `ignore_unreachable` (read with the item's variables) held:
+    // then the loop's is ignored.
     let mut unreachable: Option<bool> = None;
-    let per_item_ignore = crate::compat::core().at_least(21);
-    let mut ignore_errors = false;
+    // ansible-core 2.21 reads both keywords for every item and ignores the task's
+    // errors, or its unreachable host, when any item's held.
+    let follows_2_21 = crate::compat::core().at_least(21);
+    let mut ignore_errors = AnyItem::new(Keyword::IgnoreErrors);
+    let mut ignore_unreachable = AnyItem::new(Keyword::IgnoreUnreachable);
+    // The warnings of labels that could not be templated (ansible-core 2.21).
+    let mut label_warnings = Vec::new();
     // What earlier items left for the later ones, as Ansible updates the loop's
     // variables after each item: facts they returned, the registered result.
     let mut carried = Carried::default();
@@ -371,6 +378,15 @@ pub(super) async fn run_loop(
                 bind_result(&mut label_vars, t, &r);
                 match run.templar.template(l, &label_vars) {
                     Ok(v) => label(&v),
+                    // ansible-core 2.21 warns, and the item keeps its result and is
+                    // shown by its value; the loop's result keeps the warning too.
+                    Err(e) if follows_2_21 => {
+                        let warning =
+                            format!("Failed to template loop_control label: {}", e.detail());
+                        action::push_warning(&mut r, warning.clone());
+                        label_warnings.push(warning);
+                        label(item)
+                    }
                     Err(e) => {
                         r.remove("skipped");
                         r.insert("failed".into(), Value::Bool(true));
@@ -422,14 +438,16 @@ pub(super) async fn run_loop(
             }
             stop.unwrap_or(true)
         });
-        if per_item_ignore && !ignore_errors {
-            ignore_errors =
-                keyword_bool(run, item_vars, kw, Keyword::IgnoreErrors, false).unwrap_or_default();
+        if follows_2_21 {
+            ignore_errors.read(run, item_vars, kw);
+            ignore_unreachable.read(run, item_vars, kw);
         }
         let mut status = Status::of(&r);
         if status == Status::Unreachable {
-            let ignored = keyword_bool(run, item_vars, kw, Keyword::IgnoreUnreachable, false)
-                .unwrap_or_default();
+            // (Under 2.21 the loop's is `ignore_unreachable`'s, read for every item.)
+            let ignored = follows_2_21
+                || keyword_bool(run, item_vars, kw, Keyword::IgnoreUnreachable, false)
+                    .unwrap_or_default();
             unreachable = Some(unreachable.unwrap_or(true) && ignored);
             // An unreachable item is shown failed, the loop unreachable.
             status = Status::Failed;
@@ -494,11 +512,19 @@ pub(super) async fn run_loop(
     if any_failed {
         m.insert("failed".into(), Value::Bool(true));
     }
-    if per_item_ignore {
-        m.insert(IGNORE_ERRORS.into(), Value::Bool(ignore_errors));
+    if follows_2_21 {
+        m.insert(IGNORE_ERRORS.into(), Value::Bool(ignore_errors.held));
     }
-    if let Some(ignored) = unreachable {
+    for warning in label_warnings {
+        action::push_warning(&mut m, warning);
+    }
+    if let Some(all_ignored) = unreachable {
         m.insert("unreachable".into(), Value::Bool(true));
+        let ignored = if follows_2_21 {
+            ignore_unreachable.held
+        } else {
+            all_ignored
+        };
         m.insert(IGNORE_UNREACHABLE.into(), Value::Bool(ignored));
     }
     // ansible-core 2.21 leaves `skipped` out when it would be false.
@@ -510,6 +536,30 @@ pub(super) async fn run_loop(
     }
     m.insert("results".into(), Value::Array(results));
     m.into()
+}
+
+/// A keyword ansible-core 2.21 reads with each loop item's variables, holding for the
+/// whole task when it held for any item (`ignore_errors`, `ignore_unreachable`); a
+/// value that cannot be read as a boolean does not hold.
+struct AnyItem {
+    keyword: Keyword,
+    held: bool,
+}
+
+impl AnyItem {
+    fn new(keyword: Keyword) -> AnyItem {
+        AnyItem {
+            keyword,
+            held: false,
+        }
+    }
+
+    /// Reads the keyword with an item's variables, until it has held once.
+    fn read(&mut self, run: &Run, vars: &Vars, kw: &Chain<'_>) {
+        if !self.held {
+            self.held = keyword_bool(run, vars, kw, self.keyword, false).unwrap_or_default();
+        }
+    }
 }
 
 /// What earlier loop items give the later ones.

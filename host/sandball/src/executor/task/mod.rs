@@ -336,10 +336,13 @@ pub async fn run_on_host(
     let status = Status::of(&result);
     let ignore = |k| keyword_bool(run, &vars, kw, k, false).unwrap_or_default();
     let ignored = match status {
-        // A loop's says, under 2.21, whether any item's held.
+        // A loop's says, under 2.21, whether any item's held. One that cannot be
+        // read: ansible-core 2.19 judges the template's text, which is true; 2.21
+        // takes it as false.
         Status::Failed => match result.get(IGNORE_ERRORS) {
             Some(Value::Bool(ignored)) => *ignored,
-            _ => ignore(Keyword::IgnoreErrors),
+            _ => keyword_bool(run, &vars, kw, Keyword::IgnoreErrors, false)
+                .unwrap_or(!crate::compat::core().at_least(21)),
         },
         // A loop's says whether its unreachable items were all ignored.
         Status::Unreachable => match result.get(IGNORE_UNREACHABLE) {

@@ -85,6 +85,18 @@ pub enum ArgError {
         /// What it was given (the whole value, or the entry that is not a path).
         value: Value,
     },
+    /// Not a list, where only a list is taken (ansible-core's words).
+    #[error("The '{option}' option must be a list.")]
+    NotList {
+        /// The option.
+        option: String,
+    },
+    /// Not a list, where only a list is taken, in ansible-core 2.19's words.
+    #[error("Invalid type for \"{option}\" option, it must be a list")]
+    NotListBefore2_20 {
+        /// The option.
+        option: String,
+    },
     /// A regular expression that does not compile.
     #[error("{option}: invalid regular expression {pattern:?}: {reason}")]
     BadPattern {

@@ -7,9 +7,10 @@
 //! everything under one variable; `hash_behaviour: merge` merges mappings into the
 //! values the host already has.
 
-use super::{ArgError, Context, args, check_args, failed, ok_with};
+use super::{ArgError, Context, args, failed, ok_with};
 use crate::playbook::search_path;
 use crate::playbook::vars_files;
+use crate::plugins::action::{Cause, CauseAt, TaskFailure};
 use regex::Regex;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -27,12 +28,56 @@ const ARGS: &[&str] = &[
     "hash_behaviour",
 ];
 
+/// The arguments of a directory's reading, which a file's do not go with.
+const DIR_ARGS: &[&str] = &[
+    "dir",
+    "depth",
+    "files_matching",
+    "ignore_files",
+    "extensions",
+    "ignore_unknown_extensions",
+];
+
+/// The refusal of a file's and a directory's arguments together.
+const MIXING: &str = "You are mixing file only and dir only arguments, these are incompatible";
+
 /// Runs `include_vars`; the executor stores the `ansible_facts` of the result in the
 /// host's include_vars layer.
 pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> super::TaskResult {
     match include(ctx, args) {
-        Ok(r) => r.into(),
+        Ok(mut r) => {
+            // ansible-core 2.21 deprecates `ignore_files` as text (still read as words).
+            if crate::compat::core().at_least(21)
+                && matches!(args.get("ignore_files"), Some(Value::String(s)) if !s.is_empty())
+            {
+                r.insert(
+                    "deprecations".into(),
+                    json!([{
+                        "__ansible_type": "DeprecationSummary",
+                        "event": {
+                            "msg": "Specifying 'ignore_files' as a string is deprecated.",
+                            "help_text": "Use a list of strings instead.",
+                        },
+                        "deprecator": {
+                            "resolved_name": "ansible.builtin.include_vars",
+                            "type": "action",
+                        },
+                        "version": "2.24",
+                    }]),
+                );
+            }
+            let mut r = super::TaskResult::from(r);
+            super::summaries::deprecations(&mut r);
+            r
+        }
         Err(Refusal::Arguments(e)) => failed(e).into(),
+        Err(Refusal::Option { option, error }) => TaskFailure {
+            msg: format!("Task failed: {error}"),
+            cause: Some(Cause {
+                steps: vec![(error, Some((CauseAt::Arg, option)))],
+            }),
+        }
+        .result(),
         Err(Refusal::Reading(e)) => unread(e).into(),
     }
 }
@@ -41,6 +86,14 @@ pub fn run(ctx: &dyn Context, args: &Map<String, Value>) -> super::TaskResult {
 enum Refusal {
     /// The arguments are wrong: the task fails with this message.
     Arguments(String),
+    /// An option's value is wrong: the task fails with the error, caused at the
+    /// option's value.
+    Option {
+        /// The option.
+        option: String,
+        /// What is wrong with it.
+        error: String,
+    },
     /// A directory or file could not be read: as ansible-core reports it, the reason
     /// is the result's `message`, with nothing included.
     Reading(String),
@@ -64,8 +117,10 @@ fn unread(message: String) -> Map<String, Value> {
 }
 
 fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, Value>, Refusal> {
-    if let Err(e) = check_args("include_vars", args, ARGS) {
-        return Ok(e);
+    if let Some(unknown) = args.keys().find(|k| !ARGS.contains(&k.as_str())) {
+        return Err(Refusal::Arguments(format!(
+            "Task failed: {unknown} is not a valid option in include_vars"
+        )));
     }
     let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_string);
     // A free-form name written as a folded block (`include_vars: >`) ends in a line
@@ -74,11 +129,17 @@ fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, V
         .or_else(|| text("_raw_params").map(|f| f.trim().to_string()))
         .filter(|f| !f.is_empty());
     let dir = text("dir");
+    // A file's arguments and any of a directory's do not go together.
+    let dir_args = DIR_ARGS.iter().any(|k| args.contains_key(*k));
+    let file_args = ["file", "_raw_params"]
+        .iter()
+        .any(|k| args.contains_key(*k));
     let files = match (file, dir) {
         (Some(_), Some(_)) => {
-            return Err(Refusal::Arguments(
-                "You are mixing file only and dir only arguments, these are incompatible".into(),
-            ));
+            return Err(Refusal::Arguments(format!("Task failed: {MIXING}")));
+        }
+        _ if dir_args && file_args => {
+            return Err(Refusal::Arguments(format!("Task failed: {MIXING}")));
         }
         // No name at all (a `first_found` that found nothing, say, or no argument)
         // names no file: ansible-core looks for it all the same, and warns.
@@ -95,12 +156,24 @@ fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, V
         }
         (None, Some(d)) => {
             let root = dir_root(ctx, &d);
-            if !root.is_dir() {
+            if !root.exists() {
                 return Err(format!("{} directory does not exist", root.display()).into());
+            }
+            if !root.is_dir() {
+                return Err(format!("{} is not a directory", root.display()).into());
             }
             walk(
                 &root,
-                &Walk::from_args(args).map_err(|e| Refusal::Arguments(e.to_string()))?,
+                &Walk::from_args(args).map_err(|e| match e {
+                    ArgError::NotList { ref option } => Refusal::Option {
+                        option: option.clone(),
+                        error: e.to_string(),
+                    },
+                    e @ ArgError::NotListBefore2_20 { .. } => {
+                        Refusal::Arguments(format!("Task failed: {e}"))
+                    }
+                    other => Refusal::Arguments(other.to_string()),
+                })?,
             )?
         }
     };
@@ -204,24 +277,41 @@ impl Walk {
             Some(p) => Some(regex("files_matching", p)?),
             None => None,
         };
-        let list = |key: &str| -> Vec<String> {
-            match args.get(key) {
-                Some(Value::Array(items)) => items
-                    .iter()
-                    .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-                    .collect(),
-                Some(Value::String(s)) => s.split(',').map(|p| p.trim().to_string()).collect(),
-                _ => Vec::new(),
-            }
+        // ansible-core 2.20 takes only lists (but `ignore_files` as words, deprecated);
+        // 2.19 splits text: `ignore_files` into words, `extensions` into characters.
+        let lists_only = crate::compat::core().at_least(20);
+        let not_list = |option: &str| ArgError::NotList {
+            option: option.to_string(),
         };
-        let ignore = list("ignore_files")
+        let items = |items: &[Value]| -> Vec<String> {
+            items
+                .iter()
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                .collect()
+        };
+        let ignore_files = match args.get("ignore_files") {
+            Some(Value::Array(v)) => items(v),
+            Some(Value::String(s)) => s.split_whitespace().map(str::to_string).collect(),
+            Some(v) if lists_only && sandball_pycompat::pyops::py_truth(v) => {
+                return Err(not_list("ignore_files"));
+            }
+            _ => Vec::new(),
+        };
+        let ignore = ignore_files
             .iter()
             .map(|p| regex("ignore_files", &format!("(?:{p})$")))
             .collect::<Result<_, _>>()?;
-        let mut extensions = list("extensions");
-        if extensions.is_empty() {
-            extensions = vec!["yaml".into(), "yml".into(), "json".into()];
-        }
+        let extensions = match args.get("extensions") {
+            None => vec!["yaml".into(), "yml".into(), "json".into()],
+            Some(Value::Array(v)) => items(v),
+            Some(Value::String(s)) if !lists_only => s.chars().map(String::from).collect(),
+            Some(_) if lists_only => return Err(not_list("extensions")),
+            Some(_) => {
+                return Err(ArgError::NotListBefore2_20 {
+                    option: "extensions".into(),
+                });
+            }
+        };
         Ok(Walk {
             depth,
             matching,

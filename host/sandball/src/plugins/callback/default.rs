@@ -291,8 +291,9 @@ impl DefaultCallback {
             _ => r.host.to_string(),
         };
         let mut shown = displayed(r.result, self.display.verbosity);
-        if r.looped {
-            // Its items were shown (or skipped) one by one.
+        if r.looped && r.status != Status::Unreachable {
+            // Its items were shown (or skipped) one by one; an unreachable loop's
+            // result is shown whole, as ansible-core shows it.
             shown.remove("results");
         }
         if sandball_pycompat::fqcn::short_name(r.action) == "debug" {
@@ -350,7 +351,7 @@ impl DefaultCallback {
         // A result that carries an exception says so whatever its status (an `until`
         // out of retries that `failed_when` forgave), as ansible-core does; the
         // exception is never part of the result shown.
-        if r.status != Status::Failed
+        if !matches!(r.status, Status::Failed | Status::Unreachable)
             && r.result
                 .get("exception")
                 .is_some_and(sandball_pycompat::pyops::py_truth)
@@ -431,8 +432,21 @@ impl DefaultCallback {
                 self.paint("...ignoring", Role::Skip)
             }
             Status::Unreachable => {
-                // ansible-core 2.19 says why, and where, before the result.
-                self.show_error(r);
+                // ansible-core 2.19 says why, and where, before the result (a loop's
+                // items said it for each).
+                if !r.looped {
+                    self.show_error(r);
+                }
+                // What the loop adds to its summary, and its items' `failed`, are left
+                // out, as ansible-core's callback leaves them.
+                if r.looped {
+                    shown.remove("skipped");
+                    if let Some(Value::Array(items)) = shown.get_mut("results") {
+                        for item in items.iter_mut().filter_map(Value::as_object_mut) {
+                            item.remove("failed");
+                        }
+                    }
+                }
                 self.emit_failure(&self.paint(
                     &format!(
                         "fatal: [{host_label}]: UNREACHABLE! => {}",

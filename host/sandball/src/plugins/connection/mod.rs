@@ -186,6 +186,10 @@ pub enum ConnectError {
     /// A connection plugin sandball does not have.
     #[error("{}", registry::unsupported(.0))]
     Unsupported(String),
+    /// A connection plugin the ansible-core release followed no longer has
+    /// (`paramiko` from 2.21): the task fails, as in ansible-core.
+    #[error("the connection plugin '{0}' was not found")]
+    NotFound(String),
     /// The connection could not be opened.
     #[error("{0}")]
     Connection(#[from] ConnectionError),

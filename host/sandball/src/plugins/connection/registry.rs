@@ -20,6 +20,9 @@ pub struct Row {
     pub vars: &'static [&'static str],
     /// How it reads them.
     pub settings: ReadSettings,
+    /// The ansible-core release (2.`minor`) that removed it: a run following that
+    /// release or a later one finds no plugin of these names, as ansible-core does.
+    pub removed_in: Option<u32>,
 }
 
 /// Every connection plugin.
@@ -28,17 +31,36 @@ pub const CONNECTIONS: &[Row] = &[
         names: &["local", "ansible.builtin.local"],
         vars: &[],
         settings: super::local::settings,
+        removed_in: None,
     },
     Row {
-        names: &["ssh", "ansible.builtin.ssh", "paramiko", "paramiko_ssh"],
+        names: &["ssh", "ansible.builtin.ssh"],
         vars: super::ssh::VARS,
         settings: super::ssh::settings,
+        removed_in: None,
+    },
+    // paramiko, which sandball serves with its SSH connection; ansible-core 2.21
+    // removed it.
+    Row {
+        names: &[
+            "paramiko",
+            "paramiko_ssh",
+            "ansible.builtin.paramiko",
+            "ansible.builtin.paramiko_ssh",
+        ],
+        vars: super::ssh::VARS,
+        settings: super::ssh::settings,
+        removed_in: Some(21),
     },
 ];
 
 /// The error for a connection sandball does not have, naming those it has.
 pub(super) fn unsupported(name: &str) -> String {
-    let names: Vec<&str> = CONNECTIONS.iter().map(|row| row.names[0]).collect();
+    let names: Vec<&str> = CONNECTIONS
+        .iter()
+        .filter(|row| row.removed_in.is_none())
+        .map(|row| row.names[0])
+        .collect();
     format!(
         "the '{name}' connection is not supported yet (supported: {})",
         names.join(", ")
@@ -77,6 +99,12 @@ pub fn transport_for(host: &str, vars: &Map<String, Value>) -> Result<Transport,
     let Some(row) = CONNECTIONS.iter().find(|row| row.names.contains(&conn)) else {
         return Err(ConnectError::Unsupported(conn.to_string()));
     };
+    if row
+        .removed_in
+        .is_some_and(|minor| crate::compat::core().at_least(minor))
+    {
+        return Err(ConnectError::NotFound(conn.to_string()));
+    }
     Ok(Transport {
         cache_dir,
         settings: (row.settings)(host, vars).map_err(ConnectError::from)?,
