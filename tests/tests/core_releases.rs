@@ -26,6 +26,33 @@ fn shown_by_both_in(sb: &Sandbox, bin: &std::path::Path, play: &str) -> (Value, 
     (a, b)
 }
 
+/// `pb` under sandball, following the release of `bin`'s ansible-core, and under that
+/// ansible-playbook: the sandbox's inventory, `-e work=<work>` and `extra` for both.
+fn run_both(
+    sb: &Sandbox,
+    bin: &std::path::Path,
+    pb: &std::path::Path,
+    work: &std::path::Path,
+    extra: &[&str],
+) -> (sandball_e2e::Output, sandball_e2e::Output) {
+    let ours = sb
+        .play(pb, work, extra)
+        .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
+        .env_remove("SANDBALL_ANSIBLE_CORE_VERSION")
+        .run();
+    ours.assert_no_panic();
+    let inventory = sb.path().join("inventory.ini");
+    let mut args = vec![
+        "-i".to_string(),
+        inventory.display().to_string(),
+        pb.display().to_string(),
+        "-e".to_string(),
+        format!("work={}", work.display()),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    (ours, sb.ansible_playbook_in(bin, args).run())
+}
+
 /// A value without the keys that hold times (`start`, `end`, `delta`) and the
 /// arguments a module echoes (`invocation`, whose presence the playbooks show
 /// themselves), at any depth.
@@ -392,28 +419,8 @@ fn ignore_unreachable_in_a_loop_as_in_each_release() {
         );
         let pb = sb.write("core.yml", play);
         let work = sb.dir("work");
-        let ours = sb
-            .play(&pb, &work, &["-f", "1"])
-            .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
-            .env_remove("SANDBALL_ANSIBLE_CORE_VERSION")
-            .run();
-        ours.assert_no_panic();
         // One host at a time: each task's lines in the inventory's order.
-        let inventory = sb.path().join("inventory.ini");
-        let theirs = sb
-            .ansible_playbook_in(
-                &bin,
-                [
-                    "-i".to_string(),
-                    inventory.display().to_string(),
-                    pb.display().to_string(),
-                    "-e".to_string(),
-                    format!("work={}", work.display()),
-                    "-f".to_string(),
-                    "1".to_string(),
-                ],
-            )
-            .run();
+        let (ours, theirs) = run_both(&sb, &bin, &pb, &work, &["-f", "1"]);
         ours.assert_same_recap_as(&theirs)
             .assert_same_task_lines_as(
                 &theirs,
@@ -632,25 +639,7 @@ fn an_ignore_errors_that_is_no_boolean_as_in_each_release() {
         sb.inventory(&["alpha"]);
         let pb = sb.write("core.yml", play);
         let work = sb.dir("work");
-        let ours = sb
-            .play(&pb, &work, &[])
-            .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
-            .env_remove("SANDBALL_ANSIBLE_CORE_VERSION")
-            .run();
-        ours.assert_no_panic();
-        let inventory = sb.path().join("inventory.ini");
-        let theirs = sb
-            .ansible_playbook_in(
-                &bin,
-                [
-                    "-i".to_string(),
-                    inventory.display().to_string(),
-                    pb.display().to_string(),
-                    "-e".to_string(),
-                    format!("work={}", work.display()),
-                ],
-            )
-            .run();
+        let (ours, theirs) = run_both(&sb, &bin, &pb, &work, &[]);
         // Under 2.21 the host stops there.
         let tasks: &[&str] = if venv == "venv" {
             &["no boolean", "after"]
@@ -679,7 +668,6 @@ fn include_options_as_in_each_release() {
         sb.write("roles/rr/tasks/main.yml", "- debug: {msg: in rr}\n");
         sb.write("x.yml", "- debug: {msg: in x}\n");
         let work = sb.dir("work");
-        let inventory = sb.path().join("inventory.ini");
         for (name, task) in [
             ("role-bogus", "include_role: {name: rr, bogus: 1}"),
             ("tasks-bogus", "include_tasks: {file: x.yml, bogus: 1}"),
@@ -692,22 +680,7 @@ fn include_options_as_in_each_release() {
                 &format!("{name}.yml"),
                 &format!("- hosts: all\n  gather_facts: false\n  tasks:\n    - {task}\n"),
             );
-            let ours = sb
-                .play(&pb, &work, &[])
-                .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
-                .env_remove("SANDBALL_ANSIBLE_CORE_VERSION")
-                .run();
-            ours.assert_no_panic();
-            let theirs = sb
-                .ansible_playbook_in(
-                    &bin,
-                    [
-                        "-i".to_string(),
-                        inventory.display().to_string(),
-                        pb.display().to_string(),
-                    ],
-                )
-                .run();
+            let (ours, theirs) = run_both(&sb, &bin, &pb, &work, &[]);
             assert_eq!(ours.code, theirs.code, "{venv} {name}:\n{ours}\n{theirs}");
             let error = |o: &sandball_e2e::Output| {
                 o.stdout
@@ -750,23 +723,7 @@ fn include_role_of_a_missing_file_as_in_each_release() {
         sb.write("roles/rr/tasks/main.yml", "- debug: {msg: in rr}\n");
         let pb = sb.write("core.yml", play);
         let work = sb.dir("work");
-        let ours = sb
-            .play(&pb, &work, &[])
-            .env("SANDBALL_ANSIBLE_PYTHON", bin.join("python"))
-            .env_remove("SANDBALL_ANSIBLE_CORE_VERSION")
-            .run();
-        ours.assert_no_panic();
-        let inventory = sb.path().join("inventory.ini");
-        let theirs = sb
-            .ansible_playbook_in(
-                &bin,
-                [
-                    "-i".to_string(),
-                    inventory.display().to_string(),
-                    pb.display().to_string(),
-                ],
-            )
-            .run();
+        let (ours, theirs) = run_both(&sb, &bin, &pb, &work, &[]);
         assert_eq!(ours.code, theirs.code, "{venv}:\n{ours}\n{theirs}");
         // (sandball says the error on stderr, ansible-playbook on stdout.)
         if venv == "venv-2.21" {
