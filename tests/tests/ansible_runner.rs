@@ -63,7 +63,6 @@ const KNOWN: &[(&str, &str, &[&str], &[&str])] = &[
     ("runner_on_ok", "write a file", &[], &["diff", "src"]),
     ("runner_on_ok", "loop", &["skipped"], &[]),
     ("runner_on_failed", "fails", &["failed"], &[]),
-    ("runner_on_unreachable", "ping it", &[], &["exception"]),
 ];
 
 /// A private data dir as runner reads one: `project/`, `inventory/`, `env/extravars`.
