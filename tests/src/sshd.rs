@@ -260,7 +260,7 @@ impl Sshd {
     /// own user, keeps its compiled code with the other tests' (see
     /// [`sharing_compiled_code`]).
     pub fn host_line(&self, alias: &str, cache: &Path, extra: &str) -> String {
-        if self.root == Path::new("/") && !extra.contains("ansible_user=") {
+        if self.own_login(extra) {
             sharing_compiled_code(cache);
         }
         self.host_line_cold(alias, cache, extra)
@@ -272,10 +272,16 @@ impl Sshd {
     /// sent, and unpack, tens of megabytes first. The tests of deployment use the others.
     pub fn host_line_warm(&self, alias: &str, cache: &Path, extra: &str) -> String {
         let line = self.host_line(alias, cache, extra);
-        if self.root == Path::new("/") && !extra.contains("ansible_user=") {
+        if self.own_login(extra) {
             holding_the_shim(cache);
         }
         line
+    }
+
+    /// Whether a host of this server with `extra` variables logs in as this machine's
+    /// own user (not in a chroot, no `ansible_user`), who can write the shared caches.
+    fn own_login(&self, extra: &str) -> bool {
+        self.root == Path::new("/") && !extra.contains("ansible_user=")
     }
 
     /// [`host_line`](Self::host_line) for a node that has compiled nothing yet: every

@@ -129,18 +129,6 @@ const FALLBACK: &[&str] = &[
     "python3",
 ];
 
-/// ansible-core 2.20's list: Python 3.14 first, 3.8 no longer.
-const FALLBACK_2_20: &[&str] = &[
-    "python3.14",
-    "python3.13",
-    "python3.12",
-    "python3.11",
-    "python3.10",
-    "python3.9",
-    "/usr/bin/python3",
-    "python3",
-];
-
 /// The Python used when discovery finds none.
 pub const FALLBACK_PYTHON: &str = "/usr/bin/python3";
 
@@ -155,10 +143,12 @@ pub fn fallback_list(value: Option<&Value>, minor: u32) -> Vec<String> {
             .filter(|s| !s.is_empty())
             .map(str::to_string)
             .collect(),
-        _ => if minor >= 20 { FALLBACK_2_20 } else { FALLBACK }
-            .iter()
-            .map(|s| s.to_string())
+        // ansible-core 2.20's: Python 3.14 first, 3.8 no longer.
+        _ if minor >= 20 => std::iter::once("python3.14")
+            .chain(FALLBACK.iter().copied().filter(|n| *n != "python3.8"))
+            .map(str::to_string)
             .collect(),
+        _ => FALLBACK.iter().map(|s| s.to_string()).collect(),
     }
 }
 

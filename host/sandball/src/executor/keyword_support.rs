@@ -321,23 +321,6 @@ pub(crate) fn included(
     check_items(run, items, inherited)
 }
 
-/// The options of `include_role` under ansible-core 2.21, `rescuable` (new in 2.21)
-/// last.
-const INCLUDE_ROLE_2_21: [&str; 12] = [
-    "name",
-    "role",
-    "tasks_from",
-    "vars_from",
-    "defaults_from",
-    "handlers_from",
-    "apply",
-    "public",
-    "allow_duplicates",
-    "rolespec_validate",
-    "_raw_params",
-    "rescuable",
-];
-
 /// A role cannot be a handler: Ansible refuses `include_role` there when it reads the
 /// play (`import_role` is refused when the imports are read, see `playbook::imports`),
 /// and a handler cannot end a role.
@@ -448,14 +431,20 @@ fn check_task(run: &Run, t: &Task, inherited: &Chain<'_>) -> Result<(), ExecErro
     }
     // An include takes only its own options, as ansible-core checks when it loads
     // the task; 2.21's `rescuable` (`executor/include.rs`) is a boolean written out.
-    let valid: &[&str] = match short {
-        "include_tasks" => &["file", "_raw_params", "apply"],
-        "include_role" if crate::compat::core().at_least(21) => &INCLUDE_ROLE_2_21,
-        "include_role" => &INCLUDE_ROLE_2_21[..INCLUDE_ROLE_2_21.len() - 1],
-        _ => &[],
+    let valid: Vec<&str> = match short {
+        "include_tasks" => vec!["file", "_raw_params", "apply"],
+        "include_role" => {
+            let mut valid = crate::playbook::roles::ROLE_OPTIONS.to_vec();
+            valid.push("apply");
+            if crate::compat::core().at_least(21) {
+                valid.push("rescuable");
+            }
+            valid
+        }
+        _ => Vec::new(),
     };
     if !valid.is_empty()
-        && let Some(what) = crate::playbook::imports::invalid_options(t, short, valid)
+        && let Some(what) = crate::playbook::imports::invalid_options(t, short, &valid)
     {
         return Err(ExecError::Refused {
             what,

@@ -399,22 +399,7 @@ fn import_role(
     t: &Task,
     at: &Reading<'_>,
 ) -> Result<(Vec<TaskItem>, TaskItem, std::sync::Arc<roles::Role>), PlaybookError> {
-    only_options(
-        t,
-        "import_role",
-        &[
-            "name",
-            "role",
-            "_raw_params",
-            "tasks_from",
-            "vars_from",
-            "defaults_from",
-            "handlers_from",
-            "allow_duplicates",
-            "public",
-            "rolespec_validate",
-        ],
-    )?;
+    only_options(t, "import_role", &roles::ROLE_OPTIONS)?;
     let Some(name) = arg(t, &["name", "role", "_raw_params"]) else {
         return Err(PlaybookError::at(
             &t.location,

@@ -228,6 +228,22 @@ pub(crate) const FILE_DIRS: [&str; 4] = ["tasks", "vars", "defaults", "handlers"
 /// file options: `public: "{{ expose | bool }}"`).
 pub(crate) const FLAG_OPTIONS: [&str; 3] = ["allow_duplicates", "public", "rolespec_validate"];
 
+/// Every option `import_role` takes: the role's name, [`FILE_OPTIONS`] and
+/// [`FLAG_OPTIONS`] (`include_role` takes `apply` too, and from ansible-core 2.21
+/// `rescuable`).
+pub(crate) const ROLE_OPTIONS: [&str; 10] = [
+    "name",
+    "role",
+    "_raw_params",
+    FILE_OPTIONS[0],
+    FILE_OPTIONS[1],
+    FILE_OPTIONS[2],
+    FILE_OPTIONS[3],
+    FLAG_OPTIONS[0],
+    FLAG_OPTIONS[1],
+    FLAG_OPTIONS[2],
+];
+
 /// Why a `*_from` option is no file name, in ansible-core's words.
 pub(crate) fn not_a_file_name(key: &str, value: &Value) -> String {
     format!(

@@ -130,17 +130,14 @@ fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, V
         .filter(|f| !f.is_empty());
     let dir = text("dir");
     // A file's arguments and any of a directory's do not go together.
-    let dir_args = DIR_ARGS.iter().any(|k| args.contains_key(*k));
-    let file_args = ["file", "_raw_params"]
-        .iter()
-        .any(|k| args.contains_key(*k));
+    if DIR_ARGS.iter().any(|k| args.contains_key(*k))
+        && ["file", "_raw_params"]
+            .iter()
+            .any(|k| args.contains_key(*k))
+    {
+        return Err(Refusal::Arguments(format!("Task failed: {MIXING}")));
+    }
     let files = match (file, dir) {
-        (Some(_), Some(_)) => {
-            return Err(Refusal::Arguments(format!("Task failed: {MIXING}")));
-        }
-        _ if dir_args && file_args => {
-            return Err(Refusal::Arguments(format!("Task failed: {MIXING}")));
-        }
         // No name at all (a `first_found` that found nothing, say, or no argument)
         // names no file: ansible-core looks for it all the same, and warns.
         (None, None) => {
@@ -151,7 +148,8 @@ fn include(ctx: &dyn Context, args: &Map<String, Value>) -> Result<Map<String, V
             );
             return Ok(r);
         }
-        (Some(f), None) => {
+        // (`dir` beside a file was refused above.)
+        (Some(f), _) => {
             vec![search_path::find(ctx.vars(), "vars", &f).map_err(|e| e.to_string())?]
         }
         (None, Some(d)) => {
